@@ -1,0 +1,178 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+)
+
+// Role names the part an agent plays in the workflow.
+type Role string
+
+// The roles of the workflow's agents.
+const (
+	RoleArchitect Role = "architect" // writes the plan from the goal
+	RoleDeveloper Role = "developer" // carries out one phase (or task) of the plan
+	RoleReviewer  Role = "reviewer"  // approves or rejects a phase's changes
+	RoleEvaluator Role = "evaluator" // sorts review items into IMPLEMENT, REJECT and DEFER
+)
+
+// Valid reports whether r is one of the four roles.
+func (r Role) Valid() bool {
+	switch r {
+	case RoleArchitect, RoleDeveloper, RoleReviewer, RoleEvaluator:
+		return true
+	}
+	return false
+}
+
+// Tool names a capability an agent session may be given. Session.Tools lists
+// the names a session may use; a driver refuses the others.
+const (
+	ToolRead   = "read"   // read a file
+	ToolWrite  = "write"  // create or overwrite a file, make a directory
+	ToolEdit   = "edit"   // replace one exact occurrence of a text in a file
+	ToolDelete = "delete" // delete a file or directory
+	ToolList   = "list"   // list or glob files
+	ToolGrep   = "grep"   // search file contents
+	ToolRun    = "run"    // run a shell command in the repository
+)
+
+// DefaultTools returns the tools a role gets unless the profile says
+// otherwise: the developer may change files and run commands, the other roles
+// may only look (and run commands, so a reviewer can run the tests).
+func DefaultTools(r Role) []string {
+	if r == RoleDeveloper {
+		return []string{ToolRead, ToolWrite, ToolEdit, ToolDelete, ToolList, ToolGrep, ToolRun}
+	}
+	return []string{ToolRead, ToolList, ToolGrep, ToolRun}
+}
+
+// Session is everything a driver needs to run one agent session.
+type Session struct {
+	Role      Role
+	RunID     string
+	Phase     int // 1-based phase (or task) number; 0 for the architect
+	Attempt   int // 1-based attempt of this phase (a fresh session each attempt in phased mode)
+	Iteration int // 1-based review iteration within the phase or task
+	Revision  int // architect: 0 for the first plan, 1.. for revisions after validator problems or human feedback
+	Prompt    string
+	Dir       string // repository root; all tool and file work is confined to it
+	SessionID string // a session to continue; "" starts a fresh one
+	Tools     []string
+	// OnMessage, when set, receives the session's messages as they happen:
+	// text, tool calls, tool results and usage updates. It is called from the
+	// goroutine that called Run, never concurrently.
+	OnMessage func(Message)
+}
+
+// emit passes m to s.OnMessage when there is one.
+func (s Session) emit(m Message) {
+	if s.OnMessage != nil {
+		s.OnMessage(m)
+	}
+}
+
+// allows reports whether the session may use tool: every tool is allowed when
+// s.Tools is empty.
+func (s Session) allows(tool string) bool {
+	if len(s.Tools) == 0 {
+		return true
+	}
+	for _, t := range s.Tools {
+		if t == tool {
+			return true
+		}
+	}
+	return false
+}
+
+// MessageKind says what a Message carries.
+type MessageKind int
+
+// The kinds of message a session streams.
+const (
+	Text        MessageKind = iota // text from the agent
+	ToolCall                       // the agent calls a tool: Tool and Input are set
+	ToolResult                     // a tool's result: Tool, Text and IsError are set
+	UsageUpdate                    // tokens and cost of the model call just made: Usage is set
+)
+
+// String returns the kind's name: text, tool_call, tool_result or usage.
+func (k MessageKind) String() string {
+	switch k {
+	case Text:
+		return "text"
+	case ToolCall:
+		return "tool_call"
+	case ToolResult:
+		return "tool_result"
+	case UsageUpdate:
+		return "usage"
+	}
+	return fmt.Sprintf("MessageKind(%d)", int(k))
+}
+
+// Message is one item of a session's stream.
+type Message struct {
+	Kind    MessageKind
+	Text    string // the agent's text, or a tool result
+	Tool    string // the tool called (ToolCall, ToolResult)
+	Input   string // the tool call's input, as text (ToolCall)
+	IsError bool   // the tool failed (ToolResult)
+	Usage   Usage  // the usage of one model call, a delta (UsageUpdate)
+}
+
+// Usage counts the tokens and cost of model calls.
+type Usage struct {
+	InputTokens  int     `json:"input_tokens,omitempty" yaml:"input_tokens,omitempty"`
+	OutputTokens int     `json:"output_tokens,omitempty" yaml:"output_tokens,omitempty"`
+	CachedTokens int     `json:"cached_tokens,omitempty" yaml:"cached_tokens,omitempty"`
+	CostUSD      float64 `json:"cost_usd,omitempty" yaml:"cost_usd,omitempty"`
+}
+
+// Add returns the sum of u and o.
+func (u Usage) Add(o Usage) Usage {
+	return Usage{
+		InputTokens:  u.InputTokens + o.InputTokens,
+		OutputTokens: u.OutputTokens + o.OutputTokens,
+		CachedTokens: u.CachedTokens + o.CachedTokens,
+		CostUSD:      u.CostUSD + o.CostUSD,
+	}
+}
+
+// IsZero reports whether u counts nothing.
+func (u Usage) IsZero() bool { return u == Usage{} }
+
+// Status is the outcome of a session.
+type Status string
+
+// The outcomes of a session.
+const (
+	StatusCompleted Status = "completed"
+	StatusFailed    Status = "failed"
+)
+
+// Report is what a session hands back.
+type Report struct {
+	Status       Status
+	Summary      string
+	Output       string   // the final text: plan markdown (architect), review JSON (reviewer), evaluation JSON (evaluator)
+	FilesChanged []string // slash-separated paths relative to the repository root, in the order first touched
+	Error        string   // what went wrong when Status is failed, in full (test output and all)
+	SessionID    string   // to continue this session later
+	Usage        Usage    // the session's total
+}
+
+// Driver runs agent sessions.
+//
+// Run returns an error only when the session could not run at all: a broken
+// configuration, an unreachable model, a cancelled ctx (the error then wraps
+// ctx.Err()). An agent that ran and did not succeed — its tests fail, an
+// edit does not apply, it gives up — is a Report with Status StatusFailed and
+// the reason in Error, and a nil error; the workflow treats it as a rejected
+// attempt.
+//
+// A Driver must be safe for concurrent use by several sessions.
+type Driver interface {
+	Run(ctx context.Context, s Session) (Report, error)
+}

@@ -1,0 +1,72 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Errors returned by the package. Test for them with errors.Is.
+var (
+	// ErrUnknownRole is returned for a Session whose Role is not one of the four roles.
+	ErrUnknownRole = errors.New("agent: unknown role")
+	// ErrNotScripted is returned by the script driver for a session its script
+	// has no answer for and no default: an architect with no plan, an evaluator
+	// with no entry.
+	ErrNotScripted = errors.New("agent: nothing scripted for this session")
+	// ErrInvalidScript is matched by every *ScriptError.
+	ErrInvalidScript = errors.New("agent: invalid script")
+	// ErrNoJSON is returned by ParseReview and ParseEvaluation when the output
+	// holds no JSON object.
+	ErrNoJSON = errors.New("agent: no JSON object in output")
+	// ErrInvalidResult is returned by ParseReview and ParseEvaluation when the
+	// JSON object does not have the required shape.
+	ErrInvalidResult = errors.New("agent: invalid structured result")
+	// ErrPathEscape is returned for a path that is absolute or leads outside
+	// the repository, directly or through a symbolic link.
+	ErrPathEscape = errors.New("agent: path escapes the repository")
+	// ErrProtectedPath is returned for a change under the repository's .git
+	// directory, where gaffer keeps its store.
+	ErrProtectedPath = errors.New("agent: path is inside .git")
+	// ErrEditNotFound is returned when an edit's old text is not in the file.
+	ErrEditNotFound = errors.New("agent: old text not found")
+	// ErrEditAmbiguous is returned when an edit's old text occurs more than once.
+	ErrEditAmbiguous = errors.New("agent: old text is ambiguous")
+	// ErrToolNotAllowed is returned for a tool the session was not given.
+	ErrToolNotAllowed = errors.New("agent: tool not allowed in this session")
+)
+
+// ToolError is a tool's failure: the operation, the path or command it was
+// given, and the cause.
+type ToolError struct {
+	Op   string // write, edit, delete, mkdir, read, run
+	Path string // the path (or command) as given
+	Err  error
+}
+
+// Error returns "OP PATH: cause".
+func (e *ToolError) Error() string { return fmt.Sprintf("%s %s: %v", e.Op, e.Path, e.Err) }
+
+// Unwrap returns the cause.
+func (e *ToolError) Unwrap() error { return e.Err }
+
+// ScriptError is a problem with a script file, with the line it is on when
+// that is known. Every ScriptError matches ErrInvalidScript.
+type ScriptError struct {
+	File string // the script's path or name
+	Line int    // 1-based; 0 when unknown
+	Err  error
+}
+
+// Error returns "script FILE: line N: cause".
+func (e *ScriptError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("script %s: line %d: %v", e.File, e.Line, e.Err)
+	}
+	return fmt.Sprintf("script %s: %v", e.File, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *ScriptError) Unwrap() error { return e.Err }
+
+// Is makes every ScriptError match ErrInvalidScript.
+func (e *ScriptError) Is(target error) bool { return target == ErrInvalidScript }
