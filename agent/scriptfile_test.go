@@ -1,0 +1,275 @@
+package agent
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// writeScript writes a script file (and any extra files beside it) into a
+// temporary directory and returns its path.
+func writeScript(t *testing.T, name, content string, extra map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for n, c := range extra {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+const fullYAML = `# every feature once
+architect:
+  - plan_file: plan.md
+  - plan: |
+      # Revised
+      ### Task 1: x
+    summary: revised plan
+    usage: {input_tokens: 10, output_tokens: 5, cost_usd: 0.01}
+developer:
+  - phase: 1
+    attempt: 1
+    actions:
+      - write: {path: calc.go, content: "package calc\n"}
+      - write: {path: big.go, content_file: big.go.txt}
+      - edit: {path: calc.go, old: "calc", new: "calc2"}
+      - delete: notes.txt
+      - mkdir: internal/x
+      - run: go test ./...
+        allow_failure: true
+    summary: did it
+  - &failing
+    phase: 2
+    result: failed
+    error: tests fail
+  - <<: *failing
+    attempt: 2
+    result: completed
+    error: ""
+reviewer:
+  - phase: 2
+    iteration: 1
+    approved: false
+    comments: Sub is wrong
+    items:
+      - {text: fix Sub, disposition: implement}
+      - {text: rename pkg, disposition: DEFER, reason: out of scope}
+evaluator:
+  - items:
+      - {text: fix Sub, disposition: IMPLEMENT}
+`
+
+const fullJSON = `{
+  "architect": [
+    {"plan_file": "plan.md"},
+    {"plan": "# Revised\n### Task 1: x\n", "summary": "revised plan",
+     "usage": {"input_tokens": 10, "output_tokens": 5, "cost_usd": 0.01}}
+  ],
+  "developer": [
+    {"phase": 1, "attempt": 1, "summary": "did it", "actions": [
+      {"write": {"path": "calc.go", "content": "package calc\n"}},
+      {"write": {"path": "big.go", "content_file": "big.go.txt"}},
+      {"edit": {"path": "calc.go", "old": "calc", "new": "calc2"}},
+      {"delete": "notes.txt"},
+      {"mkdir": "internal/x"},
+      {"run": "go test ./...", "allow_failure": true}
+    ]},
+    {"phase": 2, "result": "failed", "error": "tests fail"},
+    {"phase": 2, "attempt": 2, "result": "completed", "error": ""}
+  ],
+  "reviewer": [
+    {"phase": 2, "iteration": 1, "approved": false, "comments": "Sub is wrong", "items": [
+      {"text": "fix Sub", "disposition": "implement"},
+      {"text": "rename pkg", "disposition": "DEFER", "reason": "out of scope"}
+    ]}
+  ],
+  "evaluator": [{"items": [{"text": "fix Sub", "disposition": "IMPLEMENT"}]}]
+}
+`
+
+func TestLoadScriptYAMLAndJSONAgree(t *testing.T) {
+	extra := map[string]string{"plan.md": "# Plan\n", "big.go.txt": "package calc\n"}
+	y, err := LoadScript(writeScript(t, "s.yaml", fullYAML, extra))
+	if err != nil {
+		t.Fatalf("YAML: %v", err)
+	}
+	j, err := LoadScript(writeScript(t, "s.json", fullJSON, extra))
+	if err != nil {
+		t.Fatalf("JSON: %v", err)
+	}
+	sniffed, err := LoadScript(writeScript(t, "script", fullJSON, extra))
+	if err != nil {
+		t.Fatalf("sniffed JSON: %v", err)
+	}
+	if len(y.Architect) != 2 || y.Architect[0].PlanFile != "plan.md" || y.Architect[1].Usage.InputTokens != 10 {
+		t.Errorf("architect = %+v", y.Architect)
+	}
+	if len(y.Developer) != 3 || len(y.Developer[0].Actions) != 6 || !y.Developer[0].Actions[5].AllowFailure {
+		t.Errorf("developer = %+v", y.Developer)
+	}
+	if m := y.Developer[2]; m.Phase != 2 || m.Attempt != 2 || m.Result != StatusCompleted {
+		t.Errorf("merged entry = %+v", m)
+	}
+	if !y.Has(RoleEvaluator) || !y.Has(RoleReviewer) || (&Script{}).Has(RoleEvaluator) {
+		t.Error("Has is wrong")
+	}
+	// Apart from lines, names and directories, the two formats read the same.
+	for _, s := range []*Script{y, j, sniffed} {
+		stripLines(s)
+	}
+	if !reflect.DeepEqual(y, j) || !reflect.DeepEqual(j, sniffed) {
+		t.Errorf("YAML and JSON differ:\n%+v\n%+v", y, j)
+	}
+}
+
+// stripLines clears what differs between two loads of the same script.
+func stripLines(s *Script) {
+	s.name, s.Dir = "", ""
+	for i := range s.Architect {
+		s.Architect[i].line = 0
+	}
+	for i := range s.Developer {
+		s.Developer[i].line = 0
+		for j := range s.Developer[i].Actions {
+			s.Developer[i].Actions[j].line = 0
+		}
+	}
+	for i := range s.Reviewer {
+		s.Reviewer[i].line = 0
+	}
+	for i := range s.Evaluator {
+		s.Evaluator[i].line = 0
+	}
+}
+
+func TestLoadScriptErrors(t *testing.T) {
+	tests := []struct {
+		name, file, content string
+		want                []string // all must appear in the error
+	}{
+		{"unknown top-level key", "s.yaml", "architect: []\ndevelopers: []\n",
+			[]string{"line 2", `unknown key "developers"`, "architect, developer, reviewer, evaluator"}},
+		{"unknown key in an entry", "s.yaml", "developer:\n  - phase: 1\n    sumary: x\n",
+			[]string{"line 3", `unknown key "sumary"`, "developer[0]", "summary"}},
+		{"unknown key in an action", "s.yaml", "developer:\n  - actions:\n      - write: {path: a, contnet: b}\n",
+			[]string{"line 3", `unknown key "contnet"`, "developer[0].actions[0].write"}},
+		{"revision is not a developer key", "s.yaml", "developer:\n  - revision: 1\n",
+			[]string{"line 2", `unknown key "revision"`}},
+		{"unknown key in JSON", "s.json", "{\n  \"reviewer\": [\n    {\"approved\": true,\n     \"verdict\": \"ok\"}\n  ]\n}\n",
+			[]string{"line 4", `unknown key "verdict"`, "reviewer[0]"}},
+		{"wrong type", "s.yaml", "developer:\n  - phase: two\n",
+			[]string{"line 2", "phase: want a whole number", `"two"`}},
+		{"wrong type in JSON", "s.json", "{\"developer\": [\n{\"phase\": \"1\"}]}",
+			[]string{"line 2", "want a whole number"}},
+		{"list expected", "s.yaml", "developer:\n  phase: 1\n",
+			[]string{"line 2", "developer: want a list, got a mapping"}},
+		{"bool expected", "s.yaml", "reviewer:\n  - approved: yes\n",
+			[]string{"line 2", "approved: want true or false"}},
+		{"bad result", "s.yaml", "developer:\n  - phase: 1\n    result: done\n",
+			[]string{"line 2", `result "done" is not completed or failed`}},
+		{"completed with error", "s.yaml", "developer:\n  - result: completed\n    error: boom\n",
+			[]string{"line 2", "use result: failed"}},
+		{"approved missing", "s.yaml", "reviewer:\n  - phase: 1\n    comments: x\n",
+			[]string{"line 2", "needs approved"}},
+		{"write without content", "s.yaml", "developer:\n  - actions:\n      - write: {path: a.go}\n",
+			[]string{"line 3", "needs content or content_file"}},
+		{"edit without new", "s.yaml", "developer:\n  - actions:\n      - edit: {path: a.go, old: x}\n",
+			[]string{"line 3", "needs new"}},
+		{"two kinds in one action", "s.yaml", "developer:\n  - actions:\n      - write: {path: a, content: b}\n        run: ls\n",
+			[]string{"line 3", "exactly one of write, edit, delete, mkdir and run"}},
+		{"empty action", "s.yaml", "developer:\n  - actions:\n      - {}\n",
+			[]string{"line 3", "exactly one of"}},
+		{"allow_failure without run", "s.yaml", "developer:\n  - actions:\n      - delete: x\n        allow_failure: true\n",
+			[]string{"line 3", "allow_failure goes with run only"}},
+		{"duplicate match", "s.yaml", "developer:\n  - phase: 1\n  - attempt: 1\n  - phase: 1\n",
+			[]string{"line 4", "developer[2]", "phase 1", "developer[0] at line 2", "never be used"}},
+		{"duplicate key", "s.yaml", "developer:\n  - phase: 1\n    phase: 2\n",
+			[]string{"line 3", `"phase"`, "line 2"}},
+		{"duplicate key in JSON", "s.json", "{\"architect\": [],\n \"architect\": []}",
+			[]string{"line 2", `"architect" is already given at line 1`}},
+		{"negative phase", "s.yaml", "developer:\n  - phase: -1\n",
+			[]string{"line 2", "count from 1"}},
+		{"plan and plan_file", "s.yaml", "architect:\n  - plan: x\n    plan_file: y\n",
+			[]string{"line 2", "not both"}},
+		{"architect entry without plan", "s.yaml", "architect:\n  - summary: x\n",
+			[]string{"line 2", "needs plan, plan_file or error"}},
+		{"missing plan_file", "s.yaml", "architect:\n  - plan_file: nope.md\n",
+			[]string{"line 2", "architect[0].plan_file", "nope.md"}},
+		{"missing content_file", "s.yaml", "developer:\n  - actions:\n    - write: {path: a, content_file: nope.txt}\n",
+			[]string{"line 3", "content_file"}},
+		{"bad disposition", "s.yaml", "reviewer:\n  - approved: false\n    items: [{text: a, disposition: LATER}]\n",
+			[]string{"line 2", `"LATER"`}},
+		{"evaluator item without disposition", "s.yaml", "evaluator:\n  - items: [{text: a}]\n",
+			[]string{"line 2", "needs a disposition"}},
+		{"evaluator without items", "s.yaml", "evaluator:\n  - phase: 1\n",
+			[]string{"line 2", "needs items"}},
+		{"YAML syntax", "s.yaml", "developer:\n  - phase: 1\n   bad indent: [\n",
+			[]string{"line"}},
+		{"JSON syntax", "s.json", "{\n\"developer\": [\n{\"phase\": 1,}\n]}",
+			[]string{"line 3", "invalid character"}},
+		{"JSON trailing text", "s.json", "{}\n{}\n",
+			[]string{"line 2", "after the JSON document"}},
+		{"JSON cut short", "s.json", "{\"developer\": [",
+			[]string{"ends too soon"}},
+		{"empty", "s.yaml", "", []string{"empty"}},
+		{"not a mapping", "s.yaml", "- a\n- b\n", []string{"line 1", "a script is a mapping"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeScript(t, tt.file, tt.content, nil)
+			_, err := LoadScript(path)
+			if err == nil {
+				t.Fatal("LoadScript succeeded")
+			}
+			if !errors.Is(err, ErrInvalidScript) {
+				t.Errorf("error %v does not match ErrInvalidScript", err)
+			}
+			if !strings.HasPrefix(err.Error(), "script "+path+": ") {
+				t.Errorf("error %q does not start with the file", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadScriptMissingFile(t *testing.T) {
+	_, err := LoadScript(filepath.Join(t.TempDir(), "nope.yaml"))
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("err = %v, want ErrNotExist", err)
+	}
+}
+
+func TestLoadDemoScript(t *testing.T) {
+	path := filepath.Join("..", "examples", "demo", "script.yaml")
+	if _, err := os.Stat(path); err != nil {
+		t.Skip("no demo script")
+	}
+	s, err := LoadScript(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Has(RoleArchitect) || !s.Has(RoleDeveloper) || !s.Has(RoleReviewer) {
+		t.Errorf("demo script: %+v", s)
+	}
+}
+
+func TestMatchString(t *testing.T) {
+	if got := (Match{}).String(); got != "any session" {
+		t.Errorf("empty match = %q", got)
+	}
+	if got := (Match{Phase: 2, Iteration: 3}).String(); got != "phase 2, iteration 3" {
+		t.Errorf("match = %q", got)
+	}
+}
