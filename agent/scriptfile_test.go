@@ -273,3 +273,30 @@ func TestMatchString(t *testing.T) {
 		t.Errorf("match = %q", got)
 	}
 }
+
+// TestScriptFormatExamples keeps the examples in SCRIPT-FORMAT.md loadable.
+func TestScriptFormatExamples(t *testing.T) {
+	doc, err := os.ReadFile("SCRIPT-FORMAT.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := map[string]int{}
+	for _, block := range strings.Split(string(doc), "```")[1:] {
+		lang, body, _ := strings.Cut(block, "\n")
+		if lang != "yaml" && lang != "json" || !strings.Contains(body, "developer") {
+			continue // a fragment, or the text between two blocks
+		}
+		s, err := ParseScript("example."+lang, []byte(body))
+		if err != nil {
+			t.Errorf("the %s example does not load: %v\n%s", lang, err, body)
+			continue
+		}
+		if !s.Has(RoleDeveloper) || !s.Has(RoleReviewer) {
+			t.Errorf("the %s example lost its entries", lang)
+		}
+		checked[lang]++
+	}
+	if checked["yaml"] == 0 || checked["json"] == 0 {
+		t.Errorf("examples checked: %v", checked)
+	}
+}

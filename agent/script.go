@@ -1,0 +1,450 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// ScriptOptions configures a ScriptDriver. The zero value is ready to use.
+type ScriptOptions struct {
+	// Pace is slept before each action and before each session's answer, so
+	// that someone watching can follow. The sleep ends early when the ctx
+	// given to Run is done.
+	Pace time.Duration
+	// Stdout, when set, gets a line per action and the output of commands
+	// as they run.
+	Stdout io.Writer
+	// CommandTimeout bounds each run action; 0 means DefaultCommandTimeout.
+	CommandTimeout time.Duration
+	// MaxOutput is how much of a command's output is kept; 0 means
+	// DefaultMaxOutput.
+	MaxOutput int
+}
+
+// ScriptDriver is the deterministic Driver: it plays back a Script, doing the
+// file and command work of developer sessions for real in Session.Dir, and
+// answering architect, reviewer and evaluator sessions with the scripted
+// plan, review and evaluation. The same session always gets the same
+// answer, so a resumed run replays exactly. It is safe for concurrent use.
+type ScriptDriver struct {
+	script *Script
+	opts   ScriptOptions
+}
+
+var _ Driver = (*ScriptDriver)(nil)
+
+// NewScriptDriver returns a driver that plays back s; a nil s is an empty
+// script, which gives every session its default answer.
+func NewScriptDriver(s *Script, opts ScriptOptions) *ScriptDriver {
+	if s == nil {
+		s = &Script{}
+	}
+	opts.Pace = max(opts.Pace, 0)
+	return &ScriptDriver{script: s, opts: opts}
+}
+
+// Run plays back the script's entry for session s.
+//
+// The architect gets entry number s.Revision of the architect list, or the
+// last entry when the list is shorter; an empty list is ErrNotScripted. For
+// the other roles the entry is chosen by Match: among the entries whose
+// given fields (phase, attempt, iteration) all equal the session's, the one
+// giving the most fields wins, and the first in the file breaks a tie. When
+// no entry matches, a developer session completes without doing anything,
+// a reviewer approves with the comment "LGTM", and an evaluator is
+// ErrNotScripted.
+//
+// A developer session runs its actions in order and stops at the first that
+// fails (a refused path, an edit that does not apply, a command that exits
+// non-zero without allow_failure); the report is then failed with the
+// reason, and command output, in Error. A ctx that ends stops the session
+// (killing a running command) and Run returns an error wrapping ctx.Err().
+func (d *ScriptDriver) Run(ctx context.Context, s Session) (Report, error) {
+	if err := ctx.Err(); err != nil {
+		return Report{}, d.cancelled(s, err)
+	}
+	switch s.Role {
+	case RoleArchitect:
+		return d.architect(ctx, s)
+	case RoleDeveloper:
+		return d.developer(ctx, s)
+	case RoleReviewer:
+		return d.reviewer(ctx, s)
+	case RoleEvaluator:
+		return d.evaluator(ctx, s)
+	}
+	return Report{}, fmt.Errorf("%w %q", ErrUnknownRole, s.Role)
+}
+
+func (d *ScriptDriver) architect(ctx context.Context, s Session) (Report, error) {
+	steps := d.script.Architect
+	if len(steps) == 0 {
+		return Report{}, fmt.Errorf("%w: the script has no plan for the architect", ErrNotScripted)
+	}
+	st := steps[min(max(s.Revision, 0), len(steps)-1)]
+	if err := d.pause(ctx, s); err != nil {
+		return Report{}, err
+	}
+	rep := Report{SessionID: sessionID(s), Usage: st.Usage}
+	if st.Error != "" {
+		rep.Status, rep.Error, rep.Summary = StatusFailed, st.Error, "the architect failed"
+		d.finish(s, rep, st.Error)
+		return rep, nil
+	}
+	plan := st.Plan
+	if st.PlanFile != "" {
+		var err error
+		if plan, err = d.script.readFile(st.PlanFile); err != nil {
+			return Report{}, err
+		}
+	}
+	rep.Status, rep.Output = StatusCompleted, plan
+	rep.Summary = st.Summary
+	if rep.Summary == "" {
+		rep.Summary = fmt.Sprintf("plan revision %d: %s", s.Revision, firstLine(plan))
+	}
+	d.say(s, "plan: %s", firstLine(plan))
+	d.finish(s, rep, plan)
+	return rep, nil
+}
+
+func (d *ScriptDriver) reviewer(ctx context.Context, s Session) (Report, error) {
+	review := Review{Approved: true, Comments: "LGTM"}
+	var usage Usage
+	if st, ok := pick(d.script.Reviewer, s); ok {
+		if err := checkItems(st.Items, false); err != nil {
+			return Report{}, d.invalid(st.line, "reviewer entry for %s: %v", st.Match, err)
+		}
+		review = Review{Approved: st.Approved, Comments: st.Comments, Items: normalise(st.Items)}
+		usage = st.Usage
+	}
+	if err := d.pause(ctx, s); err != nil {
+		return Report{}, err
+	}
+	rep := Report{Status: StatusCompleted, Output: review.JSON(), SessionID: sessionID(s), Usage: usage}
+	if review.Approved {
+		rep.Summary = "approved"
+	} else {
+		rep.Summary = "changes requested"
+	}
+	if review.Comments != "" {
+		rep.Summary += ": " + firstLine(review.Comments)
+	}
+	d.say(s, "%s", rep.Summary)
+	d.finish(s, rep, rep.Output)
+	return rep, nil
+}
+
+func (d *ScriptDriver) evaluator(ctx context.Context, s Session) (Report, error) {
+	st, ok := pick(d.script.Evaluator, s)
+	if !ok {
+		return Report{}, fmt.Errorf("%w: no evaluator entry matches phase %d, attempt %d, iteration %d",
+			ErrNotScripted, s.Phase, s.Attempt, s.Iteration)
+	}
+	if err := checkItems(st.Items, true); err != nil {
+		return Report{}, d.invalid(st.line, "evaluator entry for %s: %v", st.Match, err)
+	}
+	if err := d.pause(ctx, s); err != nil {
+		return Report{}, err
+	}
+	ev := Evaluation{Items: normalise(st.Items)}
+	counts := map[Disposition]int{}
+	for _, it := range ev.Items {
+		counts[it.Disposition]++
+	}
+	rep := Report{
+		Status: StatusCompleted, Output: ev.JSON(), SessionID: sessionID(s), Usage: st.Usage,
+		Summary: fmt.Sprintf("%d to implement, %d rejected, %d deferred",
+			counts[DispositionImplement], counts[DispositionReject], counts[DispositionDefer]),
+	}
+	d.say(s, "%s", rep.Summary)
+	d.finish(s, rep, rep.Output)
+	return rep, nil
+}
+
+func (d *ScriptDriver) developer(ctx context.Context, s Session) (Report, error) {
+	st, found := pick(d.script.Developer, s)
+	if !found {
+		st = DeveloperStep{Summary: "Nothing was scripted for this session; no changes made."}
+	}
+	if st.Result != "" && st.Result != StatusCompleted && st.Result != StatusFailed {
+		return Report{}, d.invalid(st.line, "developer entry for %s: result %q is not completed or failed", st.Match, st.Result)
+	}
+	tb, err := NewToolbox(s.Dir, ToolboxOptions{CommandTimeout: d.opts.CommandTimeout, MaxOutput: d.opts.MaxOutput})
+	if err != nil {
+		return Report{}, err
+	}
+	rep := Report{Status: StatusCompleted, SessionID: sessionID(s), Usage: st.Usage}
+	var changed changeSet
+	stopped := func(err error) (Report, error) {
+		rep.Status, rep.Error, rep.FilesChanged = StatusFailed, err.Error(), changed.list()
+		return rep, err
+	}
+	for i, a := range st.Actions {
+		if err := d.pause(ctx, s); err != nil {
+			return stopped(err)
+		}
+		failure, err := d.act(ctx, s, tb, a, &changed)
+		rep.FilesChanged = changed.list()
+		if err != nil {
+			return stopped(err)
+		}
+		if failure != "" {
+			rep.Status = StatusFailed
+			rep.Error = fmt.Sprintf("action %d of %d failed: %s", i+1, len(st.Actions), failure)
+			rep.Summary = fmt.Sprintf("failed at action %d of %d", i+1, len(st.Actions))
+			d.finish(s, rep, rep.Error)
+			return rep, nil
+		}
+	}
+	if err := d.pause(ctx, s); err != nil {
+		return stopped(err)
+	}
+	rep.Summary = st.Summary
+	if rep.Summary == "" {
+		rep.Summary = fmt.Sprintf("ran %d scripted actions", len(st.Actions))
+	}
+	if st.Result == StatusFailed || st.Error != "" {
+		rep.Status, rep.Error = StatusFailed, st.Error
+		if rep.Error == "" {
+			rep.Error = "the script marks this session as failed"
+		}
+	}
+	rep.Output = rep.Summary
+	d.say(s, "%s: %s", rep.Status, rep.Summary)
+	d.finish(s, rep, rep.Summary)
+	return rep, nil
+}
+
+// act carries out one action. A failure is returned as text for the report;
+// the error is for a ctx that ended or a broken script.
+func (d *ScriptDriver) act(ctx context.Context, s Session, tb *Toolbox, a Action, changed *changeSet) (failure string, err error) {
+	kind, arg, tool := a.kind()
+	if kind == "" {
+		return "", d.invalid(a.line, "an action needs exactly one of write, edit, delete, mkdir and run")
+	}
+	d.say(s, "%s %s", kind, arg)
+	s.emit(Message{Kind: ToolCall, Tool: kind, Input: arg, Text: kind + " " + arg})
+	result := func(text string, isErr bool) {
+		s.emit(Message{Kind: ToolResult, Tool: kind, Text: text, IsError: isErr})
+	}
+	if !s.allows(tool) {
+		msg := (&ToolError{Op: kind, Path: arg, Err: fmt.Errorf("%w: it needs the %q tool", ErrToolNotAllowed, tool)}).Error()
+		result(msg, true)
+		return msg, nil
+	}
+	var toolErr error
+	switch kind {
+	case "write":
+		content := a.Write.Content
+		if a.Write.ContentFile != "" {
+			if content, err = d.script.readFile(a.Write.ContentFile); err != nil {
+				return "", err
+			}
+		}
+		if toolErr = tb.Write(a.Write.Path, content); toolErr == nil {
+			changed.add(a.Write.Path)
+			result(fmt.Sprintf("wrote %d bytes to %s", len(content), arg), false)
+		}
+	case "edit":
+		if toolErr = tb.Edit(a.Edit.Path, a.Edit.Old, a.Edit.New); toolErr == nil {
+			changed.add(a.Edit.Path)
+			result("edited "+arg, false)
+		}
+	case "delete":
+		if toolErr = tb.Delete(a.Delete); toolErr == nil {
+			changed.add(a.Delete)
+			result("deleted "+arg, false)
+		}
+	case "mkdir":
+		if toolErr = tb.Mkdir(a.Mkdir); toolErr == nil {
+			result("made "+arg, false)
+		}
+	case "run":
+		return d.run(ctx, s, tb, a)
+	}
+	if toolErr != nil {
+		result(toolErr.Error(), true)
+		return toolErr.Error(), nil
+	}
+	return "", nil
+}
+
+// run carries out a run action.
+func (d *ScriptDriver) run(ctx context.Context, s Session, tb *Toolbox, a Action) (failure string, err error) {
+	res, err := tb.Run(ctx, a.Run, d.opts.Stdout)
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", d.cancelled(s, ctx.Err())
+		}
+		msg := err.Error()
+		s.emit(Message{Kind: ToolResult, Tool: "run", Text: msg, IsError: true})
+		return msg, nil
+	}
+	var status string
+	switch {
+	case res.TimedOut:
+		status = "timed out"
+	case res.ExitCode != 0:
+		status = fmt.Sprintf("exited with code %d", res.ExitCode)
+	default:
+		status = "succeeded"
+	}
+	s.emit(Message{Kind: ToolResult, Tool: "run", Text: fmt.Sprintf("%s\n%s", status, res.Output), IsError: res.Failed()})
+	if !res.Failed() {
+		return "", nil
+	}
+	if a.AllowFailure {
+		d.say(s, "%s (allowed)", status)
+		return "", nil
+	}
+	return fmt.Sprintf("command %q %s:\n%s", a.Run, status, res.Output), nil
+}
+
+// pause sleeps for the pace, or until ctx is done.
+func (d *ScriptDriver) pause(ctx context.Context, s Session) error {
+	if d.opts.Pace <= 0 {
+		if err := ctx.Err(); err != nil {
+			return d.cancelled(s, err)
+		}
+		return nil
+	}
+	t := time.NewTimer(d.opts.Pace)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return d.cancelled(s, ctx.Err())
+	case <-t.C:
+		return nil
+	}
+}
+
+// cancelled wraps the error of a ctx that ended.
+func (d *ScriptDriver) cancelled(s Session, err error) error {
+	return fmt.Errorf("agent: script %s session stopped: %w", s.Role, err)
+}
+
+// invalid reports a script that cannot be played (one built in Go, as
+// loaded ones are checked).
+func (d *ScriptDriver) invalid(line int, format string, args ...any) error {
+	return &ScriptError{File: d.script.displayName(), Line: line, Err: fmt.Errorf(format, args...)}
+}
+
+// say writes a progress line to Stdout.
+func (d *ScriptDriver) say(s Session, format string, args ...any) {
+	if d.opts.Stdout == nil {
+		return
+	}
+	fmt.Fprintf(d.opts.Stdout, "[%s] %s\n", label(s), fmt.Sprintf(format, args...))
+}
+
+// finish streams a session's final text and usage.
+func (d *ScriptDriver) finish(s Session, rep Report, text string) {
+	if text != "" {
+		s.emit(Message{Kind: Text, Text: text})
+	}
+	if !rep.Usage.IsZero() {
+		s.emit(Message{Kind: UsageUpdate, Usage: rep.Usage})
+	}
+}
+
+// pick returns the entry for s: the matching entry that gives the most
+// match fields, the first one on a tie.
+func pick[T DeveloperStep | ReviewerStep | EvaluatorStep](steps []T, s Session) (T, bool) {
+	best, bestScore := -1, -1
+	for i := range steps {
+		m := matchOf(&steps[i])
+		if score, ok := m.score(s); ok && score > bestScore {
+			best, bestScore = i, score
+		}
+	}
+	if best < 0 {
+		var zero T
+		return zero, false
+	}
+	return steps[best], true
+}
+
+// matchOf returns a step's Match.
+func matchOf(step any) Match {
+	switch st := step.(type) {
+	case *DeveloperStep:
+		return st.Match
+	case *ReviewerStep:
+		return st.Match
+	case *EvaluatorStep:
+		return st.Match
+	}
+	return Match{}
+}
+
+// sessionID returns the session to report: the one given, or a
+// deterministic new one.
+func sessionID(s Session) string {
+	if s.SessionID != "" {
+		return s.SessionID
+	}
+	switch s.Role {
+	case RoleArchitect:
+		return fmt.Sprintf("script-%s-architect-r%d", s.RunID, s.Revision)
+	case RoleDeveloper:
+		return fmt.Sprintf("script-%s-p%d-a%d", s.RunID, s.Phase, s.Attempt)
+	}
+	return fmt.Sprintf("script-%s-%s-p%d-a%d-i%d", s.RunID, s.Role, s.Phase, s.Attempt, s.Iteration)
+}
+
+// label names a session in progress lines.
+func label(s Session) string {
+	if s.Role == RoleArchitect {
+		return fmt.Sprintf("architect r%d", s.Revision)
+	}
+	l := fmt.Sprintf("%s p%d a%d", s.Role, s.Phase, s.Attempt)
+	if s.Iteration > 0 {
+		l += fmt.Sprintf(" i%d", s.Iteration)
+	}
+	return l
+}
+
+// normalise returns items with their dispositions in upper case.
+func normalise(items []ReviewItem) []ReviewItem {
+	out := make([]ReviewItem, len(items))
+	for i, it := range items {
+		d, _ := parseDisposition(string(it.Disposition))
+		it.Disposition = d
+		out[i] = it
+	}
+	return out
+}
+
+// firstLine returns the first non-blank line of s, without heading marks.
+func firstLine(s string) string {
+	for _, line := range strings.Split(s, "\n") {
+		if line = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), "#")); line != "" {
+			return clip(line)
+		}
+	}
+	return ""
+}
+
+// changeSet lists changed paths in the order first touched.
+type changeSet struct {
+	paths []string
+	seen  map[string]bool
+}
+
+func (c *changeSet) add(p string) {
+	p = filepath.ToSlash(filepath.Clean(filepath.FromSlash(p)))
+	if c.seen == nil {
+		c.seen = map[string]bool{}
+	}
+	if !c.seen[p] {
+		c.seen[p] = true
+		c.paths = append(c.paths, p)
+	}
+}
+
+func (c *changeSet) list() []string { return append([]string(nil), c.paths...) }
