@@ -2,6 +2,7 @@ package agent
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -219,6 +220,11 @@ func TestLoadScriptErrors(t *testing.T) {
 			[]string{"line 2", "after the JSON document"}},
 		{"JSON cut short", "s.json", "{\"developer\": [",
 			[]string{"ends too soon"}},
+		{"alias inside its anchor", "s.yaml", "developer:\n  - &a\n    phase: 1\n    <<: *a\n",
+			[]string{"line 4", "contains it"}},
+		{"aliases that expand without end", "s.yaml", mergeBomb(8),
+			[]string{"too large"}},
+		{"JSON nested too deeply", "s.json", strings.Repeat("[", 5000), []string{"line 1", "nest more than"}},
 		{"empty", "s.yaml", "", []string{"empty"}},
 		{"not a mapping", "s.yaml", "- a\n- b\n", []string{"line 1", "a script is a mapping"}},
 	}
@@ -242,6 +248,17 @@ func TestLoadScriptErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mergeBomb returns a script whose merge keys expand to 10^levels entries.
+func mergeBomb(levels int) string {
+	var b strings.Builder
+	b.WriteString("developer:\n  - &a0 {phase: 1}\n")
+	for i := 1; i <= levels; i++ {
+		refs := strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*a%d, ", i-1), 10), ", ")
+		fmt.Fprintf(&b, "  - &a%d {<<: [%s], attempt: %d}\n", i, refs, i)
+	}
+	return b.String()
 }
 
 func TestLoadScriptMissingFile(t *testing.T) {
@@ -299,4 +316,24 @@ func TestScriptFormatExamples(t *testing.T) {
 	if checked["yaml"] == 0 || checked["json"] == 0 {
 		t.Errorf("examples checked: %v", checked)
 	}
+}
+
+func FuzzParseScript(f *testing.F) {
+	f.Add("s.yaml", fullYAML)
+	f.Add("s.json", fullJSON)
+	f.Add("s.yaml", "developer:\n  - &a {phase: 1}\n  - <<: *a\n    attempt: 2\n")
+	f.Add("s.json", `{"reviewer": [{"approved": true, "items": [{"text": "x"}]}]}`)
+	f.Add("s", "{")
+	f.Fuzz(func(t *testing.T, name, data string) {
+		s, err := ParseScript(name, []byte(data))
+		if err != nil {
+			if !errors.Is(err, ErrInvalidScript) {
+				t.Fatalf("error %v does not match ErrInvalidScript", err)
+			}
+			return
+		}
+		if err := s.Validate(); err != nil {
+			t.Fatalf("a parsed script does not validate: %v", err)
+		}
+	})
 }

@@ -39,8 +39,47 @@ func checkSchema(root *yaml.Node) error {
 	if root.Kind != yaml.MappingNode {
 		return errAt(root, "a script is a mapping with the keys architect, developer, reviewer and evaluator")
 	}
-	return checkNode(root, reflect.TypeFor[Script](), "")
+	c := &schemaChecker{active: map[*yaml.Node]bool{}, fields: map[reflect.Type][]field{}}
+	return c.checkNode(root, reflect.TypeFor[Script](), "")
 }
+
+// maxVisits bounds the values checkSchema looks at, so aliases that expand
+// exponentially (a "billion laughs") fail fast instead of running for ever.
+const maxVisits = 1 << 18
+
+// schemaChecker walks a node tree; it follows aliases, refusing ones that
+// contain themselves.
+type schemaChecker struct {
+	active map[*yaml.Node]bool // the mappings and lists being checked
+	fields map[reflect.Type][]field
+	visits int
+}
+
+// fieldsOf returns the fields of t, cached.
+func (c *schemaChecker) fieldsOf(t reflect.Type) []field {
+	f, ok := c.fields[t]
+	if !ok {
+		f = fieldsOf(t)
+		c.fields[t] = f
+	}
+	return f
+}
+
+// enter marks n as being checked; it fails when n is already being checked
+// (an alias inside its own anchor) or when too much has been checked.
+func (c *schemaChecker) enter(n, at *yaml.Node) error {
+	c.visits++
+	if c.visits > maxVisits {
+		return errAt(at, "the script is too large: its aliases expand to over %d values", maxVisits)
+	}
+	if c.active[n] {
+		return errAt(at, "the alias refers to a value that contains it")
+	}
+	c.active[n] = true
+	return nil
+}
+
+func (c *schemaChecker) leave(n *yaml.Node) { delete(c.active, n) }
 
 // field is a struct field as the script sees it.
 type field struct {
@@ -90,8 +129,15 @@ func deref(n *yaml.Node) *yaml.Node {
 }
 
 // checkNode checks n against type t; path names it in messages.
-func checkNode(n *yaml.Node, t reflect.Type, path string) error {
+func (c *schemaChecker) checkNode(n *yaml.Node, t reflect.Type, path string) error {
+	at := n
 	n = deref(n)
+	if n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode {
+		if err := c.enter(n, at); err != nil {
+			return err
+		}
+		defer c.leave(n)
+	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -105,13 +151,13 @@ func checkNode(n *yaml.Node, t reflect.Type, path string) error {
 	switch t.Kind() {
 	case reflect.Struct:
 		if n.Kind != yaml.MappingNode {
-			return errAt(n, "%s: want a mapping of keys (%s), got %s", label, keyList(fieldsOf(t)), describe(n))
+			return errAt(n, "%s: want a mapping of keys (%s), got %s", label, keyList(c.fieldsOf(t)), describe(n))
 		}
 		seen := map[string]int{}
-		if err := checkMapping(n, t, path, seen); err != nil {
+		if err := c.checkMapping(n, t, path, seen); err != nil {
 			return err
 		}
-		for _, f := range fieldsOf(t) {
+		for _, f := range c.fieldsOf(t) {
 			if _, ok := seen[f.name]; !ok && f.required {
 				if _, ok := seen[f.unless]; f.unless != "" && ok {
 					continue
@@ -128,7 +174,7 @@ func checkNode(n *yaml.Node, t reflect.Type, path string) error {
 			return errAt(n, "%s: want a list, got %s", label, describe(n))
 		}
 		for i, e := range n.Content {
-			if err := checkNode(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			if err := c.checkNode(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
 				return err
 			}
 		}
@@ -157,12 +203,8 @@ func checkNode(n *yaml.Node, t reflect.Type, path string) error {
 
 // checkMapping checks the keys of mapping n against struct type t, adding
 // the keys it finds to seen (key → line). Merge keys (<<) are followed.
-func checkMapping(n *yaml.Node, t reflect.Type, path string, seen map[string]int) error {
-	fields := fieldsOf(t)
-	byName := make(map[string]field, len(fields))
-	for _, f := range fields {
-		byName[f.name] = f
-	}
+func (c *schemaChecker) checkMapping(n *yaml.Node, t reflect.Type, path string, seen map[string]int) error {
+	fields := c.fieldsOf(t)
 	where := path
 	if where == "" {
 		where = "at the top level"
@@ -172,7 +214,7 @@ func checkMapping(n *yaml.Node, t reflect.Type, path string, seen map[string]int
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
-			if err := checkMerge(v, t, path, seen); err != nil {
+			if err := c.checkMerge(v, t, path, seen); err != nil {
 				return err
 			}
 			continue
@@ -183,7 +225,7 @@ func checkMapping(n *yaml.Node, t reflect.Type, path string, seen map[string]int
 		if prev, dup := seen[k.Value]; dup && prev > 0 {
 			return errAt(k, "key %q %s is already given at line %d", k.Value, where, prev)
 		}
-		f, ok := byName[k.Value]
+		f, ok := fieldNamed(fields, k.Value)
 		if !ok {
 			return errAt(k, "unknown key %q %s (known keys: %s)", k.Value, where, keyList(fields))
 		}
@@ -192,7 +234,7 @@ func checkMapping(n *yaml.Node, t reflect.Type, path string, seen map[string]int
 		if path != "" {
 			sub = path + "." + k.Value
 		}
-		if err := checkNode(v, f.typ, sub); err != nil {
+		if err := c.checkNode(v, f.typ, sub); err != nil {
 			return err
 		}
 	}
@@ -201,19 +243,28 @@ func checkMapping(n *yaml.Node, t reflect.Type, path string, seen map[string]int
 
 // checkMerge checks the mapping (or list of mappings) merged in by <<. Keys
 // merged in may be overridden, so they are recorded without a line.
-func checkMerge(v *yaml.Node, t reflect.Type, path string, seen map[string]int) error {
+func (c *schemaChecker) checkMerge(v *yaml.Node, t reflect.Type, path string, seen map[string]int) error {
+	at := v
 	v = deref(v)
 	maps := []*yaml.Node{v}
 	if v.Kind == yaml.SequenceNode {
 		maps = v.Content
 	}
 	for _, m := range maps {
-		m = deref(m)
-		if m.Kind != yaml.MappingNode {
+		mAt := m
+		if m = deref(m); m.Kind != yaml.MappingNode {
 			return errAt(m, "<< merges a mapping, got %s", describe(m))
 		}
+		if m == v {
+			mAt = at
+		}
+		if err := c.enter(m, mAt); err != nil {
+			return err
+		}
 		merged := map[string]int{}
-		if err := checkMapping(m, t, path, merged); err != nil {
+		err := c.checkMapping(m, t, path, merged)
+		c.leave(m)
+		if err != nil {
 			return err
 		}
 		for k := range merged {
@@ -223,6 +274,16 @@ func checkMerge(v *yaml.Node, t reflect.Type, path string, seen map[string]int) 
 		}
 	}
 	return nil
+}
+
+// fieldNamed finds the field for a key.
+func fieldNamed(fields []field, name string) (field, bool) {
+	for _, f := range fields {
+		if f.name == name {
+			return f, true
+		}
+	}
+	return field{}, false
 }
 
 func keyList(fields []field) string {
@@ -267,7 +328,7 @@ func jsonToNode(data []byte) (*yaml.Node, error) {
 	nl := newlines(data)
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	n, err := readJSON(dec, nl)
+	n, err := readJSON(dec, nl, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -277,13 +338,19 @@ func jsonToNode(data []byte) (*yaml.Node, error) {
 	return n, nil
 }
 
-// readJSON reads one JSON value from dec.
-func readJSON(dec *json.Decoder, nl lineIndex) (*yaml.Node, error) {
+// maxJSONDepth bounds how deeply JSON values may nest; a script needs six.
+const maxJSONDepth = 100
+
+// readJSON reads one JSON value from dec, depth levels down.
+func readJSON(dec *json.Decoder, nl lineIndex, depth int) (*yaml.Node, error) {
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, jsonError(err, dec, nl)
 	}
 	line := nl.line(dec.InputOffset())
+	if depth > maxJSONDepth {
+		return nil, &lineError{line: line, err: fmt.Errorf("values nest more than %d deep", maxJSONDepth)}
+	}
 	switch t := tok.(type) {
 	case json.Delim:
 		switch t {
@@ -301,7 +368,7 @@ func readJSON(dec *json.Decoder, nl lineIndex) (*yaml.Node, error) {
 					return nil, &lineError{line: kline, err: fmt.Errorf("key %q is already given at line %d", key, prev)}
 				}
 				keys[key] = kline
-				v, err := readJSON(dec, nl)
+				v, err := readJSON(dec, nl, depth+1)
 				if err != nil {
 					return nil, err
 				}
@@ -314,7 +381,7 @@ func readJSON(dec *json.Decoder, nl lineIndex) (*yaml.Node, error) {
 		case '[':
 			n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: line}
 			for dec.More() {
-				v, err := readJSON(dec, nl)
+				v, err := readJSON(dec, nl, depth+1)
 				if err != nil {
 					return nil, err
 				}
