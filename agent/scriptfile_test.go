@@ -180,6 +180,8 @@ func TestLoadScriptErrors(t *testing.T) {
 			[]string{"line 2", "use result: failed"}},
 		{"approved missing", "s.yaml", "reviewer:\n  - phase: 1\n    comments: x\n",
 			[]string{"line 2", "needs approved"}},
+		{"approved left empty", "s.yaml", "reviewer:\n  - phase: 1\n    approved:\n",
+			[]string{"line 3", "reviewer[0].approved: needs a value"}},
 		{"write without content", "s.yaml", "developer:\n  - actions:\n      - write: {path: a.go}\n",
 			[]string{"line 3", "needs content or content_file"}},
 		{"edit without new", "s.yaml", "developer:\n  - actions:\n      - edit: {path: a.go, old: x}\n",

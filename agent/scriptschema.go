@@ -234,6 +234,9 @@ func (c *schemaChecker) checkMapping(n *yaml.Node, t reflect.Type, path string, 
 		if path != "" {
 			sub = path + "." + k.Value
 		}
+		if dv := deref(v); f.required && dv.Kind == yaml.ScalarNode && dv.ShortTag() == "!!null" {
+			return errAt(k, "%s: needs a value", sub)
+		}
 		if err := c.checkNode(v, f.typ, sub); err != nil {
 			return err
 		}
