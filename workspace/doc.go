@@ -1,0 +1,57 @@
+// Package workspace is the workflow's hands on git, through go-git: it
+// reads HEAD and the status of the work tree, commits one phase at a time
+// with trailers, measures what a phase changed, undoes a failed attempt,
+// and writes the execution directory's files crash-safely.
+//
+// # The contract with the workflow
+//
+// Before a phase the workflow records Head (the pre-phase commit, saved in
+// a checkpoint before the agent starts) and Untracked (the user's files
+// that are neither tracked nor ignored: a notes.txt). After the phase,
+// Commit stages everything the agent did — new, modified and deleted
+// files, respecting .gitignore — except the paths in
+// CommitOptions.Exclude, which is given that snapshot, and ends the
+// message with a git trailer block (Gaffer-Run, Gaffer-Phase,
+// Gaffer-Attempt). FindCommit with HasTrailers finds that commit again, so
+// a resumed phase adopts its own commit instead of committing twice.
+//
+// A failed attempt is undone with ResetTo(pre-phase commit, snapshot): the
+// branch goes back, tracked files are restored, and what the attempt
+// created or committed is removed — but ignored files (a .env, build
+// output) and the snapshot's files are never touched. go-git's own hard
+// reset deletes untracked and ignored files, so it is not used. ResetTo
+// is idempotent: a run killed half-way through one, or killed mid-phase
+// with a dirty tree, is put right by running it again.
+//
+// # What is written, and how
+//
+// Objects go through go-git's object store. The index and refs are
+// written with git's own lock protocol (FILE.lock created exclusively,
+// synced, renamed over FILE), so the git command and this package never
+// write them at once; a lock left by a crashed git process is reported as
+// ErrLocked, as git reports it. Moving a branch checks it still points
+// where it did (ErrConcurrentUpdate otherwise) and appends to the reflog,
+// so a commit dropped by ResetTo can be recovered with `git reflog`. Work
+// tree files are replaced by renaming a complete temporary file over them;
+// WriteFileAtomic also syncs the file and its directory. The index is
+// written before the branch moves: a crash in between leaves the branch
+// where it was and the change staged, which the workflow sees as a dirty
+// tree and resets.
+//
+// # Ignore rules
+//
+// .gitignore files in every directory, .git/info/exclude and
+// core.excludesFile (by default $XDG_CONFIG_HOME/git/ignore) are honoured,
+// with go-git's pattern matcher; tracked files are never ignored; ignored
+// directories are not descended into; nested repositories are left alone
+// and listed by Status as "dir/".
+//
+// # Limits
+//
+// Status, Commit and ResetTo walk the whole work tree and trust the
+// index's stat data to avoid reading unchanged files, like `git status`
+// without a file system monitor: cost grows with the number of files.
+// Commit holds one file at a time in memory. Content filters
+// (core.autocrlf, .gitattributes, LFS) are not applied. Sparse checkouts
+// and submodules are carried as they are but not managed.
+package workspace

@@ -1,0 +1,141 @@
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+)
+
+// parseIgnore reads the patterns of one ignore file. domain is the
+// directory the file is in, as path components (nil for the root and for
+// files outside the tree). Comments, blank lines, a byte order mark and
+// carriage returns are dropped; escapes (\#, \!, "\ ") are left to the
+// pattern matcher, which treats a backslash as quoting the next character.
+func parseIgnore(data []byte, domain []string) []gitignore.Pattern {
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	var ps []gitignore.Pattern
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSuffix(line, "\r")
+		if strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "" {
+			continue
+		}
+		ps = append(ps, gitignore.ParsePattern(line, domain))
+	}
+	return ps
+}
+
+// basePatterns returns the patterns that come from outside the tree, in
+// increasing priority: core.excludesFile, then .git/info/exclude.
+func (r *Repo) basePatterns(cc coreConfig) []gitignore.Pattern {
+	var ps []gitignore.Pattern
+	for _, p := range []string{cc.excludesFile, filepath.Join(r.commonDir, "info", "exclude")} {
+		if p == "" {
+			continue
+		}
+		if b, err := os.ReadFile(p); err == nil {
+			ps = append(ps, parseIgnore(b, nil)...)
+		}
+	}
+	return ps
+}
+
+// diskIgnoreFile reads dir/.gitignore from the work tree (dir is a slash
+// path, "" for the root); a missing file is no patterns.
+func diskIgnoreFile(root string) func(dir string) ([]byte, error) {
+	return func(dir string) ([]byte, error) {
+		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(dir), ".gitignore"))
+		if err != nil && (isNotExist(err) || isDirErr(err)) {
+			return nil, nil
+		}
+		return b, err
+	}
+}
+
+// walker visits the files of a work tree the way `git status` looks for
+// untracked files: depth first in name order, skipping .git, ignored files
+// and directories, and not descending into nested repositories.
+type walker struct {
+	root string
+	base []gitignore.Pattern
+	// ignoreFile returns the content of dir/.gitignore, or nil.
+	ignoreFile func(dir string) ([]byte, error)
+	// file is called for every file and symbolic link that is not ignored.
+	file func(rel string, fi fs.FileInfo) error
+	// nested is called for every directory that holds a .git of its own.
+	nested func(rel string) error
+	steps  int
+}
+
+func (w *walker) run(ctx context.Context) error {
+	return w.dir(ctx, "", nil, w.base)
+}
+
+func (w *walker) dir(ctx context.Context, dir string, parts []string, ps []gitignore.Pattern) error {
+	if w.steps++; w.steps%256 == 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	data, err := w.ignoreFile(dir)
+	if err != nil {
+		return err
+	}
+	if data != nil {
+		ps = append(ps[:len(ps):len(ps)], parseIgnore(data, parts)...)
+	}
+	m := gitignore.NewMatcher(ps)
+	entries, err := os.ReadDir(filepath.Join(w.root, filepath.FromSlash(dir)))
+	if err != nil {
+		if dir != "" && isNotExist(err) {
+			return nil // removed while we walked
+		}
+		return err
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if name == ".git" {
+			continue
+		}
+		rel := path.Join(dir, name)
+		child := append(parts[:len(parts):len(parts)], name)
+		t := e.Type()
+		switch {
+		case t.IsDir():
+			if m.Match(child, true) {
+				continue
+			}
+			if _, err := os.Lstat(filepath.Join(w.root, filepath.FromSlash(rel), ".git")); err == nil {
+				if w.nested != nil {
+					if err := w.nested(rel); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			if err := w.dir(ctx, rel, child, ps); err != nil {
+				return err
+			}
+		case t.IsRegular() || t&fs.ModeSymlink != 0:
+			if m.Match(child, false) {
+				continue
+			}
+			fi, err := e.Info()
+			if err != nil {
+				if isNotExist(err) {
+					continue
+				}
+				return err
+			}
+			if err := w.file(rel, fi); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,193 @@
+package workspace
+
+import (
+	"context"
+	"io/fs"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+)
+
+// Status is the work tree compared with HEAD, the index deciding only which
+// files are tracked: a change counts whether it is staged or not. Paths are
+// slash separated, relative to the root, and sorted. Ignored files are
+// never listed.
+type Status struct {
+	Modified  []string // at HEAD and tracked, with other content or mode
+	Added     []string // tracked (in the index) but not at HEAD
+	Deleted   []string // at HEAD, but gone from the work tree or from the index
+	Untracked []string // neither tracked nor ignored; a nested repository is "dir/"
+}
+
+// IsClean reports whether there is nothing to commit and nothing
+// untracked: what `git status --porcelain` prints nothing for.
+func (s Status) IsClean() bool {
+	return len(s.Modified)+len(s.Added)+len(s.Deleted)+len(s.Untracked) == 0
+}
+
+// String lists the changes one per line, "M path", "A path", "D path" or
+// "? path", in that order; it is empty for a clean tree.
+func (s Status) String() string {
+	var b strings.Builder
+	for _, g := range []struct {
+		mark  string
+		paths []string
+	}{{"M", s.Modified}, {"A", s.Added}, {"D", s.Deleted}, {"?", s.Untracked}} {
+		for _, p := range g.paths {
+			b.WriteString(g.mark + " " + p + "\n")
+		}
+	}
+	return b.String()
+}
+
+// snapshot is what Status and Commit compare: HEAD's files, the index and
+// a scanner for the work tree.
+type snapshot struct {
+	headHash plumbing.Hash // zero on an unborn branch
+	headTree plumbing.Hash
+	head     map[string]treeFile
+	idx      map[string]*index.Entry
+	sc       *scanner
+	cc       coreConfig
+}
+
+func (r *Repo) snapshot(ctx context.Context) (*snapshot, error) {
+	s := &snapshot{head: map[string]treeFile{}, headTree: plumbing.NewHash(emptyTree), cc: r.coreConfig()}
+	h, ok, err := r.headOrZero()
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		c, err := r.commitObject("HEAD", h)
+		if err != nil {
+			return nil, err
+		}
+		if s.head, err = r.commitFiles(ctx, c); err != nil {
+			return nil, err
+		}
+		s.headHash, s.headTree = h, c.TreeHash
+	}
+	idx, idxTime, err := r.readIndex()
+	if err != nil {
+		return nil, err
+	}
+	s.idx = indexByPath(idx)
+	s.sc = &scanner{lst: newLstater(r.root), fileMode: s.cc.fileMode, idxTime: idxTime}
+	return s, nil
+}
+
+// untracked walks the work tree for files that are neither in the index
+// nor ignored, leaving out this package's temporary files. Nested
+// repositories that are not submodules come back as "dir/" in nested.
+func (r *Repo) untracked(ctx context.Context, idx map[string]*index.Entry, cc coreConfig) (files, nested []string, err error) {
+	w := &walker{
+		root:       r.root,
+		base:       r.basePatterns(cc),
+		ignoreFile: diskIgnoreFile(r.root),
+		file: func(rel string, _ fs.FileInfo) error {
+			if _, tracked := idx[rel]; !tracked && !isTempName(rel) {
+				files = append(files, rel)
+			}
+			return nil
+		},
+		nested: func(rel string) error {
+			if e, ok := idx[rel]; !ok || e.Mode != filemode.Submodule {
+				nested = append(nested, rel+"/")
+			}
+			return nil
+		},
+	}
+	if err := w.run(ctx); err != nil {
+		return nil, nil, &Error{Op: "walk", Path: r.root, Err: err}
+	}
+	return files, nested, nil
+}
+
+// Status compares the work tree with HEAD. It reads every directory that
+// is not ignored and every tracked file whose stat data no longer matches
+// the index, so its cost grows with the size of the tree, like `git
+// status` without a file system monitor.
+func (r *Repo) Status(ctx context.Context) (Status, error) {
+	if err := ctx.Err(); err != nil {
+		return Status{}, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	snap, err := r.snapshot(ctx)
+	if err != nil {
+		return Status{}, err
+	}
+	var st Status
+	for _, p := range unionKeys(snap.head, snap.idx) {
+		if err := ctx.Err(); err != nil {
+			return Status{}, err
+		}
+		hf, inHead := snap.head[p]
+		ie, inIdx := snap.idx[p]
+		switch {
+		case !inHead:
+			st.Added = append(st.Added, p)
+		case !inIdx:
+			st.Deleted = append(st.Deleted, p)
+		default:
+			v, ok, err := snap.sc.current(p, ie)
+			if err != nil {
+				return Status{}, &Error{Op: "status", Path: p, Err: err}
+			}
+			switch {
+			case !ok:
+				st.Deleted = append(st.Deleted, p)
+			case ie.Hash != hf.hash || ie.Mode != hf.mode || v.hash != ie.Hash || v.mode != ie.Mode:
+				st.Modified = append(st.Modified, p)
+			}
+		}
+	}
+	files, nested, err := r.untracked(ctx, snap.idx, snap.cc)
+	if err != nil {
+		return Status{}, err
+	}
+	st.Untracked = append(files, nested...)
+	sort.Strings(st.Untracked)
+	return st, nil
+}
+
+// Untracked returns the files that are neither tracked nor ignored (nested
+// repositories as "dir/"), sorted: what a phase must leave alone. The
+// workflow takes this snapshot before a phase and passes it to Commit as
+// CommitOptions.Exclude and to ResetTo as keep.
+func (r *Repo) Untracked(ctx context.Context) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	idx, _, err := r.readIndex()
+	if err != nil {
+		return nil, err
+	}
+	files, nested, err := r.untracked(ctx, indexByPath(idx), r.coreConfig())
+	if err != nil {
+		return nil, err
+	}
+	out := append(files, nested...)
+	sort.Strings(out)
+	return out, nil
+}
+
+// unionKeys returns the keys of a and b, sorted.
+func unionKeys[A, B any](a map[string]A, b map[string]B) []string {
+	out := make([]string, 0, len(a)+len(b))
+	for k := range a {
+		out = append(out, k)
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,200 @@
+package workspace
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+)
+
+// isNotExist reports whether err means the path is not there, including a
+// leading component that is a file.
+func isNotExist(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+}
+
+func isDirErr(err error) bool { return errors.Is(err, syscall.EISDIR) }
+
+// lstater stats work tree paths without following a symbolic link in a
+// leading directory (git treats "link/file" as missing when link is a
+// symbolic link), remembering what it learnt about directories. Use it
+// only while the tree is not being changed.
+type lstater struct {
+	root string
+	dirs map[string]bool // slash path → is a real directory
+}
+
+func newLstater(root string) *lstater { return &lstater{root: root, dirs: map[string]bool{}} }
+
+func (l *lstater) abs(rel string) string { return filepath.Join(l.root, filepath.FromSlash(rel)) }
+
+func (l *lstater) lstat(rel string) (fs.FileInfo, error) {
+	if d := path.Dir(rel); d != "." && !l.isDir(d) {
+		return nil, fs.ErrNotExist
+	}
+	return os.Lstat(l.abs(rel))
+}
+
+func (l *lstater) isDir(d string) bool {
+	if v, ok := l.dirs[d]; ok {
+		return v
+	}
+	ok := true
+	if p := path.Dir(d); p != "." {
+		ok = l.isDir(p)
+	}
+	if ok {
+		fi, err := os.Lstat(l.abs(d))
+		ok = err == nil && fi.IsDir()
+	}
+	l.dirs[d] = ok
+	return ok
+}
+
+// isFileInfo reports whether fi is something git stores as a blob: a
+// regular file or a symbolic link.
+func isFileInfo(fi fs.FileInfo) bool {
+	return fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0
+}
+
+// worktreeMode is the git mode of a work tree file. Without core.fileMode
+// the executable bit is not trusted and known stays as it is.
+func worktreeMode(fi fs.FileInfo, fileMode bool, known filemode.FileMode) filemode.FileMode {
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return filemode.Symlink
+	case !fileMode && (known == filemode.Regular || known == filemode.Executable):
+		return known
+	case fi.Mode()&0o100 != 0:
+		return filemode.Executable
+	default:
+		return filemode.Regular
+	}
+}
+
+// readContent returns what git stores for a file: its bytes, or a
+// symbolic link's target.
+func readContent(abs string, fi fs.FileInfo) ([]byte, error) {
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		t, err := os.Readlink(abs)
+		return []byte(t), err
+	}
+	return os.ReadFile(abs)
+}
+
+// version is a work tree file as git sees it.
+type version struct {
+	hash plumbing.Hash
+	mode filemode.FileMode
+	info fs.FileInfo
+	data []byte // the content when it had to be read; nil when the index vouched for it
+}
+
+// scanner compares work tree files with index entries, trusting an entry's
+// stat data (size, mtime) when it is not racy, as git does.
+type scanner struct {
+	lst      *lstater
+	fileMode bool
+	idxTime  time.Time // the index file's mtime; zero when there is none
+}
+
+// current returns the work tree version of rel; ok is false when rel is
+// missing or is not a file (a directory now stands there). ie is rel's
+// index entry, or nil.
+func (s *scanner) current(rel string, ie *index.Entry) (v version, ok bool, err error) {
+	if ie != nil && (ie.Mode == filemode.Submodule || ie.SkipWorktree) {
+		return version{hash: ie.Hash, mode: ie.Mode}, true, nil
+	}
+	fi, err := s.lst.lstat(rel)
+	if err != nil {
+		if isNotExist(err) {
+			return version{}, false, nil
+		}
+		return version{}, false, err
+	}
+	if !isFileInfo(fi) {
+		return version{}, false, nil
+	}
+	var known filemode.FileMode
+	if ie != nil {
+		known = ie.Mode
+	}
+	mode := worktreeMode(fi, s.fileMode, known)
+	if ie != nil && ie.Mode == mode && s.statClean(ie, fi) {
+		return version{hash: ie.Hash, mode: mode, info: fi}, true, nil
+	}
+	data, err := readContent(s.lst.abs(rel), fi)
+	if err != nil {
+		if isNotExist(err) {
+			return version{}, false, nil
+		}
+		return version{}, false, err
+	}
+	return version{hash: plumbing.ComputeHash(plumbing.BlobObject, data), mode: mode, info: fi, data: data}, true, nil
+}
+
+// statClean reports whether the index entry's stat data shows the file
+// unchanged since the entry was written. A file modified in the same
+// instant as the index was written is racy and must be read.
+func (s *scanner) statClean(ie *index.Entry, fi fs.FileInfo) bool {
+	return !ie.ModifiedAt.IsZero() &&
+		ie.ModifiedAt.Equal(fi.ModTime()) &&
+		ie.Size == uint32(fi.Size()) &&
+		fi.ModTime().Before(s.idxTime)
+}
+
+// pathSet is a set of slash paths; a path is in it when it or one of its
+// parent directories was added.
+type pathSet map[string]struct{}
+
+func newPathSet(paths []string) pathSet {
+	s := pathSet{}
+	for _, p := range paths {
+		if p = cleanRel(p); p != "" {
+			s[p] = struct{}{}
+		}
+	}
+	return s
+}
+
+func (s pathSet) has(p string) bool {
+	if len(s) == 0 {
+		return false
+	}
+	for p != "." && p != "" && p != "/" {
+		if _, ok := s[p]; ok {
+			return true
+		}
+		p = path.Dir(p)
+	}
+	return false
+}
+
+// cleanRel normalises a work tree relative path: slashes, no "./", no
+// trailing slash. It returns "" for the root and for paths that leave it.
+func cleanRel(p string) string {
+	p = path.Clean(filepath.ToSlash(p))
+	if p == "." || p == "/" || p == ".." || strings.HasPrefix(p, "../") || path.IsAbs(p) {
+		return ""
+	}
+	return p
+}
+
+// tempMarker is in the name of every temporary file this package writes
+// ("." + name + tempMarker + random). A process killed between creating
+// one and renaming it leaves it behind; Status, Untracked and Commit never
+// report or stage such leftovers, and ResetTo removes them.
+const tempMarker = ".gaffer-tmp-"
+
+func isTempName(rel string) bool {
+	base := path.Base(rel)
+	return strings.HasPrefix(base, ".") && strings.Contains(base, tempMarker)
+}
