@@ -44,21 +44,40 @@ func (r *Repo) readIndex() (*index.Index, time.Time, error) {
 // that it is always compared by content.
 func indexByPath(idx *index.Index) map[string]*index.Entry {
 	m := make(map[string]*index.Entry, len(idx.Entries))
+	rank := map[string]int{}
 	for _, e := range idx.Entries {
-		if e.Stage == index.Merged {
+		if e.Stage == stageMerged {
 			m[e.Name] = e
+			rank[e.Name] = 0
 			continue
 		}
-		if cur, ok := m[e.Name]; ok && (cur.Stage == index.Merged || cur.Stage == index.OurMode) {
+		r := stageRank(e.Stage)
+		if cur, ok := rank[e.Name]; ok && cur <= r {
 			continue
 		}
 		c := *e
-		c.Stage = index.Merged
+		c.Stage = stageMerged
 		c.ModifiedAt = time.Time{}
 		m[e.Name] = &c
+		rank[e.Name] = r
 	}
 	return m
 }
+
+// stageRank orders conflict stages by preference: ours, theirs, base.
+func stageRank(s index.Stage) int {
+	switch s {
+	case index.OurMode:
+		return 1
+	case index.TheirMode:
+		return 2
+	}
+	return 3
+}
+
+// stageMerged is the stage of an entry without conflict. (go-git's
+// index.Merged is 1, which is the conflict's common ancestor.)
+const stageMerged index.Stage = 0
 
 // newEntry builds an index entry for a file whose content has hash h,
 // taking its stat data from fi when fi is not nil.
