@@ -80,6 +80,9 @@ func (f *fixture) writeMode(rel, content string, perm os.FileMode) {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		f.t.Fatal(err)
 	}
+	if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		f.remove(rel) // write the file, not through the link
+	}
 	if err := os.WriteFile(p, []byte(content), perm); err != nil {
 		f.t.Fatal(err)
 	}
@@ -90,6 +93,9 @@ func (f *fixture) writeMode(rel, content string, perm os.FileMode) {
 
 func (f *fixture) symlink(rel, target string) {
 	f.t.Helper()
+	if err := os.MkdirAll(filepath.Dir(f.abs(rel)), 0o755); err != nil {
+		f.t.Fatal(err)
+	}
 	if err := os.Symlink(target, f.abs(rel)); err != nil {
 		f.t.Fatal(err)
 	}
