@@ -157,13 +157,18 @@ func fold(r rune) rune {
 	if r < 0xc0 {
 		return r
 	}
-	const from, to = "àáâãäåāăąçćčďèéêëēėęěìíîïīįıñńňòóôõöøōőùúûüūůűųýÿžźżśšşřťţłğ", "aaaaaaaaacccdeeeeeeeeiiiiiiinnnooooooooouuuuuuuuyyzzzsssrttlg"
 	i := 0
-	for _, f := range from {
+	for _, f := range foldFrom {
 		if f == r {
-			return rune(to[i])
+			return rune(foldTo[i])
 		}
 		i++
 	}
 	return r
 }
+
+// foldFrom's letters map, one for one, to foldTo's.
+const (
+	foldFrom = "àáâãäåāăąçćčďèéêëēėęěìíîïīįıñńňòóôõöøōőùúûüūůűųýÿžźżśšşřťţłğ"
+	foldTo   = "aaaaaaaaacccdeeeeeeeeiiiiiiinnnoooooooouuuuuuuuyyzzzsssrttlg"
+)

@@ -263,3 +263,12 @@ func equalStrings(a, b []string) bool {
 	}
 	return true
 }
+
+// gitMayFail runs git and returns its output and error without failing.
+func gitMayFail(dir string, args ...string) (string, error) {
+	full := append([]string{"-c", "user.name=Git CLI", "-c", "user.email=cli@example.com"}, args...)
+	cmd := exec.Command("git", full...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}

@@ -84,6 +84,7 @@ func (r *Repo) ResetTo(ctx context.Context, commit string, keep []string) error 
 	if err := r.writeIndex(entries); err != nil {
 		return err
 	}
+	r.clearOperationState()
 	if err := r.at("reset:ref"); err != nil {
 		return err
 	}
@@ -91,6 +92,14 @@ func (r *Repo) ResetTo(ctx context.Context, commit string, keep []string) error 
 		return r.setHead(oldHead, target.Hash, r.author(), "reset: moving to "+target.Hash.String())
 	}
 	return nil
+}
+
+// clearOperationState ends a merge, cherry-pick or revert the attempt left
+// in progress, as `git reset --hard` does.
+func (r *Repo) clearOperationState() {
+	for _, name := range []string{"MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", "AUTO_MERGE", "CHERRY_PICK_HEAD", "REVERT_HEAD"} {
+		_ = os.Remove(filepath.Join(r.gitDir, name))
+	}
 }
 
 // reset is one ResetTo: planned first (nothing is changed until the plan
