@@ -66,7 +66,7 @@ type walker struct {
 	// ignoreFile returns the content of dir/.gitignore, or nil.
 	ignoreFile func(dir string) ([]byte, error)
 	// file is called for every file and symbolic link that is not ignored.
-	file func(rel string, fi fs.FileInfo) error
+	file func(rel string) error
 	// nested is called for every directory that holds a .git of its own.
 	nested func(rel string) error
 	steps  int
@@ -125,14 +125,7 @@ func (w *walker) dir(ctx context.Context, dir string, parts []string, ps []gitig
 			if m.Match(child, false) {
 				continue
 			}
-			fi, err := e.Info()
-			if err != nil {
-				if isNotExist(err) {
-					continue
-				}
-				return err
-			}
-			if err := w.file(rel, fi); err != nil {
+			if err := w.file(rel); err != nil {
 				return err
 			}
 		}

@@ -126,7 +126,7 @@ func isBareRepo(dir string) bool {
 // worktree's shared objects, refs and config live.
 func findGitDir(root string) (gitDir, commonDir string, err error) {
 	dotGit := filepath.Join(root, ".git")
-	fi, err := os.Lstat(dotGit)
+	fi, err := os.Stat(dotGit)
 	if err != nil {
 		return "", "", err
 	}

@@ -125,7 +125,7 @@ func (rs *reset) plan(ctx context.Context) error {
 		root:       r.root,
 		base:       r.basePatterns(rs.cc),
 		ignoreFile: rs.ignoreFile,
-		file: func(rel string, _ fs.FileInfo) error {
+		file: func(rel string) error {
 			if _, ok := rs.want[rel]; !ok && !rs.kept.has(rel) {
 				rs.remove[rel] = true
 			}
@@ -136,9 +136,9 @@ func (rs *reset) plan(ctx context.Context) error {
 		return &Error{Op: "reset", Path: r.root, Err: err}
 	}
 	lst := newLstater(r.root)
-	paths := sortedKeys(rs.want)
-	for _, p := range paths {
-		if err := rs.checkParents(lst, p); err != nil {
+	dirOK := map[string]bool{}
+	for _, p := range sortedKeys(rs.want) {
+		if err := rs.checkParents(lst, dirOK, p); err != nil {
 			return err
 		}
 		fi, err := lst.lstat(p)
@@ -174,16 +174,21 @@ func (rs *reset) ignoreFile(dir string) ([]byte, error) {
 }
 
 // checkParents fails when a leading directory of p is held by a file
-// (or a symbolic link) that the reset may not remove.
-func (rs *reset) checkParents(lst *lstater, p string) error {
+// (or a symbolic link) that the reset may not remove. Directories found
+// fine are remembered in ok.
+func (rs *reset) checkParents(lst *lstater, ok map[string]bool, p string) error {
 	parts := strings.Split(p, "/")
 	for i := 1; i < len(parts); i++ {
 		d := strings.Join(parts[:i], "/")
+		if ok[d] {
+			continue
+		}
 		fi, err := os.Lstat(lst.abs(d))
 		if err != nil {
 			return nil // missing: created when p is written
 		}
 		if fi.IsDir() {
+			ok[d] = true
 			continue
 		}
 		if !rs.remove[d] {

@@ -75,6 +75,8 @@ func TestResetToMatchesGit(t *testing.T) {
 				f.git(append([]string{"reset", "-q", "--"}, keep...)...)
 			}
 
+			checkStatusAgainstGit(t, f)
+
 			twin := filepath.Join(t.TempDir(), "twin")
 			if out, err := exec.Command("cp", "-a", f.dir, twin).CombinedOutput(); err != nil {
 				t.Fatalf("cp: %v\n%s", err, out)
@@ -109,5 +111,40 @@ func TestResetToMatchesGit(t *testing.T) {
 				t.Fatalf("Status = %+v, kept %q", st, kept)
 			}
 		})
+	}
+}
+
+// checkStatusAgainstGit compares Status with `git status --porcelain`,
+// read the way Status reports: any staged or unstaged change of a file at
+// HEAD is Modified, a new file in the index is Added.
+func checkStatusAgainstGit(t *testing.T, f *fixture) {
+	t.Helper()
+	var want Status
+	for _, l := range f.porcelain() {
+		xy, p := l[:2], l[3:]
+		switch {
+		case xy == "??":
+			want.Untracked = append(want.Untracked, p)
+		case xy[0] == 'A':
+			want.Added = append(want.Added, p)
+		case xy[0] == 'D' || xy[1] == 'D':
+			want.Deleted = append(want.Deleted, p)
+		default:
+			want.Modified = append(want.Modified, p)
+		}
+	}
+	got := f.status()
+	for _, c := range []struct {
+		name      string
+		got, want []string
+	}{
+		{"Modified", got.Modified, want.Modified},
+		{"Added", got.Added, want.Added},
+		{"Deleted", got.Deleted, want.Deleted},
+		{"Untracked", got.Untracked, sortedLines(strings.Join(want.Untracked, "\n"))},
+	} {
+		if !equalStrings(c.got, sortedLines(strings.Join(c.want, "\n"))) {
+			t.Fatalf("Status.%s = %q, git says %q", c.name, c.got, c.want)
+		}
 	}
 }

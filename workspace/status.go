@@ -2,7 +2,6 @@ package workspace
 
 import (
 	"context"
-	"io/fs"
 	"sort"
 	"strings"
 
@@ -87,7 +86,7 @@ func (r *Repo) untracked(ctx context.Context, idx map[string]*index.Entry, cc co
 		root:       r.root,
 		base:       r.basePatterns(cc),
 		ignoreFile: diskIgnoreFile(r.root),
-		file: func(rel string, _ fs.FileInfo) error {
+		file: func(rel string) error {
 			if _, tracked := idx[rel]; !tracked && !isTempName(rel) {
 				files = append(files, rel)
 			}
