@@ -45,6 +45,10 @@ func (r *Repo) Commit(ctx context.Context, msg string, trailers []Trailer, opts 
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return retry(r, func() (string, error) { return r.commitAll(ctx, message, opts) })
+}
+
+func (r *Repo) commitAll(ctx context.Context, message string, opts CommitOptions) (string, error) {
 	snap, err := r.snapshot(ctx)
 	if err != nil {
 		return "", err

@@ -40,9 +40,13 @@ func (r *Repo) DiffStat(ctx context.Context, a, b string) ([]FileStat, error) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return retry(r, func() ([]FileStat, error) { return r.diffStat(ctx, a, b) })
+}
+
+func (r *Repo) diffStat(ctx context.Context, a, b string) ([]FileStat, error) {
 	from := map[string]treeFile{}
 	if a != "" {
-		ca, err := r.commit(a)
+		ca, err := r.resolve(a)
 		if err != nil {
 			return nil, err
 		}
@@ -50,7 +54,7 @@ func (r *Repo) DiffStat(ctx context.Context, a, b string) ([]FileStat, error) {
 			return nil, err
 		}
 	}
-	cb, err := r.commit(b)
+	cb, err := r.resolve(b)
 	if err != nil {
 		return nil, err
 	}

@@ -37,7 +37,7 @@ func commitInfo(c *object.Commit) CommitInfo {
 // commits were seen (limit <= 0: no limit) or the history ends. An unborn
 // HEAD has no commits to walk.
 func (r *Repo) walk(ctx context.Context, rev string, limit int, fn func(*object.Commit) bool) error {
-	c, err := r.commit(rev)
+	c, err := r.resolve(rev)
 	if errors.Is(err, ErrNoCommits) {
 		return nil
 	}
@@ -75,12 +75,14 @@ func (r *Repo) Log(ctx context.Context, n int) ([]CommitInfo, error) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []CommitInfo
-	err := r.walk(ctx, "HEAD", n, func(c *object.Commit) bool {
-		out = append(out, commitInfo(c))
-		return true
+	return retry(r, func() ([]CommitInfo, error) {
+		var out []CommitInfo
+		err := r.walk(ctx, "HEAD", n, func(c *object.Commit) bool {
+			out = append(out, commitInfo(c))
+			return true
+		})
+		return out, err
 	})
-	return out, err
 }
 
 // FindCommit walks back from the revision from (HEAD, a hash, a branch),
@@ -94,17 +96,21 @@ func (r *Repo) FindCommit(ctx context.Context, from string, match func(msg strin
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	err = r.walk(ctx, from, limit, func(c *object.Commit) bool {
-		if match(c.Message, ParseTrailers(c.Message)) {
-			hash, found = c.Hash.String(), true
-			return false
-		}
-		return true
+	hash, err = retry(r, func() (string, error) {
+		var h string
+		err := r.walk(ctx, from, limit, func(c *object.Commit) bool {
+			if match(c.Message, ParseTrailers(c.Message)) {
+				h = c.Hash.String()
+				return false
+			}
+			return true
+		})
+		return h, err
 	})
 	if err != nil {
 		return "", false, err
 	}
-	return hash, found, nil
+	return hash, hash != "", nil
 }
 
 // HasTrailers returns a FindCommit matcher for the commits whose trailers

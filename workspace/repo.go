@@ -176,6 +176,20 @@ func (r *Repo) Head(ctx context.Context) (string, error) {
 	return h.String(), nil
 }
 
+// retry runs an operation again, once, after a missing object: go-git
+// loads the list of pack files once, so a `git gc` or a git command that
+// packed objects since then hides them until the list is reloaded.
+func retry[T any](r *Repo, op func() (T, error)) (T, error) {
+	v, err := op()
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		if s, ok := r.repo.Storer.(interface{ Reindex() }); ok {
+			s.Reindex()
+			return op()
+		}
+	}
+	return v, err
+}
+
 // head resolves HEAD, failing with ErrNoCommits on an unborn branch.
 func (r *Repo) head() (plumbing.Hash, error) {
 	h, ok, err := r.headOrZero()
@@ -210,9 +224,9 @@ func (r *Repo) branchName() string {
 	return ref.Target().Short()
 }
 
-// commit resolves a revision (a full or abbreviated hash, HEAD, a branch or
+// resolve resolves a revision (a full or abbreviated hash, HEAD, a branch or
 // tag, HEAD~2, ...) to a commit.
-func (r *Repo) commit(rev string) (*object.Commit, error) {
+func (r *Repo) resolve(rev string) (*object.Commit, error) {
 	if rev == "HEAD" {
 		h, err := r.head()
 		if err != nil {
@@ -239,7 +253,7 @@ func (r *Repo) commit(rev string) (*object.Commit, error) {
 func (r *Repo) commitObject(rev string, h plumbing.Hash) (*object.Commit, error) {
 	c, err := r.repo.CommitObject(h)
 	if errors.Is(err, plumbing.ErrObjectNotFound) {
-		return nil, fmt.Errorf("%w %q: no such commit", ErrUnknownRevision, rev)
+		return nil, fmt.Errorf("%w %q: %w", ErrUnknownRevision, rev, err)
 	}
 	if err != nil {
 		return nil, &Error{Op: "read commit", Path: rev, Err: err}

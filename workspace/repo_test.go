@@ -198,3 +198,31 @@ func TestMergeConflictIndex(t *testing.T) {
 		t.Fatal("the merge in progress survived the reset")
 	}
 }
+
+// TestObjectsPackedBehindOurBack: a git command that packs objects (gc,
+// or an agent's commit triggering auto-gc) while a Repo is open must not
+// make objects look missing.
+func TestObjectsPackedBehindOurBack(t *testing.T) {
+	f := newFixture(t)
+	f.write("a.txt", "a\n")
+	a := f.commit("a")
+	f.write("b.txt", "b\n")
+	b := f.commit("b")
+	if _, err := f.repo.DiffStat(f.ctx, a, b); err != nil { // go-git lists the packs now
+		t.Fatal(err)
+	}
+	f.git("gc", "-q", "--prune=now")
+	f.write("c.txt", "c\n")
+	if st := f.status(); !equalStrings(st.Untracked, []string{"c.txt"}) {
+		t.Fatalf("Status after gc = %+v", st)
+	}
+	if _, err := f.repo.DiffStat(f.ctx, a, b); err != nil {
+		t.Fatalf("DiffStat after gc: %v", err)
+	}
+	if err := f.repo.ResetTo(f.ctx, a, nil); err != nil {
+		t.Fatalf("ResetTo after gc: %v", err)
+	}
+	if f.exists("b.txt") || f.exists("c.txt") || f.read("a.txt") != "a\n" {
+		t.Fatal("ResetTo after gc did not reset")
+	}
+}

@@ -50,7 +50,12 @@ func (r *Repo) ResetTo(ctx context.Context, commit string, keep []string) error 
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	target, err := r.commit(commit)
+	_, err := retry(r, func() (struct{}, error) { return struct{}{}, r.resetTo(ctx, commit, keep) })
+	return err
+}
+
+func (r *Repo) resetTo(ctx context.Context, commit string, keep []string) error {
+	target, err := r.resolve(commit)
 	if err != nil {
 		return err
 	}

@@ -115,6 +115,10 @@ func (r *Repo) Status(ctx context.Context) (Status, error) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return retry(r, func() (Status, error) { return r.status(ctx) })
+}
+
+func (r *Repo) status(ctx context.Context) (Status, error) {
 	snap, err := r.snapshot(ctx)
 	if err != nil {
 		return Status{}, err

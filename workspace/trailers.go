@@ -161,11 +161,13 @@ func (r *Repo) Trailers(ctx context.Context, commit string) ([]Trailer, error) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	c, err := r.commit(commit)
-	if err != nil {
-		return nil, err
-	}
-	return ParseTrailers(c.Message), nil
+	return retry(r, func() ([]Trailer, error) {
+		c, err := r.resolve(commit)
+		if err != nil {
+			return nil, err
+		}
+		return ParseTrailers(c.Message), nil
+	})
 }
 
 // TrailerValue returns the value of the last trailer with key (compared
