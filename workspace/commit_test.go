@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"errors"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -73,6 +74,12 @@ func TestCommitStagesEverythingButIgnoredAndExcluded(t *testing.T) {
 	parsed := sortedLines(f.git("log", "-1", "--format=%(trailers:only,unfold)"))
 	if !equalStrings(parsed, []string{"Gaffer-Attempt: 2", "Gaffer-Phase: 1", "Gaffer-Run: r-42"}) {
 		t.Errorf("git's trailers = %q", parsed)
+	}
+	cmd := exec.Command("git", "interpret-trailers", "--parse")
+	cmd.Stdin = strings.NewReader(f.git("log", "-1", "--format=%B"))
+	out, err := cmd.Output()
+	if err != nil || string(out) != "Gaffer-Run: r-42\nGaffer-Phase: 1\nGaffer-Attempt: 2\n" {
+		t.Errorf("git interpret-trailers --parse = %q, %v", out, err)
 	}
 	ts, err := f.repo.Trailers(f.ctx, h)
 	if err != nil {

@@ -13,7 +13,10 @@
 // CommitOptions.Exclude, which is given that snapshot, and ends the
 // message with a git trailer block (Gaffer-Run, Gaffer-Phase,
 // Gaffer-Attempt). FindCommit with HasTrailers finds that commit again, so
-// a resumed phase adopts its own commit instead of committing twice.
+// a resumed phase adopts its own commit instead of committing twice. Both
+// the pre-phase commit and the snapshot belong in the checkpoint written
+// before the agent starts: a snapshot taken once the agent has begun would
+// protect the agent's own files.
 //
 // A failed attempt is undone with ResetTo(pre-phase commit, snapshot): the
 // branch goes back, tracked files are restored, and what the attempt

@@ -176,6 +176,27 @@ func (r *Repo) Head(ctx context.Context) (string, error) {
 	return h.String(), nil
 }
 
+// Branch returns the short name of the branch HEAD points to ("main"),
+// also when it has no commits yet, or "" when HEAD is detached. ResetTo and
+// Commit move whatever branch HEAD points to when they run, so a workflow
+// that must stay on one branch compares Branch before and after a phase
+// (an agent may have switched branches).
+func (r *Repo) Branch(ctx context.Context) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ref, err := r.repo.Storer.Reference(plumbing.HEAD)
+	if err != nil {
+		return "", &Error{Op: "read", Path: "HEAD", Err: err}
+	}
+	if ref.Type() != plumbing.SymbolicReference {
+		return "", nil
+	}
+	return ref.Target().Short(), nil
+}
+
 // retry runs an operation again, once, after a missing object: go-git
 // loads the list of pack files once, so a `git gc` or a git command that
 // packed objects since then hides them until the list is reloaded.

@@ -226,3 +226,32 @@ func TestObjectsPackedBehindOurBack(t *testing.T) {
 		t.Fatal("ResetTo after gc did not reset")
 	}
 }
+
+func TestBranch(t *testing.T) {
+	f := newFixture(t)
+	if b, err := f.repo.Branch(f.ctx); err != nil || b != "main" {
+		t.Fatalf("Branch on unborn main = %q, %v", b, err)
+	}
+	f.write("a.txt", "a\n")
+	h := f.commit("a")
+	f.git("checkout", "-q", "-b", "feature/x")
+	if b, _ := f.repo.Branch(f.ctx); b != "feature/x" {
+		t.Fatalf("Branch = %q", b)
+	}
+	f.git("checkout", "-q", "--detach", h)
+	if b, _ := f.repo.Branch(f.ctx); b != "" {
+		t.Fatalf("Branch when detached = %q", b)
+	}
+	// Commit and ResetTo work on a detached HEAD too.
+	f.write("b.txt", "b\n")
+	c := f.commit("b")
+	if got := strings.TrimSpace(f.git("rev-parse", "HEAD")); got != c {
+		t.Fatalf("detached HEAD = %s, want %s", got, c)
+	}
+	if err := f.repo.ResetTo(f.ctx, h, nil); err != nil {
+		t.Fatal(err)
+	}
+	if f.head() != h || f.exists("b.txt") {
+		t.Fatal("ResetTo on a detached HEAD")
+	}
+}
