@@ -154,3 +154,29 @@ func TestStatusSkipsTempLeftovers(t *testing.T) {
 		t.Fatalf("Commit with only a temp leftover: %v, want ErrNothingToCommit", err)
 	}
 }
+
+func TestStatusHonoursCoreExcludesFile(t *testing.T) {
+	f := newFixture(t)
+	home := os.Getenv("HOME")
+	if err := os.WriteFile(filepath.Join(home, "my-ignore"), []byte("*.mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(os.Getenv("GIT_CONFIG_GLOBAL"), []byte("[core]\n\texcludesFile = ~/my-ignore\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.write("a.txt", "a\n")
+	f.commit("base")
+	f.write("x.mine", "x\n")
+	f.write("y.txt", "y\n")
+	if st := f.status(); !equalStrings(st.Untracked, []string{"y.txt"}) {
+		t.Fatalf("Untracked = %q", st.Untracked)
+	}
+	if got := f.porcelain(); !equalStrings(got, []string{"?? y.txt"}) {
+		t.Fatalf("git status = %q", got)
+	}
+	// The repository's own setting wins.
+	f.git("config", "core.excludesFile", "/nonexistent")
+	if st := f.status(); !equalStrings(st.Untracked, []string{"x.mine", "y.txt"}) {
+		t.Fatalf("Untracked with a repo-level excludesFile = %q", st.Untracked)
+	}
+}
