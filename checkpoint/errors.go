@@ -1,0 +1,44 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrNotFound is returned when a run or checkpoint does not exist.
+	ErrNotFound = errors.New("checkpoint: not found")
+	// ErrConflict is returned when a write races another writer of the same run.
+	ErrConflict = errors.New("checkpoint: conflicting write")
+	// ErrFenced is returned when a write carries a stale lease token.
+	ErrFenced = errors.New("checkpoint: lease lost (stale fencing token)")
+	// ErrCorrupt is wrapped by every *CorruptError.
+	ErrCorrupt = errors.New("checkpoint: corrupt record")
+	// ErrForeignStore is returned when a directory holds something that is not a gaffer store.
+	ErrForeignStore = errors.New("checkpoint: not a gaffer store")
+)
+
+// LeaseHeldError reports that another owner holds a run's lease.
+type LeaseHeldError struct {
+	RunID  string
+	Holder Owner
+}
+
+func (e *LeaseHeldError) Error() string {
+	return fmt.Sprintf("run %s is held by pid %d on host %s", e.RunID, e.Holder.PID, e.Holder.Host)
+}
+
+// CorruptError reports a record that cannot be decoded. It names the run and
+// sequence number so the user knows what is damaged.
+type CorruptError struct {
+	RunID string
+	Seq   uint64
+	What  string // "checkpoint", "write", "blob", "lease", ...
+	Err   error
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("checkpoint: corrupt %s record for run %s seq %d: %v", e.What, e.RunID, e.Seq, e.Err)
+}
+
+func (e *CorruptError) Unwrap() []error { return []error{ErrCorrupt, e.Err} }
