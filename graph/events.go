@@ -64,9 +64,9 @@ type Event struct {
 type hub struct {
 	deliverMu sync.Mutex // held while delivering, so subscribers see one event at a time
 	mu        sync.Mutex // guards the fields below
-	next int
-	subs map[int]func(Event)
-	ids  []int // subscription order
+	next      int
+	subs      map[int]func(Event)
+	ids       []int // subscription order
 }
 
 func (h *hub) subscribe(fn func(Event)) func() {
