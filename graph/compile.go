@@ -146,9 +146,10 @@ func (r *Runner[S]) checkEdges() []string {
 		}
 	}
 	for _, n := range sortedKeys(r.nodes) {
-		switch {
-		case !seen[n]:
+		if !seen[n] {
 			p = append(p, fmt.Sprintf("node %q is unreachable from START", n))
+		}
+		switch {
 		case len(succ[n]) == 0:
 			p = append(p, fmt.Sprintf("node %q is a dead end: it has no outgoing edge", n))
 		case !ends[n]:
