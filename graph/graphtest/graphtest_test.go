@@ -60,4 +60,3 @@ func TestCheckPure(t *testing.T) {
 		})
 	}
 }
-
