@@ -300,10 +300,10 @@ func testList(t *testing.T, s checkpoint.Store) {
 func testPutConflicts(t *testing.T, s checkpoint.Store) {
 	putN(t, s, "r", 3)
 	for _, c := range []checkpoint.Checkpoint{
-		cp("r", 3), // seq taken
-		cp("r", 1), // seq taken, parent stale
-		{RunID: "r", Seq: 4, Parent: 2},  // parent is not the latest
-		{RunID: "r", Seq: 6, Parent: 5},  // parent from the future
+		cp("r", 3),                        // seq taken
+		cp("r", 1),                        // seq taken, parent stale
+		{RunID: "r", Seq: 4, Parent: 2},   // parent is not the latest
+		{RunID: "r", Seq: 6, Parent: 5},   // parent from the future
 		{RunID: "new", Seq: 2, Parent: 1}, // run has no checkpoint 1
 	} {
 		err := s.Put(ctx, c, checkpoint.PutOptions{})
