@@ -39,12 +39,12 @@ type Memory struct {
 type memRun struct {
 	cps    map[uint64]Checkpoint
 	latest uint64
-	writes map[uint64]map[writeKey]Write
+	writes map[uint64]map[memWriteKey]Write
 	lease  *Lease
 	stamp  int64
 }
 
-type writeKey struct {
+type memWriteKey struct {
 	task  string
 	index int
 }
@@ -126,7 +126,7 @@ func (m *Memory) Put(ctx context.Context, cp Checkpoint, opts PutOptions) error 
 		return err
 	}
 	if r == nil {
-		r = &memRun{cps: make(map[uint64]Checkpoint), writes: make(map[uint64]map[writeKey]Write)}
+		r = &memRun{cps: make(map[uint64]Checkpoint), writes: make(map[uint64]map[memWriteKey]Write)}
 		m.runs[cp.RunID] = r
 	}
 	r.cps[cp.Seq] = cloneCheckpoint(cp)
@@ -154,16 +154,15 @@ func (m *Memory) PutWrites(ctx context.Context, runID string, seq uint64, writes
 	}
 	ws := r.writes[seq]
 	if ws == nil {
-		ws = make(map[writeKey]Write)
+		ws = make(map[memWriteKey]Write)
 		r.writes[seq] = ws
 	}
 	for _, w := range writes {
-		k := writeKey{w.TaskID, w.Index}
+		k := memWriteKey{w.TaskID, w.Index}
 		if _, ok := ws[k]; !ok {
 			ws[k] = cloneWrite(w)
 		}
 	}
-	m.touch(r)
 	return nil
 }
 
@@ -331,7 +330,7 @@ func (m *Memory) Acquire(ctx context.Context, runID string, owner Owner, ttl tim
 	if r == nil {
 		// A lease may be taken before the first checkpoint; the run has no
 		// checkpoints yet, so it is not listed by Runs.
-		r = &memRun{cps: make(map[uint64]Checkpoint), writes: make(map[uint64]map[writeKey]Write)}
+		r = &memRun{cps: make(map[uint64]Checkpoint), writes: make(map[uint64]map[memWriteKey]Write)}
 		m.runs[runID] = r
 	}
 	r.lease = &l
