@@ -64,8 +64,11 @@ func feedbackBody(ps state.PhaseState) string {
 
 // RenderFeedback is phase-N/review-feedback.md for a rejected phase.
 func RenderFeedback(s state.ExecutionState, ps state.PhaseState) string {
-	return fmt.Sprintf("# Phase %d: review feedback\n\nRejected at attempt %d, review iteration %d.\n\n%s",
-		ps.Index+1, ps.Attempt, max(s.Progress.ReviewIteration, 1), feedbackBody(ps))
+	what := fmt.Sprintf("Attempt %d was rejected; attempt %d starts from the pre-phase commit.", ps.Attempt-1, ps.Attempt)
+	if s.Plan.Mode == state.ModeTask {
+		what = fmt.Sprintf("Review %d of attempt %d rejected the change; the same session fixes it.", s.Progress.ReviewIteration, ps.Attempt)
+	}
+	return fmt.Sprintf("# Phase %d: review feedback\n\n%s\n\n%s", ps.Index+1, what, feedbackBody(ps))
 }
 
 // RenderSummary is phase-N/summary.md for a committed phase: its tasks,

@@ -54,6 +54,7 @@ func (w *workflow) review(ctx context.Context, s state.ExecutionState) (state.Ex
 	iteration := s.Progress.ReviewIteration + 1
 	graph.Emit(ctx, metrics.EventReview, metrics.Review{Phase: ps.Index + 1, Iteration: iteration, Approved: rr.Approved})
 	ps.Review = &rr
+	attempt := ps.Attempt
 	var outcome string
 	switch decision {
 	case DecideDone, DecideNextPhase:
@@ -85,7 +86,7 @@ func (w *workflow) review(ctx context.Context, s state.ExecutionState) (state.Ex
 		return s, err
 	}
 	graph.Emit(ctx, metrics.EventPhaseFinished, metrics.PhaseFinished{
-		Phase: ps.Index + 1, Attempt: ps.Attempt, Iteration: iteration, Outcome: outcome,
+		Phase: ps.Index + 1, Attempt: attempt, Iteration: iteration, Outcome: outcome,
 		Duration: max(w.cfg.Clock().Sub(ps.StartedAt), 0),
 	})
 	return c, nil
