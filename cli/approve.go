@@ -16,12 +16,16 @@ func approveCommand(io IO) *ucli.Command {
 		ArgsUsage: "[RUN]",
 		Flags:     []ucli.Flag{&ucli.StringFlag{Name: "feedback", Usage: "notes kept with the approval"}},
 		Action: func(c *ucli.Context) error {
+			a, err := parseArgs(c)
+			if err != nil {
+				return err
+			}
 			e, err := openEnv(c, io)
 			if err != nil {
 				return err
 			}
 			defer e.Close()
-			return Answer(c.Context, e, c.Args().First(), nodes.Answer{Approved: true, Feedback: c.String("feedback")})
+			return Answer(c.Context, e, a.run, nodes.Answer{Approved: true, Feedback: a.String("feedback")})
 		},
 	}
 }
@@ -33,12 +37,16 @@ func rejectCommand(io IO) *ucli.Command {
 		ArgsUsage: "[RUN]",
 		Flags:     []ucli.Flag{&ucli.StringFlag{Name: "feedback", Usage: "what the architect should change"}},
 		Action: func(c *ucli.Context) error {
+			a, err := parseArgs(c)
+			if err != nil {
+				return err
+			}
 			e, err := openEnv(c, io)
 			if err != nil {
 				return err
 			}
 			defer e.Close()
-			return Answer(c.Context, e, c.Args().First(), nodes.Answer{Feedback: c.String("feedback")})
+			return Answer(c.Context, e, a.run, nodes.Answer{Feedback: a.String("feedback")})
 		},
 	}
 }

@@ -58,17 +58,25 @@ func forkCommand(io IO) *ucli.Command {
 		Name:      "fork",
 		Usage:     "start a new run from a past checkpoint of RUN (see history)",
 		ArgsUsage: "RUN",
-		Flags:     []ucli.Flag{&ucli.Uint64Flag{Name: "from", Required: true, Usage: "the checkpoint's seq"}},
+		Flags:     []ucli.Flag{&ucli.Uint64Flag{Name: "from", Usage: "the checkpoint's seq (required)"}},
 		Action: func(c *ucli.Context) error {
-			if c.Args().Len() != 1 {
-				return exitf(ExitUsage, "fork needs RUN")
+			a, err := parseArgs(c)
+			if err != nil {
+				return err
+			}
+			from, err := a.Uint64("from")
+			if err != nil {
+				return err
+			}
+			if a.run == "" || from == 0 {
+				return exitf(ExitUsage, "usage: gaffer fork RUN --from SEQ")
 			}
 			e, err := openEnv(c, io)
 			if err != nil {
 				return err
 			}
 			defer e.Close()
-			return Fork(c.Context, e, c.Args().First(), c.Uint64("from"))
+			return Fork(c.Context, e, a.run, from)
 		},
 	}
 }

@@ -57,7 +57,8 @@ func openEnv(c *ucli.Context, io IO) (*env, error) {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	e := &env{io: io, repo: repo, repoArg: c.String("repo"), storeDir: dir, store: store, log: logger(c, io.Err)}
-	g, err := nodes.Build(nodes.Config{Repo: repo, Drivers: driverFactory(io.Out), Clock: time.Now, Logger: e.log})
+	g, err := nodes.Build(nodes.Config{Repo: repo, Drivers: driverFactory(io.Out), Clock: time.Now, Logger: e.log,
+		AfterCommit: afterCommitHook(io)})
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -222,4 +223,18 @@ func quote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// afterCommitHook is the kill test's hook: with GAFFER_TEST_PAUSE_AFTER_COMMIT
+// set to a duration, each commit is announced on the output and followed
+// by that pause, before its checkpoint is written.
+func afterCommitHook(io IO) func(string) {
+	d, err := time.ParseDuration(os.Getenv("GAFFER_TEST_PAUSE_AFTER_COMMIT"))
+	if err != nil || d <= 0 {
+		return nil
+	}
+	return func(subject string) {
+		fmt.Fprintf(io.Out, "gaffer-test: committed %s\n", subject)
+		time.Sleep(d)
+	}
 }

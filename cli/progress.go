@@ -113,7 +113,11 @@ func writePlanTree(w io.Writer, s state.ExecutionState) {
 	if goal == "" {
 		goal = s.Run.Slug
 	}
-	fmt.Fprintf(w, "%s  [%s, %s]\n", goal, s.Run.ID, s.Status)
+	if s.Status == state.RunRunning {
+		fmt.Fprintf(w, "%s  [%s]\n", goal, s.Run.ID)
+	} else {
+		fmt.Fprintf(w, "%s  [%s, %s]\n", goal, s.Run.ID, s.Status)
+	}
 	for i, ph := range s.Plan.Phases {
 		var ps state.PhaseState
 		if i < len(s.Progress.Phases) {

@@ -68,12 +68,16 @@ func statusCommand(io IO) *ucli.Command {
 		ArgsUsage: "[RUN]",
 		Flags:     []ucli.Flag{&ucli.BoolFlag{Name: "json", Usage: "print JSON"}},
 		Action: func(c *ucli.Context) error {
+			a, err := parseArgs(c, "json")
+			if err != nil {
+				return err
+			}
 			e, err := openEnv(c, io)
 			if err != nil {
 				return err
 			}
 			defer e.Close()
-			return Status(c.Context, e, c.Args().First(), c.Bool("json"))
+			return Status(c.Context, e, a.run, a.Bool("json"))
 		},
 	}
 }

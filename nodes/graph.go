@@ -38,6 +38,11 @@ type Config struct {
 	// OnMessage, when set, receives every agent session's messages (the
 	// terminal's view of what the agent does).
 	OnMessage func(role agent.Role, m agent.Message)
+	// AfterCommit, when set, is called after each commit this package
+	// makes (not after one it adopts), before the step's checkpoint: the
+	// kill test pauses there to SIGKILL a run between a commit and its
+	// checkpoint.
+	AfterCommit func(subject string)
 }
 
 func (c Config) validate() (Config, error) {

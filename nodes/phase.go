@@ -239,6 +239,9 @@ func (w *workflow) commit(ctx context.Context, subject string, trailers []worksp
 	if err != nil {
 		return "", fmt.Errorf("nodes: commit %q: %w", subject, err)
 	}
+	if w.cfg.AfterCommit != nil {
+		w.cfg.AfterCommit(subject)
+	}
 	return h, nil
 }
 
