@@ -233,4 +233,3 @@ func procStatus(t *testing.T, bin, dir string) string {
 	}
 	return v.Status
 }
-
