@@ -63,7 +63,7 @@ func (r *Runner[S]) start(ctx context.Context, runID string) (*execution[S], con
 func (x *execution[S]) renew(ctx context.Context) {
 	defer x.wg.Done()
 	ttl := x.r.cfg.leaseTTL
-	t := time.NewTicker(ttl / 3)
+	t := time.NewTicker(max(ttl/3, time.Millisecond))
 	defer t.Stop()
 	for {
 		select {

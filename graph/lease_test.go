@@ -100,3 +100,18 @@ func TestCancelledRunResumes(t *testing.T) {
 		t.Fatalf("Resume = %+v, %v", res, err)
 	}
 }
+
+func TestResumeWithAnotherGraphFails(t *testing.T) {
+	ctx := context.Background()
+	store := checkpoint.NewMemory()
+	g := graph.New[trail]().AddNode("a", step("a")).AddEdge(graph.START, "a").AddEdge("a", graph.END)
+	if _, err := mustCompile(t, g, graph.WithStore(store), graph.WithInterruptBefore("a")).Run(ctx, "g", trail{}); err != nil {
+		t.Fatal(err)
+	}
+	other := graph.New[trail]().AddNode("z", step("z")).AddEdge(graph.START, "z").AddEdge("z", graph.END)
+	_, err := mustCompile(t, other, graph.WithStore(store)).Resume(ctx, "g")
+	var ce *graph.CheckpointError
+	if !errors.Is(err, graph.ErrUnknownNode) || !errors.As(err, &ce) || ce.Seq != 1 {
+		t.Fatalf("Resume = %v, want ErrUnknownNode in a CheckpointError for seq 1", err)
+	}
+}

@@ -165,6 +165,11 @@ func (r *Runner[S]) Resume(ctx context.Context, runID string, opts ...ResumeOpti
 	if err != nil {
 		return res, err
 	}
+	for _, n := range cp.Next {
+		if _, ok := r.nodes[n]; !ok {
+			return res, &CheckpointError{RunID: runID, Seq: cp.Seq, Err: fmt.Errorf("%w %q is due: was the run started by another graph?", ErrUnknownNode, n)}
+		}
+	}
 	switch {
 	case len(cp.Next) == 0:
 		return res, fmt.Errorf("%w: %s (seq %d)", ErrRunDone, runID, cp.Seq)
