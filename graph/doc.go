@@ -70,7 +70,9 @@
 // returns Status Interrupted. Resume with WithResume(value) runs the node
 // again from its start; its earlier Interrupt calls return the answers given
 // before, in order, and the interrupted one returns value. The answers are
-// kept in the checkpoint (checkpoint.Interrupt.Answers). WithInterruptBefore
+// kept in the checkpoint (checkpoint.Interrupt.Answers), and the new value is
+// saved as a pending write before the node runs, so an answer is never lost
+// to a crash. WithInterruptBefore
 // and WithInterruptAfter stop the run before or after a node without the
 // node's help; Resume continues such a run with or without a value. An
 // interrupt after a node that ends the run is not recorded: the run is done.

@@ -134,7 +134,11 @@ func (r *Runner[S]) Run(ctx context.Context, runID string, initial S) (res Resul
 //
 //   - A run that waits on a dynamic interrupt needs WithResume(value): the
 //     interrupted node runs again and its Interrupt call returns value.
-//     Without a value Resume fails with ErrInterrupted.
+//     The value is saved (as a pending write on the interrupt's checkpoint)
+//     before the node runs, so if the process dies before the node's step
+//     is checkpointed, Resume without a value uses the saved answer; the
+//     first answer saved is the one kept. Without a value or a saved answer
+//     Resume fails with ErrInterrupted.
 //   - A run stopped by WithInterruptBefore/After continues with or without a
 //     value (the value is not used).
 //   - A run that was not interrupted (it crashed, failed or was cancelled)
@@ -176,11 +180,12 @@ func (r *Runner[S]) Resume(ctx context.Context, runID string, opts ...ResumeOpti
 	case rc.hasValue && cp.Interrupt == nil:
 		return res, fmt.Errorf("%w: %s (seq %d)", ErrNotInterrupted, runID, cp.Seq)
 	case cp.Interrupt != nil && cp.Interrupt.Kind == KindDynamic:
-		if !rc.hasValue {
-			return res, fmt.Errorf("%w: %s waits in node %s", ErrInterrupted, runID, cp.Interrupt.Node)
+		value, err := x.answer(ctx, cp, rc)
+		if err != nil {
+			return res, err
 		}
 		x.resumeTask = cp.Interrupt.TaskID
-		x.answers = append(append([][]byte(nil), cp.Interrupt.Answers...), rc.value)
+		x.answers = append(append([][]byte(nil), cp.Interrupt.Answers...), value)
 	}
 	x.cp, x.state, x.resumed = cp, state, true
 	r.emit(Event{Kind: RunStarted, RunID: runID, Seq: cp.Seq, Step: cp.Step, Payload: "resume"})
