@@ -98,9 +98,11 @@ func (r *Runner[S]) Run(ctx context.Context, runID string, initial S) (res Resul
 	if err != nil {
 		return res, err
 	}
-	defer func() { err = x.stop(ctx, err) }()
 	r.emit(Event{Kind: RunStarted, RunID: runID, Payload: "run"})
-	defer func() { r.finished(runID, res, err) }()
+	defer func() {
+		err = x.stop(ctx, err)
+		r.finished(runID, res, err)
+	}()
 
 	if r.cfg.store != nil {
 		_, lerr := r.cfg.store.Latest(ctx, runID)
@@ -159,7 +161,11 @@ func (r *Runner[S]) Resume(ctx context.Context, runID string, opts ...ResumeOpti
 	if err != nil {
 		return res, err
 	}
-	defer func() { err = x.stop(ctx, err) }()
+	r.emit(Event{Kind: RunStarted, RunID: runID, Payload: "resume"})
+	defer func() {
+		err = x.stop(ctx, err)
+		r.finished(runID, res, err)
+	}()
 
 	cp, err := r.latest(ctx, runID)
 	if err != nil {
@@ -188,8 +194,6 @@ func (r *Runner[S]) Resume(ctx context.Context, runID string, opts ...ResumeOpti
 		x.answers = append(append([][]byte(nil), cp.Interrupt.Answers...), value)
 	}
 	x.cp, x.state, x.resumed = cp, state, true
-	r.emit(Event{Kind: RunStarted, RunID: runID, Seq: cp.Seq, Step: cp.Step, Payload: "resume"})
-	defer func() { r.finished(runID, res, err) }()
 	return x.loop(ctx)
 }
 

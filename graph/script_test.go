@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gaffer-dev/gaffer/checkpoint"
@@ -101,23 +102,31 @@ func parseScript(t *testing.T, s string) []scriptBlock {
 type scriptEnv struct {
 	t       *testing.T
 	r       *graph.Runner[trail]
+	mu      sync.Mutex // fan-out branches run at once
 	failing map[string]bool
 	counts  map[string]int
+}
+
+// ran counts a run of node and reports whether it must fail.
+func (e *scriptEnv) ran(node string) (fail bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.counts[node]++
+	return e.failing[node]
 }
 
 func newScriptEnv(t *testing.T) *scriptEnv {
 	e := &scriptEnv{t: t, failing: map[string]bool{}, counts: map[string]int{}}
 	node := func(name string) graph.NodeFunc[trail] {
 		return func(_ context.Context, s trail) (trail, error) {
-			e.counts[name]++
-			if e.failing[name] {
+			if e.ran(name) {
 				return s, fmt.Errorf("%s is broken", name)
 			}
 			return s.with(name), nil
 		}
 	}
 	approve := func(ctx context.Context, s trail) (trail, error) {
-		e.counts["approve"]++
+		e.ran("approve")
 		raw, err := graph.Interrupt(ctx, "ship it?")
 		if err != nil {
 			return s, err
