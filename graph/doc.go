@@ -74,8 +74,10 @@
 // saved as a pending write before the node runs, so an answer is never lost
 // to a crash. WithInterruptBefore
 // and WithInterruptAfter stop the run before or after a node without the
-// node's help; Resume continues such a run with or without a value. An
-// interrupt after a node that ends the run is not recorded: the run is done.
+// node's help; Resume continues such a run with or without a value. When a
+// node has a stop after it and the next node a stop before it, the run stops
+// twice. An interrupt after a node that ends the run is not recorded: the
+// run is done.
 //
 // # What a node may and may not do
 //

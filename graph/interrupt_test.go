@@ -196,3 +196,19 @@ func TestResumeValueSurvivesAFailedStep(t *testing.T) {
 		t.Fatalf("Resume = %+v, %v (node ran %d times)", res, err, runs)
 	}
 }
+
+func TestInterruptAfterThenBefore(t *testing.T) {
+	ctx := context.Background()
+	runs := 0
+	r := mustCompile(t, askGraph(&runs), graph.WithStore(checkpoint.NewMemory()),
+		graph.WithInterruptAfter("a"), graph.WithInterruptBefore("ask"))
+	var kinds []string
+	res, err := r.Run(ctx, "ab", trail{})
+	for err == nil && res.Status == graph.Interrupted {
+		kinds = append(kinds, res.Interrupt.Kind+" "+res.Interrupt.Node)
+		res, err = r.Resume(ctx, "ab")
+	}
+	if err != nil || !slices.Equal(kinds, []string{"after a", "before ask"}) || res.State.N != 2 {
+		t.Fatalf("stops %v, then %+v, %v", kinds, res, err)
+	}
+}

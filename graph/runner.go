@@ -194,6 +194,18 @@ func (r *Runner[S]) Resume(ctx context.Context, runID string, opts ...ResumeOpti
 		x.answers = append(append([][]byte(nil), cp.Interrupt.Answers...), value)
 	}
 	x.cp, x.state, x.resumed = cp, state, true
+	if cp.Interrupt != nil && cp.Interrupt.Kind == KindAfter {
+		// The run stopped after a node; a node due next may want a stop before it.
+		if in := r.staticInterrupt(runID, cp.Step, nil, cp.Next); in != nil {
+			stop := r.restamp(cp, "interrupt")
+			stop.Interrupt = in
+			if err := x.persist(ctx, stop); err != nil {
+				return res, err
+			}
+			x.cp = stop
+			return x.result(), nil
+		}
+	}
 	return x.loop(ctx)
 }
 
