@@ -3,7 +3,9 @@ package graph_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/graph"
@@ -113,5 +115,43 @@ func TestResumeWithAnotherGraphFails(t *testing.T) {
 	var ce *graph.CheckpointError
 	if !errors.Is(err, graph.ErrUnknownNode) || !errors.As(err, &ce) || ce.Seq != 1 {
 		t.Fatalf("Resume = %v, want ErrUnknownNode in a CheckpointError for seq 1", err)
+	}
+}
+
+func TestLostLeaseFencesTheOldWriter(t *testing.T) {
+	ctx := context.Background()
+	var mu sync.Mutex
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	store := checkpoint.NewMemory(checkpoint.MemoryClock(clock))
+	inside, release := make(chan struct{}), make(chan struct{})
+	g := graph.New[trail]().
+		AddNode("wait", func(_ context.Context, s trail) (trail, error) {
+			close(inside)
+			<-release
+			return s.with("wait"), nil
+		}).
+		AddEdge(graph.START, "wait").AddEdge("wait", graph.END)
+	r := mustCompile(t, g, graph.WithStore(store), graph.WithLeaseTTL(time.Hour),
+		graph.WithOwner(checkpoint.Owner{ID: "old", PID: 1, Host: "elsewhere"}))
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.Run(ctx, "fence", trail{})
+		done <- err
+	}()
+	<-inside
+	mu.Lock()
+	now = now.Add(2 * time.Hour) // the old writer's lease expires...
+	mu.Unlock()
+	if _, err := store.Acquire(ctx, "fence", checkpoint.Owner{ID: "new", PID: 2, Host: "other"}, time.Hour); err != nil {
+		t.Fatal(err) // ...and a new owner takes the run
+	}
+	close(release)
+	if err := <-done; !errors.Is(err, checkpoint.ErrFenced) {
+		t.Fatalf("old writer's Run = %v, want checkpoint.ErrFenced", err)
+	}
+	snap, err := r.State(ctx, "fence")
+	if err != nil || snap.Seq != 1 {
+		t.Fatalf("State = %+v, %v; the fenced checkpoint must not be written", snap, err)
 	}
 }
