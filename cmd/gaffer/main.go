@@ -1,5 +1,3 @@
-// Command gaffer plans, runs and reviews coding-agent work in phases,
-// durably. See the cli package for the commands and exit codes.
 package main
 
 import (
