@@ -73,10 +73,7 @@ func Demo(ctx context.Context, c *ucli.Context, io IO, o DemoOptions) error {
 		return err
 	}
 	defer e.Close()
-	gd, err := gitDir(dir)
-	if err != nil {
-		return err
-	}
+	gd := gitDir(dir)
 	initial, err := e.newRun(ctx, RunOptions{
 		PlanFile: "", Goal: planTitle(demo.Plan, "plan.md"), Driver: "script",
 		Script: filepath.Join(gd, "gaffer-demo", "script.yaml"), AutoApprove: o.AutoApprove, Pace: o.Pace, RunID: o.RunID,
@@ -89,7 +86,7 @@ func Demo(ctx context.Context, c *ucli.Context, io IO, o DemoOptions) error {
 	fmt.Fprintf(out, "(kill it at any moment and finish it with: %s)\n\n", e.cmd("resume"))
 	ask := func(_ context.Context, req nodes.ApprovalRequest, s state.ExecutionState) (nodes.Answer, error) {
 		fmt.Fprintf(out, "\nThe architect's plan (%s mode, %d phases):\n\n", req.Mode, req.Phases)
-		writePlanTree(out, s)
+		writeRunTree(out, s)
 		fmt.Fprintf(out, "\nThe demo answers the approval itself: approving… (a real run waits for `%s`)\n\n", e.cmd("approve"))
 		return nodes.Answer{Approved: true, Feedback: "approved by the demo"}, nil
 	}
@@ -123,7 +120,7 @@ func demoEpilogue(ctx context.Context, e *env, dir, id string, skipTest bool) er
 	}
 	fmt.Fprintf(out, "\n$ go test ./...\n")
 	if err := runShown(ctx, out, dir, "go", "test", "./..."); err != nil {
-		return exitf(ExitFailed, "demo: go test failed in %s: %w", dir, err)
+		return exitf(ExitHalted, "demo: go test failed in %s: %w", dir, err)
 	}
 	return nil
 }

@@ -71,7 +71,7 @@ func (e *env) runError(ctx context.Context, runID string, err error) error {
 	var held *checkpoint.LeaseHeldError
 	switch {
 	case errors.As(err, &held):
-		return exitf(ExitHeld, "run %s is held by pid %d on host %s", runID, held.Holder.PID, held.Holder.Host)
+		return exitf(ExitLocked, "run %s is held by pid %d on host %s", runID, held.Holder.PID, held.Holder.Host)
 	case errors.Is(err, graph.ErrRunDone):
 		return exitf(ExitPrecondition, "run %s has already finished (see %s)", runID, e.cmd("status", runID))
 	case errors.Is(err, graph.ErrInterrupted):
@@ -81,9 +81,9 @@ func (e *env) runError(ctx context.Context, runID string, err error) error {
 	case errors.Is(err, graph.ErrNotInterrupted):
 		return exitf(ExitPrecondition, "run %s is not waiting for approval (see %s)", runID, e.cmd("status", runID))
 	case ctx.Err() != nil:
-		return exitf(ExitInterrupted, "run %s interrupted; continue it with: %s", runID, e.cmd("resume", runID))
+		return exitf(ExitFailure, "run %s interrupted; continue it with: %s", runID, e.cmd("resume", runID))
 	}
-	return exitf(ExitFailed, "run %s stopped: %w\n(fix the cause, then: %s)", runID, err, e.cmd("resume", runID))
+	return exitf(ExitHalted, "run %s stopped: %w\n(fix the cause, then: %s)", runID, err, e.cmd("resume", runID))
 }
 
 // outcome prints a finished run and returns its exit error.
@@ -96,7 +96,7 @@ func (e *env) outcome(ctx context.Context, p *progress, s state.ExecutionState) 
 	case state.RunRejected:
 		return exitf(ExitRejected, "run %s: the plan was rejected", s.Run.ID)
 	case state.RunCancelled:
-		return exitf(ExitInterrupted, "run %s was cancelled", s.Run.ID)
+		return exitf(ExitHalted, "run %s was cancelled", s.Run.ID)
 	}
 	msg := "no reason recorded"
 	if n := len(s.Errors); n > 0 {
@@ -105,7 +105,7 @@ func (e *env) outcome(ctx context.Context, p *progress, s state.ExecutionState) 
 			msg = strings.Join(s.Errors[max(0, n-2):], "\n")
 		}
 	}
-	return exitf(ExitFailed, "run %s %s: %s", s.Run.ID, s.Status, msg)
+	return exitf(ExitHalted, "run %s %s: %s", s.Run.ID, s.Status, msg)
 }
 
 // askTerminal shows the plan and asks approve / reject / feedback on the
@@ -114,7 +114,7 @@ func (e *env) askTerminal() answerer {
 	in := bufio.NewReader(e.io.In)
 	return func(ctx context.Context, req nodes.ApprovalRequest, s state.ExecutionState) (nodes.Answer, error) {
 		fmt.Fprintf(e.io.Out, "\nThe plan (revision %d, %s mode, %d phases):\n\n", req.Revision, req.Mode, req.Phases)
-		writePlanTree(e.io.Out, s)
+		writeRunTree(e.io.Out, s)
 		for {
 			fmt.Fprint(e.io.Out, "\nApprove this plan? [a]pprove, [r]eject, [f]eedback (reject and replan): ")
 			line, err := in.ReadString('\n')

@@ -2,7 +2,14 @@ package cli
 
 import "errors"
 
-// Errors returned by the commands. Test for them with errors.Is.
+// Errors returned by the package. Test for them with errors.Is.
+var (
+	// ErrUsage is wrapped by every usage error: an unknown command or
+	// flag, a missing or extra argument, a flag value that is not allowed.
+	ErrUsage = errors.New("usage error")
+)
+
+// Errors of the workflow commands (run, approve, resume, …).
 var (
 	// ErrNoRun is returned when no run fits a command given without RUN.
 	ErrNoRun = errors.New("cli: no run fits")

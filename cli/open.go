@@ -37,33 +37,33 @@ type env struct {
 // openEnv opens the repository of --repo and the store of --store (or
 // .git/gaffer), and compiles the workflow graph.
 func openEnv(c *ucli.Context, io IO) (*env, error) {
-	repo, err := workspace.Open(c.String("repo"))
+	g, err := GlobalsFrom(c)
 	if err != nil {
-		return nil, exitf(ExitPrecondition, "open repository %s: %w", c.String("repo"), err)
+		return nil, err
 	}
-	dir := c.String("store")
-	if dir == "" {
-		gd, err := gitDir(repo.Root())
-		if err != nil {
-			return nil, exitf(ExitPrecondition, "%w", err)
-		}
-		dir = filepath.Join(gd, "gaffer")
+	repo, err := workspace.Open(g.Repo)
+	if err != nil {
+		return nil, exitf(ExitPrecondition, "open repository %s: %w", g.Repo, err)
+	}
+	dir := g.Store
+	if c.String("store") == "" {
+		dir = filepath.Join(gitDir(repo.Root()), "gaffer")
 	}
 	store, err := checkpoint.OpenBadger(dir, checkpoint.BadgerOptions{SyncWrites: true})
 	if errors.Is(err, checkpoint.ErrLocked) {
-		return nil, exitf(ExitHeld, "store %s is in use by %s; wait for it to finish or stop it", dir, lockHolder(dir))
+		return nil, exitf(ExitLocked, "store %s is in use by %s; wait for it to finish or stop it", dir, lockHolder(dir))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	e := &env{io: io, repo: repo, repoArg: c.String("repo"), storeDir: dir, store: store, log: logger(c, io.Err)}
-	g, err := nodes.Build(nodes.Config{Repo: repo, Drivers: driverFactory(io.Out), Clock: time.Now, Logger: e.log,
+	e := &env{io: io, repo: repo, repoArg: g.Repo, storeDir: dir, store: store, log: g.Logger(io.Err)}
+	gr, err := nodes.Build(nodes.Config{Repo: repo, Drivers: driverFactory(io.Out), Clock: time.Now, Logger: e.log,
 		AfterCommit: afterCommitHook(io)})
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
-	e.runner, err = g.Compile(graph.WithStore(store), graph.WithDurability(graph.Sync))
+	e.runner, err = gr.Compile(graph.WithStore(store), graph.WithDurability(graph.Sync))
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -72,28 +72,6 @@ func openEnv(c *ucli.Context, io IO) (*env, error) {
 }
 
 func (e *env) Close() { e.store.Close() }
-
-// gitDir returns the repository's git directory (.git, or where a .git
-// file points for a linked worktree).
-func gitDir(root string) (string, error) {
-	p := filepath.Join(root, ".git")
-	fi, err := os.Stat(p)
-	if err != nil {
-		return "", fmt.Errorf("no .git in %s: %w", root, err)
-	}
-	if fi.IsDir() {
-		return p, nil
-	}
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return "", fmt.Errorf("read %s: %w", p, err)
-	}
-	gd := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(b)), "gitdir:"))
-	if !filepath.IsAbs(gd) {
-		gd = filepath.Join(root, gd)
-	}
-	return gd, nil
-}
 
 // lockHolder names the process holding Badger's directory lock, from the
 // pid Badger writes in its LOCK file.

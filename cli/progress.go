@@ -83,7 +83,7 @@ func (p *progress) treeLocked(s state.ExecutionState, heading string) {
 		fmt.Fprintln(p.w, heading)
 	}
 	fmt.Fprintln(p.w)
-	writePlanTree(p.w, s)
+	writeRunTree(p.w, s)
 }
 
 // Marks of the phase tree.
@@ -108,7 +108,7 @@ func mark(st state.PhaseStatus) string {
 
 // writePlanTree writes the run's phases and their tasks with status marks,
 // attempts, review iterations and commits.
-func writePlanTree(w io.Writer, s state.ExecutionState) {
+func writeRunTree(w io.Writer, s state.ExecutionState) {
 	goal := s.Run.Goal
 	if goal == "" {
 		goal = s.Run.Slug

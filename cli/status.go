@@ -98,7 +98,7 @@ func Status(ctx context.Context, e *env, runID string, asJSON bool) error {
 	v := viewOf(snap)
 	fmt.Fprintf(e.io.Out, "run:       %s\nstatus:    %s\ngoal:      %s\nexec dir:  %s\ncheckpoint: %d (next: %v)\n\n",
 		v.RunID, v.Status, v.Goal, v.ExecDir, v.Checkpoint, v.Next)
-	writePlanTree(e.io.Out, snap.State)
+	writeRunTree(e.io.Out, snap.State)
 	for _, m := range v.Errors {
 		fmt.Fprintf(e.io.Out, "\nerror: %s\n", m)
 	}

@@ -18,9 +18,10 @@ import (
 func gaffer(t *testing.T, args ...string) (string, int) {
 	t.Helper()
 	var buf bytes.Buffer
-	code := Main(context.Background(), "test", append([]string{"gaffer"}, args...),
-		IO{In: strings.NewReader(""), Out: &buf, Err: &buf, Terminal: func() bool { return false }})
-	return buf.String(), code
+	app := NewWithIO("test", IO{In: strings.NewReader(""), Out: &buf, Err: &buf, Terminal: func() bool { return false }})
+	err := app.RunContext(context.Background(), append([]string{"gaffer"}, args...))
+	Report(&buf, err)
+	return buf.String(), ExitCode(err)
 }
 
 // demoRepo makes the demo repository and returns it with the paths of its

@@ -1,4 +1,3 @@
-// Command gaffer runs durable coding-agent workflows. See README.md.
 package main
 
 import (
@@ -10,11 +9,17 @@ import (
 	"github.com/gaffer-dev/gaffer/cli"
 )
 
+// version is set at build time: -ldflags "-X main.version=…".
 var version = "dev"
 
 func main() {
+	os.Exit(run())
+}
+
+func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.Main(ctx, version, os.Args, cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
-	stop()
-	os.Exit(code)
+	defer stop()
+	err := cli.NewWithIO(version, cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}).RunContext(ctx, os.Args)
+	cli.Report(os.Stderr, err)
+	return cli.ExitCode(err)
 }
