@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -23,6 +24,30 @@ type progress struct {
 	runID  string
 	mu     sync.Mutex
 	last   string // the node of the last NodeStarted
+	drawn  string // the last tree drawn, to draw each picture once
+}
+
+// worthDrawing reports whether the tree of s is news: a phase starting
+// (after the approval or next_task), a retry, or the end; and not the
+// picture drawn last.
+func (p *progress) worthDrawing(s state.ExecutionState) bool {
+	ps := state.PhaseState{}
+	if i := s.Progress.CurrentPhase; i < len(s.Progress.Phases) {
+		ps = s.Progress.Phases[i]
+	}
+	if p.last == nodes.NodeReview && ps.Status == state.PhaseCompleted && !s.Status.Terminal() {
+		return false // next_task draws the next phase starting
+	}
+	if p.last == nodes.NodeApproval && ps.Status == state.PhasePending {
+		return false
+	}
+	var b strings.Builder
+	writeRunTree(&b, s)
+	if b.String() == p.drawn {
+		return false
+	}
+	p.drawn = b.String()
+	return true
 }
 
 func newProgress(w io.Writer, tty bool, r *graph.Runner[state.ExecutionState], runID string) *progress {
@@ -45,12 +70,13 @@ func (p *progress) event(e graph.Event) {
 		p.custom(e)
 	case graph.CheckpointSaved:
 		if p.tty && (p.last == nodes.NodeReview || p.last == nodes.NodeNextTask || p.last == nodes.NodeApproval) {
-			if snap, err := p.runner.State(context.Background(), p.runID); err == nil {
+			if snap, err := p.runner.State(context.Background(), p.runID); err == nil && p.worthDrawing(snap.State) {
 				p.treeLocked(snap.State, "")
 			}
 		}
 	case graph.NodeFinished:
-		if e.Err != nil {
+		var ie *graph.InterruptError
+		if e.Err != nil && !errors.As(e.Err, &ie) {
 			fmt.Fprintf(p.w, "✗ %s: %v\n", e.Node, e.Err)
 		}
 	}

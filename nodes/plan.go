@@ -114,12 +114,15 @@ func planProblems(s state.ExecutionState) string {
 func (w *workflow) approval(ctx context.Context, s state.ExecutionState) (state.ExecutionState, error) {
 	ans := Answer{Approved: true}
 	if !s.Config.AutoApprove {
-		graph.Emit(ctx, metrics.EventRunStatus, metrics.RunStatus{From: state.RunRunning.String(), To: state.RunAwaitingApproval.String()})
 		raw, err := graph.Interrupt(ctx, ApprovalRequest{
 			RunID: s.Run.ID, Goal: s.Run.Goal, Plan: s.Plan.Markdown, Mode: s.Plan.Mode.String(),
 			Phases: len(s.Plan.Phases), Revision: s.Progress.PlanRevision,
 		})
 		if err != nil {
+			var ie *graph.InterruptError
+			if errors.As(err, &ie) {
+				graph.Emit(ctx, metrics.EventRunStatus, metrics.RunStatus{From: state.RunRunning.String(), To: state.RunAwaitingApproval.String()})
+			}
 			return s, err
 		}
 		if err := json.Unmarshal(raw, &ans); err != nil {
