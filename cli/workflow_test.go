@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/examples/demo"
 )
 
@@ -187,5 +189,18 @@ func TestDemoRunsToTheEnd(t *testing.T) {
 	subjects := gitOut(t, dir, "log", "--format=%s")
 	if n := strings.Count(subjects, "\nphase "); n != 4 {
 		t.Fatalf("%d phase commits:\n%s", n, subjects)
+	}
+}
+
+func TestAStoreInUseIsExit7NamingThePid(t *testing.T) {
+	dir, _, _ := demoRepo(t)
+	st, err := checkpoint.OpenBadger(filepath.Join(dir, ".git", "gaffer"), checkpoint.BadgerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	out, code := gaffer(t, "--repo", dir, "status")
+	if code != ExitLocked || !strings.Contains(out, fmt.Sprintf("pid %d", os.Getpid())) || strings.Count(strings.TrimSpace(out), "\n") != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
 	}
 }

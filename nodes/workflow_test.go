@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/metrics"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
@@ -341,5 +343,35 @@ func TestResumeAfterCrashMidAgentResetsFirst(t *testing.T) {
 		if out := h.git("log", "--all", "--format=%h", "--", "stray.txt"); out != "" {
 			t.Fatalf("stray.txt committed: %s", out)
 		}
+	}
+}
+
+func TestEventsAndUsage(t *testing.T) {
+	h := newHarness(t, retryScript+`
+    usage: {input_tokens: 100, output_tokens: 10, cost_usd: 0.5}
+`)
+	counts := map[string]int{}
+	var outcomes []string
+	unsub := h.runner.Subscribe(func(e graph.Event) {
+		if e.Kind != graph.Custom {
+			return
+		}
+		counts[e.Name]++
+		if pf, ok := e.Payload.(metrics.PhaseFinished); ok {
+			outcomes = append(outcomes, fmt.Sprintf("%d/%d:%s", pf.Phase, pf.Attempt, pf.Outcome))
+		}
+	})
+	defer unsub()
+	res, err := h.start(twoPhasePlan, state.RunConfig{AutoApprove: true})
+	s := mustDone(t, res, err, state.RunCompleted)
+	if u := s.Usage["reviewer"]; u.InputTokens != 100 || u.CostUSD != 0.5 {
+		t.Fatalf("reviewer usage %+v", u)
+	}
+	// 3 developer + 3 reviewer sessions; 3 reviews; 3 phase attempts; one status change.
+	if counts[metrics.EventAgentUsage] != 6 || counts[metrics.EventReview] != 3 || counts[metrics.EventPhaseFinished] != 3 || counts[metrics.EventRunStatus] != 1 {
+		t.Fatalf("events %v", counts)
+	}
+	if want := []string{"1/1:completed", "2/1:retried", "2/2:completed"}; !slices.Equal(outcomes, want) {
+		t.Fatalf("phase outcomes %q, want %q", outcomes, want)
 	}
 }
