@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,6 +55,9 @@ func (d *recDriver) of(role agent.Role) ([]agent.Session, []string) {
 // faultStore fails the first Put of a checkpoint for which fail is true,
 // after which the process "crashed" between a side effect and its
 // checkpoint.
+// errCrash is the injected failure: the checkpoint is never written.
+var errCrash = errors.New("injected crash: checkpoint lost")
+
 type faultStore struct {
 	checkpoint.Store
 	mu     sync.Mutex
@@ -69,7 +73,7 @@ func (f *faultStore) Put(ctx context.Context, cp checkpoint.Checkpoint, opts che
 	}
 	f.mu.Unlock()
 	if hit {
-		return context.DeadlineExceeded
+		return errCrash
 	}
 	return f.Store.Put(ctx, cp, opts)
 }
