@@ -96,10 +96,10 @@ func Fork(ctx context.Context, e *env, runID string, seq uint64) error {
 	if len(snap.Ran) > 0 {
 		as = snap.Ran[len(snap.Ran)-1]
 	}
-	if snap.Interrupt == nil {
-		if _, err := e.runner.UpdateState(ctx, id, s, as); err != nil {
-			return fmt.Errorf("fork: set the new run id: %w", err)
-		}
+	// A checkpoint waiting for approval has run no node of its own; from
+	// START the plan is validated again and approval asked again.
+	if _, err := e.runner.UpdateState(ctx, id, s, as); err != nil {
+		return fmt.Errorf("fork: set the new run id: %w", err)
 	}
 	fmt.Fprintf(e.io.Out, "Forked %s at checkpoint %d as %s.\nContinue it with: %s\n", runID, seq, id, e.cmd("resume", id))
 	return nil

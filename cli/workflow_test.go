@@ -204,3 +204,56 @@ func TestAStoreInUseIsExit7NamingThePid(t *testing.T) {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 }
+
+func TestTerminalAsksFeedbackThenApproves(t *testing.T) {
+	dir, _, script := demoRepo(t)
+	var buf bytes.Buffer
+	app := NewWithIO("test", IO{In: strings.NewReader("f\nsplit phase 2\na\n"), Out: &buf, Err: &buf, Terminal: func() bool { return true }})
+	err := app.RunContext(context.Background(), []string{"gaffer", "--repo", dir, "run", "--goal", "calc", "--script", script, "--run-id", "r-tty"})
+	if code := ExitCode(err); code != 0 {
+		t.Fatalf("exit %d: %v\n%s", code, err, buf.String())
+	}
+	out := buf.String()
+	if n := strings.Count(out, "Approve this plan?"); n != 2 {
+		t.Fatalf("asked %d times, want 2 (feedback, then approve):\n%s", n, out)
+	}
+	if !strings.Contains(out, "revision 1") || !strings.Contains(out, "✓ Phase 4") {
+		t.Fatalf("no replan or no finished tree:\n%s", out)
+	}
+	v := statusJSON(t, "--repo", dir)
+	if v.Status != "completed" || v.PlanRevision != 1 {
+		t.Fatalf("status %+v", v)
+	}
+}
+
+func TestForkedRunGetsItsOwnID(t *testing.T) {
+	dir, plan, script := demoRepo(t)
+	if _, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-orig"); code != ExitAwaitingApproval {
+		t.Fatalf("run: exit %d", code)
+	}
+	out, code := gaffer(t, "--repo", dir, "fork", "r-orig", "--from", "3")
+	if code != 0 {
+		t.Fatalf("fork: exit %d\n%s", code, out)
+	}
+	var list []RunView
+	out, _ = gaffer(t, "--repo", dir, "list", "--json")
+	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list) != 2 {
+		t.Fatalf("list: %v\n%s", err, out)
+	}
+	fork := list[0].RunID
+	if fork == "r-orig" {
+		fork = list[1].RunID
+	}
+	if out, code := gaffer(t, "--repo", dir, "resume", fork); code != ExitAwaitingApproval {
+		t.Fatalf("resume %s: exit %d\n%s", fork, code, out)
+	}
+	if out, code := gaffer(t, "--repo", dir, "approve", fork); code != 0 {
+		t.Fatalf("approve %s: exit %d\n%s", fork, code, out)
+	}
+	if got := gitOut(t, dir, "log", "-1", "--skip=1", "--format=%(trailers:key=Gaffer-Run,valueonly)"); got != fork {
+		t.Fatalf("the fork's commits carry run %q, want %q", got, fork)
+	}
+	if v := statusJSON(t, "--repo", dir, "r-orig"); v.Status != "awaiting_approval" {
+		t.Fatalf("the original run changed: %s", v.Status)
+	}
+}
