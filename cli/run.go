@@ -78,6 +78,14 @@ func (e *env) newRun(ctx context.Context, o RunOptions) (state.ExecutionState, e
 	if (o.PlanFile == "") == (o.Goal == "") && o.PlanFile == "" {
 		return zero, exitf(ExitUsage, "give --plan FILE or --goal TEXT")
 	}
+	switch o.Driver {
+	case "", "script":
+		if o.Script == "" {
+			return zero, exitf(ExitPrecondition, "the script driver needs --script FILE (see agent/SCRIPT-FORMAT.md)")
+		}
+	default:
+		return zero, exitf(ExitPrecondition, "%w %q: this build has the script driver only", ErrUnsupportedDriver, o.Driver)
+	}
 	if !o.AllowDirty {
 		st, err := e.repo.Status(ctx)
 		if err != nil {
