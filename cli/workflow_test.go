@@ -219,7 +219,7 @@ func TestTerminalAsksFeedbackThenApproves(t *testing.T) {
 	if n := strings.Count(out, "Approve this plan?"); n != 2 {
 		t.Fatalf("asked %d times, want 2 (feedback, then approve):\n%s", n, out)
 	}
-	if !strings.Contains(out, "revision 1") || !strings.Contains(out, "✓ Phase 4") {
+	if !strings.Contains(out, "revision 1") || !strings.Contains(out, "Phase 4 (impl): ✓ Completed") {
 		t.Fatalf("no replan or no finished tree:\n%s", out)
 	}
 	v := statusJSON(t, "--repo", dir)
