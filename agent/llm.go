@@ -250,6 +250,14 @@ func (d *LLMDriver) Run(ctx context.Context, s Session) (Report, error) {
 	return d.redactReport(rep), d.redactErr(err)
 }
 
+// Forget drops the conversation kept for sessionID, when the workflow is
+// done with it; a later Run with that id starts afresh.
+func (d *LLMDriver) Forget(sessionID string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.sessions, sessionID)
+}
+
 // session returns the conversation for s, making a new one when s has no
 // SessionID or one the driver does not know.
 func (d *LLMDriver) session(s Session) (string, *llmSession) {

@@ -488,3 +488,64 @@ func TestGlobRegexp(t *testing.T) {
 		t.Errorf("../*: %v", err)
 	}
 }
+
+func TestLLMDriverCancelled(t *testing.T) {
+	tl := newTestLLM(t, ProviderOpenAI, LLMConfig{},
+		fakellm.Turn{Calls: []fakellm.Call{call("run_command", `{"command":"sleep 30"}`)}},
+		fakellm.Turn{Text: "never"})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := Session{Role: RoleDeveloper, Prompt: "go", Dir: t.TempDir(), OnMessage: func(m Message) {
+		if m.Kind == ToolCall {
+			cancel()
+		}
+	}}
+	rep, err := tl.d.Run(ctx, s)
+	if !errors.Is(err, context.Canceled) || rep.Status != StatusFailed {
+		t.Fatalf("error %v, report %+v; want context.Canceled", err, rep)
+	}
+	// A cancelled wait between attempts stops too.
+	tl = newTestLLM(t, ProviderOpenAI, LLMConfig{}, fakellm.Turn{Status: 429}, fakellm.Turn{Text: "never"})
+	tl.d.cfg.Sleep = func(context.Context, time.Duration) error { return context.DeadlineExceeded }
+	if _, err := tl.d.Run(context.Background(), Session{Role: RoleDeveloper, Prompt: "go", Dir: t.TempDir()}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("error %v, want context.DeadlineExceeded", err)
+	}
+}
+
+func TestLLMDriverConcurrentSessions(t *testing.T) {
+	const n = 4
+	turns := make([]fakellm.Turn, n)
+	for i := range turns {
+		turns[i] = fakellm.Turn{Text: "ok", Input: 1}
+	}
+	tl := newTestLLM(t, ProviderAnthropic, LLMConfig{}, turns...)
+	dir := t.TempDir()
+	type result struct {
+		rep Report
+		err error
+	}
+	out := make(chan result, n)
+	for range n {
+		go func() {
+			rep, err := tl.d.Run(context.Background(), Session{Role: RoleEvaluator, RunID: "r", Prompt: "go", Dir: dir})
+			out <- result{rep, err}
+		}()
+	}
+	ids := map[string]bool{}
+	for range n {
+		r := <-out
+		if r.err != nil || r.rep.Output != "ok" {
+			t.Fatalf("run: %v, %+v", r.err, r.rep)
+		}
+		ids[r.rep.SessionID] = true
+	}
+	if len(ids) != n {
+		t.Errorf("session ids %v, want %d different", ids, n)
+	}
+	for id := range ids {
+		tl.d.Forget(id)
+	}
+	if len(tl.d.sessions) != 0 {
+		t.Errorf("Forget left %d sessions", len(tl.d.sessions))
+	}
+}
