@@ -549,3 +549,44 @@ func TestLLMDriverConcurrentSessions(t *testing.T) {
 		t.Errorf("Forget left %d sessions", len(tl.d.sessions))
 	}
 }
+
+func TestLLMDriverOllamaNeedsNoKey(t *testing.T) {
+	srv := fakellm.NewOpenAI(fakellm.Turn{Text: "hi from ollama"})
+	defer srv.Close()
+	d, err := NewLLMDriver(LLMConfig{Provider: ProviderOllama, BaseURL: srv.BaseURL(), Model: "qwen3", HTTPClient: srv.Client(),
+		Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := d.Run(context.Background(), Session{Role: RoleArchitect, Prompt: "plan", Dir: t.TempDir()})
+	if err != nil || rep.Output != "hi from ollama" || srv.Last().Model != "qwen3" {
+		t.Fatalf("run: %v, %+v", err, rep)
+	}
+}
+
+func TestLLMDriverGitTools(t *testing.T) {
+	dir := t.TempDir()
+	tb, err := NewToolbox(dir, ToolboxOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.Write("a.txt", "old\n"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := tb.Run(context.Background(), "git init -q && git add a.txt && git -c user.name=t -c user.email=t@t commit -qm init", nil)
+	if err != nil || res.Failed() {
+		t.Skipf("no git: %v %s", err, res.Output)
+	}
+	tl := newTestLLM(t, ProviderOpenAI, LLMConfig{},
+		fakellm.Turn{Calls: []fakellm.Call{call("edit_file", `{"path":"a.txt","old_text":"old","new_text":"new"}`)}},
+		fakellm.Turn{Calls: []fakellm.Call{call("git_status", `{}`), call("git_diff", `{"path":"a.txt"}`)}},
+		fakellm.Turn{Text: "done"})
+	r := tl.run(t, Session{Role: RoleDeveloper, Prompt: "go", Dir: dir})
+	if r.err != nil || r.rep.Status != StatusCompleted {
+		t.Fatalf("run: %v, %+v", r.err, r.rep)
+	}
+	got := tl.srv.Last().ToolResults
+	if len(got) != 3 || !strings.Contains(got[1], " M a.txt") || !strings.Contains(got[2], "-old\n+new") {
+		t.Errorf("git results %q", got)
+	}
+}
