@@ -75,7 +75,9 @@ type LLMConfig struct {
 	Models map[Role]string
 	// MaxTurns bounds the model calls of one Run; 0 means DefaultMaxTurns.
 	MaxTurns int
-	// TokenBudget bounds the input plus output tokens of one Run; 0 means
+	// TokenBudget bounds the input plus output tokens of one Run, checked
+	// after each model call: going over it ends the session failed (its
+	// Output kept when the model had already answered). 0 means
 	// DefaultTokenBudget.
 	TokenBudget int
 	// MaxOutputTokens bounds each Anthropic reply (the API requires a
