@@ -1,0 +1,266 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// cliResult is what a CLI agent's stdout says about its session.
+type cliResult struct {
+	parsed    bool   // the output held the format's final result
+	text      string // the final text
+	sessionID string
+	usage     Usage
+	costKnown bool // the agent reported its cost
+	isError   bool // the agent reported failure
+	errText   string
+	messages  []Message // what the session did, in order
+}
+
+// parseCLIOutput reads stdout in format f. It never fails: output that is
+// not in the format gives a result with parsed false.
+func parseCLIOutput(f OutputFormat, stdout []byte) cliResult {
+	switch f {
+	case OutputClaudeJSON:
+		return parseClaude(stdout)
+	case OutputCodexJSONL:
+		return parseCodex(stdout)
+	}
+	text := strings.TrimSpace(string(stdout))
+	return cliResult{parsed: true, text: text}
+}
+
+// claudeEvent is a Claude Code output object, read by key: the result
+// object of --output-format json, or one line of stream-json.
+type claudeEvent struct {
+	Type         string       `json:"type"`
+	Subtype      string       `json:"subtype"`
+	IsError      bool         `json:"is_error"`
+	Result       string       `json:"result"`
+	SessionID    string       `json:"session_id"`
+	TotalCostUSD *float64     `json:"total_cost_usd"`
+	Usage        *claudeUsage `json:"usage"`
+	Errors       []string     `json:"errors"`
+	Message      *struct {
+		Content json.RawMessage `json:"content"`
+	} `json:"message"`
+}
+
+type claudeUsage struct {
+	InputTokens              int `json:"input_tokens"`
+	OutputTokens             int `json:"output_tokens"`
+	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+}
+
+// usage counts cache writes as input and cache reads as cached tokens.
+func (u claudeUsage) usage() Usage {
+	return Usage{
+		InputTokens:  u.InputTokens + u.CacheCreationInputTokens,
+		OutputTokens: u.OutputTokens,
+		CachedTokens: u.CacheReadInputTokens,
+	}
+}
+
+type claudeBlock struct {
+	Type    string          `json:"type"`
+	Text    string          `json:"text"`
+	Name    string          `json:"name"`
+	Input   json.RawMessage `json:"input"`
+	Content json.RawMessage `json:"content"`
+	IsError bool            `json:"is_error"`
+}
+
+func parseClaude(stdout []byte) cliResult {
+	var r cliResult
+	if ev, ok := decodeClaude(bytes.TrimSpace(stdout)); ok && ev.Type == "result" {
+		r.takeClaudeResult(ev)
+		return r
+	}
+	for _, line := range bytes.Split(stdout, []byte("\n")) {
+		ev, ok := decodeClaude(bytes.TrimSpace(line))
+		if !ok {
+			continue
+		}
+		switch ev.Type {
+		case "system":
+			if ev.SessionID != "" {
+				r.sessionID = ev.SessionID
+			}
+		case "assistant", "user":
+			if ev.Message != nil {
+				r.messages = append(r.messages, claudeMessages(ev.Message.Content)...)
+			}
+		case "result":
+			r.takeClaudeResult(ev)
+		}
+	}
+	return r
+}
+
+func decodeClaude(b []byte) (claudeEvent, bool) {
+	var ev claudeEvent
+	if len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &ev) != nil {
+		return ev, false
+	}
+	return ev, true
+}
+
+func (r *cliResult) takeClaudeResult(ev claudeEvent) {
+	r.parsed = true
+	r.text = ev.Result
+	if ev.SessionID != "" {
+		r.sessionID = ev.SessionID
+	}
+	if ev.Usage != nil {
+		r.usage = ev.Usage.usage()
+	}
+	if ev.TotalCostUSD != nil {
+		r.usage.CostUSD, r.costKnown = *ev.TotalCostUSD, true
+	}
+	if ev.IsError || strings.HasPrefix(ev.Subtype, "error") {
+		r.isError = true
+		parts := []string{}
+		if ev.Result != "" {
+			parts = append(parts, ev.Result)
+		}
+		parts = append(parts, ev.Errors...)
+		if len(parts) == 0 {
+			parts = append(parts, "the agent reported an error ("+ev.Subtype+")")
+		}
+		r.errText = strings.Join(parts, "\n")
+	}
+}
+
+// claudeMessages turns a stream-json message's content blocks into Messages.
+func claudeMessages(content json.RawMessage) []Message {
+	var blocks []claudeBlock
+	if json.Unmarshal(content, &blocks) != nil {
+		return nil
+	}
+	var out []Message
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			out = append(out, Message{Kind: Text, Text: b.Text})
+		case "tool_use":
+			out = append(out, Message{Kind: ToolCall, Tool: b.Name, Input: string(b.Input)})
+		case "tool_result":
+			out = append(out, Message{Kind: ToolResult, Text: blockText(b.Content), IsError: b.IsError})
+		}
+	}
+	return out
+}
+
+// blockText returns a tool result's content, given as a string or as text
+// blocks.
+func blockText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var blocks []claudeBlock
+	if json.Unmarshal(raw, &blocks) != nil {
+		return string(raw)
+	}
+	parts := make([]string, 0, len(blocks))
+	for _, b := range blocks {
+		parts = append(parts, b.Text)
+	}
+	return strings.Join(parts, "\n")
+}
+
+// codexEvent is one line of "codex exec --json", read by key.
+type codexEvent struct {
+	Type     string `json:"type"`
+	ThreadID string `json:"thread_id"`
+	Message  string `json:"message"`
+	Usage    *struct {
+		InputTokens       int `json:"input_tokens"`
+		CachedInputTokens int `json:"cached_input_tokens"`
+		OutputTokens      int `json:"output_tokens"`
+	} `json:"usage"`
+	Error *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+	Item *struct {
+		Type             string `json:"type"`
+		Text             string `json:"text"`
+		Command          string `json:"command"`
+		AggregatedOutput string `json:"aggregated_output"`
+		ExitCode         *int   `json:"exit_code"`
+		Status           string `json:"status"`
+		Changes          []struct {
+			Path string `json:"path"`
+			Kind string `json:"kind"`
+		} `json:"changes"`
+	} `json:"item"`
+}
+
+// parseCodex reads codex's JSON lines: the thread id from thread.started,
+// the last agent_message as the final text, usage summed over
+// turn.completed, failure from turn.failed (or an error event when no turn
+// completed). Commands and file changes become tool messages.
+func parseCodex(stdout []byte) cliResult {
+	var r cliResult
+	var lastError string
+	completed := false
+	for _, line := range bytes.Split(stdout, []byte("\n")) {
+		line = bytes.TrimSpace(line)
+		var ev codexEvent
+		if len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &ev) != nil || ev.Type == "" {
+			continue
+		}
+		switch ev.Type {
+		case "thread.started":
+			r.sessionID = ev.ThreadID
+		case "turn.completed":
+			completed, r.parsed = true, true
+			if ev.Usage != nil {
+				r.usage = r.usage.Add(Usage{
+					InputTokens:  ev.Usage.InputTokens - ev.Usage.CachedInputTokens,
+					OutputTokens: ev.Usage.OutputTokens,
+					CachedTokens: ev.Usage.CachedInputTokens,
+				})
+			}
+		case "turn.failed":
+			r.parsed, r.isError = true, true
+			if ev.Error != nil {
+				r.errText = ev.Error.Message
+			}
+		case "error":
+			lastError = ev.Message
+		case "item.completed":
+			if ev.Item != nil {
+				r.codexItem(ev)
+			}
+		}
+	}
+	if !completed && !r.isError && lastError != "" {
+		r.parsed, r.isError, r.errText = true, true, lastError
+	}
+	if r.isError && r.errText == "" {
+		r.errText = "the agent's turn failed"
+	}
+	return r
+}
+
+func (r *cliResult) codexItem(ev codexEvent) {
+	it := ev.Item
+	switch it.Type {
+	case "agent_message":
+		r.text = it.Text
+		r.messages = append(r.messages, Message{Kind: Text, Text: it.Text})
+	case "command_execution":
+		failed := it.Status == "failed" || (it.ExitCode != nil && *it.ExitCode != 0)
+		r.messages = append(r.messages,
+			Message{Kind: ToolCall, Tool: ToolRun, Input: it.Command},
+			Message{Kind: ToolResult, Tool: ToolRun, Text: it.AggregatedOutput, IsError: failed})
+	case "file_change":
+		for _, c := range it.Changes {
+			r.messages = append(r.messages, Message{Kind: ToolCall, Tool: ToolEdit, Input: fmt.Sprintf("%s %s", c.Kind, c.Path)})
+		}
+	}
+}
