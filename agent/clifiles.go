@@ -82,4 +82,3 @@ func changedPaths(before, after treeState) []string {
 	slices.Sort(out)
 	return slices.Compact(out)
 }
-
