@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -29,6 +30,8 @@ type CLIOptions struct {
 	Template CLITemplate
 	// Model replaces {model}; empty leaves the agent's own default.
 	Model string
+	// MaxTurns replaces {max_turns}; 0 leaves the agent's own limit.
+	MaxTurns int
 	// Environ is the environment the command starts from; nil means the
 	// process's own. The template's Env and then Env are added to it.
 	Environ []string
@@ -120,6 +123,9 @@ func (d *CLIDriver) Run(ctx context.Context, s Session) (Report, error) {
 	defer os.RemoveAll(tmp)
 
 	v := placeholders{prompt: s.Prompt, dir: dir, model: d.opts.Model, session: s.SessionID}
+	if d.opts.MaxTurns > 0 {
+		v.maxTurns = strconv.Itoa(d.opts.MaxTurns)
+	}
 	if d.opts.Template.prompt() == PromptFile {
 		v.promptFile = filepath.Join(tmp, "prompt.md")
 		if err := os.WriteFile(v.promptFile, []byte(s.Prompt), 0o600); err != nil {
@@ -132,7 +138,7 @@ func (d *CLIDriver) Run(ctx context.Context, s Session) (Report, error) {
 
 	run, err := d.start(ctx, argv, dir, env, s.Prompt, tmp)
 	if err != nil {
-		return Report{}, fmt.Errorf("agent: %s: start %s: %w", label(s), argv[0], err)
+		return Report{}, fmt.Errorf("agent: %s: %s: %w", label(s), argv[0], err)
 	}
 	if ctx.Err() != nil {
 		return Report{}, fmt.Errorf("agent: %s: %w", label(s), ctx.Err())
@@ -165,6 +171,9 @@ func (d *CLIDriver) Run(ctx context.Context, s Session) (Report, error) {
 	for _, m := range res.messages {
 		s.emit(m)
 	}
+	if len(res.messages) == 0 && rep.Output != "" {
+		s.emit(Message{Kind: Text, Text: rep.Output})
+	}
 	if !rep.Usage.IsZero() {
 		s.emit(Message{Kind: UsageUpdate, Usage: rep.Usage})
 	}
@@ -180,10 +189,10 @@ func (d *CLIDriver) failure(program string, run cliRun, res cliResult) string {
 	case res.isError:
 		why = append(why, res.errText)
 		if run.exitCode != 0 {
-			why = append(why, fmt.Sprintf("(%s exited with status %d)", filepath.Base(program), run.exitCode))
+			why = append(why, "("+exitText(program, run.exitCode)+")")
 		}
 	case run.exitCode != 0:
-		why = append(why, fmt.Sprintf("%s exited with status %d", filepath.Base(program), run.exitCode))
+		why = append(why, exitText(program, run.exitCode))
 		if out := strings.TrimSpace(string(run.stdout)); out != "" && !res.parsed {
 			why = append(why, "stdout:\n"+out)
 		} else if res.text != "" {
@@ -196,6 +205,15 @@ func (d *CLIDriver) failure(program string, run cliRun, res cliResult) string {
 		why = append(why, "stderr:\n"+e)
 	}
 	return strings.Join(why, "\n")
+}
+
+// exitText says how the program ended: "claude exited with status 1", or
+// "claude was killed by a signal".
+func exitText(program string, code int) string {
+	if code < 0 {
+		return filepath.Base(program) + " was killed by a signal"
+	}
+	return fmt.Sprintf("%s exited with status %d", filepath.Base(program), code)
 }
 
 // environ returns the command's environment: the base, then the
@@ -259,7 +277,7 @@ func (d *CLIDriver) start(ctx context.Context, argv []string, dir string, env []
 	}
 	startInGroup(cmd)
 	if err := cmd.Start(); err != nil {
-		return cliRun{}, err
+		return cliRun{}, fmt.Errorf("start: %w", err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -279,11 +297,11 @@ func (d *CLIDriver) start(ctx context.Context, argv []string, dir string, env []
 	run.exitCode = cmd.ProcessState.ExitCode()
 
 	if run.stdout, err = readCapped(stdout, d.opts.MaxOutput); err != nil {
-		return run, err
+		return run, fmt.Errorf("read stdout: %w", err)
 	}
 	tail, err := readTail(stderr, maxStderr)
 	if err != nil {
-		return run, err
+		return run, fmt.Errorf("read stderr: %w", err)
 	}
 	run.stderr = tail
 	return run, nil

@@ -20,7 +20,7 @@ import (
 
 // claudeCode returns a CLIDriver running the real Claude Code, with the
 // Claude template, talking to srv, with home as its HOME.
-func claudeCode(t *testing.T, srv *fakeanthropic.Server, home string) *CLIDriver {
+func claudeCode(t *testing.T, srv *fakeanthropic.Server, home string, maxTurns int) *CLIDriver {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("drives the real Claude Code CLI; skipped in -short")
@@ -39,6 +39,7 @@ func claudeCode(t *testing.T, srv *fakeanthropic.Server, home string) *CLIDriver
 	return newCLI(t, CLIOptions{
 		Template: tmpl,
 		Model:    "claude-sonnet-4-5",
+		MaxTurns: maxTurns,
 		Environ:  []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "LANG=C.UTF-8"},
 		Env: map[string]string{
 			"ANTHROPIC_BASE_URL":                       srv.URL,
@@ -83,7 +84,7 @@ func writeThenResume(r fakeanthropic.Request) fakeanthropic.Reply {
 func TestClaudeCodeWriteThenResume(t *testing.T) {
 	srv := startFake(t, writeThenResume)
 	home, dir := t.TempDir(), gitRepo(t)
-	d := claudeCode(t, srv, home)
+	d := claudeCode(t, srv, home, 0)
 
 	var msgs []Message
 	rep, err := d.Run(context.Background(), Session{
@@ -146,7 +147,7 @@ func TestClaudeCodeAPIErrorIsFailedReport(t *testing.T) {
 	srv := startFake(t, func(fakeanthropic.Request) fakeanthropic.Reply {
 		return fakeanthropic.Reply{Status: 400, ErrorMessage: "credit balance too low for test"}
 	})
-	d := claudeCode(t, srv, t.TempDir())
+	d := claudeCode(t, srv, t.TempDir(), 0)
 	rep, err := d.Run(context.Background(), Session{Role: RoleReviewer, Dir: gitRepo(t), Prompt: "review it"})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
@@ -156,5 +157,22 @@ func TestClaudeCodeAPIErrorIsFailedReport(t *testing.T) {
 	}
 	if strings.Contains(rep.Error, "test-key") {
 		t.Errorf("the API key is in the report: %q", rep.Error)
+	}
+}
+
+func TestClaudeCodeMaxTurns(t *testing.T) {
+	srv := startFake(t, func(r fakeanthropic.Request) fakeanthropic.Reply { // a model that never stops
+		return fakeanthropic.Reply{ToolUses: []fakeanthropic.ToolUse{{Name: "Write", Input: map[string]string{"file_path": "loop.txt", "content": "again\n"}}}}
+	})
+	d := claudeCode(t, srv, t.TempDir(), 2)
+	rep, err := d.Run(context.Background(), Session{Role: RoleDeveloper, Dir: gitRepo(t), Prompt: "loop"})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if rep.Status != StatusFailed || !strings.Contains(rep.Error, "maximum number of turns (2)") {
+		t.Fatalf("report = %+v, want failed at the turn limit", rep)
+	}
+	if n := len(srv.Requests()); n != 2 {
+		t.Errorf("the model was called %d times, want 2 (--max-turns=2)", n)
 	}
 }

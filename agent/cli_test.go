@@ -44,16 +44,24 @@ func gitRepo(t *testing.T) string {
 	return dir
 }
 
-// alive reports whether process pid exists and is not a zombie.
+// alive reports whether process pid still runs after SIGKILL has had time
+// to land: a process is gone when /proc no longer lists it or lists it as a
+// zombie. SIGKILL is delivered asynchronously, so this waits up to 10s for
+// the process to go before saying it is alive.
 func alive(t *testing.T, pid int) bool {
 	t.Helper()
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
+	for range 1000 {
+		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return false
+		}
+		s := string(data)
+		if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) && s[i+2] == 'Z' {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+	return true
 }
 
 // readPids reads the "SHELL CHILD" pids a fakeagent.sh mode wrote.
@@ -198,7 +206,7 @@ func TestCLIReportedErrorIsFailedReport(t *testing.T) {
 func TestCLICannotStart(t *testing.T) {
 	d := newCLI(t, CLIOptions{Template: CLITemplate{Command: []string{"gaffer-no-such-agent-xyz"}}})
 	_, err := d.Run(context.Background(), Session{Role: RoleDeveloper, Dir: t.TempDir()})
-	if err == nil || !strings.Contains(err.Error(), "start gaffer-no-such-agent-xyz") || strings.Contains(err.Error(), "\n") {
+	if err == nil || !strings.Contains(err.Error(), "gaffer-no-such-agent-xyz: start: ") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("Run error = %v, want a one-line start error", err)
 	}
 	_, err = d.Run(context.Background(), Session{Role: "boss", Dir: t.TempDir()})
@@ -382,9 +390,9 @@ func TestClaudeArgv(t *testing.T) {
 	if !slices.Equal(args, want) || resuming {
 		t.Errorf("fresh argv = %q (resuming %v), want %q", args, resuming, want)
 	}
-	v.model, v.session = "opus", "abc"
+	v.model, v.session, v.maxTurns = "opus", "abc", "7"
 	args, resuming = ClaudeCodeTemplate().argv(v)
-	want = []string{"claude", "-p", "--output-format", "json", "--dangerously-skip-permissions", "--model=opus", "--resume", "abc"}
+	want = []string{"claude", "-p", "--output-format", "json", "--dangerously-skip-permissions", "--model=opus", "--max-turns=7", "--resume", "abc"}
 	if !slices.Equal(args, want) || !resuming {
 		t.Errorf("resume argv = %q (resuming %v), want %q", args, resuming, want)
 	}

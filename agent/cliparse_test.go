@@ -32,7 +32,7 @@ func TestParseClaudeStreamJSON(t *testing.T) {
 
 func TestParseClaudeErrors(t *testing.T) {
 	cases := map[string]string{
-		`{"type":"result","subtype":"error_max_turns","is_error":false,"session_id":"s"}`:               "the agent reported an error (error_max_turns)",
+		`{"type":"result","subtype":"error_max_turns","is_error":false,"session_id":"s"}`:                "the agent reported an error (error_max_turns)",
 		`{"type":"result","subtype":"error_during_execution","errors":["boom","bang"],"session_id":"s"}`: "boom\nbang",
 		`{"is_error":true,"result":"API Error: 401","type":"result","subtype":"success"}`:                "API Error: 401",
 	}

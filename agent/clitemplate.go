@@ -39,6 +39,7 @@ const (
 	PlaceholderDir        = "{dir}"         // the repository's absolute path
 	PlaceholderModel      = "{model}"       // CLIOptions.Model
 	PlaceholderSession    = "{session}"     // Session.SessionID, the session to continue
+	PlaceholderMaxTurns   = "{max_turns}"   // CLIOptions.MaxTurns
 )
 
 // ErrInvalidTemplate is returned for a CLITemplate that cannot be run.
@@ -48,10 +49,11 @@ var ErrInvalidTemplate = errors.New("agent: invalid CLI template")
 // an argument list with placeholders, not a shell string — so it can live
 // in a configuration file.
 //
-// Placeholders ({prompt}, {prompt_file}, {dir}, {model}, {session}) may
-// appear anywhere inside an argument or an Env value. An argument that
-// uses {model} or {session} is left out when that value is empty, so a
-// template says "--model={model}" to pass the model only when there is one.
+// Placeholders ({prompt}, {prompt_file}, {dir}, {model}, {session},
+// {max_turns}) may appear anywhere inside an argument or an Env value. An
+// argument that uses {model}, {session} or {max_turns} is left out when
+// that value is empty (or 0), so a template says "--model={model}" to pass
+// the model only when there is one.
 type CLITemplate struct {
 	// Command is the argument list of a fresh session; Command[0] is the
 	// program, looked up in PATH when it has no slash.
@@ -70,11 +72,12 @@ type CLITemplate struct {
 
 // ClaudeCodeTemplate returns the template for Claude Code ("claude -p"):
 // the prompt on stdin, JSON output, permissions skipped (the session runs
-// unattended in its own repository), --resume to continue a session.
+// unattended in its own repository), the model and the turn limit when
+// they are set, --resume to continue a session.
 // IS_SANDBOX=1 lets --dangerously-skip-permissions start when gaffer runs
 // as root, as it does in containers.
 func ClaudeCodeTemplate() CLITemplate {
-	base := []string{"claude", "-p", "--output-format", "json", "--dangerously-skip-permissions", "--model={model}"}
+	base := []string{"claude", "-p", "--output-format", "json", "--dangerously-skip-permissions", "--model={model}", "--max-turns={max_turns}"}
 	return CLITemplate{
 		Command:       base,
 		ResumeCommand: append(slices.Clone(base), "--resume", PlaceholderSession),
@@ -192,7 +195,8 @@ func (t CLITemplate) argv(v placeholders) ([]string, bool) {
 	out := make([]string, 0, len(args))
 	for _, a := range args {
 		if (v.model == "" && strings.Contains(a, PlaceholderModel)) ||
-			(v.session == "" && strings.Contains(a, PlaceholderSession)) {
+			(v.session == "" && strings.Contains(a, PlaceholderSession)) ||
+			(v.maxTurns == "" && strings.Contains(a, PlaceholderMaxTurns)) {
 			continue
 		}
 		out = append(out, r.Replace(a))
@@ -213,7 +217,7 @@ func (t CLITemplate) env(v placeholders) []string {
 
 // placeholders holds the values the placeholders stand for.
 type placeholders struct {
-	prompt, promptFile, dir, model, session string
+	prompt, promptFile, dir, model, session, maxTurns string
 }
 
 // replacer replaces every placeholder in one pass, so a value that itself
@@ -225,5 +229,6 @@ func (v placeholders) replacer() *strings.Replacer {
 		PlaceholderDir, v.dir,
 		PlaceholderModel, v.model,
 		PlaceholderSession, v.session,
+		PlaceholderMaxTurns, v.maxTurns,
 	)
 }
