@@ -280,3 +280,25 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestCLIOptions(t *testing.T) {
+	c, err := LoadFile(filepath.Join("testdata", "gaffer.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := c.Effective("fast")
+	opts, err := p.CLIOptions(agent.RoleDeveloper)
+	if err != nil {
+		t.Fatalf("CLIOptions: %v", err)
+	}
+	if opts.Model != "claude-sonnet-4-5" || opts.MaxTurns != 40 || opts.Template.Env["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] != "32000" ||
+		opts.Cost("my-model", agent.Usage{OutputTokens: 1_000_000}) != 4 {
+		t.Errorf("options = %+v", opts)
+	}
+	if _, err := agent.NewCLIDriver(opts); err != nil {
+		t.Errorf("NewCLIDriver: %v", err)
+	}
+	if _, err := p.CLIOptions(agent.RoleArchitect); err == nil {
+		t.Error("CLIOptions for an llm role did not fail")
+	}
+}

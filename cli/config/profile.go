@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 
@@ -254,4 +255,20 @@ func or[T comparable](a, b T) T {
 		return a
 	}
 	return b
+}
+
+// CLIOptions returns the options of an agent.CLIDriver for role r: the
+// role's template and model, the profile's turn limit and prices. The
+// caller adds what the environment gives (Environ, Env, Timeout). It is an
+// error when the role does not use driver cli or names no known template.
+func (p Profile) CLIOptions(r agent.Role) (agent.CLIOptions, error) {
+	rs := p.Role(r)
+	if rs.Driver != DriverCLI {
+		return agent.CLIOptions{}, fmt.Errorf("config: profile %s: the %s uses driver %q, not cli", p.Name, r, rs.Driver)
+	}
+	t, ok := p.Template(rs.Agent)
+	if !ok {
+		return agent.CLIOptions{}, fmt.Errorf("config: profile %s: the %s uses agent %q, which is not defined", p.Name, r, rs.Agent)
+	}
+	return agent.CLIOptions{Template: t, Model: rs.Model, MaxTurns: p.Limits.MaxTurns, Cost: p.Cost}, nil
 }
