@@ -126,17 +126,21 @@ func (d *CLIDriver) Run(ctx context.Context, s Session) (Report, error) {
 	if d.opts.MaxTurns > 0 {
 		v.maxTurns = strconv.Itoa(d.opts.MaxTurns)
 	}
+	// The prompt goes to a file outside the repository: for PromptFile its
+	// path is the placeholder, for PromptStdin it is opened as stdin (a file,
+	// not a pipe, so nothing blocks on an agent that does not read it).
+	promptFile := filepath.Join(tmp, "prompt.md")
+	if err := os.WriteFile(promptFile, []byte(s.Prompt), 0o600); err != nil {
+		return Report{}, fmt.Errorf("agent: %s: %w", label(s), err)
+	}
 	if d.opts.Template.prompt() == PromptFile {
-		v.promptFile = filepath.Join(tmp, "prompt.md")
-		if err := os.WriteFile(v.promptFile, []byte(s.Prompt), 0o600); err != nil {
-			return Report{}, fmt.Errorf("agent: %s: %w", label(s), err)
-		}
+		v.promptFile = promptFile
 	}
 	argv, resuming := d.opts.Template.argv(v)
 	env := d.environ(v)
 	before, isRepo := snapshotTree(ctx, dir, d.opts.Environ)
 
-	run, err := d.start(ctx, argv, dir, env, s.Prompt, tmp)
+	run, err := d.start(ctx, argv, dir, env, promptFile, tmp)
 	if err != nil {
 		return Report{}, fmt.Errorf("agent: %s: %s: %w", label(s), argv[0], err)
 	}
@@ -254,10 +258,11 @@ type cliRun struct {
 	timedOut bool
 }
 
-// start runs argv to its end: stdout and stderr go to files in tmp (so a
-// child that keeps them open cannot hold up the wait), the process group is
-// killed when the process ends, times out or ctx ends.
-func (d *CLIDriver) start(ctx context.Context, argv []string, dir string, env []string, prompt, tmp string) (cliRun, error) {
+// start runs argv to its end: stdin comes from promptFile (PromptStdin),
+// stdout and stderr go to files in tmp (so a child that keeps them open
+// cannot hold up the wait), and the process group is killed when the
+// process ends, times out or ctx ends.
+func (d *CLIDriver) start(ctx context.Context, argv []string, dir string, env []string, promptFile, tmp string) (cliRun, error) {
 	stdout, err := os.Create(filepath.Join(tmp, "stdout"))
 	if err != nil {
 		return cliRun{}, err
@@ -273,7 +278,12 @@ func (d *CLIDriver) start(ctx context.Context, argv []string, dir string, env []
 	cmd.Dir, cmd.Env = dir, env
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if d.opts.Template.prompt() == PromptStdin {
-		cmd.Stdin = strings.NewReader(prompt)
+		in, err := os.Open(promptFile)
+		if err != nil {
+			return cliRun{}, err
+		}
+		defer in.Close()
+		cmd.Stdin = in
 	}
 	startInGroup(cmd)
 	if err := cmd.Start(); err != nil {

@@ -119,7 +119,10 @@ func TestCLIKillsLeftoversAtExit(t *testing.T) {
 	needProc(t)
 	pidFile := filepath.Join(t.TempDir(), "pids")
 	d := newCLI(t, CLIOptions{Template: fakeAgent(t, OutputText, "leftover", pidFile)})
-	rep, err := d.Run(context.Background(), Session{Role: RoleDeveloper, Dir: t.TempDir()})
+	// The agent does not read its 1 MiB prompt and its child keeps stdin
+	// open: Run must not wait on either.
+	prompt := strings.Repeat("x", 1<<20)
+	rep, err := d.Run(context.Background(), Session{Role: RoleDeveloper, Dir: t.TempDir(), Prompt: prompt})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}

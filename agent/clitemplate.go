@@ -14,7 +14,7 @@ type PromptMode string
 // The ways of handing a prompt to a CLI agent.
 const (
 	PromptStdin PromptMode = "stdin" // written to the process's standard input
-	PromptArg   PromptMode = "arg"   // put in place of {prompt} in the command
+	PromptArg   PromptMode = "arg"   // put in place of {prompt} in the command (an argument is limited in size: 128 KiB on Linux)
 	PromptFile  PromptMode = "file"  // written to a file outside the repository whose path replaces {prompt_file}
 )
 
