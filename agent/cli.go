@@ -148,24 +148,30 @@ func (d *CLIDriver) Run(ctx context.Context, s Session) (Report, error) {
 		return Report{}, fmt.Errorf("agent: %s: %w", label(s), ctx.Err())
 	}
 
+	rep := d.report(s, argv[0], resuming, run)
+	if isRepo {
+		if after, ok := snapshotTree(context.WithoutCancel(ctx), dir, d.opts.Environ); ok {
+			rep.FilesChanged = changedPaths(before, after)
+		}
+	}
+	return rep, nil
+}
+
+// report reads the session's report from how its process ended, and
+// streams its messages.
+func (d *CLIDriver) report(s Session, program string, resuming bool, run cliRun) Report {
 	res := parseCLIOutput(d.opts.Template.output(), run.stdout)
-	rep := Report{Status: StatusCompleted, SessionID: res.sessionID, Usage: res.usage}
+	rep := Report{Status: StatusCompleted, Output: res.text, SessionID: res.sessionID, Usage: res.usage}
+	if !res.parsed {
+		rep.Output = strings.TrimSpace(string(run.stdout))
+	}
 	if rep.SessionID == "" && resuming {
 		rep.SessionID = s.SessionID
 	}
 	if !res.costKnown && d.opts.Cost != nil {
 		rep.Usage.CostUSD = d.opts.Cost(d.opts.Model, rep.Usage)
 	}
-	rep.Output = res.text
-	if !res.parsed {
-		rep.Output = strings.TrimSpace(string(run.stdout))
-	}
-	if isRepo {
-		if after, ok := snapshotTree(context.WithoutCancel(ctx), dir, d.opts.Environ); ok {
-			rep.FilesChanged = changedPaths(before, after)
-		}
-	}
-	if why := d.failure(argv[0], run, res); why != "" {
+	if why := d.failure(program, run, res); why != "" {
 		rep.Status = StatusFailed
 		rep.Error = d.redact(why)
 		rep.Summary = firstLine(rep.Error)
@@ -181,7 +187,7 @@ func (d *CLIDriver) Run(ctx context.Context, s Session) (Report, error) {
 	if !rep.Usage.IsZero() {
 		s.emit(Message{Kind: UsageUpdate, Usage: rep.Usage})
 	}
-	return rep, nil
+	return rep
 }
 
 // failure returns why the session failed, or "" when it did not.
