@@ -139,8 +139,9 @@ func TestCLICancelIsAnError(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pids")
 	d := newCLI(t, CLIOptions{Template: fakeAgent(t, OutputText, "hang", pidFile), KillGrace: 50 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	go func() {
-		for { // cancel once the agent is up
+		for ctx.Err() == nil { // cancel once the agent is up
 			if _, err := os.Stat(pidFile); err == nil {
 				cancel()
 				return

@@ -172,6 +172,9 @@ func (c *Config) validate() error {
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.f.Profiles)) {
 		at := "profiles." + name
+		if name == "" || strings.ContainsAny(name, " \t\n.") {
+			return c.errAt(at, "profile name %q must be a non-empty word (no spaces or dots)", name)
+		}
 		if err := c.checkOwn(at, c.f.Profiles[name]); err != nil {
 			return err
 		}

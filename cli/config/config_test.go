@@ -179,6 +179,7 @@ func TestValidation(t *testing.T) {
 		{"llm without provider", "profiles:\n  p:\n    driver: llm\n", `gaffer.yaml:2: the architect uses driver llm but the profile has no provider.name`},
 		{"bad template", "profiles:\n  p:\n    agents:\n      x: {command: [x], prompt: arg}\n",
 			`gaffer.yaml:4: agent "x": agent: invalid CLI template: prompt arg needs {prompt} in command`},
+		{"bad profile name", "profiles:\n  \"my profile\": {}\n", `gaffer.yaml:2: profile name "my profile" must be a non-empty word (no spaces or dots)`},
 		{"missing default profile", "default_profile: fast\n", `gaffer.yaml:1: default_profile "fast" is not a profile`},
 	}
 	for _, c := range cases {
