@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,7 +34,8 @@ type CLIOptions struct {
 	// MaxTurns replaces {max_turns}; 0 leaves the agent's own limit.
 	MaxTurns int
 	// Environ is the environment the command starts from; nil means the
-	// process's own. The template's Env and then Env are added to it.
+	// process's own. Its secrets are withheld except those the template's
+	// PassEnv names; the template's Env and then Env are added to it.
 	Environ []string
 	// Env is added last, over the template's: a provider's base URL, a
 	// fresh HOME, ...
@@ -226,10 +228,17 @@ func exitText(program string, code int) string {
 	return fmt.Sprintf("%s exited with status %d", filepath.Base(program), code)
 }
 
-// environ returns the command's environment: the base, then the
-// template's additions, then CLIOptions.Env (later entries win).
+// environ returns the command's environment: the base without the secrets
+// the template does not pass, then the template's additions, then
+// CLIOptions.Env (later entries win).
 func (d *CLIDriver) environ(v placeholders) []string {
-	env := append([]string(nil), d.opts.Environ...)
+	env := make([]string, 0, len(d.opts.Environ)+len(d.opts.Template.Env)+len(d.opts.Env))
+	for _, kv := range d.opts.Environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !isSecretName(name) || slices.Contains(d.opts.Template.PassEnv, name) {
+			env = append(env, kv)
+		}
+	}
 	env = append(env, d.opts.Template.env(v)...)
 	extra := CLITemplate{Env: d.opts.Env}
 	return append(env, extra.env(v)...)

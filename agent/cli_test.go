@@ -401,3 +401,29 @@ func TestClaudeArgv(t *testing.T) {
 		t.Errorf("resume argv = %q (resuming %v), want %q", args, resuming, want)
 	}
 }
+
+func TestCLIWithholdsSecrets(t *testing.T) {
+	tmpl := fakeAgent(t, OutputText, "argv")
+	environ := []string{"PATH=" + os.Getenv("PATH"), "SECRET_API_KEY=from-env", "GITHUB_TOKEN=gh-secret", "PLAIN=1"}
+	for _, pass := range []bool{false, true} {
+		tmpl.PassEnv = nil
+		if pass {
+			tmpl.PassEnv = []string{"SECRET_API_KEY"}
+		}
+		d := newCLI(t, CLIOptions{Template: tmpl, Environ: environ})
+		rep, err := d.Run(context.Background(), Session{Role: RoleDeveloper, Dir: t.TempDir()})
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if got := strings.Contains(rep.Output, "env:SECRET_API_KEY=from-env"); got != pass {
+			t.Errorf("PassEnv %q: the agent got SECRET_API_KEY: %v\n%s", tmpl.PassEnv, got, rep.Output)
+		}
+	}
+	// What CLIOptions.Env sets is passed even when it looks secret.
+	tmpl.PassEnv = nil
+	d := newCLI(t, CLIOptions{Template: tmpl, Environ: environ, Env: map[string]string{"SECRET_API_KEY": "explicit"}})
+	rep, err := d.Run(context.Background(), Session{Role: RoleDeveloper, Dir: t.TempDir()})
+	if err != nil || !strings.Contains(rep.Output, "env:SECRET_API_KEY=explicit") {
+		t.Fatalf("explicit Env not passed: %v\n%s", err, rep.Output)
+	}
+}

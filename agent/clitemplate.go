@@ -64,6 +64,11 @@ type CLITemplate struct {
 	ResumeCommand []string `yaml:"resume_command,omitempty" json:"resume_command,omitempty"`
 	// Env is added to the environment the command gets.
 	Env map[string]string `yaml:"env,omitempty" json:"env,omitempty"`
+	// PassEnv names the secret variables the agent gets from the
+	// environment. The others named like secrets (…_API_KEY, …_TOKEN,
+	// …_SECRET, …_PASSWORD, …) are withheld, since the agent runs commands
+	// in the repository. Env is always passed.
+	PassEnv []string `yaml:"pass_env,omitempty" json:"pass_env,omitempty"`
 	// Prompt is how the prompt is handed over; empty means PromptStdin.
 	Prompt PromptMode `yaml:"prompt,omitempty" json:"prompt,omitempty"`
 	// Output is how stdout is read; empty means OutputText.
@@ -82,6 +87,7 @@ func ClaudeCodeTemplate() CLITemplate {
 		Command:       base,
 		ResumeCommand: append(slices.Clone(base), "--resume", PlaceholderSession),
 		Env:           map[string]string{"IS_SANDBOX": "1"},
+		PassEnv:       []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"},
 		Prompt:        PromptStdin,
 		Output:        OutputClaudeJSON,
 	}
@@ -96,6 +102,7 @@ func CodexTemplate() CLITemplate {
 	return CLITemplate{
 		Command:       append(slices.Clone(base), "-"),
 		ResumeCommand: append(slices.Clone(base), "resume", PlaceholderSession, "-"),
+		PassEnv:       []string{"OPENAI_API_KEY", "CODEX_API_KEY"},
 		Prompt:        PromptStdin,
 		Output:        OutputCodexJSONL,
 	}
@@ -112,6 +119,7 @@ func (t CLITemplate) Clone() CLITemplate {
 	t.Command = slices.Clone(t.Command)
 	t.ResumeCommand = slices.Clone(t.ResumeCommand)
 	t.Env = maps.Clone(t.Env)
+	t.PassEnv = slices.Clone(t.PassEnv)
 	return t
 }
 

@@ -53,6 +53,9 @@ func TestExampleFile(t *testing.T) {
 		!slices.Equal(claude.Command, agent.ClaudeCodeTemplate().Command) {
 		t.Errorf("claude template = %+v, want the built-in with one more env entry", claude)
 	}
+	if !slices.Equal(claude.PassEnv, []string{"ANTHROPIC_API_KEY"}) {
+		t.Errorf("claude pass_env = %q, want the file's list", claude.PassEnv)
+	}
 	if aider, ok := p.Template("aider"); !ok || aider.Prompt != agent.PromptFile || aider.Command[0] != "aider" {
 		t.Errorf("aider template = %+v", aider)
 	}

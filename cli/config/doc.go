@@ -39,6 +39,7 @@
 //	    agents:                    # CLI templates: add new ones, or override built-ins field by field
 //	      claude:
 //	        env: {CLAUDE_CODE_MAX_OUTPUT_TOKENS: "32000"}
+//	        pass_env: [ANTHROPIC_API_KEY]  # the secret variables it may see (replaces the built-in list)
 //	      aider:
 //	        command: [aider, --yes-always, --message-file, "{prompt_file}", "--model={model}"]
 //	        prompt: file           # stdin, arg ({prompt}) or file ({prompt_file})

@@ -220,6 +220,9 @@ func mergeTemplate(base, over agent.CLITemplate) agent.CLITemplate {
 	if over.ResumeCommand != nil {
 		out.ResumeCommand = slices.Clone(over.ResumeCommand)
 	}
+	if over.PassEnv != nil {
+		out.PassEnv = slices.Clone(over.PassEnv)
+	}
 	for k, v := range over.Env {
 		if out.Env == nil {
 			out.Env = map[string]string{}
