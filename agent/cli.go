@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -101,8 +102,10 @@ func NewCLIDriver(opts CLIOptions) (*CLIDriver, error) {
 // stderr in Error, when the agent says it failed (Claude Code's is_error,
 // Codex's turn.failed), exits non-zero or times out. Files changed are the
 // paths whose "git status" differs after the session, sorted; none when
-// s.Dir is not a git work tree. Messages are streamed to s.OnMessage once
-// the process has ended. Session.Tools is not enforced: the agent has its
+// s.Dir is not a git work tree. Messages — text, tool calls and results
+// — are streamed to s.OnMessage as the agent writes them when its output
+// is a stream (Codex's JSON lines, Claude Code's stream-json); otherwise
+// the final text is sent when the process ends, and the usage last. Session.Tools is not enforced: the agent has its
 // own tools, which the template may restrict.
 //
 // Run returns an error when the command cannot start (the program is
@@ -142,7 +145,7 @@ func (d *CLIDriver) Run(ctx context.Context, s Session) (Report, error) {
 	env := d.environ(v)
 	before, isRepo := snapshotTree(ctx, dir, d.opts.Environ)
 
-	run, err := d.start(ctx, argv, dir, env, promptFile, tmp)
+	run, err := d.start(ctx, s, argv, dir, env, promptFile, tmp)
 	if err != nil {
 		return Report{}, fmt.Errorf("agent: %s: %s: %w", label(s), argv[0], err)
 	}
@@ -180,7 +183,7 @@ func (d *CLIDriver) report(s Session, program string, resuming bool, run cliRun)
 	} else {
 		rep.Summary = firstLine(rep.Output)
 	}
-	for _, m := range res.messages {
+	for _, m := range res.messages[min(run.streamed, len(res.messages)):] {
 		s.emit(m)
 	}
 	if len(res.messages) == 0 && rep.Output != "" {
@@ -271,13 +274,48 @@ type cliRun struct {
 	stderr   string // the end of it
 	exitCode int    // -1 when killed by a signal
 	timedOut bool
+	streamed int // messages already sent to Session.OnMessage while it ran
+}
+
+// streamInterval is how often a running agent's output is read for
+// messages to stream.
+const streamInterval = 200 * time.Millisecond
+
+// lineReader reads the complete lines appended to a file since the last
+// call, up to limit bytes from its start.
+type lineReader struct {
+	f     *os.File
+	limit int64
+	off   int64 // the start of the first line not yet returned
+}
+
+// next returns the complete lines written since the last call.
+func (r *lineReader) next() [][]byte {
+	fi, err := r.f.Stat()
+	if err != nil {
+		return nil
+	}
+	end := min(fi.Size(), r.limit)
+	if end <= r.off {
+		return nil
+	}
+	buf := make([]byte, end-r.off)
+	n, _ := r.f.ReadAt(buf, r.off)
+	buf = buf[:n]
+	last := bytes.LastIndexByte(buf, '\n')
+	if last < 0 {
+		return nil
+	}
+	r.off += int64(last + 1)
+	return bytes.Split(buf[:last], []byte("\n"))
 }
 
 // start runs argv to its end: stdin comes from promptFile (PromptStdin),
 // stdout and stderr go to files in tmp (so a child that keeps them open
 // cannot hold up the wait), and the process group is killed when the
-// process ends, times out or ctx ends.
-func (d *CLIDriver) start(ctx context.Context, argv []string, dir string, env []string, promptFile, tmp string) (cliRun, error) {
+// process ends, times out or ctx ends. While it runs, the messages of the
+// complete lines it has written are streamed to s.OnMessage.
+func (d *CLIDriver) start(ctx context.Context, s Session, argv []string, dir string, env []string, promptFile, tmp string) (cliRun, error) {
 	stdout, err := os.Create(filepath.Join(tmp, "stdout"))
 	if err != nil {
 		return cliRun{}, err
@@ -309,14 +347,31 @@ func (d *CLIDriver) start(ctx context.Context, argv []string, dir string, env []
 
 	timer := time.NewTimer(d.opts.Timeout)
 	defer timer.Stop()
+	poll := time.NewTicker(streamInterval)
+	defer poll.Stop()
+	lines := lineReader{f: stdout, limit: int64(d.opts.MaxOutput)}
+	parser := newLineParser(d.opts.Template.output())
 	var run cliRun
-	select {
-	case <-done:
-	case <-timer.C:
-		run.timedOut = true
-		d.stop(cmd, done)
-	case <-ctx.Done():
-		d.stop(cmd, done)
+wait:
+	for {
+		select {
+		case <-done:
+			break wait
+		case <-poll.C:
+			for _, line := range lines.next() {
+				for _, m := range parser.messages(line) {
+					s.emit(m)
+					run.streamed++
+				}
+			}
+		case <-timer.C:
+			run.timedOut = true
+			d.stop(cmd, done)
+			break wait
+		case <-ctx.Done():
+			d.stop(cmd, done)
+			break wait
+		}
 	}
 	_ = signalGroup(cmd, false) // whatever the agent left running dies with the session
 	run.exitCode = cmd.ProcessState.ExitCode()

@@ -110,8 +110,19 @@ func TestClaudeCodeWriteThenResume(t *testing.T) {
 	if rep.Usage.InputTokens != 300 || rep.Usage.OutputTokens != 30 || rep.Usage.CachedTokens != 50 || rep.Usage.CostUSD <= 0 {
 		t.Errorf("usage = %+v, want the two calls' tokens (300 in, 30 out, 50 cached) and a cost", rep.Usage)
 	}
-	if len(msgs) == 0 || msgs[len(msgs)-1].Kind != UsageUpdate || msgs[len(msgs)-1].Usage != rep.Usage {
-		t.Errorf("messages = %+v, want a final usage update", msgs)
+	var kinds []string
+	for _, m := range msgs {
+		k := m.Kind.String()
+		if m.Kind == ToolCall || m.Kind == ToolResult {
+			k += ":" + m.Tool
+		}
+		kinds = append(kinds, k)
+	}
+	if want := []string{"text", "tool_call:Write", "tool_result:Write", "text", "usage"}; !slices.Equal(kinds, want) {
+		t.Errorf("messages = %q, want %q", kinds, want)
+	}
+	if msgs[len(msgs)-1].Usage != rep.Usage || !strings.Contains(msgs[1].Input, "hello.txt") {
+		t.Errorf("messages = %+v", msgs)
 	}
 	reqs := srv.Requests()
 	if len(reqs) != 2 || reqs[0].Model != "claude-sonnet-4-5" {

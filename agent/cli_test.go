@@ -390,13 +390,13 @@ func TestCLITemplateValidate(t *testing.T) {
 func TestClaudeArgv(t *testing.T) {
 	v := placeholders{prompt: "p", dir: "/r", model: "", session: ""}
 	args, resuming := ClaudeCodeTemplate().argv(v)
-	want := []string{"claude", "-p", "--output-format", "json", "--dangerously-skip-permissions"}
+	want := []string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"}
 	if !slices.Equal(args, want) || resuming {
 		t.Errorf("fresh argv = %q (resuming %v), want %q", args, resuming, want)
 	}
 	v.model, v.session, v.maxTurns = "opus", "abc", "7"
 	args, resuming = ClaudeCodeTemplate().argv(v)
-	want = []string{"claude", "-p", "--output-format", "json", "--dangerously-skip-permissions", "--model=opus", "--max-turns=7", "--resume", "abc"}
+	want = []string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions", "--model=opus", "--max-turns=7", "--resume", "abc"}
 	if !slices.Equal(args, want) || !resuming {
 		t.Errorf("resume argv = %q (resuming %v), want %q", args, resuming, want)
 	}
@@ -425,5 +425,30 @@ func TestCLIWithholdsSecrets(t *testing.T) {
 	rep, err := d.Run(context.Background(), Session{Role: RoleDeveloper, Dir: t.TempDir()})
 	if err != nil || !strings.Contains(rep.Output, "env:SECRET_API_KEY=explicit") {
 		t.Fatalf("explicit Env not passed: %v\n%s", err, rep.Output)
+	}
+}
+
+// Messages reach OnMessage while the agent runs: the stand-in does not
+// finish until the test has seen its first message.
+func TestCLIStreamsMessages(t *testing.T) {
+	seen := filepath.Join(t.TempDir(), "seen")
+	d := newCLI(t, CLIOptions{Template: fakeAgent(t, OutputCodexJSONL, "stream", seen), Timeout: 20 * time.Second, KillGrace: 50 * time.Millisecond})
+	var texts []string
+	rep, err := d.Run(context.Background(), Session{Role: RoleDeveloper, Dir: t.TempDir(), OnMessage: func(m Message) {
+		if m.Kind == Text {
+			texts = append(texts, m.Text)
+			if err := os.WriteFile(seen, nil, 0o644); err != nil {
+				t.Error(err)
+			}
+		}
+	}})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if rep.Status != StatusCompleted || rep.Output != "finished" || rep.SessionID != "th-s" {
+		t.Fatalf("report = %+v, want completed (the first message was not streamed while the agent ran)", rep)
+	}
+	if !slices.Equal(texts, []string{"working on it", "finished"}) {
+		t.Errorf("texts = %q, want each message once, in order", texts)
 	}
 }

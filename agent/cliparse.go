@@ -65,12 +65,14 @@ func (u claudeUsage) usage() Usage {
 }
 
 type claudeBlock struct {
-	Type    string          `json:"type"`
-	Text    string          `json:"text"`
-	Name    string          `json:"name"`
-	Input   json.RawMessage `json:"input"`
-	Content json.RawMessage `json:"content"`
-	IsError bool            `json:"is_error"`
+	Type      string          `json:"type"`
+	ID        string          `json:"id"`
+	ToolUseID string          `json:"tool_use_id"`
+	Text      string          `json:"text"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	Content   json.RawMessage `json:"content"`
+	IsError   bool            `json:"is_error"`
 }
 
 func parseClaude(stdout []byte) cliResult {
@@ -79,6 +81,7 @@ func parseClaude(stdout []byte) cliResult {
 		r.takeClaudeResult(ev)
 		return r
 	}
+	lines := newLineParser(OutputClaudeJSON)
 	for _, line := range bytes.Split(stdout, []byte("\n")) {
 		ev, ok := decodeClaude(bytes.TrimSpace(line))
 		if !ok {
@@ -90,9 +93,7 @@ func parseClaude(stdout []byte) cliResult {
 				r.sessionID = ev.SessionID
 			}
 		case "assistant", "user":
-			if ev.Message != nil {
-				r.messages = append(r.messages, claudeMessages(ev.Message.Content)...)
-			}
+			r.messages = append(r.messages, lines.messages(line)...)
 		case "result":
 			r.takeClaudeResult(ev)
 		}
@@ -134,8 +135,10 @@ func (r *cliResult) takeClaudeResult(ev claudeEvent) {
 	}
 }
 
-// claudeMessages turns a stream-json message's content blocks into Messages.
-func claudeMessages(content json.RawMessage) []Message {
+// claudeMessages turns a stream-json message's content blocks into
+// Messages; tools maps tool_use ids to tool names, so that a result names
+// its tool.
+func claudeMessages(content json.RawMessage, tools map[string]string) []Message {
 	var blocks []claudeBlock
 	if json.Unmarshal(content, &blocks) != nil {
 		return nil
@@ -146,9 +149,10 @@ func claudeMessages(content json.RawMessage) []Message {
 		case "text":
 			out = append(out, Message{Kind: Text, Text: b.Text})
 		case "tool_use":
+			tools[b.ID] = b.Name
 			out = append(out, Message{Kind: ToolCall, Tool: b.Name, Input: string(b.Input)})
 		case "tool_result":
-			out = append(out, Message{Kind: ToolResult, Text: blockText(b.Content), IsError: b.IsError})
+			out = append(out, Message{Kind: ToolResult, Tool: tools[b.ToolUseID], Text: blockText(b.Content), IsError: b.IsError})
 		}
 	}
 	return out
@@ -207,10 +211,11 @@ func parseCodex(stdout []byte) cliResult {
 	var r cliResult
 	var lastError string
 	completed := false
+	lines := newLineParser(OutputCodexJSONL)
 	for _, line := range bytes.Split(stdout, []byte("\n")) {
 		line = bytes.TrimSpace(line)
-		var ev codexEvent
-		if len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &ev) != nil || ev.Type == "" {
+		ev, ok := decodeCodex(line)
+		if !ok {
 			continue
 		}
 		switch ev.Type {
@@ -233,9 +238,10 @@ func parseCodex(stdout []byte) cliResult {
 		case "error":
 			lastError = ev.Message
 		case "item.completed":
-			if ev.Item != nil {
-				r.codexItem(ev)
+			if ev.Item != nil && ev.Item.Type == "agent_message" {
+				r.text = ev.Item.Text
 			}
+			r.messages = append(r.messages, lines.messages(line)...)
 		}
 	}
 	if !completed && !r.isError && lastError != "" {
@@ -247,20 +253,61 @@ func parseCodex(stdout []byte) cliResult {
 	return r
 }
 
-func (r *cliResult) codexItem(ev codexEvent) {
+func decodeCodex(b []byte) (codexEvent, bool) {
+	var ev codexEvent
+	if len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &ev) != nil || ev.Type == "" {
+		return ev, false
+	}
+	return ev, true
+}
+
+// lineParser returns the messages each line of streamed output carries:
+// Claude Code's stream-json assistant and user events, Codex's completed
+// items. Fed the same lines in the same order, it gives the same messages
+// as parseCLIOutput, so a driver can emit them as lines come and the rest
+// at the end.
+type lineParser struct {
+	format OutputFormat
+	tools  map[string]string // Claude's tool_use ids and their tools' names
+}
+
+func newLineParser(f OutputFormat) *lineParser {
+	return &lineParser{format: f, tools: map[string]string{}}
+}
+
+func (p *lineParser) messages(line []byte) []Message {
+	line = bytes.TrimSpace(line)
+	switch p.format {
+	case OutputClaudeJSON:
+		if ev, ok := decodeClaude(line); ok && (ev.Type == "assistant" || ev.Type == "user") && ev.Message != nil {
+			return claudeMessages(ev.Message.Content, p.tools)
+		}
+	case OutputCodexJSONL:
+		if ev, ok := decodeCodex(line); ok && ev.Type == "item.completed" && ev.Item != nil {
+			return codexItemMessages(ev)
+		}
+	}
+	return nil
+}
+
+// codexItemMessages returns the messages of a completed Codex item.
+func codexItemMessages(ev codexEvent) []Message {
 	it := ev.Item
 	switch it.Type {
 	case "agent_message":
-		r.text = it.Text
-		r.messages = append(r.messages, Message{Kind: Text, Text: it.Text})
+		return []Message{{Kind: Text, Text: it.Text}}
 	case "command_execution":
 		failed := it.Status == "failed" || (it.ExitCode != nil && *it.ExitCode != 0)
-		r.messages = append(r.messages,
-			Message{Kind: ToolCall, Tool: ToolRun, Input: it.Command},
-			Message{Kind: ToolResult, Tool: ToolRun, Text: it.AggregatedOutput, IsError: failed})
-	case "file_change":
-		for _, c := range it.Changes {
-			r.messages = append(r.messages, Message{Kind: ToolCall, Tool: ToolEdit, Input: fmt.Sprintf("%s %s", c.Kind, c.Path)})
+		return []Message{
+			{Kind: ToolCall, Tool: ToolRun, Input: it.Command},
+			{Kind: ToolResult, Tool: ToolRun, Text: it.AggregatedOutput, IsError: failed},
 		}
+	case "file_change":
+		var out []Message
+		for _, c := range it.Changes {
+			out = append(out, Message{Kind: ToolCall, Tool: ToolEdit, Input: fmt.Sprintf("%s %s", c.Kind, c.Path)})
+		}
+		return out
 	}
+	return nil
 }

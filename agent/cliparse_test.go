@@ -25,7 +25,7 @@ func TestParseClaudeStreamJSON(t *testing.T) {
 	if want := []MessageKind{Text, ToolCall, ToolResult}; !slices.Equal(kinds, want) {
 		t.Fatalf("message kinds = %v, want %v", kinds, want)
 	}
-	if r.messages[1].Tool != "Write" || r.messages[2].Text != "File created" {
+	if r.messages[1].Tool != "Write" || r.messages[2].Tool != "Write" || r.messages[2].Text != "File created" {
 		t.Errorf("messages = %+v", r.messages)
 	}
 }

@@ -76,13 +76,15 @@ type CLITemplate struct {
 }
 
 // ClaudeCodeTemplate returns the template for Claude Code ("claude -p"):
-// the prompt on stdin, JSON output, permissions skipped (the session runs
+// the prompt on stdin, JSON lines on stdout (stream-json, so its messages
+// can be followed as they come; the last line is the result), permissions
+// skipped (the session runs
 // unattended in its own repository), the model and the turn limit when
 // they are set, --resume to continue a session.
 // IS_SANDBOX=1 lets --dangerously-skip-permissions start when gaffer runs
 // as root, as it does in containers.
 func ClaudeCodeTemplate() CLITemplate {
-	base := []string{"claude", "-p", "--output-format", "json", "--dangerously-skip-permissions", "--model={model}", "--max-turns={max_turns}"}
+	base := []string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions", "--model={model}", "--max-turns={max_turns}"}
 	return CLITemplate{
 		Command:       base,
 		ResumeCommand: append(slices.Clone(base), "--resume", PlaceholderSession),

@@ -38,6 +38,16 @@ claude-error)
 	echo '{"type":"result","subtype":"success","is_error":true,"result":"API Error: 529 overloaded","session_id":"s-err","num_turns":1,"total_cost_usd":0}'
 	exit 1
 	;;
+stream)
+	# Codex-style JSON lines: one message, then wait until the file named by
+	# $1 exists (the test creates it when the message reaches OnMessage),
+	# then finish the turn. Without streaming this never ends.
+	echo '{"type":"thread.started","thread_id":"th-s"}'
+	echo '{"type":"item.completed","item":{"type":"agent_message","text":"working on it"}}'
+	while [ ! -e "$1" ]; do sleep 0.05; done
+	echo '{"type":"item.completed","item":{"type":"agent_message","text":"finished"}}'
+	echo '{"type":"turn.completed","usage":{"input_tokens":5,"cached_input_tokens":0,"output_tokens":2}}'
+	;;
 leak)
 	# An agent that prints its API key on stderr and fails.
 	echo "key is $SECRET_API_KEY" >&2
