@@ -94,14 +94,14 @@ func TestCLITimeoutKillsProcessGroup(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pids")
 	d := newCLI(t, CLIOptions{
 		Template:  fakeAgent(t, OutputText, "hang", pidFile),
-		Timeout:   1500 * time.Millisecond,
+		Timeout:   3 * time.Second, // room for a loaded machine to start the shell and write its pids
 		KillGrace: 100 * time.Millisecond,
 	})
 	rep, err := d.Run(context.Background(), Session{Role: RoleDeveloper, Dir: t.TempDir(), Prompt: "hang"})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if rep.Status != StatusFailed || !strings.Contains(rep.Error, "ran longer than 1.5s and was killed") {
+	if rep.Status != StatusFailed || !strings.Contains(rep.Error, "ran longer than 3s and was killed") {
 		t.Fatalf("report = %+v, want failed for the timeout", rep)
 	}
 	pids := readPids(t, pidFile)
