@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,6 +84,7 @@ func NewCLIDriver(opts CLIOptions) (*CLIDriver, error) {
 	if opts.Environ == nil {
 		opts.Environ = os.Environ()
 	}
+	opts.Environ, opts.Env = slices.Clone(opts.Environ), maps.Clone(opts.Env)
 	return &CLIDriver{opts: opts}, nil
 }
 
