@@ -82,7 +82,9 @@ type CLITemplate struct {
 // unattended in its own repository), the model and the turn limit when
 // they are set, --resume to continue a session.
 // IS_SANDBOX=1 lets --dangerously-skip-permissions start when gaffer runs
-// as root, as it does in containers.
+// as root, as it does in containers. Claude Code finds a session to resume
+// only with the same HOME and the same working directory as the session
+// that started it. Its API key and tokens are the secrets it is passed.
 func ClaudeCodeTemplate() CLITemplate {
 	base := []string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions", "--model={model}", "--max-turns={max_turns}"}
 	return CLITemplate{
@@ -98,7 +100,8 @@ func ClaudeCodeTemplate() CLITemplate {
 // CodexTemplate returns the template for OpenAI's Codex ("codex exec"):
 // the prompt on stdin ("-"), JSON lines on stdout, approvals and sandbox
 // bypassed (the session runs unattended in its own repository), and
-// "resume SESSION" to continue a thread.
+// "resume SESSION" to continue a thread. Unlike the Claude Code template,
+// it has not been tried against the real program here.
 func CodexTemplate() CLITemplate {
 	base := []string{"codex", "exec", "--json", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check", "--cd={dir}", "--model={model}"}
 	return CLITemplate{
