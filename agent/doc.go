@@ -45,6 +45,12 @@
 // are kept in the driver's memory by session id, so they do not survive a
 // restart: a resumed run's sessions start afresh.
 //
+// CLIDriver runs an external coding agent (Claude Code, Codex, or any
+// command a CLITemplate describes as data) as a fresh process per session,
+// in its own process group, and reads its session id, usage and final text
+// from its output; a failure it reports, a non-zero exit or a timeout is a
+// failed Report, and a timeout or cancellation kills the whole group.
+//
 // RunStructured runs a session with any driver and parses its output,
 // asking once more in the same session, with the parse error, when the
 // answer does not parse (ErrBadOutput after that).
