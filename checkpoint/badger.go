@@ -76,6 +76,10 @@ func OpenBadger(dir string, opts BadgerOptions) (s *Badger, err error) {
 	if err := checkDir(dir); err != nil {
 		return nil, err
 	}
+	if err := checkTables(dir); err != nil {
+		return nil, classifyOpenError(dir, err)
+	}
+	tables, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
 	bo := badger.DefaultOptions(dir).
 		WithLogger(badgerLogger{opts.Logger}).
 		WithMemTableSize(opts.MemTableSize).
@@ -96,7 +100,7 @@ func OpenBadger(dir string, opts BadgerOptions) (s *Badger, err error) {
 	}
 	s = &Badger{db: db, dir: dir, opts: opts,
 		env: leaseEnv{now: opts.Now, alive: opts.ProcessAlive}.withDefaults()}
-	if err := s.init(); err != nil {
+	if err := s.init(len(tables) > 0); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -162,9 +166,10 @@ func checkDir(dir string) error {
 	return nil
 }
 
-// init checks the format marker. A database with no keys at all is a store
-// whose creation was interrupted: it gets the marker now.
-func (s *Badger) init() error {
+// init checks the format marker. A database with no keys at all and no
+// table files before opening is a store whose creation was interrupted: it
+// gets the marker now.
+func (s *Badger) init(hadTables bool) error {
 	var marker []byte
 	var empty bool
 	err := s.view(func(txn *badger.Txn) error {
@@ -186,6 +191,9 @@ func (s *Badger) init() error {
 		return fmt.Errorf("checkpoint: open store %s: %w", s.dir, err)
 	}
 	switch {
+	case marker == nil && empty && hadTables:
+		return fmt.Errorf("checkpoint: open store %s: %w: its table files hold no records; restore it from a backup or move it aside",
+			s.dir, ErrCorrupt)
 	case marker == nil && empty:
 		err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(markerKey, []byte(markerValue)) })
 		if err == nil {
@@ -212,9 +220,11 @@ func (s *Badger) loadStamp() error {
 		for it.Rewind(); it.Valid(); it.Next() {
 			runID, _ := runOfKey(it.Item().Key())
 			err := it.Item().Value(func(v []byte) error {
-				x, err := decodeIndex(runID, v)
-				s.stamp = max(s.stamp, x.stamp)
-				return err
+				// A damaged index is reported when its run is used.
+				if x, err := decodeIndex(runID, v); err == nil {
+					s.stamp = max(s.stamp, x.stamp)
+				}
+				return nil
 			})
 			if err != nil {
 				return err
