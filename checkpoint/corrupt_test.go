@@ -104,12 +104,12 @@ func TestBadgerGarbledRecords(t *testing.T) {
 		blobK = blobKey("r", ref)
 	}
 	rawSet(t, dir, map[string][]byte{
-		string(cpKey("r", 1)):                         []byte("garbage that is not a record"),
-		string(cpKey("r", 2)):                         flipped,
-		string(cpKey("r", 3)):                         future,
-		string(cpKey("r", 4)):                         good[:len(good)-3],
+		string(cpKey("r", 1)):                        []byte("garbage that is not a record"),
+		string(cpKey("r", 2)):                        flipped,
+		string(cpKey("r", 3)):                        future,
+		string(cpKey("r", 4)):                        good[:len(good)-3],
 		string(writeKey("r", 1, Write{TaskID: "t"})): wRec[:len(wRec)-1],
-		string(runPrefix(kindIndex, "other")):         {SchemaVersion, 1, 2},
+		string(runPrefix(kindIndex, "other")):        {SchemaVersion, 1, 2},
 	})
 	s, err := OpenBadger(dir, BadgerOptions{})
 	if err != nil {
