@@ -76,10 +76,16 @@ func OpenBadger(dir string, opts BadgerOptions) (s *Badger, err error) {
 	if err := checkDir(dir); err != nil {
 		return nil, err
 	}
-	if err := checkTables(dir); err != nil {
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	err = checkTables(dir)
+	tables, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
+	unlock()
+	if err != nil {
 		return nil, classifyOpenError(dir, err)
 	}
-	tables, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
 	bo := badger.DefaultOptions(dir).
 		WithLogger(badgerLogger{opts.Logger}).
 		WithMemTableSize(opts.MemTableSize).
@@ -121,7 +127,7 @@ func openBadgerDB(bo badger.Options) (db *badger.DB, err error) {
 func classifyOpenError(dir string, err error) error {
 	switch {
 	case strings.Contains(err.Error(), "Cannot acquire directory lock"):
-		return fmt.Errorf("%w: %s (%v)", ErrLocked, dir, err)
+		return &lockedError{dir: dir, cause: err}
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Errorf("checkpoint: open store %s: %w", dir, err)
 	case errors.Is(err, ErrCorrupt):

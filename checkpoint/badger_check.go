@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
@@ -22,6 +23,10 @@ import (
 func checkTables(dir string) (err error) {
 	f, err := os.Open(filepath.Join(dir, "MANIFEST"))
 	if errors.Is(err, fs.ErrNotExist) {
+		if orphans := unlistedTables(dir, badger.Manifest{}); len(orphans) > 0 {
+			return fmt.Errorf("%w: MANIFEST is missing but %d table files (%s ...) are not; opening would delete them",
+				ErrCorrupt, len(orphans), orphans[0])
+		}
 		return nil // a new store
 	}
 	if err != nil {
@@ -96,4 +101,23 @@ func unlistedTables(dir string, m badger.Manifest) []string {
 		}
 	}
 	return out
+}
+
+// lockDir takes the lock Badger takes (flock on the directory) so the
+// checks above never read files another process is writing. The caller
+// releases it just before handing the directory to Badger, whose own lock
+// then covers the store.
+func lockDir(dir string) (unlock func(), err error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: open store %s: %w", dir, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, &lockedError{dir: dir}
+		}
+		return nil, fmt.Errorf("checkpoint: lock store %s: %w", dir, err)
+	}
+	return func() { f.Close() }, nil
 }

@@ -337,3 +337,16 @@ func TestBadgerQuiet(t *testing.T) {
 		t.Fatalf("logger got no Badger lines: %q", logs.String())
 	}
 }
+
+func TestLockedMessage(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenBadger(dir, BadgerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = OpenBadger(dir, BadgerOptions{})
+	if want := "checkpoint: store " + dir + " is in use by another process"; err == nil || err.Error() != want {
+		t.Fatalf("err = %v, want %q", err, want)
+	}
+}

@@ -53,3 +53,20 @@ var (
 	// ErrClosed is returned by every method of a closed store.
 	ErrClosed = errors.New("checkpoint: store is closed")
 )
+
+// lockedError says which store is locked; it matches ErrLocked.
+type lockedError struct {
+	dir   string
+	cause error // Badger's own error, when Badger saw the lock
+}
+
+func (e *lockedError) Error() string {
+	msg := fmt.Sprintf("checkpoint: store %s is in use by another process", e.dir)
+	if e.cause != nil {
+		msg += " (" + e.cause.Error() + ")"
+	}
+	return msg
+}
+
+func (e *lockedError) Is(target error) bool { return target == ErrLocked }
+func (e *lockedError) Unwrap() error        { return e.cause }
