@@ -16,6 +16,14 @@ import (
 	"github.com/dgraph-io/badger/v4/options"
 )
 
+// MaxValueSize is the largest single value (or pending write) the Badger
+// store accepts; Put fails with ErrInvalid above it.
+const MaxValueSize = 15 << 20
+
+// valueLogFileSize bounds Badger's value-log files, where values over 64 KiB
+// go; it must exceed MaxValueSize.
+const valueLogFileSize = 16 << 20
+
 // BadgerOptions configures OpenBadger. The zero value is a good default.
 type BadgerOptions struct {
 	// Logger receives Badger's log lines. Nil keeps Badger silent.
@@ -89,7 +97,8 @@ func OpenBadger(dir string, opts BadgerOptions) (s *Badger, err error) {
 	bo := badger.DefaultOptions(dir).
 		WithLogger(badgerLogger{opts.Logger}).
 		WithMemTableSize(opts.MemTableSize).
-		WithValueLogFileSize(1 << 20 * 16).
+		WithValueLogFileSize(valueLogFileSize).
+		WithValueThreshold(64 << 10).
 		WithBlockCacheSize(4 << 20).
 		WithBaseTableSize(1 << 20).
 		WithNumMemtables(2).

@@ -67,6 +67,11 @@ func (s *Badger) synced(err error, opts PutOptions) error {
 
 // Put implements Store.
 func (s *Badger) Put(ctx context.Context, cp Checkpoint, opts PutOptions) error {
+	for name, v := range cp.Values {
+		if len(v) > MaxValueSize {
+			return fmt.Errorf("%w: run %s seq %d: value %q is %d bytes, over MaxValueSize", ErrInvalid, cp.RunID, cp.Seq, name, len(v))
+		}
+	}
 	rec, blobs := encodeCheckpoint(cp, s.opts.BlobThreshold)
 	err := s.update(ctx, func(txn *badger.Txn) error {
 		if err := fenceTxn(txn, cp.RunID, opts.Fence); err != nil {
@@ -95,11 +100,19 @@ func (s *Badger) Put(ctx context.Context, cp Checkpoint, opts PutOptions) error 
 		x = runIndex{latest: cp.Seq, stamp: s.nextStamp(), status: cp.Status, time: cp.Time}
 		return txn.Set(runPrefix(kindIndex, cp.RunID), encodeIndex(x))
 	})
+	if errors.Is(err, badger.ErrTxnTooBig) {
+		return fmt.Errorf("%w: run %s seq %d: checkpoint too large for one transaction (%v)", ErrInvalid, cp.RunID, cp.Seq, err)
+	}
 	return s.synced(err, opts)
 }
 
 // PutWrites implements Store.
 func (s *Badger) PutWrites(ctx context.Context, runID string, seq uint64, writes []Write, opts PutOptions) error {
+	for _, w := range writes {
+		if len(w.Value) > MaxValueSize {
+			return fmt.Errorf("%w: run %s seq %d: write %s/%d is %d bytes, over MaxValueSize", ErrInvalid, runID, seq, w.TaskID, w.Index, len(w.Value))
+		}
+	}
 	err := s.update(ctx, func(txn *badger.Txn) error {
 		if err := fenceTxn(txn, runID, opts.Fence); err != nil {
 			return err
