@@ -24,6 +24,10 @@ const MaxValueSize = 15 << 20
 // go; it must exceed MaxValueSize.
 const valueLogFileSize = 16 << 20
 
+// valueThreshold is the size from which Badger keeps a value in its value
+// log instead of in the LSM tree.
+const valueThreshold = 64 << 10
+
 // BadgerOptions configures OpenBadger. The zero value is a good default.
 type BadgerOptions struct {
 	// Logger receives Badger's log lines. Nil keeps Badger silent.
@@ -98,7 +102,7 @@ func OpenBadger(dir string, opts BadgerOptions) (s *Badger, err error) {
 		WithLogger(badgerLogger{opts.Logger}).
 		WithMemTableSize(opts.MemTableSize).
 		WithValueLogFileSize(valueLogFileSize).
-		WithValueThreshold(64 << 10).
+		WithValueThreshold(valueThreshold).
 		WithBlockCacheSize(4 << 20).
 		WithBaseTableSize(1 << 20).
 		WithNumMemtables(2).

@@ -87,3 +87,33 @@ func TestBadgerLargeValue(t *testing.T) {
 		t.Fatalf("Put of a value over MaxValueSize: %v, want ErrInvalid", err)
 	}
 }
+
+// TestBadgerSyncWAL guards the layout the sync fast path relies on: an open
+// store has a memtable log to flush, and a synced Put survives a crash.
+func TestBadgerSyncWAL(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenBadger(dir, BadgerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.syncWAL(); err != nil {
+		t.Fatalf("syncWAL on an open store: %v (Badger's file layout changed?)", err)
+	}
+	if !walOnly(100, []blob{{data: make([]byte, 2048)}}) || walOnly(100, []blob{{data: make([]byte, valueThreshold)}}) {
+		t.Fatal("walOnly misjudges which writes reach the value log")
+	}
+	if err := s.Put(bg, loopCheckpoint("r", 1, loopPayload()), PutOptions{Sync: true}); err != nil {
+		t.Fatal(err)
+	}
+	crashed := t.TempDir()
+	copyDir(t, dir, crashed)
+	c, err := OpenBadger(crashed, BadgerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Latest(bg, "r"); err != nil {
+		t.Fatalf("synced checkpoint after a crash: %v", err)
+	}
+}
