@@ -72,7 +72,8 @@ type Badger struct {
 	env  leaseEnv
 
 	mu    sync.Mutex
-	stamp int64 // last activity stamp handed out
+	stamp int64           // last activity stamp handed out
+	wals  map[string]bool // memtable logs whose directory entry is synced
 }
 
 var _ Store = (*Badger)(nil)

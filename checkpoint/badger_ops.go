@@ -84,6 +84,7 @@ func (s *Badger) syncWAL() error {
 	if err != nil || len(logs) == 0 {
 		return errors.New("no memtable log found")
 	}
+	fresh := false
 	for _, name := range logs {
 		f, err := os.Open(name)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -97,8 +98,40 @@ func (s *Badger) syncWAL() error {
 		if err != nil {
 			return err
 		}
+		fresh = fresh || !s.walSeen(name)
+	}
+	// A log created since the last sync is durable only once its directory
+	// entry is (Badger syncs the directory for it in the background).
+	if fresh {
+		d, err := os.Open(s.dir)
+		if err != nil {
+			return err
+		}
+		err = d.Sync()
+		d.Close()
+		if err != nil {
+			return err
+		}
+		s.markWALSeen(logs)
 	}
 	return nil
+}
+
+func (s *Badger) walSeen(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.wals[name]
+}
+
+func (s *Badger) markWALSeen(names []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.wals == nil {
+		s.wals = make(map[string]bool)
+	}
+	for _, n := range names {
+		s.wals[n] = true
+	}
 }
 
 // Put implements Store.
