@@ -18,6 +18,14 @@ var (
 	ErrForeignStore = errors.New("checkpoint: not a gaffer store")
 )
 
+// Causes inside a *CorruptError.
+var (
+	errTruncated = errors.New("record is truncated")
+	errChecksum  = errors.New("checksum mismatch")
+	errTrailing  = errors.New("trailing bytes after record")
+	errBadKey    = errors.New("malformed key")
+)
+
 // LeaseHeldError reports that another owner holds a run's lease.
 type LeaseHeldError struct {
 	RunID  string
