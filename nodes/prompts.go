@@ -87,7 +87,7 @@ func retryContext(s state.ExecutionState, ps state.PhaseState) string {
 		fmt.Fprintf(&b, "## Retry attempt %d\n\nThe previous attempt was reset to the pre-phase commit. %s\n", ps.Attempt,
 			retryFraming(ps.Attempt-2))
 	}
-	fmt.Fprintf(&b, "\n### Previous attempt's errors and review\n\n%s\n", feedbackBody(ps))
+	fmt.Fprintf(&b, "\n### Previous attempt's errors and review\n\n%s\n", feedbackBody(ps, false))
 	fmt.Fprintf(&b, "Full feedback: `%s`\n", feedbackPath(s, ps.Index))
 	return b.String()
 }
