@@ -20,6 +20,10 @@ func sample(t *testing.T) ExecutionState {
 	}, RunConfig{
 		Profile: "demo", ScriptPath: "script.yaml", AutoApprove: true, Pace: time.Second,
 		Agents: Agents{Developer: AgentConfig{Driver: "script"}},
+		Drivers: DriverSettings{
+			Provider: "openai", APIKeyEnv: "OPENAI_API_KEY", Prices: map[string]Price{"m": {Input: 1}},
+			CLIAgents: map[string]CLIAgent{"claude": {Command: []string{"claude"}, Env: map[string]string{"A": "b"}, PassEnv: []string{"X"}}},
+		},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -167,6 +171,10 @@ func scribble(s *ExecutionState) {
 		}
 	}
 	s.Usage["developer"] = Usage{InputTokens: 999}
+	s.Config.Drivers.Prices["m"] = Price{Input: 999}
+	for _, a := range s.Config.Drivers.CLIAgents {
+		a.Command[0], a.Env["A"], a.PassEnv[0] = "zz", "zz", "zz"
+	}
 	if len(s.Errors) > 0 {
 		s.Errors[0] = "zz"
 	}

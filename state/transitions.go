@@ -33,18 +33,35 @@ func NewRun(run RunInfo, cfg RunConfig) (ExecutionState, error) {
 	if run.ExecDir == "" {
 		run.ExecDir = workspace.ExecDir(run.CreatedAt.Format(time.DateOnly), run.TrackerID, run.Slug)
 	}
-	return ExecutionState{Run: run, Config: cfg, Status: RunRunning}, nil
+	return ExecutionState{Run: run, Config: cfg.Clone(), Status: RunRunning}, nil
 }
 
 // Clone returns a deep copy of s: no slice, map or pointer is shared, so
 // the copy can be changed freely. Transitions a package needs that have
 // no With… method are written as "c := s.Clone(); change c; return c".
 func (s ExecutionState) Clone() ExecutionState {
+	s.Config = s.Config.Clone()
 	s.Plan = s.Plan.Clone()
 	s.Progress = s.Progress.Clone()
 	s.Usage = maps.Clone(s.Usage)
 	s.Errors = slices.Clone(s.Errors)
 	return s
+}
+
+// Clone returns a deep copy of c.
+func (c RunConfig) Clone() RunConfig {
+	d := &c.Drivers
+	d.Prices = maps.Clone(d.Prices)
+	if d.CLIAgents != nil {
+		agents := make(map[string]CLIAgent, len(d.CLIAgents))
+		for k, a := range d.CLIAgents {
+			a.Command, a.ResumeCommand = slices.Clone(a.Command), slices.Clone(a.ResumeCommand)
+			a.Env, a.PassEnv = maps.Clone(a.Env), slices.Clone(a.PassEnv)
+			agents[k] = a
+		}
+		d.CLIAgents = agents
+	}
+	return c
 }
 
 // Clone returns a deep copy of p.

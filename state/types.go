@@ -54,6 +54,44 @@ type RunConfig struct {
 	// in its dependency chain.
 	SkipTDDCheck bool   `json:"skip_tdd_check,omitempty"`
 	Limits       Limits `json:"limits"`
+	// Drivers holds what the llm and cli drivers are rebuilt from on
+	// resume: the effective profile's settings at start, so that later
+	// edits of gaffer.yaml do not change a run. It names the API key's
+	// environment variable; it never holds a key.
+	Drivers DriverSettings `json:"drivers,omitzero"`
+}
+
+// DriverSettings are the settings of a run's llm and cli drivers, taken
+// from the effective profile when the run starts.
+type DriverSettings struct {
+	Provider  string `json:"provider,omitempty"`    // anthropic, openai or ollama (llm driver)
+	BaseURL   string `json:"base_url,omitempty"`    // the provider's endpoint; "" for its own
+	APIKeyEnv string `json:"api_key_env,omitempty"` // the variable holding the key: its name only
+	// MaxTurns bounds a session's model calls (llm) or turns (cli); 0
+	// takes the driver's default.
+	MaxTurns int `json:"max_turns,omitempty"`
+	// MaxTokensPerSession bounds a session's tokens (llm); 0 takes the
+	// driver's default.
+	MaxTokensPerSession int                 `json:"max_tokens_per_session,omitempty"`
+	Prices              map[string]Price    `json:"prices,omitempty"`     // by model name
+	CLIAgents           map[string]CLIAgent `json:"cli_agents,omitempty"` // the templates the run's cli roles name
+}
+
+// Price is what a model costs, in USD per million tokens.
+type Price struct {
+	Input  float64 `json:"input"`
+	Output float64 `json:"output"`
+	Cached float64 `json:"cached"`
+}
+
+// CLIAgent is a CLI agent's command template (see agent.CLITemplate).
+type CLIAgent struct {
+	Command       []string          `json:"command"`
+	ResumeCommand []string          `json:"resume_command,omitempty"`
+	Env           map[string]string `json:"env,omitempty"` // no secrets: run refuses secret-looking names
+	PassEnv       []string          `json:"pass_env,omitempty"`
+	Prompt        string            `json:"prompt,omitempty"`
+	Output        string            `json:"output,omitempty"`
 }
 
 // Agents names the driver and model of each agent role.
@@ -64,10 +102,13 @@ type Agents struct {
 	Evaluator AgentConfig `json:"evaluator"`
 }
 
-// AgentConfig is the driver ("script", "llm", "cli") and model of one role.
+// AgentConfig is the driver ("script", "llm", "cli") and model of one
+// role, and for driver cli the name of its template in
+// DriverSettings.CLIAgents.
 type AgentConfig struct {
 	Driver string `json:"driver,omitempty"`
 	Model  string `json:"model,omitempty"`
+	Agent  string `json:"agent,omitempty"`
 }
 
 // Limits bound the workflow's loops. Zero means "use the default".
