@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/nodes"
@@ -83,6 +84,8 @@ func (e *env) runError(ctx context.Context, runID string, err error) error {
 		return exitf(ExitPrecondition, "no run %s in %s", runID, e.storeDir)
 	case errors.Is(err, graph.ErrNotInterrupted):
 		return exitf(ExitPrecondition, "run %s is not waiting for approval (see %s)", runID, e.cmd("status", runID))
+	case errors.Is(err, agent.ErrMissingKey), errors.Is(err, agent.ErrAuth):
+		return exitf(ExitPrecondition, "run %s stopped: %w (fix it, then: %s)", runID, lastCause(err), e.cmd("resume", runID))
 	case ctx.Err() != nil:
 		return exitf(ExitFailure, "run %s interrupted; continue it with: %s", runID, e.cmd("resume", runID))
 	}

@@ -8,7 +8,9 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/cli/config"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
 )
@@ -78,11 +80,11 @@ func ExitCode(err error) int {
 		return ee.Code
 	case errors.Is(err, ErrUsage):
 		return ExitUsage
-	case errors.Is(err, state.ErrInvalidPlan), errors.Is(err, state.ErrInvalidConfig):
+	case errors.Is(err, state.ErrInvalidPlan), errors.Is(err, state.ErrInvalidConfig), errors.Is(err, config.ErrInvalid):
 		return ExitInvalid
 	case errors.As(err, &held):
 		return ExitLocked
-	case errors.Is(err, workspace.ErrNotRepo):
+	case errors.Is(err, workspace.ErrNotRepo), errors.Is(err, agent.ErrMissingKey), errors.Is(err, agent.ErrAuth):
 		return ExitPrecondition
 	case errors.As(err, &coder):
 		// urfave/cli makes these only for usage problems ("No help topic").

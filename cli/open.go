@@ -93,11 +93,12 @@ func lockHolder(dir string) string {
 }
 
 // driverFactory makes the agents' drivers from a run's stored config: one
-// place for every driver kind. This build makes the script driver; the
-// llm and cli drivers plug in here.
+// place for every driver kind: the script driver here, llm and cli in
+// drivers.go.
 func driverFactory(out io.Writer) nodes.DriverFactory {
 	var mu sync.Mutex
 	scripts := map[string]*agent.Script{}
+	real := newRealDrivers(out)
 	return func(role agent.Role, cfg state.RunConfig) (agent.Driver, error) {
 		kind := agentConfig(cfg, role).Driver
 		switch kind {
@@ -121,7 +122,7 @@ func driverFactory(out io.Writer) nodes.DriverFactory {
 			}
 			return agent.NewScriptDriver(sc, agent.ScriptOptions{Pace: cfg.Pace, Stdout: out}), nil
 		}
-		return nil, fmt.Errorf("%w %q for the %s (this build has: script)", ErrUnsupportedDriver, kind, role)
+		return real.driver(role, cfg, kind)
 	}
 }
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/state"
@@ -46,6 +47,9 @@ func Resume(ctx context.Context, e *env, runID string) error {
 	}
 	if snap.State.Status.Terminal() {
 		return exitf(ExitPrecondition, "run %s has already finished: %s", id, snap.State.Status)
+	}
+	if err := checkKeys(snap.State.Config, os.Getenv); err != nil {
+		return err
 	}
 	var ask answerer
 	if e.io.terminal() {

@@ -18,13 +18,17 @@ import (
 type RunOptions struct {
 	PlanFile    string
 	Goal        string
-	Driver      string
+	Driver      string // every role's driver; "" takes the profile's
+	Model       string // every role's model; "" takes the profile's
+	Profile     string // the profile (--profile, GAFFER_PROFILE); "" for the configuration's default
 	Script      string
 	AutoApprove bool
 	AllowDirty  bool
 	Pace        time.Duration
 	TrackerID   string
 	RunID       string // fixed run id (tests); "" makes one
+
+	profile *runProfile // resolved before the store is opened; nil resolves in newRun
 }
 
 func runCommand(io IO) *ucli.Command {
@@ -35,7 +39,8 @@ func runCommand(io IO) *ucli.Command {
 		Flags: localGlobals(
 			&ucli.StringFlag{Name: "plan", Usage: "a plan file (skips the architect)"},
 			&ucli.StringFlag{Name: "goal", Usage: "what to build (the architect writes the plan)"},
-			&ucli.StringFlag{Name: "driver", Value: "script", EnvVars: []string{"GAFFER_DRIVER"}, Usage: "the agents' driver: script"},
+			&ucli.StringFlag{Name: "driver", EnvVars: []string{"GAFFER_DRIVER"}, Usage: "every agent's driver: script, llm or cli (default: the profile's)"},
+			&ucli.StringFlag{Name: "model", EnvVars: []string{"GAFFER_MODEL"}, Usage: "every agent's model (default: the profile's)"},
 			&ucli.StringFlag{Name: "script", EnvVars: []string{"GAFFER_SCRIPT"}, Usage: "the script driver's file (see agent/SCRIPT-FORMAT.md)"},
 			&ucli.BoolFlag{Name: "auto-approve", EnvVars: []string{"GAFFER_AUTO_APPROVE"}, Usage: "run the plan without asking"},
 			&ucli.BoolFlag{Name: "allow-dirty", Usage: "start on a work tree with uncommitted changes"},
@@ -44,16 +49,20 @@ func runCommand(io IO) *ucli.Command {
 			&ucli.StringFlag{Name: "run-id", Hidden: true, Usage: "use this run id (tests)"},
 		),
 		Action: func(c *ucli.Context) error {
+			o := RunOptions{
+				PlanFile: c.String("plan"), Goal: c.String("goal"), Driver: c.String("driver"), Model: c.String("model"),
+				Script: c.String("script"), AutoApprove: c.Bool("auto-approve"), AllowDirty: c.Bool("allow-dirty"),
+				Pace: c.Duration("pace"), TrackerID: c.String("tracker-id"), RunID: c.String("run-id"),
+			}
+			if err := o.resolve(c); err != nil { // before the store exists: a missing key writes nothing
+				return err
+			}
 			e, err := openEnv(c, io)
 			if err != nil {
 				return err
 			}
 			defer e.Close()
-			return Run(c.Context, e, RunOptions{
-				PlanFile: c.String("plan"), Goal: c.String("goal"), Driver: c.String("driver"), Script: c.String("script"),
-				AutoApprove: c.Bool("auto-approve"), AllowDirty: c.Bool("allow-dirty"), Pace: c.Duration("pace"),
-				TrackerID: c.String("tracker-id"), RunID: c.String("run-id"),
-			})
+			return Run(c.Context, e, o)
 		},
 	}
 }
@@ -79,13 +88,9 @@ func (e *env) newRun(ctx context.Context, o RunOptions) (state.ExecutionState, e
 	if (o.PlanFile == "") == (o.Goal == "") && o.PlanFile == "" {
 		return zero, exitf(ExitUsage, "give --plan FILE or --goal TEXT")
 	}
-	switch o.Driver {
-	case "", "script":
-		if o.Script == "" {
-			return zero, exitf(ExitPrecondition, "the script driver needs --script FILE (see agent/SCRIPT-FORMAT.md)")
-		}
-	default:
-		return zero, exitf(ExitPrecondition, "%w %q: this build has the script driver only", ErrUnsupportedDriver, o.Driver)
+	rp, err := o.resolved(e.repo.Root())
+	if err != nil {
+		return zero, err
 	}
 	if !o.AllowDirty {
 		st, err := e.repo.Status(ctx)
@@ -132,10 +137,9 @@ func (e *env) newRun(ctx context.Context, o RunOptions) (state.ExecutionState, e
 	if id == "" {
 		id = newRunID(time.Now())
 	}
-	ac := state.AgentConfig{Driver: o.Driver}
 	s, err := state.NewRun(state.RunInfo{ID: id, Goal: goal, TrackerID: o.TrackerID, CreatedAt: time.Now()},
 		state.RunConfig{
-			Agents:     state.Agents{Architect: ac, Developer: ac, Reviewer: ac, Evaluator: ac},
+			Profile: rp.name, Agents: rp.agents, Drivers: rp.drivers, Limits: rp.limits, SkipTDDCheck: rp.skipTDD,
 			ScriptPath: script, PlanPath: planPath, AutoApprove: o.AutoApprove, AllowDirty: o.AllowDirty, Pace: o.Pace,
 		})
 	if err != nil {

@@ -1,0 +1,332 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/cli/config"
+	"github.com/gaffer-dev/gaffer/state"
+	ucli "github.com/urfave/cli/v2"
+)
+
+// roles lists the agent roles in the order messages name them.
+func roles() []agent.Role {
+	return []agent.Role{agent.RoleArchitect, agent.RoleDeveloper, agent.RoleReviewer, agent.RoleEvaluator}
+}
+
+// runProfile is what a run takes from its effective profile: each role's
+// driver, model and CLI template, the drivers' settings, the limits and
+// the TDD check. It goes into state.RunConfig, so that resume rebuilds the
+// same drivers without flags and without reading gaffer.yaml again.
+type runProfile struct {
+	name    string
+	agents  state.Agents
+	drivers state.DriverSettings
+	limits  state.Limits
+	skipTDD bool
+}
+
+// resolveProfile loads the configuration for the repository in repoDir
+// (gaffer.yaml there, else the user's), takes the effective profile o
+// names (--profile, GAFFER_PROFILE; else the file's default) and lays the
+// --driver and --model flags over every role. A configuration that does
+// not load is ExitInvalid, an unknown profile ExitUsage, a driver that
+// cannot be built ExitPrecondition.
+func resolveProfile(repoDir string, o RunOptions, getenv func(string) string) (runProfile, error) {
+	var rp runProfile
+	cfg, err := config.Load(repoDir, getenv)
+	if err != nil {
+		return rp, exitf(ExitInvalid, "%w", err)
+	}
+	p, err := cfg.Effective(o.Profile)
+	if errors.Is(err, config.ErrUnknownProfile) {
+		return rp, usageErrorf("--profile: %v", err)
+	}
+	if err != nil {
+		return rp, exitf(ExitInvalid, "%w", err)
+	}
+	rp = runProfile{
+		name: p.Name,
+		limits: state.Limits{
+			MaxTaskReviewIterations: p.Limits.MaxTaskReviewIterations,
+			MaxPhaseAttempts:        p.Limits.MaxPhaseAttempts,
+			MaxPlanRevisions:        p.Limits.MaxPlanRevisions,
+		},
+		skipTDD: !p.TDDCheck(),
+	}
+	usesLLM := false
+	for _, r := range roles() {
+		rs := p.Role(r)
+		if o.Driver != "" {
+			rs.Driver = config.DriverKind(o.Driver)
+		}
+		if o.Model != "" {
+			rs.Model = o.Model
+		}
+		ac := state.AgentConfig{Driver: string(rs.Driver), Model: rs.Model}
+		switch rs.Driver {
+		case config.DriverScript:
+			if o.Script == "" {
+				return rp, exitf(ExitPrecondition, "the script driver (%s) needs --script FILE (see agent/SCRIPT-FORMAT.md)", r)
+			}
+			ac.Model = ""
+		case config.DriverLLM:
+			usesLLM = true
+			if rs.Model == "" {
+				return rp, exitf(ExitPrecondition, "profile %s: the %s uses driver llm but names no model; set model in gaffer.yaml or pass --model", p.Name, r)
+			}
+		case config.DriverCLI:
+			t, ok := p.Template(rs.Agent)
+			if !ok {
+				return rp, exitf(ExitPrecondition, "profile %s: the %s uses driver cli with agent %q, which is not defined", p.Name, r, rs.Agent)
+			}
+			if err := storeTemplate(&rp.drivers, rs.Agent, t); err != nil {
+				return rp, err
+			}
+			ac.Agent = rs.Agent
+		default:
+			return rp, exitf(ExitPrecondition, "%w %q for the %s: want script, llm or cli", ErrUnsupportedDriver, rs.Driver, r)
+		}
+		setAgent(&rp.agents, r, ac)
+		if pr, ok := p.Prices[ac.Model]; ok && ac.Model != "" {
+			if rp.drivers.Prices == nil {
+				rp.drivers.Prices = map[string]state.Price{}
+			}
+			rp.drivers.Prices[ac.Model] = state.Price{Input: pr.Input, Output: pr.Output, Cached: pr.Cached}
+		}
+	}
+	rp.drivers.MaxTurns = p.Limits.MaxTurns
+	rp.drivers.MaxTokensPerSession = p.Limits.MaxTokensPerSession
+	if usesLLM {
+		prov := p.Provider
+		if prov.Name == "" {
+			return rp, exitf(ExitPrecondition, "profile %s: driver llm needs a provider (provider.name: openai, anthropic or ollama in gaffer.yaml)", p.Name)
+		}
+		if p.Masked().Provider.BaseURL != prov.BaseURL {
+			return rp, exitf(ExitInvalid, "profile %s: provider.base_url carries a password or key, and a run's settings are stored: "+
+				"put the key in the variable provider.api_key_env names", p.Name)
+		}
+		rp.drivers.Provider, rp.drivers.BaseURL = prov.Name, prov.BaseURL
+		rp.drivers.APIKeyEnv = or(prov.APIKeyEnv, defaultKeyEnv(prov.Name))
+	}
+	return rp, nil
+}
+
+// storeTemplate adds CLI template t, as name, to d. An env value under a
+// secret-looking name is refused: it would be stored with the run.
+func storeTemplate(d *state.DriverSettings, name string, t agent.CLITemplate) error {
+	for _, k := range slices.Sorted(maps.Keys(t.Env)) {
+		if secretName(k) {
+			return exitf(ExitInvalid, "agents.%s.env.%s looks like a secret, and a run's settings are stored: "+
+				"set it in the environment and name it in agents.%s.pass_env instead", name, k, name)
+		}
+	}
+	if d.CLIAgents == nil {
+		d.CLIAgents = map[string]state.CLIAgent{}
+	}
+	d.CLIAgents[name] = state.CLIAgent{
+		Command: t.Command, ResumeCommand: t.ResumeCommand, Env: t.Env, PassEnv: t.PassEnv,
+		Prompt: string(t.Prompt), Output: string(t.Output),
+	}
+	return nil
+}
+
+// secretName reports whether an environment variable's name marks a
+// secret (…_API_KEY, …_TOKEN, …_SECRET, …_PASSWORD).
+func secretName(name string) bool {
+	upper := strings.ToUpper(name)
+	for _, s := range []string{"API_KEY", "ACCESS_KEY", "SECRET", "SECRET_KEY", "TOKEN", "PASSWORD", "AUTH"} {
+		if upper == s || strings.HasSuffix(upper, "_"+s) {
+			return true
+		}
+	}
+	return false
+}
+
+// defaultKeyEnv is the variable the llm driver reads a provider's key
+// from when the profile names none; "" for Ollama, which needs no key.
+func defaultKeyEnv(provider string) string {
+	switch agent.Provider(provider) {
+	case agent.ProviderOpenAI:
+		return "OPENAI_API_KEY"
+	case agent.ProviderAnthropic:
+		return "ANTHROPIC_API_KEY"
+	}
+	return ""
+}
+
+func setAgent(a *state.Agents, r agent.Role, ac state.AgentConfig) {
+	switch r {
+	case agent.RoleArchitect:
+		a.Architect = ac
+	case agent.RoleDeveloper:
+		a.Developer = ac
+	case agent.RoleReviewer:
+		a.Reviewer = ac
+	case agent.RoleEvaluator:
+		a.Evaluator = ac
+	}
+}
+
+// checkKeys returns an ExitPrecondition error naming the variable when a
+// role of cfg uses the llm driver and the API key's variable is unset or
+// empty: run and resume check it before any work.
+func checkKeys(cfg state.RunConfig, getenv func(string) string) error {
+	name := cfg.Drivers.APIKeyEnv
+	if name == "" || agent.Provider(cfg.Drivers.Provider) == agent.ProviderOllama {
+		return nil
+	}
+	for _, r := range roles() {
+		if agentConfig(cfg, r).Driver != string(config.DriverLLM) {
+			continue
+		}
+		if strings.TrimSpace(getenv(name)) == "" {
+			return exitf(ExitPrecondition, "%w: set the environment variable %s (the %s's provider %s, profile %s)",
+				agent.ErrMissingKey, name, r, cfg.Drivers.Provider, or(cfg.Profile, config.DefaultProfile))
+		}
+		return nil
+	}
+	return nil
+}
+
+// realDrivers makes the llm and cli drivers from a run's stored settings.
+// An LLMDriver is kept per settings, so that a session continued later in
+// the same process (the developer through the review loop) finds its
+// conversation.
+type realDrivers struct {
+	out    io.Writer
+	getenv func(string) string
+
+	mu  sync.Mutex
+	llm map[string]*agent.LLMDriver
+}
+
+func newRealDrivers(out io.Writer) *realDrivers {
+	return &realDrivers{out: out, getenv: os.Getenv, llm: map[string]*agent.LLMDriver{}}
+}
+
+// driver returns the driver of kind for role.
+func (d *realDrivers) driver(role agent.Role, cfg state.RunConfig, kind string) (agent.Driver, error) {
+	switch config.DriverKind(kind) {
+	case config.DriverLLM:
+		return d.llmDriver(cfg)
+	case config.DriverCLI:
+		return d.cliDriver(role, cfg)
+	}
+	return nil, fmt.Errorf("%w %q for the %s (this build has: script, llm, cli)", ErrUnsupportedDriver, kind, role)
+}
+
+func (d *realDrivers) llmDriver(cfg state.RunConfig) (agent.Driver, error) {
+	models := map[agent.Role]string{}
+	for _, r := range roles() {
+		if ac := agentConfig(cfg, r); ac.Driver == string(config.DriverLLM) {
+			models[r] = ac.Model
+		}
+	}
+	key, err := json.Marshal(struct {
+		D state.DriverSettings
+		M map[agent.Role]string
+	}{cfg.Drivers, models})
+	if err != nil {
+		return nil, fmt.Errorf("llm driver settings: %w", err)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if drv, ok := d.llm[string(key)]; ok {
+		return drv, nil
+	}
+	prices := map[string]agent.Price{}
+	for m, p := range cfg.Drivers.Prices {
+		prices[m] = agent.Price{Input: p.Input, Output: p.Output, Cached: p.Cached}
+	}
+	drv, err := agent.NewLLMDriver(agent.LLMConfig{
+		Provider: agent.Provider(cfg.Drivers.Provider), BaseURL: cfg.Drivers.BaseURL, APIKeyEnv: cfg.Drivers.APIKeyEnv,
+		Models: models, MaxTurns: cfg.Drivers.MaxTurns, TokenBudget: cfg.Drivers.MaxTokensPerSession,
+		Prices: prices, Getenv: d.getenv,
+	})
+	if err != nil {
+		return nil, err
+	}
+	d.llm[string(key)] = drv
+	return drv, nil
+}
+
+func (d *realDrivers) cliDriver(role agent.Role, cfg state.RunConfig) (agent.Driver, error) {
+	ac := agentConfig(cfg, role)
+	t, ok := cfg.Drivers.CLIAgents[ac.Agent]
+	if !ok {
+		return nil, fmt.Errorf("%w: the %s's CLI agent %q is not in the run's settings", ErrUnsupportedDriver, role, ac.Agent)
+	}
+	prices := cfg.Drivers.Prices
+	return agent.NewCLIDriver(agent.CLIOptions{
+		Template: agent.CLITemplate{
+			Command: slices.Clone(t.Command), ResumeCommand: slices.Clone(t.ResumeCommand), Env: maps.Clone(t.Env),
+			PassEnv: slices.Clone(t.PassEnv), Prompt: agent.PromptMode(t.Prompt), Output: agent.OutputFormat(t.Output),
+		},
+		Model: ac.Model, MaxTurns: cfg.Drivers.MaxTurns,
+		Cost: func(model string, u agent.Usage) float64 {
+			p := prices[model]
+			uncached := max(u.InputTokens-u.CachedTokens, 0)
+			return (float64(uncached)*p.Input + float64(u.OutputTokens)*p.Output + float64(u.CachedTokens)*p.Cached) / 1e6
+		},
+	})
+}
+
+// or returns a unless it is empty, else b.
+func or(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// resolve reads --profile (and --repo) from c, resolves the profile and
+// checks the API key, before any store is opened.
+func (o *RunOptions) resolve(c *ucli.Context) error {
+	g, _, err := globalsOf(c)
+	if err != nil {
+		return err
+	}
+	o.Profile = g.Profile
+	rp, err := resolveProfile(g.Repo, *o, os.Getenv)
+	if err != nil {
+		return err
+	}
+	if err := checkKeys(state.RunConfig{Profile: rp.name, Agents: rp.agents, Drivers: rp.drivers}, os.Getenv); err != nil {
+		return err
+	}
+	o.profile = &rp
+	return nil
+}
+
+// resolved returns the profile resolve found, or resolves it now for the
+// repository at root.
+func (o RunOptions) resolved(root string) (runProfile, error) {
+	if o.profile != nil {
+		return *o.profile, nil
+	}
+	rp, err := resolveProfile(root, o, os.Getenv)
+	if err != nil {
+		return rp, err
+	}
+	return rp, checkKeys(state.RunConfig{Profile: rp.name, Agents: rp.agents, Drivers: rp.drivers}, os.Getenv)
+}
+
+// lastCause returns the innermost agent error of err (ErrAuth or
+// ErrMissingKey with its message naming the variable), or err.
+func lastCause(err error) error {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if strings.HasPrefix(e.Error(), "agent: ") {
+			return e
+		}
+	}
+	return err
+}
