@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gaffer-dev/gaffer/agent/internal/claudecode"
-	"github.com/gaffer-dev/gaffer/agent/internal/fakeanthropic"
+	"github.com/gaffer-dev/gaffer/internal/claudecode"
+	"github.com/gaffer-dev/gaffer/internal/fakeanthropic"
 )
 
 // These tests drive the real Claude Code CLI (installed from npm at the

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gaffer-dev/gaffer/agent/internal/fakellm"
+	"github.com/gaffer-dev/gaffer/internal/fakellm"
 )
 
 // testKey is the API key the tests put in the environment; it must never

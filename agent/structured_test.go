@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gaffer-dev/gaffer/agent/internal/fakellm"
+	"github.com/gaffer-dev/gaffer/internal/fakellm"
 )
 
 // replayDriver answers each Run with the next report and records the sessions.

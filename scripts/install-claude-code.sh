@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the Claude Code CLI pinned in agent/internal/claudecode (Version)
+# Installs the Claude Code CLI pinned in internal/claudecode (Version)
 # into the directory the agent tests look in, and prints the binary's path.
 # The tests install it themselves when npm is there; CI may run this first
 # so that the download is a separate, visible step.
@@ -9,9 +9,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-version=$(sed -n 's/^const Version = "\(.*\)"$/\1/p' agent/internal/claudecode/install.go)
+version=$(sed -n 's/^const Version = "\(.*\)"$/\1/p' internal/claudecode/install.go)
 if [ -z "$version" ]; then
-  echo "install-claude-code: no Version in agent/internal/claudecode/install.go" >&2
+  echo "install-claude-code: no Version in internal/claudecode/install.go" >&2
   exit 1
 fi
 dir=${GAFFER_CLAUDE_CODE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/gaffer/claude-code-$version}

@@ -38,6 +38,12 @@ type Request struct {
 	Tools       []string // the names of the tools offered
 	ToolResults []string // the contents of the tool results in the conversation, in order
 	LastUser    string   // the text of the last user message, when it is plain text
+	FirstUser   string   // the text of the first user message: the session's prompt
+	System      string   // the system prompt, which names the agent's role
+	Messages    int      // how many messages the conversation has
+	// SinceUser counts the tool results after the last plain user
+	// message: how far the model is into answering the latest prompt.
+	SinceUser int
 }
 
 // Server is a scripted model endpoint. Its URL plus "/v1" is the base URL
@@ -45,6 +51,8 @@ type Request struct {
 type Server struct {
 	*httptest.Server
 	anthropic bool
+
+	respond func(Request) Turn // when set, answers instead of turns
 
 	mu       sync.Mutex
 	turns    []Turn
@@ -56,6 +64,21 @@ func NewOpenAI(turns ...Turn) *Server { return start(false, turns) }
 
 // NewAnthropic starts an Anthropic Messages server playing turns.
 func NewAnthropic(turns ...Turn) *Server { return start(true, turns) }
+
+// NewOpenAIFunc starts an OpenAI-compatible server answering each request
+// with respond, called one request at a time (a workflow's roles told
+// apart by Request.System).
+func NewOpenAIFunc(respond func(Request) Turn) *Server { return startFunc(false, respond) }
+
+// NewAnthropicFunc starts an Anthropic Messages server answering each
+// request with respond, called one request at a time.
+func NewAnthropicFunc(respond func(Request) Turn) *Server { return startFunc(true, respond) }
+
+func startFunc(anthropic bool, respond func(Request) Turn) *Server {
+	s := start(anthropic, nil)
+	s.respond = respond
+	return s
+}
 
 func start(anthropic bool, turns []Turn) *Server {
 	s := &Server{anthropic: anthropic, turns: turns}
@@ -99,7 +122,9 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	n := len(s.requests)
 	s.requests = append(s.requests, req)
 	var t Turn
-	if n < len(s.turns) {
+	if s.respond != nil {
+		t = s.respond(req)
+	} else if n < len(s.turns) {
 		t = s.turns[n]
 	} else {
 		t = Turn{Status: http.StatusInternalServerError, Text: fmt.Sprintf("the script has %d turns; this is request %d", len(s.turns), n+1)}
@@ -177,8 +202,9 @@ func anthropicAnswer(model string, n int, t Turn) map[string]any {
 // parse reads what the tests look at from a request body.
 func (s *Server) parse(body []byte) Request {
 	var in struct {
-		Model string `json:"model"`
-		Tools []struct {
+		Model  string          `json:"model"`
+		System json.RawMessage `json:"system"` // Anthropic: a string or text blocks
+		Tools  []struct {
 			Name     string `json:"name"` // Anthropic
 			Function struct {
 				Name string `json:"name"`
@@ -194,6 +220,20 @@ func (s *Server) parse(body []byte) Request {
 		return req
 	}
 	req.Model = in.Model
+	req.Messages = len(in.Messages)
+	var sys string
+	if json.Unmarshal(in.System, &sys) == nil {
+		req.System = sys
+	} else {
+		var blocks []struct {
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(in.System, &blocks) == nil {
+			for _, b := range blocks {
+				req.System += b.Text
+			}
+		}
+	}
 	for _, t := range in.Tools {
 		req.Tools = append(req.Tools, t.Name+t.Function.Name)
 	}
@@ -203,8 +243,14 @@ func (s *Server) parse(body []byte) Request {
 			switch m.Role {
 			case "tool":
 				req.ToolResults = append(req.ToolResults, text)
+				req.SinceUser++
 			case "user":
-				req.LastUser = text
+				req.LastUser, req.SinceUser = text, 0
+				if req.FirstUser == "" {
+					req.FirstUser = text
+				}
+			case "system":
+				req.System += text
 			}
 			continue
 		}
@@ -220,8 +266,14 @@ func (s *Server) parse(body []byte) Request {
 			switch {
 			case b.Type == "tool_result":
 				req.ToolResults = append(req.ToolResults, b.Content)
+				req.SinceUser++
 			case m.Role == "user" && b.Type == "text":
-				req.LastUser = b.Text
+				req.LastUser, req.SinceUser = b.Text, 0
+				if req.FirstUser == "" {
+					req.FirstUser = b.Text
+				}
+			case m.Role == "system" && b.Type == "text":
+				req.System += b.Text
 			}
 		}
 	}
