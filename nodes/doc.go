@@ -32,6 +32,11 @@
 // in phased mode → a fresh session after a reset until MaxPhaseAttempts
 // attempts; then halt. An agent that reports failure is a rejected review
 // whose comments are its error, in full; the reviewer is not asked.
+// The reviewer's and evaluator's JSON answers go through
+// agent.RunStructured: an answer that does not parse is asked for once
+// more in the same conversation, with the parse error; a second one fails
+// the review step with an error matching agent.ErrBadOutput (the run stops
+// there and `gaffer resume` asks again), so a format mismatch never loops.
 //
 // # What is checkpointed before which side effect
 //

@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -116,16 +117,34 @@ func (w *workflow) driver(role agent.Role, cfg state.RunConfig) (agent.Driver, e
 	return d, nil
 }
 
-// session runs one agent session and adds its usage to the state,
-// emitting the agent_usage event.
+// session runs one agent session; the caller adds its usage to the state
+// (usage), emitting the agent_usage event.
 func (w *workflow) session(ctx context.Context, d agent.Driver, s agent.Session) (agent.Report, error) {
-	if w.cfg.OnMessage != nil {
-		role := s.Role
-		s.OnMessage = func(m agent.Message) { w.cfg.OnMessage(role, m) }
-	}
-	rep, err := d.Run(ctx, s)
+	rep, err := d.Run(ctx, w.withMessages(s))
 	if err != nil {
 		return rep, fmt.Errorf("nodes: %s session (phase %d, attempt %d): %w", s.Role, s.Phase, s.Attempt, err)
 	}
 	return rep, nil
+}
+
+// withMessages returns s sending its messages to Config.OnMessage.
+func (w *workflow) withMessages(s agent.Session) agent.Session {
+	if w.cfg.OnMessage != nil {
+		role := s.Role
+		s.OnMessage = func(m agent.Message) { w.cfg.OnMessage(role, m) }
+	}
+	return s
+}
+
+// structured runs a session whose answer is JSON through
+// agent.RunStructured: an answer that does not parse is asked for once
+// more, with the parse error, in the same conversation; a second one that
+// does not parse is an error matching agent.ErrBadOutput, with the report
+// (and its usage) of both runs.
+func structured[T any](ctx context.Context, w *workflow, d agent.Driver, s agent.Session, parse func(string) (T, error)) (T, agent.Report, error) {
+	v, rep, err := agent.RunStructured(ctx, d, w.withMessages(s), parse)
+	if err != nil && !errors.Is(err, agent.ErrBadOutput) {
+		return v, rep, fmt.Errorf("nodes: %s session (phase %d, attempt %d): %w", s.Role, s.Phase, s.Attempt, err)
+	}
+	return v, rep, err
 }

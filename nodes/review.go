@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -108,17 +109,16 @@ func (w *workflow) judge(ctx context.Context, s state.ExecutionState) (state.Exe
 		Iteration: s.Progress.ReviewIteration + 1, Prompt: prompt, Dir: w.cfg.Repo.Root(),
 		Tools: agent.DefaultTools(agent.RoleReviewer),
 	}
-	rep, err := w.session(ctx, d, sess)
-	if err != nil {
+	rv, rep, err := structured(ctx, w, d, sess, agent.ParseReview)
+	if err != nil && !errors.Is(err, agent.ErrBadOutput) {
 		return s, state.ReviewResult{}, err
 	}
 	c := w.usage(ctx, s, agent.RoleReviewer, rep.Usage)
-	if rep.Status == agent.StatusFailed {
-		return c, state.ReviewResult{}, fmt.Errorf("nodes: reviewer of phase %d failed: %s", ps.Index+1, rep.Error)
-	}
-	rv, err := agent.ParseReview(rep.Output)
 	if err != nil {
 		return c, state.ReviewResult{}, fmt.Errorf("nodes: reviewer of phase %d: %w", ps.Index+1, err)
+	}
+	if rep.Status == agent.StatusFailed {
+		return c, state.ReviewResult{}, fmt.Errorf("nodes: reviewer of phase %d failed: %s", ps.Index+1, rep.Error)
 	}
 	items := rv.Items
 	if !rv.Approved && len(items) > 0 {
@@ -154,14 +154,16 @@ func (w *workflow) evaluate(ctx context.Context, s state.ExecutionState, sess ag
 	}
 	sess.Role, sess.Tools = agent.RoleEvaluator, agent.DefaultTools(agent.RoleEvaluator)
 	sess.Prompt = EvaluatorPrompt(toReview(rv))
-	rep, err := w.session(ctx, d, sess)
-	if err != nil {
+	ev, rep, err := structured(ctx, w, d, sess, agent.ParseEvaluation)
+	if err != nil && !errors.Is(err, agent.ErrBadOutput) {
 		return s, nil, err
 	}
 	c := w.usage(ctx, s, agent.RoleEvaluator, rep.Usage)
-	ev, err := agent.ParseEvaluation(rep.Output)
 	if err != nil {
 		return s, nil, fmt.Errorf("nodes: evaluator of phase %d: %w", sess.Phase, err)
+	}
+	if rep.Status == agent.StatusFailed {
+		return s, nil, fmt.Errorf("nodes: evaluator of phase %d failed: %s", sess.Phase, rep.Error)
 	}
 	return c, ev.Items, nil
 }
