@@ -1,0 +1,217 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/internal/claudecode"
+	"github.com/gaffer-dev/gaffer/internal/fakeanthropic"
+)
+
+// These tests run the workflow with the real Claude Code CLI (the pinned
+// version, installed from npm by internal/claudecode) as the developer,
+// through the cli driver and the built-in "claude" template, against a
+// fake Anthropic Messages server on 127.0.0.1. The plan is given (no
+// architect) and the reviewer is scripted.
+
+// claudeOnPath installs Claude Code when needed, puts it first in PATH,
+// gives it a fresh HOME and the key, and returns the fake server.
+func claudeOnPath(t *testing.T, respond func(fakeanthropic.Request) fakeanthropic.Reply) *fakeanthropic.Server {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("drives the real Claude Code CLI; skipped in -short")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	bin, err := claudecode.Install(ctx)
+	if errors.Is(err, claudecode.ErrNoNPM) {
+		t.Skipf("Claude Code %s is not installed and npm is not in PATH to install it", claudecode.Version)
+	}
+	if err != nil {
+		t.Fatalf("installing Claude Code: %v", err)
+	}
+	t.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-claude-test")
+	srv, err := fakeanthropic.Start(respond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+// claudeProfile is a gaffer.yaml whose default profile runs the developer
+// on Claude Code (the built-in template, its env pointing at url) and the
+// other roles on the script driver.
+func claudeProfile(url string, reviews, attempts int) string {
+	return `default_profile: cc
+profiles:
+  cc:
+    driver: script
+    roles:
+      developer: {driver: cli, agent: claude, model: claude-sonnet-4-5}
+    agents:
+      claude:
+        env:
+          ANTHROPIC_BASE_URL: ` + url + `
+          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1"
+          DISABLE_TELEMETRY: "1"
+          DISABLE_AUTOUPDATER: "1"
+          DISABLE_ERROR_REPORTING: "1"
+          CLAUDE_CODE_MAX_RETRIES: "0"
+    limits:
+      max_turns: 6
+      max_task_review_iterations: ` + strconv.Itoa(reviews) + `
+      max_phase_attempts: ` + strconv.Itoa(attempts) + `
+    tdd: false
+`
+}
+
+// lastMessage returns the last message of r as raw JSON text.
+func lastMessage(r fakeanthropic.Request) string {
+	if len(r.Messages) == 0 {
+		return ""
+	}
+	return string(r.Messages[len(r.Messages)-1])
+}
+
+// claudeWrite is a Claude Code Write tool call.
+func claudeWrite(path, content string) fakeanthropic.Reply {
+	return fakeanthropic.Reply{
+		Text:     "Writing " + path + ".",
+		ToolUses: []fakeanthropic.ToolUse{{Name: "Write", Input: map[string]string{"file_path": path, "content": content}}},
+		Usage:    fakeanthropic.Usage{InputTokens: 500, OutputTokens: 50},
+	}
+}
+
+const reviewRejectsOnce = `reviewer:
+  - phase: 1
+    iteration: 1
+    approved: false
+    comments: the test misses the empty name
+    items:
+      - {text: add a test for Greet(""), disposition: IMPLEMENT}
+`
+
+const greetEmptyTest = `package greet
+
+import "testing"
+
+func TestGreetEmpty(t *testing.T) {
+	if got := Greet(""); got != "hello, " {
+		t.Fatalf("Greet = %q", got)
+	}
+}
+`
+
+// TestClaudeCodeDeveloperInTheWorkflow: Claude Code writes each task's
+// file (real commits with trailers); the reviewer rejects task 1 once and
+// the same Claude session continues with --resume, the fake model seeing
+// the whole earlier conversation.
+func TestClaudeCodeDeveloperInTheWorkflow(t *testing.T) {
+	srv := claudeOnPath(t, func(r fakeanthropic.Request) fakeanthropic.Reply {
+		last := lastMessage(r)
+		switch {
+		case r.HasToolResult():
+			return fakeanthropic.Reply{Text: "Done.", Usage: fakeanthropic.Usage{InputTokens: 600, OutputTokens: 5}}
+		case strings.Contains(last, "Review iteration 2"):
+			return claudeWrite("greet_empty_test.go", greetEmptyTest)
+		case strings.Contains(last, "Execute phase 2 of"):
+			return claudeWrite("greet.go", greetImpl)
+		case strings.Contains(last, "Execute phase 1 of"):
+			return claudeWrite("greet_test.go", greetTest)
+		}
+		return fakeanthropic.Reply{Status: 400, ErrorMessage: "the fake cannot place this request"}
+	})
+	tmp := t.TempDir()
+	plan, script := filepath.Join(tmp, "plan.md"), filepath.Join(tmp, "script.yaml")
+	writeTestFile(t, plan, greetPlan)
+	writeTestFile(t, script, reviewRejectsOnce)
+	dir := greetRepo(t, map[string]string{"gaffer.yaml": claudeProfile(srv.URL, 3, 1)})
+
+	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	subjects := strings.Split(gitOut(t, dir, "log", "--format=%s", "-4"), "\n")
+	if len(subjects) != 4 || !strings.HasPrefix(subjects[3], "greet: an empty module") {
+		t.Fatalf("commits = %q, want two task commits and the record", subjects)
+	}
+	body := gitOut(t, dir, "log", "-1", "--format=%B", "HEAD~2")
+	if !strings.Contains(body, "Gaffer-Phase: 1") || !strings.Contains(body, "Gaffer-Run: ") {
+		t.Errorf("task 1's commit lacks its trailers:\n%s", body)
+	}
+	files := gitOut(t, dir, "show", "--name-only", "--format=", "HEAD~2")
+	if !strings.Contains(files, "greet_test.go") || !strings.Contains(files, "greet_empty_test.go") {
+		t.Errorf("task 1's commit has %q, want both test files (the second from the review retry)", files)
+	}
+	if got := gitOut(t, dir, "show", "HEAD~1:greet.go"); got != strings.TrimSpace(greetImpl) {
+		t.Errorf("task 2's greet.go =\n%s", got)
+	}
+
+	var retry *fakeanthropic.Request
+	for _, r := range srv.Requests() {
+		if strings.Contains(lastMessage(r), "Review iteration 2") {
+			retry = &r
+			break
+		}
+	}
+	if retry == nil {
+		t.Fatal("the review retry never reached the model")
+	}
+	for _, earlier := range []string{"greet_test.go", "TestGreet(t *testing.T)", "tool_result", "Writing greet_test.go."} {
+		if !retry.Contains(earlier) {
+			t.Errorf("the retry's request lacks the earlier conversation (%q): the session was not resumed", earlier)
+		}
+	}
+	v := statusJSON(t, "--repo", dir)
+	if u := v.Usage["developer"]; u.InputTokens == 0 || u.CostUSD <= 0 {
+		t.Errorf("developer usage = %+v, want Claude Code's tokens and cost", u)
+	}
+}
+
+// TestClaudeCodeAPIErrorIsAFailedAttempt: the API refuses every request;
+// the developer's session fails, which the workflow takes as a rejected
+// attempt carrying the API's error text, and at the limit the run halts
+// with the tree back at the start.
+func TestClaudeCodeAPIErrorIsAFailedAttempt(t *testing.T) {
+	srv := claudeOnPath(t, func(fakeanthropic.Request) fakeanthropic.Reply {
+		return fakeanthropic.Reply{Status: 400, ErrorMessage: "credit balance too low for this test"}
+	})
+	tmp := t.TempDir()
+	plan, script := filepath.Join(tmp, "plan.md"), filepath.Join(tmp, "script.yaml")
+	writeTestFile(t, plan, greetPlan)
+	writeTestFile(t, script, "reviewer: []\n")
+	dir := greetRepo(t, map[string]string{"gaffer.yaml": claudeProfile(srv.URL, 1, 1)})
+	head := gitOut(t, dir, "rev-parse", "HEAD")
+
+	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
+	if code != ExitHalted {
+		t.Fatalf("run: exit %d, want %d\n%s", code, ExitHalted, out)
+	}
+	v := statusJSON(t, "--repo", dir)
+	if v.Status != "halted" || len(v.Phases) == 0 || v.Phases[0].Review == nil ||
+		!strings.Contains(v.Phases[0].Review.Comments, "credit balance too low for this test") {
+		t.Fatalf("status = %+v, want halted with the API's error as phase 1's feedback", v)
+	}
+	if strings.Contains(out, "sk-ant-claude-test") {
+		t.Error("the API key is in the output")
+	}
+	if got := gitOut(t, dir, "rev-parse", "HEAD"); got != head {
+		t.Errorf("HEAD moved to %s", got)
+	}
+}
+
+func writeTestFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
