@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/state"
+)
+
+const showYAML = `default_profile: fast
+profiles:
+  fast:
+    driver: llm
+    model: gpt-5
+    roles:
+      reviewer: {model: gpt-5-mini}
+    provider: {name: openai, base_url: "https://proxy.example/v1?api_key=hunter2", api_key_env: MY_OPENAI_KEY}
+    limits: {max_turns: 7, max_task_review_iterations: 4, max_phase_attempts: 3, max_plan_revisions: 1}
+    prices:
+      gpt-5: {input: 1.25, output: 10, cached: 0.125}
+    agents:
+      claude:
+        env: {ANTHROPIC_AUTH_TOKEN: hunter3}
+    tdd: false
+  cc:
+    driver: cli
+    agent: claude
+    model: claude-sonnet-4-5
+`
+
+func configDir(t *testing.T, content string) string {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // no user file
+	if err := os.WriteFile(filepath.Join(dir, "gaffer.yaml"), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestConfigShowMasksSecrets(t *testing.T) {
+	dir := configDir(t, showYAML)
+	out, code := gaffer(t, "--repo", dir, "config", "show")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	for _, want := range []string{"# profile fast", "api_key_env: MY_OPENAI_KEY", "model: gpt-5-mini", "max_turns: 7", "ANTHROPIC_AUTH_TOKEN: '****'"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("config show lacks %q:\n%s", want, out)
+		}
+	}
+	for _, secret := range []string{"hunter2", "hunter3"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("config show prints the secret %q:\n%s", secret, out)
+		}
+	}
+	out, code = gaffer(t, "--repo", dir, "config", "show", "--profile", "cc")
+	if code != 0 || !strings.Contains(out, "# profile cc") || !strings.Contains(out, "driver: cli") {
+		t.Fatalf("--profile cc: exit %d\n%s", code, out)
+	}
+	if out, code = gaffer(t, "--repo", dir, "--profile", "nope", "config", "show"); code != ExitUsage || !strings.Contains(out, "fast") {
+		t.Fatalf("unknown profile: exit %d, want %d listing the profiles\n%s", code, ExitUsage, out)
+	}
+}
+
+func TestConfigShowBadFileIsExit3WithTheLine(t *testing.T) {
+	dir := configDir(t, "profiles:\n  fast:\n    limits:\n      max_turn: 3\n")
+	out, code := gaffer(t, "--repo", dir, "config", "show")
+	if code != ExitInvalid || !strings.Contains(out, "gaffer.yaml:4: ") || !strings.Contains(out, "max_turn") {
+		t.Fatalf("exit %d, want %d with gaffer.yaml:4\n%s", code, ExitInvalid, out)
+	}
+	if out, code := gaffer(t, "--repo", dir, "run", "--goal", "x"); code != ExitInvalid || !strings.Contains(out, "gaffer.yaml:4: ") {
+		t.Fatalf("run with the bad file: exit %d, want %d\n%s", code, ExitInvalid, out)
+	}
+}
+
+func TestResolveProfile(t *testing.T) {
+	env := func(string) string { return "" }
+	dir := configDir(t, "profiles:\n  cc:\n    driver: cli\n    agent: claude\n    agents:\n      claude:\n        env: {ANTHROPIC_AUTH_TOKEN: hunter3}\n")
+	_, err := resolveProfile(dir, RunOptions{Profile: "cc"}, env)
+	if err == nil || ExitCode(err) != ExitInvalid || !strings.Contains(err.Error(), "agents.claude.env.ANTHROPIC_AUTH_TOKEN") {
+		t.Fatalf("a secret in a template's env: %v, want it refused (it would be stored)", err)
+	}
+	dir = configDir(t, strings.Replace(strings.Replace(showYAML, "?api_key=hunter2", "", 1), "env: {ANTHROPIC_AUTH_TOKEN: hunter3}", "env: {FOO: bar}", 1))
+	rp, err := resolveProfile(dir, RunOptions{}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rp.name != "fast" || rp.agents.Reviewer != (state.AgentConfig{Driver: "llm", Model: "gpt-5-mini"}) || rp.agents.Developer.Model != "gpt-5" {
+		t.Errorf("agents = %+v", rp.agents)
+	}
+	if rp.drivers.Provider != "openai" || rp.drivers.APIKeyEnv != "MY_OPENAI_KEY" || rp.drivers.MaxTurns != 7 ||
+		rp.drivers.Prices["gpt-5"].Output != 10 || len(rp.drivers.CLIAgents) != 0 {
+		t.Errorf("drivers = %+v", rp.drivers)
+	}
+	if rp.limits != (state.Limits{MaxTaskReviewIterations: 4, MaxPhaseAttempts: 3, MaxPlanRevisions: 1}) || !rp.skipTDD {
+		t.Errorf("limits = %+v, skip TDD %v", rp.limits, rp.skipTDD)
+	}
+	err = checkKeys(state.RunConfig{Agents: rp.agents, Drivers: rp.drivers}, env)
+	if ExitCode(err) != ExitPrecondition || !strings.Contains(err.Error(), "MY_OPENAI_KEY") {
+		t.Errorf("checkKeys without the key: %v", err)
+	}
+
+	// The flags win over the profile, for every role.
+	rp, err = resolveProfile(dir, RunOptions{Profile: "cc", Model: "claude-opus-4-1"}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := rp.agents.Evaluator; a != (state.AgentConfig{Driver: "cli", Model: "claude-opus-4-1", Agent: "claude"}) {
+		t.Errorf("evaluator = %+v", a)
+	}
+	if c := rp.drivers.CLIAgents["claude"]; len(c.Command) == 0 || c.Command[0] != agent.ClaudeCodeTemplate().Command[0] || rp.drivers.Provider != "" {
+		t.Errorf("cli settings = %+v", rp.drivers)
+	}
+	if _, err := resolveProfile(dir, RunOptions{Driver: "script"}, env); ExitCode(err) != ExitPrecondition {
+		t.Errorf("--driver script without --script: %v", err)
+	}
+	if _, err := resolveProfile(dir, RunOptions{Driver: "magic"}, env); ExitCode(err) != ExitPrecondition {
+		t.Errorf("--driver magic: %v", err)
+	}
+
+	dir = configDir(t, strings.Replace(showYAML, "env: {ANTHROPIC_AUTH_TOKEN: hunter3}", "env: {FOO: bar}", 1))
+	if _, err := resolveProfile(dir, RunOptions{}, env); ExitCode(err) != ExitInvalid || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("a key in the base URL: %v, want it refused without printing it", err)
+	}
+}
