@@ -314,3 +314,19 @@ func TestRunLLMSettingsAreStoredWithTheRun(t *testing.T) {
 		t.Errorf("after the restart the key sent was %q, want the variable's new value", last.Auth)
 	}
 }
+
+func TestRunLLMRefusedKeyIsExit8NamingTheVariable(t *testing.T) {
+	srv := fakellm.NewOpenAIFunc(func(fakellm.Request) fakellm.Turn {
+		return fakellm.Turn{Status: 401, Text: "invalid api key"}
+	})
+	defer srv.Close()
+	dir := greetRepo(t, map[string]string{"gaffer.yaml": llmProfile("openai", srv.BaseURL(), "GAFFER_TEST_BAD_KEY")})
+	t.Setenv("GAFFER_TEST_BAD_KEY", "sk-wrong")
+	out, code := gaffer(t, "--repo", dir, "run", "--goal", "Add Greet", "--auto-approve", "--run-id", "r-auth")
+	if code != ExitPrecondition || !strings.Contains(out, "GAFFER_TEST_BAD_KEY") || !strings.Contains(out, "resume r-auth") {
+		t.Fatalf("exit %d, want %d naming the variable and how to continue\n%s", code, ExitPrecondition, out)
+	}
+	if strings.Contains(out, "sk-wrong") {
+		t.Errorf("the key is in the output:\n%s", out)
+	}
+}
