@@ -25,7 +25,27 @@
 // A run stores how it was started (drivers, script path, plan path,
 // auto-approve, pace, limits) in its state, so resume, approve and reject
 // need no flags: driverFactory rebuilds the drivers from that config — the
-// one place where a driver kind (script now; llm and cli later) is made.
+// one place where a driver kind (script; llm and cli in drivers.go) is made.
+//
+// # Profiles and real agents
+//
+// run loads the configuration (cli/config: gaffer.yaml in the repository,
+// else the user's) before it opens the store, takes the effective profile
+// of --profile (GAFFER_PROFILE; else the file's default) and lays --driver
+// and --model over every role (drivers.go, resolveProfile). What the llm
+// and cli drivers are built from goes into state.RunConfig: each role's
+// driver, model and CLI template name in Agents, and in Drivers the
+// provider, base URL, the API key's variable name (never a key), turn and
+// token limits, the prices of the models used and the CLI templates used;
+// the profile's workflow limits go into Limits. resume and approve rebuild
+// the drivers from that alone, so later edits of gaffer.yaml do not change
+// a run. run and resume check the key's variable before any work: unset,
+// it is exit 8 naming it (and run writes no store); a key the endpoint
+// refuses (agent.ErrAuth) stops the run with exit 8 too. A base URL
+// carrying a password or key and a template env entry named like a secret
+// are refused, since they would be stored. "config show" prints the
+// effective profile with secrets masked; a bad file is exit 3 with its
+// line.
 // Run ids are "r-YYYYMMDD-xxxxxx", made once at start; the hidden --run-id
 // flag fixes one (tests compare two runs' commits, which carry the id).
 //
