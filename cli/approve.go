@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"os"
 
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/nodes"
@@ -59,6 +60,11 @@ func Answer(ctx context.Context, e *env, runID string, ans nodes.Answer) error {
 	id, err := e.pick(ctx, runID, "waiting for approval", func(s state.RunStatus) bool { return s == state.RunAwaitingApproval })
 	if err != nil {
 		return err
+	}
+	if snap, err := e.runner.State(ctx, id); err == nil && (ans.Approved || ans.Feedback != "") {
+		if err := checkKeys(snap.State.Config, os.Getenv); err != nil { // before the answer is used up
+			return err
+		}
 	}
 	var ask answerer
 	if e.io.terminal() {

@@ -305,6 +305,12 @@ func TestRunLLMSettingsAreStoredWithTheRun(t *testing.T) {
 	if out, code := gaffer(t, "--repo", dir, "resume", "r-stored"); code != ExitPrecondition || !strings.Contains(out, "GAFFER_TEST_KEY2") {
 		t.Fatalf("resume without the key: exit %d, want %d naming the variable\n%s", code, ExitPrecondition, out)
 	}
+	if out, code := gaffer(t, "--repo", dir, "approve", "r-stored"); code != ExitPrecondition || !strings.Contains(out, "GAFFER_TEST_KEY2") {
+		t.Fatalf("approve without the key: exit %d, want %d naming the variable\n%s", code, ExitPrecondition, out)
+	}
+	if v := statusJSON(t, "--repo", dir); v.Status != "awaiting_approval" {
+		t.Fatalf("after approve without the key the run is %s, want still awaiting approval", v.Status)
+	}
 	t.Setenv("GAFFER_TEST_KEY2", "sk-second")
 	if out, code := gaffer(t, "--repo", dir, "approve", "r-stored"); code != 0 {
 		t.Fatalf("approve: exit %d\n%s", code, out)
