@@ -84,6 +84,9 @@ func resolveProfile(repoDir string, o RunOptions, getenv func(string) string) (r
 				return rp, exitf(ExitPrecondition, "profile %s: the %s uses driver llm but names no model; set model in gaffer.yaml or pass --model", p.Name, r)
 			}
 		case config.DriverCLI:
+			if rs.Agent == "" {
+				return rp, exitf(ExitPrecondition, "profile %s: the %s uses driver cli but names no agent; set agent (claude, codex or one of agents) in gaffer.yaml", p.Name, r)
+			}
 			t, ok := p.Template(rs.Agent)
 			if !ok {
 				return rp, exitf(ExitPrecondition, "profile %s: the %s uses driver cli with agent %q, which is not defined", p.Name, r, rs.Agent)
