@@ -42,3 +42,14 @@ func (e *CorruptError) Error() string {
 }
 
 func (e *CorruptError) Unwrap() []error { return []error{ErrCorrupt, e.Err} }
+
+var (
+	// ErrInvalid is returned for arguments no store could accept, such as a
+	// Seq that is not Parent+1 or a Prune that would keep nothing.
+	ErrInvalid = errors.New("checkpoint: invalid argument")
+	// ErrLocked is returned by OpenBadger when another process (or another
+	// open store in this process) holds the store directory.
+	ErrLocked = errors.New("checkpoint: store is in use by another process")
+	// ErrClosed is returned by every method of a closed store.
+	ErrClosed = errors.New("checkpoint: store is closed")
+)

@@ -1,0 +1,301 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
+)
+
+// BadgerOptions configures OpenBadger. The zero value is a good default.
+type BadgerOptions struct {
+	// Logger receives Badger's log lines. Nil keeps Badger silent.
+	Logger *slog.Logger
+	// SyncWrites makes every write durable, as if each Put had
+	// PutOptions.Sync set.
+	SyncWrites bool
+	// BlobThreshold is the size above which a value is stored once as a
+	// content-addressed blob instead of inline (default 64 bytes).
+	BlobThreshold int
+	// MemTableSize bounds Badger's in-memory table (default 8 MiB).
+	MemTableSize int64
+	// Now is the clock for lease expiry and run activity (default time.Now).
+	Now func() time.Time
+	// ProcessAlive reports whether a pid on this host is alive (default:
+	// kill(pid, 0) does not fail with ESRCH).
+	ProcessAlive func(pid int) bool
+}
+
+func (o BadgerOptions) validate() (BadgerOptions, error) {
+	if o.BlobThreshold == 0 {
+		o.BlobThreshold = 64
+	}
+	if o.BlobThreshold < 0 {
+		return o, fmt.Errorf("%w: negative BlobThreshold %d", ErrInvalid, o.BlobThreshold)
+	}
+	if o.MemTableSize == 0 {
+		o.MemTableSize = 8 << 20
+	}
+	if o.MemTableSize < 1<<20 {
+		return o, fmt.Errorf("%w: MemTableSize %d is below 1 MiB", ErrInvalid, o.MemTableSize)
+	}
+	return o, nil
+}
+
+// Badger is a Store kept in a Badger v4 database in one directory. Each
+// Put is one Badger transaction; ordering and fencing are checked inside it.
+type Badger struct {
+	db   *badger.DB
+	dir  string
+	opts BadgerOptions
+	env  leaseEnv
+
+	mu    sync.Mutex
+	stamp int64 // last activity stamp handed out
+}
+
+var _ Store = (*Badger)(nil)
+
+// OpenBadger opens the store in dir, creating it when dir is missing or
+// empty. It fails with ErrForeignStore when dir holds anything else, and
+// with ErrLocked when another process has the store open.
+func OpenBadger(dir string, opts BadgerOptions) (s *Badger, err error) {
+	opts, err = opts.validate()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkDir(dir); err != nil {
+		return nil, err
+	}
+	bo := badger.DefaultOptions(dir).
+		WithLogger(badgerLogger{opts.Logger}).
+		WithMemTableSize(opts.MemTableSize).
+		WithValueLogFileSize(1 << 20 * 16).
+		WithBlockCacheSize(4 << 20).
+		WithBaseTableSize(1 << 20).
+		WithNumMemtables(2).
+		WithNumLevelZeroTables(2).
+		WithNumCompactors(2).
+		WithNumVersionsToKeep(1).
+		WithCompression(options.ZSTD).
+		WithCompactL0OnClose(true).
+		WithMetricsEnabled(false).
+		WithSyncWrites(opts.SyncWrites)
+	db, err := openBadgerDB(bo)
+	if err != nil {
+		return nil, classifyOpenError(dir, err)
+	}
+	s = &Badger{db: db, dir: dir, opts: opts,
+		env: leaseEnv{now: opts.Now, alive: opts.ProcessAlive}.withDefaults()}
+	if err := s.init(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// openBadgerDB opens Badger, turning a panic on a damaged directory into an
+// error.
+func openBadgerDB(bo badger.Options) (db *badger.DB, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			db, err = nil, fmt.Errorf("%w: badger panicked: %v", ErrCorrupt, r)
+		}
+	}()
+	return badger.Open(bo)
+}
+
+func classifyOpenError(dir string, err error) error {
+	switch {
+	case strings.Contains(err.Error(), "Cannot acquire directory lock"):
+		return fmt.Errorf("%w: %s (%v)", ErrLocked, dir, err)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("checkpoint: open store %s: %w", dir, err)
+	case errors.Is(err, ErrCorrupt):
+		return fmt.Errorf("checkpoint: open store %s: %w; restore it from a backup or move it aside", dir, err)
+	}
+	return fmt.Errorf("checkpoint: open store %s: %w: %v; restore it from a backup or move it aside", dir, ErrCorrupt, err)
+}
+
+// badgerFiles are the names Badger keeps in its directory.
+func isBadgerFile(name string) bool {
+	switch name {
+	case "MANIFEST", "KEYREGISTRY", "LOCK", "DISCARD", "MANIFEST-REWRITE", "KEYREGISTRY-REWRITE":
+		return true
+	}
+	for _, ext := range []string{".sst", ".vlog", ".mem"} {
+		if strings.HasSuffix(name, ext) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkDir creates dir when missing and refuses a directory holding files
+// that are not Badger's, so we never scatter files into the user's data.
+func checkDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("checkpoint: create store %s: %w", dir, err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("checkpoint: open store %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		if !isBadgerFile(e.Name()) || e.IsDir() {
+			return fmt.Errorf("%w: %s holds %s; use an empty or new directory for the checkpoint store",
+				ErrForeignStore, dir, filepath.Join(dir, e.Name()))
+		}
+	}
+	return nil
+}
+
+// init checks the format marker. A database with no keys at all is a store
+// whose creation was interrupted: it gets the marker now.
+func (s *Badger) init() error {
+	var marker []byte
+	var empty bool
+	err := s.view(func(txn *badger.Txn) error {
+		item, err := txn.Get(markerKey)
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			it := txn.NewIterator(badger.IteratorOptions{})
+			defer it.Close()
+			it.Rewind()
+			empty = !it.Valid()
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		marker, err = item.ValueCopy(nil)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("checkpoint: open store %s: %w", s.dir, err)
+	}
+	switch {
+	case marker == nil && empty:
+		err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(markerKey, []byte(markerValue)) })
+		if err == nil {
+			err = s.db.Sync()
+		}
+		if err != nil {
+			return fmt.Errorf("checkpoint: initialise store %s: %w", s.dir, err)
+		}
+		return nil
+	case marker == nil:
+		return fmt.Errorf("%w: %s is a Badger database without a gaffer marker; use an empty or new directory for the checkpoint store",
+			ErrForeignStore, s.dir)
+	case string(marker) != markerValue:
+		return fmt.Errorf("%w: %s has format %q, this build reads %q", ErrForeignStore, s.dir, marker, markerValue)
+	}
+	return s.loadStamp()
+}
+
+// loadStamp makes activity stamps continue after the newest one on disk.
+func (s *Badger) loadStamp() error {
+	return s.view(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{kindIndex}, PrefetchValues: false})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			runID, _ := runOfKey(it.Item().Key())
+			err := it.Item().Value(func(v []byte) error {
+				x, err := decodeIndex(runID, v)
+				s.stamp = max(s.stamp, x.stamp)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (s *Badger) nextStamp() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stamp = max(s.stamp+1, s.env.now().UnixNano())
+	return s.stamp
+}
+
+// Dir returns the store's directory.
+func (s *Badger) Dir() string { return s.dir }
+
+// Close flushes and closes the database. Later calls fail with ErrClosed.
+func (s *Badger) Close() error {
+	if s.db.IsClosed() {
+		return nil
+	}
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("checkpoint: close store %s: %w", s.dir, err)
+	}
+	return nil
+}
+
+// maxRetries bounds how often a transaction is retried after a Badger
+// conflict; each retry re-reads, so the outcome is decided by the store.
+const maxRetries = 50
+
+// update runs fn in a read-write transaction, retrying Badger conflicts.
+func (s *Badger) update(ctx context.Context, fn func(txn *badger.Txn) error) error {
+	for range maxRetries {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		err := s.guard(func() error { return s.db.Update(fn) })
+		if !errors.Is(err, badger.ErrConflict) {
+			return err
+		}
+	}
+	return fmt.Errorf("checkpoint: %d transaction conflicts in a row: %w", maxRetries, ErrConflict)
+}
+
+func (s *Badger) view(fn func(txn *badger.Txn) error) error {
+	return s.guard(func() error { return s.db.View(fn) })
+}
+
+// guard maps a closed database to ErrClosed and a Badger panic (which a
+// damaged file can cause) to an error.
+func (s *Badger) guard(fn func() error) (err error) {
+	if s.db.IsClosed() {
+		return ErrClosed
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("checkpoint: store %s: %w: badger panicked: %v", s.dir, ErrCorrupt, r)
+		}
+	}()
+	err = fn()
+	if errors.Is(err, badger.ErrDBClosed) {
+		return ErrClosed
+	}
+	return err
+}
+
+// badgerLogger routes Badger's log lines to a slog.Logger, or drops them.
+type badgerLogger struct{ l *slog.Logger }
+
+func (b badgerLogger) log(level slog.Level, format string, args ...any) {
+	if b.l == nil {
+		return
+	}
+	b.l.Log(context.Background(), level, strings.TrimSpace(fmt.Sprintf(format, args...)), "component", "badger")
+}
+
+func (b badgerLogger) Errorf(f string, a ...any)   { b.log(slog.LevelError, f, a...) }
+func (b badgerLogger) Warningf(f string, a ...any) { b.log(slog.LevelWarn, f, a...) }
+func (b badgerLogger) Infof(f string, a ...any)    { b.log(slog.LevelInfo, f, a...) }
+func (b badgerLogger) Debugf(f string, a ...any)   { b.log(slog.LevelDebug, f, a...) }

@@ -1,0 +1,213 @@
+package checkpoint
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// batchKeys bounds the keys Delete and Prune remove per transaction.
+const batchKeys = 2000
+
+// Delete implements Store. Large runs are removed over several
+// transactions, oldest keys first; the run index goes last, so an
+// interrupted Delete leaves a run that a later Delete finishes.
+func (s *Badger) Delete(ctx context.Context, runID string) error {
+	for {
+		var done bool
+		err := s.update(ctx, func(txn *badger.Txn) error {
+			n := 0
+			for _, kind := range []byte{kindWrite, kindCheckpoint, kindBlob} {
+				m, err := deletePrefix(txn, runPrefix(kind, runID), nil, batchKeys-n)
+				if err != nil {
+					return err
+				}
+				n += m
+			}
+			if done = n < batchKeys; !done {
+				return nil
+			}
+			if err := txn.Delete(runPrefix(kindLease, runID)); err != nil {
+				return err
+			}
+			return txn.Delete(runPrefix(kindIndex, runID))
+		})
+		if err != nil || done {
+			return err
+		}
+	}
+}
+
+// deletePrefix deletes up to limit keys under prefix (and before end, when
+// end is not nil), returning how many it deleted.
+func deletePrefix(txn *badger.Txn, prefix, end []byte, limit int) (int, error) {
+	if limit <= 0 {
+		return 0, nil
+	}
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+	var keys [][]byte
+	for it.Rewind(); it.Valid() && len(keys) < limit; it.Next() {
+		k := it.Item().KeyCopy(nil)
+		if end != nil && string(k) >= string(end) {
+			break
+		}
+		keys = append(keys, k)
+	}
+	it.Close()
+	for _, k := range keys {
+		if err := txn.Delete(k); err != nil {
+			return 0, err
+		}
+	}
+	return len(keys), nil
+}
+
+// Prune implements Store. Checkpoints older than the newest keep are
+// removed with their writes, then blobs no remaining checkpoint refers to.
+func (s *Badger) Prune(ctx context.Context, runID string, keep int) error {
+	if keep < 1 {
+		return fmt.Errorf("%w: prune run %s keeping %d checkpoints (must keep at least 1)", ErrInvalid, runID, keep)
+	}
+	for {
+		var done bool
+		err := s.update(ctx, func(txn *badger.Txn) error {
+			x, ok, err := readIndex(txn, runID)
+			if err != nil || !ok || x.latest <= uint64(keep) {
+				done = true
+				return err
+			}
+			cut := x.latest - uint64(keep) + 1 // first seq kept
+			n, err := deletePrefix(txn, runPrefix(kindWrite, runID), writesPrefix(runID, cut), batchKeys)
+			if err != nil {
+				return err
+			}
+			m, err := deletePrefix(txn, runPrefix(kindCheckpoint, runID), cpKey(runID, cut), batchKeys-n)
+			done = n+m < batchKeys
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if done {
+			break
+		}
+	}
+	return s.collectBlobs(ctx, runID)
+}
+
+// collectBlobs deletes the run's blobs that no checkpoint refers to. It
+// reads the run index, so a Put that commits meanwhile makes it retry.
+func (s *Badger) collectBlobs(ctx context.Context, runID string) error {
+	return s.update(ctx, func(txn *badger.Txn) error {
+		if _, _, err := readIndex(txn, runID); err != nil {
+			return err
+		}
+		used := make(map[blobRef]bool)
+		prefix := runPrefix(kindCheckpoint, runID)
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+		for it.Rewind(); it.Valid(); it.Next() {
+			seq, _ := seqAt(it.Item().Key(), len(prefix))
+			err := it.Item().Value(func(v []byte) error {
+				c, err := decodeCheckpoint(runID, seq, v)
+				for _, r := range c.refs {
+					used[r] = true
+				}
+				return err
+			})
+			if err != nil {
+				it.Close()
+				return err
+			}
+		}
+		it.Close()
+		bp := runPrefix(kindBlob, runID)
+		var unused [][]byte
+		it = txn.NewIterator(badger.IteratorOptions{Prefix: bp})
+		for it.Rewind(); it.Valid(); it.Next() {
+			k := it.Item().Key()
+			var r blobRef
+			copy(r[:], k[len(bp):])
+			if !used[r] {
+				unused = append(unused, it.Item().KeyCopy(nil))
+			}
+		}
+		it.Close()
+		for _, k := range unused {
+			if err := txn.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Acquire implements Store.
+func (s *Badger) Acquire(ctx context.Context, runID string, owner Owner, ttl time.Duration) (Lease, error) {
+	var out Lease
+	err := s.update(ctx, func(txn *badger.Txn) error {
+		cur, err := readLease(txn, runID)
+		if err != nil {
+			return err
+		}
+		last, err := readToken(txn)
+		if err != nil {
+			return err
+		}
+		l, err := s.env.decideAcquire(runID, cur, owner, ttl, last+1)
+		if err != nil {
+			return err
+		}
+		if l.Token > last {
+			if err := txn.Set(tokenKey, binary.AppendUvarint(nil, l.Token)); err != nil {
+				return err
+			}
+		}
+		out = l
+		return txn.Set(runPrefix(kindLease, runID), encodeLease(l))
+	})
+	return out, err
+}
+
+func readToken(txn *badger.Txn) (uint64, error) {
+	v, ok, err := getValue(txn, tokenKey)
+	if !ok || err != nil {
+		return 0, err
+	}
+	t, n := binary.Uvarint(v)
+	if n != len(v) {
+		return 0, &CorruptError{What: "lease token counter", Err: errors.New("bad varint")}
+	}
+	return t, nil
+}
+
+// Renew implements Store.
+func (s *Badger) Renew(ctx context.Context, lease Lease, ttl time.Duration) (Lease, error) {
+	var out Lease
+	err := s.update(ctx, func(txn *badger.Txn) error {
+		cur, err := readLease(txn, lease.RunID)
+		if err != nil {
+			return err
+		}
+		out, err = s.env.decideRenew(cur, lease, ttl)
+		if err != nil {
+			return err
+		}
+		return txn.Set(runPrefix(kindLease, lease.RunID), encodeLease(out))
+	})
+	return out, err
+}
+
+// Release implements Store.
+func (s *Badger) Release(ctx context.Context, lease Lease) error {
+	return s.update(ctx, func(txn *badger.Txn) error {
+		cur, err := readLease(txn, lease.RunID)
+		if err != nil || cur == nil || cur.Token != lease.Token || cur.Owner.ID != lease.Owner.ID {
+			return err
+		}
+		return txn.Delete(runPrefix(kindLease, lease.RunID))
+	})
+}

@@ -1,0 +1,741 @@
+// Package checkpointtest is the conformance suite every checkpoint.Store
+// must pass. A store's tests call Run with a function that opens a fresh,
+// empty store:
+//
+//	func TestConformance(t *testing.T) {
+//		checkpointtest.Run(t, func(t *testing.T) checkpoint.Store {
+//			return checkpoint.NewMemory()
+//		})
+//	}
+//
+// The suite closes every store it opens. Lease tests use the real clock
+// (with short TTLs, never asserting on elapsed time) and real process ids: a
+// pid of a child process that has exited stands for a crashed holder.
+package checkpointtest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/checkpoint"
+)
+
+// Run runs the whole suite against stores made by open.
+func Run(t *testing.T, open func(t *testing.T) checkpoint.Store) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, s checkpoint.Store)
+	}{
+		{"RoundTrip", testRoundTrip},
+		{"NoAliasing", testNoAliasing},
+		{"RunIsolation", testRunIsolation},
+		{"NotFound", testNotFound},
+		{"List", testList},
+		{"PutConflicts", testPutConflicts},
+		{"Writes", testWrites},
+		{"Prune", testPrune},
+		{"Delete", testDelete},
+		{"Runs", testRuns},
+		{"Lease", testLease},
+		{"LeaseExpiry", testLeaseExpiry},
+		{"LeaseDeadHolder", testLeaseDeadHolder},
+		{"Fencing", testFencing},
+		{"ConcurrentPut", testConcurrentPut},
+		{"ConcurrentAcquire", testConcurrentAcquire},
+		{"Closed", testClosed},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := open(t)
+			t.Cleanup(func() { s.Close() })
+			tc.fn(t, s)
+		})
+	}
+}
+
+var ctx = context.Background()
+
+// big is a value over any sensible blob threshold.
+var big = bytes.Repeat([]byte("0123456789abcdef"), 300)
+
+// cp makes the n-th checkpoint of a run with a changing counter and an
+// unchanged large payload.
+func cp(run string, seq uint64) checkpoint.Checkpoint {
+	return checkpoint.Checkpoint{
+		RunID: run, Seq: seq, Parent: seq - 1, Step: int(seq),
+		Ran: []string{"step"}, Next: []string{"step"},
+		Values: map[string][]byte{"counter": fmt.Appendf(nil, "%d", seq), "payload": big},
+		Status: "running",
+		Time:   time.Unix(1_700_000_000+int64(seq), 123),
+	}
+}
+
+func put(t *testing.T, s checkpoint.Store, cps ...checkpoint.Checkpoint) {
+	t.Helper()
+	for _, c := range cps {
+		if err := s.Put(ctx, c, checkpoint.PutOptions{}); err != nil {
+			t.Fatalf("Put(%s, %d): %v", c.RunID, c.Seq, err)
+		}
+	}
+}
+
+func putN(t *testing.T, s checkpoint.Store, run string, n int) {
+	t.Helper()
+	for i := 1; i <= n; i++ {
+		put(t, s, cp(run, uint64(i)))
+	}
+}
+
+// same reports whether two checkpoints are equal, nil and empty distinct,
+// times compared as instants.
+func same(a, b checkpoint.Checkpoint) bool {
+	if !a.Time.Equal(b.Time) {
+		return false
+	}
+	a.Time, b.Time = time.Time{}, time.Time{}
+	return reflect.DeepEqual(a, b)
+}
+
+func wantSame(t *testing.T, got, want checkpoint.Checkpoint) {
+	t.Helper()
+	if !same(got, want) {
+		t.Fatalf("checkpoint differs\n got: %#v\nwant: %#v", got, want)
+	}
+}
+
+func wantErr(t *testing.T, err, target error) {
+	t.Helper()
+	if !errors.Is(err, target) {
+		t.Fatalf("err = %v, want %v", err, target)
+	}
+}
+
+func seqs(cps []checkpoint.Checkpoint) []uint64 {
+	out := []uint64{}
+	for _, c := range cps {
+		out = append(out, c.Seq)
+	}
+	return out
+}
+
+func testRoundTrip(t *testing.T, s checkpoint.Store) {
+	full := checkpoint.Checkpoint{
+		RunID: "run-1", Seq: 1, Parent: 0, Step: 7,
+		Ran:  []string{"a", "b"},
+		Next: []string{}, // empty, not nil
+		Values: map[string][]byte{
+			"nil": nil, "empty": {}, "small": []byte(`{"n":1}`), "big": big,
+			"big-again": big, // two fields sharing one blob
+		},
+		Interrupt: &checkpoint.Interrupt{
+			Node: "review", TaskID: "t-1", Kind: "dynamic", Index: 2,
+			Payload: []byte(`{"q":"ok?"}`), Answers: [][]byte{[]byte(`true`), nil, {}},
+		},
+		Status: "interrupted",
+		Meta:   map[string]string{"source": "loop", "": "empty key"},
+		Time:   time.Date(2026, 11, 23, 3, 35, 0, 123456789, time.UTC),
+	}
+	bare := checkpoint.Checkpoint{RunID: "run-1", Seq: 2, Parent: 1, Values: map[string][]byte{}, Meta: map[string]string{}}
+	put(t, s, full, bare)
+	for _, want := range []checkpoint.Checkpoint{full, bare} {
+		got, err := s.Get(ctx, want.RunID, want.Seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantSame(t, got, want)
+	}
+	latest, err := s.Latest(ctx, "run-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSame(t, latest, bare)
+	list, err := s.List(ctx, "run-1", checkpoint.ListOptions{})
+	if err != nil || len(list) != 2 {
+		t.Fatalf("List = %d checkpoints, %v", len(list), err)
+	}
+	wantSame(t, list[0], bare)
+	wantSame(t, list[1], full)
+
+	// A checkpoint with nothing set but its place in the run.
+	zero := checkpoint.Checkpoint{RunID: "run-1", Seq: 3, Parent: 2}
+	put(t, s, zero)
+	got, err := s.Get(ctx, "run-1", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSame(t, got, zero)
+}
+
+func testNoAliasing(t *testing.T, s checkpoint.Store) {
+	in := cp("r", 1)
+	in.Values["payload"] = bytes.Clone(big)
+	in.Interrupt = &checkpoint.Interrupt{Payload: []byte("p")}
+	in.Meta = map[string]string{"k": "v"}
+	want := cp("r", 1)
+	want.Interrupt = &checkpoint.Interrupt{Payload: []byte("p")}
+	want.Meta = map[string]string{"k": "v"}
+	put(t, s, in)
+	in.Values["payload"][0] = 'X'
+	in.Values["counter"] = []byte("changed")
+	in.Ran[0] = "changed"
+	in.Interrupt.Payload[0] = 'X'
+	in.Meta["k"] = "changed"
+
+	got, err := s.Get(ctx, "r", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSame(t, got, want)
+	got.Values["payload"][0] = 'Y'
+	got.Next[0] = "changed"
+	got.Meta["k"] = "changed"
+	again, err := s.Latest(ctx, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSame(t, again, want)
+
+	w := []checkpoint.Write{{TaskID: "t", Value: []byte("v")}}
+	if err := s.PutWrites(ctx, "r", 1, w, checkpoint.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w[0].Value[0] = 'X'
+	ws, err := s.Writes(ctx, "r", 1)
+	if err != nil || len(ws) != 1 || string(ws[0].Value) != "v" {
+		t.Fatalf("Writes = %v, %v; want the value as written", ws, err)
+	}
+}
+
+func testRunIsolation(t *testing.T, s checkpoint.Store) {
+	// Run ids that are prefixes of each other must not mix.
+	runs := []string{"a", "ab", "a/b", "a\x00"}
+	for i, r := range runs {
+		putN(t, s, r, i+1)
+		if err := s.PutWrites(ctx, r, 1, []checkpoint.Write{{TaskID: r}}, checkpoint.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, r := range runs {
+		list, err := s.List(ctx, r, checkpoint.ListOptions{})
+		if err != nil || len(list) != i+1 {
+			t.Fatalf("List(%q) = %d checkpoints, %v; want %d", r, len(list), err, i+1)
+		}
+		for _, c := range list {
+			if c.RunID != r {
+				t.Fatalf("List(%q) returned a checkpoint of run %q", r, c.RunID)
+			}
+		}
+		ws, err := s.Writes(ctx, r, 1)
+		if err != nil || len(ws) != 1 || ws[0].TaskID != r {
+			t.Fatalf("Writes(%q) = %v, %v", r, ws, err)
+		}
+	}
+	if err := s.Delete(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs[1:] {
+		if _, err := s.Latest(ctx, r); err != nil {
+			t.Fatalf("Latest(%q) after deleting run a: %v", r, err)
+		}
+	}
+}
+
+func testNotFound(t *testing.T, s checkpoint.Store) {
+	_, err := s.Latest(ctx, "nope")
+	wantErr(t, err, checkpoint.ErrNotFound)
+	putN(t, s, "r", 2)
+	_, err = s.Get(ctx, "r", 3)
+	wantErr(t, err, checkpoint.ErrNotFound)
+	_, err = s.Get(ctx, "r", 0)
+	wantErr(t, err, checkpoint.ErrNotFound)
+	_, err = s.Get(ctx, "other", 1)
+	wantErr(t, err, checkpoint.ErrNotFound)
+	list, err := s.List(ctx, "nope", checkpoint.ListOptions{})
+	if err != nil || len(list) != 0 {
+		t.Fatalf("List of a missing run = %v, %v; want empty", list, err)
+	}
+	ws, err := s.Writes(ctx, "nope", 1)
+	if err != nil || len(ws) != 0 {
+		t.Fatalf("Writes of a missing run = %v, %v; want empty", ws, err)
+	}
+	err = s.PutWrites(ctx, "r", 9, []checkpoint.Write{{TaskID: "t"}}, checkpoint.PutOptions{})
+	wantErr(t, err, checkpoint.ErrNotFound)
+}
+
+func testList(t *testing.T, s checkpoint.Store) {
+	putN(t, s, "r", 10)
+	for _, tc := range []struct {
+		opts checkpoint.ListOptions
+		want []uint64
+	}{
+		{checkpoint.ListOptions{}, []uint64{10, 9, 8, 7, 6, 5, 4, 3, 2, 1}},
+		{checkpoint.ListOptions{Limit: 3}, []uint64{10, 9, 8}},
+		{checkpoint.ListOptions{Before: 4}, []uint64{3, 2, 1}},
+		{checkpoint.ListOptions{Before: 8, Limit: 2}, []uint64{7, 6}},
+		{checkpoint.ListOptions{Before: 1}, []uint64{}},
+		{checkpoint.ListOptions{Before: 100, Limit: 1}, []uint64{10}},
+	} {
+		got, err := s.List(ctx, "r", tc.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(seqs(got), tc.want) {
+			t.Errorf("List(%+v) = %v, want %v", tc.opts, seqs(got), tc.want)
+		}
+		for _, c := range got {
+			wantSame(t, c, cp("r", c.Seq))
+		}
+	}
+}
+
+func testPutConflicts(t *testing.T, s checkpoint.Store) {
+	putN(t, s, "r", 3)
+	for _, c := range []checkpoint.Checkpoint{
+		cp("r", 3),                        // seq taken
+		cp("r", 1),                        // seq taken, parent stale
+		{RunID: "r", Seq: 4, Parent: 2},   // parent is not the latest
+		{RunID: "r", Seq: 6, Parent: 5},   // parent from the future
+		{RunID: "new", Seq: 2, Parent: 1}, // run has no checkpoint 1
+	} {
+		err := s.Put(ctx, c, checkpoint.PutOptions{})
+		wantErr(t, err, checkpoint.ErrConflict)
+	}
+	err := s.Put(ctx, checkpoint.Checkpoint{RunID: "r", Seq: 9, Parent: 3}, checkpoint.PutOptions{})
+	if err == nil {
+		t.Fatal("Put of seq 9 after parent 3 succeeded; seqs must grow by one")
+	}
+	got, err := s.Latest(ctx, "r")
+	if err != nil || got.Seq != 3 {
+		t.Fatalf("Latest after failed Puts = %d, %v; want 3", got.Seq, err)
+	}
+	wantSame(t, got, cp("r", 3))
+	put(t, s, cp("r", 4))
+}
+
+func testWrites(t *testing.T, s checkpoint.Store) {
+	putN(t, s, "r", 2)
+	first := []checkpoint.Write{
+		{TaskID: "b", Index: 0, Node: "n", Value: []byte("b0")},
+		{TaskID: "a", Index: 10, Node: "n", Value: big},
+		{TaskID: "a", Index: 2, Node: "n", Value: nil},
+		{TaskID: "ab", Index: 0, Node: "m", Value: []byte{}},
+	}
+	if err := s.PutWrites(ctx, "r", 2, first, checkpoint.PutOptions{Sync: true}); err != nil {
+		t.Fatal(err)
+	}
+	// Same (task, index) again with other values: the first write stays.
+	again := []checkpoint.Write{
+		{TaskID: "b", Index: 0, Node: "x", Value: []byte("changed")},
+		{TaskID: "a", Index: 1, Node: "n", Value: []byte("a1")},
+	}
+	if err := s.PutWrites(ctx, "r", 2, again, checkpoint.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutWrites(ctx, "r", 1, []checkpoint.Write{{TaskID: "old"}}, checkpoint.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Writes(ctx, "r", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []checkpoint.Write{
+		{TaskID: "a", Index: 1, Node: "n", Value: []byte("a1")},
+		{TaskID: "a", Index: 2, Node: "n", Value: nil},
+		{TaskID: "a", Index: 10, Node: "n", Value: big},
+		{TaskID: "ab", Index: 0, Node: "m", Value: []byte{}},
+		{TaskID: "b", Index: 0, Node: "n", Value: []byte("b0")},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Writes =\n%+v\nwant\n%+v", got, want)
+	}
+	none, err := s.Writes(ctx, "r", 3)
+	if err != nil || len(none) != 0 {
+		t.Fatalf("Writes of seq 3 = %v, %v; want none", none, err)
+	}
+}
+
+func testPrune(t *testing.T, s checkpoint.Store) {
+	putN(t, s, "r", 5)
+	putN(t, s, "other", 2)
+	for seq := uint64(1); seq <= 5; seq++ {
+		w := []checkpoint.Write{{TaskID: "t", Value: fmt.Appendf(nil, "w%d", seq)}}
+		if err := s.PutWrites(ctx, "r", seq, w, checkpoint.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantErr(t, s.Prune(ctx, "r", 0), checkpoint.ErrInvalid)
+	if err := s.Prune(ctx, "r", 2); err != nil {
+		t.Fatal(err)
+	}
+	list, err := s.List(ctx, "r", checkpoint.ListOptions{})
+	if err != nil || !reflect.DeepEqual(seqs(list), []uint64{5, 4}) {
+		t.Fatalf("List after Prune(2) = %v, %v; want [5 4]", seqs(list), err)
+	}
+	for _, c := range list { // the shared payload survived
+		wantSame(t, c, cp("r", c.Seq))
+	}
+	for seq := uint64(1); seq <= 3; seq++ {
+		_, err := s.Get(ctx, "r", seq)
+		wantErr(t, err, checkpoint.ErrNotFound)
+		ws, err := s.Writes(ctx, "r", seq)
+		if err != nil || len(ws) != 0 {
+			t.Fatalf("Writes of pruned seq %d = %v, %v; want none", seq, ws, err)
+		}
+	}
+	ws, err := s.Writes(ctx, "r", 4)
+	if err != nil || len(ws) != 1 || string(ws[0].Value) != "w4" {
+		t.Fatalf("Writes of kept seq 4 = %v, %v", ws, err)
+	}
+	// Pruning changes nothing about ordering: the next Put follows 5.
+	wantErr(t, s.Put(ctx, cp("r", 1), checkpoint.PutOptions{}), checkpoint.ErrConflict)
+	put(t, s, cp("r", 6))
+	if err := s.Prune(ctx, "r", 10); err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := s.List(ctx, "r", checkpoint.ListOptions{}); len(list) != 3 {
+		t.Fatalf("Prune(10) of 3 checkpoints left %d", len(list))
+	}
+	if err := s.Prune(ctx, "r", 1); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Latest(ctx, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSame(t, got, cp("r", 6))
+	if err := s.Prune(ctx, "missing", 1); err != nil {
+		t.Fatalf("Prune of a missing run: %v", err)
+	}
+	other, err := s.Latest(ctx, "other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSame(t, other, cp("other", 2))
+}
+
+func testDelete(t *testing.T, s checkpoint.Store) {
+	putN(t, s, "r", 3)
+	putN(t, s, "keep", 2) // shares the large payload with r
+	if err := s.PutWrites(ctx, "r", 3, []checkpoint.Write{{TaskID: "t"}}, checkpoint.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	owner := checkpoint.Owner{ID: "o1", PID: os.Getpid(), Host: "h"}
+	if _, err := s.Acquire(ctx, "r", owner, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, "r"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Latest(ctx, "r")
+	wantErr(t, err, checkpoint.ErrNotFound)
+	_, err = s.Get(ctx, "r", 1)
+	wantErr(t, err, checkpoint.ErrNotFound)
+	if ws, err := s.Writes(ctx, "r", 3); err != nil || len(ws) != 0 {
+		t.Fatalf("Writes after Delete = %v, %v", ws, err)
+	}
+	runs, err := s.Runs(ctx)
+	if err != nil || len(runs) != 1 || runs[0].RunID != "keep" {
+		t.Fatalf("Runs after Delete = %+v, %v; want only keep", runs, err)
+	}
+	got, err := s.Latest(ctx, "keep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSame(t, got, cp("keep", 2))
+	// The lease went with the run: another owner may take it.
+	if _, err := s.Acquire(ctx, "r", checkpoint.Owner{ID: "o2", PID: os.Getpid(), Host: "h"}, time.Hour); err != nil {
+		t.Fatalf("Acquire after Delete: %v", err)
+	}
+	// The run id can be used again from seq 1.
+	putN(t, s, "r", 1)
+	if err := s.Delete(ctx, "never-existed"); err != nil {
+		t.Fatalf("Delete of a missing run: %v", err)
+	}
+}
+
+func testRuns(t *testing.T, s checkpoint.Store) {
+	runs, err := s.Runs(ctx)
+	if err != nil || len(runs) != 0 {
+		t.Fatalf("Runs of an empty store = %v, %v", runs, err)
+	}
+	putN(t, s, "a", 1)
+	putN(t, s, "b", 1)
+	putN(t, s, "c", 1)
+	done := cp("a", 2)
+	done.Status = "done"
+	put(t, s, done)
+	// A lease alone does not make a run.
+	if _, err := s.Acquire(ctx, "leased", checkpoint.Owner{ID: "o", Host: "h"}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	runs, err = s.Runs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range runs {
+		ids = append(ids, r.RunID)
+	}
+	if !reflect.DeepEqual(ids, []string{"a", "c", "b"}) {
+		t.Fatalf("Runs = %v, want [a c b] (newest activity first)", ids)
+	}
+	if r := runs[0]; r.Latest != 2 || r.Status != "done" || !r.Time.Equal(done.Time) {
+		t.Fatalf("Runs[0] = %+v, want latest 2, status done, time %v", r, done.Time)
+	}
+}
+
+func testLease(t *testing.T, s checkpoint.Store) {
+	me := os.Getpid() // alive, so only expiry frees its leases
+	o1 := checkpoint.Owner{ID: "o1", PID: me, Host: "h1"}
+	o2 := checkpoint.Owner{ID: "o2", PID: me, Host: "h1"}
+	l1, err := s.Acquire(ctx, "r", o1, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l1.Token == 0 || l1.RunID != "r" || l1.Owner != o1 {
+		t.Fatalf("Acquire = %+v", l1)
+	}
+	_, err = s.Acquire(ctx, "r", o2, time.Hour)
+	var held *checkpoint.LeaseHeldError
+	if !errors.As(err, &held) || held.Holder != o1 || held.RunID != "r" {
+		t.Fatalf("Acquire of a held lease = %v, want *LeaseHeldError naming o1", err)
+	}
+	if want := fmt.Sprintf("run r is held by pid %d on host h1", me); !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %q does not say %q", err, want)
+	}
+	// Leases are per run.
+	if _, err := s.Acquire(ctx, "other", o2, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	// The holder acquiring again renews, keeping the token.
+	again, err := s.Acquire(ctx, "r", o1, 2*time.Hour)
+	if err != nil || again.Token != l1.Token {
+		t.Fatalf("re-Acquire = %+v, %v; want token %d", again, err, l1.Token)
+	}
+	renewed, err := s.Renew(ctx, l1, time.Hour)
+	if err != nil || renewed.Token != l1.Token || renewed.Owner != o1 {
+		t.Fatalf("Renew = %+v, %v", renewed, err)
+	}
+	if err := s.Release(ctx, renewed); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Renew(ctx, l1, time.Hour)
+	wantErr(t, err, checkpoint.ErrFenced)
+	l2, err := s.Acquire(ctx, "r", o2, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l2.Token <= l1.Token {
+		t.Fatalf("new token %d is not greater than the old %d", l2.Token, l1.Token)
+	}
+	// Releasing or renewing the lost lease does nothing to the new holder.
+	if err := s.Release(ctx, l1); err != nil {
+		t.Fatalf("Release of a lost lease: %v", err)
+	}
+	_, err = s.Renew(ctx, l1, time.Hour)
+	wantErr(t, err, checkpoint.ErrFenced)
+	_, err = s.Acquire(ctx, "r", o1, time.Hour)
+	if !errors.As(err, &held) || held.Holder != o2 {
+		t.Fatalf("Acquire after a stale Release = %v, want held by o2", err)
+	}
+	if _, err := s.Renew(ctx, l2, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testLeaseExpiry(t *testing.T, s checkpoint.Store) {
+	me := os.Getpid()
+	o1 := checkpoint.Owner{ID: "o1", PID: me, Host: "h1"}
+	o2 := checkpoint.Owner{ID: "o2", PID: me, Host: "h2"}
+	l1, err := s.Acquire(ctx, "r", o1, time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond) // only ensures the lease has expired
+	l2, err := s.Acquire(ctx, "r", o2, time.Hour)
+	if err != nil {
+		t.Fatalf("Acquire of an expired lease: %v", err)
+	}
+	if l2.Token <= l1.Token {
+		t.Fatalf("token %d after expiry is not greater than %d", l2.Token, l1.Token)
+	}
+	_, err = s.Renew(ctx, l1, time.Hour)
+	wantErr(t, err, checkpoint.ErrFenced)
+	wantErr(t, s.Put(ctx, cp("r", 1), checkpoint.PutOptions{Fence: l1.Token}), checkpoint.ErrFenced)
+}
+
+// deadPID returns the pid of a child process that has exited.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	if err := cmd.Run(); err != nil {
+		t.Skipf("cannot run a child process: %v", err)
+	}
+	return cmd.Process.Pid
+}
+
+func testLeaseDeadHolder(t *testing.T, s checkpoint.Store) {
+	dead := deadPID(t)
+	crashed := checkpoint.Owner{ID: "crashed", PID: dead, Host: "h1"}
+	old, err := s.Acquire(ctx, "r", crashed, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Same host, holder dead: taken over at once.
+	me := checkpoint.Owner{ID: "me", PID: os.Getpid(), Host: "h1"}
+	l, err := s.Acquire(ctx, "r", me, time.Hour)
+	if err != nil {
+		t.Fatalf("Acquire from a dead holder on this host: %v", err)
+	}
+	if l.Token <= old.Token {
+		t.Fatalf("takeover token %d is not greater than %d", l.Token, old.Token)
+	}
+	// Another host: the pid means nothing here, so wait for expiry.
+	remote := checkpoint.Owner{ID: "remote", PID: dead, Host: "h2"}
+	if _, err := s.Acquire(ctx, "r2", remote, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Acquire(ctx, "r2", me, time.Hour)
+	var held *checkpoint.LeaseHeldError
+	if !errors.As(err, &held) || held.Holder != remote {
+		t.Fatalf("Acquire from a holder on another host = %v, want *LeaseHeldError", err)
+	}
+}
+
+func testFencing(t *testing.T, s checkpoint.Store) {
+	me := os.Getpid()
+	o1 := checkpoint.Owner{ID: "o1", PID: me, Host: "h"}
+	o2 := checkpoint.Owner{ID: "o2", PID: me, Host: "h"}
+	// Fence without any lease.
+	wantErr(t, s.Put(ctx, cp("r", 1), checkpoint.PutOptions{Fence: 1}), checkpoint.ErrFenced)
+	l1, err := s.Acquire(ctx, "r", o1, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(ctx, cp("r", 1), checkpoint.PutOptions{Fence: l1.Token, Sync: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Release(ctx, l1); err != nil {
+		t.Fatal(err)
+	}
+	l2, err := s.Acquire(ctx, "r", o2, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, s.Put(ctx, cp("r", 2), checkpoint.PutOptions{Fence: l1.Token}), checkpoint.ErrFenced)
+	wantErr(t, s.PutWrites(ctx, "r", 1, []checkpoint.Write{{TaskID: "t"}}, checkpoint.PutOptions{Fence: l1.Token}), checkpoint.ErrFenced)
+	if ws, _ := s.Writes(ctx, "r", 1); len(ws) != 0 {
+		t.Fatalf("fenced PutWrites stored %v", ws)
+	}
+	if err := s.Put(ctx, cp("r", 2), checkpoint.PutOptions{Fence: l2.Token}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutWrites(ctx, "r", 2, []checkpoint.Write{{TaskID: "t"}}, checkpoint.PutOptions{Fence: l2.Token}); err != nil {
+		t.Fatal(err)
+	}
+	// A fence is per run: run r's token does not open run other.
+	wantErr(t, s.Put(ctx, cp("other", 1), checkpoint.PutOptions{Fence: l2.Token}), checkpoint.ErrFenced)
+	// Unfenced writes are not checked.
+	put(t, s, cp("r", 3))
+	got, err := s.Latest(ctx, "r")
+	if err != nil || got.Seq != 3 {
+		t.Fatalf("Latest = %d, %v", got.Seq, err)
+	}
+}
+
+func testConcurrentPut(t *testing.T, s checkpoint.Store) {
+	putN(t, s, "r", 1)
+	const writers = 8
+	for round := uint64(2); round <= 6; round++ {
+		errs := make([]error, writers)
+		var wg sync.WaitGroup
+		for i := range writers {
+			wg.Go(func() {
+				c := cp("r", round)
+				c.Status = fmt.Sprintf("writer %d", i)
+				errs[i] = s.Put(ctx, c, checkpoint.PutOptions{})
+			})
+		}
+		wg.Wait()
+		winner := -1
+		for i, err := range errs {
+			switch {
+			case err == nil && winner >= 0:
+				t.Fatalf("round %d: writers %d and %d both won", round, winner, i)
+			case err == nil:
+				winner = i
+			case !errors.Is(err, checkpoint.ErrConflict):
+				t.Fatalf("round %d: writer %d: %v, want ErrConflict", round, i, err)
+			}
+		}
+		if winner < 0 {
+			t.Fatalf("round %d: no writer won", round)
+		}
+		got, err := s.Latest(ctx, "r")
+		if err != nil || got.Seq != round || got.Status != fmt.Sprintf("writer %d", winner) {
+			t.Fatalf("round %d: Latest = seq %d status %q, %v; want the winner's", round, got.Seq, got.Status, err)
+		}
+	}
+}
+
+func testConcurrentAcquire(t *testing.T, s checkpoint.Store) {
+	const owners = 8
+	for round := range 5 {
+		run := fmt.Sprintf("r%d", round)
+		leases := make([]checkpoint.Lease, owners)
+		errs := make([]error, owners)
+		var wg sync.WaitGroup
+		for i := range owners {
+			wg.Go(func() {
+				o := checkpoint.Owner{ID: fmt.Sprintf("o%d", i), PID: os.Getpid(), Host: "h"}
+				leases[i], errs[i] = s.Acquire(ctx, run, o, time.Hour)
+			})
+		}
+		wg.Wait()
+		winner := -1
+		for i, err := range errs {
+			var held *checkpoint.LeaseHeldError
+			switch {
+			case err == nil && winner >= 0:
+				t.Fatalf("%s: owners %d and %d both hold the lease", run, winner, i)
+			case err == nil:
+				winner = i
+			case !errors.As(err, &held):
+				t.Fatalf("%s: owner %d: %v, want *LeaseHeldError", run, i, err)
+			}
+		}
+		if winner < 0 {
+			t.Fatalf("%s: nobody got the lease", run)
+		}
+		// Only the winner's token writes.
+		wrong := checkpoint.PutOptions{Fence: leases[winner].Token + 1}
+		wantErr(t, s.Put(ctx, cp(run, 1), wrong), checkpoint.ErrFenced)
+		if err := s.Put(ctx, cp(run, 1), checkpoint.PutOptions{Fence: leases[winner].Token}); err != nil {
+			t.Fatalf("%s: Put with the winner's token: %v", run, err)
+		}
+	}
+}
+
+func testClosed(t *testing.T, s checkpoint.Store) {
+	putN(t, s, "r", 1)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	wantErr(t, s.Put(ctx, cp("r", 2), checkpoint.PutOptions{}), checkpoint.ErrClosed)
+	_, err := s.Latest(ctx, "r")
+	wantErr(t, err, checkpoint.ErrClosed)
+	_, err = s.Acquire(ctx, "r", checkpoint.Owner{ID: "o"}, time.Hour)
+	wantErr(t, err, checkpoint.ErrClosed)
+}

@@ -1,0 +1,22 @@
+package checkpoint_test
+
+import (
+	"testing"
+
+	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/checkpoint/checkpointtest"
+)
+
+func TestMemoryConformance(t *testing.T) {
+	checkpointtest.Run(t, func(t *testing.T) checkpoint.Store { return checkpoint.NewMemory() })
+}
+
+func TestBadgerConformance(t *testing.T) {
+	checkpointtest.Run(t, func(t *testing.T) checkpoint.Store {
+		s, err := checkpoint.OpenBadger(t.TempDir(), checkpoint.BadgerOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}

@@ -1,0 +1,137 @@
+package graph
+
+import (
+	"fmt"
+	"sync"
+	"time"
+)
+
+// EventKind is the kind of an Event.
+type EventKind int
+
+// Event kinds.
+const (
+	RunStarted      EventKind = iota + 1 // Run or Resume started (Payload: "run" or "resume")
+	RunFinished                          // the run stopped: done, interrupted (Payload: Status) or failed (Err)
+	NodeStarted                          // a node attempt started (Attempt from 1)
+	NodeFinished                         // a node attempt ended (Duration; Err on failure)
+	CheckpointSaved                      // a checkpoint was written (Seq, Bytes); with Exit durability, when flushed
+	RunInterrupted                       // the run stopped on an interrupt (Payload: PendingInterrupt)
+	Custom                               // a node called Emit (Name, Payload)
+	NodeRetry                            // a failed attempt will be retried (Attempt: the next one; Duration: the wait; Err)
+)
+
+func (k EventKind) String() string {
+	switch k {
+	case RunStarted:
+		return "RunStarted"
+	case RunFinished:
+		return "RunFinished"
+	case NodeStarted:
+		return "NodeStarted"
+	case NodeFinished:
+		return "NodeFinished"
+	case CheckpointSaved:
+		return "CheckpointSaved"
+	case RunInterrupted:
+		return "RunInterrupted"
+	case Custom:
+		return "Custom"
+	case NodeRetry:
+		return "NodeRetry"
+	}
+	return fmt.Sprintf("EventKind(%d)", int(k))
+}
+
+// Event is one thing that happened in a run. Which fields are set depends on Kind.
+type Event struct {
+	Kind     EventKind
+	RunID    string
+	Step     int
+	Seq      uint64
+	Node     string
+	Name     string
+	Payload  any
+	Err      error
+	Attempt  int
+	Duration time.Duration
+	Bytes    int
+	Time     time.Time
+}
+
+// hub delivers events to subscribers synchronously, one event at a time, in
+// the order they happen. Events of concurrent fan-out branches interleave.
+type hub struct {
+	deliverMu sync.Mutex // held while delivering, so subscribers see one event at a time
+	mu        sync.Mutex // guards the fields below
+	next      int
+	subs      map[int]func(Event)
+	ids       []int // subscription order
+}
+
+func (h *hub) subscribe(fn func(Event)) func() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.subs == nil {
+		h.subs = map[int]func(Event){}
+	}
+	id := h.next
+	h.next++
+	h.subs[id] = fn
+	h.ids = append(h.ids, id)
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			h.remove(id)
+		})
+	}
+}
+
+func (h *hub) remove(id int) {
+	delete(h.subs, id)
+	for i, x := range h.ids {
+		if x == id {
+			h.ids = append(h.ids[:i:i], h.ids[i+1:]...)
+			break
+		}
+	}
+}
+
+func (h *hub) empty() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.ids) == 0
+}
+
+// publish delivers e to every subscriber. A subscriber that panics is
+// unsubscribed and the run goes on: an observer must not break the run.
+func (h *hub) publish(e Event) {
+	h.deliverMu.Lock()
+	defer h.deliverMu.Unlock()
+	h.mu.Lock()
+	fns := make([]func(Event), 0, len(h.ids))
+	ids := append([]int(nil), h.ids...)
+	for _, id := range ids {
+		fns = append(fns, h.subs[id])
+	}
+	h.mu.Unlock()
+	for i, fn := range fns {
+		if !h.deliver(fn, e) {
+			h.mu.Lock()
+			h.remove(ids[i])
+			h.mu.Unlock()
+		}
+	}
+}
+
+func (h *hub) deliver(fn func(Event), e Event) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	fn(e)
+	return true
+}

@@ -1,0 +1,397 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/checkpoint"
+)
+
+// execution is the driver of one Run or Resume call: it carries out the
+// decisions of step.go, persisting each checkpoint before the next step.
+type execution[S any] struct {
+	r      *Runner[S]
+	runID  string
+	lease  checkpoint.Lease
+	leased bool
+	cancel context.CancelCauseFunc
+	done   chan struct{} // closed to stop the lease renewer
+	wg     sync.WaitGroup
+
+	cp      checkpoint.Checkpoint // the latest checkpoint (persisted, or buffered with Exit)
+	state   S                     // cp's state
+	resumed bool                  // the first step may find pending writes
+
+	resumeTask string   // the task the resume value answers
+	answers    [][]byte // its answers, in Interrupt call order
+
+	buffer []pendingOp // Exit durability: writes not yet persisted, in order
+}
+
+type pendingOp struct {
+	cp     *checkpoint.Checkpoint
+	seq    uint64
+	writes []checkpoint.Write
+}
+
+// start acquires the run's lease and starts renewing it.
+func (r *Runner[S]) start(ctx context.Context, runID string) (*execution[S], context.Context, error) {
+	if runID == "" {
+		return nil, ctx, fmt.Errorf("graph: empty run id")
+	}
+	x := &execution[S]{r: r, runID: runID, done: make(chan struct{})}
+	ctx, x.cancel = context.WithCancelCause(ctx)
+	if r.cfg.store == nil {
+		return x, ctx, nil
+	}
+	lease, err := r.cfg.store.Acquire(ctx, runID, r.cfg.owner, r.cfg.leaseTTL)
+	if err != nil {
+		x.cancel(nil)
+		return nil, ctx, fmt.Errorf("graph: run %s: lease: %w", runID, err)
+	}
+	x.lease, x.leased = lease, true
+	x.wg.Add(1)
+	go x.renew(ctx)
+	return x, ctx, nil
+}
+
+// renew keeps the lease alive until the execution stops; losing it cancels the run.
+func (x *execution[S]) renew(ctx context.Context) {
+	defer x.wg.Done()
+	ttl := x.r.cfg.leaseTTL
+	t := time.NewTicker(ttl / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-x.done:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			l, err := x.r.cfg.store.Renew(ctx, x.lease, ttl)
+			if err != nil {
+				x.cancel(fmt.Errorf("graph: run %s: lease lost: %w", x.runID, err))
+				return
+			}
+			_ = l // the token does not change on renewal
+		}
+	}
+}
+
+// stop flushes buffered writes, releases the lease and returns the call's
+// error: err, or the lease loss that cancelled the run.
+func (x *execution[S]) stop(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) && err != nil {
+		err = fmt.Errorf("%w (%w)", cause, err)
+	}
+	bg := context.WithoutCancel(ctx)
+	if ferr := x.flush(bg); ferr != nil {
+		err = errors.Join(err, ferr)
+	}
+	close(x.done)
+	x.wg.Wait()
+	if x.leased {
+		if rerr := x.r.cfg.store.Release(bg, x.lease); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("graph: run %s: release lease: %w", x.runID, rerr))
+		}
+	}
+	x.cancel(nil)
+	return err
+}
+
+func (x *execution[S]) putOpts(sync bool) checkpoint.PutOptions {
+	return checkpoint.PutOptions{Sync: sync, Fence: x.lease.Token}
+}
+
+// persist writes cp (or buffers it with Exit durability).
+func (x *execution[S]) persist(ctx context.Context, cp checkpoint.Checkpoint) error {
+	st := x.r.cfg.store
+	if st == nil {
+		return nil
+	}
+	if x.r.cfg.durability == Exit {
+		x.buffer = append(x.buffer, pendingOp{cp: &cp})
+		return nil
+	}
+	if err := st.Put(ctx, cp, x.putOpts(x.r.cfg.durability == Sync)); err != nil {
+		return fmt.Errorf("graph: run %s: save checkpoint %d: %w", x.runID, cp.Seq, err)
+	}
+	x.saved(cp)
+	return nil
+}
+
+func (x *execution[S]) saved(cp checkpoint.Checkpoint) {
+	if x.r.hub.empty() {
+		return
+	}
+	n := 0
+	for _, v := range cp.Values {
+		n += len(v)
+	}
+	x.r.emit(Event{Kind: CheckpointSaved, RunID: cp.RunID, Step: cp.Step, Seq: cp.Seq, Bytes: n})
+}
+
+// putWrite saves a finished fan-out branch at once (buffers it with Exit).
+func (x *execution[S]) putWrite(ctx context.Context, seq uint64, w checkpoint.Write) error {
+	st := x.r.cfg.store
+	if st == nil {
+		return nil
+	}
+	if x.r.cfg.durability == Exit {
+		x.buffer = append(x.buffer, pendingOp{seq: seq, writes: []checkpoint.Write{w}})
+		return nil
+	}
+	if err := st.PutWrites(ctx, x.runID, seq, []checkpoint.Write{w}, x.putOpts(x.r.cfg.durability == Sync)); err != nil {
+		return fmt.Errorf("graph: run %s: save pending write %s: %w", x.runID, w.TaskID, err)
+	}
+	return nil
+}
+
+// flush persists what Exit durability buffered, in order, the last write synced.
+func (x *execution[S]) flush(ctx context.Context) error {
+	st := x.r.cfg.store
+	for i, op := range x.buffer {
+		opts := x.putOpts(i == len(x.buffer)-1)
+		if op.cp != nil {
+			if err := st.Put(ctx, *op.cp, opts); err != nil {
+				return fmt.Errorf("graph: run %s: save checkpoint %d: %w", x.runID, op.cp.Seq, err)
+			}
+			x.saved(*op.cp)
+			continue
+		}
+		if err := st.PutWrites(ctx, x.runID, op.seq, op.writes, opts); err != nil {
+			return fmt.Errorf("graph: run %s: save pending writes: %w", x.runID, err)
+		}
+	}
+	x.buffer = nil
+	return nil
+}
+
+func (x *execution[S]) result() Result[S] {
+	res := Result[S]{Status: Done, State: x.state, Seq: x.cp.Seq, Interrupt: toPending(x.cp.Interrupt)}
+	if x.cp.Interrupt != nil {
+		res.Status = Interrupted
+		x.r.emit(Event{Kind: RunInterrupted, RunID: x.runID, Step: x.cp.Step, Seq: x.cp.Seq, Node: x.cp.Interrupt.Node, Payload: *res.Interrupt})
+	}
+	return res
+}
+
+// loop runs steps until the run is done, interrupted or fails.
+func (x *execution[S]) loop(ctx context.Context) (Result[S], error) {
+	for {
+		if len(x.cp.Next) == 0 {
+			return x.result(), nil
+		}
+		if x.cp.Step >= x.r.cfg.stepLimit {
+			return Result[S]{}, fmt.Errorf("%w: run %s reached %d steps (WithStepLimit) with %v still due",
+				ErrStepLimit, x.runID, x.r.cfg.stepLimit, x.cp.Next)
+		}
+		if err := x.step(ctx); err != nil {
+			return Result[S]{}, err
+		}
+		if x.cp.Interrupt != nil {
+			return x.result(), nil
+		}
+	}
+}
+
+type taskResult[S any] struct {
+	out S
+	err error
+}
+
+// step runs the nodes due after x.cp and persists the checkpoint that follows.
+func (x *execution[S]) step(ctx context.Context) error {
+	r := x.r
+	base := x.cp
+	tasks := planTasks(base, x.resumeTask, x.answers)
+	x.resumeTask, x.answers = "", nil
+	results := make([]taskResult[S], len(tasks))
+
+	if len(tasks) == 1 {
+		results[0].out, results[0].err = x.runTask(ctx, tasks[0], x.state)
+	} else {
+		if err := x.fanOut(ctx, base, tasks, results); err != nil {
+			return err
+		}
+	}
+	x.resumed = false
+
+	var ie *InterruptError
+	var it *task
+	for i, res := range results {
+		var e *InterruptError
+		switch {
+		case res.err == nil:
+		case errors.As(res.err, &e):
+			if it == nil {
+				ie, it = e, tasks[i]
+			}
+		default:
+			return &NodeError{Node: tasks[i].node, Step: tasks[i].step, Err: res.err}
+		}
+	}
+	if it != nil {
+		cp := r.interruptCheckpoint(base, it, ie)
+		if err := x.persist(ctx, cp); err != nil {
+			return err
+		}
+		x.cp = cp
+		return nil
+	}
+
+	ran := base.Next
+	stepNo := base.Step + 1
+	next := x.state
+	if len(tasks) == 1 {
+		next = results[0].out
+	} else {
+		if r.merge == nil {
+			return fmt.Errorf("%w: run %s step %d ran %v", ErrNoMerge, x.runID, stepNo, ran)
+		}
+		outs := make([]S, len(results))
+		for i := range results {
+			outs[i] = results[i].out
+		}
+		m, err := r.merge(ctx, x.state, outs)
+		if err != nil {
+			return fmt.Errorf("graph: run %s step %d: merge: %w", x.runID, stepNo, err)
+		}
+		next = m
+	}
+	due, err := r.route(ctx, ran, next)
+	if err != nil {
+		return &NodeError{Node: ran[len(ran)-1], Step: stepNo, Err: err}
+	}
+	cp, err := r.newCheckpoint(base, stepNo, ran, due, next, "loop")
+	if err != nil {
+		return err
+	}
+	if err := x.persist(ctx, cp); err != nil {
+		return err
+	}
+	x.cp, x.state = cp, next
+	return nil
+}
+
+// fanOut runs tasks concurrently on the same input. A branch whose pending
+// write an earlier attempt of the step saved is not run again; every branch
+// that finishes is saved as a pending write at once.
+func (x *execution[S]) fanOut(ctx context.Context, base checkpoint.Checkpoint, tasks []*task, results []taskResult[S]) error {
+	r := x.r
+	wseq := writesSeq(base)
+	prior := map[string][]byte{}
+	if x.resumed && r.cfg.store != nil {
+		ws, err := r.cfg.store.Writes(ctx, x.runID, wseq)
+		if err != nil {
+			return fmt.Errorf("graph: run %s: load pending writes of seq %d: %w", x.runID, wseq, err)
+		}
+		for _, w := range ws {
+			prior[w.TaskID] = w.Value
+		}
+	}
+	var mu sync.Mutex // guards x.buffer in putWrite
+	var wg sync.WaitGroup
+	for i, t := range tasks {
+		if b, ok := prior[t.id]; ok {
+			vals, err := unpackValues(b)
+			if err == nil {
+				results[i].out, err = r.codec.Decode(vals)
+			}
+			if err != nil {
+				return &CheckpointError{RunID: x.runID, Seq: wseq, Err: fmt.Errorf("pending write %s: %w", t.id, err)}
+			}
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, err := x.runTask(ctx, t, x.state)
+			if err == nil && r.cfg.store != nil {
+				var vals map[string][]byte
+				vals, err = r.codec.Encode(out)
+				if err == nil {
+					mu.Lock()
+					err = x.putWrite(ctx, wseq, checkpoint.Write{TaskID: t.id, Node: t.node, Value: packValues(vals)})
+					mu.Unlock()
+				}
+			}
+			results[i] = taskResult[S]{out: out, err: err}
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+// runTask runs one task with the node's timeout and retry policy.
+func (x *execution[S]) runTask(ctx context.Context, t *task, in S) (S, error) {
+	r := x.r
+	n := r.nodes[t.node]
+	t.emit = r.emit
+	attempts := max(1, n.retry.MaxAttempts)
+	wait := n.retry.Backoff
+	for attempt := 1; ; attempt++ {
+		t.mu.Lock()
+		t.calls = 0
+		t.mu.Unlock()
+		r.emit(Event{Kind: NodeStarted, RunID: t.runID, Step: t.step, Node: t.node, Attempt: attempt})
+		start := r.cfg.clock()
+		out, err := x.attempt(ctx, n, t, in)
+		r.emit(Event{Kind: NodeFinished, RunID: t.runID, Step: t.step, Node: t.node, Attempt: attempt, Err: err, Duration: r.cfg.clock().Sub(start)})
+		if err == nil || attempt >= attempts || !retryable(ctx, n.retry, err) {
+			return out, err
+		}
+		r.emit(Event{Kind: NodeRetry, RunID: t.runID, Step: t.step, Node: t.node, Attempt: attempt + 1, Err: err, Duration: wait})
+		if serr := r.cfg.sleep(ctx, wait); serr != nil {
+			return out, fmt.Errorf("graph: waiting to retry: %w (after %w)", serr, err)
+		}
+		wait *= 2
+		if n.retry.MaxBackoff > 0 && wait > n.retry.MaxBackoff {
+			wait = n.retry.MaxBackoff
+		}
+	}
+}
+
+func retryable(ctx context.Context, p RetryPolicy, err error) bool {
+	var ie *InterruptError
+	if errors.As(err, &ie) || ctx.Err() != nil {
+		return false
+	}
+	return p.Retryable == nil || p.Retryable(err)
+}
+
+// attempt runs the node once, under its timeout, turning a panic into an error.
+func (x *execution[S]) attempt(ctx context.Context, n *node[S], t *task, in S) (out S, err error) {
+	if n.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, n.timeout)
+		defer cancel()
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("graph: node %s panicked: %v", n.name, p)
+		}
+		if err != nil && n.timeout > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) && context.Cause(ctx) == context.DeadlineExceeded {
+			err = fmt.Errorf("%w: %s after %v: %w", ErrNodeTimeout, n.name, n.timeout, err)
+		}
+	}()
+	return n.fn(withTask(ctx, t), in)
+}
+
+// decode turns cp back into a state, checking the schema version.
+func (r *Runner[S]) decode(cp checkpoint.Checkpoint) (S, error) {
+	var s S
+	if v := cp.Meta[MetaSchema]; v != strconv.Itoa(r.cfg.schema) {
+		return s, &CheckpointError{RunID: cp.RunID, Seq: cp.Seq,
+			Err: fmt.Errorf("%w %q (the runner uses %d)", ErrSchemaVersion, v, r.cfg.schema)}
+	}
+	s, err := r.codec.Decode(cp.Values)
+	if err != nil {
+		return s, &CheckpointError{RunID: cp.RunID, Seq: cp.Seq, Err: err}
+	}
+	return s, nil
+}

@@ -1,0 +1,142 @@
+package graph
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// START and END are the reserved names of the graph's entry and exit. Edges
+// from START choose the first nodes; an edge to END finishes the run.
+const (
+	START = "__start__"
+	END   = "__end__"
+)
+
+// NodeFunc is a node: it receives the current state and returns the next one.
+// It must not mutate its input (see graphtest.CheckPure) and must follow the
+// rules in the package documentation.
+type NodeFunc[S any] func(ctx context.Context, s S) (S, error)
+
+// Router chooses the nodes that run after a node, from the state the step
+// produced. One target continues the run; several targets fan out; END
+// finishes it. Every target must be declared in AddConditionalEdge.
+type Router[S any] func(ctx context.Context, s S) ([]string, error)
+
+// RetryPolicy says how often a failing node is tried again.
+type RetryPolicy struct {
+	MaxAttempts int           // total attempts, including the first; < 1 means 1
+	Backoff     time.Duration // wait before the second attempt; doubled each time
+	MaxBackoff  time.Duration // cap on the wait; 0 means no cap
+	// Retryable reports whether an error is worth another attempt. Nil means
+	// every error except interrupts and the run's own cancellation.
+	Retryable func(error) bool
+}
+
+// NodeOption configures one node.
+type NodeOption func(*nodeSpec)
+
+// Retry sets the node's retry policy.
+func Retry(p RetryPolicy) NodeOption { return func(n *nodeSpec) { n.retry = p } }
+
+// Timeout bounds each attempt of the node: its ctx has this deadline, and an
+// attempt that overruns fails with an error wrapping ErrNodeTimeout.
+func Timeout(d time.Duration) NodeOption { return func(n *nodeSpec) { n.timeout = d } }
+
+type nodeSpec struct {
+	retry   RetryPolicy
+	timeout time.Duration
+}
+
+type node[S any] struct {
+	name string
+	fn   NodeFunc[S]
+	nodeSpec
+}
+
+type condEdge[S any] struct {
+	router  Router[S]
+	targets []string
+}
+
+// Graph is a builder for a state graph. Its methods record the graph and
+// return the graph for chaining; problems are reported, all at once, by
+// Compile. A Graph is not safe for concurrent use; the Runner it compiles to is.
+type Graph[S any] struct {
+	nodes    map[string]*node[S]
+	order    []string // node names in the order they were added
+	edges    map[string][]string
+	conds    map[string]*condEdge[S]
+	problems []string
+}
+
+// New returns an empty graph over state type S.
+func New[S any]() *Graph[S] {
+	return &Graph[S]{
+		nodes: map[string]*node[S]{},
+		edges: map[string][]string{},
+		conds: map[string]*condEdge[S]{},
+	}
+}
+
+func (g *Graph[S]) problem(format string, args ...any) {
+	g.problems = append(g.problems, fmt.Sprintf(format, args...))
+}
+
+// AddNode adds a node named name.
+func (g *Graph[S]) AddNode(name string, fn NodeFunc[S], opts ...NodeOption) *Graph[S] {
+	switch {
+	case name == "":
+		g.problem("node with an empty name")
+		return g
+	case name == START || name == END:
+		g.problem("node %q uses a reserved name", name)
+		return g
+	case fn == nil:
+		g.problem("node %q has a nil function", name)
+		return g
+	}
+	if _, dup := g.nodes[name]; dup {
+		g.problem("node %q added twice", name)
+		return g
+	}
+	n := &node[S]{name: name, fn: fn}
+	for _, o := range opts {
+		o(&n.nodeSpec)
+	}
+	g.nodes[name] = n
+	g.order = append(g.order, name)
+	return g
+}
+
+// AddEdge adds an edge: after from runs, to is due. Several edges from one
+// node fan out, which needs WithMerge.
+func (g *Graph[S]) AddEdge(from, to string) *Graph[S] {
+	for _, t := range g.edges[from] {
+		if t == to {
+			g.problem("edge %s -> %s added twice", from, to)
+			return g
+		}
+	}
+	g.edges[from] = append(g.edges[from], to)
+	return g
+}
+
+// AddConditionalEdge routes from a node with a router. targets lists every
+// node the router may return (END included), so that Compile can check the
+// graph; a router returning an undeclared target fails the step.
+func (g *Graph[S]) AddConditionalEdge(from string, r Router[S], targets ...string) *Graph[S] {
+	if r == nil {
+		g.problem("conditional edge from %q has a nil router", from)
+		return g
+	}
+	if _, dup := g.conds[from]; dup {
+		g.problem("node %q has two conditional edges", from)
+		return g
+	}
+	if len(targets) == 0 {
+		g.problem("conditional edge from %q declares no targets", from)
+	}
+	g.conds[from] = &condEdge[S]{router: r, targets: append([]string(nil), targets...)}
+	return g
+}

@@ -1,0 +1,90 @@
+package graph
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// Interrupt kinds, as in PendingInterrupt.Kind.
+const (
+	KindDynamic = "dynamic" // a node called Interrupt
+	KindBefore  = "before"  // WithInterruptBefore
+	KindAfter   = "after"   // WithInterruptAfter
+)
+
+// PendingInterrupt describes what a stopped run waits for.
+type PendingInterrupt struct {
+	Node    string          // the node that interrupted, or is due (before) or ran (after)
+	Kind    string          // KindDynamic, KindBefore or KindAfter
+	Payload json.RawMessage // the payload given to Interrupt; nil for static interrupts
+	Index   int             // which Interrupt call of the node waits (0-based)
+}
+
+// taskKey is the context key of the per-task handle. The handle is the only
+// thing the runtime puts in a node's context: it lets Interrupt find the
+// answers given so far and Emit find the run's subscribers.
+type taskKey struct{}
+
+// task is one execution of one node in one step.
+type task struct {
+	id      string
+	node    string
+	runID   string
+	step    int
+	answers [][]byte // resume values for this task's Interrupt calls, in order
+	emit    func(Event)
+
+	mu    sync.Mutex
+	calls int // Interrupt calls made by the current attempt
+}
+
+func withTask(ctx context.Context, t *task) context.Context {
+	return context.WithValue(ctx, taskKey{}, t)
+}
+
+func taskFrom(ctx context.Context) *task {
+	t, _ := ctx.Value(taskKey{}).(*task)
+	return t
+}
+
+// errNotInNode is returned by Interrupt outside a node.
+var errNotInNode = errors.New("graph: Interrupt called outside a node")
+
+// Interrupt stops the run to wait for outside input. The first time a node
+// reaches a given Interrupt call it returns (nil, *InterruptError): the node
+// must return that error; the run stops with a PendingInterrupt carrying
+// payload (encoded as JSON). Resume(ctx, runID, WithResume(v)) runs the node
+// again from the start, and this time the call returns v as JSON. A node may
+// call Interrupt several times; calls are matched to answers by their order,
+// so the node must make them in the same order on every run.
+func Interrupt(ctx context.Context, payload any) (json.RawMessage, error) {
+	t := taskFrom(ctx)
+	if t == nil {
+		return nil, errNotInNode
+	}
+	t.mu.Lock()
+	i := t.calls
+	t.calls++
+	t.mu.Unlock()
+	if i < len(t.answers) {
+		return json.RawMessage(t.answers[i]), nil
+	}
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return nil, fmt.Errorf("%w: encode interrupt payload: %w", ErrCodec, err)
+	}
+	return nil, &InterruptError{Index: i, Payload: b}
+}
+
+// Emit sends a Custom event with name and payload to the runner's
+// subscribers. Outside a node it does nothing.
+func Emit(ctx context.Context, name string, payload any) {
+	t := taskFrom(ctx)
+	if t == nil || t.emit == nil {
+		return
+	}
+	t.emit(Event{Kind: Custom, RunID: t.runID, Step: t.step, Node: t.node, Name: name, Payload: payload})
+}

@@ -1,0 +1,281 @@
+package state
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// sample returns a state with every group filled in, so clones and the
+// codec are tested on shared slices, maps and pointers.
+func sample(t *testing.T) ExecutionState {
+	t.Helper()
+	s, err := NewRun(RunInfo{
+		ID: "r-1", Goal: "Add a calculator", TrackerID: "GH-7",
+		CreatedAt: time.Date(2026, 11, 23, 3, 30, 0, 0, time.UTC),
+	}, RunConfig{
+		Profile: "demo", ScriptPath: "script.yaml", AutoApprove: true, Pace: time.Second,
+		Agents: Agents{Developer: AgentConfig{Driver: "script"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := Plan{
+		Markdown: "x", Preamble: "goal", Mode: ModePhased,
+		Tasks: []Task{
+			{ID: "1", Title: "t", Type: TypeTest, Files: []string{"a_test.go"}, Line: 1, EndLine: 3},
+			{ID: "2", Title: "i", Type: TypeImpl, DependsOn: []string{"1"}, Files: []string{"a.go"}, Line: 4, EndLine: 6},
+		},
+		Phases: []Phase{{Index: 0, TaskIDs: []string{"1"}}, {Index: 1, TaskIDs: []string{"2"}}},
+	}
+	s = s.WithPlan(plan).WithUsage("developer", Usage{InputTokens: 10, CostUSD: 0.5}).WithError("boom")
+	s, err = s.WithPhaseState(PhaseState{
+		Index: 0, Status: PhaseRetrying, Attempt: 1, PreCommit: "abc", Untracked: []string{".env"},
+		StartedAt: time.Date(2026, 11, 23, 3, 31, 0, 0, time.UTC),
+		Review:    &ReviewResult{Comments: "no", Items: []ReviewItem{{Text: "fix", Verdict: VerdictImplement}}},
+		Tasks:     []TaskState{{TaskID: "1", Status: PhaseRunning, Attempt: 1}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.WithApproval(Approval{Decision: DecisionApproved, Feedback: "ok"})
+}
+
+func TestNewRunFixesDerivedValues(t *testing.T) {
+	s := sample(t)
+	if s.Run.Slug != "add-a-calculator" {
+		t.Errorf("slug = %q", s.Run.Slug)
+	}
+	if want := "docs/gaffer/2026-11-23-GH-7-add-a-calculator"; s.Run.ExecDir != want {
+		t.Errorf("exec dir = %q, want %q", s.Run.ExecDir, want)
+	}
+	if s.Config.Limits != DefaultLimits() {
+		t.Errorf("limits = %+v, want defaults", s.Config.Limits)
+	}
+	if s.Status != RunRunning {
+		t.Errorf("status = %v", s.Status)
+	}
+	// Given values are kept, never recomputed.
+	kept, err := NewRun(RunInfo{ID: "r", Goal: "g", Slug: "mine", ExecDir: "docs/gaffer/x", CreatedAt: time.Unix(1, 0)}, RunConfig{})
+	if err != nil || kept.Run.Slug != "mine" || kept.Run.ExecDir != "docs/gaffer/x" {
+		t.Errorf("NewRun with slug and dir = %+v, %v", kept.Run, err)
+	}
+	for _, bad := range []RunInfo{{Goal: "g", CreatedAt: time.Unix(1, 0)}, {ID: "r"}} {
+		if _, err := NewRun(bad, RunConfig{}); !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("NewRun(%+v) error = %v, want ErrInvalidConfig", bad, err)
+		}
+	}
+}
+
+func TestLimitsValidate(t *testing.T) {
+	l, err := Limits{MaxPhaseAttempts: 4}.Validate()
+	if err != nil || l != (Limits{MaxTaskReviewIterations: 5, MaxPhaseAttempts: 4, MaxPlanRevisions: 3}) {
+		t.Errorf("Validate = %+v, %v", l, err)
+	}
+	_, err = Limits{MaxPlanRevisions: -1}.Validate()
+	if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "max_plan_revisions") {
+		t.Errorf("negative limit: %v", err)
+	}
+	if _, err := (RunConfig{Pace: -time.Second}).Validate(); !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("negative pace: %v", err)
+	}
+}
+
+func mustEncode(t *testing.T, s ExecutionState) []byte {
+	t.Helper()
+	b, err := Encode(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestTransitionsDoNotMutate runs every exported transition on a full
+// state and checks, through its encoding, that the input is unchanged; it
+// then changes the output everywhere it can and checks again, which
+// catches shared slices, maps and pointers.
+func TestTransitionsDoNotMutate(t *testing.T) {
+	transitions := map[string]func(ExecutionState) (ExecutionState, error){
+		"Clone":            func(s ExecutionState) (ExecutionState, error) { return s.Clone(), nil },
+		"WithPlan":         func(s ExecutionState) (ExecutionState, error) { return s.WithPlan(s.Plan), nil },
+		"WithPlanRevision": func(s ExecutionState) (ExecutionState, error) { return s.WithPlanRevision(), nil },
+		"WithStatus":       func(s ExecutionState) (ExecutionState, error) { return s.WithStatus(RunHalted), nil },
+		"WithError":        func(s ExecutionState) (ExecutionState, error) { return s.WithError("again"), nil },
+		"WithApproval":     func(s ExecutionState) (ExecutionState, error) { return s.WithApproval(Approval{}), nil },
+		"WithUsage": func(s ExecutionState) (ExecutionState, error) {
+			return s.WithUsage("developer", Usage{InputTokens: 1}), nil
+		},
+		"WithDriverSession":   func(s ExecutionState) (ExecutionState, error) { return s.WithDriverSession("sess"), nil },
+		"WithReviewIteration": func(s ExecutionState) (ExecutionState, error) { return s.WithReviewIteration(3), nil },
+		"WithNextPhase":       func(s ExecutionState) (ExecutionState, error) { return s.WithNextPhase(), nil },
+		"WithPhaseState": func(s ExecutionState) (ExecutionState, error) {
+			ps, err := s.PhaseState(0)
+			if err != nil {
+				return ExecutionState{}, err
+			}
+			ps.Status = PhaseCompleted
+			return s.WithPhaseState(ps)
+		},
+	}
+	for name, tr := range transitions {
+		t.Run(name, func(t *testing.T) {
+			in := sample(t)
+			before := mustEncode(t, in)
+			out, err := tr(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if after := mustEncode(t, in); !bytes.Equal(before, after) {
+				t.Fatalf("%s changed its input:\n%s\nbecame\n%s", name, before, after)
+			}
+			scribble(&out)
+			if after := mustEncode(t, in); !bytes.Equal(before, after) {
+				t.Fatalf("changing %s's result changed its input:\n%s\nbecame\n%s", name, before, after)
+			}
+		})
+	}
+}
+
+// scribble changes every shared-able part of s in place.
+func scribble(s *ExecutionState) {
+	for i := range s.Plan.Tasks {
+		s.Plan.Tasks[i].DependsOn = append(s.Plan.Tasks[i].DependsOn[:0:0], "zz")
+		if len(s.Plan.Tasks[i].Files) > 0 {
+			s.Plan.Tasks[i].Files[0] = "zz"
+		}
+	}
+	for i := range s.Plan.Phases {
+		s.Plan.Phases[i].TaskIDs[0] = "zz"
+	}
+	for i := range s.Progress.Phases {
+		p := &s.Progress.Phases[i]
+		if len(p.Untracked) > 0 {
+			p.Untracked[0] = "zz"
+		}
+		if len(p.Tasks) > 0 {
+			p.Tasks[0].Error = "zz"
+		}
+		if p.Review != nil {
+			p.Review.Comments = "zz"
+			if len(p.Review.Items) > 0 {
+				p.Review.Items[0].Text = "zz"
+			}
+		}
+	}
+	s.Usage["developer"] = Usage{InputTokens: 999}
+	if len(s.Errors) > 0 {
+		s.Errors[0] = "zz"
+	}
+}
+
+func TestTransitions(t *testing.T) {
+	s := sample(t)
+	if got := s.WithPlan(s.Plan); len(got.Progress.Phases) != 2 || got.Progress.Phases[1].Tasks[0].TaskID != "2" ||
+		got.Progress.Phases[0].Status != PhasePending {
+		t.Errorf("WithPlan progress = %+v", got.Progress)
+	}
+	n := s.WithDriverSession("x").WithReviewIteration(2).WithNextPhase()
+	if n.Progress.CurrentPhase != 1 || n.Progress.ReviewIteration != 0 || n.Progress.DriverSessionID != "" || !n.LastPhase() {
+		t.Errorf("WithNextPhase progress = %+v", n.Progress)
+	}
+	r := s.WithPlanRevision()
+	if r.Progress.PlanRevision != 1 || r.Approval.Decision != DecisionNone {
+		t.Errorf("WithPlanRevision = %+v %+v", r.Progress, r.Approval)
+	}
+	u := s.WithUsage("reviewer", Usage{OutputTokens: 5, CostUSD: 0.25}).WithUsage("developer", Usage{InputTokens: 1})
+	if tot := u.TotalUsage(); tot != (Usage{InputTokens: 11, OutputTokens: 5, CostUSD: 0.75}) {
+		t.Errorf("TotalUsage = %+v", tot)
+	}
+	if _, err := s.WithPhaseState(PhaseState{Index: 2}); !errors.Is(err, ErrNoPhase) {
+		t.Errorf("WithPhaseState(2) error = %v", err)
+	}
+	if _, err := s.PhaseState(-1); !errors.Is(err, ErrNoPhase) {
+		t.Errorf("PhaseState(-1) error = %v", err)
+	}
+}
+
+func TestCodecRoundTrip(t *testing.T) {
+	s := sample(t)
+	b := mustEncode(t, s)
+	if !bytes.HasPrefix(b, []byte("{\n  \"schema_version\": 1,")) {
+		t.Errorf("encoding does not start with the schema version:\n%s", b)
+	}
+	for _, want := range []string{`"status": "retrying"`, `"verdict": "IMPLEMENT"`, `"decision": "approved"`, `"mode": "phased"`, `"type": "impl"`} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("encoding lacks %s:\n%s", want, b)
+		}
+	}
+	got, err := Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, s) {
+		t.Errorf("round trip:\n got %+v\nwant %+v", got, s)
+	}
+	if again := mustEncode(t, got); !bytes.Equal(again, b) {
+		t.Errorf("re-encoding differs")
+	}
+}
+
+func TestDecodeRejects(t *testing.T) {
+	good := mustEncode(t, sample(t))
+	var m map[string]any
+	if err := json.Unmarshal(good, &m); err != nil {
+		t.Fatal(err)
+	}
+	with := func(f func(map[string]any)) []byte {
+		var c map[string]any
+		_ = json.Unmarshal(good, &c)
+		f(c)
+		b, _ := json.Marshal(c)
+		return b
+	}
+	cases := []struct {
+		name string
+		data []byte
+		want error
+		msg  string
+	}{
+		{"newer", with(func(c map[string]any) { c["schema_version"] = 2 }), ErrSchemaVersion, "newer"},
+		{"zero", with(func(c map[string]any) { c["schema_version"] = 0 }), ErrSchemaVersion, "0"},
+		{"missing", with(func(c map[string]any) { delete(c, "schema_version") }), ErrDecode, "schema_version"},
+		{"unknown top field", with(func(c map[string]any) { c["colour"] = "red" }), ErrDecode, `"colour"`},
+		{"unknown nested field", with(func(c map[string]any) { c["run"].(map[string]any)["extra"] = 1 }), ErrDecode, `"extra"`},
+		{"unknown status", with(func(c map[string]any) { c["status"] = "sleeping" }), ErrDecode, "sleeping"},
+		{"unknown verdict", with(func(c map[string]any) {
+			c["progress"].(map[string]any)["phases"].([]any)[0].(map[string]any)["review"].(map[string]any)["items"].([]any)[0].(map[string]any)["verdict"] = "MAYBE"
+		}), ErrDecode, "MAYBE"},
+		{"trailing", append(append([]byte{}, good...), []byte("{}")...), ErrDecode, "after"},
+		{"not json", []byte("nope"), ErrDecode, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Decode(c.data)
+			if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.msg) {
+				t.Errorf("Decode error = %v, want %v mentioning %q", err, c.want, c.msg)
+			}
+		})
+	}
+}
+
+func TestEnums(t *testing.T) {
+	if RunAwaitingApproval.String() != "awaiting_approval" || PhaseRetrying.String() != "retrying" ||
+		TypeRefactor.String() != "refactor" || ModePhased.String() != "phased" || RunStatus(42).String() != "RunStatus(42)" {
+		t.Error("String names wrong")
+	}
+	if _, err := json.Marshal(RunStatus(42)); !errors.Is(err, ErrInvalidValue) {
+		t.Errorf("marshal of unnamed status: %v", err)
+	}
+	for _, s := range []RunStatus{RunCompleted, RunFailed, RunHalted, RunRejected, RunCancelled} {
+		if !s.Terminal() {
+			t.Errorf("%v not terminal", s)
+		}
+	}
+	if RunRunning.Terminal() || RunAwaitingApproval.Terminal() {
+		t.Error("running or awaiting approval is terminal")
+	}
+}

@@ -1,0 +1,222 @@
+package state
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/workspace"
+)
+
+// NewRun returns the state of a run that starts now: run holds the id,
+// goal, tracker id and creation time (the caller's clock and id source, so
+// the engine stays deterministic); the slug and execution directory are
+// derived from them here, once, if run leaves them empty (with
+// workspace.Slugify and workspace.ExecDir, the date being CreatedAt's UTC
+// date). cfg is validated and stored with its defaults filled in.
+func NewRun(run RunInfo, cfg RunConfig) (ExecutionState, error) {
+	cfg, err := cfg.Validate()
+	if err != nil {
+		return ExecutionState{}, err
+	}
+	if run.ID == "" {
+		return ExecutionState{}, fmt.Errorf("%w: empty run id", ErrInvalidConfig)
+	}
+	if run.CreatedAt.IsZero() {
+		return ExecutionState{}, fmt.Errorf("%w: run %s has no creation time", ErrInvalidConfig, run.ID)
+	}
+	run.CreatedAt = run.CreatedAt.UTC()
+	if run.Slug == "" {
+		run.Slug = workspace.Slugify(run.Goal)
+	}
+	if run.ExecDir == "" {
+		run.ExecDir = workspace.ExecDir(run.CreatedAt.Format(time.DateOnly), run.TrackerID, run.Slug)
+	}
+	return ExecutionState{Run: run, Config: cfg, Status: RunRunning}, nil
+}
+
+// Clone returns a deep copy of s: no slice, map or pointer is shared, so
+// the copy can be changed freely. Transitions a package needs that have
+// no With… method are written as "c := s.Clone(); change c; return c".
+func (s ExecutionState) Clone() ExecutionState {
+	s.Plan = s.Plan.Clone()
+	s.Progress = s.Progress.Clone()
+	s.Usage = maps.Clone(s.Usage)
+	s.Errors = slices.Clone(s.Errors)
+	return s
+}
+
+// Clone returns a deep copy of p.
+func (p Plan) Clone() Plan {
+	if p.Tasks != nil {
+		tasks := make([]Task, len(p.Tasks))
+		for i, t := range p.Tasks {
+			tasks[i] = t.Clone()
+		}
+		p.Tasks = tasks
+	}
+	if p.Phases != nil {
+		phases := make([]Phase, len(p.Phases))
+		for i, ph := range p.Phases {
+			phases[i] = Phase{Index: ph.Index, TaskIDs: slices.Clone(ph.TaskIDs)}
+		}
+		p.Phases = phases
+	}
+	return p
+}
+
+// Clone returns a deep copy of t.
+func (t Task) Clone() Task {
+	t.DependsOn = slices.Clone(t.DependsOn)
+	t.Files = slices.Clone(t.Files)
+	return t
+}
+
+// Clone returns a deep copy of p.
+func (p Progress) Clone() Progress {
+	if p.Phases != nil {
+		phases := make([]PhaseState, len(p.Phases))
+		for i, ps := range p.Phases {
+			phases[i] = ps.Clone()
+		}
+		p.Phases = phases
+	}
+	return p
+}
+
+// Clone returns a deep copy of p.
+func (p PhaseState) Clone() PhaseState {
+	p.Untracked = slices.Clone(p.Untracked)
+	p.Tasks = slices.Clone(p.Tasks)
+	if p.Review != nil {
+		r := p.Review.Clone()
+		p.Review = &r
+	}
+	return p
+}
+
+// Clone returns a deep copy of r.
+func (r ReviewResult) Clone() ReviewResult {
+	r.Items = slices.Clone(r.Items)
+	return r
+}
+
+// WithPlan returns s with plan as its plan and the progress started over:
+// one pending PhaseState per phase (with a pending TaskState per task),
+// the current phase 0, no review iteration and no session. The plan
+// revision count and everything else are kept.
+func (s ExecutionState) WithPlan(plan Plan) ExecutionState {
+	c := s.Clone()
+	c.Plan = plan.Clone()
+	phases := make([]PhaseState, len(plan.Phases))
+	for i, ph := range plan.Phases {
+		tasks := make([]TaskState, len(ph.TaskIDs))
+		for j, id := range ph.TaskIDs {
+			tasks[j] = TaskState{TaskID: id}
+		}
+		phases[i] = PhaseState{Index: i, Tasks: tasks}
+	}
+	c.Progress = Progress{Phases: phases, PlanRevision: s.Progress.PlanRevision}
+	return c
+}
+
+// WithPlanRevision returns s with the plan revision count one higher and
+// the human's earlier answer cleared: a revised plan needs a new one.
+func (s ExecutionState) WithPlanRevision() ExecutionState {
+	c := s.Clone()
+	c.Progress.PlanRevision++
+	c.Approval = Approval{}
+	return c
+}
+
+// WithStatus returns s with the run status set to st.
+func (s ExecutionState) WithStatus(st RunStatus) ExecutionState {
+	c := s.Clone()
+	c.Status = st
+	return c
+}
+
+// WithError returns s with msg appended to its errors.
+func (s ExecutionState) WithError(msg string) ExecutionState {
+	c := s.Clone()
+	c.Errors = append(c.Errors, msg)
+	return c
+}
+
+// WithApproval returns s with the human's answer set to a.
+func (s ExecutionState) WithApproval(a Approval) ExecutionState {
+	c := s.Clone()
+	c.Approval = a
+	return c
+}
+
+// WithUsage returns s with u added to the usage of role.
+func (s ExecutionState) WithUsage(role string, u Usage) ExecutionState {
+	c := s.Clone()
+	if c.Usage == nil {
+		c.Usage = make(map[string]Usage)
+	}
+	c.Usage[role] = c.Usage[role].Add(u)
+	return c
+}
+
+// TotalUsage returns the usage of every role added up, in role order so
+// the cost sums the same way every time.
+func (s ExecutionState) TotalUsage() Usage {
+	var total Usage
+	for _, role := range slices.Sorted(maps.Keys(s.Usage)) {
+		total = total.Add(s.Usage[role])
+	}
+	return total
+}
+
+// WithDriverSession returns s with the developer session to continue set
+// to id ("" for a fresh session next time).
+func (s ExecutionState) WithDriverSession(id string) ExecutionState {
+	c := s.Clone()
+	c.Progress.DriverSessionID = id
+	return c
+}
+
+// WithReviewIteration returns s with the review iteration set to n.
+func (s ExecutionState) WithReviewIteration(n int) ExecutionState {
+	c := s.Clone()
+	c.Progress.ReviewIteration = n
+	return c
+}
+
+// WithPhaseState returns s with the state of phase ps.Index replaced by
+// ps, or ErrNoPhase when the plan has no such phase.
+func (s ExecutionState) WithPhaseState(ps PhaseState) (ExecutionState, error) {
+	if ps.Index < 0 || ps.Index >= len(s.Progress.Phases) {
+		return ExecutionState{}, fmt.Errorf("%w: index %d of %d", ErrNoPhase, ps.Index, len(s.Progress.Phases))
+	}
+	c := s.Clone()
+	c.Progress.Phases[ps.Index] = ps.Clone()
+	return c, nil
+}
+
+// PhaseState returns a copy of the state of phase i, or ErrNoPhase.
+func (s ExecutionState) PhaseState(i int) (PhaseState, error) {
+	if i < 0 || i >= len(s.Progress.Phases) {
+		return PhaseState{}, fmt.Errorf("%w: index %d of %d", ErrNoPhase, i, len(s.Progress.Phases))
+	}
+	return s.Progress.Phases[i].Clone(), nil
+}
+
+// WithNextPhase returns s moved on to the next phase: the current phase
+// index one higher, the review iteration 0 and no session to continue.
+func (s ExecutionState) WithNextPhase() ExecutionState {
+	c := s.Clone()
+	c.Progress.CurrentPhase++
+	c.Progress.ReviewIteration = 0
+	c.Progress.DriverSessionID = ""
+	return c
+}
+
+// LastPhase reports whether the current phase is the plan's last one (or
+// past it).
+func (s ExecutionState) LastPhase() bool {
+	return s.Progress.CurrentPhase >= len(s.Plan.Phases)-1
+}

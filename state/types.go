@@ -1,0 +1,217 @@
+package state
+
+import (
+	"time"
+)
+
+// ExecutionState is the whole state of one workflow run: how it was
+// started, the plan, the progress through its phases, the human's answer,
+// the usage and the outcome. It is a value: transitions return a changed
+// copy (see Clone and the With… methods) and never change the state they
+// are given. It is saved as execution-state.json with Encode.
+//
+// Each field is a group that changes at its own pace (Run and Config are
+// fixed at start, Plan changes only when the plan is revised, Progress
+// changes every step), which keeps checkpoints of unchanged groups cheap.
+type ExecutionState struct {
+	Run      RunInfo          `json:"run"`
+	Config   RunConfig        `json:"config"`
+	Plan     Plan             `json:"plan"`
+	Progress Progress         `json:"progress"`
+	Approval Approval         `json:"approval"`
+	Usage    map[string]Usage `json:"usage,omitempty"` // by agent role: "architect", "developer", …
+	Status   RunStatus        `json:"status"`
+	Errors   []string         `json:"errors,omitempty"` // what went wrong, oldest first
+}
+
+// RunInfo identifies a run. Everything in it is fixed when the run is
+// created and never recomputed on resume, so values derived from the clock
+// or randomness (the id, the date in ExecDir) stay the same.
+type RunInfo struct {
+	ID        string    `json:"id"`
+	Goal      string    `json:"goal"`
+	TrackerID string    `json:"tracker_id,omitempty"` // an issue key such as "GH-42"; may be empty
+	Slug      string    `json:"slug"`                 // short directory name from the goal (workspace.Slugify)
+	CreatedAt time.Time `json:"created_at"`
+	// ExecDir is the execution directory, relative to the work tree and
+	// slash separated: "docs/gaffer/<date>-<tracker-id>-<slug>" (see
+	// workspace.ExecDir).
+	ExecDir string `json:"exec_dir"`
+}
+
+// RunConfig is how a run was started: stored with the run so that resume
+// needs no flags and rebuilds the same graph and drivers. Validate fills in
+// defaults and rejects nonsense.
+type RunConfig struct {
+	Profile     string        `json:"profile,omitempty"`
+	Agents      Agents        `json:"agents"`
+	ScriptPath  string        `json:"script_path,omitempty"` // for the script driver
+	PlanPath    string        `json:"plan_path,omitempty"`   // a plan given by the user (skips the architect)
+	AutoApprove bool          `json:"auto_approve,omitempty"`
+	AllowDirty  bool          `json:"allow_dirty,omitempty"` // start on a work tree with uncommitted changes
+	Pace        time.Duration `json:"pace,omitempty"`        // pause between steps, for demos; 0 for none
+	// SkipTDDCheck turns off the rule that every impl task has a test task
+	// in its dependency chain.
+	SkipTDDCheck bool   `json:"skip_tdd_check,omitempty"`
+	Limits       Limits `json:"limits"`
+}
+
+// Agents names the driver and model of each agent role.
+type Agents struct {
+	Architect AgentConfig `json:"architect"`
+	Developer AgentConfig `json:"developer"`
+	Reviewer  AgentConfig `json:"reviewer"`
+	Evaluator AgentConfig `json:"evaluator"`
+}
+
+// AgentConfig is the driver ("script", "llm", "cli") and model of one role.
+type AgentConfig struct {
+	Driver string `json:"driver,omitempty"`
+	Model  string `json:"model,omitempty"`
+}
+
+// Limits bound the workflow's loops. Zero means "use the default".
+type Limits struct {
+	// MaxTaskReviewIterations is how many times a phase may be reviewed
+	// within one attempt (the same session continues). Default 5.
+	MaxTaskReviewIterations int `json:"max_task_review_iterations"`
+	// MaxPhaseAttempts is how many fresh attempts a phase gets, each after
+	// a reset to the pre-phase commit. Default 2.
+	MaxPhaseAttempts int `json:"max_phase_attempts"`
+	// MaxPlanRevisions is how many times the architect may revise a plan
+	// the validator rejected. Default 3.
+	MaxPlanRevisions int `json:"max_plan_revisions"`
+}
+
+// The default limits.
+const (
+	DefaultMaxTaskReviewIterations = 5
+	DefaultMaxPhaseAttempts        = 2
+	DefaultMaxPlanRevisions        = 3
+)
+
+// Plan is a parsed plan: its markdown, the tasks and the phases they run
+// in. ParsePlan builds one.
+type Plan struct {
+	Markdown string  `json:"markdown"`           // the plan as written (LF line ends)
+	Preamble string  `json:"preamble,omitempty"` // the text before the first task: goal, context
+	Mode     Mode    `json:"mode"`
+	Tasks    []Task  `json:"tasks"`  // in document order
+	Phases   []Phase `json:"phases"` // in run order
+}
+
+// Task is one "### Task <id>: <title>" section of a plan.
+type Task struct {
+	ID    string   `json:"id"`
+	Title string   `json:"title"`
+	Type  TaskType `json:"type,omitempty"`
+	// DependsOn lists the ids of the tasks that must be done first. When
+	// the plan has no depends-on line for the task, it holds the task
+	// before it in the document (none for the first task).
+	DependsOn   []string `json:"depends_on,omitempty"`
+	Files       []string `json:"files,omitempty"`
+	Description string   `json:"description,omitempty"` // the free text after the bullet lines
+	Line        int      `json:"line"`                  // 1-based line of the heading
+	EndLine     int      `json:"end_line"`              // last line of the section, inclusive
+}
+
+// Phase is one layer of the plan: tasks that one agent session does in
+// order. Index is the phase's position in Plan.Phases, counted from 0;
+// Number (Index+1) is what people see ("Phase 1", "phase-1/").
+type Phase struct {
+	Index   int      `json:"index"`
+	TaskIDs []string `json:"task_ids"`
+}
+
+// Number returns Index+1, the phase's number in messages and directory
+// names.
+func (p Phase) Number() int { return p.Index + 1 }
+
+// Progress is where the run is.
+type Progress struct {
+	// CurrentPhase is the index into Plan.Phases (and Phases) of the phase
+	// being worked on; len(Plan.Phases) once every phase is done.
+	CurrentPhase int          `json:"current_phase"`
+	Phases       []PhaseState `json:"phases,omitempty"` // one per Plan.Phases entry
+	// ReviewIteration counts the reviews of the current phase's current
+	// attempt; it goes back to 0 for a new attempt or phase.
+	ReviewIteration int `json:"review_iteration"`
+	// PlanRevision counts the architect's revisions of the plan.
+	PlanRevision int `json:"plan_revision"`
+	// DriverSessionID is the developer session to continue; empty when the
+	// next session must be fresh.
+	DriverSessionID string `json:"driver_session_id,omitempty"`
+}
+
+// PhaseState is the progress of one phase.
+type PhaseState struct {
+	Index       int         `json:"index"`
+	Status      PhaseStatus `json:"status"`
+	Attempt     int         `json:"attempt"` // 1 for the first attempt; 0 before it starts
+	StartedAt   time.Time   `json:"started_at,omitzero"`
+	CompletedAt time.Time   `json:"completed_at,omitzero"`
+	Error       string      `json:"error,omitempty"`
+	// PreCommit is HEAD before the phase's first attempt: the commit a
+	// retry resets to. It is checkpointed before the agent starts.
+	PreCommit string `json:"pre_commit,omitempty"`
+	// PostCommit is the phase's own commit once it is approved.
+	PostCommit string `json:"post_commit,omitempty"`
+	// Untracked lists the user's untracked files (slash separated, relative
+	// to the work tree) before the phase: a reset must leave them alone.
+	Untracked   []string      `json:"untracked,omitempty"`
+	SummaryPath string        `json:"summary_path,omitempty"`
+	Review      *ReviewResult `json:"review,omitempty"` // the latest review
+	Tasks       []TaskState   `json:"tasks,omitempty"`
+}
+
+// TaskState is the progress of one task within its phase.
+type TaskState struct {
+	TaskID      string      `json:"task_id"`
+	Status      PhaseStatus `json:"status"`
+	Attempt     int         `json:"attempt"`
+	StartedAt   time.Time   `json:"started_at,omitzero"`
+	CompletedAt time.Time   `json:"completed_at,omitzero"`
+	Error       string      `json:"error,omitempty"`
+}
+
+// ReviewResult is a reviewer's judgement of a phase, with the evaluator's
+// verdict on each item.
+type ReviewResult struct {
+	Approved bool         `json:"approved"`
+	Comments string       `json:"comments,omitempty"`
+	Items    []ReviewItem `json:"items,omitempty"`
+}
+
+// ReviewItem is one point of a review.
+type ReviewItem struct {
+	Text    string  `json:"text"`
+	Verdict Verdict `json:"verdict,omitempty"`
+	Reason  string  `json:"reason,omitempty"`
+}
+
+// Approval is the human's answer to the plan.
+type Approval struct {
+	Decision Decision `json:"decision"`
+	Feedback string   `json:"feedback,omitempty"` // why it was rejected, or notes for a replan
+}
+
+// Approved reports whether the human approved the plan.
+func (a Approval) Approved() bool { return a.Decision == DecisionApproved }
+
+// Usage counts the tokens and cost of model calls.
+type Usage struct {
+	InputTokens  int     `json:"input_tokens,omitempty"`
+	OutputTokens int     `json:"output_tokens,omitempty"`
+	CachedTokens int     `json:"cached_tokens,omitempty"`
+	CostUSD      float64 `json:"cost_usd,omitempty"`
+}
+
+// Add returns the sum of u and o.
+func (u Usage) Add(o Usage) Usage {
+	return Usage{
+		InputTokens:  u.InputTokens + o.InputTokens,
+		OutputTokens: u.OutputTokens + o.OutputTokens,
+		CachedTokens: u.CachedTokens + o.CachedTokens,
+		CostUSD:      u.CostUSD + o.CostUSD,
+	}
+}
