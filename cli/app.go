@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"io"
+
+	ucli "github.com/urfave/cli/v2"
+)
+
+// app holds what every command needs: where output goes and the version.
+// A command is a method returning its *ucli.Command; its Action reads the
+// flags into the command's options and calls their Run with a.stdout.
+type app struct {
+	version string
+	stdout  io.Writer
+	stderr  io.Writer
+}
+
+// New returns the gaffer command-line application. Commands write their
+// output to stdout and their diagnostics to stderr; errors are returned
+// from RunContext, never turned into an exit here: main passes them to
+// Report and ExitCode.
+func New(version string, stdout, stderr io.Writer) *ucli.App {
+	a := &app{version: version, stdout: stdout, stderr: stderr}
+	return &ucli.App{
+		Name:                 "gaffer",
+		UsageText:            "gaffer [global options] command [command options] [arguments...]",
+		Usage:                "plan, run and review coding-agent work in phases, durably",
+		Version:              version,
+		Writer:               stdout,
+		ErrWriter:            stderr,
+		Flags:                globalFlags(),
+		Commands:             a.commands(),
+		EnableBashCompletion: true,
+		Suggest:              true,
+		Before: func(c *ucli.Context) error {
+			_, err := GlobalsFrom(c)
+			return err
+		},
+		Action:         groupAction,
+		OnUsageError:   onUsageError,
+		ExitErrHandler: func(*ucli.Context, error) {}, // main decides the exit code
+	}
+}
+
+// commands lists gaffer's commands, in the order help shows them. Add a
+// command here, with its constructor in a file of its own.
+func (a *app) commands() []*ucli.Command {
+	return []*ucli.Command{
+		a.planCommand(),
+	}
+}
+
+// groupAction is the action of the application and of command groups
+// (such as "plan"): help when called alone, a usage error for an unknown
+// subcommand.
+func groupAction(c *ucli.Context) error {
+	if c.Args().Present() {
+		name := c.Args().First()
+		if !isRoot(c) {
+			name = c.Command.Name + " " + name
+		}
+		return usageErrorf("unknown command %q", name)
+	}
+	if !isRoot(c) {
+		return ucli.ShowSubcommandHelp(c)
+	}
+	return ucli.ShowAppHelp(c)
+}
+
+// onUsageError turns urfave/cli's flag parsing errors into usage errors.
+func onUsageError(_ *ucli.Context, err error, _ bool) error {
+	return usageErrorf("%v", err)
+}
+
+// isRoot reports whether c is the application's own context rather than a
+// command's.
+func isRoot(c *ucli.Context) bool {
+	return c.Command == nil || c.Command.Name == "" || c.Command.Name == c.App.Name
+}

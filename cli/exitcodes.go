@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/state"
+	"github.com/gaffer-dev/gaffer/workspace"
+)
+
+// Exit codes of the gaffer command.
+//
+//	0  ExitOK                the command succeeded; for run and resume, the run completed
+//	1  ExitFailure           an unexpected error (including a plan file that cannot be read)
+//	2  ExitUsage             a usage error: unknown command or flag, wrong arguments, bad flag value
+//	3  ExitInvalid           the plan or the configuration is invalid
+//	4  ExitAwaitingApproval  the run stopped to wait for a human to approve or reject the plan
+//	5  ExitHalted            the run ended halted or failed (or was cancelled)
+//	6  ExitRejected          the human rejected the plan
+//	7  ExitLocked            the run or the store is held by another process
+//	8  ExitPrecondition      a precondition failed: dirty work tree, not a git repository, missing API key
+const (
+	ExitOK               = 0
+	ExitFailure          = 1
+	ExitUsage            = 2
+	ExitInvalid          = 3
+	ExitAwaitingApproval = 4
+	ExitHalted           = 5
+	ExitRejected         = 6
+	ExitLocked           = 7
+	ExitPrecondition     = 8
+)
+
+// ExitError is an error with the exit code the command should end with.
+// Commands return it (wrapped or not) and main passes the error to
+// ExitCode; nothing below main exits the process.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+// Error returns the cause's message.
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit code %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+// Unwrap returns the cause.
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// usageErrorf returns an ExitError with ExitUsage wrapping ErrUsage.
+func usageErrorf(format string, args ...any) error {
+	return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%w: %s", ErrUsage, fmt.Sprintf(format, args...))}
+}
+
+// ExitCode returns the exit code for err, the error a command returned:
+// 0 for nil, the Code of an *ExitError in its chain, and otherwise the code
+// its kind calls for (an invalid plan or config is 3, a held lease 7, a
+// directory that is not a git repository 8, a usage error 2); anything
+// else is 1.
+func ExitCode(err error) int {
+	var ee *ExitError
+	var held *checkpoint.LeaseHeldError
+	var coder ucli.ExitCoder
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &ee):
+		return ee.Code
+	case errors.Is(err, ErrUsage):
+		return ExitUsage
+	case errors.Is(err, state.ErrInvalidPlan), errors.Is(err, state.ErrInvalidConfig):
+		return ExitInvalid
+	case errors.As(err, &held):
+		return ExitLocked
+	case errors.Is(err, workspace.ErrNotRepo):
+		return ExitPrecondition
+	case errors.As(err, &coder):
+		// urfave/cli makes these only for usage problems ("No help topic").
+		return ExitUsage
+	}
+	return ExitFailure
+}
+
+// StatusExitCode returns the exit code for a run that stopped with status
+// s: 0 completed, 4 awaiting approval, 5 halted, failed or cancelled, 6
+// rejected. A run still running (stopped by a signal) is 1.
+func StatusExitCode(s state.RunStatus) int {
+	switch s {
+	case state.RunCompleted:
+		return ExitOK
+	case state.RunAwaitingApproval:
+		return ExitAwaitingApproval
+	case state.RunHalted, state.RunFailed, state.RunCancelled:
+		return ExitHalted
+	case state.RunRejected:
+		return ExitRejected
+	}
+	return ExitFailure
+}
+
+// Report writes err for a person to read: a plan's problems as
+// "FILE:LINE: message" lines, anything else as "gaffer: message", with a
+// pointer to --help after a usage error. It writes nothing for nil.
+func Report(w io.Writer, err error) {
+	if err == nil {
+		return
+	}
+	var pe *state.PlanError
+	if errors.As(err, &pe) {
+		fmt.Fprintln(w, pe.Error())
+		return
+	}
+	msg := err.Error()
+	var ee *ExitError
+	if errors.As(err, &ee) && ee.Code == ExitUsage {
+		msg = strings.TrimPrefix(msg, ErrUsage.Error()+": ")
+		fmt.Fprintf(w, "gaffer: %s\nRun 'gaffer --help' for usage.\n", msg)
+		return
+	}
+	fmt.Fprintf(w, "gaffer: %s\n", msg)
+}

@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	ucli "github.com/urfave/cli/v2"
+)
+
+// Globals are the flags every command accepts, each also read from a
+// GAFFER_* environment variable (the flag wins).
+type Globals struct {
+	Repo      string // --repo, GAFFER_REPO: the repository the run works on
+	Store     string // --store, GAFFER_STORE: the store directory; default <repo>/.git/gaffer
+	Profile   string // --profile, GAFFER_PROFILE: the configuration profile
+	LogLevel  string // --log-level, GAFFER_LOG_LEVEL: debug, info, warn or error
+	LogFormat string // --log-format, GAFFER_LOG_FORMAT: text or json
+}
+
+func globalFlags() []ucli.Flag {
+	return []ucli.Flag{
+		&ucli.StringFlag{Name: "repo", Value: ".", EnvVars: []string{"GAFFER_REPO"}, Usage: "the git repository to work on"},
+		&ucli.StringFlag{Name: "store", EnvVars: []string{"GAFFER_STORE"}, Usage: "the store directory (default: .git/gaffer of the repository)"},
+		&ucli.StringFlag{Name: "profile", EnvVars: []string{"GAFFER_PROFILE"}, Usage: "the configuration profile to use"},
+		&ucli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"GAFFER_LOG_LEVEL"}, Usage: "debug, info, warn or error"},
+		&ucli.StringFlag{Name: "log-format", Value: "text", EnvVars: []string{"GAFFER_LOG_FORMAT"}, Usage: "text or json"},
+	}
+}
+
+// GlobalsFrom reads the global flags from a command's context and checks
+// them: an unknown log level or format is a usage error. An empty store
+// becomes the repository's git directory joined with "gaffer".
+func GlobalsFrom(c *ucli.Context) (Globals, error) {
+	g := Globals{
+		Repo:      c.String("repo"),
+		Store:     c.String("store"),
+		Profile:   c.String("profile"),
+		LogLevel:  strings.ToLower(c.String("log-level")),
+		LogFormat: strings.ToLower(c.String("log-format")),
+	}
+	if g.Repo == "" {
+		g.Repo = "."
+	}
+	if _, err := parseLevel(g.LogLevel); err != nil {
+		return Globals{}, err
+	}
+	if g.LogFormat != "text" && g.LogFormat != "json" {
+		return Globals{}, usageErrorf("--log-format %q: want text or json", g.LogFormat)
+	}
+	if g.Store == "" {
+		g.Store = filepath.Join(gitDir(g.Repo), "gaffer")
+	}
+	return g, nil
+}
+
+// gitDir returns repo's git directory: repo/.git, or the directory a .git
+// file points to in a linked work tree ("gitdir: …").
+func gitDir(repo string) string {
+	dot := filepath.Join(repo, ".git")
+	b, err := os.ReadFile(dot)
+	if err != nil {
+		return dot // a directory, or missing: commands that need it say so
+	}
+	dir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
+	if !ok {
+		return dot
+	}
+	dir = strings.TrimSpace(dir)
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(repo, dir)
+	}
+	return dir
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	switch s {
+	case "debug":
+		return slog.LevelDebug, nil
+	case "info", "":
+		return slog.LevelInfo, nil
+	case "warn", "warning":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	}
+	return 0, usageErrorf("--log-level %q: want debug, info, warn or error", s)
+}
+
+// Logger returns a logger writing to w at the level and in the format of g.
+func (g Globals) Logger(w io.Writer) *slog.Logger {
+	level, err := parseLevel(g.LogLevel)
+	if err != nil {
+		level = slog.LevelInfo
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if g.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
