@@ -13,6 +13,7 @@ type app struct {
 	version string
 	stdout  io.Writer
 	stderr  io.Writer
+	io      IO // stdin and terminal detection for the workflow commands
 }
 
 // New returns the gaffer command-line application. Commands write their
@@ -20,14 +21,20 @@ type app struct {
 // from RunContext, never turned into an exit here: main passes them to
 // Report and ExitCode.
 func New(version string, stdout, stderr io.Writer) *ucli.App {
-	a := &app{version: version, stdout: stdout, stderr: stderr}
+	return NewWithIO(version, IO{Out: stdout, Err: stderr})
+}
+
+// NewWithIO is New with a standard input: run, approve and resume ask for
+// approval on it when it and the output are a terminal.
+func NewWithIO(version string, io IO) *ucli.App {
+	a := &app{version: version, stdout: io.Out, stderr: io.Err, io: io}
 	return &ucli.App{
 		Name:                 "gaffer",
 		UsageText:            "gaffer [global options] command [command options] [arguments...]",
 		Usage:                "plan, run and review coding-agent work in phases, durably",
 		Version:              version,
-		Writer:               stdout,
-		ErrWriter:            stderr,
+		Writer:               io.Out,
+		ErrWriter:            io.Err,
 		Flags:                globalFlags(),
 		Commands:             a.commands(),
 		EnableBashCompletion: true,
@@ -46,6 +53,9 @@ func New(version string, stdout, stderr io.Writer) *ucli.App {
 // command here, with its constructor in a file of its own.
 func (a *app) commands() []*ucli.Command {
 	return []*ucli.Command{
+		runCommand(a.io), approveCommand(a.io), rejectCommand(a.io), resumeCommand(a.io),
+		statusCommand(a.io), listCommand(a.io), historyCommand(a.io), forkCommand(a.io),
+		cancelCommand(a.io), demoCommand(a.io),
 		a.planCommand(),
 	}
 }

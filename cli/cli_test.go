@@ -207,3 +207,32 @@ func TestExitCode(t *testing.T) {
 		}
 	}
 }
+
+func TestReport(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{nil, ""},
+		{&ExitError{Code: ExitAwaitingApproval}, ""},
+		{errors.New("boom"), "gaffer: boom\n"},
+		{fmt.Errorf("run: %w", &ExitError{Code: ExitHalted, Err: errors.New("phase 2 halted")}), "gaffer: run: phase 2 halted\n"},
+		{usageErrorf("no"), "gaffer: no\nRun 'gaffer --help' for usage.\n"},
+		{&state.PlanError{File: "p.md", Problems: []state.Problem{{Line: 3, Msg: "a"}, {Msg: "b"}}}, "p.md:3: a\np.md: b\n"},
+	} {
+		var buf bytes.Buffer
+		Report(&buf, c.err)
+		if buf.String() != c.want {
+			t.Errorf("Report(%v) = %q, want %q", c.err, buf.String(), c.want)
+		}
+	}
+}
+
+func TestHelpExitsZero(t *testing.T) {
+	for _, args := range [][]string{{}, {"--help"}, {"plan"}, {"help", "plan"}, {"plan", "validate", "--help"}} {
+		out, errs, code := run(t, args...)
+		if code != ExitOK || errs != "" || !strings.Contains(out, "USAGE:") {
+			t.Errorf("%v: code %d, stderr %q, stdout %q", args, code, errs, out)
+		}
+	}
+}

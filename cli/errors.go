@@ -8,3 +8,13 @@ var (
 	// flag, a missing or extra argument, a flag value that is not allowed.
 	ErrUsage = errors.New("usage error")
 )
+
+// Errors of the workflow commands (run, approve, resume, …).
+var (
+	// ErrNoRun is returned when no run fits a command given without RUN.
+	ErrNoRun = errors.New("cli: no run fits")
+	// ErrDirtyTree is returned by run for a work tree with changes.
+	ErrDirtyTree = errors.New("cli: work tree has uncommitted changes")
+	// ErrUnsupportedDriver is returned for a driver this build cannot make.
+	ErrUnsupportedDriver = errors.New("cli: unsupported driver")
+)

@@ -38,7 +38,9 @@ const (
 
 // ExitError is an error with the exit code the command should end with.
 // Commands return it (wrapped or not) and main passes the error to
-// ExitCode; nothing below main exits the process.
+// ExitCode; nothing below main exits the process. An ExitError with a nil
+// Err sets the code without a message, for a command that has already
+// said what happened (a run left waiting for approval).
 type ExitError struct {
 	Code int
 	Err  error
@@ -108,9 +110,11 @@ func StatusExitCode(s state.RunStatus) int {
 
 // Report writes err for a person to read: a plan's problems as
 // "FILE:LINE: message" lines, anything else as "gaffer: message", with a
-// pointer to --help after a usage error. It writes nothing for nil.
+// pointer to --help after a usage error. It writes nothing for nil or for
+// an ExitError without a cause.
 func Report(w io.Writer, err error) {
-	if err == nil {
+	var ee *ExitError
+	if err == nil || errors.As(err, &ee) && ee.Err == nil {
 		return
 	}
 	var pe *state.PlanError
@@ -119,11 +123,15 @@ func Report(w io.Writer, err error) {
 		return
 	}
 	msg := err.Error()
-	var ee *ExitError
 	if errors.As(err, &ee) && ee.Code == ExitUsage {
 		msg = strings.TrimPrefix(msg, ErrUsage.Error()+": ")
 		fmt.Fprintf(w, "gaffer: %s\nRun 'gaffer --help' for usage.\n", msg)
 		return
 	}
 	fmt.Fprintf(w, "gaffer: %s\n", msg)
+}
+
+// exitf returns an *ExitError with a formatted message (%w works).
+func exitf(code int, format string, args ...any) error {
+	return &ExitError{Code: code, Err: fmt.Errorf(format, args...)}
 }

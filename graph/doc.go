@@ -3,5 +3,116 @@
 // every step checkpointed into a checkpoint.Store so that a run killed at any
 // moment resumes where it stopped.
 //
-// (The full contract is written below as it is implemented.)
+// # Building and running
+//
+// A Graph[S] is built with AddNode, AddEdge and AddConditionalEdge, from
+// START to END, and checked as a whole by Compile, which lists every
+// structural problem at once. The Runner it returns runs graphs:
+//
+//	g := graph.New[State]().
+//		AddNode("plan", plan, graph.Retry(graph.RetryPolicy{MaxAttempts: 3, Backoff: time.Second})).
+//		AddNode("work", work, graph.Timeout(time.Minute)).
+//		AddEdge(graph.START, "plan").
+//		AddEdge("plan", "work").
+//		AddConditionalEdge("work", more, "work", graph.END)
+//	r, err := g.Compile(graph.WithStore(store), graph.WithDurability(graph.Sync))
+//	res, err := r.Run(ctx, "run-1", State{})              // res.Status: Done or Interrupted
+//	res, err = r.Resume(ctx, "run-1", graph.WithResume(true)) // answers an interrupt
+//
+// # Steps and what is persisted when
+//
+// A run is a sequence of steps. A step runs the nodes that are due (one, or
+// several after a fan-out), computes the next state (the node's result, or
+// the merge function's combination of the branches, in branch order), asks
+// the routers which nodes are due next, and writes one checkpoint: run id,
+// sequence number, parent, step, the nodes that ran, the nodes due next, the
+// encoded state, any pending interrupt, status, time and the schema version
+// (Meta[MetaSchema]). Routers and merges see the state the step produced.
+//
+// Run writes a first checkpoint (seq 1, step 0) holding the input, with the
+// nodes after START due, before any node runs. Each later checkpoint is
+// written before the next step starts:
+//
+//   - Sync: the checkpoint is fsynced before the next step (the default).
+//   - Async: it is written without fsync; a machine crash may lose the last
+//     steps, a process crash does not.
+//   - Exit: checkpoints are kept in memory and written, in order, when the
+//     Run or Resume call returns for any reason (done, interrupted, failed,
+//     cancelled). A killed process loses what the call did.
+//
+// In a fan-out step, each branch's result is saved as a pending write
+// (checkpoint.Store.PutWrites) as soon as the branch finishes, keyed by a
+// task id made of (run, step, node, branch index). A pending write is saved
+// after the checkpoint the step started from and before the checkpoint that
+// consumes it.
+//
+// # What Resume guarantees
+//
+// Resume loads the latest checkpoint and runs the nodes it says are due, so
+// a run killed at any moment continues from the last checkpoint written:
+// the steps it records are never lost or applied twice to the state. The
+// step that was running when the process died runs again from its start
+// (at-least-once for the node's side effects), except the fan-out branches
+// whose pending writes were saved: those are not run again. See Resume for
+// interrupted, failed and finished runs (a finished run gives ErrRunDone).
+//
+// While a Run or Resume call goes on it holds the run's lease in the store,
+// renews it in the background, and every write carries the lease's fencing
+// token: a second process gets the store's *checkpoint.LeaseHeldError, and a
+// writer that lost its lease fails with checkpoint.ErrFenced instead of
+// overwriting the new holder's checkpoints.
+//
+// # Interrupts
+//
+// A node calls Interrupt to wait for outside input: the call returns an
+// *InterruptError that the node returns, the run stops with a checkpoint
+// whose Interrupt names the node, the payload and the call's index, and Run
+// returns Status Interrupted. Resume with WithResume(value) runs the node
+// again from its start; its earlier Interrupt calls return the answers given
+// before, in order, and the interrupted one returns value. The answers are
+// kept in the checkpoint (checkpoint.Interrupt.Answers), and the new value is
+// saved as a pending write before the node runs, so an answer is never lost
+// to a crash. WithInterruptBefore
+// and WithInterruptAfter stop the run before or after a node without the
+// node's help; Resume continues such a run with or without a value. When a
+// node has a stop after it and the next node a stop before it, the run stops
+// twice. An interrupt after a node that ends the run is not recorded: the
+// run is done.
+//
+// # What a node may and may not do
+//
+// The runtime may run a node more than once for the same step: after a
+// crash, after a retry, and after every interrupt it raised. So a node:
+//
+//   - must not mutate its input; it returns a new state (copy slices and maps
+//     before changing them). graphtest.CheckPure checks this in tests.
+//   - must make the same Interrupt calls in the same order each time it runs
+//     for a step, since answers are matched to calls by order.
+//   - must make outside side effects idempotent, or record them in the state
+//     before a later step depends on them (a node that commits, say, should
+//     first look for its own earlier commit).
+//   - must take anything derived from the clock or randomness from the
+//     state, or write it into the state, so that a resumed run sees the value
+//     the first attempt saw. The engine itself reads no clock but the one
+//     given with WithClock and uses no randomness: task ids are deterministic.
+//   - may use its ctx for cancellation and the node's timeout, and pass it to
+//     Interrupt and Emit; it carries nothing else.
+//
+// Routers must be pure functions of the state: they run again on resume.
+//
+// # Events
+//
+// Subscribers receive typed events (RunStarted, NodeStarted, NodeFinished,
+// NodeRetry, CheckpointSaved, RunInterrupted, Custom from Emit, RunFinished)
+// synchronously, one at a time, in the order they happen; events of
+// concurrent fan-out branches interleave. A subscriber that panics is
+// unsubscribed and the run goes on.
+//
+// # State encoding
+//
+// The state is encoded by a Codec (JSONCodec by default: one JSON value per
+// top-level field, so stores that keep values content-addressed store an
+// unchanged field once). Decoding is strict: an unknown or missing field, or
+// a checkpoint written with another WithSchemaVersion, is an error naming
+// the run and the sequence number, never a silent zero value.
 package graph

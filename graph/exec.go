@@ -63,7 +63,7 @@ func (r *Runner[S]) start(ctx context.Context, runID string) (*execution[S], con
 func (x *execution[S]) renew(ctx context.Context) {
 	defer x.wg.Done()
 	ttl := x.r.cfg.leaseTTL
-	t := time.NewTicker(ttl / 3)
+	t := time.NewTicker(max(ttl/3, time.Millisecond))
 	defer t.Stop()
 	for {
 		select {
@@ -169,6 +169,33 @@ func (x *execution[S]) flush(ctx context.Context) error {
 	}
 	x.buffer = nil
 	return nil
+}
+
+// answerTaskPrefix marks the pending write that saves a resume value.
+const answerTaskPrefix = "answer:"
+
+// answer returns the value that answers cp's dynamic interrupt: the one given
+// to this Resume, saved first, or else one saved by an earlier Resume.
+func (x *execution[S]) answer(ctx context.Context, cp checkpoint.Checkpoint, rc resumeConfig) ([]byte, error) {
+	st, in := x.r.cfg.store, cp.Interrupt
+	key := answerTaskPrefix + in.TaskID
+	if rc.hasValue {
+		w := checkpoint.Write{TaskID: key, Index: in.Index, Node: in.Node, Value: rc.value}
+		if err := st.PutWrites(ctx, x.runID, cp.Seq, []checkpoint.Write{w}, x.putOpts(true)); err != nil {
+			return nil, fmt.Errorf("graph: run %s: save resume value: %w", x.runID, err)
+		}
+		return rc.value, nil
+	}
+	ws, err := st.Writes(ctx, x.runID, cp.Seq)
+	if err != nil {
+		return nil, fmt.Errorf("graph: run %s: load resume value: %w", x.runID, err)
+	}
+	for _, w := range ws {
+		if w.TaskID == key && w.Index == in.Index {
+			return w.Value, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: %s waits in node %s", ErrInterrupted, x.runID, in.Node)
 }
 
 func (x *execution[S]) result() Result[S] {

@@ -20,7 +20,9 @@ type NodeFunc[S any] func(ctx context.Context, s S) (S, error)
 
 // Router chooses the nodes that run after a node, from the state the step
 // produced. One target continues the run; several targets fan out; END
-// finishes it. Every target must be declared in AddConditionalEdge.
+// finishes it (END next to other targets is ignored). Every target must be
+// declared in AddConditionalEdge; an empty choice fails the step. A router
+// runs again on resume, so it must be a pure function of the state.
 type Router[S any] func(ctx context.Context, s S) ([]string, error)
 
 // RetryPolicy says how often a failing node is tried again.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,10 +30,17 @@ func step(name string) graph.NodeFunc[trail] {
 }
 
 // fixedClock returns a clock that starts at a fixed time and ticks one
-// second per call.
+// second per call. Like every clock given to WithClock, it is safe for
+// concurrent use: fan-out branches read it at once.
 func fixedClock() func() time.Time {
+	var mu sync.Mutex
 	t := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	return func() time.Time { t = t.Add(time.Second); return t }
+	return func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		t = t.Add(time.Second)
+		return t
+	}
 }
 
 func mustCompile[S any](t *testing.T, g *graph.Graph[S], opts ...graph.Option) *graph.Runner[S] {

@@ -165,3 +165,50 @@ func TestInterruptInFanOutBranch(t *testing.T) {
 		t.Fatalf("log = %v, want %v; left ran %d, ask ran %d", res.State.Log, want, leftRuns, askRuns)
 	}
 }
+
+func TestResumeValueSurvivesAFailedStep(t *testing.T) {
+	ctx := context.Background()
+	runs := 0
+	broken := true
+	g := graph.New[trail]().
+		AddNode("ask", func(ctx context.Context, s trail) (trail, error) {
+			runs++
+			raw, err := graph.Interrupt(ctx, "go?")
+			if err != nil {
+				return s, err
+			}
+			if broken { // dies after reading the answer, before the step is saved
+				return s, errors.New("crash")
+			}
+			return s.with("answer=" + string(raw)), nil
+		}).
+		AddEdge(graph.START, "ask").AddEdge("ask", graph.END)
+	r := mustCompile(t, g, graph.WithStore(checkpoint.NewMemory()))
+	if _, err := r.Run(ctx, "v", trail{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Resume(ctx, "v", graph.WithResume(42)); err == nil || !strings.Contains(err.Error(), "crash") {
+		t.Fatalf("Resume = %v, want the crash", err)
+	}
+	broken = false
+	res, err := r.Resume(ctx, "v") // no value: the saved answer is used
+	if err != nil || !slices.Equal(res.State.Log, []string{"answer=42"}) || runs != 3 {
+		t.Fatalf("Resume = %+v, %v (node ran %d times)", res, err, runs)
+	}
+}
+
+func TestInterruptAfterThenBefore(t *testing.T) {
+	ctx := context.Background()
+	runs := 0
+	r := mustCompile(t, askGraph(&runs), graph.WithStore(checkpoint.NewMemory()),
+		graph.WithInterruptAfter("a"), graph.WithInterruptBefore("ask"))
+	var kinds []string
+	res, err := r.Run(ctx, "ab", trail{})
+	for err == nil && res.Status == graph.Interrupted {
+		kinds = append(kinds, res.Interrupt.Kind+" "+res.Interrupt.Node)
+		res, err = r.Resume(ctx, "ab")
+	}
+	if err != nil || !slices.Equal(kinds, []string{"after a", "before ask"}) || res.State.N != 2 {
+		t.Fatalf("stops %v, then %+v, %v", kinds, res, err)
+	}
+}

@@ -143,7 +143,8 @@ func WithMerge[S any](m func(ctx context.Context, base S, branches []S) (S, erro
 // across resumes (default DefaultStepLimit).
 func WithStepLimit(n int) Option { return func(c *config) { c.stepLimit = n } }
 
-// WithClock sets the clock that stamps checkpoints and events (default time.Now).
+// WithClock sets the clock that stamps checkpoints and events and times
+// nodes (default time.Now). Fan-out branches call it concurrently.
 func WithClock(now func() time.Time) Option { return func(c *config) { c.clock = now } }
 
 // WithSleep sets the function that waits between retries (default: a timer

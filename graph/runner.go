@@ -98,9 +98,11 @@ func (r *Runner[S]) Run(ctx context.Context, runID string, initial S) (res Resul
 	if err != nil {
 		return res, err
 	}
-	defer func() { err = x.stop(ctx, err) }()
 	r.emit(Event{Kind: RunStarted, RunID: runID, Payload: "run"})
-	defer func() { r.finished(runID, res, err) }()
+	defer func() {
+		err = x.stop(ctx, err)
+		r.finished(runID, res, err)
+	}()
 
 	if r.cfg.store != nil {
 		_, lerr := r.cfg.store.Latest(ctx, runID)
@@ -134,7 +136,11 @@ func (r *Runner[S]) Run(ctx context.Context, runID string, initial S) (res Resul
 //
 //   - A run that waits on a dynamic interrupt needs WithResume(value): the
 //     interrupted node runs again and its Interrupt call returns value.
-//     Without a value Resume fails with ErrInterrupted.
+//     The value is saved (as a pending write on the interrupt's checkpoint)
+//     before the node runs, so if the process dies before the node's step
+//     is checkpointed, Resume without a value uses the saved answer; the
+//     first answer saved is the one kept. Without a value or a saved answer
+//     Resume fails with ErrInterrupted.
 //   - A run stopped by WithInterruptBefore/After continues with or without a
 //     value (the value is not used).
 //   - A run that was not interrupted (it crashed, failed or was cancelled)
@@ -155,7 +161,11 @@ func (r *Runner[S]) Resume(ctx context.Context, runID string, opts ...ResumeOpti
 	if err != nil {
 		return res, err
 	}
-	defer func() { err = x.stop(ctx, err) }()
+	r.emit(Event{Kind: RunStarted, RunID: runID, Payload: "resume"})
+	defer func() {
+		err = x.stop(ctx, err)
+		r.finished(runID, res, err)
+	}()
 
 	cp, err := r.latest(ctx, runID)
 	if err != nil {
@@ -165,21 +175,37 @@ func (r *Runner[S]) Resume(ctx context.Context, runID string, opts ...ResumeOpti
 	if err != nil {
 		return res, err
 	}
+	for _, n := range cp.Next {
+		if _, ok := r.nodes[n]; !ok {
+			return res, &CheckpointError{RunID: runID, Seq: cp.Seq, Err: fmt.Errorf("%w %q is due: was the run started by another graph?", ErrUnknownNode, n)}
+		}
+	}
 	switch {
 	case len(cp.Next) == 0:
 		return res, fmt.Errorf("%w: %s (seq %d)", ErrRunDone, runID, cp.Seq)
 	case rc.hasValue && cp.Interrupt == nil:
 		return res, fmt.Errorf("%w: %s (seq %d)", ErrNotInterrupted, runID, cp.Seq)
 	case cp.Interrupt != nil && cp.Interrupt.Kind == KindDynamic:
-		if !rc.hasValue {
-			return res, fmt.Errorf("%w: %s waits in node %s", ErrInterrupted, runID, cp.Interrupt.Node)
+		value, err := x.answer(ctx, cp, rc)
+		if err != nil {
+			return res, err
 		}
 		x.resumeTask = cp.Interrupt.TaskID
-		x.answers = append(append([][]byte(nil), cp.Interrupt.Answers...), rc.value)
+		x.answers = append(append([][]byte(nil), cp.Interrupt.Answers...), value)
 	}
 	x.cp, x.state, x.resumed = cp, state, true
-	r.emit(Event{Kind: RunStarted, RunID: runID, Seq: cp.Seq, Step: cp.Step, Payload: "resume"})
-	defer func() { r.finished(runID, res, err) }()
+	if cp.Interrupt != nil && cp.Interrupt.Kind == KindAfter {
+		// The run stopped after a node; a node due next may want a stop before it.
+		if in := r.staticInterrupt(runID, cp.Step, nil, cp.Next); in != nil {
+			stop := r.restamp(cp, "interrupt")
+			stop.Interrupt = in
+			if err := x.persist(ctx, stop); err != nil {
+				return res, err
+			}
+			x.cp = stop
+			return x.result(), nil
+		}
+	}
 	return x.loop(ctx)
 }
 

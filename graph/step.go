@@ -138,30 +138,33 @@ func (r *Runner[S]) staticInterrupt(runID string, step int, ran, next []string) 
 	return nil
 }
 
+// restamp returns a checkpoint that follows prev with prev's step, state and
+// due nodes, and no interrupt.
+func (r *Runner[S]) restamp(prev checkpoint.Checkpoint, source string) checkpoint.Checkpoint {
+	return checkpoint.Checkpoint{
+		RunID:  prev.RunID,
+		Seq:    prev.Seq + 1,
+		Parent: prev.Seq,
+		Step:   prev.Step,
+		Next:   prev.Next,
+		Values: prev.Values,
+		Status: StatusInterrupted,
+		Meta:   map[string]string{MetaSchema: strconv.Itoa(r.cfg.schema), MetaSource: source},
+		Time:   r.cfg.clock(),
+	}
+}
+
 // interruptCheckpoint records that task t of the step after base stopped on
 // ie. The state and the due nodes stay those of base; the step's pending
 // writes stay attached to base's writes sequence.
 func (r *Runner[S]) interruptCheckpoint(base checkpoint.Checkpoint, t *task, ie *InterruptError) checkpoint.Checkpoint {
-	meta := map[string]string{
-		MetaSchema:    strconv.Itoa(r.cfg.schema),
-		MetaSource:    "interrupt",
-		MetaWritesSeq: strconv.FormatUint(writesSeq(base), 10),
+	cp := r.restamp(base, "interrupt")
+	cp.Meta[MetaWritesSeq] = strconv.FormatUint(writesSeq(base), 10)
+	cp.Interrupt = &checkpoint.Interrupt{
+		Node: t.node, TaskID: t.id, Kind: KindDynamic, Index: ie.Index,
+		Payload: ie.Payload, Answers: t.answers[:min(ie.Index, len(t.answers))],
 	}
-	return checkpoint.Checkpoint{
-		RunID:  base.RunID,
-		Seq:    base.Seq + 1,
-		Parent: base.Seq,
-		Step:   base.Step,
-		Next:   base.Next,
-		Values: base.Values,
-		Interrupt: &checkpoint.Interrupt{
-			Node: t.node, TaskID: t.id, Kind: KindDynamic, Index: ie.Index,
-			Payload: ie.Payload, Answers: t.answers[:min(ie.Index, len(t.answers))],
-		},
-		Status: StatusInterrupted,
-		Meta:   meta,
-		Time:   r.cfg.clock(),
-	}
+	return cp
 }
 
 func toPending(in *checkpoint.Interrupt) *PendingInterrupt {

@@ -14,19 +14,21 @@ const (
 	PhaseRetrying                     // rejected; another attempt is due
 )
 
-var phaseStatusNames = []string{"pending", "running", "completed", "failed", "retrying"}
+func phaseStatusNames() []string {
+	return []string{"pending", "running", "completed", "failed", "retrying"}
+}
 
 // String returns the status's name, such as "pending".
-func (s PhaseStatus) String() string { return enumString(phaseStatusNames, int(s), "PhaseStatus") }
+func (s PhaseStatus) String() string { return enumString(phaseStatusNames(), int(s), "PhaseStatus") }
 
 // MarshalText encodes the status as its name.
 func (s PhaseStatus) MarshalText() ([]byte, error) {
-	return enumMarshal(phaseStatusNames, int(s), "phase status")
+	return enumMarshal(phaseStatusNames(), int(s), "phase status")
 }
 
 // UnmarshalText decodes a status name; an unknown name is an error.
 func (s *PhaseStatus) UnmarshalText(b []byte) error {
-	return enumUnmarshal(phaseStatusNames, b, "phase status", (*int)(s))
+	return enumUnmarshal(phaseStatusNames(), b, "phase status", (*int)(s))
 }
 
 // RunStatus is the status of a whole run.
@@ -44,10 +46,12 @@ const (
 	RunCancelled                         // the user cancelled it
 )
 
-var runStatusNames = []string{"running", "awaiting_approval", "completed", "failed", "halted", "rejected", "cancelled"}
+func runStatusNames() []string {
+	return []string{"running", "awaiting_approval", "completed", "failed", "halted", "rejected", "cancelled"}
+}
 
 // String returns the status's name, such as "awaiting_approval".
-func (s RunStatus) String() string { return enumString(runStatusNames, int(s), "RunStatus") }
+func (s RunStatus) String() string { return enumString(runStatusNames(), int(s), "RunStatus") }
 
 // Terminal reports whether a run with this status has ended: it is neither
 // running nor awaiting approval.
@@ -55,12 +59,12 @@ func (s RunStatus) Terminal() bool { return s != RunRunning && s != RunAwaitingA
 
 // MarshalText encodes the status as its name.
 func (s RunStatus) MarshalText() ([]byte, error) {
-	return enumMarshal(runStatusNames, int(s), "run status")
+	return enumMarshal(runStatusNames(), int(s), "run status")
 }
 
 // UnmarshalText decodes a status name; an unknown name is an error.
 func (s *RunStatus) UnmarshalText(b []byte) error {
-	return enumUnmarshal(runStatusNames, b, "run status", (*int)(s))
+	return enumUnmarshal(runStatusNames(), b, "run status", (*int)(s))
 }
 
 // TaskType is the kind of work a task does. Plans without types use TypeNone.
@@ -74,19 +78,19 @@ const (
 	TypeRefactor                 // change structure, not behaviour
 )
 
-var taskTypeNames = []string{"none", "test", "impl", "refactor"}
+func taskTypeNames() []string { return []string{"none", "test", "impl", "refactor"} }
 
 // String returns the type's name: "none", "test", "impl" or "refactor".
-func (t TaskType) String() string { return enumString(taskTypeNames, int(t), "TaskType") }
+func (t TaskType) String() string { return enumString(taskTypeNames(), int(t), "TaskType") }
 
 // MarshalText encodes the type as its name.
 func (t TaskType) MarshalText() ([]byte, error) {
-	return enumMarshal(taskTypeNames, int(t), "task type")
+	return enumMarshal(taskTypeNames(), int(t), "task type")
 }
 
 // UnmarshalText decodes a type name; an unknown name is an error.
 func (t *TaskType) UnmarshalText(b []byte) error {
-	return enumUnmarshal(taskTypeNames, b, "task type", (*int)(t))
+	return enumUnmarshal(taskTypeNames(), b, "task type", (*int)(t))
 }
 
 // Mode is how a plan's tasks are grouped into phases.
@@ -102,17 +106,17 @@ const (
 	ModePhased
 )
 
-var modeNames = []string{"task", "phased"}
+func modeNames() []string { return []string{"task", "phased"} }
 
 // String returns "task" or "phased".
-func (m Mode) String() string { return enumString(modeNames, int(m), "Mode") }
+func (m Mode) String() string { return enumString(modeNames(), int(m), "Mode") }
 
 // MarshalText encodes the mode as its name.
-func (m Mode) MarshalText() ([]byte, error) { return enumMarshal(modeNames, int(m), "mode") }
+func (m Mode) MarshalText() ([]byte, error) { return enumMarshal(modeNames(), int(m), "mode") }
 
 // UnmarshalText decodes a mode name; an unknown name is an error.
 func (m *Mode) UnmarshalText(b []byte) error {
-	return enumUnmarshal(modeNames, b, "mode", (*int)(m))
+	return enumUnmarshal(modeNames(), b, "mode", (*int)(m))
 }
 
 // Decision is the human's answer to the plan.
@@ -125,19 +129,19 @@ const (
 	DecisionRejected                 // do not run it (see Approval.Feedback)
 )
 
-var decisionNames = []string{"none", "approved", "rejected"}
+func decisionNames() []string { return []string{"none", "approved", "rejected"} }
 
 // String returns "none", "approved" or "rejected".
-func (d Decision) String() string { return enumString(decisionNames, int(d), "Decision") }
+func (d Decision) String() string { return enumString(decisionNames(), int(d), "Decision") }
 
 // MarshalText encodes the decision as its name.
 func (d Decision) MarshalText() ([]byte, error) {
-	return enumMarshal(decisionNames, int(d), "decision")
+	return enumMarshal(decisionNames(), int(d), "decision")
 }
 
 // UnmarshalText decodes a decision name; an unknown name is an error.
 func (d *Decision) UnmarshalText(b []byte) error {
-	return enumUnmarshal(decisionNames, b, "decision", (*int)(d))
+	return enumUnmarshal(decisionNames(), b, "decision", (*int)(d))
 }
 
 // Verdict is what the workflow does with one review item.

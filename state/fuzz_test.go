@@ -1,12 +1,14 @@
 package state
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // checkPhases checks what every layering must hold: phases numbered from
@@ -198,6 +200,44 @@ func FuzzLayerPhases(f *testing.F) {
 					t.Fatalf("phase %d out of order: %v", ph.Index, ph.TaskIDs)
 				}
 			}
+		}
+	})
+}
+
+// FuzzDecode checks that Decode never panics and that whatever it accepts
+// encodes and decodes back to the same bytes.
+func FuzzDecode(f *testing.F) {
+	s, err := NewRun(RunInfo{ID: "r", Goal: "g", CreatedAt: time.Unix(1e9, 0)}, RunConfig{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	plan, _ := ParsePlan("p.md", "### Task 1: a\n- type: test\n- depends on: none\n### Task 2: b\n- type: impl\n")
+	for _, st := range []ExecutionState{s, s.WithPlan(plan).WithUsage("developer", Usage{InputTokens: 3}).WithError("e")} {
+		b, err := Encode(st)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(`{"schema_version": 1, "status": "halted"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		st, err := Decode(data)
+		if err != nil {
+			if !errors.Is(err, ErrDecode) && !errors.Is(err, ErrSchemaVersion) {
+				t.Fatalf("error %v matches neither ErrDecode nor ErrSchemaVersion", err)
+			}
+			return
+		}
+		b1, err := Encode(st)
+		if err != nil {
+			return // e.g. a time JSON cannot represent; Decode's input was still valid
+		}
+		st2, err := Decode(b1)
+		if err != nil {
+			t.Fatalf("decoding an encoding: %v\n%s", err, b1)
+		}
+		if b2, _ := Encode(st2); !bytes.Equal(b1, b2) {
+			t.Fatalf("re-encoding differs:\n%s\n%s", b1, b2)
 		}
 	})
 }

@@ -85,7 +85,7 @@ var (
 	fenceRe = regexp.MustCompile("^ {0,3}(```|~~~)")
 	// metaRe reads a bullet line such as "- type: impl",
 	// "- **Depends on:** 1a" or "**Files**: a.go".
-	metaRe = regexp.MustCompile(`(?i)^\s*(?:[-*+]\s+)?(?:\*\*|__)?\s*(type|kind|depends[ -]on|dependencies|depends|deps|files?|files touched)\s*(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*(.*?)\s*$`)
+	metaRe = regexp.MustCompile(`(?i)^\s*(?:[-*+]\s+)?(?:\*\*|__)?\s*(type|kind|depends[ _-]on|dependencies|depends|deps|files?|files touched)\s*(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*(.*?)\s*$`)
 	itemRe = regexp.MustCompile(`^\s*[-*+]\s+(.*?)\s*$`)
 	// parenRe matches a parenthesised remark: "calc.go (new)".
 	parenRe = regexp.MustCompile(`\([^)]*\)`)

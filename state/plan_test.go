@@ -277,3 +277,30 @@ func TestPhaseContext(t *testing.T) {
 		t.Errorf("rendered context = %q", got)
 	}
 }
+
+func TestMetaLineVariants(t *testing.T) {
+	head := "### Task 1a: a\n- type: test\n- depends on: none\n### Task 1b: b\n- type: test\n- depends on: none\n### Task 2: c\n"
+	for _, c := range []struct {
+		lines string
+		typ   TaskType
+		deps  []string
+		files []string
+	}{
+		{"- type: impl\n- depends on: 1a and 1b\n", TypeImpl, []string{"1a", "1b"}, nil},
+		{"- **Type:** Impl\n- **Depends on:** 1a\n- **Files:** `a.go`, `b.go`\n", TypeImpl, []string{"1a"}, []string{"a.go", "b.go"}},
+		{"**Type**: implementation  \n**Depends On**: Task 1a, Task 1b\n", TypeImpl, []string{"1a", "1b"}, nil},
+		{"* kind: refactor\n* deps: [1a, 1b]\n* file: x.go (new)\n", TypeRefactor, []string{"1a", "1b"}, []string{"x.go"}},
+		{"- depends_on: 1b; 1a\n- files:\n  - a.go\n  - b.go\n", TypeNone, []string{"1b", "1a"}, []string{"a.go", "b.go"}},
+		{"\n\n- type: test\n\n- depends on: 1a & 1b.\n", TypeTest, []string{"1a", "1b"}, nil},
+	} {
+		p, err := ParsePlan("m.md", head+c.lines+"\nText.\n")
+		if err != nil {
+			t.Errorf("%q: %v", c.lines, err)
+			continue
+		}
+		got := p.Tasks[2]
+		if got.Type != c.typ || !reflect.DeepEqual(got.DependsOn, c.deps) || !reflect.DeepEqual(got.Files, c.files) || got.Description != "Text." {
+			t.Errorf("%q: got type %v deps %v files %v description %q", c.lines, got.Type, got.DependsOn, got.Files, got.Description)
+		}
+	}
+}

@@ -1,5 +1,3 @@
-// Command gaffer plans, runs and reviews coding-agent work in phases,
-// durably. See the cli package for the commands and exit codes.
 package main
 
 import (
@@ -21,7 +19,7 @@ func main() {
 func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := cli.New(version, os.Stdout, os.Stderr).RunContext(ctx, os.Args)
+	err := cli.NewWithIO(version, cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}).RunContext(ctx, os.Args)
 	cli.Report(os.Stderr, err)
 	return cli.ExitCode(err)
 }

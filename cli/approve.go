@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"context"
+
+	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/nodes"
+	"github.com/gaffer-dev/gaffer/state"
+	ucli "github.com/urfave/cli/v2"
+)
+
+func approveCommand(io IO) *ucli.Command {
+	return &ucli.Command{
+		Name:      "approve",
+		Usage:     "approve a run's plan and continue the run here",
+		ArgsUsage: "[RUN]",
+		Flags:     []ucli.Flag{&ucli.StringFlag{Name: "feedback", Usage: "notes kept with the approval"}},
+		Action: func(c *ucli.Context) error {
+			a, err := parseArgs(c)
+			if err != nil {
+				return err
+			}
+			e, err := openEnv(c, io)
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			return Answer(c.Context, e, a.run, nodes.Answer{Approved: true, Feedback: a.String("feedback")})
+		},
+	}
+}
+
+func rejectCommand(io IO) *ucli.Command {
+	return &ucli.Command{
+		Name:      "reject",
+		Usage:     "reject a run's plan: with --feedback the architect replans, without it the run ends",
+		ArgsUsage: "[RUN]",
+		Flags:     []ucli.Flag{&ucli.StringFlag{Name: "feedback", Usage: "what the architect should change"}},
+		Action: func(c *ucli.Context) error {
+			a, err := parseArgs(c)
+			if err != nil {
+				return err
+			}
+			e, err := openEnv(c, io)
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			return Answer(c.Context, e, a.run, nodes.Answer{Feedback: a.String("feedback")})
+		},
+	}
+}
+
+// Answer answers the approval a run waits for (the newest waiting run when
+// runID is "") and continues the run in this process.
+func Answer(ctx context.Context, e *env, runID string, ans nodes.Answer) error {
+	id, err := e.pick(ctx, runID, "waiting for approval", func(s state.RunStatus) bool { return s == state.RunAwaitingApproval })
+	if err != nil {
+		return err
+	}
+	var ask answerer
+	if e.io.terminal() {
+		ask = e.askTerminal()
+	}
+	return e.drive(ctx, id, ask, func() (graphResult, error) {
+		return e.runner.Resume(ctx, id, graph.WithResume(ans))
+	})
+}

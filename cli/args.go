@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"strconv"
+	"strings"
+
+	ucli "github.com/urfave/cli/v2"
+)
+
+// cmdArgs reads a command's positional argument and the flags given after
+// it: urfave/cli stops at the first argument, but users type
+// `gaffer reject RUN --feedback "…"` as the commands gaffer prints.
+type cmdArgs struct {
+	c     *ucli.Context
+	run   string
+	extra map[string]string
+}
+
+// parseArgs reads RUN and the trailing flags; bools lists the flags that
+// take no value.
+func parseArgs(c *ucli.Context, bools ...string) (cmdArgs, error) {
+	a := cmdArgs{c: c, extra: map[string]string{}}
+	args := c.Args().Slice()
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		name, ok := strings.CutPrefix(arg, "--")
+		if !ok {
+			name, ok = strings.CutPrefix(arg, "-")
+		}
+		if !ok || name == "" {
+			if a.run != "" {
+				return a, exitf(ExitUsage, "unexpected argument %q", arg)
+			}
+			a.run = arg
+			continue
+		}
+		if n, v, has := strings.Cut(name, "="); has {
+			a.extra[n] = v
+			continue
+		}
+		isBool := false
+		for _, b := range bools {
+			isBool = isBool || b == name
+		}
+		if isBool {
+			a.extra[name] = "true"
+			continue
+		}
+		if i+1 >= len(args) {
+			return a, exitf(ExitUsage, "flag --%s needs a value", name)
+		}
+		a.extra[name] = args[i+1]
+		i++
+	}
+	return a, nil
+}
+
+func (a cmdArgs) String(name string) string {
+	if v, ok := a.extra[name]; ok {
+		return v
+	}
+	return a.c.String(name)
+}
+
+func (a cmdArgs) Bool(name string) bool {
+	if v, ok := a.extra[name]; ok {
+		b, _ := strconv.ParseBool(v)
+		return b
+	}
+	return a.c.Bool(name)
+}
+
+func (a cmdArgs) Uint64(name string) (uint64, error) {
+	if v, ok := a.extra[name]; ok {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return 0, exitf(ExitUsage, "--%s: %w", name, err)
+		}
+		return n, nil
+	}
+	return a.c.Uint64(name), nil
+}

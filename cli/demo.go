@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/examples/demo"
+	"github.com/gaffer-dev/gaffer/nodes"
+	"github.com/gaffer-dev/gaffer/state"
+	"github.com/gaffer-dev/gaffer/workspace"
+	ucli "github.com/urfave/cli/v2"
+)
+
+// DemoOptions are the flags of `gaffer demo`.
+type DemoOptions struct {
+	Dir         string        // the demo repository; "" for a new temporary directory
+	Pace        time.Duration // pause before each agent action
+	AutoApprove bool          // skip the (self-answered) approval pause
+	RunID       string        // fixed run id (tests)
+	SkipGoTest  bool          // do not run `go test ./...` at the end (tests)
+}
+
+func demoCommand(io IO) *ucli.Command {
+	return &ucli.Command{
+		Name:  "demo",
+		Usage: "run the whole workflow offline on a small Go project, with the script driver",
+		Flags: []ucli.Flag{
+			&ucli.StringFlag{Name: "dir", Usage: "where to create the demo repository (default: a new temporary directory)"},
+			&ucli.DurationFlag{Name: "pace", Usage: "pause before each agent action, to follow (and kill) the run"},
+			&ucli.BoolFlag{Name: "auto-approve", Usage: "do not pause for the approval"},
+			&ucli.StringFlag{Name: "run-id", Hidden: true},
+			&ucli.BoolFlag{Name: "no-go-test", Hidden: true},
+		},
+		Action: func(c *ucli.Context) error {
+			return Demo(c.Context, c, io, DemoOptions{Dir: c.String("dir"), Pace: c.Duration("pace"),
+				AutoApprove: c.Bool("auto-approve"), RunID: c.String("run-id"), SkipGoTest: c.Bool("no-go-test")})
+		},
+	}
+}
+
+// demoFiles is the demo project before the run: a Go module with only doc.go.
+var demoFiles = map[string]string{
+	"go.mod":     "module example.com/calc\n\ngo 1.21\n",
+	"doc.go":     "// Package calc evaluates expressions of the form \"a op b\".\npackage calc\n",
+	".gitignore": "*.test\n",
+	"README.md":  "# calc\n\nA tiny calculator, built phase by phase by gaffer's demo.\n",
+}
+
+// demoEpoch is the demo repository's first commit time: fixed, so every
+// demo run makes the same commits.
+var demoEpoch = time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
+
+// Demo creates the demo repository, runs the plan with the script driver
+// (answering the approval itself, visibly), and shows the result.
+func Demo(ctx context.Context, c *ucli.Context, io IO, o DemoOptions) error {
+	dir, err := SetupDemo(ctx, o.Dir)
+	if err != nil {
+		return err
+	}
+	out := io.Out
+	fmt.Fprintf(out, "Demo repository: %s\n", dir)
+	if err := c.Set("repo", dir); err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	e, err := openEnv(c, io)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	gd := gitDir(dir)
+	initial, err := e.newRun(ctx, RunOptions{
+		PlanFile: "", Goal: planTitle(demo.Plan, "plan.md"), Driver: "script",
+		Script: filepath.Join(gd, "gaffer-demo", "script.yaml"), AutoApprove: o.AutoApprove, Pace: o.Pace, RunID: o.RunID,
+	})
+	if err != nil {
+		return err
+	}
+	id := initial.Run.ID
+	fmt.Fprintf(out, "Run %s: the architect plans, you approve, each phase runs in a fresh session, is reviewed and committed.\n", id)
+	fmt.Fprintf(out, "(kill it at any moment and finish it with: %s)\n\n", e.cmd("resume"))
+	ask := func(_ context.Context, req nodes.ApprovalRequest, s state.ExecutionState) (nodes.Answer, error) {
+		fmt.Fprintf(out, "\nThe architect's plan (%s mode, %d phases):\n\n", req.Mode, req.Phases)
+		writeRunTree(out, s)
+		fmt.Fprintf(out, "\nThe demo answers the approval itself: approving… (a real run waits for `%s`)\n\n", e.cmd("approve"))
+		return nodes.Answer{Approved: true, Feedback: "approved by the demo"}, nil
+	}
+	runErr := e.drive(ctx, id, ask, func() (graphResult, error) { return e.runner.Run(ctx, id, initial) })
+	if runErr != nil {
+		return runErr
+	}
+	return demoEpilogue(ctx, e, dir, id, o.SkipGoTest)
+}
+
+// demoEpilogue shows git log, the execution directory, and go test.
+func demoEpilogue(ctx context.Context, e *env, dir, id string, skipTest bool) error {
+	out := e.io.Out
+	snap, err := e.runner.State(ctx, id)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\n$ git log --oneline\n")
+	if err := runShown(ctx, out, dir, "git", "log", "--oneline"); err != nil {
+		log, lerr := e.repo.Log(ctx, 20)
+		if lerr != nil {
+			return errors.Join(err, lerr)
+		}
+		for _, c := range log {
+			fmt.Fprintf(out, "%s %s\n", c.Hash[:7], c.Subject)
+		}
+	}
+	fmt.Fprintf(out, "\nExecution directory: %s\n", filepath.Join(dir, filepath.FromSlash(snap.State.Run.ExecDir)))
+	if skipTest {
+		return nil
+	}
+	fmt.Fprintf(out, "\n$ go test ./...\n")
+	if err := runShown(ctx, out, dir, "go", "test", "./..."); err != nil {
+		return exitf(ExitHalted, "demo: go test failed in %s: %w", dir, err)
+	}
+	return nil
+}
+
+func runShown(ctx context.Context, out interface{ Write([]byte) (int, error) }, dir, name string, args ...string) error {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, out, out
+	return cmd.Run()
+}
+
+// SetupDemo creates the demo repository in dir (a new temporary directory
+// when dir is ""): the files, one commit at a fixed time, and the script
+// and plan under .git/gaffer-demo (outside the work tree). A dir that
+// already holds the demo repository is reused as it is.
+func SetupDemo(ctx context.Context, dir string) (string, error) {
+	if dir == "" {
+		d, err := os.MkdirTemp("", "gaffer-demo-")
+		if err != nil {
+			return "", fmt.Errorf("demo: %w", err)
+		}
+		dir = d
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("demo: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(abs, ".git", "gaffer-demo", "script.yaml")); err == nil {
+		return "", exitf(ExitPrecondition, "%s already holds a demo repository; continue its run with `gaffer resume --repo %s` or use another --dir", abs, abs)
+	}
+	if entries, err := os.ReadDir(abs); err == nil && len(entries) > 0 {
+		return "", exitf(ExitPrecondition, "demo: %s is not empty; give an empty or new --dir", abs)
+	}
+	repo, err := workspace.Init(abs, "main")
+	if err != nil {
+		return "", fmt.Errorf("demo: %w", err)
+	}
+	for name, content := range demoFiles {
+		if err := workspace.WriteFileAtomic(filepath.Join(abs, name), []byte(content), 0o644); err != nil {
+			return "", fmt.Errorf("demo: %w", err)
+		}
+	}
+	author := workspace.Signature{Name: "gaffer demo", Email: "demo@gaffer.invalid"}
+	if _, err := repo.Commit(ctx, "calc: an empty Go module", nil, workspace.CommitOptions{Author: author, When: demoEpoch}); err != nil {
+		return "", fmt.Errorf("demo: %w", err)
+	}
+	sd := filepath.Join(abs, ".git", "gaffer-demo")
+	for name, content := range map[string]string{"script.yaml": demo.Script, "plan.md": demo.Plan} {
+		if err := workspace.WriteFileAtomic(filepath.Join(sd, name), []byte(content), 0o644); err != nil {
+			return "", fmt.Errorf("demo: %w", err)
+		}
+	}
+	return strings.TrimSuffix(abs, "/"), nil
+}

@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/nodes"
+	"github.com/gaffer-dev/gaffer/state"
+)
+
+// answerer answers a run's approval request; nil means: stop and print
+// the approve/reject commands (no terminal).
+type answerer func(ctx context.Context, req nodes.ApprovalRequest, s state.ExecutionState) (nodes.Answer, error)
+
+// drive runs step (Run, Resume, …) with progress shown, then keeps the
+// run going through approvals that ask answers, and turns the outcome
+// into an exit code.
+func (e *env) drive(ctx context.Context, runID string, ask answerer, step func() (graph.Result[state.ExecutionState], error)) error {
+	p := newProgress(e.io.Out, e.io.terminal(), e.runner, runID)
+	unsub := e.runner.Subscribe(p.event)
+	defer unsub()
+	res, err := step()
+	for err == nil && res.Status == graph.Interrupted {
+		req, perr := approvalRequest(res)
+		if perr != nil {
+			return perr
+		}
+		if ask == nil {
+			p.tree(ctx, res.State, "")
+			return e.awaiting(runID)
+		}
+		ans, aerr := ask(ctx, req, res.State)
+		if aerr != nil {
+			return aerr
+		}
+		res, err = e.runner.Resume(ctx, runID, graph.WithResume(ans))
+	}
+	if err != nil {
+		return e.runError(ctx, runID, err)
+	}
+	return e.outcome(ctx, p, res.State)
+}
+
+func approvalRequest(res graph.Result[state.ExecutionState]) (nodes.ApprovalRequest, error) {
+	var req nodes.ApprovalRequest
+	if res.Interrupt == nil || res.Interrupt.Node != nodes.NodeApproval {
+		return req, fmt.Errorf("run stopped on an unexpected interrupt")
+	}
+	if err := json.Unmarshal(res.Interrupt.Payload, &req); err != nil {
+		return req, fmt.Errorf("read the approval request: %w", err)
+	}
+	return req, nil
+}
+
+// awaiting prints what to do with a run that waits for approval and
+// returns the exit error for it.
+func (e *env) awaiting(runID string) error {
+	fmt.Fprintf(e.io.Out, "\nRun %s is waiting for approval of its plan.\n  approve: %s\n  reject:  %s\n",
+		runID, e.cmd("approve", runID), e.cmd("reject", runID, `--feedback "…"`))
+	return exitf(ExitAwaitingApproval, "run %s is waiting for approval", runID)
+}
+
+// runError turns an error from the runtime into a one-line exit error.
+func (e *env) runError(ctx context.Context, runID string, err error) error {
+	var held *checkpoint.LeaseHeldError
+	switch {
+	case errors.As(err, &held):
+		return exitf(ExitLocked, "run %s is held by pid %d on host %s", runID, held.Holder.PID, held.Holder.Host)
+	case errors.Is(err, graph.ErrRunDone):
+		return exitf(ExitPrecondition, "run %s has already finished (see %s)", runID, e.cmd("status", runID))
+	case errors.Is(err, graph.ErrInterrupted):
+		return e.awaiting(runID)
+	case errors.Is(err, graph.ErrRunNotFound):
+		return exitf(ExitPrecondition, "no run %s in %s", runID, e.storeDir)
+	case errors.Is(err, graph.ErrNotInterrupted):
+		return exitf(ExitPrecondition, "run %s is not waiting for approval (see %s)", runID, e.cmd("status", runID))
+	case ctx.Err() != nil:
+		return exitf(ExitFailure, "run %s interrupted; continue it with: %s", runID, e.cmd("resume", runID))
+	}
+	return exitf(ExitHalted, "run %s stopped: %w\n(fix the cause, then: %s)", runID, err, e.cmd("resume", runID))
+}
+
+// outcome prints a finished run and returns its exit error.
+func (e *env) outcome(ctx context.Context, p *progress, s state.ExecutionState) error {
+	p.tree(ctx, s, "")
+	switch s.Status {
+	case state.RunCompleted:
+		fmt.Fprintf(e.io.Out, "\nRun %s completed. Execution directory: %s\n", s.Run.ID, s.Run.ExecDir)
+		return nil
+	case state.RunRejected:
+		return exitf(ExitRejected, "run %s: the plan was rejected", s.Run.ID)
+	case state.RunCancelled:
+		return exitf(ExitHalted, "run %s was cancelled", s.Run.ID)
+	}
+	msg := "no reason recorded"
+	if n := len(s.Errors); n > 0 {
+		msg = s.Errors[n-1]
+		if s.Status == state.RunFailed && n > 1 {
+			msg = strings.Join(s.Errors[max(0, n-2):], "\n")
+		}
+	}
+	return exitf(ExitHalted, "run %s %s: %s", s.Run.ID, s.Status, msg)
+}
+
+// askTerminal shows the plan and asks approve / reject / feedback on the
+// terminal.
+func (e *env) askTerminal() answerer {
+	in := bufio.NewReader(e.io.In)
+	return func(ctx context.Context, req nodes.ApprovalRequest, s state.ExecutionState) (nodes.Answer, error) {
+		fmt.Fprintf(e.io.Out, "\nThe plan (revision %d, %s mode, %d phases):\n\n", req.Revision, req.Mode, req.Phases)
+		writeRunTree(e.io.Out, s)
+		for {
+			fmt.Fprint(e.io.Out, "\nApprove this plan? [a]pprove, [r]eject, [f]eedback (reject and replan): ")
+			line, err := in.ReadString('\n')
+			if err != nil && line == "" {
+				return nodes.Answer{}, e.awaiting(req.RunID)
+			}
+			switch strings.ToLower(strings.TrimSpace(line)) {
+			case "a", "approve", "y", "yes":
+				return nodes.Answer{Approved: true}, nil
+			case "r", "reject", "n", "no":
+				return nodes.Answer{}, nil
+			case "f", "feedback":
+				fmt.Fprint(e.io.Out, "Feedback for the architect: ")
+				fb, _ := in.ReadString('\n')
+				if strings.TrimSpace(fb) != "" {
+					return nodes.Answer{Feedback: strings.TrimSpace(fb)}, nil
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,235 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/examples/demo"
+)
+
+// TestKillAndResume runs the demo's workflow as real processes and
+// SIGKILLs them at seeded random moments — during agent work, right after
+// a commit (before its checkpoint), while an approval is being processed —
+// then resumes (or approves) until the run completes. Every run must end
+// with the same tree and the same commits as an uninterrupted run, with no
+// phase committed twice. GAFFER_KILL_SEED picks another seed.
+func TestKillAndResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kill test: builds the binary and runs real processes")
+	}
+	seed := uint64(20260101)
+	if s := os.Getenv("GAFFER_KILL_SEED"); s != "" {
+		seed, _ = strconv.ParseUint(s, 10, 64)
+	}
+	t.Logf("seed %d (GAFFER_KILL_SEED)", seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
+
+	bin := filepath.Join(t.TempDir(), "gaffer")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/gaffer")
+	build.Dir = ".."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	const runID = "r-20260101-kill00"
+	goal := planTitle(demo.Plan, "plan.md")
+
+	// The uninterrupted run.
+	ref, _, script := demoRepo(t)
+	runArgs := func(dir, script string, auto bool) []string {
+		a := []string{"--repo", dir, "run", "--goal", goal, "--script", script, "--run-id", runID, "--pace", "15ms"}
+		if auto {
+			a = append(a, "--auto-approve")
+		}
+		return a
+	}
+	if out, code := startProc(t, bin, runArgs(ref, script, true), "").wait(); code != 0 {
+		t.Fatalf("reference run: exit %d\n%s", code, out)
+	}
+	wantTree := gitOut(t, ref, "rev-parse", "HEAD^{tree}")
+	wantLog := gitOut(t, ref, "log", "--format=%s")
+
+	const totalKills = 20
+	kills := 0
+	for scenario := 0; kills < totalKills; scenario++ {
+		dir, _, script := demoRepo(t)
+		auto := scenario%2 == 0
+		args := runArgs(dir, script, auto)
+		for round := 0; ; round++ {
+			if round > 40 {
+				t.Fatalf("scenario %d: no progress after %d rounds", scenario, round)
+			}
+			mode, delay := "none", time.Duration(0)
+			if kills < totalKills {
+				mode = []string{"random", "random", "after-commit"}[rng.IntN(3)]
+				delay = time.Duration(50+rng.IntN(1500)) * time.Millisecond
+			}
+			env := ""
+			if mode == "after-commit" {
+				env = "GAFFER_TEST_PAUSE_AFTER_COMMIT=10s"
+			}
+			p := startProc(t, bin, args, env)
+			killed := p.killAt(mode, delay)
+			out, code := p.wait()
+			if killed {
+				kills++
+				when := "at its first commit, before the checkpoint"
+				if mode == "random" {
+					when = "after " + delay.String()
+				}
+				t.Logf("kill %2d: scenario %d (auto-approve %v) round %d: gaffer %s killed %s", kills, scenario, auto, round, args[2], when)
+			} else if code != 0 && code != ExitAwaitingApproval {
+				t.Fatalf("scenario %d: gaffer %s: exit %d\n%s", scenario, strings.Join(args[2:], " "), code, out)
+			}
+			st := procStatus(t, bin, dir)
+			switch st {
+			case "completed":
+			case "awaiting_approval":
+				args = []string{"--repo", dir, "approve"}
+				continue
+			case "running":
+				args = []string{"--repo", dir, "resume"}
+				continue
+			default:
+				t.Fatalf("scenario %d: status %q after round %d\n%s", scenario, st, round, out)
+			}
+			break
+		}
+		if got := gitOut(t, dir, "rev-parse", "HEAD^{tree}"); got != wantTree {
+			t.Fatalf("scenario %d: tree %s, want %s\n%s", scenario, got, wantTree, gitOut(t, dir, "log", "--stat"))
+		}
+		if got := gitOut(t, dir, "log", "--format=%s"); got != wantLog {
+			t.Fatalf("scenario %d: commits\n%s\nwant\n%s", scenario, got, wantLog)
+		}
+		checkNoPhaseTwice(t, dir)
+		if got := gitOut(t, dir, "status", "--porcelain"); got != "" {
+			t.Fatalf("scenario %d: tree not clean:\n%s", scenario, got)
+		}
+	}
+}
+
+// checkNoPhaseTwice fails when the reflog holds two different commits for
+// one phase: a phase committed, lost and committed again.
+func checkNoPhaseTwice(t *testing.T, dir string) {
+	t.Helper()
+	seen := map[string]string{}
+	for _, l := range strings.Split(gitOut(t, dir, "log", "-g", "--format=%H %s"), "\n") {
+		h, subj, _ := strings.Cut(l, " ")
+		if !strings.HasPrefix(subj, "phase ") {
+			continue
+		}
+		if prev, ok := seen[subj]; ok && prev != h {
+			t.Fatalf("%q committed twice: %s and %s", subj, prev, h)
+		}
+		seen[subj] = h
+	}
+}
+
+type proc struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	out    strings.Builder
+	commit chan struct{}
+	done   chan struct{}
+}
+
+// startProc starts the gaffer binary with args (and one extra NAME=VALUE
+// in its environment).
+func startProc(t *testing.T, bin string, args []string, env string) *proc {
+	t.Helper()
+	p := &proc{t: t, cmd: exec.Command(bin, args...), commit: make(chan struct{}, 1), done: make(chan struct{})}
+	p.cmd.Env = os.Environ()
+	if env != "" {
+		p.cmd.Env = append(p.cmd.Env, env)
+	}
+	r, w := io.Pipe()
+	p.cmd.Stdout, p.cmd.Stderr = w, w
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			line := sc.Text()
+			p.mu.Lock()
+			p.out.WriteString(line + "\n")
+			p.mu.Unlock()
+			if strings.HasPrefix(line, "gaffer-test: committed") {
+				select {
+				case p.commit <- struct{}{}:
+				default:
+				}
+			}
+		}
+		close(p.done)
+	}()
+	go func() { _ = p.cmd.Wait(); w.Close() }()
+	return p
+}
+
+// killAt SIGKILLs the process after delay ("random") or at its first
+// commit ("after-commit"), unless it exits first; it reports whether it
+// killed it.
+func (p *proc) killAt(mode string, delay time.Duration) bool {
+	var at <-chan time.Time
+	var commit <-chan struct{}
+	switch mode {
+	case "random":
+		at = time.After(delay)
+	case "after-commit":
+		commit = p.commit
+	default:
+		return false
+	}
+	select {
+	case <-p.done:
+		return false
+	case <-at:
+	case <-commit:
+	}
+	return p.cmd.Process.Signal(syscall.SIGKILL) == nil && !exited(p)
+}
+
+func exited(p *proc) bool {
+	select {
+	case <-p.done:
+		return p.cmd.ProcessState != nil && p.cmd.ProcessState.Exited()
+	case <-time.After(5 * time.Second):
+		p.t.Fatal("process did not die")
+	}
+	return false
+}
+
+func (p *proc) wait() (string, int) {
+	<-p.done
+	for p.cmd.ProcessState == nil {
+		time.Sleep(time.Millisecond)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.String(), p.cmd.ProcessState.ExitCode()
+}
+
+func procStatus(t *testing.T, bin, dir string) string {
+	t.Helper()
+	out, err := exec.Command(bin, "--repo", dir, "status", "--json").Output()
+	if err != nil {
+		t.Fatalf("status: %v\n%s", err, out)
+	}
+	var v RunView
+	if err := json.Unmarshal(out, &v); err != nil {
+		t.Fatalf("status: %v\n%s", err, out)
+	}
+	return v.Status
+}

@@ -1,0 +1,218 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/nodes"
+	"github.com/gaffer-dev/gaffer/state"
+	"github.com/gaffer-dev/gaffer/workspace"
+	ucli "github.com/urfave/cli/v2"
+)
+
+// env is what a command works with: the repository, the store and the
+// compiled workflow. Close it.
+type env struct {
+	io       IO
+	repo     *workspace.Repo
+	repoArg  string // --repo as given, for the commands printed to the user
+	storeDir string
+	store    *checkpoint.Badger
+	runner   *graph.Runner[state.ExecutionState]
+	log      *slog.Logger
+}
+
+// openEnv opens the repository of --repo and the store of --store (or
+// .git/gaffer), and compiles the workflow graph.
+func openEnv(c *ucli.Context, io IO) (*env, error) {
+	g, err := GlobalsFrom(c)
+	if err != nil {
+		return nil, err
+	}
+	repo, err := workspace.Open(g.Repo)
+	if err != nil {
+		return nil, exitf(ExitPrecondition, "open repository %s: %w", g.Repo, err)
+	}
+	dir := g.Store
+	if c.String("store") == "" {
+		dir = filepath.Join(gitDir(repo.Root()), "gaffer")
+	}
+	store, err := checkpoint.OpenBadger(dir, checkpoint.BadgerOptions{SyncWrites: true})
+	if errors.Is(err, checkpoint.ErrLocked) {
+		return nil, exitf(ExitLocked, "store %s is in use by %s; wait for it to finish or stop it", dir, lockHolder(dir))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	e := &env{io: io, repo: repo, repoArg: g.Repo, storeDir: dir, store: store, log: g.Logger(io.Err)}
+	gr, err := nodes.Build(nodes.Config{Repo: repo, Drivers: driverFactory(io.Out), Clock: time.Now, Logger: e.log,
+		AfterCommit: afterCommitHook(io)})
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	e.runner, err = gr.Compile(graph.WithStore(store), graph.WithDurability(graph.Sync))
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+func (e *env) Close() { e.store.Close() }
+
+// lockHolder names the process holding Badger's directory lock, from the
+// pid Badger writes in its LOCK file.
+func lockHolder(dir string) string {
+	host, _ := os.Hostname()
+	b, err := os.ReadFile(filepath.Join(dir, "LOCK"))
+	if err != nil {
+		return "another gaffer process on host " + host
+	}
+	return fmt.Sprintf("pid %s on host %s", strings.TrimSpace(string(b)), host)
+}
+
+// driverFactory makes the agents' drivers from a run's stored config: one
+// place for every driver kind. This build makes the script driver; the
+// llm and cli drivers plug in here.
+func driverFactory(out io.Writer) nodes.DriverFactory {
+	var mu sync.Mutex
+	scripts := map[string]*agent.Script{}
+	return func(role agent.Role, cfg state.RunConfig) (agent.Driver, error) {
+		kind := agentConfig(cfg, role).Driver
+		switch kind {
+		case "", "script":
+			if cfg.ScriptPath == "" {
+				return nil, fmt.Errorf("%w: the script driver needs --script", ErrUnsupportedDriver)
+			}
+			mu.Lock()
+			sc, ok := scripts[cfg.ScriptPath]
+			if !ok {
+				var err error
+				if sc, err = agent.LoadScript(cfg.ScriptPath); err != nil {
+					mu.Unlock()
+					return nil, err
+				}
+				scripts[cfg.ScriptPath] = sc
+			}
+			mu.Unlock()
+			if role == agent.RoleEvaluator && !sc.Has(agent.RoleEvaluator) {
+				return nil, nil
+			}
+			return agent.NewScriptDriver(sc, agent.ScriptOptions{Pace: cfg.Pace, Stdout: out}), nil
+		}
+		return nil, fmt.Errorf("%w %q for the %s (this build has: script)", ErrUnsupportedDriver, kind, role)
+	}
+}
+
+func agentConfig(cfg state.RunConfig, role agent.Role) state.AgentConfig {
+	switch role {
+	case agent.RoleArchitect:
+		return cfg.Agents.Architect
+	case agent.RoleDeveloper:
+		return cfg.Agents.Developer
+	case agent.RoleReviewer:
+		return cfg.Agents.Reviewer
+	}
+	return cfg.Agents.Evaluator
+}
+
+// runStatus is the status a user sees: awaiting_approval while the run
+// waits on the approval interrupt, the state's status otherwise.
+func runStatus(snap graph.Snapshot[state.ExecutionState]) state.RunStatus {
+	if snap.Interrupt != nil && !snap.State.Status.Terminal() {
+		return state.RunAwaitingApproval
+	}
+	return snap.State.Status
+}
+
+// runSnap is a run's latest checkpoint with its store time.
+type runSnap struct {
+	snap graph.Snapshot[state.ExecutionState]
+	at   time.Time
+}
+
+// runs returns the store's runs with their latest state, newest first.
+func (e *env) runs(ctx context.Context) ([]runSnap, error) {
+	infos, err := e.store.Runs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	var out []runSnap
+	for _, in := range infos {
+		snap, err := e.runner.State(ctx, in.RunID)
+		if err != nil {
+			return nil, fmt.Errorf("run %s: %w", in.RunID, err)
+		}
+		out = append(out, runSnap{snap: snap, at: snap.State.Run.CreatedAt})
+	}
+	slices.SortStableFunc(out, func(a, b runSnap) int {
+		if c := b.at.Compare(a.at); c != 0 {
+			return c
+		}
+		return strings.Compare(b.snap.RunID, a.snap.RunID)
+	})
+	return out, nil
+}
+
+// pick returns arg, or the newest run for which fits is true.
+func (e *env) pick(ctx context.Context, arg, what string, fits func(state.RunStatus) bool) (string, error) {
+	if arg != "" {
+		return arg, nil
+	}
+	rs, err := e.runs(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, r := range rs {
+		if fits(runStatus(r.snap)) {
+			return r.snap.RunID, nil
+		}
+	}
+	return "", exitf(ExitPrecondition, "%w: no run %s in %s", ErrNoRun, what, e.storeDir)
+}
+
+// cmd formats a gaffer command for the user, with --repo when it is not
+// the current directory.
+func (e *env) cmd(args ...string) string {
+	parts := []string{"gaffer"}
+	if abs, err := filepath.Abs(e.repoArg); err == nil {
+		if wd, _ := os.Getwd(); wd != abs {
+			parts = append(parts, "--repo", quote(abs))
+		}
+	}
+	return strings.Join(append(parts, args...), " ")
+}
+
+func quote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\"'$`\\") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// afterCommitHook is the kill test's hook: with GAFFER_TEST_PAUSE_AFTER_COMMIT
+// set to a duration, each commit is announced on the output and followed
+// by that pause, before its checkpoint is written.
+func afterCommitHook(io IO) func(string) {
+	d, err := time.ParseDuration(os.Getenv("GAFFER_TEST_PAUSE_AFTER_COMMIT"))
+	if err != nil || d <= 0 {
+		return nil
+	}
+	return func(subject string) {
+		fmt.Fprintf(io.Out, "gaffer-test: committed %s\n", subject)
+		time.Sleep(d)
+	}
+}

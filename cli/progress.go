@@ -1,0 +1,180 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/metrics"
+	"github.com/gaffer-dev/gaffer/nodes"
+	"github.com/gaffer-dev/gaffer/state"
+)
+
+// progress shows a run as it goes, from the runner's events: plain log
+// lines when the output is not a terminal (tests, CI), and the phase tree
+// redrawn after every phase-level step on a terminal.
+type progress struct {
+	w      io.Writer
+	tty    bool
+	runner *graph.Runner[state.ExecutionState]
+	runID  string
+	mu     sync.Mutex
+	last   string // the node of the last NodeStarted
+	drawn  string // the last tree drawn, to draw each picture once
+}
+
+// worthDrawing reports whether the tree of s is news: a phase starting
+// (after the approval or next_task), a retry, or the end; and not the
+// picture drawn last.
+func (p *progress) worthDrawing(s state.ExecutionState) bool {
+	ps := state.PhaseState{}
+	if i := s.Progress.CurrentPhase; i < len(s.Progress.Phases) {
+		ps = s.Progress.Phases[i]
+	}
+	if p.last == nodes.NodeReview && ps.Status == state.PhaseCompleted && !s.Status.Terminal() {
+		return false // next_task draws the next phase starting
+	}
+	if p.last == nodes.NodeApproval && ps.Status == state.PhasePending {
+		return false
+	}
+	var b strings.Builder
+	writeRunTree(&b, s)
+	if b.String() == p.drawn {
+		return false
+	}
+	p.drawn = b.String()
+	return true
+}
+
+func newProgress(w io.Writer, tty bool, r *graph.Runner[state.ExecutionState], runID string) *progress {
+	return &progress{w: w, tty: tty, runner: r, runID: runID}
+}
+
+func (p *progress) event(e graph.Event) {
+	if e.RunID != p.runID {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch e.Kind {
+	case graph.NodeStarted:
+		p.last = e.Node
+		if !p.tty || e.Attempt > 1 {
+			fmt.Fprintf(p.w, "» %s\n", e.Node)
+		}
+	case graph.Custom:
+		p.custom(e)
+	case graph.CheckpointSaved:
+		if p.tty && (p.last == nodes.NodeReview || p.last == nodes.NodeNextTask || p.last == nodes.NodeApproval) {
+			if snap, err := p.runner.State(context.Background(), p.runID); err == nil && p.worthDrawing(snap.State) {
+				p.treeLocked(snap.State, "")
+			}
+		}
+	case graph.NodeFinished:
+		var ie *graph.InterruptError
+		if e.Err != nil && !errors.As(e.Err, &ie) {
+			fmt.Fprintf(p.w, "✗ %s: %v\n", e.Node, e.Err)
+		}
+	}
+}
+
+func (p *progress) custom(e graph.Event) {
+	switch v := e.Payload.(type) {
+	case metrics.Review:
+		verdict := "approved"
+		if !v.Approved {
+			verdict = "rejected"
+		}
+		fmt.Fprintf(p.w, "  review of phase %d (iteration %d): %s\n", v.Phase, v.Iteration, verdict)
+	case metrics.PhaseFinished:
+		fmt.Fprintf(p.w, "  phase %d attempt %d: %s\n", v.Phase, v.Attempt, v.Outcome)
+	case metrics.RunStatus:
+		fmt.Fprintf(p.w, "  run %s: %s → %s\n", p.runID, v.From, v.To)
+	}
+}
+
+// tree prints the phase tree of s with a heading.
+func (p *progress) tree(_ context.Context, s state.ExecutionState, heading string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.treeLocked(s, heading)
+}
+
+func (p *progress) treeLocked(s state.ExecutionState, heading string) {
+	if heading != "" {
+		fmt.Fprintln(p.w, heading)
+	}
+	fmt.Fprintln(p.w)
+	writeRunTree(p.w, s)
+}
+
+// Marks of the phase tree.
+const (
+	markDone    = "✓"
+	markRunning = "●"
+	markPending = "○"
+	markFailed  = "✗"
+)
+
+func mark(st state.PhaseStatus) string {
+	switch st {
+	case state.PhaseCompleted:
+		return markDone
+	case state.PhaseRunning, state.PhaseRetrying:
+		return markRunning
+	case state.PhaseFailed:
+		return markFailed
+	}
+	return markPending
+}
+
+// writePlanTree writes the run's phases and their tasks with status marks,
+// attempts, review iterations and commits.
+func writeRunTree(w io.Writer, s state.ExecutionState) {
+	goal := s.Run.Goal
+	if goal == "" {
+		goal = s.Run.Slug
+	}
+	if s.Status == state.RunRunning {
+		fmt.Fprintf(w, "%s  [%s]\n", goal, s.Run.ID)
+	} else {
+		fmt.Fprintf(w, "%s  [%s, %s]\n", goal, s.Run.ID, s.Status)
+	}
+	for i, ph := range s.Plan.Phases {
+		var ps state.PhaseState
+		if i < len(s.Progress.Phases) {
+			ps = s.Progress.Phases[i]
+		}
+		var notes []string
+		if ps.Attempt > 1 {
+			notes = append(notes, fmt.Sprintf("attempt %d", ps.Attempt))
+		}
+		if i == s.Progress.CurrentPhase && s.Progress.ReviewIteration > 0 && ps.Status != state.PhaseCompleted {
+			notes = append(notes, fmt.Sprintf("review %d", s.Progress.ReviewIteration))
+		}
+		if ps.Status == state.PhaseRetrying {
+			notes = append(notes, "retrying")
+		}
+		if ps.PostCommit != "" {
+			notes = append(notes, ps.PostCommit[:min(7, len(ps.PostCommit))])
+		}
+		extra := ""
+		if len(notes) > 0 {
+			extra = "  (" + strings.Join(notes, ", ") + ")"
+		}
+		fmt.Fprintf(w, "%s Phase %d%s\n", mark(ps.Status), i+1, extra)
+		for _, id := range ph.TaskIDs {
+			t, _ := s.Plan.Task(id)
+			st := ps.Status
+			typ := ""
+			if t.Type != state.TypeNone {
+				typ = " [" + t.Type.String() + "]"
+			}
+			fmt.Fprintf(w, "  %s %s %s%s\n", mark(st), t.ID, t.Title, typ)
+		}
+	}
+}

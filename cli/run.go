@@ -1,0 +1,158 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/state"
+	ucli "github.com/urfave/cli/v2"
+)
+
+// RunOptions are the flags of `gaffer run`.
+type RunOptions struct {
+	PlanFile    string
+	Goal        string
+	Driver      string
+	Script      string
+	AutoApprove bool
+	AllowDirty  bool
+	Pace        time.Duration
+	TrackerID   string
+	RunID       string // fixed run id (tests); "" makes one
+}
+
+func runCommand(io IO) *ucli.Command {
+	return &ucli.Command{
+		Name:  "run",
+		Usage: "start a run: plan (or take --plan), ask for approval, run the phases",
+		Flags: []ucli.Flag{
+			&ucli.StringFlag{Name: "plan", Usage: "a plan file (skips the architect)"},
+			&ucli.StringFlag{Name: "goal", Usage: "what to build (the architect writes the plan)"},
+			&ucli.StringFlag{Name: "driver", Value: "script", EnvVars: []string{"GAFFER_DRIVER"}, Usage: "the agents' driver: script"},
+			&ucli.StringFlag{Name: "script", EnvVars: []string{"GAFFER_SCRIPT"}, Usage: "the script driver's file (see agent/SCRIPT-FORMAT.md)"},
+			&ucli.BoolFlag{Name: "auto-approve", EnvVars: []string{"GAFFER_AUTO_APPROVE"}, Usage: "run the plan without asking"},
+			&ucli.BoolFlag{Name: "allow-dirty", Usage: "start on a work tree with uncommitted changes"},
+			&ucli.DurationFlag{Name: "pace", EnvVars: []string{"GAFFER_PACE"}, Usage: "pause before each agent action, to follow a run"},
+			&ucli.StringFlag{Name: "tracker-id", Usage: "an issue key for the execution directory's name"},
+			&ucli.StringFlag{Name: "run-id", Hidden: true, Usage: "use this run id (tests)"},
+		},
+		Action: func(c *ucli.Context) error {
+			e, err := openEnv(c, io)
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			return Run(c.Context, e, RunOptions{
+				PlanFile: c.String("plan"), Goal: c.String("goal"), Driver: c.String("driver"), Script: c.String("script"),
+				AutoApprove: c.Bool("auto-approve"), AllowDirty: c.Bool("allow-dirty"), Pace: c.Duration("pace"),
+				TrackerID: c.String("tracker-id"), RunID: c.String("run-id"),
+			})
+		},
+	}
+}
+
+// Run starts a run and drives it to its end or its first pause.
+func Run(ctx context.Context, e *env, o RunOptions) error {
+	initial, err := e.newRun(ctx, o)
+	if err != nil {
+		return err
+	}
+	id := initial.Run.ID
+	fmt.Fprintf(e.io.Out, "Run %s started (store %s)\n", id, e.storeDir)
+	var ask answerer
+	if e.io.terminal() {
+		ask = e.askTerminal()
+	}
+	return e.drive(ctx, id, ask, func() (res graphResult, err error) { return e.runner.Run(ctx, id, initial) })
+}
+
+// newRun checks the preconditions and builds the run's first state.
+func (e *env) newRun(ctx context.Context, o RunOptions) (state.ExecutionState, error) {
+	var zero state.ExecutionState
+	if (o.PlanFile == "") == (o.Goal == "") && o.PlanFile == "" {
+		return zero, exitf(ExitUsage, "give --plan FILE or --goal TEXT")
+	}
+	if !o.AllowDirty {
+		st, err := e.repo.Status(ctx)
+		if err != nil {
+			return zero, exitf(ExitPrecondition, "read the work tree's status: %w", err)
+		}
+		if !st.IsClean() {
+			n := len(st.Modified) + len(st.Added) + len(st.Deleted) + len(st.Untracked)
+			return zero, exitf(ExitPrecondition, "%w (%d paths) in %s; commit or stash them, or pass --allow-dirty",
+				ErrDirtyTree, n, e.repo.Root())
+		}
+	}
+	if _, err := e.repo.Head(ctx); err != nil {
+		return zero, exitf(ExitPrecondition, "the repository has no commit to start from: %w; make one first", err)
+	}
+	var md string
+	if o.PlanFile != "" {
+		b, err := os.ReadFile(o.PlanFile)
+		if err != nil {
+			return zero, exitf(ExitPrecondition, "read the plan: %w", err)
+		}
+		md = string(b)
+	}
+	script := o.Script
+	if script != "" {
+		abs, err := filepath.Abs(script)
+		if err != nil {
+			return zero, fmt.Errorf("script path: %w", err)
+		}
+		if _, err := os.Stat(abs); err != nil {
+			return zero, exitf(ExitPrecondition, "script: %w", err)
+		}
+		script = abs
+	}
+	planPath := ""
+	if o.PlanFile != "" {
+		planPath, _ = filepath.Abs(o.PlanFile)
+	}
+	goal := o.Goal
+	if goal == "" {
+		goal = planTitle(md, o.PlanFile)
+	}
+	id := o.RunID
+	if id == "" {
+		id = newRunID(time.Now())
+	}
+	ac := state.AgentConfig{Driver: o.Driver}
+	s, err := state.NewRun(state.RunInfo{ID: id, Goal: goal, TrackerID: o.TrackerID, CreatedAt: time.Now()},
+		state.RunConfig{
+			Agents:     state.Agents{Architect: ac, Developer: ac, Reviewer: ac, Evaluator: ac},
+			ScriptPath: script, PlanPath: planPath, AutoApprove: o.AutoApprove, AllowDirty: o.AllowDirty, Pace: o.Pace,
+		})
+	if err != nil {
+		return zero, exitf(ExitUsage, "%w", err)
+	}
+	s.Plan.Markdown = md
+	return s, nil
+}
+
+// planTitle is a goal for a plan given without one: its first heading, or
+// the file's name.
+func planTitle(md, file string) string {
+	for _, l := range strings.Split(md, "\n") {
+		if t, ok := strings.CutPrefix(strings.TrimSpace(l), "# "); ok {
+			t = strings.TrimSpace(strings.TrimPrefix(t, "Plan:"))
+			if t != "" {
+				return t
+			}
+		}
+	}
+	return strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+}
+
+// newRunID returns "r-YYYYMMDD-xxxxxx": the date and six random hex digits.
+func newRunID(now time.Time) string {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	return "r-" + now.UTC().Format("20060102") + "-" + hex.EncodeToString(b)
+}

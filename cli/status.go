@@ -1,0 +1,156 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/state"
+	ucli "github.com/urfave/cli/v2"
+)
+
+// RunView is a run as `status --json` and `list --json` show it.
+type RunView struct {
+	RunID        string                 `json:"run_id"`
+	Status       string                 `json:"status"`
+	Goal         string                 `json:"goal"`
+	Mode         string                 `json:"mode,omitempty"`
+	ExecDir      string                 `json:"exec_dir"`
+	CreatedAt    time.Time              `json:"created_at"`
+	CurrentPhase int                    `json:"current_phase,omitempty"` // 1-based; 0 before the plan is approved
+	PlanRevision int                    `json:"plan_revision"`
+	Phases       []PhaseView            `json:"phases,omitempty"`
+	Errors       []string               `json:"errors,omitempty"`
+	Usage        map[string]state.Usage `json:"usage,omitempty"`
+	Checkpoint   uint64                 `json:"checkpoint"`
+	Next         []string               `json:"next,omitempty"`
+}
+
+// PhaseView is one phase of a RunView.
+type PhaseView struct {
+	Number     int                 `json:"number"`
+	Tasks      []string            `json:"tasks"`
+	Status     string              `json:"status"`
+	Attempt    int                 `json:"attempt"`
+	PreCommit  string              `json:"pre_commit,omitempty"`
+	PostCommit string              `json:"post_commit,omitempty"`
+	Review     *state.ReviewResult `json:"review,omitempty"`
+}
+
+func viewOf(snap graph.Snapshot[state.ExecutionState]) RunView {
+	s := snap.State
+	v := RunView{RunID: snap.RunID, Status: runStatus(snap).String(), Goal: s.Run.Goal, ExecDir: s.Run.ExecDir,
+		CreatedAt: s.Run.CreatedAt, PlanRevision: s.Progress.PlanRevision, Errors: s.Errors, Usage: s.Usage,
+		Checkpoint: snap.Seq, Next: snap.Next}
+	if len(s.Plan.Phases) > 0 {
+		v.Mode = s.Plan.Mode.String()
+		v.CurrentPhase = s.Progress.CurrentPhase + 1
+	}
+	for i, ph := range s.Plan.Phases {
+		pv := PhaseView{Number: i + 1, Tasks: ph.TaskIDs, Status: state.PhasePending.String()}
+		if i < len(s.Progress.Phases) {
+			ps := s.Progress.Phases[i]
+			pv.Status, pv.Attempt, pv.PreCommit, pv.PostCommit, pv.Review = ps.Status.String(), ps.Attempt, ps.PreCommit, ps.PostCommit, ps.Review
+		}
+		v.Phases = append(v.Phases, pv)
+	}
+	return v
+}
+
+func statusCommand(io IO) *ucli.Command {
+	return &ucli.Command{
+		Name:      "status",
+		Usage:     "show a run's status and phases (the newest run without RUN)",
+		ArgsUsage: "[RUN]",
+		Flags:     []ucli.Flag{&ucli.BoolFlag{Name: "json", Usage: "print JSON"}},
+		Action: func(c *ucli.Context) error {
+			a, err := parseArgs(c, "json")
+			if err != nil {
+				return err
+			}
+			e, err := openEnv(c, io)
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			return Status(c.Context, e, a.run, a.Bool("json"))
+		},
+	}
+}
+
+// Status prints one run.
+func Status(ctx context.Context, e *env, runID string, asJSON bool) error {
+	id, err := e.pick(ctx, runID, "at all", func(state.RunStatus) bool { return true })
+	if err != nil {
+		return err
+	}
+	snap, err := e.runner.State(ctx, id)
+	if err != nil {
+		return e.runError(ctx, id, err)
+	}
+	if asJSON {
+		return writeJSON(e.io.Out, viewOf(snap))
+	}
+	v := viewOf(snap)
+	fmt.Fprintf(e.io.Out, "run:       %s\nstatus:    %s\ngoal:      %s\nexec dir:  %s\ncheckpoint: %d (next: %v)\n\n",
+		v.RunID, v.Status, v.Goal, v.ExecDir, v.Checkpoint, v.Next)
+	writeRunTree(e.io.Out, snap.State)
+	for _, m := range v.Errors {
+		fmt.Fprintf(e.io.Out, "\nerror: %s\n", m)
+	}
+	if v.Status == state.RunAwaitingApproval.String() {
+		fmt.Fprintf(e.io.Out, "\napprove: %s\nreject:  %s\n", e.cmd("approve", id), e.cmd("reject", id, `--feedback "…"`))
+	}
+	return nil
+}
+
+func listCommand(io IO) *ucli.Command {
+	return &ucli.Command{
+		Name:  "list",
+		Usage: "list the repository's runs, newest first",
+		Flags: []ucli.Flag{&ucli.BoolFlag{Name: "json", Usage: "print JSON"}},
+		Action: func(c *ucli.Context) error {
+			e, err := openEnv(c, io)
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			return List(c.Context, e, c.Bool("json"))
+		},
+	}
+}
+
+// List prints every run of the store.
+func List(ctx context.Context, e *env, asJSON bool) error {
+	rs, err := e.runs(ctx)
+	if err != nil {
+		return err
+	}
+	views := make([]RunView, 0, len(rs))
+	for _, r := range rs {
+		views = append(views, viewOf(r.snap))
+	}
+	if asJSON {
+		return writeJSON(e.io.Out, views)
+	}
+	tw := tabwriter.NewWriter(e.io.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tSTATUS\tPHASE\tCREATED\tGOAL")
+	for _, v := range views {
+		phase := "-"
+		if len(v.Phases) > 0 {
+			phase = fmt.Sprintf("%d/%d", v.CurrentPhase, len(v.Phases))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.RunID, v.Status, phase, v.CreatedAt.Format(time.DateTime), v.Goal)
+	}
+	return tw.Flush()
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

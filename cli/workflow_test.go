@@ -1,0 +1,259 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/examples/demo"
+)
+
+// gaffer runs the CLI in-process with no terminal and returns its output
+// (stdout and stderr) and exit code.
+func gaffer(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	var buf bytes.Buffer
+	app := NewWithIO("test", IO{In: strings.NewReader(""), Out: &buf, Err: &buf, Terminal: func() bool { return false }})
+	err := app.RunContext(context.Background(), append([]string{"gaffer"}, args...))
+	Report(&buf, err)
+	return buf.String(), ExitCode(err)
+}
+
+// demoRepo makes the demo repository and returns it with the paths of its
+// plan and script.
+func demoRepo(t *testing.T) (dir, plan, script string) {
+	t.Helper()
+	dir, err := SetupDemo(context.Background(), filepath.Join(t.TempDir(), "calc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sd := filepath.Join(dir, ".git", "gaffer-demo")
+	return dir, filepath.Join(sd, "plan.md"), filepath.Join(sd, "script.yaml")
+}
+
+func gitOut(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func TestRunRefusesADirtyTree(t *testing.T) {
+	dir, plan, script := demoRepo(t)
+	if err := os.WriteFile(filepath.Join(dir, "doc.go"), []byte("package calc // changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script)
+	if code != ExitPrecondition {
+		t.Fatalf("exit %d, want %d:\n%s", code, ExitPrecondition, out)
+	}
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 1 || !strings.Contains(out, "--allow-dirty") || !strings.Contains(out, "uncommitted") {
+		t.Fatalf("want one line naming the cause and the fix, got:\n%s", out)
+	}
+	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--allow-dirty", "--auto-approve"); code != 0 {
+		t.Fatalf("--allow-dirty: exit %d\n%s", code, out)
+	}
+}
+
+func statusJSON(t *testing.T, args ...string) RunView {
+	t.Helper()
+	// "status" goes before a trailing RUN argument (not a flag or its value).
+	i := len(args)
+	if i > 0 && !strings.HasPrefix(args[i-1], "-") && (i < 2 || !strings.HasPrefix(args[i-2], "-")) {
+		i--
+	}
+	out, code := gaffer(t, append(append(append([]string{}, args[:i]...), "status"), append(args[i:], "--json")...)...)
+	if code != 0 {
+		t.Fatalf("status: exit %d\n%s", code, out)
+	}
+	var v RunView
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, out)
+	}
+	return v
+}
+
+func TestApprovalWithoutTerminalThenStatusListApprove(t *testing.T) {
+	dir, plan, script := demoRepo(t)
+	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-test-1")
+	if code != ExitAwaitingApproval {
+		t.Fatalf("run: exit %d, want %d\n%s", code, ExitAwaitingApproval, out)
+	}
+	for _, want := range []string{"approve r-test-1", `reject r-test-1 --feedback`} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("run's output lacks %q:\n%s", want, out)
+		}
+	}
+	v := statusJSON(t, "--repo", dir)
+	if v.RunID != "r-test-1" || v.Status != "awaiting_approval" || len(v.Phases) != 4 || v.Phases[0].Status != "pending" {
+		t.Fatalf("status before approval: %+v", v)
+	}
+	out, code = gaffer(t, "--repo", dir, "list", "--json")
+	var list []RunView
+	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != 1 || list[0].Status != "awaiting_approval" {
+		t.Fatalf("list --json: exit %d\n%s", code, out)
+	}
+	if out, code = gaffer(t, "--repo", dir, "resume"); code != ExitAwaitingApproval {
+		t.Fatalf("resume of a waiting run: exit %d\n%s", code, out)
+	}
+	if out, code = gaffer(t, "--repo", dir, "approve"); code != 0 {
+		t.Fatalf("approve: exit %d\n%s", code, out)
+	}
+	v = statusJSON(t, "--repo", dir, "--store", filepath.Join(dir, ".git", "gaffer"))
+	if v.Status != "completed" || len(v.Phases) != 4 {
+		t.Fatalf("status after approval: %+v", v)
+	}
+	for _, p := range v.Phases {
+		if p.Status != "completed" || len(p.PostCommit) != 40 {
+			t.Fatalf("phase %+v", p)
+		}
+	}
+	if v.Phases[1].Attempt != 2 || v.Phases[1].Review == nil || !v.Phases[1].Review.Approved {
+		t.Fatalf("phase 2 should have needed a second attempt: %+v", v.Phases[1])
+	}
+	out, code = gaffer(t, "--repo", dir, "history", "r-test-1")
+	if code != 0 || !strings.Contains(out, "approval") || !strings.Contains(out, "review") {
+		t.Fatalf("history: exit %d\n%s", code, out)
+	}
+	if out, code = gaffer(t, "--repo", dir, "resume", "r-test-1"); code != ExitPrecondition {
+		t.Fatalf("resume of a finished run: exit %d\n%s", code, out)
+	}
+	if got := gitOut(t, dir, "status", "--porcelain"); got != "" {
+		t.Fatalf("tree not clean:\n%s", got)
+	}
+}
+
+func TestRejectEndsTheRunWithExit6(t *testing.T) {
+	dir, plan, script := demoRepo(t)
+	if _, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script); code != ExitAwaitingApproval {
+		t.Fatalf("run: exit %d", code)
+	}
+	if out, code := gaffer(t, "--repo", dir, "approve", "r-nope"); code != ExitPrecondition {
+		t.Fatalf("approve of an unknown run: exit %d\n%s", code, out)
+	}
+	out, code := gaffer(t, "--repo", dir, "reject")
+	if code != ExitRejected {
+		t.Fatalf("reject: exit %d\n%s", code, out)
+	}
+	if v := statusJSON(t, "--repo", dir); v.Status != "rejected" {
+		t.Fatalf("status %q", v.Status)
+	}
+}
+
+func TestCancelAndFork(t *testing.T) {
+	dir, plan, script := demoRepo(t)
+	if _, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-c"); code != ExitAwaitingApproval {
+		t.Fatalf("run: exit %d", code)
+	}
+	out, code := gaffer(t, "--repo", dir, "fork", "r-c", "--from", "1")
+	if code != 0 || !strings.Contains(out, "Forked r-c at checkpoint 1") {
+		t.Fatalf("fork: exit %d\n%s", code, out)
+	}
+	if out, code := gaffer(t, "--repo", dir, "cancel", "r-c"); code != 0 {
+		t.Fatalf("cancel: exit %d\n%s", code, out)
+	}
+	if v := statusJSON(t, "--repo", dir, "r-c"); v.Status != "cancelled" {
+		t.Fatalf("status %q", v.Status)
+	}
+	if out, code := gaffer(t, "--repo", dir, "approve", "r-c"); code == 0 {
+		t.Fatalf("approve of a cancelled run succeeded:\n%s", out)
+	}
+}
+
+func TestDemoRunsToTheEnd(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "demo")
+	out, code := gaffer(t, "demo", "--dir", dir, "--no-go-test")
+	if code != 0 {
+		t.Fatalf("demo: exit %d\n%s", code, out)
+	}
+	for _, want := range []string{"approving…", "review of phase 2 (iteration 1): rejected", "$ git log --oneline",
+		"phase 4: Implement Eval", "Execution directory: "} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(demo.Plan, "### Task 4") {
+		t.Fatal("embedded plan")
+	}
+	subjects := gitOut(t, dir, "log", "--format=%s")
+	if n := strings.Count(subjects, "\nphase "); n != 4 {
+		t.Fatalf("%d phase commits:\n%s", n, subjects)
+	}
+}
+
+func TestAStoreInUseIsExit7NamingThePid(t *testing.T) {
+	dir, _, _ := demoRepo(t)
+	st, err := checkpoint.OpenBadger(filepath.Join(dir, ".git", "gaffer"), checkpoint.BadgerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	out, code := gaffer(t, "--repo", dir, "status")
+	if code != ExitLocked || !strings.Contains(out, fmt.Sprintf("pid %d", os.Getpid())) || strings.Count(strings.TrimSpace(out), "\n") != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
+
+func TestTerminalAsksFeedbackThenApproves(t *testing.T) {
+	dir, _, script := demoRepo(t)
+	var buf bytes.Buffer
+	app := NewWithIO("test", IO{In: strings.NewReader("f\nsplit phase 2\na\n"), Out: &buf, Err: &buf, Terminal: func() bool { return true }})
+	err := app.RunContext(context.Background(), []string{"gaffer", "--repo", dir, "run", "--goal", "calc", "--script", script, "--run-id", "r-tty"})
+	if code := ExitCode(err); code != 0 {
+		t.Fatalf("exit %d: %v\n%s", code, err, buf.String())
+	}
+	out := buf.String()
+	if n := strings.Count(out, "Approve this plan?"); n != 2 {
+		t.Fatalf("asked %d times, want 2 (feedback, then approve):\n%s", n, out)
+	}
+	if !strings.Contains(out, "revision 1") || !strings.Contains(out, "✓ Phase 4") {
+		t.Fatalf("no replan or no finished tree:\n%s", out)
+	}
+	v := statusJSON(t, "--repo", dir)
+	if v.Status != "completed" || v.PlanRevision != 1 {
+		t.Fatalf("status %+v", v)
+	}
+}
+
+func TestForkedRunGetsItsOwnID(t *testing.T) {
+	dir, plan, script := demoRepo(t)
+	if _, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-orig"); code != ExitAwaitingApproval {
+		t.Fatalf("run: exit %d", code)
+	}
+	out, code := gaffer(t, "--repo", dir, "fork", "r-orig", "--from", "3")
+	if code != 0 {
+		t.Fatalf("fork: exit %d\n%s", code, out)
+	}
+	var list []RunView
+	out, _ = gaffer(t, "--repo", dir, "list", "--json")
+	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list) != 2 {
+		t.Fatalf("list: %v\n%s", err, out)
+	}
+	fork := list[0].RunID
+	if fork == "r-orig" {
+		fork = list[1].RunID
+	}
+	if out, code := gaffer(t, "--repo", dir, "resume", fork); code != ExitAwaitingApproval {
+		t.Fatalf("resume %s: exit %d\n%s", fork, code, out)
+	}
+	if out, code := gaffer(t, "--repo", dir, "approve", fork); code != 0 {
+		t.Fatalf("approve %s: exit %d\n%s", fork, code, out)
+	}
+	if got := gitOut(t, dir, "log", "-1", "--skip=1", "--format=%(trailers:key=Gaffer-Run,valueonly)"); got != fork {
+		t.Fatalf("the fork's commits carry run %q, want %q", got, fork)
+	}
+	if v := statusJSON(t, "--repo", dir, "r-orig"); v.Status != "awaiting_approval" {
+		t.Fatalf("the original run changed: %s", v.Status)
+	}
+}

@@ -1,0 +1,117 @@
+// Package nodes is gaffer's coding-agent workflow: the nodes and routers
+// of a graph.Graph[state.ExecutionState] (Build), the prompts, and the
+// execution directory's files.
+//
+//	START ─► architect ─► validator ─┬─► approval ─┬─► phased_execution ─► review ─┬─► next_task ─► phased_execution
+//	  │  (plan given)        ▲        │  (interrupt) │                              ├─► phased_execution (retry)
+//	  └──────────────────────┘        └─► architect  └─► architect (replan) / END  └─► END (done, or halted)
+//
+// # Nodes and routers
+//
+// architect asks the architect driver for a plan (session revision =
+// Progress.PlanRevision) and leaves its markdown, unparsed, in the state.
+// validator parses it (state.ParsePlan: layering, TDD check); an invalid
+// plan goes back to the architect with the plan revision one higher — the
+// architect's prompt re-derives the problems from the refused markdown —
+// until MaxPlanRevisions revisions were refused, when the run fails with
+// every problem in state.Errors. A plan the user gave (--plan) fails at
+// once. approval is a graph.Interrupt whose payload is an ApprovalRequest
+// and whose answer is an Answer (skipped with auto-approve): approve runs
+// the phases, reject with feedback sends the plan back to the architect
+// (revision one higher, the feedback in its prompt), reject without ends
+// the run rejected. phased_execution runs one developer session on the
+// current phase; review judges it and carries out DecideAfterReview;
+// next_task moves to the next phase.
+//
+// The routers (RouteStart, RouteAfterReview, …) are pure functions of the
+// state and every edge is conditional: a terminal status goes to END from
+// anywhere, which is how `gaffer cancel` stops a run with UpdateState.
+// DecideAfterReview is seed 001's route_after_review, by counts: approved
+// and last phase → done; approved → next phase; rejected in task mode →
+// the same session again until MaxTaskReviewIterations reviews; rejected
+// in phased mode → a fresh session after a reset until MaxPhaseAttempts
+// attempts; then halt. An agent that reports failure is a rejected review
+// whose comments are its error, in full; the reviewer is not asked.
+//
+// # What is checkpointed before which side effect
+//
+// The runtime writes one checkpoint after each node (graph.Sync durability
+// in the CLI), and a node killed half-way is run again from its start on
+// resume. Every side effect is therefore either recorded before it
+// happens, or recognisable afterwards:
+//
+//  1. The pre-phase commit (HEAD) and the user's untracked files are
+//     recorded by the node that routes into a phase — approval for phase 1,
+//     next_task for the others — so they are in a checkpoint before the
+//     phase's agent starts. The execution directory is left out of that
+//     snapshot.
+//  2. phased_execution, when it starts a fresh session (no session id in
+//     the state: a new phase, a new attempt, or a resume after a crash
+//     mid-agent, since the session id is only checkpointed once the agent
+//     finished), first resets to the pre-phase commit if HEAD is elsewhere
+//     or the tree has changes outside the kept paths. The reset
+//     (workspace.ResetTo) keeps the user's untracked files and the
+//     execution directory. In task mode a later review iteration continues
+//     the session on the dirty tree and does not reset.
+//  3. phased_execution writes plan.md and, on a retry, the phase's
+//     review-feedback.md before the agent starts; both are pure functions
+//     of the state, so rewriting them is harmless.
+//  4. review first looks for this phase and attempt's commit (trailers
+//     Gaffer-Run, Gaffer-Phase, Gaffer-Attempt) at HEAD or HEAD~1: found,
+//     the phase was approved and committed before a crash, and the commit
+//     is adopted without asking the reviewer again. Otherwise the reviewer
+//     judges the uncommitted tree; on approval plan.md and
+//     execution-state.json are written and everything but the user's
+//     untracked files is committed. Commits are dated one second after
+//     their parent, so the same work on the same repository makes the same
+//     commit.
+//  5. After the last phase, review also writes that phase's summary and the
+//     final execution-state.json and commits them ("gaffer: record of
+//     SLUG", trailers Gaffer-Run and Gaffer-Record: final), again adopting
+//     it when found at HEAD.
+//  6. At the limit, review resets to the pre-phase commit keeping only the
+//     user's untracked files — HEAD is the last good commit and the tree is
+//     clean — and halts the run. A reset is idempotent, so a crash during
+//     or after it is put right by running review again.
+//
+// # The execution directory
+//
+// docs/gaffer/<date>-<tracker-id>-<slug>/ (fixed in the state at start)
+// holds plan.md, execution-state.json (the progress without times, usage
+// or run id), phase-N/summary.md (the phase's tasks, the files it changed
+// from DiffStat, and `git diff PRE..POST` / `git show POST`) and
+// phase-N/review-feedback.md (the last rejected review of phase N, with
+// the evaluator's IMPLEMENT items to fix and DEFER/REJECT items listed as
+// not to act on). Nothing committed depends on the clock: two runs with the
+// same run id of the same plan on the same repository commit identical
+// trees (the kill test relies on it).
+//
+// When each file is committed: phase N's commit takes plan.md, the
+// execution-state.json of that moment, phase-N/review-feedback.md when the
+// phase was retried, and phase-(N-1)/summary.md — a summary names its
+// phase's own commit, so it can only be written after that commit (by
+// next_task) and rides in the next one; the last phase's summary is in the
+// record commit. Between being written and being committed these files are
+// untracked and inside a kept path, so retries' resets never lose them.
+// A halt resets them away with the failed phase (the tree must be clean at
+// the last good commit); the halted phase's review stays in the run's
+// state (`gaffer status --json`).
+//
+// # Prompts
+//
+// The developer's prompt (PhasePrompt) starts with PhasePrefix, the same
+// bytes for every phase of every run, then signposts (the plan's path, the
+// earlier summaries' paths, git commands), the phase's own plan sections
+// (state.PhaseContext), the retry context (framing varied by attempt, the
+// previous errors in full, the path of review-feedback.md) and ends by
+// restating the assignment. Its size does not grow with the number of
+// phases before it.
+//
+// # Events
+//
+// Nodes emit the custom events of package metrics with graph.Emit:
+// agent_usage after every agent session (and its usage is added to
+// state.Usage by role), review after every verdict, phase_finished after
+// every attempt or iteration (completed, retried, halted, failed) and
+// run_status when the run's status changes.
+package nodes

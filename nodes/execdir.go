@@ -1,0 +1,189 @@
+package nodes
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/gaffer-dev/gaffer/state"
+	"github.com/gaffer-dev/gaffer/workspace"
+)
+
+// The execution directory's files are rendered from the state and git
+// alone — no clock, no durations, no run id — so that two runs of the same
+// plan on the same repository commit the same bytes (see doc.go).
+
+func planPath(s state.ExecutionState) string { return path.Join(s.Run.ExecDir, "plan.md") }
+func statePath(s state.ExecutionState) string {
+	return path.Join(s.Run.ExecDir, "execution-state.json")
+}
+func phaseDir(s state.ExecutionState, i int) string {
+	return path.Join(s.Run.ExecDir, fmt.Sprintf("phase-%d", i+1))
+}
+func feedbackPath(s state.ExecutionState, i int) string {
+	return path.Join(phaseDir(s, i), "review-feedback.md")
+}
+func summaryPath(s state.ExecutionState, i int) string {
+	return path.Join(phaseDir(s, i), "summary.md")
+}
+
+// feedbackBody renders a rejected review: the comments (an agent's failure
+// in full) and the items sorted by verdict.
+func feedbackBody(ps state.PhaseState) string {
+	var b strings.Builder
+	r := ps.Review
+	if r == nil {
+		return ""
+	}
+	if c := strings.TrimSpace(r.Comments); c != "" {
+		b.WriteString(c + "\n")
+	}
+	for _, g := range []struct {
+		v     state.Verdict
+		title string
+	}{{state.VerdictImplement, "To fix now"}, {state.VerdictDefer, "Deferred (out of scope; do not act on it)"}, {state.VerdictReject, "Rejected (do not act on it)"}} {
+		var lines []string
+		for _, it := range r.Items {
+			if it.Verdict == g.v {
+				l := "- " + it.Text
+				if it.Reason != "" {
+					l += " (" + it.Reason + ")"
+				}
+				lines = append(lines, l)
+			}
+		}
+		if len(lines) > 0 {
+			fmt.Fprintf(&b, "\n%s:\n%s\n", g.title, strings.Join(lines, "\n"))
+		}
+	}
+	return b.String()
+}
+
+// RenderFeedback is phase-N/review-feedback.md for a rejected phase.
+func RenderFeedback(s state.ExecutionState, ps state.PhaseState) string {
+	what := fmt.Sprintf("Attempt %d was rejected; attempt %d starts from the pre-phase commit.", ps.Attempt-1, ps.Attempt)
+	if s.Plan.Mode == state.ModeTask {
+		what = fmt.Sprintf("Review %d of attempt %d rejected the change; the same session fixes it.", s.Progress.ReviewIteration, ps.Attempt)
+	}
+	return fmt.Sprintf("# Phase %d: review feedback\n\n%s\n\n%s", ps.Index+1, what, feedbackBody(ps))
+}
+
+// RenderSummary is phase-N/summary.md for a committed phase: its tasks,
+// the files it changed, and the git commands that restore the details.
+func RenderSummary(s state.ExecutionState, ps state.PhaseState, stats []workspace.FileStat) (string, error) {
+	tasks, err := s.Plan.PhaseTasks(ps.Index)
+	if err != nil {
+		return "", fmt.Errorf("nodes: summary: %w", err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Phase %d summary\n\nCompleted in attempt %d.\n\nTasks:\n", ps.Index+1, ps.Attempt)
+	for _, t := range tasks {
+		typ := ""
+		if t.Type != state.TypeNone {
+			typ = "[" + t.Type.String() + "] "
+		}
+		fmt.Fprintf(&b, "- %sTask %s: %s\n", typ, t.ID, t.Title)
+	}
+	b.WriteString("\nFiles changed (added, deleted, path):\n")
+	var tests []string
+	for _, f := range stats {
+		if strings.HasPrefix(f.Path, s.Run.ExecDir+"/") {
+			continue
+		}
+		fmt.Fprintf(&b, "- %s\n", strings.ReplaceAll(f.String(), "\t", " "))
+		if strings.Contains(strings.ToLower(path.Base(f.Path)), "test") {
+			tests = append(tests, f.Path)
+		}
+	}
+	if len(tests) == 0 {
+		tests = []string{"none"}
+	}
+	fmt.Fprintf(&b, "\nTest files: %s\n", strings.Join(tests, ", "))
+	fmt.Fprintf(&b, "\nRestore the details:\n- Full diff: `git diff %s..%s`\n- Commit: `git show %s`\n", ps.PreCommit, ps.PostCommit, ps.PostCommit)
+	return b.String(), nil
+}
+
+// execState is the committed execution-state.json: the run's progress
+// without times, durations, usage or the run id.
+type execState struct {
+	Goal     string      `json:"goal"`
+	ExecDir  string      `json:"exec_dir"`
+	Mode     string      `json:"mode"`
+	Status   string      `json:"status"`
+	Revision int         `json:"plan_revision"`
+	Current  int         `json:"current_phase"`
+	Phases   []execPhase `json:"phases"`
+}
+
+type execPhase struct {
+	Number     int      `json:"number"`
+	Tasks      []string `json:"tasks"`
+	Status     string   `json:"status"`
+	Attempts   int      `json:"attempts"`
+	PreCommit  string   `json:"pre_commit,omitempty"`
+	PostCommit string   `json:"post_commit,omitempty"`
+	Summary    string   `json:"summary,omitempty"`
+}
+
+// RenderState is execution-state.json.
+func RenderState(s state.ExecutionState) ([]byte, error) {
+	es := execState{Goal: s.Run.Goal, ExecDir: s.Run.ExecDir, Mode: s.Plan.Mode.String(), Status: s.Status.String(),
+		Revision: s.Progress.PlanRevision, Current: s.Progress.CurrentPhase + 1, Phases: []execPhase{}}
+	for i, ph := range s.Plan.Phases {
+		ep := execPhase{Number: i + 1, Tasks: ph.TaskIDs, Status: state.PhasePending.String()}
+		if i < len(s.Progress.Phases) {
+			ps := s.Progress.Phases[i]
+			ep.Status, ep.Attempts, ep.PreCommit, ep.PostCommit, ep.Summary = ps.Status.String(), ps.Attempt, ps.PreCommit, ps.PostCommit, ps.SummaryPath
+		}
+		es.Phases = append(es.Phases, ep)
+	}
+	b, err := json.MarshalIndent(es, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("nodes: execution-state.json: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// write writes one execution-directory file (slash path relative to the
+// work tree) crash-safely.
+func (w *workflow) write(rel, content string) error {
+	p := filepath.Join(w.cfg.Repo.Root(), filepath.FromSlash(rel))
+	if err := workspace.WriteFileAtomic(p, []byte(content), 0o644); err != nil {
+		return fmt.Errorf("nodes: write %s: %w", rel, err)
+	}
+	return nil
+}
+
+// writeRecord writes plan.md and execution-state.json for s.
+func (w *workflow) writeRecord(s state.ExecutionState) error {
+	if err := w.write(planPath(s), s.Plan.Markdown); err != nil {
+		return err
+	}
+	js, err := RenderState(s)
+	if err != nil {
+		return err
+	}
+	return w.write(statePath(s), string(js))
+}
+
+// writeSummary writes phase-N/summary.md for a committed phase and returns
+// ps with SummaryPath set.
+func (w *workflow) writeSummary(ctx context.Context, s state.ExecutionState, ps state.PhaseState) (state.PhaseState, error) {
+	stats, err := w.cfg.Repo.DiffStat(ctx, ps.PreCommit, ps.PostCommit)
+	if err != nil {
+		return ps, fmt.Errorf("nodes: phase %d diff stat: %w", ps.Index+1, err)
+	}
+	md, err := RenderSummary(s, ps, stats)
+	if err != nil {
+		return ps, err
+	}
+	p := summaryPath(s, ps.Index)
+	if err := w.write(p, md); err != nil {
+		return ps, err
+	}
+	ps.SummaryPath = p
+	return ps, nil
+}

@@ -1,0 +1,131 @@
+package nodes
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/state"
+	"github.com/gaffer-dev/gaffer/workspace"
+)
+
+// The workflow's node names.
+const (
+	NodeArchitect = "architect"
+	NodeValidator = "validator"
+	NodeApproval  = "approval"
+	NodePhase     = "phased_execution"
+	NodeReview    = "review"
+	NodeNextTask  = "next_task"
+)
+
+// DriverFactory returns the driver of an agent role for a run started with
+// cfg. It may return a nil driver for agent.RoleEvaluator: the workflow then
+// sorts review items itself. The CLI keeps the one factory; the llm and cli
+// drivers plug in there.
+type DriverFactory func(role agent.Role, cfg state.RunConfig) (agent.Driver, error)
+
+// Config is what the nodes need from the outside world. Validate fills in
+// defaults.
+type Config struct {
+	Repo    *workspace.Repo  // the repository the run works on
+	Drivers DriverFactory    // role → driver
+	Clock   func() time.Time // for StartedAt/CompletedAt and durations; default time.Now
+	Logger  *slog.Logger     // review items that are deferred or rejected; default discards
+	// OnMessage, when set, receives every agent session's messages (the
+	// terminal's view of what the agent does).
+	OnMessage func(role agent.Role, m agent.Message)
+	// AfterCommit, when set, is called after each commit this package
+	// makes (not after one it adopts), before the step's checkpoint: the
+	// kill test pauses there to SIGKILL a run between a commit and its
+	// checkpoint.
+	AfterCommit func(subject string)
+}
+
+func (c Config) validate() (Config, error) {
+	if c.Repo == nil {
+		return c, fmt.Errorf("%w: no repository", ErrInvalidConfig)
+	}
+	if c.Drivers == nil {
+		return c, fmt.Errorf("%w: no driver factory", ErrInvalidConfig)
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c, nil
+}
+
+// workflow carries the validated Config to the nodes.
+type workflow struct {
+	cfg Config
+}
+
+// Build wires the workflow's nodes and routers into a graph:
+//
+//	START ─► architect ─► validator ─┬─► approval ─┬─► phased_execution ─► review ─┬─► next_task ─► phased_execution
+//	  │  (plan given)        ▲        │  (interrupt) │                              ├─► phased_execution (retry)
+//	  └──────────────────────┘        └─► architect  └─► architect (replan) / END  └─► END (done, or halted)
+//
+// Every edge is conditional: a state whose Status is terminal goes to END
+// from anywhere, which is how `cancel` stops a run (UpdateState).
+func Build(cfg Config) (*graph.Graph[state.ExecutionState], error) {
+	cfg, err := cfg.validate()
+	if err != nil {
+		return nil, err
+	}
+	w := &workflow{cfg: cfg}
+	g := graph.New[state.ExecutionState]()
+	g.AddNode(NodeArchitect, w.architect)
+	g.AddNode(NodeValidator, w.validator)
+	g.AddNode(NodeApproval, w.approval)
+	g.AddNode(NodePhase, w.phase)
+	g.AddNode(NodeReview, w.review)
+	g.AddNode(NodeNextTask, w.nextTask)
+	g.AddConditionalEdge(graph.START, router(RouteStart), NodeArchitect, NodeValidator, graph.END)
+	g.AddConditionalEdge(NodeArchitect, router(RouteAfterArchitect), NodeValidator, graph.END)
+	g.AddConditionalEdge(NodeValidator, router(RouteAfterValidator), NodeApproval, NodeArchitect, graph.END)
+	g.AddConditionalEdge(NodeApproval, router(RouteAfterApproval), NodePhase, NodeArchitect, graph.END)
+	g.AddConditionalEdge(NodePhase, router(RouteAfterPhase), NodeReview, graph.END)
+	g.AddConditionalEdge(NodeReview, router(RouteAfterReview), NodeNextTask, NodePhase, graph.END)
+	g.AddConditionalEdge(NodeNextTask, router(RouteAfterNextTask), NodePhase, graph.END)
+	return g, nil
+}
+
+// router adapts a pure routing function to graph.Router.
+func router(f func(state.ExecutionState) string) graph.Router[state.ExecutionState] {
+	return func(_ context.Context, s state.ExecutionState) ([]string, error) {
+		return []string{f(s)}, nil
+	}
+}
+
+// driver returns the driver of role, or ErrNoDriver.
+func (w *workflow) driver(role agent.Role, cfg state.RunConfig) (agent.Driver, error) {
+	d, err := w.cfg.Drivers(role, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("nodes: %s driver: %w", role, err)
+	}
+	if d == nil && role != agent.RoleEvaluator {
+		return nil, fmt.Errorf("%w %s", ErrNoDriver, role)
+	}
+	return d, nil
+}
+
+// session runs one agent session and adds its usage to the state,
+// emitting the agent_usage event.
+func (w *workflow) session(ctx context.Context, d agent.Driver, s agent.Session) (agent.Report, error) {
+	if w.cfg.OnMessage != nil {
+		role := s.Role
+		s.OnMessage = func(m agent.Message) { w.cfg.OnMessage(role, m) }
+	}
+	rep, err := d.Run(ctx, s)
+	if err != nil {
+		return rep, fmt.Errorf("nodes: %s session (phase %d, attempt %d): %w", s.Role, s.Phase, s.Attempt, err)
+	}
+	return rep, nil
+}

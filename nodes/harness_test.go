@@ -1,0 +1,176 @@
+package nodes
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/state"
+	"github.com/gaffer-dev/gaffer/workspace"
+)
+
+var fixedTime = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// recDriver records every session and the session id it got back.
+type recDriver struct {
+	inner    agent.Driver
+	mu       sync.Mutex
+	sessions []agent.Session
+	ids      []string
+}
+
+func (d *recDriver) Run(ctx context.Context, s agent.Session) (agent.Report, error) {
+	rep, err := d.inner.Run(ctx, s)
+	d.mu.Lock()
+	s.OnMessage = nil
+	d.sessions = append(d.sessions, s)
+	d.ids = append(d.ids, rep.SessionID)
+	d.mu.Unlock()
+	return rep, err
+}
+
+// of returns the recorded sessions of a role, with the ids they got.
+func (d *recDriver) of(role agent.Role) ([]agent.Session, []string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var ss []agent.Session
+	var ids []string
+	for i, s := range d.sessions {
+		if s.Role == role {
+			ss, ids = append(ss, s), append(ids, d.ids[i])
+		}
+	}
+	return ss, ids
+}
+
+// faultStore fails the first Put of a checkpoint for which fail is true,
+// after which the process "crashed" between a side effect and its
+// checkpoint.
+// errCrash is the injected failure: the checkpoint is never written.
+var errCrash = errors.New("injected crash: checkpoint lost")
+
+type faultStore struct {
+	checkpoint.Store
+	mu     sync.Mutex
+	fail   func(cp checkpoint.Checkpoint) bool
+	failed bool
+}
+
+func (f *faultStore) Put(ctx context.Context, cp checkpoint.Checkpoint, opts checkpoint.PutOptions) error {
+	f.mu.Lock()
+	hit := !f.failed && f.fail != nil && f.fail(cp)
+	if hit {
+		f.failed = true
+	}
+	f.mu.Unlock()
+	if hit {
+		return errCrash
+	}
+	return f.Store.Put(ctx, cp, opts)
+}
+
+type harness struct {
+	t      *testing.T
+	dir    string
+	repo   *workspace.Repo
+	rec    *recDriver
+	store  *faultStore
+	runner *graph.Runner[state.ExecutionState]
+}
+
+// newHarness makes a repository with one commit (and an untracked
+// notes.txt of the user's), a Badger store and the workflow on the script.
+func newHarness(t *testing.T, script string) *harness {
+	t.Helper()
+	dir := t.TempDir()
+	repo, err := workspace.Init(dir, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "README.md", "# test\n")
+	if _, err := repo.Commit(context.Background(), "initial", nil, workspace.CommitOptions{
+		Author: workspace.Signature{Name: "t", Email: "t@example.invalid"}, When: fixedTime}); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "notes.txt", "the user's own notes\n")
+	sc, err := agent.ParseScript("script.yaml", []byte(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs, err := checkpoint.OpenBadger(t.TempDir(), checkpoint.BadgerOptions{SyncWrites: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bs.Close() })
+	h := &harness{t: t, dir: dir, repo: repo, rec: &recDriver{inner: agent.NewScriptDriver(sc, agent.ScriptOptions{})}, store: &faultStore{Store: bs}}
+	g, err := Build(Config{Repo: repo, Clock: func() time.Time { return fixedTime }, Drivers: func(role agent.Role, _ state.RunConfig) (agent.Driver, error) {
+		if role == agent.RoleEvaluator && !sc.Has(agent.RoleEvaluator) {
+			return nil, nil
+		}
+		return h.rec, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.runner, err = g.Compile(graph.WithStore(h.store), graph.WithDurability(graph.Sync)); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func writeFile(t *testing.T, dir, name, content string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// start runs r-1 with plan (unparsed; "" asks the architect).
+func (h *harness) start(plan string, cfg state.RunConfig) (graph.Result[state.ExecutionState], error) {
+	h.t.Helper()
+	s, err := state.NewRun(state.RunInfo{ID: "r-1", Goal: "build it", CreatedAt: fixedTime}, cfg)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	s.Plan.Markdown = plan
+	return h.runner.Run(context.Background(), "r-1", s)
+}
+
+// git runs the git command in the repository and returns its output.
+func (h *harness) git(args ...string) string {
+	h.t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = h.dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		h.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func (h *harness) subjects() []string {
+	return strings.Split(h.git("log", "--format=%s"), "\n")
+}
+
+func mustDone(t *testing.T, res graph.Result[state.ExecutionState], err error, want state.RunStatus) state.ExecutionState {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if res.Status != graph.Done {
+		t.Fatalf("run stopped %v, want done", res.Status)
+	}
+	if res.State.Status != want {
+		t.Fatalf("run status %v, want %v (errors: %q)", res.State.Status, want, res.State.Errors)
+	}
+	return res.State
+}

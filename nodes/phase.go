@@ -1,0 +1,263 @@
+package nodes
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/state"
+	"github.com/gaffer-dev/gaffer/workspace"
+)
+
+// The trailers of gaffer's commits.
+const (
+	TrailerRun     = "Gaffer-Run"
+	TrailerPhase   = "Gaffer-Phase"
+	TrailerAttempt = "Gaffer-Attempt"
+	TrailerRecord  = "Gaffer-Record"
+)
+
+// preparePhase makes phase i the current one and records what a reset of
+// it needs: HEAD (the pre-phase commit) and the user's untracked files.
+// Both reach the checkpoint of the step that calls it, before the phase's
+// agent starts.
+func (w *workflow) preparePhase(ctx context.Context, s state.ExecutionState, i int) (state.ExecutionState, error) {
+	c := s.Clone()
+	c.Progress.CurrentPhase = i
+	c.Progress.ReviewIteration = 0
+	c.Progress.DriverSessionID = ""
+	ps, err := c.PhaseState(i)
+	if err != nil {
+		return s, fmt.Errorf("nodes: prepare phase %d: %w", i+1, err)
+	}
+	head, err := w.cfg.Repo.Head(ctx)
+	if err != nil {
+		return s, fmt.Errorf("nodes: prepare phase %d: %w", i+1, err)
+	}
+	untracked, err := w.cfg.Repo.Untracked(ctx)
+	if err != nil {
+		return s, fmt.Errorf("nodes: prepare phase %d: %w", i+1, err)
+	}
+	ps.PreCommit, ps.Untracked = head, outside(untracked, s.Run.ExecDir)
+	ps.Status, ps.Attempt, ps.StartedAt = state.PhaseRunning, 1, w.cfg.Clock().UTC()
+	ps.Review, ps.Error = nil, ""
+	setTasks(&ps, state.PhaseRunning)
+	return c.WithPhaseState(ps)
+}
+
+// phase runs one developer session on the current phase. A fresh session
+// (no session to continue: a new phase, a new attempt, or a resume after a
+// crash mid-agent) first puts the tree back at the pre-phase commit if it
+// is anywhere else. The execution directory's plan.md and, on a retry,
+// review-feedback.md are written before the agent starts.
+func (w *workflow) phase(ctx context.Context, s state.ExecutionState) (state.ExecutionState, error) {
+	ps, ok := current(s)
+	if !ok {
+		return s, ErrNoPhase
+	}
+	if s.Progress.DriverSessionID == "" {
+		if err := w.ensureAtPreCommit(ctx, s, ps); err != nil {
+			return s, err
+		}
+	}
+	if err := w.write(planPath(s), s.Plan.Markdown); err != nil {
+		return s, err
+	}
+	if ps.Review != nil && !ps.Review.Approved {
+		if err := w.write(feedbackPath(s, ps.Index), RenderFeedback(s, ps)); err != nil {
+			return s, err
+		}
+	}
+	prompt, err := PhasePrompt(s)
+	if err != nil {
+		return s, err
+	}
+	d, err := w.driver(agent.RoleDeveloper, s.Config)
+	if err != nil {
+		return s, err
+	}
+	rep, err := w.session(ctx, d, agent.Session{
+		Role: agent.RoleDeveloper, RunID: s.Run.ID, Phase: ps.Index + 1, Attempt: ps.Attempt,
+		Iteration: s.Progress.ReviewIteration + 1, Prompt: prompt, Dir: w.cfg.Repo.Root(),
+		SessionID: s.Progress.DriverSessionID, Tools: agent.DefaultTools(agent.RoleDeveloper),
+	})
+	if err != nil {
+		return s, err
+	}
+	c := w.usage(ctx, s, agent.RoleDeveloper, rep.Usage)
+	sid := rep.SessionID
+	if sid == "" {
+		sid = fmt.Sprintf("%s-p%d-a%d", s.Run.ID, ps.Index+1, ps.Attempt)
+	}
+	c.Progress.DriverSessionID = sid
+	ps.Status, ps.Error = state.PhaseRunning, ""
+	if rep.Status == agent.StatusFailed {
+		ps.Error = rep.Error
+		if ps.Error == "" {
+			ps.Error = "the agent reported failure without saying why"
+		}
+	}
+	return c.WithPhaseState(ps)
+}
+
+// nextTask writes the summary of the phase just committed and prepares the
+// next phase (seed 001's next_task_node: a fresh session, review iteration
+// 0). The summary stays untracked until the next phase's commit takes it.
+func (w *workflow) nextTask(ctx context.Context, s state.ExecutionState) (state.ExecutionState, error) {
+	ps, ok := current(s)
+	if !ok {
+		return s, ErrNoPhase
+	}
+	ps, err := w.writeSummary(ctx, s, ps)
+	if err != nil {
+		return s, err
+	}
+	c, err := s.WithPhaseState(ps)
+	if err != nil {
+		return s, err
+	}
+	return w.preparePhase(ctx, c, ps.Index+1)
+}
+
+// ensureAtPreCommit resets the work tree to the pre-phase commit, keeping
+// the user's untracked files and the execution directory, unless it is
+// already there and clean.
+func (w *workflow) ensureAtPreCommit(ctx context.Context, s state.ExecutionState, ps state.PhaseState) error {
+	head, err := w.cfg.Repo.Head(ctx)
+	if err != nil {
+		return fmt.Errorf("nodes: phase %d: %w", ps.Index+1, err)
+	}
+	if head == ps.PreCommit {
+		st, err := w.cfg.Repo.Status(ctx)
+		if err != nil {
+			return fmt.Errorf("nodes: phase %d: %w", ps.Index+1, err)
+		}
+		if !dirty(st, keepList(s, ps)) {
+			return nil
+		}
+	}
+	if err := w.cfg.Repo.ResetTo(ctx, ps.PreCommit, keepList(s, ps)); err != nil {
+		return fmt.Errorf("nodes: phase %d: reset to %s: %w", ps.Index+1, short(ps.PreCommit), err)
+	}
+	return nil
+}
+
+// keepList is what a reset within a run keeps: the user's untracked files
+// and the execution directory.
+func keepList(s state.ExecutionState, ps state.PhaseState) []string {
+	return append(append([]string(nil), ps.Untracked...), s.Run.ExecDir)
+}
+
+// dirty reports whether st has changes outside keep.
+func dirty(st workspace.Status, keep []string) bool {
+	for _, l := range [][]string{st.Modified, st.Added, st.Deleted, st.Untracked} {
+		for _, p := range l {
+			if !under(p, keep) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// under reports whether p is one of roots or inside one of them.
+func under(p string, roots []string) bool {
+	for _, r := range roots {
+		r = strings.TrimSuffix(r, "/")
+		if p == r || strings.HasPrefix(p, r+"/") || strings.TrimSuffix(p, "/") == r {
+			return true
+		}
+	}
+	return false
+}
+
+// outside returns the paths that are not under dir.
+func outside(paths []string, dir string) []string {
+	var out []string
+	for _, p := range paths {
+		if !under(p, []string{dir}) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func setTasks(ps *state.PhaseState, st state.PhaseStatus) {
+	for i := range ps.Tasks {
+		ps.Tasks[i].Status, ps.Tasks[i].Attempt = st, ps.Attempt
+	}
+}
+
+// phaseTrailers are the trailers of phase ps's commit in this run.
+func phaseTrailers(s state.ExecutionState, ps state.PhaseState) []workspace.Trailer {
+	return []workspace.Trailer{
+		{Key: TrailerRun, Value: s.Run.ID},
+		{Key: TrailerPhase, Value: strconv.Itoa(ps.Index + 1)},
+		{Key: TrailerAttempt, Value: strconv.Itoa(ps.Attempt)},
+	}
+}
+
+func recordTrailers(s state.ExecutionState) []workspace.Trailer {
+	return []workspace.Trailer{{Key: TrailerRun, Value: s.Run.ID}, {Key: TrailerRecord, Value: "final"}}
+}
+
+// find returns the commit with the trailers among HEAD and its parent.
+func (w *workflow) find(ctx context.Context, trailers []workspace.Trailer) (string, bool, error) {
+	h, ok, err := w.cfg.Repo.FindCommit(ctx, "HEAD", workspace.HasTrailers(trailers...), 2)
+	if err != nil {
+		return "", false, fmt.Errorf("nodes: look for commit: %w", err)
+	}
+	return h, ok, nil
+}
+
+// commit commits the work tree (minus the user's untracked files) with the
+// trailers, unless HEAD already is that commit: then it is adopted. The
+// commit's time is its parent's plus one second, so the same work on the
+// same repository gives the same commit.
+func (w *workflow) commit(ctx context.Context, subject string, trailers []workspace.Trailer, exclude []string) (string, error) {
+	head, err := w.cfg.Repo.Head(ctx)
+	if err != nil {
+		return "", fmt.Errorf("nodes: commit: %w", err)
+	}
+	if h, ok, err := w.cfg.Repo.FindCommit(ctx, head, workspace.HasTrailers(trailers...), 1); err != nil {
+		return "", fmt.Errorf("nodes: commit: %w", err)
+	} else if ok {
+		return h, nil
+	}
+	log, err := w.cfg.Repo.Log(ctx, 1)
+	if err != nil {
+		return "", fmt.Errorf("nodes: commit: %w", err)
+	}
+	when := time.Unix(1, 0).UTC()
+	if len(log) > 0 {
+		when = log[0].When.Add(time.Second)
+	}
+	h, err := w.cfg.Repo.Commit(ctx, subject, trailers, workspace.CommitOptions{When: when, Exclude: exclude, AllowEmpty: true})
+	if err != nil {
+		return "", fmt.Errorf("nodes: commit %q: %w", subject, err)
+	}
+	if w.cfg.AfterCommit != nil {
+		w.cfg.AfterCommit(subject)
+	}
+	return h, nil
+}
+
+// phaseSubject is the subject line of a phase's commit.
+func phaseSubject(s state.ExecutionState, ps state.PhaseState) string {
+	tasks, _ := s.Plan.PhaseTasks(ps.Index)
+	var titles []string
+	for _, t := range tasks {
+		titles = append(titles, t.Title)
+	}
+	return fmt.Sprintf("phase %d: %s", ps.Index+1, strings.Join(titles, "; "))
+}
+
+func short(h string) string {
+	if len(h) > 10 {
+		return h[:10]
+	}
+	return h
+}

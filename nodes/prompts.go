@@ -1,0 +1,143 @@
+package nodes
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gaffer-dev/gaffer/state"
+)
+
+// PhasePrefix is the leading text of every phase prompt of every run: the
+// same bytes each time, so a model's prompt cache is reused (seed 002's
+// stable prefix). Nothing that varies may be added before it.
+const PhasePrefix = `## Phased execution
+
+You are a developer agent executing one phase of a phased development plan.
+- The orchestrator commits after review: do NOT commit, amend or reset.
+- Do only the tasks assigned below, in order; later phases do the rest.
+- Read the code and the files named below to learn the current state: this
+  prompt is a signpost, not the whole story.
+- When a task cannot be done, stop and report the failure with its output.
+`
+
+// retryFraming varies the framing of a retry so a model does not repeat
+// itself (seed 002's controlled variation).
+var retryFraming = [...]string{
+	"The previous approach failed. A different strategy is needed.",
+	"Review the errors carefully before proceeding differently.",
+	"The prior attempt had issues. Consider an alternative approach.",
+}
+
+// PhasePrompt builds the developer's prompt for the current phase: the
+// stable prefix, where to find context (paths, not contents), the phase's
+// own plan sections (state.PhaseContext), the retry context when the phase
+// was rejected before, and the assignment restated at the end. Its size
+// depends on the phase and its feedback, never on how many phases ran
+// before it.
+func PhasePrompt(s state.ExecutionState) (string, error) {
+	ps, ok := current(s)
+	if !ok {
+		return "", ErrNoPhase
+	}
+	i := ps.Index
+	ctx, err := state.PhaseContext(s.Plan, i)
+	if err != nil {
+		return "", fmt.Errorf("nodes: phase prompt: %w", err)
+	}
+	tasks, err := s.Plan.PhaseTasks(i)
+	if err != nil {
+		return "", fmt.Errorf("nodes: phase prompt: %w", err)
+	}
+	n, total := i+1, len(s.Plan.Phases)
+	dir := s.Run.ExecDir
+	var b strings.Builder
+	b.WriteString(PhasePrefix)
+	fmt.Fprintf(&b, "\n## Where to find context\n\n")
+	fmt.Fprintf(&b, "- The full plan: `%s/plan.md`\n", dir)
+	if n > 1 {
+		fmt.Fprintf(&b, "- What earlier phases did: `%s/phase-<N>/summary.md` (N = 1..%d), each with the git commands that show its changes\n", dir, n-1)
+		b.WriteString("- Prior work: `git log --oneline -10`, and `git show HEAD` for the last phase\n")
+	}
+	fmt.Fprintf(&b, "\n## Phase %d of %d: the plan's sections for it\n\n%s", n, total, ctx)
+	if ps.Review != nil && !ps.Review.Approved {
+		b.WriteString("\n" + retryContext(s, ps))
+	}
+	ids := make([]string, len(tasks))
+	for k, t := range tasks {
+		ids[k] = fmt.Sprintf("Task %s (%s)", t.ID, t.Title)
+	}
+	fmt.Fprintf(&b, "\n## Your assignment\n\nExecute phase %d of %d: %s, in this order. Do not commit; report what you did.\n",
+		n, total, strings.Join(ids, "; "))
+	return b.String(), nil
+}
+
+// retryContext keeps the previous attempt's errors in full and points at
+// review-feedback.md.
+func retryContext(s state.ExecutionState, ps state.PhaseState) string {
+	var b strings.Builder
+	if s.Plan.Mode == state.ModeTask {
+		it := s.Progress.ReviewIteration + 1
+		fmt.Fprintf(&b, "## Review iteration %d\n\nYour last change was reviewed and rejected. %s\n", it,
+			retryFraming[(it-2+len(retryFraming))%len(retryFraming)])
+	} else {
+		fmt.Fprintf(&b, "## Retry attempt %d\n\nThe previous attempt was reset to the pre-phase commit. %s\n", ps.Attempt,
+			retryFraming[(ps.Attempt-2+len(retryFraming))%len(retryFraming)])
+	}
+	fmt.Fprintf(&b, "\n### Previous attempt's errors and review\n\n%s\n", feedbackBody(ps))
+	fmt.Fprintf(&b, "Full feedback: `%s`\n", feedbackPath(s, ps.Index))
+	return b.String()
+}
+
+// ArchitectPrompt asks for a plan from the goal, with the validator's
+// problems or the human's feedback when this is a revision.
+func ArchitectPrompt(s state.ExecutionState) string {
+	var b strings.Builder
+	b.WriteString(`## Planning
+
+You are the architect. Write a plan in markdown for the goal below. Each task is a
+"### Task <id>: <title>" heading, optionally followed by "- type: test|impl|refactor",
+"- depends on: <ids>|none" and "- files: <paths>" lines, then its description.
+Write test tasks before the impl tasks that make them pass. Reply with the plan only.
+`)
+	fmt.Fprintf(&b, "\n## Goal\n\n%s\n", s.Run.Goal)
+	if p := planProblems(s); p != "" {
+		fmt.Fprintf(&b, "\n## Revision %d: the validator refused your last plan\n\n%s\n", s.Progress.PlanRevision, p)
+	}
+	if s.Approval.Decision == state.DecisionRejected && s.Approval.Feedback != "" {
+		fmt.Fprintf(&b, "\n## Revision %d: the human rejected the plan with this feedback\n\n%s\n\nThe plan they rejected:\n\n%s\n",
+			s.Progress.PlanRevision, s.Approval.Feedback, s.Plan.Markdown)
+	}
+	fmt.Fprintf(&b, "\n## Your assignment\n\nWrite the plan for: %s\n", s.Run.Goal)
+	return b.String()
+}
+
+// ReviewerPrompt asks for a JSON verdict on the phase's uncommitted changes.
+func ReviewerPrompt(s state.ExecutionState) (string, error) {
+	ps, ok := current(s)
+	if !ok {
+		return "", ErrNoPhase
+	}
+	ctx, err := state.PhaseContext(s.Plan, ps.Index)
+	if err != nil {
+		return "", fmt.Errorf("nodes: reviewer prompt: %w", err)
+	}
+	return fmt.Sprintf(`## Review
+
+You are the reviewer. Review the uncommitted changes of phase %d (see `+"`git status`"+` and
+`+"`git diff`"+`) against the plan's sections below. Run the tests if you can.
+
+%s
+Reply with JSON only: {"approved": true|false, "comments": "...", "items": [{"text": "..."}]}
+`, ps.Index+1, ctx), nil
+}
+
+// EvaluatorPrompt asks the evaluator to sort review items.
+func EvaluatorPrompt(r state.ReviewResult) string {
+	var b strings.Builder
+	b.WriteString("## Evaluate review items\n\nSort each item into IMPLEMENT (act on it now), DEFER (valid, out of scope) or REJECT (wrong).\n\n")
+	for _, it := range r.Items {
+		fmt.Fprintf(&b, "- %s\n", it.Text)
+	}
+	b.WriteString("\nReply with JSON only: {\"items\": [{\"text\": \"...\", \"disposition\": \"IMPLEMENT\", \"reason\": \"...\"}]}\n")
+	return b.String()
+}

@@ -1,0 +1,242 @@
+package nodes
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/metrics"
+	"github.com/gaffer-dev/gaffer/state"
+)
+
+// review judges the current phase and carries out the decision
+// (DecideAfterReview):
+//
+//   - A phase whose commit is already at HEAD (a resume after a crash
+//     between the commit and the checkpoint) is adopted: approved, no
+//     reviewer is asked again.
+//   - A phase whose agent reported failure is a rejected review with the
+//     agent's error as the feedback; the reviewer is not asked.
+//   - Otherwise the reviewer judges the uncommitted changes, and the
+//     evaluator (or, without one, this node) sorts its items.
+//
+// Approved: plan.md and execution-state.json are written and the phase is
+// committed with its trailers; after the last phase its summary and the
+// final execution-state.json are committed too ("record" commit).
+// Rejected: another iteration (task mode, same session) or attempt (phased
+// mode, fresh session; phased_execution resets), or at the limit a reset
+// to the pre-phase commit and the run halts.
+func (w *workflow) review(ctx context.Context, s state.ExecutionState) (state.ExecutionState, error) {
+	ps, ok := current(s)
+	if !ok {
+		return s, ErrNoPhase
+	}
+	c := s
+	post, adopted, err := w.find(ctx, phaseTrailers(s, ps))
+	if err != nil {
+		return s, err
+	}
+	var rr state.ReviewResult
+	switch {
+	case adopted:
+		rr = state.ReviewResult{Approved: true, Comments: "adopted the phase's commit found at HEAD"}
+	case ps.Error != "":
+		rr = state.ReviewResult{Comments: "The developer agent reported failure:\n\n" + ps.Error}
+	default:
+		c, rr, err = w.judge(ctx, s)
+		if err != nil {
+			return s, err
+		}
+	}
+	decision := DecideAfterReview(s, rr.Approved)
+	iteration := s.Progress.ReviewIteration + 1
+	graph.Emit(ctx, metrics.EventReview, metrics.Review{Phase: ps.Index + 1, Iteration: iteration, Approved: rr.Approved})
+	ps.Review = &rr
+	attempt := ps.Attempt
+	var outcome string
+	switch decision {
+	case DecideDone, DecideNextPhase:
+		c, err = w.approve(ctx, c, ps, post, decision == DecideDone)
+		outcome = metrics.OutcomeCompleted
+	case DecideIterate:
+		ps.Status = state.PhaseRetrying
+		c, err = c.WithPhaseState(ps)
+		if err == nil {
+			c = c.WithReviewIteration(iteration)
+		}
+		outcome = metrics.OutcomeRetried
+	case DecideRetry:
+		ps.Status, ps.Attempt = state.PhaseRetrying, ps.Attempt+1
+		setTasks(&ps, state.PhaseRetrying)
+		c, err = c.WithPhaseState(ps)
+		if err == nil {
+			c = c.WithReviewIteration(0).WithDriverSession("")
+		}
+		outcome = metrics.OutcomeRetried
+	case DecideHalt:
+		c, err = w.halt(ctx, c.WithReviewIteration(iteration), ps)
+		outcome = metrics.OutcomeHalted
+		if ps.Error != "" {
+			outcome = metrics.OutcomeFailed
+		}
+	}
+	if err != nil {
+		return s, err
+	}
+	graph.Emit(ctx, metrics.EventPhaseFinished, metrics.PhaseFinished{
+		Phase: ps.Index + 1, Attempt: attempt, Iteration: iteration, Outcome: outcome,
+		Duration: max(w.cfg.Clock().Sub(ps.StartedAt), 0),
+	})
+	return c, nil
+}
+
+// judge asks the reviewer, then the evaluator when there is one.
+func (w *workflow) judge(ctx context.Context, s state.ExecutionState) (state.ExecutionState, state.ReviewResult, error) {
+	ps, _ := current(s)
+	d, err := w.driver(agent.RoleReviewer, s.Config)
+	if err != nil {
+		return s, state.ReviewResult{}, err
+	}
+	prompt, err := ReviewerPrompt(s)
+	if err != nil {
+		return s, state.ReviewResult{}, err
+	}
+	sess := agent.Session{
+		Role: agent.RoleReviewer, RunID: s.Run.ID, Phase: ps.Index + 1, Attempt: ps.Attempt,
+		Iteration: s.Progress.ReviewIteration + 1, Prompt: prompt, Dir: w.cfg.Repo.Root(),
+		Tools: agent.DefaultTools(agent.RoleReviewer),
+	}
+	rep, err := w.session(ctx, d, sess)
+	if err != nil {
+		return s, state.ReviewResult{}, err
+	}
+	c := w.usage(ctx, s, agent.RoleReviewer, rep.Usage)
+	if rep.Status == agent.StatusFailed {
+		return c, state.ReviewResult{}, fmt.Errorf("nodes: reviewer of phase %d failed: %s", ps.Index+1, rep.Error)
+	}
+	rv, err := agent.ParseReview(rep.Output)
+	if err != nil {
+		return c, state.ReviewResult{}, fmt.Errorf("nodes: reviewer of phase %d: %w", ps.Index+1, err)
+	}
+	items := rv.Items
+	if !rv.Approved && len(items) > 0 {
+		c, items, err = w.evaluate(ctx, c, sess, rv)
+		if err != nil {
+			return s, state.ReviewResult{}, err
+		}
+	}
+	rr := state.ReviewResult{Approved: rv.Approved, Comments: rv.Comments}
+	for _, it := range items {
+		v := state.Verdict(strings.ToUpper(string(it.Disposition)))
+		if v == "" || !v.Valid() {
+			v = state.VerdictImplement
+		}
+		rr.Items = append(rr.Items, state.ReviewItem{Text: it.Text, Verdict: v, Reason: it.Reason})
+		if v != state.VerdictImplement {
+			w.cfg.Logger.Info("review item not acted on", "phase", ps.Index+1, "verdict", string(v), "item", it.Text, "reason", it.Reason)
+		}
+	}
+	return c, rr, nil
+}
+
+// evaluate sorts a rejected review's items with the evaluator, or keeps
+// the reviewer's dispositions (IMPLEMENT when it gave none) when the run
+// has no evaluator.
+func (w *workflow) evaluate(ctx context.Context, s state.ExecutionState, sess agent.Session, rv agent.Review) (state.ExecutionState, []agent.ReviewItem, error) {
+	d, err := w.driver(agent.RoleEvaluator, s.Config)
+	if err != nil {
+		return s, nil, err
+	}
+	if d == nil {
+		return s, rv.Items, nil
+	}
+	sess.Role, sess.Tools = agent.RoleEvaluator, agent.DefaultTools(agent.RoleEvaluator)
+	sess.Prompt = EvaluatorPrompt(toReview(rv))
+	rep, err := w.session(ctx, d, sess)
+	if err != nil {
+		return s, nil, err
+	}
+	c := w.usage(ctx, s, agent.RoleEvaluator, rep.Usage)
+	ev, err := agent.ParseEvaluation(rep.Output)
+	if err != nil {
+		return s, nil, fmt.Errorf("nodes: evaluator of phase %d: %w", sess.Phase, err)
+	}
+	return c, ev.Items, nil
+}
+
+func toReview(rv agent.Review) state.ReviewResult {
+	r := state.ReviewResult{Approved: rv.Approved, Comments: rv.Comments}
+	for _, it := range rv.Items {
+		r.Items = append(r.Items, state.ReviewItem{Text: it.Text})
+	}
+	return r
+}
+
+// approve commits an approved phase (or adopts its commit, post) and, for
+// the last phase, commits the run's record.
+func (w *workflow) approve(ctx context.Context, s state.ExecutionState, ps state.PhaseState, post string, last bool) (state.ExecutionState, error) {
+	ps.Status, ps.Error = state.PhaseCompleted, ""
+	ps.CompletedAt = w.cfg.Clock().UTC()
+	setTasks(&ps, state.PhaseCompleted)
+	c, err := s.WithPhaseState(ps)
+	if err != nil {
+		return s, err
+	}
+	if post == "" {
+		if err := w.writeRecord(c); err != nil {
+			return s, err
+		}
+		if post, err = w.commit(ctx, phaseSubject(c, ps), phaseTrailers(c, ps), ps.Untracked); err != nil {
+			return s, err
+		}
+	}
+	ps.PostCommit = post
+	if c, err = c.WithPhaseState(ps); err != nil {
+		return s, err
+	}
+	if !last {
+		return c, nil
+	}
+	if ps, err = w.writeSummary(ctx, c, ps); err != nil {
+		return s, err
+	}
+	if c, err = c.WithPhaseState(ps); err != nil {
+		return s, err
+	}
+	c.Progress.CurrentPhase = len(c.Plan.Phases) - 1
+	c = w.withStatus(ctx, c, state.RunCompleted)
+	if err := w.writeRecord(c); err != nil {
+		return s, err
+	}
+	if _, err := w.commit(ctx, "gaffer: record of "+c.Run.Slug, recordTrailers(c), ps.Untracked); err != nil {
+		return s, err
+	}
+	return c, nil
+}
+
+// halt resets the tree to the last good commit (the pre-phase commit),
+// keeping only the user's untracked files, and halts the run.
+func (w *workflow) halt(ctx context.Context, s state.ExecutionState, ps state.PhaseState) (state.ExecutionState, error) {
+	if err := w.cfg.Repo.ResetTo(ctx, ps.PreCommit, ps.Untracked); err != nil {
+		return s, fmt.Errorf("nodes: halt phase %d: reset to %s: %w", ps.Index+1, short(ps.PreCommit), err)
+	}
+	ps.Status = state.PhaseFailed
+	setTasks(&ps, state.PhaseFailed)
+	c, err := s.WithPhaseState(ps)
+	if err != nil {
+		return s, err
+	}
+	msg := fmt.Sprintf("phase %d halted after %d attempt(s) and %d review(s): %s", ps.Index+1, ps.Attempt,
+		s.Progress.ReviewIteration, firstLine(ps.Review.Comments))
+	return w.withStatus(ctx, c.WithError(msg), state.RunHalted), nil
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
