@@ -32,11 +32,16 @@ type env struct {
 	store    *checkpoint.Badger
 	runner   *graph.Runner[state.ExecutionState]
 	log      *slog.Logger
+	borrowed bool     // the store belongs to the process answering on the control socket
+	closers  []func() // run by Close before the store closes (ops_hooks.go)
 }
 
 // openEnv opens the repository of --repo and the store of --store (or
 // .git/gaffer), and compiles the workflow graph.
 func openEnv(c *ucli.Context, io IO) (*env, error) {
+	if io.ops != nil && io.ops.shared != nil {
+		return io.ops.openShared(io), nil
+	}
 	g, err := GlobalsFrom(c)
 	if err != nil {
 		return nil, err
@@ -68,10 +73,22 @@ func openEnv(c *ucli.Context, io IO) (*env, error) {
 		store.Close()
 		return nil, err
 	}
+	if err := io.ops.opened(c, e); err != nil {
+		e.Close()
+		return nil, err
+	}
 	return e, nil
 }
 
-func (e *env) Close() { e.store.Close() }
+func (e *env) Close() {
+	for i := len(e.closers) - 1; i >= 0; i-- {
+		e.closers[i]()
+	}
+	e.closers = nil
+	if !e.borrowed {
+		e.store.Close()
+	}
+}
 
 // lockHolder names the process holding Badger's directory lock, from the
 // pid Badger writes in its LOCK file.

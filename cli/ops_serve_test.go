@@ -1,0 +1,236 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/control"
+	"github.com/gaffer-dev/gaffer/examples/demo"
+)
+
+var opsBin struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// gafferBinary builds cmd/gaffer once for the ops tests.
+func gafferBinary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary and runs real processes")
+	}
+	opsBin.once.Do(func() {
+		dir, err := os.MkdirTemp("", "gaffer-ops-bin")
+		if err != nil {
+			opsBin.err = err
+			return
+		}
+		opsBin.path = filepath.Join(dir, "gaffer")
+		build := exec.Command("go", "build", "-o", opsBin.path, "./cmd/gaffer")
+		build.Dir = ".."
+		if out, err := build.CombinedOutput(); err != nil {
+			opsBin.err = fmt.Errorf("build: %v\n%s", err, out)
+		}
+	})
+	if opsBin.err != nil {
+		t.Fatal(opsBin.err)
+	}
+	return opsBin.path
+}
+
+// server is a running `gaffer serve`.
+type server struct {
+	t       *testing.T
+	cmd     *exec.Cmd
+	mu      sync.Mutex
+	out     strings.Builder
+	metrics string // host:port of /metrics
+	done    chan struct{}
+}
+
+var serveBanner = regexp.MustCompile(`metrics http://([0-9.:]+)/metrics`)
+
+func startServe(t *testing.T, bin, dir string, args ...string) *server {
+	t.Helper()
+	s := &server{t: t, done: make(chan struct{})}
+	s.cmd = exec.Command(bin, append([]string{"--repo", dir, "serve", "--metrics-addr", "127.0.0.1:0"}, args...)...)
+	r, w := io.Pipe()
+	s.cmd.Stdout, s.cmd.Stderr = w, w
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			line := sc.Text()
+			s.mu.Lock()
+			s.out.WriteString(line + "\n")
+			s.mu.Unlock()
+			if m := serveBanner.FindStringSubmatch(line); m != nil {
+				select {
+				case addr <- m[1]:
+				default:
+				}
+			}
+		}
+		close(s.done)
+	}()
+	go func() { _ = s.cmd.Wait(); w.Close() }()
+	t.Cleanup(func() {
+		if s.cmd.ProcessState == nil {
+			_ = s.cmd.Process.Kill()
+			<-s.done
+		}
+	})
+	select {
+	case s.metrics = <-addr:
+	case <-s.done:
+		t.Fatalf("serve exited:\n%s", s.output())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("serve did not start:\n%s", s.output())
+	}
+	return s
+}
+
+func (s *server) output() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.out.String()
+}
+
+// stop sends sig and returns the exit code.
+func (s *server) stop(sig syscall.Signal) int {
+	s.t.Helper()
+	_ = s.cmd.Process.Signal(sig)
+	select {
+	case <-s.done:
+	case <-time.After(60 * time.Second):
+		s.t.Fatalf("serve did not stop on %v:\n%s", sig, s.output())
+	}
+	for s.cmd.ProcessState == nil {
+		time.Sleep(time.Millisecond)
+	}
+	return s.cmd.ProcessState.ExitCode()
+}
+
+// gafferCmd runs the binary and returns its output and exit code.
+func gafferCmd(t *testing.T, bin string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		if _, ok := err.(*exec.ExitError); !ok {
+			t.Fatalf("gaffer %v: %v", args, err)
+		}
+	}
+	return string(out), cmd.ProcessState.ExitCode()
+}
+
+// statusOf reads a run's status with `gaffer status --json`.
+func statusOf(t *testing.T, bin, dir, runID string) (RunView, string) {
+	t.Helper()
+	cmd := exec.Command(bin, "--repo", dir, "status", runID, "--json")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var v RunView
+	if err == nil {
+		err = json.Unmarshal(out, &v)
+	}
+	if err != nil {
+		t.Fatalf("status %s: %v\n%s%s", runID, err, out, stderr.String())
+	}
+	return v, stderr.String()
+}
+
+// waitStatus polls until the run has status want.
+func waitStatus(t *testing.T, bin, dir, runID, want string, s *server) RunView {
+	t.Helper()
+	deadline := time.Now().Add(120 * time.Second)
+	for {
+		v, _ := statusOf(t, bin, dir, runID)
+		if v.Status == want {
+			return v
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %s is %s, want %s\nserve:\n%s", runID, v.Status, want, s.output())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func scrape(t *testing.T, addr string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+func TestServeSubmitApproveThroughSocket(t *testing.T) {
+	bin := gafferBinary(t)
+	dir, _, script := demoRepo(t)
+	s := startServe(t, bin, dir)
+	const runID = "r-20260101-serve1"
+	goal := planTitle(demo.Plan, "plan.md")
+	out, code := gafferCmd(t, bin, "--repo", dir, "submit", "--goal", goal, "--script", script, "--run-id", runID)
+	if code != 0 || !strings.Contains(out, runID+" queued") {
+		t.Fatalf("submit: exit %d\n%s", code, out)
+	}
+	// The store is held by serve: status answers through the socket.
+	waitStatus(t, bin, dir, runID, "awaiting_approval", s)
+	info, err := control.NewClient(filepath.Join(dir, ".git", "gaffer")).Ping(t.Context())
+	if err != nil || info.Kind != "serve" || info.PID != s.cmd.Process.Pid {
+		t.Fatalf("ping = %+v, %v", info, err)
+	}
+	out, code = gafferCmd(t, bin, "--repo", dir, "approve", runID)
+	if code != 0 || !strings.Contains(out, "approved") {
+		t.Fatalf("approve: exit %d\n%s", code, out)
+	}
+	v := waitStatus(t, bin, dir, runID, "completed", s)
+	if len(v.Phases) == 0 {
+		t.Fatalf("no phases: %+v", v)
+	}
+	list, code := gafferCmd(t, bin, "--repo", dir, "list")
+	if code != 0 || !strings.Contains(list, runID) {
+		t.Fatalf("list: exit %d\n%s", code, list)
+	}
+	body := scrape(t, s.metrics)
+	want := fmt.Sprintf(`gaffer_phase_outcomes_total{outcome="completed"} %d`, len(v.Phases))
+	if !strings.Contains(body, want) {
+		t.Errorf("/metrics lacks %s:\n%s", want, grepLines(body, "gaffer_phase"))
+	}
+	if code := s.stop(syscall.SIGTERM); code != 0 {
+		t.Fatalf("serve exit %d after SIGTERM\n%s", code, s.output())
+	}
+	if _, err := os.Lstat(filepath.Join(dir, ".git", "gaffer.sock")); !os.IsNotExist(err) {
+		t.Errorf("socket left after a clean stop: %v", err)
+	}
+}
+
+func grepLines(s, substr string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, substr) {
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
+}
