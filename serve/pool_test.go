@@ -18,7 +18,7 @@ type fakeExec struct {
 	jobs    []Job
 	running int
 	max     int
-	release chan struct{}             // each receive lets one job finish
+	release chan struct{}              // each receive lets one job finish
 	outcome func(Job) (Outcome, error) // default: done
 	started chan Job
 }
