@@ -33,6 +33,19 @@ var (
 	ErrEditAmbiguous = errors.New("agent: old text is ambiguous")
 	// ErrToolNotAllowed is returned for a tool the session was not given.
 	ErrToolNotAllowed = errors.New("agent: tool not allowed in this session")
+	// ErrMissingKey is returned by NewLLMDriver when the environment variable
+	// that should hold the API key is unset or empty; the error names it.
+	ErrMissingKey = errors.New("agent: missing API key")
+	// ErrAuth is returned by the llm driver when the model's endpoint refuses
+	// the API key (HTTP 401 or 403); the error names the variable it came from.
+	ErrAuth = errors.New("agent: the model endpoint refused the API key")
+	// ErrModel is returned by the llm driver when a model call fails for good:
+	// retries used up on rate limits, server errors or an unreachable
+	// endpoint, or a request the endpoint rejects.
+	ErrModel = errors.New("agent: model call failed")
+	// ErrBadOutput is returned by RunStructured when a session's final output
+	// still does not parse after one retry; it wraps the parse error.
+	ErrBadOutput = errors.New("agent: output does not parse")
 )
 
 // ToolError is a tool's failure: the operation, the path or command it was

@@ -16,6 +16,18 @@ import (
 	"github.com/dgraph-io/badger/v4/options"
 )
 
+// MaxValueSize is the largest single value (or pending write) the Badger
+// store accepts; Put fails with ErrInvalid above it.
+const MaxValueSize = 15 << 20
+
+// valueLogFileSize bounds Badger's value-log files, where values over 64 KiB
+// go; it must exceed MaxValueSize.
+const valueLogFileSize = 16 << 20
+
+// valueThreshold is the size from which Badger keeps a value in its value
+// log instead of in the LSM tree.
+const valueThreshold = 64 << 10
+
 // BadgerOptions configures OpenBadger. The zero value is a good default.
 type BadgerOptions struct {
 	// Logger receives Badger's log lines. Nil keeps Badger silent.
@@ -60,7 +72,8 @@ type Badger struct {
 	env  leaseEnv
 
 	mu    sync.Mutex
-	stamp int64 // last activity stamp handed out
+	stamp int64           // last activity stamp handed out
+	wals  map[string]bool // memtable logs whose directory entry is synced
 }
 
 var _ Store = (*Badger)(nil)
@@ -76,10 +89,21 @@ func OpenBadger(dir string, opts BadgerOptions) (s *Badger, err error) {
 	if err := checkDir(dir); err != nil {
 		return nil, err
 	}
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	err = checkTables(dir)
+	tables, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
+	unlock()
+	if err != nil {
+		return nil, classifyOpenError(dir, err)
+	}
 	bo := badger.DefaultOptions(dir).
 		WithLogger(badgerLogger{opts.Logger}).
 		WithMemTableSize(opts.MemTableSize).
-		WithValueLogFileSize(1 << 20 * 16).
+		WithValueLogFileSize(valueLogFileSize).
+		WithValueThreshold(valueThreshold).
 		WithBlockCacheSize(4 << 20).
 		WithBaseTableSize(1 << 20).
 		WithNumMemtables(2).
@@ -96,7 +120,7 @@ func OpenBadger(dir string, opts BadgerOptions) (s *Badger, err error) {
 	}
 	s = &Badger{db: db, dir: dir, opts: opts,
 		env: leaseEnv{now: opts.Now, alive: opts.ProcessAlive}.withDefaults()}
-	if err := s.init(); err != nil {
+	if err := s.init(len(tables) > 0); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -117,7 +141,7 @@ func openBadgerDB(bo badger.Options) (db *badger.DB, err error) {
 func classifyOpenError(dir string, err error) error {
 	switch {
 	case strings.Contains(err.Error(), "Cannot acquire directory lock"):
-		return fmt.Errorf("%w: %s (%v)", ErrLocked, dir, err)
+		return &lockedError{dir: dir, cause: err}
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Errorf("checkpoint: open store %s: %w", dir, err)
 	case errors.Is(err, ErrCorrupt):
@@ -162,9 +186,10 @@ func checkDir(dir string) error {
 	return nil
 }
 
-// init checks the format marker. A database with no keys at all is a store
-// whose creation was interrupted: it gets the marker now.
-func (s *Badger) init() error {
+// init checks the format marker. A database with no keys at all and no
+// table files before opening is a store whose creation was interrupted: it
+// gets the marker now.
+func (s *Badger) init(hadTables bool) error {
 	var marker []byte
 	var empty bool
 	err := s.view(func(txn *badger.Txn) error {
@@ -186,6 +211,9 @@ func (s *Badger) init() error {
 		return fmt.Errorf("checkpoint: open store %s: %w", s.dir, err)
 	}
 	switch {
+	case marker == nil && empty && hadTables:
+		return fmt.Errorf("checkpoint: open store %s: %w: its table files hold no records; restore it from a backup or move it aside",
+			s.dir, ErrCorrupt)
 	case marker == nil && empty:
 		err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(markerKey, []byte(markerValue)) })
 		if err == nil {
@@ -212,9 +240,11 @@ func (s *Badger) loadStamp() error {
 		for it.Rewind(); it.Valid(); it.Next() {
 			runID, _ := runOfKey(it.Item().Key())
 			err := it.Item().Value(func(v []byte) error {
-				x, err := decodeIndex(runID, v)
-				s.stamp = max(s.stamp, x.stamp)
-				return err
+				// A damaged index is reported when its run is used.
+				if x, err := decodeIndex(runID, v); err == nil {
+					s.stamp = max(s.stamp, x.stamp)
+				}
+				return nil
 			})
 			if err != nil {
 				return err

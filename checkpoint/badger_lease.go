@@ -36,8 +36,23 @@ func (s *Badger) Delete(ctx context.Context, runID string) error {
 			}
 			return txn.Delete(runPrefix(kindIndex, runID))
 		})
-		if err != nil || done {
+		if err != nil {
 			return err
+		}
+		if done {
+			s.collectValueLog()
+			return nil
+		}
+	}
+}
+
+// collectValueLog lets Badger reclaim value-log space (values over 64 KiB)
+// freed by Delete or Prune. It is best effort: nothing to rewrite is the
+// usual answer.
+func (s *Badger) collectValueLog() {
+	for range 4 {
+		if s.guard(func() error { return s.db.RunValueLogGC(0.5) }) != nil {
+			return
 		}
 	}
 }
@@ -96,7 +111,11 @@ func (s *Badger) Prune(ctx context.Context, runID string, keep int) error {
 			break
 		}
 	}
-	return s.collectBlobs(ctx, runID)
+	if err := s.collectBlobs(ctx, runID); err != nil {
+		return err
+	}
+	s.collectValueLog()
+	return nil
 }
 
 // collectBlobs deletes the run's blobs that no checkpoint refers to. It

@@ -5,6 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/dgraph-io/badger/v4"
@@ -55,9 +58,15 @@ func fenceTxn(txn *badger.Txn, runID string, fence uint64) error {
 	return checkFence(runID, l, fence)
 }
 
-func (s *Badger) synced(err error, opts PutOptions) error {
+// synced makes a committed write durable when opts.Sync asks for it.
+// walOnly says the write put nothing in Badger's value log (no value over
+// 64 KiB), so flushing the write-ahead log is enough.
+func (s *Badger) synced(err error, opts PutOptions, walOnly bool) error {
 	if err != nil || !opts.Sync || s.opts.SyncWrites {
 		return err
+	}
+	if walOnly && s.syncWAL() == nil {
+		return nil
 	}
 	if err := s.db.Sync(); err != nil {
 		return fmt.Errorf("checkpoint: sync store %s: %w", s.dir, err)
@@ -65,8 +74,73 @@ func (s *Badger) synced(err error, opts PutOptions) error {
 	return nil
 }
 
+// syncWAL flushes Badger's memtable logs (*.mem) with fdatasync. Badger's
+// own Sync also flushes the value log, which costs a second device flush
+// even when nothing was written there. A log that vanished was flushed to a
+// table, which Badger syncs before removing the log. Any other failure
+// makes the caller fall back to db.Sync.
+func (s *Badger) syncWAL() error {
+	logs, err := filepath.Glob(filepath.Join(s.dir, "*.mem"))
+	if err != nil || len(logs) == 0 {
+		return errors.New("no memtable log found")
+	}
+	fresh := false
+	for _, name := range logs {
+		f, err := os.Open(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		err = datasync(f)
+		f.Close()
+		if err != nil {
+			return err
+		}
+		fresh = fresh || !s.walSeen(name)
+	}
+	// A log created since the last sync is durable only once its directory
+	// entry is (Badger syncs the directory for it in the background).
+	if fresh {
+		d, err := os.Open(s.dir)
+		if err != nil {
+			return err
+		}
+		err = d.Sync()
+		d.Close()
+		if err != nil {
+			return err
+		}
+		s.markWALSeen(logs)
+	}
+	return nil
+}
+
+func (s *Badger) walSeen(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.wals[name]
+}
+
+func (s *Badger) markWALSeen(names []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.wals == nil {
+		s.wals = make(map[string]bool)
+	}
+	for _, n := range names {
+		s.wals[n] = true
+	}
+}
+
 // Put implements Store.
 func (s *Badger) Put(ctx context.Context, cp Checkpoint, opts PutOptions) error {
+	for name, v := range cp.Values {
+		if len(v) > MaxValueSize {
+			return fmt.Errorf("%w: run %s seq %d: value %q is %d bytes, over MaxValueSize", ErrInvalid, cp.RunID, cp.Seq, name, len(v))
+		}
+	}
 	rec, blobs := encodeCheckpoint(cp, s.opts.BlobThreshold)
 	err := s.update(ctx, func(txn *badger.Txn) error {
 		if err := fenceTxn(txn, cp.RunID, opts.Fence); err != nil {
@@ -95,11 +169,32 @@ func (s *Badger) Put(ctx context.Context, cp Checkpoint, opts PutOptions) error 
 		x = runIndex{latest: cp.Seq, stamp: s.nextStamp(), status: cp.Status, time: cp.Time}
 		return txn.Set(runPrefix(kindIndex, cp.RunID), encodeIndex(x))
 	})
-	return s.synced(err, opts)
+	if errors.Is(err, badger.ErrTxnTooBig) {
+		return fmt.Errorf("%w: run %s seq %d: checkpoint too large for one transaction (%v)", ErrInvalid, cp.RunID, cp.Seq, err)
+	}
+	return s.synced(err, opts, walOnly(len(rec), blobs))
+}
+
+// walOnly reports whether nothing of a write goes to Badger's value log.
+func walOnly(recLen int, blobs []blob) bool {
+	if recLen >= valueThreshold {
+		return false
+	}
+	for _, b := range blobs {
+		if len(b.data) >= valueThreshold {
+			return false
+		}
+	}
+	return true
 }
 
 // PutWrites implements Store.
 func (s *Badger) PutWrites(ctx context.Context, runID string, seq uint64, writes []Write, opts PutOptions) error {
+	for _, w := range writes {
+		if len(w.Value) > MaxValueSize {
+			return fmt.Errorf("%w: run %s seq %d: write %s/%d is %d bytes, over MaxValueSize", ErrInvalid, runID, seq, w.TaskID, w.Index, len(w.Value))
+		}
+	}
 	err := s.update(ctx, func(txn *badger.Txn) error {
 		if err := fenceTxn(txn, runID, opts.Fence); err != nil {
 			return err
@@ -121,7 +216,11 @@ func (s *Badger) PutWrites(ctx context.Context, runID string, seq uint64, writes
 		}
 		return nil
 	})
-	return s.synced(err, opts)
+	large := false
+	for _, w := range writes {
+		large = large || len(w.Value) >= valueThreshold-64
+	}
+	return s.synced(err, opts, !large)
 }
 
 // Writes implements Store.

@@ -16,12 +16,6 @@ import (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-var (
-	errTruncated = errors.New("record is truncated")
-	errChecksum  = errors.New("checksum mismatch")
-	errTrailing  = errors.New("trailing bytes after record")
-)
-
 type encoder struct{ b []byte }
 
 func newEncoder(size int) *encoder {

@@ -18,6 +18,14 @@ var (
 	ErrForeignStore = errors.New("checkpoint: not a gaffer store")
 )
 
+// Causes inside a *CorruptError.
+var (
+	errTruncated = errors.New("record is truncated")
+	errChecksum  = errors.New("checksum mismatch")
+	errTrailing  = errors.New("trailing bytes after record")
+	errBadKey    = errors.New("malformed key")
+)
+
 // LeaseHeldError reports that another owner holds a run's lease.
 type LeaseHeldError struct {
 	RunID  string
@@ -53,3 +61,20 @@ var (
 	// ErrClosed is returned by every method of a closed store.
 	ErrClosed = errors.New("checkpoint: store is closed")
 )
+
+// lockedError says which store is locked; it matches ErrLocked.
+type lockedError struct {
+	dir   string
+	cause error // Badger's own error, when Badger saw the lock
+}
+
+func (e *lockedError) Error() string {
+	msg := fmt.Sprintf("checkpoint: store %s is in use by another process", e.dir)
+	if e.cause != nil {
+		msg += " (" + e.cause.Error() + ")"
+	}
+	return msg
+}
+
+func (e *lockedError) Is(target error) bool { return target == ErrLocked }
+func (e *lockedError) Unwrap() error        { return e.cause }

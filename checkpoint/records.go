@@ -2,7 +2,6 @@ package checkpoint
 
 import (
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -228,5 +227,3 @@ func decodeIndex(runID string, rec []byte) (runIndex, error) {
 	}
 	return x, nil
 }
-
-var errBadKey = errors.New("malformed key")

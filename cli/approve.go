@@ -14,7 +14,7 @@ func approveCommand(io IO) *ucli.Command {
 		Name:      "approve",
 		Usage:     "approve a run's plan and continue the run here",
 		ArgsUsage: "[RUN]",
-		Flags:     []ucli.Flag{&ucli.StringFlag{Name: "feedback", Usage: "notes kept with the approval"}},
+		Flags:     localGlobals(&ucli.StringFlag{Name: "feedback", Usage: "notes kept with the approval"}),
 		Action: func(c *ucli.Context) error {
 			a, err := parseArgs(c)
 			if err != nil {
@@ -35,7 +35,7 @@ func rejectCommand(io IO) *ucli.Command {
 		Name:      "reject",
 		Usage:     "reject a run's plan: with --feedback the architect replans, without it the run ends",
 		ArgsUsage: "[RUN]",
-		Flags:     []ucli.Flag{&ucli.StringFlag{Name: "feedback", Usage: "what the architect should change"}},
+		Flags:     localGlobals(&ucli.StringFlag{Name: "feedback", Usage: "what the architect should change"}),
 		Action: func(c *ucli.Context) error {
 			a, err := parseArgs(c)
 			if err != nil {

@@ -52,6 +52,13 @@ func parseArgs(c *ucli.Context, bools ...string) (cmdArgs, error) {
 		a.extra[name] = args[i+1]
 		i++
 	}
+	for _, g := range []string{"repo", "store"} {
+		if v, ok := a.extra[g]; ok {
+			if err := c.Set(g, v); err != nil {
+				return a, exitf(ExitUsage, "--%s: %w", g, err)
+			}
+		}
+	}
 	return a, nil
 }
 

@@ -12,15 +12,20 @@ import (
 func cancelCommand(io IO) *ucli.Command {
 	return &ucli.Command{
 		Name:      "cancel",
+		Flags:     localGlobals(),
 		Usage:     "cancel an unfinished run (the newest without RUN); it cannot be resumed afterwards",
 		ArgsUsage: "[RUN]",
 		Action: func(c *ucli.Context) error {
+			a, err := parseArgs(c)
+			if err != nil {
+				return err
+			}
 			e, err := openEnv(c, io)
 			if err != nil {
 				return err
 			}
 			defer e.Close()
-			return Cancel(c.Context, e, c.Args().First())
+			return Cancel(c.Context, e, a.run)
 		},
 	}
 }

@@ -30,13 +30,13 @@ func demoCommand(io IO) *ucli.Command {
 	return &ucli.Command{
 		Name:  "demo",
 		Usage: "run the whole workflow offline on a small Go project, with the script driver",
-		Flags: []ucli.Flag{
+		Flags: localGlobals(
 			&ucli.StringFlag{Name: "dir", Usage: "where to create the demo repository (default: a new temporary directory)"},
 			&ucli.DurationFlag{Name: "pace", Usage: "pause before each agent action, to follow (and kill) the run"},
 			&ucli.BoolFlag{Name: "auto-approve", Usage: "do not pause for the approval"},
 			&ucli.StringFlag{Name: "run-id", Hidden: true},
 			&ucli.BoolFlag{Name: "no-go-test", Hidden: true},
-		},
+		),
 		Action: func(c *ucli.Context) error {
 			return Demo(c.Context, c, io, DemoOptions{Dir: c.String("dir"), Pace: c.Duration("pace"),
 				AutoApprove: c.Bool("auto-approve"), RunID: c.String("run-id"), SkipGoTest: c.Bool("no-go-test")})

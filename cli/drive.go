@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/graph"
@@ -109,16 +110,42 @@ func (e *env) outcome(ctx context.Context, p *progress, s state.ExecutionState) 
 }
 
 // askTerminal shows the plan and asks approve / reject / feedback on the
-// terminal.
+// terminal. Ctrl-C while it waits leaves the run waiting for approval.
 func (e *env) askTerminal() answerer {
-	in := bufio.NewReader(e.io.In)
+	lines := make(chan string)
+	var once sync.Once
+	start := func() {
+		go func() {
+			in := bufio.NewReader(e.io.In)
+			for {
+				l, err := in.ReadString('\n')
+				if l != "" || err == nil {
+					lines <- l
+				}
+				if err != nil {
+					close(lines)
+					return
+				}
+			}
+		}()
+	}
+	read := func(ctx context.Context) (string, bool) {
+		once.Do(start)
+		select {
+		case l, ok := <-lines:
+			return l, ok
+		case <-ctx.Done():
+			return "", false
+		}
+	}
 	return func(ctx context.Context, req nodes.ApprovalRequest, s state.ExecutionState) (nodes.Answer, error) {
 		fmt.Fprintf(e.io.Out, "\nThe plan (revision %d, %s mode, %d phases):\n\n", req.Revision, req.Mode, req.Phases)
 		writeRunTree(e.io.Out, s)
 		for {
 			fmt.Fprint(e.io.Out, "\nApprove this plan? [a]pprove, [r]eject, [f]eedback (reject and replan): ")
-			line, err := in.ReadString('\n')
-			if err != nil && line == "" {
+			line, ok := read(ctx)
+			if !ok {
+				fmt.Fprintln(e.io.Out)
 				return nodes.Answer{}, e.awaiting(req.RunID)
 			}
 			switch strings.ToLower(strings.TrimSpace(line)) {
@@ -128,8 +155,7 @@ func (e *env) askTerminal() answerer {
 				return nodes.Answer{}, nil
 			case "f", "feedback":
 				fmt.Fprint(e.io.Out, "Feedback for the architect: ")
-				fb, _ := in.ReadString('\n')
-				if strings.TrimSpace(fb) != "" {
+				if fb, ok := read(ctx); ok && strings.TrimSpace(fb) != "" {
 					return nodes.Answer{Feedback: strings.TrimSpace(fb)}, nil
 				}
 			}

@@ -15,18 +15,23 @@ import (
 func historyCommand(io IO) *ucli.Command {
 	return &ucli.Command{
 		Name:      "history",
+		Flags:     localGlobals(),
 		Usage:     "list a run's checkpoints, newest first",
 		ArgsUsage: "RUN",
 		Action: func(c *ucli.Context) error {
-			if c.Args().Len() != 1 {
-				return exitf(ExitUsage, "history needs RUN")
+			a, err := parseArgs(c)
+			if err != nil {
+				return err
+			}
+			if a.run == "" {
+				return exitf(ExitUsage, "usage: gaffer history RUN")
 			}
 			e, err := openEnv(c, io)
 			if err != nil {
 				return err
 			}
 			defer e.Close()
-			return History(c.Context, e, c.Args().First())
+			return History(c.Context, e, a.run)
 		},
 	}
 }
@@ -58,7 +63,7 @@ func forkCommand(io IO) *ucli.Command {
 		Name:      "fork",
 		Usage:     "start a new run from a past checkpoint of RUN (see history)",
 		ArgsUsage: "RUN",
-		Flags:     []ucli.Flag{&ucli.Uint64Flag{Name: "from", Usage: "the checkpoint's seq (required)"}},
+		Flags:     localGlobals(&ucli.Uint64Flag{Name: "from", Usage: "the checkpoint's seq (required)"}),
 		Action: func(c *ucli.Context) error {
 			a, err := parseArgs(c)
 			if err != nil {

@@ -42,7 +42,7 @@ func openEnv(c *ucli.Context, io IO) (*env, error) {
 	if io.ops != nil && io.ops.shared != nil {
 		return io.ops.openShared(io), nil
 	}
-	g, err := GlobalsFrom(c)
+	g, storeSet, err := globalsOf(c)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +51,7 @@ func openEnv(c *ucli.Context, io IO) (*env, error) {
 		return nil, exitf(ExitPrecondition, "open repository %s: %w", g.Repo, err)
 	}
 	dir := g.Store
-	if c.String("store") == "" {
+	if !storeSet {
 		dir = filepath.Join(gitDir(repo.Root()), "gaffer")
 	}
 	store, err := checkpoint.OpenBadger(dir, checkpoint.BadgerOptions{SyncWrites: true})
@@ -232,4 +232,38 @@ func afterCommitHook(io IO) func(string) {
 		fmt.Fprintf(io.Out, "gaffer-test: committed %s\n", subject)
 		time.Sleep(d)
 	}
+}
+
+// localGlobals are --repo and --store again on each workflow command, so
+// that `gaffer resume --repo DIR` works as well as `gaffer --repo DIR
+// resume` (urfave/cli reads global flags before the command only).
+func localGlobals(flags ...ucli.Flag) []ucli.Flag {
+	return append(flags,
+		&ucli.StringFlag{Name: "repo", Usage: "the git repository (as the global --repo)"},
+		&ucli.StringFlag{Name: "store", Usage: "the store directory (as the global --store)"},
+	)
+}
+
+// globalsOf reads the global flags, with --repo and --store given after
+// the command taking precedence; storeSet reports whether a store was
+// given at all (flag or GAFFER_STORE).
+func globalsOf(c *ucli.Context) (g Globals, storeSet bool, err error) {
+	root := c
+	for _, l := range c.Lineage() {
+		if isRoot(l) {
+			root = l
+			break
+		}
+	}
+	if g, err = GlobalsFrom(root); err != nil {
+		return g, false, err
+	}
+	storeSet = root.IsSet("store")
+	if c != root && c.IsSet("repo") {
+		g.Repo = c.String("repo")
+	}
+	if c != root && c.IsSet("store") {
+		g.Store, storeSet = c.String("store"), true
+	}
+	return g, storeSet, nil
 }

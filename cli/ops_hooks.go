@@ -198,12 +198,12 @@ func flagString(c *ucli.Context, name string) string {
 
 // client returns the control client of the store of c's global flags.
 func controlClient(c *ucli.Context) (*control.Client, error) {
-	g, err := GlobalsFrom(c)
+	g, storeSet, err := globalsOf(c)
 	if err != nil {
 		return nil, err
 	}
 	dir := g.Store
-	if c.String("store") == "" {
+	if !storeSet {
 		// The same directory openEnv opens: .git/gaffer of the repository's root.
 		if repo, err := workspace.Open(g.Repo); err == nil {
 			dir = filepath.Join(gitDir(repo.Root()), "gaffer")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 
@@ -132,8 +133,13 @@ func mark(st state.PhaseStatus) string {
 	return markPending
 }
 
-// writePlanTree writes the run's phases and their tasks with status marks,
-// attempts, review iterations and commits.
+// writeRunTree writes the run's phases and their tasks with status marks,
+// attempts, review iterations and commits, as the seeds draw them:
+//
+//	Phase 1 (test): ✓ Completed (6e02982)
+//	  ├── ✓ [test] 1a Write tests for Add and Sub
+//	  └── ✓ [test] 1b Write tests for Parse
+//	Phase 2 (impl): ● Retrying (attempt 2)
 func writeRunTree(w io.Writer, s state.ExecutionState) {
 	goal := s.Run.Goal
 	if goal == "" {
@@ -156,25 +162,42 @@ func writeRunTree(w io.Writer, s state.ExecutionState) {
 		if i == s.Progress.CurrentPhase && s.Progress.ReviewIteration > 0 && ps.Status != state.PhaseCompleted {
 			notes = append(notes, fmt.Sprintf("review %d", s.Progress.ReviewIteration))
 		}
-		if ps.Status == state.PhaseRetrying {
-			notes = append(notes, "retrying")
-		}
 		if ps.PostCommit != "" {
 			notes = append(notes, ps.PostCommit[:min(7, len(ps.PostCommit))])
 		}
 		extra := ""
 		if len(notes) > 0 {
-			extra = "  (" + strings.Join(notes, ", ") + ")"
+			extra = " (" + strings.Join(notes, ", ") + ")"
 		}
-		fmt.Fprintf(w, "%s Phase %d%s\n", mark(ps.Status), i+1, extra)
+		var kinds []string
+		var tasks []state.Task
 		for _, id := range ph.TaskIDs {
 			t, _ := s.Plan.Task(id)
-			st := ps.Status
+			tasks = append(tasks, t)
+			if k := t.Type.String(); t.Type != state.TypeNone && !slices.Contains(kinds, k) {
+				kinds = append(kinds, k)
+			}
+		}
+		kind := ""
+		if len(kinds) > 0 {
+			kind = " (" + strings.Join(kinds, "+") + ")"
+		}
+		fmt.Fprintf(w, "Phase %d%s: %s %s%s\n", i+1, kind, mark(ps.Status), statusWord(ps.Status), extra)
+		for j, t := range tasks {
+			branch := "├──"
+			if j == len(tasks)-1 {
+				branch = "└──"
+			}
 			typ := ""
 			if t.Type != state.TypeNone {
-				typ = " [" + t.Type.String() + "]"
+				typ = "[" + t.Type.String() + "] "
 			}
-			fmt.Fprintf(w, "  %s %s %s%s\n", mark(st), t.ID, t.Title, typ)
+			fmt.Fprintf(w, "  %s %s %s%s %s\n", branch, mark(ps.Status), typ, t.ID, t.Title)
 		}
 	}
+}
+
+func statusWord(st state.PhaseStatus) string {
+	w := st.String()
+	return strings.ToUpper(w[:1]) + w[1:]
 }

@@ -12,15 +12,20 @@ import (
 func resumeCommand(io IO) *ucli.Command {
 	return &ucli.Command{
 		Name:      "resume",
+		Flags:     localGlobals(),
 		Usage:     "continue a killed or interrupted run from its last checkpoint (no flags needed)",
 		ArgsUsage: "[RUN]",
 		Action: func(c *ucli.Context) error {
+			a, err := parseArgs(c)
+			if err != nil {
+				return err
+			}
 			e, err := openEnv(c, io)
 			if err != nil {
 				return err
 			}
 			defer e.Close()
-			return Resume(c.Context, e, c.Args().First())
+			return Resume(c.Context, e, a.run)
 		},
 	}
 }

@@ -31,7 +31,7 @@ func runCommand(io IO) *ucli.Command {
 	return &ucli.Command{
 		Name:  "run",
 		Usage: "start a run: plan (or take --plan), ask for approval, run the phases",
-		Flags: []ucli.Flag{
+		Flags: localGlobals(
 			&ucli.StringFlag{Name: "plan", Usage: "a plan file (skips the architect)"},
 			&ucli.StringFlag{Name: "goal", Usage: "what to build (the architect writes the plan)"},
 			&ucli.StringFlag{Name: "driver", Value: "script", EnvVars: []string{"GAFFER_DRIVER"}, Usage: "the agents' driver: script"},
@@ -41,7 +41,7 @@ func runCommand(io IO) *ucli.Command {
 			&ucli.DurationFlag{Name: "pace", EnvVars: []string{"GAFFER_PACE"}, Usage: "pause before each agent action, to follow a run"},
 			&ucli.StringFlag{Name: "tracker-id", Usage: "an issue key for the execution directory's name"},
 			&ucli.StringFlag{Name: "run-id", Hidden: true, Usage: "use this run id (tests)"},
-		},
+		),
 		Action: func(c *ucli.Context) error {
 			e, err := openEnv(c, io)
 			if err != nil {
@@ -77,6 +77,14 @@ func (e *env) newRun(ctx context.Context, o RunOptions) (state.ExecutionState, e
 	var zero state.ExecutionState
 	if (o.PlanFile == "") == (o.Goal == "") && o.PlanFile == "" {
 		return zero, exitf(ExitUsage, "give --plan FILE or --goal TEXT")
+	}
+	switch o.Driver {
+	case "", "script":
+		if o.Script == "" {
+			return zero, exitf(ExitPrecondition, "the script driver needs --script FILE (see agent/SCRIPT-FORMAT.md)")
+		}
+	default:
+		return zero, exitf(ExitPrecondition, "%w %q: this build has the script driver only", ErrUnsupportedDriver, o.Driver)
 	}
 	if !o.AllowDirty {
 		st, err := e.repo.Status(ctx)

@@ -66,7 +66,7 @@ func statusCommand(io IO) *ucli.Command {
 		Name:      "status",
 		Usage:     "show a run's status and phases (the newest run without RUN)",
 		ArgsUsage: "[RUN]",
-		Flags:     []ucli.Flag{&ucli.BoolFlag{Name: "json", Usage: "print JSON"}},
+		Flags:     localGlobals(&ucli.BoolFlag{Name: "json", Usage: "print JSON"}),
 		Action: func(c *ucli.Context) error {
 			a, err := parseArgs(c, "json")
 			if err != nil {
@@ -112,7 +112,7 @@ func listCommand(io IO) *ucli.Command {
 	return &ucli.Command{
 		Name:  "list",
 		Usage: "list the repository's runs, newest first",
-		Flags: []ucli.Flag{&ucli.BoolFlag{Name: "json", Usage: "print JSON"}},
+		Flags: localGlobals(&ucli.BoolFlag{Name: "json", Usage: "print JSON"}),
 		Action: func(c *ucli.Context) error {
 			e, err := openEnv(c, io)
 			if err != nil {

@@ -66,14 +66,16 @@ func TestRunRefusesADirtyTree(t *testing.T) {
 	}
 }
 
+// statusJSON runs `gaffer GLOBALS... status [RUN] --json`: args are global
+// flags with their values, then optionally RUN.
 func statusJSON(t *testing.T, args ...string) RunView {
 	t.Helper()
-	// "status" goes before a trailing RUN argument (not a flag or its value).
-	i := len(args)
-	if i > 0 && !strings.HasPrefix(args[i-1], "-") && (i < 2 || !strings.HasPrefix(args[i-2], "-")) {
-		i--
+	globals, run := args, []string(nil)
+	if len(args)%2 == 1 {
+		globals, run = args[:len(args)-1], args[len(args)-1:]
 	}
-	out, code := gaffer(t, append(append(append([]string{}, args[:i]...), "status"), append(args[i:], "--json")...)...)
+	cmd := append(append(append([]string{}, globals...), "status"), append(run, "--json")...)
+	out, code := gaffer(t, cmd...)
 	if code != 0 {
 		t.Fatalf("status: exit %d\n%s", code, out)
 	}
@@ -217,7 +219,7 @@ func TestTerminalAsksFeedbackThenApproves(t *testing.T) {
 	if n := strings.Count(out, "Approve this plan?"); n != 2 {
 		t.Fatalf("asked %d times, want 2 (feedback, then approve):\n%s", n, out)
 	}
-	if !strings.Contains(out, "revision 1") || !strings.Contains(out, "✓ Phase 4") {
+	if !strings.Contains(out, "revision 1") || !strings.Contains(out, "Phase 4 (impl): ✓ Completed") {
 		t.Fatalf("no replan or no finished tree:\n%s", out)
 	}
 	v := statusJSON(t, "--repo", dir)
@@ -255,5 +257,22 @@ func TestForkedRunGetsItsOwnID(t *testing.T) {
 	}
 	if v := statusJSON(t, "--repo", dir, "r-orig"); v.Status != "awaiting_approval" {
 		t.Fatalf("the original run changed: %s", v.Status)
+	}
+}
+
+func TestRepoAndStoreFlagsAfterTheCommand(t *testing.T) {
+	dir, plan, script := demoRepo(t)
+	store := filepath.Join(t.TempDir(), "store")
+	if out, code := gaffer(t, "run", "--repo", dir, "--store", store, "--plan", plan, "--script", script, "--run-id", "r-late"); code != ExitAwaitingApproval {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	if v := statusJSON(t, "--store", store, "--repo", dir, "r-late"); v.Status != "awaiting_approval" {
+		t.Fatalf("status: %+v", v)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git", "gaffer")); !os.IsNotExist(err) {
+		t.Fatalf("the default store was created although --store was given: %v", err)
+	}
+	if out, code := gaffer(t, "reject", "r-late", "--repo", dir, "--store", store); code != ExitRejected {
+		t.Fatalf("reject: exit %d\n%s", code, out)
 	}
 }

@@ -375,3 +375,27 @@ func TestEventsAndUsage(t *testing.T) {
 		t.Fatalf("phase outcomes %q, want %q", outcomes, want)
 	}
 }
+
+func TestEvaluatorSortsTheReviewItems(t *testing.T) {
+	h := newHarness(t, retryScript+`
+evaluator:
+  - phase: 2
+    items:
+      - {text: write v2, disposition: IMPLEMENT}
+      - {text: rename everything, disposition: REJECT, reason: the names are fine}
+`)
+	res, err := h.start(twoPhasePlan, state.RunConfig{AutoApprove: true})
+	s := mustDone(t, res, err, state.RunCompleted)
+	if evs, _ := h.rec.of(agent.RoleEvaluator); len(evs) != 1 || !strings.Contains(evs[0].Prompt, "rename everything") {
+		t.Fatalf("evaluator sessions: %+v", evs)
+	}
+	fb := h.git("show", "HEAD:"+s.Run.ExecDir+"/phase-2/review-feedback.md")
+	fix, rest, _ := strings.Cut(fb, "Rejected (do not act on it):")
+	if !strings.Contains(fix, "write v2") || !strings.Contains(rest, "rename everything (the names are fine)") {
+		t.Fatalf("review-feedback.md does not follow the evaluator:\n%s", fb)
+	}
+	devs, _ := h.rec.of(agent.RoleDeveloper)
+	if p := devs[2].Prompt; !strings.Contains(p, "To fix now:\n- write v2") {
+		t.Fatalf("retry prompt:\n%s", p)
+	}
+}

@@ -1,0 +1,87 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gaffer-dev/gaffer/agent/internal/fakellm"
+)
+
+// replayDriver answers each Run with the next report and records the sessions.
+type replayDriver struct {
+	reports  []Report
+	sessions []Session
+}
+
+func (d *replayDriver) Run(_ context.Context, s Session) (Report, error) {
+	d.sessions = append(d.sessions, s)
+	if len(d.sessions) > len(d.reports) {
+		return Report{}, errors.New("replay: no more reports")
+	}
+	return d.reports[len(d.sessions)-1], nil
+}
+
+func TestRunStructuredRetriesOnce(t *testing.T) {
+	d := &replayDriver{reports: []Report{
+		{Status: StatusCompleted, Output: "I approve!", SessionID: "s1", Usage: Usage{InputTokens: 10, CostUSD: 0.5}, FilesChanged: []string{"a"}},
+		{Status: StatusCompleted, Output: `{"approved": true, "comments": "ok"}`, SessionID: "s1", Usage: Usage{InputTokens: 5, CostUSD: 0.25}, FilesChanged: []string{"b", "a"}},
+	}}
+	rv, rep, err := RunStructured(context.Background(), d, Session{Role: RoleReviewer, Prompt: "review"}, ParseReview)
+	if err != nil || !rv.Approved || rv.Comments != "ok" {
+		t.Fatalf("got %+v, %v", rv, err)
+	}
+	if len(d.sessions) != 2 || d.sessions[1].SessionID != "s1" || !strings.Contains(d.sessions[1].Prompt, "no JSON object") {
+		t.Errorf("the retry did not continue the session with the parse error: %+v", d.sessions)
+	}
+	if rep.Usage != (Usage{InputTokens: 15, CostUSD: 0.75}) || !slices.Equal(rep.FilesChanged, []string{"a", "b"}) || rep.Status != StatusCompleted {
+		t.Errorf("report %+v", rep)
+	}
+}
+
+func TestRunStructuredFailsAfterTwoBadOutputs(t *testing.T) {
+	d := &replayDriver{reports: []Report{
+		{Status: StatusCompleted, Output: "nope", SessionID: "s1"},
+		{Status: StatusCompleted, Output: `{"items": [{"id": 1}]}`, SessionID: "s1"},
+	}}
+	_, rep, err := RunStructured(context.Background(), d, Session{Role: RoleEvaluator}, ParseEvaluation)
+	if !errors.Is(err, ErrBadOutput) || !errors.Is(err, ErrInvalidResult) {
+		t.Fatalf("error %v, want ErrBadOutput wrapping ErrInvalidResult", err)
+	}
+	if rep.Status != StatusFailed || rep.Error != err.Error() || len(d.sessions) != 2 {
+		t.Errorf("report %+v after %d runs", rep, len(d.sessions))
+	}
+}
+
+func TestRunStructuredPassesFailures(t *testing.T) {
+	d := &replayDriver{reports: []Report{{Status: StatusFailed, Error: "turn limit"}}}
+	_, rep, err := RunStructured(context.Background(), d, Session{Role: RoleReviewer}, ParseReview)
+	if err != nil || rep.Status != StatusFailed || len(d.sessions) != 1 {
+		t.Errorf("a failed session: %v, %+v, %d runs", err, rep, len(d.sessions))
+	}
+	d = &replayDriver{}
+	if _, _, err := RunStructured(context.Background(), d, Session{Role: RoleReviewer}, ParseReview); err == nil {
+		t.Errorf("a driver error was swallowed")
+	}
+}
+
+func TestRunStructuredWithLLMDriver(t *testing.T) {
+	tl := newTestLLM(t, ProviderOpenAI, LLMConfig{},
+		fakellm.Turn{Text: "Looks good to me.", Input: 3},
+		fakellm.Turn{Text: "```json\n{\"approved\": false, \"comments\": \"add a test\"}\n```", Input: 4},
+	)
+	var msgs []Message
+	s := Session{Role: RoleReviewer, Prompt: "review", Dir: t.TempDir(), OnMessage: func(m Message) { msgs = append(msgs, m) }}
+	rv, rep, err := RunStructured(context.Background(), tl.d, s, ParseReview)
+	if err != nil || rv.Approved || rv.Comments != "add a test" {
+		t.Fatalf("got %+v, %v", rv, err)
+	}
+	if rep.Usage.InputTokens != 7 || len(msgs) != 4 {
+		t.Errorf("usage %+v, %d messages", rep.Usage, len(msgs))
+	}
+	if !strings.Contains(tl.srv.Last().LastUser, "could not be read") || !strings.Contains(tl.srv.Last().Body, "Looks good to me.") {
+		t.Errorf("the retry did not continue the conversation: %s", tl.srv.Last().Body)
+	}
+}

@@ -1,0 +1,57 @@
+// Package checkpoint persists the runs of a gaffer graph: one checkpoint per
+// step, the pending writes of finished tasks, and a lease that keeps one
+// writer per run. Store is the contract; NewMemory and OpenBadger implement
+// it, and checkpoint/checkpointtest is the suite every implementation passes.
+//
+// # What is persisted when
+//
+// Put writes one checkpoint atomically: the record, any new blobs and the
+// run's index entry commit together in one transaction, or not at all. With
+// PutOptions.Sync the write is on stable storage (fsync) before Put returns;
+// without it a crash of the machine (not of the process) may lose the most
+// recent unsynced checkpoints, never tear one. PutWrites saves the results
+// of finished tasks against the checkpoint they build on, each keyed by
+// (TaskID, Index): the first write of a key wins and repeats are ignored, so
+// a task re-run after a crash cannot change a result already saved. Writes
+// returns them ordered by (TaskID, Index).
+//
+// # Ordering
+//
+// The store, not the caller's memory, decides order. Seq numbers start at 1
+// and grow by one within a run; Put fails with ErrConflict when its Seq is
+// taken or its Parent is not the run's latest Seq, so of two writers racing
+// for the same step exactly one wins. Prune keeps the newest checkpoints and
+// removes older ones with their writes; it never changes what the next Seq
+// must be. Delete removes everything of a run.
+//
+// # Leases and fencing
+//
+// Acquire gives one owner a time-limited lease on a run and a fencing token
+// that is greater than any token handed out before by this store. The holder
+// passes the token as PutOptions.Fence; a write whose token is not the run's
+// current lease token fails with ErrFenced, checked in the same transaction
+// as the write. A lease held by another owner is refused with a
+// *LeaseHeldError until it expires, except that a holder on the same host
+// (Owner.Host) whose process no longer exists is replaced at once, so
+// resuming right after a crash never waits. An expired lease keeps fencing
+// until someone else takes it.
+//
+// # Blobs
+//
+// Values longer than a small threshold (64 bytes by default) are stored once
+// per run under their SHA-256 and referenced from each checkpoint, so a large
+// value that does not change between steps costs a reference of about 40
+// bytes per step, not its size. Blobs belong to their run: Delete and Prune of one run
+// never touch another's, and Prune removes only blobs no remaining checkpoint
+// refers to.
+//
+// # Strictness
+//
+// Every record carries SchemaVersion and a CRC-32C. A record that is
+// truncated, fails its checksum, has an unknown version or a blob whose hash
+// does not match is reported as a *CorruptError naming the run and Seq (and
+// wrapping ErrCorrupt), never decoded into zero values. OpenBadger checks the
+// database files before Badger opens them and reports damage as ErrCorrupt,
+// a directory holding anything but a gaffer store as ErrForeignStore, and a
+// store open in another process as ErrLocked.
+package checkpoint

@@ -1,0 +1,129 @@
+package checkpoint
+
+import (
+	"errors"
+	"os"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeEnv is a settable clock and process table for lease tests.
+type fakeEnv struct {
+	mu   sync.Mutex
+	now  time.Time
+	dead map[int]bool
+}
+
+func (f *fakeEnv) Now() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.now
+}
+
+func (f *fakeEnv) Alive(pid int) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return !f.dead[pid]
+}
+
+func (f *fakeEnv) advance(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.now = f.now.Add(d)
+}
+
+func (f *fakeEnv) kill(pid int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.dead[pid] = true
+}
+
+// leaseStores opens each store kind with the fake clock and process table.
+func leaseStores(t *testing.T, env *fakeEnv) map[string]Store {
+	b, err := OpenBadger(t.TempDir(), BadgerOptions{Now: env.Now, ProcessAlive: env.Alive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewMemory(MemoryClock(env.Now), MemoryProcessAlive(env.Alive))
+	t.Cleanup(func() { b.Close(); m.Close() })
+	return map[string]Store{"memory": m, "badger": b}
+}
+
+func TestLeaseInjectedClockAndProcesses(t *testing.T) {
+	for name := range map[string]bool{"memory": true, "badger": true} {
+		t.Run(name, func(t *testing.T) {
+			env := &fakeEnv{now: time.Unix(1_000_000, 0), dead: map[int]bool{}}
+			s := leaseStores(t, env)[name]
+			a := Owner{ID: "a", PID: 100, Host: "h1"}
+			b := Owner{ID: "b", PID: 200, Host: "h1"}
+			c := Owner{ID: "c", PID: 300, Host: "h2"}
+
+			la, err := s.Acquire(bg, "r", a, time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := env.Now().Add(time.Minute); !la.Expires.Equal(want) {
+				t.Fatalf("Expires = %v, want %v", la.Expires, want)
+			}
+			env.advance(59 * time.Second)
+			var held *LeaseHeldError
+			if _, err := s.Acquire(bg, "r", c, time.Minute); !errors.As(err, &held) {
+				t.Fatalf("before expiry: %v, want *LeaseHeldError", err)
+			}
+			// Renewal moves the expiry from now.
+			if la, err = s.Renew(bg, la, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			env.advance(59 * time.Second)
+			if _, err := s.Acquire(bg, "r", c, time.Minute); !errors.As(err, &held) {
+				t.Fatalf("before renewed expiry: %v, want *LeaseHeldError", err)
+			}
+			env.advance(time.Second) // exactly at expiry: free
+			lc, err := s.Acquire(bg, "r", c, time.Minute)
+			if err != nil || lc.Token <= la.Token {
+				t.Fatalf("at expiry: %+v, %v; want a greater token than %d", lc, err, la.Token)
+			}
+			if _, err := s.Renew(bg, la, time.Minute); !errors.Is(err, ErrFenced) {
+				t.Fatalf("Renew of the expired and taken lease: %v, want ErrFenced", err)
+			}
+
+			// Dead holder on the same host: taken over at once.
+			lb, err := s.Acquire(bg, "r2", b, time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Acquire(bg, "r2", a, time.Hour); !errors.As(err, &held) {
+				t.Fatalf("live holder: %v, want *LeaseHeldError", err)
+			}
+			env.kill(200)
+			la2, err := s.Acquire(bg, "r2", a, time.Hour)
+			if err != nil || la2.Token <= lb.Token {
+				t.Fatalf("dead holder: %+v, %v; want takeover", la2, err)
+			}
+			// Dead holder on another host: its pid means nothing here.
+			env.kill(300)
+			if _, err := s.Acquire(bg, "r3", c, time.Hour); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Acquire(bg, "r3", a, time.Hour); !errors.As(err, &held) {
+				t.Fatalf("dead pid on another host: %v, want *LeaseHeldError", err)
+			}
+			if _, err := s.Acquire(bg, "r", c, 0); !errors.Is(err, ErrInvalid) {
+				t.Fatalf("zero ttl: %v, want ErrInvalid", err)
+			}
+			if _, err := s.Acquire(bg, "r9", Owner{}, time.Hour); !errors.Is(err, ErrInvalid) {
+				t.Fatalf("owner without ID: %v, want ErrInvalid", err)
+			}
+		})
+	}
+}
+
+func TestProcessAlive(t *testing.T) {
+	if !processAlive(os.Getpid()) {
+		t.Fatal("this process does not count as alive")
+	}
+	if processAlive(1 << 30) {
+		t.Fatal("pid 2^30 counts as alive")
+	}
+}

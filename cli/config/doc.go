@@ -1,0 +1,66 @@
+// Package config loads gaffer's profiles: named sets of settings saying
+// which driver and model each agent role uses, where the model is served,
+// what a session and the workflow may spend, what models cost, how
+// external agent commands are run, and whether the TDD check is on.
+//
+// # Where the file is
+//
+// Load reads gaffer.yaml in the repository, or else
+// $XDG_CONFIG_HOME/gaffer/config.yaml (~/.config when XDG_CONFIG_HOME is
+// unset). The first file found is the whole configuration. With no file,
+// only the built-in "default" profile exists: every role on the script
+// driver, so nothing is needed offline.
+//
+// # The format
+//
+//	default_profile: fast          # used when no profile is named; else "default"
+//	profiles:
+//	  default:                     # laid over the built-in default, under every profile
+//	    limits:
+//	      max_task_review_iterations: 4
+//	  fast:
+//	    driver: cli                # script, llm or cli: every role unless roles says otherwise
+//	    agent: claude              # the CLI template for driver cli (built-in: claude, codex)
+//	    model: claude-sonnet-4-5
+//	    roles:                     # architect, developer, reviewer, evaluator
+//	      architect: {driver: llm, model: claude-opus-4-1}
+//	    provider:                  # for driver llm
+//	      name: anthropic          # anthropic, openai or ollama
+//	      base_url: https://api.anthropic.com
+//	      api_key_env: ANTHROPIC_API_KEY   # the variable's name; never the key
+//	    limits:                    # 0 or absent takes the default
+//	      max_turns: 40
+//	      max_tokens_per_session: 200000   # default 0: no limit
+//	      max_task_review_iterations: 5    # default 5
+//	      max_phase_attempts: 2            # default 2
+//	      max_plan_revisions: 3            # default 3
+//	    prices:                    # USD per million tokens
+//	      claude-sonnet-4-5: {input: 3, output: 15, cached: 0.3}
+//	    agents:                    # CLI templates: add new ones, or override built-ins field by field
+//	      claude:
+//	        env: {CLAUDE_CODE_MAX_OUTPUT_TOKENS: "32000"}
+//	        pass_env: [ANTHROPIC_API_KEY]  # the secret variables it may see (replaces the built-in list)
+//	      aider:
+//	        command: [aider, --yes-always, --message-file, "{prompt_file}", "--model={model}"]
+//	        prompt: file           # stdin, arg ({prompt}) or file ({prompt_file})
+//	        output: text           # claude-json, codex-jsonl or text
+//	    tdd: false
+//
+// Parsing is strict: an unknown key, a key given twice or a value of the
+// wrong type is an error naming the file, the line and where the key sits
+// (gaffer.yaml:12: unknown key "max_turn" in profiles.fast.limits).
+// Validation then rejects nonsense — an unknown driver or provider, a
+// negative limit or price, an api_key_env that is not a variable name, a
+// CLI template that cannot run, a cli role without a template, an llm role
+// without a provider — again with the line.
+//
+// # Effective profiles
+//
+// Config.Effective gives a profile as it applies: the built-in default,
+// with the file's "default" profile over it, with the named profile over
+// that. Fields set replace, maps (prices, agents, env) merge by key, and
+// every role's driver, model and agent are filled in. WriteShow prints an
+// effective profile as YAML for "gaffer config show", with secrets masked:
+// environment values in templates, secret-looking flags and URL passwords,
+// and any value under a secret-looking key.
+package config

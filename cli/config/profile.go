@@ -1,0 +1,277 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/gaffer-dev/gaffer/agent"
+)
+
+// DriverKind names the kind of driver a role uses.
+type DriverKind string
+
+// The drivers a role can use.
+const (
+	DriverScript DriverKind = "script" // agent.ScriptDriver: deterministic, offline
+	DriverLLM    DriverKind = "llm"    // a language model through the profile's provider
+	DriverCLI    DriverKind = "cli"    // agent.CLIDriver: an external agent command (see Agent)
+)
+
+// Valid reports whether d is one of the drivers.
+func (d DriverKind) Valid() bool { return d == DriverScript || d == DriverLLM || d == DriverCLI }
+
+// Defaults of the built-in profile.
+const (
+	DefaultMaxTurns                = 100
+	DefaultMaxTaskReviewIterations = 5
+	DefaultMaxPhaseAttempts        = 2
+	DefaultMaxPlanRevisions        = 3
+)
+
+// DefaultProfile is the name of the profile used when none is named.
+const DefaultProfile = "default"
+
+// RoleSettings says how one role's sessions run.
+type RoleSettings struct {
+	Driver DriverKind `yaml:"driver,omitempty"`
+	Model  string     `yaml:"model,omitempty"`
+	Agent  string     `yaml:"agent,omitempty"` // the CLI template, for driver cli
+}
+
+// Roles holds settings for each role; an empty field takes the profile's.
+type Roles struct {
+	Architect RoleSettings `yaml:"architect,omitempty"`
+	Developer RoleSettings `yaml:"developer,omitempty"`
+	Reviewer  RoleSettings `yaml:"reviewer,omitempty"`
+	Evaluator RoleSettings `yaml:"evaluator,omitempty"`
+}
+
+// Provider says where the llm driver finds its model. The API key is read
+// from the environment variable APIKeyEnv names; it is never in the file.
+type Provider struct {
+	Name      string `yaml:"name,omitempty"` // anthropic, openai or ollama
+	BaseURL   string `yaml:"base_url,omitempty"`
+	APIKeyEnv string `yaml:"api_key_env,omitempty"`
+}
+
+// Limits bound the workflow and its sessions. In a file, 0 (or leaving a
+// limit out) takes the default; in an effective profile, MaxTokensPerSession
+// 0 means no limit.
+type Limits struct {
+	MaxTurns                int `yaml:"max_turns,omitempty"`
+	MaxTokensPerSession     int `yaml:"max_tokens_per_session,omitempty"`
+	MaxTaskReviewIterations int `yaml:"max_task_review_iterations,omitempty"`
+	MaxPhaseAttempts        int `yaml:"max_phase_attempts,omitempty"`
+	MaxPlanRevisions        int `yaml:"max_plan_revisions,omitempty"`
+}
+
+// Price is what a model costs, in USD per million tokens.
+type Price struct {
+	Input  float64 `yaml:"input"`
+	Output float64 `yaml:"output"`
+	Cached float64 `yaml:"cached"`
+}
+
+// Profile is one named set of settings. Driver, Model and Agent apply to
+// every role that Roles does not set otherwise.
+type Profile struct {
+	Name     string                       `yaml:"-"`
+	Driver   DriverKind                   `yaml:"driver,omitempty"`
+	Model    string                       `yaml:"model,omitempty"`
+	Agent    string                       `yaml:"agent,omitempty"`
+	Roles    Roles                        `yaml:"roles,omitempty"`
+	Provider Provider                     `yaml:"provider,omitempty"`
+	Limits   Limits                       `yaml:"limits,omitempty"`
+	Prices   map[string]Price             `yaml:"prices,omitempty"`
+	Agents   map[string]agent.CLITemplate `yaml:"agents,omitempty"` // CLI templates; over the built-in claude and codex
+	TDD      *bool                        `yaml:"tdd,omitempty"`    // check that impl tasks depend on test tasks
+}
+
+// Builtin returns the built-in default profile: every role on the script
+// driver, so nothing is needed offline; the default limits; list prices of
+// a few models (override them in a profile); the built-in CLI templates;
+// and the TDD check on.
+func Builtin() Profile {
+	tdd := true
+	return Profile{
+		Name:   DefaultProfile,
+		Driver: DriverScript,
+		Limits: Limits{
+			MaxTurns:                DefaultMaxTurns,
+			MaxTaskReviewIterations: DefaultMaxTaskReviewIterations,
+			MaxPhaseAttempts:        DefaultMaxPhaseAttempts,
+			MaxPlanRevisions:        DefaultMaxPlanRevisions,
+		},
+		Prices: map[string]Price{
+			"claude-opus-4-1":   {Input: 15, Output: 75, Cached: 1.5},
+			"claude-sonnet-4-5": {Input: 3, Output: 15, Cached: 0.3},
+			"claude-haiku-4-5":  {Input: 1, Output: 5, Cached: 0.1},
+			"gpt-5":             {Input: 1.25, Output: 10, Cached: 0.125},
+		},
+		Agents: agent.BuiltinCLITemplates(),
+		TDD:    &tdd,
+	}
+}
+
+// Role returns the settings role r runs with: its own, with the profile's
+// driver, model and agent where it has none.
+func (p Profile) Role(r agent.Role) RoleSettings {
+	var rs RoleSettings
+	switch r {
+	case agent.RoleArchitect:
+		rs = p.Roles.Architect
+	case agent.RoleDeveloper:
+		rs = p.Roles.Developer
+	case agent.RoleReviewer:
+		rs = p.Roles.Reviewer
+	case agent.RoleEvaluator:
+		rs = p.Roles.Evaluator
+	}
+	return mergeRole(RoleSettings{Driver: p.Driver, Model: p.Model, Agent: p.Agent}, rs)
+}
+
+// Template returns the CLI template named name.
+func (p Profile) Template(name string) (agent.CLITemplate, bool) {
+	t, ok := p.Agents[name]
+	return t.Clone(), ok
+}
+
+// Cost prices u at model's rates; a model without a price costs 0. It
+// suits agent.CLIOptions.Cost.
+func (p Profile) Cost(model string, u agent.Usage) float64 {
+	pr, ok := p.Prices[model]
+	if !ok {
+		return 0
+	}
+	return (float64(u.InputTokens)*pr.Input + float64(u.OutputTokens)*pr.Output + float64(u.CachedTokens)*pr.Cached) / 1e6
+}
+
+// TDDCheck reports whether the TDD check is on (it is unless a profile
+// turns it off).
+func (p Profile) TDDCheck() bool { return p.TDD == nil || *p.TDD }
+
+// merge returns over laid on base: every field over sets replaces base's,
+// maps merge by key, and CLI templates merge field by field (env by key).
+// Neither argument is changed.
+func merge(base, over Profile) Profile {
+	out := base.clone()
+	out.Name = over.Name
+	r := mergeRole(RoleSettings{Driver: base.Driver, Model: base.Model, Agent: base.Agent},
+		RoleSettings{Driver: over.Driver, Model: over.Model, Agent: over.Agent})
+	out.Driver, out.Model, out.Agent = r.Driver, r.Model, r.Agent
+	out.Roles = Roles{
+		Architect: mergeRole(base.Roles.Architect, over.Roles.Architect),
+		Developer: mergeRole(base.Roles.Developer, over.Roles.Developer),
+		Reviewer:  mergeRole(base.Roles.Reviewer, over.Roles.Reviewer),
+		Evaluator: mergeRole(base.Roles.Evaluator, over.Roles.Evaluator),
+	}
+	out.Provider = Provider{
+		Name:      or(over.Provider.Name, base.Provider.Name),
+		BaseURL:   or(over.Provider.BaseURL, base.Provider.BaseURL),
+		APIKeyEnv: or(over.Provider.APIKeyEnv, base.Provider.APIKeyEnv),
+	}
+	out.Limits = Limits{
+		MaxTurns:                or(over.Limits.MaxTurns, base.Limits.MaxTurns),
+		MaxTokensPerSession:     or(over.Limits.MaxTokensPerSession, base.Limits.MaxTokensPerSession),
+		MaxTaskReviewIterations: or(over.Limits.MaxTaskReviewIterations, base.Limits.MaxTaskReviewIterations),
+		MaxPhaseAttempts:        or(over.Limits.MaxPhaseAttempts, base.Limits.MaxPhaseAttempts),
+		MaxPlanRevisions:        or(over.Limits.MaxPlanRevisions, base.Limits.MaxPlanRevisions),
+	}
+	for m, pr := range over.Prices {
+		if out.Prices == nil {
+			out.Prices = map[string]Price{}
+		}
+		out.Prices[m] = pr
+	}
+	for name, t := range over.Agents {
+		if out.Agents == nil {
+			out.Agents = map[string]agent.CLITemplate{}
+		}
+		out.Agents[name] = mergeTemplate(out.Agents[name], t)
+	}
+	if over.TDD != nil {
+		v := *over.TDD
+		out.TDD = &v
+	}
+	return out
+}
+
+// resolveRoles fills every role's settings from the profile's.
+func (p Profile) resolveRoles() Profile {
+	p.Roles = Roles{
+		Architect: p.Role(agent.RoleArchitect),
+		Developer: p.Role(agent.RoleDeveloper),
+		Reviewer:  p.Role(agent.RoleReviewer),
+		Evaluator: p.Role(agent.RoleEvaluator),
+	}
+	return p
+}
+
+func mergeRole(base, over RoleSettings) RoleSettings {
+	return RoleSettings{Driver: or(over.Driver, base.Driver), Model: or(over.Model, base.Model), Agent: or(over.Agent, base.Agent)}
+}
+
+func mergeTemplate(base, over agent.CLITemplate) agent.CLITemplate {
+	out := base.Clone()
+	if over.Command != nil {
+		out.Command = slices.Clone(over.Command)
+	}
+	if over.ResumeCommand != nil {
+		out.ResumeCommand = slices.Clone(over.ResumeCommand)
+	}
+	if over.PassEnv != nil {
+		out.PassEnv = slices.Clone(over.PassEnv)
+	}
+	for k, v := range over.Env {
+		if out.Env == nil {
+			out.Env = map[string]string{}
+		}
+		out.Env[k] = v
+	}
+	out.Prompt = or(over.Prompt, out.Prompt)
+	out.Output = or(over.Output, out.Output)
+	return out
+}
+
+// clone returns a deep copy of p.
+func (p Profile) clone() Profile {
+	p.Prices = maps.Clone(p.Prices)
+	if p.Agents != nil {
+		agents := make(map[string]agent.CLITemplate, len(p.Agents))
+		for k, t := range p.Agents {
+			agents[k] = t.Clone()
+		}
+		p.Agents = agents
+	}
+	if p.TDD != nil {
+		v := *p.TDD
+		p.TDD = &v
+	}
+	return p
+}
+
+// or returns a unless it is the zero value, else b.
+func or[T comparable](a, b T) T {
+	var zero T
+	if a != zero {
+		return a
+	}
+	return b
+}
+
+// CLIOptions returns the options of an agent.CLIDriver for role r: the
+// role's template and model, the profile's turn limit and prices. The
+// caller adds what the environment gives (Environ, Env, Timeout). It is an
+// error when the role does not use driver cli or names no known template.
+func (p Profile) CLIOptions(r agent.Role) (agent.CLIOptions, error) {
+	rs := p.Role(r)
+	if rs.Driver != DriverCLI {
+		return agent.CLIOptions{}, fmt.Errorf("config: profile %s: the %s uses driver %q, not cli", p.Name, r, rs.Driver)
+	}
+	t, ok := p.Template(rs.Agent)
+	if !ok {
+		return agent.CLIOptions{}, fmt.Errorf("config: profile %s: the %s uses agent %q, which is not defined", p.Name, r, rs.Agent)
+	}
+	return agent.CLIOptions{Template: t, Model: rs.Model, MaxTurns: p.Limits.MaxTurns, Cost: p.Cost}, nil
+}
