@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/gaffer-dev/gaffer/control"
@@ -44,7 +45,8 @@ func (a *app) withOps(cmds []*ucli.Command) []*ucli.Command {
 func (a *app) inOwner() bool { return a.io.ops != nil && a.io.ops.shared != nil }
 
 // remoteRead runs a read-only command in the store's holder when one
-// answers, and here otherwise.
+// answers, and here otherwise. A holder that is just stopping (its socket
+// gone, its store not yet closed) is waited for, briefly.
 func (a *app) remoteRead(local ucli.ActionFunc) ucli.ActionFunc {
 	return func(c *ucli.Context) error {
 		if a.inOwner() {
@@ -54,29 +56,54 @@ func (a *app) remoteRead(local ucli.ActionFunc) ucli.ActionFunc {
 		if err != nil {
 			return err
 		}
-		var res execResult
-		err = cl.Call(c.Context, opExec, execArgs{Argv: argvOf(c)}, &res)
-		if err != nil {
-			var re *control.RemoteError
-			if errors.As(err, &re) {
-				return remoteError(err)
+		deadline := time.Now().Add(lockedRetry)
+		for {
+			done, err := a.tryRemote(c, cl)
+			if done {
+				return err
 			}
-			// Nobody holds the store (or the holder just went away): open it here.
-			return local(c)
+			err = local(c)
+			var ee *ExitError
+			if !errors.As(err, &ee) || ee.Code != ExitLocked || time.Now().After(deadline) {
+				return err
+			}
+			select {
+			case <-c.Context.Done():
+				return err
+			case <-time.After(50 * time.Millisecond):
+			}
 		}
-		io.WriteString(a.io.Out, res.Stdout)
-		if res.Exit != ExitOK {
-			// The holder's Report already wrote the message.
-			io.WriteString(a.io.Err, res.Stderr)
-			return &ExitError{Code: res.Exit, Err: errReported}
-		}
-		io.WriteString(a.io.Err, res.Stderr)
-		return nil
 	}
 }
 
-// errReported is the cause of an exit whose message was already written.
-var errReported = errors.New("reported by the process that holds the store")
+// lockedRetry is how long a read-only command waits for a store whose
+// holder does not answer on the socket.
+const lockedRetry = 5 * time.Second
+
+// tryRemote runs c in the store's holder; done is false when nobody answers.
+func (a *app) tryRemote(c *ucli.Context, cl *control.Client) (done bool, err error) {
+	var res execResult
+	err = cl.Call(c.Context, opExec, execArgs{Argv: argvOf(c)}, &res)
+	if err != nil {
+		var re *control.RemoteError
+		if errors.As(err, &re) {
+			return true, remoteError(err)
+		}
+		// Nobody holds the store (or the holder just went away).
+		return false, nil
+	}
+	io.WriteString(a.io.Out, res.Stdout)
+	if res.Exit != ExitOK {
+		// The holder's Report wrote the message; main reports it again here.
+		msg := strings.TrimPrefix(strings.TrimSpace(res.Stderr), "gaffer: ")
+		if msg == "" {
+			msg = fmt.Sprintf("%s failed in the process that holds the store", c.Command.Name)
+		}
+		return true, &ExitError{Code: res.Exit, Err: errors.New(msg)}
+	}
+	io.WriteString(a.io.Err, res.Stderr)
+	return true, nil
+}
 
 // answerArgs is the approval answer sent to the store's holder.
 type answerArgs struct {

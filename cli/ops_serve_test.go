@@ -204,6 +204,19 @@ func TestServeSubmitApproveThroughSocket(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "approved") {
 		t.Fatalf("approve: exit %d\n%s", code, out)
 	}
+	// status --watch --json follows the run to its end through the socket.
+	watch, code := gafferCmd(t, bin, "--repo", dir, "status", runID, "--watch", "--json", "--interval", "50ms")
+	if code != 0 {
+		t.Fatalf("status --watch: exit %d\n%s", code, watch)
+	}
+	lines := strings.Split(strings.TrimSpace(watch), "\n")
+	var last WatchView
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
+		t.Fatalf("watch output: %v\n%s", err, watch)
+	}
+	if last.Status != "completed" || len(last.Phases) == 0 || last.Phases[0].Attempt < 1 || last.Phases[0].Tasks[0].Title == "" {
+		t.Fatalf("last watch view = %+v", last)
+	}
 	v := waitStatus(t, bin, dir, runID, "completed", s)
 	if len(v.Phases) == 0 {
 		t.Fatalf("no phases: %+v", v)

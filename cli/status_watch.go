@@ -193,19 +193,28 @@ func parsePhaseStatus(s string) (state.PhaseStatus, error) {
 // watchOr runs `status --watch` when asked, and next otherwise.
 func (a *app) watchOr(next ucli.ActionFunc) ucli.ActionFunc {
 	return func(c *ucli.Context) error {
-		if !c.Bool("watch") || a.inOwner() {
+		if a.inOwner() {
 			return next(c)
 		}
+		// Flags may follow RUN (`status RUN --watch`), where urfave/cli
+		// leaves them in the arguments.
 		args, err := parseArgs(c, "json", "watch", "w")
 		if err != nil {
 			return err
 		}
+		if !c.Bool("watch") && !args.Bool("watch") && !args.Bool("w") {
+			return next(c)
+		}
 		interval := c.Duration("interval")
+		if v := args.String("interval"); v != "" {
+			if interval, err = time.ParseDuration(v); err != nil {
+				return usageErrorf("--interval %q: %v", v, err)
+			}
+		}
 		if interval <= 0 {
 			interval = time.Second
 		}
-		asJSON := c.Bool("json") || args.Bool("json")
-		return a.watch(c, args.run, interval, asJSON)
+		return a.watch(c, args.run, interval, c.Bool("json") || args.Bool("json"))
 	}
 }
 
