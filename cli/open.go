@@ -68,7 +68,7 @@ func openEnv(c *ucli.Context, io IO) (*env, error) {
 		store.Close()
 		return nil, err
 	}
-	e.runner, err = gr.Compile(graph.WithStore(store), graph.WithDurability(graph.Sync))
+	e.runner, err = gr.Compile(graph.WithStore(io.ops.instrument(c, store)), graph.WithDurability(graph.Sync))
 	if err != nil {
 		store.Close()
 		return nil, err

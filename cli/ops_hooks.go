@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/control"
 	"github.com/gaffer-dev/gaffer/metrics"
 	"github.com/gaffer-dev/gaffer/workspace"
@@ -37,6 +38,39 @@ type opsHooks struct {
 	shared *env
 	// serving is set by `gaffer serve`, which starts its own socket.
 	serving bool
+
+	metricsOnce sync.Once
+	reg         *prometheus.Registry
+	m           *metrics.Metrics
+	metricsErr  error
+}
+
+// metrics returns the process's registry and collectors, made once.
+func (h *opsHooks) metrics() (*prometheus.Registry, *metrics.Metrics, error) {
+	h.metricsOnce.Do(func() {
+		h.reg = prometheus.NewRegistry()
+		h.m, h.metricsErr = newProcessMetrics(h.reg)
+	})
+	return h.reg, h.m, h.metricsErr
+}
+
+// wantsMetrics reports whether command c serves metrics: serve always, run
+// with --metrics-addr.
+func (h *opsHooks) wantsMetrics(c *ucli.Context) bool {
+	return h != nil && h.shared == nil && (h.serving || flagString(c, metricsAddrFlag) != "")
+}
+
+// instrument wraps the store so that checkpoint writes are timed into the
+// metrics, when c serves them.
+func (h *opsHooks) instrument(c *ucli.Context, s checkpoint.Store) checkpoint.Store {
+	if !h.wantsMetrics(c) {
+		return s
+	}
+	_, m, err := h.metrics()
+	if err != nil {
+		return s
+	}
+	return metrics.InstrumentStore(s, m)
 }
 
 // MetricsAddrFlag is the flag that serves /metrics, /healthz and /readyz
@@ -74,8 +108,7 @@ func (h *opsHooks) opened(c *ucli.Context, e *env) error {
 		go func() { defer wg.Done(); _ = srv.Serve(ctx) }()
 	}
 	if addr := flagString(c, metricsAddrFlag); addr != "" {
-		reg := prometheus.NewRegistry()
-		m, err := newProcessMetrics(reg)
+		reg, m, err := h.metrics()
 		if err != nil {
 			return err
 		}

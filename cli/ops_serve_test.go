@@ -230,6 +230,9 @@ func TestServeSubmitApproveThroughSocket(t *testing.T) {
 	if !strings.Contains(body, want) {
 		t.Errorf("/metrics lacks %s:\n%s", want, grepLines(body, "gaffer_phase"))
 	}
+	if m := regexp.MustCompile(`(?m)^gaffer_checkpoint_write_seconds_count (\d+)`).FindStringSubmatch(body); m == nil || m[1] == "0" {
+		t.Errorf("checkpoint writes were not timed:\n%s", grepLines(body, "gaffer_checkpoint"))
+	}
 	if code := s.stop(syscall.SIGTERM); code != 0 {
 		t.Fatalf("serve exit %d after SIGTERM\n%s", code, s.output())
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/serve"
 	"github.com/gaffer-dev/gaffer/state"
-	"github.com/prometheus/client_golang/prometheus"
 	ucli "github.com/urfave/cli/v2"
 )
 
@@ -73,8 +72,7 @@ func Serve(c *ucli.Context, io IO, o ServeOptions) error {
 	}
 	defer e.Close()
 
-	reg := prometheus.NewRegistry()
-	m, err := newProcessMetrics(reg)
+	reg, m, err := h.metrics()
 	if err != nil {
 		return err
 	}
