@@ -20,8 +20,11 @@ func (a *app) withOps(cmds []*ucli.Command) []*ucli.Command {
 	for _, c := range cmds {
 		switch c.Name {
 		case "run":
-			c.Flags = append(c.Flags, &ucli.StringFlag{Name: metricsAddrFlag, EnvVars: []string{"GAFFER_METRICS_ADDR"},
-				Usage: "serve /metrics, /healthz and /readyz on this address (127.0.0.1 unless it names a host)"})
+			c.Flags = append(c.Flags,
+				&ucli.StringFlag{Name: metricsAddrFlag, EnvVars: []string{"GAFFER_METRICS_ADDR"},
+					Usage: "serve /metrics, /healthz and /readyz on this address (127.0.0.1 unless it names a host)"},
+				&ucli.BoolFlag{Name: "detach", Usage: "queue the run in the `gaffer serve` that holds the store (as submit) and return"})
+			c.Action = a.runOps(c.Action)
 		case "status":
 			c.Flags = append(c.Flags,
 				&ucli.BoolFlag{Name: "watch", Aliases: []string{"w"}, Usage: "redraw the phase tree until the run stops (Ctrl-C to leave)"},
@@ -103,6 +106,33 @@ func (a *app) tryRemote(c *ucli.Context, cl *control.Client) (done bool, err err
 	}
 	io.WriteString(a.io.Err, res.Stderr)
 	return true, nil
+}
+
+// runOps adds --detach to run, and names serve when it holds the store.
+func (a *app) runOps(local ucli.ActionFunc) ucli.ActionFunc {
+	return func(c *ucli.Context) error {
+		if c.Bool("detach") {
+			if c.IsSet(metricsAddrFlag) {
+				return usageErrorf("--detach and --%s: the serve process serves the metrics", metricsAddrFlag)
+			}
+			return Submit(c, a.io, RunOptions{
+				PlanFile: c.String("plan"), Goal: c.String("goal"), Driver: c.String("driver"), Script: c.String("script"),
+				AutoApprove: c.Bool("auto-approve"), AllowDirty: c.Bool("allow-dirty"), Pace: c.Duration("pace"),
+				TrackerID: c.String("tracker-id"), RunID: c.String("run-id"),
+			})
+		}
+		err := local(c)
+		var ee *ExitError
+		if errors.As(err, &ee) && ee.Code == ExitLocked {
+			if cl, cerr := controlClient(c); cerr == nil {
+				if info, perr := cl.Ping(c.Context); perr == nil && info.Kind == "serve" {
+					return exitf(ExitLocked, "gaffer serve (pid %d) holds the store %s; queue the run there with "+
+						"`gaffer run --detach` or `gaffer submit` (same flags)", info.PID, info.Store)
+				}
+			}
+		}
+		return err
+	}
 }
 
 // answerArgs is the approval answer sent to the store's holder.

@@ -250,3 +250,57 @@ func grepLines(s, substr string) string {
 	}
 	return b.String()
 }
+
+func TestRunDetachAndRunMetrics(t *testing.T) {
+	bin := gafferBinary(t)
+	dir, _, script := demoRepo(t)
+	goal := planTitle(demo.Plan, "plan.md")
+
+	// Without serve, --detach says how to start one.
+	out, code := gafferCmd(t, bin, "--repo", dir, "run", "--detach", "--goal", goal, "--script", script)
+	if code != ExitPrecondition || !strings.Contains(out, "gaffer serve") {
+		t.Fatalf("run --detach without serve: exit %d\n%s", code, out)
+	}
+
+	// run --metrics-addr serves the run's metrics while it runs.
+	p := startProc(t, bin, []string{"--repo", dir, "run", "--goal", goal, "--script", script, "--run-id", "r-20260101-metric",
+		"--auto-approve", "--pace", "20ms", "--metrics-addr", "127.0.0.1:0"}, "")
+	re := regexp.MustCompile(`metrics on http://([0-9.:]+)/metrics`)
+	var addr string
+	for deadline := time.Now().Add(60 * time.Second); addr == ""; time.Sleep(5 * time.Millisecond) {
+		p.mu.Lock()
+		if m := re.FindStringSubmatch(p.out.String()); m != nil {
+			addr = m[1]
+		}
+		p.mu.Unlock()
+		if time.Now().After(deadline) {
+			t.Fatal("run did not print its metrics address")
+		}
+	}
+	if !strings.HasPrefix(addr, "127.0.0.1:") {
+		t.Fatalf("metrics on %s, want loopback", addr)
+	}
+	body := scrape(t, addr)
+	if !strings.Contains(body, "gaffer_node_transitions_total") && !strings.Contains(body, "gaffer_phase_outcomes_total") {
+		t.Fatalf("/metrics of run:\n%s", body)
+	}
+	if out, code := p.wait(); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+
+	// While serve holds the store, run points at --detach, and --detach queues.
+	s := startServe(t, bin, dir)
+	out, code = gafferCmd(t, bin, "--repo", dir, "run", "--goal", goal, "--script", script, "--allow-dirty")
+	if code != ExitLocked || !strings.Contains(out, "--detach") {
+		t.Fatalf("run while serve holds the store: exit %d\n%s", code, out)
+	}
+	out, code = gafferCmd(t, bin, "--repo", dir, "run", "--detach", "--goal", goal, "--script", script,
+		"--run-id", "r-20260101-detach", "--auto-approve")
+	if code != 0 || !strings.Contains(out, "queued") {
+		t.Fatalf("run --detach: exit %d\n%s", code, out)
+	}
+	waitStatus(t, bin, dir, "r-20260101-detach", "completed", s)
+	if code := s.stop(syscall.SIGTERM); code != 0 {
+		t.Fatalf("serve exit %d\n%s", code, s.output())
+	}
+}
