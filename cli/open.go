@@ -61,6 +61,14 @@ func openEnv(c *ucli.Context, io IO) (*env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
+	// With the store's lock held no other gaffer process works on this
+	// repository's runs: git locks a killed one left can go.
+	if removed, err := nodes.RecoverGitLocks(repo.Root()); err != nil {
+		store.Close()
+		return nil, err
+	} else if len(removed) > 0 {
+		fmt.Fprintf(io.Err, "gaffer: removed git lock files left by a killed gaffer process: %s\n", strings.Join(removed, ", "))
+	}
 	e := &env{io: io, repo: repo, repoArg: g.Repo, storeDir: dir, store: store, log: g.Logger(io.Err)}
 	gr, err := nodes.Build(nodes.Config{Repo: repo, Drivers: driverFactory(io.Out), Clock: time.Now, Logger: e.log,
 		AfterCommit: afterCommitHook(io)})

@@ -74,6 +74,15 @@
 //     clean — and halts the run. A reset is idempotent, so a crash during
 //     or after it is put right by running review again.
 //
+// Two kinds of debris a SIGKILL can leave are cleared on the way: the
+// temporary files of an execution-directory write cut short (removed
+// before the directory is written again, since resets keep that
+// directory), and git's lock files of a commit or reset cut short. Around
+// each commit and reset a marker in the git directory names the gaffer
+// pid; RecoverGitLocks (the CLI calls it once it holds the store's lock)
+// removes the index and ref locks made since the marker when that pid is
+// dead, and leaves every other lock alone.
+//
 // # The execution directory
 //
 // docs/gaffer/<date>-<tracker-id>-<slug>/ (fixed in the state at start)

@@ -3,7 +3,10 @@ package nodes
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -157,8 +160,37 @@ func (w *workflow) write(rel, content string) error {
 	return nil
 }
 
+// tempMarker is in the names of workspace.WriteFileAtomic's temporary
+// files (".NAME.gaffer-tmp-RANDOM").
+const tempMarker = ".gaffer-tmp-"
+
+// cleanTemps removes the temporary files a killed process left in the
+// execution directory: ResetTo keeps that directory, so nobody else would.
+func (w *workflow) cleanTemps(s state.ExecutionState) error {
+	root := filepath.Join(w.cfg.Repo.Root(), filepath.FromSlash(s.Run.ExecDir))
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if n := d.Name(); !d.IsDir() && strings.HasPrefix(n, ".") && strings.Contains(n, tempMarker) {
+			return os.Remove(p)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("nodes: clean %s: %w", s.Run.ExecDir, err)
+	}
+	return nil
+}
+
 // writeRecord writes plan.md and execution-state.json for s.
 func (w *workflow) writeRecord(s state.ExecutionState) error {
+	if err := w.cleanTemps(s); err != nil {
+		return err
+	}
 	if err := w.write(planPath(s), s.Plan.Markdown); err != nil {
 		return err
 	}

@@ -63,6 +63,9 @@ func (w *workflow) phase(ctx context.Context, s state.ExecutionState) (state.Exe
 			return s, err
 		}
 	}
+	if err := w.cleanTemps(s); err != nil {
+		return s, err
+	}
 	if err := w.write(planPath(s), s.Plan.Markdown); err != nil {
 		return s, err
 	}
@@ -139,7 +142,7 @@ func (w *workflow) ensureAtPreCommit(ctx context.Context, s state.ExecutionState
 			return nil
 		}
 	}
-	if err := w.cfg.Repo.ResetTo(ctx, ps.PreCommit, keepList(s, ps)); err != nil {
+	if err := w.gitOp(func() error { return w.cfg.Repo.ResetTo(ctx, ps.PreCommit, keepList(s, ps)) }); err != nil {
 		return fmt.Errorf("nodes: phase %d: reset to %s: %w", ps.Index+1, short(ps.PreCommit), err)
 	}
 	return nil
@@ -235,7 +238,11 @@ func (w *workflow) commit(ctx context.Context, subject string, trailers []worksp
 	if len(log) > 0 {
 		when = log[0].When.Add(time.Second)
 	}
-	h, err := w.cfg.Repo.Commit(ctx, subject, trailers, workspace.CommitOptions{When: when, Exclude: exclude, AllowEmpty: true})
+	var h string
+	err = w.gitOp(func() (err error) {
+		h, err = w.cfg.Repo.Commit(ctx, subject, trailers, workspace.CommitOptions{When: when, Exclude: exclude, AllowEmpty: true})
+		return err
+	})
 	if err != nil {
 		return "", fmt.Errorf("nodes: commit %q: %w", subject, err)
 	}

@@ -399,3 +399,26 @@ evaluator:
 		t.Fatalf("retry prompt:\n%s", p)
 	}
 }
+
+func TestLeftoverTempFilesInTheExecDirAreRemoved(t *testing.T) {
+	h := newHarness(t, retryScript)
+	h.store.fail = func(cp checkpoint.Checkpoint) bool { return slices.Equal(cp.Ran, []string{NodeNextTask}) }
+	if _, err := h.start(twoPhasePlan, state.RunConfig{AutoApprove: true}); err == nil {
+		t.Fatal("want the injected crash")
+	}
+	snap, err := h.runner.State(context.Background(), "r-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A process killed inside WriteFileAtomic leaves such a file behind.
+	tmp := filepath.Join(h.dir, filepath.FromSlash(snap.State.Run.ExecDir), "phase-1", ".summary.md"+tempMarker+"x1")
+	if err := os.MkdirAll(filepath.Dir(tmp), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Dir(tmp), filepath.Base(tmp), "half")
+	res, err := h.runner.Resume(context.Background(), "r-1")
+	mustDone(t, res, err, state.RunCompleted)
+	if got := h.git("status", "--porcelain", "--untracked-files=all"); got != "?? notes.txt" {
+		t.Fatalf("git status:\n%s", got)
+	}
+}
