@@ -112,6 +112,9 @@ func (h *opsHooks) opened(c *ucli.Context, e *env) error {
 		if err != nil {
 			return err
 		}
+		if counts, err := statusCounts(c.Context, e); err == nil {
+			m.SetRuns(counts)
+		}
 		unsub := e.runner.Subscribe(m.Observe)
 		e.closers = append(e.closers, unsub)
 		ln, err := metrics.Listen(addr)

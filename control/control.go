@@ -3,6 +3,8 @@ package control
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,9 +28,25 @@ const maxMessage = 16 << 20
 const OpPing = "ping"
 
 // SocketPath returns the control socket of the store directory store:
-// "<store>.sock", beside the Badger directory rather than inside it.
+// "<store>.sock", beside the Badger directory rather than inside it. When
+// that path is too long for a unix socket, it is a name derived from the
+// store's absolute path in $XDG_RUNTIME_DIR (or the temporary directory):
+// every process computes the same one.
 func SocketPath(store string) string {
-	return filepath.Clean(store) + ".sock"
+	p := filepath.Clean(store) + ".sock"
+	if len(p) <= MaxPathLen {
+		return p
+	}
+	abs, err := filepath.Abs(store)
+	if err != nil {
+		abs = store
+	}
+	sum := sha256.Sum256([]byte(filepath.Clean(abs)))
+	dir := os.Getenv("XDG_RUNTIME_DIR")
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	return filepath.Join(dir, "gaffer-"+hex.EncodeToString(sum[:10])+".sock")
 }
 
 // Request is one call on the socket.

@@ -306,3 +306,19 @@ func TestMalformedRequest(t *testing.T) {
 		t.Fatalf("response = %+v", resp)
 	}
 }
+
+func TestSocketPathOfADeepStore(t *testing.T) {
+	deep := filepath.Join(shortDir(t), strings.Repeat("d", 60), strings.Repeat("e", 60), ".git", "gaffer")
+	p := SocketPath(deep)
+	if len(p) > MaxPathLen || strings.HasPrefix(p, deep) {
+		t.Fatalf("SocketPath(deep) = %s", p)
+	}
+	if p != SocketPath(deep+"/") {
+		t.Fatalf("SocketPath is not stable: %s vs %s", p, SocketPath(deep+"/"))
+	}
+	_, stop := startServer(t, p, testMux())
+	defer stop()
+	if _, err := NewClient(deep).Ping(context.Background()); err != nil {
+		t.Fatalf("ping through the derived path: %v", err)
+	}
+}

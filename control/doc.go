@@ -3,7 +3,9 @@
 //
 // Badger lets one process open a store. That process (a `gaffer run` or
 // `gaffer serve`) listens on a unix socket beside the store — SocketPath
-// gives <store>.sock, outside the Badger directory — and every other command
+// gives <store>.sock, outside the Badger directory, or a name derived from
+// the store's path in $XDG_RUNTIME_DIR when that is too long for a unix
+// socket — and every other command
 // (status, list, history, approve, reject, cancel, submit) calls it when it
 // is there and opens the store itself when it is not (ErrNoServer).
 //
