@@ -156,12 +156,14 @@ func (c *Config) validate() error {
 type Server struct {
 	cfg  Config
 	ln   *net.UnixListener
+	fi   os.FileInfo // the socket file, to remove only our own on Close
 	wg   sync.WaitGroup
 	once sync.Once
 }
 
 // Listen removes a stale socket at cfg.Path (one nobody answers on), binds
-// a new one with mode 0600 and returns the server, ready to Serve. Call it
+// a new one with mode 0600 (see bindPrivate) and returns the server, ready
+// to Serve. Call it
 // only while holding the store, so that no other process races for the path.
 func Listen(cfg Config) (*Server, error) {
 	if err := cfg.validate(); err != nil {
@@ -170,17 +172,49 @@ func Listen(cfg Config) (*Server, error) {
 	if _, err := RemoveStale(cfg.Path); err != nil {
 		return nil, err
 	}
-	addr := &net.UnixAddr{Name: cfg.Path, Net: "unix"}
-	ln, err := net.ListenUnix("unix", addr)
+	ln, fi, err := bindPrivate(cfg.Path)
 	if err != nil {
-		return nil, fmt.Errorf("control: listen on %s: %w", cfg.Path, err)
+		return nil, err
 	}
-	if err := os.Chmod(cfg.Path, 0o600); err != nil {
+	return &Server{cfg: cfg, ln: ln, fi: fi}, nil
+}
+
+// bindPrivate binds a unix socket at path that is never reachable by
+// others, not even for a moment: it binds in a fresh 0700 directory beside
+// path, sets the socket's mode to 0600, then renames it into place.
+func bindPrivate(path string) (*net.UnixListener, os.FileInfo, error) {
+	tmp, err := os.MkdirTemp(filepath.Dir(path), ".gaffer-sock-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("control: listen on %s: %w", path, err)
+	}
+	defer os.RemoveAll(tmp)
+	inner := filepath.Join(tmp, "s")
+	if len(inner) > MaxPathLen {
+		// No room for the detour: bind in place, then restrict the mode.
+		inner = path
+	}
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: inner, Net: "unix"})
+	if err != nil {
+		return nil, nil, fmt.Errorf("control: listen on %s: %w", path, err)
+	}
+	ln.SetUnlinkOnClose(false) // the name moves; Close removes the final one
+	fail := func(err error) (*net.UnixListener, os.FileInfo, error) {
 		ln.Close()
-		return nil, fmt.Errorf("control: chmod %s: %w", cfg.Path, err)
+		return nil, nil, err
 	}
-	ln.SetUnlinkOnClose(true)
-	return &Server{cfg: cfg, ln: ln}, nil
+	if err := os.Chmod(inner, 0o600); err != nil {
+		return fail(fmt.Errorf("control: chmod socket: %w", err))
+	}
+	if inner != path {
+		if err := os.Rename(inner, path); err != nil {
+			return fail(fmt.Errorf("control: listen on %s: %w", path, err))
+		}
+	}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return fail(fmt.Errorf("control: listen on %s: %w", path, err))
+	}
+	return ln, fi, nil
 }
 
 // Path returns the socket path.
@@ -219,6 +253,9 @@ func (s *Server) Serve(ctx context.Context) error {
 func (s *Server) Close() error {
 	var err error
 	s.once.Do(func() {
+		if cur, serr := os.Lstat(s.cfg.Path); serr == nil && os.SameFile(cur, s.fi) {
+			_ = os.Remove(s.cfg.Path)
+		}
 		if cerr := s.ln.Close(); cerr != nil && !errors.Is(cerr, net.ErrClosed) {
 			err = fmt.Errorf("control: close: %w", cerr)
 		}

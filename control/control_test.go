@@ -88,6 +88,9 @@ func TestCallRoundTrip(t *testing.T) {
 	if fi.Mode().Perm() != 0o600 {
 		t.Errorf("socket mode = %v, want 0600", fi.Mode().Perm())
 	}
+	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
+		t.Errorf("leftovers beside the socket: %v", entries)
+	}
 	c := &Client{Path: path}
 	var got map[string]string
 	if err := c.Call(context.Background(), "echo", echoArgs{RunID: "r-1"}, &got); err != nil {
@@ -320,5 +323,26 @@ func TestSocketPathOfADeepStore(t *testing.T) {
 	defer stop()
 	if _, err := NewClient(deep).Ping(context.Background()); err != nil {
 		t.Fatalf("ping through the derived path: %v", err)
+	}
+}
+
+func TestListenAtTheLongestPath(t *testing.T) {
+	dir := shortDir(t)
+	path := filepath.Join(dir, strings.Repeat("x", MaxPathLen-len(dir)-1))
+	if len(path) != MaxPathLen {
+		t.Fatalf("path of %d bytes", len(path))
+	}
+	_, stop := startServer(t, path, testMux())
+	defer stop()
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("socket %v, %v; want mode 0600", fi, err)
+	}
+	if _, err := (&Client{Path: path}).Ping(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("leftovers beside the socket: %v", entries)
 	}
 }
