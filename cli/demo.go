@@ -45,16 +45,18 @@ func demoCommand(io IO) *ucli.Command {
 }
 
 // demoFiles is the demo project before the run: a Go module with only doc.go.
-var demoFiles = map[string]string{
-	"go.mod":     "module example.com/calc\n\ngo 1.21\n",
-	"doc.go":     "// Package calc evaluates expressions of the form \"a op b\".\npackage calc\n",
-	".gitignore": "*.test\n",
-	"README.md":  "# calc\n\nA tiny calculator, built phase by phase by gaffer's demo.\n",
+func demoFiles() map[string]string {
+	return map[string]string{
+		"go.mod":     "module example.com/calc\n\ngo 1.21\n",
+		"doc.go":     "// Package calc evaluates expressions of the form \"a op b\".\npackage calc\n",
+		".gitignore": "*.test\n",
+		"README.md":  "# calc\n\nA tiny calculator, built phase by phase by gaffer's demo.\n",
+	}
 }
 
 // demoEpoch is the demo repository's first commit time: fixed, so every
 // demo run makes the same commits.
-var demoEpoch = time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
+func demoEpoch() time.Time { return time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC) }
 
 // Demo creates the demo repository, runs the plan with the script driver
 // (answering the approval itself, visibly), and shows the result.
@@ -157,13 +159,13 @@ func SetupDemo(ctx context.Context, dir string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("demo: %w", err)
 	}
-	for name, content := range demoFiles {
+	for name, content := range demoFiles() {
 		if err := workspace.WriteFileAtomic(filepath.Join(abs, name), []byte(content), 0o644); err != nil {
 			return "", fmt.Errorf("demo: %w", err)
 		}
 	}
 	author := workspace.Signature{Name: "gaffer demo", Email: "demo@gaffer.invalid"}
-	if _, err := repo.Commit(ctx, "calc: an empty Go module", nil, workspace.CommitOptions{Author: author, When: demoEpoch}); err != nil {
+	if _, err := repo.Commit(ctx, "calc: an empty Go module", nil, workspace.CommitOptions{Author: author, When: demoEpoch()}); err != nil {
 		return "", fmt.Errorf("demo: %w", err)
 	}
 	sd := filepath.Join(abs, ".git", "gaffer-demo")

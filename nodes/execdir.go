@@ -34,8 +34,10 @@ func summaryPath(s state.ExecutionState, i int) string {
 }
 
 // feedbackBody renders a rejected review: the comments (an agent's failure
-// in full) and the items sorted by verdict.
-func feedbackBody(ps state.PhaseState) string {
+// in full) and the items to fix; with all, the items deferred or rejected
+// too (review-feedback.md keeps them for the record; the retry prompt
+// does not carry them).
+func feedbackBody(ps state.PhaseState, all bool) string {
 	var b strings.Builder
 	r := ps.Review
 	if r == nil {
@@ -48,6 +50,9 @@ func feedbackBody(ps state.PhaseState) string {
 		v     state.Verdict
 		title string
 	}{{state.VerdictImplement, "To fix now"}, {state.VerdictDefer, "Deferred (out of scope; do not act on it)"}, {state.VerdictReject, "Rejected (do not act on it)"}} {
+		if g.v != state.VerdictImplement && !all {
+			continue
+		}
 		var lines []string
 		for _, it := range r.Items {
 			if it.Verdict == g.v {
@@ -71,7 +76,7 @@ func RenderFeedback(s state.ExecutionState, ps state.PhaseState) string {
 	if s.Plan.Mode == state.ModeTask {
 		what = fmt.Sprintf("Review %d of attempt %d rejected the change; the same session fixes it.", s.Progress.ReviewIteration, ps.Attempt)
 	}
-	return fmt.Sprintf("# Phase %d: review feedback\n\n%s\n\n%s", ps.Index+1, what, feedbackBody(ps))
+	return fmt.Sprintf("# Phase %d: review feedback\n\n%s\n\n%s", ps.Index+1, what, feedbackBody(ps, true))
 }
 
 // RenderSummary is phase-N/summary.md for a committed phase: its tasks,

@@ -21,11 +21,15 @@ You are a developer agent executing one phase of a phased development plan.
 `
 
 // retryFraming varies the framing of a retry so a model does not repeat
-// itself (seed 002's controlled variation).
-var retryFraming = [...]string{
-	"The previous approach failed. A different strategy is needed.",
-	"Review the errors carefully before proceeding differently.",
-	"The prior attempt had issues. Consider an alternative approach.",
+// itself (seed 002's controlled variation): retry n (0 for the first
+// retry) gets framing n modulo 3.
+func retryFraming(n int) string {
+	framings := [...]string{
+		"The previous approach failed. A different strategy is needed.",
+		"Review the errors carefully before proceeding differently.",
+		"The prior attempt had issues. Consider an alternative approach.",
+	}
+	return framings[((n%len(framings))+len(framings))%len(framings)]
 }
 
 // PhasePrompt builds the developer's prompt for the current phase: the
@@ -78,12 +82,12 @@ func retryContext(s state.ExecutionState, ps state.PhaseState) string {
 	if s.Plan.Mode == state.ModeTask {
 		it := s.Progress.ReviewIteration + 1
 		fmt.Fprintf(&b, "## Review iteration %d\n\nYour last change was reviewed and rejected. %s\n", it,
-			retryFraming[(it-2+len(retryFraming))%len(retryFraming)])
+			retryFraming(it-2))
 	} else {
 		fmt.Fprintf(&b, "## Retry attempt %d\n\nThe previous attempt was reset to the pre-phase commit. %s\n", ps.Attempt,
-			retryFraming[(ps.Attempt-2+len(retryFraming))%len(retryFraming)])
+			retryFraming(ps.Attempt-2))
 	}
-	fmt.Fprintf(&b, "\n### Previous attempt's errors and review\n\n%s\n", feedbackBody(ps))
+	fmt.Fprintf(&b, "\n### Previous attempt's errors and review\n\n%s\n", feedbackBody(ps, false))
 	fmt.Fprintf(&b, "Full feedback: `%s`\n", feedbackPath(s, ps.Index))
 	return b.String()
 }

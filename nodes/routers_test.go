@@ -178,7 +178,7 @@ func TestRetryContextKeepsErrorsAndVariesFraming(t *testing.T) {
 	if !strings.Contains(p2, "phase-2/review-feedback.md") {
 		t.Fatalf("no pointer to review-feedback.md:\n%s", p2)
 	}
-	if !strings.Contains(p2, retryFraming[0]) || !strings.Contains(p3, retryFraming[1]) {
+	if !strings.Contains(p2, retryFraming(0)) || !strings.Contains(p3, retryFraming(1)) {
 		t.Fatal("the retry framing does not vary with the attempt")
 	}
 }

@@ -422,3 +422,13 @@ func TestLeftoverTempFilesInTheExecDirAreRemoved(t *testing.T) {
 		t.Fatalf("git status:\n%s", got)
 	}
 }
+
+func TestRetryPromptCarriesOnlyTheItemsToFix(t *testing.T) {
+	h := newHarness(t, retryScript)
+	res, err := h.start(twoPhasePlan, state.RunConfig{AutoApprove: true})
+	mustDone(t, res, err, state.RunCompleted)
+	devs, _ := h.rec.of(agent.RoleDeveloper)
+	if p := devs[2].Prompt; !strings.Contains(p, "write v2") || strings.Contains(p, "rename everything") {
+		t.Fatalf("retry prompt should keep the IMPLEMENT item and drop the DEFER one:\n%s", p)
+	}
+}
