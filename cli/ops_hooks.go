@@ -198,8 +198,15 @@ type runArgs struct {
 	RunID string `json:"run_id"`
 }
 
-// readOnly lists the commands a store holder runs for others in process.
-var readOnlyCommands = map[string]bool{"status": true, "list": true, "history": true}
+// readOnlyCommand reports whether a store holder runs the command for
+// others in process.
+func readOnlyCommand(name string) bool {
+	switch name {
+	case "status", "list", "history":
+		return true
+	}
+	return false
+}
 
 // execHandler runs a read-only command against the owner's store and
 // returns its output.
@@ -209,7 +216,7 @@ func (h *opsHooks) execHandler(owner *env) control.HandlerFunc {
 		if err := json.Unmarshal(args, &a); err != nil || len(a.Argv) == 0 {
 			return nil, exitf(ExitUsage, "exec: want a command line")
 		}
-		if !readOnlyCommands[a.Argv[0]] {
+		if !readOnlyCommand(a.Argv[0]) {
 			return nil, exitf(ExitUsage, "exec: %q cannot run in the process that holds the store", a.Argv[0])
 		}
 		var out, errOut bytes.Buffer

@@ -18,9 +18,11 @@ const (
 	NodeInterrupted = "interrupted" // the attempt stopped on graph.Interrupt
 )
 
-// runStatuses are the workflow run statuses the gaffer_runs gauge always
-// reports, zero or not.
-var runStatuses = []string{"running", "awaiting_approval", "completed", "failed", "halted", "rejected", "cancelled"}
+// runStatuses returns the workflow run statuses the gaffer_runs gauge
+// always reports, zero or not.
+func runStatuses() []string {
+	return []string{"running", "awaiting_approval", "completed", "failed", "halted", "rejected", "cancelled"}
+}
 
 // statusAwaitingApproval is the run status counted by gaffer_pending_approvals.
 const statusAwaitingApproval = "awaiting_approval"
@@ -211,7 +213,7 @@ func (m *Metrics) preset() {
 	for _, s := range []string{"run", "resume"} {
 		m.graphStarted.WithLabelValues(s)
 	}
-	for _, s := range runStatuses {
+	for _, s := range runStatuses() {
 		m.runs.byState.WithLabelValues(s)
 	}
 }
