@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/control"
 	"github.com/gaffer-dev/gaffer/examples/demo"
 )
@@ -24,6 +26,26 @@ func referenceRun(t *testing.T, bin, runID string) (tree, log string) {
 		t.Fatalf("reference run: exit %d\n%s", code, out)
 	}
 	return gitOut(t, dir, "rev-parse", "HEAD^{tree}"), gitOut(t, dir, "log", "--format=%s")
+}
+
+// leaseFree reports whether the run's lease is free, counting every holder
+// as alive: nil when an acquire by another owner succeeds (it is then
+// released), a *checkpoint.LeaseHeldError when it is held.
+func leaseFree(t *testing.T, dir, runID string) error {
+	t.Helper()
+	st, err := checkpoint.OpenBadger(filepath.Join(dir, ".git", "gaffer"), checkpoint.BadgerOptions{
+		ProcessAlive: func(int) bool { return true },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	host, _ := os.Hostname()
+	l, err := st.Acquire(t.Context(), runID, checkpoint.Owner{ID: "lease-check", PID: os.Getpid(), Host: host}, time.Minute)
+	if err != nil {
+		return err
+	}
+	return st.Release(t.Context(), l)
 }
 
 // waitPhaseDone polls until the run has completed at least n phases and
@@ -67,6 +89,12 @@ func TestServeKill9ResumesOnRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-s.done
+	// The killed serve's lease is still in the store (the next process
+	// takes it over because its holder is dead, not because it was freed).
+	var held *checkpoint.LeaseHeldError
+	if err := leaseFree(t, dir, runID); !errors.As(err, &held) {
+		t.Fatalf("lease after kill -9: %v, want it still held", err)
+	}
 	sock := filepath.Join(dir, ".git", "gaffer.sock")
 	if _, err := os.Lstat(sock); err != nil {
 		t.Fatalf("want the killed serve's socket left behind: %v", err)
@@ -116,6 +144,9 @@ func TestServeSIGTERMDrainsAndReleasesTheLease(t *testing.T) {
 	}
 	if !strings.Contains(s.output(), "1 run(s) resume at the next start") {
 		t.Errorf("serve did not keep the drained run:\n%s", s.output())
+	}
+	if err := leaseFree(t, dir, runID); err != nil {
+		t.Fatalf("lease after drain: %v", err)
 	}
 	v, _ := statusOf(t, bin, dir, runID)
 	if v.Status != "running" {
@@ -191,4 +222,41 @@ func TestStatusFromSecondProcessDuringRun(t *testing.T) {
 		t.Fatal("no status call saw the run running")
 	}
 	t.Logf("%d status calls answered while the run held the store", seen)
+}
+
+func TestServeQueueAndCancel(t *testing.T) {
+	bin := gafferBinary(t)
+	dir, _, script := demoRepo(t)
+	s := startServe(t, bin, dir)
+	goal := planTitle(demo.Plan, "plan.md")
+	const a, b = "r-20260101-queuea", "r-20260101-queueb"
+	for _, id := range []string{a, b} {
+		if out, code := gafferCmd(t, bin, "--repo", dir, "submit", "--goal", goal, "--script", script,
+			"--run-id", id, "--auto-approve", "--pace", "200ms"); code != 0 {
+			t.Fatalf("submit %s: exit %d\n%s", id, code, out)
+		}
+	}
+	// One worker: b waits in the queue while a runs.
+	if v, _ := statusOf(t, bin, dir, b); v.Status != statusQueued {
+		t.Fatalf("status of the second run = %q, want queued", v.Status)
+	}
+	out, code := gafferCmd(t, bin, "--repo", dir, "cancel", b)
+	if code != 0 || !strings.Contains(out, "removed from the queue") {
+		t.Fatalf("cancel queued: exit %d\n%s", code, out)
+	}
+	if out, code := gafferCmd(t, bin, "--repo", dir, "status", b); code != ExitPrecondition {
+		t.Fatalf("status of a run cancelled in the queue: exit %d\n%s", code, out)
+	}
+	waitStatus(t, bin, dir, a, "running", s)
+	out, code = gafferCmd(t, bin, "--repo", dir, "cancel", a)
+	if code != 0 || !strings.Contains(out, a) {
+		t.Fatalf("cancel running: exit %d\n%s", code, out)
+	}
+	waitStatus(t, bin, dir, a, "cancelled", s)
+	if code := s.stop(syscall.SIGTERM); code != 0 {
+		t.Fatalf("serve exit %d\n%s", code, s.output())
+	}
+	if strings.Contains(s.output(), "resume at the next start") && !strings.Contains(s.output(), "0 run(s) resume") {
+		t.Errorf("a cancelled run was kept for the next start:\n%s", s.output())
+	}
 }

@@ -67,6 +67,7 @@ func startServe(t *testing.T, bin, dir string, args ...string) *server {
 	t.Helper()
 	s := &server{t: t, done: make(chan struct{})}
 	s.cmd = exec.Command(bin, append([]string{"--repo", dir, "serve", "--metrics-addr", "127.0.0.1:0"}, args...)...)
+	s.cmd.Env = append(os.Environ(), "GAFFER_LOG_FORMAT=json")
 	r, w := io.Pipe()
 	s.cmd.Stdout, s.cmd.Stderr = w, w
 	if err := s.cmd.Start(); err != nil {
@@ -229,6 +230,21 @@ func TestServeSubmitApproveThroughSocket(t *testing.T) {
 	want := fmt.Sprintf(`gaffer_phase_outcomes_total{outcome="completed"} %d`, len(v.Phases))
 	if !strings.Contains(body, want) {
 		t.Errorf("/metrics lacks %s:\n%s", want, grepLines(body, "gaffer_phase"))
+	}
+	// serve logs JSON with run, node and phase attributes.
+	logged := false
+	for _, line := range strings.Split(s.output(), "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) != nil || rec["msg"] != "phase finished" {
+			continue
+		}
+		if rec["run"] != runID || rec["phase"] == nil || rec["node"] != "review" {
+			t.Errorf("phase log record lacks run, phase or node: %s", line)
+		}
+		logged = true
+	}
+	if !logged {
+		t.Errorf("no JSON \"phase finished\" record in serve's log:\n%s", s.output())
 	}
 	if m := regexp.MustCompile(`(?m)^gaffer_checkpoint_write_seconds_count (\d+)`).FindStringSubmatch(body); m == nil || m[1] == "0" {
 		t.Errorf("checkpoint writes were not timed:\n%s", grepLines(body, "gaffer_checkpoint"))

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -82,7 +83,7 @@ func Serve(c *ucli.Context, io IO, o ServeOptions) error {
 		m.SetRuns(counts)
 	}
 
-	x := &serveExec{owner: e, log: log}
+	x := &serveExec{owner: e, hooks: h, log: log}
 	pool, err := serve.New(serve.Config{Workers: o.Workers, Executor: x, Journal: serve.JournalPath(e.storeDir), Logger: log, Gauges: m})
 	if err != nil {
 		return err
@@ -158,8 +159,13 @@ func statusCounts(ctx context.Context, e *env) (map[string]int, error) {
 // functions on a borrowed env of the serve process.
 type serveExec struct {
 	owner *env
+	hooks *opsHooks
 	log   *slog.Logger
 }
+
+// statusQueued is the status status shows for a submitted run that no
+// worker has started yet.
+const statusQueued = "queued"
 
 func (x *serveExec) env() *env {
 	o := x.owner
@@ -221,8 +227,64 @@ func (x *serveExec) Execute(ctx context.Context, job serve.Job) (serve.Outcome, 
 	return serve.OutcomeDone, err
 }
 
-// handle registers serve's operations: answer, cancel and submit.
+// queued reports whether runID waits in the pool's queue without a
+// checkpoint yet (a submitted run no worker has started).
+func (x *serveExec) queued(ctx context.Context, pool *serve.Pool, runID string) bool {
+	if runID == "" {
+		return false
+	}
+	for _, j := range pool.Status().Queued {
+		if j.RunID == runID {
+			_, err := x.owner.runner.State(ctx, runID)
+			return err != nil
+		}
+	}
+	return false
+}
+
+// statusArgs reads RUN and --json from a status command line.
+func statusArgs(argv []string) (runID string, asJSON bool) {
+	for _, a := range argv[1:] {
+		switch {
+		case a == "--json" || a == "--json=true" || a == "-json":
+			asJSON = true
+		case !strings.HasPrefix(a, "-") && runID == "":
+			runID = a
+		}
+	}
+	return runID, asJSON
+}
+
+// handle registers serve's operations: answer, cancel and submit, and
+// status and state for runs still queued.
 func (x *serveExec) handle(mux *control.Mux, pool *serve.Pool) {
+	h := x.hooks
+	exec := h.execHandler(x.owner)
+	mux.Handle(opExec, func(ctx context.Context, args json.RawMessage) (any, error) {
+		var a execArgs
+		if err := json.Unmarshal(args, &a); err == nil && len(a.Argv) > 0 && a.Argv[0] == "status" {
+			if id, asJSON := statusArgs(a.Argv); x.queued(ctx, pool, id) {
+				var out strings.Builder
+				if asJSON {
+					_ = writeJSON(&out, RunView{RunID: id, Status: statusQueued})
+				} else {
+					fmt.Fprintf(&out, "run:       %s\nstatus:    %s (waiting for a gaffer serve worker)\n", id, statusQueued)
+				}
+				return execResult{Stdout: out.String()}, nil
+			}
+		}
+		return exec(ctx, args)
+	})
+	mux.Handle(opState, func(ctx context.Context, args json.RawMessage) (any, error) {
+		var a runArgs
+		if err := json.Unmarshal(args, &a); err != nil {
+			return nil, exitf(ExitUsage, "state: %w", err)
+		}
+		if x.queued(ctx, pool, a.RunID) {
+			return WatchView{RunID: a.RunID, Status: statusQueued}, nil
+		}
+		return watchViewOf(ctx, x.env(), a.RunID)
+	})
 	mux.Handle(opAnswer, func(ctx context.Context, args json.RawMessage) (any, error) {
 		var a answerArgs
 		if err := json.Unmarshal(args, &a); err != nil {
