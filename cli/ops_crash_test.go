@@ -114,7 +114,7 @@ func TestServeKill9ResumesOnRestart(t *testing.T) {
 	if code := s2.stop(syscall.SIGTERM); code != 0 {
 		t.Fatalf("serve exit %d\n%s", code, s2.output())
 	}
-	if !strings.Contains(s2.output(), "recovered=1") {
+	if !strings.Contains(s2.output(), `"recovered":1`) {
 		t.Errorf("restarted serve did not report the recovered run:\n%s", s2.output())
 	}
 	if got := gitOut(t, dir, "rev-parse", "HEAD^{tree}"); got != wantTree {

@@ -163,9 +163,12 @@ type serveExec struct {
 	log   *slog.Logger
 }
 
-// statusQueued is the status status shows for a submitted run that no
-// worker has started yet.
-const statusQueued = "queued"
+// The statuses status shows for a submitted run without a checkpoint yet:
+// waiting for a worker, or taken by one.
+const (
+	statusQueued   = "queued"
+	statusStarting = "starting"
+)
 
 func (x *serveExec) env() *env {
 	o := x.owner
@@ -227,19 +230,32 @@ func (x *serveExec) Execute(ctx context.Context, job serve.Job) (serve.Outcome, 
 	return serve.OutcomeDone, err
 }
 
-// queued reports whether runID waits in the pool's queue without a
-// checkpoint yet (a submitted run no worker has started).
-func (x *serveExec) queued(ctx context.Context, pool *serve.Pool, runID string) bool {
+// pending returns "queued" for a run that waits in the pool's queue and
+// "starting" for one a worker took, while neither has a checkpoint yet;
+// "" otherwise.
+func (x *serveExec) pending(ctx context.Context, pool *serve.Pool, runID string) string {
 	if runID == "" {
-		return false
+		return ""
 	}
-	for _, j := range pool.Status().Queued {
+	st := pool.Status()
+	status := ""
+	for _, j := range st.Queued {
 		if j.RunID == runID {
-			_, err := x.owner.runner.State(ctx, runID)
-			return err != nil
+			status = statusQueued
 		}
 	}
-	return false
+	for _, id := range st.Active {
+		if id == runID {
+			status = statusStarting
+		}
+	}
+	if status == "" {
+		return ""
+	}
+	if _, err := x.owner.runner.State(ctx, runID); err == nil {
+		return ""
+	}
+	return status
 }
 
 // statusArgs reads RUN and --json from a status command line.
@@ -263,12 +279,13 @@ func (x *serveExec) handle(mux *control.Mux, pool *serve.Pool) {
 	mux.Handle(opExec, func(ctx context.Context, args json.RawMessage) (any, error) {
 		var a execArgs
 		if err := json.Unmarshal(args, &a); err == nil && len(a.Argv) > 0 && a.Argv[0] == "status" {
-			if id, asJSON := statusArgs(a.Argv); x.queued(ctx, pool, id) {
+			id, asJSON := statusArgs(a.Argv)
+			if st := x.pending(ctx, pool, id); st != "" {
 				var out strings.Builder
 				if asJSON {
-					_ = writeJSON(&out, RunView{RunID: id, Status: statusQueued})
+					_ = writeJSON(&out, RunView{RunID: id, Status: st})
 				} else {
-					fmt.Fprintf(&out, "run:       %s\nstatus:    %s (waiting for a gaffer serve worker)\n", id, statusQueued)
+					fmt.Fprintf(&out, "run:       %s\nstatus:    %s (submitted to gaffer serve)\n", id, st)
 				}
 				return execResult{Stdout: out.String()}, nil
 			}
@@ -280,8 +297,8 @@ func (x *serveExec) handle(mux *control.Mux, pool *serve.Pool) {
 		if err := json.Unmarshal(args, &a); err != nil {
 			return nil, exitf(ExitUsage, "state: %w", err)
 		}
-		if x.queued(ctx, pool, a.RunID) {
-			return WatchView{RunID: a.RunID, Status: statusQueued}, nil
+		if st := x.pending(ctx, pool, a.RunID); st != "" {
+			return WatchView{RunID: a.RunID, Status: st}, nil
 		}
 		return watchViewOf(ctx, x.env(), a.RunID)
 	})
