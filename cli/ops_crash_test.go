@@ -260,3 +260,42 @@ func TestServeQueueAndCancel(t *testing.T) {
 		t.Errorf("a cancelled run was kept for the next start:\n%s", s.output())
 	}
 }
+
+// A run killed under `gaffer run` is not serve's: serve leaves it alone
+// until `gaffer resume` hands it over through the socket.
+func TestServeResumesARunOnRequest(t *testing.T) {
+	bin := gafferBinary(t)
+	dir, _, script := demoRepo(t)
+	const runID = "r-20260101-resume"
+	p := startProc(t, bin, []string{"--repo", dir, "run", "--goal", planTitle(demo.Plan, "plan.md"), "--script", script,
+		"--run-id", runID, "--auto-approve", "--pace", "40ms"}, "")
+	cl := control.NewClient(filepath.Join(dir, ".git", "gaffer"))
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var v WatchView
+		if err := cl.Call(t.Context(), opState, runArgs{RunID: runID}, &v); err == nil && len(v.Phases) > 0 && v.Phases[0].Status == "completed" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the run did not finish its first phase")
+		}
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	p.wait()
+
+	s := startServe(t, bin, dir)
+	if v, _ := statusOf(t, bin, dir, runID); v.Status != "running" {
+		t.Fatalf("status = %s, want running (not serve's to resume)", v.Status)
+	}
+	out, code := gafferCmd(t, bin, "--repo", dir, "resume", runID)
+	if code != 0 || !strings.Contains(out, "queued to resume") {
+		t.Fatalf("resume through serve: exit %d\n%s", code, out)
+	}
+	waitStatus(t, bin, dir, runID, "completed", s)
+	out, code = gafferCmd(t, bin, "--repo", dir, "resume", runID)
+	if code != ExitPrecondition {
+		t.Fatalf("resume of a finished run through serve: exit %d\n%s", code, out)
+	}
+	if code := s.stop(syscall.SIGTERM); code != 0 {
+		t.Fatalf("serve exit %d\n%s", code, s.output())
+	}
+}

@@ -156,7 +156,7 @@ func (h *opsHooks) listen(e *env, kind string, extra func(*control.Mux)) (*contr
 		}
 		return watchViewOf(ctx, e, a.RunID)
 	})
-	for _, op := range []string{opAnswer, opCancel, opSubmit} {
+	for _, op := range []string{opAnswer, opCancel, opSubmit, opResume} {
 		mux.Handle(op, func(context.Context, json.RawMessage) (any, error) {
 			return nil, exitf(ExitLocked, "this store is held by `gaffer %s` (pid %d), which drives its run itself; "+
 				"answer in its terminal or wait for it to stop", kind, os.Getpid())
@@ -180,6 +180,7 @@ const (
 	opAnswer = "answer" // approve or reject: args answerArgs, result answerResult
 	opCancel = "cancel" // cancel a run: args runArgs, result answerResult
 	opSubmit = "submit" // queue a run in serve: args RunOptions, result answerResult
+	opResume = "resume" // queue a stopped run in serve: args runArgs, result answerResult
 )
 
 // execArgs is a command line to run in the owner process.

@@ -37,7 +37,9 @@ func (a *app) withOps(cmds []*ucli.Command) []*ucli.Command {
 		case "reject":
 			c.Action = a.remoteAnswer(c.Action, false)
 		case "cancel":
-			c.Action = a.remoteCancel(c.Action)
+			c.Action = a.remoteCancel(c.Action, opCancel)
+		case "resume":
+			c.Action = a.remoteCancel(c.Action, opResume)
 		}
 	}
 	return append(cmds, serveCommand(a.io), submitCommand(a.io))
@@ -174,7 +176,9 @@ func (a *app) remoteAnswer(local ucli.ActionFunc, approve bool) ucli.ActionFunc 
 	}
 }
 
-func (a *app) remoteCancel(local ucli.ActionFunc) ucli.ActionFunc {
+// remoteCancel sends op (cancel or resume) for RUN to the store's holder
+// when one answers, and runs the command here otherwise.
+func (a *app) remoteCancel(local ucli.ActionFunc, op string) ucli.ActionFunc {
 	return func(c *ucli.Context) error {
 		if a.inOwner() {
 			return local(c)
@@ -184,7 +188,7 @@ func (a *app) remoteCancel(local ucli.ActionFunc) ucli.ActionFunc {
 			return err
 		}
 		var res answerResult
-		err = cl.Call(c.Context, opCancel, runArgs{RunID: c.Args().First()}, &res)
+		err = cl.Call(c.Context, op, runArgs{RunID: c.Args().First()}, &res)
 		if errors.Is(err, control.ErrNoServer) {
 			return local(c)
 		}

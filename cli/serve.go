@@ -351,6 +351,30 @@ func (x *serveExec) handle(mux *control.Mux, pool *serve.Pool) {
 		}
 		return answerResult{RunID: a.RunID, Message: trimNL(out.String())}, nil
 	})
+	mux.Handle(opResume, func(ctx context.Context, args json.RawMessage) (any, error) {
+		var a runArgs
+		if err := json.Unmarshal(args, &a); err != nil {
+			return nil, exitf(ExitUsage, "resume: %w", err)
+		}
+		e := x.env()
+		id, err := e.pick(ctx, a.RunID, "to resume", func(s state.RunStatus) bool { return !s.Terminal() })
+		if err != nil {
+			return nil, err
+		}
+		snap, err := e.runner.State(ctx, id)
+		if err != nil {
+			return nil, e.runError(ctx, id, err)
+		}
+		if st := runStatus(snap); st.Terminal() {
+			return nil, exitf(ExitPrecondition, "run %s has already finished: %s", id, st)
+		} else if st == state.RunAwaitingApproval {
+			return nil, exitf(ExitAwaitingApproval, "run %s is waiting for approval; answer with gaffer approve or reject", id)
+		}
+		if err := pool.Submit(serve.Job{RunID: id, Kind: serve.JobResume}); err != nil {
+			return nil, exitf(ExitLocked, "resume: %w", err)
+		}
+		return answerResult{RunID: id, Message: fmt.Sprintf("Run %s queued to resume in gaffer serve (pid %d).", id, os.Getpid())}, nil
+	})
 	mux.Handle(opSubmit, func(ctx context.Context, args json.RawMessage) (any, error) {
 		var o RunOptions
 		if err := json.Unmarshal(args, &o); err != nil {
