@@ -11,10 +11,11 @@ import (
 
 func approveCommand(io IO) *ucli.Command {
 	return &ucli.Command{
-		Name:      "approve",
-		Usage:     "approve a run's plan and continue the run here",
-		ArgsUsage: "[RUN]",
-		Flags:     localGlobals(&ucli.StringFlag{Name: "feedback", Usage: "notes kept with the approval"}),
+		Name:         "approve",
+		Usage:        "approve a run's plan and continue the run here",
+		OnUsageError: onUsageError,
+		ArgsUsage:    "[RUN]",
+		Flags:        localGlobals(&ucli.StringFlag{Name: "feedback", Usage: "notes kept with the approval"}),
 		Action: func(c *ucli.Context) error {
 			a, err := parseArgs(c)
 			if err != nil {
@@ -32,10 +33,11 @@ func approveCommand(io IO) *ucli.Command {
 
 func rejectCommand(io IO) *ucli.Command {
 	return &ucli.Command{
-		Name:      "reject",
-		Usage:     "reject a run's plan: with --feedback the architect replans, without it the run ends",
-		ArgsUsage: "[RUN]",
-		Flags:     localGlobals(&ucli.StringFlag{Name: "feedback", Usage: "what the architect should change"}),
+		Name:         "reject",
+		Usage:        "reject a run's plan: with --feedback the architect replans, without it the run ends",
+		OnUsageError: onUsageError,
+		ArgsUsage:    "[RUN]",
+		Flags:        localGlobals(&ucli.StringFlag{Name: "feedback", Usage: "what the architect should change"}),
 		Action: func(c *ucli.Context) error {
 			a, err := parseArgs(c)
 			if err != nil {

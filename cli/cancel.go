@@ -11,10 +11,11 @@ import (
 
 func cancelCommand(io IO) *ucli.Command {
 	return &ucli.Command{
-		Name:      "cancel",
-		Flags:     localGlobals(),
-		Usage:     "cancel an unfinished run (the newest without RUN); it cannot be resumed afterwards",
-		ArgsUsage: "[RUN]",
+		Name:         "cancel",
+		Flags:        localGlobals(),
+		Usage:        "cancel an unfinished run (the newest without RUN); it cannot be resumed afterwards",
+		OnUsageError: onUsageError,
+		ArgsUsage:    "[RUN]",
 		Action: func(c *ucli.Context) error {
 			a, err := parseArgs(c)
 			if err != nil {

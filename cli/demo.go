@@ -28,8 +28,9 @@ type DemoOptions struct {
 
 func demoCommand(io IO) *ucli.Command {
 	return &ucli.Command{
-		Name:  "demo",
-		Usage: "run the whole workflow offline on a small Go project, with the script driver",
+		Name:         "demo",
+		Usage:        "run the whole workflow offline on a small Go project, with the script driver",
+		OnUsageError: onUsageError,
 		Flags: localGlobals(
 			&ucli.StringFlag{Name: "dir", Usage: "where to create the demo repository (default: a new temporary directory)"},
 			&ucli.DurationFlag{Name: "pace", Usage: "pause before each agent action, to follow (and kill) the run"},

@@ -15,6 +15,8 @@ import (
 	"github.com/gaffer-dev/gaffer/state"
 )
 
+type graphResult = graph.Result[state.ExecutionState]
+
 // answerer answers a run's approval request; nil means: stop and print
 // the approve/reject commands (no terminal).
 type answerer func(ctx context.Context, req nodes.ApprovalRequest, s state.ExecutionState) (nodes.Answer, error)

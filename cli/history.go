@@ -14,10 +14,11 @@ import (
 
 func historyCommand(io IO) *ucli.Command {
 	return &ucli.Command{
-		Name:      "history",
-		Flags:     localGlobals(),
-		Usage:     "list a run's checkpoints, newest first",
-		ArgsUsage: "RUN",
+		Name:         "history",
+		Flags:        localGlobals(),
+		Usage:        "list a run's checkpoints, newest first",
+		OnUsageError: onUsageError,
+		ArgsUsage:    "RUN",
 		Action: func(c *ucli.Context) error {
 			a, err := parseArgs(c)
 			if err != nil {
@@ -60,10 +61,11 @@ func History(ctx context.Context, e *env, runID string) error {
 
 func forkCommand(io IO) *ucli.Command {
 	return &ucli.Command{
-		Name:      "fork",
-		Usage:     "start a new run from a past checkpoint of RUN (see history)",
-		ArgsUsage: "RUN",
-		Flags:     localGlobals(&ucli.Uint64Flag{Name: "from", Usage: "the checkpoint's seq (required)"}),
+		Name:         "fork",
+		Usage:        "start a new run from a past checkpoint of RUN (see history)",
+		OnUsageError: onUsageError,
+		ArgsUsage:    "RUN",
+		Flags:        localGlobals(&ucli.Uint64Flag{Name: "from", Usage: "the checkpoint's seq (required)"}),
 		Action: func(c *ucli.Context) error {
 			a, err := parseArgs(c)
 			if err != nil {

@@ -11,10 +11,11 @@ import (
 
 func resumeCommand(io IO) *ucli.Command {
 	return &ucli.Command{
-		Name:      "resume",
-		Flags:     localGlobals(),
-		Usage:     "continue a killed or interrupted run from its last checkpoint (no flags needed)",
-		ArgsUsage: "[RUN]",
+		Name:         "resume",
+		Flags:        localGlobals(),
+		Usage:        "continue a killed or interrupted run from its last checkpoint (no flags needed)",
+		OnUsageError: onUsageError,
+		ArgsUsage:    "[RUN]",
 		Action: func(c *ucli.Context) error {
 			a, err := parseArgs(c)
 			if err != nil {

@@ -29,8 +29,9 @@ type RunOptions struct {
 
 func runCommand(io IO) *ucli.Command {
 	return &ucli.Command{
-		Name:  "run",
-		Usage: "start a run: plan (or take --plan), ask for approval, run the phases",
+		Name:         "run",
+		Usage:        "start a run: plan (or take --plan), ask for approval, run the phases",
+		OnUsageError: onUsageError,
 		Flags: localGlobals(
 			&ucli.StringFlag{Name: "plan", Usage: "a plan file (skips the architect)"},
 			&ucli.StringFlag{Name: "goal", Usage: "what to build (the architect writes the plan)"},

@@ -63,10 +63,11 @@ func viewOf(snap graph.Snapshot[state.ExecutionState]) RunView {
 
 func statusCommand(io IO) *ucli.Command {
 	return &ucli.Command{
-		Name:      "status",
-		Usage:     "show a run's status and phases (the newest run without RUN)",
-		ArgsUsage: "[RUN]",
-		Flags:     localGlobals(&ucli.BoolFlag{Name: "json", Usage: "print JSON"}),
+		Name:         "status",
+		Usage:        "show a run's status and phases (the newest run without RUN)",
+		OnUsageError: onUsageError,
+		ArgsUsage:    "[RUN]",
+		Flags:        localGlobals(&ucli.BoolFlag{Name: "json", Usage: "print JSON"}),
 		Action: func(c *ucli.Context) error {
 			a, err := parseArgs(c, "json")
 			if err != nil {
@@ -110,9 +111,10 @@ func Status(ctx context.Context, e *env, runID string, asJSON bool) error {
 
 func listCommand(io IO) *ucli.Command {
 	return &ucli.Command{
-		Name:  "list",
-		Usage: "list the repository's runs, newest first",
-		Flags: localGlobals(&ucli.BoolFlag{Name: "json", Usage: "print JSON"}),
+		Name:         "list",
+		Usage:        "list the repository's runs, newest first",
+		OnUsageError: onUsageError,
+		Flags:        localGlobals(&ucli.BoolFlag{Name: "json", Usage: "print JSON"}),
 		Action: func(c *ucli.Context) error {
 			e, err := openEnv(c, io)
 			if err != nil {

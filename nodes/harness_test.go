@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -63,6 +64,7 @@ type faultStore struct {
 	mu     sync.Mutex
 	fail   func(cp checkpoint.Checkpoint) bool
 	failed bool
+	puts   atomic.Int64 // checkpoints written
 }
 
 func (f *faultStore) Put(ctx context.Context, cp checkpoint.Checkpoint, opts checkpoint.PutOptions) error {
@@ -75,6 +77,7 @@ func (f *faultStore) Put(ctx context.Context, cp checkpoint.Checkpoint, opts che
 	if hit {
 		return errCrash
 	}
+	f.puts.Add(1)
 	return f.Store.Put(ctx, cp, opts)
 }
 
