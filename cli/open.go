@@ -275,3 +275,21 @@ func globalsOf(c *ucli.Context) (g Globals, storeSet bool, err error) {
 	}
 	return g, storeSet, nil
 }
+
+// unfinished picks a run that has not finished (the newest when arg is "")
+// and returns its latest snapshot; what says what the run is picked for.
+func (e *env) unfinished(ctx context.Context, arg, what string) (string, graph.Snapshot[state.ExecutionState], error) {
+	var zero graph.Snapshot[state.ExecutionState]
+	id, err := e.pick(ctx, arg, what, func(s state.RunStatus) bool { return !s.Terminal() })
+	if err != nil {
+		return "", zero, err
+	}
+	snap, err := e.runner.State(ctx, id)
+	if err != nil {
+		return "", zero, e.runError(ctx, id, err)
+	}
+	if snap.State.Status.Terminal() {
+		return "", zero, exitf(ExitPrecondition, "run %s has already finished: %s", id, snap.State.Status)
+	}
+	return id, snap, nil
+}
