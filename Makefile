@@ -5,6 +5,8 @@ VERSION   ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -X main.version=$(VERSION)
 FUZZTIME  ?= 20s
 BENCHTIME ?= 1s
+STATICCHECK_VERSION ?= v0.8.2
+STATICCHECK := bin/tools/staticcheck-$(STATICCHECK_VERSION)
 
 .PHONY: build test demo bench lint fuzz clean
 
@@ -23,6 +25,8 @@ bench:
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	@test -x $(STATICCHECK) || { mkdir -p bin/tools && GOBIN=$(CURDIR)/bin/tools $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) && mv bin/tools/staticcheck $(STATICCHECK); }
+	$(STATICCHECK) ./...
 
 # Runs every fuzz target for FUZZTIME each (go test -fuzz takes one target at a time).
 fuzz:

@@ -7,14 +7,20 @@ import (
 	"time"
 )
 
-// processAlive reports whether a process with this pid exists on this host.
-// A pid we may not signal (EPERM) exists; only ESRCH means it is gone.
+// processAlive reports whether a process with this pid is alive on this
+// host. A pid we may not signal (EPERM) exists; ESRCH means it is gone, and
+// so does a zombie: a killed process whose parent has not reaped it yet has
+// released its files but still answers kill(pid, 0), and a user resuming
+// right after a kill -9 must not wait for the lease to expire.
 func processAlive(pid int) bool {
 	if pid <= 0 {
 		return true // unknown pid: cannot prove it dead
 	}
 	err := syscall.Kill(pid, 0)
-	return !errors.Is(err, syscall.ESRCH)
+	if errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	return !exited(pid)
 }
 
 // leaseEnv is the clock and process check leases use; both are injectable

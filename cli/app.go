@@ -27,6 +27,9 @@ func New(version string, stdout, stderr io.Writer) *ucli.App {
 // NewWithIO is New with a standard input: run, approve and resume ask for
 // approval on it when it and the output are a terminal.
 func NewWithIO(version string, io IO) *ucli.App {
+	if io.ops == nil {
+		io.ops = &opsHooks{version: version}
+	}
 	a := &app{version: version, stdout: io.Out, stderr: io.Err, io: io}
 	return &ucli.App{
 		Name:                 "gaffer",
@@ -52,12 +55,12 @@ func NewWithIO(version string, io IO) *ucli.App {
 // commands lists gaffer's commands, in the order help shows them. Add a
 // command here, with its constructor in a file of its own.
 func (a *app) commands() []*ucli.Command {
-	return []*ucli.Command{
+	return a.withOps([]*ucli.Command{
 		runCommand(a.io), approveCommand(a.io), rejectCommand(a.io), resumeCommand(a.io),
 		statusCommand(a.io), listCommand(a.io), historyCommand(a.io), forkCommand(a.io),
 		cancelCommand(a.io), demoCommand(a.io),
 		a.planCommand(), configCommand(a.io),
-	}
+	})
 }
 
 // groupAction is the action of the application and of command groups

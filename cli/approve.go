@@ -17,18 +17,9 @@ func approveCommand(io IO) *ucli.Command {
 		OnUsageError: onUsageError,
 		ArgsUsage:    "[RUN]",
 		Flags:        localGlobals(&ucli.StringFlag{Name: "feedback", Usage: "notes kept with the approval"}),
-		Action: func(c *ucli.Context) error {
-			a, err := parseArgs(c)
-			if err != nil {
-				return err
-			}
-			e, err := openEnv(c, io)
-			if err != nil {
-				return err
-			}
-			defer e.Close()
-			return Answer(c.Context, e, a.run, nodes.Answer{Approved: true, Feedback: a.String("feedback")})
-		},
+		Action: withRun(io, func(ctx context.Context, e *env, a cmdArgs) error {
+			return Answer(ctx, e, a.run, nodes.Answer{Approved: true, Feedback: a.String("feedback")})
+		}),
 	}
 }
 
@@ -39,18 +30,9 @@ func rejectCommand(io IO) *ucli.Command {
 		OnUsageError: onUsageError,
 		ArgsUsage:    "[RUN]",
 		Flags:        localGlobals(&ucli.StringFlag{Name: "feedback", Usage: "what the architect should change"}),
-		Action: func(c *ucli.Context) error {
-			a, err := parseArgs(c)
-			if err != nil {
-				return err
-			}
-			e, err := openEnv(c, io)
-			if err != nil {
-				return err
-			}
-			defer e.Close()
-			return Answer(c.Context, e, a.run, nodes.Answer{Feedback: a.String("feedback")})
-		},
+		Action: withRun(io, func(ctx context.Context, e *env, a cmdArgs) error {
+			return Answer(ctx, e, a.run, nodes.Answer{Feedback: a.String("feedback")})
+		}),
 	}
 }
 

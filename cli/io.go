@@ -15,6 +15,8 @@ type IO struct {
 	// then run asks for approval and draws the phase tree. Nil: detect
 	// from In and Out being character devices.
 	Terminal func() bool
+
+	ops *opsHooks // the control socket and metrics (ops_hooks.go); nil: none
 }
 
 func (o IO) terminal() bool {

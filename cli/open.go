@@ -32,11 +32,16 @@ type env struct {
 	store    *checkpoint.Badger
 	runner   *graph.Runner[state.ExecutionState]
 	log      *slog.Logger
+	borrowed bool     // the store belongs to the process answering on the control socket
+	closers  []func() // run by Close before the store closes (ops_hooks.go)
 }
 
 // openEnv opens the repository of --repo and the store of --store (or
 // .git/gaffer), and compiles the workflow graph.
 func openEnv(c *ucli.Context, io IO) (*env, error) {
+	if io.ops != nil && io.ops.shared != nil {
+		return io.ops.openShared(io), nil
+	}
 	g, storeSet, err := globalsOf(c)
 	if err != nil {
 		return nil, err
@@ -71,15 +76,27 @@ func openEnv(c *ucli.Context, io IO) (*env, error) {
 		store.Close()
 		return nil, err
 	}
-	e.runner, err = gr.Compile(graph.WithStore(store), graph.WithDurability(graph.Sync))
+	e.runner, err = gr.Compile(graph.WithStore(io.ops.instrument(c, store)), graph.WithDurability(graph.Sync))
 	if err != nil {
 		store.Close()
+		return nil, err
+	}
+	if err := io.ops.opened(c, e); err != nil {
+		e.Close()
 		return nil, err
 	}
 	return e, nil
 }
 
-func (e *env) Close() { e.store.Close() }
+func (e *env) Close() {
+	for i := len(e.closers) - 1; i >= 0; i-- {
+		e.closers[i]()
+	}
+	e.closers = nil
+	if !e.borrowed {
+		e.store.Close()
+	}
+}
 
 // lockHolder names the process holding Badger's directory lock, from the
 // pid Badger writes in its LOCK file.
@@ -258,4 +275,22 @@ func globalsOf(c *ucli.Context) (g Globals, storeSet bool, err error) {
 		g.Store, storeSet = c.String("store"), true
 	}
 	return g, storeSet, nil
+}
+
+// unfinished picks a run that has not finished (the newest when arg is "")
+// and returns its latest snapshot; what says what the run is picked for.
+func (e *env) unfinished(ctx context.Context, arg, what string) (string, graph.Snapshot[state.ExecutionState], error) {
+	var zero graph.Snapshot[state.ExecutionState]
+	id, err := e.pick(ctx, arg, what, func(s state.RunStatus) bool { return !s.Terminal() })
+	if err != nil {
+		return "", zero, err
+	}
+	snap, err := e.runner.State(ctx, id)
+	if err != nil {
+		return "", zero, e.runError(ctx, id, err)
+	}
+	if snap.State.Status.Terminal() {
+		return "", zero, exitf(ExitPrecondition, "run %s has already finished: %s", id, snap.State.Status)
+	}
+	return id, snap, nil
 }

@@ -6,7 +6,6 @@ import (
 	"os"
 
 	"github.com/gaffer-dev/gaffer/graph"
-	"github.com/gaffer-dev/gaffer/state"
 	ucli "github.com/urfave/cli/v2"
 )
 
@@ -17,18 +16,9 @@ func resumeCommand(io IO) *ucli.Command {
 		Usage:        "continue a killed or interrupted run from its last checkpoint (no flags needed)",
 		OnUsageError: onUsageError,
 		ArgsUsage:    "[RUN]",
-		Action: func(c *ucli.Context) error {
-			a, err := parseArgs(c)
-			if err != nil {
-				return err
-			}
-			e, err := openEnv(c, io)
-			if err != nil {
-				return err
-			}
-			defer e.Close()
-			return Resume(c.Context, e, a.run)
-		},
+		Action: withRun(io, func(ctx context.Context, e *env, a cmdArgs) error {
+			return Resume(ctx, e, a.run)
+		}),
 	}
 }
 
@@ -37,16 +27,9 @@ func resumeCommand(io IO) *ucli.Command {
 // approval is asked on a terminal, or left waiting with the commands
 // printed.
 func Resume(ctx context.Context, e *env, runID string) error {
-	id, err := e.pick(ctx, runID, "to resume", func(s state.RunStatus) bool { return !s.Terminal() })
+	id, snap, err := e.unfinished(ctx, runID, "to resume")
 	if err != nil {
 		return err
-	}
-	snap, err := e.runner.State(ctx, id)
-	if err != nil {
-		return e.runError(ctx, id, err)
-	}
-	if snap.State.Status.Terminal() {
-		return exitf(ExitPrecondition, "run %s has already finished: %s", id, snap.State.Status)
 	}
 	if err := checkKeys(snap.State.Config, os.Getenv); err != nil {
 		return err

@@ -273,7 +273,7 @@ func (x *execution[S]) step(ctx context.Context) error {
 
 	ran := base.Next
 	stepNo := base.Step + 1
-	next := x.state
+	var next S
 	if len(tasks) == 1 {
 		next = results[0].out
 	} else {

@@ -237,11 +237,6 @@ reviewer:
 	}
 }
 
-const planB = `# Plan B
-
-### Task 1: the revised task
-`
-
 func TestRejectWithFeedbackReplans(t *testing.T) {
 	h := newHarness(t, `
 architect:

@@ -49,10 +49,7 @@ func TestParseTrailersAgreesWithGit(t *testing.T) {
 		if err != nil {
 			t.Fatalf("git interpret-trailers: %v", err)
 		}
-		var gitSays []string
-		for _, l := range sortedLines(string(out)) {
-			gitSays = append(gitSays, l)
-		}
+		gitSays := sortedLines(string(out))
 		var ours []string
 		for _, tr := range ParseTrailers(tc.msg) {
 			ours = append(ours, tr.String())

@@ -1,5 +1,3 @@
-// Package demo holds the offline demo's plan and script, embedded so that
-// `gaffer demo` needs no files beside the binary.
 package demo
 
 import _ "embed"

@@ -1,4 +1,3 @@
-// Package graphtest holds test helpers for graphs built with package graph.
 package graphtest
 
 import (

@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/control"
+	ucli "github.com/urfave/cli/v2"
+)
+
+// stringsBuilder is a strings.Builder used as an io.Writer.
+type stringsBuilder = strings.Builder
+
+func trimNL(s string) string { return strings.TrimRight(s, "\n") }
+
+func submitCommand(io IO) *ucli.Command {
+	return &ucli.Command{
+		Name:  "submit",
+		Usage: "queue a run in the `gaffer serve` that holds the store (the same flags as run)",
+		Flags: []ucli.Flag{
+			&ucli.StringFlag{Name: "plan", Usage: "a plan file (skips the architect)"},
+			&ucli.StringFlag{Name: "goal", Usage: "what to build (the architect writes the plan)"},
+			&ucli.StringFlag{Name: "driver", Value: "script", EnvVars: []string{"GAFFER_DRIVER"}, Usage: "the agents' driver: script"},
+			&ucli.StringFlag{Name: "script", EnvVars: []string{"GAFFER_SCRIPT"}, Usage: "the script driver's file"},
+			&ucli.BoolFlag{Name: "auto-approve", EnvVars: []string{"GAFFER_AUTO_APPROVE"}, Usage: "run the plan without asking"},
+			&ucli.BoolFlag{Name: "allow-dirty", Usage: "start on a work tree with uncommitted changes"},
+			&ucli.DurationFlag{Name: "pace", EnvVars: []string{"GAFFER_PACE"}, Usage: "pause before each agent action"},
+			&ucli.StringFlag{Name: "tracker-id", Usage: "an issue key for the execution directory's name"},
+			&ucli.StringFlag{Name: "run-id", Hidden: true, Usage: "use this run id (tests)"},
+		},
+		Action: func(c *ucli.Context) error {
+			if c.Args().Present() {
+				return usageErrorf("submit takes no arguments")
+			}
+			o := RunOptions{
+				PlanFile: c.String("plan"), Goal: c.String("goal"), Driver: c.String("driver"), Script: c.String("script"),
+				Profile: c.String("profile"),
+				AutoApprove: c.Bool("auto-approve"), AllowDirty: c.Bool("allow-dirty"), Pace: c.Duration("pace"),
+				TrackerID: c.String("tracker-id"), RunID: c.String("run-id"),
+			}
+			return Submit(c, io, o)
+		},
+	}
+}
+
+// Submit sends a run to the serve process that holds the store. Files are
+// named by absolute paths, since serve runs elsewhere.
+func Submit(c *ucli.Context, io IO, o RunOptions) error {
+	if o.PlanFile == "" && o.Goal == "" {
+		return usageErrorf("give --plan FILE or --goal TEXT")
+	}
+	for _, p := range []*string{&o.PlanFile, &o.Script} {
+		if *p != "" {
+			abs, err := filepath.Abs(*p)
+			if err != nil {
+				return fmt.Errorf("submit: %w", err)
+			}
+			*p = abs
+		}
+	}
+	if o.RunID == "" {
+		o.RunID = newRunID(time.Now())
+	}
+	cl, err := controlClient(c)
+	if err != nil {
+		return err
+	}
+	var res answerResult
+	err = cl.Call(c.Context, opSubmit, o, &res)
+	if errors.Is(err, control.ErrNoServer) {
+		return exitf(ExitPrecondition, "no gaffer serve holds the store (%s); start one with: gaffer serve", cl.Path)
+	}
+	if err != nil {
+		return remoteError(err)
+	}
+	fmt.Fprintln(io.Out, res.Message)
+	fmt.Fprintf(io.Out, "  watch:  gaffer status %s --watch\n", res.RunID)
+	return nil
+}

@@ -1,0 +1,2 @@
+// Package graphtest holds test helpers for graphs built with package graph.
+package graphtest

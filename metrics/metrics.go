@@ -1,0 +1,427 @@
+package metrics
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Node outcomes, the values of the outcome label of the node metrics.
+const (
+	NodeOK          = "ok"          // the attempt returned a state
+	NodeError       = "error"       // the attempt failed
+	NodeInterrupted = "interrupted" // the attempt stopped on graph.Interrupt
+)
+
+// runStatuses returns the workflow run statuses the gaffer_runs gauge
+// always reports, zero or not.
+func runStatuses() []string {
+	return []string{"running", "awaiting_approval", "completed", "failed", "halted", "rejected", "cancelled"}
+}
+
+// statusAwaitingApproval is the run status counted by gaffer_pending_approvals.
+const statusAwaitingApproval = "awaiting_approval"
+
+// Metrics holds gaffer's collectors. Create it with New; feed it with Observe
+// (or the Set methods); it is safe for concurrent use.
+type Metrics struct {
+	nodeTransitions *prometheus.CounterVec
+	nodeDuration    *prometheus.HistogramVec
+	nodeRetries     *prometheus.CounterVec
+	graphStarted    *prometheus.CounterVec
+	graphFinished   *prometheus.CounterVec
+	phase           phaseMetrics
+	checkpoint      checkpointMetrics
+	runs            runMetrics
+	agent           agentMetrics
+	serve           serveMetrics
+}
+
+type phaseMetrics struct {
+	outcomes   *prometheus.CounterVec
+	duration   *prometheus.HistogramVec
+	verdicts   *prometheus.CounterVec
+	iterations prometheus.Histogram
+}
+
+type checkpointMetrics struct {
+	// timedByEvents is set once a CheckpointSaved event carried a Duration:
+	// from then on the events time the writes and Store does not.
+	timedByEvents atomic.Bool
+	saved         prometheus.Counter
+	latency       prometheus.Histogram
+	size          prometheus.Histogram
+}
+
+type runMetrics struct {
+	mu      sync.Mutex
+	counts  map[string]int
+	byState *prometheus.GaugeVec
+	pending prometheus.Gauge
+}
+
+type agentMetrics struct {
+	sessions *prometheus.CounterVec
+	tokens   *prometheus.CounterVec
+	cost     *prometheus.CounterVec
+}
+
+type serveMetrics struct {
+	queue   prometheus.Gauge
+	busy    prometheus.Gauge
+	workers prometheus.Gauge
+}
+
+// New creates the collectors and registers them on reg. It fails when one of
+// them is already registered there.
+func New(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		nodeTransitions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gaffer_node_transitions_total",
+			Help: "Node attempts that ended, by node and outcome (ok, error, interrupted).",
+		}, []string{"node", "outcome"}),
+		nodeDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "gaffer_node_duration_seconds",
+			Help:    "Duration of node attempts, by node and outcome.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 4, 10),
+		}, []string{"node", "outcome"}),
+		nodeRetries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gaffer_node_retries_total",
+			Help: "Failed node attempts that the node's retry policy retries.",
+		}, []string{"node"}),
+		graphStarted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gaffer_graph_runs_started_total",
+			Help: "Graph executions started, by mode (run or resume).",
+		}, []string{"mode"}),
+		graphFinished: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gaffer_graph_runs_finished_total",
+			Help: "Graph executions that stopped, by status (done, interrupted, failed).",
+		}, []string{"status"}),
+		phase: phaseMetrics{
+			outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
+				Name: "gaffer_phase_outcomes_total",
+				Help: "Phase attempts that ended, by outcome (completed, retried, failed, halted).",
+			}, []string{"outcome"}),
+			duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+				Name:    "gaffer_phase_duration_seconds",
+				Help:    "Duration of phase attempts from the agent's start to the verdict, by outcome.",
+				Buckets: prometheus.ExponentialBuckets(1, 3, 10),
+			}, []string{"outcome"}),
+			verdicts: prometheus.NewCounterVec(prometheus.CounterOpts{
+				Name: "gaffer_review_verdicts_total",
+				Help: "Reviewer verdicts, by verdict (approved, rejected).",
+			}, []string{"verdict"}),
+			iterations: prometheus.NewHistogram(prometheus.HistogramOpts{
+				Name:    "gaffer_phase_review_iterations",
+				Help:    "Review iterations a phase attempt took to its final outcome (completed, failed or halted).",
+				Buckets: prometheus.LinearBuckets(1, 1, 10),
+			}),
+		},
+		checkpoint: checkpointMetrics{
+			saved: prometheus.NewCounter(prometheus.CounterOpts{
+				Name: "gaffer_checkpoints_saved_total",
+				Help: "Checkpoints written to the store.",
+			}),
+			latency: prometheus.NewHistogram(prometheus.HistogramOpts{
+				Name:    "gaffer_checkpoint_write_seconds",
+				Help:    "Latency of checkpoint writes, including fsync with sync durability.",
+				Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
+			}),
+			size: prometheus.NewHistogram(prometheus.HistogramOpts{
+				Name:    "gaffer_checkpoint_size_bytes",
+				Help:    "Encoded state size of written checkpoints.",
+				Buckets: prometheus.ExponentialBuckets(256, 4, 10),
+			}),
+		},
+		runs: runMetrics{
+			counts: map[string]int{},
+			byState: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+				Name: "gaffer_runs",
+				Help: "Workflow runs known to this process, by status.",
+			}, []string{"status"}),
+			pending: prometheus.NewGauge(prometheus.GaugeOpts{
+				Name: "gaffer_pending_approvals",
+				Help: "Runs waiting for a human to approve or reject their plan.",
+			}),
+		},
+		agent: agentMetrics{
+			sessions: prometheus.NewCounterVec(prometheus.CounterOpts{
+				Name: "gaffer_agent_sessions_total",
+				Help: "Agent sessions, by role and model.",
+			}, []string{"role", "model"}),
+			tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+				Name: "gaffer_agent_tokens_total",
+				Help: "Agent tokens, by role, model and kind (input, output, cached).",
+			}, []string{"role", "model", "kind"}),
+			cost: prometheus.NewCounterVec(prometheus.CounterOpts{
+				Name: "gaffer_agent_cost_usd_total",
+				Help: "Agent cost in US dollars, by role and model.",
+			}, []string{"role", "model"}),
+		},
+		serve: serveMetrics{
+			queue: prometheus.NewGauge(prometheus.GaugeOpts{
+				Name: "gaffer_serve_queue_length",
+				Help: "Runs queued in gaffer serve, waiting for a worker.",
+			}),
+			busy: prometheus.NewGauge(prometheus.GaugeOpts{
+				Name: "gaffer_serve_workers_busy",
+				Help: "gaffer serve workers executing a run.",
+			}),
+			workers: prometheus.NewGauge(prometheus.GaugeOpts{
+				Name: "gaffer_serve_workers",
+				Help: "gaffer serve workers configured.",
+			}),
+		},
+	}
+	for _, c := range m.collectors() {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("metrics: register: %w", err)
+		}
+	}
+	m.preset()
+	return m, nil
+}
+
+func (m *Metrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{
+		m.nodeTransitions, m.nodeDuration, m.nodeRetries, m.graphStarted, m.graphFinished,
+		m.phase.outcomes, m.phase.duration, m.phase.verdicts, m.phase.iterations,
+		m.checkpoint.saved, m.checkpoint.latency, m.checkpoint.size,
+		m.runs.byState, m.runs.pending,
+		m.agent.sessions, m.agent.tokens, m.agent.cost,
+		m.serve.queue, m.serve.busy, m.serve.workers,
+	}
+}
+
+// preset creates the series of the fixed label values at zero, so that
+// queries and dashboards see them before the first event.
+func (m *Metrics) preset() {
+	for _, o := range []string{OutcomeCompleted, OutcomeRetried, OutcomeFailed, OutcomeHalted} {
+		m.phase.outcomes.WithLabelValues(o)
+	}
+	for _, v := range []string{"approved", "rejected"} {
+		m.phase.verdicts.WithLabelValues(v)
+	}
+	for _, s := range []string{"done", "interrupted", "failed"} {
+		m.graphFinished.WithLabelValues(s)
+	}
+	for _, s := range []string{"run", "resume"} {
+		m.graphStarted.WithLabelValues(s)
+	}
+	for _, s := range runStatuses() {
+		m.runs.byState.WithLabelValues(s)
+	}
+}
+
+// Observe updates the metrics from one graph event. Pass it to
+// graph.Runner.Subscribe. Events it does not know are ignored.
+func (m *Metrics) Observe(e graph.Event) {
+	switch e.Kind {
+	case graph.RunStarted:
+		mode, _ := e.Payload.(string)
+		if mode != "resume" {
+			mode = "run"
+		}
+		m.graphStarted.WithLabelValues(mode).Inc()
+	case graph.RunFinished:
+		m.graphFinished.WithLabelValues(finishStatus(e)).Inc()
+	case graph.NodeFinished:
+		outcome := nodeOutcome(e.Err)
+		m.nodeTransitions.WithLabelValues(e.Node, outcome).Inc()
+		m.nodeDuration.WithLabelValues(e.Node, outcome).Observe(e.Duration.Seconds())
+	case graph.NodeRetry:
+		m.nodeRetries.WithLabelValues(e.Node).Inc()
+	case graph.CheckpointSaved:
+		m.checkpoint.saved.Inc()
+		m.checkpoint.size.Observe(float64(e.Bytes))
+		if e.Duration > 0 {
+			m.checkpoint.timedByEvents.Store(true)
+			m.checkpoint.latency.Observe(e.Duration.Seconds())
+		}
+	case graph.Custom:
+		m.observeCustom(e.Name, e.Payload)
+	}
+}
+
+func finishStatus(e graph.Event) string {
+	if e.Err != nil {
+		var ie *graph.InterruptError
+		if errors.As(e.Err, &ie) || errors.Is(e.Err, graph.ErrInterrupted) {
+			return "interrupted"
+		}
+		return "failed"
+	}
+	if s, ok := e.Payload.(graph.Status); ok && s == graph.Interrupted {
+		return "interrupted"
+	}
+	return "done"
+}
+
+func nodeOutcome(err error) string {
+	if err == nil {
+		return NodeOK
+	}
+	var ie *graph.InterruptError
+	if errors.As(err, &ie) {
+		return NodeInterrupted
+	}
+	return NodeError
+}
+
+// observeCustom handles the workflow's events. Payloads may be values or
+// pointers.
+func (m *Metrics) observeCustom(name string, payload any) {
+	switch name {
+	case EventPhaseFinished:
+		if p, ok := asValue[PhaseFinished](payload); ok {
+			m.ObservePhase(p)
+		}
+	case EventReview:
+		if p, ok := asValue[Review](payload); ok {
+			m.ObserveReview(p)
+		}
+	case EventAgentUsage:
+		if p, ok := asValue[AgentUsage](payload); ok {
+			m.ObserveUsage(p)
+		}
+	case EventRunStatus:
+		if p, ok := asValue[RunStatus](payload); ok {
+			m.ObserveRunStatus(p)
+		}
+	}
+}
+
+func asValue[T any](payload any) (T, bool) {
+	switch p := payload.(type) {
+	case T:
+		return p, true
+	case *T:
+		if p != nil {
+			return *p, true
+		}
+	}
+	var zero T
+	return zero, false
+}
+
+// ObservePhase counts one phase attempt's outcome and duration.
+func (m *Metrics) ObservePhase(p PhaseFinished) {
+	outcome := p.Outcome
+	switch outcome {
+	case OutcomeCompleted, OutcomeRetried, OutcomeFailed, OutcomeHalted:
+	default:
+		outcome = "other"
+	}
+	m.phase.outcomes.WithLabelValues(outcome).Inc()
+	m.phase.duration.WithLabelValues(outcome).Observe(p.Duration.Seconds())
+	if outcome != OutcomeRetried && p.Iteration > 0 {
+		m.phase.iterations.Observe(float64(p.Iteration))
+	}
+}
+
+// ObserveReview counts one reviewer verdict.
+func (m *Metrics) ObserveReview(r Review) {
+	v := "rejected"
+	if r.Approved {
+		v = "approved"
+	}
+	m.phase.verdicts.WithLabelValues(v).Inc()
+}
+
+// ObserveUsage adds one agent session's tokens and cost.
+func (m *Metrics) ObserveUsage(u AgentUsage) {
+	role, model := orUnknown(u.Role), orUnknown(u.Model)
+	m.agent.sessions.WithLabelValues(role, model).Inc()
+	m.agent.tokens.WithLabelValues(role, model, "input").Add(nonNegative(float64(u.InputTokens)))
+	m.agent.tokens.WithLabelValues(role, model, "output").Add(nonNegative(float64(u.OutputTokens)))
+	m.agent.tokens.WithLabelValues(role, model, "cached").Add(nonNegative(float64(u.CachedTokens)))
+	m.agent.cost.WithLabelValues(role, model).Add(nonNegative(u.CostUSD))
+}
+
+// ObserveRunStatus moves one run from status From ("" for a new run) to To.
+func (m *Metrics) ObserveRunStatus(s RunStatus) {
+	m.runs.mu.Lock()
+	defer m.runs.mu.Unlock()
+	if s.From == s.To {
+		return
+	}
+	if s.From != "" && m.runs.counts[s.From] > 0 {
+		m.runs.counts[s.From]--
+	}
+	if s.To != "" {
+		m.runs.counts[s.To]++
+	}
+	m.runs.publish(s.From, s.To)
+}
+
+// SetRuns replaces the run counts by status, for a process that finds runs
+// in its store when it starts.
+func (m *Metrics) SetRuns(counts map[string]int) {
+	m.runs.mu.Lock()
+	defer m.runs.mu.Unlock()
+	old := m.runs.counts
+	m.runs.counts = make(map[string]int, len(counts))
+	for k, v := range counts {
+		if v > 0 {
+			m.runs.counts[k] = v
+		}
+	}
+	keys := make([]string, 0, len(old)+len(counts))
+	for k := range old {
+		keys = append(keys, k)
+	}
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	m.runs.publish(keys...)
+}
+
+// publish copies the counts of the statuses named into the gauges; the
+// caller holds mu.
+func (r *runMetrics) publish(statuses ...string) {
+	for _, s := range statuses {
+		if s != "" {
+			r.byState.WithLabelValues(s).Set(float64(r.counts[s]))
+		}
+	}
+	r.pending.Set(float64(r.counts[statusAwaitingApproval]))
+}
+
+// ObserveCheckpointWrite records one checkpoint write's latency; the
+// instrumented Store calls it. Once the runtime's CheckpointSaved events
+// carry durations, they time the writes and this does nothing, so no write
+// is counted twice.
+func (m *Metrics) ObserveCheckpointWrite(d time.Duration) {
+	if m.checkpoint.timedByEvents.Load() {
+		return
+	}
+	m.checkpoint.latency.Observe(d.Seconds())
+}
+
+// SetQueueLength sets the number of runs queued in gaffer serve.
+func (m *Metrics) SetQueueLength(n int) { m.serve.queue.Set(float64(n)) }
+
+// SetWorkers sets the number of serve workers configured and busy.
+func (m *Metrics) SetWorkers(total, busy int) {
+	m.serve.workers.Set(float64(total))
+	m.serve.busy.Set(float64(busy))
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+func nonNegative(f float64) float64 {
+	if f < 0 {
+		return 0
+	}
+	return f
+}

@@ -1,0 +1,82 @@
+package serve
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// journalVersion is the layout version of the journal file.
+const journalVersion = 1
+
+// journal is what the pool persists: the jobs executing and the jobs queued.
+type journal struct {
+	Version int   `json:"version"`
+	Active  []Job `json:"active"`
+	Queued  []Job `json:"queued"`
+}
+
+// JournalPath returns the journal file of the store directory store:
+// "<store>.serve.json", beside the store.
+func JournalPath(store string) string { return filepath.Clean(store) + ".serve.json" }
+
+func readJournal(path string) (journal, error) {
+	var j journal
+	if path == "" {
+		return j, nil
+	}
+	// A temp file left by a crash mid-write is garbage: the rename never happened.
+	_ = os.Remove(path + ".tmp")
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return j, nil
+	}
+	if err != nil {
+		return j, fmt.Errorf("%w: %w", ErrJournal, err)
+	}
+	if err := json.Unmarshal(b, &j); err != nil {
+		return j, fmt.Errorf("%w: %s: %w", ErrJournal, path, err)
+	}
+	if j.Version != journalVersion {
+		return j, fmt.Errorf("%w: %s: version %d, want %d", ErrJournal, path, j.Version, journalVersion)
+	}
+	return j, nil
+}
+
+// writeJournal replaces the journal crash-safely.
+func writeJournal(path string, j journal) error {
+	if path == "" {
+		return nil
+	}
+	j.Version = journalVersion
+	b, err := json.Marshal(j)
+	if err != nil {
+		return fmt.Errorf("%w: encode: %w", ErrJournal, err)
+	}
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrJournal, err)
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return fmt.Errorf("%w: write: %w", ErrJournal, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("%w: sync: %w", ErrJournal, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("%w: close: %w", ErrJournal, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("%w: rename: %w", ErrJournal, err)
+	}
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}

@@ -1,0 +1,423 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/graph"
+)
+
+// JobKind says what a Job does with its run.
+type JobKind string
+
+// The kinds of job.
+const (
+	JobStart  JobKind = "start"  // start a new run from Spec
+	JobResume JobKind = "resume" // resume the run from its latest checkpoint
+	JobAnswer JobKind = "answer" // resume the run with Answer for its pending interrupt
+)
+
+// Job is one unit of work for a worker.
+type Job struct {
+	RunID  string          `json:"run_id"`
+	Kind   JobKind         `json:"kind"`
+	Spec   json.RawMessage `json:"spec,omitempty"`   // JobStart: what the submitter sent
+	Answer json.RawMessage `json:"answer,omitempty"` // JobAnswer: the value for the interrupt
+	// Recovered is set on jobs read back from the journal: a previous
+	// process was executing (or had queued) them when it stopped.
+	Recovered bool `json:"recovered,omitempty"`
+}
+
+// Outcome is how an executed job ended.
+type Outcome int
+
+// The outcomes of Execute.
+const (
+	OutcomeDone   Outcome = iota // the run finished (completed, failed, halted, ...)
+	OutcomeParked                // the run waits for an answer; Answer will queue it again
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case OutcomeDone:
+		return "done"
+	case OutcomeParked:
+		return "parked"
+	}
+	return fmt.Sprintf("Outcome(%d)", int(o))
+}
+
+// Executor runs jobs. Execute returns when the run finishes, stops to wait
+// for an answer (OutcomeParked) or its context ends; it must stop promptly
+// when ctx is done, leaving the run resumable from its latest checkpoint.
+type Executor interface {
+	Execute(ctx context.Context, job Job) (Outcome, error)
+}
+
+// ExecutorFunc adapts a function to Executor.
+type ExecutorFunc func(ctx context.Context, job Job) (Outcome, error)
+
+// Execute calls f.
+func (f ExecutorFunc) Execute(ctx context.Context, job Job) (Outcome, error) { return f(ctx, job) }
+
+// Gauges receives the pool's queue length and worker counts (metrics.Metrics
+// implements it).
+type Gauges interface {
+	SetQueueLength(n int)
+	SetWorkers(total, busy int)
+}
+
+// Config configures a Pool.
+type Config struct {
+	Workers  int      // at least 1; default 1
+	Executor Executor // required
+	Journal  string   // the journal file (JournalPath); "" keeps nothing
+	Logger   *slog.Logger
+	Gauges   Gauges // optional
+}
+
+func (c *Config) validate() error {
+	if c.Executor == nil {
+		return fmt.Errorf("%w: no executor", ErrInvalidConfig)
+	}
+	if c.Workers < 0 {
+		return fmt.Errorf("%w: %d workers", ErrInvalidConfig, c.Workers)
+	}
+	if c.Workers == 0 {
+		c.Workers = 1
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
+
+// active is one job a worker executes.
+type active struct {
+	job    Job
+	cancel context.CancelCauseFunc
+}
+
+// Pool queues jobs and executes them on Config.Workers workers.
+type Pool struct {
+	cfg Config
+
+	mu       sync.Mutex
+	queue    []Job
+	active   map[string]*active // by run id
+	parked   map[string]bool
+	draining bool
+	busy     int
+	lastErr  map[string]string // run id → the error its last job ended with
+
+	notify  chan struct{}
+	stop    chan struct{} // closed by Drain: workers stop taking jobs
+	wg      sync.WaitGroup
+	started bool
+}
+
+// Status is a snapshot of the pool.
+type Status struct {
+	Workers  int      `json:"workers"`
+	Busy     int      `json:"busy"`
+	Queued   []Job    `json:"queued"`
+	Active   []string `json:"active"`
+	Parked   []string `json:"parked"`
+	Draining bool     `json:"draining"`
+}
+
+// New reads the journal and returns a pool whose queue holds the jobs a
+// previous process left: the ones it was executing first (Recovered), then
+// the ones it had queued.
+func New(cfg Config) (*Pool, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	j, err := readJournal(cfg.Journal)
+	if err != nil {
+		return nil, err
+	}
+	p := &Pool{
+		cfg:     cfg,
+		active:  map[string]*active{},
+		parked:  map[string]bool{},
+		lastErr: map[string]string{},
+		notify:  make(chan struct{}, cfg.Workers),
+		stop:    make(chan struct{}),
+	}
+	seen := map[string]bool{}
+	for _, list := range [][]Job{j.Active, j.Queued} {
+		for _, job := range list {
+			if seen[job.RunID] {
+				continue
+			}
+			seen[job.RunID] = true
+			job.Recovered = true
+			p.queue = append(p.queue, job)
+		}
+	}
+	return p, nil
+}
+
+// Start starts the workers. Their jobs run under ctx; cancelling it stops
+// them at once (use Drain to stop at checkpoints).
+func (p *Pool) Start(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.started {
+		return fmt.Errorf("serve: pool already started")
+	}
+	p.started = true
+	if err := p.persistLocked(); err != nil {
+		return err
+	}
+	p.gaugesLocked()
+	for range p.cfg.Workers {
+		p.wg.Add(1)
+		go p.worker(ctx)
+	}
+	p.signal(len(p.queue))
+	return nil
+}
+
+// Submit queues a job. It fails with ErrDuplicate when the run is already
+// queued or executing, and with ErrDraining once Drain has begun.
+func (p *Pool) Submit(job Job) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.draining {
+		return ErrDraining
+	}
+	if job.RunID == "" {
+		return fmt.Errorf("%w: job without a run id", ErrInvalidConfig)
+	}
+	if p.active[job.RunID] != nil || slices.ContainsFunc(p.queue, func(j Job) bool { return j.RunID == job.RunID }) {
+		return fmt.Errorf("%w: %s", ErrDuplicate, job.RunID)
+	}
+	delete(p.parked, job.RunID)
+	delete(p.lastErr, job.RunID)
+	p.queue = append(p.queue, job)
+	if err := p.persistLocked(); err != nil {
+		p.queue = p.queue[:len(p.queue)-1]
+		return err
+	}
+	p.gaugesLocked()
+	p.signal(1)
+	return nil
+}
+
+// Answer queues the answer to a parked run's pending interrupt, which
+// wakes it.
+func (p *Pool) Answer(runID string, answer any) error {
+	b, err := json.Marshal(answer)
+	if err != nil {
+		return fmt.Errorf("serve: encode answer: %w", err)
+	}
+	return p.Submit(Job{RunID: runID, Kind: JobAnswer, Answer: b})
+}
+
+// Cancel removes a queued job of the run, or cancels its executing job
+// (context cause ErrCancelled). It reports whether it found the run.
+func (p *Pool) Cancel(runID string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if a := p.active[runID]; a != nil {
+		a.cancel(ErrCancelled)
+		return true
+	}
+	i := slices.IndexFunc(p.queue, func(j Job) bool { return j.RunID == runID })
+	if i < 0 {
+		return false
+	}
+	p.queue = slices.Delete(p.queue, i, i+1)
+	_ = p.persistLocked()
+	p.gaugesLocked()
+	return true
+}
+
+// Observe watches the runtime's events: while draining, a checkpoint saved
+// for an executing run cancels that run (cause ErrDrained), so it stops at
+// the checkpoint. Pass it to graph.Runner.Subscribe.
+func (p *Pool) Observe(e graph.Event) {
+	if e.Kind != graph.CheckpointSaved {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.draining {
+		return
+	}
+	if a := p.active[e.RunID]; a != nil {
+		a.cancel(ErrDrained)
+	}
+}
+
+// Drain stops taking work and waits for the executing runs to reach their
+// next checkpoint, at most timeout; then it cancels the rest and waits for
+// the workers. Jobs cut off stay in the journal for the next process.
+func (p *Pool) Drain(timeout time.Duration) {
+	p.mu.Lock()
+	if !p.draining {
+		p.draining = true
+		close(p.stop)
+	}
+	p.mu.Unlock()
+	done := make(chan struct{})
+	go func() { p.wg.Wait(); close(done) }()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-done:
+		return
+	case <-timer.C:
+	}
+	p.mu.Lock()
+	for _, a := range p.active {
+		a.cancel(ErrDrained)
+	}
+	p.mu.Unlock()
+	<-done
+}
+
+// Wait waits for the workers to stop (after Drain, or when Start's context ends).
+func (p *Pool) Wait() { p.wg.Wait() }
+
+// Status returns a snapshot of the pool.
+func (p *Pool) Status() Status {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := Status{Workers: p.cfg.Workers, Busy: p.busy, Queued: slices.Clone(p.queue), Draining: p.draining}
+	for id := range p.active {
+		s.Active = append(s.Active, id)
+	}
+	for id := range p.parked {
+		s.Parked = append(s.Parked, id)
+	}
+	slices.Sort(s.Active)
+	slices.Sort(s.Parked)
+	return s
+}
+
+// LastError returns the error the run's last job ended with, if any.
+func (p *Pool) LastError(runID string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lastErr[runID]
+}
+
+func (p *Pool) worker(ctx context.Context) {
+	defer p.wg.Done()
+	for {
+		job, jctx, cancel, ok := p.next(ctx)
+		if !ok {
+			return
+		}
+		p.execute(ctx, jctx, cancel, job)
+	}
+}
+
+// next takes the next job, waiting for one, and registers it as active
+// with its own context; ok is false when the pool stops.
+func (p *Pool) next(ctx context.Context) (job Job, jctx context.Context, cancel context.CancelCauseFunc, ok bool) {
+	for {
+		p.mu.Lock()
+		if p.draining || ctx.Err() != nil {
+			p.mu.Unlock()
+			return Job{}, nil, nil, false
+		}
+		if len(p.queue) > 0 {
+			job = p.queue[0]
+			p.queue = p.queue[1:]
+			jctx, cancel = context.WithCancelCause(ctx)
+			p.active[job.RunID] = &active{job: job, cancel: cancel}
+			p.busy++
+			if err := p.persistLocked(); err != nil {
+				p.cfg.Logger.Error("serve: journal", "err", err)
+			}
+			p.gaugesLocked()
+			p.mu.Unlock()
+			return job, jctx, cancel, true
+		}
+		p.mu.Unlock()
+		select {
+		case <-p.notify:
+		case <-p.stop:
+		case <-ctx.Done():
+		}
+	}
+}
+
+func (p *Pool) execute(ctx, jctx context.Context, cancel context.CancelCauseFunc, job Job) {
+	log := p.cfg.Logger.With("run", job.RunID, "job", string(job.Kind))
+	log.Info("run executing", "recovered", job.Recovered)
+	outcome, err := p.cfg.Executor.Execute(jctx, job)
+	cause := context.Cause(jctx)
+	cancel(nil)
+
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.active, job.RunID)
+	p.busy--
+	switch {
+	case errors.Is(cause, ErrDrained) || (err != nil && ctx.Err() != nil):
+		// Cut off: keep the job for the next process.
+		log.Info("run stopped for drain; it resumes when serve starts again", "err", err)
+		job.Recovered = true
+		p.queue = append([]Job{job}, p.queue...)
+	case err != nil:
+		log.Error("run failed", "err", err)
+		p.lastErr[job.RunID] = err.Error()
+	case outcome == OutcomeParked:
+		log.Info("run waiting for approval")
+		p.parked[job.RunID] = true
+	default:
+		log.Info("run finished")
+	}
+	if perr := p.persistLocked(); perr != nil {
+		log.Error("serve: journal", "err", perr)
+	}
+	p.gaugesLocked()
+}
+
+// persistLocked writes the journal; the caller holds mu.
+func (p *Pool) persistLocked() error {
+	j := journal{Queued: slices.Clone(p.queue)}
+	for _, a := range p.active {
+		j.Active = append(j.Active, a.job)
+	}
+	slices.SortFunc(j.Active, func(a, b Job) int {
+		switch {
+		case a.RunID < b.RunID:
+			return -1
+		case a.RunID > b.RunID:
+			return 1
+		}
+		return 0
+	})
+	return writeJournal(p.cfg.Journal, j)
+}
+
+func (p *Pool) gaugesLocked() {
+	if p.cfg.Gauges == nil {
+		return
+	}
+	p.cfg.Gauges.SetQueueLength(len(p.queue))
+	p.cfg.Gauges.SetWorkers(p.cfg.Workers, p.busy)
+}
+
+// signal wakes up to n idle workers.
+func (p *Pool) signal(n int) {
+	for range n {
+		select {
+		case p.notify <- struct{}{}:
+		default:
+			return
+		}
+	}
+}
