@@ -119,9 +119,8 @@ func (a *app) runOps(local ucli.ActionFunc) ucli.ActionFunc {
 			}
 			return Submit(c, a.io, RunOptions{
 				PlanFile: c.String("plan"), Goal: c.String("goal"), Driver: c.String("driver"), Script: c.String("script"),
-				Model: c.String("model"), Profile: c.String("profile"),
 				AutoApprove: c.Bool("auto-approve"), AllowDirty: c.Bool("allow-dirty"), Pace: c.Duration("pace"),
-				TrackerID: c.String("tracker-id"), RunID: c.String("run-id"),
+				TrackerID: c.String("tracker-id"), RunID: c.String("run-id"), Model: c.String("model"), Profile: c.String("profile"),
 			})
 		}
 		err := local(c)

@@ -23,7 +23,7 @@ func submitCommand(io IO) *ucli.Command {
 		Flags: []ucli.Flag{
 			&ucli.StringFlag{Name: "plan", Usage: "a plan file (skips the architect)"},
 			&ucli.StringFlag{Name: "goal", Usage: "what to build (the architect writes the plan)"},
-			&ucli.StringFlag{Name: "driver", Value: "script", EnvVars: []string{"GAFFER_DRIVER"}, Usage: "the agents' driver: script"},
+			&ucli.StringFlag{Name: "driver", EnvVars: []string{"GAFFER_DRIVER"}, Usage: "every agent's driver: script, llm or cli (default: the profile's)"},
 			&ucli.StringFlag{Name: "script", EnvVars: []string{"GAFFER_SCRIPT"}, Usage: "the script driver's file"},
 			&ucli.BoolFlag{Name: "auto-approve", EnvVars: []string{"GAFFER_AUTO_APPROVE"}, Usage: "run the plan without asking"},
 			&ucli.BoolFlag{Name: "allow-dirty", Usage: "start on a work tree with uncommitted changes"},
@@ -37,9 +37,8 @@ func submitCommand(io IO) *ucli.Command {
 			}
 			o := RunOptions{
 				PlanFile: c.String("plan"), Goal: c.String("goal"), Driver: c.String("driver"), Script: c.String("script"),
-				Profile: c.String("profile"),
 				AutoApprove: c.Bool("auto-approve"), AllowDirty: c.Bool("allow-dirty"), Pace: c.Duration("pace"),
-				TrackerID: c.String("tracker-id"), RunID: c.String("run-id"),
+				TrackerID: c.String("tracker-id"), RunID: c.String("run-id"), Profile: c.String("profile"),
 			}
 			return Submit(c, io, o)
 		},
