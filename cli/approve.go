@@ -16,7 +16,7 @@ func approveCommand(io IO) *ucli.Command {
 		Usage:        "approve a run's plan and continue the run here",
 		OnUsageError: onUsageError,
 		ArgsUsage:    "[RUN]",
-		Flags:        localGlobals(&ucli.StringFlag{Name: "feedback", Usage: "notes kept with the approval"}),
+		Flags:        localGlobals(&ucli.StringFlag{Name: "feedback", Usage: "notes kept with the approval"}, paceFlag()),
 		Action: withRun(io, func(ctx context.Context, e *env, a cmdArgs) error {
 			return Answer(ctx, e, a.run, nodes.Answer{Approved: true, Feedback: a.String("feedback")})
 		}),

@@ -53,7 +53,7 @@ func parseArgs(c *ucli.Context, bools ...string) (cmdArgs, error) {
 		a.extra[name] = args[i+1]
 		i++
 	}
-	for _, g := range []string{"repo", "store"} {
+	for _, g := range []string{"repo", "store", "pace"} {
 		if v, ok := a.extra[g]; ok {
 			if err := c.Set(g, v); err != nil {
 				return a, exitf(ExitUsage, "--%s: %w", g, err)
@@ -105,4 +105,11 @@ func withRun(io IO, fn func(ctx context.Context, e *env, a cmdArgs) error) ucli.
 		defer e.Close()
 		return fn(c.Context, e, a)
 	}
+}
+
+// paceFlag is --pace for the commands that continue a run in this process:
+// it slows the script driver for this process only; the run keeps the pace
+// it was started with.
+func paceFlag() ucli.Flag {
+	return &ucli.DurationFlag{Name: "pace", EnvVars: []string{"GAFFER_PACE"}, Usage: "pause before each agent action in this process (overrides the run's own pace)"}
 }

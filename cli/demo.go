@@ -122,7 +122,7 @@ func demoEpilogue(ctx context.Context, e *env, dir, id string, skipTest bool) er
 		return nil
 	}
 	fmt.Fprintf(out, "\n$ go test ./...\n")
-	if err := runShown(ctx, out, dir, "go", "test", "./..."); err != nil {
+	if err := runShown(ctx, out, dir, "go", "test", "-count=1", "./..."); err != nil {
 		return exitf(ExitHalted, "demo: go test failed in %s: %w", dir, err)
 	}
 	return nil

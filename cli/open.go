@@ -32,8 +32,9 @@ type env struct {
 	store    *checkpoint.Badger
 	runner   *graph.Runner[state.ExecutionState]
 	log      *slog.Logger
-	borrowed bool     // the store belongs to the process answering on the control socket
-	closers  []func() // run by Close before the store closes (ops_hooks.go)
+	pace     *time.Duration // --pace given to this command: overrides the run's stored pace
+	borrowed bool           // the store belongs to the process answering on the control socket
+	closers  []func()       // run by Close before the store closes (ops_hooks.go)
 }
 
 // openEnv opens the repository of --repo and the store of --store (or
@@ -70,7 +71,11 @@ func openEnv(c *ucli.Context, io IO) (*env, error) {
 		fmt.Fprintf(io.Err, "gaffer: removed git lock files left by a killed gaffer process: %s\n", strings.Join(removed, ", "))
 	}
 	e := &env{io: io, repo: repo, repoArg: g.Repo, storeDir: dir, store: store, log: g.Logger(io.Err)}
-	gr, err := nodes.Build(nodes.Config{Repo: repo, Drivers: driverFactory(io.Out), Clock: time.Now, Logger: e.log,
+	if c.IsSet("pace") {
+		p := c.Duration("pace")
+		e.pace = &p
+	}
+	gr, err := nodes.Build(nodes.Config{Repo: repo, Drivers: driverFactory(io.Out, e.pace), Clock: time.Now, Logger: e.log,
 		AfterCommit: afterCommitHook(io)})
 	if err != nil {
 		store.Close()
@@ -111,8 +116,9 @@ func lockHolder(dir string) string {
 
 // driverFactory makes the agents' drivers from a run's stored config: one
 // place for every driver kind: the script driver here, llm and cli in
-// drivers.go.
-func driverFactory(out io.Writer) nodes.DriverFactory {
+// drivers.go. A non-nil pace replaces the run's stored pace for this
+// process (resume --pace), without changing what is stored.
+func driverFactory(out io.Writer, pace *time.Duration) nodes.DriverFactory {
 	var mu sync.Mutex
 	scripts := map[string]*agent.Script{}
 	real := newRealDrivers(out)
@@ -137,7 +143,11 @@ func driverFactory(out io.Writer) nodes.DriverFactory {
 			if role == agent.RoleEvaluator && !sc.Has(agent.RoleEvaluator) {
 				return nil, nil
 			}
-			return agent.NewScriptDriver(sc, agent.ScriptOptions{Pace: cfg.Pace, Stdout: out}), nil
+			p := cfg.Pace
+			if pace != nil {
+				p = *pace
+			}
+			return agent.NewScriptDriver(sc, agent.ScriptOptions{Pace: p, Stdout: out}), nil
 		}
 		return real.driver(role, cfg, kind)
 	}

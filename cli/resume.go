@@ -12,7 +12,7 @@ import (
 func resumeCommand(io IO) *ucli.Command {
 	return &ucli.Command{
 		Name:         "resume",
-		Flags:        localGlobals(),
+		Flags:        localGlobals(paceFlag()),
 		Usage:        "continue a killed or interrupted run from its last checkpoint (no flags needed)",
 		OnUsageError: onUsageError,
 		ArgsUsage:    "[RUN]",
