@@ -424,7 +424,7 @@ func (x *serveExec) handle(mux *control.Mux, pool *serve.Pool) {
 			return nil, exitf(ExitLocked, "submit: %w", err)
 		}
 		n := len(pool.Status().Queued)
-		return answerResult{RunID: o.RunID, Message: fmt.Sprintf("Run %s queued (%d waiting for a worker).", o.RunID, n)}, nil
+		return answerResult{RunID: o.RunID, Message: fmt.Sprintf("Run %s queued (%d waiting for a worker or for their repository).", o.RunID, n)}, nil
 	})
 }
 
