@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -37,7 +38,7 @@ func serveCommand(io IO) *ucli.Command {
 		Name:  "serve",
 		Usage: "own the store and execute submitted runs on a pool of workers, resuming interrupted ones",
 		Flags: []ucli.Flag{
-			&ucli.IntFlag{Name: "workers", Value: 1, EnvVars: []string{"GAFFER_WORKERS"}, Usage: "runs executed at once (they share the work tree: keep 1 unless runs use separate repositories)"},
+			&ucli.IntFlag{Name: "workers", Value: 1, EnvVars: []string{"GAFFER_WORKERS"}, Usage: "runs executed at once: runs of one repository share its work tree and run one at a time, runs of different repositories run in parallel"},
 			&ucli.StringFlag{Name: metricsAddrFlag, Value: defaultServeMetricsAddr, EnvVars: []string{"GAFFER_METRICS_ADDR"}, Usage: "serve /metrics, /healthz and /readyz here (127.0.0.1 unless it names a host)"},
 			&ucli.DurationFlag{Name: "drain-timeout", Value: 30 * time.Second, EnvVars: []string{"GAFFER_DRAIN_TIMEOUT"}, Usage: "on SIGTERM, how long running steps may take to reach their checkpoint"},
 		},
@@ -83,8 +84,13 @@ func Serve(c *ucli.Context, io IO, o ServeOptions) error {
 		m.SetRuns(counts)
 	}
 
-	x := &serveExec{owner: e, hooks: h, log: log}
-	pool, err := serve.New(serve.Config{Workers: o.Workers, Executor: x, Journal: serve.JournalPath(e.storeDir), Logger: log, Gauges: m})
+	key, err := repoKey(e.repo.Root())
+	if err != nil {
+		return err
+	}
+	x := &serveExec{owner: e, hooks: h, log: log, key: key}
+	pool, err := serve.New(serve.Config{Workers: o.Workers, Executor: x, Journal: serve.JournalPath(e.storeDir), Logger: log, Gauges: m,
+		KeyOf: func(serve.Job) string { return x.key }})
 	if err != nil {
 		return err
 	}
@@ -155,12 +161,31 @@ func statusCounts(ctx context.Context, e *env) (map[string]int, error) {
 	return counts, nil
 }
 
+// repoKey is the pool key of the runs of the repository whose work tree
+// is root: its absolute, symlink-resolved path, so that two spellings of
+// one work tree are one key.
+func repoKey(root string) (string, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", fmt.Errorf("serve: repository %s: %w", root, err)
+	}
+	key, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("serve: repository %s: %w", root, err)
+	}
+	return key, nil
+}
+
 // serveExec executes the pool's jobs with the workflow commands' own
 // functions on a borrowed env of the serve process.
 type serveExec struct {
 	owner *env
 	hooks *opsHooks
 	log   *slog.Logger
+	// key is the pool key of every job: the runs work on owner's
+	// repository (env hands them owner.repo), so they share its work tree
+	// and the pool executes them one at a time.
+	key string
 }
 
 // The statuses status shows for a submitted run without a checkpoint yet:
@@ -181,6 +206,11 @@ func (x *serveExec) env() *env {
 func (x *serveExec) Execute(ctx context.Context, job serve.Job) (serve.Outcome, error) {
 	e := x.env()
 	id := job.RunID
+	if job.Key != x.key {
+		// A job journaled by a serve of another repository on this store:
+		// it works on this repository now, without its key's exclusion.
+		x.log.Warn("job keyed for another repository", "run", id, "key", job.Key, "repo", x.key)
+	}
 	var err error
 	switch job.Kind {
 	case serve.JobStart:
@@ -370,7 +400,7 @@ func (x *serveExec) handle(mux *control.Mux, pool *serve.Pool) {
 		} else if st == state.RunAwaitingApproval {
 			return nil, exitf(ExitAwaitingApproval, "run %s is waiting for approval; answer with gaffer approve or reject", id)
 		}
-		if err := pool.Submit(serve.Job{RunID: id, Kind: serve.JobResume}); err != nil {
+		if err := pool.Submit(serve.Job{RunID: id, Kind: serve.JobResume, Key: x.key}); err != nil {
 			return nil, exitf(ExitLocked, "resume: %w", err)
 		}
 		return answerResult{RunID: id, Message: fmt.Sprintf("Run %s queued to resume in gaffer serve (pid %d).", id, os.Getpid())}, nil
@@ -390,11 +420,11 @@ func (x *serveExec) handle(mux *control.Mux, pool *serve.Pool) {
 		if err != nil {
 			return nil, fmt.Errorf("submit: %w", err)
 		}
-		if err := pool.Submit(serve.Job{RunID: o.RunID, Kind: serve.JobStart, Spec: spec}); err != nil {
+		if err := pool.Submit(serve.Job{RunID: o.RunID, Kind: serve.JobStart, Spec: spec, Key: x.key}); err != nil {
 			return nil, exitf(ExitLocked, "submit: %w", err)
 		}
 		n := len(pool.Status().Queued)
-		return answerResult{RunID: o.RunID, Message: fmt.Sprintf("Run %s queued (%d waiting for a worker).", o.RunID, n)}, nil
+		return answerResult{RunID: o.RunID, Message: fmt.Sprintf("Run %s queued (%d waiting for a worker or for their repository).", o.RunID, n)}, nil
 	})
 }
 

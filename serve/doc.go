@@ -10,11 +10,24 @@
 // run stopped to wait for a human, which frees the worker: a parked run holds
 // no worker until Answer queues its answer.
 //
+// # Keys
+//
+// Each Job carries a Key naming what its run works on; gaffer uses the
+// absolute, symlink-resolved root of the run's repository, since the runs
+// of one repository share its work tree. The pool never executes two jobs
+// with the same Key at once: a worker takes the first queued job whose key
+// no executing job holds, so the jobs of one key execute one at a time in
+// queue order, while a job waiting for its key does not hold up the jobs
+// of other keys behind it. A parked run holds neither a worker nor its key;
+// its answer is queued and waits for the key like any job. The key "" is
+// held by nothing. Config.KeyOf gives the key of a job submitted without
+// one (Answer's) and of a job read from a journal written before keys.
+//
 // # The journal
 //
 // The pool writes its queue and the jobs its workers are executing to a
 // journal file beside the store (crash-safely: temp file, fsync, rename) on
-// every change. New reads it back: jobs that were executing when the last
+// every change, keys included. New reads it back: jobs that were executing when the last
 // process died are queued first, marked Recovered, then the jobs that were
 // waiting. An Executor resumes a recovered job from its run's latest
 // checkpoint (a start whose run exists becomes a resume; an answer already

@@ -29,6 +29,10 @@ type Job struct {
 	Kind   JobKind         `json:"kind"`
 	Spec   json.RawMessage `json:"spec,omitempty"`   // JobStart: what the submitter sent
 	Answer json.RawMessage `json:"answer,omitempty"` // JobAnswer: the value for the interrupt
+	// Key names what the run works on (for gaffer, the absolute,
+	// symlink-resolved root of its repository): the pool never executes
+	// two jobs with the same Key at once. "" shares nothing.
+	Key string `json:"key,omitempty"`
 	// Recovered is set on jobs read back from the journal: a previous
 	// process was executing (or had queued) them when it stopped.
 	Recovered bool `json:"recovered,omitempty"`
@@ -80,6 +84,9 @@ type Config struct {
 	Journal  string   // the journal file (JournalPath); "" keeps nothing
 	Logger   *slog.Logger
 	Gauges   Gauges // optional
+	// KeyOf, when set, gives the Key of a job that comes without one: an
+	// Answer, or a job read from a journal written before jobs had keys.
+	KeyOf func(Job) string
 }
 
 func (c *Config) validate() error {
@@ -111,6 +118,7 @@ type Pool struct {
 	mu       sync.Mutex
 	queue    []Job
 	active   map[string]*active // by run id
+	held     map[string]string  // Key → the run id executing with it
 	parked   map[string]bool
 	draining bool
 	busy     int
@@ -146,6 +154,7 @@ func New(cfg Config) (*Pool, error) {
 	p := &Pool{
 		cfg:     cfg,
 		active:  map[string]*active{},
+		held:    map[string]string{},
 		parked:  map[string]bool{},
 		lastErr: map[string]string{},
 		notify:  make(chan struct{}, cfg.Workers),
@@ -159,6 +168,7 @@ func New(cfg Config) (*Pool, error) {
 			}
 			seen[job.RunID] = true
 			job.Recovered = true
+			p.keyLocked(&job)
 			p.queue = append(p.queue, job)
 		}
 	}
@@ -200,6 +210,7 @@ func (p *Pool) Submit(job Job) error {
 	if p.active[job.RunID] != nil || slices.ContainsFunc(p.queue, func(j Job) bool { return j.RunID == job.RunID }) {
 		return fmt.Errorf("%w: %s", ErrDuplicate, job.RunID)
 	}
+	p.keyLocked(&job)
 	delete(p.parked, job.RunID)
 	delete(p.lastErr, job.RunID)
 	p.queue = append(p.queue, job)
@@ -322,8 +333,11 @@ func (p *Pool) worker(ctx context.Context) {
 	}
 }
 
-// next takes the next job, waiting for one, and registers it as active
-// with its own context; ok is false when the pool stops.
+// next takes the first queued job whose key is free, waiting for one, and
+// registers it as active (holding its key) with its own context; ok is
+// false when the pool stops. Jobs of a busy key keep their places: jobs of
+// one key run in queue order, and a job waiting for its key never holds up
+// the jobs of other keys.
 func (p *Pool) next(ctx context.Context) (job Job, jctx context.Context, cancel context.CancelCauseFunc, ok bool) {
 	for {
 		p.mu.Lock()
@@ -331,11 +345,14 @@ func (p *Pool) next(ctx context.Context) (job Job, jctx context.Context, cancel 
 			p.mu.Unlock()
 			return Job{}, nil, nil, false
 		}
-		if len(p.queue) > 0 {
-			job = p.queue[0]
-			p.queue = p.queue[1:]
+		if i := slices.IndexFunc(p.queue, p.freeLocked); i >= 0 {
+			job = p.queue[i]
+			p.queue = slices.Delete(p.queue, i, i+1)
 			jctx, cancel = context.WithCancelCause(ctx)
 			p.active[job.RunID] = &active{job: job, cancel: cancel}
+			if job.Key != "" {
+				p.held[job.Key] = job.RunID
+			}
 			p.busy++
 			if err := p.persistLocked(); err != nil {
 				p.cfg.Logger.Error("serve: journal", "err", err)
@@ -363,7 +380,13 @@ func (p *Pool) execute(ctx, jctx context.Context, cancel context.CancelCauseFunc
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.active, job.RunID)
+	if job.Key != "" && p.held[job.Key] == job.RunID {
+		delete(p.held, job.Key)
+	}
 	p.busy--
+	// The key is free again: wake the idle workers, a queued job may now
+	// be theirs.
+	defer p.signal(p.cfg.Workers)
 	switch {
 	case errors.Is(cause, ErrDrained) || (err != nil && ctx.Err() != nil):
 		// Cut off: keep the job for the next process.
@@ -383,6 +406,22 @@ func (p *Pool) execute(ctx, jctx context.Context, cancel context.CancelCauseFunc
 		log.Error("serve: journal", "err", perr)
 	}
 	p.gaugesLocked()
+}
+
+// freeLocked reports whether job's key is free; the caller holds mu.
+func (p *Pool) freeLocked(job Job) bool {
+	if job.Key == "" {
+		return true
+	}
+	_, busy := p.held[job.Key]
+	return !busy
+}
+
+// keyLocked fills in the key of a job without one from Config.KeyOf.
+func (p *Pool) keyLocked(job *Job) {
+	if job.Key == "" && p.cfg.KeyOf != nil {
+		job.Key = p.cfg.KeyOf(*job)
+	}
 }
 
 // persistLocked writes the journal; the caller holds mu.
