@@ -166,7 +166,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		serve: serveMetrics{
 			queue: prometheus.NewGauge(prometheus.GaugeOpts{
 				Name: "gaffer_serve_queue_length",
-				Help: "Runs queued in gaffer serve, waiting for a worker.",
+				Help: "Runs queued in gaffer serve, waiting for a worker or for their repository (one run per work tree at a time).",
 			}),
 			busy: prometheus.NewGauge(prometheus.GaugeOpts{
 				Name: "gaffer_serve_workers_busy",
