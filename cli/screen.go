@@ -29,6 +29,7 @@ type screen struct {
 	frame   []string                // the frame to show while live
 	shown   int                     // lines of the frame on the terminal now
 	live    bool
+	midLine bool // the last byte written was not a newline (a prompt): the frame goes below it
 	writers []*screenWriter
 }
 
@@ -90,6 +91,10 @@ func (s *screen) redrawLocked() {
 		return
 	}
 	var b strings.Builder
+	if s.midLine { // erasing the frame must not erase the end of a prompt
+		b.WriteByte('\n')
+		s.midLine = false
+	}
 	for _, l := range s.frame {
 		b.WriteString(l)
 		b.WriteByte('\n')
@@ -103,7 +108,7 @@ func (s *screen) flushLocked() {
 	for _, sw := range s.writers {
 		if len(sw.buf) > 0 {
 			sw.w.Write(sw.buf)
-			sw.buf = nil
+			sw.buf, s.midLine = nil, true
 		}
 	}
 }
@@ -152,6 +157,9 @@ func (sw *screenWriter) Write(p []byte) (int, error) {
 				return 0, fmt.Errorf("screen: %w", err)
 			}
 			sw.buf = nil
+		}
+		if len(p) > 0 {
+			s.midLine = p[len(p)-1] != '\n'
 		}
 		return sw.w.Write(p)
 	}
