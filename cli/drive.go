@@ -30,6 +30,7 @@ func (e *env) drive(ctx context.Context, runID string, ask answerer, step func()
 	p := newProgress(e.io.Out, e.io.terminal(), e.runner, runID)
 	if e.io.screen != nil && e.io.terminal() {
 		p.withLive(e.io.screen, time.Now)
+		defer p.tick(time.Second)() // the running phase's elapsed time moves between events too
 	}
 	unsub := e.runner.Subscribe(p.event)
 	defer unsub()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gaffer-dev/gaffer/graph"
@@ -123,4 +124,30 @@ func (p *progress) end() {
 	}
 	p.live.screen.stop()
 	p.live.paused = true
+}
+
+// tick redraws the live frame every d until stop is called.
+func (p *progress) tick(d time.Duration) (stop func()) {
+	t := time.NewTicker(d)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				p.mu.Lock()
+				p.live.draw()
+				p.mu.Unlock()
+			}
+		}
+	}()
+	return func() {
+		t.Stop()
+		close(done)
+		wg.Wait()
+	}
 }
