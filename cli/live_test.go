@@ -10,6 +10,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/state"
 )
 
 // vt is a tiny terminal for the live tree's tests: it interprets what the
@@ -306,5 +309,40 @@ func TestTerminalApprovalPromptIsNotDrawnOver(t *testing.T) {
 	}
 	if !strings.HasPrefix(screen[trees[0]], "Phase 1 (test): ○ Pending") || !strings.HasPrefix(screen[trees[1]], "Phase 1 (test): ✓ Completed") {
 		t.Fatalf("trees:\n%s", strings.Join(screen, "\n"))
+	}
+}
+
+func TestLiveTreeShowsElapsedTimeAndUsage(t *testing.T) {
+	start := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
+	var s state.ExecutionState
+	s.Run = state.RunInfo{ID: "r-1", Goal: "calc"}
+	s.Status = state.RunRunning
+	s.Plan.Tasks = []state.Task{{ID: "1", Title: "Tests", Type: state.TypeTest}, {ID: "2", Title: "Code", Type: state.TypeImpl}}
+	s.Plan.Phases = []state.Phase{{Index: 0, TaskIDs: []string{"1"}}, {Index: 1, TaskIDs: []string{"2"}}}
+	s.Progress.CurrentPhase = 1
+	s.Progress.ReviewIteration = 1
+	s.Progress.Phases = []state.PhaseState{
+		{Index: 0, Status: state.PhaseCompleted, Attempt: 1, StartedAt: start, CompletedAt: start.Add(time.Minute), PostCommit: "0123456789"},
+		{Index: 1, Status: state.PhaseRunning, Attempt: 1, StartedAt: start.Add(time.Minute)},
+	}
+	s.Usage = map[string]state.Usage{"developer": {InputTokens: 1200, OutputTokens: 300, CostUSD: 0.5}, "reviewer": {InputTokens: 800, CostUSD: 0.25}}
+
+	l := &liveTree{now: func() time.Time { return start.Add(time.Minute + 95*time.Second) }, state: s, have: true, node: "review"}
+	want := []string{"",
+		"calc  [r-1, running]",
+		"tokens: 2000 in, 300 out, 0 cached  cost: $0.7500",
+		"Phase 1 (test): ✓ Completed (0123456)",
+		"  └── ✓ [test] 1 Tests",
+		"Phase 2 (impl): ● Running (1m35s, review 1)",
+		"  └── ● [impl] 2 Code",
+		"» review",
+	}
+	if got := l.frame(); !slices.Equal(got, want) {
+		t.Fatalf("frame:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	var plain strings.Builder
+	writeRunTree(&plain, s)
+	if strings.Contains(plain.String(), "tokens") || strings.Contains(plain.String(), "1m35s") || !strings.HasPrefix(plain.String(), "calc  [r-1]\n") {
+		t.Fatalf("writeRunTree changed:\n%s", plain.String())
 	}
 }
