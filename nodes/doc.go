@@ -57,7 +57,13 @@
 //     or the tree has changes outside the kept paths. The reset
 //     (workspace.ResetTo) keeps the user's untracked files and the
 //     execution directory. In task mode a later review iteration continues
-//     the session on the dirty tree and does not reset.
+//     the session on the dirty tree and does not reset. A reset (this one
+//     and the halt's) only ever undoes the run's own work: HEAD must be the
+//     pre-phase commit, or reach it through commits that all carry this
+//     run's Gaffer-Run trailer. Otherwise (the user committed, checked out
+//     another branch, or a fork's branch went on) the node fails with a
+//     HeadMovedError (ErrHeadMoved), which changes nothing and names both
+//     commits; the run resumes once the branch is moved back.
 //  3. phased_execution writes plan.md and, on a retry, the phase's
 //     review-feedback.md before the agent starts; both are pure functions
 //     of the state, so rewriting them is harmless.

@@ -220,7 +220,11 @@ func (w *workflow) approve(ctx context.Context, s state.ExecutionState, ps state
 
 // halt resets the tree to the last good commit (the pre-phase commit),
 // keeping only the user's untracked files, and halts the run.
+// It refuses (HeadMovedError) when HEAD moved in a way the run did not.
 func (w *workflow) halt(ctx context.Context, s state.ExecutionState, ps state.PhaseState) (state.ExecutionState, error) {
+	if _, err := w.resettable(ctx, s, ps); err != nil {
+		return s, err
+	}
 	if err := w.gitOp(func() error { return w.cfg.Repo.ResetTo(ctx, ps.PreCommit, ps.Untracked) }); err != nil {
 		return s, fmt.Errorf("nodes: halt phase %d: reset to %s: %w", ps.Index+1, short(ps.PreCommit), err)
 	}

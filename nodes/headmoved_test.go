@@ -1,0 +1,134 @@
+package nodes
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/state"
+)
+
+// crashInPhase2 runs r-1 until phase 2's developer session is done and
+// "dies" before its checkpoint: the resume runs phase 2's session again,
+// on a dirty tree at phase 1's commit. It returns that pre-phase commit.
+func crashInPhase2(t *testing.T, h *harness) string {
+	t.Helper()
+	h.store.fail = func(cp checkpoint.Checkpoint) bool {
+		return slices.Equal(cp.Ran, []string{NodePhase}) && len(cp.Next) == 1 && cp.Step > 6
+	}
+	if _, err := h.start(twoPhasePlan, state.RunConfig{AutoApprove: true}); err == nil {
+		t.Fatal("want the injected checkpoint failure")
+	}
+	snap, err := h.runner.State(context.Background(), "r-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pre := snap.State.Progress.Phases[1].PreCommit
+	if pre == "" || h.git("rev-parse", "HEAD") != pre {
+		t.Fatalf("HEAD %s, phase 2's pre-phase commit %q", h.git("rev-parse", "HEAD"), pre)
+	}
+	return pre
+}
+
+// commitAs commits the files with the message, as the user would.
+func (h *harness) commitAs(msg string, files ...string) string {
+	h.t.Helper()
+	h.git(append([]string{"add", "--"}, files...)...)
+	h.git("-c", "user.name=u", "-c", "user.email=u@example.invalid", "commit", "-q", "-m", msg)
+	return h.git("rev-parse", "HEAD")
+}
+
+func TestResumeRefusesToDropTheUsersCommit(t *testing.T) {
+	h := newHarness(t, retryScript)
+	pre := crashInPhase2(t, h)
+	writeFile(t, h.dir, "mine.txt", "the user's work\n")
+	mine := h.commitAs("my own change", "mine.txt")
+
+	_, err := h.runner.Resume(context.Background(), "r-1")
+	var hm *HeadMovedError
+	if !errors.Is(err, ErrHeadMoved) || !errors.As(err, &hm) {
+		t.Fatalf("resume: %v, want ErrHeadMoved", err)
+	}
+	if hm.Head != mine || hm.PreCommit != pre || hm.Phase != 2 {
+		t.Fatalf("error names %+v, want head %s pre %s phase 2", hm, mine, pre)
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "\n") || !strings.Contains(msg, "git reset --keep "+short(pre)) ||
+		!strings.Contains(msg, "phase 2") || !strings.Contains(msg, short(mine)) {
+		t.Fatalf("message: %q", msg)
+	}
+	if got := h.git("rev-parse", "HEAD"); got != mine {
+		t.Fatalf("HEAD %s after the refusal, want the user's commit %s", got, mine)
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, "mine.txt")); err != nil {
+		t.Fatalf("the user's file: %v", err)
+	}
+
+	// Following the message's advice lets the run go on.
+	h.git("branch", "saved")
+	h.git("reset", "-q", "--keep", pre)
+	res, err := h.runner.Resume(context.Background(), "r-1")
+	mustDone(t, res, err, state.RunCompleted)
+	if got := h.git("rev-parse", "saved"); got != mine {
+		t.Fatalf("saved branch %s", got)
+	}
+}
+
+func TestResumeResetsTheRunsOwnCommit(t *testing.T) {
+	h := newHarness(t, retryScript)
+	pre := crashInPhase2(t, h)
+	own := h.commitAs("phase 2: half done\n\nGaffer-Run: r-1\nGaffer-Phase: 2\nGaffer-Attempt: 9", "impl.txt")
+	if own == pre {
+		t.Fatal("no commit made")
+	}
+	res, err := h.runner.Resume(context.Background(), "r-1")
+	s := mustDone(t, res, err, state.RunCompleted)
+	if got := h.git("rev-parse", "HEAD~2"); got != pre {
+		t.Fatalf("HEAD~2 %s, want the pre-phase commit %s (the run's own commit reset away)", got, pre)
+	}
+	if s.Progress.Phases[1].PreCommit != pre {
+		t.Fatalf("pre-commit changed: %s", s.Progress.Phases[1].PreCommit)
+	}
+}
+
+func TestResumeRefusesAnotherRunsCommit(t *testing.T) {
+	h := newHarness(t, retryScript)
+	crashInPhase2(t, h)
+	other := h.commitAs("phase 2: a fork's\n\nGaffer-Run: r-other\nGaffer-Phase: 2\nGaffer-Attempt: 1", "impl.txt")
+	_, err := h.runner.Resume(context.Background(), "r-1")
+	if !errors.Is(err, ErrHeadMoved) {
+		t.Fatalf("resume: %v, want ErrHeadMoved", err)
+	}
+	if got := h.git("rev-parse", "HEAD"); got != other {
+		t.Fatalf("HEAD %s, want %s", got, other)
+	}
+}
+
+func TestHaltRefusesToDropACommitThatIsNotTheRuns(t *testing.T) {
+	h := newHarness(t, `
+developer:
+  - phase: 1
+    actions:
+      - write: {path: a_test.txt, content: "test\n"}
+  - phase: 2
+    actions:
+      - write: {path: impl.txt, content: "bad\n"}
+      - run: git add impl.txt && git -c user.name=u -c user.email=u@example.invalid commit -q -m "not gaffer's"
+reviewer:
+  - phase: 2
+    approved: false
+    comments: still wrong
+`)
+	_, err := h.start(twoPhasePlan, state.RunConfig{AutoApprove: true, Limits: state.Limits{MaxPhaseAttempts: 1}})
+	if !errors.Is(err, ErrHeadMoved) {
+		t.Fatalf("run: %v, want ErrHeadMoved", err)
+	}
+	if got := h.git("log", "-1", "--format=%s"); got != "not gaffer's" {
+		t.Fatalf("HEAD is %q: the commit was reset away", got)
+	}
+}
