@@ -96,9 +96,11 @@
 //
 // # The execution directory
 //
-// docs/gaffer/<date>-<tracker-id>-<slug>/ (fixed in the state at start)
-// holds plan.md, execution-state.json (the progress without times, usage
-// or run id), phase-N/summary.md (the phase's tasks, the files it changed
+// docs/gaffer/<date>-<tracker-id>-<slug>/ — without a tracker id the run
+// id's unique suffix takes its place (state.RunSuffix), so every run has
+// its own; fixed in the state at start — holds plan.md,
+// execution-state.json (the run id and the progress, without times or
+// usage), phase-N/summary.md (the phase's tasks, the files it changed
 // from DiffStat, and `git diff PRE..POST` / `git show POST`) and
 // phase-N/review-feedback.md (the last rejected review of phase N, with
 // the evaluator's IMPLEMENT items to fix and DEFER/REJECT items listed as

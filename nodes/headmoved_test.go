@@ -132,3 +132,16 @@ reviewer:
 		t.Fatalf("HEAD is %q: the commit was reset away", got)
 	}
 }
+
+func TestExecDirAndRecordNameTheRun(t *testing.T) {
+	h := newHarness(t, retryScript)
+	res, err := h.start(twoPhasePlan, state.RunConfig{AutoApprove: true})
+	s := mustDone(t, res, err, state.RunCompleted)
+	if want := "docs/gaffer/2026-01-02-1-build-it"; s.Run.ExecDir != want {
+		t.Fatalf("exec dir %q, want %q (the run id's suffix in place of a tracker id)", s.Run.ExecDir, want)
+	}
+	js := h.git("show", "HEAD:"+s.Run.ExecDir+"/execution-state.json")
+	if !strings.Contains(js, `"run_id": "r-1"`) {
+		t.Fatalf("execution-state.json lacks the run id:\n%s", js)
+	}
+}
