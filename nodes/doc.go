@@ -116,8 +116,10 @@
 // record commit. Between being written and being committed these files are
 // untracked and inside a kept path, so retries' resets never lose them.
 // A halt resets them away with the failed phase (the tree must be clean at
-// the last good commit); the halted phase's review stays in the run's
-// state (`gaffer status --json`).
+// the last good commit); the halted phase's review, error and completion
+// time stay in the run's state (`gaffer status --json`), and the halt's
+// entry in state.Errors carries the cause on one line (the agent's error,
+// else the review's comments: their first lines, cut to a sane size).
 //
 // # Prompts
 //

@@ -145,3 +145,66 @@ func TestExecDirAndRecordNameTheRun(t *testing.T) {
 		t.Fatalf("execution-state.json lacks the run id:\n%s", js)
 	}
 }
+
+func TestHaltKeepsTheAgentsErrorAndTheReview(t *testing.T) {
+	h := newHarness(t, `
+developer:
+  - phase: 1
+    actions:
+      - write: {path: one.txt, content: "1\n"}
+      - run: "printf 'go build failed\\n\\n./calc.go:3:1: undefined: Add\\n' >&2; exit 2"
+`)
+	res, err := h.start(taskPlan, state.RunConfig{AutoApprove: true, Limits: state.Limits{MaxTaskReviewIterations: 2}})
+	s := mustDone(t, res, err, state.RunHalted)
+	last := s.Errors[len(s.Errors)-1]
+	if !strings.HasPrefix(last, "phase 1 halted after 1 attempt(s) and 2 review(s): the developer agent reported failure: ") ||
+		!strings.Contains(last, "go build failed") || !strings.Contains(last, "undefined: Add") || strings.Contains(last, "\n") {
+		t.Fatalf("halt message %q lacks the agent's error", last)
+	}
+	ps := s.Progress.Phases[0]
+	if ps.Status != state.PhaseFailed || ps.CompletedAt.IsZero() || ps.CompletedAt.Before(ps.StartedAt) {
+		t.Fatalf("halted phase: status %v, started %v, completed %v", ps.Status, ps.StartedAt, ps.CompletedAt)
+	}
+	if ps.Review == nil || ps.Review.Approved || !strings.Contains(ps.Review.Comments, "undefined: Add") {
+		t.Fatalf("the halted phase's review is not kept: %+v", ps.Review)
+	}
+	if ps.Error == "" || !strings.Contains(ps.Error, "undefined: Add") {
+		t.Fatalf("phase error %q", ps.Error)
+	}
+}
+
+func TestHaltMessageOfAReviewerRejection(t *testing.T) {
+	h := newHarness(t, `
+developer:
+  - phase: 1
+    actions:
+      - write: {path: a_test.txt, content: "test\n"}
+reviewer:
+  - phase: 1
+    approved: false
+    comments: "Not good enough:\n\nthe test asserts nothing"
+`)
+	res, err := h.start(twoPhasePlan, state.RunConfig{AutoApprove: true, Limits: state.Limits{MaxPhaseAttempts: 1}})
+	s := mustDone(t, res, err, state.RunHalted)
+	if last := s.Errors[len(s.Errors)-1]; !strings.HasSuffix(last, ": Not good enough: | the test asserts nothing") {
+		t.Fatalf("halt message %q", last)
+	}
+	if ps := s.Progress.Phases[0]; ps.CompletedAt.IsZero() || ps.Review == nil || !strings.Contains(ps.Review.Comments, "asserts nothing") {
+		t.Fatalf("halted phase: %+v", ps)
+	}
+}
+
+func TestExcerpt(t *testing.T) {
+	long := strings.Repeat("x", maxCauseRunes+10)
+	for in, want := range map[string]string{
+		"":                         "",
+		"one":                      "one",
+		"  a:\n\n  b  \n":          "a: | b",
+		"1\n2\n3\n4\n5\n6\n7\n8\n": "1 | 2 | 3 | 4 | 5 | 6 …",
+		long:                       long[:maxCauseRunes] + " …",
+	} {
+		if got := excerpt(in); got != want {
+			t.Errorf("excerpt(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
