@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/state"
 )
@@ -206,5 +207,16 @@ func TestExcerpt(t *testing.T) {
 		if got := excerpt(in); got != want {
 			t.Errorf("excerpt(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestArchitectSessionErrorNamesTheRevision(t *testing.T) {
+	h := newHarness(t, retryScript) // no architect entry: its session fails
+	_, err := h.start("", state.RunConfig{AutoApprove: true})
+	if err == nil || !strings.Contains(err.Error(), "architect session (revision 0)") || strings.Contains(err.Error(), "phase 0") {
+		t.Fatalf("error %v, want it to name the architect's revision, not phase 0", err)
+	}
+	if got := sessionLabel(agent.Session{Role: agent.RoleDeveloper, Phase: 2, Attempt: 1, Iteration: 3}); got != "developer session (phase 2, attempt 1, iteration 3)" {
+		t.Fatalf("developer label %q", got)
 	}
 }
