@@ -57,7 +57,13 @@
 //     or the tree has changes outside the kept paths. The reset
 //     (workspace.ResetTo) keeps the user's untracked files and the
 //     execution directory. In task mode a later review iteration continues
-//     the session on the dirty tree and does not reset.
+//     the session on the dirty tree and does not reset. A reset (this one
+//     and the halt's) only ever undoes the run's own work: HEAD must be the
+//     pre-phase commit, or reach it through commits that all carry this
+//     run's Gaffer-Run trailer. Otherwise (the user committed, checked out
+//     another branch, or a fork's branch went on) the node fails with a
+//     HeadMovedError (ErrHeadMoved), which changes nothing and names both
+//     commits; the run resumes once the branch is moved back.
 //  3. phased_execution writes plan.md and, on a retry, the phase's
 //     review-feedback.md before the agent starts; both are pure functions
 //     of the state, so rewriting them is harmless.
@@ -90,9 +96,11 @@
 //
 // # The execution directory
 //
-// docs/gaffer/<date>-<tracker-id>-<slug>/ (fixed in the state at start)
-// holds plan.md, execution-state.json (the progress without times, usage
-// or run id), phase-N/summary.md (the phase's tasks, the files it changed
+// docs/gaffer/<date>-<tracker-id>-<slug>/ — without a tracker id the run
+// id's unique suffix takes its place (state.RunSuffix), so every run has
+// its own; fixed in the state at start — holds plan.md,
+// execution-state.json (the run id and the progress, without times or
+// usage), phase-N/summary.md (the phase's tasks, the files it changed
 // from DiffStat, and `git diff PRE..POST` / `git show POST`) and
 // phase-N/review-feedback.md (the last rejected review of phase N, with
 // the evaluator's IMPLEMENT items to fix and DEFER/REJECT items listed as
@@ -108,8 +116,10 @@
 // record commit. Between being written and being committed these files are
 // untracked and inside a kept path, so retries' resets never lose them.
 // A halt resets them away with the failed phase (the tree must be clean at
-// the last good commit); the halted phase's review stays in the run's
-// state (`gaffer status --json`).
+// the last good commit); the halted phase's review, error and completion
+// time stay in the run's state (`gaffer status --json`), and the halt's
+// entry in state.Errors carries the cause on one line (the agent's error,
+// else the review's comments: their first lines, cut to a sane size).
 //
 // # Prompts
 //

@@ -1,6 +1,9 @@
 package nodes
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Errors returned by the package. Test for them with errors.Is.
 var (
@@ -16,3 +19,29 @@ var (
 	// have: a state that was not built by these nodes.
 	ErrNoPhase = errors.New("nodes: no current phase")
 )
+
+// ErrHeadMoved is matched (errors.Is) by a *HeadMovedError: a reset to a
+// phase's pre-phase commit was refused because HEAD is somewhere the run
+// did not put it, and the reset would drop commits that are not the
+// run's own. Nothing was changed; the run can be resumed once the branch
+// is back at the pre-phase commit.
+var ErrHeadMoved = errors.New("nodes: HEAD moved since the phase began")
+
+// HeadMovedError is the refusal to reset a phase whose branch moved: HEAD
+// is at Head, which is not PreCommit and not PreCommit plus only this
+// run's own commits (a user's commit, a checkout of another branch, a
+// fork of an older checkpoint).
+type HeadMovedError struct {
+	Phase     int    // 1-based
+	Head      string // where HEAD is
+	PreCommit string // where the phase started
+}
+
+func (e *HeadMovedError) Error() string {
+	return fmt.Sprintf("HEAD moved since phase %d began: it is at %s, the phase started at %s; "+
+		"move the branch back (git reset --keep %s, after saving your commits) or start a new run",
+		e.Phase, short(e.Head), short(e.PreCommit), short(e.PreCommit))
+}
+
+// Is makes errors.Is(err, ErrHeadMoved) true.
+func (e *HeadMovedError) Is(target error) bool { return target == ErrHeadMoved }

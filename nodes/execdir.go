@@ -16,8 +16,9 @@ import (
 )
 
 // The execution directory's files are rendered from the state and git
-// alone — no clock, no durations, no run id — so that two runs of the same
-// plan on the same repository commit the same bytes (see doc.go).
+// alone — no clock, no durations — so that two runs with the same run id
+// of the same plan on the same repository commit the same bytes (see
+// doc.go).
 
 func planPath(s state.ExecutionState) string { return path.Join(s.Run.ExecDir, "plan.md") }
 func statePath(s state.ExecutionState) string {
@@ -114,9 +115,10 @@ func RenderSummary(s state.ExecutionState, ps state.PhaseState, stats []workspac
 	return b.String(), nil
 }
 
-// execState is the committed execution-state.json: the run's progress
-// without times, durations, usage or the run id.
+// execState is the committed execution-state.json: the run's id and
+// progress without times, durations or usage.
 type execState struct {
+	RunID    string      `json:"run_id"`
 	Goal     string      `json:"goal"`
 	ExecDir  string      `json:"exec_dir"`
 	Mode     string      `json:"mode"`
@@ -138,7 +140,7 @@ type execPhase struct {
 
 // RenderState is execution-state.json.
 func RenderState(s state.ExecutionState) ([]byte, error) {
-	es := execState{Goal: s.Run.Goal, ExecDir: s.Run.ExecDir, Mode: s.Plan.Mode.String(), Status: s.Status.String(),
+	es := execState{RunID: s.Run.ID, Goal: s.Run.Goal, ExecDir: s.Run.ExecDir, Mode: s.Plan.Mode.String(), Status: s.Status.String(),
 		Revision: s.Progress.PlanRevision, Current: s.Progress.CurrentPhase + 1, Phases: []execPhase{}}
 	for i, ph := range s.Plan.Phases {
 		ep := execPhase{Number: i + 1, Tasks: ph.TaskIDs, Status: state.PhasePending.String()}

@@ -122,7 +122,7 @@ func (w *workflow) driver(role agent.Role, cfg state.RunConfig) (agent.Driver, e
 func (w *workflow) session(ctx context.Context, d agent.Driver, s agent.Session) (agent.Report, error) {
 	rep, err := d.Run(ctx, w.withMessages(s))
 	if err != nil {
-		return rep, fmt.Errorf("nodes: %s session (phase %d, attempt %d): %w", s.Role, s.Phase, s.Attempt, err)
+		return rep, fmt.Errorf("nodes: %s: %w", sessionLabel(s), err)
 	}
 	return rep, nil
 }
@@ -144,7 +144,19 @@ func (w *workflow) withMessages(s agent.Session) agent.Session {
 func structured[T any](ctx context.Context, w *workflow, d agent.Driver, s agent.Session, parse func(string) (T, error)) (T, agent.Report, error) {
 	v, rep, err := agent.RunStructured(ctx, d, w.withMessages(s), parse)
 	if err != nil && !errors.Is(err, agent.ErrBadOutput) {
-		return v, rep, fmt.Errorf("nodes: %s session (phase %d, attempt %d): %w", s.Role, s.Phase, s.Attempt, err)
+		return v, rep, fmt.Errorf("nodes: %s: %w", sessionLabel(s), err)
 	}
 	return v, rep, err
+}
+
+// sessionLabel names a session in errors: "architect session (revision
+// 0)", "developer session (phase 2, attempt 1, iteration 3)".
+func sessionLabel(s agent.Session) string {
+	if s.Role == agent.RoleArchitect {
+		return fmt.Sprintf("architect session (revision %d)", s.Revision)
+	}
+	if s.Iteration > 0 {
+		return fmt.Sprintf("%s session (phase %d, attempt %d, iteration %d)", s.Role, s.Phase, s.Attempt, s.Iteration)
+	}
+	return fmt.Sprintf("%s session (phase %d, attempt %d)", s.Role, s.Phase, s.Attempt)
 }

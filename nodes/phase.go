@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -127,11 +128,12 @@ func (w *workflow) nextTask(ctx context.Context, s state.ExecutionState) (state.
 
 // ensureAtPreCommit resets the work tree to the pre-phase commit, keeping
 // the user's untracked files and the execution directory, unless it is
-// already there and clean.
+// already there and clean. It refuses (HeadMovedError) when HEAD moved in
+// a way the run did not (see resettable).
 func (w *workflow) ensureAtPreCommit(ctx context.Context, s state.ExecutionState, ps state.PhaseState) error {
-	head, err := w.cfg.Repo.Head(ctx)
+	head, err := w.resettable(ctx, s, ps)
 	if err != nil {
-		return fmt.Errorf("nodes: phase %d: %w", ps.Index+1, err)
+		return err
 	}
 	if head == ps.PreCommit {
 		st, err := w.cfg.Repo.Status(ctx)
@@ -146,6 +148,50 @@ func (w *workflow) ensureAtPreCommit(ctx context.Context, s state.ExecutionState
 		return fmt.Errorf("nodes: phase %d: reset to %s: %w", ps.Index+1, short(ps.PreCommit), err)
 	}
 	return nil
+}
+
+// maxOwnCommits bounds the walk back from HEAD to the pre-phase commit:
+// a phase makes at most two commits of its own (the phase's and the
+// record), so a longer way back is not the run's.
+const maxOwnCommits = 8
+
+// resettable returns HEAD when a reset of phase ps to its pre-phase commit
+// would only undo the run's own work: HEAD is the pre-phase commit (only
+// the tree may be dirty), or every commit from HEAD back to the pre-phase
+// commit (following single parents) carries this run's Gaffer-Run
+// trailer. Anything else — a commit of the user's, another branch checked
+// out, a fork of an older checkpoint whose branch went on — is refused
+// with a *HeadMovedError, and nothing is changed.
+func (w *workflow) resettable(ctx context.Context, s state.ExecutionState, ps state.PhaseState) (string, error) {
+	head, err := w.cfg.Repo.Head(ctx)
+	if err != nil {
+		return "", fmt.Errorf("nodes: phase %d: %w", ps.Index+1, err)
+	}
+	if head == ps.PreCommit {
+		return head, nil
+	}
+	own := workspace.HasTrailers(workspace.Trailer{Key: TrailerRun, Value: s.Run.ID})
+	every := func(string, []workspace.Trailer) bool { return true }
+	cur := head
+	for range maxOwnCommits {
+		if _, ok, err := w.cfg.Repo.FindCommit(ctx, cur, own, 1); err != nil {
+			return "", fmt.Errorf("nodes: phase %d: %w", ps.Index+1, err)
+		} else if !ok {
+			break
+		}
+		parent, ok, err := w.cfg.Repo.FindCommit(ctx, cur+"~1", every, 1)
+		if err != nil && !errors.Is(err, workspace.ErrUnknownRevision) {
+			return "", fmt.Errorf("nodes: phase %d: %w", ps.Index+1, err)
+		}
+		if err != nil || !ok {
+			break
+		}
+		if parent == ps.PreCommit {
+			return head, nil
+		}
+		cur = parent
+	}
+	return "", &HeadMovedError{Phase: ps.Index + 1, Head: head, PreCommit: ps.PreCommit}
 }
 
 // keepList is what a reset within a run keeps: the user's untracked files

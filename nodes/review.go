@@ -220,25 +220,77 @@ func (w *workflow) approve(ctx context.Context, s state.ExecutionState, ps state
 
 // halt resets the tree to the last good commit (the pre-phase commit),
 // keeping only the user's untracked files, and halts the run.
+// It refuses (HeadMovedError) when HEAD moved in a way the run did not.
 func (w *workflow) halt(ctx context.Context, s state.ExecutionState, ps state.PhaseState) (state.ExecutionState, error) {
+	if _, err := w.resettable(ctx, s, ps); err != nil {
+		return s, err
+	}
 	if err := w.gitOp(func() error { return w.cfg.Repo.ResetTo(ctx, ps.PreCommit, ps.Untracked) }); err != nil {
 		return s, fmt.Errorf("nodes: halt phase %d: reset to %s: %w", ps.Index+1, short(ps.PreCommit), err)
 	}
-	ps.Status = state.PhaseFailed
+	ps.Status, ps.CompletedAt = state.PhaseFailed, w.cfg.Clock().UTC()
 	setTasks(&ps, state.PhaseFailed)
 	c, err := s.WithPhaseState(ps)
 	if err != nil {
 		return s, err
 	}
 	msg := fmt.Sprintf("phase %d halted after %d attempt(s) and %d review(s): %s", ps.Index+1, ps.Attempt,
-		s.Progress.ReviewIteration, firstLine(ps.Review.Comments))
+		s.Progress.ReviewIteration, haltCause(ps))
 	return w.withStatus(ctx, c.WithError(msg), state.RunHalted), nil
 }
 
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
+// maxCauseLines and maxCauseRunes bound the cause in a halt message.
+const (
+	maxCauseLines = 6
+	maxCauseRunes = 600
+)
+
+// haltCause is why phase ps halted, on one line: the agent's error when it
+// reported failure, else the last review's comments — their first
+// non-empty lines, joined with " | " and cut to a sane size.
+func haltCause(ps state.PhaseState) string {
+	if ps.Error != "" {
+		return "the developer agent reported failure: " + excerpt(ps.Error)
 	}
-	return s
+	if ps.Review == nil {
+		return "rejected"
+	}
+	if c := excerpt(ps.Review.Comments); c != "" {
+		return c
+	}
+	var items []string
+	for _, it := range ps.Review.Items {
+		if it.Verdict == state.VerdictImplement || it.Verdict == "" {
+			items = append(items, it.Text)
+		}
+	}
+	if len(items) > 0 {
+		return "rejected: " + excerpt(strings.Join(items, "\n"))
+	}
+	return "rejected without comments"
+}
+
+// excerpt joins the first maxCauseLines non-empty lines of text with " | "
+// and cuts the result at maxCauseRunes runes.
+func excerpt(text string) string {
+	var lines []string
+	more := false
+	for l := range strings.Lines(text) {
+		if l = strings.TrimSpace(l); l == "" {
+			continue
+		}
+		if len(lines) == maxCauseLines {
+			more = true
+			break
+		}
+		lines = append(lines, l)
+	}
+	out := strings.Join(lines, " | ")
+	if r := []rune(out); len(r) > maxCauseRunes {
+		out, more = string(r[:maxCauseRunes]), true
+	}
+	if more {
+		out += " …"
+	}
+	return out
 }

@@ -63,6 +63,19 @@ func TestNewRunFixesDerivedValues(t *testing.T) {
 	if s.Status != RunRunning {
 		t.Errorf("status = %v", s.Status)
 	}
+	// Without a tracker id the run id's suffix keeps two runs of one goal
+	// on one day apart.
+	var dirs []string
+	for _, id := range []string{"r-20261123-3b71eb", "r-20261123-c0ffee"} {
+		r, err := NewRun(RunInfo{ID: id, Goal: "Add a calculator", CreatedAt: time.Date(2026, 11, 23, 4, 0, 0, 0, time.UTC)}, RunConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, r.Run.ExecDir)
+	}
+	if dirs[0] != "docs/gaffer/2026-11-23-3b71eb-add-a-calculator" || dirs[1] != "docs/gaffer/2026-11-23-c0ffee-add-a-calculator" {
+		t.Errorf("exec dirs without a tracker id = %q", dirs)
+	}
 	// Given values are kept, never recomputed.
 	kept, err := NewRun(RunInfo{ID: "r", Goal: "g", Slug: "mine", ExecDir: "docs/gaffer/x", CreatedAt: time.Unix(1, 0)}, RunConfig{})
 	if err != nil || kept.Run.Slug != "mine" || kept.Run.ExecDir != "docs/gaffer/x" {
@@ -285,5 +298,16 @@ func TestEnums(t *testing.T) {
 	}
 	if RunRunning.Terminal() || RunAwaitingApproval.Terminal() {
 		t.Error("running or awaiting approval is terminal")
+	}
+}
+
+func TestRunSuffix(t *testing.T) {
+	for id, want := range map[string]string{
+		"r-20261123-3b71eb": "3b71eb", "r-test-1": "test-1", "r-1": "1", "r": "r", "r-": "r-",
+		"custom": "custom", "r-2026112-x": "2026112-x", "r-2026x123-ab": "2026x123-ab",
+	} {
+		if got := RunSuffix(id); got != want {
+			t.Errorf("RunSuffix(%q) = %q, want %q", id, got, want)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gaffer-dev/gaffer/workspace"
@@ -14,7 +15,8 @@ import (
 // the engine stays deterministic); the slug and execution directory are
 // derived from them here, once, if run leaves them empty (with
 // workspace.Slugify and workspace.ExecDir, the date being CreatedAt's UTC
-// date). cfg is validated and stored with its defaults filled in.
+// date and, without a tracker id, RunSuffix(ID) taking its place). cfg is
+// validated and stored with its defaults filled in.
 func NewRun(run RunInfo, cfg RunConfig) (ExecutionState, error) {
 	cfg, err := cfg.Validate()
 	if err != nil {
@@ -31,9 +33,30 @@ func NewRun(run RunInfo, cfg RunConfig) (ExecutionState, error) {
 		run.Slug = workspace.Slugify(run.Goal)
 	}
 	if run.ExecDir == "" {
-		run.ExecDir = workspace.ExecDir(run.CreatedAt.Format(time.DateOnly), run.TrackerID, run.Slug)
+		id := run.TrackerID
+		if id == "" {
+			id = RunSuffix(run.ID)
+		}
+		run.ExecDir = workspace.ExecDir(run.CreatedAt.Format(time.DateOnly), id, run.Slug)
 	}
 	return ExecutionState{Run: run, Config: cfg.Clone(), Status: RunRunning}, nil
+}
+
+// RunSuffix is the part of a run id that tells it apart from the runs of
+// the same day: the id without the "r-" prefix and the "YYYYMMDD-" date
+// the CLI's ids start with ("r-20261123-3b71eb" → "3b71eb"); other ids
+// lose only the prefix ("r-test-1" → "test-1"). NewRun puts it in the
+// execution directory's name in place of a missing tracker id, so two
+// runs of one goal on one day do not share a directory.
+func RunSuffix(id string) string {
+	s := strings.TrimPrefix(id, "r-")
+	if len(s) > 9 && s[8] == '-' && strings.Trim(s[:8], "0123456789") == "" {
+		s = s[9:]
+	}
+	if s == "" {
+		return id
+	}
+	return s
 }
 
 // Clone returns a deep copy of s: no slice, map or pointer is shared, so

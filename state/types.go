@@ -34,8 +34,9 @@ type RunInfo struct {
 	Slug      string    `json:"slug"`                 // short directory name from the goal (workspace.Slugify)
 	CreatedAt time.Time `json:"created_at"`
 	// ExecDir is the execution directory, relative to the work tree and
-	// slash separated: "docs/gaffer/<date>-<tracker-id>-<slug>" (see
-	// workspace.ExecDir).
+	// slash separated: "docs/gaffer/<date>-<tracker-id>-<slug>", or
+	// without a tracker id "docs/gaffer/<date>-<run-suffix>-<slug>" (see
+	// NewRun, RunSuffix and workspace.ExecDir).
 	ExecDir string `json:"exec_dir"`
 }
 
