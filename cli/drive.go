@@ -94,6 +94,12 @@ func (e *env) runError(ctx context.Context, runID string, err error) error {
 		return exitf(ExitPrecondition, "run %s is not waiting for approval (see %s)", runID, e.cmd("status", runID))
 	case errors.Is(err, agent.ErrMissingKey), errors.Is(err, agent.ErrAuth):
 		return exitf(ExitPrecondition, "run %s stopped: %w (fix it, then: %s)", runID, lastCause(err), e.cmd("resume", runID))
+	case errors.Is(err, nodes.ErrHeadMoved):
+		var moved *nodes.HeadMovedError
+		if errors.As(err, &moved) {
+			err = moved
+		}
+		return exitf(ExitPrecondition, "run %s stopped, nothing changed: %w; then: %s", runID, err, e.cmd("resume", runID))
 	case ctx.Err() != nil:
 		return exitf(ExitFailure, "run %s interrupted; continue it with: %s", runID, e.cmd("resume", runID))
 	}
