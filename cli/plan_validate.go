@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	ucli "github.com/urfave/cli/v2"
@@ -79,10 +78,10 @@ type PlanValidate struct {
 
 // Run reads and checks the plan and writes its phases to w. An invalid
 // plan is an *ExitError with ExitInvalid wrapping the *state.PlanError
-// (with JSON, the problems are printed too); a file that cannot be read is
-// returned as is.
+// (with JSON, the problems are printed too); a file that cannot be read
+// (or a directory) is an ExitUsage error.
 func (v PlanValidate) Run(_ context.Context, w io.Writer) error {
-	src, err := os.ReadFile(v.Path)
+	src, err := readInput(v.Path)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// noStore fails the test when dir has a store (gaffer wrote something).
+func noStore(t *testing.T, dir string) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(dir, ".git", "gaffer")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a store was created in %s (stat: %v)", dir, err)
+	}
+}
+
+func TestRunValidatesThePlanFirst(t *testing.T) {
+	dir, _, script := demoRepo(t)
+	bad := filepath.Join(t.TempDir(), "bad.md")
+	if err := os.WriteFile(bad, []byte("# x\n\n### Task 1: impl\n- type: impl\n- depends on: 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := gaffer(t, "--repo", dir, "run", "--plan", bad, "--script", script)
+	want := fmt.Sprintf("%[1]s:3: task 1 is an impl task with no test task in its dependency chain (write the tests first, or turn the TDD check off)\n"+
+		"%[1]s:5: task 1 depends on unknown task 2\n", bad)
+	if code != ExitInvalid || out != want {
+		t.Errorf("exit %d, output\n%s\nwant exit 3 and\n%s", code, out, want)
+	}
+	noStore(t, dir)
+}
+
+func TestRunHonoursTheProfilesTDDSetting(t *testing.T) {
+	dir, _, script := demoRepo(t)
+	if err := os.WriteFile(filepath.Join(dir, "gaffer.yaml"), []byte("default_profile: loose\nprofiles:\n  loose:\n    tdd: false\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plan := filepath.Join(t.TempDir(), "p.md")
+	if err := os.WriteFile(plan, []byte("### Task 1: impl\n- type: impl\n- depends on: none\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The plan passes the up-front check; what happens next does not matter here.
+	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--allow-dirty")
+	if code == ExitInvalid {
+		t.Errorf("exit 3 with the TDD check off:\n%s", out)
+	}
+}
+
+func TestRunUsageAndInputFiles(t *testing.T) {
+	dir, plan, script := demoRepo(t)
+	tmp := t.TempDir()
+	missing := filepath.Join(tmp, "nope.md")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run"}, "gaffer: give --plan FILE or --goal TEXT\nRun 'gaffer --help' for usage.\n"},
+		{[]string{"run", "--plan", plan, "--goal", "x", "--script", script}, "gaffer: give --plan FILE or --goal TEXT, not both\nRun 'gaffer --help' for usage.\n"},
+		{[]string{"run", "--plan", missing, "--script", script}, "gaffer: open " + missing + ": no such file or directory\n"},
+		{[]string{"run", "--plan", tmp, "--script", script}, "gaffer: open " + tmp + ": is a directory\n"},
+		{[]string{"run", "--plan", plan, "--script", missing}, "gaffer: open " + missing + ": no such file or directory\n"},
+		{[]string{"plan", "validate", tmp}, "gaffer: open " + tmp + ": is a directory\n"},
+	} {
+		out, code := gaffer(t, append([]string{"--repo", dir}, c.args...)...)
+		if code != ExitUsage || out != c.want {
+			t.Errorf("%v: exit %d, output %q; want exit 2 and %q", c.args, code, out, c.want)
+		}
+	}
+	noStore(t, dir)
+}
+
+func TestMessagesWithoutPackagePrefix(t *testing.T) {
+	dir, plan, script := demoRepo(t)
+	if err := os.WriteFile(filepath.Join(dir, "doc.go"), []byte("package calc // changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script)
+	if code != ExitPrecondition || !strings.HasPrefix(out, "gaffer: work tree has uncommitted changes (1 path) in ") {
+		t.Errorf("exit %d, output %q", code, out)
+	}
+	err := exitf(ExitPrecondition, "%w: no run waiting in /s", ErrNoRun)
+	if !errors.Is(err, ErrNoRun) {
+		t.Error("errors.Is(ErrNoRun) lost")
+	}
+	var b strings.Builder
+	Report(&b, fmt.Errorf("resume: %w", err))
+	if got := b.String(); got != "gaffer: resume: no run fits: no run waiting in /s\n" {
+		t.Errorf("Report = %q", got)
+	}
+}
