@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	ucli "github.com/urfave/cli/v2"
 )
 
 // noStore fails the test when dir has a store (gaffer wrote something).
@@ -88,5 +91,28 @@ func TestMessagesWithoutPackagePrefix(t *testing.T) {
 	Report(&b, fmt.Errorf("resume: %w", err))
 	if got := b.String(); got != "gaffer: resume: no run fits: no run waiting in /s\n" {
 		t.Errorf("Report = %q", got)
+	}
+}
+
+// forEachFlag calls fn with every flag of every command, subcommands too.
+func forEachFlag(cmds []*ucli.Command, path string, fn func(cmd string, f ucli.Flag)) {
+	for _, c := range cmds {
+		for _, f := range c.Flags {
+			fn(path+c.Name, f)
+		}
+		forEachFlag(c.Subcommands, path+c.Name+" ", fn)
+	}
+}
+
+func TestFlagUsageHasNoBackquotes(t *testing.T) {
+	app := New("dev", &bytes.Buffer{}, &bytes.Buffer{})
+	forEachFlag(app.Commands, "", func(cmd string, f ucli.Flag) {
+		if u, ok := f.(ucli.DocGenerationFlag); ok && strings.Contains(u.GetUsage(), "`") {
+			t.Errorf("%s --%s: usage %q has a backquote (urfave/cli takes it as the value's name)", cmd, f.Names()[0], u.GetUsage())
+		}
+	})
+	out, _, code := run(t, "run", "--help")
+	if code != ExitOK || !strings.Contains(out, "--detach ") || strings.Contains(out, "--detach gaffer serve") {
+		t.Errorf("run --help: code %d\n%s", code, out)
 	}
 }
