@@ -70,6 +70,26 @@
 // starts, is retried or the run ends on a terminal. The script driver
 // prints each agent action as it happens.
 //
+// # Environment variables
+//
+// Every flag also reads GAFFER_ and its name in upper snake case
+// (--allow-dirty: GAFFER_ALLOW_DIRTY, --tracker-id: GAFFER_TRACKER_ID,
+// --json: GAFFER_JSON, --from: GAFFER_FROM, --feedback: GAFFER_FEEDBACK);
+// the flag wins over the variable. These read none, on purpose:
+//
+//   - --repo and --store given after a command, and config show's
+//     --profile: the global flags already read GAFFER_REPO, GAFFER_STORE
+//     and GAFFER_PROFILE, and a command's copy set from the environment
+//     would override a global flag typed on the command line.
+//   - run's and submit's --plan and --goal: what to build is one run's; a
+//     variable left set would start runs nobody asked for, and make every
+//     run given the other one a usage error (both given).
+//   - the hidden test flags --run-id and --no-go-test: a run id left in
+//     the environment would give every run the same id.
+//
+// run's --detach and status's --watch and --interval (ops_remote.go) do
+// not read one yet.
+//
 // GAFFER_TEST_PAUSE_AFTER_COMMIT (a duration) makes every commit announce
 // itself on stdout and pause before its checkpoint: the kill test uses it
 // to SIGKILL a run between a commit and its checkpoint.

@@ -65,7 +65,7 @@ func forkCommand(io IO) *ucli.Command {
 		Usage:        "start a new run from a past checkpoint of RUN (see history)",
 		OnUsageError: onUsageError,
 		ArgsUsage:    "RUN",
-		Flags:        localGlobals(&ucli.Uint64Flag{Name: "from", Usage: "the checkpoint's seq (required)"}),
+		Flags:        localGlobals(&ucli.Uint64Flag{Name: "from", EnvVars: []string{"GAFFER_FROM"}, Usage: "the checkpoint's seq (required)"}),
 		Action: func(c *ucli.Context) error {
 			a, err := parseArgs(c)
 			if err != nil {

@@ -34,8 +34,8 @@ func (a *app) planValidateCommand() *ucli.Command {
 			"would run in. Exits 3 and lists every problem as FILE:LINE: message when the\n" +
 			"plan is invalid.",
 		Flags: []ucli.Flag{
-			&ucli.BoolFlag{Name: "json", Usage: "print the phases and tasks as JSON"},
-			&ucli.BoolFlag{Name: "no-tdd", Usage: "do not require a test task before every impl task"},
+			&ucli.BoolFlag{Name: "json", EnvVars: []string{"GAFFER_JSON"}, Usage: "print the phases and tasks as JSON"},
+			&ucli.BoolFlag{Name: "no-tdd", EnvVars: []string{"GAFFER_NO_TDD"}, Usage: "do not require a test task before every impl task"},
 		},
 		OnUsageError: onUsageError,
 		Action: func(c *ucli.Context) error {

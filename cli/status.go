@@ -67,7 +67,7 @@ func statusCommand(io IO) *ucli.Command {
 		Usage:        "show a run's status and phases (the newest run without RUN)",
 		OnUsageError: onUsageError,
 		ArgsUsage:    "[RUN]",
-		Flags:        localGlobals(&ucli.BoolFlag{Name: "json", Usage: "print JSON"}),
+		Flags:        localGlobals(&ucli.BoolFlag{Name: "json", EnvVars: []string{"GAFFER_JSON"}, Usage: "print JSON"}),
 		Action: func(c *ucli.Context) error {
 			a, err := parseArgs(c, "json")
 			if err != nil {
@@ -114,7 +114,7 @@ func listCommand(io IO) *ucli.Command {
 		Name:         "list",
 		Usage:        "list the repository's runs, newest first",
 		OnUsageError: onUsageError,
-		Flags:        localGlobals(&ucli.BoolFlag{Name: "json", Usage: "print JSON"}),
+		Flags:        localGlobals(&ucli.BoolFlag{Name: "json", EnvVars: []string{"GAFFER_JSON"}, Usage: "print JSON"}),
 		Action: func(c *ucli.Context) error {
 			e, err := openEnv(c, io)
 			if err != nil {
