@@ -50,7 +50,9 @@
 // flag fixes one (tests compare two runs' commits, which carry the id).
 //
 // Without RUN, approve and reject take the newest run waiting for approval,
-// resume and cancel the newest unfinished run, status the newest run.
+// resume and cancel the newest unfinished run, status and history the newest run.
+// status, list and history never create a store: in a repository
+// without one they say so (exit 8; list exits 0 with no runs).
 // Flags may follow RUN (`gaffer reject RUN --feedback "…"`), as the
 // commands gaffer prints do, and --repo and --store may also follow the
 // command (`gaffer resume --repo DIR`).

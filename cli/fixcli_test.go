@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -140,5 +141,53 @@ func TestEveryFlagReadsTheEnvironment(t *testing.T) {
 	t.Setenv("GAFFER_JSON", "true")
 	if out, _, code := run(t, "plan", "validate", demoPlan); code != ExitOK || !strings.HasPrefix(out, "{") {
 		t.Errorf("GAFFER_JSON=true plan validate: code %d\n%s", code, out)
+	}
+}
+
+func TestReadOnlyCommandsCreateNoStore(t *testing.T) {
+	dir, _, _ := demoRepo(t)
+	store := filepath.Join(dir, ".git", "gaffer")
+	want := "no runs in this repository (no store at " + store + ")"
+	for _, c := range []struct {
+		args []string
+		code int
+		out  string
+	}{
+		{[]string{"status"}, ExitPrecondition, "gaffer: " + want + "\n"},
+		{[]string{"status", "--json"}, ExitPrecondition, "gaffer: " + want + "\n"},
+		{[]string{"history"}, ExitPrecondition, "gaffer: " + want + "\n"},
+		{[]string{"list"}, ExitOK, want + "\n"},
+		{[]string{"list", "--json"}, ExitOK, "[]\n"},
+	} {
+		out, code := gaffer(t, append([]string{"--repo", dir}, c.args...)...)
+		if code != c.code || out != c.out {
+			t.Errorf("%v: exit %d, output %q; want exit %d and %q", c.args, code, out, c.code, c.out)
+		}
+	}
+	noStore(t, dir)
+}
+
+func TestHistoryJSONAndNewestRun(t *testing.T) {
+	dir, plan, script := demoRepo(t)
+	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script); code != ExitAwaitingApproval {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	id := statusJSON(t, "--repo", dir).RunID
+	text, code := gaffer(t, "--repo", dir, "history")
+	if code != ExitOK || !strings.HasPrefix(text, "SEQ") {
+		t.Fatalf("history without RUN: exit %d\n%s", code, text)
+	}
+	out, code := gaffer(t, "--repo", dir, "history", id, "--json")
+	var views []CheckpointView
+	if err := json.Unmarshal([]byte(out), &views); err != nil || code != ExitOK || len(views) < 2 {
+		t.Fatalf("history --json: exit %d, %v\n%s", code, err, out)
+	}
+	newest := views[0]
+	if newest.Seq <= views[len(views)-1].Seq || newest.Status != "awaiting_approval" || newest.Interrupt == "" ||
+		newest.Parent != views[1].Seq || newest.Time.IsZero() || len(views[1].Ran) == 0 {
+		t.Errorf("history --json = %+v", views)
+	}
+	if !strings.Contains(out, `"next": [`) || !strings.Contains(out, `"step": `) {
+		t.Errorf("history --json lacks fields:\n%s", out)
 	}
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -73,6 +74,9 @@ func statusCommand(io IO) *ucli.Command {
 			if err != nil {
 				return err
 			}
+			if dir, err := missingStore(c, io); err != nil || dir != "" {
+				return cmp.Or(err, noRuns(dir))
+			}
 			e, err := openEnv(c, io)
 			if err != nil {
 				return err
@@ -116,6 +120,15 @@ func listCommand(io IO) *ucli.Command {
 		OnUsageError: onUsageError,
 		Flags:        localGlobals(&ucli.BoolFlag{Name: "json", EnvVars: []string{"GAFFER_JSON"}, Usage: "print JSON"}),
 		Action: func(c *ucli.Context) error {
+			if dir, err := missingStore(c, io); err != nil {
+				return err
+			} else if dir != "" {
+				if c.Bool("json") {
+					return writeJSON(io.Out, []RunView{})
+				}
+				_, err := fmt.Fprintln(io.Out, noRunsLine(dir))
+				return err
+			}
 			e, err := openEnv(c, io)
 			if err != nil {
 				return err
