@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 	"testing"
 
 	ucli "github.com/urfave/cli/v2"
+
+	"github.com/gaffer-dev/gaffer/nodes"
 )
 
 // noStore fails the test when dir has a store (gaffer wrote something).
@@ -189,5 +192,51 @@ func TestHistoryJSONAndNewestRun(t *testing.T) {
 	}
 	if !strings.Contains(out, `"next": [`) || !strings.Contains(out, `"step": `) {
 		t.Errorf("history --json lacks fields:\n%s", out)
+	}
+}
+
+func TestTerminalPromptTakesOnlyOfferedAnswers(t *testing.T) {
+	dir, plan, script := demoRepo(t)
+	// n is not offered: asked again; r then no: asked again; r then y: rejected.
+	var buf bytes.Buffer
+	app := NewWithIO("test", IO{In: strings.NewReader("n\nr\nn\nr\ny\n"), Out: &buf, Err: &buf, Terminal: func() bool { return true }})
+	err := app.RunContext(context.Background(), []string{"gaffer", "--repo", dir, "run", "--plan", plan, "--script", script})
+	out := buf.String()
+	if code := ExitCode(err); code != ExitRejected {
+		t.Fatalf("exit %d: %v\n%s", code, err, out)
+	}
+	if n := strings.Count(out, "Approve this plan?"); n != 3 {
+		t.Errorf("asked %d times, want 3:\n%s", n, out)
+	}
+	if n := strings.Count(out, "Reject the plan for good"); n != 2 || !strings.Contains(out, `not "n"`) {
+		t.Errorf("confirmations %d, want 2:\n%s", n, out)
+	}
+}
+
+func TestApprovalAnswer(t *testing.T) {
+	for _, c := range []struct {
+		line, next string
+		want       nodes.Answer
+		done       bool
+	}{
+		{"a", "", nodes.Answer{Approved: true}, true},
+		{" Approve\n", "", nodes.Answer{Approved: true}, true},
+		{"y", "", nodes.Answer{}, false},
+		{"yes", "", nodes.Answer{}, false},
+		{"n", "", nodes.Answer{}, false},
+		{"no", "y", nodes.Answer{}, false},
+		{"", "", nodes.Answer{}, false},
+		{"r", "", nodes.Answer{}, false},
+		{"reject", "N", nodes.Answer{}, false},
+		{"r", "yes", nodes.Answer{}, true},
+		{"f", "split it", nodes.Answer{Feedback: "split it"}, true},
+		{"feedback", " ", nodes.Answer{}, false},
+	} {
+		var out bytes.Buffer
+		read := func(context.Context) (string, bool) { return c.next + "\n", c.next != "" }
+		got, done := approvalAnswer(context.Background(), &out, read, c.line)
+		if got != c.want || done != c.done {
+			t.Errorf("%q then %q: %+v, %v; want %+v, %v", c.line, c.next, got, done, c.want, c.done)
+		}
 	}
 }
