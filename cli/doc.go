@@ -51,6 +51,10 @@
 //
 // Without RUN, approve and reject take the newest run waiting for approval,
 // resume and cancel the newest unfinished run, status and history the newest run.
+// A run whose status is running that no process runs (killed, or stopped
+// by an error) is shown as "running (stopped: …)" by status and list, and
+// with "stopped": true (and the state's last error) in their JSON: only the
+// process that has the store open runs runs, and it knows which (stopped.go).
 // status, list and history never create a store: in a repository
 // without one they say so (exit 8; list exits 0 with no runs).
 // Flags may follow RUN (`gaffer reject RUN --feedback "…"`), as the

@@ -10,9 +10,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/gaffer-dev/gaffer/control"
 	"github.com/gaffer-dev/gaffer/nodes"
 )
 
@@ -238,5 +240,49 @@ func TestApprovalAnswer(t *testing.T) {
 		if got != c.want || done != c.done {
 			t.Errorf("%q then %q: %+v, %v; want %+v, %v", c.line, c.next, got, done, c.want, c.done)
 		}
+	}
+}
+
+func TestStatusTellsAStoppedRun(t *testing.T) {
+	bin := gafferBinary(t)
+	dir, plan, script := demoRepo(t)
+	p := startProc(t, bin, []string{"--repo", dir, "run", "--plan", plan, "--script", script,
+		"--auto-approve", "--pace", "300ms", "--run-id", "r-stop"}, "")
+	// While the run goes, status (answered by the run's process) does not call it stopped.
+	cl := control.NewClient(filepath.Join(dir, ".git", "gaffer"))
+	var v RunView
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		if _, err := cl.Ping(t.Context()); err == nil {
+			if v, _ = statusOf(t, bin, dir, "r-stop"); v.Status == "running" && v.CurrentPhase > 0 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run did not start: %+v", v)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if v.Stopped {
+		t.Errorf("a run going on is stopped: %+v", v)
+	}
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-p.done
+	v = statusJSON(t, "--repo", dir)
+	if v.Status != "running" || !v.Stopped {
+		t.Errorf("after the run's process was killed: %+v", v)
+	}
+	out, _ := gaffer(t, "--repo", dir, "status")
+	if !strings.Contains(out, "status:    running (stopped: no process is running it — gaffer resume continues it)\n") {
+		t.Errorf("status:\n%s", out)
+	}
+	out, _ = gaffer(t, "--repo", dir, "list", "--json")
+	if !strings.Contains(out, `"stopped": true`) {
+		t.Errorf("list --json:\n%s", out)
+	}
+	out, _ = gaffer(t, "--repo", dir, "list")
+	if !strings.Contains(out, "running (stopped: ") {
+		t.Errorf("list:\n%s", out)
 	}
 }

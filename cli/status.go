@@ -29,6 +29,11 @@ type RunView struct {
 	Usage        map[string]state.Usage `json:"usage,omitempty"`
 	Checkpoint   uint64                 `json:"checkpoint"`
 	Next         []string               `json:"next,omitempty"`
+	// Stopped is true for a run whose status is running that no process
+	// is running (killed, or stopped by an error): gaffer resume continues
+	// it. LastError is then the state's last error, if it has one.
+	Stopped   bool   `json:"stopped,omitempty"`
+	LastError string `json:"last_error,omitempty"`
 }
 
 // PhaseView is one phase of a RunView.
@@ -97,12 +102,13 @@ func Status(ctx context.Context, e *env, runID string, asJSON bool) error {
 	if err != nil {
 		return e.runError(ctx, id, err)
 	}
-	if asJSON {
-		return writeJSON(e.io.Out, viewOf(snap))
-	}
 	v := viewOf(snap)
+	e.markStopped(&v, snap)
+	if asJSON {
+		return writeJSON(e.io.Out, v)
+	}
 	fmt.Fprintf(e.io.Out, "run:       %s\nstatus:    %s\ngoal:      %s\nexec dir:  %s\ncheckpoint: %d (next: %v)\n\n",
-		v.RunID, v.Status, v.Goal, v.ExecDir, v.Checkpoint, v.Next)
+		v.RunID, v.statusText(), v.Goal, v.ExecDir, v.Checkpoint, v.Next)
 	writeRunTree(e.io.Out, snap.State)
 	for _, m := range v.Errors {
 		fmt.Fprintf(e.io.Out, "\nerror: %s\n", m)
@@ -147,7 +153,9 @@ func List(ctx context.Context, e *env, asJSON bool) error {
 	}
 	views := make([]RunView, 0, len(rs))
 	for _, r := range rs {
-		views = append(views, viewOf(r.snap))
+		v := viewOf(r.snap)
+		e.markStopped(&v, r.snap)
+		views = append(views, v)
 	}
 	if asJSON {
 		return writeJSON(e.io.Out, views)
@@ -159,7 +167,7 @@ func List(ctx context.Context, e *env, asJSON bool) error {
 		if len(v.Phases) > 0 {
 			phase = fmt.Sprintf("%d/%d", v.CurrentPhase, len(v.Phases))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.RunID, v.Status, phase, v.CreatedAt.Format(time.DateTime), v.Goal)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.RunID, v.statusText(), phase, v.CreatedAt.Format(time.DateTime), v.Goal)
 	}
 	return tw.Flush()
 }
