@@ -286,3 +286,20 @@ func TestStatusTellsAStoppedRun(t *testing.T) {
 		t.Errorf("list:\n%s", out)
 	}
 }
+
+func TestSubmitChecksItsInputs(t *testing.T) {
+	dir, plan, _ := demoRepo(t)
+	missing := filepath.Join(t.TempDir(), "nope.yaml")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"submit", "--plan", plan, "--goal", "x"}, "not both"},
+		{[]string{"submit", "--plan", plan, "--script", missing}, "gaffer: open " + missing + ": no such file or directory\n"},
+	} {
+		out, code := gaffer(t, append([]string{"--repo", dir}, c.args...)...)
+		if code != ExitUsage || !strings.Contains(out, c.want) {
+			t.Errorf("%v: exit %d, output %q; want exit 2 and %q", c.args, code, out, c.want)
+		}
+	}
+}

@@ -48,8 +48,8 @@ func submitCommand(io IO) *ucli.Command {
 // Submit sends a run to the serve process that holds the store. Files are
 // named by absolute paths, since serve runs elsewhere.
 func Submit(c *ucli.Context, io IO, o RunOptions) error {
-	if o.PlanFile == "" && o.Goal == "" {
-		return usageErrorf("give --plan FILE or --goal TEXT")
+	if err := o.checkInputs(); err != nil { // neither or both, or a file that cannot be read: nothing is queued
+		return err
 	}
 	for _, p := range []*string{&o.PlanFile, &o.Script} {
 		if *p != "" {
