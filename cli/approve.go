@@ -16,7 +16,7 @@ func approveCommand(io IO) *ucli.Command {
 		Usage:        "approve a run's plan and continue the run here",
 		OnUsageError: onUsageError,
 		ArgsUsage:    "[RUN]",
-		Flags:        localGlobals(&ucli.StringFlag{Name: "feedback", Usage: "notes kept with the approval"}, paceFlag()),
+		Flags:        localGlobals(&ucli.StringFlag{Name: "feedback", EnvVars: []string{"GAFFER_FEEDBACK"}, Usage: "notes kept with the approval"}, paceFlag()),
 		Action: withRun(io, func(ctx context.Context, e *env, a cmdArgs) error {
 			return Answer(ctx, e, a.run, nodes.Answer{Approved: true, Feedback: a.String("feedback")})
 		}),
@@ -29,7 +29,7 @@ func rejectCommand(io IO) *ucli.Command {
 		Usage:        "reject a run's plan: with --feedback the architect replans, without it the run ends",
 		OnUsageError: onUsageError,
 		ArgsUsage:    "[RUN]",
-		Flags:        localGlobals(&ucli.StringFlag{Name: "feedback", Usage: "what the architect should change"}),
+		Flags:        localGlobals(&ucli.StringFlag{Name: "feedback", EnvVars: []string{"GAFFER_FEEDBACK"}, Usage: "what the architect should change"}),
 		Action: withRun(io, func(ctx context.Context, e *env, a cmdArgs) error {
 			return Answer(ctx, e, a.run, nodes.Answer{Feedback: a.String("feedback")})
 		}),

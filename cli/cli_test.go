@@ -121,7 +121,7 @@ func TestUsageAndFileErrors(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{[]string{"plan", "validate", missing}, ExitFailure, "gaffer: open " + missing + ": no such file or directory\n"},
+		{[]string{"plan", "validate", missing}, ExitUsage, "gaffer: open " + missing + ": no such file or directory\n"},
 		{[]string{"plan", "validate"}, ExitUsage, "gaffer: plan validate: missing FILE\nRun 'gaffer --help' for usage.\n"},
 		{[]string{"plan", "validate", "a.md", "b.md"}, ExitUsage, "want one FILE"},
 		{[]string{"plan", "validate", "--bogus", "a.md"}, ExitUsage, "flag provided but not defined: -bogus"},

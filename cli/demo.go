@@ -32,9 +32,9 @@ func demoCommand(io IO) *ucli.Command {
 		Usage:        "run the whole workflow offline on a small Go project, with the script driver",
 		OnUsageError: onUsageError,
 		Flags: localGlobals(
-			&ucli.StringFlag{Name: "dir", Usage: "where to create the demo repository (default: a new temporary directory)"},
-			&ucli.DurationFlag{Name: "pace", Usage: "pause before each agent action, to follow (and kill) the run"},
-			&ucli.BoolFlag{Name: "auto-approve", Usage: "do not pause for the approval"},
+			&ucli.StringFlag{Name: "dir", EnvVars: []string{"GAFFER_DIR"}, Usage: "where to create the demo repository (default: a new temporary directory)"},
+			&ucli.DurationFlag{Name: "pace", EnvVars: []string{"GAFFER_PACE"}, Usage: "pause before each agent action, to follow (and kill) the run"},
+			&ucli.BoolFlag{Name: "auto-approve", EnvVars: []string{"GAFFER_AUTO_APPROVE"}, Usage: "do not pause for the approval"},
 			&ucli.StringFlag{Name: "run-id", Hidden: true},
 			&ucli.BoolFlag{Name: "no-go-test", Hidden: true},
 		),

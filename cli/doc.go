@@ -50,7 +50,13 @@
 // flag fixes one (tests compare two runs' commits, which carry the id).
 //
 // Without RUN, approve and reject take the newest run waiting for approval,
-// resume and cancel the newest unfinished run, status the newest run.
+// resume and cancel the newest unfinished run, status and history the newest run.
+// A run whose status is running that no process runs (killed, or stopped
+// by an error) is shown as "running (stopped: …)" by status and list, and
+// with "stopped": true (and the state's last error) in their JSON: only the
+// process that has the store open runs runs, and it knows which (stopped.go).
+// status, list and history never create a store: in a repository
+// without one they say so (exit 8; list exits 0 with no runs).
 // Flags may follow RUN (`gaffer reject RUN --feedback "…"`), as the
 // commands gaffer prints do, and --repo and --store may also follow the
 // command (`gaffer resume --repo DIR`).
@@ -69,6 +75,26 @@
 // with attempts, review iterations and commits) drawn whenever a phase
 // starts, is retried or the run ends on a terminal. The script driver
 // prints each agent action as it happens.
+//
+// # Environment variables
+//
+// Every flag also reads GAFFER_ and its name in upper snake case
+// (--allow-dirty: GAFFER_ALLOW_DIRTY, --tracker-id: GAFFER_TRACKER_ID,
+// --json: GAFFER_JSON, --from: GAFFER_FROM, --feedback: GAFFER_FEEDBACK);
+// the flag wins over the variable. These read none, on purpose:
+//
+//   - --repo and --store given after a command, and config show's
+//     --profile: the global flags already read GAFFER_REPO, GAFFER_STORE
+//     and GAFFER_PROFILE, and a command's copy set from the environment
+//     would override a global flag typed on the command line.
+//   - run's and submit's --plan and --goal: what to build is one run's; a
+//     variable left set would start runs nobody asked for, and make every
+//     run given the other one a usage error (both given).
+//   - the hidden test flags --run-id and --no-go-test: a run id left in
+//     the environment would give every run the same id.
+//
+// run's --detach and status's --watch and --interval (ops_remote.go) do
+// not read one yet.
 //
 // GAFFER_TEST_PAUSE_AFTER_COMMIT (a duration) makes every commit announce
 // itself on stdout and pause before its checkpoint: the kill test uses it

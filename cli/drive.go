@@ -167,16 +167,8 @@ func (e *env) askTerminal() answerer {
 				fmt.Fprintln(e.io.Out)
 				return nodes.Answer{}, e.awaiting(req.RunID)
 			}
-			switch strings.ToLower(strings.TrimSpace(line)) {
-			case "a", "approve", "y", "yes":
-				return nodes.Answer{Approved: true}, nil
-			case "r", "reject", "n", "no":
-				return nodes.Answer{}, nil
-			case "f", "feedback":
-				fmt.Fprint(e.io.Out, "Feedback for the architect: ")
-				if fb, ok := read(ctx); ok && strings.TrimSpace(fb) != "" {
-					return nodes.Answer{Feedback: strings.TrimSpace(fb)}, nil
-				}
+			if ans, done := approvalAnswer(ctx, e.io.Out, read, line); done {
+				return ans, nil
 			}
 		}
 	}

@@ -18,8 +18,9 @@ import (
 // Exit codes of the gaffer command.
 //
 //	0  ExitOK                the command succeeded; for run and resume, the run completed
-//	1  ExitFailure           an unexpected error (including a plan file that cannot be read)
-//	2  ExitUsage             a usage error: unknown command or flag, wrong arguments, bad flag value
+//	1  ExitFailure           an unexpected error
+//	2  ExitUsage             a usage error: unknown command or flag, wrong arguments, bad flag value,
+//	                         an input file (plan, script) that is missing, unreadable or a directory
 //	3  ExitInvalid           the plan or the configuration is invalid
 //	4  ExitAwaitingApproval  the run stopped to wait for a human to approve or reject the plan
 //	5  ExitHalted            the run ended halted or failed (or was cancelled)
@@ -111,9 +112,11 @@ func StatusExitCode(s state.RunStatus) int {
 }
 
 // Report writes err for a person to read: a plan's problems as
-// "FILE:LINE: message" lines, anything else as "gaffer: message", with a
-// pointer to --help after a usage error. It writes nothing for nil or for
-// an ExitError without a cause.
+// "FILE:LINE: message" lines, anything else as "gaffer: message" (the
+// cause and the fix, without the "cli: " prefix the package's sentinel
+// errors carry for errors.Is), with a pointer to --help after a usage
+// error other than an input file that cannot be read. It writes nothing
+// for nil or for an ExitError without a cause.
 func Report(w io.Writer, err error) {
 	var ee *ExitError
 	if err == nil || errors.As(err, &ee) && ee.Err == nil {
@@ -124,8 +127,9 @@ func Report(w io.Writer, err error) {
 		fmt.Fprintln(w, pe.Error())
 		return
 	}
-	msg := err.Error()
-	if errors.As(err, &ee) && ee.Code == ExitUsage {
+	msg := userMessage(err.Error())
+	var ie *inputError
+	if errors.As(err, &ee) && ee.Code == ExitUsage && !errors.As(err, &ie) {
 		msg = strings.TrimPrefix(msg, ErrUsage.Error()+": ")
 		fmt.Fprintf(w, "gaffer: %s\nRun 'gaffer --help' for usage.\n", msg)
 		return
@@ -136,4 +140,12 @@ func Report(w io.Writer, err error) {
 // exitf returns an *ExitError with a formatted message (%w works).
 func exitf(code int, format string, args ...any) error {
 	return &ExitError{Code: code, Err: fmt.Errorf(format, args...)}
+}
+
+// userMessage drops the "cli: " package prefix of the sentinel errors
+// (ErrNoRun, ErrDirtyTree, …) from a message shown to the user, at its
+// start and after a wrapping "…: ".
+func userMessage(msg string) string {
+	msg = strings.TrimPrefix(msg, "cli: ")
+	return strings.ReplaceAll(msg, ": cli: ", ": ")
 }

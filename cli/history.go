@@ -15,46 +15,75 @@ import (
 func historyCommand(io IO) *ucli.Command {
 	return &ucli.Command{
 		Name:         "history",
-		Flags:        localGlobals(),
-		Usage:        "list a run's checkpoints, newest first",
+		Flags:        localGlobals(&ucli.BoolFlag{Name: "json", EnvVars: []string{"GAFFER_JSON"}, Usage: "print JSON"}),
+		Usage:        "list a run's checkpoints, newest first (the newest run without RUN)",
 		OnUsageError: onUsageError,
-		ArgsUsage:    "RUN",
+		ArgsUsage:    "[RUN]",
 		Action: func(c *ucli.Context) error {
-			a, err := parseArgs(c)
+			a, err := parseArgs(c, "json")
 			if err != nil {
 				return err
 			}
-			if a.run == "" {
-				return exitf(ExitUsage, "usage: gaffer history RUN")
+			if dir, err := missingStore(c, io); err != nil {
+				return err
+			} else if dir != "" {
+				return noRuns(dir)
 			}
 			e, err := openEnv(c, io)
 			if err != nil {
 				return err
 			}
 			defer e.Close()
-			return History(c.Context, e, a.run)
+			return History(c.Context, e, a.run, a.Bool("json"))
 		},
 	}
 }
 
-// History prints a run's checkpoints: seq, nodes ran, nodes next, time.
-func History(ctx context.Context, e *env, runID string) error {
+// CheckpointView is one checkpoint as `history --json` shows it.
+type CheckpointView struct {
+	Seq       uint64    `json:"seq"`
+	Parent    uint64    `json:"parent"`
+	Step      int       `json:"step"`
+	Ran       []string  `json:"ran"`
+	Next      []string  `json:"next"` // empty when the run is done
+	Status    string    `json:"status"`
+	Interrupt string    `json:"interrupt,omitempty"` // the node waiting on an interrupt (the approval)
+	Time      time.Time `json:"time"`
+}
+
+// History prints a run's checkpoints, newest first: seq, nodes ran, nodes
+// next, status, time (with asJSON, CheckpointViews). Without runID it
+// takes the newest run.
+func History(ctx context.Context, e *env, runID string, asJSON bool) error {
+	runID, err := e.pick(ctx, runID, "at all", func(state.RunStatus) bool { return true })
+	if err != nil {
+		return err
+	}
 	snaps, err := e.runner.History(ctx, runID, 0)
 	if err != nil {
 		return e.runError(ctx, runID, err)
 	}
+	views := make([]CheckpointView, 0, len(snaps))
+	for _, s := range snaps {
+		v := CheckpointView{Seq: s.Seq, Parent: s.Parent, Step: s.Step, Ran: nonNil(s.Ran), Next: nonNil(s.Next),
+			Status: s.State.Status.String(), Time: s.Time}
+		if s.Interrupt != nil {
+			v.Status = state.RunAwaitingApproval.String()
+			v.Interrupt = s.Interrupt.Node
+		}
+		views = append(views, v)
+	}
+	if asJSON {
+		return writeJSON(e.io.Out, views)
+	}
 	tw := tabwriter.NewWriter(e.io.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SEQ\tRAN\tNEXT\tSTATUS\tTIME")
-	for _, s := range snaps {
-		next := strings.Join(s.Next, ",")
+	for _, v := range views {
+		next := strings.Join(v.Next, ",")
 		if next == "" {
 			next = graph.END
 		}
-		st := s.State.Status.String()
-		if s.Interrupt != nil {
-			st = state.RunAwaitingApproval.String()
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", s.Seq, strings.Join(s.Ran, ","), next, st, s.Time.Local().Format(time.DateTime))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", v.Seq, strings.Join(v.Ran, ","), next, v.Status, v.Time.Local().Format(time.DateTime))
 	}
 	return tw.Flush()
 }
@@ -65,7 +94,7 @@ func forkCommand(io IO) *ucli.Command {
 		Usage:        "start a new run from a past checkpoint of RUN (see history)",
 		OnUsageError: onUsageError,
 		ArgsUsage:    "RUN",
-		Flags:        localGlobals(&ucli.Uint64Flag{Name: "from", Usage: "the checkpoint's seq (required)"}),
+		Flags:        localGlobals(&ucli.Uint64Flag{Name: "from", EnvVars: []string{"GAFFER_FROM"}, Usage: "the checkpoint's seq (required)"}),
 		Action: func(c *ucli.Context) error {
 			a, err := parseArgs(c)
 			if err != nil {

@@ -86,6 +86,7 @@ func openEnv(c *ucli.Context, io IO) (*env, error) {
 		store.Close()
 		return nil, err
 	}
+	e.closers = append(e.closers, trackLive(e.runner)) // status tells a stopped run (stopped.go)
 	if err := io.ops.opened(c, e); err != nil {
 		e.Close()
 		return nil, err

@@ -23,7 +23,7 @@ func (a *app) withOps(cmds []*ucli.Command) []*ucli.Command {
 			c.Flags = append(c.Flags,
 				&ucli.StringFlag{Name: metricsAddrFlag, EnvVars: []string{"GAFFER_METRICS_ADDR"},
 					Usage: "serve /metrics, /healthz and /readyz on this address (127.0.0.1 unless it names a host)"},
-				&ucli.BoolFlag{Name: "detach", Usage: "queue the run in the `gaffer serve` that holds the store (as submit) and return"})
+				&ucli.BoolFlag{Name: "detach", Usage: "queue the run in the gaffer serve process that holds the store (as submit) and return"})
 			c.Action = a.runOps(c.Action)
 		case "status":
 			c.Flags = append(c.Flags,

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	ucli "github.com/urfave/cli/v2"
@@ -35,8 +34,8 @@ func (a *app) planValidateCommand() *ucli.Command {
 			"would run in. Exits 3 and lists every problem as FILE:LINE: message when the\n" +
 			"plan is invalid.",
 		Flags: []ucli.Flag{
-			&ucli.BoolFlag{Name: "json", Usage: "print the phases and tasks as JSON"},
-			&ucli.BoolFlag{Name: "no-tdd", Usage: "do not require a test task before every impl task"},
+			&ucli.BoolFlag{Name: "json", EnvVars: []string{"GAFFER_JSON"}, Usage: "print the phases and tasks as JSON"},
+			&ucli.BoolFlag{Name: "no-tdd", EnvVars: []string{"GAFFER_NO_TDD"}, Usage: "do not require a test task before every impl task"},
 		},
 		OnUsageError: onUsageError,
 		Action: func(c *ucli.Context) error {
@@ -79,10 +78,10 @@ type PlanValidate struct {
 
 // Run reads and checks the plan and writes its phases to w. An invalid
 // plan is an *ExitError with ExitInvalid wrapping the *state.PlanError
-// (with JSON, the problems are printed too); a file that cannot be read is
-// returned as is.
+// (with JSON, the problems are printed too); a file that cannot be read
+// (or a directory) is an ExitUsage error.
 func (v PlanValidate) Run(_ context.Context, w io.Writer) error {
-	src, err := os.ReadFile(v.Path)
+	src, err := readInput(v.Path)
 	if err != nil {
 		return err
 	}

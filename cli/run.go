@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -43,9 +42,9 @@ func runCommand(io IO) *ucli.Command {
 			&ucli.StringFlag{Name: "model", EnvVars: []string{"GAFFER_MODEL"}, Usage: "every agent's model (default: the profile's)"},
 			&ucli.StringFlag{Name: "script", EnvVars: []string{"GAFFER_SCRIPT"}, Usage: "the script driver's file (see agent/SCRIPT-FORMAT.md)"},
 			&ucli.BoolFlag{Name: "auto-approve", EnvVars: []string{"GAFFER_AUTO_APPROVE"}, Usage: "run the plan without asking"},
-			&ucli.BoolFlag{Name: "allow-dirty", Usage: "start on a work tree with uncommitted changes"},
+			&ucli.BoolFlag{Name: "allow-dirty", EnvVars: []string{"GAFFER_ALLOW_DIRTY"}, Usage: "start on a work tree with uncommitted changes"},
 			&ucli.DurationFlag{Name: "pace", EnvVars: []string{"GAFFER_PACE"}, Usage: "pause before each agent action, to follow a run"},
-			&ucli.StringFlag{Name: "tracker-id", Usage: "an issue key for the execution directory's name"},
+			&ucli.StringFlag{Name: "tracker-id", EnvVars: []string{"GAFFER_TRACKER_ID"}, Usage: "an issue key for the execution directory's name"},
 			&ucli.StringFlag{Name: "run-id", Hidden: true, Usage: "use this run id (tests)"},
 		),
 		Action: func(c *ucli.Context) error {
@@ -54,7 +53,13 @@ func runCommand(io IO) *ucli.Command {
 				Script: c.String("script"), AutoApprove: c.Bool("auto-approve"), AllowDirty: c.Bool("allow-dirty"),
 				Pace: c.Duration("pace"), TrackerID: c.String("tracker-id"), RunID: c.String("run-id"),
 			}
+			if err := o.checkInputs(); err != nil { // before the store exists: a bad call writes nothing
+				return err
+			}
 			if err := o.resolve(c); err != nil { // before the store exists: a missing key writes nothing
+				return err
+			}
+			if err := o.validatePlan(); err != nil {
 				return err
 			}
 			e, err := openEnv(c, io)
@@ -85,8 +90,8 @@ func Run(ctx context.Context, e *env, o RunOptions) error {
 // newRun checks the preconditions and builds the run's first state.
 func (e *env) newRun(ctx context.Context, o RunOptions) (state.ExecutionState, error) {
 	var zero state.ExecutionState
-	if (o.PlanFile == "") == (o.Goal == "") && o.PlanFile == "" {
-		return zero, exitf(ExitUsage, "give --plan FILE or --goal TEXT")
+	if err := o.checkInputs(); err != nil {
+		return zero, err
 	}
 	rp, err := o.resolved(e.repo.Root())
 	if err != nil {
@@ -99,8 +104,8 @@ func (e *env) newRun(ctx context.Context, o RunOptions) (state.ExecutionState, e
 		}
 		if !st.IsClean() {
 			n := len(st.Modified) + len(st.Added) + len(st.Deleted) + len(st.Untracked)
-			return zero, exitf(ExitPrecondition, "%w (%d paths) in %s; commit or stash them, or pass --allow-dirty",
-				ErrDirtyTree, n, e.repo.Root())
+			return zero, exitf(ExitPrecondition, "%w (%s) in %s; commit or stash them, or pass --allow-dirty",
+				ErrDirtyTree, plural(n, "path"), e.repo.Root())
 		}
 	}
 	if _, err := e.repo.Head(ctx); err != nil {
@@ -108,9 +113,9 @@ func (e *env) newRun(ctx context.Context, o RunOptions) (state.ExecutionState, e
 	}
 	var md string
 	if o.PlanFile != "" {
-		b, err := os.ReadFile(o.PlanFile)
+		b, err := readInput(o.PlanFile)
 		if err != nil {
-			return zero, exitf(ExitPrecondition, "read the plan: %w", err)
+			return zero, err
 		}
 		md = string(b)
 	}
@@ -120,8 +125,8 @@ func (e *env) newRun(ctx context.Context, o RunOptions) (state.ExecutionState, e
 		if err != nil {
 			return zero, fmt.Errorf("script path: %w", err)
 		}
-		if _, err := os.Stat(abs); err != nil {
-			return zero, exitf(ExitPrecondition, "script: %w", err)
+		if err := checkInput(script); err != nil {
+			return zero, err
 		}
 		script = abs
 	}

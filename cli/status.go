@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -28,6 +29,11 @@ type RunView struct {
 	Usage        map[string]state.Usage `json:"usage,omitempty"`
 	Checkpoint   uint64                 `json:"checkpoint"`
 	Next         []string               `json:"next,omitempty"`
+	// Stopped is true for a run whose status is running that no process
+	// is running (killed, or stopped by an error): gaffer resume continues
+	// it. LastError is then the state's last error, if it has one.
+	Stopped   bool   `json:"stopped,omitempty"`
+	LastError string `json:"last_error,omitempty"`
 }
 
 // PhaseView is one phase of a RunView.
@@ -67,11 +73,14 @@ func statusCommand(io IO) *ucli.Command {
 		Usage:        "show a run's status and phases (the newest run without RUN)",
 		OnUsageError: onUsageError,
 		ArgsUsage:    "[RUN]",
-		Flags:        localGlobals(&ucli.BoolFlag{Name: "json", Usage: "print JSON"}),
+		Flags:        localGlobals(&ucli.BoolFlag{Name: "json", EnvVars: []string{"GAFFER_JSON"}, Usage: "print JSON"}),
 		Action: func(c *ucli.Context) error {
 			a, err := parseArgs(c, "json")
 			if err != nil {
 				return err
+			}
+			if dir, err := missingStore(c, io); err != nil || dir != "" {
+				return cmp.Or(err, noRuns(dir))
 			}
 			e, err := openEnv(c, io)
 			if err != nil {
@@ -93,12 +102,13 @@ func Status(ctx context.Context, e *env, runID string, asJSON bool) error {
 	if err != nil {
 		return e.runError(ctx, id, err)
 	}
-	if asJSON {
-		return writeJSON(e.io.Out, viewOf(snap))
-	}
 	v := viewOf(snap)
+	e.markStopped(&v, snap)
+	if asJSON {
+		return writeJSON(e.io.Out, v)
+	}
 	fmt.Fprintf(e.io.Out, "run:       %s\nstatus:    %s\ngoal:      %s\nexec dir:  %s\ncheckpoint: %d (next: %v)\n\n",
-		v.RunID, v.Status, v.Goal, v.ExecDir, v.Checkpoint, v.Next)
+		v.RunID, v.statusText(), v.Goal, v.ExecDir, v.Checkpoint, v.Next)
 	writeRunTree(e.io.Out, snap.State)
 	for _, m := range v.Errors {
 		fmt.Fprintf(e.io.Out, "\nerror: %s\n", m)
@@ -114,8 +124,17 @@ func listCommand(io IO) *ucli.Command {
 		Name:         "list",
 		Usage:        "list the repository's runs, newest first",
 		OnUsageError: onUsageError,
-		Flags:        localGlobals(&ucli.BoolFlag{Name: "json", Usage: "print JSON"}),
+		Flags:        localGlobals(&ucli.BoolFlag{Name: "json", EnvVars: []string{"GAFFER_JSON"}, Usage: "print JSON"}),
 		Action: func(c *ucli.Context) error {
+			if dir, err := missingStore(c, io); err != nil {
+				return err
+			} else if dir != "" {
+				if c.Bool("json") {
+					return writeJSON(io.Out, []RunView{})
+				}
+				_, err := fmt.Fprintln(io.Out, noRunsLine(dir))
+				return err
+			}
 			e, err := openEnv(c, io)
 			if err != nil {
 				return err
@@ -134,7 +153,9 @@ func List(ctx context.Context, e *env, asJSON bool) error {
 	}
 	views := make([]RunView, 0, len(rs))
 	for _, r := range rs {
-		views = append(views, viewOf(r.snap))
+		v := viewOf(r.snap)
+		e.markStopped(&v, r.snap)
+		views = append(views, v)
 	}
 	if asJSON {
 		return writeJSON(e.io.Out, views)
@@ -146,7 +167,7 @@ func List(ctx context.Context, e *env, asJSON bool) error {
 		if len(v.Phases) > 0 {
 			phase = fmt.Sprintf("%d/%d", v.CurrentPhase, len(v.Phases))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.RunID, v.Status, phase, v.CreatedAt.Format(time.DateTime), v.Goal)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.RunID, v.statusText(), phase, v.CreatedAt.Format(time.DateTime), v.Goal)
 	}
 	return tw.Flush()
 }

@@ -26,9 +26,9 @@ func submitCommand(io IO) *ucli.Command {
 			&ucli.StringFlag{Name: "driver", EnvVars: []string{"GAFFER_DRIVER"}, Usage: "every agent's driver: script, llm or cli (default: the profile's)"},
 			&ucli.StringFlag{Name: "script", EnvVars: []string{"GAFFER_SCRIPT"}, Usage: "the script driver's file"},
 			&ucli.BoolFlag{Name: "auto-approve", EnvVars: []string{"GAFFER_AUTO_APPROVE"}, Usage: "run the plan without asking"},
-			&ucli.BoolFlag{Name: "allow-dirty", Usage: "start on a work tree with uncommitted changes"},
+			&ucli.BoolFlag{Name: "allow-dirty", EnvVars: []string{"GAFFER_ALLOW_DIRTY"}, Usage: "start on a work tree with uncommitted changes"},
 			&ucli.DurationFlag{Name: "pace", EnvVars: []string{"GAFFER_PACE"}, Usage: "pause before each agent action"},
-			&ucli.StringFlag{Name: "tracker-id", Usage: "an issue key for the execution directory's name"},
+			&ucli.StringFlag{Name: "tracker-id", EnvVars: []string{"GAFFER_TRACKER_ID"}, Usage: "an issue key for the execution directory's name"},
 			&ucli.StringFlag{Name: "run-id", Hidden: true, Usage: "use this run id (tests)"},
 		},
 		Action: func(c *ucli.Context) error {
@@ -48,8 +48,8 @@ func submitCommand(io IO) *ucli.Command {
 // Submit sends a run to the serve process that holds the store. Files are
 // named by absolute paths, since serve runs elsewhere.
 func Submit(c *ucli.Context, io IO, o RunOptions) error {
-	if o.PlanFile == "" && o.Goal == "" {
-		return usageErrorf("give --plan FILE or --goal TEXT")
+	if err := o.checkInputs(); err != nil { // neither or both, or a file that cannot be read: nothing is queued
+		return err
 	}
 	for _, p := range []*string{&o.PlanFile, &o.Script} {
 		if *p != "" {

@@ -1,0 +1,49 @@
+package cli
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/gaffer-dev/gaffer/workspace"
+)
+
+// missingStore returns the store directory a read-only command (status,
+// list, history) would open when it does not exist, and "" otherwise:
+// those commands say there is no run instead of creating a store. A
+// repository that cannot be opened is left to openEnv to report.
+func missingStore(c *ucli.Context, io IO) (string, error) {
+	if io.ops != nil && io.ops.shared != nil {
+		return "", nil
+	}
+	g, storeSet, err := globalsOf(c)
+	if err != nil {
+		return "", err
+	}
+	dir := g.Store
+	if !storeSet {
+		// The directory openEnv opens: .git/gaffer of the repository's root.
+		repo, err := workspace.Open(g.Repo)
+		if err != nil {
+			return "", nil
+		}
+		dir = filepath.Join(gitDir(repo.Root()), "gaffer")
+	}
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return dir, nil
+	}
+	return "", nil
+}
+
+// noRuns is the answer of status and history in a repository without a
+// store: exit 8.
+func noRuns(dir string) error {
+	return exitf(ExitPrecondition, "%s", noRunsLine(dir))
+}
+
+func noRunsLine(dir string) string {
+	return "no runs in this repository (no store at " + dir + ")"
+}
