@@ -30,6 +30,7 @@ func NewWithIO(version string, io IO) *ucli.App {
 	if io.ops == nil {
 		io.ops = &opsHooks{version: version}
 	}
+	io = io.live()
 	a := &app{version: version, stdout: io.Out, stderr: io.Err, io: io}
 	return &ucli.App{
 		Name:                 "gaffer",

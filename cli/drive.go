@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/checkpoint"
@@ -27,6 +28,9 @@ type answerer func(ctx context.Context, req nodes.ApprovalRequest, s state.Execu
 // into an exit code.
 func (e *env) drive(ctx context.Context, runID string, ask answerer, step func() (graph.Result[state.ExecutionState], error)) error {
 	p := newProgress(e.io.Out, e.io.terminal(), e.runner, runID)
+	if e.io.screen != nil && e.io.terminal() {
+		p.withLive(e.io.screen, time.Now)
+	}
 	unsub := e.runner.Subscribe(p.event)
 	defer unsub()
 	res, err := step()
@@ -39,13 +43,16 @@ func (e *env) drive(ctx context.Context, runID string, ask answerer, step func()
 			p.tree(ctx, res.State, "")
 			return e.awaiting(runID)
 		}
+		p.pause()
 		ans, aerr := ask(ctx, req, res.State)
 		if aerr != nil {
 			return aerr
 		}
+		p.resume()
 		res, err = e.runner.Resume(ctx, runID, graph.WithResume(ans))
 	}
 	if err != nil {
+		p.end()
 		return e.runError(ctx, runID, err)
 	}
 	return e.outcome(ctx, p, res.State)

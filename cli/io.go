@@ -3,6 +3,7 @@ package cli
 import (
 	"io"
 	"os"
+	"reflect"
 )
 
 // IO is where the workflow commands read and write. Commands never touch
@@ -16,12 +17,40 @@ type IO struct {
 	// from In and Out being character devices.
 	Terminal func() bool
 
-	ops *opsHooks // the control socket and metrics (ops_hooks.go); nil: none
+	ops    *opsHooks // the control socket and metrics (ops_hooks.go); nil: none
+	screen *screen   // keeps the phase tree pinned below Out on a terminal (screen.go); nil: none
+}
+
+// live returns o with Out, and Err when it writes to the same terminal,
+// going through one screen, so that a run's phase tree can stay pinned
+// below every other line and be redrawn in place. Off a terminal it
+// returns o as it is.
+func (o IO) live() IO {
+	if o.screen != nil || !o.terminal() {
+		return o
+	}
+	out := o.Out
+	o.screen = newScreen(out, termSize(out))
+	o.Out = o.screen.writer(out)
+	if o.Err != nil && (sameWriter(o.Err, out) || isCharDevice(o.Err)) {
+		o.Err = o.screen.writer(o.Err)
+	}
+	return o
+}
+
+// sameWriter reports whether a and b are the same writer, without
+// comparing values of an incomparable type (a panic).
+func sameWriter(a, b io.Writer) bool {
+	t := reflect.TypeOf(a)
+	return t == reflect.TypeOf(b) && t.Comparable() && a == b
 }
 
 func (o IO) terminal() bool {
 	if o.Terminal != nil {
 		return o.Terminal()
+	}
+	if o.screen != nil {
+		return true // live found Out a terminal, and wrapped it
 	}
 	return o.In != nil && isCharDevice(o.In) && isCharDevice(o.Out)
 }

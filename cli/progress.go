@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/metrics"
@@ -16,8 +17,10 @@ import (
 )
 
 // progress shows a run as it goes, from the runner's events: plain log
-// lines when the output is not a terminal (tests, CI), and the phase tree
-// redrawn after every phase-level step on a terminal.
+// lines when the output is not a terminal (tests, CI); on a terminal with
+// a screen, the phase tree pinned below every other line and redrawn in
+// place at every event (live.go); on a terminal without one, the phase
+// tree printed after every phase-level step.
 type progress struct {
 	w      io.Writer
 	tty    bool
@@ -26,6 +29,7 @@ type progress struct {
 	mu     sync.Mutex
 	last   string // the node of the last NodeStarted
 	drawn  string // the last tree drawn, to draw each picture once
+	live   *liveTree
 }
 
 // worthDrawing reports whether the tree of s is news: a phase starting
@@ -61,6 +65,10 @@ func (p *progress) event(e graph.Event) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.live != nil {
+		p.liveEvent(e)
+		return
+	}
 	switch e.Kind {
 	case graph.NodeStarted:
 		p.last = e.Node
@@ -98,10 +106,15 @@ func (p *progress) custom(e graph.Event) {
 	}
 }
 
-// tree prints the phase tree of s with a heading.
+// tree prints the phase tree of s with a heading; with a live tree, it
+// draws s as the final frame and leaves it on the screen.
 func (p *progress) tree(_ context.Context, s state.ExecutionState, heading string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.live != nil {
+		p.live.finish(s)
+		return
+	}
 	p.treeLocked(s, heading)
 }
 
@@ -141,14 +154,25 @@ func mark(st state.PhaseStatus) string {
 //	  └── ✓ [test] 1b Write tests for Parse
 //	Phase 2 (impl): ● Retrying (attempt 2)
 func writeRunTree(w io.Writer, s state.ExecutionState) {
+	writeTree(w, s, time.Time{})
+}
+
+// writeTree is writeRunTree for a live view at now: the heading always
+// names the status and the tokens and cost so far (if any), and a running
+// phase its elapsed time. A zero now draws writeRunTree's tree.
+func writeTree(w io.Writer, s state.ExecutionState, now time.Time) {
 	goal := s.Run.Goal
 	if goal == "" {
 		goal = s.Run.Slug
 	}
-	if s.Status == state.RunRunning {
+	live := !now.IsZero()
+	if s.Status == state.RunRunning && !live {
 		fmt.Fprintf(w, "%s  [%s]\n", goal, s.Run.ID)
 	} else {
 		fmt.Fprintf(w, "%s  [%s, %s]\n", goal, s.Run.ID, s.Status)
+	}
+	if u := s.TotalUsage(); live && u != (state.Usage{}) {
+		fmt.Fprintf(w, "tokens: %d in, %d out, %d cached  cost: $%.4f\n", u.InputTokens, u.OutputTokens, u.CachedTokens, u.CostUSD)
 	}
 	for i, ph := range s.Plan.Phases {
 		var ps state.PhaseState
@@ -156,6 +180,11 @@ func writeRunTree(w io.Writer, s state.ExecutionState) {
 			ps = s.Progress.Phases[i]
 		}
 		var notes []string
+		if running := ps.Status == state.PhaseRunning || ps.Status == state.PhaseRetrying; live && running && !ps.StartedAt.IsZero() {
+			if d := now.Sub(ps.StartedAt).Round(time.Second); d >= 0 {
+				notes = append(notes, d.String())
+			}
+		}
 		if ps.Attempt > 1 {
 			notes = append(notes, fmt.Sprintf("attempt %d", ps.Attempt))
 		}
