@@ -2,6 +2,7 @@ package cli
 
 import (
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -113,16 +114,8 @@ func TestCancelFromSecondProcessStopsTheRun(t *testing.T) {
 	if info.Kind != "run" {
 		t.Fatalf("ping = %+v", info)
 	}
-	for deadline := time.Now().Add(60 * time.Second); ; {
-		if v, _ := statusOf(t, bin, dir, runID); v.Status == "running" {
-			break
-		}
-		if time.Now().After(deadline) {
-			out, _ := p.wait()
-			t.Fatalf("the run never ran:\n%s", out)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	// Cancel in the middle of the run: one phase done, the next going.
+	waitPhaseDone(t, bin, dir, runID, 1, &server{t: t})
 	if got, code := gafferCmd(t, bin, "--repo", dir, "approve", runID); code != ExitPrecondition ||
 		!strings.Contains(got, "is not waiting for approval") {
 		t.Errorf("approve of a running run: exit %d, want %d\n%s", code, ExitPrecondition, got)
@@ -141,5 +134,53 @@ func TestCancelFromSecondProcessStopsTheRun(t *testing.T) {
 	if err := leaseFree(t, dir, runID); err != nil {
 		t.Error(err)
 	}
-	t.Logf("work tree after the cancel:\n%s", gitOut(t, dir, "status", "--porcelain"))
+	// The tree holds what the run committed, plus at most the cancelled
+	// phase's unfinished edits of tracked files: git's own state is sound.
+	if st := gitOut(t, dir, "status", "--porcelain"); st != "" {
+		t.Logf("work tree after the cancel:\n%s", st)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git", "index.lock")); err == nil {
+		t.Error("the cancel left git's index.lock behind")
+	}
+}
+
+// A cancel from another terminal while the run waits at its prompt ends
+// the prompt and the run as cancelled.
+func TestCancelFromSecondProcessAtThePrompt(t *testing.T) {
+	bin := gafferBinary(t)
+	dir, _, script := demoRepo(t)
+	const runID = "r-20260101-promptcancel"
+	in, stdin := io.Pipe()
+	defer stdin.Close()
+	var out lockedBuffer
+	app := NewWithIO("test", IO{In: in, Out: &out, Err: &out, Terminal: func() bool { return true }})
+	done := make(chan error, 1)
+	go func() {
+		done <- app.RunContext(t.Context(), []string{"gaffer", "--repo", dir, "run", "--goal", planTitle(demo.Plan, "plan.md"),
+			"--script", script, "--run-id", runID})
+	}()
+	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(out.String(), "Approve this plan?"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("no prompt:\n%s", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	got, code := gafferCmd(t, bin, "--repo", dir, "cancel", runID)
+	if code != 0 || strings.TrimSpace(got) != "Run "+runID+" cancelled." {
+		t.Fatalf("cancel: exit %d\n%s", code, got)
+	}
+	select {
+	case err := <-done:
+		if ExitCode(err) != ExitHalted {
+			t.Fatalf("run: %v (exit %d), want exit %d\n%s", err, ExitCode(err), ExitHalted, out.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the prompt did not stop:\n%s", out.String())
+	}
+	if strings.Contains(out.String(), "is waiting for approval of its plan") {
+		t.Errorf("the cancelled run says it waits for approval:\n%s", out.String())
+	}
+	if v, _ := statusOf(t, bin, dir, runID); v.Status != "cancelled" {
+		t.Errorf("status = %s, want cancelled", v.Status)
+	}
 }
