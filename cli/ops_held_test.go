@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -119,6 +120,11 @@ func TestCancelFromSecondProcessStopsTheRun(t *testing.T) {
 	if got, code := gafferCmd(t, bin, "--repo", dir, "approve", runID); code != ExitPrecondition ||
 		!strings.Contains(got, "is not waiting for approval") {
 		t.Errorf("approve of a running run: exit %d, want %d\n%s", code, ExitPrecondition, got)
+	}
+	host, _ := os.Hostname()
+	held := fmt.Sprintf("run %s is held by pid %d on host %s", runID, p.cmd.Process.Pid, host)
+	if got, code := gafferCmd(t, bin, "--repo", dir, "resume", runID); code != ExitLocked || !strings.Contains(got, held) {
+		t.Errorf("resume of the held run: exit %d, want %d and %q\n%s", code, ExitLocked, held, got)
 	}
 	got, code := gafferCmd(t, bin, "--repo", dir, "cancel", runID)
 	if code != 0 || strings.TrimSpace(got) != "Run "+runID+" cancelled." {
