@@ -26,7 +26,10 @@ type answerer func(ctx context.Context, req nodes.ApprovalRequest, s state.Execu
 // drive runs step (Run, Resume, …) with progress shown, then keeps the
 // run going through approvals that ask answers, and turns the outcome
 // into an exit code.
-func (e *env) drive(ctx context.Context, runID string, ask answerer, step func() (graph.Result[state.ExecutionState], error)) error {
+func (e *env) drive(ctx context.Context, runID string, ask answerer, step func() (graph.Result[state.ExecutionState], error)) (err error) {
+	// The control socket reaches the run while it is driven here (ops_held.go).
+	finish := e.io.ops.driving(ctx, e, runID)
+	defer func() { err = finish(err) }()
 	p := newProgress(e.io.Out, e.io.terminal(), e.runner, runID)
 	if e.io.screen != nil && e.io.terminal() {
 		p.withLive(e.io.screen, time.Now)
@@ -148,26 +151,40 @@ func (e *env) askTerminal() answerer {
 			}
 		}()
 	}
-	read := func(ctx context.Context) (string, bool) {
+	// read returns a line of the terminal, or an answer given in another
+	// terminal (approve or reject through the control socket).
+	read := func(ctx context.Context, remote <-chan nodes.Answer) (string, *nodes.Answer, bool) {
 		once.Do(start)
 		select {
 		case l, ok := <-lines:
-			return l, ok
+			return l, nil, ok
+		case ans := <-remote:
+			fmt.Fprintf(e.io.Out, "\n%s from another terminal\n", answerVerb(ans))
+			return "", &ans, true
 		case <-ctx.Done():
-			return "", false
+			return "", nil, false
 		}
 	}
 	return func(ctx context.Context, req nodes.ApprovalRequest, s state.ExecutionState) (nodes.Answer, error) {
+		remote, stop := e.io.ops.awaitAnswer(req.RunID)
+		defer stop()
 		fmt.Fprintf(e.io.Out, "\nThe plan (revision %d, %s mode, %d phases):\n\n", req.Revision, req.Mode, req.Phases)
 		writeRunTree(e.io.Out, s)
 		for {
 			fmt.Fprint(e.io.Out, "\nApprove this plan? [a]pprove, [r]eject, [f]eedback (reject and replan): ")
-			line, ok := read(ctx)
+			line, ans, ok := read(ctx, remote)
+			if ans != nil {
+				return *ans, nil
+			}
 			if !ok {
 				fmt.Fprintln(e.io.Out)
+				if cause := context.Cause(ctx); errors.Is(cause, errCancelRequested) {
+					return nodes.Answer{}, cause
+				}
 				return nodes.Answer{}, e.awaiting(req.RunID)
 			}
-			if ans, done := approvalAnswer(ctx, e.io.Out, read, line); done {
+			next := func(ctx context.Context) (string, *nodes.Answer, bool) { return read(ctx, remote) }
+			if ans, done := approvalAnswer(ctx, e.io.Out, next, line); done {
 				return ans, nil
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -235,10 +236,20 @@ func TestApprovalAnswer(t *testing.T) {
 		{"feedback", " ", nodes.Answer{}, false},
 	} {
 		var out bytes.Buffer
-		read := func(context.Context) (string, bool) { return c.next + "\n", c.next != "" }
+		read := func(context.Context) (string, *nodes.Answer, bool) { return c.next + "\n", nil, c.next != "" }
 		got, done := approvalAnswer(context.Background(), &out, read, c.line)
 		if got != c.want || done != c.done {
 			t.Errorf("%q then %q: %+v, %v; want %+v, %v", c.line, c.next, got, done, c.want, c.done)
+		}
+	}
+	// An answer given in another terminal while the prompt asks for the
+	// confirmation or the feedback wins.
+	for _, line := range []string{"r", "f"} {
+		remote := nodes.Answer{Approved: true}
+		read := func(context.Context) (string, *nodes.Answer, bool) { return "", &remote, true }
+		got, done := approvalAnswer(context.Background(), io.Discard, read, line)
+		if got != remote || !done {
+			t.Errorf("%q then an answer from another terminal: %+v, %v; want %+v, true", line, got, done, remote)
 		}
 	}
 }

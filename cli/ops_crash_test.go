@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -145,6 +146,7 @@ func TestServeSIGTERMDrainsAndReleasesTheLease(t *testing.T) {
 	if !strings.Contains(s.output(), "1 run(s) resume at the next start") {
 		t.Errorf("serve did not keep the drained run:\n%s", s.output())
 	}
+	checkDrainLog(t, s.output(), runID)
 	if err := leaseFree(t, dir, runID); err != nil {
 		t.Fatalf("lease after drain: %v", err)
 	}
@@ -297,5 +299,30 @@ func TestServeResumesARunOnRequest(t *testing.T) {
 	}
 	if code := s.stop(syscall.SIGTERM); code != 0 {
 		t.Fatalf("serve exit %d\n%s", code, s.output())
+	}
+}
+
+// checkDrainLog checks serve's JSON log of a drain: the run is logged as
+// drained at its checkpoint, and the cut-off node is not a failure.
+func checkDrainLog(t *testing.T, log, runID string) {
+	t.Helper()
+	drained := false
+	for _, line := range strings.Split(log, "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) != nil || rec["run"] != runID {
+			continue
+		}
+		msg, _ := rec["msg"].(string)
+		if msg == "run drained at checkpoint" {
+			seq, ok := rec["seq"].(float64)
+			drained = ok && seq > 0 && rec["level"] == "INFO"
+		}
+		if rec["level"] == "ERROR" || strings.Contains(line, "status=<nil>") || rec["status"] == "<nil>" ||
+			strings.Contains(msg, "failed") {
+			t.Errorf("drain logged as a failure: %s", line)
+		}
+	}
+	if !drained {
+		t.Errorf("no info line \"run drained at checkpoint\" with run %s and seq:\n%s", runID, log)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sync"
 
@@ -38,6 +37,9 @@ type opsHooks struct {
 	shared *env
 	// serving is set by `gaffer serve`, which starts its own socket.
 	serving bool
+
+	// held is the run this process drives (run, approve, resume).
+	held heldRun
 
 	metricsOnce sync.Once
 	reg         *prometheus.Registry
@@ -98,6 +100,12 @@ func (h *opsHooks) opened(c *ucli.Context, e *env) error {
 	if c.Command != nil && c.Command.Name != "" {
 		kind = c.Command.Name
 	}
+	e.closers = append(e.closers, h.holdCommand(c, kind))
+	if c.IsSet("log-level") || c.IsSet("log-format") {
+		// Asked for logs: the run's events go there as serve logs its
+		// runs' (without, the terminal shows the progress view alone).
+		e.closers = append(e.closers, e.runner.Subscribe(eventLogger(e.log, "run interrupted at checkpoint")))
+	}
 	srv, err := h.listen(e, kind, nil)
 	if err != nil {
 		// The store is ours, so the socket is only a convenience: say why
@@ -119,7 +127,7 @@ func (h *opsHooks) opened(c *ucli.Context, e *env) error {
 		e.closers = append(e.closers, unsub)
 		ln, err := metrics.Listen(addr)
 		if err != nil {
-			return exitf(ExitUsage, "--%s: %w", metricsAddrFlag, err)
+			return metricsListenError(addr, err)
 		}
 		fmt.Fprintf(e.io.Err, "metrics on http://%s/metrics\n", ln.Addr())
 		wg.Add(1)
@@ -156,12 +164,7 @@ func (h *opsHooks) listen(e *env, kind string, extra func(*control.Mux)) (*contr
 		}
 		return watchViewOf(ctx, e, a.RunID)
 	})
-	for _, op := range []string{opAnswer, opCancel, opSubmit, opResume} {
-		mux.Handle(op, func(context.Context, json.RawMessage) (any, error) {
-			return nil, exitf(ExitLocked, "this store is held by `gaffer %s` (pid %d), which drives its run itself; "+
-				"answer in its terminal or wait for it to stop", kind, os.Getpid())
-		})
-	}
+	h.handleHeld(mux, e)
 	if extra != nil {
 		extra(mux)
 	}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/gaffer-dev/gaffer/control"
@@ -79,7 +80,7 @@ func Serve(c *ucli.Context, io IO, o ServeOptions) error {
 		return err
 	}
 	defer e.runner.Subscribe(m.Observe)()
-	defer e.runner.Subscribe(eventLogger(log))()
+	defer e.runner.Subscribe(eventLogger(log, "run drained at checkpoint"))()
 	if counts, err := statusCounts(c.Context, e); err == nil {
 		m.SetRuns(counts)
 	}
@@ -98,7 +99,7 @@ func Serve(c *ucli.Context, io IO, o ServeOptions) error {
 
 	ln, err := metrics.Listen(o.MetricsAddr)
 	if err != nil {
-		return exitf(ExitUsage, "--%s: %w", metricsAddrFlag, err)
+		return metricsListenError(o.MetricsAddr, err)
 	}
 	srv, err := h.listen(e, "serve", func(mux *control.Mux) { x.handle(mux, pool) })
 	if err != nil {
@@ -429,23 +430,48 @@ func (x *serveExec) handle(mux *control.Mux, pool *serve.Pool) {
 }
 
 // eventLogger logs the runtime's events with run, node and phase
-// attributes.
-func eventLogger(log *slog.Logger) func(graph.Event) {
+// attributes: nodes starting and finishing at debug, phases, reviews and
+// status changes at info, failures at error. A run cut off by its context
+// (serve's drain, a cancel) is not a failure: it is logged at info as
+// stopped (the message) at its last checkpoint.
+func eventLogger(log *slog.Logger, stopped string) func(graph.Event) {
+	var mu sync.Mutex
+	seqs := map[string]uint64{} // the newest checkpoint of each run
 	return func(ev graph.Event) {
 		l := log.With("run", ev.RunID)
+		cut := ev.Err != nil && (errors.Is(ev.Err, context.Canceled) || errors.Is(ev.Err, context.DeadlineExceeded) ||
+			errors.Is(ev.Err, serve.ErrDrained) || errors.Is(ev.Err, serve.ErrCancelled))
 		switch ev.Kind {
+		case graph.CheckpointSaved:
+			mu.Lock()
+			seqs[ev.RunID] = max(seqs[ev.RunID], ev.Seq)
+			mu.Unlock()
 		case graph.NodeStarted:
 			l.Debug("node started", "node", ev.Node, "step", ev.Step, "attempt", ev.Attempt)
 		case graph.NodeFinished:
-			if ev.Err != nil {
-				l.Info("node stopped", "node", ev.Node, "step", ev.Step, "duration", ev.Duration, "err", ev.Err)
-				return
+			switch {
+			case cut:
+				l.Debug("node interrupted", "node", ev.Node, "step", ev.Step, "duration", ev.Duration)
+			case ev.Err != nil:
+				l.Error("node failed", "node", ev.Node, "step", ev.Step, "duration", ev.Duration, "err", ev.Err)
+			default:
+				l.Debug("node finished", "node", ev.Node, "step", ev.Step, "duration", ev.Duration)
 			}
-			l.Info("node finished", "node", ev.Node, "step", ev.Step, "duration", ev.Duration)
 		case graph.NodeRetry:
 			l.Warn("node retry", "node", ev.Node, "attempt", ev.Attempt, "err", ev.Err)
 		case graph.RunFinished:
-			l.Info("run stopped", "status", fmt.Sprint(ev.Payload), "err", ev.Err)
+			mu.Lock()
+			seq := max(seqs[ev.RunID], ev.Seq)
+			delete(seqs, ev.RunID)
+			mu.Unlock()
+			switch {
+			case cut:
+				l.Info(stopped, "seq", seq)
+			case ev.Err != nil:
+				l.Error("run failed", "seq", seq, "err", ev.Err)
+			default:
+				l.Info("run stopped", "status", fmt.Sprint(ev.Payload), "seq", seq)
+			}
 		case graph.Custom:
 			switch p := ev.Payload.(type) {
 			case metrics.PhaseFinished:
@@ -458,4 +484,16 @@ func eventLogger(log *slog.Logger) func(graph.Event) {
 			}
 		}
 	}
+}
+
+// metricsListenError turns a failed metrics listener into the command's
+// exit error: a port in use is a precondition, not a usage error.
+func metricsListenError(addr string, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		if a, aerr := metrics.ListenAddr(addr); aerr == nil {
+			addr = a
+		}
+		return exitf(ExitPrecondition, "listen %s: address already in use; pass --%s 127.0.0.1:PORT", addr, metricsAddrFlag)
+	}
+	return exitf(ExitUsage, "--%s: %w", metricsAddrFlag, err)
 }

@@ -1,0 +1,192 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/control"
+	"github.com/gaffer-dev/gaffer/examples/demo"
+)
+
+// lockedBuffer is a strings.Builder safe for a run writing and a test
+// reading.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// waitSocket waits until the holder of dir's store answers on its socket.
+func waitSocket(t *testing.T, dir string, done <-chan struct{}) control.Info {
+	t.Helper()
+	cl := control.NewClient(filepath.Join(dir, ".git", "gaffer"))
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		if info, err := cl.Ping(t.Context()); err == nil {
+			return info
+		}
+		select {
+		case <-done:
+			t.Fatal("the holder ended before its socket answered")
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the holder's control socket never answered")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// A `gaffer run` waiting at its terminal prompt takes the answer of
+// `gaffer approve` run in another terminal, and continues the run.
+func TestApproveFromSecondProcessAnswersTheRunPrompt(t *testing.T) {
+	bin := gafferBinary(t)
+	dir, _, script := demoRepo(t)
+	const runID = "r-20260101-prompt"
+	in, stdin := io.Pipe() // nobody types: the prompt waits
+	defer stdin.Close()
+	var out lockedBuffer
+	app := NewWithIO("test", IO{In: in, Out: &out, Err: &out, Terminal: func() bool { return true }})
+	done := make(chan error, 1)
+	go func() {
+		done <- app.RunContext(t.Context(), []string{"gaffer", "--repo", dir, "run", "--goal", planTitle(demo.Plan, "plan.md"),
+			"--script", script, "--run-id", runID})
+	}()
+	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(out.String(), "Approve this plan?"); {
+		select {
+		case err := <-done:
+			t.Fatalf("run ended before its prompt: %v\n%s", err, out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no prompt:\n%s", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got, code := gafferCmd(t, bin, "--repo", dir, "approve", "r-other"); code != ExitPrecondition {
+		t.Errorf("approve of an unknown run: exit %d, want %d\n%s", code, ExitPrecondition, got)
+	}
+	got, code := gafferCmd(t, bin, "--repo", dir, "approve", runID)
+	if code != 0 || !strings.Contains(got, "Run "+runID+" approved") {
+		t.Fatalf("approve: exit %d\n%s", code, got)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("run: %v\n%s", err, out.String())
+		}
+	case <-time.After(120 * time.Second):
+		t.Fatalf("the run did not go on after the approval:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "approved from another terminal") {
+		t.Errorf("the run's terminal does not say it was approved elsewhere:\n%s", out.String())
+	}
+	if v, _ := statusOf(t, bin, dir, runID); v.Status != "completed" {
+		t.Errorf("status = %s, want completed", v.Status)
+	}
+}
+
+// `gaffer cancel` in another terminal cancels the run a `gaffer run`
+// drives: the run process ends with the cancelled code and the run is
+// cancelled in the store.
+func TestCancelFromSecondProcessStopsTheRun(t *testing.T) {
+	bin := gafferBinary(t)
+	dir, _, script := demoRepo(t)
+	const runID = "r-20260101-cancel"
+	p := startProc(t, bin, []string{"--repo", dir, "run", "--goal", planTitle(demo.Plan, "plan.md"), "--script", script,
+		"--run-id", runID, "--auto-approve", "--pace", "200ms"}, "")
+	info := waitSocket(t, dir, p.done)
+	if info.Kind != "run" {
+		t.Fatalf("ping = %+v", info)
+	}
+	// Cancel in the middle of the run: one phase done, the next going.
+	waitPhaseDone(t, bin, dir, runID, 1, &server{t: t})
+	if got, code := gafferCmd(t, bin, "--repo", dir, "approve", runID); code != ExitPrecondition ||
+		!strings.Contains(got, "is not waiting for approval") {
+		t.Errorf("approve of a running run: exit %d, want %d\n%s", code, ExitPrecondition, got)
+	}
+	host, _ := os.Hostname()
+	held := fmt.Sprintf("run %s is held by pid %d on host %s", runID, p.cmd.Process.Pid, host)
+	if got, code := gafferCmd(t, bin, "--repo", dir, "resume", runID); code != ExitLocked || !strings.Contains(got, held) {
+		t.Errorf("resume of the held run: exit %d, want %d and %q\n%s", code, ExitLocked, held, got)
+	}
+	got, code := gafferCmd(t, bin, "--repo", dir, "cancel", runID)
+	if code != 0 || strings.TrimSpace(got) != "Run "+runID+" cancelled." {
+		t.Fatalf("cancel: exit %d\n%s", code, got)
+	}
+	out, rc := p.wait()
+	if rc != ExitHalted {
+		t.Fatalf("run: exit %d, want %d\n%s", rc, ExitHalted, out)
+	}
+	if v, _ := statusOf(t, bin, dir, runID); v.Status != "cancelled" {
+		t.Errorf("status = %s, want cancelled\n%s", v.Status, out)
+	}
+	if err := leaseFree(t, dir, runID); err != nil {
+		t.Error(err)
+	}
+	// The tree holds what the run committed, plus at most the cancelled
+	// phase's unfinished edits of tracked files: git's own state is sound.
+	if st := gitOut(t, dir, "status", "--porcelain"); st != "" {
+		t.Logf("work tree after the cancel:\n%s", st)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git", "index.lock")); err == nil {
+		t.Error("the cancel left git's index.lock behind")
+	}
+}
+
+// A cancel from another terminal while the run waits at its prompt ends
+// the prompt and the run as cancelled.
+func TestCancelFromSecondProcessAtThePrompt(t *testing.T) {
+	bin := gafferBinary(t)
+	dir, _, script := demoRepo(t)
+	const runID = "r-20260101-promptcancel"
+	in, stdin := io.Pipe()
+	defer stdin.Close()
+	var out lockedBuffer
+	app := NewWithIO("test", IO{In: in, Out: &out, Err: &out, Terminal: func() bool { return true }})
+	done := make(chan error, 1)
+	go func() {
+		done <- app.RunContext(t.Context(), []string{"gaffer", "--repo", dir, "run", "--goal", planTitle(demo.Plan, "plan.md"),
+			"--script", script, "--run-id", runID})
+	}()
+	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(out.String(), "Approve this plan?"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("no prompt:\n%s", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	got, code := gafferCmd(t, bin, "--repo", dir, "cancel", runID)
+	if code != 0 || strings.TrimSpace(got) != "Run "+runID+" cancelled." {
+		t.Fatalf("cancel: exit %d\n%s", code, got)
+	}
+	select {
+	case err := <-done:
+		if ExitCode(err) != ExitHalted {
+			t.Fatalf("run: %v (exit %d), want exit %d\n%s", err, ExitCode(err), ExitHalted, out.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the prompt did not stop:\n%s", out.String())
+	}
+	if strings.Contains(out.String(), "is waiting for approval of its plan") {
+		t.Errorf("the cancelled run says it waits for approval:\n%s", out.String())
+	}
+	if v, _ := statusOf(t, bin, dir, runID); v.Status != "cancelled" {
+		t.Errorf("status = %s, want cancelled", v.Status)
+	}
+}
