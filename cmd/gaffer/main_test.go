@@ -35,7 +35,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"--version"}, 0, "gaffer version test-1\n", ""},
 		{[]string{"plan", "validate", "../../examples/demo/plan.md"}, 0, "6 tasks in 4 phases", ""},
 		{[]string{"plan", "validate", bad}, 3, "", bad + ":2: task 1 depends on unknown task 2\n"},
-		{[]string{"plan", "validate", "nope.md"}, 1, "", "gaffer: open nope.md: no such file or directory\n"},
+		{[]string{"plan", "validate", "nope.md"}, 2, "", "gaffer: open nope.md: no such file or directory\n"},
 		{[]string{"plan", "validate"}, 2, "", "gaffer: plan validate: missing FILE\n"},
 		{[]string{"--no-such-flag"}, 2, "", "flag provided but not defined"},
 	} {
