@@ -37,8 +37,29 @@ type task struct {
 	answers [][]byte // resume values for this task's Interrupt calls, in order
 	emit    func(Event)
 
-	mu    sync.Mutex
-	calls int // Interrupt calls made by the current attempt
+	mu        sync.Mutex
+	calls     int  // Interrupt calls made by this attempt
+	abandoned bool // the attempt timed out: its Interrupt and Emit calls no longer count
+}
+
+// forAttempt returns the handle of one attempt of t: same task, no
+// Interrupt calls made yet. Each attempt has its own, so an abandoned attempt
+// that goes on in the background cannot disturb the next one.
+func (t *task) forAttempt() *task {
+	return &task{id: t.id, node: t.node, runID: t.runID, step: t.step, answers: t.answers, emit: t.emit}
+}
+
+// abandon marks an attempt whose deadline passed before the node returned.
+func (t *task) abandon() {
+	t.mu.Lock()
+	t.abandoned = true
+	t.mu.Unlock()
+}
+
+func (t *task) isAbandoned() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.abandoned
 }
 
 func withTask(ctx context.Context, t *task) context.Context {
@@ -83,7 +104,7 @@ func Interrupt(ctx context.Context, payload any) (json.RawMessage, error) {
 // subscribers. Outside a node it does nothing.
 func Emit(ctx context.Context, name string, payload any) {
 	t := taskFrom(ctx)
-	if t == nil || t.emit == nil {
+	if t == nil || t.emit == nil || t.isAbandoned() {
 		return
 	}
 	t.emit(Event{Kind: Custom, RunID: t.runID, Step: t.step, Node: t.node, Name: name, Payload: payload})
