@@ -101,13 +101,18 @@ func (g *Graph[S]) AddNode(name string, fn NodeFunc[S], opts ...NodeOption) *Gra
 	case name == START || name == END:
 		g.problem("node %q uses a reserved name", name)
 		return g
-	case fn == nil:
-		g.problem("node %q has a nil function", name)
-		return g
 	}
 	if _, dup := g.nodes[name]; dup {
 		g.problem("node %q added twice", name)
+		if fn == nil {
+			g.problem("node %q has a nil function", name)
+		}
 		return g
+	}
+	if fn == nil {
+		// Kept as a node, so that a second AddNode of the name is reported
+		// as a duplicate and edges to it are not reported as unknown.
+		g.problem("node %q has a nil function", name)
 	}
 	n := &node[S]{name: name, fn: fn}
 	for _, o := range opts {
