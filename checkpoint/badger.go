@@ -74,6 +74,7 @@ type Badger struct {
 	mu    sync.Mutex
 	stamp int64           // last activity stamp handed out
 	wals  map[string]bool // memtable logs whose directory entry is synced
+	known knownBlobs      // blobs committed per run, so Put skips their lookup
 }
 
 var _ Store = (*Badger)(nil)
