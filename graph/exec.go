@@ -396,9 +396,11 @@ var errAttemptDeadline = errors.New("graph: attempt deadline")
 // error. Without a timeout the node runs on the caller's goroutine. With one
 // it runs on its own goroutine and the attempt ends when the deadline
 // passes, whether or not the node returns: the attempt fails with
-// ErrNodeTimeout and whatever the node returns later is dropped. The node's
+// ErrNodeTimeout and whatever the node returns later is dropped (a node that
+// returned just as the deadline passed keeps its result). The node's
 // goroutine is not stopped (Go cannot stop one); it finishes in the
-// background, and its Interrupt and Emit calls no longer reach the run.
+// background, its Emit calls no longer reach subscribers, and what its
+// Interrupt calls return is dropped with its result.
 func (x *execution[S]) attempt(ctx context.Context, n *node[S], t *task, in S) (S, error) {
 	a := t.forAttempt()
 	if n.timeout <= 0 {
@@ -409,23 +411,28 @@ func (x *execution[S]) attempt(ctx context.Context, n *node[S], t *task, in S) (
 	done := make(chan taskResult[S], 1) // buffered: an abandoned node never blocks
 	go func() {
 		out, err := callNode(ctx, n, a, in)
+		a.markReturned()
 		done <- taskResult[S]{out: out, err: err}
 	}()
-	select {
-	case res := <-done:
+	finished := func(res taskResult[S]) (S, error) {
 		if res.err != nil && context.Cause(ctx) == errAttemptDeadline {
 			res.err = fmt.Errorf("%w: %s after %v: %w", ErrNodeTimeout, n.name, n.timeout, res.err)
 		}
 		return res.out, res.err
+	}
+	select {
+	case res := <-done:
+		return finished(res)
 	case <-ctx.Done():
 	}
 	if context.Cause(ctx) != errAttemptDeadline {
 		// The caller's ctx ended (cancelled, or its own deadline): the
 		// node is told through its ctx, and the run waits for it as before.
-		res := <-done
-		return res.out, res.err
+		return finished(<-done)
 	}
-	a.abandon()
+	if a.abandon() {
+		return finished(<-done) // it returned as the deadline passed
+	}
 	var zero S
 	return zero, fmt.Errorf("%w: %s after %v (the attempt was abandoned; its late result is dropped): %w",
 		ErrNodeTimeout, n.name, n.timeout, context.DeadlineExceeded)

@@ -39,7 +39,8 @@ type task struct {
 
 	mu        sync.Mutex
 	calls     int  // Interrupt calls made by this attempt
-	abandoned bool // the attempt timed out: its Interrupt and Emit calls no longer count
+	abandoned bool // the attempt timed out: its Emit calls no longer reach the run
+	returned  bool // the node's call returned
 }
 
 // forAttempt returns the handle of one attempt of t: same task, no
@@ -49,17 +50,25 @@ func (t *task) forAttempt() *task {
 	return &task{id: t.id, node: t.node, runID: t.runID, step: t.step, answers: t.answers, emit: t.emit}
 }
 
-// abandon marks an attempt whose deadline passed before the node returned.
-func (t *task) abandon() {
-	t.mu.Lock()
-	t.abandoned = true
-	t.mu.Unlock()
-}
-
-func (t *task) isAbandoned() bool {
+// abandon marks an attempt whose deadline passed before the node returned,
+// unless the node has returned meanwhile (it reports that with returned).
+// An Emit under way finishes first; later ones are dropped.
+func (t *task) abandon() (returned bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.abandoned
+	if t.returned {
+		return true
+	}
+	t.abandoned = true
+	return false
+}
+
+// markReturned records that the node's call returned, before its result is
+// handed over.
+func (t *task) markReturned() {
+	t.mu.Lock()
+	t.returned = true
+	t.mu.Unlock()
 }
 
 func withTask(ctx context.Context, t *task) context.Context {
@@ -104,7 +113,12 @@ func Interrupt(ctx context.Context, payload any) (json.RawMessage, error) {
 // subscribers. Outside a node it does nothing.
 func Emit(ctx context.Context, name string, payload any) {
 	t := taskFrom(ctx)
-	if t == nil || t.emit == nil || t.isAbandoned() {
+	if t == nil || t.emit == nil {
+		return
+	}
+	t.mu.Lock() // an attempt is not abandoned while its Emit is delivered
+	defer t.mu.Unlock()
+	if t.abandoned {
 		return
 	}
 	t.emit(Event{Kind: Custom, RunID: t.runID, Step: t.step, Node: t.node, Name: name, Payload: payload})
