@@ -172,3 +172,38 @@ func TestTimeoutInFanOutSavesNoLateWrite(t *testing.T) {
 		}
 	})
 }
+
+// TestTimeoutDropsAnAbandonedAttemptsEvents: what an abandoned attempt
+// emits after its deadline reaches no subscriber.
+func TestTimeoutDropsAnAbandonedAttemptsEvents(t *testing.T) {
+	release := make(chan struct{})
+	finished := make(chan struct{})
+	g := graph.New[trail]().
+		AddNode("slow", func(ctx context.Context, s trail) (trail, error) {
+			defer close(finished)
+			<-release
+			graph.Emit(ctx, "late", nil)
+			return s.with("late"), nil
+		}, graph.Timeout(20*time.Millisecond)).
+		AddEdge(graph.START, "slow").AddEdge("slow", graph.END)
+	r := mustCompile(t, g)
+	var mu sync.Mutex
+	var custom []string
+	r.Subscribe(func(e graph.Event) {
+		if e.Kind == graph.Custom {
+			mu.Lock()
+			custom = append(custom, e.Name)
+			mu.Unlock()
+		}
+	})
+	if _, err := runBounded(t, r, "e"); !errors.Is(err, graph.ErrNodeTimeout) {
+		t.Fatalf("Run = %v, want ErrNodeTimeout", err)
+	}
+	close(release)
+	<-finished
+	mu.Lock()
+	defer mu.Unlock()
+	if len(custom) != 0 {
+		t.Fatalf("subscribers got %v from an abandoned attempt", custom)
+	}
+}
