@@ -1,5 +1,10 @@
 package checkpoint
 
+import (
+	"bytes"
+	"crypto/sha256"
+)
+
 // knownBlobs remembers, per run, the blobs this store has seen committed
 // for the run, so that Put does not look each one up again on every step.
 //
@@ -20,7 +25,20 @@ type knownBlobs struct {
 type runBlobs struct {
 	token uint64
 	sums  map[blobRef]struct{}
+	// last holds the run's large values of its last Put, with their
+	// hashes, so that an unchanged value is compared, not hashed again.
+	// The map is replaced, never changed, so Put reads it without the lock.
+	last map[string]lastValue
 }
+
+// lastValue is a copy of a value and its SHA-256.
+type lastValue struct {
+	data []byte
+	sum  blobRef
+}
+
+// maxLastValue is the largest value whose copy is kept for hashing.
+const maxLastValue = 1 << 20
 
 // Bounds on what is remembered; past them the cache starts afresh, which
 // costs lookups, never correctness.
@@ -64,8 +82,41 @@ func (s *Badger) rememberBlobs(runID string, token uint64, blobs []blob, gen uin
 		r = &runBlobs{token: token, sums: make(map[blobRef]struct{})}
 		s.known.runs[runID] = r
 	}
+	same := len(r.last) == len(blobs)
 	for _, b := range blobs {
 		r.sums[b.sum] = struct{}{}
+		if p, ok := r.last[b.name]; !ok || p.sum != b.sum {
+			same = false
+		}
+	}
+	if same {
+		return // the run's large values did not change
+	}
+	last := make(map[string]lastValue, len(blobs))
+	for _, b := range blobs {
+		if p, ok := r.last[b.name]; ok && p.sum == b.sum {
+			last[b.name] = p
+		} else if len(b.data) <= maxLastValue {
+			last[b.name] = lastValue{data: bytes.Clone(b.data), sum: b.sum}
+		}
+	}
+	r.last = last
+}
+
+// hasher returns the blob hash function for a Put of runID: the hash of the
+// run's last value of a field when the value is unchanged, else SHA-256.
+func (s *Badger) hasher(runID string, token uint64) func(name string, v []byte) blobRef {
+	s.mu.Lock()
+	var last map[string]lastValue
+	if r := s.known.runs[runID]; r != nil && r.token == token {
+		last = r.last
+	}
+	s.mu.Unlock()
+	return func(name string, v []byte) blobRef {
+		if p, ok := last[name]; ok && bytes.Equal(p.data, v) {
+			return p.sum
+		}
+		return sha256.Sum256(v)
 	}
 }
 

@@ -141,7 +141,7 @@ func (s *Badger) Put(ctx context.Context, cp Checkpoint, opts PutOptions) error 
 			return fmt.Errorf("%w: run %s seq %d: value %q is %d bytes, over MaxValueSize", ErrInvalid, cp.RunID, cp.Seq, name, len(v))
 		}
 	}
-	rec, blobs := encodeCheckpoint(cp, s.opts.BlobThreshold)
+	rec, blobs := encodeCheckpointSums(cp, s.opts.BlobThreshold, s.hasher(cp.RunID, opts.Fence))
 	var gen uint64
 	err := s.update(ctx, func(txn *badger.Txn) error {
 		// Asked again on every attempt: a conflict may come from a Prune
