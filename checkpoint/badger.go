@@ -74,6 +74,7 @@ type Badger struct {
 	mu    sync.Mutex
 	stamp int64           // last activity stamp handed out
 	wals  map[string]bool // memtable logs whose directory entry is synced
+	known knownBlobs      // blobs committed per run, so Put skips their lookup
 }
 
 var _ Store = (*Badger)(nil)
@@ -132,7 +133,7 @@ func OpenBadger(dir string, opts BadgerOptions) (s *Badger, err error) {
 func openBadgerDB(bo badger.Options) (db *badger.DB, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			db, err = nil, fmt.Errorf("%w: badger panicked: %v", ErrCorrupt, r)
+			db, err = nil, damagef("badger panicked: %v", r)
 		}
 	}()
 	return badger.Open(bo)
@@ -145,9 +146,9 @@ func classifyOpenError(dir string, err error) error {
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Errorf("checkpoint: open store %s: %w", dir, err)
 	case errors.Is(err, ErrCorrupt):
-		return fmt.Errorf("checkpoint: open store %s: %w; restore it from a backup or move it aside", dir, err)
+		return &damagedError{dir: dir, cause: err}
 	}
-	return fmt.Errorf("checkpoint: open store %s: %w: %v; restore it from a backup or move it aside", dir, ErrCorrupt, err)
+	return &damagedError{dir: dir, cause: damagef("%v", err)}
 }
 
 // badgerFiles are the names Badger keeps in its directory.
@@ -212,8 +213,7 @@ func (s *Badger) init(hadTables bool) error {
 	}
 	switch {
 	case marker == nil && empty && hadTables:
-		return fmt.Errorf("checkpoint: open store %s: %w: its table files hold no records; restore it from a backup or move it aside",
-			s.dir, ErrCorrupt)
+		return &damagedError{dir: s.dir, cause: damagef("its table files hold no records")}
 	case marker == nil && empty:
 		err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(markerKey, []byte(markerValue)) })
 		if err == nil {
@@ -305,7 +305,7 @@ func (s *Badger) guard(fn func() error) (err error) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("checkpoint: store %s: %w: badger panicked: %v", s.dir, ErrCorrupt, r)
+			err = &damagedError{dir: s.dir, cause: damagef("badger panicked: %v", r)}
 		}
 	}()
 	err = fn()

@@ -17,6 +17,8 @@ const batchKeys = 2000
 // transactions, oldest keys first; the run index goes last, so an
 // interrupted Delete leaves a run that a later Delete finishes.
 func (s *Badger) Delete(ctx context.Context, runID string) error {
+	s.forgetBlobs(runID)
+	defer s.forgetBlobs(runID)
 	for {
 		var done bool
 		err := s.update(ctx, func(txn *badger.Txn) error {
@@ -87,6 +89,8 @@ func (s *Badger) Prune(ctx context.Context, runID string, keep int) error {
 	if keep < 1 {
 		return fmt.Errorf("%w: prune run %s keeping %d checkpoints (must keep at least 1)", ErrInvalid, runID, keep)
 	}
+	s.forgetBlobs(runID)
+	defer s.forgetBlobs(runID)
 	for {
 		var done bool
 		err := s.update(ctx, func(txn *badger.Txn) error {
@@ -122,7 +126,8 @@ func (s *Badger) Prune(ctx context.Context, runID string, keep int) error {
 // reads the run index, so a Put that commits meanwhile makes it retry.
 func (s *Badger) collectBlobs(ctx context.Context, runID string) error {
 	return s.update(ctx, func(txn *badger.Txn) error {
-		if _, _, err := readIndex(txn, runID); err != nil {
+		index, hasIndex, err := getValue(txn, runPrefix(kindIndex, runID))
+		if err != nil {
 			return err
 		}
 		used := make(map[blobRef]bool)
@@ -159,6 +164,12 @@ func (s *Badger) collectBlobs(ctx context.Context, runID string) error {
 			if err := txn.Delete(k); err != nil {
 				return err
 			}
+		}
+		if len(unused) > 0 && hasIndex {
+			// Rewritten unchanged so that a Put that commits meanwhile
+			// conflicts even when it skipped looking up a deleted blob
+			// (see knownBlobs).
+			return txn.Set(runPrefix(kindIndex, runID), index)
 		}
 		return nil
 	})
@@ -227,6 +238,7 @@ func (s *Badger) Release(ctx context.Context, lease Lease) error {
 		if err != nil || cur == nil || cur.Token != lease.Token || cur.Owner.ID != lease.Owner.ID {
 			return err
 		}
+		s.dropKnownRun(lease.RunID, lease.Token)
 		return txn.Delete(runPrefix(kindLease, lease.RunID))
 	})
 }

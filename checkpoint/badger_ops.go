@@ -141,8 +141,13 @@ func (s *Badger) Put(ctx context.Context, cp Checkpoint, opts PutOptions) error 
 			return fmt.Errorf("%w: run %s seq %d: value %q is %d bytes, over MaxValueSize", ErrInvalid, cp.RunID, cp.Seq, name, len(v))
 		}
 	}
-	rec, blobs := encodeCheckpoint(cp, s.opts.BlobThreshold)
+	rec, blobs := encodeCheckpointSums(cp, s.opts.BlobThreshold, s.hasher(cp.RunID, opts.Fence))
+	var gen uint64
 	err := s.update(ctx, func(txn *badger.Txn) error {
+		// Asked again on every attempt: a conflict may come from a Prune
+		// that deleted a blob this run had (see knownBlobs).
+		var known []bool
+		known, gen = s.knownOf(cp.RunID, opts.Fence, blobs)
 		if err := fenceTxn(txn, cp.RunID, opts.Fence); err != nil {
 			return err
 		}
@@ -153,7 +158,10 @@ func (s *Badger) Put(ctx context.Context, cp Checkpoint, opts PutOptions) error 
 		if err := checkPut(cp, x.latest, ok && cp.Seq <= x.latest); err != nil {
 			return err
 		}
-		for _, b := range blobs {
+		for i, b := range blobs {
+			if known != nil && known[i] {
+				continue // committed for this run before; see knownBlobs
+			}
 			k := blobKey(cp.RunID, b.sum)
 			_, err := txn.Get(k)
 			if errors.Is(err, badger.ErrKeyNotFound) {
@@ -171,6 +179,9 @@ func (s *Badger) Put(ctx context.Context, cp Checkpoint, opts PutOptions) error 
 	})
 	if errors.Is(err, badger.ErrTxnTooBig) {
 		return fmt.Errorf("%w: run %s seq %d: checkpoint too large for one transaction (%v)", ErrInvalid, cp.RunID, cp.Seq, err)
+	}
+	if err == nil {
+		s.rememberBlobs(cp.RunID, opts.Fence, blobs, gen)
 	}
 	return s.synced(err, opts, walOnly(len(rec), blobs))
 }

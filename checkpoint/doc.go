@@ -51,7 +51,12 @@
 // truncated, fails its checksum, has an unknown version or a blob whose hash
 // does not match is reported as a *CorruptError naming the run and Seq (and
 // wrapping ErrCorrupt), never decoded into zero values. OpenBadger checks the
-// database files before Badger opens them and reports damage as ErrCorrupt,
-// a directory holding anything but a gaffer store as ErrForeignStore, and a
-// store open in another process as ErrLocked.
+// database files before Badger opens them (the MANIFEST, and each table's
+// index footer and checksums, read with bounds checks so that a truncated
+// file gives an error, not Badger's panic and debug dump) and reports damage
+// as an error matching ErrCorrupt whose message is one line naming the store,
+// what is damaged and what to do; a directory holding anything but a gaffer
+// store as ErrForeignStore, and a store open in another process as ErrLocked.
+// The store prints nothing to stdout or stderr: Badger's log lines go to
+// BadgerOptions.Logger or nowhere.
 package checkpoint

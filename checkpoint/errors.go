@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 var (
@@ -12,7 +13,8 @@ var (
 	ErrConflict = errors.New("checkpoint: conflicting write")
 	// ErrFenced is returned when a write carries a stale lease token.
 	ErrFenced = errors.New("checkpoint: lease lost (stale fencing token)")
-	// ErrCorrupt is wrapped by every *CorruptError.
+	// ErrCorrupt is wrapped by every *CorruptError, and matched by the error
+	// OpenBadger returns for a store whose files are damaged.
 	ErrCorrupt = errors.New("checkpoint: corrupt record")
 	// ErrForeignStore is returned when a directory holds something that is not a gaffer store.
 	ErrForeignStore = errors.New("checkpoint: not a gaffer store")
@@ -78,3 +80,44 @@ func (e *lockedError) Error() string {
 
 func (e *lockedError) Is(target error) bool { return target == ErrLocked }
 func (e *lockedError) Unwrap() error        { return e.cause }
+
+// damage says what is wrong with a store's files, in words that follow "is
+// damaged (": no package prefix, one line. It matches ErrCorrupt.
+type damage struct{ msg string }
+
+func damagef(format string, args ...any) error {
+	return &damage{msg: oneLine(fmt.Sprintf(format, args...))}
+}
+
+func (d *damage) Error() string        { return d.msg }
+func (d *damage) Is(target error) bool { return target == ErrCorrupt }
+
+// damagedError reports a store directory whose files are damaged: one line
+// naming the store, what is wrong and what to do. It matches ErrCorrupt and
+// unwraps to the cause.
+type damagedError struct {
+	dir   string
+	cause error
+}
+
+func (e *damagedError) Error() string {
+	return fmt.Sprintf("checkpoint: store %s is damaged (%s); restore it from a backup or move it aside to start afresh",
+		e.dir, oneLine(strings.TrimPrefix(e.cause.Error(), "checkpoint: ")))
+}
+
+func (e *damagedError) Is(target error) bool { return target == ErrCorrupt }
+func (e *damagedError) Unwrap() error        { return e.cause }
+
+// oneLine reduces a message from Badger, which may be a multi-line debug
+// dump (a panic while reading a table index), to its first line of text.
+func oneLine(s string) string {
+	if strings.Contains(s, "Recovering from initIndex crash") {
+		return "its index is unreadable: the file is truncated or damaged"
+	}
+	for line := range strings.Lines(s) {
+		if line = strings.Trim(strings.TrimSpace(line), "= "); line != "" {
+			return line
+		}
+	}
+	return "unreadable"
+}

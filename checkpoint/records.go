@@ -19,6 +19,7 @@ type blobRef = [sha256.Size]byte
 
 // blob is a large value stored once, content-addressed, per run.
 type blob struct {
+	name string // the field of Checkpoint.Values it holds
 	sum  blobRef
 	data []byte
 }
@@ -26,6 +27,13 @@ type blob struct {
 // encodeCheckpoint encodes cp. Values longer than threshold are returned as
 // blobs and referenced by hash in the record. RunID and Seq live in the key.
 func encodeCheckpoint(cp Checkpoint, threshold int) ([]byte, []blob) {
+	return encodeCheckpointSums(cp, threshold, func(_ string, v []byte) blobRef { return sha256.Sum256(v) })
+}
+
+// encodeCheckpointSums is encodeCheckpoint with the blob hash given: sum
+// must return the SHA-256 of v (the Badger store answers from a cache of
+// the run's previous values).
+func encodeCheckpointSums(cp Checkpoint, threshold int, sum func(name string, v []byte) blobRef) ([]byte, []blob) {
 	e := newEncoder(128)
 	var blobs []blob
 	e.uvarint(cp.Seq - cp.Parent)
@@ -43,7 +51,7 @@ func encodeCheckpoint(cp Checkpoint, threshold int) ([]byte, []blob) {
 			case v == nil:
 				e.byte(valNil)
 			case len(v) > threshold:
-				b := blob{sum: sha256.Sum256(v), data: v}
+				b := blob{name: k, sum: sum(k, v), data: v}
 				blobs = append(blobs, b)
 				e.byte(valBlob)
 				e.raw(b.sum[:])

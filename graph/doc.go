@@ -97,6 +97,12 @@
 //     given with WithClock and uses no randomness: task ids are deterministic.
 //   - may use its ctx for cancellation and the node's timeout, and pass it to
 //     Interrupt and Emit; it carries nothing else.
+//   - should return soon after its ctx is done. With a Timeout, the attempt
+//     ends at the deadline whether or not the node returns: the attempt fails
+//     with ErrNodeTimeout, the late result is dropped (never merged, saved or
+//     checkpointed), and the node's goroutine runs on in the background,
+//     possibly alongside the next attempt, until the node returns. Only the
+//     node can stop its own work.
 //
 // Routers must be pure functions of the state: they run again on resume.
 //

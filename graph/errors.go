@@ -70,7 +70,11 @@ type CompileError struct {
 }
 
 func (e *CompileError) Error() string {
-	s := fmt.Sprintf("graph: invalid graph (%d problems)", len(e.Problems))
+	noun := "problems"
+	if len(e.Problems) == 1 {
+		noun = "problem"
+	}
+	s := fmt.Sprintf("graph: invalid graph (%d %s)", len(e.Problems), noun)
 	for _, p := range e.Problems {
 		s += "\n\t" + p
 	}

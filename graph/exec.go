@@ -362,9 +362,6 @@ func (x *execution[S]) runTask(ctx context.Context, t *task, in S) (S, error) {
 	attempts := max(1, n.retry.MaxAttempts)
 	wait := n.retry.Backoff
 	for attempt := 1; ; attempt++ {
-		t.mu.Lock()
-		t.calls = 0
-		t.mu.Unlock()
 		r.emit(Event{Kind: NodeStarted, RunID: t.runID, Step: t.step, Node: t.node, Attempt: attempt})
 		start := r.cfg.clock()
 		out, err := x.attempt(ctx, n, t, in)
@@ -391,19 +388,61 @@ func retryable(ctx context.Context, p RetryPolicy, err error) bool {
 	return p.Retryable == nil || p.Retryable(err)
 }
 
-// attempt runs the node once, under its timeout, turning a panic into an error.
-func (x *execution[S]) attempt(ctx context.Context, n *node[S], t *task, in S) (out S, err error) {
-	if n.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, n.timeout)
-		defer cancel()
+// errAttemptDeadline is the cause of the context a node's Timeout sets, so
+// that the node's own deadline is told apart from its caller's.
+var errAttemptDeadline = errors.New("graph: attempt deadline")
+
+// attempt runs the node once, under its timeout, turning a panic into an
+// error. Without a timeout the node runs on the caller's goroutine. With one
+// it runs on its own goroutine and the attempt ends when the deadline
+// passes, whether or not the node returns: the attempt fails with
+// ErrNodeTimeout and whatever the node returns later is dropped (a node that
+// returned just as the deadline passed keeps its result). The node's
+// goroutine is not stopped (Go cannot stop one); it finishes in the
+// background, its Emit calls no longer reach subscribers, and what its
+// Interrupt calls return is dropped with its result.
+func (x *execution[S]) attempt(ctx context.Context, n *node[S], t *task, in S) (S, error) {
+	a := t.forAttempt()
+	if n.timeout <= 0 {
+		return callNode(ctx, n, a, in)
 	}
+	ctx, cancel := context.WithTimeoutCause(ctx, n.timeout, errAttemptDeadline)
+	defer cancel()
+	done := make(chan taskResult[S], 1) // buffered: an abandoned node never blocks
+	go func() {
+		out, err := callNode(ctx, n, a, in)
+		a.markReturned()
+		done <- taskResult[S]{out: out, err: err}
+	}()
+	finished := func(res taskResult[S]) (S, error) {
+		if res.err != nil && context.Cause(ctx) == errAttemptDeadline {
+			res.err = fmt.Errorf("%w: %s after %v: %w", ErrNodeTimeout, n.name, n.timeout, res.err)
+		}
+		return res.out, res.err
+	}
+	select {
+	case res := <-done:
+		return finished(res)
+	case <-ctx.Done():
+	}
+	if context.Cause(ctx) != errAttemptDeadline {
+		// The caller's ctx ended (cancelled, or its own deadline): the
+		// node is told through its ctx, and the run waits for it as before.
+		return finished(<-done)
+	}
+	if a.abandon() {
+		return finished(<-done) // it returned as the deadline passed
+	}
+	var zero S
+	return zero, fmt.Errorf("%w: %s after %v (the attempt was abandoned; its late result is dropped): %w",
+		ErrNodeTimeout, n.name, n.timeout, context.DeadlineExceeded)
+}
+
+// callNode calls the node, turning a panic into an error.
+func callNode[S any](ctx context.Context, n *node[S], t *task, in S) (out S, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("graph: node %s panicked: %v", n.name, p)
-		}
-		if err != nil && n.timeout > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) && context.Cause(ctx) == context.DeadlineExceeded {
-			err = fmt.Errorf("%w: %s after %v: %w", ErrNodeTimeout, n.name, n.timeout, err)
 		}
 	}()
 	return n.fn(withTask(ctx, t), in)

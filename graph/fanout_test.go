@@ -46,34 +46,35 @@ func fanOutGraph(leftRuns *atomic.Int32, rightFails *atomic.Bool) *graph.Graph[t
 func TestFanOutPendingWritesResume(t *testing.T) {
 	for _, d := range []graph.Durability{graph.Sync, graph.Exit} {
 		t.Run(d.String(), func(t *testing.T) {
-			ctx := context.Background()
-			store := checkpoint.NewMemory()
-			var leftRuns atomic.Int32
-			var rightFails atomic.Bool
-			rightFails.Store(true)
-			r := mustCompile(t, fanOutGraph(&leftRuns, &rightFails),
-				graph.WithStore(store), graph.WithMerge(mergeTrails), graph.WithDurability(d))
-			_, err := r.Run(ctx, "f", trail{})
-			var ne *graph.NodeError
-			if !errors.As(err, &ne) || ne.Node != "right" || ne.Step != 2 {
-				t.Fatalf("Run = %v, want NodeError for right in step 2", err)
-			}
-			ws, err := store.Writes(ctx, "f", 2)
-			if err != nil || len(ws) != 1 || ws[0].Node != "left" {
-				t.Fatalf("pending writes = %+v, %v; want left's", ws, err)
-			}
-			rightFails.Store(false)
-			res, err := r.Resume(ctx, "f")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := leftRuns.Load(); got != 1 {
-				t.Errorf("left ran %d times, want 1", got)
-			}
-			want := []string{"split", "left", "right", "join"}
-			if res.Status != graph.Done || res.State.N != 4 || !slices.Equal(res.State.Log, want) {
-				t.Fatalf("result = %+v, want log %v", res, want)
-			}
+			eachStore(t, func(t *testing.T, store checkpoint.Store) {
+				ctx := context.Background()
+				var leftRuns atomic.Int32
+				var rightFails atomic.Bool
+				rightFails.Store(true)
+				r := mustCompile(t, fanOutGraph(&leftRuns, &rightFails),
+					graph.WithStore(store), graph.WithMerge(mergeTrails), graph.WithDurability(d))
+				_, err := r.Run(ctx, "f", trail{})
+				var ne *graph.NodeError
+				if !errors.As(err, &ne) || ne.Node != "right" || ne.Step != 2 {
+					t.Fatalf("Run = %v, want NodeError for right in step 2", err)
+				}
+				ws, err := store.Writes(ctx, "f", 2)
+				if err != nil || len(ws) != 1 || ws[0].Node != "left" {
+					t.Fatalf("pending writes = %+v, %v; want left's", ws, err)
+				}
+				rightFails.Store(false)
+				res, err := r.Resume(ctx, "f")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := leftRuns.Load(); got != 1 {
+					t.Errorf("left ran %d times, want 1", got)
+				}
+				want := []string{"split", "left", "right", "join"}
+				if res.Status != graph.Done || res.State.N != 4 || !slices.Equal(res.State.Log, want) {
+					t.Fatalf("result = %+v, want log %v", res, want)
+				}
+			})
 		})
 	}
 }

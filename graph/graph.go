@@ -41,8 +41,15 @@ type NodeOption func(*nodeSpec)
 // Retry sets the node's retry policy.
 func Retry(p RetryPolicy) NodeOption { return func(n *nodeSpec) { n.retry = p } }
 
-// Timeout bounds each attempt of the node: its ctx has this deadline, and an
-// attempt that overruns fails with an error wrapping ErrNodeTimeout.
+// Timeout bounds each attempt of the node: its ctx has this deadline, and
+// when the deadline passes the attempt ends with an error wrapping
+// ErrNodeTimeout (retried as the node's RetryPolicy says), whether or not the
+// node has returned. A result the node returns after its deadline is dropped:
+// it is never merged, saved as a pending write or checkpointed. The node's
+// goroutine cannot be stopped from outside; it runs on in the background
+// until the node returns, possibly alongside the next attempt, so a node must
+// honour ctx to stop its work (as a Temporal activity must heed its
+// heartbeat and timeouts).
 func Timeout(d time.Duration) NodeOption { return func(n *nodeSpec) { n.timeout = d } }
 
 type nodeSpec struct {
@@ -94,13 +101,18 @@ func (g *Graph[S]) AddNode(name string, fn NodeFunc[S], opts ...NodeOption) *Gra
 	case name == START || name == END:
 		g.problem("node %q uses a reserved name", name)
 		return g
-	case fn == nil:
-		g.problem("node %q has a nil function", name)
-		return g
 	}
 	if _, dup := g.nodes[name]; dup {
 		g.problem("node %q added twice", name)
+		if fn == nil {
+			g.problem("node %q has a nil function", name)
+		}
 		return g
+	}
+	if fn == nil {
+		// Kept as a node, so that a second AddNode of the name is reported
+		// as a duplicate and edges to it are not reported as unknown.
+		g.problem("node %q has a nil function", name)
 	}
 	n := &node[S]{name: name, fn: fn}
 	for _, o := range opts {

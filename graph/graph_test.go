@@ -148,6 +148,49 @@ func TestCompileListsEveryProblem(t *testing.T) {
 	}
 }
 
+// TestCompileReportsDuplicateWithNilFunction: a name added twice is a
+// duplicate even when one of the two has a nil function, in either order.
+func TestCompileReportsDuplicateWithNilFunction(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		first, last graph.NodeFunc[trail]
+	}{
+		{"nil first", nil, step("a")},
+		{"nil last", step("a"), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := graph.New[trail]().
+				AddNode("a", tc.first).
+				AddNode("a", tc.last).
+				AddEdge(graph.START, "a").AddEdge("a", graph.END)
+			_, err := g.Compile()
+			var ce *graph.CompileError
+			if !errors.As(err, &ce) {
+				t.Fatalf("Compile = %v, want *CompileError", err)
+			}
+			want := []string{`node "a" added twice`, `node "a" has a nil function`}
+			if !slices.Equal(slices.Sorted(slices.Values(ce.Problems)), want) {
+				t.Errorf("problems = %q, want %q", ce.Problems, want)
+			}
+		})
+	}
+}
+
+// TestCompileErrorCountsProblems: the summary line agrees in number.
+func TestCompileErrorCountsProblems(t *testing.T) {
+	for _, tc := range []struct {
+		problems []string
+		want     string
+	}{
+		{[]string{"x"}, "graph: invalid graph (1 problem)\n\tx"},
+		{[]string{"x", "y"}, "graph: invalid graph (2 problems)\n\tx\n\ty"},
+	} {
+		if got := (&graph.CompileError{Problems: tc.problems}).Error(); got != tc.want {
+			t.Errorf("Error() = %q, want %q", got, tc.want)
+		}
+	}
+}
+
 func TestStepLimit(t *testing.T) {
 	loop := func(context.Context, trail) ([]string, error) { return []string{"a"}, nil }
 	g := graph.New[trail]().AddNode("a", step("a")).AddEdge(graph.START, "a").

@@ -25,73 +25,77 @@ func countTo(n int) *graph.Graph[trail] {
 }
 
 func TestForkContinuesToTheSameEnd(t *testing.T) {
-	ctx := context.Background()
-	r := mustCompile(t, countTo(5), graph.WithStore(checkpoint.NewMemory()))
-	orig, err := r.Run(ctx, "o", trail{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hist, err := r.History(ctx, "o", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 1; i < len(hist); i++ {
-		if hist[i-1].Seq <= hist[i].Seq {
-			t.Fatalf("History not newest first: %d then %d", hist[i-1].Seq, hist[i].Seq)
+	eachStore(t, func(t *testing.T, store checkpoint.Store) {
+		ctx := context.Background()
+		r := mustCompile(t, countTo(5), graph.WithStore(store))
+		orig, err := r.Run(ctx, "o", trail{})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if two, _ := r.History(ctx, "o", 2); len(two) != 2 || two[0].Seq != orig.Seq {
-		t.Fatalf("History limit 2 = %d snapshots", len(two))
-	}
-	at := hist[len(hist)-3] // after step 2
-	if at.Step != 2 || at.State.N != 2 {
-		t.Fatalf("snapshot = %+v", at)
-	}
-	snap, err := r.Fork(ctx, "o", at.Seq, "f")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if snap.RunID != "f" || snap.Seq != 1 || snap.State.N != 2 || snap.Meta[graph.MetaForkOf] != fmt.Sprintf("o@%d", at.Seq) {
-		t.Fatalf("Fork = %+v", snap)
-	}
-	res, err := r.Resume(ctx, "f")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(res.State.Log, orig.State.Log) || res.State.N != 5 {
-		t.Fatalf("fork ended with %+v, original with %+v", res.State, orig.State)
-	}
-	if _, err := r.Fork(ctx, "o", at.Seq, "f"); !errors.Is(err, graph.ErrRunExists) {
-		t.Fatalf("second Fork = %v, want ErrRunExists", err)
-	}
-	if _, err := r.Fork(ctx, "o", 99, "g"); !errors.Is(err, graph.ErrRunNotFound) {
-		t.Fatalf("Fork of a missing seq = %v, want ErrRunNotFound", err)
-	}
+		hist, err := r.History(ctx, "o", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 1; i < len(hist); i++ {
+			if hist[i-1].Seq <= hist[i].Seq {
+				t.Fatalf("History not newest first: %d then %d", hist[i-1].Seq, hist[i].Seq)
+			}
+		}
+		if two, _ := r.History(ctx, "o", 2); len(two) != 2 || two[0].Seq != orig.Seq {
+			t.Fatalf("History limit 2 = %d snapshots", len(two))
+		}
+		at := hist[len(hist)-3] // after step 2
+		if at.Step != 2 || at.State.N != 2 {
+			t.Fatalf("snapshot = %+v", at)
+		}
+		snap, err := r.Fork(ctx, "o", at.Seq, "f")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if snap.RunID != "f" || snap.Seq != 1 || snap.State.N != 2 || snap.Meta[graph.MetaForkOf] != fmt.Sprintf("o@%d", at.Seq) {
+			t.Fatalf("Fork = %+v", snap)
+		}
+		res, err := r.Resume(ctx, "f")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(res.State.Log, orig.State.Log) || res.State.N != 5 {
+			t.Fatalf("fork ended with %+v, original with %+v", res.State, orig.State)
+		}
+		if _, err := r.Fork(ctx, "o", at.Seq, "f"); !errors.Is(err, graph.ErrRunExists) {
+			t.Fatalf("second Fork = %v, want ErrRunExists", err)
+		}
+		if _, err := r.Fork(ctx, "o", 99, "g"); !errors.Is(err, graph.ErrRunNotFound) {
+			t.Fatalf("Fork of a missing seq = %v, want ErrRunNotFound", err)
+		}
+	})
 }
 
 func TestUpdateStateThenResume(t *testing.T) {
-	ctx := context.Background()
-	r := mustCompile(t, countTo(5), graph.WithStore(checkpoint.NewMemory()), graph.WithInterruptAfter("inc"))
-	res, err := r.Run(ctx, "u", trail{})
-	if err != nil || res.Status != graph.Interrupted || res.State.N != 1 {
-		t.Fatalf("Run = %+v, %v", res, err)
-	}
-	snap, err := r.UpdateState(ctx, "u", trail{N: 4, Log: []string{"edited"}}, "inc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if snap.Seq != res.Seq+1 || !slices.Equal(snap.Next, []string{"inc"}) || snap.Interrupt != nil || snap.Meta[graph.MetaAsNode] != "inc" {
-		t.Fatalf("UpdateState = %+v", snap)
-	}
-	res, err = r.Resume(ctx, "u")
-	if err != nil || res.State.N != 5 || !slices.Equal(res.State.Log, []string{"edited", "5"}) {
-		t.Fatalf("Resume = %+v, %v", res, err)
-	}
-	// Writing as the last node with a final state finishes the run.
-	if snap, err = r.UpdateState(ctx, "u", trail{N: 9}, "inc"); err != nil || snap.Status != graph.StatusDone {
-		t.Fatalf("UpdateState to the end = %+v, %v", snap, err)
-	}
-	if _, err := r.UpdateState(ctx, "u", trail{}, "nobody"); !errors.Is(err, graph.ErrUnknownNode) {
-		t.Fatalf("UpdateState as unknown node = %v", err)
-	}
+	eachStore(t, func(t *testing.T, store checkpoint.Store) {
+		ctx := context.Background()
+		r := mustCompile(t, countTo(5), graph.WithStore(store), graph.WithInterruptAfter("inc"))
+		res, err := r.Run(ctx, "u", trail{})
+		if err != nil || res.Status != graph.Interrupted || res.State.N != 1 {
+			t.Fatalf("Run = %+v, %v", res, err)
+		}
+		snap, err := r.UpdateState(ctx, "u", trail{N: 4, Log: []string{"edited"}}, "inc")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if snap.Seq != res.Seq+1 || !slices.Equal(snap.Next, []string{"inc"}) || snap.Interrupt != nil || snap.Meta[graph.MetaAsNode] != "inc" {
+			t.Fatalf("UpdateState = %+v", snap)
+		}
+		res, err = r.Resume(ctx, "u")
+		if err != nil || res.State.N != 5 || !slices.Equal(res.State.Log, []string{"edited", "5"}) {
+			t.Fatalf("Resume = %+v, %v", res, err)
+		}
+		// Writing as the last node with a final state finishes the run.
+		if snap, err = r.UpdateState(ctx, "u", trail{N: 9}, "inc"); err != nil || snap.Status != graph.StatusDone {
+			t.Fatalf("UpdateState to the end = %+v, %v", snap, err)
+		}
+		if _, err := r.UpdateState(ctx, "u", trail{}, "nobody"); !errors.Is(err, graph.ErrUnknownNode) {
+			t.Fatalf("UpdateState as unknown node = %v", err)
+		}
+	})
 }

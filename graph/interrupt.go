@@ -37,8 +37,38 @@ type task struct {
 	answers [][]byte // resume values for this task's Interrupt calls, in order
 	emit    func(Event)
 
-	mu    sync.Mutex
-	calls int // Interrupt calls made by the current attempt
+	mu        sync.Mutex
+	calls     int  // Interrupt calls made by this attempt
+	abandoned bool // the attempt timed out: its Emit calls no longer reach the run
+	returned  bool // the node's call returned
+}
+
+// forAttempt returns the handle of one attempt of t: same task, no
+// Interrupt calls made yet. Each attempt has its own, so an abandoned attempt
+// that goes on in the background cannot disturb the next one.
+func (t *task) forAttempt() *task {
+	return &task{id: t.id, node: t.node, runID: t.runID, step: t.step, answers: t.answers, emit: t.emit}
+}
+
+// abandon marks an attempt whose deadline passed before the node returned,
+// unless the node has returned meanwhile (it reports that with returned).
+// An Emit under way finishes first; later ones are dropped.
+func (t *task) abandon() (returned bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.returned {
+		return true
+	}
+	t.abandoned = true
+	return false
+}
+
+// markReturned records that the node's call returned, before its result is
+// handed over.
+func (t *task) markReturned() {
+	t.mu.Lock()
+	t.returned = true
+	t.mu.Unlock()
 }
 
 func withTask(ctx context.Context, t *task) context.Context {
@@ -84,6 +114,11 @@ func Interrupt(ctx context.Context, payload any) (json.RawMessage, error) {
 func Emit(ctx context.Context, name string, payload any) {
 	t := taskFrom(ctx)
 	if t == nil || t.emit == nil {
+		return
+	}
+	t.mu.Lock() // an attempt is not abandoned while its Emit is delivered
+	defer t.mu.Unlock()
+	if t.abandoned {
 		return
 	}
 	t.emit(Event{Kind: Custom, RunID: t.runID, Step: t.step, Node: t.node, Name: name, Payload: payload})

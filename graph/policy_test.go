@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -66,10 +67,9 @@ func TestRetryBacksOffAndGivesUp(t *testing.T) {
 }
 
 func TestTimeoutBoundsEachAttempt(t *testing.T) {
-	attempts := 0
+	var attempts atomic.Int32 // an abandoned attempt may run alongside the next
 	slow := func(ctx context.Context, s trail) (trail, error) {
-		attempts++
-		if attempts == 1 {
+		if attempts.Add(1) == 1 {
 			<-ctx.Done() // the first attempt hangs until its deadline
 			return s, ctx.Err()
 		}
