@@ -59,6 +59,10 @@ func openEnv(c *ucli.Context, io IO) (*env, error) {
 	if errors.Is(err, checkpoint.ErrLocked) {
 		return nil, exitf(ExitLocked, "store %s is in use by %s; wait for it to finish or stop it", dir, lockHolder(dir))
 	}
+	if errors.Is(err, checkpoint.ErrCorrupt) || errors.Is(err, checkpoint.ErrForeignStore) {
+		// The store's own message names the directory and the fix.
+		return nil, &ExitError{Code: ExitPrecondition, Err: err}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
