@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,18 +21,7 @@ import (
 // Claude template, talking to srv, with home as its HOME.
 func claudeCode(t *testing.T, srv *fakeanthropic.Server, home string, maxTurns int) *CLIDriver {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("drives the real Claude Code CLI; skipped in -short")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	bin, err := claudecode.Install(ctx)
-	if errors.Is(err, claudecode.ErrNoNPM) {
-		t.Skipf("Claude Code %s is not installed and npm is not in PATH to install it", claudecode.Version)
-	}
-	if err != nil {
-		t.Fatalf("installing Claude Code: %v", err)
-	}
+	bin := claudecode.ForTest(t)
 	tmpl := ClaudeCodeTemplate()
 	tmpl.Command[0], tmpl.ResumeCommand[0] = bin, bin
 	return newCLI(t, CLIOptions{

@@ -1,14 +1,11 @@
 package cli
 
 import (
-	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gaffer-dev/gaffer/internal/claudecode"
 	"github.com/gaffer-dev/gaffer/internal/fakeanthropic"
@@ -24,18 +21,7 @@ import (
 // gives it a fresh HOME and the key, and returns the fake server.
 func claudeOnPath(t *testing.T, respond func(fakeanthropic.Request) fakeanthropic.Reply) *fakeanthropic.Server {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("drives the real Claude Code CLI; skipped in -short")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	bin, err := claudecode.Install(ctx)
-	if errors.Is(err, claudecode.ErrNoNPM) {
-		t.Skipf("Claude Code %s is not installed and npm is not in PATH to install it", claudecode.Version)
-	}
-	if err != nil {
-		t.Fatalf("installing Claude Code: %v", err)
-	}
+	bin := claudecode.ForTest(t)
 	t.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-claude-test")

@@ -159,20 +159,7 @@ func (a *app) remoteAnswer(local ucli.ActionFunc, approve bool) ucli.ActionFunc 
 		if err != nil {
 			return err
 		}
-		cl, err := controlClient(c)
-		if err != nil {
-			return err
-		}
-		var res answerResult
-		err = cl.Call(c.Context, opAnswer, answerArgs{RunID: args.run, Approved: approve, Feedback: args.String("feedback")}, &res)
-		if errors.Is(err, control.ErrNoServer) {
-			return local(c)
-		}
-		if err != nil {
-			return remoteError(err)
-		}
-		fmt.Fprintln(a.io.Out, res.Message)
-		return nil
+		return a.forward(c, local, opAnswer, answerArgs{RunID: args.run, Approved: approve, Feedback: args.String("feedback")})
 	}
 }
 
@@ -183,21 +170,31 @@ func (a *app) remoteCancel(local ucli.ActionFunc, op string) ucli.ActionFunc {
 		if a.inOwner() {
 			return local(c)
 		}
-		cl, err := controlClient(c)
+		args, err := parseArgs(c)
 		if err != nil {
 			return err
 		}
-		var res answerResult
-		err = cl.Call(c.Context, op, runArgs{RunID: c.Args().First()}, &res)
-		if errors.Is(err, control.ErrNoServer) {
-			return local(c)
-		}
-		if err != nil {
-			return remoteError(err)
-		}
-		fmt.Fprintln(a.io.Out, res.Message)
-		return nil
+		return a.forward(c, local, op, runArgs{RunID: args.run})
 	}
+}
+
+// forward sends op with args to the process holding the store and prints
+// its reply; when no process answers on the socket, the command runs here.
+func (a *app) forward(c *ucli.Context, local ucli.ActionFunc, op string, args any) error {
+	cl, err := controlClient(c)
+	if err != nil {
+		return err
+	}
+	var res answerResult
+	err = cl.Call(c.Context, op, args, &res)
+	if errors.Is(err, control.ErrNoServer) {
+		return local(c)
+	}
+	if err != nil {
+		return remoteError(err)
+	}
+	fmt.Fprintln(a.io.Out, res.Message)
+	return nil
 }
 
 // argvOf rebuilds the command line of c (without the program name and the
