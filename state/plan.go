@@ -291,9 +291,12 @@ func splitFiles(v string) []string {
 	v = parenRe.ReplaceAllString(v, " ")
 	var files []string
 	for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == ';' }) {
-		if f = strings.Trim(f, `"'*`); f != "" && f != "-" {
-			files = append(files, f)
+		f = strings.Trim(f, "\"'*`")
+		switch strings.ToLower(f) {
+		case "", "-", "and", "&", "+":
+			continue // "a.go and b.go" lists two files
 		}
+		files = append(files, f)
 	}
 	return files
 }

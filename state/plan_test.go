@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -302,5 +303,19 @@ func TestMetaLineVariants(t *testing.T) {
 		if got.Type != c.typ || !reflect.DeepEqual(got.DependsOn, c.deps) || !reflect.DeepEqual(got.Files, c.files) || got.Description != "Text." {
 			t.Errorf("%q: got type %v deps %v files %v description %q", c.lines, got.Type, got.DependsOn, got.Files, got.Description)
 		}
+	}
+}
+
+// The files line is read like the depends-on line: "and", "&" and "+"
+// join names, and backquotes around a name are markup.
+func TestParseFilesJoinedWithAnd(t *testing.T) {
+	plan, err := ParsePlan("plan.md", "### Task 1: t\n- type: test\n- depends on: none\n- files: `x.go` and y_test.go & z.go\n", WithoutTDDCheck())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := plan.Tasks[0].Files
+	want := []string{"x.go", "y_test.go", "z.go"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("files = %q, want %q", got, want)
 	}
 }

@@ -30,7 +30,7 @@
 //	      api_key_env: ANTHROPIC_API_KEY   # the variable's name; never the key
 //	    limits:                    # 0 or absent takes the default
 //	      max_turns: 40
-//	      max_tokens_per_session: 200000   # default 0: no limit
+//	      max_tokens_per_session: 200000   # default 0: the driver's budget (2,000,000 tokens)
 //	      max_task_review_iterations: 5    # default 5
 //	      max_phase_attempts: 2            # default 2
 //	      max_plan_revisions: 3            # default 3
