@@ -188,7 +188,7 @@ func checkKeys(cfg state.RunConfig, getenv func(string) string) error {
 		return nil
 	}
 	for _, r := range roles() {
-		if agentConfig(cfg, r).Driver != string(config.DriverLLM) {
+		if cfg.Agents.Role(string(r)).Driver != string(config.DriverLLM) {
 			continue
 		}
 		if strings.TrimSpace(getenv(name)) == "" {
@@ -230,7 +230,7 @@ func (d *realDrivers) driver(role agent.Role, cfg state.RunConfig, kind string) 
 func (d *realDrivers) llmDriver(cfg state.RunConfig) (agent.Driver, error) {
 	models := map[agent.Role]string{}
 	for _, r := range roles() {
-		if ac := agentConfig(cfg, r); ac.Driver == string(config.DriverLLM) {
+		if ac := cfg.Agents.Role(string(r)); ac.Driver == string(config.DriverLLM) {
 			models[r] = ac.Model
 		}
 	}
@@ -263,7 +263,7 @@ func (d *realDrivers) llmDriver(cfg state.RunConfig) (agent.Driver, error) {
 }
 
 func (d *realDrivers) cliDriver(role agent.Role, cfg state.RunConfig) (agent.Driver, error) {
-	ac := agentConfig(cfg, role)
+	ac := cfg.Agents.Role(string(role))
 	t, ok := cfg.Drivers.CLIAgents[ac.Agent]
 	if !ok {
 		return nil, fmt.Errorf("%w: the %s's CLI agent %q is not in the run's settings", ErrUnsupportedDriver, role, ac.Agent)

@@ -128,7 +128,7 @@ func driverFactory(out io.Writer, pace *time.Duration) nodes.DriverFactory {
 	scripts := map[string]*agent.Script{}
 	real := newRealDrivers(out)
 	return func(role agent.Role, cfg state.RunConfig) (agent.Driver, error) {
-		kind := agentConfig(cfg, role).Driver
+		kind := cfg.Agents.Role(string(role)).Driver
 		switch kind {
 		case "", "script":
 			if cfg.ScriptPath == "" {
@@ -156,18 +156,6 @@ func driverFactory(out io.Writer, pace *time.Duration) nodes.DriverFactory {
 		}
 		return real.driver(role, cfg, kind)
 	}
-}
-
-func agentConfig(cfg state.RunConfig, role agent.Role) state.AgentConfig {
-	switch role {
-	case agent.RoleArchitect:
-		return cfg.Agents.Architect
-	case agent.RoleDeveloper:
-		return cfg.Agents.Developer
-	case agent.RoleReviewer:
-		return cfg.Agents.Reviewer
-	}
-	return cfg.Agents.Evaluator
 }
 
 // runStatus is the status a user sees: awaiting_approval while the run

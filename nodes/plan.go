@@ -158,17 +158,7 @@ func (w *workflow) usage(ctx context.Context, s state.ExecutionState, role agent
 
 // modelOf names the model of a role, or its driver when there is no model.
 func modelOf(cfg state.RunConfig, role agent.Role) string {
-	var a state.AgentConfig
-	switch role {
-	case agent.RoleArchitect:
-		a = cfg.Agents.Architect
-	case agent.RoleDeveloper:
-		a = cfg.Agents.Developer
-	case agent.RoleReviewer:
-		a = cfg.Agents.Reviewer
-	case agent.RoleEvaluator:
-		a = cfg.Agents.Evaluator
-	}
+	a := cfg.Agents.Role(string(role))
 	if a.Model != "" {
 		return a.Model
 	}

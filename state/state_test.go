@@ -311,3 +311,20 @@ func TestRunSuffix(t *testing.T) {
 		}
 	}
 }
+
+func TestAgentsRole(t *testing.T) {
+	a := Agents{
+		Architect: AgentConfig{Driver: "llm", Model: "a"},
+		Developer: AgentConfig{Driver: "cli", Model: "d"},
+		Reviewer:  AgentConfig{Driver: "llm", Model: "r"},
+		Evaluator: AgentConfig{Driver: "script"},
+	}
+	for role, want := range map[string]AgentConfig{
+		"architect": a.Architect, "developer": a.Developer, "reviewer": a.Reviewer,
+		"evaluator": a.Evaluator, "janitor": {},
+	} {
+		if got := a.Role(role); got != want {
+			t.Errorf("Role(%q) = %+v, want %+v", role, got, want)
+		}
+	}
+}

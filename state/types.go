@@ -103,6 +103,23 @@ type Agents struct {
 	Evaluator AgentConfig `json:"evaluator"`
 }
 
+// Role returns the config of the role named role ("architect",
+// "developer", "reviewer" or "evaluator"); any other name is the zero
+// AgentConfig.
+func (a Agents) Role(role string) AgentConfig {
+	switch role {
+	case "architect":
+		return a.Architect
+	case "developer":
+		return a.Developer
+	case "reviewer":
+		return a.Reviewer
+	case "evaluator":
+		return a.Evaluator
+	}
+	return AgentConfig{}
+}
+
 // AgentConfig is the driver ("script", "llm", "cli") and model of one
 // role, and for driver cli the name of its template in
 // DriverSettings.CLIAgents.
