@@ -34,7 +34,10 @@
 // *LeaseHeldError until it expires, except that a holder on the same host
 // (Owner.Host) whose process no longer exists is replaced at once, so
 // resuming right after a crash never waits. An expired lease keeps fencing
-// until someone else takes it.
+// until someone else takes it. Leases of different runs are independent:
+// any number of runs may acquire theirs at once without contending (the
+// Badger store reserves tokens on disk a block at a time, as a database
+// sequence does, rather than rewriting one counter per Acquire).
 //
 // # Blobs
 //
