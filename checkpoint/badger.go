@@ -77,6 +77,7 @@ type Badger struct {
 	known knownBlobs      // blobs committed per run, so Put skips their lookup
 
 	tokens tokenSource // fencing tokens, reserved on disk a block at a time
+	syncer groupSync   // batches the flushes of concurrent Sync writes
 }
 
 var _ Store = (*Badger)(nil)
