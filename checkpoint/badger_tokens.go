@@ -32,7 +32,7 @@ type tokenSource struct {
 	limit  uint64 // tokens below limit are reserved on disk
 }
 
-// take returns a token greater than floor and than every token taken
+// takeToken returns a token greater than floor and than every token taken
 // before. Acquire passes the run's current lease token as floor, so a
 // lease changing hands gets a greater token even if the store's
 // reservation was somehow behind its lease records.
