@@ -230,3 +230,41 @@ func TestGroupCommitSurvivesKill(t *testing.T) {
 	}
 	t.Logf("%d acknowledged checkpoints over %d runs all present after SIGKILL", lines, len(acked))
 }
+
+// TestGroupCommitFullWhenAnyMemberNeedsIt batches a writer that put a
+// value in Badger's value log with writers that did not: the shared flush
+// is a full one, and the batch after it is not.
+func TestGroupCommitFullWhenAnyMemberNeedsIt(t *testing.T) {
+	var g groupSync
+	started, release := make(chan struct{}), make(chan struct{})
+	var fulls []bool
+	flush := func(full bool) error {
+		fulls = append(fulls, full)
+		if len(fulls) == 1 {
+			close(started)
+			<-release
+		}
+		return nil
+	}
+	go g.wait(false, flush)
+	<-started
+	done := make(chan error, 3)
+	for _, full := range []bool{false, true, false} {
+		go func() { done <- g.wait(full, flush) }()
+	}
+	for g.waiting() < 3 {
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	for range 3 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := g.wait(false, flush); err != nil {
+		t.Fatal(err)
+	}
+	if want := []bool{false, true, false}; fmt.Sprint(fulls) != fmt.Sprint(want) {
+		t.Fatalf("flushes were full = %v, want %v", fulls, want)
+	}
+}
