@@ -75,6 +75,9 @@ type Badger struct {
 	stamp int64           // last activity stamp handed out
 	wals  map[string]bool // memtable logs whose directory entry is synced
 	known knownBlobs      // blobs committed per run, so Put skips their lookup
+
+	tokens tokenSource // fencing tokens, reserved on disk a block at a time
+	syncer groupSync   // batches the flushes of concurrent Sync writes
 }
 
 var _ Store = (*Badger)(nil)
@@ -281,12 +284,15 @@ const maxRetries = 50
 
 // update runs fn in a read-write transaction, retrying Badger conflicts.
 func (s *Badger) update(ctx context.Context, fn func(txn *badger.Txn) error) error {
-	for range maxRetries {
+	for attempt := range maxRetries {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		err := s.guard(func() error { return s.db.Update(fn) })
 		if !errors.Is(err, badger.ErrConflict) {
+			return err
+		}
+		if err := conflictBackoff(ctx, attempt); err != nil {
 			return err
 		}
 	}

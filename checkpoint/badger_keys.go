@@ -18,7 +18,7 @@ const (
 
 var (
 	markerKey = []byte("m") // format marker: markerValue
-	tokenKey  = []byte("t") // last lease token handed out, store-wide
+	tokenKey  = []byte("t") // highest lease token reserved (see tokenSource), store-wide
 )
 
 // markerValue names the format and its version.

@@ -2,8 +2,6 @@ package checkpoint
 
 import (
 	"context"
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"time"
 
@@ -175,7 +173,9 @@ func (s *Badger) collectBlobs(ctx context.Context, runID string) error {
 	})
 }
 
-// Acquire implements Store.
+// Acquire implements Store. The transaction reads and writes only the
+// run's lease key; a new token comes from the store's tokenSource, so
+// Acquires of different runs never conflict.
 func (s *Badger) Acquire(ctx context.Context, runID string, owner Owner, ttl time.Duration) (Lease, error) {
 	var out Lease
 	err := s.update(ctx, func(txn *badger.Txn) error {
@@ -183,16 +183,19 @@ func (s *Badger) Acquire(ctx context.Context, runID string, owner Owner, ttl tim
 		if err != nil {
 			return err
 		}
-		last, err := readToken(txn)
+		l, err := s.env.decideAcquire(runID, cur, owner, ttl, 0)
 		if err != nil {
 			return err
 		}
-		l, err := s.env.decideAcquire(runID, cur, owner, ttl, last+1)
-		if err != nil {
-			return err
-		}
-		if l.Token > last {
-			if err := txn.Set(tokenKey, binary.AppendUvarint(nil, l.Token)); err != nil {
+		if cur == nil || cur.Owner.ID != owner.ID {
+			// The lease changes hands. Taken after reading cur, so a lease
+			// committed meanwhile by another Acquire (with an older token)
+			// makes this transaction conflict and retry.
+			var floor uint64
+			if cur != nil {
+				floor = cur.Token
+			}
+			if l.Token, err = s.takeToken(floor); err != nil {
 				return err
 			}
 		}
@@ -200,18 +203,6 @@ func (s *Badger) Acquire(ctx context.Context, runID string, owner Owner, ttl tim
 		return txn.Set(runPrefix(kindLease, runID), encodeLease(l))
 	})
 	return out, err
-}
-
-func readToken(txn *badger.Txn) (uint64, error) {
-	v, ok, err := getValue(txn, tokenKey)
-	if !ok || err != nil {
-		return 0, err
-	}
-	t, n := binary.Uvarint(v)
-	if n != len(v) {
-		return 0, &CorruptError{What: "lease token counter", Err: errors.New("bad varint")}
-	}
-	return t, nil
 }
 
 // Renew implements Store.

@@ -58,14 +58,25 @@ func fenceTxn(txn *badger.Txn, runID string, fence uint64) error {
 	return checkFence(runID, l, fence)
 }
 
-// synced makes a committed write durable when opts.Sync asks for it.
-// walOnly says the write put nothing in Badger's value log (no value over
-// 64 KiB), so flushing the write-ahead log is enough.
+// synced makes a committed write durable when opts.Sync asks for it. It
+// shares the flush with the writes of other goroutines committed meanwhile
+// (see groupSync). walOnly says the write put nothing in Badger's value log
+// (no value over 64 KiB), so flushing the write-ahead log is enough.
 func (s *Badger) synced(err error, opts PutOptions, walOnly bool) error {
 	if err != nil || !opts.Sync || s.opts.SyncWrites {
 		return err
 	}
-	if walOnly && s.syncWAL() == nil {
+	flush := s.syncer.flush
+	if flush == nil {
+		flush = s.flushStore
+	}
+	return s.syncer.wait(!walOnly, flush)
+}
+
+// flushStore makes every committed write durable: the write-ahead logs
+// only, unless full asks for the value log too or flushing the logs fails.
+func (s *Badger) flushStore(full bool) error {
+	if !full && s.syncWAL() == nil {
 		return nil
 	}
 	if err := s.db.Sync(); err != nil {

@@ -9,7 +9,11 @@
 // run's index entry commit together in one transaction, or not at all. With
 // PutOptions.Sync the write is on stable storage (fsync) before Put returns;
 // without it a crash of the machine (not of the process) may lose the most
-// recent unsynced checkpoints, never tear one. PutWrites saves the results
+// recent unsynced checkpoints, never tear one. Sync writes of concurrent
+// goroutines share flushes (group commit): one flush covers every write
+// whose transaction committed before the flush started, so many runs
+// writing at once pay for far fewer flushes than writes, while a lone
+// writer still flushes at once. PutWrites saves the results
 // of finished tasks against the checkpoint they build on, each keyed by
 // (TaskID, Index): the first write of a key wins and repeats are ignored, so
 // a task re-run after a crash cannot change a result already saved. Writes
@@ -34,7 +38,10 @@
 // *LeaseHeldError until it expires, except that a holder on the same host
 // (Owner.Host) whose process no longer exists is replaced at once, so
 // resuming right after a crash never waits. An expired lease keeps fencing
-// until someone else takes it.
+// until someone else takes it. Leases of different runs are independent:
+// any number of runs may acquire theirs at once without contending (the
+// Badger store reserves tokens on disk a block at a time, as a database
+// sequence does, rather than rewriting one counter per Acquire).
 //
 // # Blobs
 //

@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"sync"
 	"testing"
@@ -125,5 +126,56 @@ func TestProcessAlive(t *testing.T) {
 	}
 	if processAlive(1 << 30) {
 		t.Fatal("pid 2^30 counts as alive")
+	}
+}
+
+// TestTokensIncreaseAcrossReopenAndBlocks takes more tokens than one
+// reservation block holds, releasing each lease (so no lease record keeps
+// the last token), then reopens the store: every token is greater than all
+// before it, including one handed out for a run whose old lease is gone.
+func TestTokensIncreaseAcrossReopenAndBlocks(t *testing.T) {
+	dir := t.TempDir()
+	me := Owner{ID: "me", PID: os.Getpid(), Host: "h"}
+	var last uint64
+	for round := range 2 {
+		s, err := OpenBadger(dir, BadgerOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range tokenBlock + 10 {
+			l, err := s.Acquire(bg, "r", Owner{ID: fmt.Sprintf("o%d.%d", round, i), PID: os.Getpid(), Host: "h"}, time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l.Token <= last {
+				t.Fatalf("round %d, lease %d: token %d is not greater than %d", round, i, l.Token, last)
+			}
+			last = l.Token
+			if err := s.Release(bg, l); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// A lease left held over the reopen keeps fencing its run.
+		held, err := s.Acquire(bg, "kept", me, time.Hour)
+		if err != nil || held.Token <= last {
+			t.Fatalf("Acquire = %+v, %v; want a token over %d", held, err, last)
+		}
+		last = held.Token
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		s, err = OpenBadger(dir, BadgerOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Put(bg, Checkpoint{RunID: "kept", Seq: uint64(round + 1), Parent: uint64(round)}, PutOptions{Fence: held.Token}); err != nil {
+			t.Fatalf("Put with the lease held over the reopen: %v", err)
+		}
+		if err := s.Release(bg, held); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

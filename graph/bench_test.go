@@ -2,10 +2,13 @@ package graph_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -63,6 +66,7 @@ func BenchmarkLoop(b *testing.B) {
 			b.Fatalf("Run = %+v, %v", res.State.Counter, err)
 		}
 		b.ReportMetric(float64(elapsed.Nanoseconds())/float64(b.N), "ns/step")
+		b.ReportMetric(float64(b.N)/elapsed.Seconds(), "steps/s")
 	}
 	b.Run("store=none", func(b *testing.B) { run(b) })
 	b.Run("store=memory", func(b *testing.B) {
@@ -80,6 +84,48 @@ func BenchmarkLoop(b *testing.B) {
 			b.ReportMetric(perStep, "bytes/step")
 		})
 	}
+}
+
+// BenchmarkLoopParallel runs the loop workload in 64 runs at once on one
+// Runner and one Badger store with Sync durability, b.N steps in all, and
+// reports ns/step and steps/s over all runs: compare steps/s with
+// BenchmarkLoop/store=badger-sync in the same invocation to see how far
+// concurrent runs share the store's flushes (group commit).
+func BenchmarkLoopParallel(b *testing.B) {
+	ctx := context.Background()
+	const runs = 64
+	b.Run(fmt.Sprintf("runs=%d/store=badger-sync", runs), func(b *testing.B) {
+		perRun := max(1, b.N/runs)
+		store, err := checkpoint.OpenBadger(b.TempDir(), checkpoint.BadgerOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer store.Close()
+		r := loopRunner(b, perRun, graph.WithStore(store), graph.WithDurability(graph.Sync))
+		errs := make([]error, runs)
+		var wg sync.WaitGroup
+		b.ReportAllocs()
+		b.ResetTimer()
+		start := time.Now()
+		for i := range runs {
+			wg.Go(func() {
+				res, err := r.Run(ctx, fmt.Sprintf("bench%d", i), loopInitial())
+				if err == nil && res.State.Counter != perRun {
+					err = fmt.Errorf("counter %d, want %d", res.State.Counter, perRun)
+				}
+				errs[i] = err
+			})
+		}
+		wg.Wait()
+		elapsed := time.Since(start)
+		b.StopTimer()
+		if err := errors.Join(errs...); err != nil {
+			b.Fatal(err)
+		}
+		steps := float64(perRun * runs)
+		b.ReportMetric(float64(elapsed.Nanoseconds())/steps, "ns/step")
+		b.ReportMetric(steps/elapsed.Seconds(), "steps/s")
+	})
 }
 
 // bytesPerStep runs steps steps on a fresh Badger store and returns the size

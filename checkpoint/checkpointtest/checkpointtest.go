@@ -38,6 +38,7 @@ func Run(t *testing.T, open func(t *testing.T) checkpoint.Store) {
 		{"Fencing", testFencing},
 		{"ConcurrentPut", testConcurrentPut},
 		{"ConcurrentAcquire", testConcurrentAcquire},
+		{"ConcurrentFirstAcquire", testConcurrentFirstAcquire},
 		{"Closed", testClosed},
 	}
 	for _, tc := range tests {
@@ -708,6 +709,74 @@ func testConcurrentAcquire(t *testing.T, s checkpoint.Store) {
 		wantErr(t, s.Put(ctx, cp(run, 1), wrong), checkpoint.ErrFenced)
 		if err := s.Put(ctx, cp(run, 1), checkpoint.PutOptions{Fence: leases[winner].Token}); err != nil {
 			t.Fatalf("%s: Put with the winner's token: %v", run, err)
+		}
+	}
+}
+
+// testConcurrentFirstAcquire starts 64 runs at once, as a Runner used by
+// many goroutines does, several times over: every first Acquire succeeds,
+// the tokens are all different (each is greater than any handed out
+// before), each fences only its own run, and a later change of hands still
+// gets a greater token.
+func testConcurrentFirstAcquire(t *testing.T, s checkpoint.Store) {
+	const runs, rounds = 64, 4
+	seen := make(map[uint64]string)
+	var highest uint64
+	for round := range rounds {
+		leases := make([]checkpoint.Lease, runs)
+		errs := make([]error, runs)
+		name := func(i int) string { return fmt.Sprintf("run%d.%d", round, i) }
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range runs {
+			wg.Go(func() {
+				o := checkpoint.Owner{ID: fmt.Sprintf("o%d", i), PID: os.Getpid(), Host: "h"}
+				<-start
+				leases[i], errs[i] = s.Acquire(ctx, name(i), o, time.Hour)
+			})
+		}
+		close(start)
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("Acquire of %s: %v", name(i), err)
+			}
+			tok := leases[i].Token
+			if other, dup := seen[tok]; dup || tok == 0 {
+				t.Fatalf("%s got token %d, already given to %s (or zero)", name(i), tok, other)
+			}
+			seen[tok] = name(i)
+			highest = max(highest, tok)
+		}
+		wg = sync.WaitGroup{}
+		for i := range runs {
+			wg.Go(func() {
+				errs[i] = s.Put(ctx, cp(name(i), 1), checkpoint.PutOptions{Fence: leases[i].Token})
+			})
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("Put on %s with its token: %v", name(i), err)
+			}
+		}
+		// Another run's token does not open this one.
+		wantErr(t, s.Put(ctx, cp(name(0), 2), checkpoint.PutOptions{Fence: leases[1].Token}), checkpoint.ErrFenced)
+		// The lease changes hands: the new token is greater than all before.
+		if err := s.Release(ctx, leases[0]); err != nil {
+			t.Fatal(err)
+		}
+		l, err := s.Acquire(ctx, name(0), checkpoint.Owner{ID: "next", PID: os.Getpid(), Host: "h"}, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Token <= highest {
+			t.Fatalf("token %d after a change of hands is not greater than %d", l.Token, highest)
+		}
+		seen[l.Token], highest = name(0), l.Token
+		wantErr(t, s.Put(ctx, cp(name(0), 2), checkpoint.PutOptions{Fence: leases[0].Token}), checkpoint.ErrFenced)
+		if err := s.Put(ctx, cp(name(0), 2), checkpoint.PutOptions{Fence: l.Token}); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
