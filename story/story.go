@@ -14,7 +14,7 @@ import (
 // supersedes an earlier one.
 type Decision struct {
 	Topic string `json:"topic,omitempty" yaml:"topic"`
-	What  string `json:"what" yaml:"what"`
+	What  string `json:"what" yaml:"what" script:"required"`
 	Why   string `json:"why,omitempty" yaml:"why"`
 }
 
