@@ -188,10 +188,11 @@ func (w *workflow) storySoFar(ctx context.Context, s state.ExecutionState, i int
 	if err != nil || len(rs) == 0 {
 		return s, "", err
 	}
-	upto, _ := split(rs, i+2)
+	upto, this := split(rs, i+2)
 	if len(upto) == 0 {
 		return s, "", nil
 	}
+	_, this = split(this, i+1)
 	text, err := story.Level2(upto, 0)
 	if err != nil {
 		w.cfg.Logger.Warn("story so far over budget", "phase", i+1, "err", err)
@@ -207,7 +208,7 @@ func (w *workflow) storySoFar(ctx context.Context, s state.ExecutionState, i int
 		return s, text, nil
 	}
 	rep, err := w.session(ctx, d, agent.Session{Role: agent.RoleSummarizer, RunID: s.Run.ID, Phase: i + 1, Attempt: 1, Iteration: 1,
-		Prompt: SummarizerPrompt(text, upto), Dir: w.cfg.Repo.Root(), Tools: []string{agent.ToolRead}})
+		Prompt: SummarizerPrompt(text, this), Dir: w.cfg.Repo.Root(), Tools: []string{agent.ToolRead}})
 	if err != nil {
 		if ctx.Err() != nil {
 			return s, "", err
@@ -258,7 +259,9 @@ func ContextShare(s state.ExecutionState) float64 {
 }
 
 // SummarizerPrompt asks the summarizer for a better story so far than
-// the deterministic one, from the records.
+// the deterministic one, given it and the records of the phase just
+// finished (the earlier phases are in the deterministic text already; the
+// prompt does not grow with the run).
 func SummarizerPrompt(deterministic string, rs []story.Record) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `## Summarize the Task Story
@@ -269,7 +272,7 @@ dependency, method and NOT TODO line word for word. Add nothing that is not in t
 records. Reply with the markdown only, starting with "%s".
 
 %s
-## The records
+## The records of the phase just finished
 `, story.Level2Budget, storySection, deterministic)
 	for _, r := range rs {
 		data, err := r.Encode()

@@ -18,6 +18,7 @@ func Tokens(text string) int { return (len(text) + 3) / 4 }
 
 // detail says how much a rendering keeps; each step sheds more.
 type detail struct {
+	sessions        bool // what each session said it did (Level 1 only)
 	recommendations bool
 	why             bool
 	todos           bool
@@ -34,7 +35,7 @@ func Level1(rs []Record, budget int) (string, error) {
 	if budget <= 0 {
 		budget = Level1Budget
 	}
-	return fit(Merge(rs), "This phase so far", budget, detail{recommendations: true, why: true, todos: true})
+	return fit(Merge(rs), "This phase so far", budget, detail{sessions: true, recommendations: true, why: true, todos: true})
 }
 
 // Level2 renders the story so far within budget tokens (0 means
@@ -53,6 +54,7 @@ func fit(m Merged, title string, budget int, d detail) (string, error) {
 		return "", nil
 	}
 	steps := []func(*detail) bool{
+		func(d *detail) bool { r := d.sessions; d.sessions = false; return r },
 		func(d *detail) bool { r := d.recommendations; d.recommendations = false; return r },
 		func(d *detail) bool { r := d.why; d.why = false; return r },
 		func(d *detail) bool { r := d.todos; d.todos = false; return r },
@@ -88,6 +90,12 @@ func render(m Merged, title string, d detail) string {
 		fmt.Fprintf(&b, "\n%s:\n", head)
 		for _, t := range l {
 			fmt.Fprintf(&b, "- %s\n", t.Item)
+		}
+	}
+	if d.sessions && len(m.Sessions) > 0 {
+		b.WriteString("\nSessions:\n")
+		for _, s := range m.Sessions {
+			fmt.Fprintf(&b, "- %s\n", s)
 		}
 	}
 	list("User requirements (verbatim)", m.Requirements)
@@ -133,7 +141,7 @@ func CheckSummary(summary string, rs []Record, budget int) error {
 			return fmt.Errorf("%w: it lost %q", ErrRejectedSummary, v)
 		}
 	}
-	vocab := words(sourceText(rs) + render(m, "Story so far This phase", detail{true, true, true, 0}) + " phase phases left older out see files")
+	vocab := words(sourceText(rs) + render(m, "Story so far This phase", detail{true, true, true, true, 0}) + " phase phases left older out see files")
 	for w := range words(summary) {
 		if _, ok := vocab[w]; !ok {
 			return fmt.Errorf("%w: %q is not in its sources", ErrRejectedSummary, w)

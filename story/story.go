@@ -128,6 +128,7 @@ type Tagged[T any] struct {
 // Merged is the story of some records once duplicates and superseded
 // items are gone, oldest first within each list.
 type Merged struct {
+	Sessions        []string // "attempt A, iteration I: summary", one per record with a summary
 	Requirements    []Tagged[string]
 	Dependencies    []Tagged[string]
 	Methods         []Tagged[string]
@@ -166,6 +167,9 @@ func Merge(rs []Record) Merged {
 	}
 	for _, r := range rs {
 		p := r.Phase
+		if s := strings.TrimSpace(r.Summary); s != "" {
+			m.Sessions = append(m.Sessions, fmt.Sprintf("%s, phase %d, attempt %d, iteration %d: %s", r.Role, r.Phase, r.Attempt, r.Iteration, s))
+		}
 		for _, v := range r.Requirements {
 			keepFirst(&m.Requirements, p, v)
 		}
