@@ -18,6 +18,10 @@ You are a developer agent executing one phase of a phased development plan.
 - Read the code and the files named below to learn the current state: this
   prompt is a signpost, not the whole story.
 - When a task cannot be done, stop and report the failure with its output.
+- End your report with a JSON block for the agents after you (leave out what
+  you have nothing for): {"decisions": [{"topic": "", "what": "", "why": ""}],
+  "commands": ["TODO: ...", "NOT TODO: ..."], "methods": ["Name(signature)"],
+  "dependencies": [""], "recommendations": [""]}
 `
 
 // retryFraming varies the framing of a retry so a model does not repeat

@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -261,4 +262,45 @@ func TestSummarizer(t *testing.T) {
 	if len(over) == 0 || over[0].Share <= metrics.ContextCostLimit {
 		t.Fatalf("context_cost events %+v", over)
 	}
+}
+
+// TestStoryRecordsSurviveCrashAtEveryCheckpoint loses each checkpoint of a
+// story run in turn — among them the one after a record was written and
+// before the phase's commit — and resumes: every run ends with exactly
+// the records of the run that never crashed, committed, none twice, and
+// nothing left over in story/.
+func TestStoryRecordsSurviveCrashAtEveryCheckpoint(t *testing.T) {
+	ref := newHarness(t, storyScript(""))
+	res, err := ref.start(fourPhasePlan, state.RunConfig{AutoApprove: true})
+	s := mustDone(t, res, err, state.RunCompleted)
+	sd := storyDir(s)
+	wantFiles, wantTree := ref.git("ls-files", sd), ref.git("rev-parse", "HEAD^{tree}")
+	puts := ref.store.puts.Load()
+	for k := int64(2); k <= puts; k++ {
+		h := newHarness(t, storyScript(""))
+		var n int64
+		h.store.fail = func(checkpoint.Checkpoint) bool { n++; return n == k }
+		ctx := context.Background()
+		res, err := h.start(fourPhasePlan, state.RunConfig{AutoApprove: true})
+		for i := 0; errors.Is(err, errCrash); i++ {
+			if i > 3 {
+				t.Fatal("no end after 3 resumes")
+			}
+			res, err = h.runner.Resume(ctx, "r-1")
+		}
+		end := mustDone(t, res, err, state.RunCompleted)
+		if got := h.git("ls-files", sd); got != wantFiles {
+			t.Fatalf("checkpoint %d lost: records\n%s\nwant\n%s", k, got, wantFiles)
+		}
+		if got := h.git("rev-parse", "HEAD^{tree}"); got != wantTree {
+			t.Fatalf("checkpoint %d lost: tree %s, want %s", k, got, wantTree)
+		}
+		if got := h.git("status", "--porcelain", "--untracked-files=all"); got != "?? notes.txt" {
+			t.Fatalf("checkpoint %d lost: leftovers\n%s", k, got)
+		}
+		if end.Progress.Story.Records != 4 {
+			t.Fatalf("checkpoint %d lost: the state counts %d records", k, end.Progress.Story.Records)
+		}
+	}
+	t.Logf("lost each of %d checkpoints in turn", puts-1)
 }
