@@ -354,8 +354,6 @@ func measure(f ecoFixture, plan string, rs []story.Record, firsts []ecoSession, 
 			}
 		}
 		res.Invented += len(story.Invented(p, plan+sourceOf(before), candidates))
-		res.MaxLevel1 = max(res.MaxLevel1, story.Tokens(section(p, "This phase so far")))
-		res.MaxLevel2 = max(res.MaxLevel2, story.Tokens(section(p, "Story so far")))
 		if k == len(firsts)-1 {
 			for _, s := range f.Superseded {
 				if strings.Contains(p, s) {
@@ -370,6 +368,8 @@ func measure(f ecoFixture, plan string, rs []story.Record, firsts []ecoSession, 
 	res.Slope = slope(res.PromptTokens)
 	for _, p := range all {
 		res.TotalTokens += story.Tokens(p)
+		res.MaxLevel1 = max(res.MaxLevel1, story.Tokens(section(p, "This phase so far")))
+		res.MaxLevel2 = max(res.MaxLevel2, story.Tokens(section(p, "Story so far")))
 	}
 	if extra > 0 {
 		res.TotalTokens += extra
