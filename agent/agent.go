@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 	"fmt"
+
+	"github.com/gaffer-dev/gaffer/story"
 )
 
 // Role names the part an agent plays in the workflow.
@@ -14,12 +16,16 @@ const (
 	RoleDeveloper Role = "developer" // carries out one phase (or task) of the plan
 	RoleReviewer  Role = "reviewer"  // approves or rejects a phase's changes
 	RoleEvaluator Role = "evaluator" // sorts review items into IMPLEMENT, REJECT and DEFER
+	// RoleSummarizer, optional, compresses the Task Story at a phase
+	// boundary; its text replaces the deterministic one only when
+	// story.CheckSummary accepts it.
+	RoleSummarizer Role = "summarizer"
 )
 
-// Valid reports whether r is one of the four roles.
+// Valid reports whether r is one of the five roles.
 func (r Role) Valid() bool {
 	switch r {
-	case RoleArchitect, RoleDeveloper, RoleReviewer, RoleEvaluator:
+	case RoleArchitect, RoleDeveloper, RoleReviewer, RoleEvaluator, RoleSummarizer:
 		return true
 	}
 	return false
@@ -59,6 +65,10 @@ type Session struct {
 	Dir       string // repository root; all tool and file work is confined to it
 	SessionID string // a session to continue; "" starts a fresh one
 	Tools     []string
+	// StoryDir, when set, is the Task Story's directory (slash separated,
+	// relative to Dir): the llm driver's expand_context tool reads an
+	// earlier phase's decision records from it.
+	StoryDir string
 	// OnMessage, when set, receives the session's messages as they happen:
 	// text, tool calls, tool results and usage updates. It is called from the
 	// goroutine that called Run, never concurrently.
@@ -161,6 +171,12 @@ type Report struct {
 	Error        string   // what went wrong when Status is failed, in full (test output and all)
 	SessionID    string   // to continue this session later
 	Usage        Usage    // the session's total
+	// Story is the session's structured report for the Task Story:
+	// decisions, commands (TODO / NOT TODO), methods, dependencies and
+	// recommendations. Empty when the agent gave none.
+	Story story.Facts
+	// Expansions counts the session's expand_context calls (llm driver).
+	Expansions int
 }
 
 // Driver runs agent sessions.

@@ -185,6 +185,9 @@ func (d *CLIDriver) report(s Session, program string, resuming bool, run cliRun)
 	} else {
 		rep.Summary = firstLine(rep.Output)
 	}
+	if s.Role == RoleDeveloper {
+		rep.Story, _ = ParseFacts(rep.Output)
+	}
 	for _, m := range res.messages[min(run.streamed, len(res.messages)):] {
 		s.emit(m)
 	}

@@ -20,6 +20,9 @@ type loop struct {
 	sess    *llmSession
 	usage   Usage
 	changed changeSet
+	// expansions counts expand_context calls by phase (at most
+	// maxExpansions each).
+	expansions expansions
 }
 
 // run plays the conversation until the model answers without tools, a
@@ -34,11 +37,13 @@ func (l *loop) run(ctx context.Context) (Report, error) {
 	rep := Report{SessionID: l.id}
 	failed := func(msg string) (Report, error) {
 		rep.Status, rep.Error, rep.Summary = StatusFailed, msg, firstLine(msg)
+		rep.Expansions = l.expansions.total()
 		rep.Usage, rep.FilesChanged = l.usage, l.changed.list()
 		return rep, nil
 	}
 	stopped := func(err error) (Report, error) {
 		rep.Status, rep.Error = StatusFailed, err.Error()
+		rep.Expansions = l.expansions.total()
 		rep.Usage, rep.FilesChanged = l.usage, l.changed.list()
 		return rep, err
 	}
@@ -56,7 +61,11 @@ func (l *loop) run(ctx context.Context) (Report, error) {
 			l.sess.history = hist
 			rep.Status, rep.Output = StatusCompleted, text
 			rep.Summary = firstLine(text)
+			if l.s.Role == RoleDeveloper {
+				rep.Story, _ = ParseFacts(text)
+			}
 			rep.Usage, rep.FilesChanged = l.usage, l.changed.list()
+			rep.Expansions = l.expansions.total()
 			if used := l.usage.InputTokens + l.usage.OutputTokens; used > l.d.cfg.TokenBudget {
 				return failed(fmt.Sprintf("the token budget of %d was used up (%d tokens)", l.d.cfg.TokenBudget, used))
 			}
@@ -253,7 +262,7 @@ func systemPrompt(r Role) string {
 	case RoleEvaluator:
 		answer = `When you are done, answer with one JSON object {"items": [...]} and nothing else.`
 	default:
-		answer = "When you are done, answer with a short summary of what you changed and how you checked it."
+		answer = "When you are done, answer with a short summary of what you changed and how you checked it. " + StoryInstructions
 	}
 	return fmt.Sprintf("You are the %s agent of a coding workflow, working in a git repository. "+
 		"Use the tools to look at and change files; paths are relative to the repository root, "+

@@ -54,6 +54,8 @@ func llmTools() []llmTool {
 		{name: "run_command", needs: ToolRun, desc: "Run a shell command (sh -c) in the repository root with a timeout; prints the exit code and output (long output is cut in the middle).",
 			params: map[string]any{"command": str("the shell command")}, required: []string{"command"}},
 		{name: "git_status", needs: ToolRead, desc: "Show git status --short of the repository.", params: map[string]any{}},
+		{name: toolExpandContext, needs: ToolRead, desc: fmt.Sprintf("Read the full decision records (Task Story) of an earlier phase, when the story in your prompt lacks a detail you need. At most %d calls per phase in a session.", maxExpansions),
+			params: map[string]any{"phase": num("the phase's number, from 1")}, required: []string{"phase"}},
 		{name: "git_diff", needs: ToolRead, desc: "Show the uncommitted changes (git diff HEAD), optionally for one path.",
 			params: map[string]any{"path": path}},
 	}
@@ -63,7 +65,7 @@ func llmTools() []llmTool {
 func (l *loop) tools() []llms.Tool {
 	var out []llms.Tool
 	for _, t := range llmTools() {
-		if !l.s.allows(t.needs) {
+		if !l.s.allows(t.needs) || (t.name == toolExpandContext && l.s.StoryDir == "") {
 			continue
 		}
 		schema := map[string]any{"type": "object", "properties": t.params}
@@ -87,7 +89,7 @@ func (l *loop) callTool(ctx context.Context, c llms.ToolCall) (result string, is
 		return fmt.Sprintf("unknown tool %q; the tools are: %s", name, strings.Join(l.toolNames(), ", ")), true, nil
 	}
 	t := llmTools()[i]
-	if !l.s.allows(t.needs) {
+	if !l.s.allows(t.needs) || (t.name == toolExpandContext && l.s.StoryDir == "") {
 		return fmt.Sprintf("%s: %v: this session may use %s", name, ErrToolNotAllowed, strings.Join(l.toolNames(), ", ")), true, nil
 	}
 	args, err := parseArgs(c.FunctionCall.Arguments, t)
@@ -147,7 +149,7 @@ func parseArgs(raw string, t llmTool) (toolArgs, error) {
 func (l *loop) toolNames() []string {
 	var names []string
 	for _, t := range llmTools() {
-		if l.s.allows(t.needs) {
+		if l.s.allows(t.needs) && (t.name != toolExpandContext || l.s.StoryDir != "") {
 			names = append(names, t.name)
 		}
 	}
@@ -183,6 +185,8 @@ func (l *loop) do(ctx context.Context, name string, a toolArgs) (string, error) 
 		return l.grep(a.str("pattern"), a.str("glob"))
 	case "run_command":
 		return l.command(ctx, a.str("command"))
+	case toolExpandContext:
+		return l.expandContext(a.num("phase"))
 	case "git_status":
 		return l.command(ctx, "git status --short")
 	case "git_diff":

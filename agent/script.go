@@ -76,6 +76,8 @@ func (d *ScriptDriver) Run(ctx context.Context, s Session) (Report, error) {
 		return d.reviewer(ctx, s)
 	case RoleEvaluator:
 		return d.evaluator(ctx, s)
+	case RoleSummarizer:
+		return d.summarizer(ctx, s)
 	}
 	return Report{}, fmt.Errorf("%w %q", ErrUnknownRole, s.Role)
 }
@@ -166,6 +168,22 @@ func (d *ScriptDriver) evaluator(ctx context.Context, s Session) (Report, error)
 	return rep, nil
 }
 
+func (d *ScriptDriver) summarizer(ctx context.Context, s Session) (Report, error) {
+	st, ok := pick(d.script.Summarizer, s)
+	if !ok {
+		return Report{}, fmt.Errorf("%w: no summarizer entry matches phase %d", ErrNotScripted, s.Phase)
+	}
+	if err := d.pause(ctx, s); err != nil {
+		return Report{}, err
+	}
+	rep := Report{Status: StatusCompleted, Output: st.Text, SessionID: sessionID(s), Usage: st.Usage, Summary: firstLine(st.Text)}
+	if st.Error != "" {
+		rep.Status, rep.Error, rep.Output, rep.Summary = StatusFailed, st.Error, "", "the summarizer failed"
+	}
+	d.finish(s, rep, rep.Output)
+	return rep, nil
+}
+
 func (d *ScriptDriver) developer(ctx context.Context, s Session) (Report, error) {
 	st, found := pick(d.script.Developer, s)
 	if !found {
@@ -215,6 +233,7 @@ func (d *ScriptDriver) developer(ctx context.Context, s Session) (Report, error)
 		}
 	}
 	rep.Output = rep.Summary
+	rep.Story = st.Facts
 	d.say(s, "%s: %s", rep.Status, rep.Summary)
 	d.finish(s, rep, rep.Summary)
 	return rep, nil
@@ -354,7 +373,7 @@ func (d *ScriptDriver) finish(s Session, rep Report, text string) {
 
 // pick returns the entry for s: the matching entry that gives the most
 // match fields, the first one on a tie.
-func pick[T DeveloperStep | ReviewerStep | EvaluatorStep](steps []T, s Session) (T, bool) {
+func pick[T DeveloperStep | ReviewerStep | EvaluatorStep | SummarizerStep](steps []T, s Session) (T, bool) {
 	best, bestScore := -1, -1
 	for i := range steps {
 		m := matchOf(&steps[i])
@@ -377,6 +396,8 @@ func matchOf(step any) Match {
 	case *ReviewerStep:
 		return st.Match
 	case *EvaluatorStep:
+		return st.Match
+	case *SummarizerStep:
 		return st.Match
 	}
 	return Match{}

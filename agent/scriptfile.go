@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/gaffer-dev/gaffer/story"
 	"gopkg.in/yaml.v3"
 )
 
@@ -23,6 +24,8 @@ type Script struct {
 	Developer []DeveloperStep `yaml:"developer"`
 	Reviewer  []ReviewerStep  `yaml:"reviewer"`
 	Evaluator []EvaluatorStep `yaml:"evaluator"`
+	// Summarizer entries answer the optional summarizer role, by Match.
+	Summarizer []SummarizerStep `yaml:"summarizer"`
 	// Dir is the directory relative plan_file and content_file paths are
 	// read from; LoadScript sets it to the script file's directory, "" is
 	// the current directory.
@@ -90,6 +93,9 @@ type DeveloperStep struct {
 	Error   string   `yaml:"error"`  // the failure's text; implies result: failed
 	Summary string   `yaml:"summary"`
 	Usage   Usage    `yaml:"usage"`
+	// The structured report for the Task Story: decisions, commands,
+	// methods, dependencies, requirements, recommendations.
+	story.Facts `yaml:",inline"`
 
 	line int
 }
@@ -190,6 +196,23 @@ func (s *ReviewerStep) UnmarshalYAML(n *yaml.Node) error {
 // UnmarshalYAML records the entry's line.
 func (s *EvaluatorStep) UnmarshalYAML(n *yaml.Node) error {
 	type plain EvaluatorStep
+	s.line = n.Line
+	return n.Decode((*plain)(s))
+}
+
+// SummarizerStep is one summarizer session's answer: the story so far.
+type SummarizerStep struct {
+	Match `yaml:",inline"`
+	Text  string `yaml:"text" script:"required,unless=error"`
+	Error string `yaml:"error"` // set: the summarizer fails with this error instead
+	Usage Usage  `yaml:"usage"`
+
+	line int
+}
+
+// UnmarshalYAML records the entry's line.
+func (s *SummarizerStep) UnmarshalYAML(n *yaml.Node) error {
+	type plain SummarizerStep
 	s.line = n.Line
 	return n.Decode((*plain)(s))
 }
@@ -306,6 +329,8 @@ func (s *Script) Has(r Role) bool {
 		return len(s.Reviewer) > 0
 	case RoleEvaluator:
 		return len(s.Evaluator) > 0
+	case RoleSummarizer:
+		return len(s.Summarizer) > 0
 	}
 	return false
 }
@@ -386,6 +411,15 @@ func (s *Script) Validate() error {
 		}
 		if err := checkItems(st.Items, true); err != nil {
 			return fail(st.line, "evaluator[%d]: %v", i, err)
+		}
+	}
+	clear(matches)
+	for i, st := range s.Summarizer {
+		if err := checkMatch("summarizer", i, st.Match, st.line, st.Usage); err != nil {
+			return err
+		}
+		if (st.Text == "") == (st.Error == "") {
+			return fail(st.line, "summarizer[%d]: give text or error, exactly one", i)
 		}
 	}
 	return nil

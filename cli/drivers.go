@@ -17,9 +17,10 @@ import (
 	ucli "github.com/urfave/cli/v2"
 )
 
-// roles lists the agent roles in the order messages name them.
+// roles lists the agent roles in the order messages name them; the
+// summarizer is last and only runs when its profile names a driver.
 func roles() []agent.Role {
-	return []agent.Role{agent.RoleArchitect, agent.RoleDeveloper, agent.RoleReviewer, agent.RoleEvaluator}
+	return []agent.Role{agent.RoleArchitect, agent.RoleDeveloper, agent.RoleReviewer, agent.RoleEvaluator, agent.RoleSummarizer}
 }
 
 // runProfile is what a run takes from its effective profile: each role's
@@ -65,6 +66,9 @@ func resolveProfile(repoDir string, o RunOptions, getenv func(string) string) (r
 	usesLLM := false
 	for _, r := range roles() {
 		rs := p.Role(r)
+		if r == agent.RoleSummarizer && rs.Driver == "" {
+			continue // optional: off unless roles.summarizer names a driver
+		}
 		if o.Driver != "" {
 			rs.Driver = config.DriverKind(o.Driver)
 		}
@@ -176,6 +180,8 @@ func setAgent(a *state.Agents, r agent.Role, ac state.AgentConfig) {
 		a.Reviewer = ac
 	case agent.RoleEvaluator:
 		a.Evaluator = ac
+	case agent.RoleSummarizer:
+		a.Summarizer = ac
 	}
 }
 

@@ -145,7 +145,7 @@ func driverFactory(out io.Writer, pace *time.Duration) nodes.DriverFactory {
 				scripts[cfg.ScriptPath] = sc
 			}
 			mu.Unlock()
-			if role == agent.RoleEvaluator && !sc.Has(agent.RoleEvaluator) {
+			if (role == agent.RoleEvaluator || role == agent.RoleSummarizer) && !sc.Has(role) {
 				return nil, nil
 			}
 			p := cfg.Pace

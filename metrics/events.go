@@ -10,7 +10,21 @@ const (
 	EventReview        = "review"         // payload Review
 	EventAgentUsage    = "agent_usage"    // payload AgentUsage
 	EventRunStatus     = "run_status"     // payload RunStatus
+	// EventContextCost fires when context management (the summarizer
+	// role) costs more than ContextCostLimit of the run so far.
+	EventContextCost = "context_cost" // payload ContextCost
 )
+
+// ContextCostLimit is the share of a run's cost that context management
+// may take before EventContextCost fires (seed 004: under 10%).
+const ContextCostLimit = 0.10
+
+// ContextCost reports context management's share of a run's cost: the
+// summarizer's cost over every role's (tokens when no cost is known).
+type ContextCost struct {
+	Phase int     // the phase whose boundary was summarised
+	Share float64 // 0..1
+}
 
 // The outcomes of a phase attempt, the values of PhaseFinished.Outcome.
 const (

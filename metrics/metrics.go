@@ -69,6 +69,10 @@ type agentMetrics struct {
 	sessions *prometheus.CounterVec
 	tokens   *prometheus.CounterVec
 	cost     *prometheus.CounterVec
+	// contextOver counts the times context management went over
+	// ContextCostLimit of a run's cost; contextShare is the latest share.
+	contextOver  prometheus.Counter
+	contextShare prometheus.Gauge
 }
 
 type serveMetrics struct {
@@ -162,6 +166,14 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 				Name: "gaffer_agent_cost_usd_total",
 				Help: "Agent cost in US dollars, by role and model.",
 			}, []string{"role", "model"}),
+			contextOver: prometheus.NewCounter(prometheus.CounterOpts{
+				Name: "gaffer_context_cost_over_limit_total",
+				Help: "Times context management (the summarizer role) went over 10% of a run's cost.",
+			}),
+			contextShare: prometheus.NewGauge(prometheus.GaugeOpts{
+				Name: "gaffer_context_cost_share",
+				Help: "Context management's share of the cost of the run that last went over the limit (0..1).",
+			}),
 		},
 		serve: serveMetrics{
 			queue: prometheus.NewGauge(prometheus.GaugeOpts{
@@ -193,7 +205,7 @@ func (m *Metrics) collectors() []prometheus.Collector {
 		m.phase.outcomes, m.phase.duration, m.phase.verdicts, m.phase.iterations,
 		m.checkpoint.saved, m.checkpoint.latency, m.checkpoint.size,
 		m.runs.byState, m.runs.pending,
-		m.agent.sessions, m.agent.tokens, m.agent.cost,
+		m.agent.sessions, m.agent.tokens, m.agent.cost, m.agent.contextOver, m.agent.contextShare,
 		m.serve.queue, m.serve.busy, m.serve.workers,
 	}
 }
@@ -293,6 +305,10 @@ func (m *Metrics) observeCustom(name string, payload any) {
 		if p, ok := asValue[RunStatus](payload); ok {
 			m.ObserveRunStatus(p)
 		}
+	case EventContextCost:
+		if p, ok := asValue[ContextCost](payload); ok {
+			m.ObserveContextCost(p)
+		}
 	}
 }
 
@@ -341,6 +357,12 @@ func (m *Metrics) ObserveUsage(u AgentUsage) {
 	m.agent.tokens.WithLabelValues(role, model, "output").Add(nonNegative(float64(u.OutputTokens)))
 	m.agent.tokens.WithLabelValues(role, model, "cached").Add(nonNegative(float64(u.CachedTokens)))
 	m.agent.cost.WithLabelValues(role, model).Add(nonNegative(u.CostUSD))
+}
+
+// ObserveContextCost counts context management going over its share.
+func (m *Metrics) ObserveContextCost(c ContextCost) {
+	m.agent.contextOver.Inc()
+	m.agent.contextShare.Set(nonNegative(c.Share))
 }
 
 // ObserveRunStatus moves one run from status From ("" for a new run) to To.

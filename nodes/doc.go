@@ -131,6 +131,37 @@
 // restating the assignment. Its size does not grow with the number of
 // phases before it.
 //
+// # The Task Story
+//
+// A developer session whose report carries story facts (agent.Report.Story:
+// decisions, commands, methods, dependencies, requirements,
+// recommendations) gets a decision record, written by phased_execution
+// after the session as story/NNN-<role>-p<phase>-a<attempt>.json in the
+// execution directory (package story has the model). NNN is
+// Progress.Story.Records+1, so the name is fixed by the state: a node run
+// again after a lost checkpoint removes the files numbered from NNN on and
+// writes the same record again, never a second one. Records are untracked
+// until the phase's commit takes them (a retry's reset keeps the execution
+// directory, so a failed attempt's record stays for the next attempt; a
+// halt resets them away with the phase); git is the history. The state
+// keeps only Progress.Story (the count, the latest record's hash, how
+// many summaries the summarizer wrote), so checkpoints do not grow with
+// the story.
+//
+// The phase prompt carries, after the stable prefix and the signposts
+// (which then also point at story/), the story so far — the "## Story so
+// far" section of the previous phase's summary.md, story.Level2 of the
+// earlier phases' records — and this phase's records across attempts and
+// review iterations (story.Level1). next_task (and review, after the last
+// phase) writes the story so far into summary.md: the summarizer's text
+// when the run has a summarizer (RunConfig.Agents.Summarizer) and
+// story.CheckSummary accepts it, else the deterministic one; a summarizer
+// that fails, cannot run or is refused changes nothing but a log line. Its
+// usage is the "summarizer" role's; when that role's share of the run's
+// cost (tokens without prices) is over metrics.ContextCostLimit, the
+// context_cost event fires. The llm driver's expand_context tool reads a
+// phase's records from Session.StoryDir.
+//
 // # Events
 //
 // Nodes emit the custom events of package metrics with graph.Emit:

@@ -208,9 +208,10 @@ func (w *workflow) writeRecord(s state.ExecutionState) error {
 	return w.write(statePath(s), string(js))
 }
 
-// writeSummary writes phase-N/summary.md for a committed phase and returns
-// ps with SummaryPath set.
-func (w *workflow) writeSummary(ctx context.Context, s state.ExecutionState, ps state.PhaseState) (state.PhaseState, error) {
+// writeSummary writes phase-N/summary.md for a committed phase, with the
+// story so far (sofar, "" for none) at its end, and returns ps with
+// SummaryPath set.
+func (w *workflow) writeSummary(ctx context.Context, s state.ExecutionState, ps state.PhaseState, sofar string) (state.PhaseState, error) {
 	stats, err := w.cfg.Repo.DiffStat(ctx, ps.PreCommit, ps.PostCommit)
 	if err != nil {
 		return ps, fmt.Errorf("nodes: phase %d diff stat: %w", ps.Index+1, err)
@@ -218,6 +219,9 @@ func (w *workflow) writeSummary(ctx context.Context, s state.ExecutionState, ps 
 	md, err := RenderSummary(s, ps, stats)
 	if err != nil {
 		return ps, err
+	}
+	if sofar != "" {
+		md += "\n" + sofar
 	}
 	p := summaryPath(s, ps.Index)
 	if err := w.write(p, md); err != nil {

@@ -75,7 +75,11 @@ func (w *workflow) phase(ctx context.Context, s state.ExecutionState) (state.Exe
 			return s, err
 		}
 	}
-	prompt, err := PhasePrompt(s)
+	sc, err := w.phaseStory(s, ps)
+	if err != nil {
+		return s, err
+	}
+	prompt, err := PhasePromptWith(s, sc)
 	if err != nil {
 		return s, err
 	}
@@ -83,15 +87,23 @@ func (w *workflow) phase(ctx context.Context, s state.ExecutionState) (state.Exe
 	if err != nil {
 		return s, err
 	}
-	rep, err := w.session(ctx, d, agent.Session{
+	sess := agent.Session{
 		Role: agent.RoleDeveloper, RunID: s.Run.ID, Phase: ps.Index + 1, Attempt: ps.Attempt,
 		Iteration: s.Progress.ReviewIteration + 1, Prompt: prompt, Dir: w.cfg.Repo.Root(),
 		SessionID: s.Progress.DriverSessionID, Tools: agent.DefaultTools(agent.RoleDeveloper),
-	})
+		StoryDir: storyDir(s),
+	}
+	rep, err := w.session(ctx, d, sess)
 	if err != nil {
 		return s, err
 	}
+	if rep.Expansions > 0 {
+		w.cfg.Logger.Info("expand_context used", "phase", ps.Index+1, "attempt", ps.Attempt, "calls", rep.Expansions)
+	}
 	c := w.usage(ctx, s, agent.RoleDeveloper, rep.Usage)
+	if c, err = w.writeStoryRecord(c, sess, rep); err != nil {
+		return s, err
+	}
 	sid := rep.SessionID
 	if sid == "" {
 		sid = fmt.Sprintf("%s-p%d-a%d", s.Run.ID, ps.Index+1, ps.Attempt)
@@ -115,11 +127,15 @@ func (w *workflow) nextTask(ctx context.Context, s state.ExecutionState) (state.
 	if !ok {
 		return s, ErrNoPhase
 	}
-	ps, err := w.writeSummary(ctx, s, ps)
+	c, sofar, err := w.storySoFar(ctx, s, ps.Index)
 	if err != nil {
 		return s, err
 	}
-	c, err := s.WithPhaseState(ps)
+	ps, err = w.writeSummary(ctx, c, ps, sofar)
+	if err != nil {
+		return s, err
+	}
+	c, err = c.WithPhaseState(ps)
 	if err != nil {
 		return s, err
 	}

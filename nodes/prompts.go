@@ -18,6 +18,10 @@ You are a developer agent executing one phase of a phased development plan.
 - Read the code and the files named below to learn the current state: this
   prompt is a signpost, not the whole story.
 - When a task cannot be done, stop and report the failure with its output.
+- End your report with a JSON block for the agents after you (leave out what
+  you have nothing for): {"decisions": [{"topic": "", "what": "", "why": ""}],
+  "commands": ["TODO: ...", "NOT TODO: ..."], "methods": ["Name(signature)"],
+  "dependencies": [""], "recommendations": [""]}
 `
 
 // retryFraming varies the framing of a retry so a model does not repeat
@@ -39,6 +43,15 @@ func retryFraming(n int) string {
 // depends on the phase and its feedback, never on how many phases ran
 // before it.
 func PhasePrompt(s state.ExecutionState) (string, error) {
+	return PhasePromptWith(s, StoryContext{})
+}
+
+// PhasePromptWith is PhasePrompt with the Task Story: after the stable
+// prefix and the signposts (which then also point at the story/ files),
+// the story so far and this phase's records, each within its budget, so
+// the prefix stays the same bytes and the prompt stays flat as phases
+// grow.
+func PhasePromptWith(s state.ExecutionState, sc StoryContext) (string, error) {
 	ps, ok := current(s)
 	if !ok {
 		return "", ErrNoPhase
@@ -61,6 +74,14 @@ func PhasePrompt(s state.ExecutionState) (string, error) {
 	if n > 1 {
 		fmt.Fprintf(&b, "- What earlier phases did: `%s/phase-<N>/summary.md` (N = 1..%d), each with the git commands that show its changes\n", dir, n-1)
 		b.WriteString("- Prior work: `git log --oneline -10`, and `git show HEAD` for the last phase\n")
+	}
+	if sc.SoFar != "" || sc.ThisPhase != "" {
+		fmt.Fprintf(&b, "- Every agent's decision records in full: `%s/` (one JSON file per session, NNN-<role>-p<phase>-a<attempt>.json); read them when the story below lacks a detail\n", storyDir(s))
+		for _, t := range []string{sc.SoFar, sc.ThisPhase} {
+			if t != "" {
+				b.WriteString("\n#" + strings.TrimRight(t, "\n") + "\n")
+			}
+		}
 	}
 	fmt.Fprintf(&b, "\n## Phase %d of %d: the plan's sections for it\n\n%s", n, total, ctx)
 	if ps.Review != nil && !ps.Review.Approved {

@@ -201,7 +201,11 @@ func (w *workflow) approve(ctx context.Context, s state.ExecutionState, ps state
 	if !last {
 		return c, nil
 	}
-	if ps, err = w.writeSummary(ctx, c, ps); err != nil {
+	c, sofar, err := w.storySoFar(ctx, c, ps.Index)
+	if err != nil {
+		return s, err
+	}
+	if ps, err = w.writeSummary(ctx, c, ps, sofar); err != nil {
 		return s, err
 	}
 	if c, err = c.WithPhaseState(ps); err != nil {

@@ -101,6 +101,9 @@ type Agents struct {
 	Developer AgentConfig `json:"developer"`
 	Reviewer  AgentConfig `json:"reviewer"`
 	Evaluator AgentConfig `json:"evaluator"`
+	// Summarizer, optional, compresses the Task Story at phase
+	// boundaries; without it the deterministic compression is used.
+	Summarizer AgentConfig `json:"summarizer,omitzero"`
 }
 
 // Role returns the config of the role named role ("architect",
@@ -116,6 +119,8 @@ func (a Agents) Role(role string) AgentConfig {
 		return a.Reviewer
 	case "evaluator":
 		return a.Evaluator
+	case "summarizer":
+		return a.Summarizer
 	}
 	return AgentConfig{}
 }
@@ -200,6 +205,20 @@ type Progress struct {
 	// DriverSessionID is the developer session to continue; empty when the
 	// next session must be fresh.
 	DriverSessionID string `json:"driver_session_id,omitempty"`
+	// Story counts the Task Story's decision records. The records
+	// themselves are files in the execution directory's story/, committed
+	// with their phase; the state keeps only the count and the latest
+	// record's hash, so a checkpoint does not grow with the story.
+	Story StoryProgress `json:"story,omitzero"`
+}
+
+// StoryProgress is what the state knows of the Task Story.
+type StoryProgress struct {
+	Records int    `json:"records,omitempty"` // records written; the next is number Records+1
+	Latest  string `json:"latest,omitempty"`  // hex SHA-256 of the latest record's file
+	// Summaries counts the phase boundaries whose story so far the
+	// summarizer wrote (the others use the deterministic compression).
+	Summaries int `json:"summaries,omitempty"`
 }
 
 // PhaseState is the progress of one phase.

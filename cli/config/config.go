@@ -193,7 +193,7 @@ func (c *Config) validate() error {
 func (c *Config) checkOwn(at string, p Profile) error {
 	roles := map[string]RoleSettings{
 		"": {Driver: p.Driver}, "roles.architect": p.Roles.Architect, "roles.developer": p.Roles.Developer,
-		"roles.reviewer": p.Roles.Reviewer, "roles.evaluator": p.Roles.Evaluator,
+		"roles.reviewer": p.Roles.Reviewer, "roles.evaluator": p.Roles.Evaluator, "roles.summarizer": p.Roles.Summarizer,
 	}
 	for _, sub := range slices.Sorted(maps.Keys(roles)) {
 		if d := roles[sub].Driver; d != "" && !d.Valid() {
@@ -232,7 +232,7 @@ func (c *Config) checkEffective(at string, p Profile) error {
 			return c.errAt(at+".agents."+name, "agent %q: %v", name, err)
 		}
 	}
-	for _, r := range []agent.Role{agent.RoleArchitect, agent.RoleDeveloper, agent.RoleReviewer, agent.RoleEvaluator} {
+	for _, r := range []agent.Role{agent.RoleArchitect, agent.RoleDeveloper, agent.RoleReviewer, agent.RoleEvaluator, agent.RoleSummarizer} {
 		rs := p.Role(r)
 		sub := at + ".roles." + string(r)
 		switch rs.Driver {

@@ -306,3 +306,29 @@ func TestCLIOptions(t *testing.T) {
 		t.Error("CLIOptions for an llm role did not fail")
 	}
 }
+
+// TestSummarizerRoleIsOptional: the summarizer is off unless its role
+// names a driver, and then takes the profile's model and agent.
+func TestSummarizerRoleIsOptional(t *testing.T) {
+	c, err := Parse("gaffer.yaml", []byte("profiles:\n  off:\n    driver: cli\n    agent: claude\n  on:\n    driver: cli\n    agent: claude\n    model: m1\n    roles:\n      summarizer: {driver: cli}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, err := c.Effective("off")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := off.Role(agent.RoleSummarizer); got != (RoleSettings{}) {
+		t.Errorf("summarizer without a driver = %+v, want off", got)
+	}
+	on, err := c.Effective("on")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := on.Role(agent.RoleSummarizer), (RoleSettings{Driver: DriverCLI, Model: "m1", Agent: "claude"}); got != want {
+		t.Errorf("summarizer = %+v, want %+v", got, want)
+	}
+	if _, err := Parse("gaffer.yaml", []byte("profiles:\n  p:\n    roles:\n      summarizer: {driver: robot}\n")); err == nil || !strings.Contains(err.Error(), "roles.summarizer") {
+		t.Errorf("bad summarizer driver: %v", err)
+	}
+}

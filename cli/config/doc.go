@@ -22,7 +22,7 @@
 //	    driver: cli                # script, llm or cli: every role unless roles says otherwise
 //	    agent: claude              # the CLI template for driver cli (built-in: claude, codex)
 //	    model: claude-sonnet-4-5
-//	    roles:                     # architect, developer, reviewer, evaluator
+//	    roles:                     # architect, developer, reviewer, evaluator; summarizer (optional, off unless it names a driver)
 //	      architect: {driver: llm, model: claude-opus-4-1}
 //	    provider:                  # for driver llm
 //	      name: anthropic          # anthropic, openai or ollama

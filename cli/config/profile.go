@@ -45,6 +45,9 @@ type Roles struct {
 	Developer RoleSettings `yaml:"developer,omitempty"`
 	Reviewer  RoleSettings `yaml:"reviewer,omitempty"`
 	Evaluator RoleSettings `yaml:"evaluator,omitempty"`
+	// Summarizer is optional: it runs only when it names a driver, and
+	// then takes the profile's model and agent where it names none.
+	Summarizer RoleSettings `yaml:"summarizer,omitempty"`
 }
 
 // Provider says where the llm driver finds its model. The API key is read
@@ -127,6 +130,11 @@ func (p Profile) Role(r agent.Role) RoleSettings {
 		rs = p.Roles.Reviewer
 	case agent.RoleEvaluator:
 		rs = p.Roles.Evaluator
+	case agent.RoleSummarizer:
+		if p.Roles.Summarizer.Driver == "" {
+			return RoleSettings{}
+		}
+		rs = p.Roles.Summarizer
 	}
 	return mergeRole(RoleSettings{Driver: p.Driver, Model: p.Model, Agent: p.Agent}, rs)
 }
@@ -161,10 +169,11 @@ func merge(base, over Profile) Profile {
 		RoleSettings{Driver: over.Driver, Model: over.Model, Agent: over.Agent})
 	out.Driver, out.Model, out.Agent = r.Driver, r.Model, r.Agent
 	out.Roles = Roles{
-		Architect: mergeRole(base.Roles.Architect, over.Roles.Architect),
-		Developer: mergeRole(base.Roles.Developer, over.Roles.Developer),
-		Reviewer:  mergeRole(base.Roles.Reviewer, over.Roles.Reviewer),
-		Evaluator: mergeRole(base.Roles.Evaluator, over.Roles.Evaluator),
+		Architect:  mergeRole(base.Roles.Architect, over.Roles.Architect),
+		Developer:  mergeRole(base.Roles.Developer, over.Roles.Developer),
+		Reviewer:   mergeRole(base.Roles.Reviewer, over.Roles.Reviewer),
+		Evaluator:  mergeRole(base.Roles.Evaluator, over.Roles.Evaluator),
+		Summarizer: mergeRole(base.Roles.Summarizer, over.Roles.Summarizer),
 	}
 	out.Provider = Provider{
 		Name:      or(over.Provider.Name, base.Provider.Name),
@@ -200,10 +209,11 @@ func merge(base, over Profile) Profile {
 // resolveRoles fills every role's settings from the profile's.
 func (p Profile) resolveRoles() Profile {
 	p.Roles = Roles{
-		Architect: p.Role(agent.RoleArchitect),
-		Developer: p.Role(agent.RoleDeveloper),
-		Reviewer:  p.Role(agent.RoleReviewer),
-		Evaluator: p.Role(agent.RoleEvaluator),
+		Architect:  p.Role(agent.RoleArchitect),
+		Developer:  p.Role(agent.RoleDeveloper),
+		Reviewer:   p.Role(agent.RoleReviewer),
+		Evaluator:  p.Role(agent.RoleEvaluator),
+		Summarizer: p.Role(agent.RoleSummarizer),
 	}
 	return p
 }

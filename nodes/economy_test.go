@@ -1,0 +1,591 @@
+package nodes
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/state"
+	"github.com/gaffer-dev/gaffer/story"
+	"github.com/gaffer-dev/gaffer/workspace"
+)
+
+// The context-economy benchmark (issue 12): scripted runs of 6–12 phases,
+// each with the facts a later phase must keep, played through the real
+// workflow (script driver, real git), and what each phase's developer
+// receives measured under four strategies:
+//
+//   - signposting: today's prompt, paths only (the Task Story's prompt with
+//     its story block taken out: the same bytes PhasePrompt gives);
+//   - full_history: signposting plus every earlier decision record pasted
+//     in full;
+//   - task_story: the prompt the workflow sends (Level 2 story so far,
+//     Level 1 for the phase);
+//   - task_story_summarizer: the same with a scripted summarizer, which
+//     tightens the deterministic story and, at one boundary per fixture,
+//     invents a fact (which the check must refuse).
+//
+// Tokens are story.Tokens (offline approximation). The report is JSON;
+// testdata/context-economy.json is the committed baseline that
+// TestContextEconomyBaseline checks (tokens may exceed it by 10%,
+// retention may not drop). GAFFER_UPDATE_BASELINE=1 rewrites it.
+
+const (
+	ecoDir       = "testdata/context-economy"
+	ecoBaseline  = "testdata/context-economy.json"
+	ecoUpdateEnv = "GAFFER_UPDATE_BASELINE"
+)
+
+// The strategies, in report order.
+const (
+	stratSignpost   = "signposting"
+	stratFull       = "full_history"
+	stratStory      = "task_story"
+	stratSummarizer = "task_story_summarizer"
+)
+
+var strategies = []string{stratSignpost, stratFull, stratStory, stratSummarizer}
+
+type ecoFixture struct {
+	Name       string   `yaml:"name"`
+	Goal       string   `yaml:"goal"`
+	Tasks      []string `yaml:"tasks"`
+	MustKeep   []string `yaml:"must_keep"`
+	Superseded []string `yaml:"superseded"`
+	Decoy      struct {
+		Phase int    `yaml:"phase"`
+		Text  string `yaml:"text"`
+	} `yaml:"decoy"`
+	Script yaml.Node `yaml:"script"`
+}
+
+func (f ecoFixture) plan() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Plan: %s\n\n", f.Goal)
+	for i, t := range f.Tasks {
+		fmt.Fprintf(&b, "### Task %d: %s\n\nDo %s for: %s.\n\n", i+1, t, t, f.Goal)
+	}
+	return b.String()
+}
+
+// StrategyResult is one strategy's measures on one fixture.
+type StrategyResult struct {
+	PromptTokens    []int   `json:"prompt_tokens_per_phase"` // the first session of each phase
+	Slope           float64 `json:"slope_tokens_per_phase"`  // least squares over phases
+	TotalTokens     int     `json:"total_context_tokens"`    // every developer session, plus the summarizer's
+	RetentionMin    float64 `json:"retention_min"`
+	RetentionMean   float64 `json:"retention_mean"`
+	Invented        int     `json:"invented_facts"`
+	Stale           int     `json:"superseded_in_last_phase"`
+	Expansions      int     `json:"escape_hatch_calls"`
+	SummarizerShare float64 `json:"summarizer_share"`
+	Summaries       int     `json:"summaries_accepted,omitempty"` // boundaries whose summarizer text passed story.CheckSummary
+	MaxLevel1       int     `json:"max_level1_tokens,omitempty"`
+	MaxLevel2       int     `json:"max_level2_tokens,omitempty"`
+}
+
+// FixtureResult is every strategy on one fixture.
+type FixtureResult struct {
+	Name       string                    `json:"name"`
+	Phases     int                       `json:"phases"`
+	Facts      int                       `json:"must_keep_facts"`
+	Strategies map[string]StrategyResult `json:"strategies"`
+}
+
+// EconomyReport is the benchmark's JSON report.
+type EconomyReport struct {
+	TokenCounter string          `json:"token_counter"`
+	Fixtures     []FixtureResult `json:"fixtures"`
+}
+
+func loadFixtures(t testing.TB) []ecoFixture {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(ecoDir, "*.yaml"))
+	if err != nil || len(names) < 6 || len(names) > 8 {
+		t.Fatalf("want 6–8 fixtures in %s, got %d (%v)", ecoDir, len(names), err)
+	}
+	var out []ecoFixture
+	for _, n := range names {
+		data, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f ecoFixture
+		dec := yaml.NewDecoder(strings.NewReader(string(data)))
+		dec.KnownFields(true)
+		if err := dec.Decode(&f); err != nil {
+			t.Fatalf("%s: %v", n, err)
+		}
+		if len(f.Tasks) < 6 || len(f.Tasks) > 12 || len(f.MustKeep) == 0 {
+			t.Fatalf("%s: %d phases and %d must-keep facts; want 6–12 and some", n, len(f.Tasks), len(f.MustKeep))
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// ecoSession is one session and its report, as the workflow ran it.
+type ecoSession struct {
+	s   agent.Session
+	rep agent.Report
+}
+
+type ecoRecorder struct {
+	inner agent.Driver
+	mu    sync.Mutex
+	all   []ecoSession
+}
+
+func (d *ecoRecorder) Run(ctx context.Context, s agent.Session) (agent.Report, error) {
+	rep, err := d.inner.Run(ctx, s)
+	d.mu.Lock()
+	s.OnMessage = nil
+	d.all = append(d.all, ecoSession{s, rep})
+	d.mu.Unlock()
+	return rep, err
+}
+
+// scriptedSummarizer tightens the deterministic story it is given (no
+// phase tags, no open TODOs) and, at the fixture's decoy phase, adds an
+// invented fact.
+type scriptedSummarizer struct {
+	decoyPhase int
+	decoy      string
+}
+
+func (z scriptedSummarizer) Run(_ context.Context, s agent.Session) (agent.Report, error) {
+	i, j := strings.Index(s.Prompt, storySection), strings.Index(s.Prompt, "\n## The records of")
+	if i < 0 || j < i {
+		return agent.Report{Status: agent.StatusFailed, Error: "no story in the prompt"}, nil
+	}
+	var out []string
+	skip := false
+	for l := range strings.Lines(s.Prompt[i:j]) {
+		l = strings.TrimRight(l, "\n")
+		switch {
+		case strings.HasSuffix(l, ":") && !strings.HasPrefix(l, "- "):
+			skip = l == "Open TODOs:" || l == "Other commands:"
+		case strings.HasPrefix(l, "- [phase "):
+			if k := strings.Index(l, "] "); k > 0 {
+				l = "- " + l[k+2:]
+			}
+		}
+		if !skip {
+			out = append(out, l)
+		}
+	}
+	text := strings.Join(out, "\n") + "\n"
+	if s.Phase == z.decoyPhase {
+		text += z.decoy + "\n"
+	}
+	return agent.Report{Status: agent.StatusCompleted, Output: text, Summary: "story so far",
+		Usage: agent.Usage{InputTokens: story.Tokens(s.Prompt), OutputTokens: story.Tokens(text)}}, nil
+}
+
+// playFixture runs f through the workflow and returns the sessions and
+// the story's records.
+func playFixture(t testing.TB, f ecoFixture, summarizer bool) ([]ecoSession, []story.Record, state.ExecutionState) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	repo, err := workspace.Init(dir, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("# "+f.Name+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.Commit(ctx, "initial", nil, workspace.CommitOptions{
+		Author: workspace.Signature{Name: "t", Email: "t@example.invalid"}, When: fixedTime}); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := yaml.Marshal(&f.Script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := agent.ParseScript(f.Name+".yaml", raw)
+	if err != nil {
+		t.Fatalf("fixture %s: %v", f.Name, err)
+	}
+	rec := &ecoRecorder{inner: agent.NewScriptDriver(sc, agent.ScriptOptions{})}
+	sum := &ecoRecorder{inner: scriptedSummarizer{f.Decoy.Phase, f.Decoy.Text}}
+	g, err := Build(Config{Repo: repo, Clock: func() time.Time { return fixedTime }, Drivers: func(role agent.Role, _ state.RunConfig) (agent.Driver, error) {
+		switch role {
+		case agent.RoleEvaluator:
+			return nil, nil
+		case agent.RoleSummarizer:
+			return sum, nil
+		}
+		return rec, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := g.Compile(graph.WithStore(checkpoint.NewMemory()), graph.WithStepLimit(1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := state.RunConfig{AutoApprove: true}
+	if summarizer {
+		cfg.Agents.Summarizer.Driver = "script"
+	}
+	s0, err := state.NewRun(state.RunInfo{ID: "eco-" + f.Name, Goal: f.Goal, CreatedAt: fixedTime}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s0.Plan.Markdown = f.plan()
+	res, err := r.Run(ctx, s0.Run.ID, s0)
+	if err != nil || res.State.Status != state.RunCompleted {
+		t.Fatalf("fixture %s: %v, status %v %q", f.Name, err, res.State.Status, res.State.Errors)
+	}
+	w := &workflow{cfg: Config{Repo: repo}}
+	rs, err := w.readStory(res.State)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(rec.all, sum.all...), rs, res.State
+}
+
+// stripStory takes the story block out of a phase prompt: what
+// PhasePrompt gives for the same state.
+func stripStory(p string) string {
+	i := strings.Index(p, "- Every agent's decision records in full")
+	j := strings.Index(p, "\n## Phase ")
+	if i < 0 || j < i {
+		return p
+	}
+	return p[:i] + p[j:]
+}
+
+// withHistory pastes records into a signposting prompt, before the phase's
+// own section.
+func withHistory(p string, rs []story.Record) string {
+	if len(rs) == 0 {
+		return p
+	}
+	var b strings.Builder
+	b.WriteString("\n## Full history: every earlier decision record\n")
+	for _, r := range rs {
+		data, _ := r.Encode()
+		b.Write(data)
+	}
+	j := strings.Index(p, "\n## Phase ")
+	return p[:j] + b.String() + p[j:]
+}
+
+// section returns the "### title" section of a prompt, or "".
+func section(p, title string) string {
+	i := strings.Index(p, "\n### "+title)
+	if i < 0 {
+		return ""
+	}
+	rest := p[i+1:]
+	j := len(rest)
+	for _, end := range []string{"\n### ", "\n## "} {
+		if k := strings.Index(rest[1:], end); k >= 0 && k+1 < j {
+			j = k + 1
+		}
+	}
+	return rest[:j]
+}
+
+func slope(ys []int) float64 {
+	n := float64(len(ys))
+	if n < 2 {
+		return 0
+	}
+	var sx, sy, sxx, sxy float64
+	for i, y := range ys {
+		x := float64(i + 1)
+		sx, sy, sxx, sxy = sx+x, sy+float64(y), sxx+x*x, sxy+x*float64(y)
+	}
+	return math.Round((n*sxy-sx*sy)/(n*sxx-sx*sx)*100) / 100
+}
+
+// measure computes one strategy's result from the prompts of the first
+// session of each phase (firsts) and of all developer sessions (all).
+func measure(f ecoFixture, plan string, rs []story.Record, firsts []ecoSession, prompts map[int]string, all []string, extra int) StrategyResult {
+	var res StrategyResult
+	introduced := map[string]int{}
+	for _, fact := range f.MustKeep {
+		for _, r := range rs {
+			if strings.Contains(sourceOf([]story.Record{r}), fact) {
+				introduced[fact] = r.Phase
+				break
+			}
+		}
+	}
+	candidates := append(append(slices.Clone(f.MustKeep), f.Superseded...), strings.TrimPrefix(strings.TrimSpace(f.Decoy.Text), "- "))
+	res.RetentionMin = 1
+	var sumRet float64
+	scored := 0
+	for k, fs := range firsts {
+		p := prompts[k]
+		res.PromptTokens = append(res.PromptTokens, story.Tokens(p))
+		var due []string
+		for _, fact := range f.MustKeep {
+			if ph, ok := introduced[fact]; ok && ph < fs.s.Phase {
+				due = append(due, fact)
+			}
+		}
+		if len(due) > 0 {
+			_, share := story.Retention(p, due)
+			res.RetentionMin = min(res.RetentionMin, share)
+			sumRet += share
+			scored++
+		}
+		var before []story.Record
+		for _, r := range rs {
+			if r.Phase < fs.s.Phase {
+				before = append(before, r)
+			}
+		}
+		res.Invented += len(story.Invented(p, plan+sourceOf(before), candidates))
+		if k == len(firsts)-1 {
+			for _, s := range f.Superseded {
+				if strings.Contains(p, s) {
+					res.Stale++
+				}
+			}
+		}
+	}
+	if scored > 0 {
+		res.RetentionMean = math.Round(sumRet/float64(scored)*1000) / 1000
+	}
+	res.Slope = slope(res.PromptTokens)
+	for _, p := range all {
+		res.TotalTokens += story.Tokens(p)
+		res.MaxLevel1 = max(res.MaxLevel1, story.Tokens(section(p, "This phase so far")))
+		res.MaxLevel2 = max(res.MaxLevel2, story.Tokens(section(p, "Story so far")))
+	}
+	if extra > 0 {
+		res.TotalTokens += extra
+		res.SummarizerShare = math.Round(float64(extra)/float64(res.TotalTokens)*1000) / 1000
+	}
+	return res
+}
+
+func sourceOf(rs []story.Record) string {
+	var b strings.Builder
+	for _, r := range rs {
+		b.WriteString(r.Summary + "\n")
+		for _, d := range r.Decisions {
+			b.WriteString(d.Topic + "\n" + d.What + "\n" + d.Why + "\n")
+		}
+		for _, l := range [][]string{r.Commands, r.Methods, r.Dependencies, r.Requirements, r.Recommendations} {
+			b.WriteString(strings.Join(l, "\n") + "\n")
+		}
+	}
+	return b.String()
+}
+
+// economy plays every fixture and measures every strategy.
+func economy(t testing.TB) EconomyReport {
+	rep := EconomyReport{TokenCounter: "story.Tokens: ceil(UTF-8 bytes / 4)"}
+	for _, f := range loadFixtures(t) {
+		fr := FixtureResult{Name: f.Name, Phases: len(f.Tasks), Facts: len(f.MustKeep), Strategies: map[string]StrategyResult{}}
+		plan := f.plan()
+		for _, withSum := range []bool{false, true} {
+			sessions, rs, end := playFixture(t, f, withSum)
+			var devs []ecoSession
+			sumTokens, expansions := 0, 0
+			for _, s := range sessions {
+				switch s.s.Role {
+				case agent.RoleDeveloper:
+					devs = append(devs, s)
+					expansions += s.rep.Expansions
+				case agent.RoleSummarizer:
+					sumTokens += s.rep.Usage.InputTokens + s.rep.Usage.OutputTokens
+				}
+			}
+			var firsts []ecoSession
+			isFirst := map[int]bool{}
+			seen := map[int]bool{}
+			for i, d := range devs {
+				if !seen[d.s.Phase] {
+					seen[d.s.Phase], isFirst[i] = true, true
+					firsts = append(firsts, d)
+				}
+			}
+			build := func(f func(i int, d ecoSession) string) (map[int]string, []string) {
+				firstP := map[int]string{}
+				var all []string
+				k := 0
+				for i, d := range devs {
+					p := f(i, d)
+					all = append(all, p)
+					if isFirst[i] {
+						firstP[k] = p
+						k++
+					}
+				}
+				return firstP, all
+			}
+			// records written before developer session i: the reports with a story before it.
+			before := func(i int) []story.Record {
+				n := 0
+				for _, d := range devs[:i] {
+					if !d.rep.Story.IsZero() {
+						n++
+					}
+				}
+				return rs[:min(n, len(rs))]
+			}
+			if withSum {
+				fp, all := build(func(_ int, d ecoSession) string { return d.s.Prompt })
+				r := measure(f, plan, rs, firsts, fp, all, sumTokens)
+				r.Expansions, r.Summaries = expansions, end.Progress.Story.Summaries
+				fr.Strategies[stratSummarizer] = r
+				continue
+			}
+			fp, all := build(func(_ int, d ecoSession) string { return d.s.Prompt })
+			r := measure(f, plan, rs, firsts, fp, all, 0)
+			r.Expansions = expansions
+			fr.Strategies[stratStory] = r
+			fp, all = build(func(_ int, d ecoSession) string { return stripStory(d.s.Prompt) })
+			r = measure(f, plan, rs, firsts, fp, all, 0)
+			r.MaxLevel1, r.MaxLevel2 = 0, 0
+			fr.Strategies[stratSignpost] = r
+			fp, all = build(func(i int, d ecoSession) string { return withHistory(stripStory(d.s.Prompt), before(i)) })
+			r = measure(f, plan, rs, firsts, fp, all, 0)
+			r.MaxLevel1, r.MaxLevel2 = 0, 0
+			fr.Strategies[stratFull] = r
+		}
+		rep.Fixtures = append(rep.Fixtures, fr)
+	}
+	return rep
+}
+
+// Table renders the report as the README's markdown table: per strategy,
+// over all fixtures.
+func (r EconomyReport) Table() string {
+	var b strings.Builder
+	b.WriteString("| strategy | prompt tokens, phase 1 → last (mean) | slope (tokens/phase, mean) | total context tokens | retention (min / mean) | invented facts | escape hatch | summarizer share |\n")
+	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, st := range strategies {
+		var first, last, sl, total, minRet, meanRet, share float64
+		inv, exp := 0, 0
+		minRet = 1
+		for _, f := range r.Fixtures {
+			s := f.Strategies[st]
+			first += float64(s.PromptTokens[0])
+			last += float64(s.PromptTokens[len(s.PromptTokens)-1])
+			sl += s.Slope
+			total += float64(s.TotalTokens)
+			minRet = min(minRet, s.RetentionMin)
+			meanRet += s.RetentionMean
+			inv += s.Invented
+			exp += s.Expansions
+			share += s.SummarizerShare
+		}
+		n := float64(len(r.Fixtures))
+		fmt.Fprintf(&b, "| %s | %.0f → %.0f | %.1f | %.0f | %.0f%% / %.0f%% | %d | %d | %.1f%% |\n", st, first/n, last/n, sl/n, total,
+			minRet*100, meanRet/n*100, inv, exp, share/n*100)
+	}
+	return b.String()
+}
+
+// BenchmarkContextEconomy plays the fixtures and reports what each
+// strategy gives later phases. The JSON report goes to the benchmark's
+// temp dir, or to testdata/context-economy.json with
+// GAFFER_UPDATE_BASELINE=1.
+func BenchmarkContextEconomy(b *testing.B) {
+	var rep EconomyReport
+	for b.Loop() {
+		rep = economy(b)
+	}
+	data, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := filepath.Join(b.TempDir(), "context-economy.json")
+	if os.Getenv(ecoUpdateEnv) == "1" {
+		out = ecoBaseline
+	}
+	if err := os.WriteFile(out, append(data, '\n'), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for _, st := range strategies {
+		var tokens, ret float64
+		for _, f := range rep.Fixtures {
+			s := f.Strategies[st]
+			tokens += float64(s.TotalTokens)
+			ret += s.RetentionMean
+		}
+		b.ReportMetric(tokens/float64(len(rep.Fixtures)), st+"-tokens/fixture")
+		b.ReportMetric(ret/float64(len(rep.Fixtures))*100, st+"-retention-%")
+	}
+	b.Logf("report: %s\n%s", out, rep.Table())
+}
+
+// TestContextEconomyBaseline plays the benchmark's fixtures and checks the
+// committed baseline with one-sided bands — a strategy's total context
+// tokens may exceed the baseline's by 10%, its retention may not drop —
+// and the Task Story's targets: every must-keep fact kept on every
+// fixture, within the Level 1 and Level 2 budgets, nothing invented, and
+// prompt tokens growing more slowly over phases than full history's.
+func TestContextEconomyBaseline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plays 14 scripted runs")
+	}
+	got := economy(t)
+	data, err := os.ReadFile(ecoBaseline)
+	if err != nil {
+		t.Fatalf("%v (write it with %s=1 go test -run '^$' -bench BenchmarkContextEconomy -benchtime 1x ./nodes)", err, ecoUpdateEnv)
+	}
+	var base EconomyReport
+	if err := json.Unmarshal(data, &base); err != nil {
+		t.Fatal(err)
+	}
+	baseBy := map[string]FixtureResult{}
+	for _, f := range base.Fixtures {
+		baseBy[f.Name] = f
+	}
+	for _, f := range got.Fixtures {
+		bf, ok := baseBy[f.Name]
+		if !ok {
+			t.Errorf("fixture %s is not in the baseline; update it", f.Name)
+			continue
+		}
+		for _, st := range strategies {
+			g, b := f.Strategies[st], bf.Strategies[st]
+			if limit := float64(b.TotalTokens) * 1.10; float64(g.TotalTokens) > limit {
+				t.Errorf("%s/%s: %d context tokens, over the baseline %d + 10%%", f.Name, st, g.TotalTokens, b.TotalTokens)
+			}
+			if g.RetentionMin < b.RetentionMin || g.RetentionMean < b.RetentionMean {
+				t.Errorf("%s/%s: retention %.3f/%.3f dropped below the baseline %.3f/%.3f", f.Name, st, g.RetentionMin, g.RetentionMean, b.RetentionMin, b.RetentionMean)
+			}
+		}
+		for _, st := range []string{stratStory, stratSummarizer} {
+			s := f.Strategies[st]
+			if s.RetentionMin != 1 {
+				t.Errorf("%s/%s keeps %.0f%% of the must-keep facts at worst, want 100%%", f.Name, st, s.RetentionMin*100)
+			}
+			if s.Invented != 0 {
+				t.Errorf("%s/%s: %d invented facts", f.Name, st, s.Invented)
+			}
+			if s.MaxLevel1 > story.Level1Budget || s.MaxLevel2 > story.Level2Budget {
+				t.Errorf("%s/%s: Level 1 %d tokens, Level 2 %d: over budget", f.Name, st, s.MaxLevel1, s.MaxLevel2)
+			}
+			if s.Stale != 0 {
+				t.Errorf("%s/%s: %d superseded facts still in the last phase's prompt", f.Name, st, s.Stale)
+			}
+		}
+		if s, full := f.Strategies[stratStory], f.Strategies[stratFull]; s.Slope >= full.Slope || s.TotalTokens >= full.TotalTokens {
+			t.Errorf("%s: the Task Story grows %.1f tokens/phase (%d in all), full history %.1f (%d): want less", f.Name, s.Slope, s.TotalTokens, full.Slope, full.TotalTokens)
+		}
+	}
+}

@@ -1,0 +1,218 @@
+package story
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+)
+
+// The budgets of the two compression levels, in tokens (Tokens).
+const (
+	Level1Budget = 4000 // one phase's records, across attempts and review iterations
+	Level2Budget = 1500 // the story so far, at a phase boundary
+)
+
+// Tokens approximates the token count of text offline: one token per four
+// bytes of UTF-8, rounded up.
+func Tokens(text string) int { return (len(text) + 3) / 4 }
+
+// detail says how much a rendering keeps; each step sheds more.
+type detail struct {
+	sessions        bool // what each session said it did (Level 1 only)
+	recommendations bool
+	why             bool
+	todos           bool
+	dropDecisions   int // the oldest this many decisions are left out
+}
+
+// Level1 renders the records of one phase within budget tokens (0 means
+// Level1Budget): every decision with its reason, commands, methods,
+// dependencies, requirements and recommendations, after Merge; when that
+// is too long it sheds recommendations, then reasons, then the oldest
+// decisions. It fails with ErrOverBudget only when the verbatim items
+// alone do not fit. Empty records give "".
+func Level1(rs []Record, budget int) (string, error) {
+	if budget <= 0 {
+		budget = Level1Budget
+	}
+	return fit(Merge(rs), "This phase so far", budget, detail{sessions: true, recommendations: true, why: true, todos: true})
+}
+
+// Level2 renders the story so far within budget tokens (0 means
+// Level2Budget): what was decided and built, not how — decisions without
+// reasons or recommendations — shedding open TODOs and then the oldest
+// decisions when it is too long.
+func Level2(rs []Record, budget int) (string, error) {
+	if budget <= 0 {
+		budget = Level2Budget
+	}
+	return fit(Merge(rs), "Story so far", budget, detail{todos: true})
+}
+
+func fit(m Merged, title string, budget int, d detail) (string, error) {
+	if len(m.Verbatim())+len(m.Decisions)+len(m.Todos)+len(m.Other)+len(m.Recommendations) == 0 {
+		return "", nil
+	}
+	steps := []func(*detail) bool{
+		func(d *detail) bool { r := d.sessions; d.sessions = false; return r },
+		func(d *detail) bool { r := d.recommendations; d.recommendations = false; return r },
+		func(d *detail) bool { r := d.why; d.why = false; return r },
+		func(d *detail) bool { r := d.todos; d.todos = false; return r },
+	}
+	for {
+		text := render(m, title, d)
+		if Tokens(text) <= budget {
+			return text, nil
+		}
+		shed := false
+		for _, st := range steps {
+			if st(&d) {
+				shed = true
+				break
+			}
+		}
+		if !shed {
+			if d.dropDecisions >= len(m.Decisions) {
+				return text, fmt.Errorf("%w: %d tokens of items kept verbatim, budget %d", ErrOverBudget, Tokens(text), budget)
+			}
+			d.dropDecisions++
+		}
+	}
+}
+
+func render(m Merged, title string, d detail) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## %s\n", title)
+	list := func(head string, l []Tagged[string]) {
+		if len(l) == 0 {
+			return
+		}
+		fmt.Fprintf(&b, "\n%s:\n", head)
+		for _, t := range l {
+			fmt.Fprintf(&b, "- %s\n", t.Item)
+		}
+	}
+	if d.sessions && len(m.Sessions) > 0 {
+		b.WriteString("\nSessions:\n")
+		for _, s := range m.Sessions {
+			fmt.Fprintf(&b, "- %s\n", s)
+		}
+	}
+	list("User requirements (verbatim)", m.Requirements)
+	list("Dependencies", m.Dependencies)
+	list("Methods", m.Methods)
+	list("Do NOT", m.NotTodos)
+	if ds := m.Decisions[min(d.dropDecisions, len(m.Decisions)):]; len(ds) > 0 {
+		b.WriteString("\nDecisions:\n")
+		if d.dropDecisions > 0 {
+			fmt.Fprintf(&b, "- (%d older decisions left out; see the story/ files)\n", d.dropDecisions)
+		}
+		for _, t := range ds {
+			fmt.Fprintf(&b, "- [phase %d] %s", t.Phase, t.Item.What)
+			if d.why && t.Item.Why != "" {
+				fmt.Fprintf(&b, " (why: %s)", t.Item.Why)
+			}
+			b.WriteString("\n")
+		}
+	}
+	if d.todos {
+		list("Open TODOs", m.Todos)
+		list("Other commands", m.Other)
+	}
+	if d.recommendations {
+		list("Recommendations", m.Recommendations)
+	}
+	return b.String()
+}
+
+// CheckSummary decides whether a summarizer's text may stand in for the
+// deterministic compression of rs: it must fit budget, keep every verbatim
+// item of rs word for word, and hold no word (of three letters or more,
+// or any identifier) that is absent from the sources — the records and
+// the section headings the deterministic text uses. It returns nil or an
+// error matching ErrRejectedSummary that says why.
+func CheckSummary(summary string, rs []Record, budget int) error {
+	if t := Tokens(summary); t > budget {
+		return fmt.Errorf("%w: %d tokens, budget %d", ErrRejectedSummary, t, budget)
+	}
+	m := Merge(rs)
+	for _, v := range m.Verbatim() {
+		if !strings.Contains(summary, v) {
+			return fmt.Errorf("%w: it lost %q", ErrRejectedSummary, v)
+		}
+	}
+	vocab := words(sourceText(rs) + render(m, "Story so far This phase", detail{true, true, true, true, 0}) + " phase phases left older out see files")
+	for w := range words(summary) {
+		if _, ok := vocab[w]; !ok {
+			return fmt.Errorf("%w: %q is not in its sources", ErrRejectedSummary, w)
+		}
+	}
+	return nil
+}
+
+// sourceText is every string of rs.
+func sourceText(rs []Record) string {
+	var b strings.Builder
+	for _, r := range rs {
+		b.WriteString(r.Summary + "\n")
+		for _, d := range r.Decisions {
+			b.WriteString(d.Topic + "\n" + d.What + "\n" + d.Why + "\n")
+		}
+		for _, l := range [][]string{r.Commands, r.Methods, r.Dependencies, r.Requirements, r.Recommendations} {
+			b.WriteString(strings.Join(l, "\n") + "\n")
+		}
+	}
+	return b.String()
+}
+
+// words returns the lower-cased words of text: runs of letters, digits
+// and '_', '.', '-' (so identifiers and package names are one word), with
+// trailing dots trimmed; words shorter than three letters and numbers are
+// left out.
+func words(text string) map[string]struct{} {
+	out := map[string]struct{}{}
+	f := strings.FieldsFunc(text, func(r rune) bool {
+		return !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '.' || r == '-' || r == '/')
+	})
+	for _, w := range f {
+		w = strings.ToLower(strings.Trim(w, ".-/"))
+		if len([]rune(w)) < 3 || strings.IndexFunc(w, unicode.IsLetter) < 0 {
+			continue
+		}
+		out[w] = struct{}{}
+	}
+	return out
+}
+
+// Retention scores what text keeps of facts: the facts found in it (each
+// compared with white space collapsed) and the share of facts kept, 1 when
+// there are none.
+func Retention(text string, facts []string) (kept []string, share float64) {
+	t := strings.Join(strings.Fields(text), " ")
+	for _, f := range facts {
+		if strings.Contains(t, strings.Join(strings.Fields(f), " ")) {
+			kept = append(kept, f)
+		}
+	}
+	if len(facts) == 0 {
+		return kept, 1
+	}
+	return kept, float64(len(kept)) / float64(len(facts))
+}
+
+// Invented returns the facts of candidates that text holds but sources do
+// not: the benchmark's invented-fact count (a must-keep fact that appears
+// in a prompt without appearing in the records or plan that prompt was
+// built from).
+func Invented(text, sources string, candidates []string) []string {
+	t := strings.Join(strings.Fields(text), " ")
+	src := strings.Join(strings.Fields(sources), " ")
+	var out []string
+	for _, c := range candidates {
+		c = strings.Join(strings.Fields(c), " ")
+		if strings.Contains(t, c) && !strings.Contains(src, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}

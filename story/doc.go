@@ -1,0 +1,36 @@
+// Package story is the Task Story's pure logic (seed 004): the decision
+// records agents hand back, their deduplication and superseding, the two
+// budgeted compressions, the offline token approximation and the scoring
+// of fact retention. It reads no files and keeps no state; package nodes
+// writes the records into the execution directory and reads them back.
+//
+// # Records
+//
+// A Record is one session's Facts — decisions (what and why), commands
+// (TODO / NOT TODO), methods (names and signatures created), dependencies,
+// the user's requirements and recommendations — with who wrote it (role,
+// phase, attempt, iteration) and its sequence number. Records are
+// append-only: nodes writes each to story/NNN-<role>-p<phase>-a<attempt>.json
+// (Name) and commits it with the phase.
+//
+// # Compression
+//
+// Level1 renders one phase's records (across attempts and review
+// iterations) within Level1Budget tokens; Level2 renders the story so far
+// at a phase boundary within Level2Budget tokens. Both are deterministic:
+// they drop duplicates and superseded items (Merge), keep methods,
+// dependencies, user requirements and NOT TODOs verbatim, and shed the
+// rest in a fixed order (recommendations, reasons, open TODOs, then the
+// oldest decisions) until the text fits. CheckSummary decides whether a
+// summarizer's text may replace the deterministic one: it must fit the
+// budget, keep every verbatim item, and contain no word absent from the
+// sources, so a summary never holds a fact its sources lack.
+//
+// # Tokens
+//
+// Tokens approximates a model's token count offline as one token per four
+// bytes of UTF-8, rounded up (OpenAI's published rule of thumb for English
+// text and code; langchaingo's tiktoken counter downloads its encodings,
+// which fails without a network). Reported usage from a provider is used
+// instead wherever a provider gives it.
+package story

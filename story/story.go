@@ -1,0 +1,227 @@
+package story
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Decision is one choice an agent made and why. Topic, when set, names
+// what the decision is about: a later decision on the same topic
+// supersedes an earlier one.
+type Decision struct {
+	Topic string `json:"topic,omitempty" yaml:"topic"`
+	What  string `json:"what" yaml:"what" script:"required"`
+	Why   string `json:"why,omitempty" yaml:"why"`
+}
+
+// Facts is the structured part of a session's report: what a later
+// agent needs to know.
+type Facts struct {
+	Decisions []Decision `json:"decisions,omitempty" yaml:"decisions"`
+	// Commands are "TODO: …" and "NOT TODO: …" lines (a "DONE: …" line
+	// closes the TODO of the same text).
+	Commands []string `json:"commands,omitempty" yaml:"commands"`
+	// Methods are the names and signatures created, e.g.
+	// "TTSService.Synthesize(text string) ([]byte, error)".
+	Methods      []string `json:"methods,omitempty" yaml:"methods"`
+	Dependencies []string `json:"dependencies,omitempty" yaml:"dependencies"`
+	// Requirements are the user's requirements, verbatim.
+	Requirements    []string `json:"requirements,omitempty" yaml:"requirements"`
+	Recommendations []string `json:"recommendations,omitempty" yaml:"recommendations"`
+}
+
+// IsZero reports whether f holds nothing.
+func (f Facts) IsZero() bool {
+	return len(f.Decisions)+len(f.Commands)+len(f.Methods)+len(f.Dependencies)+len(f.Requirements)+len(f.Recommendations) == 0
+}
+
+// Record is one session's entry in the story.
+type Record struct {
+	Seq       int    `json:"seq"`
+	Role      string `json:"role"`
+	Phase     int    `json:"phase"` // 1-based; 0 before the first phase (the user at approval)
+	Attempt   int    `json:"attempt,omitempty"`
+	Iteration int    `json:"iteration,omitempty"`
+	Summary   string `json:"summary,omitempty"`
+	Facts
+}
+
+// Name is the record's file name in the story directory:
+// NNN-<role>-p<phase>-a<attempt>.json. It depends only on the record's
+// sequence number, role, phase and attempt, so writing the same record
+// again (a resumed phase) replaces the file instead of adding one.
+func (r Record) Name() string {
+	return fmt.Sprintf("%03d-%s-p%d-a%d.json", r.Seq, r.Role, r.Phase, r.Attempt)
+}
+
+// Encode returns the record's file content: indented JSON and a newline.
+func (r Record) Encode() ([]byte, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("story: encode record %d: %w", r.Seq, err)
+	}
+	return append(b, '\n'), nil
+}
+
+// Decode reads a record written by Encode.
+func Decode(data []byte) (Record, error) {
+	var r Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return Record{}, fmt.Errorf("%w: %w", ErrBadRecord, err)
+	}
+	if r.Seq <= 0 || r.Role == "" {
+		return Record{}, fmt.Errorf("%w: seq and role are required", ErrBadRecord)
+	}
+	return r, nil
+}
+
+// Hash is the hex SHA-256 of the record's encoding: the state keeps the
+// latest one, not the records.
+func Hash(data []byte) string {
+	h := sha256.Sum256(data)
+	return hex.EncodeToString(h[:])
+}
+
+// Sort orders records by sequence number.
+func Sort(rs []Record) {
+	slices.SortStableFunc(rs, func(a, b Record) int { return a.Seq - b.Seq })
+}
+
+// commandKey splits a command into its kind (TODO, NOT TODO, DONE, or ""
+// for anything else) and its normalised text.
+func commandKey(c string) (kind, text string) {
+	t := strings.TrimSpace(c)
+	u := strings.ToUpper(t)
+	for _, k := range []string{"NOT TODO", "TODO", "DONE"} {
+		if strings.HasPrefix(u, k) {
+			rest := strings.TrimLeft(t[len(k):], ":- ")
+			return k, norm(rest)
+		}
+	}
+	return "", norm(t)
+}
+
+// IsNotTodo reports whether c is a NOT TODO command.
+func IsNotTodo(c string) bool { k, _ := commandKey(c); return k == "NOT TODO" }
+
+// methodName is a method's name without its parameters: a later method of
+// the same name supersedes (its signature changed).
+func methodName(m string) string {
+	if i := strings.IndexByte(m, '('); i > 0 {
+		return strings.TrimSpace(m[:i])
+	}
+	return strings.TrimSpace(m)
+}
+
+func norm(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
+
+// Tagged is an item with the phase it comes from.
+type Tagged[T any] struct {
+	Phase int
+	Item  T
+}
+
+// Merged is the story of some records once duplicates and superseded
+// items are gone, oldest first within each list.
+type Merged struct {
+	Sessions        []string // "attempt A, iteration I: summary", one per record with a summary
+	Requirements    []Tagged[string]
+	Dependencies    []Tagged[string]
+	Methods         []Tagged[string]
+	NotTodos        []Tagged[string]
+	Decisions       []Tagged[Decision]
+	Todos           []Tagged[string] // open: not closed by a DONE or NOT TODO of the same text
+	Other           []Tagged[string] // commands of no known kind
+	Recommendations []Tagged[string]
+}
+
+// Merge folds records (in sequence order) into one story: exact
+// duplicates go (the first stays), a decision is superseded by a later one
+// of the same topic (or the same what, when it has no topic), a method by
+// a later one of the same name, a TODO by a later DONE or NOT TODO of the
+// same text. Requirements, dependencies, methods and NOT TODOs are kept
+// verbatim.
+func Merge(rs []Record) Merged {
+	rs = slices.Clone(rs)
+	Sort(rs)
+	var m Merged
+	addUnique := func(l *[]Tagged[string], p int, v string, key func(string) string) {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			return
+		}
+		k := key(v)
+		*l = slices.DeleteFunc(*l, func(t Tagged[string]) bool { return key(t.Item) == k })
+		*l = append(*l, Tagged[string]{p, v})
+	}
+	keepFirst := func(l *[]Tagged[string], p int, v string) {
+		v = strings.TrimSpace(v)
+		if v == "" || slices.ContainsFunc(*l, func(t Tagged[string]) bool { return norm(t.Item) == norm(v) }) {
+			return
+		}
+		*l = append(*l, Tagged[string]{p, v})
+	}
+	for _, r := range rs {
+		p := r.Phase
+		if s := strings.TrimSpace(r.Summary); s != "" {
+			m.Sessions = append(m.Sessions, fmt.Sprintf("%s, phase %d, attempt %d, iteration %d: %s", r.Role, r.Phase, r.Attempt, r.Iteration, s))
+		}
+		for _, v := range r.Requirements {
+			keepFirst(&m.Requirements, p, v)
+		}
+		for _, v := range r.Dependencies {
+			keepFirst(&m.Dependencies, p, v)
+		}
+		for _, v := range r.Methods {
+			addUnique(&m.Methods, p, v, func(s string) string { return norm(methodName(s)) })
+		}
+		for _, d := range r.Decisions {
+			if strings.TrimSpace(d.What) == "" {
+				continue
+			}
+			key := func(x Decision) string {
+				if x.Topic != "" {
+					return "t:" + norm(x.Topic)
+				}
+				return "w:" + norm(x.What)
+			}
+			k := key(d)
+			m.Decisions = slices.DeleteFunc(m.Decisions, func(t Tagged[Decision]) bool { return key(t.Item) == k })
+			m.Decisions = append(m.Decisions, Tagged[Decision]{p, d})
+		}
+		for _, c := range r.Commands {
+			kind, text := commandKey(c)
+			switch kind {
+			case "NOT TODO":
+				m.Todos = slices.DeleteFunc(m.Todos, func(t Tagged[string]) bool { _, x := commandKey(t.Item); return x == text })
+				keepFirst(&m.NotTodos, p, c)
+			case "DONE":
+				m.Todos = slices.DeleteFunc(m.Todos, func(t Tagged[string]) bool { _, x := commandKey(t.Item); return x == text })
+			case "TODO":
+				keepFirst(&m.Todos, p, c)
+			default:
+				keepFirst(&m.Other, p, c)
+			}
+		}
+		for _, v := range r.Recommendations {
+			keepFirst(&m.Recommendations, p, v)
+		}
+	}
+	return m
+}
+
+// Verbatim lists the items every compression keeps word for word:
+// requirements, dependencies, methods and NOT TODOs.
+func (m Merged) Verbatim() []string {
+	var out []string
+	for _, l := range [][]Tagged[string]{m.Requirements, m.Dependencies, m.Methods, m.NotTodos} {
+		for _, t := range l {
+			out = append(out, t.Item)
+		}
+	}
+	return out
+}
