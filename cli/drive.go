@@ -27,6 +27,11 @@ type answerer func(ctx context.Context, req nodes.ApprovalRequest, s state.Execu
 // run going through approvals that ask answers, and turns the outcome
 // into an exit code.
 func (e *env) drive(ctx context.Context, runID string, ask answerer, step func() (graph.Result[state.ExecutionState], error)) (err error) {
+	unlock, err := e.lockWorkTree(runID)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	// The control socket reaches the run while it is driven here (ops_held.go).
 	finish := e.io.ops.driving(ctx, e, runID)
 	defer func() { err = finish(err) }()

@@ -25,7 +25,7 @@ import (
 //	4  ExitAwaitingApproval  the run stopped to wait for a human to approve or reject the plan
 //	5  ExitHalted            the run ended halted or failed (or was cancelled)
 //	6  ExitRejected          the human rejected the plan
-//	7  ExitLocked            the run or the store is held by another process
+//	7  ExitLocked            the run, the store or the work tree is held by another process
 //	8  ExitPrecondition      a precondition failed: dirty work tree, not a git repository, missing API key
 const (
 	ExitOK               = 0

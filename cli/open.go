@@ -32,9 +32,10 @@ type env struct {
 	store    *checkpoint.Badger
 	runner   *graph.Runner[state.ExecutionState]
 	log      *slog.Logger
-	pace     *time.Duration // --pace given to this command: overrides the run's stored pace
-	borrowed bool           // the store belongs to the process answering on the control socket
-	closers  []func()       // run by Close before the store closes (ops_hooks.go)
+	pace     *time.Duration          // --pace given to this command: overrides the run's stored pace
+	borrowed bool                    // the store belongs to the process answering on the control socket
+	wt       *workspace.WorkTreeLock // held while this env executes a run (worktree_lock.go)
+	closers  []func()                // run by Close before the store closes (ops_hooks.go)
 }
 
 // openEnv opens the repository of --repo and the store of --store (or
