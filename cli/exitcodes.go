@@ -18,7 +18,7 @@ import (
 // Exit codes of the gaffer command.
 //
 //	0  ExitOK                the command succeeded; for run and resume, the run completed
-//	1  ExitFailure           an unexpected error
+//	1  ExitFailure           an unexpected error; a run stopped by a signal or by the machine's disk (resume continues it)
 //	2  ExitUsage             a usage error: unknown command or flag, wrong arguments, bad flag value,
 //	                         an input file (plan, script) that is missing, unreadable or a directory
 //	3  ExitInvalid           the plan or the configuration is invalid
