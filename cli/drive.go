@@ -122,6 +122,9 @@ func (e *env) runError(ctx context.Context, runID string, err error) error {
 // outcome prints a finished run and returns its exit error.
 func (e *env) outcome(ctx context.Context, p *progress, s state.ExecutionState) error {
 	p.tree(ctx, s, "")
+	if l := userChangesLine(s); l != "" {
+		fmt.Fprintf(e.io.Out, "\n%s\n", l)
+	}
 	switch s.Status {
 	case state.RunCompleted:
 		fmt.Fprintf(e.io.Out, "\nRun %s completed. Execution directory: %s\n", s.Run.ID, s.Run.ExecDir)
