@@ -104,7 +104,6 @@
 //     user's untracked files — HEAD is the last good commit and the tree is
 //     clean — and halts the run. A reset is idempotent, so a crash during
 //     or after it is put right by running review again.
-//
 //  7. A run's user's changes are in the checkpoint (state.Stash) before
 //     phase 1 cleans the tree, and put back by restore_user_changes after
 //     the checkpoint that made the run terminal.
