@@ -44,9 +44,10 @@ func Cancel(ctx context.Context, e *env, runID string) error {
 	}
 	unlock, err := e.lockWorkTree(id)
 	if err != nil {
-		fmt.Fprintf(e.io.Out, "Your uncommitted changes stay in %s%s until the work tree is free; then: %s\n",
-			workspace.StashRefPrefix, id, e.cmd("resume", id))
-		return err
+		// The run is cancelled all the same; the changes wait, safe in the ref.
+		fmt.Fprintf(e.io.Out, "Your uncommitted changes stay in %s%s until the work tree is free (%v); then: %s\n",
+			workspace.StashRefPrefix, id, err, e.cmd("resume", id))
+		return nil
 	}
 	defer unlock()
 	res, err := e.runner.Resume(ctx, id)
@@ -66,6 +67,8 @@ func userChangesLine(s state.ExecutionState) string {
 	switch {
 	case s.Stash.Commit == "":
 		return ""
+	case !s.Stash.Restored && !s.Status.Terminal():
+		return fmt.Sprintf("Your uncommitted changes are kept in %s%s until the run ends.", workspace.StashRefPrefix, s.Run.ID)
 	case !s.Stash.Restored:
 		return fmt.Sprintf("Your uncommitted changes are kept in %s%s; gaffer resume %s puts them back.", workspace.StashRefPrefix, s.Run.ID, s.Run.ID)
 	case len(s.Stash.Overlap) == 0:
