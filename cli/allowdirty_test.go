@@ -168,6 +168,9 @@ func TestAllowDirtyKilledAtEveryCommit(t *testing.T) {
 		t.Fatalf("status %q after the kill in restore", st)
 	}
 	gitOut(t, dir, "rev-parse", "--verify", "refs/gaffer/stash/"+runID) // still kept
+	if out, _ := startProc(t, bin, []string{"--repo", dir, "status"}, "").wait(); !strings.Contains(out, "gaffer resume "+runID+" puts them back") {
+		t.Errorf("status does not say how the changes come back:\n%s", out)
+	}
 	out, code := startProc(t, bin, []string{"--repo", dir, "resume"}, "").wait()
 	if code != 0 || !strings.Contains(out, "the run also changed eval.go") {
 		t.Fatalf("resume after a kill in restore: exit %d\n%s", code, out)
