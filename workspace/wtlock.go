@@ -52,8 +52,13 @@ var ErrWorkTreeHeld = errors.New("workspace: work tree held by another process")
 
 // WorkTreeLock is a held work-tree lock; Unlock releases it.
 type WorkTreeLock struct {
-	f *os.File
+	f      *os.File
+	holder Holder
 }
+
+// Holder is who holds the lock: this process and the run it was taken
+// for.
+func (l *WorkTreeLock) Holder() Holder { return l.holder }
 
 // LockWorkTree takes the work tree's lock for run: an exclusive flock on
 // WorkTreeLockFile in the git directory, independent of any store, so two
@@ -83,11 +88,12 @@ func (r *Repo) LockWorkTree(run string) (*WorkTreeLock, error) {
 		return nil, &WorkTreeHeldError{Root: r.root, Holder: h}
 	}
 	host, _ := os.Hostname()
-	b, _ := json.Marshal(Holder{PID: os.Getpid(), Host: host, Run: run})
+	h := Holder{PID: os.Getpid(), Host: host, Run: run}
+	b, _ := json.Marshal(h)
 	if err := f.Truncate(0); err == nil {
 		_, _ = f.WriteAt(append(b, '\n'), 0)
 	}
-	return &WorkTreeLock{f: f}, nil
+	return &WorkTreeLock{f: f, holder: h}, nil
 }
 
 // Unlock releases the lock. It is safe to call on a nil lock and more
