@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"github.com/gaffer-dev/gaffer/internal/ioerr"
 	"io"
 	"path/filepath"
 	"strings"
@@ -288,6 +289,11 @@ func (d *ScriptDriver) act(ctx context.Context, s Session, tb *Toolbox, a Action
 	}
 	if toolErr != nil {
 		result(toolErr.Error(), true)
+		if ioerr.Machine(toolErr) {
+			// The machine's disk failed this driver's own write (ENOSPC,
+			// EIO, …): the session could not run, it did not fail.
+			return "", toolErr
+		}
 		return toolErr.Error(), nil
 	}
 	return "", nil

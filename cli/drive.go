@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 	"sync"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/internal/ioerr"
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/state"
 )
@@ -27,6 +29,11 @@ type answerer func(ctx context.Context, req nodes.ApprovalRequest, s state.Execu
 // run going through approvals that ask answers, and turns the outcome
 // into an exit code.
 func (e *env) drive(ctx context.Context, runID string, ask answerer, step func() (graph.Result[state.ExecutionState], error)) (err error) {
+	unlock, err := e.lockWorkTree(runID)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	// The control socket reaches the run while it is driven here (ops_held.go).
 	finish := e.io.ops.driving(ctx, e, runID)
 	defer func() { err = finish(err) }()
@@ -105,6 +112,9 @@ func (e *env) runError(ctx context.Context, runID string, err error) error {
 		return exitf(ExitPrecondition, "run %s stopped, nothing changed: %w; then: %s", runID, err, e.cmd("resume", runID))
 	case ctx.Err() != nil:
 		return exitf(ExitFailure, "run %s interrupted; continue it with: %s", runID, e.cmd("resume", runID))
+	case ioerr.Machine(err):
+		return exitf(ExitFailure, "run %s stopped by the machine, not the agent (no attempt counted): %w; free space or fix the disk, then: %s",
+			runID, ioCause(err), e.cmd("resume", runID))
 	}
 	return exitf(ExitHalted, "run %s stopped: %w\n(fix the cause, then: %s)", runID, err, e.cmd("resume", runID))
 }
@@ -112,6 +122,9 @@ func (e *env) runError(ctx context.Context, runID string, err error) error {
 // outcome prints a finished run and returns its exit error.
 func (e *env) outcome(ctx context.Context, p *progress, s state.ExecutionState) error {
 	p.tree(ctx, s, "")
+	if l := userChangesLine(s); l != "" {
+		fmt.Fprintf(e.io.Out, "\n%s\n", l)
+	}
 	switch s.Status {
 	case state.RunCompleted:
 		fmt.Fprintf(e.io.Out, "\nRun %s completed. Execution directory: %s\n", s.Run.ID, s.Run.ExecDir)
@@ -189,4 +202,14 @@ func (e *env) askTerminal() answerer {
 			}
 		}
 	}
+}
+
+// ioCause is the short form of a machine I/O error: the failed operation
+// on its path ("write PATH: no space left on device") when there is one.
+func ioCause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe
+	}
+	return err
 }

@@ -128,6 +128,9 @@ func Fork(ctx context.Context, e *env, runID string, seq uint64) error {
 	}
 	s := snap.State.Clone()
 	s.Run.ID = id
+	// The user's changes put aside by --allow-dirty belong to the run that
+	// put them aside: it alone puts them back, once.
+	s.Stash = state.UserStash{}
 	as := graph.START
 	if len(snap.Ran) > 0 {
 		as = snap.Ran[len(snap.Ran)-1]

@@ -32,9 +32,10 @@ type env struct {
 	store    *checkpoint.Badger
 	runner   *graph.Runner[state.ExecutionState]
 	log      *slog.Logger
-	pace     *time.Duration // --pace given to this command: overrides the run's stored pace
-	borrowed bool           // the store belongs to the process answering on the control socket
-	closers  []func()       // run by Close before the store closes (ops_hooks.go)
+	pace     *time.Duration          // --pace given to this command: overrides the run's stored pace
+	borrowed bool                    // the store belongs to the process answering on the control socket
+	wt       *workspace.WorkTreeLock // held while this env executes a run (worktree_lock.go)
+	closers  []func()                // run by Close before the store closes (ops_hooks.go)
 }
 
 // openEnv opens the repository of --repo and the store of --store (or
@@ -80,7 +81,7 @@ func openEnv(c *ucli.Context, io IO) (*env, error) {
 		e.pace = &p
 	}
 	gr, err := nodes.Build(nodes.Config{Repo: repo, Drivers: driverFactory(io.Out, e.pace), Clock: time.Now, Logger: e.log,
-		AfterCommit: afterCommitHook(io)})
+		AfterCommit: afterCommitHook(io), AfterRestore: afterRestoreHook(io)})
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -246,6 +247,21 @@ func afterCommitHook(io IO) func(string) {
 	}
 }
 
+// afterRestoreHook is the allow-dirty test's hook: with
+// GAFFER_TEST_PAUSE_AFTER_RESTORE set to a duration, putting the user's
+// changes back is announced and followed by that pause, before the
+// stash's ref is dropped and the checkpoint written.
+func afterRestoreHook(io IO) func() {
+	d, err := time.ParseDuration(os.Getenv("GAFFER_TEST_PAUSE_AFTER_RESTORE"))
+	if err != nil || d <= 0 {
+		return nil
+	}
+	return func() {
+		fmt.Fprintln(io.Out, "gaffer-test: restored the user's changes")
+		time.Sleep(d)
+	}
+}
+
 // localGlobals are --repo and --store again on each workflow command, so
 // that `gaffer resume --repo DIR` works as well as `gaffer --repo DIR
 // resume` (urfave/cli reads global flags before the command only).
@@ -283,16 +299,42 @@ func globalsOf(c *ucli.Context) (g Globals, storeSet bool, err error) {
 // unfinished picks a run that has not finished (the newest when arg is "")
 // and returns its latest snapshot; what says what the run is picked for.
 func (e *env) unfinished(ctx context.Context, arg, what string) (string, graph.Snapshot[state.ExecutionState], error) {
+	return e.pickUnfinished(ctx, arg, what, false)
+}
+
+// resumable is unfinished for resume, which also takes a finished run
+// whose user's changes are still to be put back (a process killed in
+// restore_user_changes).
+func (e *env) resumable(ctx context.Context, arg string) (string, graph.Snapshot[state.ExecutionState], error) {
+	return e.pickUnfinished(ctx, arg, "to resume", true)
+}
+
+func (e *env) pickUnfinished(ctx context.Context, arg, what string, stash bool) (string, graph.Snapshot[state.ExecutionState], error) {
 	var zero graph.Snapshot[state.ExecutionState]
-	id, err := e.pick(ctx, arg, what, func(s state.RunStatus) bool { return !s.Terminal() })
-	if err != nil {
-		return "", zero, err
+	fits := func(snap graph.Snapshot[state.ExecutionState]) bool {
+		return !snap.State.Status.Terminal() || (stash && snap.State.Stash.Pending())
+	}
+	id := arg
+	if id == "" {
+		rs, err := e.runs(ctx)
+		if err != nil {
+			return "", zero, err
+		}
+		for _, r := range rs {
+			if fits(r.snap) {
+				id = r.snap.RunID
+				break
+			}
+		}
+		if id == "" {
+			return "", zero, exitf(ExitPrecondition, "%w: no run %s in %s", ErrNoRun, what, e.storeDir)
+		}
 	}
 	snap, err := e.runner.State(ctx, id)
 	if err != nil {
 		return "", zero, e.runError(ctx, id, err)
 	}
-	if snap.State.Status.Terminal() {
+	if !fits(snap) {
 		return "", zero, exitf(ExitPrecondition, "run %s has already finished: %s", id, snap.State.Status)
 	}
 	return id, snap, nil

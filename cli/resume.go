@@ -27,7 +27,7 @@ func resumeCommand(io IO) *ucli.Command {
 // approval is asked on a terminal, or left waiting with the commands
 // printed.
 func Resume(ctx context.Context, e *env, runID string) error {
-	id, snap, err := e.unfinished(ctx, runID, "to resume")
+	id, snap, err := e.resumable(ctx, runID)
 	if err != nil {
 		return err
 	}

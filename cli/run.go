@@ -74,6 +74,16 @@ func runCommand(io IO) *ucli.Command {
 
 // Run starts a run and drives it to its end or its first pause.
 func Run(ctx context.Context, e *env, o RunOptions) error {
+	if o.RunID == "" {
+		o.RunID = newRunID(time.Now())
+	}
+	// The work tree's lock comes before the checks of the tree: a second
+	// process is told who works there, not that the tree is dirty.
+	unlock, err := e.lockWorkTree(o.RunID)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	initial, err := e.newRun(ctx, o)
 	if err != nil {
 		return err

@@ -116,6 +116,9 @@ func Status(ctx context.Context, e *env, runID string, asJSON bool) error {
 	if v.Status == state.RunAwaitingApproval.String() {
 		fmt.Fprintf(e.io.Out, "\napprove: %s\nreject:  %s\n", e.cmd("approve", id), e.cmd("reject", id, `--feedback "…"`))
 	}
+	if l := userChangesLine(snap.State); l != "" {
+		fmt.Fprintf(e.io.Out, "\n%s\n", l)
+	}
 	return nil
 }
 

@@ -25,7 +25,27 @@
 //
 // The routers (RouteStart, RouteAfterReview, …) are pure functions of the
 // state and every edge is conditional: a terminal status goes to END from
-// anywhere, which is how `gaffer cancel` stops a run with UpdateState.
+// anywhere, which is how `gaffer cancel` stops a run with UpdateState —
+// through restore_user_changes first when the run put the user's
+// uncommitted changes aside (see below).
+//
+// # The user's uncommitted changes (--allow-dirty)
+//
+// A run started with RunConfig.AllowDirty on a dirty tree never discards
+// the user's work. When the plan is approved, the approval node records
+// the staged entries, tracked edits and untracked (not ignored) files as
+// two commits kept by refs/gaffer/stash/<run-id> (workspace.Stash) and
+// puts the hash in state.Stash; that checkpoint is written before phase 1,
+// whose first reset cleans the tree (the user's untracked files are not
+// in phase 1's untracked snapshot: they are in the stash). When the run's
+// status becomes terminal — done, halted, failed, cancelled — every router
+// sends it to restore_user_changes, which puts the changes back byte for
+// byte, with their modes, on top of where the run left HEAD
+// (workspace.RestoreStash: idempotent, from the hash in the state), drops
+// the ref and records Stash.Restored and Stash.Overlap, the paths the run
+// changed too (the user's version is in the work tree, the run's in its
+// commits). Killed anywhere in between, `gaffer resume` gets there. A run
+// rejected before approval has touched nothing.
 // DecideAfterReview is seed 001's route_after_review, by counts: approved
 // and last phase → done; approved → next phase; rejected in task mode →
 // the same session again until MaxTaskReviewIterations reviews; rejected
@@ -84,6 +104,16 @@
 //     user's untracked files — HEAD is the last good commit and the tree is
 //     clean — and halts the run. A reset is idempotent, so a crash during
 //     or after it is put right by running review again.
+//  7. A run's user's changes are in the checkpoint (state.Stash) before
+//     phase 1 cleans the tree, and put back by restore_user_changes after
+//     the checkpoint that made the run terminal.
+//
+// gaffer's own writes (commits, resets, the execution directory) failing
+// are node errors: the run stops there, no attempt is counted, and
+// `gaffer resume` runs the node again — a full disk (ENOSPC) or a failing
+// one (EIO) stops the run for resume, it does not spend an agent's
+// attempt. The script driver reports such errors of its own file writes
+// as session errors for the same reason.
 //
 // Two kinds of debris a SIGKILL can leave are cleared on the way: the
 // temporary files of an execution-directory write cut short (removed

@@ -21,6 +21,7 @@ const (
 	NodePhase     = "phased_execution"
 	NodeReview    = "review"
 	NodeNextTask  = "next_task"
+	NodeRestore   = "restore_user_changes"
 )
 
 // DriverFactory returns the driver of an agent role for a run started with
@@ -44,6 +45,10 @@ type Config struct {
 	// kill test pauses there to SIGKILL a run between a commit and its
 	// checkpoint.
 	AfterCommit func(subject string)
+	// AfterRestore, when set, is called once restore_user_changes has put
+	// the user's changes back, before it drops the stash's ref and before
+	// its checkpoint: a test SIGKILLs a run there.
+	AfterRestore func()
 }
 
 func (c Config) validate() (Config, error) {
@@ -88,13 +93,15 @@ func Build(cfg Config) (*graph.Graph[state.ExecutionState], error) {
 	g.AddNode(NodePhase, w.phase)
 	g.AddNode(NodeReview, w.review)
 	g.AddNode(NodeNextTask, w.nextTask)
-	g.AddConditionalEdge(graph.START, router(RouteStart), NodeArchitect, NodeValidator, graph.END)
-	g.AddConditionalEdge(NodeArchitect, router(RouteAfterArchitect), NodeValidator, graph.END)
-	g.AddConditionalEdge(NodeValidator, router(RouteAfterValidator), NodeApproval, NodeArchitect, graph.END)
-	g.AddConditionalEdge(NodeApproval, router(RouteAfterApproval), NodePhase, NodeArchitect, graph.END)
-	g.AddConditionalEdge(NodePhase, router(RouteAfterPhase), NodeReview, graph.END)
-	g.AddConditionalEdge(NodeReview, router(RouteAfterReview), NodeNextTask, NodePhase, graph.END)
-	g.AddConditionalEdge(NodeNextTask, router(RouteAfterNextTask), NodePhase, graph.END)
+	g.AddNode(NodeRestore, w.restore)
+	g.AddConditionalEdge(graph.START, router(RouteStart), NodeArchitect, NodeValidator, NodeRestore, graph.END)
+	g.AddConditionalEdge(NodeArchitect, router(RouteAfterArchitect), NodeValidator, NodeRestore, graph.END)
+	g.AddConditionalEdge(NodeValidator, router(RouteAfterValidator), NodeApproval, NodeArchitect, NodeRestore, graph.END)
+	g.AddConditionalEdge(NodeApproval, router(RouteAfterApproval), NodePhase, NodeArchitect, NodeRestore, graph.END)
+	g.AddConditionalEdge(NodePhase, router(RouteAfterPhase), NodeReview, NodeRestore, graph.END)
+	g.AddConditionalEdge(NodeReview, router(RouteAfterReview), NodeNextTask, NodePhase, NodeRestore, graph.END)
+	g.AddConditionalEdge(NodeNextTask, router(RouteAfterNextTask), NodePhase, NodeRestore, graph.END)
+	g.AddConditionalEdge(NodeRestore, router(RouteAfterRestore), graph.END)
 	return g, nil
 }
 

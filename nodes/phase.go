@@ -43,6 +43,9 @@ func (w *workflow) preparePhase(ctx context.Context, s state.ExecutionState, i i
 		return s, fmt.Errorf("nodes: prepare phase %d: %w", i+1, err)
 	}
 	ps.PreCommit, ps.Untracked = head, outside(untracked, s.Run.ExecDir)
+	if i == 0 && c.Stash.Pending() {
+		ps.Untracked = nestedOnly(ps.Untracked) // the user's files are in the stash: phase 1 starts clean
+	}
 	ps.Status, ps.Attempt, ps.StartedAt = state.PhaseRunning, 1, w.cfg.Clock().UTC()
 	ps.Review, ps.Error = nil, ""
 	setTasks(&ps, state.PhaseRunning)

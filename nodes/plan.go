@@ -133,7 +133,10 @@ func (w *workflow) approval(ctx context.Context, s state.ExecutionState) (state.
 	fb := strings.TrimSpace(ans.Feedback)
 	switch {
 	case ans.Approved:
-		c := s.WithApproval(state.Approval{Decision: state.DecisionApproved, Feedback: fb})
+		c, err := w.stashUserChanges(ctx, s.WithApproval(state.Approval{Decision: state.DecisionApproved, Feedback: fb}))
+		if err != nil {
+			return s, err
+		}
 		return w.preparePhase(ctx, c, 0)
 	case fb != "":
 		c := s.WithApproval(state.Approval{Decision: state.DecisionRejected, Feedback: fb})

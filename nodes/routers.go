@@ -7,14 +7,27 @@ import (
 
 // The routers are pure functions of the state: no disk, no clock, no
 // process. Each sends a run whose Status is terminal (completed, failed,
-// halted, rejected, cancelled) to END.
+// halted, rejected, cancelled) to END — through restore_user_changes
+// first when the user's uncommitted changes are to be put back.
+
+// finish is where a run whose status is terminal goes: restore when the
+// user's changes are still put aside, END otherwise.
+func finish(s state.ExecutionState) string {
+	if s.Stash.Pending() {
+		return NodeRestore
+	}
+	return graph.END
+}
+
+// RouteAfterRestore ends the run.
+func RouteAfterRestore(state.ExecutionState) string { return graph.END }
 
 // RouteStart picks the first node: the validator when the run was given a
 // plan, the architect otherwise.
 func RouteStart(s state.ExecutionState) string {
 	switch {
 	case s.Status.Terminal():
-		return graph.END
+		return finish(s)
 	case s.Plan.Markdown != "":
 		return NodeValidator
 	}
@@ -24,7 +37,7 @@ func RouteStart(s state.ExecutionState) string {
 // RouteAfterArchitect sends the architect's plan to the validator.
 func RouteAfterArchitect(s state.ExecutionState) string {
 	if s.Status.Terminal() {
-		return graph.END
+		return finish(s)
 	}
 	return NodeValidator
 }
@@ -35,7 +48,7 @@ func RouteAfterArchitect(s state.ExecutionState) string {
 func RouteAfterValidator(s state.ExecutionState) string {
 	switch {
 	case s.Status.Terminal():
-		return graph.END
+		return finish(s)
 	case len(s.Plan.Phases) > 0:
 		return NodeApproval
 	}
@@ -48,7 +61,7 @@ func RouteAfterValidator(s state.ExecutionState) string {
 func RouteAfterApproval(s state.ExecutionState) string {
 	switch {
 	case s.Status.Terminal():
-		return graph.END
+		return finish(s)
 	case s.Approval.Decision == state.DecisionApproved:
 		return NodePhase
 	case s.Approval.Decision == state.DecisionRejected:
@@ -61,7 +74,7 @@ func RouteAfterApproval(s state.ExecutionState) string {
 // is a rejected review (the review node does not ask the reviewer).
 func RouteAfterPhase(s state.ExecutionState) string {
 	if s.Status.Terminal() {
-		return graph.END
+		return finish(s)
 	}
 	return NodeReview
 }
@@ -75,7 +88,7 @@ func RouteAfterPhase(s state.ExecutionState) string {
 //   - rejected at the limit → END (the run is halted)
 func RouteAfterReview(s state.ExecutionState) string {
 	if s.Status.Terminal() {
-		return graph.END
+		return finish(s)
 	}
 	ps, ok := current(s)
 	if !ok {
@@ -93,7 +106,7 @@ func RouteAfterReview(s state.ExecutionState) string {
 // RouteAfterNextTask runs the next phase.
 func RouteAfterNextTask(s state.ExecutionState) string {
 	if s.Status.Terminal() {
-		return graph.END
+		return finish(s)
 	}
 	return NodePhase
 }

@@ -68,6 +68,7 @@ func (s ExecutionState) Clone() ExecutionState {
 	s.Progress = s.Progress.Clone()
 	s.Usage = maps.Clone(s.Usage)
 	s.Errors = slices.Clone(s.Errors)
+	s.Stash.Overlap = slices.Clone(s.Stash.Overlap)
 	return s
 }
 

@@ -22,7 +22,24 @@ type ExecutionState struct {
 	Usage    map[string]Usage `json:"usage,omitempty"` // by agent role: "architect", "developer", …
 	Status   RunStatus        `json:"status"`
 	Errors   []string         `json:"errors,omitempty"` // what went wrong, oldest first
+	// Stash is the user's uncommitted changes that a run started with
+	// --allow-dirty put aside before its first phase, to put back when
+	// the run ends.
+	Stash UserStash `json:"stash,omitzero"`
 }
+
+// UserStash is where a run keeps the user's uncommitted changes
+// (workspace.Stash): recorded, with Commit, in the checkpoint before the
+// work tree is cleaned for the first phase, and put back (Restored) when
+// the run ends — done, halted, failed, rejected or cancelled.
+type UserStash struct {
+	Commit   string   `json:"commit,omitempty"`   // the stash commit; "" when there was nothing to keep
+	Restored bool     `json:"restored,omitempty"` // the changes are back in the work tree and the index
+	Overlap  []string `json:"overlap,omitempty"`  // paths the run changed too: the user's version is in the work tree, the run's in its commits
+}
+
+// Pending reports whether there are changes to put back.
+func (u UserStash) Pending() bool { return u.Commit != "" && !u.Restored }
 
 // RunInfo identifies a run. Everything in it is fixed when the run is
 // created and never recomputed on resume, so values derived from the clock

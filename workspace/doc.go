@@ -26,6 +26,16 @@
 // is idempotent: a run killed half-way through one, or killed mid-phase
 // with a dirty tree, is put right by running it again.
 //
+// # The user's uncommitted changes, and the work tree's lock
+//
+// Stash records a dirty tree's staged entries and work-tree files
+// (untracked ones included, ignored ones not) as two commits kept by
+// refs/gaffer/stash/NAME, without touching the tree; RestoreStash puts
+// them back byte for byte on top of a later HEAD and names the paths that
+// HEAD changed too; DropStash removes the ref. LockWorkTree is an flock on
+// .git/gaffer-worktree.lock naming the holder's pid, host and run, so two
+// processes never execute runs in one work tree, whatever their stores.
+//
 // # What is written, and how
 //
 // Objects go through go-git's object store. The index and refs are

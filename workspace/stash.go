@@ -1,0 +1,270 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// StashRefPrefix is where Stash keeps its commits alive: StashRefPrefix +
+// a name (the run id).
+const StashRefPrefix = "refs/gaffer/stash/"
+
+// Stash records the user's uncommitted changes as git objects, the way
+// `git stash --include-untracked` does, without touching the work tree or
+// the index: a commit I of the index's tree, and a commit W of the work
+// tree's tree — every tracked file as it is on disk and every untracked
+// file that is not ignored, except the paths in exclude — whose parents
+// are HEAD and I. The ref StashRefPrefix+name points at W, so nothing
+// prunes them. It returns W's hash, or "" (and no ref) when there is
+// nothing to record. RestoreStash puts the changes back.
+//
+// Ignored files, nested repositories and unmerged index entries are not
+// recorded (they are not touched by anything the workflow does either).
+// Stash is idempotent: the same tree at the same HEAD makes the same
+// commits.
+func (r *Repo) Stash(ctx context.Context, name string, exclude []string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return retry(r, func() (string, error) { return r.stash(ctx, name, exclude) })
+}
+
+func (r *Repo) stash(ctx context.Context, name string, exclude []string) (string, error) {
+	snap, err := r.snapshot(ctx)
+	if err != nil {
+		return "", err
+	}
+	if snap.headHash.IsZero() {
+		return "", fmt.Errorf("%w (branch %s is unborn: make a first commit)", ErrNoCommits, r.branchName())
+	}
+	var staged []*index.Entry
+	for _, p := range sortedKeys(snap.idx) {
+		staged = append(staged, snap.idx[p])
+	}
+	indexTree, err := r.writeTree(staged)
+	if err != nil {
+		return "", err
+	}
+	work, err := r.stage(ctx, snap, newPathSet(exclude))
+	if err != nil {
+		return "", err
+	}
+	workTree, err := r.writeTree(work)
+	if err != nil {
+		return "", err
+	}
+	if indexTree == snap.headTree && workTree == snap.headTree {
+		return "", nil
+	}
+	head, err := r.commitObject("HEAD", snap.headHash)
+	if err != nil {
+		return "", err
+	}
+	// Dated one second after HEAD: the same changes make the same commits.
+	when := head.Committer.When.Add(time.Second)
+	sig := r.author()
+	osig := object.Signature{Name: sanitizeIdent(sig.Name), Email: sanitizeIdent(sig.Email), When: when}
+	mk := func(msg string, tree plumbing.Hash, parents ...plumbing.Hash) (plumbing.Hash, error) {
+		c := &object.Commit{Author: osig, Committer: osig, Message: msg, TreeHash: tree, ParentHashes: parents}
+		obj := r.repo.Storer.NewEncodedObject()
+		if err := c.Encode(obj); err != nil {
+			return plumbing.ZeroHash, &Error{Op: "stash", Path: r.root, Err: err}
+		}
+		return r.store(obj)
+	}
+	i, err := mk("gaffer: the index before "+name+"\n", indexTree, snap.headHash)
+	if err != nil {
+		return "", err
+	}
+	w, err := mk("gaffer: uncommitted changes before "+name+"\n", workTree, snap.headHash, i)
+	if err != nil {
+		return "", err
+	}
+	if err := r.setRef(StashRefPrefix+name, w); err != nil {
+		return "", err
+	}
+	return w.String(), nil
+}
+
+// setRef points the loose ref name at h, under git's lock protocol.
+func (r *Repo) setRef(name string, h plumbing.Hash) error {
+	l, err := lock(r.refFile(plumbing.ReferenceName(name)))
+	if err != nil {
+		return err
+	}
+	return l.commit([]byte(h.String() + "\n"))
+}
+
+// DropStash removes the ref Stash made for name; the commits stay until
+// git prunes them. Dropping a ref that is gone is not an error.
+func (r *Repo) DropStash(ctx context.Context, name string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ref := plumbing.ReferenceName(StashRefPrefix + name)
+	if err := r.repo.Storer.RemoveReference(ref); err != nil {
+		return &Error{Op: "drop", Path: ref.String(), Err: err}
+	}
+	return nil
+}
+
+// RestoreStash puts back the changes recorded by Stash in commit w (its
+// hash, or the ref's name), byte for byte and with their modes, on top of
+// whatever HEAD is now:
+//
+//   - Every path the user had changed in the work tree (W differs from
+//     its first parent, the HEAD of the moment) gets the user's content
+//     and mode back, or is removed if the user had deleted it; every other
+//     file is left as it is.
+//   - Every path the user had staged (I differs from that HEAD) gets the
+//     user's index entry back, or none if the user had staged a deletion;
+//     every other index entry is left as it is.
+//
+// It returns the paths the user had changed that HEAD has changed since
+// (the run committed them too): there the user's version is in the work
+// tree and the run's in its commits. RestoreStash is idempotent, so a
+// crash half-way is put right by calling it again; it does not drop the
+// ref.
+func (r *Repo) RestoreStash(ctx context.Context, w string) (overlap []string, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return retry(r, func() ([]string, error) { return r.restoreStash(ctx, w) })
+}
+
+func (r *Repo) restoreStash(ctx context.Context, rev string) ([]string, error) {
+	wc, err := r.resolve(rev)
+	if err != nil {
+		return nil, err
+	}
+	if len(wc.ParentHashes) != 2 {
+		return nil, &Error{Op: "restore", Path: rev, Err: fmt.Errorf("not a stash commit: %d parents", len(wc.ParentHashes))}
+	}
+	files := func(h plumbing.Hash) (map[string]treeFile, error) {
+		c, err := r.commitObject(h.String(), h)
+		if err != nil {
+			return nil, err
+		}
+		return r.commitFiles(ctx, c)
+	}
+	base, err := files(wc.ParentHashes[0])
+	if err != nil {
+		return nil, err
+	}
+	staged, err := files(wc.ParentHashes[1])
+	if err != nil {
+		return nil, err
+	}
+	work, err := r.commitFiles(ctx, wc)
+	if err != nil {
+		return nil, err
+	}
+	headFiles := map[string]treeFile{}
+	if h, ok, err := r.headOrZero(); err != nil {
+		return nil, err
+	} else if ok {
+		if headFiles, err = files(h); err != nil {
+			return nil, err
+		}
+	}
+	changed := func(a, b map[string]treeFile, p string) bool {
+		x, inA := a[p]
+		y, inB := b[p]
+		return inA != inB || x != y
+	}
+	var overlap []string
+	for _, p := range unionKeys(base, work) {
+		if !changed(base, work, p) {
+			continue
+		}
+		if changed(base, headFiles, p) {
+			overlap = append(overlap, p)
+		}
+		if err := r.restoreWorkFile(p, work); err != nil {
+			return nil, err
+		}
+	}
+	idx, _, err := r.readIndex()
+	if err != nil {
+		return nil, err
+	}
+	entries := indexByPath(idx)
+	for _, p := range unionKeys(base, staged) {
+		if !changed(base, staged, p) {
+			continue
+		}
+		tf, ok := staged[p]
+		if !ok {
+			delete(entries, p)
+			continue
+		}
+		var e *index.Entry
+		if wf, ok := work[p]; ok && wf == tf {
+			fi, err := os.Lstat(filepath.Join(r.root, filepath.FromSlash(p)))
+			if err == nil {
+				e = newEntry(p, tf.hash, tf.mode, fi)
+			}
+		}
+		if e == nil {
+			e = newEntry(p, tf.hash, tf.mode, nil) // git re-reads the file
+		}
+		entries[p] = e
+		// A staged file replaces a directory of entries, and the reverse.
+		for q := range entries {
+			if strings.HasPrefix(q, p+"/") {
+				delete(entries, q)
+			}
+		}
+		for d := path.Dir(p); d != "."; d = path.Dir(d) {
+			delete(entries, d)
+		}
+	}
+	out := make([]*index.Entry, 0, len(entries))
+	for _, p := range sortedKeys(entries) {
+		out = append(out, entries[p])
+	}
+	if err := r.writeIndex(out); err != nil {
+		return nil, err
+	}
+	return overlap, nil
+}
+
+// restoreWorkFile makes the work tree's p what want has (or removes it).
+func (r *Repo) restoreWorkFile(p string, want map[string]treeFile) error {
+	abs := filepath.Join(r.root, filepath.FromSlash(p))
+	tf, ok := want[p]
+	if !ok {
+		if err := os.Remove(abs); err != nil && !isNotExist(err) {
+			return &Error{Op: "restore", Path: p, Err: err}
+		}
+		return nil
+	}
+	if fi, err := os.Lstat(abs); err == nil && fi.IsDir() {
+		if err := removeEmptyTree(abs); err != nil {
+			return &Error{Op: "restore", Path: p, Err: err}
+		}
+	}
+	data, err := r.blob(tf.hash)
+	if err != nil {
+		return err
+	}
+	if err := writeWorkFile(abs, data, tf.mode); err != nil {
+		return &Error{Op: "restore", Path: p, Err: err}
+	}
+	return nil
+}
