@@ -54,6 +54,10 @@ type CLIOptions struct {
 	// Cost, when set, prices a session whose agent does not report its
 	// cost (Codex does not; Claude Code does).
 	Cost func(model string, u Usage) float64
+	// Groups, when set, records each session's process group before the
+	// agent starts working, so that a gaffer process started after this
+	// one was killed can end what it left running.
+	Groups GroupRecorder
 }
 
 // CLIDriver is the Driver that runs an external coding agent — Claude Code,
@@ -343,8 +347,8 @@ func (d *CLIDriver) start(ctx context.Context, s Session, argv []string, dir str
 		defer in.Close()
 		cmd.Stdin = in
 	}
-	startInGroup(cmd)
-	if err := cmd.Start(); err != nil {
+	forget, err := startInGroup(cmd, d.opts.Groups)
+	if err != nil {
 		return cliRun{}, fmt.Errorf("start: %w", err)
 	}
 	done := make(chan error, 1)
@@ -379,6 +383,7 @@ wait:
 		}
 	}
 	_ = signalGroup(cmd, false) // whatever the agent left running dies with the session
+	forget()
 	run.exitCode = cmd.ProcessState.ExitCode()
 
 	if run.stdout, err = readCapped(stdout, d.opts.MaxOutput); err != nil {

@@ -4,8 +4,11 @@ package agent
 
 import "os/exec"
 
-// startInGroup does nothing where there are no process groups.
-func startInGroup(cmd *exec.Cmd) {}
+// startInGroup starts cmd; there are no process groups here, and nothing
+// is recorded.
+func startInGroup(cmd *exec.Cmd, rec GroupRecorder) (forget func(), err error) {
+	return func() {}, cmd.Start()
+}
 
 // signalGroup kills cmd's process; there are no process groups here.
 func signalGroup(cmd *exec.Cmd, terminate bool) error {

@@ -4,13 +4,69 @@ package agent
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
 	"syscall"
 )
 
-// startInGroup makes cmd start in a process group of its own.
-func startInGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+// gateScript holds the command until gaffer has recorded its process
+// group: it reads "go" from fd 3, then runs the command in its place. A
+// gaffer that dies before that closes the pipe, and the command never runs.
+const gateScript = `read -r g <&3 && [ "$g" = go ] || exit 125; exec 3<&-; exec "$@"`
+
+// startInGroup starts cmd in a process group of its own that gets SIGKILL
+// when this process dies (Linux: Pdeathsig, which reaches the group's
+// leader; see deathSignal), and, with rec set, lets it run only once rec
+// has recorded the group (gateScript). The returned function forgets the
+// record; call it after the group has been killed.
+func startInGroup(cmd *exec.Cmd, rec GroupRecorder) (forget func(), err error) {
+	attr := &syscall.SysProcAttr{Setpgid: true}
+	deathSignal(attr)
+	cmd.SysProcAttr = attr
+	if rec == nil {
+		return func() {}, cmd.Start()
+	}
+	if cmd.Err != nil {
+		return nil, cmd.Err
+	}
+	sh, err := exec.LookPath("/bin/sh")
+	if err != nil {
+		return nil, fmt.Errorf("start gate: %w", err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("start gate: %w", err)
+	}
+	defer w.Close()
+	cmd.Args = append([]string{"sh", "-c", gateScript, "gaffer-gate", cmd.Path}, cmd.Args[1:]...)
+	cmd.Path = sh
+	cmd.ExtraFiles = []*os.File{r} // fd 3
+	err = cmd.Start()
+	r.Close()
+	if err != nil {
+		return nil, err
+	}
+	forget, err = rec.Record(cmd.Process.Pid)
+	if err != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		return nil, errors.Join(fmt.Errorf("record the process group: %w", err), waitErr(cmd))
+	}
+	if _, err := w.Write([]byte("go\n")); err != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		forget()
+		return nil, errors.Join(fmt.Errorf("start gate: %w", err), waitErr(cmd))
+	}
+	return forget, nil
+}
+
+// waitErr waits for cmd after it was killed; its exit is not an error.
+func waitErr(cmd *exec.Cmd) error {
+	var exit *exec.ExitError
+	if err := cmd.Wait(); err != nil && !errors.As(err, &exit) {
+		return err
+	}
+	return nil
 }
 
 // signalGroup sends sig (terminate: SIGTERM, else SIGKILL) to the process

@@ -20,7 +20,18 @@
 // File and command work is done through a Toolbox, which confines it to the
 // repository: absolute paths, ".." and symbolic links leading outside are
 // refused, .git is never changed, and commands run without the
-// environment's secrets (API keys, tokens, passwords).
+// environment's secrets (API keys, tokens, passwords). On Linux with
+// Landlock, commands can write only under the repository, a TMPDIR of
+// their own, the Go caches and /dev files (Confinement); reads are not
+// restricted. Elsewhere they run unconfined and ToolboxOptions.Warn is
+// told so.
+//
+// Every command and CLI agent session runs in a process group of its own,
+// killed when it ends. With a GroupRecorder, the group is recorded before
+// the process may do anything: it starts behind a gate (a shell that waits
+// on a pipe for gaffer's "go", then execs the command), so a gaffer killed
+// at any moment leaves no unrecorded group. On Linux the group's leader
+// also gets SIGKILL when gaffer dies (Pdeathsig).
 //
 // ScriptDriver is the deterministic driver used by the demo and the tests:
 // it plays back a Script (LoadScript reads one from YAML or JSON, strictly;

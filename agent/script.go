@@ -24,6 +24,13 @@ type ScriptOptions struct {
 	// MaxOutput is how much of a command's output is kept; 0 means
 	// DefaultMaxOutput.
 	MaxOutput int
+	// Env is the environment commands start from; nil means the process's
+	// own. Secrets are removed from it either way (see Toolbox.Run).
+	Env []string
+	// Groups records each command's process group (see GroupRecorder).
+	Groups GroupRecorder
+	// Warn is told when commands run unconfined (see ToolboxOptions.Warn).
+	Warn func(msg string)
 }
 
 // ScriptDriver is the deterministic Driver: it plays back a Script, doing the
@@ -193,7 +200,8 @@ func (d *ScriptDriver) developer(ctx context.Context, s Session) (Report, error)
 	if st.Result != "" && st.Result != StatusCompleted && st.Result != StatusFailed {
 		return Report{}, d.invalid(st.line, "developer entry for %s: result %q is not completed or failed", st.Match, st.Result)
 	}
-	tb, err := NewToolbox(s.Dir, ToolboxOptions{CommandTimeout: d.opts.CommandTimeout, MaxOutput: d.opts.MaxOutput})
+	tb, err := NewToolbox(s.Dir, ToolboxOptions{CommandTimeout: d.opts.CommandTimeout, MaxOutput: d.opts.MaxOutput,
+		Env: d.opts.Env, Groups: d.opts.Groups, Warn: d.opts.Warn})
 	if err != nil {
 		return Report{}, err
 	}

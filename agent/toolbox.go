@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -25,6 +26,15 @@ type ToolboxOptions struct {
 	// Env is the environment commands start from; nil means the process's
 	// own. Secrets are removed from it either way (see Toolbox.Run).
 	Env []string
+	// Groups, when set, records each command's process group before the
+	// command starts working (see GroupRecorder).
+	Groups GroupRecorder
+	// Confine selects how commands are confined (see Confinement); the
+	// zero value confines them with Landlock where the kernel has it.
+	Confine Confinement
+	// Warn, when set, is told once per Toolbox when commands cannot be
+	// confined and run unconfined.
+	Warn func(msg string)
 }
 
 // Defaults for ToolboxOptions.
@@ -64,6 +74,7 @@ func (o ToolboxOptions) validate() (ToolboxOptions, error) {
 type Toolbox struct {
 	root string // absolute, symbolic links resolved
 	opts ToolboxOptions
+	warn sync.Once
 }
 
 // NewToolbox returns a Toolbox for the repository at dir.
@@ -202,6 +213,14 @@ func (r CommandResult) Failed() bool { return r.ExitCode != 0 || r.TimedOut }
 // the result, not as an error; the error is for a command that could not
 // start, or a ctx that ended (then it wraps ctx.Err() and the command's
 // process group has been killed).
+//
+// The command runs in a process group of its own, recorded through
+// ToolboxOptions.Groups before it starts, killed when the command ends
+// (what it left in the background ends with it) and, on Linux, when gaffer
+// dies. With Landlock (see Confinement) it can write only under the
+// repository root, a temporary directory of its own (TMPDIR, removed
+// afterwards), the Go build and module caches and /dev; it can still read
+// any file the user can.
 func (t *Toolbox) Run(ctx context.Context, command string, echo io.Writer) (CommandResult, error) {
 	runCtx, cancel := context.WithTimeout(ctx, t.opts.CommandTimeout)
 	defer cancel()
@@ -209,14 +228,13 @@ func (t *Toolbox) Run(ctx context.Context, command string, echo io.Writer) (Comm
 	cmd.Dir = t.root
 	cmd.Env = t.opts.Env
 	cmd.WaitDelay = 5 * time.Second
-	setProcessGroup(cmd)
 	out := newCapWriter(t.opts.MaxOutput)
 	var w io.Writer = out
 	if echo != nil {
 		w = io.MultiWriter(out, echo)
 	}
 	cmd.Stdout, cmd.Stderr = w, w // one writer: exec writes it from one goroutine at a time
-	err := cmd.Run()
+	err := t.runCommand(cmd)
 	res := CommandResult{Output: out.String(), ExitCode: -1}
 	if cmd.ProcessState != nil {
 		res.ExitCode = cmd.ProcessState.ExitCode()

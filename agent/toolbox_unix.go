@@ -3,13 +3,60 @@
 package agent
 
 import (
+	"fmt"
+	"os"
 	"os/exec"
+	"runtime"
 	"syscall"
 )
 
-// setProcessGroup starts cmd in its own process group and makes cancelling
-// it kill the whole group, so a command's children die with it.
-func setProcessGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+// runCommand runs cmd to its end in a process group of its own (see
+// startInGroup), confined as ToolboxOptions.Confine says. Cancelling it
+// kills the whole group, and so does its end.
+func (t *Toolbox) runCommand(cmd *exec.Cmd) error {
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	rules, err := t.confinement()
+	if err != nil {
+		return err
+	}
+	if rules == nil {
+		return t.runInGroup(cmd)
+	}
+	tmp, err := os.MkdirTemp("", "gaffer-cmd-*")
+	if err != nil {
+		return fmt.Errorf("command temp dir: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	cmd.Env = append(withoutVar(cmd.Env, "TMPDIR"), "TMPDIR="+tmp)
+	writable := append(t.writableDirs(cmd.Env), tmp)
+	errc := make(chan error, 1)
+	go func() {
+		// The Landlock domain is the thread's, and the command inherits it
+		// from the thread that forks it. The thread is never unlocked, so
+		// Go ends it when this goroutine returns, after the command has
+		// been waited for (which also keeps Pdeathsig meaningful).
+		runtime.LockOSThread()
+		if err := rules.restrictThread(writable); err != nil {
+			errc <- fmt.Errorf("confine the command: %w", err)
+			return
+		}
+		errc <- t.runInGroup(cmd)
+	}()
+	return <-errc
+}
+
+// runInGroup starts cmd in its recorded group, waits for it, and kills what
+// is left of the group.
+func (t *Toolbox) runInGroup(cmd *exec.Cmd) error {
+	forget, err := startInGroup(cmd, t.opts.Groups)
+	if err != nil {
+		return err
+	}
+	// Kill what the command left running as soon as it exits, so that a
+	// background child holding its output does not hold up Wait.
+	awaitExit(cmd.Process.Pid)
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	err = cmd.Wait()
+	forget()
+	return err
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"os"
 
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/nodes"
@@ -44,7 +43,7 @@ func Answer(ctx context.Context, e *env, runID string, ans nodes.Answer) error {
 		return err
 	}
 	if snap, err := e.runner.State(ctx, id); err == nil && (ans.Approved || ans.Feedback != "") {
-		if err := checkKeys(snap.State.Config, os.Getenv); err != nil { // before the answer is used up
+		if err := checkKeys(snap.State.Config, e.io.Keys.getenv); err != nil { // before the answer is used up
 			return err
 		}
 	}

@@ -46,6 +46,14 @@
 // are refused, since they would be stored. "config show" prints the
 // effective profile with secrets masked; a bad file is exit 3 with its
 // line.
+//
+// Before driverFactory makes any driver of a run, the variables the run's
+// profile names as keys leave gaffer's environment (KeyVault, given by
+// main as IO.Keys) and every driver's processes start without them; a CLI
+// agent gets back those its pass_env lists. openEnv, once it holds the
+// store, kills the agents' process groups a killed gaffer left running
+// (internal/procgroup, .git/gaffer.groups) before anything else, and makes
+// the store 0700 and its files 0600.
 // Run ids are "r-YYYYMMDD-xxxxxx", made once at start; the hidden --run-id
 // flag fixes one (tests compare two runs' commits, which carry the id).
 //

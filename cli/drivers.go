@@ -213,13 +213,14 @@ func checkKeys(cfg state.RunConfig, getenv func(string) string) error {
 type realDrivers struct {
 	out    io.Writer
 	getenv func(string) string
+	opts   agentOptions
 
 	mu  sync.Mutex
 	llm map[string]*agent.LLMDriver
 }
 
-func newRealDrivers(out io.Writer) *realDrivers {
-	return &realDrivers{out: out, getenv: os.Getenv, llm: map[string]*agent.LLMDriver{}}
+func newRealDrivers(out io.Writer, opts agentOptions) *realDrivers {
+	return &realDrivers{out: out, getenv: opts.keys.getenv, opts: opts, llm: map[string]*agent.LLMDriver{}}
 }
 
 // driver returns the driver of kind for role.
@@ -260,6 +261,7 @@ func (d *realDrivers) llmDriver(cfg state.RunConfig) (agent.Driver, error) {
 		Provider: agent.Provider(cfg.Drivers.Provider), BaseURL: cfg.Drivers.BaseURL, APIKeyEnv: cfg.Drivers.APIKeyEnv,
 		Models: models, MaxTurns: cfg.Drivers.MaxTurns, TokenBudget: cfg.Drivers.MaxTokensPerSession,
 		Prices: prices, Getenv: d.getenv,
+		Toolbox: agent.ToolboxOptions{Env: agentEnviron(cfg, nil, d.getenv), Groups: d.opts.groups, Warn: d.opts.warn},
 	})
 	if err != nil {
 		return nil, err
@@ -281,6 +283,7 @@ func (d *realDrivers) cliDriver(role agent.Role, cfg state.RunConfig) (agent.Dri
 			PassEnv: slices.Clone(t.PassEnv), Prompt: agent.PromptMode(t.Prompt), Output: agent.OutputFormat(t.Output),
 		},
 		Model: ac.Model, MaxTurns: cfg.Drivers.MaxTurns,
+		Environ: agentEnviron(cfg, t.PassEnv, d.getenv), Groups: d.opts.groups,
 		Cost: func(model string, u agent.Usage) float64 {
 			p := prices[model]
 			uncached := max(u.InputTokens-u.CachedTokens, 0)
@@ -318,7 +321,7 @@ func (o *RunOptions) resolve(c *ucli.Context) error {
 
 // resolved returns the profile resolve found, or resolves it now for the
 // repository at root.
-func (o RunOptions) resolved(root string) (runProfile, error) {
+func (o RunOptions) resolved(root string, getenv func(string) string) (runProfile, error) {
 	if o.profile != nil {
 		return *o.profile, nil
 	}
@@ -326,7 +329,7 @@ func (o RunOptions) resolved(root string) (runProfile, error) {
 	if err != nil {
 		return rp, err
 	}
-	return rp, checkKeys(state.RunConfig{Profile: rp.name, Agents: rp.agents, Drivers: rp.drivers}, os.Getenv)
+	return rp, checkKeys(state.RunConfig{Profile: rp.name, Agents: rp.agents, Drivers: rp.drivers}, getenv)
 }
 
 // lastCause returns the innermost agent error of err (ErrAuth or

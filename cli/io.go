@@ -16,6 +16,10 @@ type IO struct {
 	// then run asks for approval and draws the phase tree. Nil: detect
 	// from In and Out being character devices.
 	Terminal func() bool
+	// Keys, when set, takes the variables a run's profile names as keys
+	// out of this process's environment when its drivers are built (see
+	// KeyVault); gaffer's main sets it. Nil leaves the environment alone.
+	Keys *KeyVault
 
 	ops    *opsHooks // the control socket and metrics (ops_hooks.go); nil: none
 	screen *screen   // keeps the phase tree pinned below Out on a terminal (screen.go); nil: none

@@ -128,3 +128,99 @@ func TestSecretsLeakNowhere(t *testing.T) {
 		}
 	}
 }
+
+// mixedProfile is a gaffer.yaml whose architect, reviewer and evaluator use
+// the llm driver (the key in keyEnv) and whose developer is a CLI agent:
+// the script at dev, given the prompt on stdin, with passEnv as its
+// pass_env.
+func mixedProfile(baseURL, keyEnv, dev string, passEnv []string) string {
+	return fmt.Sprintf(`default_profile: mixed
+profiles:
+  mixed:
+    driver: llm
+    model: fake-model
+    provider: {name: openai, base_url: %q, api_key_env: %s}
+    roles:
+      developer: {driver: cli, agent: dev}
+    agents:
+      dev:
+        command: [sh, %q]
+        prompt: stdin
+        output: text
+        pass_env: [%s]
+    limits: {max_turns: 12, max_task_review_iterations: 2}
+    tdd: false
+`, baseURL, keyEnv, dev, strings.Join(passEnv, ", "))
+}
+
+// devAgent writes a CLI agent script that does the greet phases and
+// appends its environment to dump.
+func devAgent(t *testing.T, dump string) string {
+	t.Helper()
+	script := filepath.Join(t.TempDir(), "dev.sh")
+	body := `prompt=$(cat)
+case "$prompt" in
+*"Execute phase 2 of"*) printf '%s' '` + greetImpl + `' > greet.go ;;
+*) printf '%s' '` + greetTest + `' > greet_test.go ;;
+esac
+env >> '` + dump + `'
+echo "wrote the files"
+`
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return script
+}
+
+// TestKeyReachesNoOtherProcess runs mixed profiles — the llm driver for
+// the architect and reviewer, a CLI agent for the developer — with the
+// llm's key in a variable whose name does not look like a secret, and
+// checks what the CLI agent saw: not the key, unless its pass_env lists
+// the variable.
+func TestKeyReachesNoOtherProcess(t *testing.T) {
+	const (
+		keyEnv = "GAFFER_LLM_CREDENTIAL"
+		key    = "sk-gaffer-mixed-canary-7d1a9c"
+	)
+	for _, c := range []struct {
+		name    string
+		passEnv []string
+		want    bool
+	}{
+		{"not passed", nil, false},
+		{"pass_env lists it", []string{keyEnv}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := &greetModel{}
+			srv := fakellm.NewOpenAIFunc(m.respond)
+			defer srv.Close()
+			dump := filepath.Join(t.TempDir(), "env")
+			dir := greetRepo(t, map[string]string{"gaffer.yaml": mixedProfile(srv.BaseURL(), keyEnv, devAgent(t, dump), c.passEnv)})
+			t.Setenv(keyEnv, key)
+			t.Setenv("GAFFER_TEST_VISIBLE", "visible-marker-3b9")
+			out, code := gaffer(t, "--repo", dir, "run", "--goal", "Add Greet", "--auto-approve")
+			if code != 0 {
+				t.Fatalf("run: exit %d\n%s", code, out)
+			}
+			if !strings.Contains(srv.Requests()[0].Auth, key) {
+				t.Fatal("the key was not sent to the model endpoint: the test does not test anything")
+			}
+			seen := readText(t, dump)
+			if !strings.Contains(seen, "visible-marker-3b9") {
+				t.Fatalf("the agent's environment dump lacks the control variable:\n%s", seen)
+			}
+			if got := strings.Contains(seen, key); got != c.want {
+				t.Errorf("the CLI agent saw the llm's key: %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func readText(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

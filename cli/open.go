@@ -16,6 +16,7 @@ import (
 	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/internal/procgroup"
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
@@ -56,6 +57,9 @@ func openEnv(c *ucli.Context, io IO) (*env, error) {
 	if !storeSet {
 		dir = filepath.Join(gitDir(repo.Root()), "gaffer")
 	}
+	if err := privateDir(dir); err != nil {
+		return nil, err
+	}
 	store, err := checkpoint.OpenBadger(dir, checkpoint.BadgerOptions{SyncWrites: true})
 	if errors.Is(err, checkpoint.ErrLocked) {
 		return nil, exitf(ExitLocked, "store %s is in use by %s; wait for it to finish or stop it", dir, lockHolder(dir))
@@ -75,12 +79,26 @@ func openEnv(c *ucli.Context, io IO) (*env, error) {
 	} else if len(removed) > 0 {
 		fmt.Fprintf(io.Err, "gaffer: removed git lock files left by a killed gaffer process: %s\n", strings.Join(removed, ", "))
 	}
+	// Likewise, agents' process groups a killed one left running are ended
+	// before anything else happens.
+	groups := procgroup.Open(dir + ".groups")
+	if killed, err := groups.KillOrphans(); err != nil {
+		store.Close()
+		return nil, fmt.Errorf("end the agents a killed gaffer process left running: %w", err)
+	} else if len(killed) > 0 {
+		fmt.Fprintf(io.Err, "gaffer: killed agent process groups left running by a killed gaffer process: %v\n", killed)
+	}
+	restrictStore(dir)
 	e := &env{io: io, repo: repo, repoArg: g.Repo, storeDir: dir, store: store, log: g.Logger(io.Err)}
 	if c.IsSet("pace") {
 		p := c.Duration("pace")
 		e.pace = &p
 	}
-	gr, err := nodes.Build(nodes.Config{Repo: repo, Drivers: driverFactory(io.Out, e.pace), Clock: time.Now, Logger: e.log,
+	var warnOnce sync.Once
+	opts := agentOptions{groups: groups, keys: io.Keys, warn: func(msg string) {
+		warnOnce.Do(func() { e.log.Warn(msg) })
+	}}
+	gr, err := nodes.Build(nodes.Config{Repo: repo, Drivers: driverFactory(io.Out, e.pace, opts), Clock: time.Now, Logger: e.log,
 		AfterCommit: afterCommitHook(io), AfterRestore: afterRestoreHook(io)})
 	if err != nil {
 		store.Close()
@@ -106,6 +124,7 @@ func (e *env) Close() {
 	e.closers = nil
 	if !e.borrowed {
 		e.store.Close()
+		restrictStore(e.storeDir)
 	}
 }
 
@@ -124,11 +143,19 @@ func lockHolder(dir string) string {
 // place for every driver kind: the script driver here, llm and cli in
 // drivers.go. A non-nil pace replaces the run's stored pace for this
 // process (resume --pace), without changing what is stored.
-func driverFactory(out io.Writer, pace *time.Duration) nodes.DriverFactory {
+//
+// Before it makes any driver of a run, the variables the run's profile
+// names as keys leave this process's environment (KeyVault), and every
+// driver's processes start from an environment without them (a CLI agent
+// gets those its pass_env lists).
+func driverFactory(out io.Writer, pace *time.Duration, opts agentOptions) nodes.DriverFactory {
 	var mu sync.Mutex
 	scripts := map[string]*agent.Script{}
-	real := newRealDrivers(out)
+	real := newRealDrivers(out, opts)
 	return func(role agent.Role, cfg state.RunConfig) (agent.Driver, error) {
+		if err := opts.keys.take(keyNames(cfg)); err != nil {
+			return nil, err
+		}
 		kind := cfg.Agents.Role(string(role)).Driver
 		switch kind {
 		case "", "script":
@@ -153,7 +180,8 @@ func driverFactory(out io.Writer, pace *time.Duration) nodes.DriverFactory {
 			if pace != nil {
 				p = *pace
 			}
-			return agent.NewScriptDriver(sc, agent.ScriptOptions{Pace: p, Stdout: out}), nil
+			return agent.NewScriptDriver(sc, agent.ScriptOptions{Pace: p, Stdout: out,
+				Env: agentEnviron(cfg, nil, real.getenv), Groups: opts.groups, Warn: opts.warn}), nil
 		}
 		return real.driver(role, cfg, kind)
 	}
@@ -338,4 +366,35 @@ func (e *env) pickUnfinished(ctx context.Context, arg, what string, stash bool) 
 		return "", zero, exitf(ExitPrecondition, "run %s has already finished: %s", id, snap.State.Status)
 	}
 	return id, snap, nil
+}
+
+// privateDir makes the store directory dir, when it is missing, with mode
+// 0700 whatever the umask.
+func privateDir(dir string) error {
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create store %s: %w", dir, err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("create store %s: %w", dir, err)
+	}
+	return nil
+}
+
+// restrictStore makes the store directory 0700 and its files 0600, whatever
+// the umask was when they were made: Badger makes its LOCK and table files
+// 0666 less the umask. It runs when the store is opened and closed; files
+// Badger makes in between keep their mode until then, inside the 0700
+// directory, which no other user can enter. Errors are ignored: the store
+// works either way.
+func restrictStore(dir string) {
+	_ = os.Chmod(dir, 0o700)
+	entries, _ := os.ReadDir(dir)
+	for _, en := range entries {
+		if en.Type().IsRegular() {
+			_ = os.Chmod(filepath.Join(dir, en.Name()), 0o600)
+		}
+	}
 }

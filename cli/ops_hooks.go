@@ -225,7 +225,7 @@ func (h *opsHooks) execHandler(owner *env) control.HandlerFunc {
 		}
 		var out, errOut bytes.Buffer
 		sub := &opsHooks{version: h.version, shared: owner}
-		io := IO{Out: &out, Err: &errOut, Terminal: func() bool { return false }, ops: sub}
+		io := IO{Out: &out, Err: &errOut, Terminal: func() bool { return false }, ops: sub, Keys: owner.io.Keys}
 		app := NewWithIO(h.version, io)
 		err := app.RunContext(ctx, append([]string{"gaffer"}, a.Argv...))
 		Report(&errOut, err)
@@ -261,6 +261,9 @@ func controlClient(c *ucli.Context) (*control.Client, error) {
 
 // remoteError turns a control error into the command's exit error.
 func remoteError(err error) error {
+	if errors.Is(err, control.ErrStranger) || errors.Is(err, control.ErrUnsafeDir) {
+		return &ExitError{Code: ExitPrecondition, Err: err}
+	}
 	var re *control.RemoteError
 	if errors.As(err, &re) {
 		code := re.Exit

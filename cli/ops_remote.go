@@ -91,7 +91,7 @@ func (a *app) tryRemote(c *ucli.Context, cl *control.Client) (done bool, err err
 	err = cl.Call(c.Context, opExec, execArgs{Argv: argvOf(c)}, &res)
 	if err != nil {
 		var re *control.RemoteError
-		if errors.As(err, &re) {
+		if errors.As(err, &re) || errors.Is(err, control.ErrStranger) || errors.Is(err, control.ErrUnsafeDir) {
 			return true, remoteError(err)
 		}
 		// Nobody holds the store (or the holder just went away).

@@ -27,7 +27,7 @@ func TestDriverFactoryPaceOverride(t *testing.T) {
 
 	// The override is an hour: the session can only end by its context.
 	hour := time.Hour
-	d, err := driverFactory(io.Discard, &hour)(agent.RoleDeveloper, cfg)
+	d, err := driverFactory(io.Discard, &hour, agentOptions{})(agent.RoleDeveloper, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestDriverFactoryPaceOverride(t *testing.T) {
 
 	// Without an override the stored pace (none) applies and the session
 	// completes under a context that never ends.
-	d, err = driverFactory(io.Discard, nil)(agent.RoleDeveloper, cfg)
+	d, err = driverFactory(io.Discard, nil, agentOptions{})(agent.RoleDeveloper, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

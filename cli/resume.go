@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/gaffer-dev/gaffer/graph"
 	ucli "github.com/urfave/cli/v2"
@@ -31,7 +30,7 @@ func Resume(ctx context.Context, e *env, runID string) error {
 	if err != nil {
 		return err
 	}
-	if err := checkKeys(snap.State.Config, os.Getenv); err != nil {
+	if err := checkKeys(snap.State.Config, e.io.Keys.getenv); err != nil {
 		return err
 	}
 	var ask answerer

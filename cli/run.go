@@ -103,7 +103,7 @@ func (e *env) newRun(ctx context.Context, o RunOptions) (state.ExecutionState, e
 	if err := o.checkInputs(); err != nil {
 		return zero, err
 	}
-	rp, err := o.resolved(e.repo.Root())
+	rp, err := o.resolved(e.repo.Root(), e.io.Keys.getenv)
 	if err != nil {
 		return zero, err
 	}

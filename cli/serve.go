@@ -198,7 +198,7 @@ const (
 
 func (x *serveExec) env() *env {
 	o := x.owner
-	return &env{io: IO{Out: io.Discard, Err: io.Discard, Terminal: func() bool { return false }},
+	return &env{io: IO{Out: io.Discard, Err: io.Discard, Terminal: func() bool { return false }, Keys: o.io.Keys},
 		repo: o.repo, repoArg: o.repoArg, storeDir: o.storeDir, store: o.store, runner: o.runner, log: o.log, borrowed: true}
 }
 

@@ -276,7 +276,7 @@ func (a *app) fetchWatch(c *ucli.Context, runID string) (WatchView, error) {
 		return v, nil
 	}
 	var re *control.RemoteError
-	if errors.As(err, &re) {
+	if errors.As(err, &re) || errors.Is(err, control.ErrStranger) || errors.Is(err, control.ErrUnsafeDir) {
 		return v, remoteError(err)
 	}
 	e, err := openEnv(c, a.io)

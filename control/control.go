@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -30,8 +31,8 @@ const OpPing = "ping"
 // SocketPath returns the control socket of the store directory store:
 // "<store>.sock", beside the Badger directory rather than inside it. When
 // that path is too long for a unix socket, it is a name derived from the
-// store's absolute path in $XDG_RUNTIME_DIR (or the temporary directory):
-// every process computes the same one.
+// store's absolute path in a directory only the user can enter
+// (PrivateDir): every process of the user computes the same one.
 func SocketPath(store string) string {
 	p := filepath.Clean(store) + ".sock"
 	if len(p) <= MaxPathLen {
@@ -42,11 +43,44 @@ func SocketPath(store string) string {
 		abs = store
 	}
 	sum := sha256.Sum256([]byte(filepath.Clean(abs)))
-	dir := os.Getenv("XDG_RUNTIME_DIR")
-	if dir == "" {
-		dir = os.TempDir()
+	return filepath.Join(PrivateDir(), hex.EncodeToString(sum[:10])+".sock")
+}
+
+// PrivateDir is the directory of the sockets whose path beside the store
+// is too long: $XDG_RUNTIME_DIR/gaffer, or gaffer-<uid> in the temporary
+// directory. Listen makes it with mode 0700; Listen and Client.Call refuse
+// it (ErrUnsafeDir) unless it is a real directory — not a symbolic link —
+// owned by the user, that no one else may enter.
+func PrivateDir() string {
+	if dir := os.Getenv("XDG_RUNTIME_DIR"); dir != "" {
+		return filepath.Join(dir, "gaffer")
 	}
-	return filepath.Join(dir, "gaffer-"+hex.EncodeToString(sum[:10])+".sock")
+	return filepath.Join(os.TempDir(), "gaffer-"+strconv.Itoa(os.Getuid()))
+}
+
+// checkDir checks, and with create makes, the private directory when path
+// lies in it; other paths are left alone.
+func checkDir(path string, create bool) error {
+	dir := PrivateDir()
+	if filepath.Dir(path) != dir {
+		return nil
+	}
+	if create {
+		if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("control: make %s: %w", dir, err)
+		}
+	}
+	fi, err := os.Lstat(dir)
+	if errors.Is(err, os.ErrNotExist) && !create {
+		return nil // no directory: no server
+	}
+	if err != nil {
+		return fmt.Errorf("control: %w", err)
+	}
+	if why := unsafeDir(fi); why != "" {
+		return fmt.Errorf("%w: %s %s; remove it and run the command again", ErrUnsafeDir, dir, why)
+	}
+	return nil
 }
 
 // Request is one call on the socket.
@@ -167,6 +201,9 @@ type Server struct {
 // only while holding the store, so that no other process races for the path.
 func Listen(cfg Config) (*Server, error) {
 	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if err := checkDir(cfg.Path, true); err != nil {
 		return nil, err
 	}
 	if _, err := RemoveStale(cfg.Path); err != nil {
@@ -382,6 +419,9 @@ func (c *Client) Call(ctx context.Context, op string, args, result any) error {
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
+	if err := checkDir(c.Path, false); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var d net.Dialer
@@ -393,6 +433,9 @@ func (c *Client) Call(ctx context.Context, op string, args, result any) error {
 		return fmt.Errorf("control: dial %s: %w", c.Path, err)
 	}
 	defer conn.Close()
+	if err := checkPeer(conn, c.Path); err != nil {
+		return err
+	}
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })
 	defer stop()
 	req := Request{Op: op}

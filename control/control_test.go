@@ -233,6 +233,9 @@ const helperEnv = "GAFFER_CONTROL_HELPER_SOCKET"
 // TestMain lets the test binary act as a process that holds a socket until
 // it is killed.
 func TestMain(m *testing.M) {
+	if path := os.Getenv(strangerEnv); path != "" {
+		os.Exit(stranger(path))
+	}
 	if path := os.Getenv(helperEnv); path != "" {
 		srv, err := Listen(Config{Path: path, Mux: testMux(), Info: Info{Kind: "helper"}})
 		if err != nil {

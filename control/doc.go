@@ -3,11 +3,15 @@
 //
 // Badger lets one process open a store. That process (a `gaffer run` or
 // `gaffer serve`) listens on a unix socket beside the store — SocketPath
-// gives <store>.sock, outside the Badger directory, or a name derived from
-// the store's path in $XDG_RUNTIME_DIR when that is too long for a unix
-// socket — and every other command
+// gives <store>.sock, outside the Badger directory, or, when that is too
+// long for a unix socket, a name derived from the store's path in
+// PrivateDir ($XDG_RUNTIME_DIR/gaffer or /tmp/gaffer-<uid>, made 0700 and
+// refused with ErrUnsafeDir unless it is ours, not a symbolic link and
+// closed to others) — and every other command
 // (status, list, history, approve, reject, cancel, submit) calls it when it
-// is there and opens the store itself when it is not (ErrNoServer).
+// is there and opens the store itself when it is not (ErrNoServer). On
+// Linux the client reads the server's uid (SO_PEERCRED) before it sends
+// anything and refuses a server of another user (ErrStranger).
 //
 // # Protocol
 //

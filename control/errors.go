@@ -20,6 +20,13 @@ var (
 	ErrUnknownOp = errors.New("control: unknown operation")
 	// ErrProtocol is returned for a malformed request or response.
 	ErrProtocol = errors.New("control: protocol error")
+	// ErrStranger is returned by Client.Call when the process answering on
+	// the socket runs as another user: nothing is sent to it.
+	ErrStranger = errors.New("control: the socket is answered by another user")
+	// ErrUnsafeDir is returned when the private directory that holds a
+	// socket whose path was too long (see SocketPath) is not a directory
+	// of ours that only we can enter.
+	ErrUnsafeDir = errors.New("control: the socket directory is not private")
 )
 
 // RemoteError is a failure the server reported for a call.

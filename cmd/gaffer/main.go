@@ -19,7 +19,7 @@ func main() {
 func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := cli.NewWithIO(version, cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}).RunContext(ctx, os.Args)
+	err := cli.NewWithIO(version, cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Keys: cli.NewKeyVault()}).RunContext(ctx, os.Args)
 	cli.Report(os.Stderr, err)
 	return cli.ExitCode(err)
 }
