@@ -158,9 +158,9 @@ func (d *ecoRecorder) Run(ctx context.Context, s agent.Session) (agent.Report, e
 	return rep, err
 }
 
-// scriptedSummarizer tightens the deterministic story it is given (no
-// phase tags, no open TODOs) and, at the fixture's decoy phase, adds an
-// invented fact.
+// scriptedSummarizer tightens the deterministic story it is given (it
+// drops the open TODOs and other commands, keeping the NOT TODOs) and, at
+// the fixture's decoy phase, adds an invented fact.
 type scriptedSummarizer struct {
 	decoyPhase int
 	decoy      string
@@ -172,20 +172,19 @@ func (z scriptedSummarizer) Run(_ context.Context, s agent.Session) (agent.Repor
 		return agent.Report{Status: agent.StatusFailed, Error: "no story in the prompt"}, nil
 	}
 	var out []string
-	skip := false
+	commands := false
 	for l := range strings.Lines(s.Prompt[i:j]) {
 		l = strings.TrimRight(l, "\n")
-		switch {
-		case strings.HasSuffix(l, ":") && !strings.HasPrefix(l, "- "):
-			skip = l == "Open TODOs:" || l == "Other commands:"
-		case strings.HasPrefix(l, "- [phase "):
-			if k := strings.Index(l, "] "); k > 0 {
-				l = "- " + l[k+2:]
-			}
+		if strings.HasSuffix(l, ":") && !strings.HasPrefix(l, "- ") {
+			commands = l == "Commands:"
 		}
-		if !skip {
-			out = append(out, l)
+		if commands && strings.HasPrefix(l, "- ") && !strings.HasPrefix(l, "- NOT TODO") {
+			continue
 		}
+		out = append(out, l)
+	}
+	if len(out) > 0 && out[len(out)-1] == "Commands:" {
+		out = out[:len(out)-1]
 	}
 	text := strings.Join(out, "\n") + "\n"
 	if s.Phase == z.decoyPhase {
@@ -259,15 +258,26 @@ func playFixture(t testing.TB, f ecoFixture, summarizer bool) ([]ecoSession, []s
 	return append(rec.all, sum.all...), rs, res.State
 }
 
-// stripStory takes the story block out of a phase prompt: what
-// PhasePrompt gives for the same state.
+// stripStory takes the story block out of a phase prompt and puts the
+// summary signpost back: the bytes PhasePrompt gives for the same state.
 func stripStory(p string) string {
-	i := strings.Index(p, "- Every agent's decision records in full")
+	i := strings.Index(p, storySignpostLead)
 	j := strings.Index(p, "\n## Phase ")
 	if i < 0 || j < i {
 		return p
 	}
-	return p[:i] + p[j:]
+	p = p[:i] + p[j:]
+	var dir string
+	var n int
+	if k := strings.Index(p, "- The full plan: `"); k >= 0 {
+		dir, _, _ = strings.Cut(p[k+len("- The full plan: `"):], "/plan.md`")
+	}
+	if _, err := fmt.Sscanf(p[strings.Index(p, "\n## Phase ")+len("\n## Phase "):], "%d of", &n); err != nil || n <= 1 {
+		return p
+	}
+	prior := "- Prior work: `git log"
+	k := strings.Index(p, prior)
+	return p[:k] + summarySignpost(dir, n) + p[k:]
 }
 
 // withHistory pastes records into a signposting prompt, before the phase's
@@ -586,6 +596,36 @@ func TestContextEconomyBaseline(t *testing.T) {
 		}
 		if s, full := f.Strategies[stratStory], f.Strategies[stratFull]; s.Slope >= full.Slope || s.TotalTokens >= full.TotalTokens {
 			t.Errorf("%s: the Task Story grows %.1f tokens/phase (%d in all), full history %.1f (%d): want less", f.Name, s.Slope, s.TotalTokens, full.Slope, full.TotalTokens)
+		}
+	}
+}
+
+// TestStoryPromptStripsToSignposting: the benchmark's signposting prompt
+// is the Task Story's prompt with its story block taken out, byte for
+// byte what PhasePrompt gives; and the story replaces the summary
+// signpost instead of adding to it.
+func TestStoryPromptStripsToSignposting(t *testing.T) {
+	for _, cur := range []int{0, 1, 3} {
+		s := plannedState(t, phasedPlan(4), cur)
+		plain, err := PhasePrompt(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sc := range []StoryContext{
+			{SoFar: "## Story so far\nMethods:\n- A.B() error\n"},
+			{ThisPhase: "## This phase so far\nDecisions:\n- use x\n"},
+			{SoFar: "## Story so far\nMethods:\n- A.B() error\n", ThisPhase: "## This phase so far\nDecisions:\n- use x\n"},
+		} {
+			p, err := PhasePromptWith(s, sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := stripStory(p); got != plain {
+				t.Errorf("phase %d: stripped story prompt differs from PhasePrompt:\n%s\n---\n%s", cur+1, got, plain)
+			}
+			if !strings.Contains(p, storySignpostLead) || strings.Count(p, s.Run.ExecDir) != 1 {
+				t.Errorf("phase %d: the story prompt repeats the signposts:\n%s", cur+1, p)
+			}
 		}
 	}
 }

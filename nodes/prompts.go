@@ -24,6 +24,28 @@ You are a developer agent executing one phase of a phased development plan.
   "dependencies": [""], "recommendations": [""]}
 `
 
+// summarySignpost points phase n (1-based, n > 1) at the earlier phases'
+// summaries when its prompt carries no story.
+func summarySignpost(dir string, n int) string {
+	return fmt.Sprintf("- What earlier phases did: `%s/phase-<N>/summary.md` (N = 1..%d), each with the git commands that show its changes\n", dir, n-1)
+}
+
+// storySignpostLead begins the signpost of a prompt that carries the
+// story.
+const storySignpostLead = "- What earlier phases did: the story below"
+
+// storySignpost replaces summarySignpost when the prompt carries the
+// story, which is what the summaries would tell: it points at the full
+// records and the summaries (for their git commands) relative to plan.md,
+// whose full path is the line above, so the execution directory's path is
+// not spelled out again.
+func storySignpost(n int) string {
+	if n <= 1 {
+		return storySignpostLead + "; in full, every session's decision record is in `story/*.json` next to `plan.md`\n"
+	}
+	return fmt.Sprintf("%s; in full, every session's decision record is in `story/*.json`, and each phase's git commands in `phase-<N>/summary.md` (N = 1..%d), next to `plan.md`\n", storySignpostLead, n-1)
+}
+
 // retryFraming varies the framing of a retry so a model does not repeat
 // itself (seed 002's controlled variation): retry n (0 for the first
 // retry) gets framing n modulo 3.
@@ -71,12 +93,15 @@ func PhasePromptWith(s state.ExecutionState, sc StoryContext) (string, error) {
 	b.WriteString(PhasePrefix)
 	fmt.Fprintf(&b, "\n## Where to find context\n\n")
 	fmt.Fprintf(&b, "- The full plan: `%s/plan.md`\n", dir)
+	withStory := sc.SoFar != "" || sc.ThisPhase != ""
 	if n > 1 {
-		fmt.Fprintf(&b, "- What earlier phases did: `%s/phase-<N>/summary.md` (N = 1..%d), each with the git commands that show its changes\n", dir, n-1)
+		if !withStory {
+			b.WriteString(summarySignpost(dir, n))
+		}
 		b.WriteString("- Prior work: `git log --oneline -10`, and `git show HEAD` for the last phase\n")
 	}
-	if sc.SoFar != "" || sc.ThisPhase != "" {
-		fmt.Fprintf(&b, "- Every agent's decision records in full: `%s/` (one JSON file per session, NNN-<role>-p<phase>-a<attempt>.json); read them when the story below lacks a detail\n", storyDir(s))
+	if withStory {
+		b.WriteString(storySignpost(n))
 		for _, t := range []string{sc.SoFar, sc.ThisPhase} {
 			if t != "" {
 				b.WriteString("\n#" + strings.TrimRight(t, "\n") + "\n")

@@ -260,11 +260,13 @@ func ContextShare(s state.ExecutionState) float64 {
 
 // SummarizerPrompt asks the summarizer for a better story so far than
 // the deterministic one, given it and the records of the phase just
-// finished (the earlier phases are in the deterministic text already; the
-// prompt does not grow with the run).
+// finished, rendered at Level 1 (with reasons and recommendations; the
+// earlier phases are in the deterministic text already, and the raw JSON
+// would cost about twice the tokens). The prompt does not grow with the
+// run.
 func SummarizerPrompt(deterministic string, rs []story.Record) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, `## Summarize the Task Story
+	this, _ := story.Level1(rs, 0)
+	return fmt.Sprintf(`## Summarize the Task Story
 
 You are the summarizer. Rewrite the story so far below in at most %d tokens for the next
 phase's agent: what was decided and built, not how. Keep every user requirement,
@@ -273,12 +275,6 @@ records. Reply with the markdown only, starting with "%s".
 
 %s
 ## The records of the phase just finished
-`, story.Level2Budget, storySection, deterministic)
-	for _, r := range rs {
-		data, err := r.Encode()
-		if err == nil {
-			fmt.Fprintf(&b, "\n%s", data)
-		}
-	}
-	return b.String()
+
+%s`, story.Level2Budget, storySection, deterministic, this)
 }

@@ -2,6 +2,7 @@ package story
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -23,14 +24,19 @@ type detail struct {
 	why             bool
 	todos           bool
 	dropDecisions   int // the oldest this many decisions are left out
+	dropMethods     int // then the oldest this many methods (they are in the code)
+	dropDeps        int // then the oldest this many dependencies
 }
 
 // Level1 renders the records of one phase within budget tokens (0 means
 // Level1Budget): every decision with its reason, commands, methods,
 // dependencies, requirements and recommendations, after Merge; when that
 // is too long it sheds recommendations, then reasons, then the oldest
-// decisions. It fails with ErrOverBudget only when the verbatim items
-// alone do not fit. Empty records give "".
+// decisions. Empty records give "". When the verbatim items alone do not
+// fit, it leaves out the oldest methods and then the oldest dependencies
+// (saying how many, and where they are) so the text still fits, and
+// returns it with an error matching ErrOverBudget; only requirements and
+// NOT TODOs are never left out.
 func Level1(rs []Record, budget int) (string, error) {
 	if budget <= 0 {
 		budget = Level1Budget
@@ -39,9 +45,12 @@ func Level1(rs []Record, budget int) (string, error) {
 }
 
 // Level2 renders the story so far within budget tokens (0 means
-// Level2Budget): what was decided and built, not how — decisions without
-// reasons or recommendations — shedding open TODOs and then the oldest
-// decisions when it is too long.
+// Level2Budget): what was decided and built, not how — the verbatim items
+// and the decisions without reasons, phase numbers, recommendations or
+// session summaries — shedding open TODOs and then the oldest decisions
+// when it is too long, and past that the oldest methods and dependencies
+// as Level1 does. Its size depends on the items still live after Merge,
+// never on how many phases produced them.
 func Level2(rs []Record, budget int) (string, error) {
 	if budget <= 0 {
 		budget = Level2Budget
@@ -58,11 +67,13 @@ func fit(m Merged, title string, budget int, d detail) (string, error) {
 		func(d *detail) bool { r := d.recommendations; d.recommendations = false; return r },
 		func(d *detail) bool { r := d.why; d.why = false; return r },
 		func(d *detail) bool { r := d.todos; d.todos = false; return r },
+		func(d *detail) bool { r := d.dropDecisions < len(m.Decisions); d.dropDecisions++; return r },
 	}
+	var over error
 	for {
 		text := render(m, title, d)
 		if Tokens(text) <= budget {
-			return text, nil
+			return text, over
 		}
 		shed := false
 		for _, st := range steps {
@@ -71,56 +82,70 @@ func fit(m Merged, title string, budget int, d detail) (string, error) {
 				break
 			}
 		}
-		if !shed {
-			if d.dropDecisions >= len(m.Decisions) {
-				return text, fmt.Errorf("%w: %d tokens of items kept verbatim, budget %d", ErrOverBudget, Tokens(text), budget)
-			}
-			d.dropDecisions++
+		if shed {
+			continue
+		}
+		if over == nil {
+			over = fmt.Errorf("%w: %d tokens of items kept verbatim, budget %d; the oldest methods and dependencies are left out", ErrOverBudget, Tokens(text), budget)
+		}
+		switch {
+		case d.dropMethods < len(m.Methods):
+			d.dropMethods++
+		case d.dropDeps < len(m.Dependencies):
+			d.dropDeps++
+		default:
+			return text, fmt.Errorf("%w: %d tokens of requirements and NOT TODOs alone, budget %d", ErrOverBudget, Tokens(text), budget)
 		}
 	}
 }
 
+// render writes the story compactly: a heading per kind of item, one item
+// a line, nothing about when or by whom (that is in the story/ files).
 func render(m Merged, title string, d detail) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## %s\n", title)
-	list := func(head string, l []Tagged[string]) {
+	list := func(head string, l []Tagged[string], dropped int) {
+		dropped = min(dropped, len(l))
 		if len(l) == 0 {
 			return
 		}
-		fmt.Fprintf(&b, "\n%s:\n", head)
-		for _, t := range l {
+		fmt.Fprintf(&b, "%s:\n", head)
+		if dropped > 0 {
+			fmt.Fprintf(&b, "- (%d older left out; see the story/ files)\n", dropped)
+		}
+		for _, t := range l[dropped:] {
 			fmt.Fprintf(&b, "- %s\n", t.Item)
 		}
 	}
 	if d.sessions && len(m.Sessions) > 0 {
-		b.WriteString("\nSessions:\n")
+		b.WriteString("Sessions:\n")
 		for _, s := range m.Sessions {
 			fmt.Fprintf(&b, "- %s\n", s)
 		}
 	}
-	list("User requirements (verbatim)", m.Requirements)
-	list("Dependencies", m.Dependencies)
-	list("Methods", m.Methods)
-	list("Do NOT", m.NotTodos)
-	if ds := m.Decisions[min(d.dropDecisions, len(m.Decisions)):]; len(ds) > 0 {
-		b.WriteString("\nDecisions:\n")
-		if d.dropDecisions > 0 {
-			fmt.Fprintf(&b, "- (%d older decisions left out; see the story/ files)\n", d.dropDecisions)
+	list("User requirements", m.Requirements, 0)
+	list("Dependencies", m.Dependencies, d.dropDeps)
+	list("Methods", m.Methods, d.dropMethods)
+	commands := m.NotTodos
+	if d.todos {
+		commands = append(append(slices.Clone(commands), m.Todos...), m.Other...)
+	}
+	list("Commands", commands, 0)
+	if n := min(d.dropDecisions, len(m.Decisions)); n < len(m.Decisions) || n > 0 {
+		b.WriteString("Decisions:\n")
+		if n > 0 {
+			fmt.Fprintf(&b, "- (%d older left out; see the story/ files)\n", n)
 		}
-		for _, t := range ds {
-			fmt.Fprintf(&b, "- [phase %d] %s", t.Phase, t.Item.What)
+		for _, t := range m.Decisions[n:] {
+			fmt.Fprintf(&b, "- %s", t.Item.What)
 			if d.why && t.Item.Why != "" {
 				fmt.Fprintf(&b, " (why: %s)", t.Item.Why)
 			}
 			b.WriteString("\n")
 		}
 	}
-	if d.todos {
-		list("Open TODOs", m.Todos)
-		list("Other commands", m.Other)
-	}
 	if d.recommendations {
-		list("Recommendations", m.Recommendations)
+		list("Recommendations", m.Recommendations, 0)
 	}
 	return b.String()
 }
@@ -141,7 +166,7 @@ func CheckSummary(summary string, rs []Record, budget int) error {
 			return fmt.Errorf("%w: it lost %q", ErrRejectedSummary, v)
 		}
 	}
-	vocab := words(sourceText(rs) + render(m, "Story so far This phase", detail{true, true, true, true, 0}) + " phase phases left older out see files")
+	vocab := words(sourceText(rs) + render(m, "Story so far This phase", detail{sessions: true, recommendations: true, why: true, todos: true}) + " phase phases left older out see the story/ files")
 	for w := range words(summary) {
 		if _, ok := vocab[w]; !ok {
 			return fmt.Errorf("%w: %q is not in its sources", ErrRejectedSummary, w)
