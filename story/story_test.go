@@ -175,6 +175,25 @@ func TestOverBudgetWhenVerbatimItemsDoNotFit(t *testing.T) {
 	if _, err := Level2(bigRecords(30), 50); !errors.Is(err, ErrOverBudget) {
 		t.Fatalf("err = %v, want ErrOverBudget", err)
 	}
+	// Past the budget the text stays within it: the oldest methods go
+	// (counted, and pointed at the story/ files), requirements and NOT
+	// TODOs stay. A story can thus not outgrow its budget however many
+	// phases feed it.
+	rs := bigRecords(100)
+	rs[0].Requirements = []string{"The user's requirement stays."}
+	text, err := Level2(rs, 0)
+	if !errors.Is(err, ErrOverBudget) || Tokens(text) > Level2Budget {
+		t.Fatalf("%d tokens, err %v; want at most %d and ErrOverBudget", Tokens(text), err, Level2Budget)
+	}
+	m := Merge(rs)
+	for _, v := range append(m.Verbatim()[:1], m.Verbatim()[len(m.Verbatim())-100:]...) {
+		if !strings.Contains(text, v) {
+			t.Errorf("lost %q, a requirement or NOT TODO", v)
+		}
+	}
+	if strings.Contains(text, "Service1.Do(x int) error") || !strings.Contains(text, "Service100.Do(x int) error") || !strings.Contains(text, "older left out; see the story/ files") {
+		t.Errorf("the oldest methods should go first, with a pointer:\n%s", text)
+	}
 	if s, err := Level1(nil, 0); s != "" || err != nil {
 		t.Fatalf("empty: %q, %v", s, err)
 	}
