@@ -629,3 +629,102 @@ func TestStoryPromptStripsToSignposting(t *testing.T) {
 		}
 	}
 }
+
+// longRun is a generated fixture of n phases in which every phase
+// decides, builds and closes something, but the live facts stop growing
+// after the first phases: four decision topics and three methods are
+// superseded in turn, each phase's TODO is closed by the next. What a
+// later phase must know is then the same at phase 12 and at phase 24.
+func longRun(t *testing.T, n int) ecoFixture {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "name: long-run\ngoal: a key-value store built over %d phases\ntasks: [", n)
+	for k := 1; k <= n; k++ {
+		if k > 1 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "step %02d", k)
+	}
+	b.WriteString("]\nmust_keep: []\nscript:\n  developer:\n")
+	for k := 1; k <= n; k++ {
+		v := "AB"[k/4%2 : k/4%2+1]
+		fmt.Fprintf(&b, "    - phase: %d\n      summary: Step %02d done.\n", k, k)
+		fmt.Fprintf(&b, "      decisions: [{topic: area%d, what: \"area %d uses approach %s\", why: \"measured in step %02d\"}]\n", k%4, k%4, v, k)
+		fmt.Fprintf(&b, "      methods: [\"Store.Get%d(ctx context.Context, key string, opt%s int) (Value, error)\"]\n", k%3, v)
+		fmt.Fprintf(&b, "      commands: [\"TODO: check step %02d\"", k)
+		if k > 1 {
+			fmt.Fprintf(&b, ", \"DONE: check step %02d\"", k-1)
+		}
+		if k == 2 {
+			b.WriteString(", \"NOT TODO: cache values in process memory\"")
+		}
+		b.WriteString("]\n")
+		fmt.Fprintf(&b, "      recommendations: [\"profile step %02d\"]\n", k)
+		if k == 1 {
+			b.WriteString("      requirements: [\"Every read must finish in under 5 ms.\"]\n      dependencies: [dgraph-io/badger/v4]\n")
+		}
+	}
+	var f ecoFixture
+	if err := yaml.Unmarshal([]byte(b.String()), &f); err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	return f
+}
+
+// TestStoryFlatOverLongRun plays a 24-phase run through the workflow and
+// compares what phase 12 and phase 24 receive: the Task Story's prompt
+// holds the same live facts in (within a few tokens, the digits of phase
+// numbers) the same size, while full history pastes twelve more records.
+// This is the benchmark's "flat": the story's size follows the facts
+// still live, not the number of phases, and never exceeds its budgets
+// (story.TestOverBudgetWhenVerbatimItemsDoNotFit).
+func TestStoryFlatOverLongRun(t *testing.T) {
+	f := longRun(t, 24)
+	sessions, rs, _ := playFixture(t, f, false)
+	first := map[int]ecoSession{}
+	devs := 0
+	for _, s := range sessions {
+		if s.s.Role != agent.RoleDeveloper {
+			continue
+		}
+		devs++
+		if _, ok := first[s.s.Phase]; !ok {
+			first[s.s.Phase] = s
+		}
+	}
+	if devs != 24 || len(rs) != 24 {
+		t.Fatalf("%d developer sessions and %d records, want 24 of each", devs, len(rs))
+	}
+	at := func(k int) (storyT, sign, full int, p string) {
+		p = first[k].s.Prompt
+		var before []story.Record
+		for _, r := range rs {
+			if r.Phase < k {
+				before = append(before, r)
+			}
+		}
+		return story.Tokens(p), story.Tokens(stripStory(p)), story.Tokens(withHistory(stripStory(p), before)), p
+	}
+	s12, sign12, full12, p12 := at(12)
+	s24, sign24, full24, p24 := at(24)
+	t.Logf("phase 12 → 24: task story %d → %d, signposting %d → %d, full history %d → %d", s12, s24, sign12, sign24, full12, full24)
+	if d := s24 - s12; d < -3 || d > 3 {
+		t.Errorf("task story: %d tokens at phase 12, %d at phase 24: not flat", s12, s24)
+	}
+	if full24-full12 < 10*(sign24-sign12+1) || full24 < full12+500 {
+		t.Errorf("full history: %d tokens at phase 12, %d at phase 24: it should grow", full12, full24)
+	}
+	live := []string{"Every read must finish in under 5 ms.", "dgraph-io/badger/v4", "NOT TODO: cache values in process memory",
+		"Store.Get0(ctx context.Context, key string, optB int) (Value, error)", "area 3 uses approach B", "TODO: check step 23"}
+	if kept, share := story.Retention(p24, live); share != 1 {
+		t.Errorf("phase 24 keeps %v of %v", kept, live)
+	}
+	for _, gone := range []string{"optA int", "approach A", "TODO: check step 22", "measured in step", "profile step"} {
+		if strings.Contains(p24, gone) {
+			t.Errorf("phase 24's prompt keeps superseded or how-not-what text %q:\n%s", gone, p24)
+		}
+	}
+	if !strings.Contains(p12, "### Story so far") {
+		t.Errorf("phase 12 has no story:\n%s", p12)
+	}
+}
