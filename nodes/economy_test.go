@@ -541,12 +541,33 @@ func BenchmarkContextEconomy(b *testing.B) {
 	b.Logf("report: %s\n%s", out, rep.Table())
 }
 
+// The Task Story's targets beyond the baseline's bands (README, "Context
+// between agents").
+//
+// Flat: a story's size follows the facts still live, not the number of
+// phases — TestStoryFlatOverLongRun shows the same prompt size at phase 12
+// and 24 when the live facts are the same — and never exceeds the Level 1
+// and Level 2 budgets (the hard cap). On the fixtures, where nearly every
+// phase adds a must-keep fact, it therefore still grows, by at most
+// maxSlopeShare of full history's slope.
+//
+// Tokens: signposting keeps none of the must-keep facts, so any story
+// costs more than it; the honest bound is that the Task Story costs at
+// most maxOverSignposting times signposting's tokens on every fixture
+// (measured 1.22–1.47×, 1.35× over all fixtures: the extra tokens are the
+// facts themselves).
+const (
+	maxSlopeShare      = 0.5
+	maxOverSignposting = 1.5
+)
+
 // TestContextEconomyBaseline plays the benchmark's fixtures and checks the
 // committed baseline with one-sided bands — a strategy's total context
 // tokens may exceed the baseline's by 10%, its retention may not drop —
 // and the Task Story's targets: every must-keep fact kept on every
-// fixture, within the Level 1 and Level 2 budgets, nothing invented, and
-// prompt tokens growing more slowly over phases than full history's.
+// fixture, within the Level 1 and Level 2 budgets, nothing invented,
+// prompt tokens growing at most maxSlopeShare as fast as full history's,
+// and total tokens at most maxOverSignposting times signposting's.
 func TestContextEconomyBaseline(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plays 14 scripted runs")
@@ -594,8 +615,12 @@ func TestContextEconomyBaseline(t *testing.T) {
 				t.Errorf("%s/%s: %d superseded facts still in the last phase's prompt", f.Name, st, s.Stale)
 			}
 		}
-		if s, full := f.Strategies[stratStory], f.Strategies[stratFull]; s.Slope >= full.Slope || s.TotalTokens >= full.TotalTokens {
-			t.Errorf("%s: the Task Story grows %.1f tokens/phase (%d in all), full history %.1f (%d): want less", f.Name, s.Slope, s.TotalTokens, full.Slope, full.TotalTokens)
+		s, full, sign := f.Strategies[stratStory], f.Strategies[stratFull], f.Strategies[stratSignpost]
+		if s.Slope > full.Slope*maxSlopeShare || s.TotalTokens >= full.TotalTokens {
+			t.Errorf("%s: the Task Story grows %.1f tokens/phase (%d in all), full history %.1f (%d): want at most %.0f%% of its slope", f.Name, s.Slope, s.TotalTokens, full.Slope, full.TotalTokens, maxSlopeShare*100)
+		}
+		if r := float64(s.TotalTokens) / float64(sign.TotalTokens); r > maxOverSignposting {
+			t.Errorf("%s: the Task Story costs %.2f× signposting's tokens (%d vs %d), over %.2f×", f.Name, r, s.TotalTokens, sign.TotalTokens, maxOverSignposting)
 		}
 	}
 }

@@ -32,7 +32,7 @@ func summarySignpost(dir string, n int) string {
 
 // storySignpostLead begins the signpost of a prompt that carries the
 // story.
-const storySignpostLead = "- What earlier phases did: the story below"
+const storySignpostLead = "- Earlier phases: the story below"
 
 // storySignpost replaces summarySignpost when the prompt carries the
 // story, which is what the summaries would tell: it points at the full
@@ -41,9 +41,9 @@ const storySignpostLead = "- What earlier phases did: the story below"
 // not spelled out again.
 func storySignpost(n int) string {
 	if n <= 1 {
-		return storySignpostLead + "; in full, every session's decision record is in `story/*.json` next to `plan.md`\n"
+		return storySignpostLead + "; every session's full record in `story/*.json` beside `plan.md`\n"
 	}
-	return fmt.Sprintf("%s; in full, every session's decision record is in `story/*.json`, and each phase's git commands in `phase-<N>/summary.md` (N = 1..%d), next to `plan.md`\n", storySignpostLead, n-1)
+	return fmt.Sprintf("%s; every session's full record in `story/*.json`, git commands in `phase-<N>/summary.md` (N = 1..%d), beside `plan.md`\n", storySignpostLead, n-1)
 }
 
 // retryFraming varies the framing of a retry so a model does not repeat
