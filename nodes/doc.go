@@ -179,7 +179,9 @@
 // the story.
 //
 // The phase prompt carries, after the stable prefix and the signposts
-// (which then also point at story/), the story so far — the "## Story so
+// (where the summaries' signpost gives way to one that points at story/
+// and the summaries relative to plan.md: the story is what the summaries
+// would tell), the story so far — the "## Story so
 // far" section of the previous phase's summary.md, story.Level2 of the
 // earlier phases' records — and this phase's records across attempts and
 // review iterations (story.Level1). next_task (and review, after the last

@@ -21,7 +21,13 @@
 // they drop duplicates and superseded items (Merge), keep methods,
 // dependencies, user requirements and NOT TODOs verbatim, and shed the
 // rest in a fixed order (recommendations, reasons, open TODOs, then the
-// oldest decisions) until the text fits. CheckSummary decides whether a
+// oldest decisions) until the text fits. Neither level exceeds its budget:
+// when the verbatim items alone do not fit, the oldest methods and then
+// the oldest dependencies are left out (counted, with a pointer to the
+// story/ files) and ErrOverBudget says so; requirements and NOT TODOs are
+// never left out. The text is compact — one item a line under a heading
+// per kind, no phase numbers — so its size follows the items still live,
+// not the number of phases that produced them. CheckSummary decides whether a
 // summarizer's text may replace the deterministic one: it must fit the
 // budget, keep every verbatim item, and contain no word absent from the
 // sources, so a summary never holds a fact its sources lack.
