@@ -168,3 +168,35 @@ func gone(pid int) bool {
 	}
 	return false
 }
+
+// fileRecorder records a group as a file in dir, as internal/procgroup does
+// beside the store.
+type fileRecorder struct{ dir string }
+
+func (f fileRecorder) Record(pgid int) (func(), error) {
+	path := filepath.Join(f.dir, strconv.Itoa(pgid))
+	if err := os.WriteFile(path, []byte("x"), 0o600); err != nil {
+		return nil, err
+	}
+	return func() { os.Remove(path) }, nil
+}
+
+// TestConfinedCommandRecordsOutsideTheRepository runs a confined command
+// whose group records live outside the repository (a --store elsewhere):
+// the record is gaffer's write, not the command's, so Landlock must not stop
+// it, and the record is removed after the command.
+func TestConfinedCommandRecordsOutsideTheRepository(t *testing.T) {
+	if r, why := landlockAvailable(); r == nil {
+		t.Skip(why)
+	}
+	records := outsideDir(t)
+	tb, _ := newTestToolbox(t, ToolboxOptions{Groups: fileRecorder{records}})
+	res, err := tb.Run(context.Background(), "echo ok", nil)
+	if err != nil || res.Failed() {
+		t.Fatalf("run: %v\n%s", err, res.Output)
+	}
+	left, _ := os.ReadDir(records)
+	if len(left) != 0 {
+		t.Errorf("records left after the command: %d", len(left))
+	}
+}

@@ -20,7 +20,7 @@ func (t *Toolbox) runCommand(cmd *exec.Cmd) error {
 		return err
 	}
 	if rules == nil {
-		return t.runInGroup(cmd)
+		return t.runInGroup(cmd, t.opts.Groups)
 	}
 	tmp, err := os.MkdirTemp("", "gaffer-cmd-*")
 	if err != nil {
@@ -40,15 +40,19 @@ func (t *Toolbox) runCommand(cmd *exec.Cmd) error {
 			errc <- fmt.Errorf("confine the command: %w", err)
 			return
 		}
-		errc <- t.runInGroup(cmd)
+		var rec GroupRecorder
+		if t.opts.Groups != nil {
+			rec = offThread{t.opts.Groups}
+		}
+		errc <- t.runInGroup(cmd, rec)
 	}()
 	return <-errc
 }
 
-// runInGroup starts cmd in its recorded group, waits for it, and kills what
-// is left of the group.
-func (t *Toolbox) runInGroup(cmd *exec.Cmd) error {
-	forget, err := startInGroup(cmd, t.opts.Groups)
+// runInGroup starts cmd in a group recorded by rec, waits for it, and kills
+// what is left of the group.
+func (t *Toolbox) runInGroup(cmd *exec.Cmd, rec GroupRecorder) error {
+	forget, err := startInGroup(cmd, rec)
 	if err != nil {
 		return err
 	}
