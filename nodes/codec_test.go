@@ -110,7 +110,9 @@ func TestCodecIsStrict(t *testing.T) {
 		{"short chunk", edit(func(m map[string][]byte) { m[chunkKey(2)] = []byte("[]") }), graph.ErrCodec},
 		{"bad count", edit(func(m map[string][]byte) { m[phasesKey] = []byte(`{"count":-1,"chunk":32}`) }), graph.ErrCodec},
 		{"unknown index field", edit(func(m map[string][]byte) { m[phasesKey] = []byte(`{"count":65,"chunk":32,"x":1}`) }), graph.ErrCodec},
-		{"phases twice", edit(func(m map[string][]byte) { m["progress"] = []byte(`{"current_phase":0,"phases":[{"index":0}],"review_iteration":0,"plan_revision":0}`) }), graph.ErrCodec},
+		{"phases twice", edit(func(m map[string][]byte) {
+			m["progress"] = []byte(`{"current_phase":0,"phases":[{"index":0}],"review_iteration":0,"plan_revision":0}`)
+		}), graph.ErrCodec},
 		{"unknown field", edit(func(m map[string][]byte) { m["nope"] = []byte("1") }), graph.ErrUnknownField},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
