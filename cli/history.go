@@ -59,12 +59,10 @@ func History(ctx context.Context, e *env, runID string, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	snaps, err := e.runner.History(ctx, runID, 0)
-	if err != nil {
-		return e.runError(ctx, runID, err)
-	}
-	views := make([]CheckpointView, 0, len(snaps))
-	for _, s := range snaps {
+	// A page of checkpoints at a time: a long run's full states do not
+	// fit in memory at once, and the views need only their status.
+	var views []CheckpointView
+	err = e.runner.EachCheckpoint(ctx, runID, func(s graph.Snapshot[state.ExecutionState]) error {
 		v := CheckpointView{Seq: s.Seq, Parent: s.Parent, Step: s.Step, Ran: nonNil(s.Ran), Next: nonNil(s.Next),
 			Status: s.State.Status.String(), Time: s.Time}
 		if s.Interrupt != nil {
@@ -72,6 +70,10 @@ func History(ctx context.Context, e *env, runID string, asJSON bool) error {
 			v.Interrupt = s.Interrupt.Node
 		}
 		views = append(views, v)
+		return nil
+	})
+	if err != nil {
+		return e.runError(ctx, runID, err)
 	}
 	if asJSON {
 		return writeJSON(e.io.Out, views)

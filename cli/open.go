@@ -104,7 +104,7 @@ func openEnv(c *ucli.Context, io IO) (*env, error) {
 		store.Close()
 		return nil, err
 	}
-	e.runner, err = gr.Compile(graph.WithStore(io.ops.instrument(c, store)), graph.WithDurability(graph.Sync))
+	e.runner, err = gr.Compile(graph.WithStore(io.ops.instrument(c, store)), graph.WithDurability(graph.Sync), graph.WithCodec(nodes.NewCodec()))
 	if err != nil {
 		store.Close()
 		return nil, err

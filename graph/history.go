@@ -58,6 +58,45 @@ func (r *Runner[S]) History(ctx context.Context, runID string, limit int) ([]Sna
 	return out, nil
 }
 
+// historyPage is how many checkpoints EachCheckpoint reads at a time.
+const historyPage = 32
+
+// EachCheckpoint calls fn with each checkpoint of the run, newest first.
+// It reads them from the store historyPage at a time, so that a long run's
+// history is never in memory at once: only the page being visited. An
+// error from fn stops the walk and is returned.
+func (r *Runner[S]) EachCheckpoint(ctx context.Context, runID string, fn func(Snapshot[S]) error) error {
+	if r.cfg.store == nil {
+		return ErrNoStore
+	}
+	var before uint64 // 0: from the newest
+	for first := true; ; first = false {
+		cps, err := r.cfg.store.List(ctx, runID, checkpoint.ListOptions{Limit: historyPage, Before: before})
+		if err != nil {
+			return fmt.Errorf("graph: run %s: history: %w", runID, err)
+		}
+		if len(cps) == 0 {
+			if first {
+				return fmt.Errorf("%w: %s", ErrRunNotFound, runID)
+			}
+			return nil
+		}
+		for _, cp := range cps {
+			s, err := r.snapshot(cp)
+			if err != nil {
+				return err
+			}
+			if err := fn(s); err != nil {
+				return err
+			}
+		}
+		before = cps[len(cps)-1].Seq
+		if len(cps) < historyPage || before <= 1 {
+			return nil
+		}
+	}
+}
+
 // Fork starts run newRunID from checkpoint seq of run runID: its first
 // checkpoint holds that checkpoint's state, due nodes and pending interrupt,
 // with Meta[MetaForkOf] = "runID@seq". Resume(newRunID) continues it; the

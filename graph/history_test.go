@@ -99,3 +99,59 @@ func TestUpdateStateThenResume(t *testing.T) {
 		}
 	})
 }
+
+// listSpy records the limits of the List calls made on a store.
+type listSpy struct {
+	checkpoint.Store
+	limits []int
+}
+
+func (s *listSpy) List(ctx context.Context, runID string, opts checkpoint.ListOptions) ([]checkpoint.Checkpoint, error) {
+	s.limits = append(s.limits, opts.Limit)
+	return s.Store.List(ctx, runID, opts)
+}
+
+// TestEachCheckpointReadsAPageAtATime walks a 100-step run: every
+// checkpoint is visited once, newest first, and no List call asks for more
+// than a page, so a long run's states are never all in memory at once (a
+// 600-phase run's history needed 1.9 GB when they were).
+func TestEachCheckpointReadsAPageAtATime(t *testing.T) {
+	eachStore(t, func(t *testing.T, store checkpoint.Store) {
+		ctx := context.Background()
+		spy := &listSpy{Store: store}
+		r := mustCompile(t, countTo(100), graph.WithStore(spy))
+		if _, err := r.Run(ctx, "long", trail{}); err != nil {
+			t.Fatal(err)
+		}
+		var seqs []uint64
+		err := r.EachCheckpoint(ctx, "long", func(s graph.Snapshot[trail]) error {
+			if s.State.N != int(s.Seq)-1 {
+				t.Errorf("checkpoint %d has N %d", s.Seq, s.State.N)
+			}
+			seqs = append(seqs, s.Seq)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(seqs) != 101 || seqs[0] != 101 || !slices.IsSortedFunc(seqs, func(a, b uint64) int { return int(b) - int(a) }) || seqs[100] != 1 {
+			t.Fatalf("visited %d checkpoints: %v", len(seqs), seqs)
+		}
+		if len(spy.limits) < 4 {
+			t.Errorf("%d List calls for 101 checkpoints", len(spy.limits))
+		}
+		for _, l := range spy.limits {
+			if l <= 0 || l > 32 {
+				t.Fatalf("List limits %v: want pages of at most 32", spy.limits)
+			}
+		}
+		stop := errors.New("stop")
+		n := 0
+		if err := r.EachCheckpoint(ctx, "long", func(graph.Snapshot[trail]) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
+			t.Errorf("stopping walk: %v after %d", err, n)
+		}
+		if err := r.EachCheckpoint(ctx, "nope", func(graph.Snapshot[trail]) error { return nil }); !errors.Is(err, graph.ErrRunNotFound) {
+			t.Errorf("unknown run: %v", err)
+		}
+	})
+}

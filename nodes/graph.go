@@ -80,6 +80,9 @@ type workflow struct {
 //
 // Every edge is conditional: a state whose Status is terminal goes to END
 // from anywhere, which is how `cancel` stops a run (UpdateState).
+//
+// Compile the graph with graph.WithCodec(NewCodec()), so that a step
+// writes only the phase states it changed.
 func Build(cfg Config) (*graph.Graph[state.ExecutionState], error) {
 	cfg, err := cfg.validate()
 	if err != nil {

@@ -124,7 +124,7 @@ func newHarness(t *testing.T, script string) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.runner, err = g.Compile(graph.WithStore(h.store), graph.WithDurability(graph.Sync)); err != nil {
+	if h.runner, err = g.Compile(graph.WithStore(h.store), graph.WithDurability(graph.Sync), graph.WithCodec(NewCodec())); err != nil {
 		t.Fatal(err)
 	}
 	return h

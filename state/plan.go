@@ -24,7 +24,9 @@ func WithoutTDDCheck() ParseOption { return func(c *parseConfig) { c.tdd = false
 // layered); the error is then a *PlanError listing every problem, each
 // with its line: duplicate ids, unknown dependencies, cycles, impl tasks
 // with no test task in their dependency chain (when the plan uses types),
-// unreadable type or depends-on values, and a plan with no tasks.
+// unreadable type or depends-on values, a plan with no tasks, and tasks
+// over MaxTaskBytes. A plan over MaxPlanBytes or MaxTasks fails with that
+// one problem alone (and, over MaxPlanBytes, the zero Plan).
 //
 // Markdown is stored with LF line ends and without a byte order mark;
 // line numbers count lines of the input as given.
@@ -33,6 +35,9 @@ func ParsePlan(name, markdown string, opts ...ParseOption) (Plan, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	if ps := planSizeProblem(markdown); ps != nil {
+		return Plan{}, &PlanError{File: name, Problems: ps}
+	}
 	src := normalize(markdown)
 	p := parser{lines: strings.Split(src, "\n")}
 	p.parse()
@@ -40,7 +45,10 @@ func ParsePlan(name, markdown string, opts ...ParseOption) (Plan, error) {
 	if p.phased {
 		plan.Mode = ModePhased
 	}
-	problems := p.problems
+	if len(p.tasks) > MaxTasks {
+		return plan, &PlanError{File: name, Problems: taskLimitProblems(p.lines, p.tasks)}
+	}
+	problems := append(p.problems, taskLimitProblems(p.lines, p.tasks)...)
 	problems = append(problems, checkPlan(plan, p.meta, cfg.tdd && p.typed)...)
 	if len(problems) == 0 {
 		phases, err := phasesFor(plan)

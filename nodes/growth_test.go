@@ -1,0 +1,188 @@
+package nodes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/state"
+)
+
+// growthState is a run of a task-mode plan of n tasks (one phase each),
+// approved and about to start phase 1.
+func growthState(tb testing.TB, n int) state.ExecutionState {
+	tb.Helper()
+	var md strings.Builder
+	md.WriteString("# Growth\n\nA plan of many small tasks.\n\n")
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&md, "### Task %d: change %d\n\nEdit file%d.go so that step %d of the feature works; add its test.\n\n", i, i, i, i)
+	}
+	plan, err := state.ParsePlan("plan.md", md.String())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s, err := state.NewRun(state.RunInfo{ID: "r-growth", Goal: "growth", CreatedAt: time.Unix(1_700_000_000, 0)},
+		state.RunConfig{Agents: state.Agents{Architect: state.AgentConfig{Driver: "script"}, Developer: state.AgentConfig{Driver: "script"},
+			Reviewer: state.AgentConfig{Driver: "script"}, Evaluator: state.AgentConfig{Driver: "script"}}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s.WithPlan(plan).WithApproval(state.Approval{Decision: state.DecisionApproved})
+}
+
+// growthGraph changes the state as the workflow does, without agents or
+// git: each phase is started (a step), reviewed and committed (a step),
+// and left for the next (a step), so that every step changes one phase
+// state and a few counters.
+func growthGraph(tb testing.TB, opts ...graph.Option) *graph.Runner[state.ExecutionState] {
+	tb.Helper()
+	hash := func(i, k int) string { return fmt.Sprintf("%040x", i*7919+k) }
+	g := graph.New[state.ExecutionState]()
+	g.AddNode("phase", func(_ context.Context, s state.ExecutionState) (state.ExecutionState, error) {
+		i := s.Progress.CurrentPhase
+		ps, err := s.PhaseState(i)
+		if err != nil {
+			return s, err
+		}
+		ps.Status, ps.Attempt, ps.PreCommit = state.PhaseRunning, 1, hash(i, 0)
+		ps.StartedAt = time.Unix(1_700_000_000+int64(i), 0)
+		s = s.WithDriverSession(fmt.Sprintf("session-%d", i)).WithUsage("developer", state.Usage{InputTokens: 1200, OutputTokens: 300})
+		return s.WithPhaseState(ps)
+	})
+	g.AddNode("review", func(_ context.Context, s state.ExecutionState) (state.ExecutionState, error) {
+		i := s.Progress.CurrentPhase
+		ps, err := s.PhaseState(i)
+		if err != nil {
+			return s, err
+		}
+		ps.Status, ps.PostCommit = state.PhaseCompleted, hash(i, 1)
+		ps.CompletedAt = time.Unix(1_700_000_100+int64(i), 0)
+		ps.SummaryPath = fmt.Sprintf("docs/gaffer/2023-11-14-growth/phase-%d/summary.md", i+1)
+		ps.Review = &state.ReviewResult{Approved: true, Comments: "The change does what the task asks and its test covers it.",
+			Items: []state.ReviewItem{{Text: "test covers the new branch", Verdict: state.VerdictImplement}}}
+		for j := range ps.Tasks {
+			ps.Tasks[j].Status = state.PhaseCompleted
+		}
+		s = s.WithReviewIteration(1).WithUsage("reviewer", state.Usage{InputTokens: 800, OutputTokens: 100})
+		return s.WithPhaseState(ps)
+	})
+	g.AddNode("next", func(_ context.Context, s state.ExecutionState) (state.ExecutionState, error) {
+		return s.WithNextPhase(), nil
+	})
+	g.AddEdge(graph.START, "phase")
+	g.AddEdge("phase", "review")
+	g.AddConditionalEdge("review", func(_ context.Context, s state.ExecutionState) ([]string, error) {
+		if s.LastPhase() {
+			return []string{graph.END}, nil
+		}
+		return []string{"next"}, nil
+	}, "next", graph.END)
+	g.AddEdge("next", "phase")
+	r, err := g.Compile(opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return r
+}
+
+// storeBytes runs the growth workload of a plan of n phases on a new
+// Badger store, stopping after limit steps (0: at the end), and returns
+// the bytes on disk once the store is closed and the steps taken.
+func storeBytes(tb testing.TB, n, limit int, codec graph.Codec[state.ExecutionState]) (int64, int) {
+	tb.Helper()
+	dir := tb.TempDir()
+	store, err := checkpoint.OpenBadger(dir, checkpoint.BadgerOptions{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	opts := []graph.Option{graph.WithStore(store), graph.WithDurability(graph.Async), graph.WithCodec(codec),
+		graph.WithClock(func() time.Time { return time.Unix(1_700_000_000, 0) })}
+	if limit > 0 {
+		opts = append(opts, graph.WithStepLimit(limit))
+	} else {
+		opts = append(opts, graph.WithStepLimit(4*n))
+	}
+	r := growthGraph(tb, opts...)
+	ctx := context.Background()
+	if _, err := r.Run(ctx, "r-growth", growthState(tb, n)); err != nil && !(limit > 0 && errors.Is(err, graph.ErrStepLimit)) {
+		tb.Fatal(err)
+	}
+	snap, err := r.State(ctx, "r-growth")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := store.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	var size int64
+	err = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		size += info.Size()
+		return err
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return size, int(snap.Seq)
+}
+
+// growthBytesPerStep is what a step of the growth workload adds to the
+// store, for a plan of n phases: the bytes on disk after the whole run
+// less those after its first 3 steps (the plan and the store's own files),
+// divided by the steps between.
+func growthBytesPerStep(tb testing.TB, n int, codec graph.Codec[state.ExecutionState]) float64 {
+	tb.Helper()
+	base, baseSteps := storeBytes(tb, n, 3, codec)
+	full, steps := storeBytes(tb, n, 0, codec)
+	if want := 3*n - 1 + 1; steps != want {
+		tb.Fatalf("%d phases: %d checkpoints, want %d", n, steps, want)
+	}
+	return float64(full-base) / float64(steps-baseSteps)
+}
+
+// BenchmarkPlanGrowth reports the bytes a step of a plan's run adds to a
+// Badger store, for plans of 10, 100 and 600 phases, with the workflow's
+// codec (phase states in chunks) and, for comparison, graph.JSONCodec
+// (the whole phase list in one value, as before). It writes the same runs
+// whatever b.N is; only bytes/step is meaningful.
+func BenchmarkPlanGrowth(b *testing.B) {
+	for _, codec := range []struct {
+		name string
+		new  func() graph.Codec[state.ExecutionState]
+	}{
+		{"chunked", func() graph.Codec[state.ExecutionState] { return NewCodec() }},
+		{"whole", func() graph.Codec[state.ExecutionState] { return graph.NewJSONCodec[state.ExecutionState]() }},
+	} {
+		for _, n := range []int{10, 100, 600} {
+			b.Run(fmt.Sprintf("codec=%s/phases=%d", codec.name, n), func(b *testing.B) {
+				b.ReportMetric(growthBytesPerStep(b, n, codec.new()), "bytes/step")
+			})
+		}
+	}
+}
+
+// TestPlanGrowthIsFlat holds a step's cost to what changed: a step of a
+// 600-phase plan adds at most three times what a step of a 10-phase plan
+// adds to the store (measured: about 2×). With the whole phase list in
+// one value (graph.JSONCodec, as before) it was over 200×.
+func TestPlanGrowthIsFlat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 1,800 checkpoints")
+	}
+	small := growthBytesPerStep(t, 10, NewCodec())
+	large := growthBytesPerStep(t, 600, NewCodec())
+	t.Logf("bytes/step: %.0f at 10 phases, %.0f at 600 phases (ratio %.2f)", small, large, large/small)
+	if large > 3*small {
+		t.Fatalf("a step of a 600-phase plan adds %.0f bytes, over 3× the %.0f of a 10-phase plan", large, small)
+	}
+}
