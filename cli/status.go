@@ -34,6 +34,9 @@ type RunView struct {
 	// it. LastError is then the state's last error, if it has one.
 	Stopped   bool   `json:"stopped,omitempty"`
 	LastError string `json:"last_error,omitempty"`
+	// Plan is the run's whole stored plan (status --json only; list
+	// leaves it out); nil before the architect has written one.
+	Plan *PlanView `json:"plan,omitempty"`
 }
 
 // PhaseView is one phase of a RunView.
@@ -105,6 +108,7 @@ func Status(ctx context.Context, e *env, runID string, asJSON bool) error {
 	v := viewOf(snap)
 	e.markStopped(&v, snap)
 	if asJSON {
+		v.Plan = planViewOf(snap.State)
 		return writeJSON(e.io.Out, v)
 	}
 	fmt.Fprintf(e.io.Out, "run:       %s\nstatus:    %s\ngoal:      %s\nexec dir:  %s\ncheckpoint: %d (next: %v)\n\n",
@@ -114,7 +118,7 @@ func Status(ctx context.Context, e *env, runID string, asJSON bool) error {
 		fmt.Fprintf(e.io.Out, "\nerror: %s\n", m)
 	}
 	if v.Status == state.RunAwaitingApproval.String() {
-		fmt.Fprintf(e.io.Out, "\napprove: %s\nreject:  %s\n", e.cmd("approve", id), e.cmd("reject", id, `--feedback "…"`))
+		fmt.Fprintf(e.io.Out, "\nplan:    %s\napprove: %s\nreject:  %s\n", e.cmd("plan", "show", id), e.cmd("approve", id), e.cmd("reject", id, `--feedback "…"`))
 	}
 	if l := userChangesLine(snap.State); l != "" {
 		fmt.Fprintf(e.io.Out, "\n%s\n", l)

@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The tests of issue 10's "approving blind" and "conventions": what a new
+// user sees, as text and exit codes.
+
+// demoPlanText is what `plan show` prints for the demo's plan before its
+// text as written.
+const demoPlanHead = `Plan of run r-plan (revision 0, phased mode, 6 tasks in 4 phases)
+Goal: a calculator that evaluates "a op b"
+
+Phase 1
+├── 1a [test] Write tests for Add and Sub (calc_test.go)
+└── 1b [test] Write tests for Parse (parse_test.go)
+Phase 2
+├── 2a [impl] Implement Add and Sub (calc.go)
+└── 2b [impl] Implement Parse (parse.go)
+Phase 3
+└── 3 [test] Write tests for Eval (eval_test.go)
+Phase 4
+└── 4 [impl] Implement Eval (eval.go)
+
+────────────────────────────────────────────────────────────
+`
+
+func TestPlanShowAndApprovalShowTheWholePlan(t *testing.T) {
+	dir, plan, script := demoRepo(t)
+	md, err := os.ReadFile(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-plan")
+	if code != ExitAwaitingApproval {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	// The exit-4 message points to the whole plan.
+	if want := "  read it: gaffer --repo " + dir + " plan show r-plan\n"; !strings.Contains(out, want) {
+		t.Errorf("run's output lacks %q:\n%s", want, out)
+	}
+	// plan show: the phases, then the plan as written, whole.
+	want := demoPlanHead + strings.TrimRight(string(md), "\n") + "\n"
+	for _, args := range [][]string{{"plan", "show", "r-plan"}, {"plan", "show"}, {"plan", "show", "r-plan", "--repo", dir}} {
+		out, code = gaffer(t, append([]string{"--repo", dir}, args...)...)
+		if code != ExitOK || out != want {
+			t.Errorf("%v: exit %d, output\n%s\nwant\n%s", args, code, out, want)
+		}
+	}
+	out, code = gaffer(t, "--repo", dir, "plan", "show", "r-plan", "--json")
+	var pv PlanView
+	if err := json.Unmarshal([]byte(out), &pv); code != ExitOK || err != nil {
+		t.Fatalf("plan show --json: exit %d, %v\n%s", code, err, out)
+	}
+	if pv.Markdown != string(md) || len(pv.Tasks) != 6 || pv.Tasks[0].Description == "" || len(pv.Phases) != 4 || pv.Mode != "phased" {
+		t.Errorf("plan show --json = %+v", pv)
+	}
+	// status: the plan in --json, a pointer to it in text.
+	if v := statusJSON(t, "--repo", dir); v.Plan == nil || v.Plan.Markdown != string(md) || v.Plan.Tasks[2].Files[0] != "calc.go" {
+		t.Errorf("status --json plan = %+v", v.Plan)
+	}
+	if out, _ = gaffer(t, "--repo", dir, "status"); !strings.Contains(out, "\nplan:    gaffer --repo "+dir+" plan show r-plan\n") {
+		t.Errorf("status lacks the plan show line:\n%s", out)
+	}
+	// An unknown run is exit 8.
+	if out, code = gaffer(t, "--repo", dir, "plan", "show", "r-nope"); code != ExitPrecondition {
+		t.Errorf("plan show of an unknown run: exit %d\n%s", code, out)
+	}
+}
+
+func TestTerminalApprovalShowsTheWholePlan(t *testing.T) {
+	dir, plan, script := demoRepo(t)
+	md, err := os.ReadFile(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf syncBuffer
+	ans := &answers{in: []string{"a\n"}, out: &buf}
+	app := NewWithIO("test", IO{In: ans, Out: &buf, Err: &buf, Terminal: func() bool { return true }})
+	err = app.RunContext(context.Background(), []string{"gaffer", "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-plan"})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, buf.String())
+	}
+	// What the user saw when answering: the whole plan (a buffer is no
+	// terminal, so no pager), then where to read it again, then the question.
+	seen := ans.seen[0]
+	want := demoPlanHead + strings.TrimRight(string(md), "\n") + "\n\n(The plan again at any time: gaffer --repo " + dir +
+		" plan show r-plan)\n\nApprove this plan? [a]pprove, [r]eject, [f]eedback (reject and replan): "
+	if !strings.HasSuffix(seen, want) {
+		t.Errorf("the prompt's screen ends\n%s\nwant it to end\n%s", seen[max(0, len(seen)-len(want)):], want)
+	}
+}
+
+func TestPagerOnlyOnATerminal(t *testing.T) {
+	const text = "line 1\nline 2\n"
+	paged := filepath.Join(t.TempDir(), "paged")
+	pager := "cat > " + paged
+	// Not a terminal: plain text, no pager.
+	var buf bytes.Buffer
+	if err := pageTo(&buf, nil, pager, text); err != nil || buf.String() != text {
+		t.Fatalf("off a terminal: %v, wrote %q", err, buf.String())
+	}
+	if _, err := os.Stat(paged); !os.IsNotExist(err) {
+		t.Fatalf("the pager ran off a terminal: %v", err)
+	}
+	if (IO{Out: &buf}).ttyOut() != nil {
+		t.Error("a buffer counted as a terminal")
+	}
+	tty := openPTY(t)
+	if (IO{Out: tty}).ttyOut() != tty {
+		t.Error("a pty did not count as a terminal")
+	}
+	// On a terminal: $PAGER gets the text, nothing is written around it.
+	buf.Reset()
+	if err := pageTo(&buf, tty, pager, text); err != nil || buf.Len() != 0 {
+		t.Fatalf("on a terminal: %v, wrote %q", err, buf.String())
+	}
+	if got, _ := os.ReadFile(paged); string(got) != text {
+		t.Errorf("the pager got %q", got)
+	}
+	// A pager that is not installed: the text is written as it is.
+	if err := pageTo(&buf, tty, "gaffer-no-such-pager", text); err != nil || buf.String() != text {
+		t.Errorf("missing pager: %v, wrote %q", err, buf.String())
+	}
+}
