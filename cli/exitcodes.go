@@ -19,7 +19,7 @@ import (
 //
 //	0  ExitOK                the command succeeded; for run and resume, the run completed
 //	1  ExitFailure           an unexpected error; a run stopped by a signal or by the machine's disk (resume continues it)
-//	2  ExitUsage             a usage error: unknown command or flag, wrong arguments, bad flag value,
+//	2  ExitUsage             a usage error: unknown command or flag, wrong arguments, bad flag value (--driver),
 //	                         an input file (plan, script) that is missing, unreadable or a directory
 //	3  ExitInvalid           the plan or the configuration is invalid
 //	4  ExitAwaitingApproval  the run stopped to wait for a human to approve or reject the plan

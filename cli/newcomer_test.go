@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -130,3 +131,42 @@ func TestPagerOnlyOnATerminal(t *testing.T) {
 		t.Errorf("missing pager: %v, wrote %q", err, buf.String())
 	}
 }
+
+func TestRunListsEveryProblemBeforeWritingAnything(t *testing.T) {
+	dir, plan, script := demoRepo(t)
+	src, err := os.ReadFile(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(t.TempDir(), "script.yaml")
+	line := strings.Count(string(src[:strings.Index(string(src), "          content: |")]), "\n") + 1
+	if err := os.WriteFile(bad, []byte(strings.Replace(string(src), "          content: |", "          contnet: |", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A profile with a CLI developer whose program is not on PATH, and a
+	// reviewer of the llm driver with no model.
+	writeTestFile(t, filepath.Join(dir, "gaffer.yaml"), "default_profile: p\nprofiles:\n  p:\n    driver: script\n    roles:\n"+
+		"      developer: {driver: cli, agent: claude}\n      reviewer: {driver: llm}\n    provider: {name: ollama}\n")
+	gitOut(t, dir, "add", "gaffer.yaml")
+	gitOut(t, dir, "commit", "-qm", "profile")
+	t.Setenv("PATH", t.TempDir())
+	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", bad)
+	want := "gaffer: the run cannot start, 3 problems:\n" +
+		"  script " + bad + ": line " + itoa(line) + ": unknown key \"contnet\" in developer[0].actions[0].write (known keys: path, content, content_file)\n" +
+		"  profile p: the reviewer uses driver llm but names no model; set model in gaffer.yaml or pass --model\n" +
+		"  the developer's CLI agent \"claude\" runs \"claude\", which is not on PATH (install it, or change agents.claude.command in gaffer.yaml)\n"
+	if code != ExitInvalid || out != want {
+		t.Errorf("exit %d, output\n%s\nwant exit 3 and\n%s", code, out, want)
+	}
+	noStore(t, dir)
+	// Both input files missing: both named.
+	m1, m2 := filepath.Join(t.TempDir(), "p.md"), filepath.Join(t.TempDir(), "s.yaml")
+	out, code = gaffer(t, "--repo", dir, "run", "--plan", m1, "--script", m2, "--driver", "script")
+	want = "gaffer: the run cannot start, 2 problems:\n  open " + m1 + ": no such file or directory\n  open " + m2 + ": no such file or directory\n"
+	if code != ExitUsage || out != want {
+		t.Errorf("missing files: exit %d, output\n%s\nwant\n%s", code, out, want)
+	}
+	noStore(t, dir)
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
