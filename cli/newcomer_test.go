@@ -170,3 +170,36 @@ func TestRunListsEveryProblemBeforeWritingAnything(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+func TestUnknownFlagAfterRunIsAUsageError(t *testing.T) {
+	dir, plan, script := demoRepo(t)
+	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-flags"); code != ExitAwaitingApproval {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	const want = "gaffer: flag provided but not defined: -dry-run\nRun 'gaffer --help' for usage.\n"
+	// Before RUN urfave/cli refuses it; after RUN it must too, and nothing happens.
+	for _, args := range [][]string{
+		{"fork", "--dry-run", "r-flags", "--from", "1"},
+		{"fork", "r-flags", "--from", "1", "--dry-run"},
+		{"approve", "r-flags", "--dry-run"},
+		{"reject", "r-flags", "--dry-run=x"},
+		{"status", "r-flags", "--dry-run"},
+		{"history", "r-flags", "--dry-run"},
+		{"cancel", "r-flags", "--dry-run"},
+		{"resume", "r-flags", "--dry-run"},
+		{"plan", "show", "r-flags", "--dry-run"},
+	} {
+		out, code := gaffer(t, append([]string{"--repo", dir}, args...)...)
+		if code != ExitUsage || out != want {
+			t.Errorf("%v: exit %d, output %q; want exit 2 and %q", args, code, out, want)
+		}
+	}
+	out, code := gaffer(t, "--repo", dir, "list", "--json")
+	if code != ExitOK || strings.Count(out, `"run_id"`) != 1 || !strings.Contains(out, `"status": "awaiting_approval"`) {
+		t.Errorf("a refused command changed the store: exit %d\n%s", code, out)
+	}
+	// Known flags after RUN still work, with or without "=".
+	if out, code := gaffer(t, "--repo", dir, "status", "r-flags", "--json=true"); code != ExitOK || !strings.HasPrefix(out, "{") {
+		t.Errorf("status RUN --json=true: exit %d\n%s", code, out)
+	}
+}
