@@ -13,7 +13,7 @@ import (
 // Globals are the flags every command accepts, each also read from a
 // GAFFER_* environment variable (the flag wins).
 type Globals struct {
-	Repo      string // --repo, GAFFER_REPO: the repository the run works on
+	Repo      string // --repo, GAFFER_REPO: the repository the run works on (the top of the work tree it is in)
 	Store     string // --store, GAFFER_STORE: the store directory; default <repo>/.git/gaffer
 	Profile   string // --profile, GAFFER_PROFILE: the configuration profile
 	LogLevel  string // --log-level, GAFFER_LOG_LEVEL: debug, info, warn or error
@@ -44,6 +44,7 @@ func GlobalsFrom(c *ucli.Context) (Globals, error) {
 	if g.Repo == "" {
 		g.Repo = "."
 	}
+	g.Repo = repoTop(g.Repo)
 	if _, err := parseLevel(g.LogLevel); err != nil {
 		return Globals{}, err
 	}
@@ -54,6 +55,30 @@ func GlobalsFrom(c *ucli.Context) (Globals, error) {
 		g.Store = filepath.Join(gitDir(g.Repo), "gaffer")
 	}
 	return g, nil
+}
+
+// repoTop returns the top of the work tree dir is in, as git finds it:
+// dir or the nearest directory above it with a .git entry (a directory,
+// or the file of a linked work tree). A dir in no work tree is returned
+// as it is, for the commands that need a repository to say so.
+func repoTop(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return dir
+	}
+	for d := abs; ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			if d == abs {
+				return dir // as given: messages show what the user typed
+			}
+			return d
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			return dir
+		}
+		d = up
+	}
 }
 
 // gitDir returns repo's git directory: repo/.git, or the directory a .git

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -201,5 +203,57 @@ func TestUnknownFlagAfterRunIsAUsageError(t *testing.T) {
 	// Known flags after RUN still work, with or without "=".
 	if out, code := gaffer(t, "--repo", dir, "status", "r-flags", "--json=true"); code != ExitOK || !strings.HasPrefix(out, "{") {
 		t.Errorf("status RUN --json=true: exit %d\n%s", code, out)
+	}
+}
+
+// gafferIn runs the gaffer binary in dir with no terminal and returns its
+// output (stdout and stderr) and exit code.
+func gafferIn(t *testing.T, bin, dir string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PAGER=", "GAFFER_REPO=", "GAFFER_STORE=")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("%v: %v", args, err)
+	}
+	return string(out), cmd.ProcessState.ExitCode()
+}
+
+func TestCommandsWorkFromASubdirectory(t *testing.T) {
+	bin := gafferBinary(t)
+	dir, plan, script := demoRepo(t)
+	sub := filepath.Join(dir, "internal", "deep")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, code := gafferIn(t, bin, sub, "run", "--plan", plan, "--script", script, "--run-id", "r-sub")
+	if code != ExitAwaitingApproval || !strings.Contains(out, "\n  approve: gaffer approve r-sub\n") {
+		t.Fatalf("run from a subdirectory: exit %d, want 4 and the approve command without --repo:\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git", "gaffer")); err != nil {
+		t.Fatalf("no store at the top: %v", err)
+	}
+	for _, d := range []string{sub, filepath.Dir(sub)} {
+		if entries, _ := os.ReadDir(d); len(entries) > 1 {
+			t.Errorf("%s got files: %v", d, entries)
+		}
+	}
+	for _, args := range [][]string{{"status"}, {"list"}, {"history"}, {"plan", "show"}} {
+		if out, code := gafferIn(t, bin, sub, args...); code != ExitOK || !strings.Contains(out, "r-sub") && !strings.Contains(out, "awaiting_approval") {
+			t.Errorf("%v from a subdirectory: exit %d\n%s", args, code, out)
+		}
+	}
+	// --repo given as a subdirectory finds the top too.
+	if out, code := gafferIn(t, bin, t.TempDir(), "--repo", sub, "status"); code != ExitOK || !strings.Contains(out, "r-sub") {
+		t.Errorf("--repo SUBDIR: exit %d\n%s", code, out)
+	}
+	if out, code := gafferIn(t, bin, sub, "approve"); code != ExitOK || !strings.Contains(out, "Run r-sub completed") {
+		t.Errorf("approve from a subdirectory: exit %d\n%s", code, out)
+	}
+	// Outside any repository: still exit 8.
+	if out, code := gafferIn(t, bin, t.TempDir(), "run", "--plan", plan, "--script", script); code != ExitPrecondition {
+		t.Errorf("outside a repository: exit %d\n%s", code, out)
 	}
 }

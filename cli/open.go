@@ -247,7 +247,7 @@ func (e *env) pick(ctx context.Context, arg, what string, fits func(state.RunSta
 func (e *env) cmd(args ...string) string {
 	parts := []string{"gaffer"}
 	if abs, err := filepath.Abs(e.repoArg); err == nil {
-		if wd, _ := os.Getwd(); wd != abs {
+		if wd, _ := os.Getwd(); wd != abs && repoTop(wd) != abs {
 			parts = append(parts, "--repo", quote(abs))
 		}
 	}
