@@ -116,7 +116,8 @@ func (e *env) runError(ctx context.Context, runID string, err error) error {
 		return exitf(ExitFailure, "run %s stopped by the machine, not the agent (no attempt counted): %w; free space or fix the disk, then: %s",
 			runID, ioCause(err), e.cmd("resume", runID))
 	}
-	return exitf(ExitHalted, "run %s stopped: %w\n(fix the cause, then: %s)", runID, err, e.cmd("resume", runID))
+	// Not halted: the state still says running, and resume continues it.
+	return exitf(ExitStopped, "run %s stopped: %w\n(fix the cause, then: %s)", runID, err, e.cmd("resume", runID))
 }
 
 // outcome prints a finished run and returns its exit error.

@@ -27,6 +27,7 @@ import (
 //	6  ExitRejected          the human rejected the plan
 //	7  ExitLocked            the run, the store or the work tree is held by another process
 //	8  ExitPrecondition      a precondition failed: dirty work tree, not a git repository, missing API key
+//	9  ExitStopped           the run stopped on an error and is still running (status: running, stopped): resume continues it
 const (
 	ExitOK               = 0
 	ExitFailure          = 1
@@ -37,6 +38,7 @@ const (
 	ExitRejected         = 6
 	ExitLocked           = 7
 	ExitPrecondition     = 8
+	ExitStopped          = 9
 )
 
 // ExitError is an error with the exit code the command should end with.

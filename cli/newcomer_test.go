@@ -257,3 +257,52 @@ func TestCommandsWorkFromASubdirectory(t *testing.T) {
 		t.Errorf("outside a repository: exit %d\n%s", code, out)
 	}
 }
+
+func TestExitCodesMatchTheReadme(t *testing.T) {
+	dir, plan, script := demoRepo(t)
+	// Usage: an unknown --driver, the script driver without --script.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--plan", plan, "--driver", "magic"}, "gaffer: --driver \"magic\": want script, llm or cli\nRun 'gaffer --help' for usage.\n"},
+		{[]string{"run", "--plan", plan, "--driver", "script"}, "gaffer: the script driver (architect, developer, reviewer, evaluator) needs --script FILE (see agent/SCRIPT-FORMAT.md)\nRun 'gaffer --help' for usage.\n"},
+	} {
+		if out, code := gaffer(t, append([]string{"--repo", dir}, c.args...)...); code != ExitUsage || out != c.want {
+			t.Errorf("%v: exit %d, output %q; want exit 2 and %q", c.args, code, out, c.want)
+		}
+	}
+	// Configuration: a profile incomplete for a role.
+	writeTestFile(t, filepath.Join(dir, "gaffer.yaml"), "default_profile: p\nprofiles:\n  p:\n    driver: cli\n")
+	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--allow-dirty")
+	if code != ExitInvalid || !strings.Contains(out, "gaffer.yaml:3: the architect uses driver cli but no agent is named") {
+		t.Errorf("incomplete profile: exit %d, want 3\n%s", code, out)
+	}
+	if err := os.Remove(filepath.Join(dir, "gaffer.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	noStore(t, dir)
+
+	// A run stopped on an error it can resume from: its own code, 9, and
+	// status says running (stopped), not halted.
+	moved := script + ".away"
+	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-stop"); code != ExitAwaitingApproval {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	if err := os.Rename(script, moved); err != nil {
+		t.Fatal(err)
+	}
+	out, code = gaffer(t, "--repo", dir, "approve")
+	if code != ExitStopped || !strings.Contains(out, "run r-stop stopped: ") || !strings.Contains(out, "(fix the cause, then: gaffer --repo "+dir+" resume r-stop)") {
+		t.Fatalf("approve with the script gone: exit %d, want %d\n%s", code, ExitStopped, out)
+	}
+	if v := statusJSON(t, "--repo", dir); v.Status != "running" || !v.Stopped {
+		t.Errorf("status after exit 9: %s, stopped %v", v.Status, v.Stopped)
+	}
+	if err := os.Rename(moved, script); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := gaffer(t, "--repo", dir, "resume"); code != ExitOK {
+		t.Errorf("resume after exit 9: exit %d\n%s", code, out)
+	}
+}
