@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The tests of issue 10's "approving blind" and "conventions": what a new
@@ -304,5 +306,83 @@ func TestExitCodesMatchTheReadme(t *testing.T) {
 	}
 	if out, code := gaffer(t, "--repo", dir, "resume"); code != ExitOK {
 		t.Errorf("resume after exit 9: exit %d\n%s", code, out)
+	}
+}
+
+func TestStatusListHistoryReadWell(t *testing.T) {
+	bin := gafferBinary(t)
+	dir, plan, script := demoRepo(t)
+	if out, code := gafferIn(t, bin, dir, "run", "--plan", plan, "--script", script, "--run-id", "r-read"); code != ExitAwaitingApproval {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	out, _ := gafferIn(t, bin, dir, "status")
+	if !strings.Contains(out, "\ncheckpoint: 3 (next: approval)\n") {
+		t.Errorf("status, want next without Go slice syntax:\n%s", out)
+	}
+	v := statusJSON(t, "--repo", dir)
+	for _, tz := range []struct{ env, label string }{{"Asia/Tokyo", "JST"}, {"UTC", "UTC"}, {"America/St_Johns", ""}} {
+		loc, err := time.LoadLocation(tz.env)
+		if err != nil {
+			t.Skipf("no zone data: %v", err)
+		}
+		label := tz.label
+		if label == "" {
+			label, _ = time.Now().In(loc).Zone() // NST or NDT
+		}
+		cmd := func(args ...string) string {
+			c := exec.Command(bin, args...)
+			c.Dir, c.Env = dir, append(os.Environ(), "TZ="+tz.env)
+			b, err := c.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%v: %v\n%s", args, err, b)
+			}
+			return string(b)
+		}
+		list := strings.Split(cmd("list"), "\n")
+		if !strings.Contains(list[0], "CREATED ("+label+")") || !strings.Contains(list[1], v.CreatedAt.In(loc).Format(time.DateTime)) {
+			t.Errorf("TZ=%s: list, want times in %s, labelled:\n%s", tz.env, label, strings.Join(list, "\n"))
+		}
+		hist := strings.Split(cmd("history"), "\n")
+		if !strings.HasSuffix(strings.TrimSpace(hist[0]), "TIME ("+label+")") {
+			t.Errorf("TZ=%s: history header %q", tz.env, hist[0])
+		}
+	}
+}
+
+func TestStatusWatchLeftWithCtrlCExitsZeroQuietly(t *testing.T) {
+	bin := gafferBinary(t)
+	dir, plan, script := demoRepo(t)
+	if out, code := gafferIn(t, bin, dir, "run", "--plan", plan, "--script", script, "--run-id", "r-watch"); code != ExitAwaitingApproval {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	cmd := exec.Command(bin, "status", "--watch", "--interval", "10ms")
+	cmd.Dir = dir
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	first := make([]byte, 64)
+	if _, err := io.ReadAtLeast(stdout, first, 1); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // many intervals: the watch keeps looking
+	if cmd.ProcessState != nil {
+		t.Fatal("the watch ended by itself")
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatalf("the watch ended by itself: %v; stderr %s", err, stderr.String())
+	}
+	go io.Copy(io.Discard, stdout)
+	err = cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); err != nil || code != 0 || stderr.Len() != 0 {
+		t.Errorf("watch left with Ctrl-C: %v, exit %d, stderr %q; want 0 and nothing", err, code, stderr.String())
+	}
+	if v := statusJSON(t, "--repo", dir); v.Status != "awaiting_approval" {
+		t.Errorf("the run after the watch: %s", v.Status)
 	}
 }

@@ -218,7 +218,8 @@ func (a *app) watchOr(next ucli.ActionFunc) ucli.ActionFunc {
 	}
 }
 
-// watch redraws the run until it ends or ctx is done.
+// watch redraws the run until it ends or ctx is done. Leaving it (Ctrl-C)
+// is a success that says nothing: watching never touches the run.
 func (a *app) watch(c *ucli.Context, runID string, interval time.Duration, asJSON bool) error {
 	ctx := c.Context
 	tty := a.io.terminal()
@@ -226,7 +227,13 @@ func (a *app) watch(c *ucli.Context, runID string, interval time.Duration, asJSO
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
+		// Opening the store makes c's context one that closing it cancels
+		// (holdCommand): each look starts from the command's own.
+		c.Context = ctx
 		v, err := a.fetchWatch(c, runID)
+		if ctx.Err() != nil {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
