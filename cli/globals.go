@@ -16,7 +16,7 @@ type Globals struct {
 	Repo      string // --repo, GAFFER_REPO: the repository the run works on (the top of the work tree it is in)
 	Store     string // --store, GAFFER_STORE: the store directory; default <repo>/.git/gaffer
 	Profile   string // --profile, GAFFER_PROFILE: the configuration profile
-	LogLevel  string // --log-level, GAFFER_LOG_LEVEL: debug, info, warn or error
+	LogLevel  string // --log-level, GAFFER_LOG_LEVEL: debug, info, warn or error; "" when not given (warn, serve: info)
 	LogFormat string // --log-format, GAFFER_LOG_FORMAT: text or json
 }
 
@@ -25,7 +25,7 @@ func globalFlags() []ucli.Flag {
 		&ucli.StringFlag{Name: "repo", Value: ".", EnvVars: []string{"GAFFER_REPO"}, Usage: "the git repository to work on"},
 		&ucli.StringFlag{Name: "store", EnvVars: []string{"GAFFER_STORE"}, Usage: "the store directory (default: .git/gaffer of the repository)"},
 		&ucli.StringFlag{Name: "profile", EnvVars: []string{"GAFFER_PROFILE"}, Usage: "the configuration profile to use"},
-		&ucli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"GAFFER_LOG_LEVEL"}, Usage: "debug, info, warn or error"},
+		&ucli.StringFlag{Name: "log-level", EnvVars: []string{"GAFFER_LOG_LEVEL"}, Usage: "debug, info, warn or error (default: warn, beside the progress view; serve: info)"},
 		&ucli.StringFlag{Name: "log-format", Value: "text", EnvVars: []string{"GAFFER_LOG_FORMAT"}, Usage: "text or json"},
 	}
 }
@@ -104,7 +104,9 @@ func parseLevel(s string) (slog.Level, error) {
 	switch s {
 	case "debug":
 		return slog.LevelDebug, nil
-	case "info", "":
+	case "":
+		return slog.LevelWarn, nil // not asked: the progress view says what happens
+	case "info":
 		return slog.LevelInfo, nil
 	case "warn", "warning":
 		return slog.LevelWarn, nil
@@ -114,11 +116,13 @@ func parseLevel(s string) (slog.Level, error) {
 	return 0, usageErrorf("--log-level %q: want debug, info, warn or error", s)
 }
 
-// Logger returns a logger writing to w at the level and in the format of g.
+// Logger returns a logger writing to w at the level and in the format of
+// g: warn when no level was given (a command's own output tells the story;
+// serve defaults to info itself).
 func (g Globals) Logger(w io.Writer) *slog.Logger {
 	level, err := parseLevel(g.LogLevel)
 	if err != nil {
-		level = slog.LevelInfo
+		level = slog.LevelWarn
 	}
 	opts := &slog.HandlerOptions{Level: level}
 	if g.LogFormat == "json" {

@@ -386,3 +386,34 @@ func TestStatusWatchLeftWithCtrlCExitsZeroQuietly(t *testing.T) {
 		t.Errorf("the run after the watch: %s", v.Status)
 	}
 }
+
+func TestLogsSayWhatWasAskedAndNoPlans(t *testing.T) {
+	dir, plan, script := demoRepo(t)
+	// Not asked: no log line beside the progress view.
+	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-log1")
+	if code != ExitAwaitingApproval || strings.Contains(out, "level=") {
+		t.Errorf("run without --log-level: exit %d, log lines in\n%s", code, out)
+	}
+	// --log-level info: info lines; waiting for approval is no ERROR and
+	// the log carries no plan.
+	out, code = gaffer(t, "--repo", dir, "--log-level", "info", "reject", "r-log1", "--feedback", "again")
+	if code != ExitAwaitingApproval {
+		t.Fatalf("reject: exit %d\n%s", code, out)
+	}
+	var logs []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "level=") {
+			logs = append(logs, l)
+		}
+	}
+	joined := strings.Join(logs, "\n")
+	if !strings.Contains(joined, `level=INFO msg="waiting for approval" run=r-log1 node=approval`) ||
+		strings.Contains(joined, "level=ERROR") || strings.Contains(joined, "Table tests") || strings.Contains(joined, "interrupt 0") {
+		t.Errorf("--log-level info, want an INFO line for the approval, no ERROR, no plan:\n%s", joined)
+	}
+	// The demo's output has no raw log line.
+	out, code = gaffer(t, "demo", "--dir", filepath.Join(t.TempDir(), "demo"), "--no-go-test")
+	if code != ExitOK || strings.Contains(out, "level=") || strings.Contains(out, "msg=") {
+		t.Errorf("demo: exit %d, a log line in its output:\n%s", code, out)
+	}
+}

@@ -281,5 +281,8 @@ func opsLogger(c *ucli.Context, w io.Writer) *slog.Logger {
 	if err != nil {
 		return slog.New(slog.NewTextHandler(w, nil))
 	}
+	if g.LogLevel == "" {
+		g.LogLevel = "info" // a service's log is its only output
+	}
 	return g.Logger(w)
 }
