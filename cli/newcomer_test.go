@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -415,5 +416,60 @@ func TestLogsSayWhatWasAskedAndNoPlans(t *testing.T) {
 	out, code = gaffer(t, "demo", "--dir", filepath.Join(t.TempDir(), "demo"), "--no-go-test")
 	if code != ExitOK || strings.Contains(out, "level=") || strings.Contains(out, "msg=") {
 		t.Errorf("demo: exit %d, a log line in its output:\n%s", code, out)
+	}
+}
+
+func TestDumbTerminalAndNoColorGetPlainLines(t *testing.T) {
+	for _, env := range [][2]string{{"TERM", "dumb"}, {"NO_COLOR", "1"}} {
+		t.Run(env[0], func(t *testing.T) {
+			t.Setenv(env[0], env[1])
+			dir, plan, script := demoRepo(t)
+			var buf syncBuffer
+			app := NewWithIO("test", IO{In: strings.NewReader(""), Out: &buf, Err: &buf, Terminal: func() bool { return true }})
+			err := app.RunContext(context.Background(), []string{"gaffer", "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve"})
+			out := buf.String()
+			if err != nil || strings.Contains(out, "\x1b") {
+				t.Fatalf("%s=%s: %v, escape sequences in\n%q", env[0], env[1], err, out)
+			}
+			if !strings.Contains(out, "Phase 4 (impl): ✓ Completed") {
+				t.Errorf("no final tree:\n%s", out)
+			}
+		})
+	}
+}
+
+func TestWatchFitsAShortTerminal(t *testing.T) {
+	var md strings.Builder
+	md.WriteString("# Plan: many tasks\n\n")
+	for i := 1; i <= 30; i++ {
+		fmt.Fprintf(&md, "### Task %d: step %d\n\nDo step %d.\n\n", i, i, i)
+	}
+	dir, _, script := demoRepo(t)
+	plan := writePlan(t, md.String())
+	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-tall"); code != ExitAwaitingApproval {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	var buf syncBuffer
+	app := NewWithIO("test", IO{In: strings.NewReader(""), Out: &buf, Err: &buf, Terminal: func() bool { return true }})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- app.RunContext(ctx, []string{"gaffer", "--repo", dir, "status", "r-tall", "--watch", "--interval", "10ms"}) }()
+	for !strings.Contains(buf.String(), "Phase 30") {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	// The picture is drawn in place (home, erase below), never by clearing
+	// the screen, and fits the 24-line window the size reads for a non-file.
+	if strings.Contains(out, "\x1b[2J") || !strings.HasPrefix(out, "\x1b[H\x1b[J") {
+		t.Errorf("want home and erase-below, not clear-screen:\n%q", out[:min(len(out), 200)])
+	}
+	frame := strings.TrimPrefix(out, "\x1b[H\x1b[J")
+	lines := strings.Split(strings.TrimSuffix(frame, "\n"), "\n")
+	if len(lines) != 23 || !strings.HasPrefix(lines[0], "… ") || !strings.Contains(lines[22], "Phase 30") && !strings.Contains(lines[22], "step 30") {
+		t.Errorf("want 23 lines ending with the last phase, got %d:\n%s", len(lines), frame)
 	}
 }

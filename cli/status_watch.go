@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -222,7 +223,12 @@ func (a *app) watchOr(next ucli.ActionFunc) ucli.ActionFunc {
 // is a success that says nothing: watching never touches the run.
 func (a *app) watch(c *ucli.Context, runID string, interval time.Duration, asJSON bool) error {
 	ctx := c.Context
-	tty := a.io.terminal()
+	tty := a.io.terminal() && !plainTerminal(os.Getenv)
+	term := a.io.Out
+	if a.io.screen != nil {
+		term = a.io.screen.term
+	}
+	fit := newScreen(nil, termSize(term)) // the picture fits the window: nothing scrolls away
 	var last string
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -247,12 +253,17 @@ func (a *app) watch(c *ucli.Context, runID string, interval time.Duration, asJSO
 			writeWatchTree(&b, v)
 		}
 		if cur := b.String(); cur != last {
-			if tty && !asJSON {
-				io.WriteString(a.io.Out, "\x1b[H\x1b[2J")
-			} else if last != "" && !asJSON {
-				io.WriteString(a.io.Out, "\n")
+			switch {
+			case tty && !asJSON:
+				// Home and erase below, in place: clearing the whole
+				// screen pushes a page into some terminals' scrollback.
+				lines := fit.fit(strings.Split(strings.TrimSuffix(cur, "\n"), "\n"))
+				io.WriteString(a.io.Out, "\x1b[H\x1b[J"+strings.Join(lines, "\n")+"\n")
+			case last != "" && !asJSON:
+				io.WriteString(a.io.Out, "\n"+cur)
+			default:
+				io.WriteString(a.io.Out, cur)
 			}
-			io.WriteString(a.io.Out, cur)
 			last = cur
 		}
 		var st state.RunStatus
