@@ -473,3 +473,35 @@ func TestWatchFitsAShortTerminal(t *testing.T) {
 		t.Errorf("want 23 lines ending with the last phase, got %d:\n%s", len(lines), frame)
 	}
 }
+
+// While `gaffer run` holds the store and waits at its prompt, `plan show`
+// in another terminal reads the plan through it.
+func TestPlanShowWhileTheRunAsks(t *testing.T) {
+	bin := gafferBinary(t)
+	dir, plan, script := demoRepo(t)
+	in, stdin := io.Pipe() // nobody types: the prompt waits
+	defer stdin.Close()
+	var out lockedBuffer
+	app := NewWithIO("test", IO{In: in, Out: &out, Err: &out, Terminal: func() bool { return true }})
+	done := make(chan error, 1)
+	go func() {
+		done <- app.RunContext(t.Context(), []string{"gaffer", "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-held"})
+	}()
+	for !strings.Contains(out.String(), "Approve this plan?") {
+		select {
+		case err := <-done:
+			t.Fatalf("run ended before its prompt: %v\n%s", err, out.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	got, code := gafferCmd(t, bin, "--repo", dir, "plan", "show", "r-held")
+	if code != ExitOK || !strings.HasPrefix(got, "Plan of run r-held (revision 0, phased mode, 6 tasks in 4 phases)\n") || !strings.Contains(got, "Table tests for Add and Sub") {
+		t.Errorf("plan show while the run holds the store: exit %d\n%s", code, got)
+	}
+	if got, code := gafferCmd(t, bin, "--repo", dir, "approve", "r-held"); code != ExitOK {
+		t.Fatalf("approve: exit %d\n%s", code, got)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+}

@@ -63,7 +63,9 @@ func (a *app) planShowCommand() *ucli.Command {
 			"terminal it goes through $PAGER (default: less -FRX).",
 		Flags:        localGlobals(&ucli.BoolFlag{Name: "json", EnvVars: []string{"GAFFER_JSON"}, Usage: "print JSON"}),
 		OnUsageError: onUsageError,
-		Action: func(c *ucli.Context) error {
+		// Read through the process holding the store, when one does (a
+		// run waiting on its terminal for this very plan's approval).
+		Action: a.remoteRead(func(c *ucli.Context) error {
 			ar, err := parseArgs(c, "json")
 			if err != nil {
 				return err
@@ -77,7 +79,7 @@ func (a *app) planShowCommand() *ucli.Command {
 			}
 			defer e.Close()
 			return PlanShow(c.Context, e, ar.run, ar.Bool("json"))
-		},
+		}),
 	}
 }
 
