@@ -453,7 +453,9 @@ func TestWatchFitsAShortTerminal(t *testing.T) {
 	app := NewWithIO("test", IO{In: strings.NewReader(""), Out: &buf, Err: &buf, Terminal: func() bool { return true }})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- app.RunContext(ctx, []string{"gaffer", "--repo", dir, "status", "r-tall", "--watch", "--interval", "10ms"}) }()
+	go func() {
+		done <- app.RunContext(ctx, []string{"gaffer", "--repo", dir, "status", "r-tall", "--watch", "--interval", "10ms"})
+	}()
 	for !strings.Contains(buf.String(), "Phase 30") {
 		time.Sleep(10 * time.Millisecond)
 	}
