@@ -507,3 +507,58 @@ func TestPlanShowWhileTheRunAsks(t *testing.T) {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
 }
+
+func TestCompletion(t *testing.T) {
+	dir, plan, script := demoRepo(t)
+	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-comp"); code != ExitAwaitingApproval {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	for _, c := range []struct {
+		words []string
+		want  string
+	}{
+		{[]string{""}, "run\napprove\nreject\nresume\nstatus\nlist\nhistory\nfork\ncancel\ndemo\nplan\nconfig\ncompletion\nserve\nsubmit\nhelp\n"},
+		{[]string{"st"}, "status\n"},
+		{[]string{"--repo", dir, "status", "--j"}, "--json\n"},
+		{[]string{"fork", "--"}, "--from\n--repo\n--store\n"},
+		{[]string{"plan", ""}, "validate\nshow\n"},
+		{[]string{"--repo", dir, "approve", ""}, "r-comp\n"},
+		{[]string{"--repo", dir, "plan", "show", "r-"}, "r-comp\n"},
+		{[]string{"--repo", dir, "status", "r-comp", ""}, ""},
+		{[]string{"run", "--plan", ""}, ""},
+		{[]string{"completion", ""}, "bash\nfish\nzsh\n"},
+	} {
+		out, errs, code := run(t, append([]string{"__complete"}, c.words...)...)
+		if code != ExitOK || errs != "" || out != c.want {
+			t.Errorf("complete %q: exit %d, %q, want %q", c.words, code, out, c.want)
+		}
+	}
+	if out, _, code := run(t, "--help"); code != ExitOK || strings.Contains(out, "__complete") || !strings.Contains(out, "completion") {
+		t.Errorf("help shows __complete or misses completion:\n%s", out)
+	}
+	if _, errs, code := run(t, "completion", "tcsh"); code != ExitUsage || !strings.Contains(errs, `unknown shell "tcsh"`) {
+		t.Errorf("completion tcsh: exit %d, %s", code, errs)
+	}
+	// The bash script, in bash, with gaffer on PATH.
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	bin := gafferBinary(t)
+	binDir := t.TempDir()
+	if err := os.Symlink(bin, filepath.Join(binDir, "gaffer")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ line, want string }{
+		{"gaffer --repo " + dir + " appr", "approve"},
+		{"gaffer --repo " + dir + " approve ''", "r-comp"},
+		{"gaffer plan sh", "show"},
+	} {
+		cmd := exec.Command(bash, "--norc", "-c", `source <(gaffer completion bash); COMP_WORDS=(`+c.line+`); COMP_CWORD=$((${#COMP_WORDS[@]}-1)); _gaffer; printf '%s\n' "${COMPREPLY[@]}"`)
+		cmd.Env = append(os.Environ(), "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+		got, err := cmd.CombinedOutput()
+		if err != nil || strings.TrimSpace(string(got)) != c.want {
+			t.Errorf("bash completes %q: %v, %q; want %q", c.line, err, got, c.want)
+		}
+	}
+}
