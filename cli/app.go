@@ -60,7 +60,7 @@ func (a *app) commands() []*ucli.Command {
 		runCommand(a.io), approveCommand(a.io), rejectCommand(a.io), resumeCommand(a.io),
 		statusCommand(a.io), listCommand(a.io), historyCommand(a.io), forkCommand(a.io),
 		cancelCommand(a.io), demoCommand(a.io),
-		a.planCommand(), configCommand(a.io),
+		a.planCommand(), configCommand(a.io), a.completionCommand(), a.completeCommand(),
 	})
 }
 

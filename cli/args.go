@@ -18,9 +18,14 @@ type cmdArgs struct {
 }
 
 // parseArgs reads RUN and the trailing flags; bools lists the flags that
-// take no value.
+// take no value (besides the command's boolean flags). A flag the command
+// does not define is the usage error urfave/cli gives before RUN.
 func parseArgs(c *ucli.Context, bools ...string) (cmdArgs, error) {
 	a := cmdArgs{c: c, extra: map[string]string{}}
+	known := commandFlags(c)
+	for _, b := range bools {
+		known[b] = true
+	}
 	args := c.Args().Slice()
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
@@ -35,13 +40,16 @@ func parseArgs(c *ucli.Context, bools ...string) (cmdArgs, error) {
 			a.run = arg
 			continue
 		}
-		if n, v, has := strings.Cut(name, "="); has {
+		n, v, has := strings.Cut(name, "=")
+		isBool, ok := known[n]
+		switch {
+		case !ok:
+			return a, usageErrorf("flag provided but not defined: -%s", n)
+		case n == "help" || n == "h":
+			return a, ucli.ShowCommandHelp(c, c.Command.Name)
+		case has:
 			a.extra[n] = v
 			continue
-		}
-		isBool := false
-		for _, b := range bools {
-			isBool = isBool || b == name
 		}
 		if isBool {
 			a.extra[name] = "true"
@@ -61,6 +69,22 @@ func parseArgs(c *ucli.Context, bools ...string) (cmdArgs, error) {
 		}
 	}
 	return a, nil
+}
+
+// commandFlags maps the names (and aliases) of c's command's flags to
+// whether the flag is boolean (takes no value); help is one of them.
+func commandFlags(c *ucli.Context) map[string]bool {
+	known := map[string]bool{"help": true, "h": true}
+	if c.Command == nil {
+		return known
+	}
+	for _, f := range c.Command.Flags {
+		_, isBool := f.(*ucli.BoolFlag)
+		for _, n := range f.Names() {
+			known[n] = isBool
+		}
+	}
+	return known
 }
 
 func (a cmdArgs) String(name string) string {

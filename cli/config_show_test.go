@@ -115,10 +115,10 @@ func TestResolveProfile(t *testing.T) {
 	if c := rp.drivers.CLIAgents["claude"]; len(c.Command) == 0 || c.Command[0] != agent.ClaudeCodeTemplate().Command[0] || rp.drivers.Provider != "" {
 		t.Errorf("cli settings = %+v", rp.drivers)
 	}
-	if _, err := resolveProfile(dir, RunOptions{Driver: "script"}, env); ExitCode(err) != ExitPrecondition {
+	if _, err := resolveProfile(dir, RunOptions{Driver: "script"}, env); ExitCode(err) != ExitUsage {
 		t.Errorf("--driver script without --script: %v", err)
 	}
-	if _, err := resolveProfile(dir, RunOptions{Driver: "magic"}, env); ExitCode(err) != ExitPrecondition {
+	if _, err := resolveProfile(dir, RunOptions{Driver: "magic"}, env); ExitCode(err) != ExitUsage {
 		t.Errorf("--driver magic: %v", err)
 	}
 

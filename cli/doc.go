@@ -17,10 +17,19 @@
 // --store (default <git dir>/gaffer, outside the work tree, so no reset,
 // clean or commit can touch it) and the compiled graph. Output goes to the
 // IO they are given (NewWithIO); main passes os.Stdin so that, on a
-// terminal, run/approve/resume show the plan and ask approve / reject /
-// feedback. Without a terminal a run waiting for approval stops, prints the
-// exact `gaffer approve RUN` and `gaffer reject RUN --feedback "…"`
-// commands and exits 4.
+// terminal, run/approve/resume show the whole plan (paged through $PAGER
+// or less -FRX when stdout is a terminal, pager.go) and ask approve /
+// reject / feedback. Without a terminal a run waiting for approval stops,
+// prints the exact `gaffer plan show RUN`, `gaffer approve RUN` and
+// `gaffer reject RUN --feedback "…"` commands and exits 4. plan show
+// (plan_show.go) prints any run's stored plan.
+//
+// --repo stands for the top of the work tree it is in (repoTop), so every
+// command works from a subdirectory. run checks everything it can before
+// it writes anything and lists every problem (preflight.go). A command's
+// flags may follow RUN (args.go); unknown ones are a usage error there too.
+// completion.go prints the bash, zsh and fish completion scripts and
+// answers them through the hidden __complete command.
 //
 // A run stores how it was started (drivers, script path, plan path,
 // auto-approve, pace, limits) in its state, so resume, approve and reject

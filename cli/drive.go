@@ -83,8 +83,8 @@ func approvalRequest(res graph.Result[state.ExecutionState]) (nodes.ApprovalRequ
 // awaiting prints what to do with a run that waits for approval and
 // returns the exit error for it.
 func (e *env) awaiting(runID string) error {
-	fmt.Fprintf(e.io.Out, "\nRun %s is waiting for approval of its plan.\n  approve: %s\n  reject:  %s\n",
-		runID, e.cmd("approve", runID), e.cmd("reject", runID, `--feedback "…"`))
+	fmt.Fprintf(e.io.Out, "\nRun %s is waiting for approval of its plan.\n  read it: %s\n  approve: %s\n  reject:  %s\n",
+		runID, e.cmd("plan", "show", runID), e.cmd("approve", runID), e.cmd("reject", runID, `--feedback "…"`))
 	return exitf(ExitAwaitingApproval, "run %s is waiting for approval", runID)
 }
 
@@ -116,7 +116,8 @@ func (e *env) runError(ctx context.Context, runID string, err error) error {
 		return exitf(ExitFailure, "run %s stopped by the machine, not the agent (no attempt counted): %w; free space or fix the disk, then: %s",
 			runID, ioCause(err), e.cmd("resume", runID))
 	}
-	return exitf(ExitHalted, "run %s stopped: %w\n(fix the cause, then: %s)", runID, err, e.cmd("resume", runID))
+	// Not halted: the state still says running, and resume continues it.
+	return exitf(ExitStopped, "run %s stopped: %w\n(fix the cause, then: %s)", runID, err, e.cmd("resume", runID))
 }
 
 // outcome prints a finished run and returns its exit error.
@@ -181,8 +182,15 @@ func (e *env) askTerminal() answerer {
 	return func(ctx context.Context, req nodes.ApprovalRequest, s state.ExecutionState) (nodes.Answer, error) {
 		remote, stop := e.io.ops.awaitAnswer(req.RunID)
 		defer stop()
-		fmt.Fprintf(e.io.Out, "\nThe plan (revision %d, %s mode, %d phases):\n\n", req.Revision, req.Mode, req.Phases)
-		writeRunTree(e.io.Out, s)
+		// The whole plan, paged on a terminal: the human approves what
+		// they read, not titles.
+		var plan strings.Builder
+		writePlanText(&plan, s)
+		fmt.Fprintln(e.io.Out)
+		if err := e.io.page(plan.String()); err != nil {
+			return nodes.Answer{}, err
+		}
+		fmt.Fprintf(e.io.Out, "\n(The plan again at any time: %s)\n", e.cmd("plan", "show", req.RunID))
 		for {
 			fmt.Fprint(e.io.Out, "\nApprove this plan? [a]pprove, [r]eject, [f]eedback (reject and replan): ")
 			line, ans, ok := read(ctx, remote)

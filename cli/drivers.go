@@ -39,8 +39,10 @@ type runProfile struct {
 // (gaffer.yaml there, else the user's), takes the effective profile o
 // names (--profile, GAFFER_PROFILE; else the file's default) and lays the
 // --driver and --model flags over every role. A configuration that does
-// not load is ExitInvalid, an unknown profile ExitUsage, a driver that
-// cannot be built ExitPrecondition.
+// not load is ExitInvalid, an unknown profile or --driver ExitUsage, as is
+// the script driver without --script; a profile that is incomplete for a
+// role (no model, agent or provider; an unknown driver) is ExitInvalid.
+// Every role's problem is listed (problems), not only the first.
 func resolveProfile(repoDir string, o RunOptions, getenv func(string) string) (runProfile, error) {
 	var rp runProfile
 	cfg, err := config.Load(repoDir, getenv)
@@ -64,6 +66,8 @@ func resolveProfile(repoDir string, o RunOptions, getenv func(string) string) (r
 		skipTDD: !p.TDDCheck(),
 	}
 	usesLLM := false
+	var probs problems
+	var needScript []string // the roles of the script driver, without --script
 	for _, r := range roles() {
 		rs := p.Role(r)
 		if r == agent.RoleSummarizer && rs.Driver == "" {
@@ -79,28 +83,37 @@ func resolveProfile(repoDir string, o RunOptions, getenv func(string) string) (r
 		switch rs.Driver {
 		case config.DriverScript:
 			if o.Script == "" {
-				return rp, exitf(ExitPrecondition, "the script driver (%s) needs --script FILE (see agent/SCRIPT-FORMAT.md)", r)
+				needScript = append(needScript, string(r))
+				continue
 			}
 			ac.Model = ""
 		case config.DriverLLM:
 			usesLLM = true
 			if rs.Model == "" {
-				return rp, exitf(ExitPrecondition, "profile %s: the %s uses driver llm but names no model; set model in gaffer.yaml or pass --model", p.Name, r)
+				probs.add(exitf(ExitInvalid, "profile %s: the %s uses driver llm but names no model; set model in gaffer.yaml or pass --model", p.Name, r))
+				continue
 			}
 		case config.DriverCLI:
 			if rs.Agent == "" {
-				return rp, exitf(ExitPrecondition, "profile %s: the %s uses driver cli but names no agent; set agent (claude, codex or one of agents) in gaffer.yaml", p.Name, r)
+				probs.add(exitf(ExitInvalid, "profile %s: the %s uses driver cli but names no agent; set agent (claude, codex or one of agents) in gaffer.yaml", p.Name, r))
+				continue
 			}
 			t, ok := p.Template(rs.Agent)
 			if !ok {
-				return rp, exitf(ExitPrecondition, "profile %s: the %s uses driver cli with agent %q, which is not defined", p.Name, r, rs.Agent)
+				probs.add(exitf(ExitInvalid, "profile %s: the %s uses driver cli with agent %q, which is not defined", p.Name, r, rs.Agent))
+				continue
 			}
 			if err := storeTemplate(&rp.drivers, rs.Agent, t); err != nil {
-				return rp, err
+				probs.add(err)
+				continue
 			}
 			ac.Agent = rs.Agent
 		default:
-			return rp, exitf(ExitPrecondition, "%w %q for the %s: want script, llm or cli", ErrUnsupportedDriver, rs.Driver, r)
+			if o.Driver != "" { // --driver: a bad flag value, said once
+				return rp, usageErrorf("--driver %q: want script, llm or cli", o.Driver)
+			}
+			probs.add(exitf(ExitInvalid, "%w %q for the %s in profile %s: want script, llm or cli", ErrUnsupportedDriver, rs.Driver, r, p.Name))
+			continue
 		}
 		setAgent(&rp.agents, r, ac)
 		if pr, ok := p.Prices[ac.Model]; ok && ac.Model != "" {
@@ -110,21 +123,25 @@ func resolveProfile(repoDir string, o RunOptions, getenv func(string) string) (r
 			rp.drivers.Prices[ac.Model] = state.Price{Input: pr.Input, Output: pr.Output, Cached: pr.Cached}
 		}
 	}
+	if len(needScript) > 0 {
+		probs.add(usageErrorf("the script driver (%s) needs --script FILE (see agent/SCRIPT-FORMAT.md)", strings.Join(needScript, ", ")))
+	}
 	rp.drivers.MaxTurns = p.Limits.MaxTurns
 	rp.drivers.MaxTokensPerSession = p.Limits.MaxTokensPerSession
 	if usesLLM {
 		prov := p.Provider
 		if prov.Name == "" {
-			return rp, exitf(ExitPrecondition, "profile %s: driver llm needs a provider (provider.name: openai, anthropic or ollama in gaffer.yaml)", p.Name)
+			probs.add(exitf(ExitInvalid, "profile %s: driver llm needs a provider (provider.name: openai, anthropic or ollama in gaffer.yaml)", p.Name))
+			return rp, probs.err()
 		}
 		if p.Masked().Provider.BaseURL != prov.BaseURL {
-			return rp, exitf(ExitInvalid, "profile %s: provider.base_url carries a password or key, and a run's settings are stored: "+
-				"put the key in the variable provider.api_key_env names", p.Name)
+			probs.add(exitf(ExitInvalid, "profile %s: provider.base_url carries a password or key, and a run's settings are stored: "+
+				"put the key in the variable provider.api_key_env names", p.Name))
 		}
 		rp.drivers.Provider, rp.drivers.BaseURL = prov.Name, prov.BaseURL
 		rp.drivers.APIKeyEnv = or(prov.APIKeyEnv, defaultKeyEnv(prov.Name))
 	}
-	return rp, nil
+	return rp, probs.err()
 }
 
 // storeTemplate adds CLI template t, as name, to d. An env value under a
@@ -309,10 +326,11 @@ func (o *RunOptions) resolve(c *ucli.Context) error {
 	}
 	o.Profile = g.Profile
 	rp, err := resolveProfile(g.Repo, *o, os.Getenv)
-	if err != nil {
-		return err
-	}
-	if err := checkKeys(state.RunConfig{Profile: rp.name, Agents: rp.agents, Drivers: rp.drivers}, os.Getenv); err != nil {
+	var probs problems
+	probs.add(err)
+	probs.add(checkKeys(state.RunConfig{Profile: rp.name, Agents: rp.agents, Drivers: rp.drivers}, os.Getenv))
+	probs.add(checkExecutables(rp, lookPath))
+	if err := probs.err(); err != nil {
 		return err
 	}
 	o.profile = &rp
@@ -329,7 +347,10 @@ func (o RunOptions) resolved(root string, getenv func(string) string) (runProfil
 	if err != nil {
 		return rp, err
 	}
-	return rp, checkKeys(state.RunConfig{Profile: rp.name, Agents: rp.agents, Drivers: rp.drivers}, getenv)
+	if err := checkKeys(state.RunConfig{Profile: rp.name, Agents: rp.agents, Drivers: rp.drivers}, getenv); err != nil {
+		return rp, err
+	}
+	return rp, checkExecutables(rp, lookPath)
 }
 
 // lastCause returns the innermost agent error of err (ErrAuth or

@@ -19,7 +19,7 @@ import (
 //
 //	0  ExitOK                the command succeeded; for run and resume, the run completed
 //	1  ExitFailure           an unexpected error; a run stopped by a signal or by the machine's disk (resume continues it)
-//	2  ExitUsage             a usage error: unknown command or flag, wrong arguments, bad flag value,
+//	2  ExitUsage             a usage error: unknown command or flag, wrong arguments, bad flag value (--driver),
 //	                         an input file (plan, script) that is missing, unreadable or a directory
 //	3  ExitInvalid           the plan or the configuration is invalid
 //	4  ExitAwaitingApproval  the run stopped to wait for a human to approve or reject the plan
@@ -27,6 +27,7 @@ import (
 //	6  ExitRejected          the human rejected the plan
 //	7  ExitLocked            the run, the store or the work tree is held by another process
 //	8  ExitPrecondition      a precondition failed: dirty work tree, not a git repository, missing API key
+//	9  ExitStopped           the run stopped on an error and is still running (status: running, stopped): resume continues it
 const (
 	ExitOK               = 0
 	ExitFailure          = 1
@@ -37,6 +38,7 @@ const (
 	ExitRejected         = 6
 	ExitLocked           = 7
 	ExitPrecondition     = 8
+	ExitStopped          = 9
 )
 
 // ExitError is an error with the exit code the command should end with.

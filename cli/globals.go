@@ -13,10 +13,10 @@ import (
 // Globals are the flags every command accepts, each also read from a
 // GAFFER_* environment variable (the flag wins).
 type Globals struct {
-	Repo      string // --repo, GAFFER_REPO: the repository the run works on
+	Repo      string // --repo, GAFFER_REPO: the repository the run works on (the top of the work tree it is in)
 	Store     string // --store, GAFFER_STORE: the store directory; default <repo>/.git/gaffer
 	Profile   string // --profile, GAFFER_PROFILE: the configuration profile
-	LogLevel  string // --log-level, GAFFER_LOG_LEVEL: debug, info, warn or error
+	LogLevel  string // --log-level, GAFFER_LOG_LEVEL: debug, info, warn or error; "" when not given (warn, serve: info)
 	LogFormat string // --log-format, GAFFER_LOG_FORMAT: text or json
 }
 
@@ -25,7 +25,7 @@ func globalFlags() []ucli.Flag {
 		&ucli.StringFlag{Name: "repo", Value: ".", EnvVars: []string{"GAFFER_REPO"}, Usage: "the git repository to work on"},
 		&ucli.StringFlag{Name: "store", EnvVars: []string{"GAFFER_STORE"}, Usage: "the store directory (default: .git/gaffer of the repository)"},
 		&ucli.StringFlag{Name: "profile", EnvVars: []string{"GAFFER_PROFILE"}, Usage: "the configuration profile to use"},
-		&ucli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"GAFFER_LOG_LEVEL"}, Usage: "debug, info, warn or error"},
+		&ucli.StringFlag{Name: "log-level", EnvVars: []string{"GAFFER_LOG_LEVEL"}, Usage: "debug, info, warn or error (default: warn, beside the progress view; serve: info)"},
 		&ucli.StringFlag{Name: "log-format", Value: "text", EnvVars: []string{"GAFFER_LOG_FORMAT"}, Usage: "text or json"},
 	}
 }
@@ -44,6 +44,7 @@ func GlobalsFrom(c *ucli.Context) (Globals, error) {
 	if g.Repo == "" {
 		g.Repo = "."
 	}
+	g.Repo = repoTop(g.Repo)
 	if _, err := parseLevel(g.LogLevel); err != nil {
 		return Globals{}, err
 	}
@@ -54,6 +55,30 @@ func GlobalsFrom(c *ucli.Context) (Globals, error) {
 		g.Store = filepath.Join(gitDir(g.Repo), "gaffer")
 	}
 	return g, nil
+}
+
+// repoTop returns the top of the work tree dir is in, as git finds it:
+// dir or the nearest directory above it with a .git entry (a directory,
+// or the file of a linked work tree). A dir in no work tree is returned
+// as it is, for the commands that need a repository to say so.
+func repoTop(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return dir
+	}
+	for d := abs; ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			if d == abs {
+				return dir // as given: messages show what the user typed
+			}
+			return d
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			return dir
+		}
+		d = up
+	}
 }
 
 // gitDir returns repo's git directory: repo/.git, or the directory a .git
@@ -79,7 +104,9 @@ func parseLevel(s string) (slog.Level, error) {
 	switch s {
 	case "debug":
 		return slog.LevelDebug, nil
-	case "info", "":
+	case "":
+		return slog.LevelWarn, nil // not asked: the progress view says what happens
+	case "info":
 		return slog.LevelInfo, nil
 	case "warn", "warning":
 		return slog.LevelWarn, nil
@@ -89,11 +116,13 @@ func parseLevel(s string) (slog.Level, error) {
 	return 0, usageErrorf("--log-level %q: want debug, info, warn or error", s)
 }
 
-// Logger returns a logger writing to w at the level and in the format of g.
+// Logger returns a logger writing to w at the level and in the format of
+// g: warn when no level was given (a command's own output tells the story;
+// serve defaults to info itself).
 func (g Globals) Logger(w io.Writer) *slog.Logger {
 	level, err := parseLevel(g.LogLevel)
 	if err != nil {
-		level = slog.LevelInfo
+		level = slog.LevelWarn
 	}
 	opts := &slog.HandlerOptions{Level: level}
 	if g.LogFormat == "json" {

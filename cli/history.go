@@ -78,14 +78,15 @@ func History(ctx context.Context, e *env, runID string, asJSON bool) error {
 	if asJSON {
 		return writeJSON(e.io.Out, views)
 	}
+	zone := displayZone(time.Now())
 	tw := tabwriter.NewWriter(e.io.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SEQ\tRAN\tNEXT\tSTATUS\tTIME")
+	fmt.Fprintf(tw, "SEQ\tRAN\tNEXT\tSTATUS\tTIME (%s)\n", zone)
 	for _, v := range views {
 		next := strings.Join(v.Next, ",")
 		if next == "" {
 			next = graph.END
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", v.Seq, strings.Join(v.Ran, ","), next, v.Status, v.Time.Local().Format(time.DateTime))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", v.Seq, strings.Join(v.Ran, ","), next, v.Status, v.Time.In(zone).Format(time.DateTime))
 	}
 	return tw.Flush()
 }

@@ -47,22 +47,22 @@ func readInput(path string) ([]byte, error) {
 }
 
 // checkInputs checks run's flags before anything is opened: exactly one of
-// --plan and --goal, and the plan and script files readable.
+// --plan and --goal (alone, when it fails), and the plan and script files
+// readable (both listed when both are not).
 func (o *RunOptions) checkInputs() error {
-	switch {
+	switch { // the shape of the call first: nothing else is worth saying
 	case o.PlanFile == "" && o.Goal == "":
 		return usageErrorf("give --plan FILE or --goal TEXT")
 	case o.PlanFile != "" && o.Goal != "":
 		return usageErrorf("give --plan FILE or --goal TEXT, not both")
 	}
+	var probs problems
 	for _, p := range []string{o.PlanFile, o.Script} {
 		if p != "" {
-			if err := checkInput(p); err != nil {
-				return err
-			}
+			probs.add(checkInput(p))
 		}
 	}
-	return nil
+	return probs.err()
 }
 
 // validatePlan parses --plan under its own name with the profile's TDD

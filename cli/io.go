@@ -30,7 +30,7 @@ type IO struct {
 // below every other line and be redrawn in place. Off a terminal it
 // returns o as it is.
 func (o IO) live() IO {
-	if o.screen != nil || !o.terminal() {
+	if o.screen != nil || !o.terminal() || plainTerminal(os.Getenv) {
 		return o
 	}
 	out := o.Out
@@ -40,6 +40,14 @@ func (o IO) live() IO {
 		o.Err = o.screen.writer(o.Err)
 	}
 	return o
+}
+
+// plainTerminal reports whether the terminal asks for plain lines: TERM
+// is dumb (it cannot move the cursor) or NO_COLOR is set (no-color.org).
+// Then nothing is redrawn in place: the phase tree is printed after each
+// phase-level step, and status --watch prints each change below the last.
+func plainTerminal(getenv func(string) string) bool {
+	return getenv("TERM") == "dumb" || getenv("NO_COLOR") != ""
 }
 
 // sameWriter reports whether a and b are the same writer, without

@@ -298,16 +298,18 @@ func TestTerminalApprovalPromptIsNotDrawnOver(t *testing.T) {
 	if len(seen) != 1 {
 		t.Fatalf("%d answers read, want 1", len(seen))
 	}
-	if asked := emulate(t, 80, seen[0]).lines(); asked[len(asked)-1] != prompt || len(linesWith(asked, "Phase 1 (test): ○ Pending")) != 1 {
-		t.Fatalf("the screen when asked, want the plan once and the prompt last:\n%s", strings.Join(asked, "\n"))
+	if asked := emulate(t, 80, seen[0]).lines(); asked[len(asked)-1] != prompt || len(linesWith(asked, "Plan of run r-ask")) != 1 ||
+		len(linesWith(asked, "Phase 1")) != 1 || len(linesWith(asked, "Phase 1 (test)")) != 0 {
+		t.Fatalf("the screen when asked, want the whole plan once, no live tree, and the prompt last:\n%s", strings.Join(asked, "\n"))
 	}
 	screen := v.lines()
 	prompts := linesWith(screen, prompt)
+	plans := linesWith(screen, "Plan of run r-ask")
 	trees := linesWith(screen, "Phase 1 (test)")
-	if len(prompts) != 1 || len(trees) != 2 || !(trees[0] < prompts[0] && prompts[0] < trees[1]) {
+	if len(prompts) != 1 || len(plans) != 1 || len(trees) != 1 || !(plans[0] < prompts[0] && prompts[0] < trees[0]) {
 		t.Fatalf("want the plan, the prompt, then one final tree:\n%s", strings.Join(screen, "\n"))
 	}
-	if !strings.HasPrefix(screen[trees[0]], "Phase 1 (test): ○ Pending") || !strings.HasPrefix(screen[trees[1]], "Phase 1 (test): ✓ Completed") {
+	if !strings.HasPrefix(screen[trees[0]], "Phase 1 (test): ✓ Completed") {
 		t.Fatalf("trees:\n%s", strings.Join(screen, "\n"))
 	}
 }

@@ -89,6 +89,9 @@ func openEnv(c *ucli.Context, io IO) (*env, error) {
 		fmt.Fprintf(io.Err, "gaffer: killed agent process groups left running by a killed gaffer process: %v\n", killed)
 	}
 	restrictStore(dir)
+	if g.LogLevel == "" && c.Command != nil && c.Command.Name == "serve" {
+		g.LogLevel = "info" // as serve's own log (opsLogger)
+	}
 	e := &env{io: io, repo: repo, repoArg: g.Repo, storeDir: dir, store: store, log: g.Logger(io.Err)}
 	if c.IsSet("pace") {
 		p := c.Duration("pace")
@@ -247,7 +250,7 @@ func (e *env) pick(ctx context.Context, arg, what string, fits func(state.RunSta
 func (e *env) cmd(args ...string) string {
 	parts := []string{"gaffer"}
 	if abs, err := filepath.Abs(e.repoArg); err == nil {
-		if wd, _ := os.Getwd(); wd != abs {
+		if wd, _ := os.Getwd(); wd != abs && repoTop(wd) != abs {
 			parts = append(parts, "--repo", quote(abs))
 		}
 	}

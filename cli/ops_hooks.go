@@ -220,7 +220,7 @@ func (h *opsHooks) execHandler(owner *env) control.HandlerFunc {
 		if err := json.Unmarshal(args, &a); err != nil || len(a.Argv) == 0 {
 			return nil, exitf(ExitUsage, "exec: want a command line")
 		}
-		if !readOnlyCommand(a.Argv[0]) {
+		if !readOnlyCommand(a.Argv[0]) && !(a.Argv[0] == "plan" && len(a.Argv) > 1 && a.Argv[1] == "show") {
 			return nil, exitf(ExitUsage, "exec: %q cannot run in the process that holds the store", a.Argv[0])
 		}
 		var out, errOut bytes.Buffer
@@ -280,6 +280,9 @@ func opsLogger(c *ucli.Context, w io.Writer) *slog.Logger {
 	g, err := GlobalsFrom(c)
 	if err != nil {
 		return slog.New(slog.NewTextHandler(w, nil))
+	}
+	if g.LogLevel == "" {
+		g.LogLevel = "info" // a service's log is its only output
 	}
 	return g.Logger(w)
 }

@@ -202,6 +202,9 @@ func (a *app) forward(c *ucli.Context, local ucli.ActionFunc, op string, args an
 // then the arguments (which hold any flags typed after RUN).
 func argvOf(c *ucli.Context) []string {
 	argv := []string{c.Command.Name}
+	if c.Command.Name == "show" { // plan show
+		argv = []string{"plan", "show"}
+	}
 	for _, f := range c.Command.Flags {
 		name := f.Names()[0]
 		if name == "watch" || name == "interval" || !c.IsSet(name) {

@@ -18,7 +18,7 @@ func (a *app) planCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:         "plan",
 		Usage:        "work with plan files",
-		Subcommands:  []*ucli.Command{a.planValidateCommand()},
+		Subcommands:  []*ucli.Command{a.planValidateCommand(), a.planShowCommand()},
 		Action:       groupAction,
 		OnUsageError: onUsageError,
 	}
@@ -112,6 +112,11 @@ func (v PlanValidate) Run(_ context.Context, w io.Writer) error {
 func writePlanTree(w io.Writer, path string, plan state.Plan) {
 	fmt.Fprintf(w, "%s: %s in %s (%s mode)\n", path,
 		plural(len(plan.Tasks), "task"), plural(len(plan.Phases), "phase"), plan.Mode)
+	writePlanPhases(w, plan)
+}
+
+// writePlanPhases prints plan's phases, each with its tasks as a tree.
+func writePlanPhases(w io.Writer, plan state.Plan) {
 	for i, ph := range plan.Phases {
 		fmt.Fprintf(w, "Phase %d\n", ph.Number())
 		tasks, _ := plan.PhaseTasks(i)

@@ -53,13 +53,7 @@ func runCommand(io IO) *ucli.Command {
 				Script: c.String("script"), AutoApprove: c.Bool("auto-approve"), AllowDirty: c.Bool("allow-dirty"),
 				Pace: c.Duration("pace"), TrackerID: c.String("tracker-id"), RunID: c.String("run-id"),
 			}
-			if err := o.checkInputs(); err != nil { // before the store exists: a bad call writes nothing
-				return err
-			}
-			if err := o.resolve(c); err != nil { // before the store exists: a missing key writes nothing
-				return err
-			}
-			if err := o.validatePlan(); err != nil {
+			if err := o.preflight(c); err != nil { // before the store exists: a bad call writes nothing
 				return err
 			}
 			e, err := openEnv(c, io)

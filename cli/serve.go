@@ -449,7 +449,12 @@ func eventLogger(log *slog.Logger, stopped string) func(graph.Event) {
 		case graph.NodeStarted:
 			l.Debug("node started", "node", ev.Node, "step", ev.Step, "attempt", ev.Attempt)
 		case graph.NodeFinished:
+			var ie *graph.InterruptError
 			switch {
+			case errors.As(ev.Err, &ie):
+				// Waiting for a human is no failure, and the plan (the
+				// interrupt's payload) is for plan show, not the log.
+				l.Info("waiting for approval", "node", ev.Node, "step", ev.Step)
 			case cut:
 				l.Debug("node interrupted", "node", ev.Node, "step", ev.Step, "duration", ev.Duration)
 			case ev.Err != nil:

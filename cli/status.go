@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -34,6 +35,9 @@ type RunView struct {
 	// it. LastError is then the state's last error, if it has one.
 	Stopped   bool   `json:"stopped,omitempty"`
 	LastError string `json:"last_error,omitempty"`
+	// Plan is the run's whole stored plan (status --json only; list
+	// leaves it out); nil before the architect has written one.
+	Plan *PlanView `json:"plan,omitempty"`
 }
 
 // PhaseView is one phase of a RunView.
@@ -105,16 +109,21 @@ func Status(ctx context.Context, e *env, runID string, asJSON bool) error {
 	v := viewOf(snap)
 	e.markStopped(&v, snap)
 	if asJSON {
+		v.Plan = planViewOf(snap.State)
 		return writeJSON(e.io.Out, v)
 	}
-	fmt.Fprintf(e.io.Out, "run:       %s\nstatus:    %s\ngoal:      %s\nexec dir:  %s\ncheckpoint: %d (next: %v)\n\n",
-		v.RunID, v.statusText(), v.Goal, v.ExecDir, v.Checkpoint, v.Next)
+	next := strings.Join(v.Next, ", ")
+	if next == "" {
+		next = "none"
+	}
+	fmt.Fprintf(e.io.Out, "run:       %s\nstatus:    %s\ngoal:      %s\nexec dir:  %s\ncheckpoint: %d (next: %s)\n\n",
+		v.RunID, v.statusText(), v.Goal, v.ExecDir, v.Checkpoint, next)
 	writeRunTree(e.io.Out, snap.State)
 	for _, m := range v.Errors {
 		fmt.Fprintf(e.io.Out, "\nerror: %s\n", m)
 	}
 	if v.Status == state.RunAwaitingApproval.String() {
-		fmt.Fprintf(e.io.Out, "\napprove: %s\nreject:  %s\n", e.cmd("approve", id), e.cmd("reject", id, `--feedback "…"`))
+		fmt.Fprintf(e.io.Out, "\nplan:    %s\napprove: %s\nreject:  %s\n", e.cmd("plan", "show", id), e.cmd("approve", id), e.cmd("reject", id, `--feedback "…"`))
 	}
 	if l := userChangesLine(snap.State); l != "" {
 		fmt.Fprintf(e.io.Out, "\n%s\n", l)
@@ -163,16 +172,31 @@ func List(ctx context.Context, e *env, asJSON bool) error {
 	if asJSON {
 		return writeJSON(e.io.Out, views)
 	}
+	zone := displayZone(time.Now())
 	tw := tabwriter.NewWriter(e.io.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tSTATUS\tPHASE\tCREATED\tGOAL")
+	fmt.Fprintf(tw, "RUN\tSTATUS\tPHASE\tCREATED (%s)\tGOAL\n", zone)
 	for _, v := range views {
 		phase := "-"
 		if len(v.Phases) > 0 {
 			phase = fmt.Sprintf("%d/%d", v.CurrentPhase, len(v.Phases))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.RunID, v.statusText(), phase, v.CreatedAt.Format(time.DateTime), v.Goal)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.RunID, v.statusText(), phase, v.CreatedAt.In(zone).Format(time.DateTime), v.Goal)
 	}
 	return tw.Flush()
+}
+
+// displayZone is the one zone list and history print times in: the local
+// zone as it is at now, fixed, so that every row reads on the same clock
+// (a summer and a winter time are not mixed) and the header can name it.
+func displayZone(now time.Time) *time.Location {
+	name, offset := now.Zone()
+	if name == "" || name[0] == '+' || name[0] == '-' {
+		name = "UTC" + now.Format("-07:00")
+		if offset == 0 {
+			name = "UTC"
+		}
+	}
+	return time.FixedZone(name, offset)
 }
 
 func writeJSON(w io.Writer, v any) error {

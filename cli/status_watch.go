@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -218,15 +219,27 @@ func (a *app) watchOr(next ucli.ActionFunc) ucli.ActionFunc {
 	}
 }
 
-// watch redraws the run until it ends or ctx is done.
+// watch redraws the run until it ends or ctx is done. Leaving it (Ctrl-C)
+// is a success that says nothing: watching never touches the run.
 func (a *app) watch(c *ucli.Context, runID string, interval time.Duration, asJSON bool) error {
 	ctx := c.Context
-	tty := a.io.terminal()
+	tty := a.io.terminal() && !plainTerminal(os.Getenv)
+	term := a.io.Out
+	if a.io.screen != nil {
+		term = a.io.screen.term
+	}
+	fit := newScreen(nil, termSize(term)) // the picture fits the window: nothing scrolls away
 	var last string
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
+		// Opening the store makes c's context one that closing it cancels
+		// (holdCommand): each look starts from the command's own.
+		c.Context = ctx
 		v, err := a.fetchWatch(c, runID)
+		if ctx.Err() != nil {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -240,12 +253,17 @@ func (a *app) watch(c *ucli.Context, runID string, interval time.Duration, asJSO
 			writeWatchTree(&b, v)
 		}
 		if cur := b.String(); cur != last {
-			if tty && !asJSON {
-				io.WriteString(a.io.Out, "\x1b[H\x1b[2J")
-			} else if last != "" && !asJSON {
-				io.WriteString(a.io.Out, "\n")
+			switch {
+			case tty && !asJSON:
+				// Home and erase below, in place: clearing the whole
+				// screen pushes a page into some terminals' scrollback.
+				lines := fit.fit(strings.Split(strings.TrimSuffix(cur, "\n"), "\n"))
+				io.WriteString(a.io.Out, "\x1b[H\x1b[J"+strings.Join(lines, "\n")+"\n")
+			case last != "" && !asJSON:
+				io.WriteString(a.io.Out, "\n"+cur)
+			default:
+				io.WriteString(a.io.Out, cur)
 			}
-			io.WriteString(a.io.Out, cur)
 			last = cur
 		}
 		var st state.RunStatus

@@ -1,0 +1,203 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	ucli "github.com/urfave/cli/v2"
+)
+
+// Shell completion: `gaffer completion SHELL` prints a script that asks
+// the hidden `gaffer __complete WORDS…` for candidates (the words after
+// "gaffer", the last one being completed): commands, subcommands, a
+// command's flags, and run ids where a command takes RUN.
+
+// completionScripts are the scripts `gaffer completion` prints.
+var completionScripts = map[string]string{
+	"bash": `# gaffer completion for bash: source <(gaffer completion bash)
+_gaffer() {
+	local IFS=$'\n'
+	COMPREPLY=($(gaffer __complete "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null))
+}
+complete -o default -F _gaffer gaffer
+`,
+	"zsh": `#compdef gaffer
+# gaffer completion for zsh: source <(gaffer completion zsh) after compinit
+_gaffer() {
+	local -a candidates
+	candidates=("${(@f)$(gaffer __complete "${(@)words[2,CURRENT]}" 2>/dev/null)}")
+	if (( ${#candidates} )) && [[ -n ${candidates[1]} ]]; then
+		compadd -a candidates
+	else
+		_files
+	fi
+}
+compdef _gaffer gaffer
+`,
+	"fish": `# gaffer completion for fish: gaffer completion fish | source
+function __gaffer_complete
+	set -l words (commandline -opc) (commandline -ct)
+	gaffer __complete $words[2..-1] 2>/dev/null
+end
+complete -c gaffer -f -a '(__gaffer_complete)'
+`,
+}
+
+func (a *app) completionCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:      "completion",
+		Usage:     "print the shell completion script for bash, zsh or fish",
+		ArgsUsage: "bash|zsh|fish",
+		Description: "Completes commands, flags and run ids. Load it with\n" +
+			"  bash: source <(gaffer completion bash)     (in ~/.bashrc)\n" +
+			"  zsh:  source <(gaffer completion zsh)      (in ~/.zshrc, after compinit)\n" +
+			"  fish: gaffer completion fish | source      (in ~/.config/fish/config.fish)",
+		OnUsageError: onUsageError,
+		Action: func(c *ucli.Context) error {
+			if c.NArg() != 1 {
+				return usageErrorf("completion: want one shell: bash, zsh or fish")
+			}
+			script, ok := completionScripts[c.Args().First()]
+			if !ok {
+				return usageErrorf("completion: unknown shell %q: want bash, zsh or fish", c.Args().First())
+			}
+			_, err := io.WriteString(a.stdout, script)
+			return err
+		},
+	}
+}
+
+func (a *app) completeCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:            "__complete",
+		Hidden:          true,
+		SkipFlagParsing: true,
+		Action: func(c *ucli.Context) error {
+			for _, s := range a.complete(c.App, c.Args().Slice()) {
+				fmt.Fprintln(a.stdout, s)
+			}
+			return nil
+		},
+	}
+}
+
+// complete returns the candidates for the last of words (the words after
+// "gaffer" on the command line), filtered by what it starts with.
+func (a *app) complete(app *ucli.App, words []string) []string {
+	if len(words) == 0 {
+		words = []string{""}
+	}
+	cur, before := words[len(words)-1], words[:len(words)-1]
+	var cmd, sub *ucli.Command
+	var globals []string // --repo and --store as given, for the run ids
+	positional := 0
+	valueNext := false
+	flags := func() []ucli.Flag {
+		switch {
+		case sub != nil:
+			return sub.Flags
+		case cmd != nil:
+			return cmd.Flags
+		}
+		return app.Flags
+	}
+	for i, w := range before {
+		if valueNext {
+			valueNext = false
+			continue
+		}
+		if strings.HasPrefix(w, "-") && w != "-" {
+			n, _, has := strings.Cut(strings.TrimLeft(w, "-"), "=")
+			f := findFlag(append(slices.Clone(flags()), app.Flags...), n)
+			_, isBool := f.(*ucli.BoolFlag)
+			if (n == "repo" || n == "store") && i+1 < len(before) && !has {
+				globals = append(globals, "--"+n, before[i+1])
+			}
+			valueNext = f != nil && !isBool && !has
+			continue
+		}
+		switch {
+		case cmd == nil:
+			cmd = app.Command(w)
+		case sub == nil && len(cmd.Subcommands) > 0:
+			sub = cmd.Command(w)
+		default:
+			positional++
+		}
+	}
+	var out []string
+	switch {
+	case valueNext:
+		return nil // a flag's value: files are the shell's own completion
+	case strings.HasPrefix(cur, "-"):
+		for _, f := range flags() {
+			if v, ok := f.(ucli.VisibleFlag); ok && !v.IsVisible() {
+				continue
+			}
+			out = append(out, "--"+f.Names()[0])
+		}
+	case cmd == nil:
+		for _, c := range app.Commands {
+			if !c.Hidden {
+				out = append(out, c.Name)
+			}
+		}
+	case sub == nil && len(cmd.Subcommands) > 0:
+		for _, c := range cmd.Subcommands {
+			if !c.Hidden {
+				out = append(out, c.Name)
+			}
+		}
+	case cmd.Name == "completion" && positional == 0:
+		out = []string{"bash", "fish", "zsh"}
+	case positional == 0 && strings.Contains(argsUsage(cmd, sub), "RUN"):
+		out = a.runIDs(globals)
+	}
+	var match []string
+	for _, s := range out {
+		if strings.HasPrefix(s, cur) {
+			match = append(match, s)
+		}
+	}
+	return match
+}
+
+func argsUsage(cmd, sub *ucli.Command) string {
+	if sub != nil {
+		return sub.ArgsUsage
+	}
+	return cmd.ArgsUsage
+}
+
+func findFlag(flags []ucli.Flag, name string) ucli.Flag {
+	for _, f := range flags {
+		if slices.Contains(f.Names(), name) {
+			return f
+		}
+	}
+	return nil
+}
+
+// runIDs lists the runs of the repository and store that globals name, as
+// `gaffer list --json` does; none when that fails.
+func (a *app) runIDs(globals []string) []string {
+	var out bytes.Buffer
+	sub := NewWithIO(a.version, IO{Out: &out, Err: io.Discard, Terminal: func() bool { return false }})
+	args := append(append([]string{"gaffer"}, globals...), "list", "--json")
+	if err := sub.Run(args); err != nil {
+		return nil
+	}
+	var views []RunView
+	if json.Unmarshal(out.Bytes(), &views) != nil {
+		return nil
+	}
+	ids := make([]string, 0, len(views))
+	for _, v := range views {
+		ids = append(ids, v.RunID)
+	}
+	return ids
+}

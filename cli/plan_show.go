@@ -1,0 +1,108 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/gaffer-dev/gaffer/state"
+)
+
+// PlanView is a run's stored plan as `plan show --json` prints it and
+// `status --json` carries it ("plan"): everything the human approves.
+type PlanView struct {
+	RunID    string       `json:"run_id"`
+	Goal     string       `json:"goal"`
+	Revision int          `json:"revision"`
+	Mode     string       `json:"mode"`
+	Phases   [][]string   `json:"phases"`
+	Tasks    []state.Task `json:"tasks"`
+	Markdown string       `json:"markdown"` // the plan as written (by the user, or the architect for --goal)
+}
+
+// planViewOf returns s's plan, or nil when the architect has not written
+// one yet.
+func planViewOf(s state.ExecutionState) *PlanView {
+	if s.Plan.Markdown == "" && len(s.Plan.Tasks) == 0 {
+		return nil
+	}
+	v := &PlanView{RunID: s.Run.ID, Goal: s.Run.Goal, Revision: s.Progress.PlanRevision, Mode: s.Plan.Mode.String(),
+		Phases: [][]string{}, Tasks: s.Plan.Tasks, Markdown: s.Plan.Markdown}
+	if v.Tasks == nil {
+		v.Tasks = []state.Task{}
+	}
+	for _, ph := range s.Plan.Phases {
+		v.Phases = append(v.Phases, ph.TaskIDs)
+	}
+	return v
+}
+
+// writePlanText writes the whole plan for a person: a heading, the goal,
+// the phases with their tasks, then the plan's text as written (task
+// bodies, files, dependencies).
+func writePlanText(w io.Writer, s state.ExecutionState) {
+	fmt.Fprintf(w, "Plan of run %s (revision %d, %s mode, %s in %s)\n", s.Run.ID, s.Progress.PlanRevision, s.Plan.Mode,
+		plural(len(s.Plan.Tasks), "task"), plural(len(s.Plan.Phases), "phase"))
+	fmt.Fprintf(w, "Goal: %s\n\n", s.Run.Goal)
+	writePlanPhases(w, s.Plan)
+	fmt.Fprintf(w, "\n%s\n", strings.Repeat("─", 60))
+	fmt.Fprintf(w, "%s\n", strings.TrimRight(s.Plan.Markdown, "\n"))
+}
+
+func (a *app) planShowCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:      "show",
+		Usage:     "print a run's stored plan in full (the newest run without RUN)",
+		ArgsUsage: "[RUN]",
+		Description: "Prints the plan a run works from, as the human approves it: its phases and\n" +
+			"tasks, then the plan's whole text (task bodies, files, dependencies). On a\n" +
+			"terminal it goes through $PAGER (default: less -FRX).",
+		Flags:        localGlobals(&ucli.BoolFlag{Name: "json", EnvVars: []string{"GAFFER_JSON"}, Usage: "print JSON"}),
+		OnUsageError: onUsageError,
+		// Read through the process holding the store, when one does (a
+		// run waiting on its terminal for this very plan's approval).
+		Action: a.remoteRead(func(c *ucli.Context) error {
+			ar, err := parseArgs(c, "json")
+			if err != nil {
+				return err
+			}
+			if dir, err := missingStore(c, a.io); err != nil || dir != "" {
+				return cmp.Or(err, noRuns(dir))
+			}
+			e, err := openEnv(c, a.io)
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			return PlanShow(c.Context, e, ar.run, ar.Bool("json"))
+		}),
+	}
+}
+
+// PlanShow prints runID's stored plan (the newest run's without runID):
+// paged on a terminal, as JSON with asJSON. A run whose architect has not
+// written a plan yet is ExitPrecondition.
+func PlanShow(ctx context.Context, e *env, runID string, asJSON bool) error {
+	id, err := e.pick(ctx, runID, "at all", func(state.RunStatus) bool { return true })
+	if err != nil {
+		return err
+	}
+	snap, err := e.runner.State(ctx, id)
+	if err != nil {
+		return e.runError(ctx, id, err)
+	}
+	v := planViewOf(snap.State)
+	if v == nil {
+		return exitf(ExitPrecondition, "run %s has no plan yet: the architect has not written it (see %s)", id, e.cmd("status", id))
+	}
+	if asJSON {
+		return writeJSON(e.io.Out, v)
+	}
+	var b strings.Builder
+	writePlanText(&b, snap.State)
+	return e.io.page(b.String())
+}

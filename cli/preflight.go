@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strings"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/gaffer-dev/gaffer/agent"
+)
+
+// problems collects what stops a run from starting, so that `run` lists
+// every one at once, before it writes anything, instead of the first (and
+// the script's only after approval).
+type problems struct{ errs []error }
+
+// add records err, when it is not nil; a list of problems is added one
+// by one.
+func (p *problems) add(err error) {
+	var pe *problemsError
+	switch {
+	case err == nil:
+	case errors.As(err, &pe):
+		p.errs = append(p.errs, pe.errs...)
+	default:
+		p.errs = append(p.errs, err)
+	}
+}
+
+// err returns nil, the one problem as it is, or an ExitError listing all
+// of them with the lowest of their exit codes: a usage error (2) before an
+// invalid plan or configuration (3) before a precondition (8).
+func (p *problems) err() error {
+	switch len(p.errs) {
+	case 0:
+		return nil
+	case 1:
+		return p.errs[0]
+	}
+	code := ExitCode(p.errs[0])
+	for _, e := range p.errs[1:] {
+		code = min(code, ExitCode(e))
+	}
+	return &ExitError{Code: code, Err: &problemsError{errs: slices.Clone(p.errs)}}
+}
+
+// problemsError is several problems found before a run starts. Its
+// message lists each on its own indented line(s).
+type problemsError struct{ errs []error }
+
+func (e *problemsError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "the run cannot start, %d problems:", len(e.errs))
+	for _, err := range e.errs {
+		msg := err.Error()
+		var ee *ExitError
+		if errors.As(err, &ee) && ee.Code == ExitUsage {
+			msg = strings.TrimPrefix(userMessage(msg), ErrUsage.Error()+": ")
+		}
+		for _, l := range strings.Split(userMessage(msg), "\n") {
+			b.WriteString("\n  " + l)
+		}
+	}
+	return b.String()
+}
+
+// Unwrap returns the problems, for errors.Is and errors.As.
+func (e *problemsError) Unwrap() []error { return e.errs }
+
+// checkScript loads the script driver's file when the run names one, so
+// that a mistake in it is reported before the run starts rather than when
+// the first agent needs it.
+func (o *RunOptions) checkScript() error {
+	if o.Script == "" || checkInput(o.Script) != nil {
+		return nil // checkInputs reports a file that cannot be read
+	}
+	if _, err := agent.LoadScript(o.Script); err != nil {
+		return exitf(ExitInvalid, "%w", err)
+	}
+	return nil
+}
+
+// checkExecutables looks up the program of every CLI agent a role of rp
+// uses: a program that is not on PATH is a precondition, as a missing key
+// is, found before the run starts rather than by the first session.
+func checkExecutables(rp runProfile, lookPath func(string) (string, error)) error {
+	var p problems
+	seen := map[string]bool{}
+	for _, r := range roles() {
+		ac := rp.agents.Role(string(r))
+		if ac.Driver != "cli" || seen[ac.Agent] {
+			continue
+		}
+		seen[ac.Agent] = true
+		t, ok := rp.drivers.CLIAgents[ac.Agent]
+		if !ok || len(t.Command) == 0 {
+			continue
+		}
+		if _, err := lookPath(t.Command[0]); err != nil {
+			p.add(exitf(ExitPrecondition, "the %s's CLI agent %q runs %q, which is not on PATH (install it, or change agents.%s.command in gaffer.yaml)",
+				r, ac.Agent, t.Command[0], ac.Agent))
+		}
+	}
+	return p.err()
+}
+
+// lookPath is exec.LookPath.
+func lookPath(name string) (string, error) { return exec.LookPath(name) }
+
+// preflight checks everything `run` can check before it writes anything:
+// the flags and input files, the script, the profile, the CLI agents'
+// programs and API keys, and the plan; it returns every problem found.
+func (o *RunOptions) preflight(c *ucli.Context) error {
+	var probs problems
+	inputs := o.checkInputs()
+	if errors.Is(inputs, ErrUsage) {
+		return inputs // neither --plan nor --goal, or both
+	}
+	probs.add(inputs)
+	probs.add(o.checkScript())
+	probs.add(o.resolve(c))
+	if inputs == nil {
+		probs.add(o.validatePlan())
+	}
+	return probs.err()
+}
