@@ -282,11 +282,7 @@ func ParseScript(name string, data []byte) (*Script, error) {
 		return fail(0, errors.New("the script is empty"))
 	}
 	if err := checkSchema(root); err != nil {
-		var le *lineError
-		if errors.As(err, &le) {
-			return fail(le.line, le.err)
-		}
-		return fail(0, err)
+		return nil, scriptErrors(name, err)
 	}
 	s := &Script{name: name}
 	if err := root.Decode(s); err != nil {
@@ -527,4 +523,29 @@ func orLine(a, b int) int {
 		return a
 	}
 	return b
+}
+
+// scriptErrors turns what checkSchema found into one *ScriptError per
+// problem, joined (a single problem is returned as it is).
+func scriptErrors(name string, err error) error {
+	one := func(err error) error {
+		var le *lineError
+		if errors.As(err, &le) {
+			return &ScriptError{File: name, Line: le.line, Err: le.err}
+		}
+		return &ScriptError{File: name, Err: err}
+	}
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return one(err)
+	}
+	errs := j.Unwrap()
+	if len(errs) == 1 {
+		return one(errs[0])
+	}
+	out := make([]error, len(errs))
+	for i, e := range errs {
+		out[i] = one(e)
+	}
+	return errors.Join(out...)
 }

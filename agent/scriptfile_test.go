@@ -339,3 +339,30 @@ func FuzzParseScript(f *testing.F) {
 		}
 	})
 }
+
+// TestParseScriptListsEveryProblem checks that a script's schema problems
+// are all reported, each with its line, in the order of the file, and that
+// a mapping with a misspelt key does not also report the key as missing.
+func TestParseScriptListsEveryProblem(t *testing.T) {
+	src := "architect:\n  - plann: x\n" + // line 2: misspelt
+		"developer:\n  - phase: one\n" + // line 4: wrong type
+		"reviewr: []\n" // line 5: unknown role
+	_, err := ParseScript("s.yaml", []byte(src))
+	if !errors.Is(err, ErrInvalidScript) {
+		t.Fatalf("err = %v, want an invalid script", err)
+	}
+	want := "script s.yaml: line 2: unknown key \"plann\" in architect[0] (known keys: plan, plan_file, summary, error, usage)\n" +
+		"script s.yaml: line 4: developer[0].phase: want a whole number, got \"one\"\n" +
+		"script s.yaml: line 5: unknown key \"reviewr\" at the top level (known keys: architect, developer, reviewer, evaluator, summarizer)"
+	if err.Error() != want {
+		t.Errorf("got\n%s\nwant\n%s", err, want)
+	}
+	var many strings.Builder
+	for i := range maxProblems + 5 {
+		fmt.Fprintf(&many, "k%d: 1\n", i)
+	}
+	_, err = ParseScript("s.yaml", []byte(many.String()))
+	if lines := strings.Split(err.Error(), "\n"); len(lines) != maxProblems+1 || lines[maxProblems] != "script s.yaml: and 5 more problem(s)" {
+		t.Errorf("%d lines, last %q; want %d and the count of the rest", len(lines), lines[len(lines)-1], maxProblems+1)
+	}
+}

@@ -34,13 +34,30 @@ func errAt(n *yaml.Node, format string, args ...any) error {
 	return &lineError{line: n.Line, err: fmt.Errorf(format, args...)}
 }
 
-// checkSchema checks root against the Script type.
+// misspelt marks, in the keys seen in a mapping, that it had an unknown
+// key (no key of a script is empty).
+const misspelt = ""
+
+// maxProblems bounds the problems checkSchema reports.
+const maxProblems = 20
+
+// checkSchema checks root against the Script type. It reports every problem
+// it finds (up to maxProblems), each a *lineError, joined in the order of
+// the file; an alias that contains itself or expands too far stops the
+// check where it is found.
 func checkSchema(root *yaml.Node) error {
 	if root.Kind != yaml.MappingNode {
 		return errAt(root, "a script is a mapping with the keys architect, developer, reviewer and evaluator")
 	}
 	c := &schemaChecker{active: map[*yaml.Node]bool{}, fields: map[reflect.Type][]field{}}
-	return c.checkNode(root, reflect.TypeFor[Script](), "")
+	if err := c.checkNode(root, reflect.TypeFor[Script](), ""); err != nil {
+		c.add(err)
+	}
+	if len(c.problems) > maxProblems {
+		more := len(c.problems) - maxProblems
+		c.problems = append(c.problems[:maxProblems], fmt.Errorf("and %d more problem(s)", more))
+	}
+	return errors.Join(c.problems...)
 }
 
 // maxVisits bounds the values checkSchema looks at, so aliases that expand
@@ -53,7 +70,13 @@ type schemaChecker struct {
 	active map[*yaml.Node]bool // the mappings and lists being checked
 	fields map[reflect.Type][]field
 	visits int
+	// problems are what the check found so far; checkNode and friends
+	// return an error only when the check cannot go on.
+	problems []error
 }
+
+// add notes a problem and lets the check go on.
+func (c *schemaChecker) add(err error) { c.problems = append(c.problems, err) }
 
 // fieldsOf returns the fields of t, cached.
 func (c *schemaChecker) fieldsOf(t reflect.Type) []field {
@@ -151,11 +174,15 @@ func (c *schemaChecker) checkNode(n *yaml.Node, t reflect.Type, path string) err
 	switch t.Kind() {
 	case reflect.Struct:
 		if n.Kind != yaml.MappingNode {
-			return errAt(n, "%s: want a mapping of keys (%s), got %s", label, keyList(c.fieldsOf(t)), describe(n))
+			c.add(errAt(n, "%s: want a mapping of keys (%s), got %s", label, keyList(c.fieldsOf(t)), describe(n)))
+			return nil
 		}
 		seen := map[string]int{}
 		if err := c.checkMapping(n, t, path, seen); err != nil {
 			return err
+		}
+		if _, ok := seen[misspelt]; ok {
+			return nil // a missing key is most likely the unknown one, misspelt
 		}
 		for _, f := range c.fieldsOf(t) {
 			if _, ok := seen[f.name]; !ok && f.required {
@@ -163,15 +190,17 @@ func (c *schemaChecker) checkNode(n *yaml.Node, t reflect.Type, path string) err
 					continue
 				}
 				if f.unless != "" {
-					return errAt(n, "%s: needs %s or %s", label, f.name, f.unless)
+					c.add(errAt(n, "%s: needs %s or %s", label, f.name, f.unless))
+				} else {
+					c.add(errAt(n, "%s: needs %s", label, f.name))
 				}
-				return errAt(n, "%s: needs %s", label, f.name)
 			}
 		}
 		return nil
 	case reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
-			return errAt(n, "%s: want a list, got %s", label, describe(n))
+			c.add(errAt(n, "%s: want a list, got %s", label, describe(n)))
+			return nil
 		}
 		for i, e := range n.Content {
 			if err := c.checkNode(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
@@ -181,7 +210,8 @@ func (c *schemaChecker) checkNode(n *yaml.Node, t reflect.Type, path string) err
 		return nil
 	}
 	if n.Kind != yaml.ScalarNode {
-		return errAt(n, "%s: want %s, got %s", label, wantScalar(t), describe(n))
+		c.add(errAt(n, "%s: want %s, got %s", label, wantScalar(t), describe(n)))
+		return nil
 	}
 	tag := n.ShortTag()
 	ok := true
@@ -196,7 +226,7 @@ func (c *schemaChecker) checkNode(n *yaml.Node, t reflect.Type, path string) err
 		ok = tag == "!!bool"
 	}
 	if !ok {
-		return errAt(n, "%s: want %s, got %s", label, wantScalar(t), describe(n))
+		c.add(errAt(n, "%s: want %s, got %s", label, wantScalar(t), describe(n)))
 	}
 	return nil
 }
@@ -220,14 +250,18 @@ func (c *schemaChecker) checkMapping(n *yaml.Node, t reflect.Type, path string, 
 			continue
 		}
 		if k.Kind != yaml.ScalarNode {
-			return errAt(k, "a key %s is %s, not a name", where, describe(k))
+			c.add(errAt(k, "a key %s is %s, not a name", where, describe(k)))
+			continue
 		}
 		if prev, dup := seen[k.Value]; dup && prev > 0 {
-			return errAt(k, "key %q %s is already given at line %d", k.Value, where, prev)
+			c.add(errAt(k, "key %q %s is already given at line %d", k.Value, where, prev))
+			continue
 		}
 		f, ok := fieldNamed(fields, k.Value)
 		if !ok {
-			return errAt(k, "unknown key %q %s (known keys: %s)", k.Value, where, keyList(fields))
+			c.add(errAt(k, "unknown key %q %s (known keys: %s)", k.Value, where, keyList(fields)))
+			seen[misspelt] = 0
+			continue
 		}
 		seen[k.Value] = k.Line
 		sub := k.Value
@@ -235,7 +269,8 @@ func (c *schemaChecker) checkMapping(n *yaml.Node, t reflect.Type, path string, 
 			sub = path + "." + k.Value
 		}
 		if dv := deref(v); f.required && dv.Kind == yaml.ScalarNode && dv.ShortTag() == "!!null" {
-			return errAt(k, "%s: needs a value", sub)
+			c.add(errAt(k, "%s: needs a value", sub))
+			continue
 		}
 		if err := c.checkNode(v, f.typ, sub); err != nil {
 			return err
@@ -256,7 +291,8 @@ func (c *schemaChecker) checkMerge(v *yaml.Node, t reflect.Type, path string, se
 	for _, m := range maps {
 		mAt := m
 		if m = deref(m); m.Kind != yaml.MappingNode {
-			return errAt(m, "<< merges a mapping, got %s", describe(m))
+			c.add(errAt(m, "<< merges a mapping, got %s", describe(m)))
+			continue
 		}
 		if m == v {
 			mAt = at

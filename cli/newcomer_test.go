@@ -145,7 +145,10 @@ func TestRunListsEveryProblemBeforeWritingAnything(t *testing.T) {
 	}
 	bad := filepath.Join(t.TempDir(), "script.yaml")
 	line := strings.Count(string(src[:strings.Index(string(src), "          content: |")]), "\n") + 1
-	if err := os.WriteFile(bad, []byte(strings.Replace(string(src), "          content: |", "          contnet: |", 1)), 0o644); err != nil {
+	// Two problems in the script: both are listed, not only the first.
+	badSrc := strings.Replace(string(src), "          content: |", "          contnet: |", 1) + "evaluatr: []\n"
+	last := strings.Count(badSrc, "\n")
+	if err := os.WriteFile(bad, []byte(badSrc), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// A profile with a CLI developer whose program is not on PATH, and a
@@ -156,8 +159,9 @@ func TestRunListsEveryProblemBeforeWritingAnything(t *testing.T) {
 	gitOut(t, dir, "commit", "-qm", "profile")
 	t.Setenv("PATH", t.TempDir())
 	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", bad)
-	want := "gaffer: the run cannot start, 3 problems:\n" +
+	want := "gaffer: the run cannot start, 4 problems:\n" +
 		"  script " + bad + ": line " + itoa(line) + ": unknown key \"contnet\" in developer[0].actions[0].write (known keys: path, content, content_file)\n" +
+		"  script " + bad + ": line " + itoa(last) + ": unknown key \"evaluatr\" at the top level (known keys: architect, developer, reviewer, evaluator, summarizer)\n" +
 		"  profile p: the reviewer uses driver llm but names no model; set model in gaffer.yaml or pass --model\n" +
 		"  the developer's CLI agent \"claude\" runs \"claude\", which is not on PATH (install it, or change agents.claude.command in gaffer.yaml)\n"
 	if code != ExitInvalid || out != want {

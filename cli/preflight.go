@@ -77,10 +77,19 @@ func (o *RunOptions) checkScript() error {
 	if o.Script == "" || checkInput(o.Script) != nil {
 		return nil // checkInputs reports a file that cannot be read
 	}
-	if _, err := agent.LoadScript(o.Script); err != nil {
+	_, err := agent.LoadScript(o.Script)
+	if err == nil {
+		return nil
+	}
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
 		return exitf(ExitInvalid, "%w", err)
 	}
-	return nil
+	var p problems // every problem of the script, each on its line
+	for _, e := range j.Unwrap() {
+		p.add(exitf(ExitInvalid, "%w", e))
+	}
+	return p.err()
 }
 
 // checkExecutables looks up the program of every CLI agent a role of rp
