@@ -98,6 +98,9 @@ func OpenBadger(dir string, opts BadgerOptions) (s *Badger, err error) {
 		return nil, err
 	}
 	err = checkTables(dir)
+	if err == nil {
+		err = checkLogs(dir)
+	}
 	tables, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
 	unlock()
 	if err != nil {
