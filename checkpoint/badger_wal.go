@@ -79,11 +79,11 @@ func checkLog(path string) error {
 		}
 		if end <= size {
 			// The entry's last byte, or any byte after it, is written.
-			switch at := nonZeroFrom(f, end-1, size); {
-			case at == end-1:
-				return fmt.Errorf("the entry at byte %d fails its checksum; opening would drop it and any record after it", off)
-			case at >= 0:
+			if at := nonZeroFrom(f, end, size); at >= 0 {
 				return fmt.Errorf("damaged entry at byte %d, with records after it (byte %d); opening would drop them", off, at)
+			}
+			if nonZeroFrom(f, end-1, size) == end-1 {
+				return fmt.Errorf("the entry at byte %d fails its checksum; opening would drop it", off)
 			}
 		}
 		// The entry looks cut short, as one being copied when the process

@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// storeHash hashes the names, modes and contents of every file under dir
+// but Badger's LOCK file, which holds the pid of the last process to open
+// the store.
+func storeHash(t *testing.T, dir string) string {
+	t.Helper()
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Name() == "LOCK" {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		h.Write([]byte(rel + "\x00" + info.Mode().String() + "\x00"))
+		if d.Type().IsRegular() {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			h.Write(b)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// runBin runs the gaffer binary and returns its output and exit code.
+func runBin(t *testing.T, bin string, args ...string) (string, int) {
+	t.Helper()
+	out, err := exec.Command(bin, args...).CombinedOutput()
+	if err != nil {
+		if _, ok := err.(*exec.ExitError); !ok {
+			t.Fatalf("gaffer %v: %v", args, err)
+		}
+	}
+	return string(out), exitCodeOf(err)
+}
+
+func exitCodeOf(err error) int {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
+// wantExit8OneLine checks that a command refused with exit 8 and one line
+// holding every one of want.
+func wantExit8OneLine(t *testing.T, what, out string, code int, want ...string) {
+	t.Helper()
+	if code != ExitPrecondition || strings.Count(strings.TrimSpace(out), "\n") != 0 {
+		t.Fatalf("%s: exit %d, want %d with one line:\n%s", what, code, ExitPrecondition, out)
+	}
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Fatalf("%s: %q does not say %q", what, strings.TrimSpace(out), w)
+		}
+	}
+}
+
+// TestDamagedMemtableLogIsExit8 kills a run at its first phase commit,
+// then garbles eight bytes in the middle of the store's memtable log.
+// Badger alone would cut the log there and open: status would show an
+// older checkpoint and resume would run the phase again from it. Every
+// command must instead refuse with exit 8 and one line saying the store is
+// damaged, naming the log, and leave the store's files as they were.
+func TestDamagedMemtableLogIsExit8(t *testing.T) {
+	bin := gafferBinary(t)
+	dir, plan, script := demoRepo(t)
+	store := filepath.Join(dir, ".git", "gaffer")
+	p := startProc(t, bin, []string{"--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve",
+		"--run-id", "r-20260101-garble"}, "GAFFER_TEST_PAUSE_AFTER_COMMIT=30s")
+	if !p.killAt("after-commit", 0) {
+		out, code := p.wait()
+		t.Fatalf("the run ended (exit %d) before its first commit\n%s", code, out)
+	}
+	mems, _ := filepath.Glob(filepath.Join(store, "*.mem"))
+	if len(mems) != 1 {
+		t.Fatalf("store has %d memtable logs, want 1", len(mems))
+	}
+	b, err := os.ReadFile(mems[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := len(strings.TrimRight(string(b), "\x00"))
+	copy(b[end/2:], []byte{0xde, 0xad, 0xbe, 0xef, 0x01, 0x02, 0x03, 0x04})
+	if err := os.WriteFile(mems[0], b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before := storeHash(t, store)
+	for _, cmd := range [][]string{{"status"}, {"history"}, {"resume"}} {
+		out, code := runBin(t, bin, append([]string{"--repo", dir}, cmd...)...)
+		t.Logf("%s: exit %d: %s", cmd[0], code, strings.TrimSpace(out))
+		wantExit8OneLine(t, cmd[0], out, code, "is damaged", filepath.Base(mems[0]), store)
+		if storeHash(t, store) != before {
+			t.Fatalf("%s changed the damaged store's files", cmd[0])
+		}
+	}
+}
