@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -181,6 +182,10 @@ func checkDir(dir string) error {
 		}
 		return nil
 	}
+	if errors.Is(err, syscall.ENOTDIR) {
+		return fmt.Errorf("%w: %s is a file, not a directory; give the store a directory of its own (a new one or a gaffer store)",
+			ErrForeignStore, dir)
+	}
 	if err != nil {
 		return fmt.Errorf("checkpoint: open store %s: %w", dir, err)
 	}
@@ -306,8 +311,10 @@ func (s *Badger) view(fn func(txn *badger.Txn) error) error {
 	return s.guard(func() error { return s.db.View(fn) })
 }
 
-// guard maps a closed database to ErrClosed and a Badger panic (which a
-// damaged file can cause) to an error.
+// guard maps a closed database to ErrClosed, a Badger panic (which a
+// damaged file can cause) to an error, and a corrupt record to an error
+// naming the store and the fix (it still matches ErrCorrupt and unwraps
+// to the *CorruptError).
 func (s *Badger) guard(fn func() error) (err error) {
 	if s.db.IsClosed() {
 		return ErrClosed
@@ -320,6 +327,11 @@ func (s *Badger) guard(fn func() error) (err error) {
 	err = fn()
 	if errors.Is(err, badger.ErrDBClosed) {
 		return ErrClosed
+	}
+	var d *damagedError
+	if errors.Is(err, ErrCorrupt) && !errors.As(err, &d) {
+		// A record that cannot be decoded: say which store and what to do.
+		return &damagedError{dir: s.dir, cause: err}
 	}
 	return err
 }

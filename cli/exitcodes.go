@@ -68,8 +68,8 @@ func usageErrorf(format string, args ...any) error {
 // ExitCode returns the exit code for err, the error a command returned:
 // 0 for nil, the Code of an *ExitError in its chain, and otherwise the code
 // its kind calls for (an invalid plan or config is 3, a held lease 7, a
-// directory that is not a git repository 8, a usage error 2); anything
-// else is 1.
+// directory that is not a git repository or a damaged store 8, a usage
+// error 2); anything else is 1.
 func ExitCode(err error) int {
 	var ee *ExitError
 	var held *checkpoint.LeaseHeldError
@@ -86,6 +86,9 @@ func ExitCode(err error) int {
 	case errors.As(err, &held):
 		return ExitLocked
 	case errors.Is(err, workspace.ErrNotRepo), errors.Is(err, agent.ErrMissingKey), errors.Is(err, agent.ErrAuth):
+		return ExitPrecondition
+	case errors.Is(err, checkpoint.ErrCorrupt), errors.Is(err, checkpoint.ErrForeignStore):
+		// A damaged record or store: the message names the store and the fix.
 		return ExitPrecondition
 	case errors.As(err, &coder):
 		// urfave/cli makes these only for usage problems ("No help topic").

@@ -3,12 +3,15 @@ package cli
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dgraph-io/badger/v4"
 )
 
 // storeHash hashes the names, modes and contents of every file under dir
@@ -118,5 +121,89 @@ func TestDamagedMemtableLogIsExit8(t *testing.T) {
 		if storeHash(t, store) != before {
 			t.Fatalf("%s changed the damaged store's files", cmd[0])
 		}
+	}
+}
+
+// TestCorruptRecordIsExit8 garbles the latest checkpoint record of a
+// finished run with raw Badger. status and history then read a record that
+// fails its checksum: exit 8 and one line saying the store is damaged,
+// naming it and the fix (it was exit 1 without the fix).
+func TestCorruptRecordIsExit8(t *testing.T) {
+	bin := gafferBinary(t)
+	dir, plan, script := demoRepo(t)
+	store := filepath.Join(dir, ".git", "gaffer")
+	if out, code := runBin(t, bin, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve"); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	db, err := badger.Open(badger.DefaultOptions(store).WithLogger(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{'c'}})
+		var key, val []byte
+		for it.Rewind(); it.Valid(); it.Next() {
+			key = it.Item().KeyCopy(nil)
+			if val, err = it.Item().ValueCopy(nil); err != nil {
+				it.Close()
+				return err
+			}
+		}
+		it.Close()
+		if key == nil {
+			return errors.New("no checkpoint record")
+		}
+		val[len(val)/2] ^= 0xff
+		return txn.Set(key, val)
+	})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"status", "history"} {
+		out, code := runBin(t, bin, "--repo", dir, cmd)
+		t.Logf("%s: exit %d: %s", cmd, code, strings.TrimSpace(out))
+		wantExit8OneLine(t, cmd, out, code, "is damaged", store, "restore it from a backup")
+	}
+}
+
+// TestStoreThatIsAFileIsExit8 gives --store a file: exit 8 and one line
+// naming it, and the file is left as it was (it was exit 1).
+func TestStoreThatIsAFileIsExit8(t *testing.T) {
+	bin := gafferBinary(t)
+	dir, plan, script := demoRepo(t)
+	file := filepath.Join(t.TempDir(), "notes.txt")
+	writeTestFile(t, file, "mine\n")
+	for _, args := range [][]string{{"status"}, {"run", "--plan", plan, "--script", script, "--auto-approve"}} {
+		out, code := runBin(t, bin, append([]string{"--repo", dir, "--store", file}, args...)...)
+		t.Logf("%s: exit %d: %s", args[0], code, strings.TrimSpace(out))
+		wantExit8OneLine(t, args[0], out, code, file, "not a directory")
+		if b, err := os.ReadFile(file); err != nil || string(b) != "mine\n" {
+			t.Fatalf("%s: the file holds %q, %v", args[0], b, err)
+		}
+	}
+}
+
+// TestRefusedRunCreatesNoStore starts runs that are refused for their
+// work tree (uncommitted changes; no commit at all): exit 8, and no store
+// directory is made (an empty store was left behind).
+func TestRefusedRunCreatesNoStore(t *testing.T) {
+	bin := gafferBinary(t)
+	dir, plan, script := demoRepo(t)
+	writeTestFile(t, filepath.Join(dir, "doc.go"), "package calc // changed\n")
+	out, code := runBin(t, bin, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
+	wantExit8OneLine(t, "run on a dirty tree", out, code, "uncommitted changes")
+	if _, err := os.Stat(filepath.Join(dir, ".git", "gaffer")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a run refused for a dirty tree made its store: %v", err)
+	}
+
+	empty := t.TempDir()
+	gitOut(t, empty, "init", "-q", "-b", "main")
+	out, code = runBin(t, bin, "--repo", empty, "run", "--plan", plan, "--script", script, "--auto-approve")
+	wantExit8OneLine(t, "run without a commit", out, code, "no commit")
+	if _, err := os.Stat(filepath.Join(empty, ".git", "gaffer")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a run refused for a repository without a commit made its store: %v", err)
 	}
 }
