@@ -122,6 +122,9 @@ func OpenBadger(dir string, opts BadgerOptions) (s *Badger, err error) {
 		WithCompactL0OnClose(true).
 		WithMetricsEnabled(false).
 		WithSyncWrites(opts.SyncWrites)
+	if err := checkReadOnly(dir, bo, len(tables) > 0); err != nil {
+		return nil, err
+	}
 	db, err := openBadgerDB(bo)
 	if err != nil {
 		return nil, classifyOpenError(dir, err)
@@ -202,9 +205,30 @@ func checkDir(dir string) error {
 // table files before opening is a store whose creation was interrupted: it
 // gets the marker now.
 func (s *Badger) init(hadTables bool) error {
-	var marker []byte
-	var empty bool
-	err := s.view(func(txn *badger.Txn) error {
+	marker, empty, err := s.readMarker()
+	if err != nil {
+		return err
+	}
+	if err := s.judgeMarker(marker, empty, hadTables); err != nil {
+		return err
+	}
+	if marker == nil {
+		err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(markerKey, []byte(markerValue)) })
+		if err == nil {
+			err = s.db.Sync()
+		}
+		if err != nil {
+			return fmt.Errorf("checkpoint: initialise store %s: %w", s.dir, err)
+		}
+		return nil
+	}
+	return s.loadStamp()
+}
+
+// readMarker returns the format marker, nil when there is none, and
+// whether the database holds no key at all.
+func (s *Badger) readMarker() (marker []byte, empty bool, err error) {
+	err = s.view(func(txn *badger.Txn) error {
 		item, err := txn.Get(markerKey)
 		if errors.Is(err, badger.ErrKeyNotFound) {
 			it := txn.NewIterator(badger.IteratorOptions{})
@@ -220,19 +244,19 @@ func (s *Badger) init(hadTables bool) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("checkpoint: open store %s: %w", s.dir, err)
+		return nil, false, fmt.Errorf("checkpoint: open store %s: %w", s.dir, err)
 	}
+	return marker, empty, nil
+}
+
+// judgeMarker refuses a database that is not a gaffer store of this
+// format, and one whose table files hold no records. A database without
+// keys is a new store (the marker is still to be written).
+func (s *Badger) judgeMarker(marker []byte, empty, hadTables bool) error {
 	switch {
 	case marker == nil && empty && hadTables:
 		return &damagedError{dir: s.dir, cause: damagef("its table files hold no records")}
 	case marker == nil && empty:
-		err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(markerKey, []byte(markerValue)) })
-		if err == nil {
-			err = s.db.Sync()
-		}
-		if err != nil {
-			return fmt.Errorf("checkpoint: initialise store %s: %w", s.dir, err)
-		}
 		return nil
 	case marker == nil:
 		return fmt.Errorf("%w: %s is a Badger database without a gaffer marker; use an empty or new directory for the checkpoint store",
@@ -240,7 +264,37 @@ func (s *Badger) init(hadTables bool) error {
 	case string(marker) != markerValue:
 		return fmt.Errorf("%w: %s has format %q, this build reads %q", ErrForeignStore, s.dir, marker, markerValue)
 	}
-	return s.loadStamp()
+	return nil
+}
+
+// checkReadOnly opens an existing store read-only and makes init's
+// checks, so that a directory init would refuse is refused before Badger
+// opens it for writing, which writes a new memtable log and compacts the
+// tables: an open that fails changes nothing. Badger cannot open read-only
+// a store with memtable logs (a killed process left them); for those the
+// checks wait for init, after checkLogs made sure Badger's replay loses
+// nothing.
+func checkReadOnly(dir string, bo badger.Options, hadTables bool) error {
+	if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); err != nil {
+		return nil // a new store
+	}
+	if mems, _ := filepath.Glob(filepath.Join(dir, "*.mem")); len(mems) > 0 {
+		return nil
+	}
+	db, err := openBadgerDB(bo.WithReadOnly(true))
+	if err != nil {
+		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
+			return &lockedError{dir: dir, cause: err}
+		}
+		return nil // the real open says what is wrong
+	}
+	defer db.Close()
+	s := &Badger{db: db, dir: dir}
+	marker, empty, err := s.readMarker()
+	if err != nil {
+		return err
+	}
+	return s.judgeMarker(marker, empty, hadTables)
 }
 
 // loadStamp makes activity stamps continue after the newest one on disk.

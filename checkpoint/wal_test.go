@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -183,4 +184,77 @@ func TestBadgerTornLogTailIsNotDamage(t *testing.T) {
 	if got := latestSeq(t, dir); got != n-1 {
 		t.Fatalf("latest checkpoint after a torn last write is %d, want %d", got, n-1)
 	}
+}
+
+// TestBadgerFailedOpenChangesNothing damages a store in ways that make
+// OpenBadger fail — a garbled value log (values over 64 KiB live there),
+// a Badger database without gaffer's marker — and checks that the failed
+// open left every file as it was. Badger cuts a damaged value log at the
+// damaged entry when it opens, and writes a new memtable log.
+func TestBadgerFailedOpenChangesNothing(t *testing.T) {
+	big := func(seq uint64) Checkpoint {
+		cp := loopCheckpoint("r", seq, loopPayload())
+		v := make([]byte, 100<<10)
+		for i := range v {
+			v[i] = byte(i*7 + int(seq))
+		}
+		cp.Values = map[string][]byte{"big": v}
+		return cp
+	}
+	t.Run("garbled value log", func(t *testing.T) {
+		dir := t.TempDir()
+		s, err := OpenBadger(dir, BadgerOptions{BlobThreshold: 1 << 30})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for seq := uint64(1); seq <= 4; seq++ {
+			if err := s.Put(bg, big(seq), PutOptions{Sync: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		vlogs, _ := filepath.Glob(filepath.Join(dir, "*.vlog"))
+		slices.Sort(vlogs)
+		vlog := vlogs[len(vlogs)-1]
+		b, err := os.ReadFile(vlog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) < 200<<10 {
+			t.Fatalf("the value log %s holds %d bytes; the values did not go there", vlog, len(b))
+		}
+		copy(b[len(b)/3:], []byte{0xde, 0xad, 0xbe, 0xef, 0x01, 0x02, 0x03, 0x04})
+		if err := os.WriteFile(vlog, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		before := treeHash(t, dir)
+		s, err = OpenBadger(dir, BadgerOptions{})
+		if err == nil {
+			s.Close()
+			t.Fatal("a store with a garbled value log opened")
+		}
+		t.Logf("open: %v", err)
+		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), filepath.Base(vlog)) {
+			t.Fatalf("open error %q does not say the value log %s is damaged", err, filepath.Base(vlog))
+		}
+		if treeHash(t, dir) != before {
+			t.Fatal("the failed open changed the store's files")
+		}
+	})
+	t.Run("no marker", func(t *testing.T) {
+		dir := t.TempDir()
+		rawSet(t, dir, map[string][]byte{"theirs": []byte("data")})
+		before := treeHash(t, dir)
+		s, err := OpenBadger(dir, BadgerOptions{})
+		if err == nil {
+			s.Close()
+			t.Fatal("a Badger database without a marker opened")
+		}
+		t.Logf("open: %v", err)
+		if treeHash(t, dir) != before {
+			t.Fatal("the failed open changed the database's files")
+		}
+	})
 }
