@@ -15,6 +15,8 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
+
+	"github.com/gaffer-dev/gaffer/internal/ioerr"
 )
 
 // MaxValueSize is the largest single value (or pending write) the Badger
@@ -98,12 +100,20 @@ func OpenBadger(dir string, opts BadgerOptions) (s *Badger, err error) {
 	if err != nil {
 		return nil, err
 	}
-	err = checkTables(dir)
+	// Badger writes as it opens (a new memtable log), through a memory map.
+	err = checkSpace(dir, opts.minFree())
+	if err == nil {
+		err = checkTables(dir)
+	}
 	if err == nil {
 		err = checkLogs(dir)
 	}
 	tables, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
 	unlock()
+	var full *NoSpaceError
+	if errors.As(err, &full) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, classifyOpenError(dir, err)
 	}
@@ -155,6 +165,12 @@ func classifyOpenError(dir string, err error) error {
 		return &lockedError{dir: dir, cause: err}
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Errorf("checkpoint: open store %s: %w", dir, err)
+	case ioerr.Machine(err):
+		// A full, failing or read-only disk is not damage to the store.
+		return fmt.Errorf("checkpoint: open store %s: %w", dir, err)
+	case strings.Contains(err.Error(), syscall.ENOSPC.Error()):
+		// Badger flattened the cause into its message.
+		return fmt.Errorf("checkpoint: open store %s: %v: %w", dir, oneLine(err.Error()), syscall.ENOSPC)
 	case errors.Is(err, ErrCorrupt):
 		return &damagedError{dir: dir, cause: err}
 	}
@@ -330,9 +346,19 @@ func (s *Badger) nextStamp() int64 {
 func (s *Badger) Dir() string { return s.dir }
 
 // Close flushes and closes the database. Later calls fail with ErrClosed.
+//
+// Closing flushes the memtable into a table file that Badger writes through
+// a memory map, which on a full disk is a SIGBUS, not an error. So while
+// the file system has less than minFree bytes free, Close leaves the
+// database open and returns a *NoSpaceError: every write it acknowledged
+// is in its logs, which the next open replays, as after a killed process.
+// Call Close again once there is room; the process may also just exit.
 func (s *Badger) Close() error {
 	if s.db.IsClosed() {
 		return nil
+	}
+	if err := s.roomToWrite(); err != nil {
+		return fmt.Errorf("checkpoint: close store %s: %w", s.dir, err)
 	}
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("checkpoint: close store %s: %w", s.dir, err)
@@ -346,6 +372,9 @@ const maxRetries = 50
 
 // update runs fn in a read-write transaction, retrying Badger conflicts.
 func (s *Badger) update(ctx context.Context, fn func(txn *badger.Txn) error) error {
+	if err := s.roomToWrite(); err != nil {
+		return err
+	}
 	for attempt := range maxRetries {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -359,6 +388,12 @@ func (s *Badger) update(ctx context.Context, fn func(txn *badger.Txn) error) err
 		}
 	}
 	return fmt.Errorf("checkpoint: %d transaction conflicts in a row: %w", maxRetries, ErrConflict)
+}
+
+// roomToWrite refuses a write, with a *NoSpaceError, while the store's
+// file system has less than minFree bytes free (see minFree).
+func (s *Badger) roomToWrite() error {
+	return checkSpace(s.dir, s.opts.minFree())
 }
 
 func (s *Badger) view(fn func(txn *badger.Txn) error) error {

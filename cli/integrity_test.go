@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/dgraph-io/badger/v4"
@@ -205,5 +206,121 @@ func TestRefusedRunCreatesNoStore(t *testing.T) {
 	wantExit8OneLine(t, "run without a commit", out, code, "no commit")
 	if _, err := os.Stat(filepath.Join(empty, ".git", "gaffer")); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("a run refused for a repository without a commit made its store: %v", err)
+	}
+}
+
+// fillDisk writes a file in dir until its file system is full and returns
+// what removes it.
+func fillDisk(t *testing.T, dir string) (free func()) {
+	t.Helper()
+	name := filepath.Join(dir, "filler")
+	f, err := os.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, size := range []int{1 << 20, 4 << 10, 1} {
+		buf := make([]byte, size)
+		for {
+			if _, err = f.Write(buf); err != nil {
+				break
+			}
+		}
+		if !errors.Is(err, syscall.ENOSPC) {
+			t.Fatalf("fill %s: %v", dir, err)
+		}
+	}
+	return func() {
+		if err := os.Remove(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// wantNoSpace checks that a command stopped with exit 1 and a last line
+// saying the store's disk is full (not that the store is damaged), with
+// no crash.
+func wantNoSpace(t *testing.T, what, out string, code int, store string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	last := lines[len(lines)-1]
+	if code != ExitFailure || !strings.HasPrefix(last, "gaffer: ") || !strings.Contains(last, "no space left on device") ||
+		!strings.Contains(last, store) || !strings.Contains(last, "resume") || strings.Contains(out, "damaged") ||
+		strings.Contains(out, "goroutine ") || strings.Contains(out, "SIGBUS") {
+		t.Fatalf("%s on a full store disk: exit %d, want %d and a last line naming the store, 'no space left on device' and resume:\n%s",
+			what, code, ExitFailure, out)
+	}
+}
+
+// TestFullStoreDiskStopsForResume puts the store on a small tmpfs and
+// fills it at each point where gaffer writes the store: when run and
+// approve open it, and in the middle of a run (at a phase commit, before
+// its checkpoint). Badger writes its memtable log through a memory map, so
+// gaffer used to die of SIGBUS with a goroutine dump; a full disk at open
+// was reported as a damaged store. Each must stop with exit 1 and one line
+// naming the store and "no space left on device"; once there is room,
+// resume completes the run.
+func TestFullStoreDiskStopsForResume(t *testing.T) {
+	bin := gafferBinary(t)
+	disk := tmpfs(t, "64m")
+	store := filepath.Join(disk, "store")
+	repo, aux := t.TempDir(), t.TempDir()
+	gitRepo(t, repo, map[string]string{"README.md": "small\n"})
+	plan, script := filepath.Join(aux, "plan.md"), filepath.Join(aux, "script.yaml")
+	writeTestFile(t, plan, "# Plan: two\n\n### Task 1: Write a\n- type: test\n- files: a.txt\n\n### Task 2: Write b\n- type: test\n- files: b.txt\n")
+	writeTestFile(t, script, `developer:
+  - phase: 1
+    actions:
+      - write: {path: a.txt, content: "a\n"}
+    summary: wrote a
+  - phase: 2
+    actions:
+      - write: {path: b.txt, content: "b\n"}
+    summary: wrote b
+reviewer:
+  - {phase: 1, approved: true, comments: fine}
+  - {phase: 2, approved: true, comments: fine}
+`)
+	g := []string{"--repo", repo, "--store", store}
+	run := append(g, "run", "--plan", plan, "--script", script, "--run-id", "r-20260101-stfull")
+
+	free := fillDisk(t, disk)
+	out, code := runBin(t, bin, run...)
+	wantNoSpace(t, "run", out, code, store)
+	free()
+
+	if out, code := runBin(t, bin, run...); code != ExitAwaitingApproval {
+		t.Fatalf("run: exit %d, want %d\n%s", code, ExitAwaitingApproval, out)
+	}
+	free = fillDisk(t, disk)
+	out, code = runBin(t, bin, append(g, "approve")...)
+	wantNoSpace(t, "approve", out, code, store)
+	out, code = runBin(t, bin, append(g, "status")...)
+	wantNoSpace(t, "status", out, code, store)
+	free()
+
+	p := startProc(t, bin, append(g, "approve"), "GAFFER_TEST_PAUSE_AFTER_COMMIT=2s")
+	select {
+	case <-p.commit:
+	case <-p.done:
+		out, code := p.wait()
+		t.Fatalf("approve ended (exit %d) before its first commit\n%s", code, out)
+	}
+	free = fillDisk(t, disk)
+	out, code = p.wait()
+	t.Logf("approve, disk filled at the first commit:\n%s", out)
+	wantNoSpace(t, "approve (disk full in the run)", out, code, store)
+	free()
+
+	if out, code := runBin(t, bin, append(g, "resume")...); code != 0 {
+		t.Fatalf("resume once the disk has room: exit %d\n%s", code, out)
+	}
+	if v := procStatusJSON(t, bin, g...); v.Status != "completed" || len(v.Phases) != 2 {
+		t.Fatalf("after resume: status %q, %d phases", v.Status, len(v.Phases))
+	}
+	for _, f := range []string{"a.txt", "b.txt"} {
+		if got := gitOut(t, repo, "log", "--format=%s", "--", f); !strings.Contains(got, "phase") || strings.Count(got, "\n") != 0 {
+			t.Errorf("%s is in commits %q, want one phase commit", f, got)
+		}
 	}
 }
