@@ -253,8 +253,8 @@ func wantNoSpace(t *testing.T, what, out string, code int, store string) {
 }
 
 // TestFullStoreDiskStopsForResume puts the store on a small tmpfs and
-// fills it at each point where gaffer writes the store: when run and
-// approve open it, and in the middle of a run (at a phase commit, before
+// fills it at each point where gaffer writes the store: when run, approve,
+// resume, serve (and status) open it, and in the middle of a run (at a phase commit, before
 // its checkpoint). Badger writes its memtable log through a memory map, so
 // gaffer used to die of SIGBUS with a goroutine dump; a full disk at open
 // was reported as a damaged store. Each must stop with exit 1 and one line
@@ -293,10 +293,10 @@ reviewer:
 		t.Fatalf("run: exit %d, want %d\n%s", code, ExitAwaitingApproval, out)
 	}
 	free = fillDisk(t, disk)
-	out, code = runBin(t, bin, append(g, "approve")...)
-	wantNoSpace(t, "approve", out, code, store)
-	out, code = runBin(t, bin, append(g, "status")...)
-	wantNoSpace(t, "status", out, code, store)
+	for _, cmd := range []string{"approve", "status", "resume", "serve"} {
+		out, code = runBin(t, bin, append(g, cmd)...)
+		wantNoSpace(t, cmd, out, code, store)
+	}
 	free()
 
 	p := startProc(t, bin, append(g, "approve"), "GAFFER_TEST_PAUSE_AFTER_COMMIT=2s")
