@@ -324,3 +324,63 @@ reviewer:
 		}
 	}
 }
+
+// copyTree copies the regular files of src (one level) into dst.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	if err := os.MkdirAll(dst, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, en := range entries {
+		if !en.Type().IsRegular() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(src, en.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, en.Name()), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestLostCheckpointsAreExit8 keeps a copy of a run's store from its first
+// phase commit, lets the run complete, and puts the old copy back: the
+// store has lost the checkpoints of phases 2 to 4, whose commits are in
+// the branch. status, resume and cancel must refuse with exit 8 and one
+// line naming the lost phase and the fix, instead of showing phase 1 and
+// running phases 2 to 4 again.
+func TestLostCheckpointsAreExit8(t *testing.T) {
+	bin := gafferBinary(t)
+	dir, plan, script := demoRepo(t)
+	store := filepath.Join(dir, ".git", "gaffer")
+	p := startProc(t, bin, []string{"--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve",
+		"--run-id", "r-20260101-lostcp"}, "GAFFER_TEST_PAUSE_AFTER_COMMIT=30s")
+	if !p.killAt("after-commit", 0) {
+		out, code := p.wait()
+		t.Fatalf("the run ended (exit %d) before its first commit\n%s", code, out)
+	}
+	old := filepath.Join(t.TempDir(), "old-store")
+	copyTree(t, store, old)
+	if out, code := runBin(t, bin, "--repo", dir, "resume"); code != 0 {
+		t.Fatalf("resume: exit %d\n%s", code, out)
+	}
+	if err := os.RemoveAll(store); err != nil {
+		t.Fatal(err)
+	}
+	copyTree(t, old, store)
+	head := gitOut(t, dir, "rev-parse", "HEAD")
+	for _, cmd := range []string{"status", "resume", "cancel"} {
+		out, code := runBin(t, bin, "--repo", dir, cmd)
+		t.Logf("%s: exit %d: %s", cmd, code, strings.TrimSpace(out))
+		wantExit8OneLine(t, cmd, out, code, "lost checkpoints", "phase 2", "git reset --keep")
+	}
+	if got := gitOut(t, dir, "rev-parse", "HEAD"); got != head {
+		t.Fatalf("HEAD moved from %s to %s", head, got)
+	}
+}

@@ -371,7 +371,20 @@ func (e *env) pickUnfinished(ctx context.Context, arg, what string, stash bool) 
 	if !fits(snap) {
 		return "", zero, exitf(ExitPrecondition, "run %s has already finished: %s", id, snap.State.Status)
 	}
+	if err := e.checkCommits(ctx, snap); err != nil {
+		return "", zero, err
+	}
 	return id, snap, nil
+}
+
+// checkCommits refuses, with exit 8, a run whose store lost checkpoints
+// that its commits in the branch prove existed (nodes.CheckCommits):
+// going on from the older checkpoint would redo phases silently.
+func (e *env) checkCommits(ctx context.Context, snap graph.Snapshot[state.ExecutionState]) error {
+	if err := nodes.CheckCommits(ctx, e.repo, snap.State); err != nil {
+		return &ExitError{Code: ExitPrecondition, Err: err}
+	}
+	return nil
 }
 
 // privateDir makes the store directory dir, when it is missing, with mode
