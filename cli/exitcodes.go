@@ -18,7 +18,7 @@ import (
 // Exit codes of the gaffer command.
 //
 //	0  ExitOK                the command succeeded; for run and resume, the run completed
-//	1  ExitFailure           an unexpected error; a run stopped by a signal or by the machine's disk, or a full store disk (resume continues it)
+//	1  ExitFailure           an unexpected error; a run stopped by a signal or by the machine's disk (resume continues it)
 //	2  ExitUsage             a usage error: unknown command or flag, wrong arguments, bad flag value,
 //	                         an input file (plan, script) that is missing, unreadable or a directory
 //	3  ExitInvalid           the plan or the configuration is invalid
@@ -26,7 +26,7 @@ import (
 //	5  ExitHalted            the run ended halted or failed (or was cancelled)
 //	6  ExitRejected          the human rejected the plan
 //	7  ExitLocked            the run, the store or the work tree is held by another process
-//	8  ExitPrecondition      a precondition failed: dirty work tree, not a git repository, missing API key, a damaged or foreign store
+//	8  ExitPrecondition      a precondition failed: dirty work tree, not a git repository, missing API key
 const (
 	ExitOK               = 0
 	ExitFailure          = 1
