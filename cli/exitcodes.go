@@ -130,7 +130,7 @@ func Report(w io.Writer, err error) {
 		fmt.Fprintln(w, pe.Error())
 		return
 	}
-	msg := userMessage(err.Error())
+	msg := userMessage(storeMessage(err).Error())
 	var ie *inputError
 	if errors.As(err, &ee) && ee.Code == ExitUsage && !errors.As(err, &ie) {
 		msg = strings.TrimPrefix(msg, ErrUsage.Error()+": ")
@@ -138,6 +138,21 @@ func Report(w io.Writer, err error) {
 		return
 	}
 	fmt.Fprintf(w, "gaffer: %s\n", msg)
+}
+
+// storeMessage returns, for a damaged store, the error in err's chain that
+// names the store, what is damaged and the fix, without the "run R: graph:
+// run R:" the commands and the runtime wrap it in; err otherwise.
+func storeMessage(err error) error {
+	if !errors.Is(err, checkpoint.ErrCorrupt) {
+		return err
+	}
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if strings.HasPrefix(e.Error(), "checkpoint: store ") {
+			return e
+		}
+	}
+	return err
 }
 
 // exitf returns an *ExitError with a formatted message (%w works).
