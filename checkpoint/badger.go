@@ -10,10 +10,13 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
+
+	"github.com/gaffer-dev/gaffer/internal/ioerr"
 )
 
 // MaxValueSize is the largest single value (or pending write) the Badger
@@ -97,9 +100,20 @@ func OpenBadger(dir string, opts BadgerOptions) (s *Badger, err error) {
 	if err != nil {
 		return nil, err
 	}
-	err = checkTables(dir)
+	// Badger writes as it opens (a new memtable log), through a memory map.
+	err = checkSpace(dir, opts.minFree())
+	if err == nil {
+		err = checkTables(dir)
+	}
+	if err == nil {
+		err = checkLogs(dir)
+	}
 	tables, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
 	unlock()
+	var full *NoSpaceError
+	if errors.As(err, &full) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, classifyOpenError(dir, err)
 	}
@@ -118,6 +132,9 @@ func OpenBadger(dir string, opts BadgerOptions) (s *Badger, err error) {
 		WithCompactL0OnClose(true).
 		WithMetricsEnabled(false).
 		WithSyncWrites(opts.SyncWrites)
+	if err := checkReadOnly(dir, bo, len(tables) > 0); err != nil {
+		return nil, err
+	}
 	db, err := openBadgerDB(bo)
 	if err != nil {
 		return nil, classifyOpenError(dir, err)
@@ -148,6 +165,12 @@ func classifyOpenError(dir string, err error) error {
 		return &lockedError{dir: dir, cause: err}
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Errorf("checkpoint: open store %s: %w", dir, err)
+	case ioerr.Machine(err):
+		// A full, failing or read-only disk is not damage to the store.
+		return fmt.Errorf("checkpoint: open store %s: %w", dir, err)
+	case strings.Contains(err.Error(), syscall.ENOSPC.Error()):
+		// Badger flattened the cause into its message.
+		return fmt.Errorf("checkpoint: open store %s: %v: %w", dir, oneLine(err.Error()), syscall.ENOSPC)
 	case errors.Is(err, ErrCorrupt):
 		return &damagedError{dir: dir, cause: err}
 	}
@@ -178,6 +201,10 @@ func checkDir(dir string) error {
 		}
 		return nil
 	}
+	if errors.Is(err, syscall.ENOTDIR) {
+		return fmt.Errorf("%w: %s is a file, not a directory; give the store a directory of its own (a new one or a gaffer store)",
+			ErrForeignStore, dir)
+	}
 	if err != nil {
 		return fmt.Errorf("checkpoint: open store %s: %w", dir, err)
 	}
@@ -194,9 +221,30 @@ func checkDir(dir string) error {
 // table files before opening is a store whose creation was interrupted: it
 // gets the marker now.
 func (s *Badger) init(hadTables bool) error {
-	var marker []byte
-	var empty bool
-	err := s.view(func(txn *badger.Txn) error {
+	marker, empty, err := s.readMarker()
+	if err != nil {
+		return err
+	}
+	if err := s.judgeMarker(marker, empty, hadTables); err != nil {
+		return err
+	}
+	if marker == nil {
+		err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(markerKey, []byte(markerValue)) })
+		if err == nil {
+			err = s.db.Sync()
+		}
+		if err != nil {
+			return fmt.Errorf("checkpoint: initialise store %s: %w", s.dir, err)
+		}
+		return nil
+	}
+	return s.loadStamp()
+}
+
+// readMarker returns the format marker, nil when there is none, and
+// whether the database holds no key at all.
+func (s *Badger) readMarker() (marker []byte, empty bool, err error) {
+	err = s.view(func(txn *badger.Txn) error {
 		item, err := txn.Get(markerKey)
 		if errors.Is(err, badger.ErrKeyNotFound) {
 			it := txn.NewIterator(badger.IteratorOptions{})
@@ -212,19 +260,19 @@ func (s *Badger) init(hadTables bool) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("checkpoint: open store %s: %w", s.dir, err)
+		return nil, false, fmt.Errorf("checkpoint: open store %s: %w", s.dir, err)
 	}
+	return marker, empty, nil
+}
+
+// judgeMarker refuses a database that is not a gaffer store of this
+// format, and one whose table files hold no records. A database without
+// keys is a new store (the marker is still to be written).
+func (s *Badger) judgeMarker(marker []byte, empty, hadTables bool) error {
 	switch {
 	case marker == nil && empty && hadTables:
 		return &damagedError{dir: s.dir, cause: damagef("its table files hold no records")}
 	case marker == nil && empty:
-		err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(markerKey, []byte(markerValue)) })
-		if err == nil {
-			err = s.db.Sync()
-		}
-		if err != nil {
-			return fmt.Errorf("checkpoint: initialise store %s: %w", s.dir, err)
-		}
 		return nil
 	case marker == nil:
 		return fmt.Errorf("%w: %s is a Badger database without a gaffer marker; use an empty or new directory for the checkpoint store",
@@ -232,7 +280,37 @@ func (s *Badger) init(hadTables bool) error {
 	case string(marker) != markerValue:
 		return fmt.Errorf("%w: %s has format %q, this build reads %q", ErrForeignStore, s.dir, marker, markerValue)
 	}
-	return s.loadStamp()
+	return nil
+}
+
+// checkReadOnly opens an existing store read-only and makes init's
+// checks, so that a directory init would refuse is refused before Badger
+// opens it for writing, which writes a new memtable log and compacts the
+// tables: an open that fails changes nothing. Badger cannot open read-only
+// a store with memtable logs (a killed process left them); for those the
+// checks wait for init, after checkLogs made sure Badger's replay loses
+// nothing.
+func checkReadOnly(dir string, bo badger.Options, hadTables bool) error {
+	if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); err != nil {
+		return nil // a new store
+	}
+	if mems, _ := filepath.Glob(filepath.Join(dir, "*.mem")); len(mems) > 0 {
+		return nil
+	}
+	db, err := openBadgerDB(bo.WithReadOnly(true))
+	if err != nil {
+		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
+			return &lockedError{dir: dir, cause: err}
+		}
+		return nil // the real open says what is wrong
+	}
+	defer db.Close()
+	s := &Badger{db: db, dir: dir}
+	marker, empty, err := s.readMarker()
+	if err != nil {
+		return err
+	}
+	return s.judgeMarker(marker, empty, hadTables)
 }
 
 // loadStamp makes activity stamps continue after the newest one on disk.
@@ -268,9 +346,19 @@ func (s *Badger) nextStamp() int64 {
 func (s *Badger) Dir() string { return s.dir }
 
 // Close flushes and closes the database. Later calls fail with ErrClosed.
+//
+// Closing flushes the memtable into a table file that Badger writes through
+// a memory map, which on a full disk is a SIGBUS, not an error. So while
+// the file system has less than minFree bytes free, Close leaves the
+// database open and returns a *NoSpaceError: every write it acknowledged
+// is in its logs, which the next open replays, as after a killed process.
+// Call Close again once there is room; the process may also just exit.
 func (s *Badger) Close() error {
 	if s.db.IsClosed() {
 		return nil
+	}
+	if err := s.roomToWrite(); err != nil {
+		return fmt.Errorf("checkpoint: close store %s: %w", s.dir, err)
 	}
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("checkpoint: close store %s: %w", s.dir, err)
@@ -284,6 +372,9 @@ const maxRetries = 50
 
 // update runs fn in a read-write transaction, retrying Badger conflicts.
 func (s *Badger) update(ctx context.Context, fn func(txn *badger.Txn) error) error {
+	if err := s.roomToWrite(); err != nil {
+		return err
+	}
 	for attempt := range maxRetries {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -299,12 +390,20 @@ func (s *Badger) update(ctx context.Context, fn func(txn *badger.Txn) error) err
 	return fmt.Errorf("checkpoint: %d transaction conflicts in a row: %w", maxRetries, ErrConflict)
 }
 
+// roomToWrite refuses a write, with a *NoSpaceError, while the store's
+// file system has less than minFree bytes free (see minFree).
+func (s *Badger) roomToWrite() error {
+	return checkSpace(s.dir, s.opts.minFree())
+}
+
 func (s *Badger) view(fn func(txn *badger.Txn) error) error {
 	return s.guard(func() error { return s.db.View(fn) })
 }
 
-// guard maps a closed database to ErrClosed and a Badger panic (which a
-// damaged file can cause) to an error.
+// guard maps a closed database to ErrClosed, a Badger panic (which a
+// damaged file can cause) to an error, and a corrupt record to an error
+// naming the store and the fix (it still matches ErrCorrupt and unwraps
+// to the *CorruptError).
 func (s *Badger) guard(fn func() error) (err error) {
 	if s.db.IsClosed() {
 		return ErrClosed
@@ -317,6 +416,11 @@ func (s *Badger) guard(fn func() error) (err error) {
 	err = fn()
 	if errors.Is(err, badger.ErrDBClosed) {
 		return ErrClosed
+	}
+	var d *damagedError
+	if errors.Is(err, ErrCorrupt) && !errors.As(err, &d) {
+		// A record that cannot be decoded: say which store and what to do.
+		return &damagedError{dir: s.dir, cause: err}
 	}
 	return err
 }

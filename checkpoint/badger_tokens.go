@@ -50,6 +50,9 @@ func (s *Badger) takeToken(floor uint64) (uint64, error) {
 	t := max(ts.next, floor+1)
 	if t >= ts.limit {
 		hi := t + tokenBlock - 1
+		if err := s.roomToWrite(); err != nil {
+			return 0, err
+		}
 		err := s.guard(func() error {
 			return s.db.Update(func(txn *badger.Txn) error {
 				return txn.Set(tokenKey, binary.AppendUvarint(nil, hi))

@@ -64,6 +64,27 @@
 // as an error matching ErrCorrupt whose message is one line naming the store,
 // what is damaged and what to do; a directory holding anything but a gaffer
 // store as ErrForeignStore, and a store open in another process as ErrLocked.
+// A corrupt record read from an open store is reported the same way (the
+// error still unwraps to the *CorruptError).
+//
+// Badger reads its memtable logs and newest value log up to the first entry
+// that fails its checksum and cuts the file there: a damaged entry would
+// silently drop every checkpoint after it. OpenBadger reads those logs first
+// and refuses a store where a damaged entry has records after it (see
+// checkLogs); the entry a killed process was writing is not damage. A store
+// without memtable logs is checked read-only before Badger opens it for
+// writing. An open that fails changes no file of the store.
+//
+// # Disk space
+//
+// Badger writes its memtable log and new tables through memory maps, where a
+// full disk is a SIGBUS instead of an error. The store therefore opens,
+// writes and closes only while its file system has twice the memtable size
+// and 4 MiB free; otherwise it returns a *NoSpaceError (matching
+// syscall.ENOSPC) and, on Close, leaves the database as a killed process
+// leaves it, every acknowledged write in its logs. Badger's own ENOSPC at
+// open is that error too, never damage.
+//
 // The store prints nothing to stdout or stderr: Badger's log lines go to
 // BadgerOptions.Logger or nowhere.
 package checkpoint

@@ -42,9 +42,14 @@ func Answer(ctx context.Context, e *env, runID string, ans nodes.Answer) error {
 	if err != nil {
 		return err
 	}
-	if snap, err := e.runner.State(ctx, id); err == nil && (ans.Approved || ans.Feedback != "") {
-		if err := checkKeys(snap.State.Config, e.io.Keys.getenv); err != nil { // before the answer is used up
+	if snap, err := e.runner.State(ctx, id); err == nil {
+		if err := e.checkCommits(ctx, snap); err != nil {
 			return err
+		}
+		if ans.Approved || ans.Feedback != "" {
+			if err := checkKeys(snap.State.Config, e.io.Keys.getenv); err != nil { // before the answer is used up
+				return err
+			}
 		}
 	}
 	var ask answerer

@@ -215,6 +215,10 @@ func (e *env) askTerminal() answerer {
 // ioCause is the short form of a machine I/O error: the failed operation
 // on its path ("write PATH: no space left on device") when there is one.
 func ioCause(err error) error {
+	var full *checkpoint.NoSpaceError
+	if errors.As(err, &full) {
+		return full
+	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe

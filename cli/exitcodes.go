@@ -70,8 +70,8 @@ func usageErrorf(format string, args ...any) error {
 // ExitCode returns the exit code for err, the error a command returned:
 // 0 for nil, the Code of an *ExitError in its chain, and otherwise the code
 // its kind calls for (an invalid plan or config is 3, a held lease 7, a
-// directory that is not a git repository 8, a usage error 2); anything
-// else is 1.
+// directory that is not a git repository or a damaged store 8, a usage
+// error 2); anything else is 1.
 func ExitCode(err error) int {
 	var ee *ExitError
 	var held *checkpoint.LeaseHeldError
@@ -88,6 +88,9 @@ func ExitCode(err error) int {
 	case errors.As(err, &held):
 		return ExitLocked
 	case errors.Is(err, workspace.ErrNotRepo), errors.Is(err, agent.ErrMissingKey), errors.Is(err, agent.ErrAuth):
+		return ExitPrecondition
+	case errors.Is(err, checkpoint.ErrCorrupt), errors.Is(err, checkpoint.ErrForeignStore):
+		// A damaged record or store: the message names the store and the fix.
 		return ExitPrecondition
 	case errors.As(err, &coder):
 		// urfave/cli makes these only for usage problems ("No help topic").
@@ -129,7 +132,7 @@ func Report(w io.Writer, err error) {
 		fmt.Fprintln(w, pe.Error())
 		return
 	}
-	msg := userMessage(err.Error())
+	msg := userMessage(storeMessage(err).Error())
 	var ie *inputError
 	if errors.As(err, &ee) && ee.Code == ExitUsage && !errors.As(err, &ie) {
 		msg = strings.TrimPrefix(msg, ErrUsage.Error()+": ")
@@ -137,6 +140,21 @@ func Report(w io.Writer, err error) {
 		return
 	}
 	fmt.Fprintf(w, "gaffer: %s\n", msg)
+}
+
+// storeMessage returns, for a damaged store, the error in err's chain that
+// names the store, what is damaged and the fix, without the "run R: graph:
+// run R:" the commands and the runtime wrap it in; err otherwise.
+func storeMessage(err error) error {
+	if !errors.Is(err, checkpoint.ErrCorrupt) {
+		return err
+	}
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if strings.HasPrefix(e.Error(), "checkpoint: store ") {
+			return e
+		}
+	}
+	return err
 }
 
 // exitf returns an *ExitError with a formatted message (%w works).

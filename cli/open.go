@@ -16,6 +16,7 @@ import (
 	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/internal/ioerr"
 	"github.com/gaffer-dev/gaffer/internal/procgroup"
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/state"
@@ -67,6 +68,11 @@ func openEnv(c *ucli.Context, io IO) (*env, error) {
 	if errors.Is(err, checkpoint.ErrCorrupt) || errors.Is(err, checkpoint.ErrForeignStore) {
 		// The store's own message names the directory and the fix.
 		return nil, &ExitError{Code: ExitPrecondition, Err: err}
+	}
+	if ioerr.Machine(err) {
+		// A full or failing disk is not a damaged store: nothing is lost.
+		return nil, exitf(ExitFailure, "%s; free space on its disk (or fix the disk), then run the command again (a stopped run continues with %s)",
+			strings.TrimPrefix(err.Error(), "checkpoint: "), "gaffer resume")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
@@ -368,7 +374,20 @@ func (e *env) pickUnfinished(ctx context.Context, arg, what string, stash bool) 
 	if !fits(snap) {
 		return "", zero, exitf(ExitPrecondition, "run %s has already finished: %s", id, snap.State.Status)
 	}
+	if err := e.checkCommits(ctx, snap); err != nil {
+		return "", zero, err
+	}
 	return id, snap, nil
+}
+
+// checkCommits refuses, with exit 8, a run whose store lost checkpoints
+// that its commits in the branch prove existed (nodes.CheckCommits):
+// going on from the older checkpoint would redo phases silently.
+func (e *env) checkCommits(ctx context.Context, snap graph.Snapshot[state.ExecutionState]) error {
+	if err := nodes.CheckCommits(ctx, e.repo, snap.State); err != nil {
+		return &ExitError{Code: ExitPrecondition, Err: err}
+	}
+	return nil
 }
 
 // privateDir makes the store directory dir, when it is missing, with mode

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/state"
+	"github.com/gaffer-dev/gaffer/workspace"
 	ucli "github.com/urfave/cli/v2"
 )
 
@@ -54,6 +55,9 @@ func runCommand(io IO) *ucli.Command {
 				Pace: c.Duration("pace"), TrackerID: c.String("tracker-id"), RunID: c.String("run-id"),
 			}
 			if err := o.preflight(c); err != nil { // before the store exists: a bad call writes nothing
+				return err
+			}
+			if err := o.precheckTree(c); err != nil { // before the store exists: a refused run writes nothing
 				return err
 			}
 			e, err := openEnv(c, io)
@@ -101,19 +105,8 @@ func (e *env) newRun(ctx context.Context, o RunOptions) (state.ExecutionState, e
 	if err != nil {
 		return zero, err
 	}
-	if !o.AllowDirty {
-		st, err := e.repo.Status(ctx)
-		if err != nil {
-			return zero, exitf(ExitPrecondition, "read the work tree's status: %w", err)
-		}
-		if !st.IsClean() {
-			n := len(st.Modified) + len(st.Added) + len(st.Deleted) + len(st.Untracked)
-			return zero, exitf(ExitPrecondition, "%w (%s) in %s; commit or stash them, or pass --allow-dirty",
-				ErrDirtyTree, plural(n, "path"), e.repo.Root())
-		}
-	}
-	if _, err := e.repo.Head(ctx); err != nil {
-		return zero, exitf(ExitPrecondition, "the repository has no commit to start from: %w; make one first", err)
+	if err := checkTree(ctx, e.repo, o.AllowDirty); err != nil {
+		return zero, err
 	}
 	var md string
 	if o.PlanFile != "" {
@@ -177,4 +170,46 @@ func newRunID(now time.Time) string {
 	b := make([]byte, 3)
 	_, _ = rand.Read(b)
 	return "r-" + now.UTC().Format("20060102") + "-" + hex.EncodeToString(b)
+}
+
+// checkTree refuses a work tree with uncommitted changes (unless
+// allowDirty) and a repository without a commit to start from.
+func checkTree(ctx context.Context, repo *workspace.Repo, allowDirty bool) error {
+	if !allowDirty {
+		st, err := repo.Status(ctx)
+		if err != nil {
+			return exitf(ExitPrecondition, "read the work tree's status: %w", err)
+		}
+		if !st.IsClean() {
+			n := len(st.Modified) + len(st.Added) + len(st.Deleted) + len(st.Untracked)
+			return exitf(ExitPrecondition, "%w (%s) in %s; commit or stash them, or pass --allow-dirty",
+				ErrDirtyTree, plural(n, "path"), repo.Root())
+		}
+	}
+	if _, err := repo.Head(ctx); err != nil {
+		return exitf(ExitPrecondition, "the repository has no commit to start from: %w; make one first", err)
+	}
+	return nil
+}
+
+// precheckTree runs checkTree before the store is opened, so that a run
+// refused for its work tree creates no store. It checks only while it can
+// take the work tree's lock: a tree another process works in is that
+// process's to change, and Run names the holder. Whatever it cannot open
+// is left to openEnv to report.
+func (o RunOptions) precheckTree(c *ucli.Context) error {
+	g, _, err := globalsOf(c)
+	if err != nil {
+		return err
+	}
+	repo, err := workspace.Open(g.Repo)
+	if err != nil {
+		return nil
+	}
+	l, err := repo.LockWorkTree(o.RunID)
+	if err != nil {
+		return nil
+	}
+	defer l.Unlock()
+	return checkTree(c.Context, repo, o.AllowDirty)
 }

@@ -106,6 +106,9 @@ func Status(ctx context.Context, e *env, runID string, asJSON bool) error {
 	if err != nil {
 		return e.runError(ctx, id, err)
 	}
+	if err := e.checkCommits(ctx, snap); err != nil {
+		return err
+	}
 	v := viewOf(snap)
 	e.markStopped(&v, snap)
 	if asJSON {

@@ -108,6 +108,13 @@
 //     phase 1 cleans the tree, and put back by restore_user_changes after
 //     the checkpoint that made the run terminal.
 //
+// Because of 1, the branch witnesses the store: a commit of the run for a
+// phase whose pre-phase commit the state does not have can only exist if
+// checkpoints after the state were lost. CheckCommits finds such a commit
+// in HEAD's history and returns a *LostCheckpointsError (ErrLostCheckpoints)
+// naming the phase; the CLI refuses to show or continue the run from the
+// older state.
+//
 // gaffer's own writes (commits, resets, the execution directory) failing
 // are node errors: the run stops there, no attempt is counted, and
 // `gaffer resume` runs the node again — a full disk (ENOSPC) or a failing
