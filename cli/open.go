@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -99,7 +100,7 @@ func openEnv(c *ucli.Context, io IO) (*env, error) {
 		warnOnce.Do(func() { e.log.Warn(msg) })
 	}}
 	gr, err := nodes.Build(nodes.Config{Repo: repo, Drivers: driverFactory(io.Out, e.pace, opts), Clock: time.Now, Logger: e.log,
-		AfterCommit: afterCommitHook(io), AfterRestore: afterRestoreHook(io)})
+		ReproducibleDates: reproducibleDates(os.Getenv), AfterCommit: afterCommitHook(io), AfterRestore: afterRestoreHook(io)})
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -397,4 +398,12 @@ func restrictStore(dir string) {
 			_ = os.Chmod(filepath.Join(dir, en.Name()), 0o600)
 		}
 	}
+}
+
+// reproducibleDates reports whether GAFFER_REPRODUCIBLE_DATES asks for
+// commits dated one second after their parent (goldens, tests) instead of
+// the time they are made.
+func reproducibleDates(getenv func(string) string) bool {
+	v, err := strconv.ParseBool(strings.TrimSpace(getenv("GAFFER_REPRODUCIBLE_DATES")))
+	return err == nil && v
 }

@@ -93,9 +93,10 @@
 //     is adopted without asking the reviewer again. Otherwise the reviewer
 //     judges the uncommitted tree; on approval plan.md and
 //     execution-state.json are written and everything but the user's
-//     untracked files is committed. Commits are dated one second after
-//     their parent, so the same work on the same repository makes the same
-//     commit.
+//     untracked files is committed. Commits are dated when they are made
+//     (Config.Clock); Config.ReproducibleDates (GAFFER_REPRODUCIBLE_DATES=1
+//     in the CLI) dates them one second after their parent instead, so the
+//     same work on the same repository makes the same commit.
 //  5. After the last phase, review also writes that phase's summary and the
 //     final execution-state.json and commits them ("gaffer: record of
 //     SLUG", trailers Gaffer-Run and Gaffer-Record: final), again adopting
