@@ -5,7 +5,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"github.com/gaffer-dev/gaffer/cli/config"
+	"github.com/gaffer-dev/gaffer/workspace"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -107,15 +110,15 @@ func (e *env) newRun(ctx context.Context, o RunOptions) (state.ExecutionState, e
 	if err != nil {
 		return zero, err
 	}
+	st, err := e.repo.Status(ctx)
+	if err != nil {
+		return zero, exitf(ExitPrecondition, "read the work tree's status: %w", err)
+	}
+	inputs := runInputs(e.repo.Root(), st.Untracked, o.PlanFile, o.Script, filepath.Join(e.repo.Root(), config.RepoFile))
 	if !o.AllowDirty {
-		st, err := e.repo.Status(ctx)
-		if err != nil {
-			return zero, exitf(ExitPrecondition, "read the work tree's status: %w", err)
-		}
-		if !st.IsClean() {
-			n := len(st.Modified) + len(st.Added) + len(st.Deleted) + len(st.Untracked)
-			return zero, exitf(ExitPrecondition, "%w (%s) in %s; commit or stash them, or pass --allow-dirty",
-				ErrDirtyTree, plural(n, "path"), e.repo.Root())
+		if paths := dirtPaths(st, inputs); len(paths) > 0 {
+			return zero, exitf(ExitPrecondition, "%w (%s: %s) in %s; commit or stash them, or pass --allow-dirty",
+				ErrDirtyTree, plural(len(paths), "path"), listPaths(paths, 10), e.repo.Root())
 		}
 	}
 	if _, err := e.repo.Head(ctx); err != nil {
@@ -155,7 +158,7 @@ func (e *env) newRun(ctx context.Context, o RunOptions) (state.ExecutionState, e
 	s, err := state.NewRun(state.RunInfo{ID: id, Goal: goal, TrackerID: o.TrackerID, CreatedAt: time.Now()},
 		state.RunConfig{
 			Profile: rp.name, Agents: rp.agents, Drivers: rp.drivers, Limits: rp.limits, SkipTDDCheck: rp.skipTDD,
-			ScriptPath: script, PlanPath: planPath, AutoApprove: o.AutoApprove, AllowDirty: o.AllowDirty, Pace: o.Pace,
+			ScriptPath: script, PlanPath: planPath, Inputs: inputs, AutoApprove: o.AutoApprove, AllowDirty: o.AllowDirty, Pace: o.Pace,
 		})
 	if err != nil {
 		return zero, exitf(ExitUsage, "%w", err)
@@ -183,4 +186,62 @@ func newRunID(now time.Time) string {
 	b := make([]byte, 3)
 	_, _ = rand.Read(b)
 	return "r-" + now.UTC().Format("20060102") + "-" + hex.EncodeToString(b)
+}
+
+// runInputs returns the files among files (paths as given) that the run
+// itself reads and that are untracked in the work tree at root: they are
+// not the user's changes (see state.RunConfig.Inputs). untracked is the
+// work tree's untracked files, relative to root.
+func runInputs(root string, untracked []string, files ...string) []string {
+	isUntracked := make(map[string]bool, len(untracked))
+	for _, p := range untracked {
+		isUntracked[p] = true
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		realRoot = root
+	}
+	var out []string
+	for _, f := range files {
+		if f == "" {
+			continue
+		}
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			continue
+		}
+		if r, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = r
+		}
+		rel, err := filepath.Rel(realRoot, abs)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			continue
+		}
+		rel = filepath.ToSlash(rel)
+		if isUntracked[rel] && !slices.Contains(out, rel) {
+			out = append(out, rel)
+		}
+	}
+	return out
+}
+
+// dirtPaths lists the changes of st, one "M path", "A path", "D path" or
+// "? path" each, without the run's own inputs.
+func dirtPaths(st workspace.Status, inputs []string) []string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(st.String()), "\n") {
+		if l == "" || (strings.HasPrefix(l, "? ") && slices.Contains(inputs, l[2:])) {
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// listPaths joins up to max paths with ", ", and says how many more there are.
+func listPaths(paths []string, max int) string {
+	if len(paths) <= max {
+		return strings.Join(paths, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(paths[:max], ", "), len(paths)-max)
 }

@@ -44,7 +44,9 @@ func (w *workflow) preparePhase(ctx context.Context, s state.ExecutionState, i i
 	}
 	ps.PreCommit, ps.Untracked = head, outside(untracked, s.Run.ExecDir)
 	if i == 0 && c.Stash.Pending() {
-		ps.Untracked = nestedOnly(ps.Untracked) // the user's files are in the stash: phase 1 starts clean
+		// The user's files are in the stash: phase 1 starts clean, but
+		// for the run's own inputs, which the stash left in place.
+		ps.Untracked = append(nestedOnly(ps.Untracked), inputsIn(ps.Untracked, s.Config.Inputs)...)
 	}
 	ps.Status, ps.Attempt, ps.StartedAt = state.PhaseRunning, 1, w.cfg.Clock().UTC()
 	ps.Review, ps.Error = nil, ""
@@ -240,6 +242,17 @@ func under(p string, roots []string) bool {
 		}
 	}
 	return false
+}
+
+// inputsIn returns the run's inputs that are in untracked.
+func inputsIn(untracked, inputs []string) []string {
+	var out []string
+	for _, p := range untracked {
+		if !strings.HasSuffix(p, "/") && under(p, inputs) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // outside returns the paths that are not under dir.
