@@ -41,7 +41,7 @@ type Config struct {
 	// makes byte-identical commits (goldens, tests). Off by default: a
 	// user's history shows when the work was done.
 	ReproducibleDates bool
-	Logger  *slog.Logger     // review items that are deferred or rejected; default discards
+	Logger            *slog.Logger // review items that are deferred or rejected; default discards
 	// OnMessage, when set, receives every agent session's messages (the
 	// terminal's view of what the agent does).
 	OnMessage func(role agent.Role, m agent.Message)

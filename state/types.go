@@ -61,16 +61,16 @@ type RunInfo struct {
 // needs no flags and rebuilds the same graph and drivers. Validate fills in
 // defaults and rejects nonsense.
 type RunConfig struct {
-	Profile     string        `json:"profile,omitempty"`
-	Agents      Agents        `json:"agents"`
-	ScriptPath  string        `json:"script_path,omitempty"` // for the script driver
-	PlanPath    string        `json:"plan_path,omitempty"`   // a plan given by the user (skips the architect)
+	Profile    string `json:"profile,omitempty"`
+	Agents     Agents `json:"agents"`
+	ScriptPath string `json:"script_path,omitempty"` // for the script driver
+	PlanPath   string `json:"plan_path,omitempty"`   // a plan given by the user (skips the architect)
 	// Inputs are the files the run itself reads — the plan, the script,
 	// the repository's gaffer.yaml — that were untracked in the work tree
 	// when it started, relative to its root. They are not the user's
 	// changes: a run starts with them there, never puts them aside
 	// (--allow-dirty), never commits them and never resets them away.
-	Inputs []string `json:"inputs,omitempty"`
+	Inputs      []string      `json:"inputs,omitempty"`
 	AutoApprove bool          `json:"auto_approve,omitempty"`
 	AllowDirty  bool          `json:"allow_dirty,omitempty"` // start on a work tree with uncommitted changes
 	Pace        time.Duration `json:"pace,omitempty"`        // pause between steps, for demos; 0 for none
