@@ -113,4 +113,3 @@ func runningPhase(s state.ExecutionState) (int, bool) {
 	}
 	return i + 1, true
 }
-

@@ -87,4 +87,3 @@ func TestCancelUndoesTheUnfinishedPhase(t *testing.T) {
 		}
 	}
 }
-
