@@ -110,6 +110,12 @@ func (e *env) runError(ctx context.Context, runID string, err error) error {
 			err = moved
 		}
 		return exitf(ExitPrecondition, "run %s stopped, nothing changed: %w; then: %s", runID, err, e.cmd("resume", runID))
+	case errors.Is(err, nodes.ErrOutsideEdits):
+		var edits *nodes.OutsideEditsError
+		if errors.As(err, &edits) {
+			err = edits
+		}
+		return exitf(ExitPrecondition, "run %s stopped, nothing committed: %w: %s (or %s)", runID, err, e.cmd("resume", runID), e.cmd("cancel", runID))
 	case ctx.Err() != nil:
 		return exitf(ExitFailure, "run %s interrupted; continue it with: %s", runID, e.cmd("resume", runID))
 	case ioerr.Machine(err):

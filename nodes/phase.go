@@ -115,6 +115,9 @@ func (w *workflow) phase(ctx context.Context, s state.ExecutionState) (state.Exe
 	}
 	c.Progress.DriverSessionID = sid
 	ps.Status, ps.Error = state.PhaseRunning, ""
+	if ps, err = w.recordWritten(ctx, c, ps); err != nil {
+		return s, err
+	}
 	if rep.Status == agent.StatusFailed {
 		ps.Error = rep.Error
 		if ps.Error == "" {

@@ -259,10 +259,16 @@ type PhaseState struct {
 	PostCommit string `json:"post_commit,omitempty"`
 	// Untracked lists the user's untracked files (slash separated, relative
 	// to the work tree) before the phase: a reset must leave them alone.
-	Untracked   []string      `json:"untracked,omitempty"`
-	SummaryPath string        `json:"summary_path,omitempty"`
-	Review      *ReviewResult `json:"review,omitempty"` // the latest review
-	Tasks       []TaskState   `json:"tasks,omitempty"`
+	Untracked []string `json:"untracked,omitempty"`
+	// Written is what the phase's latest agent session left: the git
+	// blob hash of every path it changed (outside the execution directory
+	// and Untracked), "" for one it deleted; nil before the session ends.
+	// A path that differs from it before the review or the commit was
+	// changed outside the session (see nodes.OutsideEditsError).
+	Written     map[string]string `json:"written"`
+	SummaryPath string            `json:"summary_path,omitempty"`
+	Review      *ReviewResult     `json:"review,omitempty"` // the latest review
+	Tasks       []TaskState       `json:"tasks,omitempty"`
 }
 
 // TaskState is the progress of one task within its phase.
