@@ -135,7 +135,9 @@
 // from DiffStat, and `git diff PRE..POST` / `git show POST`) and
 // phase-N/review-feedback.md (the last rejected review of phase N, with
 // the evaluator's IMPLEMENT items to fix and DEFER/REJECT items listed as
-// not to act on). Nothing committed depends on the clock: two runs with the
+// not to act on). Nothing committed depends on the clock but the commits'
+// own dates, which the summaries and execution-state.json name through
+// the commits' hashes: with Config.ReproducibleDates two runs with the
 // same run id of the same plan on the same repository commit identical
 // trees (the kill test relies on it).
 //
