@@ -128,6 +128,7 @@ func (e *env) runError(ctx context.Context, runID string, err error) error {
 // outcome prints a finished run and returns its exit error.
 func (e *env) outcome(ctx context.Context, p *progress, s state.ExecutionState) error {
 	p.tree(ctx, s, "")
+	writeCost(e.io.Out, s)
 	if l := userChangesLine(s); l != "" {
 		fmt.Fprintf(e.io.Out, "\n%s\n", l)
 	}

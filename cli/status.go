@@ -107,8 +107,8 @@ func Status(ctx context.Context, e *env, runID string, asJSON bool) error {
 	if asJSON {
 		return writeJSON(e.io.Out, v)
 	}
-	fmt.Fprintf(e.io.Out, "run:       %s\nstatus:    %s\ngoal:      %s\nexec dir:  %s\ncheckpoint: %d (next: %v)\n\n",
-		v.RunID, v.statusText(), v.Goal, v.ExecDir, v.Checkpoint, v.Next)
+	fmt.Fprintf(e.io.Out, "run:       %s\nstatus:    %s\ngoal:      %s\nexec dir:  %s\ncheckpoint: %d (next: %v)\ncost:      %s\n\n",
+		v.RunID, v.statusText(), v.Goal, v.ExecDir, v.Checkpoint, v.Next, usageText(snap.State.TotalUsage()))
 	writeRunTree(e.io.Out, snap.State)
 	for _, m := range v.Errors {
 		fmt.Fprintf(e.io.Out, "\nerror: %s\n", m)
@@ -164,13 +164,13 @@ func List(ctx context.Context, e *env, asJSON bool) error {
 		return writeJSON(e.io.Out, views)
 	}
 	tw := tabwriter.NewWriter(e.io.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tSTATUS\tPHASE\tCREATED\tGOAL")
+	fmt.Fprintln(tw, "RUN\tSTATUS\tPHASE\tCREATED\tCOST\tGOAL")
 	for _, v := range views {
 		phase := "-"
 		if len(v.Phases) > 0 {
 			phase = fmt.Sprintf("%d/%d", v.CurrentPhase, len(v.Phases))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.RunID, v.statusText(), phase, v.CreatedAt.Format(time.DateTime), v.Goal)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.RunID, v.statusText(), phase, v.CreatedAt.Format(time.DateTime), listCost(v.Usage), v.Goal)
 	}
 	return tw.Flush()
 }
