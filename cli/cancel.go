@@ -42,6 +42,7 @@ func Cancel(ctx context.Context, e *env, runID string) error {
 		return e.runError(ctx, id, err)
 	}
 	fmt.Fprintf(e.io.Out, "Run %s cancelled.\n", id)
+	markTranscriptEnd(e.storeDir, id)
 	phase, running := runningPhase(after.State)
 	if !running && !after.State.Stash.Pending() {
 		return nil

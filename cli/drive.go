@@ -129,6 +129,9 @@ func (e *env) runError(ctx context.Context, runID string, err error) error {
 func (e *env) outcome(ctx context.Context, p *progress, s state.ExecutionState) error {
 	p.tree(ctx, s, "")
 	writeCost(e.io.Out, s)
+	if s.Status.Terminal() {
+		markTranscriptEnd(e.storeDir, s.Run.ID)
+	}
 	if l := userChangesLine(s); l != "" {
 		fmt.Fprintf(e.io.Out, "\n%s\n", l)
 	}
