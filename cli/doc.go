@@ -11,7 +11,7 @@
 //
 // # The workflow commands
 //
-// run, approve, reject, resume, status, list, history, diff, logs, fork, cancel and
+// run, approve, reject, resume, status, list, history, diff, logs, fork, cancel, delete, prune and
 // demo drive the workflow of package nodes. Each lives in its own file and
 // works on an env (open.go): the repository of --repo, the Badger store of
 // --store (default <git dir>/gaffer, outside the work tree, so no reset,
