@@ -11,9 +11,10 @@
 //
 // # The workflow commands
 //
-// run, approve, reject, resume, status, list, history, diff, logs, fork, cancel, delete, prune and
-// demo drive the workflow of package nodes. Each lives in its own file and
-// works on an env (open.go): the repository of --repo, the Badger store of
+// run, approve, reject, resume, status, list, history, diff, logs, fork,
+// cancel, delete, prune and demo drive the workflow of package nodes.
+// Each lives in its own file and works on an env (open.go): the
+// repository of --repo, the Badger store of
 // --store (default <git dir>/gaffer, outside the work tree, so no reset,
 // clean or commit can touch it) and the compiled graph. Output goes to the
 // IO they are given (NewWithIO); main passes os.Stdin so that, on a
