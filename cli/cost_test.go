@@ -25,7 +25,8 @@ reviewer:
 `
 
 // TestRunEndStatusAndListShowCost: the end of a run prints tokens and cost
-// per role and in total; status and list show the cost.
+// per role and in total; status and list show the cost, and each phase's
+// summary the cost so far.
 func TestRunEndStatusAndListShowCost(t *testing.T) {
 	dir, _, _ := demoRepo(t)
 	inputs := t.TempDir()
@@ -50,6 +51,11 @@ Run r-cost completed.`
 	out, code = gaffer(t, "--repo", dir, "status")
 	if code != 0 || !strings.Contains(out, "\ncost:      $1.0200 (4200 in, 820 out, 500 cached tokens)\n") {
 		t.Fatalf("status: exit %d\n%s", code, out)
+	}
+	v := statusJSON(t, "--repo", dir)
+	summary := gitOut(t, dir, "show", "HEAD:"+v.ExecDir+"/phase-1/summary.md")
+	if !strings.Contains(summary, "\nCost of the run so far: $0.2600 (1100 input, 210 output, 500 cached tokens)\n") {
+		t.Fatalf("phase 1's summary:\n%s", summary)
 	}
 	out, code = gaffer(t, "--repo", dir, "list")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
