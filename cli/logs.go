@@ -176,7 +176,7 @@ func (f *follower) wants(name string) bool {
 }
 
 func (f *follower) file(name string) error {
-	off, seen := f.offsets[name]
+	off, seen := f.offsets[name] // seen: its header is printed
 	fh, err := os.Open(filepath.Join(f.dir, name))
 	if err != nil {
 		return fmt.Errorf("logs: %w", err)
@@ -191,10 +191,7 @@ func (f *follower) file(name string) error {
 	}
 	end := bytes.LastIndexByte(b, '\n')
 	if end < 0 {
-		if !seen {
-			f.offsets[name] = off
-		}
-		return nil
+		return nil // no complete line yet: the header waits for one
 	}
 	if !seen {
 		fmt.Fprintf(f.w, "── %s ──\n", sessionTitle(name))
