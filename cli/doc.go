@@ -108,4 +108,9 @@
 // GAFFER_TEST_PAUSE_AFTER_COMMIT (a duration) makes every commit announce
 // itself on stdout and pause before its checkpoint: the kill test uses it
 // to SIGKILL a run between a commit and its checkpoint.
+//
+// GAFFER_REPRODUCIBLE_DATES=1 dates each commit one second after its
+// parent instead of now (nodes.Config.ReproducibleDates), so that the
+// same work makes the same commits; tests that compare trees naming
+// commit hashes (the kill test) set it.
 package cli
