@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -49,6 +50,17 @@ func TestForkResumesOnItsOwnBranch(t *testing.T) {
 	}
 	if seq == 0 {
 		t.Fatalf("no checkpoint before phase 3's review:\n%s", out)
+	}
+
+	// A change to a tracked file would be overwritten by the checkout.
+	writeTestFile(t, filepath.Join(dir, "doc.go"), "package calc // mine\n")
+	if out, code := gafferCmd(t, bin, "--repo", dir, "fork", parentID, "--from", strconv.FormatUint(seq, 10)); code != ExitPrecondition ||
+		!strings.Contains(out, "work tree has uncommitted changes (1 path: M doc.go)") {
+		t.Fatalf("fork on a changed tracked file: exit %d\n%s", code, out)
+	}
+	gitOut(t, dir, "checkout", "--", "doc.go")
+	if got := len(strings.Split(gitOut(t, dir, "branch", "--list"), "\n")); got != 1 {
+		t.Fatalf("the refused fork left a branch: %d branches", got)
 	}
 
 	out, code = gafferCmd(t, bin, "--repo", dir, "fork", parentID, "--from", strconv.FormatUint(seq, 10))
