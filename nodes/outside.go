@@ -43,7 +43,7 @@ func (e *OutsideEditsError) Error() string {
 	}
 	return fmt.Sprintf("phase %d: changed outside the agent's session after it ended: %s%s; "+
 		"gaffer commits only the agent's work, so the run stops here. Keep your version elsewhere, "+
-		"put the agent's back (%s), then resume; or cancel the run",
+		"put the agent's back (%s) and resume the run, or cancel it",
 		e.Phase, strings.Join(paths, ", "), more, strings.Join(fixes, "; "))
 }
 
