@@ -435,3 +435,8 @@ func (w *capWriter) String() string {
 		fmt.Sprintf("\n[… %d bytes of output left out …]\n", omitted) +
 		strings.ToValidUTF8(string(tail), "")
 }
+
+// IsSecretName reports whether an environment variable's name marks a
+// secret (…_API_KEY, …_TOKEN, …_SECRET, …_PASSWORD, …): its value is
+// withheld from agents' commands and redacted from what gaffer keeps.
+func IsSecretName(name string) bool { return isSecretName(name) }

@@ -58,8 +58,8 @@ func NewWithIO(version string, io IO) *ucli.App {
 func (a *app) commands() []*ucli.Command {
 	return a.withOps([]*ucli.Command{
 		runCommand(a.io), approveCommand(a.io), rejectCommand(a.io), resumeCommand(a.io),
-		statusCommand(a.io), listCommand(a.io), historyCommand(a.io), forkCommand(a.io),
-		cancelCommand(a.io), demoCommand(a.io),
+		statusCommand(a.io), listCommand(a.io), historyCommand(a.io), forkCommand(a.io), diffCommand(a.io), logsCommand(a.io),
+		cancelCommand(a.io), deleteCommand(a.io), pruneCommand(a.io), demoCommand(a.io),
 		a.planCommand(), configCommand(a.io), a.completionCommand(), a.completeCommand(),
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
 	ucli "github.com/urfave/cli/v2"
@@ -28,7 +29,9 @@ func cancelCommand(io IO) *ucli.Command {
 // through restore_user_changes when the run put the user's uncommitted
 // changes aside (--allow-dirty): those are put back here, on top of what
 // the run left in the work tree, unless another process holds the work
-// tree (then `gaffer resume RUN` does it later).
+// tree (then `gaffer resume RUN` does it later). Before that, the
+// unfinished phase's own changes are undone (nodes.DiscardPhase), so the
+// tree is back at the last good commit, as after a halt.
 func Cancel(ctx context.Context, e *env, runID string) error {
 	id, snap, err := e.unfinished(ctx, runID, "to cancel")
 	if err != nil {
@@ -39,17 +42,37 @@ func Cancel(ctx context.Context, e *env, runID string) error {
 		return e.runError(ctx, id, err)
 	}
 	fmt.Fprintf(e.io.Out, "Run %s cancelled.\n", id)
-	if !after.State.Stash.Pending() {
+	markTranscriptEnd(e.storeDir, id)
+	phase, running := runningPhase(after.State)
+	if !running && !after.State.Stash.Pending() {
 		return nil
 	}
 	unlock, err := e.lockWorkTree(id)
 	if err != nil {
-		// The run is cancelled all the same; the changes wait, safe in the ref.
-		fmt.Fprintf(e.io.Out, "Your uncommitted changes stay in %s%s until the work tree is free (%v); then: %s\n",
-			workspace.StashRefPrefix, id, err, e.cmd("resume", id))
+		// The run is cancelled all the same; the tree waits.
+		if running {
+			fmt.Fprintf(e.io.Out, "Phase %d's unfinished changes stay in the work tree, which is not free (%v).\n", phase, err)
+		}
+		if after.State.Stash.Pending() {
+			fmt.Fprintf(e.io.Out, "Your uncommitted changes stay in %s%s until the work tree is free (%v); then: %s\n",
+				workspace.StashRefPrefix, id, err, e.cmd("resume", id))
+		}
 		return nil
 	}
 	defer unlock()
+	if running {
+		// Before the user's changes come back: the reset must not touch them.
+		pre, err := nodes.DiscardPhase(ctx, e.repo, after.State)
+		switch {
+		case err != nil:
+			fmt.Fprintf(e.io.Out, "Phase %d's unfinished changes were left in the work tree: %v\n", phase, err)
+		case pre != "":
+			fmt.Fprintf(e.io.Out, "Phase %d's unfinished changes were undone: the work tree is back at %s, the last good commit.\n", phase, short(pre))
+		}
+	}
+	if !after.State.Stash.Pending() {
+		return nil
+	}
 	res, err := e.runner.Resume(ctx, id)
 	if err != nil {
 		return e.runError(ctx, id, err)
@@ -81,4 +104,13 @@ func userChangesLine(s state.ExecutionState) string {
 	}
 	return fmt.Sprintf("Your uncommitted changes are back; the run also changed %s%s: your version is in the work tree, the run's in its commits.",
 		strings.Join(paths, ", "), more)
+}
+
+// runningPhase returns the 1-based number of s's phase that was running.
+func runningPhase(s state.ExecutionState) (int, bool) {
+	i := s.Progress.CurrentPhase
+	if i < 0 || i >= len(s.Progress.Phases) || s.Progress.Phases[i].Status != state.PhaseRunning {
+		return 0, false
+	}
+	return i + 1, true
 }

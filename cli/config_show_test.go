@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -125,5 +126,41 @@ func TestResolveProfile(t *testing.T) {
 	dir = configDir(t, strings.Replace(showYAML, "env: {ANTHROPIC_AUTH_TOKEN: hunter3}", "env: {FOO: bar}", 1))
 	if _, err := resolveProfile(dir, RunOptions{}, env); ExitCode(err) != ExitInvalid || strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("a key in the base URL: %v, want it refused without printing it", err)
+	}
+}
+
+// TestConfigShowMarksAgentsThatSkipPermissionPrompts: the built-in Claude
+// Code and Codex templates run their agents without permission prompts;
+// config show says so above the settings for the templates the profile
+// uses, and beside each such flag.
+func TestConfigShowMarksAgentsThatSkipPermissionPrompts(t *testing.T) {
+	dir := configDir(t, showYAML)
+	out, code := gaffer(t, "--repo", dir, "config", "show", "--profile", "cc")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	lines := strings.Split(out, "\n")
+	want := []string{
+		"# configuration: " + filepath.Join(dir, "gaffer.yaml"),
+		"# profile cc (secrets masked)",
+		"# DANGER: agents.claude (the architect, developer, reviewer, evaluator) runs with --dangerously-skip-permissions: " +
+			"the agent edits files and runs commands without asking, and gaffer does not confine CLI agents",
+		"driver: cli",
+	}
+	if len(lines) < len(want) || !slices.Equal(lines[:len(want)], want) {
+		t.Fatalf("config show begins:\n%s\nwant:\n%s", strings.Join(lines[:min(len(lines), len(want))], "\n"), strings.Join(want, "\n"))
+	}
+	for _, flag := range []string{
+		"- --dangerously-skip-permissions # DANGER: skips the agent's permission prompts: it edits files and runs commands without asking",
+		"- --dangerously-bypass-approvals-and-sandbox # DANGER: skips the agent's approvals and sandbox: it edits files and runs commands without asking",
+	} {
+		if strings.Count(out, flag) != 2 { // command and resume_command
+			t.Errorf("config show marks %q %d times, want 2:\n%s", flag, strings.Count(out, flag), out)
+		}
+	}
+	// A profile that uses no CLI agent gets no warning above its settings.
+	out, _ = gaffer(t, "--repo", dir, "config", "show", "--profile", "fast")
+	if strings.Contains(out, "\n# DANGER:") {
+		t.Errorf("profile fast uses no CLI agent:\n%s", out)
 	}
 }

@@ -11,9 +11,10 @@
 //
 // # The workflow commands
 //
-// run, approve, reject, resume, status, list, history, fork, cancel and
-// demo drive the workflow of package nodes. Each lives in its own file and
-// works on an env (open.go): the repository of --repo, the Badger store of
+// run, approve, reject, resume, status, list, history, diff, logs, fork,
+// cancel, delete, prune and demo drive the workflow of package nodes.
+// Each lives in its own file and works on an env (open.go): the
+// repository of --repo, the Badger store of
 // --store (default <git dir>/gaffer, outside the work tree, so no reset,
 // clean or commit can touch it) and the compiled graph. Output goes to the
 // IO they are given (NewWithIO); main passes os.Stdin so that, on a
@@ -116,4 +117,9 @@
 // GAFFER_TEST_PAUSE_AFTER_COMMIT (a duration) makes every commit announce
 // itself on stdout and pause before its checkpoint: the kill test uses it
 // to SIGKILL a run between a commit and its checkpoint.
+//
+// GAFFER_REPRODUCIBLE_DATES=1 dates each commit one second after its
+// parent instead of now (nodes.Config.ReproducibleDates), so that the
+// same work makes the same commits; tests that compare trees naming
+// commit hashes (the kill test) set it.
 package cli

@@ -110,6 +110,12 @@ func (e *env) runError(ctx context.Context, runID string, err error) error {
 			err = moved
 		}
 		return exitf(ExitPrecondition, "run %s stopped, nothing changed: %w; then: %s", runID, err, e.cmd("resume", runID))
+	case errors.Is(err, nodes.ErrOutsideEdits):
+		var edits *nodes.OutsideEditsError
+		if errors.As(err, &edits) {
+			err = edits
+		}
+		return exitf(ExitPrecondition, "run %s stopped, nothing committed: %w: %s (or %s)", runID, err, e.cmd("resume", runID), e.cmd("cancel", runID))
 	case ctx.Err() != nil:
 		return exitf(ExitFailure, "run %s interrupted; continue it with: %s", runID, e.cmd("resume", runID))
 	case ioerr.Machine(err):
@@ -123,6 +129,10 @@ func (e *env) runError(ctx context.Context, runID string, err error) error {
 // outcome prints a finished run and returns its exit error.
 func (e *env) outcome(ctx context.Context, p *progress, s state.ExecutionState) error {
 	p.tree(ctx, s, "")
+	writeCost(e.io.Out, s)
+	if s.Status.Terminal() {
+		markTranscriptEnd(e.storeDir, s.Run.ID)
+	}
 	if l := userChangesLine(s); l != "" {
 		fmt.Fprintf(e.io.Out, "\n%s\n", l)
 	}

@@ -87,7 +87,7 @@ func TestMessagesWithoutPackagePrefix(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script)
-	if code != ExitPrecondition || !strings.HasPrefix(out, "gaffer: work tree has uncommitted changes (1 path) in ") {
+	if code != ExitPrecondition || !strings.HasPrefix(out, "gaffer: work tree has uncommitted changes (1 path: M doc.go) in ") {
 		t.Errorf("exit %d, output %q", code, out)
 	}
 	err := exitf(ExitPrecondition, "%w: no run waiting in /s", ErrNoRun)

@@ -119,30 +119,3 @@ func forkCommand(io IO) *ucli.Command {
 		},
 	}
 }
-
-// Fork copies checkpoint seq of runID into a new run, with the new run's
-// id in its state (its commits carry the new id). The new run is not
-// started: `gaffer resume NEW` (or approve) continues it.
-func Fork(ctx context.Context, e *env, runID string, seq uint64) error {
-	id := newRunID(time.Now())
-	snap, err := e.runner.Fork(ctx, runID, seq, id)
-	if err != nil {
-		return e.runError(ctx, runID, err)
-	}
-	s := snap.State.Clone()
-	s.Run.ID = id
-	// The user's changes put aside by --allow-dirty belong to the run that
-	// put them aside: it alone puts them back, once.
-	s.Stash = state.UserStash{}
-	as := graph.START
-	if len(snap.Ran) > 0 {
-		as = snap.Ran[len(snap.Ran)-1]
-	}
-	// A checkpoint waiting for approval has run no node of its own; from
-	// START the plan is validated again and approval asked again.
-	if _, err := e.runner.UpdateState(ctx, id, s, as); err != nil {
-		return fmt.Errorf("fork: set the new run id: %w", err)
-	}
-	fmt.Fprintf(e.io.Out, "Forked %s at checkpoint %d as %s.\nContinue it with: %s\n", runID, seq, id, e.cmd("resume", id))
-	return nil
-}

@@ -131,4 +131,5 @@ type agentOptions struct {
 	groups agent.GroupRecorder // nil: not recorded
 	keys   *KeyVault           // nil: the environment is left alone
 	warn   func(string)
+	logs   string // the transcripts' directory (transcript.go); "": none kept
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -104,11 +105,11 @@ func openEnv(c *ucli.Context, io IO) (*env, error) {
 		e.pace = &p
 	}
 	var warnOnce sync.Once
-	opts := agentOptions{groups: groups, keys: io.Keys, warn: func(msg string) {
+	opts := agentOptions{groups: groups, keys: io.Keys, logs: transcriptDir(dir), warn: func(msg string) {
 		warnOnce.Do(func() { e.log.Warn(msg) })
 	}}
 	gr, err := nodes.Build(nodes.Config{Repo: repo, Drivers: driverFactory(io.Out, e.pace, opts), Clock: time.Now, Logger: e.log,
-		AfterCommit: afterCommitHook(io), AfterRestore: afterRestoreHook(io)})
+		ReproducibleDates: reproducibleDates(os.Getenv), AfterCommit: afterCommitHook(io), AfterRestore: afterRestoreHook(io)})
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -161,6 +162,21 @@ func driverFactory(out io.Writer, pace *time.Duration, opts agentOptions) nodes.
 	var mu sync.Mutex
 	scripts := map[string]*agent.Script{}
 	real := newRealDrivers(out, opts)
+	plain := plainDriverFactory(out, pace, opts, real, &mu, scripts)
+	var seq sync.Mutex
+	return func(role agent.Role, cfg state.RunConfig) (agent.Driver, error) {
+		d, err := plain(role, cfg)
+		if err != nil || d == nil || opts.logs == "" {
+			return d, err
+		}
+		return &transcribed{inner: d, dir: opts.logs, mu: &seq,
+			redact: secretRedactor(keyNames(cfg), real.getenv, os.Environ())}, nil
+	}
+}
+
+// plainDriverFactory makes the drivers, without transcripts.
+func plainDriverFactory(out io.Writer, pace *time.Duration, opts agentOptions, real *realDrivers, mu *sync.Mutex,
+	scripts map[string]*agent.Script) nodes.DriverFactory {
 	return func(role agent.Role, cfg state.RunConfig) (agent.Driver, error) {
 		if err := opts.keys.take(keyNames(cfg)); err != nil {
 			return nil, err
@@ -419,4 +435,12 @@ func restrictStore(dir string) {
 			_ = os.Chmod(filepath.Join(dir, en.Name()), 0o600)
 		}
 	}
+}
+
+// reproducibleDates reports whether GAFFER_REPRODUCIBLE_DATES asks for
+// commits dated one second after their parent (goldens, tests) instead of
+// the time they are made.
+func reproducibleDates(getenv func(string) string) bool {
+	v, err := strconv.ParseBool(strings.TrimSpace(getenv("GAFFER_REPRODUCIBLE_DATES")))
+	return err == nil && v
 }

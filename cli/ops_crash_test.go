@@ -20,6 +20,9 @@ import (
 // subjects.
 func referenceRun(t *testing.T, bin, runID string) (tree, log string) {
 	t.Helper()
+	// Summaries and execution-state.json name commits: the same tree needs
+	// the same commit dates, in this run and the one compared with it.
+	t.Setenv("GAFFER_REPRODUCIBLE_DATES", "1")
 	dir, _, script := demoRepo(t)
 	out, code := gafferCmd(t, bin, "--repo", dir, "run", "--goal", planTitle(demo.Plan, "plan.md"), "--script", script,
 		"--run-id", runID, "--auto-approve")

@@ -30,7 +30,7 @@ func (a *app) withOps(cmds []*ucli.Command) []*ucli.Command {
 				&ucli.BoolFlag{Name: "watch", Aliases: []string{"w"}, Usage: "redraw the phase tree until the run stops (Ctrl-C to leave)"},
 				&ucli.DurationFlag{Name: "interval", Value: time.Second, Usage: "how often --watch redraws"})
 			c.Action = a.watchOr(a.remoteRead(c.Action))
-		case "list", "history":
+		case "list", "history", "diff":
 			c.Action = a.remoteRead(c.Action)
 		case "approve":
 			c.Action = a.remoteAnswer(c.Action, true)

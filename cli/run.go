@@ -6,9 +6,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/gaffer-dev/gaffer/cli/config"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
 	ucli "github.com/urfave/cli/v2"
@@ -105,7 +107,8 @@ func (e *env) newRun(ctx context.Context, o RunOptions) (state.ExecutionState, e
 	if err != nil {
 		return zero, err
 	}
-	if err := checkTree(ctx, e.repo, o.AllowDirty); err != nil {
+	inputs, err := checkTree(ctx, e.repo, o)
+	if err != nil {
 		return zero, err
 	}
 	var md string
@@ -142,7 +145,7 @@ func (e *env) newRun(ctx context.Context, o RunOptions) (state.ExecutionState, e
 	s, err := state.NewRun(state.RunInfo{ID: id, Goal: goal, TrackerID: o.TrackerID, CreatedAt: time.Now()},
 		state.RunConfig{
 			Profile: rp.name, Agents: rp.agents, Drivers: rp.drivers, Limits: rp.limits, SkipTDDCheck: rp.skipTDD,
-			ScriptPath: script, PlanPath: planPath, AutoApprove: o.AutoApprove, AllowDirty: o.AllowDirty, Pace: o.Pace,
+			ScriptPath: script, PlanPath: planPath, Inputs: inputs, AutoApprove: o.AutoApprove, AllowDirty: o.AllowDirty, Pace: o.Pace,
 		})
 	if err != nil {
 		return zero, exitf(ExitUsage, "%w", err)
@@ -173,23 +176,25 @@ func newRunID(now time.Time) string {
 }
 
 // checkTree refuses a work tree with uncommitted changes (unless
-// allowDirty) and a repository without a commit to start from.
-func checkTree(ctx context.Context, repo *workspace.Repo, allowDirty bool) error {
-	if !allowDirty {
-		st, err := repo.Status(ctx)
-		if err != nil {
-			return exitf(ExitPrecondition, "read the work tree's status: %w", err)
-		}
-		if !st.IsClean() {
-			n := len(st.Modified) + len(st.Added) + len(st.Deleted) + len(st.Untracked)
-			return exitf(ExitPrecondition, "%w (%s) in %s; commit or stash them, or pass --allow-dirty",
-				ErrDirtyTree, plural(n, "path"), repo.Root())
+// o.AllowDirty) and a repository without a commit to start from. It returns
+// the run's own inputs that are untracked in the tree (the plan, the script,
+// gaffer.yaml): they are not the user's changes.
+func checkTree(ctx context.Context, repo *workspace.Repo, o RunOptions) ([]string, error) {
+	st, err := repo.Status(ctx)
+	if err != nil {
+		return nil, exitf(ExitPrecondition, "read the work tree's status: %w", err)
+	}
+	inputs := runInputs(repo.Root(), st.Untracked, o.PlanFile, o.Script, filepath.Join(repo.Root(), config.RepoFile))
+	if !o.AllowDirty {
+		if paths := dirtPaths(st, inputs); len(paths) > 0 {
+			return nil, exitf(ExitPrecondition, "%w (%s: %s) in %s; commit or stash them, or pass --allow-dirty",
+				ErrDirtyTree, plural(len(paths), "path"), listPaths(paths, 10), repo.Root())
 		}
 	}
 	if _, err := repo.Head(ctx); err != nil {
-		return exitf(ExitPrecondition, "the repository has no commit to start from: %w; make one first", err)
+		return nil, exitf(ExitPrecondition, "the repository has no commit to start from: %w; make one first", err)
 	}
-	return nil
+	return inputs, nil
 }
 
 // precheckTree runs checkTree before the store is opened, so that a run
@@ -211,5 +216,64 @@ func (o RunOptions) precheckTree(c *ucli.Context) error {
 		return nil
 	}
 	defer l.Unlock()
-	return checkTree(c.Context, repo, o.AllowDirty)
+	_, err = checkTree(c.Context, repo, o)
+	return err
+}
+
+// runInputs returns the files among files (paths as given) that the run
+// itself reads and that are untracked in the work tree at root: they are
+// not the user's changes (see state.RunConfig.Inputs). untracked is the
+// work tree's untracked files, relative to root.
+func runInputs(root string, untracked []string, files ...string) []string {
+	isUntracked := make(map[string]bool, len(untracked))
+	for _, p := range untracked {
+		isUntracked[p] = true
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		realRoot = root
+	}
+	var out []string
+	for _, f := range files {
+		if f == "" {
+			continue
+		}
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			continue
+		}
+		if r, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = r
+		}
+		rel, err := filepath.Rel(realRoot, abs)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			continue
+		}
+		rel = filepath.ToSlash(rel)
+		if isUntracked[rel] && !slices.Contains(out, rel) {
+			out = append(out, rel)
+		}
+	}
+	return out
+}
+
+// dirtPaths lists the changes of st, one "M path", "A path", "D path" or
+// "? path" each, without the run's own inputs.
+func dirtPaths(st workspace.Status, inputs []string) []string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(st.String()), "\n") {
+		if l == "" || (strings.HasPrefix(l, "? ") && slices.Contains(inputs, l[2:])) {
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// listPaths joins up to max paths with ", ", and says how many more there are.
+func listPaths(paths []string, max int) string {
+	if len(paths) <= max {
+		return strings.Join(paths, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(paths[:max], ", "), len(paths)-max)
 }

@@ -119,8 +119,8 @@ func Status(ctx context.Context, e *env, runID string, asJSON bool) error {
 	if next == "" {
 		next = "none"
 	}
-	fmt.Fprintf(e.io.Out, "run:       %s\nstatus:    %s\ngoal:      %s\nexec dir:  %s\ncheckpoint: %d (next: %s)\n\n",
-		v.RunID, v.statusText(), v.Goal, v.ExecDir, v.Checkpoint, next)
+	fmt.Fprintf(e.io.Out, "run:       %s\nstatus:    %s\ngoal:      %s\nexec dir:  %s\ncheckpoint: %d (next: %s)\ncost:      %s\n\n",
+		v.RunID, v.statusText(), v.Goal, v.ExecDir, v.Checkpoint, next, usageText(snap.State.TotalUsage()))
 	writeRunTree(e.io.Out, snap.State)
 	for _, m := range v.Errors {
 		fmt.Fprintf(e.io.Out, "\nerror: %s\n", m)
@@ -177,13 +177,13 @@ func List(ctx context.Context, e *env, asJSON bool) error {
 	}
 	zone := displayZone(time.Now())
 	tw := tabwriter.NewWriter(e.io.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "RUN\tSTATUS\tPHASE\tCREATED (%s)\tGOAL\n", zone)
+	fmt.Fprintf(tw, "RUN\tSTATUS\tPHASE\tCREATED (%s)\tCOST\tGOAL\n", zone)
 	for _, v := range views {
 		phase := "-"
 		if len(v.Phases) > 0 {
 			phase = fmt.Sprintf("%d/%d", v.CurrentPhase, len(v.Phases))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.RunID, v.statusText(), phase, v.CreatedAt.In(zone).Format(time.DateTime), v.Goal)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.RunID, v.statusText(), phase, v.CreatedAt.In(zone).Format(time.DateTime), listCost(v.Usage), v.Goal)
 	}
 	return tw.Flush()
 }

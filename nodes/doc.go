@@ -93,9 +93,10 @@
 //     is adopted without asking the reviewer again. Otherwise the reviewer
 //     judges the uncommitted tree; on approval plan.md and
 //     execution-state.json are written and everything but the user's
-//     untracked files is committed. Commits are dated one second after
-//     their parent, so the same work on the same repository makes the same
-//     commit.
+//     untracked files is committed. Commits are dated when they are made
+//     (Config.Clock); Config.ReproducibleDates (GAFFER_REPRODUCIBLE_DATES=1
+//     in the CLI) dates them one second after their parent instead, so the
+//     same work on the same repository makes the same commit.
 //  5. After the last phase, review also writes that phase's summary and the
 //     final execution-state.json and commits them ("gaffer: record of
 //     SLUG", trailers Gaffer-Run and Gaffer-Record: final), again adopting
@@ -141,7 +142,9 @@
 // from DiffStat, and `git diff PRE..POST` / `git show POST`) and
 // phase-N/review-feedback.md (the last rejected review of phase N, with
 // the evaluator's IMPLEMENT items to fix and DEFER/REJECT items listed as
-// not to act on). Nothing committed depends on the clock: two runs with the
+// not to act on). Nothing committed depends on the clock but the commits'
+// own dates, which the summaries and execution-state.json name through
+// the commits' hashes: with Config.ReproducibleDates two runs with the
 // same run id of the same plan on the same repository commit identical
 // trees (the kill test relies on it).
 //

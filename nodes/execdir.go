@@ -111,6 +111,10 @@ func RenderSummary(s state.ExecutionState, ps state.PhaseState, stats []workspac
 		tests = []string{"none"}
 	}
 	fmt.Fprintf(&b, "\nTest files: %s\n", strings.Join(tests, ", "))
+	if u := s.TotalUsage(); u != (state.Usage{}) {
+		fmt.Fprintf(&b, "\nCost of the run so far: $%.4f (%d input, %d output, %d cached tokens)\n",
+			u.CostUSD, u.InputTokens, u.OutputTokens, u.CachedTokens)
+	}
 	fmt.Fprintf(&b, "\nRestore the details:\n- Full diff: `git diff %s..%s`\n- Commit: `git show %s`\n", ps.PreCommit, ps.PostCommit, ps.PostCommit)
 	return b.String(), nil
 }

@@ -35,8 +35,13 @@ type DriverFactory func(role agent.Role, cfg state.RunConfig) (agent.Driver, err
 type Config struct {
 	Repo    *workspace.Repo  // the repository the run works on
 	Drivers DriverFactory    // role → driver
-	Clock   func() time.Time // for StartedAt/CompletedAt and durations; default time.Now
-	Logger  *slog.Logger     // review items that are deferred or rejected; default discards
+	Clock   func() time.Time // for StartedAt/CompletedAt, durations and commit dates; default time.Now
+	// ReproducibleDates dates each commit one second after its parent
+	// instead of Clock's time, so the same work on the same repository
+	// makes byte-identical commits (goldens, tests). Off by default: a
+	// user's history shows when the work was done.
+	ReproducibleDates bool
+	Logger            *slog.Logger // review items that are deferred or rejected; default discards
 	// OnMessage, when set, receives every agent session's messages (the
 	// terminal's view of what the agent does).
 	OnMessage func(role agent.Role, m agent.Message)

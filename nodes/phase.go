@@ -44,7 +44,9 @@ func (w *workflow) preparePhase(ctx context.Context, s state.ExecutionState, i i
 	}
 	ps.PreCommit, ps.Untracked = head, outside(untracked, s.Run.ExecDir)
 	if i == 0 && c.Stash.Pending() {
-		ps.Untracked = nestedOnly(ps.Untracked) // the user's files are in the stash: phase 1 starts clean
+		// The user's files are in the stash: phase 1 starts clean, but
+		// for the run's own inputs, which the stash left in place.
+		ps.Untracked = append(nestedOnly(ps.Untracked), inputsIn(ps.Untracked, s.Config.Inputs)...)
 	}
 	ps.Status, ps.Attempt, ps.StartedAt = state.PhaseRunning, 1, w.cfg.Clock().UTC()
 	ps.Review, ps.Error = nil, ""
@@ -113,6 +115,9 @@ func (w *workflow) phase(ctx context.Context, s state.ExecutionState) (state.Exe
 	}
 	c.Progress.DriverSessionID = sid
 	ps.Status, ps.Error = state.PhaseRunning, ""
+	if ps, err = w.recordWritten(ctx, c, ps); err != nil {
+		return s, err
+	}
 	if rep.Status == agent.StatusFailed {
 		ps.Error = rep.Error
 		if ps.Error == "" {
@@ -242,6 +247,17 @@ func under(p string, roots []string) bool {
 	return false
 }
 
+// inputsIn returns the run's inputs that are in untracked.
+func inputsIn(untracked, inputs []string) []string {
+	var out []string
+	for _, p := range untracked {
+		if !strings.HasSuffix(p, "/") && under(p, inputs) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // outside returns the paths that are not under dir.
 func outside(paths []string, dir string) []string {
 	var out []string
@@ -283,8 +299,9 @@ func (w *workflow) find(ctx context.Context, trailers []workspace.Trailer) (stri
 
 // commit commits the work tree (minus the user's untracked files) with the
 // trailers, unless HEAD already is that commit: then it is adopted. The
-// commit's time is its parent's plus one second, so the same work on the
-// same repository gives the same commit.
+// commit is dated now (Config.Clock); with Config.ReproducibleDates it is
+// dated its parent's time plus one second, so the same work on the same
+// repository gives the same commit.
 func (w *workflow) commit(ctx context.Context, subject string, trailers []workspace.Trailer, exclude []string) (string, error) {
 	head, err := w.cfg.Repo.Head(ctx)
 	if err != nil {
@@ -295,13 +312,9 @@ func (w *workflow) commit(ctx context.Context, subject string, trailers []worksp
 	} else if ok {
 		return h, nil
 	}
-	log, err := w.cfg.Repo.Log(ctx, 1)
+	when, err := w.commitDate(ctx)
 	if err != nil {
-		return "", fmt.Errorf("nodes: commit: %w", err)
-	}
-	when := time.Unix(1, 0).UTC()
-	if len(log) > 0 {
-		when = log[0].When.Add(time.Second)
+		return "", err
 	}
 	var h string
 	err = w.gitOp(func() (err error) {
@@ -315,6 +328,22 @@ func (w *workflow) commit(ctx context.Context, subject string, trailers []worksp
 		w.cfg.AfterCommit(subject)
 	}
 	return h, nil
+}
+
+// commitDate is the date of the next commit: now, or with
+// ReproducibleDates its parent's date plus one second.
+func (w *workflow) commitDate(ctx context.Context) (time.Time, error) {
+	if !w.cfg.ReproducibleDates {
+		return w.cfg.Clock(), nil
+	}
+	log, err := w.cfg.Repo.Log(ctx, 1)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("nodes: commit: %w", err)
+	}
+	if len(log) == 0 {
+		return time.Unix(1, 0).UTC(), nil
+	}
+	return log[0].When.Add(time.Second), nil
 }
 
 // phaseSubject is the subject line of a phase's commit.

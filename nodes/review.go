@@ -46,6 +46,10 @@ func (w *workflow) review(ctx context.Context, s state.ExecutionState) (state.Ex
 	case ps.Error != "":
 		rr = state.ReviewResult{Comments: "The developer agent reported failure:\n\n" + ps.Error}
 	default:
+		// The reviewer judges, and the commit takes, the agent's work only.
+		if err := w.checkOutsideEdits(ctx, s, ps); err != nil {
+			return s, err
+		}
 		c, rr, err = w.judge(ctx, s)
 		if err != nil {
 			return s, err
@@ -187,6 +191,9 @@ func (w *workflow) approve(ctx context.Context, s state.ExecutionState, ps state
 		return s, err
 	}
 	if post == "" {
+		if err := w.checkOutsideEdits(ctx, c, ps); err != nil {
+			return s, err
+		}
 		if err := w.writeRecord(c); err != nil {
 			return s, err
 		}

@@ -23,12 +23,14 @@ import (
 
 // stashUserChanges records the user's uncommitted changes of a run
 // started with --allow-dirty, once: the hash goes into the state the
-// calling node returns. It leaves the work tree as it is.
+// calling node returns. It leaves the work tree as it is. The execution
+// directory and the run's inputs (RunConfig.Inputs) are not the user's
+// changes and stay out of it.
 func (w *workflow) stashUserChanges(ctx context.Context, s state.ExecutionState) (state.ExecutionState, error) {
 	if !s.Config.AllowDirty || s.Stash.Commit != "" {
 		return s, nil
 	}
-	h, err := w.cfg.Repo.Stash(ctx, s.Run.ID, []string{s.Run.ExecDir})
+	h, err := w.cfg.Repo.Stash(ctx, s.Run.ID, append([]string{s.Run.ExecDir}, s.Config.Inputs...))
 	if err != nil {
 		return s, fmt.Errorf("nodes: put the user's uncommitted changes aside: %w", err)
 	}

@@ -129,6 +129,7 @@ func (p Progress) Clone() Progress {
 // Clone returns a deep copy of p.
 func (p PhaseState) Clone() PhaseState {
 	p.Untracked = slices.Clone(p.Untracked)
+	p.Written = maps.Clone(p.Written)
 	p.Tasks = slices.Clone(p.Tasks)
 	if p.Review != nil {
 		r := p.Review.Clone()

@@ -61,10 +61,16 @@ type RunInfo struct {
 // needs no flags and rebuilds the same graph and drivers. Validate fills in
 // defaults and rejects nonsense.
 type RunConfig struct {
-	Profile     string        `json:"profile,omitempty"`
-	Agents      Agents        `json:"agents"`
-	ScriptPath  string        `json:"script_path,omitempty"` // for the script driver
-	PlanPath    string        `json:"plan_path,omitempty"`   // a plan given by the user (skips the architect)
+	Profile    string `json:"profile,omitempty"`
+	Agents     Agents `json:"agents"`
+	ScriptPath string `json:"script_path,omitempty"` // for the script driver
+	PlanPath   string `json:"plan_path,omitempty"`   // a plan given by the user (skips the architect)
+	// Inputs are the files the run itself reads — the plan, the script,
+	// the repository's gaffer.yaml — that were untracked in the work tree
+	// when it started, relative to its root. They are not the user's
+	// changes: a run starts with them there, never puts them aside
+	// (--allow-dirty), never commits them and never resets them away.
+	Inputs      []string      `json:"inputs,omitempty"`
 	AutoApprove bool          `json:"auto_approve,omitempty"`
 	AllowDirty  bool          `json:"allow_dirty,omitempty"` // start on a work tree with uncommitted changes
 	Pace        time.Duration `json:"pace,omitempty"`        // pause between steps, for demos; 0 for none
@@ -253,10 +259,16 @@ type PhaseState struct {
 	PostCommit string `json:"post_commit,omitempty"`
 	// Untracked lists the user's untracked files (slash separated, relative
 	// to the work tree) before the phase: a reset must leave them alone.
-	Untracked   []string      `json:"untracked,omitempty"`
-	SummaryPath string        `json:"summary_path,omitempty"`
-	Review      *ReviewResult `json:"review,omitempty"` // the latest review
-	Tasks       []TaskState   `json:"tasks,omitempty"`
+	Untracked []string `json:"untracked,omitempty"`
+	// Written is what the phase's latest agent session left: the git
+	// blob hash of every path it changed (outside the execution directory
+	// and Untracked), "" for one it deleted; nil before the session ends.
+	// A path that differs from it before the review or the commit was
+	// changed outside the session (see nodes.OutsideEditsError).
+	Written     map[string]string `json:"written"`
+	SummaryPath string            `json:"summary_path,omitempty"`
+	Review      *ReviewResult     `json:"review,omitempty"` // the latest review
+	Tasks       []TaskState       `json:"tasks,omitempty"`
 }
 
 // TaskState is the progress of one task within its phase.

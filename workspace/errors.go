@@ -30,6 +30,9 @@ var (
 	// ErrConcurrentUpdate is returned when HEAD's branch moved while a
 	// commit or a reset was being prepared.
 	ErrConcurrentUpdate = errors.New("workspace: branch moved concurrently")
+	// ErrBranchExists is returned by CheckoutNewBranch for a branch name
+	// that is taken.
+	ErrBranchExists = errors.New("workspace: branch already exists")
 	// ErrResetConflict is matched by every *ResetConflictError.
 	ErrResetConflict = errors.New("workspace: reset blocked by files it must not touch")
 	// ErrUnsafePath is returned for a tree entry whose name could escape the

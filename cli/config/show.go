@@ -33,7 +33,9 @@ func (p Profile) Masked() Profile {
 }
 
 // WriteShow writes p, masked, as YAML for "gaffer config show": a comment
-// naming the profile, then its settings. As a last guard, any scalar whose
+// naming the profile, a "# DANGER:" comment for each CLI template that
+// skips its agent's permission prompts (Unattended; the flags themselves
+// are marked in place too), then its settings. As a last guard, any scalar whose
 // key looks secret (api_key, token, password, ...) is masked too.
 func WriteShow(w io.Writer, p Profile) error {
 	var n yaml.Node
@@ -41,8 +43,14 @@ func WriteShow(w io.Writer, p Profile) error {
 		return fmt.Errorf("config: show: %w", err)
 	}
 	maskSecretKeys(&n)
+	markDangerous(&n)
 	if _, err := fmt.Fprintf(w, "# profile %s (secrets masked)\n", p.Name); err != nil {
 		return fmt.Errorf("config: show: %w", err)
+	}
+	for _, l := range p.Unattended() {
+		if _, err := fmt.Fprintf(w, "# DANGER: %s\n", l); err != nil {
+			return fmt.Errorf("config: show: %w", err)
+		}
 	}
 	enc := yaml.NewEncoder(w)
 	enc.SetIndent(2)

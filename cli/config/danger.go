@@ -1,0 +1,80 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/gaffer-dev/gaffer/agent"
+	"gopkg.in/yaml.v3"
+)
+
+// skipsPrompts names what a CLI agent's argument turns off, or "" when
+// it is not one of the flags that make the agent act without asking:
+// Claude Code's --dangerously-skip-permissions, Codex's
+// --dangerously-bypass-approvals-and-sandbox, --full-auto and --yolo.
+func skipsPrompts(arg string) string {
+	switch strings.SplitN(arg, "=", 2)[0] {
+	case "--dangerously-skip-permissions":
+		return "skips the agent's permission prompts: it edits files and runs commands without asking"
+	case "--dangerously-bypass-approvals-and-sandbox", "--yolo":
+		return "skips the agent's approvals and sandbox: it edits files and runs commands without asking"
+	case "--full-auto":
+		return "lets the agent edit files and run commands without asking"
+	}
+	return ""
+}
+
+// Unattended returns one line for each CLI template a role of p uses
+// whose command turns the agent's own permission prompts off (the
+// built-in claude and codex templates do, so that a session runs
+// unattended), sorted by name and saying which roles use it. gaffer does not confine CLI agents: with
+// such a flag the agent may change and run anything the user may.
+func (p Profile) Unattended() []string {
+	uses := map[string][]string{}
+	for _, r := range []agent.Role{agent.RoleArchitect, agent.RoleDeveloper, agent.RoleReviewer, agent.RoleEvaluator} {
+		if rs := p.Role(r); rs.Driver == DriverCLI {
+			uses[rs.Agent] = append(uses[rs.Agent], string(r))
+		}
+	}
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(p.Agents)) {
+		var flags []string
+		for _, a := range p.Agents[name].Command {
+			if skipsPrompts(a) != "" {
+				flags = append(flags, strings.SplitN(a, "=", 2)[0])
+			}
+		}
+		if len(flags) == 0 {
+			continue
+		}
+		if len(uses[name]) == 0 {
+			continue
+		}
+		used := "the " + strings.Join(uses[name], ", ")
+		out = append(out, fmt.Sprintf("agents.%s (%s) runs with %s: the agent edits files and runs commands without asking, and gaffer does not confine CLI agents",
+			name, used, strings.Join(flags, " ")))
+	}
+	return out
+}
+
+// markDangerous puts a "DANGER" line comment on every argument of a CLI
+// template's command or resume_command that skipsPrompts names.
+func markDangerous(n *yaml.Node) {
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i].Value, n.Content[i+1]
+			if (k == "command" || k == "resume_command") && v.Kind == yaml.SequenceNode {
+				for _, a := range v.Content {
+					if why := skipsPrompts(a.Value); why != "" {
+						a.LineComment = "# DANGER: " + why
+					}
+				}
+			}
+		}
+	}
+	for _, c := range n.Content {
+		markDangerous(c)
+	}
+}

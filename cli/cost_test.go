@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const costScript = `developer:
+  - phase: 1
+    actions:
+      - write: {path: a.txt, content: "a\n"}
+    usage: {input_tokens: 1000, output_tokens: 200, cached_tokens: 500, cost_usd: 0.25}
+  - phase: 2
+    actions:
+      - write: {path: b.txt, content: "b\n"}
+    usage: {input_tokens: 3000, output_tokens: 600, cost_usd: 0.75}
+reviewer:
+  - phase: 1
+    approved: true
+    usage: {input_tokens: 100, output_tokens: 10, cost_usd: 0.01}
+  - phase: 2
+    approved: true
+    usage: {input_tokens: 100, output_tokens: 10, cost_usd: 0.01}
+`
+
+// TestRunEndStatusAndListShowCost: the end of a run prints tokens and cost
+// per role and in total; status and list show the cost, and each phase's
+// summary the cost so far.
+func TestRunEndStatusAndListShowCost(t *testing.T) {
+	dir, _, _ := demoRepo(t)
+	inputs := t.TempDir()
+	plan, script := filepath.Join(inputs, "plan.md"), filepath.Join(inputs, "script.yaml")
+	writeTestFile(t, plan, halfPlan)
+	writeTestFile(t, script, costScript)
+	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-cost")
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	want := `
+Tokens and cost:
+  role             input     output     cached       cost
+  developer         4000        800        500    $1.0000
+  reviewer           200         20          0    $0.0200
+  total             4200        820        500    $1.0200
+
+Run r-cost completed.`
+	if !strings.Contains(out, want) {
+		t.Fatalf("run's output lacks:%s\n---\n%s", want, out)
+	}
+	out, code = gaffer(t, "--repo", dir, "status")
+	if code != 0 || !strings.Contains(out, "\ncost:      $1.0200 (4200 in, 820 out, 500 cached tokens)\n") {
+		t.Fatalf("status: exit %d\n%s", code, out)
+	}
+	v := statusJSON(t, "--repo", dir)
+	summary := gitOut(t, dir, "show", "HEAD:"+v.ExecDir+"/phase-1/summary.md")
+	if !strings.Contains(summary, "\nCost of the run so far: $0.2600 (1100 input, 210 output, 500 cached tokens)\n") {
+		t.Fatalf("phase 1's summary:\n%s", summary)
+	}
+	out, code = gaffer(t, "--repo", dir, "list")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 2 || !strings.Contains(lines[0], " COST ") || !strings.Contains(lines[1], " $1.0200 ") {
+		t.Fatalf("list: exit %d\n%s", code, out)
+	}
+}

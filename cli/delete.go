@@ -1,0 +1,143 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/state"
+	ucli "github.com/urfave/cli/v2"
+)
+
+func deleteCommand(io IO) *ucli.Command {
+	return &ucli.Command{
+		Name:         "delete",
+		Usage:        "remove a finished run from the store (its checkpoints and transcripts; its commits stay in git)",
+		OnUsageError: onUsageError,
+		ArgsUsage:    "RUN",
+		Flags:        localGlobals(&ucli.BoolFlag{Name: "yes", Aliases: []string{"y"}, EnvVars: []string{"GAFFER_YES"}, Usage: "do not ask on a terminal"}),
+		Action: func(c *ucli.Context) error {
+			a, err := parseArgs(c, "yes", "y")
+			if err != nil {
+				return err
+			}
+			if a.run == "" {
+				return exitf(ExitUsage, "usage: gaffer delete RUN")
+			}
+			e, err := openEnv(c, io)
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			return Delete(c.Context, e, []string{a.run}, a.Bool("yes") || a.Bool("y"))
+		},
+	}
+}
+
+func pruneCommand(io IO) *ucli.Command {
+	return &ucli.Command{
+		Name:         "prune",
+		Usage:        "remove every finished run from the store but the newest --keep ones (their commits stay in git)",
+		OnUsageError: onUsageError,
+		Flags: localGlobals(
+			&ucli.IntFlag{Name: "keep", Value: 10, EnvVars: []string{"GAFFER_KEEP"}, Usage: "how many of the newest finished runs to keep"},
+			&ucli.BoolFlag{Name: "yes", Aliases: []string{"y"}, EnvVars: []string{"GAFFER_YES"}, Usage: "do not ask on a terminal"},
+		),
+		Action: func(c *ucli.Context) error {
+			a, err := parseArgs(c, "yes", "y")
+			if err != nil {
+				return err
+			}
+			if a.run != "" {
+				return exitf(ExitUsage, "unexpected argument %q (prune takes no RUN; see gaffer delete)", a.run)
+			}
+			keep := c.Int("keep")
+			if v, ok := a.extra["keep"]; ok {
+				if _, err := fmt.Sscan(v, &keep); err != nil {
+					return exitf(ExitUsage, "--keep: %q is not a number", v)
+				}
+			}
+			if keep < 0 {
+				return exitf(ExitUsage, "--keep %d: want 0 or more", keep)
+			}
+			e, err := openEnv(c, io)
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			rs, err := e.runs(c.Context)
+			if err != nil {
+				return err
+			}
+			var old []string
+			kept := 0
+			for _, r := range rs { // newest first
+				if !deletable(r.snap) {
+					continue
+				}
+				if kept < keep {
+					kept++
+					continue
+				}
+				old = append(old, r.snap.RunID)
+			}
+			if len(old) == 0 {
+				fmt.Fprintf(e.io.Out, "Nothing to prune: %s kept.\n", plural(kept, "finished run"))
+				return nil
+			}
+			return Delete(c.Context, e, old, a.Bool("yes") || a.Bool("y"))
+		},
+	}
+}
+
+// deletable reports whether a run may leave the store: it is finished and
+// has no uncommitted changes of the user's still to put back.
+func deletable(snap graph.Snapshot[state.ExecutionState]) bool {
+	return runStatus(snap).Terminal() && !snap.State.Stash.Pending()
+}
+
+// Delete removes the finished runs ids from the store, with their
+// transcripts, after asking on a terminal (unless yes). An unfinished run
+// (cancel it first), or one whose user's changes are still to be put back
+// (resume it first), is refused with exit 8 before anything is removed.
+// The runs' commits and execution directories stay in git.
+func Delete(ctx context.Context, e *env, ids []string, yes bool) error {
+	total := 0
+	for _, id := range ids {
+		snap, err := e.runner.State(ctx, id)
+		if err != nil {
+			return e.runError(ctx, id, err)
+		}
+		switch st := runStatus(snap); {
+		case !st.Terminal():
+			return exitf(ExitPrecondition, "run %s is %s; cancel it first: %s", id, st, e.cmd("cancel", id))
+		case snap.State.Stash.Pending():
+			return exitf(ExitPrecondition, "run %s still keeps your uncommitted changes; put them back first: %s", id, e.cmd("resume", id))
+		}
+		total += int(snap.Seq)
+	}
+	what := fmt.Sprintf("run %s", ids[0])
+	if len(ids) > 1 {
+		what = fmt.Sprintf("%d finished runs (%s)", len(ids), strings.Join(ids, ", "))
+	}
+	if e.io.terminal() && !yes {
+		fmt.Fprintf(e.io.Out, "Delete %s from the store, about %s? Their commits stay in git. [y/N] ", what, plural(total, "checkpoint"))
+		l, _ := bufio.NewReader(e.io.In).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(l)); a != "y" && a != "yes" {
+			fmt.Fprintln(e.io.Out, "Nothing deleted.")
+			return nil
+		}
+	}
+	for _, id := range ids {
+		if err := e.store.Delete(ctx, id); err != nil {
+			return fmt.Errorf("delete run %s: %w", id, err)
+		}
+		_ = os.RemoveAll(filepath.Join(transcriptDir(e.storeDir), id))
+	}
+	fmt.Fprintf(e.io.Out, "Deleted %s.\n", what)
+	return nil
+}

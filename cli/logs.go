@@ -1,0 +1,258 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/workspace"
+	ucli "github.com/urfave/cli/v2"
+)
+
+func logsCommand(io IO) *ucli.Command {
+	return &ucli.Command{
+		Name:         "logs",
+		Usage:        "print the agents' sessions of a run: messages, tool calls and results, reports (the newest run without RUN)",
+		OnUsageError: onUsageError,
+		ArgsUsage:    "[RUN]",
+		Flags: localGlobals(
+			&ucli.Uint64Flag{Name: "phase", EnvVars: []string{"GAFFER_PHASE"}, Usage: "only phase N's sessions (0: the architect's)"},
+			&ucli.BoolFlag{Name: "follow", Aliases: []string{"f"}, EnvVars: []string{"GAFFER_FOLLOW"}, Usage: "keep printing as the run goes on, until it ends (Ctrl-C to leave)"},
+		),
+		Action: func(c *ucli.Context) error {
+			a, err := parseArgs(c, "follow", "f")
+			if err != nil {
+				return err
+			}
+			phase := -1
+			if a.c.IsSet("phase") || a.extra["phase"] != "" {
+				n, err := a.Uint64("phase")
+				if err != nil {
+					return err
+				}
+				phase = int(n)
+			}
+			dir, err := logsDir(c)
+			if err != nil {
+				return err
+			}
+			return Logs(c.Context, io.Out, dir, a.run, phase, a.Bool("follow") || a.Bool("f"), 200*time.Millisecond)
+		},
+	}
+}
+
+// logsDir is the transcripts' directory of the store the command names.
+// It needs no store: logs works while another process holds it.
+func logsDir(c *ucli.Context) (string, error) {
+	g, storeSet, err := globalsOf(c)
+	if err != nil {
+		return "", err
+	}
+	dir := g.Store
+	if !storeSet {
+		repo, err := workspace.Open(g.Repo)
+		if err != nil {
+			return "", exitf(ExitPrecondition, "%w", err)
+		}
+		dir = filepath.Join(gitDir(repo.Root()), "gaffer")
+	}
+	return transcriptDir(dir), nil
+}
+
+// Logs prints the transcripts of run runID (the newest run with any when
+// ""), only phase's sessions when phase >= 0. With follow it keeps
+// printing what the sessions add, polling every poll, until the run
+// ends or ctx is done (Ctrl-C: exit 0).
+func Logs(ctx context.Context, w io.Writer, dir, runID string, phase int, follow bool, poll time.Duration) error {
+	if runID == "" {
+		id, err := newestTranscript(dir)
+		if err != nil {
+			return err
+		}
+		runID = id
+	}
+	runDir := filepath.Join(dir, runID)
+	if _, err := os.Stat(runDir); err != nil {
+		if !follow {
+			return exitf(ExitPrecondition, "no agent sessions recorded for run %s (in %s)", runID, dir)
+		}
+	}
+	f := &follower{w: w, dir: runDir, phase: phase, offsets: map[string]int64{}}
+	for {
+		ended := f.ended() // before reading: what was written before the end is printed
+		if err := f.step(); err != nil {
+			return err
+		}
+		if !follow || ended {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(poll):
+		}
+	}
+}
+
+// newestTranscript returns the run whose transcripts changed last.
+func newestTranscript(dir string) (string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", exitf(ExitPrecondition, "no agent sessions recorded in this repository (no %s)", dir)
+	}
+	if err != nil {
+		return "", fmt.Errorf("logs: %w", err)
+	}
+	var best string
+	var bestTime time.Time
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && (best == "" || fi.ModTime().After(bestTime)) {
+			best, bestTime = e.Name(), fi.ModTime()
+		}
+	}
+	if best == "" {
+		return "", exitf(ExitPrecondition, "no agent sessions recorded in this repository (in %s)", dir)
+	}
+	return best, nil
+}
+
+// follower prints a run's transcripts, each line once.
+type follower struct {
+	w       io.Writer
+	dir     string
+	phase   int
+	offsets map[string]int64 // file → bytes printed
+}
+
+func (f *follower) ended() bool {
+	_, err := os.Stat(filepath.Join(f.dir, transcriptEnd))
+	return err == nil
+}
+
+// step prints what the transcripts gained since the last step: new
+// files in name order, complete lines only.
+func (f *follower) step() error {
+	entries, err := os.ReadDir(f.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("logs: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".jsonl") && f.wants(e.Name()) {
+			names = append(names, e.Name())
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if err := f.file(name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// wants reports whether a transcript's file belongs to the phase asked for.
+func (f *follower) wants(name string) bool {
+	if f.phase < 0 {
+		return true
+	}
+	return strings.Contains(name, "-p"+strconv.Itoa(f.phase)+"-a")
+}
+
+func (f *follower) file(name string) error {
+	off, seen := f.offsets[name] // seen: its header is printed
+	fh, err := os.Open(filepath.Join(f.dir, name))
+	if err != nil {
+		return fmt.Errorf("logs: %w", err)
+	}
+	defer fh.Close()
+	if _, err := fh.Seek(off, io.SeekStart); err != nil {
+		return fmt.Errorf("logs: %w", err)
+	}
+	b, err := io.ReadAll(fh)
+	if err != nil {
+		return fmt.Errorf("logs: %w", err)
+	}
+	end := bytes.LastIndexByte(b, '\n')
+	if end < 0 {
+		return nil // no complete line yet: the header waits for one
+	}
+	if !seen {
+		fmt.Fprintf(f.w, "── %s ──\n", sessionTitle(name))
+	}
+	for _, l := range bytes.Split(b[:end], []byte("\n")) {
+		var tl transcriptLine
+		if err := json.Unmarshal(l, &tl); err != nil {
+			continue
+		}
+		writeTranscriptLine(f.w, tl)
+	}
+	f.offsets[name] = off + int64(end) + 1
+	return nil
+}
+
+// sessionTitle turns "002-developer-p2-a1-i1.jsonl" into "developer,
+// phase 2, attempt 1, iteration 1" (an architect's session: "architect").
+func sessionTitle(name string) string {
+	parts := strings.Split(strings.TrimSuffix(name, ".jsonl"), "-")
+	if len(parts) != 5 {
+		return name
+	}
+	role, p, a, i := parts[1], parts[2][1:], parts[3][1:], parts[4][1:]
+	if p == "0" {
+		return role
+	}
+	return fmt.Sprintf("%s, phase %s, attempt %s, iteration %s", role, p, a, i)
+}
+
+// writeTranscriptLine prints one line of a transcript, indented.
+func writeTranscriptLine(w io.Writer, l transcriptLine) {
+	var head, body string
+	switch l.Kind {
+	case "text":
+		body = l.Text
+	case "tool_call":
+		head, body = "→ "+l.Tool, l.Input
+	case "tool_result":
+		head, body = "← "+l.Tool, l.Text
+		if l.IsError {
+			head += " (failed)"
+		}
+	case "usage":
+		if l.Usage != nil {
+			body = fmt.Sprintf("usage: %d in, %d out, %d cached, %s", l.Usage.InputTokens, l.Usage.OutputTokens, l.Usage.CachedTokens, costText(l.Usage.CostUSD))
+		}
+	case "report":
+		head, body = "= report", l.Text
+	default:
+		head, body = "…", l.Text
+	}
+	text := strings.TrimRight(body, "\n")
+	if head != "" && text != "" {
+		head += ": "
+	}
+	lines := strings.Split(head+text, "\n")
+	for i, s := range lines {
+		prefix := "  "
+		if i > 0 {
+			prefix = "    "
+		}
+		fmt.Fprintf(w, "%s%s\n", prefix, s)
+	}
+}

@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestLogsPrintsTheAgentsSessions: every session of a run is kept and
+// `gaffer logs RUN --phase N` prints phase N's, in order; secrets are
+// redacted and long texts cut.
+func TestLogsPrintsTheAgentsSessions(t *testing.T) {
+	const secret = "s3cr3t-value-of-the-token"
+	t.Setenv("MY_SERVICE_TOKEN", secret)
+	dir, _, _ := demoRepo(t)
+	inputs := t.TempDir()
+	plan, script := filepath.Join(inputs, "plan.md"), filepath.Join(inputs, "script.yaml")
+	writeTestFile(t, plan, halfPlan)
+	long := strings.Repeat("x", maxTranscriptText+100)
+	writeTestFile(t, script, `developer:
+  - phase: 1
+    actions:
+      - write: {path: a.txt, content: "a\n"}
+    summary: "wrote a.txt with `+secret+`"
+  - phase: 2
+    actions:
+      - write: {path: b.txt, content: "b\n"}
+    summary: `+long+`
+`)
+	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-logs"); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	out, code := gaffer(t, "--repo", dir, "logs", "r-logs", "--phase", "1")
+	want := `── developer, phase 1, attempt 1, iteration 1 ──
+  → write: a.txt
+  ← write: wrote 2 bytes to a.txt
+  wrote a.txt with [redacted MY_SERVICE_TOKEN]
+  = report: completed: wrote a.txt with [redacted MY_SERVICE_TOKEN]
+── reviewer, phase 1, attempt 1, iteration 1 ──
+`
+	if code != 0 || !strings.HasPrefix(out, want) {
+		t.Fatalf("logs --phase 1: exit %d\n%s\nwant it to begin with:\n%s", code, out, want)
+	}
+	all, code := gaffer(t, "--repo", dir, "logs")
+	if code != 0 || strings.Count(all, "── ") != 4 || !strings.Contains(all, "x… [100 bytes cut]") || strings.Contains(all, secret) {
+		t.Fatalf("logs: exit %d\n%s", code, all)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, ".git", "gaffer.logs", "r-logs", "*.jsonl"))
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		fi, _ := os.Stat(f)
+		if strings.Contains(string(b), secret) || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("%s: mode %v, holds the secret: %v", f, fi.Mode().Perm(), strings.Contains(string(b), secret))
+		}
+	}
+	if out, code := gaffer(t, "--repo", dir, "logs", "r-nope"); code != ExitPrecondition {
+		t.Fatalf("logs of an unknown run: exit %d\n%s", code, out)
+	}
+}
+
+// TestLogsFollowFromAnotherTerminal: `gaffer logs RUN --follow`, started
+// in another process before the run's first session, prints the sessions
+// as the run goes and exits 0 by itself when the run ends.
+func TestLogsFollowFromAnotherTerminal(t *testing.T) {
+	bin := gafferBinary(t)
+	dir, plan, script := demoRepo(t)
+	follow := startProc(t, bin, []string{"--repo", dir, "logs", "r-follow", "--follow"}, "")
+	run := startProc(t, bin, []string{"--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve",
+		"--run-id", "r-follow", "--pace", "20ms"}, "")
+	if out, code := run.wait(); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	done := make(chan struct{})
+	var out string
+	var code int
+	go func() { out, code = follow.wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("logs --follow did not stop when the run ended")
+	}
+	if code != 0 || strings.Count(out, "── developer, phase ") != 5 || !strings.Contains(out, "── reviewer, phase 4, attempt 1, iteration 1 ──") {
+		t.Fatalf("logs --follow: exit %d\n%s", code, out)
+	}
+	if last := strings.TrimSpace(out[strings.LastIndex(out, "──"):]); !strings.Contains(last, "= report: completed") {
+		t.Fatalf("logs --follow ends with:\n%s", last)
+	}
+}

@@ -1,0 +1,196 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/agent"
+)
+
+// Transcripts: every agent session's messages are kept for its run, one
+// JSON-lines file per session in <store>.logs/<run>/, named
+// NNN-<role>-p<phase>-a<attempt>-i<iteration>.jsonl so that names sort in
+// the order the sessions started. They are written as the messages come
+// (so `gaffer logs --follow` in another terminal sees them), bounded
+// (maxTranscriptText per message, maxTranscriptBytes per session) and
+// redacted (the values of the run's keys and of every variable named like
+// a secret). The directory is private (0700, files 0600), like the store.
+const (
+	maxTranscriptText  = 8 << 10
+	maxTranscriptBytes = 2 << 20
+	// transcriptEnd is the name of the file written when a run ends; it
+	// tells `logs --follow` to stop.
+	transcriptEnd = "end"
+)
+
+// transcriptLine is one line of a transcript file.
+type transcriptLine struct {
+	Time    time.Time    `json:"time"`
+	Kind    string       `json:"kind"` // text, tool_call, tool_result, usage; report (the session's end); truncated
+	Tool    string       `json:"tool,omitempty"`
+	Input   string       `json:"input,omitempty"`
+	Text    string       `json:"text,omitempty"`
+	IsError bool         `json:"is_error,omitempty"`
+	Usage   *agent.Usage `json:"usage,omitempty"`
+}
+
+// transcriptDir is where the transcripts of the runs of the store at
+// storeDir are kept.
+func transcriptDir(storeDir string) string { return storeDir + ".logs" }
+
+// transcribed is a driver whose sessions are written down.
+type transcribed struct {
+	inner  agent.Driver
+	dir    string // <store>.logs
+	redact func(string) string
+	mu     *sync.Mutex // orders the sequence numbers of one process's sessions
+}
+
+func (d *transcribed) Run(ctx context.Context, s agent.Session) (agent.Report, error) {
+	t, err := d.open(s)
+	if err != nil {
+		// A transcript that cannot be written loses the log, not the run.
+		return d.inner.Run(ctx, s)
+	}
+	defer t.close()
+	next := s.OnMessage
+	s.OnMessage = func(m agent.Message) {
+		t.message(m)
+		if next != nil {
+			next(m)
+		}
+	}
+	rep, err := d.inner.Run(ctx, s)
+	end := transcriptLine{Kind: "report", Text: fmt.Sprintf("%s: %s", rep.Status, rep.Summary)}
+	switch {
+	case err != nil:
+		end.Text, end.IsError = "the session could not run: "+err.Error(), true
+	case rep.Error != "":
+		end.Text, end.IsError = fmt.Sprintf("%s: %s", rep.Status, rep.Error), true
+	}
+	t.write(end)
+	return rep, err
+}
+
+// transcript is one session's open file.
+type transcript struct {
+	mu      sync.Mutex
+	f       *os.File
+	written int
+	full    bool
+	redact  func(string) string
+}
+
+func (d *transcribed) open(s agent.Session) (*transcript, error) {
+	dir := filepath.Join(d.dir, s.RunID)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	_ = os.Chmod(d.dir, 0o700)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	n := 1
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".jsonl") {
+			n++
+		}
+	}
+	name := fmt.Sprintf("%03d-%s-p%d-a%d-i%d.jsonl", n, s.Role, s.Phase, s.Attempt, s.Iteration)
+	f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	return &transcript{f: f, redact: d.redact}, nil
+}
+
+func (t *transcript) message(m agent.Message) {
+	l := transcriptLine{Kind: m.Kind.String(), Tool: m.Tool, Input: m.Input, Text: m.Text, IsError: m.IsError}
+	if m.Kind == agent.UsageUpdate {
+		u := m.Usage
+		l.Usage = &u
+	}
+	t.write(l)
+}
+
+func (t *transcript) write(l transcriptLine) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.full {
+		return
+	}
+	l.Time = time.Now().UTC()
+	l.Input, l.Text = capText(t.redact(l.Input)), capText(t.redact(l.Text))
+	b, err := json.Marshal(l)
+	if err != nil {
+		return
+	}
+	if t.written+len(b)+1 > maxTranscriptBytes {
+		t.full = true
+		b, _ = json.Marshal(transcriptLine{Time: l.Time, Kind: "truncated",
+			Text: fmt.Sprintf("the transcript reached %d bytes; the session's later messages are not kept", maxTranscriptBytes)})
+	}
+	n, _ := t.f.Write(append(b, '\n'))
+	t.written += n
+}
+
+func (t *transcript) close() { _ = t.f.Close() }
+
+// capText keeps the first maxTranscriptText bytes of s (at a rune
+// boundary) and says how much was cut.
+func capText(s string) string {
+	if len(s) <= maxTranscriptText {
+		return s
+	}
+	cut := maxTranscriptText
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… [%d bytes cut]", s[:cut], len(s)-cut)
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// secretRedactor replaces the values of the variables in names (read with
+// getenv: the run's keys, which the vault holds) and of every variable of
+// environ named like a secret.
+func secretRedactor(names []string, getenv func(string) string, environ []string) func(string) string {
+	var pairs []string
+	add := func(name, val string) {
+		if len(val) >= 4 {
+			pairs = append(pairs, val, "[redacted "+name+"]")
+		}
+	}
+	for _, n := range names {
+		add(n, getenv(n))
+	}
+	for _, kv := range environ {
+		if n, v, ok := strings.Cut(kv, "="); ok && agent.IsSecretName(n) {
+			add(n, v)
+		}
+	}
+	if len(pairs) == 0 {
+		return func(s string) string { return s }
+	}
+	r := strings.NewReplacer(pairs...)
+	return r.Replace
+}
+
+// markTranscriptEnd records that run id ended, so that `logs --follow`
+// stops.
+func markTranscriptEnd(storeDir, id string) {
+	dir := filepath.Join(transcriptDir(storeDir), id)
+	if _, err := os.Stat(dir); err != nil {
+		return
+	}
+	_ = os.WriteFile(filepath.Join(dir, transcriptEnd), nil, 0o600)
+}

@@ -1,0 +1,56 @@
+package nodes
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/state"
+	"github.com/gaffer-dev/gaffer/workspace"
+)
+
+// DiscardPhase undoes what the unfinished phase of a cancelled run s left
+// in repo's work tree, as a halt does: the work tree goes back to the
+// phase's pre-phase commit, keeping only the user's untracked files from
+// before the phase (PhaseState.Untracked, which holds the run's inputs
+// too) and, as always, ignored files. The execution directory's
+// uncommitted files go with the phase, so the tree is clean at the last
+// good commit and the next run starts there.
+//
+// It does nothing and returns "" when no phase was running, when the
+// phase's own commit is at HEAD (the phase was approved and committed;
+// only its checkpoint was lost) or when the tree already is at the
+// pre-phase commit and clean. It refuses with a *HeadMovedError, changing
+// nothing, when HEAD moved in a way the run did not. Otherwise it returns
+// the pre-phase commit it reset to. The user's changes a --allow-dirty
+// run put aside are restored afterwards, on top (restore_user_changes).
+func DiscardPhase(ctx context.Context, repo *workspace.Repo, s state.ExecutionState) (string, error) {
+	ps, ok := current(s)
+	if !ok || ps.Status != state.PhaseRunning || ps.PreCommit == "" {
+		return "", nil
+	}
+	w := &workflow{cfg: Config{Repo: repo, Clock: time.Now, Logger: slog.New(slog.DiscardHandler)}}
+	if _, found, err := w.find(ctx, phaseTrailers(s, ps)); err != nil {
+		return "", err
+	} else if found {
+		return "", nil
+	}
+	head, err := w.resettable(ctx, s, ps)
+	if err != nil {
+		return "", err
+	}
+	if head == ps.PreCommit {
+		st, err := repo.Status(ctx)
+		if err != nil {
+			return "", fmt.Errorf("nodes: discard phase %d: %w", ps.Index+1, err)
+		}
+		if !dirty(st, ps.Untracked) {
+			return "", nil
+		}
+	}
+	if err := w.gitOp(func() error { return repo.ResetTo(ctx, ps.PreCommit, ps.Untracked) }); err != nil {
+		return "", fmt.Errorf("nodes: discard phase %d: reset to %s: %w", ps.Index+1, short(ps.PreCommit), err)
+	}
+	return ps.PreCommit, nil
+}
