@@ -197,6 +197,9 @@ func TestUnknownFlagAfterRunIsAUsageError(t *testing.T) {
 		{"cancel", "r-flags", "--dry-run"},
 		{"resume", "r-flags", "--dry-run"},
 		{"plan", "show", "r-flags", "--dry-run"},
+		{"diff", "r-flags", "--dry-run"},
+		{"logs", "r-flags", "--dry-run"},
+		{"delete", "r-flags", "--dry-run"},
 	} {
 		out, code := gaffer(t, append([]string{"--repo", dir}, args...)...)
 		if code != ExitUsage || out != want {
@@ -521,13 +524,15 @@ func TestCompletion(t *testing.T) {
 		words []string
 		want  string
 	}{
-		{[]string{""}, "run\napprove\nreject\nresume\nstatus\nlist\nhistory\nfork\ncancel\ndemo\nplan\nconfig\ncompletion\nserve\nsubmit\nhelp\n"},
+		{[]string{""}, "run\napprove\nreject\nresume\nstatus\nlist\nhistory\nfork\ndiff\nlogs\ncancel\ndelete\nprune\ndemo\nplan\nconfig\ncompletion\nserve\nsubmit\nhelp\n"},
 		{[]string{"st"}, "status\n"},
 		{[]string{"--repo", dir, "status", "--j"}, "--json\n"},
 		{[]string{"fork", "--"}, "--from\n--repo\n--store\n"},
 		{[]string{"plan", ""}, "validate\nshow\n"},
 		{[]string{"--repo", dir, "approve", ""}, "r-comp\n"},
 		{[]string{"--repo", dir, "plan", "show", "r-"}, "r-comp\n"},
+		{[]string{"--repo", dir, "diff", ""}, "r-comp\n"},
+		{[]string{"--repo", dir, "logs", "r-c"}, "r-comp\n"},
 		{[]string{"--repo", dir, "status", "r-comp", ""}, ""},
 		{[]string{"run", "--plan", ""}, ""},
 		{[]string{"completion", ""}, "bash\nfish\nzsh\n"},
