@@ -507,6 +507,10 @@ func TestPlanShowWhileTheRunAsks(t *testing.T) {
 	if code != ExitOK || !strings.HasPrefix(got, "Plan of run r-held (revision 0, phased mode, 6 tasks in 4 phases)\n") || !strings.Contains(got, "Table tests for Add and Sub") {
 		t.Errorf("plan show while the run holds the store: exit %d\n%s", code, got)
 	}
+	// diff is answered by the holder too (here: nothing committed yet).
+	if got, code := gafferCmd(t, bin, "--repo", dir, "diff", "r-held"); code != ExitPrecondition || got != "gaffer: run r-held has committed no phase yet (awaiting_approval)\n" {
+		t.Errorf("diff while the run holds the store: exit %d\n%s", code, got)
+	}
 	if got, code := gafferCmd(t, bin, "--repo", dir, "approve", "r-held"); code != ExitOK {
 		t.Fatalf("approve: exit %d\n%s", code, got)
 	}

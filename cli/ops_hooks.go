@@ -206,7 +206,7 @@ type runArgs struct {
 // others in process.
 func readOnlyCommand(name string) bool {
 	switch name {
-	case "status", "list", "history":
+	case "status", "list", "history", "diff":
 		return true
 	}
 	return false
