@@ -72,7 +72,7 @@ func (o *RunOptions) validatePlan() error {
 	if o.PlanFile == "" {
 		return nil
 	}
-	src, err := readInput(o.PlanFile)
+	src, err := o.planSource()
 	if err != nil {
 		return err
 	}

@@ -575,3 +575,30 @@ func TestCompletion(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanFromAPipeIsReadOnce gives the plan on a pipe (--plan /dev/stdin,
+// as --plan <(…) does): run checks it and then stores it, and a pipe can be
+// read only once, so the stored plan and the goal must come from that one
+// read.
+func TestPlanFromAPipeIsReadOnce(t *testing.T) {
+	bin := gafferBinary(t)
+	dir, plan, script := demoRepo(t)
+	src, err := os.ReadFile(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "--repo", dir, "run", "--plan", "/dev/stdin", "--script", script, "--run-id", "r-pipe")
+	cmd.Stdin = strings.NewReader(string(src))
+	out, _ := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != ExitAwaitingApproval {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	v, _ := statusOf(t, bin, dir, "r-pipe")
+	if v.Goal != `a calculator that evaluates "a op b"` {
+		t.Errorf("goal %q, want the plan's title", v.Goal)
+	}
+	got, code := gafferCmd(t, bin, "--repo", dir, "plan", "show", "r-pipe")
+	if code != ExitOK || !strings.Contains(got, "Table tests for Add and Sub") {
+		t.Errorf("plan show: exit %d\n%s", code, got)
+	}
+}

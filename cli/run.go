@@ -31,6 +31,20 @@ type RunOptions struct {
 	RunID       string // fixed run id (tests); "" makes one
 
 	profile *runProfile // resolved before the store is opened; nil resolves in newRun
+	planSrc []byte      // the plan file as first read: a pipe (--plan <(…)) reads once
+}
+
+// planSource reads the plan file once; later calls return what it read.
+func (o *RunOptions) planSource() ([]byte, error) {
+	if o.planSrc != nil {
+		return o.planSrc, nil
+	}
+	b, err := readInput(o.PlanFile)
+	if err != nil {
+		return nil, err
+	}
+	o.planSrc = b
+	return b, nil
 }
 
 func runCommand(io IO) *ucli.Command {
@@ -113,7 +127,7 @@ func (e *env) newRun(ctx context.Context, o RunOptions) (state.ExecutionState, e
 	}
 	var md string
 	if o.PlanFile != "" {
-		b, err := readInput(o.PlanFile)
+		b, err := o.planSource()
 		if err != nil {
 			return zero, err
 		}
