@@ -26,10 +26,14 @@ import (
 // The context-economy benchmark (issue 12): scripted runs of 6–12 phases,
 // each with the facts a later phase must keep, played through the real
 // workflow (script driver, real git), and what each phase's developer
-// receives measured under four strategies:
+// receives measured under six strategies:
 //
 //   - signposting: today's prompt, paths only (the Task Story's prompt with
 //     its story block taken out: the same bytes PhasePrompt gives);
+//   - signposting_followed: that prompt plus the files it names, read by a
+//     diligent agent (plan.md and every earlier summary.md; see followed);
+//   - signposting_followed_latest: that prompt plus the latest summary.md
+//     only, the cheapest reading that reaches every fact;
 //   - full_history: signposting plus every earlier decision record pasted
 //     in full;
 //   - task_story: the prompt the workflow sends (Level 2 story so far,
@@ -52,12 +56,14 @@ const (
 // The strategies, in report order.
 const (
 	stratSignpost   = "signposting"
+	stratFollowed   = "signposting_followed"
+	stratLatest     = "signposting_followed_latest"
 	stratFull       = "full_history"
 	stratStory      = "task_story"
 	stratSummarizer = "task_story_summarizer"
 )
 
-var strategies = []string{stratSignpost, stratFull, stratStory, stratSummarizer}
+var strategies = []string{stratSignpost, stratFollowed, stratLatest, stratFull, stratStory, stratSummarizer}
 
 type ecoFixture struct {
 	Name       string   `yaml:"name"`
@@ -196,7 +202,7 @@ func (z scriptedSummarizer) Run(_ context.Context, s agent.Session) (agent.Repor
 
 // playFixture runs f through the workflow and returns the sessions and
 // the story's records.
-func playFixture(t testing.TB, f ecoFixture, summarizer bool) ([]ecoSession, []story.Record, state.ExecutionState) {
+func playFixture(t testing.TB, f ecoFixture, summarizer bool) ([]ecoSession, []story.Record, state.ExecutionState, string) {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -255,7 +261,7 @@ func playFixture(t testing.TB, f ecoFixture, summarizer bool) ([]ecoSession, []s
 	if err != nil {
 		t.Fatal(err)
 	}
-	return append(rec.all, sum.all...), rs, res.State
+	return append(rec.all, sum.all...), rs, res.State, dir
 }
 
 // stripStory takes the story block out of a phase prompt and puts the
@@ -294,6 +300,38 @@ func withHistory(p string, rs []story.Record) string {
 	}
 	j := strings.Index(p, "\n## Phase ")
 	return p[:j] + b.String() + p[j:]
+}
+
+// followed is what an agent receives when it follows a signposting
+// prompt of phase (1-based) diligently: the prompt p, then each file the
+// prompt names, read whole, under its path — plan.md and every earlier
+// phase's summary.md (N = 1..phase-1), as the workflow committed them
+// (each summary ends with the story so far at its boundary). With
+// latest, only the last summary.md: the least reading that still reaches
+// every fact, which the prompt does not tell the agent. The output of the
+// git commands it names (git log, git show HEAD) is not counted, so this
+// is a lower bound on what following the signposts costs.
+func followed(t testing.TB, root string, s state.ExecutionState, p string, phase int, latest bool) string {
+	t.Helper()
+	var files []string
+	if !latest {
+		files = append(files, planPath(s))
+	}
+	for i := 0; i < phase-1; i++ {
+		if !latest || i == phase-2 {
+			files = append(files, summaryPath(s, i))
+		}
+	}
+	var b strings.Builder
+	b.WriteString(p)
+	for _, f := range files {
+		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f)))
+		if err != nil {
+			t.Fatalf("following the signposts: %v", err)
+		}
+		fmt.Fprintf(&b, "\n%s:\n%s", f, data)
+	}
+	return b.String()
 }
 
 // section returns the "### title" section of a prompt, or "".
@@ -409,7 +447,7 @@ func economy(t testing.TB) EconomyReport {
 		fr := FixtureResult{Name: f.Name, Phases: len(f.Tasks), Facts: len(f.MustKeep), Strategies: map[string]StrategyResult{}}
 		plan := f.plan()
 		for _, withSum := range []bool{false, true} {
-			sessions, rs, end := playFixture(t, f, withSum)
+			sessions, rs, end, root := playFixture(t, f, withSum)
 			var devs []ecoSession
 			sumTokens, expansions := 0, 0
 			for _, s := range sessions {
@@ -469,6 +507,17 @@ func economy(t testing.TB) EconomyReport {
 			r = measure(f, plan, rs, firsts, fp, all, 0)
 			r.MaxLevel1, r.MaxLevel2 = 0, 0
 			fr.Strategies[stratSignpost] = r
+			for _, v := range []struct {
+				name   string
+				latest bool
+			}{{stratFollowed, false}, {stratLatest, true}} {
+				fp, all = build(func(_ int, d ecoSession) string {
+					return followed(t, root, end, stripStory(d.s.Prompt), d.s.Phase, v.latest)
+				})
+				r = measure(f, plan, rs, firsts, fp, all, 0)
+				r.MaxLevel1, r.MaxLevel2 = 0, 0
+				fr.Strategies[v.name] = r
+			}
 			fp, all = build(func(i int, d ecoSession) string { return withHistory(stripStory(d.s.Prompt), before(i)) })
 			r = measure(f, plan, rs, firsts, fp, all, 0)
 			r.MaxLevel1, r.MaxLevel2 = 0, 0
@@ -619,6 +668,14 @@ func TestContextEconomyBaseline(t *testing.T) {
 		if s.Slope > full.Slope*maxSlopeShare || s.TotalTokens >= full.TotalTokens {
 			t.Errorf("%s: the Task Story grows %.1f tokens/phase (%d in all), full history %.1f (%d): want at most %.0f%% of its slope", f.Name, s.Slope, s.TotalTokens, full.Slope, full.TotalTokens, maxSlopeShare*100)
 		}
+		// At equal retention: following the signposts reaches every fact
+		// too, and costs more even when the agent reads only the latest
+		// summary.md.
+		for _, st := range []string{stratFollowed, stratLatest} {
+			if fo := f.Strategies[st]; fo.RetentionMin != 1 || s.TotalTokens >= fo.TotalTokens {
+				t.Errorf("%s: %s keeps %.0f%% at worst in %d tokens; the Task Story %d: want 100%% and more tokens than the Task Story", f.Name, st, fo.RetentionMin*100, fo.TotalTokens, s.TotalTokens)
+			}
+		}
 		if r := float64(s.TotalTokens) / float64(sign.TotalTokens); r > maxOverSignposting {
 			t.Errorf("%s: the Task Story costs %.2f× signposting's tokens (%d vs %d), over %.2f×", f.Name, r, s.TotalTokens, sign.TotalTokens, maxOverSignposting)
 		}
@@ -705,7 +762,7 @@ func longRun(t *testing.T, n int) ecoFixture {
 // (story.TestOverBudgetWhenVerbatimItemsDoNotFit).
 func TestStoryFlatOverLongRun(t *testing.T) {
 	f := longRun(t, 24)
-	sessions, rs, _ := playFixture(t, f, false)
+	sessions, rs, _, _ := playFixture(t, f, false)
 	first := map[int]ecoSession{}
 	devs := 0
 	for _, s := range sessions {
