@@ -810,3 +810,37 @@ func TestStoryFlatOverLongRun(t *testing.T) {
 		t.Errorf("phase 12 has no story:\n%s", p12)
 	}
 }
+
+// TestStoryRetryPromptSaysNothingTwice plays the auth-service fixture,
+// whose phase 6 is rejected once after deciding that sessions are opaque
+// tokens instead of signed JWTs: the second iteration's prompt carries the
+// new decision (in this phase so far) and not the superseded one (the
+// story so far is computed again without it), and the story signpost does
+// not send the agent to the summaries the story already holds.
+func TestStoryRetryPromptSaysNothingTwice(t *testing.T) {
+	var f ecoFixture
+	for _, g := range loadFixtures(t) {
+		if g.Name == "auth-service" {
+			f = g
+		}
+	}
+	sessions, _, _, _ := playFixture(t, f, false)
+	var p string
+	for _, s := range sessions {
+		if s.s.Role == agent.RoleDeveloper && s.s.Phase == 6 && s.s.Iteration == 2 {
+			p = s.s.Prompt
+		}
+	}
+	if p == "" {
+		t.Fatal("no second review iteration of phase 6")
+	}
+	if !strings.Contains(section(p, "This phase so far"), "sessions are opaque random tokens stored hashed") {
+		t.Errorf("the retry lost this phase's decision:\n%s", p)
+	}
+	if strings.Contains(p, "sessions are signed JWTs") {
+		t.Errorf("the retry's prompt keeps the decision this phase superseded:\n%s", p)
+	}
+	if strings.Contains(p, "summary.md") || strings.Count(p, "NOT TODO: write our own crypto primitives") != 1 {
+		t.Errorf("the retry's prompt repeats itself:\n%s", p)
+	}
+}

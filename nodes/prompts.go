@@ -36,15 +36,11 @@ const storySignpostLead = "- Earlier phases: the story below"
 
 // storySignpost replaces summarySignpost when the prompt carries the
 // story, which is what the summaries would tell: it points at the full
-// records and the summaries (for their git commands) relative to plan.md,
-// whose full path is the line above, so the execution directory's path is
-// not spelled out again.
-func storySignpost(n int) string {
-	if n <= 1 {
-		return storySignpostLead + "; every session's full record in `story/*.json` beside `plan.md`\n"
-	}
-	return fmt.Sprintf("%s; every session's full record in `story/*.json`, git commands in `phase-<N>/summary.md` (N = 1..%d), beside `plan.md`\n", storySignpostLead, n-1)
-}
+// records relative to plan.md, whose full path is the line above, so the
+// execution directory's path is not spelled out again. It does not point
+// at the summaries: their story is the one below, and the git commands
+// they hold are what the prior-work line gives (git log, git show).
+const storySignpost = storySignpostLead + "; full records in `story/*.json` beside `plan.md`\n"
 
 // retryFraming varies the framing of a retry so a model does not repeat
 // itself (seed 002's controlled variation): retry n (0 for the first
@@ -101,7 +97,7 @@ func PhasePromptWith(s state.ExecutionState, sc StoryContext) (string, error) {
 		b.WriteString("- Prior work: `git log --oneline -10`, and `git show HEAD` for the last phase\n")
 	}
 	if withStory {
-		b.WriteString(storySignpost(n))
+		b.WriteString(storySignpost)
 		for _, t := range []string{sc.SoFar, sc.ThisPhase} {
 			if t != "" {
 				b.WriteString("\n#" + strings.TrimRight(t, "\n") + "\n")

@@ -142,7 +142,11 @@ type StoryContext struct {
 // phaseStory builds the story of the current phase's prompt: the story
 // so far from the previous phase's summary.md (where the summarizer's
 // text, when it was accepted, is), or computed again when that file has
-// none; this phase's records at Level 1.
+// none; this phase's records at Level 1. Nothing is said twice: once the
+// phase has records of its own (a retry, a later review iteration), the
+// story so far is computed again without what they supersede or restate
+// (story.Level2Without), and Level 1 leaves out what the story so far
+// shows already (story.Level1Without).
 func (w *workflow) phaseStory(s state.ExecutionState, ps state.PhaseState) (StoryContext, error) {
 	rs, err := w.readStory(s)
 	if err != nil || len(rs) == 0 {
@@ -151,16 +155,16 @@ func (w *workflow) phaseStory(s state.ExecutionState, ps state.PhaseState) (Stor
 	before, this := split(rs, ps.Index+1)
 	var sc StoryContext
 	if len(before) > 0 {
-		if ps.Index > 0 {
+		if ps.Index > 0 && len(this) == 0 {
 			sc.SoFar = w.summaryStory(s, ps.Index-1)
 		}
 		if sc.SoFar == "" {
-			if sc.SoFar, err = story.Level2(before, 0); err != nil {
+			if sc.SoFar, err = story.Level2Without(before, this, 0); err != nil {
 				w.cfg.Logger.Warn("story so far over budget", "phase", ps.Index+1, "err", err)
 			}
 		}
 	}
-	if sc.ThisPhase, err = story.Level1(this, 0); err != nil {
+	if sc.ThisPhase, err = story.Level1Without(this, sc.SoFar, 0); err != nil {
 		w.cfg.Logger.Warn("phase story over budget", "phase", ps.Index+1, "err", err)
 	}
 	return sc, nil

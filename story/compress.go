@@ -58,6 +58,40 @@ func Level2(rs []Record, budget int) (string, error) {
 	return fit(Merge(rs), "Story so far", budget, detail{todos: true})
 }
 
+// Level2Without is Level2 of before for the prompt of a phase that has
+// records of its own already (this: a retry or a later review
+// iteration): what this phase's records supersede or restate — a decision
+// of the same topic, a method of the same name, a TODO closed — is left
+// out, since Level 1 says the newer version, so the prompt neither says a
+// thing twice nor contradicts itself.
+func Level2Without(before, this []Record, budget int) (string, error) {
+	if budget <= 0 {
+		budget = Level2Budget
+	}
+	phases := map[int]bool{}
+	for _, r := range this {
+		phases[r.Phase] = true
+	}
+	m := Merge(append(slices.Clone(before), this...))
+	m = m.filter(func(t Tagged[string]) bool { return !phases[t.Phase] },
+		func(t Tagged[Decision]) bool { return !phases[t.Phase] })
+	return fit(m, "Story so far", budget, detail{todos: true})
+}
+
+// Level1Without is Level1 for a prompt that also carries shown (the
+// story so far): an item shown there already, word for word on a line of
+// its own, is left out (a decision's reason with it: it is in the story/
+// files), so the prompt does not say it twice.
+func Level1Without(rs []Record, shown string, budget int) (string, error) {
+	if budget <= 0 {
+		budget = Level1Budget
+	}
+	in := func(item string) bool { return strings.Contains(shown, "\n- "+strings.TrimSpace(item)+"\n") }
+	m := Merge(rs).filter(func(t Tagged[string]) bool { return !in(t.Item) },
+		func(t Tagged[Decision]) bool { return !in(t.Item.What) })
+	return fit(m, "This phase so far", budget, detail{sessions: true, recommendations: true, why: true, todos: true})
+}
+
 func fit(m Merged, title string, budget int, d detail) (string, error) {
 	if len(m.Verbatim())+len(m.Decisions)+len(m.Todos)+len(m.Other)+len(m.Recommendations) == 0 {
 		return "", nil

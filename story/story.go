@@ -128,7 +128,7 @@ type Tagged[T any] struct {
 // Merged is the story of some records once duplicates and superseded
 // items are gone, oldest first within each list.
 type Merged struct {
-	Sessions        []string // "attempt A, iteration I: summary", one per record with a summary
+	Sessions        []string // "attempt A, iteration I: summary", one per record with a summary (the role first when not a developer's; Level 1 is one phase's, so no phase)
 	Requirements    []Tagged[string]
 	Dependencies    []Tagged[string]
 	Methods         []Tagged[string]
@@ -168,7 +168,11 @@ func Merge(rs []Record) Merged {
 	for _, r := range rs {
 		p := r.Phase
 		if s := strings.TrimSpace(r.Summary); s != "" {
-			m.Sessions = append(m.Sessions, fmt.Sprintf("%s, phase %d, attempt %d, iteration %d: %s", r.Role, r.Phase, r.Attempt, r.Iteration, s))
+			who := ""
+			if r.Role != "developer" {
+				who = r.Role + ", "
+			}
+			m.Sessions = append(m.Sessions, fmt.Sprintf("%sattempt %d, iteration %d: %s", who, r.Attempt, r.Iteration, s))
 		}
 		for _, v := range r.Requirements {
 			keepFirst(&m.Requirements, p, v)
@@ -211,6 +215,18 @@ func Merge(rs []Record) Merged {
 			keepFirst(&m.Recommendations, p, v)
 		}
 	}
+	return m
+}
+
+// filter keeps the items for which keep and keepDecision say so; the
+// sessions stay.
+func (m Merged) filter(keep func(Tagged[string]) bool, keepDecision func(Tagged[Decision]) bool) Merged {
+	f := func(l []Tagged[string]) []Tagged[string] {
+		return slices.DeleteFunc(slices.Clone(l), func(t Tagged[string]) bool { return !keep(t) })
+	}
+	m.Requirements, m.Dependencies, m.Methods = f(m.Requirements), f(m.Dependencies), f(m.Methods)
+	m.NotTodos, m.Todos, m.Other, m.Recommendations = f(m.NotTodos), f(m.Todos), f(m.Other), f(m.Recommendations)
+	m.Decisions = slices.DeleteFunc(slices.Clone(m.Decisions), func(t Tagged[Decision]) bool { return !keepDecision(t) })
 	return m
 }
 

@@ -255,3 +255,47 @@ func TestTokensAndRetention(t *testing.T) {
 		t.Fatalf("invented %v", inv)
 	}
 }
+
+// TestStoryLevelsSayNothingTwice: in a retry's prompt the story so far
+// leaves out what the phase's own records supersede or restate, and Level 1
+// leaves out what the story so far shows; Level2Without of no records of
+// the phase is Level2.
+func TestStoryLevelsSayNothingTwice(t *testing.T) {
+	before := []Record{
+		rec(1, 1, 1, Facts{Decisions: []Decision{{Topic: "sessions", What: "sessions are signed JWTs"}, {Topic: "db", What: "users live in Postgres"}},
+			Methods: []string{"Sessions.Issue(user UserID) (Token, error)", "Users.Create(email string) error"}, Dependencies: []string{"pgx"},
+			Commands: []string{"TODO: rotate keys", "NOT TODO: write our own crypto"}}),
+	}
+	this := []Record{
+		rec(2, 2, 1, Facts{Decisions: []Decision{{Topic: "sessions", What: "sessions are opaque random tokens", Why: "JWTs cannot be revoked"}},
+			Methods: []string{"Sessions.Issue(ctx context.Context, user UserID) (Token, error)"}, Dependencies: []string{"pgx", "argon2"},
+			Commands: []string{"DONE: rotate keys", "NOT TODO: write our own crypto", "NOT TODO: log tokens"}}),
+	}
+	l2, err := Level2Without(before, this, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l1, err := Level1Without(this, l2, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	both := l2 + l1
+	for _, gone := range []string{"signed JWTs", "Sessions.Issue(user UserID)", "TODO: rotate keys"} {
+		if strings.Contains(both, gone) {
+			t.Errorf("the prompt keeps %q, which this phase superseded:\n%s", gone, both)
+		}
+	}
+	for _, once := range []string{"- pgx\n", "- NOT TODO: write our own crypto\n", "users live in Postgres", "Users.Create(email string) error",
+		"sessions are opaque random tokens (why: JWTs cannot be revoked)", "Sessions.Issue(ctx context.Context, user UserID) (Token, error)", "- argon2\n", "NOT TODO: log tokens"} {
+		if n := strings.Count(both, once); n != 1 {
+			t.Errorf("%q said %d times, want once:\n%s", once, n, both)
+		}
+	}
+	plain, _ := Level2(before, 0)
+	if got, _ := Level2Without(before, nil, 0); got != plain {
+		t.Errorf("Level2Without(before, nil) = %q, want Level2's %q", got, plain)
+	}
+	if got, _ := Level1Without(this, "", 0); got != func() string { s, _ := Level1(this, 0); return s }() {
+		t.Errorf("Level1Without(this, \"\") differs from Level1:\n%s", got)
+	}
+}
