@@ -190,11 +190,15 @@
 //
 // The phase prompt carries, after the stable prefix and the signposts
 // (where the summaries' signpost gives way to one that points at story/
-// and the summaries relative to plan.md: the story is what the summaries
-// would tell), the story so far — the "## Story so
-// far" section of the previous phase's summary.md, story.Level2 of the
-// earlier phases' records — and this phase's records across attempts and
-// review iterations (story.Level1). next_task (and review, after the last
+// relative to plan.md: the story is what the summaries would tell, and
+// their git commands are the prior-work line's), the story so far — the
+// "## Story so far" section of the previous phase's summary.md,
+// story.Level2 of the earlier phases' records — and this phase's records
+// across attempts and review iterations (story.Level1). Nothing is said
+// twice: once the phase has records of its own, the story so far is
+// story.Level2Without them (what they supersede or restate left out) and
+// this phase's is story.Level1Without what the story so far shows.
+// next_task (and review, after the last
 // phase) writes the story so far into summary.md: the summarizer's text
 // when the run has a summarizer (RunConfig.Agents.Summarizer) and
 // story.CheckSummary accepts it, else the deterministic one; a summarizer

@@ -27,7 +27,9 @@
 // story/ files) and ErrOverBudget says so; requirements and NOT TODOs are
 // never left out. The text is compact — one item a line under a heading
 // per kind, no phase numbers — so its size follows the items still live,
-// not the number of phases that produced them. CheckSummary decides whether a
+// not the number of phases that produced them. Level2Without and
+// Level1Without render the two levels for one prompt without saying an
+// item twice or keeping one the phase's own records superseded. CheckSummary decides whether a
 // summarizer's text may replace the deterministic one: it must fit the
 // budget, keep every verbatim item, and contain no word absent from the
 // sources, so a summary never holds a fact its sources lack.
