@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// forkSeq returns the seq of the checkpoint before the nth review of
+// runID (oldest first), from `gaffer history --json`.
+func forkSeq(t *testing.T, bin, dir, runID string, nth int) uint64 {
+	t.Helper()
+	out, code := gafferCmd(t, bin, "--repo", dir, "history", runID, "--json")
+	if code != 0 {
+		t.Fatalf("history: exit %d\n%s", code, out)
+	}
+	var hist []struct {
+		Seq  uint64   `json:"seq"`
+		Next []string `json:"next"`
+	}
+	if err := json.Unmarshal([]byte(out), &hist); err != nil {
+		t.Fatalf("history --json: %v\n%s", err, out)
+	}
+	reviews := 0
+	for i := len(hist) - 1; i >= 0; i-- {
+		if len(hist[i].Next) == 1 && hist[i].Next[0] == "review" {
+			if reviews++; reviews == nth {
+				return hist[i].Seq
+			}
+		}
+	}
+	t.Fatalf("no checkpoint before review %d:\n%s", nth, out)
+	return 0
+}
+
+// forkRun forks runID at seq with the real binary and returns the new id.
+func forkRun(t *testing.T, bin, dir, runID string, seq uint64) string {
+	t.Helper()
+	out, code := gafferCmd(t, bin, "--repo", dir, "fork", runID, "--from", strconv.FormatUint(seq, 10))
+	m := regexp.MustCompile(`as (r-\S+), on branch`).FindStringSubmatch(out)
+	if code != 0 || m == nil {
+		t.Fatalf("fork: exit %d\n%s", code, out)
+	}
+	return m[1]
+}
+
+// TestForkKeepsTheUsersUntrackedFiles forks a finished demo run in the
+// middle of phase 3 while the user has untracked files (one at the top,
+// one in a new directory), twice, and resumes the second fork: the phase
+// that runs again must keep the user's files and the first fork's
+// execution directory, as fork promises, and commit none of them. The
+// phase's untracked snapshot was the parent's, so the fresh session's
+// reset deleted them.
+func TestForkKeepsTheUsersUntrackedFiles(t *testing.T) {
+	bin := gafferBinary(t)
+	dir, plan, script := demoRepo(t)
+	const parentID = "r-20260101-parent"
+	if out, code := gafferCmd(t, bin, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", parentID); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	seq := forkSeq(t, bin, dir, parentID, 4)
+	writeTestFile(t, filepath.Join(dir, "notes.txt"), "mine\n")
+	if err := os.Mkdir(filepath.Join(dir, "mine"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeTestFile(t, filepath.Join(dir, "mine", "deep.txt"), "mine too\n")
+	first := forkRun(t, bin, dir, parentID, seq)
+	firstState, _ := statusOf(t, bin, dir, first)
+	second := forkRun(t, bin, dir, parentID, seq)
+	if out, code := gafferCmd(t, bin, "--repo", dir, "resume", second); code != 0 {
+		t.Fatalf("resume %s: exit %d\n%s", second, code, out)
+	}
+	for _, p := range []string{"notes.txt", filepath.Join("mine", "deep.txt"), filepath.Join(firstState.ExecDir, "plan.md")} {
+		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
+			t.Errorf("resuming the fork lost the untracked %s: %v", p, err)
+		}
+	}
+	if got := gitOut(t, dir, "ls-tree", "-r", "--name-only", "HEAD"); strings.Contains(got, "notes.txt") ||
+		strings.Contains(got, "deep.txt") || strings.Contains(got, firstState.ExecDir) {
+		t.Errorf("the fork committed untracked files that are not its own:\n%s", got)
+	}
+}
