@@ -84,3 +84,39 @@ func TestForkKeepsTheUsersUntrackedFiles(t *testing.T) {
 		t.Errorf("the fork committed untracked files that are not its own:\n%s", got)
 	}
 }
+
+// TestCommandsOnARepositoryWithoutAStoreCreateNone runs every command
+// that needs a run in a repository gaffer never ran in (a careless user
+// in the wrong directory): each says there is no run, with status's line,
+// and leaves no store behind (.git/gaffer and its neighbours).
+func TestCommandsOnARepositoryWithoutAStoreCreateNone(t *testing.T) {
+	bin := gafferBinary(t)
+	dir := t.TempDir()
+	gitRepo(t, dir, map[string]string{"a.txt": "a\n"})
+	for _, args := range [][]string{
+		{"resume"}, {"resume", "r-x"}, {"approve"}, {"reject", "r-x", "--feedback", "no"}, {"cancel"}, {"cancel", "r-x"},
+		{"delete", "r-x", "--yes"}, {"fork", "r-x", "--from", "3"}, {"prune", "--yes"},
+	} {
+		out, code := gafferCmd(t, bin, append([]string{"--repo", dir}, args...)...)
+		want := ExitPrecondition
+		if args[0] == "prune" {
+			want = ExitOK
+		}
+		if code != want || !strings.Contains(out, "no runs in this repository (no store at ") {
+			t.Errorf("gaffer %v: exit %d, want %d and status's line\n%s", args, code, want, out)
+		}
+		if got := gitOut(t, dir, "status", "--porcelain", "--ignored"); got != "" {
+			t.Errorf("gaffer %v changed the tree:\n%s", args, got)
+		}
+		ents, err := os.ReadDir(filepath.Join(dir, ".git"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), "gaffer") {
+				t.Errorf("gaffer %v left .git/%s", args, e.Name())
+				os.RemoveAll(filepath.Join(dir, ".git", e.Name()))
+			}
+		}
+	}
+}
