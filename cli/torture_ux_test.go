@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // forkSeq returns the seq of the checkpoint before the nth review of
@@ -118,5 +119,45 @@ func TestCommandsOnARepositoryWithoutAStoreCreateNone(t *testing.T) {
 				os.RemoveAll(filepath.Join(dir, ".git", e.Name()))
 			}
 		}
+	}
+}
+
+// TestLogsFollowOfAKilledRunStops: `gaffer logs RUN --follow` follows a
+// paced run that is then killed with SIGKILL (so the run never writes its
+// end): it must stop by itself, saying that no process runs the run and
+// how to continue it, instead of waiting forever.
+func TestLogsFollowOfAKilledRunStops(t *testing.T) {
+	bin := gafferBinary(t)
+	dir, plan, script := demoRepo(t)
+	run := startProc(t, bin, []string{"--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve",
+		"--run-id", "r-killed", "--pace", "300ms"}, "")
+	logs := filepath.Join(dir, ".git", "gaffer.logs", "r-killed")
+	for i := 0; ; i++ {
+		if m, _ := filepath.Glob(filepath.Join(logs, "*.jsonl")); len(m) > 0 {
+			break
+		}
+		if i > 600 {
+			t.Fatal("the run recorded no session")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	follow := startProc(t, bin, []string{"--repo", dir, "logs", "r-killed", "--follow"}, "")
+	if !run.killAt("random", 500*time.Millisecond) {
+		t.Fatal("the run ended before it was killed")
+	}
+	done := make(chan struct{})
+	var out string
+	var code int
+	go func() { out, code = follow.wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		_ = follow.cmd.Process.Kill()
+		<-done
+		t.Fatalf("logs --follow of a killed run did not stop:\n%s", out)
+	}
+	if code != 0 || !strings.Contains(out, "── developer, phase 1") || !strings.Contains(out, "no process is running run r-killed") ||
+		!strings.Contains(out, "gaffer resume r-killed") {
+		t.Fatalf("logs --follow: exit %d\n%s", code, out)
 	}
 }
