@@ -161,3 +161,70 @@ func TestLogsFollowOfAKilledRunStops(t *testing.T) {
 		t.Fatalf("logs --follow: exit %d\n%s", code, out)
 	}
 }
+
+// TestAgentReportsCarryNoKey: an agent that finds the run's key (an
+// ANTHROPIC_API_KEY the profile names) and repeats it in its report — its
+// summary, its story's decisions, the reviewer's comments — must not put
+// it in the status, the store, the transcripts or any commit. The
+// transcripts were redacted, but the script driver's report, and the llm
+// driver's story facts, reached the state and the committed story records
+// and summaries as they were.
+func TestAgentReportsCarryNoKey(t *testing.T) {
+	const key = "sk-ant-FAKE-canary-7c3d9e1f2a"
+	bin := gafferBinary(t)
+	dir := t.TempDir()
+	gitRepo(t, dir, map[string]string{"a.txt": "a\n"})
+	tmp := t.TempDir()
+	plan, script := filepath.Join(tmp, "plan.md"), filepath.Join(tmp, "script.yaml")
+	writeTestFile(t, plan, "# Plan: k\n\n### Task 1: do\n")
+	writeTestFile(t, script, `developer:
+  - phase: 1
+    summary: "found key `+key+` in .env"
+    decisions:
+      - {topic: key, what: "use `+key+`", why: "it was there"}
+    commands: ["NOT TODO: print `+key+`"]
+    actions:
+      - write: {path: b.txt, content: "b"}
+reviewer:
+  - phase: 1
+    approved: true
+    comments: "ok `+key+`"
+`)
+	writeTestFile(t, filepath.Join(dir, "gaffer.yaml"), `default_profile: a
+profiles:
+  a:
+    driver: script
+    provider: {name: anthropic, api_key_env: ANTHROPIC_API_KEY}
+`)
+	t.Setenv("ANTHROPIC_API_KEY", key)
+	out, code := gafferCmd(t, bin, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-key")
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	places := map[string]string{"run's output": out}
+	places["status --json"], _ = gafferCmd(t, bin, "--repo", dir, "status", "r-key", "--json")
+	places["logs"], _ = gafferCmd(t, bin, "--repo", dir, "logs", "r-key")
+	places["history --json"], _ = gafferCmd(t, bin, "--repo", dir, "history", "r-key", "--json")
+	places["git log -p"] = gitOut(t, dir, "log", "-p", "--all")
+	if !strings.Contains(places["logs"], "found key [redacted ANTHROPIC_API_KEY]") {
+		t.Fatalf("logs do not show the redacted summary: the test does not test anything\n%s", places["logs"])
+	}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err == nil && strings.Contains(string(b), key) {
+			t.Errorf("the key is in %s", p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range places {
+		if strings.Contains(text, key) {
+			t.Errorf("the key is in %s", name)
+		}
+	}
+}
