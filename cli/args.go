@@ -122,6 +122,9 @@ func withRun(io IO, fn func(ctx context.Context, e *env, a cmdArgs) error) ucli.
 		if err != nil {
 			return err
 		}
+		if err := needStore(c, io); err != nil {
+			return err
+		}
 		e, err := openEnv(c, io)
 		if err != nil {
 			return err

@@ -28,6 +28,9 @@ func deleteCommand(io IO) *ucli.Command {
 			if a.run == "" {
 				return exitf(ExitUsage, "usage: gaffer delete RUN")
 			}
+			if err := needStore(c, io); err != nil {
+				return err
+			}
 			e, err := openEnv(c, io)
 			if err != nil {
 				return err
@@ -63,6 +66,12 @@ func pruneCommand(io IO) *ucli.Command {
 			}
 			if keep < 0 {
 				return exitf(ExitUsage, "--keep %d: want 0 or more", keep)
+			}
+			if dir, err := missingStore(c, io); err != nil || dir != "" {
+				if err == nil {
+					fmt.Fprintln(io.Out, noRunsLine(dir))
+				}
+				return err
 			}
 			e, err := openEnv(c, io)
 			if err != nil {

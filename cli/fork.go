@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/gaffer-dev/gaffer/graph"
@@ -74,6 +75,12 @@ func Fork(ctx context.Context, e *env, runID string, seq uint64) error {
 	if err := copyExecDir(e.repo.Root(), snap.State.Run.ExecDir, s.Run.ExecDir); err != nil {
 		return fmt.Errorf("fork: %w", err)
 	}
+	if untracked, err = e.repo.Untracked(ctx); err != nil {
+		return fmt.Errorf("fork: %w", err)
+	}
+	if s, err = keepUntracked(s, untracked); err != nil {
+		return fmt.Errorf("fork: %w", err)
+	}
 	if _, err := e.runner.UpdateState(ctx, id, s, as); err != nil {
 		return fmt.Errorf("fork: set the new run id: %w", err)
 	}
@@ -112,6 +119,30 @@ func forkState(snap graph.Snapshot[state.ExecutionState], id string, now time.Ti
 	// A checkpoint waiting for approval has run no node of its own; from
 	// START the plan is validated again and approval asked again.
 	return s, as
+}
+
+// keepUntracked makes the untracked files of the fork's tree (but its own
+// execution directory) the user's files of a phase under way, which runs
+// again: the parent's snapshot of them was of the parent's tree, and the
+// fresh session's reset to the pre-phase commit removes every untracked
+// file outside the snapshot. A phase not yet prepared takes its own.
+func keepUntracked(s state.ExecutionState, untracked []string) (state.ExecutionState, error) {
+	i := s.Progress.CurrentPhase
+	if i < 0 || i >= len(s.Progress.Phases) || s.Progress.Phases[i].Status != state.PhaseRunning {
+		return s, nil
+	}
+	ps, err := s.PhaseState(i)
+	if err != nil {
+		return s, err
+	}
+	ps.Untracked = nil
+	dir := strings.TrimSuffix(s.Run.ExecDir, "/")
+	for _, p := range untracked {
+		if q := strings.TrimSuffix(p, "/"); q != dir && !strings.HasPrefix(q, dir+"/") && !strings.HasPrefix(dir, q+"/") {
+			ps.Untracked = append(ps.Untracked, p)
+		}
+	}
+	return s.WithPhaseState(ps)
 }
 
 // forkBase is the commit a forked state stands on: the current phase's

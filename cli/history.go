@@ -110,6 +110,9 @@ func forkCommand(io IO) *ucli.Command {
 			if a.run == "" || from == 0 {
 				return exitf(ExitUsage, "usage: gaffer fork RUN --from SEQ")
 			}
+			if err := needStore(c, io); err != nil {
+				return err
+			}
 			e, err := openEnv(c, io)
 			if err != nil {
 				return err

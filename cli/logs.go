@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gaffer-dev/gaffer/control"
 	"github.com/gaffer-dev/gaffer/workspace"
 	ucli "github.com/urfave/cli/v2"
 )
@@ -46,7 +47,7 @@ func logsCommand(io IO) *ucli.Command {
 			if err != nil {
 				return err
 			}
-			return Logs(c.Context, io.Out, dir, a.run, phase, a.Bool("follow") || a.Bool("f"), 200*time.Millisecond)
+			return LogsWith(c.Context, io.Out, dir, a.run, phase, a.Bool("follow") || a.Bool("f"), 200*time.Millisecond, holderRuns(c))
 		},
 	}
 }
@@ -74,6 +75,23 @@ func logsDir(c *ucli.Context) (string, error) {
 // printing what the sessions add, polling every poll, until the run
 // ends or ctx is done (Ctrl-C: exit 0).
 func Logs(ctx context.Context, w io.Writer, dir, runID string, phase int, follow bool, poll time.Duration) error {
+	return LogsWith(ctx, w, dir, runID, phase, follow, poll, nil)
+}
+
+// followChecks is how many polls apart a follow asks whether a process
+// still runs the run, and missedChecks how many answers in a row must be
+// no before it stops.
+const (
+	followChecks = 5
+	missedChecks = 2
+)
+
+// LogsWith is Logs, where a follow also stops once running (nil: never
+// asked) says, missedChecks times in a row, that no process runs the
+// run, and the run has sessions: a run killed (or stopped by an error)
+// never writes its end. A run not yet started is waited for.
+func LogsWith(ctx context.Context, w io.Writer, dir, runID string, phase int, follow bool, poll time.Duration,
+	running func(context.Context, string) bool) error {
 	if runID == "" {
 		id, err := newestTranscript(dir)
 		if err != nil {
@@ -88,10 +106,24 @@ func Logs(ctx context.Context, w io.Writer, dir, runID string, phase int, follow
 		}
 	}
 	f := &follower{w: w, dir: runDir, phase: phase, offsets: map[string]int64{}}
-	for {
+	missed := 0
+	for n := 0; ; n++ {
 		ended := f.ended() // before reading: what was written before the end is printed
+		gone := false
+		if follow && !ended && running != nil && n%followChecks == followChecks-1 && len(f.offsets) > 0 {
+			if running(ctx, runID) {
+				missed = 0
+			} else {
+				missed++
+			}
+			gone = missed >= missedChecks // asked before reading, as ended
+		}
 		if err := f.step(); err != nil {
 			return err
+		}
+		if gone {
+			fmt.Fprintf(w, "\n── no process is running run %s (killed, or stopped by an error): gaffer resume %s continues it ──\n", runID, runID)
+			return nil
 		}
 		if !follow || ended {
 			return nil
@@ -101,6 +133,29 @@ func Logs(ctx context.Context, w io.Writer, dir, runID string, phase int, follow
 			return nil
 		case <-time.After(poll):
 		}
+	}
+}
+
+// holderRuns asks the process holding c's store whether it runs a run:
+// no process holding the store, or one that answers that the run is
+// stopped, is no. Any other answer (an error of the holder's, a stranger
+// on the socket) is yes: logs waits, as before.
+func holderRuns(c *ucli.Context) func(context.Context, string) bool {
+	return func(ctx context.Context, runID string) bool {
+		cl, err := controlClient(c)
+		if err != nil {
+			return true
+		}
+		cl.Timeout = 5 * time.Second
+		var res execResult
+		if err := cl.Call(ctx, opExec, execArgs{Argv: []string{"status", runID, "--json"}}, &res); err != nil {
+			return !errors.Is(err, control.ErrNoServer)
+		}
+		var v RunView
+		if res.Exit != ExitOK || json.Unmarshal([]byte(res.Stdout), &v) != nil {
+			return true
+		}
+		return !v.Stopped
 	}
 }
 

@@ -205,7 +205,11 @@ func plainDriverFactory(out io.Writer, pace *time.Duration, opts agentOptions, r
 			if pace != nil {
 				p = *pace
 			}
-			return agent.NewScriptDriver(sc, agent.ScriptOptions{Pace: p, Stdout: out,
+			var stdout io.Writer
+			if out != nil {
+				stdout = redactingWriter{w: out, redact: secretRedactor(keyNames(cfg), real.getenv, os.Environ())}
+			}
+			return agent.NewScriptDriver(sc, agent.ScriptOptions{Pace: p, Stdout: stdout,
 				Env: agentEnviron(cfg, nil, real.getenv), Groups: opts.groups, Warn: opts.warn}), nil
 		}
 		return real.driver(role, cfg, kind)

@@ -11,8 +11,8 @@ import (
 	"github.com/gaffer-dev/gaffer/workspace"
 )
 
-// missingStore returns the store directory a read-only command (status,
-// list, history) would open when it does not exist, and "" otherwise:
+// missingStore returns the store directory a command that only reads or
+// needs a run (status, list, history, resume, cancel, delete, …) would open when it does not exist, and "" otherwise:
 // those commands say there is no run instead of creating a store. A
 // repository that cannot be opened is left to openEnv to report.
 func missingStore(c *ucli.Context, io IO) (string, error) {
@@ -36,6 +36,17 @@ func missingStore(c *ucli.Context, io IO) (string, error) {
 		return dir, nil
 	}
 	return "", nil
+}
+
+// needStore is noRuns when the store a command would open does not exist:
+// a command that needs a run (resume, approve, reject, cancel, delete,
+// fork) says so instead of creating an empty store.
+func needStore(c *ucli.Context, io IO) error {
+	dir, err := missingStore(c, io)
+	if err != nil || dir == "" {
+		return err
+	}
+	return noRuns(dir)
 }
 
 // noRuns is the answer of status and history in a repository without a

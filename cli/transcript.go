@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -53,20 +55,29 @@ type transcribed struct {
 }
 
 func (d *transcribed) Run(ctx context.Context, s agent.Session) (agent.Report, error) {
+	// What the agent says reaches the terminal, the events, the state and
+	// the commits through here: every driver's messages and report are
+	// redacted as its transcript is.
+	next := s.OnMessage
 	t, err := d.open(s)
 	if err != nil {
-		// A transcript that cannot be written loses the log, not the run.
-		return d.inner.Run(ctx, s)
+		t = nil // a transcript that cannot be written loses the log, not the run
 	}
-	defer t.close()
-	next := s.OnMessage
 	s.OnMessage = func(m agent.Message) {
-		t.message(m)
+		m.Input, m.Text = d.redact(m.Input), d.redact(m.Text)
+		if t != nil {
+			t.message(m)
+		}
 		if next != nil {
 			next(m)
 		}
 	}
 	rep, err := d.inner.Run(ctx, s)
+	rep, err = redactReport(rep, d.redact), redactError(err, d.redact)
+	if t == nil {
+		return rep, err
+	}
+	defer t.close()
 	end := transcriptLine{Kind: "report", Text: fmt.Sprintf("%s: %s", rep.Status, rep.Summary)}
 	switch {
 	case err != nil:
@@ -77,6 +88,58 @@ func (d *transcribed) Run(ctx context.Context, s agent.Session) (agent.Report, e
 	t.write(end)
 	return rep, err
 }
+
+// redactReport returns rep with redact applied to every text an agent
+// wrote: summary, output, error and the story's facts.
+func redactReport(rep agent.Report, redact func(string) string) agent.Report {
+	rep.Summary, rep.Output, rep.Error = redact(rep.Summary), redact(rep.Output), redact(rep.Error)
+	f := &rep.Story
+	f.Decisions = slices.Clone(f.Decisions)
+	for i, d := range f.Decisions {
+		f.Decisions[i].Topic, f.Decisions[i].What, f.Decisions[i].Why = redact(d.Topic), redact(d.What), redact(d.Why)
+	}
+	for _, l := range []*[]string{&f.Commands, &f.Methods, &f.Dependencies, &f.Requirements, &f.Recommendations} {
+		*l = slices.Clone(*l)
+		for i, v := range *l {
+			(*l)[i] = redact(v)
+		}
+	}
+	return rep
+}
+
+// redactingWriter writes what it is given with redact applied to each
+// write: the script driver's progress lines and its commands' output.
+type redactingWriter struct {
+	w      io.Writer
+	redact func(string) string
+}
+
+func (r redactingWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(r.w, r.redact(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// redactError returns err with redact applied to its text; errors.Is and
+// errors.As still see the original.
+func redactError(err error, redact func(string) string) error {
+	if err == nil {
+		return nil
+	}
+	if msg := redact(err.Error()); msg != err.Error() {
+		return &redactedErr{msg: msg, err: err}
+	}
+	return err
+}
+
+type redactedErr struct {
+	msg string
+	err error
+}
+
+func (e *redactedErr) Error() string { return e.msg }
+func (e *redactedErr) Unwrap() error { return e.err }
 
 // transcript is one session's open file.
 type transcript struct {
