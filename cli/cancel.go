@@ -62,7 +62,7 @@ func Cancel(ctx context.Context, e *env, runID string) error {
 	defer unlock()
 	if running {
 		// Before the user's changes come back: the reset must not touch them.
-		pre, err := nodes.DiscardPhase(ctx, e.repo, after.State)
+		pre, err := nodes.DiscardPhase(ctx, e.repo, after.State, func(msg string) { fmt.Fprintln(e.io.Out, msg) })
 		switch {
 		case err != nil:
 			fmt.Fprintf(e.io.Out, "Phase %d's unfinished changes were left in the work tree: %v\n", phase, err)

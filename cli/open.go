@@ -109,7 +109,8 @@ func openEnv(c *ucli.Context, io IO) (*env, error) {
 		warnOnce.Do(func() { e.log.Warn(msg) })
 	}}
 	gr, err := nodes.Build(nodes.Config{Repo: repo, Drivers: driverFactory(io.Out, e.pace, opts), Clock: time.Now, Logger: e.log,
-		ReproducibleDates: reproducibleDates(os.Getenv), AfterCommit: afterCommitHook(io), AfterRestore: afterRestoreHook(io)})
+		ReproducibleDates: reproducibleDates(os.Getenv), AfterCommit: afterCommitHook(io), AfterRestore: afterRestoreHook(io),
+		Notice: func(msg string) { fmt.Fprintln(io.Err, "gaffer: "+msg) }})
 	if err != nil {
 		store.Close()
 		return nil, err

@@ -25,7 +25,9 @@ import (
 // nothing, when HEAD moved in a way the run did not. Otherwise it returns
 // the pre-phase commit it reset to. The user's changes a --allow-dirty
 // run put aside are restored afterwards, on top (restore_user_changes).
-func DiscardPhase(ctx context.Context, repo *workspace.Repo, s state.ExecutionState) (string, error) {
+// What the reset discards is kept first (see rescue), and notice, when not
+// nil, is told where.
+func DiscardPhase(ctx context.Context, repo *workspace.Repo, s state.ExecutionState, notice func(string)) (string, error) {
 	ps, ok := current(s)
 	if !ok || ps.Status != state.PhaseRunning || ps.PreCommit == "" {
 		return "", nil
@@ -49,8 +51,15 @@ func DiscardPhase(ctx context.Context, repo *workspace.Repo, s state.ExecutionSt
 			return "", nil
 		}
 	}
+	ref, h, err := rescue(ctx, repo, time.Now(), s, ps, ps.Untracked)
+	if err != nil {
+		return "", err
+	}
 	if err := w.gitOp(func() error { return repo.ResetTo(ctx, ps.PreCommit, ps.Untracked) }); err != nil {
 		return "", fmt.Errorf("nodes: discard phase %d: reset to %s: %w", ps.Index+1, short(ps.PreCommit), err)
+	}
+	if h != "" && notice != nil {
+		notice(RescueNotice(ps.Index+1, ref, h))
 	}
 	return ps.PreCommit, nil
 }

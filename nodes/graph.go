@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/gaffer-dev/gaffer/agent"
@@ -54,6 +55,9 @@ type Config struct {
 	// the user's changes back, before it drops the stash's ref and before
 	// its checkpoint: a test SIGKILLs a run there.
 	AfterRestore func()
+	// Notice, when set, tells the user something they must know, in one
+	// line (the CLI prints it); by default it goes to Logger as a warning.
+	Notice func(msg string)
 }
 
 func (c Config) validate() (Config, error) {
@@ -69,12 +73,21 @@ func (c Config) validate() (Config, error) {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	if c.Notice == nil {
+		logger := c.Logger
+		c.Notice = func(msg string) { logger.Warn(msg) }
+	}
 	return c, nil
 }
 
 // workflow carries the validated Config to the nodes.
 type workflow struct {
 	cfg Config
+	// ran maps a run id to the phase index of the last developer session
+	// this process ran for it: a reset after such a session only undoes
+	// that session's work, while any other reset may meet changes it
+	// cannot account for, which it keeps first (see rescue).
+	ran sync.Map
 }
 
 // Build wires the workflow's nodes and routers into a graph:

@@ -98,6 +98,7 @@ func (w *workflow) phase(ctx context.Context, s state.ExecutionState) (state.Exe
 		SessionID: s.Progress.DriverSessionID, Tools: agent.DefaultTools(agent.RoleDeveloper),
 		StoryDir: storyDir(s),
 	}
+	w.ran.Store(s.Run.ID, ps.Index)
 	rep, err := w.session(ctx, d, sess)
 	if err != nil {
 		return s, err
@@ -168,10 +169,47 @@ func (w *workflow) ensureAtPreCommit(ctx context.Context, s state.ExecutionState
 			return nil
 		}
 	}
+	var ref, h string
+	if last, ok := w.ran.Load(s.Run.ID); !ok || last != ps.Index {
+		if ref, h, err = rescue(ctx, w.cfg.Repo, w.cfg.Clock(), s, ps, keepList(s, ps)); err != nil {
+			return err
+		}
+	}
 	if err := w.gitOp(func() error { return w.cfg.Repo.ResetTo(ctx, ps.PreCommit, keepList(s, ps)) }); err != nil {
 		return fmt.Errorf("nodes: phase %d: reset to %s: %w", ps.Index+1, short(ps.PreCommit), err)
 	}
+	if h != "" {
+		w.cfg.Notice(RescueNotice(ps.Index+1, ref, h))
+	}
 	return nil
+}
+
+// rescue records, before a reset of phase ps discards them, the work
+// tree's changes outside keep: a killed agent's unfinished work, but also
+// whatever the user changed while the run waited or was stopped, which
+// nothing else can tell apart. They are kept by a ref under
+// workspace.RescueRefPrefix (RUN/pN-aA-TIME); the ref and the commit's hash
+// are returned ("" when the tree had nothing to lose), so a reset never
+// loses anything.
+func rescue(ctx context.Context, repo *workspace.Repo, now time.Time, s state.ExecutionState, ps state.PhaseState, keep []string) (ref, hash string, err error) {
+	name := fmt.Sprintf("%s/p%d-a%d-%s", s.Run.ID, ps.Index+1, ps.Attempt, now.UTC().Format("20060102T150405.000000000Z"))
+	known := ""
+	if s.Stash.Pending() {
+		known = s.Stash.Commit // --allow-dirty's stash holds the user's changes before phase 1
+	}
+	h, err := repo.Rescue(ctx, name, keep, known)
+	if err != nil {
+		return "", "", fmt.Errorf("nodes: phase %d: keep the work tree's changes before the reset: %w", ps.Index+1, err)
+	}
+	return workspace.RescueRefPrefix + name, h, nil
+}
+
+// RescueNotice is the line that tells the user where the changes a reset
+// of phase (1-based) found in the work tree went.
+func RescueNotice(phase int, ref, hash string) string {
+	return fmt.Sprintf("phase %d went back to its pre-phase commit; the changes it found in the work tree "+
+		"(an interrupted session's, or yours) are kept in commit %s (%s): `git stash apply %s` puts them back",
+		phase, short(hash), ref, short(hash))
 }
 
 // maxOwnCommits bounds the walk back from HEAD to the pre-phase commit:

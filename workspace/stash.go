@@ -37,10 +37,47 @@ func (r *Repo) Stash(ctx context.Context, name string, exclude []string) (string
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return retry(r, func() (string, error) { return r.stash(ctx, name, exclude) })
+	return retry(r, func() (string, error) { return r.stash(ctx, StashRefPrefix+name, name, exclude) })
 }
 
-func (r *Repo) stash(ctx context.Context, name string, exclude []string) (string, error) {
+// RescueRefPrefix is where Rescue keeps its commits alive: RescueRefPrefix
+// + a name.
+const RescueRefPrefix = "refs/gaffer/rescue/"
+
+// Rescue records the uncommitted changes a reset is about to discard, as
+// Stash does, under the ref RescueRefPrefix+name, and returns the work
+// tree commit's hash ("" when there is nothing to record). The commits
+// have the shape of git stash's, so `git stash apply HASH` puts the
+// changes back. When known is the hash of a commit Stash made whose index
+// and work trees are the changes found, they are kept already: Rescue
+// records nothing and returns "".
+func (r *Repo) Rescue(ctx context.Context, name string, exclude []string, known string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return retry(r, func() (string, error) {
+		return r.stashUnless(ctx, RescueRefPrefix+name, name, exclude, known)
+	})
+}
+
+func (r *Repo) stash(ctx context.Context, ref, name string, exclude []string) (string, error) {
+	return r.stashUnless(ctx, ref, name, exclude, "")
+}
+
+// sameChanges reports whether known is a stash commit (work tree commit
+// with the index commit as its second parent) of exactly these trees.
+func (r *Repo) sameChanges(known string, indexTree, workTree plumbing.Hash) bool {
+	w, err := r.commitObject(known, plumbing.NewHash(known))
+	if err != nil || w.TreeHash != workTree || len(w.ParentHashes) != 2 {
+		return false
+	}
+	i, err := r.commitObject(known+"^2", w.ParentHashes[1])
+	return err == nil && i.TreeHash == indexTree
+}
+
+func (r *Repo) stashUnless(ctx context.Context, ref, name string, exclude []string, known string) (string, error) {
 	snap, err := r.snapshot(ctx)
 	if err != nil {
 		return "", err
@@ -67,6 +104,9 @@ func (r *Repo) stash(ctx context.Context, name string, exclude []string) (string
 	if indexTree == snap.headTree && workTree == snap.headTree {
 		return "", nil
 	}
+	if known != "" && r.sameChanges(known, indexTree, workTree) {
+		return "", nil
+	}
 	head, err := r.commitObject("HEAD", snap.headHash)
 	if err != nil {
 		return "", err
@@ -91,7 +131,7 @@ func (r *Repo) stash(ctx context.Context, name string, exclude []string) (string
 	if err != nil {
 		return "", err
 	}
-	if err := r.setRef(StashRefPrefix+name, w); err != nil {
+	if err := r.setRef(ref, w); err != nil {
 		return "", err
 	}
 	return w.String(), nil

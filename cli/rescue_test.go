@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestResetKeepsWhatItFinds changes the work tree while a run waits for
+// approval (a tracked edit, a staged new file) and while it is stopped
+// between phases (a new untracked file, killed with SIGKILL): the resets
+// that start the next phase used to discard those changes silently. Now
+// each says in one line which commit keeps them, and `git stash apply`
+// puts them back byte for byte; a retry of a session this process ran
+// keeps nothing (it only undoes that session's work).
+func TestResetKeepsWhatItFinds(t *testing.T) {
+	bin := gafferBinary(t)
+	dir, plan, script := demoRepo(t)
+	if out, code := gafferCmd(t, bin, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-rescue"); code != ExitAwaitingApproval {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	gomod := filepath.Join(dir, "go.mod")
+	orig, err := os.ReadFile(gomod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := string(orig) + "// the user's edit\n"
+	writeTestFile(t, gomod, edited)
+	writeTestFile(t, filepath.Join(dir, "staged.txt"), "staged by the user\n")
+	gitOut(t, dir, "add", "staged.txt")
+
+	// Approve in a process that is killed while phase 2's session works,
+	// and leave a new file while it is stopped.
+	p := startProc(t, bin, []string{"--repo", dir, "approve", "r-rescue", "--pace", "40ms"}, "")
+	for {
+		p.mu.Lock()
+		out := p.out.String()
+		p.mu.Unlock()
+		if strings.Contains(out, "[developer p2 a1") {
+			break
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("approve ended before phase 2:\n%s", out)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	out1, _ := p.wait()
+	writeTestFile(t, filepath.Join(dir, "notes.txt"), "written while the run was stopped\n")
+	out2, code := gafferCmd(t, bin, "--repo", dir, "resume", "r-rescue")
+	if code != ExitOK {
+		t.Fatalf("resume: exit %d\n%s", code, out2)
+	}
+	re := regexp.MustCompile("are kept in commit ([0-9a-f]+) \\(refs/gaffer/rescue/r-rescue/p[0-9]+-a1-[^)]+\\): `git stash apply ([0-9a-f]+)` puts them back")
+	var hashes []string
+	for _, out := range []string{out1, out2} {
+		for _, m := range re.FindAllStringSubmatch(out, -1) {
+			if m[1] != m[2] {
+				t.Errorf("the notice names %s and applies %s", m[1], m[2])
+			}
+			hashes = append(hashes, m[1])
+		}
+	}
+	if len(hashes) != 2 {
+		t.Fatalf("want two notices (phase 1 after the approval, the next phase after the resume), got %d:\n%s\n---\n%s", len(hashes), out1, out2)
+	}
+	if refs := strings.Fields(gitOut(t, dir, "for-each-ref", "--format=%(refname)", "refs/gaffer/rescue/")); len(refs) != 2 {
+		t.Errorf("rescue refs %v, want 2 (the demo's retry in phase 2 keeps nothing)", refs)
+	}
+	// The run's result is untouched by the user's changes...
+	if strings.Contains(gitOut(t, dir, "log", "-p", "--format=%s"), "the user's edit") {
+		t.Errorf("the user's edit was committed as the run's")
+	}
+	// ...and both sets come back byte for byte.
+	gitOut(t, dir, "stash", "apply", hashes[0])
+	if got, _ := os.ReadFile(gomod); string(got) != edited {
+		t.Errorf("go.mod after apply:\n%s", got)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "staged.txt")); string(got) != "staged by the user\n" {
+		t.Errorf("staged.txt after apply: %q", got)
+	}
+	if got := gitOut(t, dir, "show", hashes[1]+":notes.txt"); got != "written while the run was stopped" {
+		t.Errorf("notes.txt in the second rescue: %q", got)
+	}
+}
