@@ -48,7 +48,8 @@ func newNormalizer() *normalizer {
 		// 7 to 64 hex digits with at least one digit and one letter.
 		sha: regexp.MustCompile(`(?i)\b[0-9a-f]{7,64}\b`),
 		// 0.01s, 12ms, 1m30s, 1.5µs, 3h2m1s.
-		dur:   regexp.MustCompile(`\b(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+\b`),
+		// 0.01s, 12ms, 1m30s, 1.5µs, 3h2m1s; Jest's "5.123 s".
+		dur:   regexp.MustCompile(`\b(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+\b|\b\d+\.\d+ s\b`),
 		space: regexp.MustCompile(`[ \t]+`),
 	}
 }
@@ -60,10 +61,10 @@ var defaultNormalizer = newNormalizer()
 // folded and blank lines dropped: ANSI escape codes are removed; UUIDs,
 // timestamps and times of day, hex addresses (0xc000123abc, +0x1d),
 // commit hashes, durations (0.01s, 1m30s) and goroutine ids become
-// <uuid>, <time>, <addr>, <sha>, <dur> and "goroutine <n>"; a path under a
-// temporary directory (/tmp, /var/folders, %TEMP%) becomes <tmp> or
-// <tmp>/base when its last element has an extension; any other path keeps
-// only its base name; positions after a file name (file.go:12:3,
+// <uuid>, <time>, <addr>, <sha>, <dur> and "goroutine <n>"; a path keeps
+// only its base name when that looks like a file name (has an extension),
+// and a path under a temporary directory (/tmp, /var/folders, %TEMP%)
+// otherwise becomes <tmp>, so the same file in two temp dirs is one text; positions after a file name (file.go:12:3,
 // a.ts(12,5), Python's "line 42") become <n>.
 //
 // Normalize is deterministic and never fails; the same bug on another
@@ -112,9 +113,9 @@ func (n *normalizer) normalize(s string) string {
 	return b.String()
 }
 
-// replacePath turns a path into its base name; a path under a temporary
-// directory becomes <tmp>, or <tmp>/base when its last element looks like
-// a file name (has an extension).
+// replacePath turns a path into its base name, except that a path under a
+// temporary directory whose last element is not a file name (has no
+// extension) becomes <tmp>.
 func (n *normalizer) replacePath(p string) string {
 	i := strings.LastIndexAny(p, `/\`)
 	base := p[i+1:]
@@ -125,7 +126,7 @@ func (n *normalizer) replacePath(p string) string {
 		return base
 	}
 	if strings.Contains(base, ".") && !strings.HasPrefix(base, ".") {
-		return phTmp + "/" + base
+		return base
 	}
 	return phTmp
 }
