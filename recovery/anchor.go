@@ -195,3 +195,13 @@ func addedTerms(where, before, after string) []string {
 func cleanFile(f string) string {
 	return strings.TrimPrefix(strings.ReplaceAll(strings.TrimSpace(f), `\`, "/"), "./")
 }
+
+// WithAnchor returns m with a as the goal anchor of phase index. The
+// workflow freezes each phase's anchor once, when the plan is approved; a
+// replan checks against it and never replaces it.
+func WithAnchor(m Memory, index int, a Anchor) Memory {
+	p := m.Phase(index)
+	c := a.clone()
+	p.Anchor = &c
+	return m.withPhase(p)
+}
