@@ -31,7 +31,7 @@ func newNormalizer() *normalizer {
 		ansi: regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)`),
 		uuid: regexp.MustCompile(`(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`),
 		// 2024-01-02T15:04:05.123Z, 2024/01/02 15:04:05, 2024-01-02.
-		stamp: regexp.MustCompile(`\b\d{4}[-/]\d{2}[-/]\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2}|\s?UTC)?)?\b`),
+		stamp: regexp.MustCompile(`(?i)\b\d{4}[-/]\d{2}[-/]\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2}|\s?UTC)?)?\b`),
 		clock: regexp.MustCompile(`\b\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\b`),
 		// A path under a temporary directory (matched against a whole path).
 		tempPath: regexp.MustCompile(`(?i)^(?:/tmp|/var/folders|/private/var/folders|/var/tmp|[a-z]:\\users\\[^\\]+\\appdata\\local\\temp|[a-z]:\\windows\\temp)(?:[/\\]|$)`),
@@ -41,9 +41,9 @@ func newNormalizer() *normalizer {
 		tsPos: regexp.MustCompile(`\((\d+),(\d+)\)`),
 		// Python tracebacks: line 42.
 		pyLine: regexp.MustCompile(`(?i)\bline (\d+)\b`),
-		// file.go:12:3, file.py:42, <tmp>:7 — a position after a file name.
-		pos:       regexp.MustCompile(`([\w.\-]+\.\w+|>):(\d+)(?::(\d+))?`),
-		goroutine: regexp.MustCompile(`(?i)\bgoroutine (\d+)\b`),
+		// file.go:12:3, file.py:42: a position after a file name.
+		pos:       regexp.MustCompile(`([\w.\-]+\.\w+):(\d+)(?::(\d+))?`),
+		goroutine: regexp.MustCompile(`(?i)goroutine (\d+)\b`),
 		addr:      regexp.MustCompile(`(?i)\b0x[0-9a-f]+\b`),
 		// 7 to 64 hex digits with at least one digit and one letter.
 		sha: regexp.MustCompile(`(?i)\b[0-9a-f]{7,64}\b`),
@@ -69,18 +69,43 @@ var defaultNormalizer = newNormalizer()
 //
 // Normalize is deterministic and never fails; the same bug on another
 // line, in another temp dir, at another time normalizes to the same text.
-func Normalize(err string) string { return defaultNormalizer.normalize(err) }
+//
+// One pass of the rules can leave text that a second pass would still
+// change (a placeholder can end next to a number), so Normalize repeats
+// them until the text stops changing, at most maxPasses times; the result
+// is, in practice, a fixed point: Normalize(Normalize(x)) == Normalize(x),
+// which FuzzNormalize checks.
+func Normalize(err string) string {
+	s := defaultNormalizer.normalize(err)
+	for range maxPasses - 1 {
+		next := defaultNormalizer.normalize(s)
+		if next == s {
+			break
+		}
+		s = next
+	}
+	return s
+}
+
+// maxPasses bounds the passes of Normalize.
+const maxPasses = 4
 
 func (n *normalizer) normalize(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	s = n.ansi.ReplaceAllString(s, "")
+	s = strings.ReplaceAll(s, "\x1b", "") // a stray or cut-off escape
+	// Lower-case and fold blanks first, so that no later pattern can match
+	// only on a second pass: Normalize(Normalize(x)) == Normalize(x).
+	s = strings.ToLower(s)
+	s = n.space.ReplaceAllString(s, " ")
 	s = n.uuid.ReplaceAllString(s, phUUID)
 	s = n.stamp.ReplaceAllString(s, phTime)
 	s = n.clock.ReplaceAllString(s, phTime)
 	s = n.path.ReplaceAllStringFunc(s, n.replacePath)
 	s = n.tsPos.ReplaceAllString(s, "("+phN+","+phN+")")
 	s = n.pyLine.ReplaceAllString(s, "line "+phN)
+	s = n.goroutine.ReplaceAllString(s, "goroutine "+phN)
 	s = n.pos.ReplaceAllStringFunc(s, func(m string) string {
 		sub := n.pos.FindStringSubmatch(m)
 		out := sub[1] + ":" + phN
@@ -89,7 +114,6 @@ func (n *normalizer) normalize(s string) string {
 		}
 		return out
 	})
-	s = n.goroutine.ReplaceAllString(s, "goroutine "+phN)
 	s = n.addr.ReplaceAllString(s, phAddr)
 	s = n.sha.ReplaceAllStringFunc(s, func(m string) string {
 		if strings.ContainsAny(m, "0123456789") && strings.ContainsAny(m, "abcdefABCDEF") {
@@ -98,7 +122,6 @@ func (n *normalizer) normalize(s string) string {
 		return m
 	})
 	s = n.dur.ReplaceAllString(s, phDur)
-	s = strings.ToLower(s)
 	var b strings.Builder
 	for _, line := range strings.Split(s, "\n") {
 		line = strings.TrimSpace(n.space.ReplaceAllString(line, " "))
@@ -121,6 +144,9 @@ func (n *normalizer) replacePath(p string) string {
 	base := p[i+1:]
 	if strings.Trim(p, `/\.~-`) == "" {
 		return p // a lone separator, "//", "../": not a path worth folding
+	}
+	if base == "" {
+		base = "<dir>" // a path to a directory, "a/b/"
 	}
 	if !n.tempPath.MatchString(p) {
 		return base

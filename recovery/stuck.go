@@ -56,14 +56,18 @@ type Budget struct {
 }
 
 // Remaining returns the fraction of the budget left, in [0, 1]: the
-// smaller of the cost and token fractions, 1 when there are no limits.
+// smaller of the cost and token fractions, 1 when there are no limits, 0
+// when a spend is not a number.
 func (b Budget) Remaining() float64 {
 	left := 1.0
 	if b.MaxCostUSD > 0 {
-		left = min(left, 1-b.SpentUSD/b.MaxCostUSD)
+		left = min(left, (b.MaxCostUSD-b.SpentUSD)/b.MaxCostUSD)
 	}
 	if b.MaxTokens > 0 {
-		left = min(left, 1-float64(b.SpentTokens)/float64(b.MaxTokens))
+		left = min(left, float64(b.MaxTokens-b.SpentTokens)/float64(b.MaxTokens))
+	}
+	if left != left { // a NaN spend: treat the budget as gone
+		return 0
 	}
 	return max(0, min(1, left))
 }
