@@ -141,7 +141,7 @@ type FatalRule struct {
 // Patterns of test and build output. They are matched line by line
 // against the attempt's text.
 var (
-	goBuildRe = regexp.MustCompile(`(?m)^(?:# \S+$|FAIL\s+\S+\s+\[(?:build|setup) failed\]|.*\.go:\d+(?::\d+)?: (?:undefined|syntax error|cannot use|imported and not used|declared and not used|missing return|too many|not enough|invalid operation|cannot find package|no required module)|.*: cannot find module|package \S+ is not in std)`)
+	goBuildRe = regexp.MustCompile(`(?m)^(?:# \S+\r?\n[^\n]*\.go:\d+|FAIL\s+\S+\s+\[(?:build|setup) failed\]|.*\.go:\d+(?::\d+)?: (?:undefined|syntax error|cannot use|imported and not used|declared and not used|missing return|too many|not enough|invalid operation|cannot find package|no required module)|.*: cannot find module|package \S+ is not in std)`)
 	tsBuildRe = regexp.MustCompile(`(?m)error TS\d+:`)
 	pyBuildRe = regexp.MustCompile(`(?m)^\s*(?:SyntaxError|IndentationError|ModuleNotFoundError|ImportError)\b`)
 	testRe    = regexp.MustCompile(`(?m)^(?:\s*--- FAIL: |FAIL\s+\S+\s+\d|FAIL$|panic: |\s*FAILED |=+ .*\bfailed\b|\s*✕ |Tests:\s+\d+ failed|AssertionError\b|\s*[●×] )`)

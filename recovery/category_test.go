@@ -38,6 +38,7 @@ func TestClassify(t *testing.T) {
 		{"pytest", Input{AgentFailed: true, TestOutput: "FAILED tests/test_a.py::test_x - AssertionError: assert 2 == 3\n==== 1 failed, 3 passed in 0.12s ===="}, CatTestFailure},
 		{"jest", Input{AgentFailed: true, TestOutput: "  ● Cart › applies discount\n\nTests:       1 failed, 4 passed, 5 total"}, CatTestFailure},
 		{"review rejection", Input{Review: rejected}, CatReview},
+		{"markdown heading is not a go build header", Input{AgentFailed: true, AgentError: "# Summary\nI could not finish: the API is unclear."}, CatGaveUp},
 		{"agent gave up", Input{AgentFailed: true, AgentError: "I could not find a way to do this without changing the API."}, CatGaveUp},
 		{"tests beat review", Input{Review: rejected, TestOutput: "--- FAIL: TestX (0.00s)"}, CatTestFailure},
 		{"driver kind beats test output", Input{Driver: DriverTimeout, TestOutput: "--- FAIL: TestX (0.00s)"}, CatTimeout},

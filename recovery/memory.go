@@ -3,6 +3,7 @@ package recovery
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"regexp"
 	"slices"
 )
 
@@ -122,15 +123,21 @@ func (m Memory) withPhase(p PhaseMemory) Memory {
 }
 
 // RecordFailure returns m with a failed attempt of phase index recorded:
-// its category (Classify), its fingerprint and the tail of its error
-// text. cfg must be validated.
+// its category (Classify; agent_gave_up when the Input shows no failure),
+// its fingerprint and the tail of its error text, with token-shaped
+// secrets masked (RedactTokens). The caller redacts the secrets it knows
+// by value (the run's keys) from the Input first, as the drivers do. cfg
+// must be validated.
 func RecordFailure(m Memory, index, attempt int, in Input, cfg Config) (Memory, Failure) {
 	text := in.Text()
 	f := Failure{
 		Attempt:     attempt,
 		Category:    Classify(in, cfg.Fatal),
 		Fingerprint: Fingerprint(text),
-		Tail:        tail(text, cfg.MaxTailRunes),
+		Tail:        tail(RedactTokens(text), cfg.MaxTailRunes),
+	}
+	if f.Category == CatNone {
+		f.Category = CatGaveUp // the caller says it failed; nothing says how
 	}
 	p := m.Phase(index)
 	p.Attempts++
@@ -170,4 +177,21 @@ func tail(s string, n int) string {
 		return s
 	}
 	return string(r[len(r)-n:])
+}
+
+// tokenRe matches strings shaped like credentials: provider API keys
+// (sk-…, ghp_…, xoxb-…, AKIA…), bearer tokens, and the value after a
+// key=, token:, password= or secret= label.
+var tokenRe = regexp.MustCompile(`(?i)\b(?:sk|pk|rk)-[a-z0-9_\-]{16,}|\bgh[pousr]_[a-z0-9]{20,}|\bxox[abpr]-[a-z0-9\-]{10,}|\bAKIA[0-9A-Z]{16}\b|\bbearer\s+[a-z0-9._~+/\-]{16,}=*|\b((?:api[_-]?key|access[_-]?token|auth[_-]?token|token|secret|password|passwd)"?\s*[:=]\s*"?)[^\s"',;]{6,}`)
+
+// RedactTokens returns s with credential-shaped substrings replaced by
+// [redacted]: a defence in depth for error text that is kept in the
+// checkpointed state, not a replacement for redacting known values.
+func RedactTokens(s string) string {
+	return tokenRe.ReplaceAllStringFunc(s, func(m string) string {
+		if sub := tokenRe.FindStringSubmatch(m); sub[1] != "" {
+			return sub[1] + "[redacted]"
+		}
+		return "[redacted]"
+	})
 }

@@ -171,3 +171,32 @@ func TestTransitionsDoNotAlias(t *testing.T) {
 		t.Fatal("a transition or a change to its result changed the earlier Memory")
 	}
 }
+
+func TestRedactTokens(t *testing.T) {
+	cases := map[string]string{
+		"401: invalid key sk-ant-api03-AbCdEfGh1234567890xyz": "401: invalid key [redacted]",
+		"Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.abc.def":  "Authorization: [redacted]",
+		"connect: password=hunter22secret host=db":            "connect: password=[redacted] host=db",
+		`{"api_key": "0123456789abcdef"}`:                     `{"api_key": "[redacted]"}`,
+		"token ghp_0123456789abcdefghijABCDEFGHIJ used":       "token [redacted] used",
+		"AWS AKIAIOSFODNN7EXAMPLE denied":                     "AWS [redacted] denied",
+		"--- FAIL: TestToken (0.00s) token_test.go:12":        "--- FAIL: TestToken (0.00s) token_test.go:12",
+	}
+	for in, want := range cases {
+		if got := RedactTokens(in); got != want {
+			t.Errorf("RedactTokens(%q) = %q, want %q", in, got, want)
+		}
+	}
+	cfg := mustConfig(t, Config{})
+	_, f := RecordFailure(Memory{}, 0, 1, Input{Driver: DriverAuth, DriverError: "refused sk-proj-0123456789abcdefghij"}, cfg)
+	if strings.Contains(f.Tail, "0123456789abcdefghij") {
+		t.Errorf("a key reached the tail: %q", f.Tail)
+	}
+}
+
+func TestRecordFailureWithoutEvidenceIsGaveUp(t *testing.T) {
+	cfg := mustConfig(t, Config{})
+	if _, f := RecordFailure(Memory{}, 0, 1, Input{}, cfg); f.Category != CatGaveUp {
+		t.Errorf("category = %s", f.Category)
+	}
+}
