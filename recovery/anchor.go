@@ -205,3 +205,19 @@ func WithAnchor(m Memory, index int, a Anchor) Memory {
 	p.Anchor = &c
 	return m.withPhase(p)
 }
+
+// Constraint renders the hard constraint that a replan prompt carries:
+// the anchor's text verbatim, with its hash, and the rule that a revision
+// changes how the phase reaches its goal, never what the goal is.
+func (a Anchor) Constraint() string {
+	var b strings.Builder
+	b.WriteString("## Hard constraint: the goal of this phase is fixed\n\n")
+	fmt.Fprintf(&b, "These are the tasks of phase %d as the human approved them (anchor %s).\n", a.Phase+1, a.Hash[:min(12, len(a.Hash))])
+	b.WriteString("Your revision must keep every task id, every file and every test these tasks require.\n")
+	b.WriteString("Change HOW the phase achieves them, never WHAT it achieves: do not reduce scope, stub,\n")
+	b.WriteString("skip, mock, leave placeholders or TODOs, or narrow a task to a part of it.\n\n")
+	b.WriteString("<goal-anchor>\n")
+	b.WriteString(a.Text())
+	b.WriteString("</goal-anchor>\n")
+	return b.String()
+}

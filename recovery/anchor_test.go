@@ -178,3 +178,14 @@ func TestCheckRevisionKeepsWordsTheAnchorHad(t *testing.T) {
 		t.Errorf("a third skip: reasons = %q", got)
 	}
 }
+
+func TestConstraintCarriesTheAnchorVerbatim(t *testing.T) {
+	a, err := FreezeAnchor(samplePlan(t), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := a.Constraint()
+	if !strings.Contains(c, "<goal-anchor>\n"+a.Text()+"</goal-anchor>\n") || !strings.Contains(c, a.Hash[:12]) || !strings.Contains(c, "phase 1") {
+		t.Errorf("constraint lacks the anchor:\n%s", c)
+	}
+}

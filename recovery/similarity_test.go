@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -71,5 +72,17 @@ func TestRatioAgainstNaive(t *testing.T) {
 				t.Errorf("matches(%q, %q) = %d, naive %d", a, b, got, want)
 			}
 		}
+	}
+}
+
+// BenchmarkRatioTails measures Ratio on two normalized 4000-rune error
+// tails (Config.MaxTailRunes), the size ShouldReplan compares.
+func BenchmarkRatioTails(b *testing.B) {
+	x := Normalize(strings.Repeat(errorPairs[2].a+"\n", 20))
+	y := Normalize(strings.Repeat(errorPairs[2].b+"\n", 20))
+	x, y = tail(x, 4000), tail(y, 4000)
+	b.ResetTimer()
+	for b.Loop() {
+		Ratio(x, y)
 	}
 }
