@@ -21,6 +21,8 @@
 // calls, replans and escalations, and the frozen goal anchor; per run,
 // the Doctor calls (all, strong, infra), replans, escalations and the one
 // pending call. It is JSON-tagged and meant to be a field of the state.
+// Every list in it is bounded (failures, tail runes, hints), and
+// RecordFailure masks token-shaped secrets in the tails it keeps.
 //
 // Budgets are reserved before a call: Reserve returns the Memory with the
 // call's budgets counted and the call pending. The workflow checkpoints
@@ -52,7 +54,10 @@
 //   - ParseDoctorAnswer: strict JSON; a malformed answer is a counted call
 //     and no advice, never a default action.
 //   - FreezeAnchor and CheckRevision: a revision keeps the anchor's task
-//     ids, test tasks and files and adds no narrowing words.
+//     ids, test tasks and files and adds no narrowing words; Constraint
+//     renders the anchor verbatim for the replan prompt.
+//   - Budget: the run's cost and token spending; Remaining feeds the
+//     stuck handler and Warn says when 80% is spent.
 //   - Stuck: needs_human, stop, reduce_scope, replan, escalate_model,
 //     stop, in that order.
 package recovery
