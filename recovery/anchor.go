@@ -1,0 +1,223 @@
+package recovery
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/gaffer-dev/gaffer/state"
+)
+
+// AnchorTask is one task of a phase as the human approved it.
+type AnchorTask struct {
+	ID    string         `json:"id"`
+	Title string         `json:"title"`
+	Type  state.TaskType `json:"type,omitempty"`
+	Files []string       `json:"files,omitempty"`
+	Body  string         `json:"body,omitempty"`
+}
+
+// Anchor is a phase's goal, frozen when the plan is approved: its tasks
+// and a hash of them. A replan may change how the phase reaches it, never
+// what it is.
+type Anchor struct {
+	Phase int          `json:"phase"`
+	Tasks []AnchorTask `json:"tasks"`
+	Hash  string       `json:"hash"` // hex SHA-256 of the tasks' JSON
+}
+
+func (a Anchor) clone() Anchor {
+	c := a
+	c.Tasks = make([]AnchorTask, len(a.Tasks))
+	for i, t := range a.Tasks {
+		t.Files = slices.Clone(t.Files)
+		c.Tasks[i] = t
+	}
+	return c
+}
+
+// FreezeAnchor returns the anchor of phase index of plan: its tasks in
+// run order, with their ids, titles, types, files and bodies, and their
+// hash. It fails with state.ErrNoPhase for a phase outside the plan and
+// ErrNoTask for a task id the plan does not have.
+func FreezeAnchor(plan state.Plan, index int) (Anchor, error) {
+	if index < 0 || index >= len(plan.Phases) {
+		return Anchor{}, fmt.Errorf("recovery: anchor of phase %d: %w", index+1, state.ErrNoPhase)
+	}
+	a := Anchor{Phase: index}
+	for _, id := range plan.Phases[index].TaskIDs {
+		i := slices.IndexFunc(plan.Tasks, func(t state.Task) bool { return t.ID == id })
+		if i < 0 {
+			return Anchor{}, fmt.Errorf("%w: task %s of phase %d", ErrNoTask, id, index+1)
+		}
+		t := plan.Tasks[i]
+		a.Tasks = append(a.Tasks, AnchorTask{ID: t.ID, Title: t.Title, Type: t.Type, Files: slices.Clone(t.Files), Body: t.Description})
+	}
+	a.Hash = anchorHash(a.Tasks)
+	return a, nil
+}
+
+func anchorHash(tasks []AnchorTask) string {
+	b, err := json.Marshal(tasks)
+	if err != nil { // only an invalid TaskType can fail; hash its name instead
+		b = fmt.Appendf(nil, "%#v", tasks)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// Verify returns nil when the anchor's tasks still hash to its Hash, and
+// an error matching ErrAnchorTampered otherwise.
+func (a Anchor) Verify() error {
+	if got := anchorHash(a.Tasks); got != a.Hash {
+		return fmt.Errorf("%w: phase %d: hash %s, tasks hash to %s", ErrAnchorTampered, a.Phase+1, a.Hash, got)
+	}
+	return nil
+}
+
+// Text renders the anchor for the replanner's prompt, the same bytes
+// every time: one "### Task <id>: <title>" section per task, as in the
+// plan, with its type and files lines and its body.
+func (a Anchor) Text() string {
+	var b strings.Builder
+	for i, t := range a.Tasks {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "### Task %s: %s\n", t.ID, t.Title)
+		if t.Type != state.TypeNone {
+			fmt.Fprintf(&b, "- type: %s\n", t.Type)
+		}
+		if len(t.Files) > 0 {
+			fmt.Fprintf(&b, "- files: %s\n", strings.Join(t.Files, ", "))
+		}
+		if t.Body != "" {
+			b.WriteString("\n" + strings.TrimRight(t.Body, "\n") + "\n")
+		}
+	}
+	return b.String()
+}
+
+// narrowingTerms are the words that, added by a revision, say it does less
+// than the anchor: each is matched as a whole word, case-insensitively.
+var narrowingTerms = []struct {
+	name string
+	re   *regexp.Regexp
+}{
+	{"stub", regexp.MustCompile(`(?i)\bstub(?:s|bed|bing)?\b`)},
+	{"skip", regexp.MustCompile(`(?i)\bskip(?:s|ped|ping)?\b`)},
+	{"only", regexp.MustCompile(`(?i)\bonly\b`)},
+	{"placeholder", regexp.MustCompile(`(?i)\bplace-?holders?\b`)},
+	{"TODO", regexp.MustCompile(`(?i)\b(?:todo|fixme|tbd)\b`)},
+	{"mock", regexp.MustCompile(`(?i)\bmock(?:s|ed|ing)?\b`)},
+	{"fake", regexp.MustCompile(`(?i)\bfake(?:s|d)?\b`)},
+	{"hardcode", regexp.MustCompile(`(?i)\bhard-?cod(?:e|ed|es|ing)\b`)},
+	{"not implemented", regexp.MustCompile(`(?i)\bnot (?:yet )?implemented\b|\bunimplemented\b`)},
+	{"for now", regexp.MustCompile(`(?i)\bfor now\b`)},
+	{"simplified", regexp.MustCompile(`(?i)\bsimplif(?:y|ied|ies|ying|ication)\b`)},
+	{"partial", regexp.MustCompile(`(?i)\bpartial(?:ly)?\b`)},
+	{"xfail", regexp.MustCompile(`(?i)\bxfail\b`)},
+}
+
+// CheckRevision compares a revised approach of the anchor's phase with the
+// anchor and returns the ways it narrows the phase's goal, nil when it
+// does not. The checks are mechanical: the revised tasks have exactly the
+// anchor's ids; a test task is still a test task (the TDD rule) and an
+// anchored task with a type keeps one; every anchored file is still in
+// some revised task's files; and no task's title and body, nor the
+// approach text, uses a narrowing word ("stub", "skip", "only",
+// "placeholder", "TODO", "mock", …) more often than the anchored text
+// did. A revision that narrows goes to a human, not to the developer.
+func CheckRevision(a Anchor, revised []state.Task, approach string) []string {
+	var reasons []string
+	byID := map[string]state.Task{}
+	for _, t := range revised {
+		if _, dup := byID[t.ID]; dup {
+			reasons = append(reasons, fmt.Sprintf("task %s appears twice", t.ID))
+		}
+		byID[t.ID] = t
+	}
+	anchored := map[string]bool{}
+	revisedFiles := map[string]bool{}
+	for _, t := range revised {
+		for _, f := range t.Files {
+			revisedFiles[cleanFile(f)] = true
+		}
+	}
+	var anchorText strings.Builder
+	for _, at := range a.Tasks {
+		anchored[at.ID] = true
+		anchorText.WriteString(at.Title + "\n" + at.Body + "\n")
+		rt, ok := byID[at.ID]
+		if !ok {
+			reasons = append(reasons, fmt.Sprintf("task %s (%s) is dropped", at.ID, at.Title))
+			continue
+		}
+		switch {
+		case at.Type == state.TypeTest && rt.Type != state.TypeTest:
+			reasons = append(reasons, fmt.Sprintf("task %s is no longer a test task (now %s): the TDD rule requires its tests", at.ID, rt.Type))
+		case at.Type != state.TypeNone && rt.Type == state.TypeNone:
+			reasons = append(reasons, fmt.Sprintf("task %s lost its type %s", at.ID, at.Type))
+		}
+		for _, f := range at.Files {
+			if !revisedFiles[cleanFile(f)] {
+				reasons = append(reasons, fmt.Sprintf("task %s: file %s is dropped", at.ID, f))
+			}
+		}
+		reasons = append(reasons, addedTerms("task "+at.ID, at.Title+"\n"+at.Body, rt.Title+"\n"+rt.Description)...)
+	}
+	for _, t := range revised {
+		if !anchored[t.ID] {
+			reasons = append(reasons, fmt.Sprintf("task %s (%s) is not in the anchor", t.ID, t.Title))
+		}
+	}
+	reasons = append(reasons, addedTerms("the approach", anchorText.String(), approach)...)
+	return reasons
+}
+
+// addedTerms names the narrowing terms that after uses more often than
+// before.
+func addedTerms(where, before, after string) []string {
+	var out []string
+	for _, term := range narrowingTerms {
+		nb, na := len(term.re.FindAllStringIndex(before, -1)), len(term.re.FindAllStringIndex(after, -1))
+		if na > nb {
+			out = append(out, fmt.Sprintf("%s adds the narrowing word %q", where, term.name))
+		}
+	}
+	return out
+}
+
+func cleanFile(f string) string {
+	return strings.TrimPrefix(strings.ReplaceAll(strings.TrimSpace(f), `\`, "/"), "./")
+}
+
+// WithAnchor returns m with a as the goal anchor of phase index. The
+// workflow freezes each phase's anchor once, when the plan is approved; a
+// replan checks against it and never replaces it.
+func WithAnchor(m Memory, index int, a Anchor) Memory {
+	p := m.Phase(index)
+	c := a.clone()
+	p.Anchor = &c
+	return m.withPhase(p)
+}
+
+// Constraint renders the hard constraint that a replan prompt carries:
+// the anchor's text verbatim, with its hash, and the rule that a revision
+// changes how the phase reaches its goal, never what the goal is.
+func (a Anchor) Constraint() string {
+	var b strings.Builder
+	b.WriteString("## Hard constraint: the goal of this phase is fixed\n\n")
+	fmt.Fprintf(&b, "These are the tasks of phase %d as the human approved them (anchor %s).\n", a.Phase+1, a.Hash[:min(12, len(a.Hash))])
+	b.WriteString("Your revision must keep every task id, every file and every test these tasks require.\n")
+	b.WriteString("Change HOW the phase achieves them, never WHAT it achieves: do not reduce scope, stub,\n")
+	b.WriteString("skip, mock, leave placeholders or TODOs, or narrow a task to a part of it.\n\n")
+	b.WriteString("<goal-anchor>\n")
+	b.WriteString(a.Text())
+	b.WriteString("</goal-anchor>\n")
+	return b.String()
+}

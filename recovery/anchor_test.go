@@ -1,0 +1,191 @@
+package recovery
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gaffer-dev/gaffer/state"
+)
+
+const samplePlanMD = `# Goal: a duration parser
+
+### Task 1: Tests for ParseDuration
+- type: test
+- depends on: none
+- files: parse/duration_test.go
+
+Table tests for "1h", "90m", "1h30m" and bad input.
+
+### Task 2: ParseDuration
+- type: impl
+- depends on: 1
+- files: parse/duration.go, parse/units.go
+
+Parse hours and minutes; reject unknown units with an error naming them.
+
+### Task 3: Docs
+- type: refactor
+- depends on: 2
+- files: README.md
+
+Document the accepted formats.
+`
+
+func samplePlan(t testing.TB) state.Plan {
+	t.Helper()
+	p, err := state.ParsePlan("plan.md", samplePlanMD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// revise returns the tasks of phase index of the plan, changed by edit.
+func revise(t *testing.T, plan state.Plan, index int, edit func([]state.Task) []state.Task) []state.Task {
+	var ts []state.Task
+	for _, id := range plan.Phases[index].TaskIDs {
+		i := slices.IndexFunc(plan.Tasks, func(x state.Task) bool { return x.ID == id })
+		tk := plan.Tasks[i]
+		tk.Files = slices.Clone(tk.Files)
+		ts = append(ts, tk)
+	}
+	return edit(ts)
+}
+
+func TestFreezeAnchor(t *testing.T) {
+	plan := samplePlan(t)
+	a, err := FreezeAnchor(plan, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Tasks) != 1 || a.Tasks[0].ID != "2" || !slices.Equal(a.Tasks[0].Files, []string{"parse/duration.go", "parse/units.go"}) || len(a.Hash) != 64 {
+		t.Fatalf("anchor = %+v", a)
+	}
+	if err := a.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := FreezeAnchor(plan, 1)
+	if b.Hash != a.Hash || b.Text() != a.Text() {
+		t.Error("freezing is not deterministic")
+	}
+	want := "### Task 2: ParseDuration\n- type: impl\n- files: parse/duration.go, parse/units.go\n\nParse hours and minutes; reject unknown units with an error naming them.\n"
+	if a.Text() != want {
+		t.Errorf("Text =\n%s\nwant\n%s", a.Text(), want)
+	}
+	tampered := a.clone()
+	tampered.Tasks[0].Body = "Parse hours only."
+	if err := tampered.Verify(); !errors.Is(err, ErrAnchorTampered) {
+		t.Errorf("tampered anchor: %v", err)
+	}
+	if _, err := FreezeAnchor(plan, 7); !errors.Is(err, state.ErrNoPhase) {
+		t.Errorf("phase outside the plan: %v", err)
+	}
+	broken := plan
+	broken.Phases = []state.Phase{{Index: 0, TaskIDs: []string{"9"}}}
+	if _, err := FreezeAnchor(broken, 0); !errors.Is(err, ErrNoTask) {
+		t.Errorf("unknown task: %v", err)
+	}
+}
+
+func TestCheckRevision(t *testing.T) {
+	plan := samplePlan(t)
+	cases := []struct {
+		name     string
+		phase    int
+		edit     func([]state.Task) []state.Task
+		approach string
+		want     []string // substrings, one per expected reason; none: accepted
+	}{
+		{"same tasks, new approach", 1, func(ts []state.Task) []state.Task {
+			ts[0].Description = "Use a table of unit multipliers instead of a switch; reject unknown units with an error naming them."
+			return ts
+		}, "Replace the hand-written scanner with strconv and a unit table.", nil},
+		{"files reordered and a file added", 1, func(ts []state.Task) []state.Task {
+			ts[0].Files = []string{"parse/units.go", "parse/duration.go", "parse/scan.go"}
+			return ts
+		}, "", nil},
+		{"task dropped", 1, func([]state.Task) []state.Task { return nil }, "", []string{"task 2 (ParseDuration) is dropped"}},
+		{"task added", 1, func(ts []state.Task) []state.Task {
+			return append(ts, state.Task{ID: "2b", Title: "Extra"})
+		}, "", []string{"task 2b (Extra) is not in the anchor"}},
+		{"file dropped", 1, func(ts []state.Task) []state.Task {
+			ts[0].Files = []string{"parse/duration.go"}
+			return ts
+		}, "", []string{"file parse/units.go is dropped"}},
+		{"test task turned into impl", 0, func(ts []state.Task) []state.Task {
+			ts[0].Type = state.TypeImpl
+			return ts
+		}, "", []string{"no longer a test task"}},
+		{"type removed", 1, func(ts []state.Task) []state.Task {
+			ts[0].Type = state.TypeNone
+			return ts
+		}, "", []string{"lost its type"}},
+		{"stub and TODO added", 1, func(ts []state.Task) []state.Task {
+			ts[0].Description = "Stub ParseDuration for now; TODO: minutes."
+			return ts
+		}, "", []string{`"stub"`, `"TODO"`, `"for now"`}},
+		{"only and skip in the approach", 0, nil, "Only test hours; skip the bad-input cases.", []string{`the approach adds the narrowing word "skip"`, `the approach adds the narrowing word "only"`}},
+		{"mock and placeholder in a title", 1, func(ts []state.Task) []state.Task {
+			ts[0].Title = "Placeholder ParseDuration with mocked units"
+			return ts
+		}, "", []string{`"placeholder"`, `"mock"`}},
+		{"word already in the anchor is fine", 1, func(ts []state.Task) []state.Task {
+			ts[0].Description = "Reject unknown units with an error naming them; parse hours and minutes."
+			return ts
+		}, "", nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a, err := FreezeAnchor(plan, c.phase)
+			if err != nil {
+				t.Fatal(err)
+			}
+			edit := c.edit
+			if edit == nil {
+				edit = func(ts []state.Task) []state.Task { return ts }
+			}
+			got := CheckRevision(a, revise(t, plan, c.phase, edit), c.approach)
+			if len(got) != len(c.want) {
+				t.Fatalf("reasons = %q, want %d matching %q", got, len(c.want), c.want)
+			}
+			for _, w := range c.want {
+				if !slices.ContainsFunc(got, func(r string) bool { return strings.Contains(r, w) }) {
+					t.Errorf("no reason mentions %q: %q", w, got)
+				}
+			}
+		})
+	}
+}
+
+func TestCheckRevisionKeepsWordsTheAnchorHad(t *testing.T) {
+	md := "### Task 1: Skip hidden files only\n- files: walk.go\n\nSkip dot files; only regular files count.\n"
+	plan, err := state.ParsePlan("p.md", md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := FreezeAnchor(plan, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev := []state.Task{{ID: "1", Title: "Skip hidden files only", Files: []string{"walk.go"}, Description: "Use filepath.WalkDir; skip dot files, only regular files count."}}
+	if got := CheckRevision(a, rev, ""); got != nil {
+		t.Errorf("reasons = %q, want none", got)
+	}
+	rev[0].Description += " Skip symlinks too."
+	if got := CheckRevision(a, rev, ""); len(got) != 1 || !strings.Contains(got[0], `"skip"`) {
+		t.Errorf("a third skip: reasons = %q", got)
+	}
+}
+
+func TestConstraintCarriesTheAnchorVerbatim(t *testing.T) {
+	a, err := FreezeAnchor(samplePlan(t), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := a.Constraint()
+	if !strings.Contains(c, "<goal-anchor>\n"+a.Text()+"</goal-anchor>\n") || !strings.Contains(c, a.Hash[:12]) || !strings.Contains(c, "phase 1") {
+		t.Errorf("constraint lacks the anchor:\n%s", c)
+	}
+}

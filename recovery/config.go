@@ -1,0 +1,143 @@
+package recovery
+
+import (
+	"fmt"
+	"regexp"
+)
+
+// Config holds the thresholds and budgets of recovery. The zero value of
+// a field means "the default" (the seed's values); Validate fills them in.
+type Config struct {
+	// Replan trigger.
+	SimilarityThreshold float64 `json:"similarity_threshold,omitempty" yaml:"similarity_threshold"`   // default 0.8
+	MinMessageLength    int     `json:"min_message_length,omitempty" yaml:"min_message_length"`       // default 30 (runes of normalized text)
+	TriggerThreshold    int     `json:"trigger_threshold,omitempty" yaml:"trigger_threshold"`         // consecutive similar failures, default 2
+	MaxReplansPerPhase  int     `json:"max_replans_per_phase,omitempty" yaml:"max_replans_per_phase"` // default 1
+	MaxReplansPerRun    int     `json:"max_replans_per_run,omitempty" yaml:"max_replans_per_run"`     // default 5
+
+	// Doctor.
+	DoctorMinAttempts      int     `json:"doctor_min_attempts,omitempty" yaml:"doctor_min_attempts"`               // failed attempts before the Doctor, default 2 (infra: 1)
+	MaxDoctorCallsPerPhase int     `json:"max_doctor_calls_per_phase,omitempty" yaml:"max_doctor_calls_per_phase"` // default 2
+	MaxDoctorCallsPerRun   int     `json:"max_doctor_calls_per_run,omitempty" yaml:"max_doctor_calls_per_run"`     // default 10
+	MaxDoctorStrongPerRun  int     `json:"max_doctor_strong_per_run,omitempty" yaml:"max_doctor_strong_per_run"`   // default 5
+	MaxDoctorInfraPerRun   int     `json:"max_doctor_infra_per_run,omitempty" yaml:"max_doctor_infra_per_run"`     // default 3
+	MinCheapConfidence     float64 `json:"min_cheap_confidence,omitempty" yaml:"min_cheap_confidence"`             // default 0.7
+	ComplexAttempts        int     `json:"complex_attempts,omitempty" yaml:"complex_attempts"`                     // default 4
+	MaxEscalationsPerPhase int     `json:"max_escalations_per_phase,omitempty" yaml:"max_escalations_per_phase"`   // default 1
+
+	// Stuck handler.
+	ReduceScopeBelow float64 `json:"reduce_scope_below,omitempty" yaml:"reduce_scope_below"` // budget fraction left, default 0.2
+	EscalateAbove    float64 `json:"escalate_above,omitempty" yaml:"escalate_above"`         // budget fraction left, default 0.3
+	BudgetWarnAt     float64 `json:"budget_warn_at,omitempty" yaml:"budget_warn_at"`         // budget fraction spent, default 0.8
+
+	// Memory bounds.
+	MaxFailuresKept int `json:"max_failures_kept,omitempty" yaml:"max_failures_kept"` // per phase, default 6
+	MaxTailRunes    int `json:"max_tail_runes,omitempty" yaml:"max_tail_runes"`       // per failure, default 4000
+	MaxHintsKept    int `json:"max_hints_kept,omitempty" yaml:"max_hints_kept"`       // per phase, default 4
+
+	// Fatal categories: a match replans at the first failure.
+	Fatal []FatalRule `json:"fatal,omitempty" yaml:"fatal"`
+}
+
+// Validate returns a copy of c with the defaults filled in, or an error
+// matching ErrInvalidConfig that names every bad setting.
+func (c Config) Validate() (Config, error) {
+	var bad []string
+	ints := []struct {
+		p    *int
+		name string
+		def  int
+	}{
+		{&c.MinMessageLength, "min_message_length", 30},
+		{&c.TriggerThreshold, "trigger_threshold", 2},
+		{&c.MaxReplansPerPhase, "max_replans_per_phase", 1},
+		{&c.MaxReplansPerRun, "max_replans_per_run", 5},
+		{&c.DoctorMinAttempts, "doctor_min_attempts", 2},
+		{&c.MaxDoctorCallsPerPhase, "max_doctor_calls_per_phase", 2},
+		{&c.MaxDoctorCallsPerRun, "max_doctor_calls_per_run", 10},
+		{&c.MaxDoctorStrongPerRun, "max_doctor_strong_per_run", 5},
+		{&c.MaxDoctorInfraPerRun, "max_doctor_infra_per_run", 3},
+		{&c.ComplexAttempts, "complex_attempts", 4},
+		{&c.MaxEscalationsPerPhase, "max_escalations_per_phase", 1},
+		{&c.MaxFailuresKept, "max_failures_kept", 6},
+		{&c.MaxTailRunes, "max_tail_runes", 4000},
+		{&c.MaxHintsKept, "max_hints_kept", 4},
+	}
+	for _, f := range ints {
+		switch {
+		case *f.p < 0:
+			bad = append(bad, fmt.Sprintf("%s is negative (%d)", f.name, *f.p))
+		case *f.p == 0:
+			*f.p = f.def
+		}
+	}
+	fracs := []struct {
+		p    *float64
+		name string
+		def  float64
+	}{
+		{&c.SimilarityThreshold, "similarity_threshold", 0.8},
+		{&c.MinCheapConfidence, "min_cheap_confidence", 0.7},
+		{&c.ReduceScopeBelow, "reduce_scope_below", 0.2},
+		{&c.EscalateAbove, "escalate_above", 0.3},
+		{&c.BudgetWarnAt, "budget_warn_at", 0.8},
+	}
+	for _, f := range fracs {
+		switch {
+		case *f.p < 0 || *f.p > 1 || *f.p != *f.p:
+			bad = append(bad, fmt.Sprintf("%s must be in [0, 1] (got %v)", f.name, *f.p))
+		case *f.p == 0:
+			*f.p = f.def
+		}
+	}
+	if c.TriggerThreshold < 2 && c.TriggerThreshold > 0 {
+		bad = append(bad, "trigger_threshold must be at least 2: similarity needs two failures")
+	}
+	seen := map[Category]bool{}
+	for _, r := range c.Fatal {
+		switch {
+		case r.Name == CatNone || !validName(string(r.Name)):
+			bad = append(bad, fmt.Sprintf("fatal category %q: want a snake_case name", r.Name))
+		case r.Name.Builtin():
+			bad = append(bad, fmt.Sprintf("fatal category %q is a built-in category", r.Name))
+		case seen[r.Name]:
+			bad = append(bad, fmt.Sprintf("fatal category %q is listed twice", r.Name))
+		}
+		seen[r.Name] = true
+		if r.Pattern == "" {
+			bad = append(bad, fmt.Sprintf("fatal category %q has no pattern", r.Name))
+		} else if _, err := regexp.Compile(r.Pattern); err != nil {
+			bad = append(bad, fmt.Sprintf("fatal category %q: %v", r.Name, err))
+		}
+	}
+	c.Fatal = append([]FatalRule(nil), c.Fatal...)
+	if len(bad) > 0 {
+		return Config{}, fmt.Errorf("%w: %v", ErrInvalidConfig, bad)
+	}
+	return c, nil
+}
+
+// IsFatal reports whether cat is one of the configured fatal categories.
+func (c Config) IsFatal(cat Category) bool {
+	for _, r := range c.Fatal {
+		if r.Name == cat {
+			return true
+		}
+	}
+	return false
+}
+
+// validName reports whether s is a snake_case name: lower-case letters,
+// digits and underscores, starting with a letter, at most 64 bytes.
+func validName(s string) bool {
+	if s == "" || len(s) > 64 || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		if !(ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9' || ch == '_') {
+			return false
+		}
+	}
+	return true
+}

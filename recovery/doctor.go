@@ -1,0 +1,229 @@
+package recovery
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"unicode/utf8"
+)
+
+// Action is what the Doctor advises. The zero value, ActionNone, is "no
+// advice": what a malformed answer gives, never a default action.
+type Action int
+
+// The Doctor's actions.
+const (
+	ActionNone          Action = iota // no advice
+	ActionRetryWithHint               // retry the phase with the hint in the prompt
+	ActionReplan                      // revise the phase's approach (within its anchor)
+	ActionEscalateModel               // retry the phase with the escalation model
+	ActionNeedsHuman                  // interrupt and ask a human
+	ActionStop                        // stop: the failure will not go away
+)
+
+func actionNames() []string {
+	return []string{"none", "retry_with_hint", "replan", "escalate_model", "needs_human", "stop"}
+}
+
+// String returns the action's name, such as "retry_with_hint".
+func (a Action) String() string {
+	if n := actionNames(); a >= 0 && int(a) < len(n) {
+		return n[a]
+	}
+	return fmt.Sprintf("Action(%d)", int(a))
+}
+
+// MarshalText encodes the action as its name.
+func (a Action) MarshalText() ([]byte, error) {
+	if n := actionNames(); a >= 0 && int(a) < len(n) {
+		return []byte(n[a]), nil
+	}
+	return nil, fmt.Errorf("%w: action %d", ErrMalformedAnswer, int(a))
+}
+
+// UnmarshalText decodes an action name; an unknown name is an error.
+func (a *Action) UnmarshalText(b []byte) error {
+	for i, n := range actionNames() {
+		if n == string(b) {
+			*a = Action(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: unknown action %q", ErrMalformedAnswer, b)
+}
+
+// Limits on a Doctor answer: longer answers are malformed.
+const (
+	maxAnswerBytes = 64 << 10
+	maxFieldRunes  = 4000
+)
+
+// DoctorAnswer is the Doctor's diagnosis of a failure.
+type DoctorAnswer struct {
+	Action     Action   `json:"action"`
+	Confidence float64  `json:"confidence"`
+	Category   Category `json:"category"`
+	Rationale  string   `json:"rationale"`
+	Hint       string   `json:"hint,omitempty"`
+}
+
+// ParseDoctorAnswer reads the Doctor's answer. The text must be exactly
+// one JSON object (surrounding blanks allowed, nothing else: no prose, no
+// code fence, no second value) with the fields action (retry_with_hint,
+// replan, escalate_model, needs_human or stop), confidence (a number in
+// [0, 1]), category (a snake_case name), rationale (non-empty) and hint
+// (non-empty for retry_with_hint, optional otherwise), and no other field;
+// a text field may hold at most 4000 runes and the answer 64 KiB. Any
+// other text is an error matching ErrMalformedAnswer and the zero answer,
+// whose action is ActionNone: no advice. There is no default action.
+func ParseDoctorAnswer(text string) (DoctorAnswer, error) {
+	malformed := func(format string, args ...any) (DoctorAnswer, error) {
+		return DoctorAnswer{}, fmt.Errorf("%w: %s", ErrMalformedAnswer, fmt.Sprintf(format, args...))
+	}
+	if len(text) > maxAnswerBytes {
+		return malformed("answer is %d bytes, more than %d", len(text), maxAnswerBytes)
+	}
+	if !utf8.ValidString(text) {
+		return malformed("answer is not valid UTF-8")
+	}
+	t := strings.TrimSpace(text)
+	if !strings.HasPrefix(t, "{") {
+		return malformed("answer is not a JSON object")
+	}
+	var raw struct {
+		Action     *string  `json:"action"`
+		Confidence *float64 `json:"confidence"`
+		Category   *string  `json:"category"`
+		Rationale  *string  `json:"rationale"`
+		Hint       *string  `json:"hint"`
+	}
+	dec := json.NewDecoder(strings.NewReader(t))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&raw); err != nil {
+		return malformed("%v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return malformed("text after the JSON object")
+	}
+	if p := keyProblem([]byte(t)); p != "" {
+		return malformed("%s", p)
+	}
+	var missing []string
+	if raw.Action == nil {
+		missing = append(missing, "action")
+	}
+	if raw.Confidence == nil {
+		missing = append(missing, "confidence")
+	}
+	if raw.Category == nil {
+		missing = append(missing, "category")
+	}
+	if raw.Rationale == nil {
+		missing = append(missing, "rationale")
+	}
+	if len(missing) > 0 {
+		return malformed("missing %s", strings.Join(missing, ", "))
+	}
+	var a DoctorAnswer
+	if err := a.Action.UnmarshalText([]byte(*raw.Action)); err != nil || a.Action == ActionNone {
+		return malformed("unknown action %q", *raw.Action)
+	}
+	if c := *raw.Confidence; c < 0 || c > 1 || math.IsNaN(c) {
+		return malformed("confidence %v is not in [0, 1]", c)
+	}
+	a.Confidence = *raw.Confidence
+	if !validName(*raw.Category) {
+		return malformed("category %q is not a snake_case name", *raw.Category)
+	}
+	a.Category = Category(*raw.Category)
+	a.Rationale = strings.TrimSpace(*raw.Rationale)
+	if a.Rationale == "" {
+		return malformed("empty rationale")
+	}
+	if raw.Hint != nil {
+		a.Hint = strings.TrimSpace(*raw.Hint)
+	}
+	if a.Action == ActionRetryWithHint && a.Hint == "" {
+		return malformed("retry_with_hint without a hint")
+	}
+	if utf8.RuneCountInString(a.Rationale) > maxFieldRunes || utf8.RuneCountInString(a.Hint) > maxFieldRunes {
+		return malformed("a text field is longer than %d runes", maxFieldRunes)
+	}
+	return a, nil
+}
+
+// keyProblem describes a key of the top-level object of data (valid JSON)
+// that is given twice or not spelled exactly as a field's name, or returns
+// "". encoding/json silently keeps the last of two keys and matches names
+// without regard to case; a strict answer does neither.
+func keyProblem(data []byte) string {
+	names := map[string]bool{"action": true, "confidence": true, "category": true, "rationale": true, "hint": true}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if _, err := dec.Token(); err != nil { // {
+		return ""
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		k, _ := tok.(string)
+		if !names[k] {
+			return fmt.Sprintf("unknown field %q", k)
+		}
+		if seen[k] {
+			return fmt.Sprintf("field %q is given twice", k)
+		}
+		seen[k] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return ""
+		}
+	}
+	return ""
+}
+
+// Tier is which Doctor model answers: the cheap one or the strong one.
+type Tier int
+
+// The Doctor's tiers. The zero value is TierCheap.
+const (
+	TierCheap Tier = iota
+	TierStrong
+)
+
+// String returns "cheap" or "strong".
+func (t Tier) String() string {
+	if t == TierStrong {
+		return "strong"
+	}
+	if t == TierCheap {
+		return "cheap"
+	}
+	return fmt.Sprintf("Tier(%d)", int(t))
+}
+
+// MarshalText encodes the tier as its name.
+func (t Tier) MarshalText() ([]byte, error) {
+	if t != TierCheap && t != TierStrong {
+		return nil, fmt.Errorf("recovery: invalid tier %d", int(t))
+	}
+	return []byte(t.String()), nil
+}
+
+// UnmarshalText decodes "cheap" or "strong".
+func (t *Tier) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "cheap":
+		*t = TierCheap
+	case "strong":
+		*t = TierStrong
+	default:
+		return fmt.Errorf("recovery: unknown tier %q", b)
+	}
+	return nil
+}
