@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/control"
+	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/state"
 	ucli "github.com/urfave/cli/v2"
 )
@@ -60,8 +61,13 @@ func watchViewOf(ctx context.Context, e *env, runID string) (WatchView, error) {
 	if err != nil {
 		return WatchView{}, e.runError(ctx, id, err)
 	}
+	return watchViewFrom(snap, time.Now()), nil
+}
+
+// watchViewFrom is the view of the run's checkpoint snap at now.
+func watchViewFrom(snap graph.Snapshot[state.ExecutionState], now time.Time) WatchView {
 	s := snap.State
-	v := WatchView{RunID: id, Status: runStatus(snap).String(), Goal: s.Run.Goal, Checkpoint: snap.Seq,
+	v := WatchView{RunID: snap.RunID, Status: runStatus(snap).String(), Goal: s.Run.Goal, Checkpoint: snap.Seq,
 		Next: snap.Next, ReviewIteration: s.Progress.ReviewIteration, Errors: s.Errors}
 	for _, u := range s.Usage {
 		v.Usage = v.Usage.Add(u)
@@ -69,7 +75,6 @@ func watchViewOf(ctx context.Context, e *env, runID string) (WatchView, error) {
 	if len(s.Plan.Phases) > 0 {
 		v.CurrentPhase = s.Progress.CurrentPhase + 1
 	}
-	now := time.Now()
 	for i, ph := range s.Plan.Phases {
 		var ps state.PhaseState
 		if i < len(s.Progress.Phases) {
@@ -101,7 +106,7 @@ func watchViewOf(ctx context.Context, e *env, runID string) (WatchView, error) {
 		}
 		v.Phases = append(v.Phases, wp)
 	}
-	return v, nil
+	return v
 }
 
 func short(sha string) string { return sha[:min(7, len(sha))] }

@@ -1,0 +1,121 @@
+package cli
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/state"
+)
+
+// treeStates are run states that the three pictures of a run (status,
+// the live tree, status --watch) once drew differently, at now.
+func treeStates(now time.Time) map[string]state.ExecutionState {
+	start := now.Add(-10 * time.Minute)
+	base := func() state.ExecutionState {
+		var s state.ExecutionState
+		s.Run = state.RunInfo{ID: "r-tree", Goal: "calc"}
+		s.Status = state.RunRunning
+		s.Plan.Tasks = []state.Task{
+			{ID: "1a", Title: "Tests for Add", Type: state.TypeTest},
+			{ID: "1b", Title: "Tests for Parse", Type: state.TypeTest},
+			{ID: "2", Title: "Add and Parse", Type: state.TypeImpl},
+			{ID: "3a", Title: "Tests for Sub", Type: state.TypeTest},
+			{ID: "3b", Title: "Sub", Type: state.TypeImpl},
+		}
+		s.Plan.Phases = []state.Phase{{Index: 0, TaskIDs: []string{"1a", "1b"}}, {Index: 1, TaskIDs: []string{"2"}}, {Index: 2, TaskIDs: []string{"3a", "3b"}}}
+		s.Progress.Phases = make([]state.PhaseState, 3)
+		for i, ph := range s.Plan.Phases {
+			s.Progress.Phases[i].Index = i
+			for _, id := range ph.TaskIDs {
+				s.Progress.Phases[i].Tasks = append(s.Progress.Phases[i].Tasks, state.TaskState{TaskID: id})
+			}
+		}
+		return s
+	}
+	set := func(s *state.ExecutionState, i int, st state.PhaseStatus, attempt int, from, to time.Time, commit string) {
+		ps := &s.Progress.Phases[i]
+		ps.Status, ps.Attempt, ps.StartedAt, ps.CompletedAt, ps.PostCommit = st, attempt, from, to, commit
+		for j := range ps.Tasks {
+			ps.Tasks[j].Status, ps.Tasks[j].Attempt = st, attempt
+		}
+	}
+	done1 := func(s *state.ExecutionState) {
+		set(s, 0, state.PhaseCompleted, 1, start, start.Add(75*time.Second), "0123456789abcdef")
+	}
+
+	retrying := base()
+	done1(&retrying)
+	retrying.Progress.CurrentPhase = 1
+	set(&retrying, 1, state.PhaseRetrying, 2, start.Add(2*time.Minute), time.Time{}, "")
+
+	mixed := base()
+	done1(&mixed)
+	set(&mixed, 1, state.PhaseCompleted, 1, start.Add(2*time.Minute), start.Add(4*time.Minute), "fedcba9876543210")
+	mixed.Progress.CurrentPhase = 2
+	set(&mixed, 2, state.PhaseRunning, 1, start.Add(5*time.Minute), time.Time{}, "")
+	mixed.Progress.Phases[2].Tasks[0].Status = state.PhaseCompleted // the test task is done, the impl task runs
+
+	halted := base()
+	done1(&halted)
+	halted.Status = state.RunHalted
+	halted.Progress.CurrentPhase, halted.Progress.ReviewIteration = 1, 3
+	set(&halted, 1, state.PhaseFailed, 2, start.Add(2*time.Minute), start.Add(9*time.Minute), "")
+	halted.Errors = []string{"phase 2 halted after 2 attempt(s) and 3 review(s): tests fail"}
+
+	review := base()
+	done1(&review)
+	review.Progress.CurrentPhase, review.Progress.ReviewIteration = 1, 1
+	set(&review, 1, state.PhaseRunning, 1, start.Add(2*time.Minute), time.Time{}, "")
+
+	completed := base()
+	completed.Status = state.RunCompleted
+	done1(&completed)
+	set(&completed, 1, state.PhaseCompleted, 2, start.Add(2*time.Minute), start.Add(4*time.Minute), "fedcba9876543210")
+	set(&completed, 2, state.PhaseCompleted, 1, start.Add(5*time.Minute), start.Add(6*time.Minute), "aaaabbbbccccdddd")
+	completed.Progress.CurrentPhase = 2
+
+	return map[string]state.ExecutionState{"retrying": retrying, "mixed test+impl": mixed, "halted": halted, "in review": review, "completed": completed}
+}
+
+// phaseLines are the phase tree's lines of a picture: the phases and
+// their tasks, without the picture's own header and footer.
+func phaseLines(picture string) []string {
+	var out []string
+	for _, l := range strings.Split(picture, "\n") {
+		if strings.HasPrefix(l, "Phase ") || strings.HasPrefix(l, "  ├── ") || strings.HasPrefix(l, "  └── ") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// TestStatusLiveAndWatchDrawTheSameTree renders one run state through
+// each of the three pictures: their phase trees must be line for line
+// the same.
+func TestStatusLiveAndWatchDrawTheSameTree(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for name, s := range treeStates(now) {
+		t.Run(name, func(t *testing.T) {
+			snap := graph.Snapshot[state.ExecutionState]{RunID: s.Run.ID, Seq: 7, State: s}
+
+			var st strings.Builder
+			writeStatusTree(&st, s, now)
+			status := phaseLines(st.String())
+
+			l := &liveTree{now: func() time.Time { return now }, state: s, have: true}
+			live := phaseLines(strings.Join(l.frame(), "\n"))
+
+			var wt strings.Builder
+			writeWatchTree(&wt, watchViewFrom(snap, now))
+			watch := phaseLines(wt.String())
+
+			if len(status) == 0 || !slices.Equal(status, live) || !slices.Equal(status, watch) {
+				t.Fatalf("the pictures disagree\nstatus:\n%s\nlive:\n%s\nwatch:\n%s",
+					strings.Join(status, "\n"), strings.Join(live, "\n"), strings.Join(watch, "\n"))
+			}
+		})
+	}
+}
