@@ -89,7 +89,7 @@ func Demo(ctx context.Context, c *ucli.Context, io IO, o DemoOptions) error {
 	fmt.Fprintf(out, "(kill it at any moment and finish it with: %s)\n\n", e.cmd("resume"))
 	ask := func(_ context.Context, req nodes.ApprovalRequest, s state.ExecutionState) (nodes.Answer, error) {
 		fmt.Fprintf(out, "\nThe architect's plan (%s mode, %d phases):\n\n", req.Mode, req.Phases)
-		writeRunTree(out, s)
+		writeRunTree(out, s, time.Now())
 		fmt.Fprintf(out, "\nThe demo answers the approval itself: approving… (a real run waits for `%s`)\n\n", e.cmd("approve"))
 		return nodes.Answer{Approved: true, Feedback: "approved by the demo"}, nil
 	}

@@ -29,7 +29,9 @@ type liveTree struct {
 func (l *liveTree) frame() []string {
 	var b strings.Builder
 	b.WriteString("\n") // a blank line between the lines above and the tree
-	writeTree(&b, l.state, l.now())
+	v := treeViewOf(l.state, l.state.Status, l.now())
+	writeRunHeading(&b, v, true)
+	writePhaseTree(&b, v.Phases)
 	if l.node != "" {
 		fmt.Fprintf(&b, "» %s\n", l.node)
 	}
@@ -54,7 +56,7 @@ func (l *liveTree) finish(s state.ExecutionState) {
 
 // withLive makes p draw the run's tree live on sc.
 func (p *progress) withLive(sc *screen, now func() time.Time) *progress {
-	p.live = &liveTree{screen: sc, now: now}
+	p.live, p.now = &liveTree{screen: sc, now: now}, now
 	return p
 }
 

@@ -333,7 +333,7 @@ func TestLiveTreeShowsElapsedTimeAndUsage(t *testing.T) {
 	want := []string{"",
 		"calc  [r-1, running]",
 		"tokens: 2000 in, 300 out, 0 cached  cost: $0.7500",
-		"Phase 1 (test): ✓ Completed (0123456)",
+		"Phase 1 (test): ✓ Completed (1m0s, 0123456)",
 		"  └── ✓ [test] 1 Tests",
 		"Phase 2 (impl): ● Running (1m35s, review 1)",
 		"  └── ● [impl] 2 Code",
@@ -343,8 +343,8 @@ func TestLiveTreeShowsElapsedTimeAndUsage(t *testing.T) {
 		t.Fatalf("frame:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	var plain strings.Builder
-	writeRunTree(&plain, s)
+	writeRunTree(&plain, s, time.Time{})
 	if strings.Contains(plain.String(), "tokens") || strings.Contains(plain.String(), "1m35s") || !strings.HasPrefix(plain.String(), "calc  [r-1]\n") {
-		t.Fatalf("writeRunTree changed:\n%s", plain.String())
+		t.Fatalf("writeRunTree without a clock changed:\n%s", plain.String())
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -30,6 +29,7 @@ type progress struct {
 	last   string // the node of the last NodeStarted
 	drawn  string // the last tree drawn, to draw each picture once
 	live   *liveTree
+	now    func() time.Time // the running phase's time
 }
 
 // worthDrawing reports whether the tree of s is news: a phase starting
@@ -47,7 +47,7 @@ func (p *progress) worthDrawing(s state.ExecutionState) bool {
 		return false
 	}
 	var b strings.Builder
-	writeRunTree(&b, s)
+	writeRunTree(&b, s, time.Time{}) // a running phase's time is no news
 	if b.String() == p.drawn {
 		return false
 	}
@@ -56,7 +56,7 @@ func (p *progress) worthDrawing(s state.ExecutionState) bool {
 }
 
 func newProgress(w io.Writer, tty bool, r *graph.Runner[state.ExecutionState], runID string) *progress {
-	return &progress{w: w, tty: tty, runner: r, runID: runID}
+	return &progress{w: w, tty: tty, runner: r, runID: runID, now: time.Now}
 }
 
 func (p *progress) event(e graph.Event) {
@@ -123,110 +123,5 @@ func (p *progress) treeLocked(s state.ExecutionState, heading string) {
 		fmt.Fprintln(p.w, heading)
 	}
 	fmt.Fprintln(p.w)
-	writeRunTree(p.w, s)
-}
-
-// Marks of the phase tree.
-const (
-	markDone    = "✓"
-	markRunning = "●"
-	markPending = "○"
-	markFailed  = "✗"
-)
-
-func mark(st state.PhaseStatus) string {
-	switch st {
-	case state.PhaseCompleted:
-		return markDone
-	case state.PhaseRunning, state.PhaseRetrying:
-		return markRunning
-	case state.PhaseFailed:
-		return markFailed
-	}
-	return markPending
-}
-
-// writeRunTree writes the run's phases and their tasks with status marks,
-// attempts, review iterations and commits, as the seeds draw them:
-//
-//	Phase 1 (test): ✓ Completed (6e02982)
-//	  ├── ✓ [test] 1a Write tests for Add and Sub
-//	  └── ✓ [test] 1b Write tests for Parse
-//	Phase 2 (impl): ● Retrying (attempt 2)
-func writeRunTree(w io.Writer, s state.ExecutionState) {
-	writeTree(w, s, time.Time{})
-}
-
-// writeTree is writeRunTree for a live view at now: the heading always
-// names the status and the tokens and cost so far (if any), and a running
-// phase its elapsed time. A zero now draws writeRunTree's tree.
-func writeTree(w io.Writer, s state.ExecutionState, now time.Time) {
-	goal := s.Run.Goal
-	if goal == "" {
-		goal = s.Run.Slug
-	}
-	live := !now.IsZero()
-	if s.Status == state.RunRunning && !live {
-		fmt.Fprintf(w, "%s  [%s]\n", goal, s.Run.ID)
-	} else {
-		fmt.Fprintf(w, "%s  [%s, %s]\n", goal, s.Run.ID, s.Status)
-	}
-	if u := s.TotalUsage(); live && u != (state.Usage{}) {
-		fmt.Fprintf(w, "tokens: %d in, %d out, %d cached  cost: $%.4f\n", u.InputTokens, u.OutputTokens, u.CachedTokens, u.CostUSD)
-	}
-	for i, ph := range s.Plan.Phases {
-		var ps state.PhaseState
-		if i < len(s.Progress.Phases) {
-			ps = s.Progress.Phases[i]
-		}
-		var notes []string
-		if running := ps.Status == state.PhaseRunning || ps.Status == state.PhaseRetrying; live && running && !ps.StartedAt.IsZero() {
-			if d := now.Sub(ps.StartedAt).Round(time.Second); d >= 0 {
-				notes = append(notes, d.String())
-			}
-		}
-		if ps.Attempt > 1 {
-			notes = append(notes, fmt.Sprintf("attempt %d", ps.Attempt))
-		}
-		if i == s.Progress.CurrentPhase && s.Progress.ReviewIteration > 0 && ps.Status != state.PhaseCompleted {
-			notes = append(notes, fmt.Sprintf("review %d", s.Progress.ReviewIteration))
-		}
-		if ps.PostCommit != "" {
-			notes = append(notes, ps.PostCommit[:min(7, len(ps.PostCommit))])
-		}
-		extra := ""
-		if len(notes) > 0 {
-			extra = " (" + strings.Join(notes, ", ") + ")"
-		}
-		var kinds []string
-		var tasks []state.Task
-		for _, id := range ph.TaskIDs {
-			t, _ := s.Plan.Task(id)
-			tasks = append(tasks, t)
-			if k := t.Type.String(); t.Type != state.TypeNone && !slices.Contains(kinds, k) {
-				kinds = append(kinds, k)
-			}
-		}
-		kind := ""
-		if len(kinds) > 0 {
-			kind = " (" + strings.Join(kinds, "+") + ")"
-		}
-		fmt.Fprintf(w, "Phase %d%s: %s %s%s\n", i+1, kind, mark(ps.Status), statusWord(ps.Status), extra)
-		for j, t := range tasks {
-			branch := "├──"
-			if j == len(tasks)-1 {
-				branch = "└──"
-			}
-			typ := ""
-			if t.Type != state.TypeNone {
-				typ = "[" + t.Type.String() + "] "
-			}
-			fmt.Fprintf(w, "  %s %s %s%s %s\n", branch, mark(ps.Status), typ, t.ID, t.Title)
-		}
-	}
-}
-
-func statusWord(st state.PhaseStatus) string {
-	w := st.String()
-	return strings.ToUpper(w[:1]) + w[1:]
+	writeRunTree(p.w, s, p.now())
 }

@@ -121,7 +121,7 @@ func Status(ctx context.Context, e *env, runID string, asJSON bool) error {
 	}
 	fmt.Fprintf(e.io.Out, "run:       %s\nstatus:    %s\ngoal:      %s\nexec dir:  %s\ncheckpoint: %d (next: %s)\ncost:      %s\n\n",
 		v.RunID, v.statusText(), v.Goal, v.ExecDir, v.Checkpoint, next, usageText(snap.State.TotalUsage()))
-	writeStatusTree(e.io.Out, snap.State, time.Now())
+	writeStatusTree(e.io.Out, snap, time.Now())
 	for _, m := range v.Errors {
 		fmt.Fprintf(e.io.Out, "\nerror: %s\n", m)
 	}
@@ -209,6 +209,8 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 // writeStatusTree writes the run's tree as status shows it at now.
-func writeStatusTree(w io.Writer, s state.ExecutionState, _ time.Time) {
-	writeRunTree(w, s)
+func writeStatusTree(w io.Writer, snap graph.Snapshot[state.ExecutionState], now time.Time) {
+	v := watchViewFrom(snap, now)
+	writeRunHeading(w, v, false)
+	writePhaseTree(w, v.Phases)
 }

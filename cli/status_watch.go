@@ -23,6 +23,7 @@ type WatchView struct {
 	RunID           string       `json:"run_id"`
 	Status          string       `json:"status"`
 	Goal            string       `json:"goal"`
+	Slug            string       `json:"slug,omitempty"` // the goal's slug, named when the goal is empty
 	Checkpoint      uint64       `json:"checkpoint"`
 	Next            []string     `json:"next,omitempty"`
 	CurrentPhase    int          `json:"current_phase,omitempty"` // 1-based
@@ -37,7 +38,7 @@ type WatchPhase struct {
 	Number          int         `json:"number"`
 	Status          string      `json:"status"`
 	Attempt         int         `json:"attempt"`
-	DurationSeconds float64     `json:"duration_seconds"` // so far, while it runs
+	DurationSeconds float64     `json:"duration_seconds"` // so far, while it runs; 0 before it starts
 	ReviewIteration int         `json:"review_iteration,omitempty"`
 	Commit          string      `json:"commit,omitempty"`
 	Tasks           []WatchTask `json:"tasks"`
@@ -66,134 +67,21 @@ func watchViewOf(ctx context.Context, e *env, runID string) (WatchView, error) {
 
 // watchViewFrom is the view of the run's checkpoint snap at now.
 func watchViewFrom(snap graph.Snapshot[state.ExecutionState], now time.Time) WatchView {
-	s := snap.State
-	v := WatchView{RunID: snap.RunID, Status: runStatus(snap).String(), Goal: s.Run.Goal, Checkpoint: snap.Seq,
-		Next: snap.Next, ReviewIteration: s.Progress.ReviewIteration, Errors: s.Errors}
-	for _, u := range s.Usage {
-		v.Usage = v.Usage.Add(u)
-	}
-	if len(s.Plan.Phases) > 0 {
-		v.CurrentPhase = s.Progress.CurrentPhase + 1
-	}
-	for i, ph := range s.Plan.Phases {
-		var ps state.PhaseState
-		if i < len(s.Progress.Phases) {
-			ps = s.Progress.Phases[i]
-		}
-		wp := WatchPhase{Number: i + 1, Status: ps.Status.String(), Attempt: ps.Attempt, Commit: short(ps.PostCommit)}
-		if !ps.StartedAt.IsZero() {
-			end := ps.CompletedAt
-			if end.IsZero() {
-				end = now
-			}
-			wp.DurationSeconds = end.Sub(ps.StartedAt).Round(time.Second).Seconds()
-		}
-		if i == s.Progress.CurrentPhase && ps.Status != state.PhaseCompleted {
-			wp.ReviewIteration = s.Progress.ReviewIteration
-		}
-		for _, tid := range ph.TaskIDs {
-			t, _ := s.Plan.Task(tid)
-			wt := WatchTask{ID: tid, Title: t.Title, Status: ps.Status.String()}
-			if t.Type != state.TypeNone {
-				wt.Type = t.Type.String()
-			}
-			for _, ts := range ps.Tasks {
-				if ts.TaskID == tid {
-					wt.Status = ts.Status.String()
-				}
-			}
-			wp.Tasks = append(wp.Tasks, wt)
-		}
-		v.Phases = append(v.Phases, wp)
-	}
+	v := treeViewOf(snap.State, runStatus(snap), now)
+	v.RunID, v.Checkpoint, v.Next = snap.RunID, snap.Seq, snap.Next
 	return v
 }
 
-func short(sha string) string { return sha[:min(7, len(sha))] }
-
-// writeWatchTree draws v as seed 002's dashboard.
+// writeWatchTree draws v as seed 002's dashboard: a heading with the
+// checkpoint and the tokens, the phase tree, the errors.
 func writeWatchTree(w io.Writer, v WatchView) {
 	fmt.Fprintf(w, "%s  [%s, %s]  checkpoint %d\n", v.Goal, v.RunID, v.Status, v.Checkpoint)
 	fmt.Fprintf(w, "tokens: %d in, %d out, %d cached  cost: $%.4f\n\n",
 		v.Usage.InputTokens, v.Usage.OutputTokens, v.Usage.CachedTokens, v.Usage.CostUSD)
-	for _, p := range v.Phases {
-		st, _ := parsePhaseStatus(p.Status)
-		kind := phaseKind(p.Tasks)
-		done := 0
-		for _, t := range p.Tasks {
-			if t.Status == state.PhaseCompleted.String() {
-				done++
-			}
-		}
-		label := p.Status
-		switch st {
-		case state.PhaseRunning, state.PhaseRetrying:
-			label = fmt.Sprintf("Running (%d/%d tasks complete)", done, len(p.Tasks))
-		case state.PhasePending:
-			label = "Pending"
-		case state.PhaseCompleted:
-			label = "Completed"
-		case state.PhaseFailed:
-			label = "Failed"
-		}
-		var notes []string
-		if p.DurationSeconds > 0 {
-			notes = append(notes, (time.Duration(p.DurationSeconds) * time.Second).String())
-		}
-		if p.Attempt > 0 {
-			notes = append(notes, fmt.Sprintf("attempt %d", p.Attempt))
-		}
-		if p.ReviewIteration > 0 {
-			notes = append(notes, fmt.Sprintf("review %d", p.ReviewIteration))
-		}
-		if p.Commit != "" {
-			notes = append(notes, p.Commit)
-		}
-		extra := ""
-		if len(notes) > 0 {
-			extra = "  (" + strings.Join(notes, ", ") + ")"
-		}
-		fmt.Fprintf(w, "Phase %d%s: %s %s%s\n", p.Number, kind, mark(st), label, extra)
-		for i, t := range p.Tasks {
-			branch := "├──"
-			if i == len(p.Tasks)-1 {
-				branch = "└──"
-			}
-			ts, _ := parsePhaseStatus(t.Status)
-			typ := ""
-			if t.Type != "" {
-				typ = "[" + t.Type + "] "
-			}
-			fmt.Fprintf(w, "  %s %s %s%s %s\n", branch, mark(ts), typ, t.ID, t.Title)
-		}
-	}
+	writePhaseTree(w, v.Phases)
 	for _, e := range v.Errors {
 		fmt.Fprintf(w, "\nerror: %s\n", e)
 	}
-}
-
-// phaseKind is " (test)" when every typed task of the phase has one type.
-func phaseKind(ts []WatchTask) string {
-	kind := ""
-	for _, t := range ts {
-		if t.Type == "" {
-			continue
-		}
-		if kind != "" && kind != t.Type {
-			return ""
-		}
-		kind = t.Type
-	}
-	if kind == "" {
-		return ""
-	}
-	return " (" + kind + ")"
-}
-
-func parsePhaseStatus(s string) (state.PhaseStatus, error) {
-	var st state.PhaseStatus
-	err := st.UnmarshalText([]byte(s))
-	return st, err
 }
 
 // watchOr runs `status --watch` when asked, and next otherwise.

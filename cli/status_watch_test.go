@@ -28,10 +28,10 @@ func TestWriteWatchTree(t *testing.T) {
 	want := `models  [r-1, running]  checkpoint 9
 tokens: 1200 in, 300 out, 100 cached  cost: $0.0125
 
-Phase 1 (test): ✓ Completed  (12s, attempt 1, abc1234)
+Phase 1 (test): ✓ Completed (12s, abc1234)
   ├── ✓ [test] 1a User model tests
   └── ✓ [test] 1b Post model tests
-Phase 2 (impl): ● Running (1/2 tasks complete)  (1m5s, attempt 2, review 2)
+Phase 2 (impl): ● Running (1m5s, attempt 2, review 2)
   ├── ✓ [impl] 2a User model
   └── ● [impl] 2b Post model
 Phase 3 (test): ○ Pending
@@ -48,7 +48,8 @@ func TestPhaseKind(t *testing.T) {
 		want  string
 	}{
 		{[]string{"test", "test"}, " (test)"},
-		{[]string{"test", "impl"}, ""},
+		{[]string{"test", "impl"}, " (test+impl)"},
+		{[]string{"impl", "test", "impl"}, " (impl+test)"},
 		{[]string{"", ""}, ""},
 		{[]string{"impl", ""}, " (impl)"},
 	} {

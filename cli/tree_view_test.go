@@ -97,12 +97,20 @@ func phaseLines(picture string) []string {
 // the same.
 func TestStatusLiveAndWatchDrawTheSameTree(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	// The line each state is about, as all three must draw it.
+	want := map[string][]string{
+		"retrying":        {"Phase 2 (impl): ● Retrying (8m0s, attempt 2)"},
+		"mixed test+impl": {"Phase 3 (test+impl): ● Running (5m0s)", "  ├── ✓ [test] 3a Tests for Sub", "  └── ● [impl] 3b Sub"},
+		"halted":          {"Phase 2 (impl): ✗ Failed (7m0s, attempt 2, review 3)", "  └── ✗ [impl] 2 Add and Parse"},
+		"in review":       {"Phase 2 (impl): ● Running (8m0s, review 1)"},
+		"completed":       {"Phase 1 (test): ✓ Completed (1m15s, 0123456)", "Phase 2 (impl): ✓ Completed (2m0s, attempt 2, fedcba9)", "Phase 3 (test+impl): ✓ Completed (1m0s, aaaabbb)"},
+	}
 	for name, s := range treeStates(now) {
 		t.Run(name, func(t *testing.T) {
 			snap := graph.Snapshot[state.ExecutionState]{RunID: s.Run.ID, Seq: 7, State: s}
 
 			var st strings.Builder
-			writeStatusTree(&st, s, now)
+			writeStatusTree(&st, snap, now)
 			status := phaseLines(st.String())
 
 			l := &liveTree{now: func() time.Time { return now }, state: s, have: true}
@@ -115,6 +123,11 @@ func TestStatusLiveAndWatchDrawTheSameTree(t *testing.T) {
 			if len(status) == 0 || !slices.Equal(status, live) || !slices.Equal(status, watch) {
 				t.Fatalf("the pictures disagree\nstatus:\n%s\nlive:\n%s\nwatch:\n%s",
 					strings.Join(status, "\n"), strings.Join(live, "\n"), strings.Join(watch, "\n"))
+			}
+			for _, l := range want[name] {
+				if !slices.Contains(status, l) {
+					t.Errorf("no line %q in the tree:\n%s", l, strings.Join(status, "\n"))
+				}
 			}
 		})
 	}
