@@ -132,3 +132,35 @@ func TestStatusLiveAndWatchDrawTheSameTree(t *testing.T) {
 		})
 	}
 }
+
+// TestFinishedRunDrawsOneTreeEverywhere runs the demo on a terminal to the
+// end, then reads the run back with status and status --watch: the live
+// tree's last frame and the two commands draw the same phase tree.
+func TestFinishedRunDrawsOneTreeEverywhere(t *testing.T) {
+	dir, plan, script := demoRepo(t)
+	v, _ := runOnTerminal(t, nil, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-one")
+	screen := v.lines()
+	heads := linesWith(screen, "Phase 1 ")
+	if len(heads) != 1 {
+		t.Fatalf("%d trees on the screen, want 1:\n%s", len(heads), strings.Join(screen, "\n"))
+	}
+	live := phaseLines(strings.Join(screen[heads[0]:], "\n"))
+
+	out, code := gaffer(t, "--repo", dir, "status", "r-one")
+	if code != 0 {
+		t.Fatalf("status: exit %d\n%s", code, out)
+	}
+	status := phaseLines(out)
+	out, code = gaffer(t, "--repo", dir, "status", "r-one", "--watch")
+	if code != 0 {
+		t.Fatalf("status --watch: exit %d\n%s", code, out)
+	}
+	watch := phaseLines(out)
+
+	// The demo's phase 2 is approved at its second attempt.
+	if !slices.ContainsFunc(status, func(l string) bool { return strings.HasPrefix(l, "Phase 2 ") && strings.Contains(l, "attempt 2") }) ||
+		!slices.Equal(status, live) || !slices.Equal(status, watch) {
+		t.Fatalf("the pictures disagree\nstatus:\n%s\nlive:\n%s\nwatch:\n%s",
+			strings.Join(status, "\n"), strings.Join(live, "\n"), strings.Join(watch, "\n"))
+	}
+}
