@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -163,4 +164,50 @@ func TestFinishedRunDrawsOneTreeEverywhere(t *testing.T) {
 		t.Fatalf("the pictures disagree\nstatus:\n%s\nlive:\n%s\nwatch:\n%s",
 			strings.Join(status, "\n"), strings.Join(live, "\n"), strings.Join(watch, "\n"))
 	}
+}
+
+// TestStatusJSONKeepsItsFields reads a finished run with status --json and
+// status --watch --json: every field their readers know is still there
+// under its name (fields may be added, never renamed).
+func TestStatusJSONKeepsItsFields(t *testing.T) {
+	dir, plan, script := demoRepo(t)
+	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-json"); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	has := func(what string, obj map[string]any, keys ...string) {
+		t.Helper()
+		for _, k := range keys {
+			if _, ok := obj[k]; !ok {
+				t.Errorf("%s has no %q: %v", what, k, obj)
+			}
+		}
+	}
+	read := func(args ...string) map[string]any {
+		t.Helper()
+		out, code := gaffer(t, append([]string{"--repo", dir, "status", "r-json", "--json"}, args...)...)
+		var m map[string]any
+		if err := json.Unmarshal([]byte(out), &m); code != 0 || err != nil {
+			t.Fatalf("status --json %v: exit %d, %v\n%s", args, code, err, out)
+		}
+		return m
+	}
+	first := func(m map[string]any, key string) map[string]any {
+		t.Helper()
+		l, _ := m[key].([]any)
+		if len(l) == 0 {
+			t.Fatalf("no %s in %v", key, m)
+		}
+		o, _ := l[0].(map[string]any)
+		return o
+	}
+
+	st := read()
+	has("status --json", st, "run_id", "status", "goal", "mode", "exec_dir", "created_at", "current_phase", "plan_revision", "phases", "usage", "checkpoint", "plan")
+	has("status --json phase", first(st, "phases"), "number", "tasks", "status", "attempt", "pre_commit", "post_commit", "review")
+
+	w := read("--watch")
+	has("status --watch --json", w, "run_id", "status", "goal", "checkpoint", "current_phase", "review_iteration", "phases", "usage")
+	wp := first(w, "phases")
+	has("status --watch --json phase", wp, "number", "status", "attempt", "duration_seconds", "commit", "tasks")
+	has("status --watch --json task", first(wp, "tasks"), "id", "title", "type", "status")
 }
