@@ -36,6 +36,11 @@ func checkLogs(dir string) error {
 	mems, _ := filepath.Glob(filepath.Join(dir, "*.mem"))
 	vlogs, _ := filepath.Glob(filepath.Join(dir, "*.vlog"))
 	slices.Sort(vlogs) // fixed-width numbers: the newest sorts last
+	for _, path := range append(slices.Clone(mems), vlogs...) {
+		if err := checkLogHeader(path); err != nil {
+			return damagef("%s: %v", filepath.Base(path), err)
+		}
+	}
 	logs := mems
 	if len(vlogs) > 0 {
 		logs = append(logs, vlogs[len(vlogs)-1])
@@ -44,6 +49,24 @@ func checkLogs(dir string) error {
 		if err := checkLog(path); err != nil {
 			return damagef("%s: %v", filepath.Base(path), err)
 		}
+	}
+	return nil
+}
+
+// checkLogHeader refuses a log shorter than its header. Badger makes a
+// log at its full size (a memory map) and writes the header first, so it
+// never leaves one: the file was cut (a careless copy, a full disk). Badger
+// would treat an empty log as new — a memtable log's records, a value
+// log's values gone — after growing it and writing a memtable log, and
+// deletes a log cut in its header: the store would lose data or change
+// while it is refused.
+func checkLogHeader(path string) error {
+	info, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if info.Size() < logHeaderSize {
+		return fmt.Errorf("the log is %d bytes, shorter than its %d-byte header (the file was cut); opening would lose what it held", info.Size(), logHeaderSize)
 	}
 	return nil
 }
