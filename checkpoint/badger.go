@@ -96,6 +96,9 @@ func OpenBadger(dir string, opts BadgerOptions) (s *Badger, err error) {
 	if err := checkDir(dir); err != nil {
 		return nil, err
 	}
+	if err := checkOwner(dir); err != nil {
+		return nil, err
+	}
 	unlock, err := lockDir(dir)
 	if err != nil {
 		return nil, err
