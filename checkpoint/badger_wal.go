@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -38,7 +39,7 @@ func checkLogs(dir string) error {
 	slices.Sort(vlogs) // fixed-width numbers: the newest sorts last
 	for _, path := range append(slices.Clone(mems), vlogs...) {
 		if err := checkLogHeader(path); err != nil {
-			return damagef("%s: %v", filepath.Base(path), err)
+			return logError(path, err)
 		}
 	}
 	logs := mems
@@ -47,10 +48,21 @@ func checkLogs(dir string) error {
 	}
 	for _, path := range logs {
 		if err := checkLog(path); err != nil {
-			return damagef("%s: %v", filepath.Base(path), err)
+			return logError(path, err)
 		}
 	}
 	return nil
+}
+
+// logError is damage in the log at path, or, when the file could not be
+// read (permission denied, a failing disk), that error as it is: the file
+// may be whole.
+func logError(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return err
+	}
+	return damagef("%s: %v", filepath.Base(path), err)
 }
 
 // checkLogHeader refuses a log shorter than its header. Badger makes a
