@@ -414,6 +414,10 @@ func (x *serveExec) handle(mux *control.Mux, pool *serve.Pool) {
 		if o.RunID == "" {
 			o.RunID = newRunID(time.Now())
 		}
+		if o.Repo != "" && o.Repo != x.key {
+			return nil, exitf(ExitPrecondition, "the gaffer serve holding store %s (pid %d) works in repository %s, not %s; start a serve in %s with a store of its own (gaffer --repo %s serve)",
+				x.owner.storeDir, os.Getpid(), x.key, o.Repo, o.Repo, o.Repo)
+		}
 		if _, err := x.owner.runner.State(ctx, o.RunID); err == nil {
 			return nil, exitf(ExitPrecondition, "run %s already exists", o.RunID)
 		}
