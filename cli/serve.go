@@ -16,6 +16,7 @@ import (
 
 	"github.com/gaffer-dev/gaffer/control"
 	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/internal/ioerr"
 	"github.com/gaffer-dev/gaffer/metrics"
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/serve"
@@ -91,7 +92,7 @@ func Serve(c *ucli.Context, io IO, o ServeOptions) error {
 	}
 	x := &serveExec{owner: e, hooks: h, log: log, key: key}
 	pool, err := serve.New(serve.Config{Workers: o.Workers, Executor: x, Journal: serve.JournalPath(e.storeDir), Logger: log, Gauges: m,
-		KeyOf: func(serve.Job) string { return x.key }})
+		KeyOf: func(serve.Job) string { return x.key }, Retry: ioerr.Machine})
 	if err != nil {
 		return err
 	}

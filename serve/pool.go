@@ -87,6 +87,13 @@ type Config struct {
 	// KeyOf, when set, gives the Key of a job that comes without one: an
 	// Answer, or a job read from a journal written before jobs had keys.
 	KeyOf func(Job) string
+	// Retry, when set, reports whether a job's error was the machine's (a
+	// full store disk) rather than the run's: the job goes back to the head
+	// of the queue and the pool takes no job for RetryAfter, so the queued
+	// runs wait for room instead of failing one after the other.
+	Retry func(error) bool
+	// RetryAfter is the pause after a Retry error; default 5s.
+	RetryAfter time.Duration
 }
 
 func (c *Config) validate() error {
@@ -101,6 +108,9 @@ func (c *Config) validate() error {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.RetryAfter <= 0 {
+		c.RetryAfter = 5 * time.Second
 	}
 	return nil
 }
@@ -123,6 +133,7 @@ type Pool struct {
 	draining bool
 	busy     int
 	lastErr  map[string]string // run id → the error its last job ended with
+	paused   time.Time         // no job is taken before this (a Retry error)
 
 	notify  chan struct{}
 	stop    chan struct{} // closed by Drain: workers stop taking jobs
@@ -345,6 +356,17 @@ func (p *Pool) next(ctx context.Context) (job Job, jctx context.Context, cancel 
 			p.mu.Unlock()
 			return Job{}, nil, nil, false
 		}
+		if wait := time.Until(p.paused); wait > 0 {
+			p.mu.Unlock()
+			timer := time.NewTimer(wait)
+			select {
+			case <-timer.C:
+			case <-p.stop:
+			case <-ctx.Done():
+			}
+			timer.Stop()
+			continue
+		}
 		if i := slices.IndexFunc(p.queue, p.freeLocked); i >= 0 {
 			job = p.queue[i]
 			p.queue = slices.Delete(p.queue, i, i+1)
@@ -393,6 +415,15 @@ func (p *Pool) execute(ctx, jctx context.Context, cancel context.CancelCauseFunc
 		log.Info("run stopped for drain; it resumes when serve starts again", "err", err)
 		job.Recovered = true
 		p.queue = append([]Job{job}, p.queue...)
+	case err != nil && p.cfg.Retry != nil && p.cfg.Retry(err):
+		// The machine's fault, not the run's: keep the job at the head and
+		// take no job until RetryAfter.
+		log.Error("run stopped by the machine; serve tries it again", "err", err, "retry_in", p.cfg.RetryAfter.String(),
+			"queued", len(p.queue)+1)
+		p.lastErr[job.RunID] = err.Error()
+		job.Recovered = true
+		p.queue = append([]Job{job}, p.queue...)
+		p.paused = time.Now().Add(p.cfg.RetryAfter)
 	case err != nil:
 		log.Error("run failed", "err", err)
 		p.lastErr[job.RunID] = err.Error()
