@@ -100,6 +100,9 @@ func (r *Registry) KillOrphans() ([]int, error) {
 	var killed []int
 	var errs []error
 	for _, e := range entries {
+		if !isRecordName(e.Name()) || !e.Type().IsRegular() {
+			continue // not ours: leave what the directory holds besides records
+		}
 		name := filepath.Join(r.dir, e.Name())
 		b, err := os.ReadFile(name)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -125,6 +128,13 @@ func (r *Registry) KillOrphans() ([]int, error) {
 		}
 	}
 	return killed, errors.Join(errs...)
+}
+
+// isRecordName reports whether name is a record's (a group id) or its
+// temporary file's.
+func isRecordName(name string) bool {
+	id, err := strconv.Atoi(strings.TrimSuffix(name, ".tmp"))
+	return err == nil && id > 0 && strconv.Itoa(id) == strings.TrimSuffix(name, ".tmp")
 }
 
 // writeSynced writes b to name through a temporary file, fsyncing the
