@@ -119,8 +119,12 @@ func Serve(c *ucli.Context, io IO, o ServeOptions) error {
 	go func() {
 		defer wg.Done()
 		ready := func() error {
-			if pool.Status().Draining {
+			st := pool.Status()
+			if st.Draining {
 				return errors.New("draining")
+			}
+			if st.Retrying != "" {
+				return fmt.Errorf("waiting to try a run again: %s", st.Retrying)
 			}
 			return nil
 		}

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -12,8 +14,9 @@ import (
 // tmpfs, submits three runs and fills the disk while the first executes.
 // serve used to take the queued runs one after the other, fail each at
 // once on the full disk and forget it (logged, never created, gone from
-// the queue), while /readyz still said ok. The runs must stay queued, and
-// once the disk has room serve must complete all three without a command.
+// the queue), while /readyz still said ok. The runs must stay queued,
+// /readyz must say why serve is not ready, and once the disk has room
+// serve must complete all three without a command.
 func TestServeKeepsRunsOnAFullStoreDisk(t *testing.T) {
 	bin := gafferBinary(t)
 	disk := tmpfs(t, "64m")
@@ -48,10 +51,28 @@ func TestServeKeepsRunsOnAFullStoreDisk(t *testing.T) {
 			t.Errorf("%s on a full store disk: exit %d, want it still queued:\n%s", id, code, out)
 		}
 	}
+	if code, body := readyz(t, s); code != http.StatusServiceUnavailable || !strings.Contains(body, "no space left on device") {
+		t.Errorf("/readyz on a full store disk: %d %q, want 503 saying the disk is full", code, body)
+	}
 	free()
 	for _, id := range ids {
 		waitStatus(t, bin, repo, id, "completed", s)
 	}
+	if code, body := readyz(t, s); code != http.StatusOK {
+		t.Errorf("/readyz once the runs completed: %d %q, want 200", code, body)
+	}
+}
+
+// readyz returns serve's /readyz status code and body.
+func readyz(t *testing.T, s *server) (int, string) {
+	t.Helper()
+	resp, err := http.Get("http://" + s.metrics + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
 
 // waitServe polls cond until it holds, for at most a minute.

@@ -134,6 +134,7 @@ type Pool struct {
 	busy     int
 	lastErr  map[string]string // run id → the error its last job ended with
 	paused   time.Time         // no job is taken before this (a Retry error)
+	retrying string            // the last Retry error, until a job ends without one
 
 	notify  chan struct{}
 	stop    chan struct{} // closed by Drain: workers stop taking jobs
@@ -149,6 +150,9 @@ type Status struct {
 	Active   []string `json:"active"`
 	Parked   []string `json:"parked"`
 	Draining bool     `json:"draining"`
+	// Retrying is the error of the job waiting to be tried again (a Retry
+	// error), until a job ends without one; "" otherwise.
+	Retrying string `json:"retrying,omitempty"`
 }
 
 // New reads the journal and returns a pool whose queue holds the jobs a
@@ -314,7 +318,7 @@ func (p *Pool) Wait() { p.wg.Wait() }
 func (p *Pool) Status() Status {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	s := Status{Workers: p.cfg.Workers, Busy: p.busy, Queued: slices.Clone(p.queue), Draining: p.draining}
+	s := Status{Workers: p.cfg.Workers, Busy: p.busy, Queued: slices.Clone(p.queue), Draining: p.draining, Retrying: p.retrying}
 	for id := range p.active {
 		s.Active = append(s.Active, id)
 	}
@@ -424,6 +428,7 @@ func (p *Pool) execute(ctx, jctx context.Context, cancel context.CancelCauseFunc
 		job.Recovered = true
 		p.queue = append([]Job{job}, p.queue...)
 		p.paused = time.Now().Add(p.cfg.RetryAfter)
+		p.retrying = err.Error()
 	case err != nil:
 		log.Error("run failed", "err", err)
 		p.lastErr[job.RunID] = err.Error()
@@ -432,6 +437,9 @@ func (p *Pool) execute(ctx, jctx context.Context, cancel context.CancelCauseFunc
 		p.parked[job.RunID] = true
 	default:
 		log.Info("run finished")
+	}
+	if p.paused.IsZero() || !time.Now().Before(p.paused) {
+		p.retrying = "" // this job ended without the machine's error
 	}
 	if perr := p.persistLocked(); perr != nil {
 		log.Error("serve: journal", "err", perr)
