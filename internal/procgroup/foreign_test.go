@@ -41,3 +41,36 @@ func TestKillOrphansLeavesOtherFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordRefusesASymlinkedDirectory points the registry's directory,
+// by a symbolic link, at a directory of the user's (mode 0755). Record
+// made it 0700 through the link and wrote records into it; it must refuse,
+// leaving the directory as it was.
+func TestRecordRefusesASymlinkedDirectory(t *testing.T) {
+	target := filepath.Join(t.TempDir(), "theirs")
+	if err := os.Mkdir(target, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(target, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "store.groups")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	cmd, _ := startGroup(t)
+	forget, err := Open(link).Record(cmd.Process.Pid)
+	if err == nil {
+		forget()
+		t.Fatal("Record wrote into a directory reached by a symbolic link")
+	}
+	t.Logf("record: %v", err)
+	info, err := os.Stat(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(target)
+	if info.Mode().Perm() != 0o755 || len(entries) != 0 {
+		t.Errorf("the link's target is now %v with %d files, want 0755 and empty", info.Mode().Perm(), len(entries))
+	}
+}

@@ -71,6 +71,13 @@ func (r *Registry) Record(pgid int) (forget func(), err error) {
 	if err := os.MkdirAll(r.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("procgroup: %w", err)
 	}
+	if info, err := os.Lstat(r.dir); err != nil {
+		return nil, fmt.Errorf("procgroup: %w", err)
+	} else if !info.IsDir() {
+		// A symbolic link: the chmod and the records would go to
+		// whatever it points at, a directory of the user's.
+		return nil, fmt.Errorf("procgroup: %s is not a directory of gaffer's own (a symbolic link?); remove it", r.dir)
+	}
 	if err := os.Chmod(r.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("procgroup: %w", err)
 	}
