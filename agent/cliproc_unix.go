@@ -50,7 +50,7 @@ func startInGroup(cmd *exec.Cmd, rec GroupRecorder) (forget func(), err error) {
 	forget, err = rec.Record(cmd.Process.Pid)
 	if err != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		return nil, errors.Join(fmt.Errorf("record the process group: %w", err), waitErr(cmd))
+		return nil, errors.Join(fmt.Errorf("%w: %w", ErrProcessGroup, err), waitErr(cmd))
 	}
 	if _, err := w.Write([]byte("go\n")); err != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)

@@ -33,6 +33,11 @@ var (
 	ErrEditAmbiguous = errors.New("agent: old text is ambiguous")
 	// ErrToolNotAllowed is returned for a tool the session was not given.
 	ErrToolNotAllowed = errors.New("agent: tool not allowed in this session")
+	// ErrProcessGroup is returned when a command could not be started
+	// because its process group could not be recorded (gaffer.groups is
+	// unwritable, its disk full): gaffer failed, not the agent, so the
+	// session could not run rather than failed.
+	ErrProcessGroup = errors.New("agent: cannot record the command's process group")
 	// ErrMissingKey is returned by NewLLMDriver when the environment variable
 	// that should hold the API key is unset or empty; the error names it.
 	ErrMissingKey = errors.New("agent: missing API key")

@@ -100,6 +100,9 @@ func (l *loop) callTool(ctx context.Context, c llms.ToolCall) (result string, is
 	if ctx.Err() != nil {
 		return "", true, ctx.Err()
 	}
+	if errors.Is(toolErr, ErrProcessGroup) {
+		return "", true, toolErr // gaffer failed, not the model: the session cannot go on
+	}
 	if toolErr != nil {
 		return toolErr.Error(), true, nil
 	}

@@ -2,12 +2,14 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"github.com/gaffer-dev/gaffer/internal/ioerr"
 	"io"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/gaffer-dev/gaffer/internal/ioerr"
 )
 
 // ScriptOptions configures a ScriptDriver. The zero value is ready to use.
@@ -313,6 +315,12 @@ func (d *ScriptDriver) run(ctx context.Context, s Session, tb *Toolbox, a Action
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", d.cancelled(s, ctx.Err())
+		}
+		if errors.Is(err, ErrProcessGroup) {
+			// gaffer could not start the command safely: the session
+			// could not run, it did not fail.
+			s.emit(Message{Kind: ToolResult, Tool: "run", Text: err.Error(), IsError: true})
+			return "", err
 		}
 		msg := err.Error()
 		s.emit(Message{Kind: ToolResult, Tool: "run", Text: msg, IsError: true})

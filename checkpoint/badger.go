@@ -96,6 +96,9 @@ func OpenBadger(dir string, opts BadgerOptions) (s *Badger, err error) {
 	if err := checkDir(dir); err != nil {
 		return nil, err
 	}
+	if err := checkOwner(dir); err != nil {
+		return nil, err
+	}
 	unlock, err := lockDir(dir)
 	if err != nil {
 		return nil, err
@@ -168,14 +171,39 @@ func classifyOpenError(dir string, err error) error {
 	case ioerr.Machine(err):
 		// A full, failing or read-only disk is not damage to the store.
 		return fmt.Errorf("checkpoint: open store %s: %w", dir, err)
-	case strings.Contains(err.Error(), syscall.ENOSPC.Error()):
-		// Badger flattened the cause into its message.
-		return fmt.Errorf("checkpoint: open store %s: %v: %w", dir, oneLine(err.Error()), syscall.ENOSPC)
+	case flattenedErrno(err) != 0:
+		// Badger flattened the cause into its message: a full, failing or
+		// read-only disk, or a file this user may not open, is not damage.
+		return fmt.Errorf("checkpoint: open store %s: %w", dir, &flatError{msg: oneLine(err.Error()), errno: flattenedErrno(err)})
 	case errors.Is(err, ErrCorrupt):
 		return &damagedError{dir: dir, cause: err}
 	}
 	return &damagedError{dir: dir, cause: damagef("%v", err)}
 }
+
+// flattenedErrnos are the errors Badger's messages may name as text.
+var flattenedErrnos = []syscall.Errno{syscall.ENOSPC, syscall.EROFS, syscall.EIO, syscall.EDQUOT, syscall.EACCES, syscall.EPERM}
+
+// flattenedErrno returns the errno of flattenedErrnos whose text err's
+// message holds, or 0.
+func flattenedErrno(err error) syscall.Errno {
+	for _, e := range flattenedErrnos {
+		if strings.Contains(err.Error(), e.Error()) {
+			return e
+		}
+	}
+	return 0
+}
+
+// flatError is Badger's flattened message; it unwraps to the errno the
+// message names.
+type flatError struct {
+	msg   string
+	errno syscall.Errno
+}
+
+func (e *flatError) Error() string { return e.msg }
+func (e *flatError) Unwrap() error { return e.errno }
 
 // badgerFiles are the names Badger keeps in its directory.
 func isBadgerFile(name string) bool {

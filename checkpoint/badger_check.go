@@ -56,6 +56,10 @@ func checkTables(dir string) (err error) {
 	for id, tm := range m.Tables {
 		path := table.NewFilename(id, dir)
 		if err := checkTable(path, tm.Compression); err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				return err // unreadable (permission denied, a failing disk), not damaged
+			}
 			return damagef("table %s: %v", filepath.Base(path), err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -36,14 +37,48 @@ func checkLogs(dir string) error {
 	mems, _ := filepath.Glob(filepath.Join(dir, "*.mem"))
 	vlogs, _ := filepath.Glob(filepath.Join(dir, "*.vlog"))
 	slices.Sort(vlogs) // fixed-width numbers: the newest sorts last
+	for _, path := range append(slices.Clone(mems), vlogs...) {
+		if err := checkLogHeader(path); err != nil {
+			return logError(path, err)
+		}
+	}
 	logs := mems
 	if len(vlogs) > 0 {
 		logs = append(logs, vlogs[len(vlogs)-1])
 	}
 	for _, path := range logs {
 		if err := checkLog(path); err != nil {
-			return damagef("%s: %v", filepath.Base(path), err)
+			return logError(path, err)
 		}
+	}
+	return nil
+}
+
+// logError is damage in the log at path, or, when the file could not be
+// read (permission denied, a failing disk), that error as it is: the file
+// may be whole.
+func logError(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return err
+	}
+	return damagef("%s: %v", filepath.Base(path), err)
+}
+
+// checkLogHeader refuses a log shorter than its header. Badger makes a
+// log at its full size (a memory map) and writes the header first, so it
+// never leaves one: the file was cut (a careless copy, a full disk). Badger
+// would treat an empty log as new — a memtable log's records, a value
+// log's values gone — after growing it and writing a memtable log, and
+// deletes a log cut in its header: the store would lose data or change
+// while it is refused.
+func checkLogHeader(path string) error {
+	info, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if info.Size() < logHeaderSize {
+		return fmt.Errorf("the log is %d bytes, shorter than its %d-byte header (the file was cut); opening would lose what it held", info.Size(), logHeaderSize)
 	}
 	return nil
 }

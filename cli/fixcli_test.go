@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -312,5 +313,51 @@ func TestSubmitChecksItsInputs(t *testing.T) {
 		if code != ExitUsage || !strings.Contains(out, c.want) {
 			t.Errorf("%v: exit %d, output %q; want exit 2 and %q", c.args, code, out, c.want)
 		}
+	}
+}
+
+// TestReadOnlyCommandsCreateNoStoreInAnEmptyDir gives status, history and
+// list an empty directory as --store, through a symbolic link (a
+// directory made ready for a store, a shared one). They used to create a
+// store in it and make it 0700; they must answer that there is no run and
+// leave the directory empty, its mode as it was.
+func TestReadOnlyCommandsCreateNoStoreInAnEmptyDir(t *testing.T) {
+	dir, _, _ := demoRepo(t)
+	empty := filepath.Join(t.TempDir(), "empty")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(empty, fs.ModeSticky|0o777); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "store")
+	if err := os.Symlink(empty, link); err != nil {
+		t.Fatal(err)
+	}
+	want := "no runs in this repository (no store at " + link + ")"
+	for _, c := range []struct {
+		args []string
+		code int
+		out  string
+	}{
+		{[]string{"status"}, ExitPrecondition, "gaffer: " + want + "\n"},
+		{[]string{"history"}, ExitPrecondition, "gaffer: " + want + "\n"},
+		{[]string{"list"}, ExitOK, want + "\n"},
+	} {
+		out, code := gaffer(t, append([]string{"--repo", dir, "--store", link}, c.args...)...)
+		if code != c.code || out != c.out {
+			t.Errorf("%v: exit %d, output %q; want exit %d and %q", c.args, code, out, c.code, c.out)
+		}
+	}
+	entries, err := os.ReadDir(empty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(empty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 0 || info.Mode()&(fs.ModePerm|fs.ModeSticky) != 0o777|fs.ModeSticky {
+		t.Errorf("the empty directory now holds %d files, mode %v; want none and drwxrwxrwt", len(entries), info.Mode())
 	}
 }

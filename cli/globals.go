@@ -54,6 +54,9 @@ func GlobalsFrom(c *ucli.Context) (Globals, error) {
 	if g.Store == "" {
 		g.Store = filepath.Join(gitDir(g.Repo), "gaffer")
 	}
+	// DIR/ is DIR: the files kept beside the store (DIR.groups, DIR.logs,
+	// DIR.sock) must not land inside it.
+	g.Store = filepath.Clean(g.Store)
 	return g, nil
 }
 

@@ -349,7 +349,7 @@ func globalsOf(c *ucli.Context) (g Globals, storeSet bool, err error) {
 		g.Repo = c.String("repo")
 	}
 	if c != root && c.IsSet("store") {
-		g.Store, storeSet = c.String("store"), true
+		g.Store, storeSet = filepath.Clean(c.String("store")), true
 	}
 	return g, storeSet, nil
 }

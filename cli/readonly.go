@@ -12,7 +12,8 @@ import (
 )
 
 // missingStore returns the store directory a command that only reads or
-// needs a run (status, list, history, resume, cancel, delete, …) would open when it does not exist, and "" otherwise:
+// needs a run (status, list, history, resume, cancel, delete, …) would open
+// when it does not exist or is empty, and "" otherwise:
 // those commands say there is no run instead of creating a store. A
 // repository that cannot be opened is left to openEnv to report.
 func missingStore(c *ucli.Context, io IO) (string, error) {
@@ -33,6 +34,11 @@ func missingStore(c *ucli.Context, io IO) (string, error) {
 		dir = filepath.Join(gitDir(repo.Root()), "gaffer")
 	}
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return dir, nil
+	}
+	// An empty directory (made ready for a store, or a shared one) holds
+	// no store either; opening it would create one and make it 0700.
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) == 0 {
 		return dir, nil
 	}
 	return "", nil

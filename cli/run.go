@@ -29,6 +29,7 @@ type RunOptions struct {
 	Pace        time.Duration
 	TrackerID   string
 	RunID       string // fixed run id (tests); "" makes one
+	Repo        string // submit: the submitter's work tree (repoKey), which serve checks is its own
 
 	profile *runProfile // resolved before the store is opened; nil resolves in newRun
 	planSrc []byte      // the plan file as first read: a pipe (--plan <(…)) reads once

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gaffer-dev/gaffer/control"
 	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/internal/ioerr"
 	"github.com/gaffer-dev/gaffer/metrics"
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/serve"
@@ -91,7 +92,7 @@ func Serve(c *ucli.Context, io IO, o ServeOptions) error {
 	}
 	x := &serveExec{owner: e, hooks: h, log: log, key: key}
 	pool, err := serve.New(serve.Config{Workers: o.Workers, Executor: x, Journal: serve.JournalPath(e.storeDir), Logger: log, Gauges: m,
-		KeyOf: func(serve.Job) string { return x.key }})
+		KeyOf: func(serve.Job) string { return x.key }, Retry: ioerr.Machine})
 	if err != nil {
 		return err
 	}
@@ -118,8 +119,12 @@ func Serve(c *ucli.Context, io IO, o ServeOptions) error {
 	go func() {
 		defer wg.Done()
 		ready := func() error {
-			if pool.Status().Draining {
+			st := pool.Status()
+			if st.Draining {
 				return errors.New("draining")
+			}
+			if st.Retrying != "" {
+				return fmt.Errorf("waiting to try a run again: %s", st.Retrying)
 			}
 			return nil
 		}
@@ -413,6 +418,10 @@ func (x *serveExec) handle(mux *control.Mux, pool *serve.Pool) {
 		}
 		if o.RunID == "" {
 			o.RunID = newRunID(time.Now())
+		}
+		if o.Repo != "" && o.Repo != x.key {
+			return nil, exitf(ExitPrecondition, "the gaffer serve holding store %s (pid %d) works in repository %s, not %s; start a serve in %s with a store of its own (gaffer --repo %s serve)",
+				x.owner.storeDir, os.Getpid(), x.key, o.Repo, o.Repo, o.Repo)
 		}
 		if _, err := x.owner.runner.State(ctx, o.RunID); err == nil {
 			return nil, exitf(ExitPrecondition, "run %s already exists", o.RunID)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/control"
+	"github.com/gaffer-dev/gaffer/workspace"
 	ucli "github.com/urfave/cli/v2"
 )
 
@@ -62,6 +63,18 @@ func Submit(c *ucli.Context, io IO, o RunOptions) error {
 	}
 	if o.RunID == "" {
 		o.RunID = newRunID(time.Now())
+	}
+	// serve executes runs in its own work tree: it refuses a run of another.
+	g, _, err := globalsOf(c)
+	if err != nil {
+		return err
+	}
+	repo, err := workspace.Open(g.Repo)
+	if err != nil {
+		return exitf(ExitPrecondition, "open repository %s: %w", g.Repo, err)
+	}
+	if o.Repo, err = repoKey(repo.Root()); err != nil {
+		return err
 	}
 	cl, err := controlClient(c)
 	if err != nil {

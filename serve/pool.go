@@ -87,6 +87,13 @@ type Config struct {
 	// KeyOf, when set, gives the Key of a job that comes without one: an
 	// Answer, or a job read from a journal written before jobs had keys.
 	KeyOf func(Job) string
+	// Retry, when set, reports whether a job's error was the machine's (a
+	// full store disk) rather than the run's: the job goes back to the head
+	// of the queue and the pool takes no job for RetryAfter, so the queued
+	// runs wait for room instead of failing one after the other.
+	Retry func(error) bool
+	// RetryAfter is the pause after a Retry error; default 5s.
+	RetryAfter time.Duration
 }
 
 func (c *Config) validate() error {
@@ -101,6 +108,9 @@ func (c *Config) validate() error {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.RetryAfter <= 0 {
+		c.RetryAfter = 5 * time.Second
 	}
 	return nil
 }
@@ -123,6 +133,8 @@ type Pool struct {
 	draining bool
 	busy     int
 	lastErr  map[string]string // run id → the error its last job ended with
+	paused   time.Time         // no job is taken before this (a Retry error)
+	retrying string            // the last Retry error, until a job ends without one
 
 	notify  chan struct{}
 	stop    chan struct{} // closed by Drain: workers stop taking jobs
@@ -138,6 +150,9 @@ type Status struct {
 	Active   []string `json:"active"`
 	Parked   []string `json:"parked"`
 	Draining bool     `json:"draining"`
+	// Retrying is the error of the job waiting to be tried again (a Retry
+	// error), until a job ends without one; "" otherwise.
+	Retrying string `json:"retrying,omitempty"`
 }
 
 // New reads the journal and returns a pool whose queue holds the jobs a
@@ -303,7 +318,7 @@ func (p *Pool) Wait() { p.wg.Wait() }
 func (p *Pool) Status() Status {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	s := Status{Workers: p.cfg.Workers, Busy: p.busy, Queued: slices.Clone(p.queue), Draining: p.draining}
+	s := Status{Workers: p.cfg.Workers, Busy: p.busy, Queued: slices.Clone(p.queue), Draining: p.draining, Retrying: p.retrying}
 	for id := range p.active {
 		s.Active = append(s.Active, id)
 	}
@@ -344,6 +359,17 @@ func (p *Pool) next(ctx context.Context) (job Job, jctx context.Context, cancel 
 		if p.draining || ctx.Err() != nil {
 			p.mu.Unlock()
 			return Job{}, nil, nil, false
+		}
+		if wait := time.Until(p.paused); wait > 0 {
+			p.mu.Unlock()
+			timer := time.NewTimer(wait)
+			select {
+			case <-timer.C:
+			case <-p.stop:
+			case <-ctx.Done():
+			}
+			timer.Stop()
+			continue
 		}
 		if i := slices.IndexFunc(p.queue, p.freeLocked); i >= 0 {
 			job = p.queue[i]
@@ -393,6 +419,16 @@ func (p *Pool) execute(ctx, jctx context.Context, cancel context.CancelCauseFunc
 		log.Info("run stopped for drain; it resumes when serve starts again", "err", err)
 		job.Recovered = true
 		p.queue = append([]Job{job}, p.queue...)
+	case err != nil && p.cfg.Retry != nil && p.cfg.Retry(err):
+		// The machine's fault, not the run's: keep the job at the head and
+		// take no job until RetryAfter.
+		log.Error("run stopped by the machine; serve tries it again", "err", err, "retry_in", p.cfg.RetryAfter.String(),
+			"queued", len(p.queue)+1)
+		p.lastErr[job.RunID] = err.Error()
+		job.Recovered = true
+		p.queue = append([]Job{job}, p.queue...)
+		p.paused = time.Now().Add(p.cfg.RetryAfter)
+		p.retrying = err.Error()
 	case err != nil:
 		log.Error("run failed", "err", err)
 		p.lastErr[job.RunID] = err.Error()
@@ -401,6 +437,9 @@ func (p *Pool) execute(ctx, jctx context.Context, cancel context.CancelCauseFunc
 		p.parked[job.RunID] = true
 	default:
 		log.Info("run finished")
+	}
+	if p.paused.IsZero() || !time.Now().Before(p.paused) {
+		p.retrying = "" // this job ended without the machine's error
 	}
 	if perr := p.persistLocked(); perr != nil {
 		log.Error("serve: journal", "err", perr)

@@ -71,6 +71,13 @@ func (r *Registry) Record(pgid int) (forget func(), err error) {
 	if err := os.MkdirAll(r.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("procgroup: %w", err)
 	}
+	if info, err := os.Lstat(r.dir); err != nil {
+		return nil, fmt.Errorf("procgroup: %w", err)
+	} else if !info.IsDir() {
+		// A symbolic link: the chmod and the records would go to
+		// whatever it points at, a directory of the user's.
+		return nil, fmt.Errorf("procgroup: %s is not a directory of gaffer's own (a symbolic link?); remove it", r.dir)
+	}
 	if err := os.Chmod(r.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("procgroup: %w", err)
 	}
@@ -100,6 +107,9 @@ func (r *Registry) KillOrphans() ([]int, error) {
 	var killed []int
 	var errs []error
 	for _, e := range entries {
+		if !isRecordName(e.Name()) || !e.Type().IsRegular() {
+			continue // not ours: leave what the directory holds besides records
+		}
 		name := filepath.Join(r.dir, e.Name())
 		b, err := os.ReadFile(name)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -125,6 +135,13 @@ func (r *Registry) KillOrphans() ([]int, error) {
 		}
 	}
 	return killed, errors.Join(errs...)
+}
+
+// isRecordName reports whether name is a record's (a group id) or its
+// temporary file's.
+func isRecordName(name string) bool {
+	id, err := strconv.Atoi(strings.TrimSuffix(name, ".tmp"))
+	return err == nil && id > 0 && strconv.Itoa(id) == strings.TrimSuffix(name, ".tmp")
 }
 
 // writeSynced writes b to name through a temporary file, fsyncing the

@@ -1,0 +1,42 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestStorePathWithTrailingSlash gives --store as DIR/ (as a shell's
+// completion writes it). The agents' group records and transcripts, kept
+// beside the store as DIR.groups and DIR.logs, went inside it as DIR/.groups
+// and DIR/.logs, and every later command refused the store as "not a
+// gaffer store" — with agents a killed run left alive that nothing could
+// then end. The store must hold Badger's files only, and open again with
+// or without the slash.
+func TestStorePathWithTrailingSlash(t *testing.T) {
+	bin := gafferBinary(t)
+	repo, aux := t.TempDir(), t.TempDir()
+	gitRepo(t, repo, map[string]string{"README.md": "small\n"})
+	plan, script := filepath.Join(aux, "plan.md"), filepath.Join(aux, "script.yaml")
+	writeTestFile(t, plan, "# Plan: one\n\n### Task 1: Run a command\n\nRun it.\n")
+	writeTestFile(t, script, "developer:\n  - phase: 1\n    actions:\n      - run: \"echo ran > ran.txt\"\n    summary: ran\nreviewer: []\n")
+	store := filepath.Join(aux, "store")
+	if out, code := runBin(t, bin, "--repo", repo, "--store", store+"/", "run", "--plan", plan, "--script", script,
+		"--auto-approve", "--run-id", "r-20260101-slash1"); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	entries, err := os.ReadDir(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			t.Errorf("the store holds a directory %s", e.Name())
+		}
+	}
+	for _, s := range []string{store, store + "/"} {
+		if out, code := runBin(t, bin, "--repo", repo, "--store", s, "status"); code != 0 {
+			t.Errorf("status --store %s: exit %d\n%s", s, code, out)
+		}
+	}
+}
