@@ -13,7 +13,12 @@ import (
 // gateScript holds the command until gaffer has recorded its process
 // group: it reads "go" from fd 3, then runs the command in its place. A
 // gaffer that dies before that closes the pipe, and the command never runs.
-const gateScript = `read -r g <&3 && [ "$g" = go ] || exit 125; exec 3<&-; exec "$@"`
+// It also leaves a watchdog in the group, reading fd 4, whose other end
+// only gaffer holds: when gaffer dies (or forgets the group) the read ends
+// and the watchdog kills the whole group, so what the command started
+// itself dies with gaffer too, not only the leader (Pdeathsig).
+const gateScript = `read -r g <&3 && [ "$g" = go ] || exit 125; exec 3<&-; ` +
+	`{ read -r _ <&4; kill -9 0; } </dev/null >/dev/null 2>&1 & exec 4<&-; exec "$@"`
 
 // startInGroup starts cmd in a process group of its own that gets SIGKILL
 // when this process dies (Linux: Pdeathsig, which reaches the group's
@@ -39,18 +44,31 @@ func startInGroup(cmd *exec.Cmd, rec GroupRecorder) (forget func(), err error) {
 		return nil, fmt.Errorf("start gate: %w", err)
 	}
 	defer w.Close()
+	watchR, watchW, err := os.Pipe()
+	if err != nil {
+		r.Close()
+		return nil, fmt.Errorf("start gate: %w", err)
+	}
 	cmd.Args = append([]string{"sh", "-c", gateScript, "gaffer-gate", cmd.Path}, cmd.Args[1:]...)
 	cmd.Path = sh
-	cmd.ExtraFiles = []*os.File{r} // fd 3
+	cmd.ExtraFiles = []*os.File{r, watchR} // fd 3, fd 4
 	err = cmd.Start()
 	r.Close()
+	watchR.Close()
 	if err != nil {
+		watchW.Close()
 		return nil, err
 	}
-	forget, err = rec.Record(cmd.Process.Pid)
+	recForget, err := rec.Record(cmd.Process.Pid)
 	if err != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		watchW.Close()
 		return nil, errors.Join(fmt.Errorf("%w: %w", ErrProcessGroup, err), waitErr(cmd))
+	}
+	// The watchdog's pipe stays open while the group is ours to end.
+	forget = func() {
+		recForget()
+		watchW.Close()
 	}
 	if _, err := w.Write([]byte("go\n")); err != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)

@@ -31,14 +31,25 @@ func buildGaffer(t *testing.T) string {
 // session never ends: it starts a background writer (a second process of
 // its group) and writes itself, each a line every 5 ms to files in out,
 // and records both pids there. Every later session does the greet work.
-func orphanAgent(t *testing.T, out string) string {
+//
+// With killWatchdog the agent first kills the other processes gaffer's
+// start gate left in its group (the watchdog that ends the group when
+// gaffer dies), as a hostile agent could, so that only the next gaffer
+// process can end its background writer.
+func orphanAgent(t *testing.T, out string, killWatchdog bool) string {
 	t.Helper()
 	script := filepath.Join(out, "dev.sh")
+	kill := ""
+	if killWatchdog {
+		kill = `  for p in $(ps -o pid= --ppid $$); do [ "$p" = "$child" ] || kill -9 "$p" 2>/dev/null; done
+`
+	}
 	body := `prompt=$(cat)
 if [ ! -e '` + out + `/started' ]; then
   touch '` + out + `/started'
   ( while :; do echo x >> '` + out + `/child-writes'; sleep 0.005; done ) &
-  echo $! > '` + out + `/child.pid'
+  child=$!
+` + kill + `  echo $child > '` + out + `/child.pid'
   echo $$ > '` + out + `/leader.pid'
   while :; do echo y >> '` + out + `/leader-writes'; sleep 0.005; done
 fi
@@ -93,9 +104,10 @@ func fileSize(path string) int64 {
 
 // TestAgentsDieWithGaffer SIGKILLs gaffer while its developer — a CLI
 // agent made of two processes of one group, both writing every few
-// milliseconds — works, and checks that the agent's leader dies with
-// gaffer (Pdeathsig), that the rest of its group is killed by the resume
-// before it goes on, and that nothing of the old group writes after that.
+// milliseconds, which has killed the group's watchdog — works, and checks
+// that the agent's leader dies with gaffer (Pdeathsig), that the rest of
+// its group is killed by the resume before it goes on, and that nothing of
+// the old group writes after that.
 func TestAgentsDieWithGaffer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs real processes")
@@ -108,7 +120,7 @@ func TestAgentsDieWithGaffer(t *testing.T) {
 	srv := fakellm.NewOpenAIFunc(m.respond)
 	defer srv.Close()
 	out := t.TempDir()
-	dir := greetRepo(t, map[string]string{"gaffer.yaml": mixedProfile(srv.BaseURL(), "OPENAI_API_KEY", orphanAgent(t, out), nil)})
+	dir := greetRepo(t, map[string]string{"gaffer.yaml": mixedProfile(srv.BaseURL(), "OPENAI_API_KEY", orphanAgent(t, out, true), nil)})
 	t.Setenv("OPENAI_API_KEY", "sk-orphan-test")
 
 	p := startProc(t, bin, []string{"--repo", dir, "run", "--goal", "Add Greet", "--auto-approve"}, "")
@@ -275,5 +287,55 @@ func TestCommandRefusesAForeignSocketDir(t *testing.T) {
 	t.Log(out)
 	if code != ExitPrecondition || strings.Count(strings.TrimSpace(out), "\n") != 0 || !strings.Contains(out, "belongs to uid 65534") {
 		t.Errorf("exit %d, output %q; want exit 8 and one line saying whose the directory is", code, out)
+	}
+}
+
+// TestAgentsGroupDiesWithGaffer SIGKILLs gaffer while its developer's two
+// processes write, and checks that both die with gaffer — the leader by
+// Pdeathsig, its background writer by the group's watchdog — with no
+// other gaffer process started, and that a resume then completes and
+// leaves no record.
+func TestAgentsGroupDiesWithGaffer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs real processes")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("Pdeathsig and /proc are Linux only")
+	}
+	bin := buildGaffer(t)
+	m := &greetModel{}
+	srv := fakellm.NewOpenAIFunc(m.respond)
+	defer srv.Close()
+	out := t.TempDir()
+	dir := greetRepo(t, map[string]string{"gaffer.yaml": mixedProfile(srv.BaseURL(), "OPENAI_API_KEY", orphanAgent(t, out, false), nil)})
+	t.Setenv("OPENAI_API_KEY", "sk-orphan-test")
+
+	p := startProc(t, bin, []string{"--repo", dir, "run", "--goal", "Add Greet", "--auto-approve"}, "")
+	childWrites := filepath.Join(out, "child-writes")
+	if !waitFor(func() bool { return fileSize(childWrites) > 0 && fileSize(filepath.Join(out, "leader.pid")) > 0 }) {
+		o, _ := p.wait()
+		t.Fatalf("the agent did not start writing\n%s", o)
+	}
+	leader, child := readPid(t, filepath.Join(out, "leader.pid")), readPid(t, filepath.Join(out, "child.pid"))
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	p.wait()
+	for _, pid := range []int{leader, child} {
+		if !waitFor(func() bool { return !alive(pid) }) {
+			t.Errorf("process %d of the agent outlived the killed gaffer", pid)
+		}
+	}
+	size := fileSize(childWrites)
+	time.Sleep(100 * time.Millisecond)
+	if got := fileSize(childWrites); got != size {
+		t.Errorf("the agent wrote after gaffer died: %d bytes, then %d", size, got)
+	}
+	res := startProc(t, bin, []string{"--repo", dir, "resume"}, "")
+	if resOut, code := res.wait(); code != 0 {
+		t.Fatalf("resume: exit %d\n%s", code, resOut)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, ".git", "gaffer.groups")); len(entries) != 0 {
+		t.Errorf("records left after the run: %v", entries)
 	}
 }
