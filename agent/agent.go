@@ -20,12 +20,18 @@ const (
 	// boundary; its text replaces the deterministic one only when
 	// story.CheckSummary accepts it.
 	RoleSummarizer Role = "summarizer"
+	// RoleDoctor diagnoses a failed attempt and answers strict JSON
+	// (recovery.ParseDoctorAnswer); it changes nothing.
+	RoleDoctor Role = "doctor"
+	// RoleReplanner revises a stuck phase's approach within its goal
+	// anchor and answers strict JSON; it changes nothing.
+	RoleReplanner Role = "replanner"
 )
 
 // Valid reports whether r is one of the five roles.
 func (r Role) Valid() bool {
 	switch r {
-	case RoleArchitect, RoleDeveloper, RoleReviewer, RoleEvaluator, RoleSummarizer:
+	case RoleArchitect, RoleDeveloper, RoleReviewer, RoleEvaluator, RoleSummarizer, RoleDoctor, RoleReplanner:
 		return true
 	}
 	return false

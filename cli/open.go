@@ -199,7 +199,7 @@ func plainDriverFactory(out io.Writer, pace *time.Duration, opts agentOptions, r
 				scripts[cfg.ScriptPath] = sc
 			}
 			mu.Unlock()
-			if (role == agent.RoleEvaluator || role == agent.RoleSummarizer) && !sc.Has(role) {
+			if (role == agent.RoleEvaluator || role == agent.RoleSummarizer || role == agent.RoleDoctor || role == agent.RoleReplanner) && !sc.Has(role) {
 				return nil, nil
 			}
 			p := cfg.Pace

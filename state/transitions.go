@@ -123,6 +123,7 @@ func (p Progress) Clone() Progress {
 		}
 		p.Phases = phases
 	}
+	p.Recovery = slices.Clone(p.Recovery)
 	return p
 }
 
