@@ -71,6 +71,12 @@ type Session struct {
 	Dir       string // repository root; all tool and file work is confined to it
 	SessionID string // a session to continue; "" starts a fresh one
 	Tools     []string
+	// Model, when set, is the model this session runs with instead of the
+	// driver's model for the role: the Doctor's strong model, or the
+	// escalation model of a phase the stuck handler escalated.
+	Model string
+	// Tier is the Doctor's tier ("cheap" or "strong"); "" for other roles.
+	Tier string
 	// StoryDir, when set, is the Task Story's directory (slash separated,
 	// relative to Dir): the llm driver's expand_context tool reads an
 	// earlier phase's decision records from it.
