@@ -250,6 +250,9 @@ func (d *ScriptDriver) developer(ctx context.Context, s Session) (Report, error)
 	if st.Result != "" && st.Result != StatusCompleted && st.Result != StatusFailed {
 		return Report{}, d.invalid(st.line, "developer entry for %s: result %q is not completed or failed", st.Match, st.Result)
 	}
+	if st.DriverError != "" {
+		return Report{Usage: st.Usage}, fmt.Errorf("%w: %s", ErrModel, st.DriverError)
+	}
 	tb, err := NewToolbox(s.Dir, ToolboxOptions{CommandTimeout: d.opts.CommandTimeout, MaxOutput: d.opts.MaxOutput,
 		Env: d.opts.Env, Groups: d.opts.Groups, Warn: d.opts.Warn})
 	if err != nil {

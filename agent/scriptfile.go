@@ -95,8 +95,12 @@ type DeveloperStep struct {
 	Actions []Action `yaml:"actions"`
 	Result  Status   `yaml:"result"` // "" (completed unless Error is set), completed or failed
 	Error   string   `yaml:"error"`  // the failure's text; implies result: failed
-	Summary string   `yaml:"summary"`
-	Usage   Usage    `yaml:"usage"`
+	// DriverError, set, makes the session not run at all: Run returns
+	// an error wrapping ErrModel with this text, as a model endpoint
+	// that answers 503 would (recovery classifies it as infra).
+	DriverError string `yaml:"driver_error"`
+	Summary     string `yaml:"summary"`
+	Usage       Usage  `yaml:"usage"`
 	// The structured report for the Task Story: decisions, commands,
 	// methods, dependencies, requirements, recommendations.
 	story.Facts `yaml:",inline"`

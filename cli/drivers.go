@@ -35,9 +35,9 @@ type runProfile struct {
 	drivers state.DriverSettings
 	limits  state.Limits
 	skipTDD bool
-	// recovery is on unless the profile says recovery.enabled: false;
-	// off, nothing of it reaches the run's state.
-	recovery bool
+	// recovery is set unless the profile says recovery.enabled: false;
+	// nil, nothing of it reaches the run's state.
+	recovery *state.RecoveryConfig
 }
 
 // resolveProfile loads the configuration for the repository in repoDir
@@ -68,10 +68,13 @@ func resolveProfile(repoDir string, o RunOptions, getenv func(string) string) (r
 			MaxPhaseAttempts:        p.Limits.MaxPhaseAttempts,
 			MaxPlanRevisions:        p.Limits.MaxPlanRevisions,
 		},
-		skipTDD:  !p.TDDCheck(),
-		recovery: p.Recovery.On(),
+		skipTDD: !p.TDDCheck(),
 	}
-	if rp.recovery {
+	if p.Recovery.On() {
+		rp.recovery = &state.RecoveryConfig{}
+		for _, f := range p.Recovery.Fatal {
+			rp.recovery.Fatal = append(rp.recovery.Fatal, state.FatalPattern{Name: f.Name, Pattern: f.Pattern})
+		}
 		rp.limits.MaxRunCostUSD, rp.limits.MaxRunTokens = p.Limits.MaxRunCostUSD, p.Limits.MaxRunTokens
 	}
 	usesLLM := false
@@ -82,7 +85,7 @@ func resolveProfile(repoDir string, o RunOptions, getenv func(string) string) (r
 		if r == agent.RoleSummarizer && rs.Driver == "" {
 			continue // optional: off unless roles.summarizer names a driver
 		}
-		if (r == agent.RoleDoctor || r == agent.RoleReplanner) && !rp.recovery {
+		if (r == agent.RoleDoctor || r == agent.RoleReplanner) && rp.recovery == nil {
 			continue // recovery.enabled: false leaves the run as it was
 		}
 		if o.Driver != "" {
@@ -95,7 +98,7 @@ func resolveProfile(repoDir string, o RunOptions, getenv func(string) string) (r
 		if r == agent.RoleDoctor {
 			ac.StrongModel = rs.StrongModel
 		}
-		if r == agent.RoleDeveloper && rp.recovery {
+		if r == agent.RoleDeveloper && rp.recovery != nil {
 			ac.EscalationModel = rs.EscalationModel
 		}
 		switch rs.Driver {

@@ -84,10 +84,25 @@ type RunConfig struct {
 	// edits of gaffer.yaml do not change a run. It names the API key's
 	// environment variable; it never holds a key.
 	Drivers DriverSettings `json:"drivers,omitzero"`
-	// Recovery turns on what the workflow does when phases keep failing
-	// (the Doctor, replans, the stuck handler; package recovery). Off,
-	// the field is absent and a run is exactly what it was without it.
-	Recovery bool `json:"recovery,omitempty"`
+	// Recovery, when set, turns on what the workflow does when phases
+	// keep failing (the Doctor, replans, the stuck handler; package
+	// recovery). Nil (recovery.enabled: false) leaves the field out, and
+	// a run is exactly what it was without recovery.
+	Recovery *RecoveryConfig `json:"recovery,omitempty"`
+}
+
+// RecoveryConfig is a run's recovery settings from its profile.
+type RecoveryConfig struct {
+	// Fatal lists the configured fatal categories: an attempt whose error
+	// text matches Pattern (a Go regexp) is of category Name, and is
+	// replanned at once.
+	Fatal []FatalPattern `json:"fatal,omitempty"`
+}
+
+// FatalPattern is one configured fatal category.
+type FatalPattern struct {
+	Name    string `json:"name"`
+	Pattern string `json:"pattern"`
 }
 
 // DriverSettings are the settings of a run's llm and cli drivers, taken
@@ -281,6 +296,9 @@ type PhaseState struct {
 	StartedAt   time.Time   `json:"started_at,omitzero"`
 	CompletedAt time.Time   `json:"completed_at,omitzero"`
 	Error       string      `json:"error,omitempty"`
+	// ErrorKind is "driver" when Error is a driver's error (the session
+	// could not run; recovery on only), "" when it is the agent's.
+	ErrorKind string `json:"error_kind,omitempty"`
 	// PreCommit is HEAD before the phase's first attempt: the commit a
 	// retry resets to. It is checkpointed before the agent starts.
 	PreCommit string `json:"pre_commit,omitempty"`

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -215,6 +216,11 @@ func (c *Config) checkOwn(at string, p Profile) error {
 	for _, k := range slices.Sorted(maps.Keys(limits)) {
 		if limits[k] < 0 {
 			return c.errAt(at+".limits."+k, "%s must not be negative, got %d", k, limits[k])
+		}
+	}
+	for i, f := range p.Recovery.Fatal {
+		if _, err := regexp.Compile(f.Pattern); err != nil || f.Name == "" || f.Pattern == "" {
+			return c.errAt(fmt.Sprintf("%s.recovery.fatal", at), "recovery.fatal[%d] needs a name and a valid Go regexp pattern (%q)", i, f.Pattern)
 		}
 	}
 	if p.Limits.MaxRunCostUSD < 0 {

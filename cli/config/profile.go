@@ -66,6 +66,15 @@ type Roles struct {
 // before. Enabled defaults to true.
 type Recovery struct {
 	Enabled *bool `yaml:"enabled,omitempty"`
+	// Fatal adds fatal categories: an error text matching Pattern (a Go
+	// regexp) is of category Name and replanned at its first failure.
+	Fatal []FatalRule `yaml:"fatal,omitempty"`
+}
+
+// FatalRule is one configured fatal category.
+type FatalRule struct {
+	Name    string `yaml:"name"`
+	Pattern string `yaml:"pattern"`
 }
 
 // On reports whether recovery is on (it is unless a profile turns it off).
@@ -240,6 +249,9 @@ func merge(base, over Profile) Profile {
 	if over.Recovery.Enabled != nil {
 		v := *over.Recovery.Enabled
 		out.Recovery.Enabled = &v
+	}
+	if over.Recovery.Fatal != nil {
+		out.Recovery.Fatal = slices.Clone(over.Recovery.Fatal)
 	}
 	return out
 }
