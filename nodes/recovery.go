@@ -381,17 +381,12 @@ func (w *workflow) afterAdvice(ctx context.Context, s state.ExecutionState, rs r
 	case recovery.ActionNeedsHuman:
 		return w.toHuman(ctx, s, rs, ps, "needs_human", "the Doctor: "+adv.Rationale, nil)
 	case recovery.ActionStop:
-		rs.Stage = ""
-		c, err := withRecovery(s, rs)
-		if err != nil {
-			return s, err
-		}
-		return w.halt(ctx, c, ps)
+		return w.stop(ctx, s, rs, ps)
 	case recovery.ActionRetryWithHint:
-		return w.nextAttempt(s, rs, ps)
+		return w.nextAttempt(ctx, s, rs, ps)
 	}
 	if !rs.Exhausted {
-		return w.nextAttempt(s, rs, ps)
+		return w.nextAttempt(ctx, s, rs, ps)
 	}
 	return w.stuck(ctx, s, rs, ps, cfg)
 }
@@ -419,12 +414,35 @@ func (w *workflow) stuck(ctx context.Context, s state.ExecutionState, rs recover
 	case recovery.StuckReduceScope, recovery.StuckNeedsHuman:
 		return w.toHuman(ctx, s, rs, ps, dec.String(), why, nil)
 	}
+	return w.stop(ctx, s, rs, ps)
+}
+
+// stop halts the run as review does at the limit (w.halt), and reports
+// the attempt recover decided.
+func (w *workflow) stop(ctx context.Context, s state.ExecutionState, rs recoveryState, ps state.PhaseState) (state.ExecutionState, error) {
 	rs.Stage = ""
 	c, err := withRecovery(s, rs)
 	if err != nil {
 		return s, err
 	}
-	return w.halt(ctx, c, ps)
+	if c, err = w.halt(ctx, c, ps); err != nil {
+		return s, err
+	}
+	outcome := metrics.OutcomeHalted
+	if ps.Error != "" {
+		outcome = metrics.OutcomeFailed
+	}
+	w.attemptFinished(ctx, s, ps, outcome)
+	return c, nil
+}
+
+// attemptFinished emits phase_finished for an attempt whose outcome the
+// recover node decided (review left it to recover).
+func (w *workflow) attemptFinished(ctx context.Context, s state.ExecutionState, ps state.PhaseState, outcome string) {
+	graph.Emit(ctx, metrics.EventPhaseFinished, metrics.PhaseFinished{
+		Phase: ps.Index + 1, Attempt: ps.Attempt, Iteration: s.Progress.ReviewIteration, Outcome: outcome,
+		Duration: max(w.cfg.Clock().Sub(ps.StartedAt), 0),
+	})
 }
 
 // maxExtraAttempts bounds the attempts recovery may add to a phase's
@@ -439,7 +457,7 @@ func (w *workflow) escalate(ctx context.Context, s state.ExecutionState, rs reco
 		rs.Escalated = append(rs.Escalated, ps.Index)
 	}
 	rs = w.decide(ctx, s, rs, ps, "escalate_model", why+" (model "+orText(s.Config.Agents.Developer.EscalationModel, "the profile's escalation model")+", phase "+fmt.Sprint(ps.Index+1)+" only)")
-	return w.nextAttempt(s, rs, ps)
+	return w.nextAttempt(ctx, s, rs, ps)
 }
 
 // toHuman stages a question for the human: the next step interrupts.
@@ -476,12 +494,7 @@ func (w *workflow) ask(ctx context.Context, s state.ExecutionState, rs recoveryS
 	fb := strings.TrimSpace(ans.Feedback)
 	if !ans.Approved {
 		rs = w.decide(ctx, s, rs, ps, "human:stop", orText(fb, "the human stopped the run after "+q.Decision))
-		rs.Stage = ""
-		c, err := withRecovery(s, rs)
-		if err != nil {
-			return s, err
-		}
-		return w.halt(ctx, c, ps)
+		return w.stop(ctx, s, rs, ps)
 	}
 	rs = w.decide(ctx, s, rs, ps, "human:retry", orText(fb, "the human asked for another attempt after "+q.Decision))
 	if fb != "" {
@@ -490,15 +503,16 @@ func (w *workflow) ask(ctx context.Context, s state.ExecutionState, rs recoveryS
 		}
 		rs.Approach[ps.Index] = "The human's answer to " + q.Decision + ": " + fb
 	}
-	return w.nextAttempt(s, rs, ps)
+	return w.nextAttempt(ctx, s, rs, ps)
 }
 
 // nextAttempt sends the phase to its next attempt: when it had used its
 // attempts, recovery grants one more.
-func (w *workflow) nextAttempt(s state.ExecutionState, rs recoveryState, ps state.PhaseState) (state.ExecutionState, error) {
+func (w *workflow) nextAttempt(ctx context.Context, s state.ExecutionState, rs recoveryState, ps state.PhaseState) (state.ExecutionState, error) {
 	rs.Stage = ""
 	c := s
 	if rs.Exhausted {
+		w.attemptFinished(ctx, s, ps, metrics.OutcomeRetried)
 		rs.Exhausted = false
 		ps.Status, ps.Attempt = state.PhaseRetrying, ps.Attempt+1
 		setTasks(&ps, state.PhaseRetrying)
@@ -603,7 +617,7 @@ func (w *workflow) replan(ctx context.Context, s state.ExecutionState, rs recove
 	}
 	rs.Approach[ps.Index] = rev.Approach
 	rs = w.decide(ctx, c, rs, ps, "replan:accepted", rev.Approach)
-	return w.nextAttempt(c, rs, ps)
+	return w.nextAttempt(ctx, c, rs, ps)
 }
 
 // revision is the replanner's answer.

@@ -3,6 +3,7 @@ package nodes
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path"
 	"path/filepath"
@@ -381,10 +382,16 @@ developer:
 // run with recovery off.
 func TestRecoveryExhaustedStopsLikeRecoveryOff(t *testing.T) {
 	script := phase1OK + failN(2, 0, "the agent cannot do this") + "\n"
-	var logs [2]string
+	var logs, outcomes [2]string
 	var errs [2][]string
 	for k, cfg := range []state.RunConfig{{AutoApprove: true}, on()} {
 		h := newHarness(t, script)
+		unsub := h.runner.Subscribe(func(e graph.Event) {
+			if pf, ok := e.Payload.(metrics.PhaseFinished); ok && e.Kind == graph.Custom {
+				outcomes[k] += fmt.Sprintf("%d/%d:%s ", pf.Phase, pf.Attempt, pf.Outcome)
+			}
+		})
+		defer unsub()
 		res, err := h.start(twoPhasePlan, cfg)
 		s := mustDone(t, res, err, state.RunHalted)
 		logs[k], errs[k] = h.git("log", "--all", "--format=%H %T %s"), s.Errors
@@ -394,8 +401,8 @@ func TestRecoveryExhaustedStopsLikeRecoveryOff(t *testing.T) {
 			}
 		}
 	}
-	if logs[0] != logs[1] || strings.Join(errs[0], "\n") != strings.Join(errs[1], "\n") {
-		t.Fatalf("recovery off:\n%s\n%q\nrecovery on:\n%s\n%q", logs[0], errs[0], logs[1], errs[1])
+	if logs[0] != logs[1] || strings.Join(errs[0], "\n") != strings.Join(errs[1], "\n") || outcomes[0] != outcomes[1] {
+		t.Fatalf("recovery off:\n%s\n%q\n%s\nrecovery on:\n%s\n%q\n%s", logs[0], errs[0], outcomes[0], logs[1], errs[1], outcomes[1])
 	}
 }
 

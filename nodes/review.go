@@ -116,6 +116,9 @@ func (w *workflow) review(ctx context.Context, s state.ExecutionState) (state.Ex
 	if err != nil {
 		return s, err
 	}
+	if decision == decideRecover {
+		return c, nil // recover emits phase_finished once it knows the outcome
+	}
 	graph.Emit(ctx, metrics.EventPhaseFinished, metrics.PhaseFinished{
 		Phase: ps.Index + 1, Attempt: attempt, Iteration: iteration, Outcome: outcome,
 		Duration: max(w.cfg.Clock().Sub(ps.StartedAt), 0),
