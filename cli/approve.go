@@ -16,7 +16,7 @@ func approveCommand(io IO) *ucli.Command {
 		OnUsageError: onUsageError,
 		ArgsUsage:    "[RUN]",
 		Flags: localGlobals(&ucli.StringFlag{Name: "feedback", EnvVars: []string{"GAFFER_FEEDBACK"}, Usage: "notes kept with the approval"},
-			&ucli.StringFlag{Name: "decision", Usage: "answer recovery's question: retry (another attempt, --feedback as its guidance) or stop"},
+			&ucli.StringFlag{Name: "decision", EnvVars: []string{"GAFFER_DECISION"}, Usage: "answer recovery's question: retry (another attempt, --feedback as its guidance) or stop"},
 			paceFlag()),
 		Action: withRun(io, func(ctx context.Context, e *env, a cmdArgs) error {
 			ans := nodes.Answer{Approved: true, Feedback: a.String("feedback")}

@@ -104,7 +104,9 @@ func resolveProfile(repoDir string, o RunOptions, getenv func(string) string) (r
 		switch rs.Driver {
 		case config.DriverScript:
 			if o.Script == "" {
-				needScript = append(needScript, string(r))
+				if r != agent.RoleDoctor && r != agent.RoleReplanner { // optional: a script without entries has none
+					needScript = append(needScript, string(r))
+				}
 				continue
 			}
 			ac.Model, ac.StrongModel, ac.EscalationModel = "", "", ""
