@@ -77,8 +77,9 @@ replanner:
 func TestRecoveryIsVisibleAndAnswerable(t *testing.T) {
 	good := `'{"approach":"compute the sum with an explicit loop over the operands","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`
 	dir, plan, script := recoveryRepo(t, strings.Replace(repeatedFailure, "%s", good, 1))
-	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-rec-1"); code != 0 {
-		t.Fatalf("run: exit %d\n%s", code, out)
+	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-rec-1"); code != 0 ||
+		!strings.Contains(out, "recovery, phase 2: replan — ") || !strings.Contains(out, "recovery, phase 2: replan:accepted — compute the sum") {
+		t.Fatalf("run: exit %d, or recovery's decisions not shown\n%s", code, out)
 	}
 	v := statusJSON(t, "--repo", dir, "r-rec-1")
 	if v.Status != "completed" || v.Recovery == nil || v.Recovery.Replans != 1 || v.Recovery.Last == nil || v.Recovery.Last.Decision != "replan:accepted" {

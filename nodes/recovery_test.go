@@ -153,8 +153,6 @@ replanner:
 	}
 }
 
-var _ = context.Background
-var _ = graph.END
 
 // failN is a developer step of phase (0: any) and attempt that fails
 // with text.
