@@ -420,7 +420,11 @@ func (w *workflow) stuck(ctx context.Context, s state.ExecutionState, rs recover
 // stop halts the run as review does at the limit (w.halt), and reports
 // the attempt recover decided.
 func (w *workflow) stop(ctx context.Context, s state.ExecutionState, rs recoveryState, ps state.PhaseState) (state.ExecutionState, error) {
-	rs.Stage = ""
+	if !rs.Exhausted && ps.Attempt > 1 {
+		// Review had already counted the next attempt, which never ran.
+		ps.Attempt--
+	}
+	rs.Stage, rs.Exhausted = "", false
 	c, err := withRecovery(s, rs)
 	if err != nil {
 		return s, err

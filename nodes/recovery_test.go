@@ -153,7 +153,6 @@ replanner:
 	}
 }
 
-
 // failN is a developer step of phase (0: any) and attempt that fails
 // with text.
 func failN(phase, attempt int, text string) string {
@@ -425,5 +424,30 @@ replanner:
 	}
 	if rps, _ := h.rec.of(agent.RoleReplanner); len(rps) != 0 || m.Replans != 0 {
 		t.Fatal("a malformed answer acted as replan")
+	}
+}
+
+// The Doctor's stop, with attempts left: the run halts at the last good
+// commit, counting only the attempts that ran.
+func TestRecoveryDoctorStopHaltsAtTheLastGoodCommit(t *testing.T) {
+	h := newHarness(t, phase1OK+failN(2, 1, "it broke")+failN(2, 2, "it broke differently, somewhere else entirely")+okN(2, 3)+`
+doctor:
+  - answer: '{"action":"stop","confidence":0.9,"category":"agent_gave_up","rationale":"the task cannot be done as planned"}'
+`)
+	cfg := on()
+	cfg.Limits.MaxPhaseAttempts = 3
+	res, err := h.start(twoPhasePlan, cfg)
+	s := mustDone(t, res, err, state.RunHalted)
+	if ps := s.Progress.Phases[1]; ps.Attempt != 2 || ps.Status != state.PhaseFailed {
+		t.Fatalf("phase 2: attempt %d, %v", ps.Attempt, ps.Status)
+	}
+	if got := h.git("rev-parse", "HEAD"); got != s.Progress.Phases[0].PostCommit {
+		t.Fatalf("HEAD %s, want phase 1's commit", got)
+	}
+	if devs, _ := h.rec.of(agent.RoleDeveloper); len(devs) != 3 {
+		t.Fatalf("%d developer sessions, want 3 (no attempt after the stop)", len(devs))
+	}
+	if !strings.Contains(s.Errors[len(s.Errors)-1], "phase 2 halted after 2 attempt(s)") {
+		t.Fatalf("errors %q", s.Errors)
 	}
 }
