@@ -20,12 +20,18 @@ const (
 	// boundary; its text replaces the deterministic one only when
 	// story.CheckSummary accepts it.
 	RoleSummarizer Role = "summarizer"
+	// RoleDoctor diagnoses a failed attempt and answers strict JSON
+	// (recovery.ParseDoctorAnswer); it changes nothing.
+	RoleDoctor Role = "doctor"
+	// RoleReplanner revises a stuck phase's approach within its goal
+	// anchor and answers strict JSON; it changes nothing.
+	RoleReplanner Role = "replanner"
 )
 
 // Valid reports whether r is one of the five roles.
 func (r Role) Valid() bool {
 	switch r {
-	case RoleArchitect, RoleDeveloper, RoleReviewer, RoleEvaluator, RoleSummarizer:
+	case RoleArchitect, RoleDeveloper, RoleReviewer, RoleEvaluator, RoleSummarizer, RoleDoctor, RoleReplanner:
 		return true
 	}
 	return false
@@ -65,6 +71,12 @@ type Session struct {
 	Dir       string // repository root; all tool and file work is confined to it
 	SessionID string // a session to continue; "" starts a fresh one
 	Tools     []string
+	// Model, when set, is the model this session runs with instead of the
+	// driver's model for the role: the Doctor's strong model, or the
+	// escalation model of a phase the stuck handler escalated.
+	Model string
+	// Tier is the Doctor's tier ("cheap" or "strong"); "" for other roles.
+	Tier string
 	// StoryDir, when set, is the Task Story's directory (slash separated,
 	// relative to Dir): the llm driver's expand_context tool reads an
 	// earlier phase's decision records from it.

@@ -133,7 +133,11 @@ func (d *CLIDriver) Run(ctx context.Context, s Session) (Report, error) {
 	}
 	defer os.RemoveAll(tmp)
 
-	v := placeholders{prompt: s.Prompt, dir: dir, model: d.opts.Model, session: s.SessionID}
+	model := d.opts.Model
+	if s.Model != "" {
+		model = s.Model
+	}
+	v := placeholders{prompt: s.Prompt, dir: dir, model: model, session: s.SessionID}
 	if d.opts.MaxTurns > 0 {
 		v.maxTurns = strconv.Itoa(d.opts.MaxTurns)
 	}
@@ -180,7 +184,11 @@ func (d *CLIDriver) report(s Session, program string, resuming bool, run cliRun)
 		rep.SessionID = s.SessionID
 	}
 	if !res.costKnown && d.opts.Cost != nil {
-		rep.Usage.CostUSD = d.opts.Cost(d.opts.Model, rep.Usage)
+		model := d.opts.Model
+		if s.Model != "" {
+			model = s.Model
+		}
+		rep.Usage.CostUSD = d.opts.Cost(model, rep.Usage)
 	}
 	if why := d.failure(program, run, res); why != "" {
 		rep.Status = StatusFailed

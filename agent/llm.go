@@ -234,6 +234,9 @@ func (d *LLMDriver) Run(ctx context.Context, s Session) (Report, error) {
 		return Report{}, fmt.Errorf("%w %q", ErrUnknownRole, s.Role)
 	}
 	model := d.ModelFor(s.Role)
+	if s.Model != "" {
+		model = s.Model
+	}
 	if model == "" {
 		return Report{}, fmt.Errorf("agent: llm config: no model for role %s", s.Role)
 	}

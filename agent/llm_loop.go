@@ -261,6 +261,8 @@ func systemPrompt(r Role) string {
 		answer = `When you are done, answer with one JSON object {"approved": bool, "comments": string, "items": [...]} and nothing else.`
 	case RoleEvaluator:
 		answer = `When you are done, answer with one JSON object {"items": [...]} and nothing else.`
+	case RoleDoctor, RoleReplanner:
+		answer = "Change nothing. Answer with the one JSON object the prompt asks for and nothing else."
 	default:
 		answer = "When you are done, answer with a short summary of what you changed and how you checked it. " + StoryInstructions
 	}

@@ -88,6 +88,18 @@ func (d *ScriptDriver) Run(ctx context.Context, s Session) (Report, error) {
 		return d.evaluator(ctx, s)
 	case RoleSummarizer:
 		return d.summarizer(ctx, s)
+	case RoleDoctor:
+		st, ok := pickDoctor(d.script.Doctor, s)
+		if !ok {
+			return Report{}, fmt.Errorf("%w: no doctor entry matches phase %d, attempt %d, tier %s", ErrNotScripted, s.Phase, s.Attempt, s.Tier)
+		}
+		return d.answer(ctx, s, st.Answer, st.Error, st.Usage)
+	case RoleReplanner:
+		st, ok := pick(d.script.Replanner, s)
+		if !ok {
+			return Report{}, fmt.Errorf("%w: no replanner entry matches phase %d, attempt %d", ErrNotScripted, s.Phase, s.Attempt)
+		}
+		return d.answer(ctx, s, st.Answer, st.Error, st.Usage)
 	}
 	return Report{}, fmt.Errorf("%w %q", ErrUnknownRole, s.Role)
 }
@@ -194,6 +206,44 @@ func (d *ScriptDriver) summarizer(ctx context.Context, s Session) (Report, error
 	return rep, nil
 }
 
+// answer plays back a session whose whole result is its final text (the
+// Doctor's, the replanner's): text, or a failure with errText.
+func (d *ScriptDriver) answer(ctx context.Context, s Session, text, errText string, u Usage) (Report, error) {
+	if err := d.pause(ctx, s); err != nil {
+		return Report{}, err
+	}
+	rep := Report{Status: StatusCompleted, Output: text, SessionID: sessionID(s), Usage: u, Summary: firstLine(text)}
+	if errText != "" {
+		rep.Status, rep.Error, rep.Output, rep.Summary = StatusFailed, errText, "", "the "+string(s.Role)+" failed"
+	}
+	d.say(s, "%s", rep.Summary)
+	d.finish(s, rep, rep.Output)
+	return rep, nil
+}
+
+// pickDoctor returns the Doctor entry for s: among the entries of s's
+// tier or of none, the one giving the most keys (a tier counts as one),
+// the first on a tie.
+func pickDoctor(steps []DoctorStep, s Session) (DoctorStep, bool) {
+	best, bestScore := -1, -1
+	for i, st := range steps {
+		if st.Tier != "" && st.Tier != s.Tier {
+			continue
+		}
+		score, ok := st.Match.score(s)
+		if st.Tier != "" {
+			score++
+		}
+		if ok && score > bestScore {
+			best, bestScore = i, score
+		}
+	}
+	if best < 0 {
+		return DoctorStep{}, false
+	}
+	return steps[best], true
+}
+
 func (d *ScriptDriver) developer(ctx context.Context, s Session) (Report, error) {
 	st, found := pick(d.script.Developer, s)
 	if !found {
@@ -201,6 +251,9 @@ func (d *ScriptDriver) developer(ctx context.Context, s Session) (Report, error)
 	}
 	if st.Result != "" && st.Result != StatusCompleted && st.Result != StatusFailed {
 		return Report{}, d.invalid(st.line, "developer entry for %s: result %q is not completed or failed", st.Match, st.Result)
+	}
+	if st.DriverError != "" {
+		return Report{Usage: st.Usage}, fmt.Errorf("%w: %s", ErrModel, st.DriverError)
 	}
 	tb, err := NewToolbox(s.Dir, ToolboxOptions{CommandTimeout: d.opts.CommandTimeout, MaxOutput: d.opts.MaxOutput,
 		Env: d.opts.Env, Groups: d.opts.Groups, Warn: d.opts.Warn})
@@ -395,7 +448,7 @@ func (d *ScriptDriver) finish(s Session, rep Report, text string) {
 
 // pick returns the entry for s: the matching entry that gives the most
 // match fields, the first one on a tie.
-func pick[T DeveloperStep | ReviewerStep | EvaluatorStep | SummarizerStep](steps []T, s Session) (T, bool) {
+func pick[T DeveloperStep | ReviewerStep | EvaluatorStep | SummarizerStep | ReplannerStep](steps []T, s Session) (T, bool) {
 	best, bestScore := -1, -1
 	for i := range steps {
 		m := matchOf(&steps[i])
@@ -420,6 +473,8 @@ func matchOf(step any) Match {
 	case *EvaluatorStep:
 		return st.Match
 	case *SummarizerStep:
+		return st.Match
+	case *ReplannerStep:
 		return st.Match
 	}
 	return Match{}

@@ -26,6 +26,10 @@ type Script struct {
 	Evaluator []EvaluatorStep `yaml:"evaluator"`
 	// Summarizer entries answer the optional summarizer role, by Match.
 	Summarizer []SummarizerStep `yaml:"summarizer"`
+	// Doctor and Replanner entries answer recovery's calls, by Match (and
+	// for the Doctor by tier).
+	Doctor    []DoctorStep    `yaml:"doctor"`
+	Replanner []ReplannerStep `yaml:"replanner"`
 	// Dir is the directory relative plan_file and content_file paths are
 	// read from; LoadScript sets it to the script file's directory, "" is
 	// the current directory.
@@ -91,8 +95,12 @@ type DeveloperStep struct {
 	Actions []Action `yaml:"actions"`
 	Result  Status   `yaml:"result"` // "" (completed unless Error is set), completed or failed
 	Error   string   `yaml:"error"`  // the failure's text; implies result: failed
-	Summary string   `yaml:"summary"`
-	Usage   Usage    `yaml:"usage"`
+	// DriverError, set, makes the session not run at all: Run returns
+	// an error wrapping ErrModel with this text, as a model endpoint
+	// that answers 503 would (recovery classifies it as infra).
+	DriverError string `yaml:"driver_error"`
+	Summary     string `yaml:"summary"`
+	Usage       Usage  `yaml:"usage"`
 	// The structured report for the Task Story: decisions, commands,
 	// methods, dependencies, requirements, recommendations.
 	story.Facts `yaml:",inline"`
@@ -217,6 +225,43 @@ func (s *SummarizerStep) UnmarshalYAML(n *yaml.Node) error {
 	return n.Decode((*plain)(s))
 }
 
+// DoctorStep is one Doctor answer. Attempt matches the failed attempt the
+// Doctor is asked about; Tier, when given, the Doctor's tier.
+type DoctorStep struct {
+	Match  `yaml:",inline"`
+	Tier   string `yaml:"tier"`                                  // cheap or strong; "" matches both
+	Answer string `yaml:"answer" script:"required,unless=error"` // the final text, as the model would give it (JSON, or not)
+	Error  string `yaml:"error"`                                 // set: the session fails with this error instead
+	Usage  Usage  `yaml:"usage"`
+
+	line int
+}
+
+// UnmarshalYAML records the entry's line.
+func (s *DoctorStep) UnmarshalYAML(n *yaml.Node) error {
+	type plain DoctorStep
+	s.line = n.Line
+	return n.Decode((*plain)(s))
+}
+
+// ReplannerStep is one replanner answer: the revised approach as the
+// model would give it.
+type ReplannerStep struct {
+	Match  `yaml:",inline"`
+	Answer string `yaml:"answer" script:"required,unless=error"`
+	Error  string `yaml:"error"`
+	Usage  Usage  `yaml:"usage"`
+
+	line int
+}
+
+// UnmarshalYAML records the entry's line.
+func (s *ReplannerStep) UnmarshalYAML(n *yaml.Node) error {
+	type plain ReplannerStep
+	s.line = n.Line
+	return n.Decode((*plain)(s))
+}
+
 // UnmarshalYAML records the action's line.
 func (a *Action) UnmarshalYAML(n *yaml.Node) error {
 	type plain Action
@@ -327,6 +372,10 @@ func (s *Script) Has(r Role) bool {
 		return len(s.Evaluator) > 0
 	case RoleSummarizer:
 		return len(s.Summarizer) > 0
+	case RoleDoctor:
+		return len(s.Doctor) > 0
+	case RoleReplanner:
+		return len(s.Replanner) > 0
 	}
 	return false
 }
@@ -416,6 +465,37 @@ func (s *Script) Validate() error {
 		}
 		if (st.Text == "") == (st.Error == "") {
 			return fail(st.line, "summarizer[%d]: give text or error, exactly one", i)
+		}
+	}
+	type tiered struct {
+		Match
+		tier string
+	}
+	seenTier := map[tiered]seen{}
+	for i, st := range s.Doctor {
+		where := fmt.Sprintf("doctor[%d]", i)
+		if err := checkUsage(st.Usage); err != nil {
+			return fail(st.line, "%s: %v", where, err)
+		}
+		if st.Tier != "" && st.Tier != "cheap" && st.Tier != "strong" {
+			return fail(st.line, "%s: tier %q is not cheap or strong", where, st.Tier)
+		}
+		if (st.Answer == "") == (st.Error == "") {
+			return fail(st.line, "%s: give answer or error, exactly one", where)
+		}
+		k := tiered{st.Match, st.Tier}
+		if prev, dup := seenTier[k]; dup {
+			return fail(st.line, "%s: matches the same sessions as doctor[%d], so it would never be used", where, prev.index)
+		}
+		seenTier[k] = seen{i, st.line}
+	}
+	clear(matches)
+	for i, st := range s.Replanner {
+		if err := checkMatch("replanner", i, st.Match, st.line, st.Usage); err != nil {
+			return err
+		}
+		if (st.Answer == "") == (st.Error == "") {
+			return fail(st.line, "replanner[%d]: give answer or error, exactly one", i)
 		}
 	}
 	return nil

@@ -353,7 +353,7 @@ func TestParseScriptListsEveryProblem(t *testing.T) {
 	}
 	want := "script s.yaml: line 2: unknown key \"plann\" in architect[0] (known keys: plan, plan_file, summary, error, usage)\n" +
 		"script s.yaml: line 4: developer[0].phase: want a whole number, got \"one\"\n" +
-		"script s.yaml: line 5: unknown key \"reviewr\" at the top level (known keys: architect, developer, reviewer, evaluator, summarizer)"
+		"script s.yaml: line 5: unknown key \"reviewr\" at the top level (known keys: architect, developer, reviewer, evaluator, summarizer, doctor, replanner)"
 	if err.Error() != want {
 		t.Errorf("got\n%s\nwant\n%s", err, want)
 	}

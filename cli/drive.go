@@ -46,6 +46,10 @@ func (e *env) drive(ctx context.Context, runID string, ask answerer, step func()
 	defer unsub()
 	res, err := step()
 	for err == nil && res.Status == graph.Interrupted {
+		if res.Interrupt != nil && res.Interrupt.Node == nodes.NodeRecover {
+			p.tree(ctx, res.State, "")
+			return e.question(runID, res.Interrupt.Payload)
+		}
 		req, perr := approvalRequest(res)
 		if perr != nil {
 			return perr
@@ -86,6 +90,26 @@ func (e *env) awaiting(runID string) error {
 	fmt.Fprintf(e.io.Out, "\nRun %s is waiting for approval of its plan.\n  read it: %s\n  approve: %s\n  reject:  %s\n",
 		runID, e.cmd("plan", "show", runID), e.cmd("approve", runID), e.cmd("reject", runID, `--feedback "…"`))
 	return exitf(ExitAwaitingApproval, "run %s is waiting for approval", runID)
+}
+
+// question prints what recovery asks the human (a reduce-scope proposal,
+// a needs-human diagnosis, a narrowing revision it refused) and how to
+// answer, and returns the exit error of a run that waits for a human.
+func (e *env) question(runID string, payload []byte) error {
+	var q nodes.Question
+	if err := json.Unmarshal(payload, &q); err != nil {
+		return fmt.Errorf("read recovery's question: %w", err)
+	}
+	fmt.Fprintf(e.io.Out, "\nRun %s needs a human: phase %d, attempt %d: %s\n  why: %s\n", runID, q.Phase, q.Attempt, q.Decision, q.Why)
+	for _, p := range q.Problems {
+		fmt.Fprintf(e.io.Out, "  - %s\n", p)
+	}
+	if q.Diagnosis != "" {
+		fmt.Fprintf(e.io.Out, "  last failure: %s\n", q.Diagnosis)
+	}
+	fmt.Fprintf(e.io.Out, "  another attempt: %s\n  stop the run:    %s\n",
+		e.cmd("approve", runID, "--decision", "retry", `--feedback "…"`), e.cmd("approve", runID, "--decision", "stop"))
+	return exitf(ExitAwaitingApproval, "run %s is waiting for a human (%s)", runID, q.Decision)
 }
 
 // runError turns an error from the runtime into a one-line exit error.

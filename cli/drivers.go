@@ -18,9 +18,11 @@ import (
 )
 
 // roles lists the agent roles in the order messages name them; the
-// summarizer is last and only runs when its profile names a driver.
+// summarizer only runs when its profile names a driver, the doctor and
+// the replanner only when recovery is on.
 func roles() []agent.Role {
-	return []agent.Role{agent.RoleArchitect, agent.RoleDeveloper, agent.RoleReviewer, agent.RoleEvaluator, agent.RoleSummarizer}
+	return []agent.Role{agent.RoleArchitect, agent.RoleDeveloper, agent.RoleReviewer, agent.RoleEvaluator, agent.RoleSummarizer,
+		agent.RoleDoctor, agent.RoleReplanner}
 }
 
 // runProfile is what a run takes from its effective profile: each role's
@@ -33,6 +35,9 @@ type runProfile struct {
 	drivers state.DriverSettings
 	limits  state.Limits
 	skipTDD bool
+	// recovery is set unless the profile says recovery.enabled: false;
+	// nil, nothing of it reaches the run's state.
+	recovery *state.RecoveryConfig
 }
 
 // resolveProfile loads the configuration for the repository in repoDir
@@ -65,6 +70,13 @@ func resolveProfile(repoDir string, o RunOptions, getenv func(string) string) (r
 		},
 		skipTDD: !p.TDDCheck(),
 	}
+	if p.Recovery.On() {
+		rp.recovery = &state.RecoveryConfig{}
+		for _, f := range p.Recovery.Fatal {
+			rp.recovery.Fatal = append(rp.recovery.Fatal, state.FatalPattern{Name: f.Name, Pattern: f.Pattern})
+		}
+		rp.limits.MaxRunCostUSD, rp.limits.MaxRunTokens = p.Limits.MaxRunCostUSD, p.Limits.MaxRunTokens
+	}
 	usesLLM := false
 	var probs problems
 	var needScript []string // the roles of the script driver, without --script
@@ -73,6 +85,9 @@ func resolveProfile(repoDir string, o RunOptions, getenv func(string) string) (r
 		if r == agent.RoleSummarizer && rs.Driver == "" {
 			continue // optional: off unless roles.summarizer names a driver
 		}
+		if (r == agent.RoleDoctor || r == agent.RoleReplanner) && rp.recovery == nil {
+			continue // recovery.enabled: false leaves the run as it was
+		}
 		if o.Driver != "" {
 			rs.Driver = config.DriverKind(o.Driver)
 		}
@@ -80,13 +95,21 @@ func resolveProfile(repoDir string, o RunOptions, getenv func(string) string) (r
 			rs.Model = o.Model
 		}
 		ac := state.AgentConfig{Driver: string(rs.Driver), Model: rs.Model}
+		if r == agent.RoleDoctor {
+			ac.StrongModel = rs.StrongModel
+		}
+		if r == agent.RoleDeveloper && rp.recovery != nil {
+			ac.EscalationModel = rs.EscalationModel
+		}
 		switch rs.Driver {
 		case config.DriverScript:
 			if o.Script == "" {
-				needScript = append(needScript, string(r))
+				if r != agent.RoleDoctor && r != agent.RoleReplanner { // optional: a script without entries has none
+					needScript = append(needScript, string(r))
+				}
 				continue
 			}
-			ac.Model = ""
+			ac.Model, ac.StrongModel, ac.EscalationModel = "", "", ""
 		case config.DriverLLM:
 			usesLLM = true
 			if rs.Model == "" {
@@ -199,6 +222,10 @@ func setAgent(a *state.Agents, r agent.Role, ac state.AgentConfig) {
 		a.Evaluator = ac
 	case agent.RoleSummarizer:
 		a.Summarizer = ac
+	case agent.RoleDoctor:
+		a.Doctor = ac
+	case agent.RoleReplanner:
+		a.Replanner = ac
 	}
 }
 

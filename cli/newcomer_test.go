@@ -161,7 +161,7 @@ func TestRunListsEveryProblemBeforeWritingAnything(t *testing.T) {
 	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", bad)
 	want := "gaffer: the run cannot start, 4 problems:\n" +
 		"  script " + bad + ": line " + itoa(line) + ": unknown key \"contnet\" in developer[0].actions[0].write (known keys: path, content, content_file)\n" +
-		"  script " + bad + ": line " + itoa(last) + ": unknown key \"evaluatr\" at the top level (known keys: architect, developer, reviewer, evaluator, summarizer)\n" +
+		"  script " + bad + ": line " + itoa(last) + ": unknown key \"evaluatr\" at the top level (known keys: architect, developer, reviewer, evaluator, summarizer, doctor, replanner)\n" +
 		"  profile p: the reviewer uses driver llm but names no model; set model in gaffer.yaml or pass --model\n" +
 		"  the developer's CLI agent \"claude\" runs \"claude\", which is not on PATH (install it, or change agents.claude.command in gaffer.yaml)\n"
 	if code != ExitInvalid || out != want {

@@ -108,7 +108,7 @@ func openEnv(c *ucli.Context, io IO) (*env, error) {
 	opts := agentOptions{groups: groups, keys: io.Keys, logs: transcriptDir(dir), warn: func(msg string) {
 		warnOnce.Do(func() { e.log.Warn(msg) })
 	}}
-	gr, err := nodes.Build(nodes.Config{Repo: repo, Drivers: driverFactory(io.Out, e.pace, opts), Clock: time.Now, Logger: e.log,
+	gr, err := nodes.Build(nodes.Config{Repo: repo, Drivers: sessionHook(io, driverFactory(io.Out, e.pace, opts)), Clock: time.Now, Logger: e.log,
 		ReproducibleDates: reproducibleDates(os.Getenv), AfterCommit: afterCommitHook(io), AfterRestore: afterRestoreHook(io),
 		Notice: func(msg string) { fmt.Fprintln(io.Err, "gaffer: "+msg) }})
 	if err != nil {
@@ -199,7 +199,7 @@ func plainDriverFactory(out io.Writer, pace *time.Duration, opts agentOptions, r
 				scripts[cfg.ScriptPath] = sc
 			}
 			mu.Unlock()
-			if (role == agent.RoleEvaluator || role == agent.RoleSummarizer) && !sc.Has(role) {
+			if (role == agent.RoleEvaluator || role == agent.RoleSummarizer || role == agent.RoleDoctor || role == agent.RoleReplanner) && !sc.Has(role) {
 				return nil, nil
 			}
 			p := cfg.Pace
@@ -303,6 +303,47 @@ func afterCommitHook(io IO) func(string) {
 		fmt.Fprintf(io.Out, "gaffer-test: committed %s\n", subject)
 		time.Sleep(d)
 	}
+}
+
+// sessionHook is the recovery kill test's hook: with
+// GAFFER_TEST_PAUSE_SESSION set to ROLE/PHASE/ATTEMPT ("none" for no
+// pause), every session is announced on the output ("gaffer-test:
+// session doctor/2/2"), and the one named is followed by a pause of
+// GAFFER_TEST_PAUSE_FOR (default 30s) before it runs. Unset, f is
+// returned unchanged.
+func sessionHook(cio IO, f nodes.DriverFactory) nodes.DriverFactory {
+	which := os.Getenv("GAFFER_TEST_PAUSE_SESSION")
+	if which == "" {
+		return f
+	}
+	d, err := time.ParseDuration(os.Getenv("GAFFER_TEST_PAUSE_FOR"))
+	if err != nil || d <= 0 {
+		d = 30 * time.Second
+	}
+	return func(role agent.Role, cfg state.RunConfig) (agent.Driver, error) {
+		drv, err := f(role, cfg)
+		if err != nil || drv == nil {
+			return drv, err
+		}
+		return announced{inner: drv, out: cio.Out, which: which, pause: d}, nil
+	}
+}
+
+// announced is the driver sessionHook wraps.
+type announced struct {
+	inner agent.Driver
+	out   io.Writer
+	which string
+	pause time.Duration
+}
+
+func (a announced) Run(ctx context.Context, s agent.Session) (agent.Report, error) {
+	name := fmt.Sprintf("%s/%d/%d", s.Role, s.Phase, s.Attempt)
+	fmt.Fprintf(a.out, "gaffer-test: session %s\n", name)
+	if name == a.which {
+		time.Sleep(a.pause)
+	}
+	return a.inner.Run(ctx, s)
 }
 
 // afterRestoreHook is the allow-dirty test's hook: with

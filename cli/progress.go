@@ -103,7 +103,18 @@ func (p *progress) custom(e graph.Event) {
 		fmt.Fprintf(p.w, "  phase %d attempt %d: %s\n", v.Phase, v.Attempt, v.Outcome)
 	case metrics.RunStatus:
 		fmt.Fprintf(p.w, "  run %s: %s → %s\n", p.runID, v.From, v.To)
+	case metrics.RecoveryDecision:
+		fmt.Fprintf(p.w, "  recovery, phase %d: %s — %s\n", v.Phase, v.Decision, firstLineOf(v.Why))
 	}
+}
+
+// firstLineOf is the first line of s, cut at 200 runes.
+func firstLineOf(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:200]) + " …"
+	}
+	return s
 }
 
 // tree prints the phase tree of s with a heading; with a live tree, it

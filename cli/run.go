@@ -159,7 +159,7 @@ func (e *env) newRun(ctx context.Context, o RunOptions) (state.ExecutionState, e
 	}
 	s, err := state.NewRun(state.RunInfo{ID: id, Goal: goal, TrackerID: o.TrackerID, CreatedAt: time.Now()},
 		state.RunConfig{
-			Profile: rp.name, Agents: rp.agents, Drivers: rp.drivers, Limits: rp.limits, SkipTDDCheck: rp.skipTDD,
+			Profile: rp.name, Agents: rp.agents, Drivers: rp.drivers, Limits: rp.limits, SkipTDDCheck: rp.skipTDD, Recovery: rp.recovery,
 			ScriptPath: script, PlanPath: planPath, Inputs: inputs, AutoApprove: o.AutoApprove, AllowDirty: o.AllowDirty, Pace: o.Pace,
 		})
 	if err != nil {

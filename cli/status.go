@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/state"
 	ucli "github.com/urfave/cli/v2"
 )
@@ -38,6 +39,10 @@ type RunView struct {
 	// Plan is the run's whole stored plan (status --json only; list
 	// leaves it out); nil before the architect has written one.
 	Plan *PlanView `json:"plan,omitempty"`
+	// Recovery is what recovery did (Doctor calls, replans, escalations,
+	// the last decision and why); absent with recovery off or before a
+	// phase failed.
+	Recovery *nodes.RecoveryView `json:"recovery,omitempty"`
 }
 
 // PhaseView is one phase of a RunView.
@@ -56,6 +61,9 @@ func viewOf(snap graph.Snapshot[state.ExecutionState]) RunView {
 	v := RunView{RunID: snap.RunID, Status: runStatus(snap).String(), Goal: s.Run.Goal, ExecDir: s.Run.ExecDir,
 		CreatedAt: s.Run.CreatedAt, PlanRevision: s.Progress.PlanRevision, Errors: s.Errors, Usage: s.Usage,
 		Checkpoint: snap.Seq, Next: snap.Next}
+	if rv, ok := nodes.Recovery(s); ok {
+		v.Recovery = &rv
+	}
 	if len(s.Plan.Phases) > 0 {
 		v.Mode = s.Plan.Mode.String()
 		v.CurrentPhase = s.Progress.CurrentPhase + 1

@@ -13,7 +13,52 @@ const (
 	// EventContextCost fires when context management (the summarizer
 	// role) costs more than ContextCostLimit of the run so far.
 	EventContextCost = "context_cost" // payload ContextCost
+
+	// Recovery's events (issue 11).
+	EventRecoveryFailure  = "recovery_failure"  // payload RecoveryFailure: a failed attempt recorded
+	EventRecoveryDecision = "recovery_decision" // payload RecoveryDecision: what recovery decided, and why
+	EventDoctorCall       = "doctor_call"       // payload DoctorCall: the Doctor answered
+	EventReplan           = "replan"            // payload Replan: the replanner answered
+	EventStuckDecision    = "stuck_decision"    // payload StuckDecision: the stuck handler decided
+	EventBudgetWarning    = "budget_warning"    // payload BudgetWarning: 80% of the run's budget is spent
 )
+
+// RecoveryFailure reports a failed attempt as recovery recorded it.
+type RecoveryFailure struct {
+	Phase, Attempt int
+	Category       string
+	Fingerprint    string
+}
+
+// RecoveryDecision reports one recovery decision.
+type RecoveryDecision struct {
+	Phase    int
+	Decision string
+	Why      string
+}
+
+// DoctorCall reports one Doctor answer: the tier asked and the action
+// advised ("none" for no advice, such as an answer that did not parse).
+type DoctorCall struct {
+	Phase  int
+	Tier   string
+	Action string
+}
+
+// Replan reports one replanner call.
+type Replan struct{ Phase int }
+
+// StuckDecision reports the stuck handler's decision.
+type StuckDecision struct {
+	Phase    int
+	Decision string
+	Why      string
+}
+
+// BudgetWarning reports that a run has spent 80% of its budget.
+type BudgetWarning struct {
+	Remaining float64 // the fraction left
+}
 
 // ContextCostLimit is the share of a run's cost that context management
 // may take before EventContextCost fires (seed 004: under 10%).

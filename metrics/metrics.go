@@ -40,6 +40,7 @@ type Metrics struct {
 	runs            runMetrics
 	agent           agentMetrics
 	serve           serveMetrics
+	recovery        recoveryMetrics
 }
 
 type phaseMetrics struct {
@@ -73,6 +74,14 @@ type agentMetrics struct {
 	// ContextCostLimit of a run's cost; contextShare is the latest share.
 	contextOver  prometheus.Counter
 	contextShare prometheus.Gauge
+}
+
+// recoveryMetrics count what recovery does (issue 11).
+type recoveryMetrics struct {
+	doctor  *prometheus.CounterVec // by tier and action
+	replans prometheus.Counter
+	stuck   *prometheus.CounterVec // by decision
+	budget  prometheus.Counter
 }
 
 type serveMetrics struct {
@@ -175,6 +184,24 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 				Help: "Context management's share of the cost of the run that last went over the limit (0..1).",
 			}),
 		},
+		recovery: recoveryMetrics{
+			doctor: prometheus.NewCounterVec(prometheus.CounterOpts{
+				Name: "gaffer_doctor_calls_total",
+				Help: "Doctor calls, by tier (cheap, strong) and the action advised (none when the answer did not parse).",
+			}, []string{"tier", "action"}),
+			replans: prometheus.NewCounter(prometheus.CounterOpts{
+				Name: "gaffer_replans_total",
+				Help: "Replanner calls: revisions of a failing phase's approach within its goal anchor.",
+			}),
+			stuck: prometheus.NewCounterVec(prometheus.CounterOpts{
+				Name: "gaffer_stuck_decisions_total",
+				Help: "Stuck handler decisions, by decision (stop, needs_human, reduce_scope, replan, escalate_model).",
+			}, []string{"decision"}),
+			budget: prometheus.NewCounter(prometheus.CounterOpts{
+				Name: "gaffer_budget_warnings_total",
+				Help: "Runs that spent 80% of their budget (limits.max_run_cost_usd, limits.max_run_tokens).",
+			}),
+		},
 		serve: serveMetrics{
 			queue: prometheus.NewGauge(prometheus.GaugeOpts{
 				Name: "gaffer_serve_queue_length",
@@ -207,6 +234,7 @@ func (m *Metrics) collectors() []prometheus.Collector {
 		m.runs.byState, m.runs.pending,
 		m.agent.sessions, m.agent.tokens, m.agent.cost, m.agent.contextOver, m.agent.contextShare,
 		m.serve.queue, m.serve.busy, m.serve.workers,
+		m.recovery.doctor, m.recovery.replans, m.recovery.stuck, m.recovery.budget,
 	}
 }
 
@@ -309,6 +337,18 @@ func (m *Metrics) observeCustom(name string, payload any) {
 		if p, ok := asValue[ContextCost](payload); ok {
 			m.ObserveContextCost(p)
 		}
+	case EventDoctorCall:
+		if p, ok := asValue[DoctorCall](payload); ok {
+			m.recovery.doctor.WithLabelValues(p.Tier, p.Action).Inc()
+		}
+	case EventReplan:
+		m.recovery.replans.Inc()
+	case EventStuckDecision:
+		if p, ok := asValue[StuckDecision](payload); ok {
+			m.recovery.stuck.WithLabelValues(p.Decision).Inc()
+		}
+	case EventBudgetWarning:
+		m.recovery.budget.Inc()
 	}
 }
 

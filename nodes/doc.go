@@ -214,5 +214,35 @@
 // agent_usage after every agent session (and its usage is added to
 // state.Usage by role), review after every verdict, phase_finished after
 // every attempt or iteration (completed, retried, halted, failed) and
-// run_status when the run's status changes.
+// run_status when the run's status changes. With recovery on they also
+// emit recovery_failure, recovery_decision, doctor_call, replan,
+// stuck_decision and budget_warning.
+//
+// # Recovery (RunConfig.Recovery set)
+//
+// A rejected attempt that would retry or halt is recorded by review in
+// Progress.Recovery (a recoveryState holding the recovery.Memory): its
+// category, fingerprint and bounded tail, from the agent's real error
+// text (command output and all), a driver's error (ErrorKind "driver": a
+// developer session the model endpoint refused is a failed attempt, not
+// a failed run) or the review. The phase's goal anchor is frozen at its
+// first failure from the approved plan, which cannot change after the
+// approval. Review then reserves a replan (the replan trigger) or a
+// Doctor call: the reservation is in review's checkpoint, before the
+// recover node makes the call. A call pending in a checkpoint that this
+// process did not reserve was cut off by a crash: recover checkpoints
+// recovery.RetryPending's retry first, then makes it exactly once more;
+// the second time it is abandoned as no advice. The Doctor's answer and
+// the replanner's revision are checkpointed by recover's step before the
+// next attempt starts. A phase that used max_phase_attempts goes to the
+// recover node instead of halting (decideRecover: the tree is left as
+// it is, the next attempt's fresh session resets it); recovery grants
+// one more attempt for a hint, an accepted revision, an escalation or a
+// human's retry, and otherwise runs the stuck handler, whose stop is
+// today's halt (the same reset, message and history; the decision
+// records under the execution directory's recovery/ stay). Reduce-scope,
+// needs-human and a refused (narrowing) revision interrupt in recover
+// with a Question; an Answer resumes it (Approved: another attempt with
+// the feedback in its prompt; not approved: the halt). With recovery
+// off none of this runs and Progress.Recovery stays absent.
 package nodes

@@ -88,6 +88,10 @@ type workflow struct {
 	// that session's work, while any other reset may meet changes it
 	// cannot account for, which it keeps first (see rescue).
 	ran sync.Map
+	// reserved maps a run id to the recovery call this process reserved
+	// and has not made yet; a pending call missing here was cut off by a
+	// crash (see recover).
+	reserved sync.Map
 }
 
 // Build wires the workflow's nodes and routers into a graph:
@@ -115,12 +119,14 @@ func Build(cfg Config) (*graph.Graph[state.ExecutionState], error) {
 	g.AddNode(NodeReview, w.review)
 	g.AddNode(NodeNextTask, w.nextTask)
 	g.AddNode(NodeRestore, w.restore)
+	g.AddNode(NodeRecover, w.recover)
 	g.AddConditionalEdge(graph.START, router(RouteStart), NodeArchitect, NodeValidator, NodeRestore, graph.END)
 	g.AddConditionalEdge(NodeArchitect, router(RouteAfterArchitect), NodeValidator, NodeRestore, graph.END)
 	g.AddConditionalEdge(NodeValidator, router(RouteAfterValidator), NodeApproval, NodeArchitect, NodeRestore, graph.END)
 	g.AddConditionalEdge(NodeApproval, router(RouteAfterApproval), NodePhase, NodeArchitect, NodeRestore, graph.END)
 	g.AddConditionalEdge(NodePhase, router(RouteAfterPhase), NodeReview, NodeRestore, graph.END)
-	g.AddConditionalEdge(NodeReview, router(RouteAfterReview), NodeNextTask, NodePhase, NodeRestore, graph.END)
+	g.AddConditionalEdge(NodeReview, router(RouteAfterReview), NodeNextTask, NodePhase, NodeRecover, NodeRestore, graph.END)
+	g.AddConditionalEdge(NodeRecover, router(RouteAfterRecover), NodeRecover, NodePhase, NodeRestore, graph.END)
 	g.AddConditionalEdge(NodeNextTask, router(RouteAfterNextTask), NodePhase, NodeRestore, graph.END)
 	g.AddConditionalEdge(NodeRestore, router(RouteAfterRestore), graph.END)
 	return g, nil

@@ -116,7 +116,7 @@ func newHarness(t *testing.T, script string) *harness {
 	t.Cleanup(func() { bs.Close() })
 	h := &harness{t: t, dir: dir, repo: repo, rec: &recDriver{inner: agent.NewScriptDriver(sc, agent.ScriptOptions{})}, store: &faultStore{Store: bs}}
 	g, err := Build(Config{Repo: repo, Clock: func() time.Time { return fixedTime }, Drivers: func(role agent.Role, _ state.RunConfig) (agent.Driver, error) {
-		if role == agent.RoleEvaluator && !sc.Has(agent.RoleEvaluator) {
+		if (role == agent.RoleEvaluator || role == agent.RoleDoctor || role == agent.RoleReplanner) && !sc.Has(role) {
 			return nil, nil
 		}
 		return h.rec, nil

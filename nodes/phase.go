@@ -49,7 +49,7 @@ func (w *workflow) preparePhase(ctx context.Context, s state.ExecutionState, i i
 		ps.Untracked = append(nestedOnly(ps.Untracked), inputsIn(ps.Untracked, s.Config.Inputs)...)
 	}
 	ps.Status, ps.Attempt, ps.StartedAt = state.PhaseRunning, 1, w.cfg.Clock().UTC()
-	ps.Review, ps.Error = nil, ""
+	ps.Review, ps.Error, ps.ErrorKind = nil, "", ""
 	setTasks(&ps, state.PhaseRunning)
 	return c.WithPhaseState(ps)
 }
@@ -96,12 +96,21 @@ func (w *workflow) phase(ctx context.Context, s state.ExecutionState) (state.Exe
 		Role: agent.RoleDeveloper, RunID: s.Run.ID, Phase: ps.Index + 1, Attempt: ps.Attempt,
 		Iteration: s.Progress.ReviewIteration + 1, Prompt: prompt, Dir: w.cfg.Repo.Root(),
 		SessionID: s.Progress.DriverSessionID, Tools: agent.DefaultTools(agent.RoleDeveloper),
-		StoryDir: storyDir(s),
+		StoryDir: storyDir(s), Model: escalatedModel(s, ps),
 	}
 	w.ran.Store(s.Run.ID, ps.Index)
 	rep, err := w.session(ctx, d, sess)
 	if err != nil {
-		return s, err
+		if !driverFailure(ctx, s, err) {
+			return s, err
+		}
+		// Recovery on: the driver could not run the session (a model
+		// endpoint's 5xx, 429, refused connection): a failed attempt of
+		// its own kind, which the Doctor sees at once.
+		c := w.usage(ctx, s, agent.RoleDeveloper, rep.Usage)
+		c.Progress.DriverSessionID = fmt.Sprintf("%s-p%d-a%d", s.Run.ID, ps.Index+1, ps.Attempt)
+		ps.Status, ps.Error, ps.ErrorKind = state.PhaseRunning, err.Error(), errorKindDriver
+		return c.WithPhaseState(ps)
 	}
 	if rep.Expansions > 0 {
 		w.cfg.Logger.Info("expand_context used", "phase", ps.Index+1, "attempt", ps.Attempt, "calls", rep.Expansions)
@@ -115,7 +124,7 @@ func (w *workflow) phase(ctx context.Context, s state.ExecutionState) (state.Exe
 		sid = fmt.Sprintf("%s-p%d-a%d", s.Run.ID, ps.Index+1, ps.Attempt)
 	}
 	c.Progress.DriverSessionID = sid
-	ps.Status, ps.Error = state.PhaseRunning, ""
+	ps.Status, ps.Error, ps.ErrorKind = state.PhaseRunning, "", ""
 	if ps, err = w.recordWritten(ctx, c, ps); err != nil {
 		return s, err
 	}

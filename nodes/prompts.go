@@ -108,6 +108,7 @@ func PhasePromptWith(s state.ExecutionState, sc StoryContext) (string, error) {
 	if ps.Review != nil && !ps.Review.Approved {
 		b.WriteString("\n" + retryContext(s, ps))
 	}
+	b.WriteString(recoveryPrompt(s, ps))
 	ids := make([]string, len(tasks))
 	for k, t := range tasks {
 		ids[k] = fmt.Sprintf("Task %s (%s)", t.ID, t.Title)

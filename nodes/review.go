@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
+	"slices"
 	"strings"
 
 	"github.com/gaffer-dev/gaffer/agent"
@@ -57,6 +59,23 @@ func (w *workflow) review(ctx context.Context, s state.ExecutionState) (state.Ex
 	}
 	decision := DecideAfterReview(s, rr.Approved)
 	iteration := s.Progress.ReviewIteration + 1
+	if recoveryOn(s) {
+		if c, err = w.checkBudget(ctx, c); err != nil {
+			return s, err
+		}
+	}
+	recovering := false
+	if recoveryOn(s) && !rr.Approved && (decision == DecideRetry || decision == DecideHalt) {
+		// Recovery records the failure and may reserve a Doctor call or
+		// a replan (checkpointed with this step), or run the stuck
+		// handler instead of the halt.
+		if c, recovering, err = w.failed(ctx, c, ps, rr, decision == DecideHalt); err != nil {
+			return s, err
+		}
+		if recovering && decision == DecideHalt {
+			decision = decideRecover
+		}
+	}
 	graph.Emit(ctx, metrics.EventReview, metrics.Review{Phase: ps.Index + 1, Iteration: iteration, Approved: rr.Approved})
 	ps.Review = &rr
 	attempt := ps.Attempt
@@ -80,6 +99,13 @@ func (w *workflow) review(ctx context.Context, s state.ExecutionState) (state.Ex
 			c = c.WithReviewIteration(0).WithDriverSession("")
 		}
 		outcome = metrics.OutcomeRetried
+	case decideRecover:
+		ps.Status = state.PhaseRetrying
+		c, err = c.WithPhaseState(ps)
+		if err == nil {
+			c = c.WithReviewIteration(iteration)
+		}
+		outcome = metrics.OutcomeRetried
 	case DecideHalt:
 		c, err = w.halt(ctx, c.WithReviewIteration(iteration), ps)
 		outcome = metrics.OutcomeHalted
@@ -89,6 +115,9 @@ func (w *workflow) review(ctx context.Context, s state.ExecutionState) (state.Ex
 	}
 	if err != nil {
 		return s, err
+	}
+	if decision == decideRecover {
+		return c, nil // recover emits phase_finished once it knows the outcome
 	}
 	graph.Emit(ctx, metrics.EventPhaseFinished, metrics.PhaseFinished{
 		Phase: ps.Index + 1, Attempt: attempt, Iteration: iteration, Outcome: outcome,
@@ -236,7 +265,11 @@ func (w *workflow) halt(ctx context.Context, s state.ExecutionState, ps state.Ph
 	if _, err := w.resettable(ctx, s, ps); err != nil {
 		return s, err
 	}
-	if err := w.gitOp(func() error { return w.cfg.Repo.ResetTo(ctx, ps.PreCommit, ps.Untracked) }); err != nil {
+	keep := ps.Untracked
+	if recoveryOn(s) {
+		keep = append(slices.Clone(keep), path.Join(s.Run.ExecDir, "recovery")) // the decision records
+	}
+	if err := w.gitOp(func() error { return w.cfg.Repo.ResetTo(ctx, ps.PreCommit, keep) }); err != nil {
 		return s, fmt.Errorf("nodes: halt phase %d: reset to %s: %w", ps.Index+1, short(ps.PreCommit), err)
 	}
 	ps.Status, ps.CompletedAt = state.PhaseFailed, w.cfg.Clock().UTC()

@@ -100,6 +100,21 @@ func RouteAfterReview(s state.ExecutionState) string {
 		}
 		return NodeNextTask
 	}
+	if recoveryStage(s) != "" {
+		return NodeRecover
+	}
+	return NodePhase
+}
+
+// RouteAfterRecover runs recovery's next stage (a call, the stuck
+// handler, a question) or the phase's next attempt.
+func RouteAfterRecover(s state.ExecutionState) string {
+	if s.Status.Terminal() {
+		return finish(s)
+	}
+	if recoveryStage(s) != "" {
+		return NodeRecover
+	}
 	return NodePhase
 }
 
@@ -121,6 +136,10 @@ const (
 	DecideIterate                       // rejected: the same session goes on (task mode)
 	DecideRetry                         // rejected: reset, fresh session, next attempt (phased mode)
 	DecideHalt                          // rejected at the limit: reset and halt
+	// decideRecover: rejected at the limit, and recovery (the Doctor,
+	// a replan, the stuck handler) decides what follows in the recover
+	// node; the review leaves the tree and the attempt as they are.
+	decideRecover
 )
 
 func (d Decision) String() string {

@@ -74,6 +74,11 @@ func (s ExecutionState) Clone() ExecutionState {
 
 // Clone returns a deep copy of c.
 func (c RunConfig) Clone() RunConfig {
+	if c.Recovery != nil {
+		r := *c.Recovery
+		r.Fatal = slices.Clone(r.Fatal)
+		c.Recovery = &r
+	}
 	d := &c.Drivers
 	d.Prices = maps.Clone(d.Prices)
 	if d.CLIAgents != nil {
@@ -123,6 +128,7 @@ func (p Progress) Clone() Progress {
 		}
 		p.Phases = phases
 	}
+	p.Recovery = slices.Clone(p.Recovery)
 	return p
 }
 

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"encoding/json"
 	"time"
 )
 
@@ -83,6 +84,25 @@ type RunConfig struct {
 	// edits of gaffer.yaml do not change a run. It names the API key's
 	// environment variable; it never holds a key.
 	Drivers DriverSettings `json:"drivers,omitzero"`
+	// Recovery, when set, turns on what the workflow does when phases
+	// keep failing (the Doctor, replans, the stuck handler; package
+	// recovery). Nil (recovery.enabled: false) leaves the field out, and
+	// a run is exactly what it was without recovery.
+	Recovery *RecoveryConfig `json:"recovery,omitempty"`
+}
+
+// RecoveryConfig is a run's recovery settings from its profile.
+type RecoveryConfig struct {
+	// Fatal lists the configured fatal categories: an attempt whose error
+	// text matches Pattern (a Go regexp) is of category Name, and is
+	// replanned at once.
+	Fatal []FatalPattern `json:"fatal,omitempty"`
+}
+
+// FatalPattern is one configured fatal category.
+type FatalPattern struct {
+	Name    string `json:"name"`
+	Pattern string `json:"pattern"`
 }
 
 // DriverSettings are the settings of a run's llm and cli drivers, taken
@@ -127,6 +147,11 @@ type Agents struct {
 	// Summarizer, optional, compresses the Task Story at phase
 	// boundaries; without it the deterministic compression is used.
 	Summarizer AgentConfig `json:"summarizer,omitzero"`
+	// Doctor diagnoses failed attempts and Replanner revises a stuck
+	// phase's approach (issue 11); both are set only when the run's
+	// recovery is on.
+	Doctor    AgentConfig `json:"doctor,omitzero"`
+	Replanner AgentConfig `json:"replanner,omitzero"`
 }
 
 // Role returns the config of the role named role ("architect",
@@ -144,6 +169,10 @@ func (a Agents) Role(role string) AgentConfig {
 		return a.Evaluator
 	case "summarizer":
 		return a.Summarizer
+	case "doctor":
+		return a.Doctor
+	case "replanner":
+		return a.Replanner
 	}
 	return AgentConfig{}
 }
@@ -155,6 +184,12 @@ type AgentConfig struct {
 	Driver string `json:"driver,omitempty"`
 	Model  string `json:"model,omitempty"`
 	Agent  string `json:"agent,omitempty"`
+	// StrongModel is the Doctor's strong model, asked for complex
+	// failures and when the cheap one is unsure.
+	StrongModel string `json:"strong_model,omitempty"`
+	// EscalationModel is the developer's model for a phase the stuck
+	// handler escalated (that phase only).
+	EscalationModel string `json:"escalation_model,omitempty"`
 }
 
 // Limits bound the workflow's loops. Zero means "use the default".
@@ -168,6 +203,10 @@ type Limits struct {
 	// MaxPlanRevisions is how many times the architect may revise a plan
 	// the validator rejected. Default 3.
 	MaxPlanRevisions int `json:"max_plan_revisions"`
+	// MaxRunCostUSD and MaxRunTokens are the run's budget, which
+	// recovery's stuck handler and the 80% warning measure; 0 is none.
+	MaxRunCostUSD float64 `json:"max_run_cost_usd,omitempty"`
+	MaxRunTokens  int     `json:"max_run_tokens,omitempty"`
 }
 
 // The default limits.
@@ -233,6 +272,11 @@ type Progress struct {
 	// with their phase; the state keeps only the count and the latest
 	// record's hash, so a checkpoint does not grow with the story.
 	Story StoryProgress `json:"story,omitzero"`
+	// Recovery is recovery's checkpointed memory (nodes' recoveryState
+	// holding a recovery.Memory) as JSON; it is absent until a phase of a
+	// run with recovery on fails. It is raw here because package recovery
+	// imports state.
+	Recovery json.RawMessage `json:"recovery,omitempty"`
 }
 
 // StoryProgress is what the state knows of the Task Story.
@@ -252,6 +296,9 @@ type PhaseState struct {
 	StartedAt   time.Time   `json:"started_at,omitzero"`
 	CompletedAt time.Time   `json:"completed_at,omitzero"`
 	Error       string      `json:"error,omitempty"`
+	// ErrorKind is "driver" when Error is a driver's error (the session
+	// could not run; recovery on only), "" when it is the agent's.
+	ErrorKind string `json:"error_kind,omitempty"`
 	// PreCommit is HEAD before the phase's first attempt: the commit a
 	// retry resets to. It is checkpointed before the agent starts.
 	PreCommit string `json:"pre_commit,omitempty"`

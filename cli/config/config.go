@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -194,6 +195,7 @@ func (c *Config) checkOwn(at string, p Profile) error {
 	roles := map[string]RoleSettings{
 		"": {Driver: p.Driver}, "roles.architect": p.Roles.Architect, "roles.developer": p.Roles.Developer,
 		"roles.reviewer": p.Roles.Reviewer, "roles.evaluator": p.Roles.Evaluator, "roles.summarizer": p.Roles.Summarizer,
+		"roles.doctor": p.Roles.Doctor, "roles.replanner": p.Roles.Replanner,
 	}
 	for _, sub := range slices.Sorted(maps.Keys(roles)) {
 		if d := roles[sub].Driver; d != "" && !d.Valid() {
@@ -209,12 +211,20 @@ func (c *Config) checkOwn(at string, p Profile) error {
 	limits := map[string]int{
 		"max_turns": p.Limits.MaxTurns, "max_tokens_per_session": p.Limits.MaxTokensPerSession,
 		"max_task_review_iterations": p.Limits.MaxTaskReviewIterations, "max_phase_attempts": p.Limits.MaxPhaseAttempts,
-		"max_plan_revisions": p.Limits.MaxPlanRevisions,
+		"max_plan_revisions": p.Limits.MaxPlanRevisions, "max_run_tokens": p.Limits.MaxRunTokens,
 	}
 	for _, k := range slices.Sorted(maps.Keys(limits)) {
 		if limits[k] < 0 {
 			return c.errAt(at+".limits."+k, "%s must not be negative, got %d", k, limits[k])
 		}
+	}
+	for i, f := range p.Recovery.Fatal {
+		if _, err := regexp.Compile(f.Pattern); err != nil || f.Name == "" || f.Pattern == "" {
+			return c.errAt(fmt.Sprintf("%s.recovery.fatal", at), "recovery.fatal[%d] needs a name and a valid Go regexp pattern (%q)", i, f.Pattern)
+		}
+	}
+	if p.Limits.MaxRunCostUSD < 0 {
+		return c.errAt(at+".limits.max_run_cost_usd", "max_run_cost_usd must not be negative, got %g", p.Limits.MaxRunCostUSD)
 	}
 	for _, m := range slices.Sorted(maps.Keys(p.Prices)) {
 		if pr := p.Prices[m]; pr.Input < 0 || pr.Output < 0 || pr.Cached < 0 {
@@ -232,7 +242,7 @@ func (c *Config) checkEffective(at string, p Profile) error {
 			return c.errAt(at+".agents."+name, "agent %q: %v", name, err)
 		}
 	}
-	for _, r := range []agent.Role{agent.RoleArchitect, agent.RoleDeveloper, agent.RoleReviewer, agent.RoleEvaluator, agent.RoleSummarizer} {
+	for _, r := range []agent.Role{agent.RoleArchitect, agent.RoleDeveloper, agent.RoleReviewer, agent.RoleEvaluator, agent.RoleSummarizer, agent.RoleDoctor, agent.RoleReplanner} {
 		rs := p.Role(r)
 		sub := at + ".roles." + string(r)
 		switch rs.Driver {

@@ -24,6 +24,8 @@
 //	    model: claude-sonnet-4-5
 //	    roles:                     # architect, developer, reviewer, evaluator; summarizer (optional, off unless it names a driver)
 //	      architect: {driver: llm, model: claude-opus-4-1}
+//	      doctor: {model: claude-haiku-4-5, strong_model: claude-opus-4-1}   # replanner: the architect's
+//	      developer: {escalation_model: claude-opus-4-1}                      # a stuck phase's bigger model
 //	    provider:                  # for driver llm
 //	      name: anthropic          # anthropic, openai or ollama
 //	      base_url: https://api.anthropic.com
@@ -34,6 +36,9 @@
 //	      max_task_review_iterations: 5    # default 5
 //	      max_phase_attempts: 2            # default 2
 //	      max_plan_revisions: 3            # default 3
+//	      max_run_cost_usd: 5              # the run's budget for recovery (0: none)
+//	      max_run_tokens: 2000000
+//	    recovery: {enabled: true}  # the Doctor, replans, the stuck handler (default true)
 //	    prices:                    # USD per million tokens
 //	      claude-sonnet-4-5: {input: 3, output: 15, cached: 0.3}
 //	    agents:                    # CLI templates: add new ones, or override built-ins field by field

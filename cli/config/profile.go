@@ -37,6 +37,11 @@ type RoleSettings struct {
 	Driver DriverKind `yaml:"driver,omitempty"`
 	Model  string     `yaml:"model,omitempty"`
 	Agent  string     `yaml:"agent,omitempty"` // the CLI template, for driver cli
+	// StrongModel is the Doctor's strong model (roles.doctor only).
+	StrongModel string `yaml:"strong_model,omitempty"`
+	// EscalationModel is the model a phase the stuck handler escalates
+	// runs with (roles.developer only; that phase only).
+	EscalationModel string `yaml:"escalation_model,omitempty"`
 }
 
 // Roles holds settings for each role; an empty field takes the profile's.
@@ -48,7 +53,32 @@ type Roles struct {
 	// Summarizer is optional: it runs only when it names a driver, and
 	// then takes the profile's model and agent where it names none.
 	Summarizer RoleSettings `yaml:"summarizer,omitempty"`
+	// Doctor diagnoses failed attempts when recovery is on; it takes the
+	// profile's driver and model where it names none.
+	Doctor RoleSettings `yaml:"doctor,omitempty"`
+	// Replanner revises a stuck phase's approach; it takes the
+	// architect's settings where it names none.
+	Replanner RoleSettings `yaml:"replanner,omitempty"`
 }
+
+// Recovery says whether the workflow recovers from phases that keep
+// failing (the Doctor, replans, the stuck handler) or halts as it did
+// before. Enabled defaults to true.
+type Recovery struct {
+	Enabled *bool `yaml:"enabled,omitempty"`
+	// Fatal adds fatal categories: an error text matching Pattern (a Go
+	// regexp) is of category Name and replanned at its first failure.
+	Fatal []FatalRule `yaml:"fatal,omitempty"`
+}
+
+// FatalRule is one configured fatal category.
+type FatalRule struct {
+	Name    string `yaml:"name"`
+	Pattern string `yaml:"pattern"`
+}
+
+// On reports whether recovery is on (it is unless a profile turns it off).
+func (r Recovery) On() bool { return r.Enabled == nil || *r.Enabled }
 
 // Provider says where the llm driver finds its model. The API key is read
 // from the environment variable APIKeyEnv names; it is never in the file.
@@ -67,6 +97,10 @@ type Limits struct {
 	MaxTaskReviewIterations int `yaml:"max_task_review_iterations,omitempty"`
 	MaxPhaseAttempts        int `yaml:"max_phase_attempts,omitempty"`
 	MaxPlanRevisions        int `yaml:"max_plan_revisions,omitempty"`
+	// MaxRunCostUSD and MaxRunTokens are the run's budget (recovery's
+	// stuck handler and its 80% warning); 0 is none.
+	MaxRunCostUSD float64 `yaml:"max_run_cost_usd,omitempty"`
+	MaxRunTokens  int     `yaml:"max_run_tokens,omitempty"`
 }
 
 // Price is what a model costs, in USD per million tokens.
@@ -89,6 +123,7 @@ type Profile struct {
 	Prices   map[string]Price             `yaml:"prices,omitempty"`
 	Agents   map[string]agent.CLITemplate `yaml:"agents,omitempty"` // CLI templates; over the built-in claude and codex
 	TDD      *bool                        `yaml:"tdd,omitempty"`    // check that impl tasks depend on test tasks
+	Recovery Recovery                     `yaml:"recovery,omitempty"`
 }
 
 // Builtin returns the built-in default profile: every role on the script
@@ -135,6 +170,10 @@ func (p Profile) Role(r agent.Role) RoleSettings {
 			return RoleSettings{}
 		}
 		rs = p.Roles.Summarizer
+	case agent.RoleDoctor:
+		rs = p.Roles.Doctor
+	case agent.RoleReplanner:
+		return mergeRole(p.Role(agent.RoleArchitect), p.Roles.Replanner)
 	}
 	return mergeRole(RoleSettings{Driver: p.Driver, Model: p.Model, Agent: p.Agent}, rs)
 }
@@ -174,6 +213,8 @@ func merge(base, over Profile) Profile {
 		Reviewer:   mergeRole(base.Roles.Reviewer, over.Roles.Reviewer),
 		Evaluator:  mergeRole(base.Roles.Evaluator, over.Roles.Evaluator),
 		Summarizer: mergeRole(base.Roles.Summarizer, over.Roles.Summarizer),
+		Doctor:     mergeRole(base.Roles.Doctor, over.Roles.Doctor),
+		Replanner:  mergeRole(base.Roles.Replanner, over.Roles.Replanner),
 	}
 	out.Provider = Provider{
 		Name:      or(over.Provider.Name, base.Provider.Name),
@@ -186,6 +227,8 @@ func merge(base, over Profile) Profile {
 		MaxTaskReviewIterations: or(over.Limits.MaxTaskReviewIterations, base.Limits.MaxTaskReviewIterations),
 		MaxPhaseAttempts:        or(over.Limits.MaxPhaseAttempts, base.Limits.MaxPhaseAttempts),
 		MaxPlanRevisions:        or(over.Limits.MaxPlanRevisions, base.Limits.MaxPlanRevisions),
+		MaxRunCostUSD:           or(over.Limits.MaxRunCostUSD, base.Limits.MaxRunCostUSD),
+		MaxRunTokens:            or(over.Limits.MaxRunTokens, base.Limits.MaxRunTokens),
 	}
 	for m, pr := range over.Prices {
 		if out.Prices == nil {
@@ -203,6 +246,13 @@ func merge(base, over Profile) Profile {
 		v := *over.TDD
 		out.TDD = &v
 	}
+	if over.Recovery.Enabled != nil {
+		v := *over.Recovery.Enabled
+		out.Recovery.Enabled = &v
+	}
+	if over.Recovery.Fatal != nil {
+		out.Recovery.Fatal = slices.Clone(over.Recovery.Fatal)
+	}
 	return out
 }
 
@@ -214,12 +264,15 @@ func (p Profile) resolveRoles() Profile {
 		Reviewer:   p.Role(agent.RoleReviewer),
 		Evaluator:  p.Role(agent.RoleEvaluator),
 		Summarizer: p.Role(agent.RoleSummarizer),
+		Doctor:     p.Role(agent.RoleDoctor),
+		Replanner:  p.Role(agent.RoleReplanner),
 	}
 	return p
 }
 
 func mergeRole(base, over RoleSettings) RoleSettings {
-	return RoleSettings{Driver: or(over.Driver, base.Driver), Model: or(over.Model, base.Model), Agent: or(over.Agent, base.Agent)}
+	return RoleSettings{Driver: or(over.Driver, base.Driver), Model: or(over.Model, base.Model), Agent: or(over.Agent, base.Agent),
+		StrongModel: or(over.StrongModel, base.StrongModel), EscalationModel: or(over.EscalationModel, base.EscalationModel)}
 }
 
 func mergeTemplate(base, over agent.CLITemplate) agent.CLITemplate {

@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const doctorScript = `
+developer:
+  - phase: 1
+    actions:
+      - write: {path: a_test.txt, content: "test\n"}
+  - phase: 2
+    attempt: 1
+    actions:
+      - run: 'echo "the parser rejects the input" >&2; exit 1'
+  - phase: 2
+    attempt: 2
+    actions:
+      - run: 'echo "a different failure, somewhere else in the evaluator entirely" >&2; exit 1'
+  - phase: 2
+    attempt: 3
+    actions:
+      - write: {path: impl.txt, content: "good\n"}
+doctor:
+  - phase: 2
+    answer: '{"action":"retry_with_hint","confidence":0.9,"category":"agent_gave_up","rationale":"the evaluator is missing a case","hint":"handle the empty input"}'
+    usage: {input_tokens: 7, output_tokens: 3}
+`
+
+// waitLine waits until the process printed line (or exited).
+func (p *proc) waitLine(line string) bool {
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		p.mu.Lock()
+		seen := strings.Contains(p.out.String(), line+"\n")
+		p.mu.Unlock()
+		if seen {
+			return true
+		}
+		select {
+		case <-p.done:
+			return false
+		default:
+		}
+	}
+	return false
+}
+
+// Proof 12: SIGKILL right after the Doctor's answer is checkpointed: the
+// Doctor is not called again. SIGKILL during the call: it is called
+// exactly once more. Either way the counters count one call.
+func TestRecoveryDoctorCallSurvivesSIGKILL(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "gaffer")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/gaffer")
+	build.Dir = ".."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	for _, c := range []struct {
+		name, killIn string
+		callsAfter   int // Doctor sessions the resumed process makes
+	}{
+		{"after the answer's checkpoint", "developer/2/3", 0},
+		{"during the call", "doctor/2/2", 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir, plan, script := recoveryRepo(t, doctorScript)
+			p := startProc(t, bin, []string{"--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-kill"},
+				"GAFFER_TEST_PAUSE_SESSION="+c.killIn)
+			if !p.waitLine("gaffer-test: session " + c.killIn) {
+				out, code := p.wait()
+				t.Fatalf("never reached %s (exit %d)\n%s", c.killIn, code, out)
+			}
+			if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil || exited(p) {
+				t.Fatalf("kill: %v", err)
+			}
+			first, _ := p.wait()
+			if n := strings.Count(first, "gaffer-test: session doctor/"); n != 1 {
+				t.Fatalf("the killed process made %d Doctor calls, want 1\n%s", n, first)
+			}
+			r := startProc(t, bin, []string{"--repo", dir, "resume", "r-kill"}, "GAFFER_TEST_PAUSE_SESSION=none")
+			out, code := r.wait()
+			if code != 0 {
+				t.Fatalf("resume: exit %d\n%s", code, out)
+			}
+			if n := strings.Count(out, "gaffer-test: session doctor/"); n != c.callsAfter {
+				t.Fatalf("the resumed run called the Doctor %d times, want %d\n%s", n, c.callsAfter, out)
+			}
+			raw, err := exec.Command(bin, "--repo", dir, "status", "--json", "r-kill").Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v RunView
+			if err := json.Unmarshal(raw, &v); err != nil {
+				t.Fatal(err)
+			}
+			if v.Status != "completed" || v.Recovery == nil || v.Recovery.DoctorCalls != 1 {
+				t.Fatalf("status %s recovery %+v", v.Status, v.Recovery)
+			}
+			if u := v.Usage["doctor"]; u.InputTokens != 7 {
+				t.Fatalf("doctor usage %+v: the answer was recorded %d times", u, u.InputTokens/7)
+			}
+		})
+	}
+}

@@ -1,0 +1,134 @@
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const recoveryPlan = `# Plan: two phases
+
+### Task 1: write the test
+- type: test
+- depends on: none
+
+### Task 2: implement
+- type: impl
+- depends on: 1
+`
+
+// recoveryRepo makes a repository with one commit, and the plan and the
+// script (given) in its .git directory, out of the work tree.
+func recoveryRepo(t *testing.T, script string) (dir, plan, scriptPath string) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "repo")
+	for _, args := range [][]string{{"init", "-q", "-b", "main", dir}} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("# r\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "initial"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	plan, scriptPath = filepath.Join(dir, ".git", "plan.md"), filepath.Join(dir, ".git", "script.yaml")
+	if err := os.WriteFile(plan, []byte(recoveryPlan), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(scriptPath, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, plan, scriptPath
+}
+
+const repeatedFailure = `
+developer:
+  - phase: 1
+    actions:
+      - write: {path: a_test.txt, content: "test\n"}
+  - phase: 2
+    attempt: 1
+    actions:
+      - run: 'printf -- "--- FAIL: TestEval (0.00s)\n    eval_test.go:12: Eval(1+2) = 4, want 3 (/tmp/go-build111/x)\nFAIL\n" >&2; exit 1'
+  - phase: 2
+    attempt: 2
+    actions:
+      - run: 'printf -- "--- FAIL: TestEval (0.00s)\n    eval_test.go:57: Eval(1+2) = 4, want 3 (/tmp/go-build999/x)\nFAIL\n" >&2; exit 1'
+  - phase: 2
+    attempt: 3
+    actions:
+      - write: {path: impl.txt, content: "good\n"}
+replanner:
+  - phase: 2
+    answer: %s
+`
+
+// The user sees recovery: status --json counts the replan and names the
+// last decision, the decision records are in the execution directory,
+// and a refused (narrowing) revision waits for `approve --decision`.
+func TestRecoveryIsVisibleAndAnswerable(t *testing.T) {
+	good := `'{"approach":"compute the sum with an explicit loop over the operands","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`
+	dir, plan, script := recoveryRepo(t, strings.Replace(repeatedFailure, "%s", good, 1))
+	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-rec-1"); code != 0 ||
+		!strings.Contains(out, "recovery, phase 2: replan — ") || !strings.Contains(out, "recovery, phase 2: replan:accepted — compute the sum") {
+		t.Fatalf("run: exit %d, or recovery's decisions not shown\n%s", code, out)
+	}
+	v := statusJSON(t, "--repo", dir, "r-rec-1")
+	if v.Status != "completed" || v.Recovery == nil || v.Recovery.Replans != 1 || v.Recovery.Last == nil || v.Recovery.Last.Decision != "replan:accepted" {
+		t.Fatalf("status %+v recovery %+v", v.Status, v.Recovery)
+	}
+	recs, _ := filepath.Glob(filepath.Join(dir, v.ExecDir, "recovery", "decision-*.json"))
+	if len(recs) != v.Recovery.Decisions || len(recs) == 0 {
+		t.Fatalf("%d decision records, status says %d", len(recs), v.Recovery.Decisions)
+	}
+
+	narrow := `'{"approach":"only stub the sum and skip the hard cases","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`
+	dir, plan, script = recoveryRepo(t, strings.Replace(repeatedFailure, "%s", narrow, 1))
+	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-rec-2")
+	if code != ExitAwaitingApproval || !strings.Contains(out, "needs a human") || !strings.Contains(out, "--decision retry") {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	if out, code := gaffer(t, "--repo", dir, "approve", "r-rec-2", "--decision", "maybe"); code != ExitUsage {
+		t.Fatalf("a bad --decision: exit %d\n%s", code, out)
+	}
+	if out, code := gaffer(t, "--repo", dir, "approve", "r-rec-2", "--decision", "retry", "--feedback", "keep every case; use a table"); code != 0 {
+		t.Fatalf("approve --decision retry: exit %d\n%s", code, out)
+	}
+	if v := statusJSON(t, "--repo", dir, "r-rec-2"); v.Status != "completed" || v.Recovery.Last == nil {
+		t.Fatalf("status %+v", v)
+	}
+}
+
+// Recovery off in gaffer.yaml: the same run halts as it always did.
+func TestRecoveryOffInTheProfileHalts(t *testing.T) {
+	dir, plan, script := recoveryRepo(t, strings.Replace(repeatedFailure, "%s", "'{}'", 1))
+	if err := os.WriteFile(filepath.Join(dir, ".git", "gaffer-off.yaml"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "gaffer.yaml")
+	if err := os.WriteFile(cfg, []byte("profiles:\n  default:\n    recovery: {enabled: false}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"add", "gaffer.yaml"}, {"-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "config"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-off")
+	if code == 0 {
+		t.Fatalf("run: exit 0\n%s", out)
+	}
+	if v := statusJSON(t, "--repo", dir, "r-off"); v.Status != "halted" || v.Recovery != nil {
+		t.Fatalf("status %s recovery %+v", v.Status, v.Recovery)
+	}
+}

@@ -1,0 +1,740 @@
+package nodes
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/metrics"
+	"github.com/gaffer-dev/gaffer/recovery"
+	"github.com/gaffer-dev/gaffer/state"
+)
+
+// NodeRecover carries out recovery (issue 11): it makes the Doctor's and
+// the replanner's reserved calls, runs the stuck handler and asks a human
+// when recovery needs one.
+const NodeRecover = "recover"
+
+// The stages of recovery a phase can be in between steps: what the
+// recover node does next.
+const (
+	stageCall  = "call"  // make Memory.Pending, reserved and checkpointed
+	stageStuck = "stuck" // the phase used today's limits: run the stuck handler
+	stageAsk   = "ask"   // interrupt and ask the human (Question)
+)
+
+// recoveryState is what the workflow keeps of recovery, as JSON in
+// Progress.Recovery: the recovery.Memory and what the workflow does with
+// it. Every step that changes it is checkpointed before it acts.
+type recoveryState struct {
+	Memory recovery.Memory `json:"memory"`
+	// Stage is what the recover node does next; "" nothing.
+	Stage string `json:"stage,omitempty"`
+	// Exhausted: the current phase used its attempts; another one needs
+	// recovery's say-so (advice, a replan, an escalation, a human).
+	Exhausted bool `json:"exhausted,omitempty"`
+	// Escalated lists the phases (indexes) that run with the escalation
+	// model; only those phases.
+	Escalated []int `json:"escalated,omitempty"`
+	// Approach holds the replanner's accepted approach, by phase index.
+	Approach map[int]string `json:"approach,omitempty"`
+	// Question is what the human is asked while Stage is stageAsk.
+	Question *Question `json:"question,omitempty"`
+	// BudgetWarned: the 80% budget event fired.
+	BudgetWarned bool `json:"budget_warned,omitempty"`
+	// Decisions counts the decision records written; Last is the latest.
+	Decisions int             `json:"decisions,omitempty"`
+	Last      *DecisionRecord `json:"last,omitempty"`
+}
+
+// Question is the interrupt payload of a phase recovery cannot go on with
+// alone: a reduce-scope proposal, a Doctor's or the stuck handler's
+// needs_human, or a narrowing revision. `gaffer approve RUN --decision
+// retry|stop --feedback …` answers it (an Answer: Approved is retry).
+type Question struct {
+	RunID     string   `json:"run_id"`
+	Kind      string   `json:"kind"` // "recovery"
+	Phase     int      `json:"phase"`
+	Attempt   int      `json:"attempt"`
+	Decision  string   `json:"decision"` // reduce_scope, needs_human, narrowing_revision
+	Why       string   `json:"why"`
+	Diagnosis string   `json:"diagnosis,omitempty"` // the latest failure's tail
+	Problems  []string `json:"problems,omitempty"`  // a refused revision's problems
+}
+
+// QuestionKind marks a recovery interrupt's payload.
+const QuestionKind = "recovery"
+
+// DecisionRecord is one recovery decision, as the decision record file
+// and status show it.
+type DecisionRecord struct {
+	N        int    `json:"n"`
+	Phase    int    `json:"phase"` // 1-based
+	Attempt  int    `json:"attempt"`
+	Decision string `json:"decision"` // doctor:<action>, replan, revision_accepted, stuck:<decision>, human:<answer>, …
+	Why      string `json:"why"`
+}
+
+// RecoveryView is what status shows of a run's recovery.
+type RecoveryView struct {
+	DoctorCalls  int             `json:"doctor_calls"`
+	DoctorStrong int             `json:"doctor_strong"`
+	DoctorInfra  int             `json:"doctor_infra"`
+	Replans      int             `json:"replans"`
+	Escalations  int             `json:"escalations"`
+	Decisions    int             `json:"decisions"`
+	Last         *DecisionRecord `json:"last,omitempty"`
+}
+
+// Recovery returns what status shows of s's recovery; false when the run
+// has none (recovery off, or no phase failed yet).
+func Recovery(s state.ExecutionState) (RecoveryView, bool) {
+	if len(s.Progress.Recovery) == 0 {
+		return RecoveryView{}, false
+	}
+	rs, err := loadRecovery(s)
+	if err != nil {
+		return RecoveryView{}, false
+	}
+	m := rs.Memory
+	return RecoveryView{DoctorCalls: m.DoctorCalls, DoctorStrong: m.DoctorStrong, DoctorInfra: m.DoctorInfra,
+		Replans: m.Replans, Escalations: m.Escalations, Decisions: rs.Decisions, Last: rs.Last}, true
+}
+
+// The recovery events (graph.Emit); metrics counts them.
+const (
+	EventRecoveryFailure  = metrics.EventRecoveryFailure
+	EventRecoveryDecision = metrics.EventRecoveryDecision
+)
+
+func recoveryOn(s state.ExecutionState) bool { return s.Config.Recovery != nil }
+
+// loadRecovery decodes s's recovery state (the zero one when none).
+func loadRecovery(s state.ExecutionState) (recoveryState, error) {
+	var rs recoveryState
+	if len(s.Progress.Recovery) == 0 {
+		return rs, nil
+	}
+	if err := strictJSON(s.Progress.Recovery, &rs); err != nil {
+		return rs, fmt.Errorf("nodes: recovery state: %w", err)
+	}
+	return rs, nil
+}
+
+// withRecovery returns s with rs as its recovery state.
+func withRecovery(s state.ExecutionState, rs recoveryState) (state.ExecutionState, error) {
+	b, err := json.Marshal(rs)
+	if err != nil {
+		return s, fmt.Errorf("nodes: recovery state: %w", err)
+	}
+	c := s.Clone()
+	c.Progress.Recovery = b
+	return c, nil
+}
+
+// recoveryStage is the stage of s's recovery, for the routers.
+func recoveryStage(s state.ExecutionState) string {
+	if len(s.Progress.Recovery) == 0 {
+		return ""
+	}
+	rs, err := loadRecovery(s)
+	if err != nil {
+		return stageStuck // the recover node reports the error
+	}
+	return rs.Stage
+}
+
+// recoveryConfig is the run's recovery.Config: the defaults, with the
+// profile's fatal categories.
+func recoveryConfig(s state.ExecutionState) (recovery.Config, error) {
+	var cfg recovery.Config
+	if s.Config.Recovery != nil {
+		for _, f := range s.Config.Recovery.Fatal {
+			cfg.Fatal = append(cfg.Fatal, recovery.FatalRule{Name: recovery.Category(f.Name), Pattern: f.Pattern})
+		}
+	}
+	v, err := cfg.Validate()
+	if err != nil {
+		return v, fmt.Errorf("nodes: %w", err)
+	}
+	return v, nil
+}
+
+// budgetOf is the run's spending against its budget.
+func budgetOf(s state.ExecutionState) recovery.Budget {
+	u := s.TotalUsage()
+	return recovery.Budget{MaxCostUSD: s.Config.Limits.MaxRunCostUSD, SpentUSD: u.CostUSD,
+		MaxTokens: s.Config.Limits.MaxRunTokens, SpentTokens: u.InputTokens + u.OutputTokens}
+}
+
+// inputOf is what recovery classifies a failed attempt by: the agent's
+// error (command output and all), the driver's error, the review.
+func inputOf(ps state.PhaseState, rr state.ReviewResult) recovery.Input {
+	var in recovery.Input
+	switch {
+	case ps.ErrorKind == errorKindDriver:
+		in.Driver, in.DriverError = recovery.DriverOther, ps.Error
+	case ps.Error != "":
+		in.AgentFailed, in.AgentError = true, ps.Error
+	default:
+		r := rr
+		in.Review = &r
+	}
+	return in
+}
+
+// errorKindDriver marks a phase error that is the driver's (the session
+// could not run), not the agent's.
+const errorKindDriver = "driver"
+
+// driverFailure turns a developer session's driver error into a failed
+// attempt when recovery is on, so that the Doctor sees an infra failure
+// instead of the run failing; a cancelled ctx or a script without an
+// entry stays an error.
+func driverFailure(ctx context.Context, s state.ExecutionState, err error) bool {
+	return recoveryOn(s) && ctx.Err() == nil && errors.Is(err, agent.ErrModel)
+}
+
+// failed records a rejected attempt of phase ps (decision says whether an
+// attempt is left) and decides what recovery does next: a replan or a
+// Doctor call, reserved here so that the step's checkpoint holds the
+// reservation before the recover node makes the call; the stuck handler
+// when no attempt is left. It returns the state with the failure recorded
+// and whether the recover node runs next.
+func (w *workflow) failed(ctx context.Context, s state.ExecutionState, ps state.PhaseState, rr state.ReviewResult, exhausted bool) (state.ExecutionState, bool, error) {
+	rs, err := loadRecovery(s)
+	if err != nil {
+		return s, false, err
+	}
+	cfg, err := recoveryConfig(s)
+	if err != nil {
+		return s, false, err
+	}
+	i := ps.Index
+	if rs.Memory.Phase(i).Anchor == nil {
+		// The plan cannot change after its approval, so the anchor frozen
+		// at the phase's first failure is the one the approval saw.
+		a, err := recovery.FreezeAnchor(s.Plan, i)
+		if err != nil {
+			return s, false, fmt.Errorf("nodes: phase %d: %w", i+1, err)
+		}
+		rs.Memory = recovery.WithAnchor(rs.Memory, i, a)
+	}
+	m, f := recovery.RecordFailure(rs.Memory, i, ps.Attempt, inputOf(ps, rr), cfg)
+	rs.Memory = m
+	graph.Emit(ctx, EventRecoveryFailure, metrics.RecoveryFailure{Phase: i + 1, Attempt: ps.Attempt, Category: string(f.Category), Fingerprint: f.Fingerprint})
+	rs.Exhausted = exhausted
+	rs.Stage = ""
+	if d := recovery.ShouldReplan(m, i, cfg); d.Replan && w.has(agent.RoleReplanner, s) {
+		if m2, _, err := recovery.Reserve(m, recovery.Request{Kind: recovery.CallReplan, Phase: i}, cfg); err == nil {
+			rs.Memory, rs.Stage = m2, stageCall
+			rs = w.decide(ctx, s, rs, ps, "replan", d.Reason)
+		}
+	}
+	if rs.Stage == "" {
+		if req, ok, _ := recovery.DoctorRequest(m, i, cfg); ok && w.has(agent.RoleDoctor, s) {
+			if m2, _, err := recovery.Reserve(m, req, cfg); err == nil {
+				rs.Memory, rs.Stage = m2, stageCall
+			}
+		}
+	}
+	if rs.Stage == "" && exhausted {
+		rs.Stage = stageStuck
+	}
+	if rs.Stage == stageCall {
+		w.reserved.Store(s.Run.ID, rs.Memory.Pending.ID)
+	}
+	c, err := withRecovery(s, rs)
+	return c, rs.Stage != "", err
+}
+
+// has reports whether the run has a driver for an optional recovery
+// role; a script without its entries has none, which an event says.
+func (w *workflow) has(role agent.Role, s state.ExecutionState) bool {
+	d, err := w.cfg.Drivers(role, s.Config)
+	if err != nil || d == nil {
+		w.cfg.Logger.Info("recovery: no "+string(role)+" for this run", "err", err)
+		return false
+	}
+	return true
+}
+
+// recover is the recover node: it runs the stage the state is in.
+func (w *workflow) recover(ctx context.Context, s state.ExecutionState) (state.ExecutionState, error) {
+	ps, ok := current(s)
+	if !ok {
+		return s, ErrNoPhase
+	}
+	rs, err := loadRecovery(s)
+	if err != nil {
+		return s, err
+	}
+	cfg, err := recoveryConfig(s)
+	if err != nil {
+		return s, err
+	}
+	switch rs.Stage {
+	case stageCall:
+		return w.call(ctx, s, rs, ps, cfg)
+	case stageStuck:
+		return w.stuck(ctx, s, rs, ps, cfg)
+	case stageAsk:
+		return w.ask(ctx, s, rs, ps)
+	}
+	return s, fmt.Errorf("nodes: recover: phase %d has no recovery stage", ps.Index+1)
+}
+
+// call makes the reserved call. A call this process did not reserve was
+// cut off by a crash: it is made exactly once more (its retry is
+// checkpointed first), and abandoned as "no advice" after that.
+func (w *workflow) call(ctx context.Context, s state.ExecutionState, rs recoveryState, ps state.PhaseState, cfg recovery.Config) (state.ExecutionState, error) {
+	p := rs.Memory.Pending
+	if p == nil {
+		rs.Stage = ""
+		return w.afterAdvice(ctx, s, rs, ps, cfg, recovery.Advice{})
+	}
+	if id, ok := w.reserved.Load(s.Run.ID); !ok || id != p.ID {
+		m, call, again := recovery.RetryPending(rs.Memory)
+		rs.Memory = m
+		if !again {
+			rs = w.decide(ctx, s, rs, ps, call.Kind.String()+":abandoned", "the call was cut off twice by a crash; no advice")
+			return w.afterAdvice(ctx, s, rs, ps, cfg, recovery.Advice{})
+		}
+		w.reserved.Store(s.Run.ID, call.ID)
+		return withRecovery(s, rs) // checkpoint the retry, then make it
+	}
+	w.reserved.Delete(s.Run.ID)
+	if p.Kind == recovery.CallReplan {
+		return w.replan(ctx, s, rs, ps, cfg)
+	}
+	return w.doctor(ctx, s, rs, ps, cfg)
+}
+
+// doctor asks the Doctor about the phase's latest failure and acts on
+// its advice.
+func (w *workflow) doctor(ctx context.Context, s state.ExecutionState, rs recoveryState, ps state.PhaseState, cfg recovery.Config) (state.ExecutionState, error) {
+	p := *rs.Memory.Pending
+	d, err := w.cfg.Drivers(agent.RoleDoctor, s.Config)
+	if err != nil || d == nil {
+		return s, fmt.Errorf("nodes: doctor driver: %w", errors.Join(err, ErrNoDriver))
+	}
+	ac := s.Config.Agents.Doctor
+	model := ac.Model
+	if p.Tier == recovery.TierStrong && ac.StrongModel != "" {
+		model = ac.StrongModel
+	}
+	pm := rs.Memory.Phase(ps.Index)
+	sess := agent.Session{Role: agent.RoleDoctor, RunID: s.Run.ID, Phase: ps.Index + 1, Attempt: lastAttempt(pm),
+		Iteration: 1, Prompt: DoctorPrompt(s, pm), Dir: w.cfg.Repo.Root(), Model: model, Tier: p.Tier.String(),
+		Tools: []string{agent.ToolRead, agent.ToolList, agent.ToolGrep}}
+	rep, err := w.session(ctx, d, sess)
+	if err != nil {
+		return s, err
+	}
+	c := w.usage(ctx, s, agent.RoleDoctor, rep.Usage)
+	answer := rep.Output
+	if rep.Status == agent.StatusFailed {
+		answer = "" // a failed session is no answer: counted, no advice
+	}
+	m, adv, err := recovery.CompleteDoctor(rs.Memory, p.ID, answer, cfg)
+	if err != nil {
+		return s, fmt.Errorf("nodes: %w", err)
+	}
+	rs.Memory = m
+	graph.Emit(ctx, metrics.EventDoctorCall, metrics.DoctorCall{Phase: ps.Index + 1, Tier: p.Tier.String(), Action: adv.Action.String()})
+	why := adv.Rationale
+	if adv.Malformed != "" {
+		why = "the answer did not parse: " + adv.Malformed
+	}
+	rs = w.decide(ctx, c, rs, ps, "doctor:"+adv.Action.String(), why)
+	if req, ok := recovery.StrongFollowUp(m, ps.Index, adv, p.Infra, cfg); ok {
+		if m2, call, err := recovery.Reserve(m, req, cfg); err == nil {
+			rs.Memory, rs.Stage = m2, stageCall
+			w.reserved.Store(s.Run.ID, call.ID)
+			return withRecovery(c, rs)
+		}
+	}
+	return w.afterAdvice(ctx, c, rs, ps, cfg, adv)
+}
+
+// afterAdvice carries out the Doctor's advice (or none).
+func (w *workflow) afterAdvice(ctx context.Context, s state.ExecutionState, rs recoveryState, ps state.PhaseState, cfg recovery.Config, adv recovery.Advice) (state.ExecutionState, error) {
+	switch adv.Action {
+	case recovery.ActionReplan:
+		if w.has(agent.RoleReplanner, s) {
+			if m, call, err := recovery.Reserve(rs.Memory, recovery.Request{Kind: recovery.CallReplan, Phase: ps.Index}, cfg); err == nil {
+				rs.Memory, rs.Stage = m, stageCall
+				w.reserved.Store(s.Run.ID, call.ID)
+				return withRecovery(s, rs)
+			}
+		}
+	case recovery.ActionEscalateModel:
+		if rs.Memory.Phase(ps.Index).Escalations < cfg.MaxEscalationsPerPhase {
+			return w.escalate(ctx, s, rs, ps, "the Doctor advised a stronger model: "+adv.Rationale)
+		}
+	case recovery.ActionNeedsHuman:
+		return w.toHuman(ctx, s, rs, ps, "needs_human", "the Doctor: "+adv.Rationale, nil)
+	case recovery.ActionStop:
+		return w.stop(ctx, s, rs, ps)
+	case recovery.ActionRetryWithHint:
+		return w.nextAttempt(ctx, s, rs, ps)
+	}
+	if !rs.Exhausted {
+		return w.nextAttempt(ctx, s, rs, ps)
+	}
+	return w.stuck(ctx, s, rs, ps, cfg)
+}
+
+// stuck runs the stuck handler on a phase that used today's limits.
+func (w *workflow) stuck(ctx context.Context, s state.ExecutionState, rs recoveryState, ps state.PhaseState, cfg recovery.Config) (state.ExecutionState, error) {
+	sit := recovery.SituationOf(rs.Memory, ps.Index, cfg)
+	sit.Budget = budgetOf(s)
+	sit.Iteration = ps.Attempt
+	sit.IterationCap = orDefault(s.Config.Limits.MaxPhaseAttempts, state.DefaultMaxPhaseAttempts) + maxExtraAttempts
+	dec, why := recovery.Stuck(sit, cfg)
+	graph.Emit(ctx, metrics.EventStuckDecision, metrics.StuckDecision{Phase: ps.Index + 1, Decision: dec.String(), Why: why})
+	rs = w.decide(ctx, s, rs, ps, "stuck:"+dec.String(), why)
+	switch dec {
+	case recovery.StuckReplan:
+		if w.has(agent.RoleReplanner, s) {
+			if m, call, err := recovery.Reserve(rs.Memory, recovery.Request{Kind: recovery.CallReplan, Phase: ps.Index}, cfg); err == nil {
+				rs.Memory, rs.Stage = m, stageCall
+				w.reserved.Store(s.Run.ID, call.ID)
+				return withRecovery(s, rs)
+			}
+		}
+	case recovery.StuckEscalateModel:
+		return w.escalate(ctx, s, rs, ps, why)
+	case recovery.StuckReduceScope, recovery.StuckNeedsHuman:
+		return w.toHuman(ctx, s, rs, ps, dec.String(), why, nil)
+	}
+	return w.stop(ctx, s, rs, ps)
+}
+
+// stop halts the run as review does at the limit (w.halt), and reports
+// the attempt recover decided.
+func (w *workflow) stop(ctx context.Context, s state.ExecutionState, rs recoveryState, ps state.PhaseState) (state.ExecutionState, error) {
+	if !rs.Exhausted && ps.Attempt > 1 {
+		// Review had already counted the next attempt, which never ran.
+		ps.Attempt--
+	}
+	rs.Stage, rs.Exhausted = "", false
+	c, err := withRecovery(s, rs)
+	if err != nil {
+		return s, err
+	}
+	if c, err = w.halt(ctx, c, ps); err != nil {
+		return s, err
+	}
+	outcome := metrics.OutcomeHalted
+	if ps.Error != "" {
+		outcome = metrics.OutcomeFailed
+	}
+	w.attemptFinished(ctx, s, ps, outcome)
+	return c, nil
+}
+
+// attemptFinished emits phase_finished for an attempt whose outcome the
+// recover node decided (review left it to recover).
+func (w *workflow) attemptFinished(ctx context.Context, s state.ExecutionState, ps state.PhaseState, outcome string) {
+	graph.Emit(ctx, metrics.EventPhaseFinished, metrics.PhaseFinished{
+		Phase: ps.Index + 1, Attempt: ps.Attempt, Iteration: s.Progress.ReviewIteration, Outcome: outcome,
+		Duration: max(w.cfg.Clock().Sub(ps.StartedAt), 0),
+	})
+}
+
+// maxExtraAttempts bounds the attempts recovery may add to a phase's
+// max_phase_attempts (the stuck handler's iteration cap); the budgets
+// bound them already (2 Doctor calls, 1 replan, 1 escalation a phase).
+const maxExtraAttempts = 4
+
+// escalate gives the phase another attempt with the escalation model.
+func (w *workflow) escalate(ctx context.Context, s state.ExecutionState, rs recoveryState, ps state.PhaseState, why string) (state.ExecutionState, error) {
+	rs.Memory = recovery.RecordEscalation(rs.Memory, ps.Index)
+	if !slices.Contains(rs.Escalated, ps.Index) {
+		rs.Escalated = append(rs.Escalated, ps.Index)
+	}
+	rs = w.decide(ctx, s, rs, ps, "escalate_model", why+" (model "+orText(s.Config.Agents.Developer.EscalationModel, "the profile's escalation model")+", phase "+fmt.Sprint(ps.Index+1)+" only)")
+	return w.nextAttempt(ctx, s, rs, ps)
+}
+
+// toHuman stages a question for the human: the next step interrupts.
+func (w *workflow) toHuman(ctx context.Context, s state.ExecutionState, rs recoveryState, ps state.PhaseState, decision, why string, problems []string) (state.ExecutionState, error) {
+	pm := rs.Memory.Phase(ps.Index)
+	diag := ""
+	if n := len(pm.Failures); n > 0 {
+		diag = excerpt(pm.Failures[n-1].Tail)
+	}
+	rs.Stage = stageAsk
+	rs.Question = &Question{RunID: s.Run.ID, Kind: QuestionKind, Phase: ps.Index + 1, Attempt: ps.Attempt, Decision: decision,
+		Why: why, Diagnosis: diag, Problems: problems}
+	return withRecovery(s, rs)
+}
+
+// ask interrupts with the staged question; the answer retries the phase
+// (with the feedback as a hint) or stops the run at its last good commit.
+func (w *workflow) ask(ctx context.Context, s state.ExecutionState, rs recoveryState, ps state.PhaseState) (state.ExecutionState, error) {
+	raw, err := graph.Interrupt(ctx, *rs.Question)
+	if err != nil {
+		var ie *graph.InterruptError
+		if errors.As(err, &ie) {
+			graph.Emit(ctx, metrics.EventRunStatus, metrics.RunStatus{From: state.RunRunning.String(), To: state.RunAwaitingApproval.String()})
+		}
+		return s, err
+	}
+	var ans Answer
+	if err := json.Unmarshal(raw, &ans); err != nil {
+		return s, fmt.Errorf("%w: %s: %w", ErrBadAnswer, raw, err)
+	}
+	graph.Emit(ctx, metrics.EventRunStatus, metrics.RunStatus{From: state.RunAwaitingApproval.String(), To: state.RunRunning.String()})
+	q := rs.Question
+	rs.Question = nil
+	fb := strings.TrimSpace(ans.Feedback)
+	if !ans.Approved {
+		rs = w.decide(ctx, s, rs, ps, "human:stop", orText(fb, "the human stopped the run after "+q.Decision))
+		return w.stop(ctx, s, rs, ps)
+	}
+	rs = w.decide(ctx, s, rs, ps, "human:retry", orText(fb, "the human asked for another attempt after "+q.Decision))
+	if fb != "" {
+		if rs.Approach == nil {
+			rs.Approach = map[int]string{}
+		}
+		rs.Approach[ps.Index] = "The human's answer to " + q.Decision + ": " + fb
+	}
+	return w.nextAttempt(ctx, s, rs, ps)
+}
+
+// nextAttempt sends the phase to its next attempt: when it had used its
+// attempts, recovery grants one more.
+func (w *workflow) nextAttempt(ctx context.Context, s state.ExecutionState, rs recoveryState, ps state.PhaseState) (state.ExecutionState, error) {
+	rs.Stage = ""
+	c := s
+	if rs.Exhausted {
+		w.attemptFinished(ctx, s, ps, metrics.OutcomeRetried)
+		rs.Exhausted = false
+		ps.Status, ps.Attempt = state.PhaseRetrying, ps.Attempt+1
+		setTasks(&ps, state.PhaseRetrying)
+		var err error
+		if c, err = c.WithPhaseState(ps); err != nil {
+			return s, err
+		}
+		c = c.WithReviewIteration(0).WithDriverSession("")
+	}
+	return withRecovery(c, rs)
+}
+
+// decide records a decision: rs.Last, the decision record file in the
+// execution directory (one file per decision, named by its number, so a
+// step run again writes the same file) and an event.
+func (w *workflow) decide(ctx context.Context, s state.ExecutionState, rs recoveryState, ps state.PhaseState, decision, why string) recoveryState {
+	rs.Decisions++
+	rec := DecisionRecord{N: rs.Decisions, Phase: ps.Index + 1, Attempt: ps.Attempt, Decision: decision, Why: why}
+	rs.Last = &rec
+	b, _ := json.MarshalIndent(rec, "", "  ")
+	if err := w.write(decisionPath(s, rec.N), string(b)+"\n"); err != nil {
+		w.cfg.Logger.Warn("recovery: decision record not written", "err", err)
+	}
+	graph.Emit(ctx, EventRecoveryDecision, metrics.RecoveryDecision{Phase: rec.Phase, Decision: decision, Why: why})
+	w.cfg.Logger.Info("recovery decision", "phase", rec.Phase, "attempt", rec.Attempt, "decision", decision, "why", why)
+	return rs
+}
+
+// decisionPath is the n-th decision record's file.
+func decisionPath(s state.ExecutionState, n int) string {
+	return path.Join(s.Run.ExecDir, "recovery", fmt.Sprintf("decision-%03d.json", n))
+}
+
+// checkBudget fires the 80% budget event once per run.
+func (w *workflow) checkBudget(ctx context.Context, s state.ExecutionState) (state.ExecutionState, error) {
+	if !recoveryOn(s) {
+		return s, nil
+	}
+	cfg, err := recoveryConfig(s)
+	if err != nil {
+		return s, err
+	}
+	b := budgetOf(s)
+	if !b.Warn(cfg) {
+		return s, nil
+	}
+	rs, err := loadRecovery(s)
+	if err != nil || rs.BudgetWarned {
+		return s, err
+	}
+	rs.BudgetWarned = true
+	graph.Emit(ctx, metrics.EventBudgetWarning, metrics.BudgetWarning{Remaining: b.Remaining()})
+	w.cfg.Notice(fmt.Sprintf("run %s has spent %.0f%% of its budget", s.Run.ID, (1-b.Remaining())*100))
+	return withRecovery(s, rs)
+}
+
+// replan asks the replanner for a revised approach within the phase's
+// anchor and checks it mechanically: accepted, the next attempt carries
+// it; narrowing, the human is asked; unparseable, no revision.
+func (w *workflow) replan(ctx context.Context, s state.ExecutionState, rs recoveryState, ps state.PhaseState, cfg recovery.Config) (state.ExecutionState, error) {
+	p := *rs.Memory.Pending
+	d, err := w.cfg.Drivers(agent.RoleReplanner, s.Config)
+	if err != nil || d == nil {
+		return s, fmt.Errorf("nodes: replanner driver: %w", errors.Join(err, ErrNoDriver))
+	}
+	pm := rs.Memory.Phase(ps.Index)
+	if pm.Anchor == nil {
+		return s, fmt.Errorf("nodes: replan of phase %d: no goal anchor", ps.Index+1)
+	}
+	if err := pm.Anchor.Verify(); err != nil {
+		return s, fmt.Errorf("nodes: replan of phase %d: %w", ps.Index+1, err)
+	}
+	sess := agent.Session{Role: agent.RoleReplanner, RunID: s.Run.ID, Phase: ps.Index + 1, Attempt: lastAttempt(pm),
+		Iteration: 1, Prompt: ReplanPrompt(s, pm), Dir: w.cfg.Repo.Root(),
+		Tools: []string{agent.ToolRead, agent.ToolList, agent.ToolGrep}}
+	rep, err := w.session(ctx, d, sess)
+	if err != nil {
+		return s, err
+	}
+	c := w.usage(ctx, s, agent.RoleReplanner, rep.Usage)
+	m, err := recovery.Complete(rs.Memory, p.ID)
+	if err != nil {
+		return s, fmt.Errorf("nodes: %w", err)
+	}
+	rs.Memory = m
+	graph.Emit(ctx, metrics.EventReplan, metrics.Replan{Phase: ps.Index + 1})
+	rev, perr := parseRevision(rep.Output)
+	if rep.Status == agent.StatusFailed {
+		perr = fmt.Errorf("the replanner failed: %s", rep.Error)
+	}
+	if perr != nil {
+		rs = w.decide(ctx, c, rs, ps, "replan:no_revision", perr.Error())
+		return w.afterAdvice(ctx, c, rs, ps, cfg, recovery.Advice{})
+	}
+	if problems := recovery.CheckRevision(*pm.Anchor, rev.Tasks, rev.Approach); len(problems) > 0 {
+		why := "the revised approach narrows the phase: " + strings.Join(problems, "; ")
+		rs = w.decide(ctx, c, rs, ps, "replan:refused", why)
+		return w.toHuman(ctx, c, rs, ps, "narrowing_revision", why, problems)
+	}
+	if rs.Approach == nil {
+		rs.Approach = map[int]string{}
+	}
+	rs.Approach[ps.Index] = rev.Approach
+	rs = w.decide(ctx, c, rs, ps, "replan:accepted", rev.Approach)
+	return w.nextAttempt(ctx, c, rs, ps)
+}
+
+// revision is the replanner's answer.
+type revision struct {
+	Approach string       `json:"approach"`
+	Tasks    []state.Task `json:"tasks"`
+}
+
+// parseRevision reads the replanner's strict JSON answer.
+func parseRevision(text string) (revision, error) {
+	var r revision
+	t := strings.TrimSpace(text)
+	t = strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(t, "```json"), "```"), "```")
+	if err := strictJSON([]byte(strings.TrimSpace(t)), &r); err != nil {
+		return r, fmt.Errorf("the revision is not the JSON asked for: %w", err)
+	}
+	if strings.TrimSpace(r.Approach) == "" {
+		return r, errors.New("the revision has no approach")
+	}
+	return r, nil
+}
+
+func lastAttempt(pm recovery.PhaseMemory) int {
+	if n := len(pm.Failures); n > 0 {
+		return pm.Failures[n-1].Attempt
+	}
+	return 0
+}
+
+func orText(s, def string) string {
+	if strings.TrimSpace(s) == "" {
+		return def
+	}
+	return s
+}
+
+// DoctorPrompt asks the Doctor about phase pm's failures, in strict JSON.
+func DoctorPrompt(s state.ExecutionState, pm recovery.PhaseMemory) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "You are the Doctor of a coding workflow. Phase %d of the plan keeps failing. Diagnose why, and say what to do next.\n\n", pm.Index+1)
+	if pm.Anchor != nil {
+		b.WriteString(pm.Anchor.Text() + "\n")
+	}
+	fmt.Fprintf(&b, "## Failed attempts (%d, categories: %s)\n\n", pm.Attempts, joinCats(pm.Categories))
+	for _, f := range pm.Failures {
+		fmt.Fprintf(&b, "### Attempt %d: %s\n\n```\n%s\n```\n\n", f.Attempt, f.Category, f.Tail)
+	}
+	b.WriteString(`Answer with one JSON object and nothing else:
+{"action": "retry_with_hint" | "replan" | "escalate_model" | "needs_human" | "stop",
+ "confidence": 0..1, "category": "<the failure's category>", "rationale": "<why>", "hint": "<for the next attempt>"}
+`)
+	return b.String()
+}
+
+// ReplanPrompt asks the replanner for a revised approach of phase pm,
+// with its frozen goal anchor as a hard constraint.
+func ReplanPrompt(s state.ExecutionState, pm recovery.PhaseMemory) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "You are the replanner of a coding workflow. Phase %d keeps failing the same way. Revise how it is done.\n\n", pm.Index+1)
+	if pm.Anchor != nil {
+		b.WriteString(pm.Anchor.Constraint() + "\n")
+	}
+	b.WriteString("## The failures\n\n")
+	for _, f := range pm.Failures {
+		fmt.Fprintf(&b, "### Attempt %d: %s\n\n```\n%s\n```\n\n", f.Attempt, f.Category, f.Tail)
+	}
+	b.WriteString(`Answer with one JSON object and nothing else:
+{"approach": "<how the next attempt does the tasks>",
+ "tasks": [{"id": "...", "title": "...", "type": "...", "files": ["..."], "description": "..."}]}
+The tasks are the anchor's tasks: the same ids, types and files, nothing dropped or narrowed.
+`)
+	return b.String()
+}
+
+func joinCats(cs []recovery.Category) string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = string(c)
+	}
+	return strings.Join(out, ", ")
+}
+
+// recoveryPrompt is what a phase's prompt carries of recovery: the
+// replanner's accepted approach (or the human's answer) and the Doctor's
+// latest hint; "" when there is neither.
+func recoveryPrompt(s state.ExecutionState, ps state.PhaseState) string {
+	if len(s.Progress.Recovery) == 0 {
+		return ""
+	}
+	rs, err := loadRecovery(s)
+	if err != nil {
+		return ""
+	}
+	var b strings.Builder
+	if a := rs.Approach[ps.Index]; a != "" {
+		fmt.Fprintf(&b, "\n## Revised approach\n\n%s\n", a)
+	}
+	if h := rs.Memory.Hint(ps.Index); h != "" {
+		fmt.Fprintf(&b, "\n## The Doctor's hint\n\n%s\n", h)
+	}
+	return b.String()
+}
+
+// escalatedModel is the model phase ps's developer runs with: the
+// escalation model once the stuck handler or the Doctor escalated it,
+// "" (the role's model) otherwise.
+func escalatedModel(s state.ExecutionState, ps state.PhaseState) string {
+	if len(s.Progress.Recovery) == 0 {
+		return ""
+	}
+	rs, err := loadRecovery(s)
+	if err != nil || !slices.Contains(rs.Escalated, ps.Index) {
+		return ""
+	}
+	return s.Config.Agents.Developer.EscalationModel
+}

@@ -1,0 +1,64 @@
+package nodes
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"testing"
+
+	"github.com/gaffer-dev/gaffer/state"
+)
+
+// offFingerprints are what main (before recovery was wired in) produced
+// for the runs of TestRecoveryOffIsTodaysRun: the sha256 of the final
+// state's JSON and of `git log --all --format=%H %T %s`. Recovery off
+// must reproduce them byte for byte.
+var offFingerprints = map[string][2]string{
+	"retry": {"d4f3adccecd8b4808e843c5db6eed458fe5e67f43359355c24d6bd20c086e723", "b8fcec234f619587e03edeaf323a04d6f9e3825e805d66f824a3b4a7432cda55"},
+	"halt":  {"a33e1872685ba8161a08729d619a49bc8a45e30d2fa9a695913eee0683d6fbef", "1a6b11ac0368fc48dc48cd27280c14cea572b0f0356df4ed1f60861ae3dfc893"},
+}
+
+// TestRecoveryOffIsTodaysRun runs a halting run and a run that needs a
+// retry with recovery off and compares their final state and git history
+// with main's, byte for byte (offFingerprints).
+func TestRecoveryOffIsTodaysRun(t *testing.T) {
+	halting := `
+developer:
+  - phase: 1
+    actions:
+      - write: {path: a_test.txt, content: "test\n"}
+  - phase: 2
+    actions:
+      - write: {path: impl.txt, content: "bad\n"}
+      - run: 'echo "--- FAIL: TestImpl (0.00s) impl_test.go:12: got 1, want 2" >&2; exit 1'
+reviewer:
+  - phase: 2
+    approved: false
+    comments: still wrong
+`
+	for name, script := range map[string]string{"halt": halting, "retry": retryScript} {
+		h := newHarness(t, script)
+		res, err := h.start(twoPhasePlan, state.RunConfig{AutoApprove: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(res.State)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := [2]string{sum(b), sum([]byte(h.git("log", "--all", "--format=%H %T %s")))}
+		if os.Getenv("GAFFER_PRINT_FINGERPRINTS") != "" {
+			t.Logf("%q: {%q, %q},", name, got[0], got[1])
+			continue
+		}
+		if want := offFingerprints[name]; got != want {
+			t.Errorf("%s: recovery off gives state %s, history %s; main gave %s, %s", name, got[0], got[1], want[0], want[1])
+		}
+	}
+}
+
+func sum(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}

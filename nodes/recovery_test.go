@@ -1,0 +1,453 @@
+package nodes
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/metrics"
+	"github.com/gaffer-dev/gaffer/recovery"
+	"github.com/gaffer-dev/gaffer/state"
+)
+
+// on is a run config with recovery on.
+func on() state.RunConfig {
+	return state.RunConfig{AutoApprove: true, Recovery: &state.RecoveryConfig{}}
+}
+
+func recoveryOf(t *testing.T, s state.ExecutionState) recoveryState {
+	t.Helper()
+	rs, err := loadRecovery(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+// goFail is a developer step whose go test fails; line and dir vary the
+// text the way two runs of the same failure do.
+func goFail(attempt int, line, dir string) string {
+	return `
+  - phase: 2
+    attempt: ` + itoa(attempt) + `
+    actions:
+      - write: {path: impl.txt, content: "try ` + itoa(attempt) + `\n"}
+      - run: 'printf -- "--- FAIL: TestEval (0.00s)\n    eval_test.go:` + line + `: Eval(\"1 + 2\") = 4, want 3 (fixture ` + dir + `/in.txt)\nFAIL\nFAIL\texample.com/calc\t0.004s\n" >&2; exit 1'`
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+const phase1OK = `
+developer:
+  - phase: 1
+    actions:
+      - write: {path: a_test.txt, content: "test\n"}`
+
+const accepted = `'{"approach":"compute the sum with an explicit loop over the operands and check it against the table test","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`
+
+// Proof 1: a transient failure, then success: no Doctor, counters 0.
+func TestRecoveryTransientFailureNeedsNoDoctor(t *testing.T) {
+	h := newHarness(t, phase1OK+goFail(1, "12", "/tmp/go-build1")+`
+  - phase: 2
+    attempt: 2
+    actions:
+      - write: {path: impl.txt, content: "good\n"}
+doctor:
+  - answer: '{"action":"stop","confidence":1,"category":"test_failure","rationale":"never asked"}'
+`)
+	res, err := h.start(twoPhasePlan, on())
+	s := mustDone(t, res, err, state.RunCompleted)
+	if docs, _ := h.rec.of(agent.RoleDoctor); len(docs) != 0 {
+		t.Fatalf("the Doctor was asked %d times", len(docs))
+	}
+	m := recoveryOf(t, s).Memory
+	if m.DoctorCalls != 0 || m.Replans != 0 || m.Escalations != 0 || m.Phase(1).Attempts != 1 {
+		t.Fatalf("memory %+v", m)
+	}
+	if f := m.Phase(1).Failures; len(f) != 1 || f[0].Category != recovery.CatTestFailure {
+		t.Fatalf("failures %+v", f)
+	}
+}
+
+// Proof 2: the same go test failure twice, differing only in line numbers
+// and temp dirs: a replan whose prompt carries the frozen anchor
+// verbatim, then success.
+func TestRecoveryRepeatedFailureReplansWithTheAnchor(t *testing.T) {
+	h := newHarness(t, phase1OK+goFail(1, "12", "/tmp/go-build111")+goFail(2, "57", "/tmp/go-build999")+`
+  - phase: 2
+    attempt: 3
+    actions:
+      - write: {path: impl.txt, content: "good\n"}
+replanner:
+  - phase: 2
+    answer: `+accepted+`
+`)
+	res, err := h.start(twoPhasePlan, on())
+	s := mustDone(t, res, err, state.RunCompleted)
+	rps, _ := h.rec.of(agent.RoleReplanner)
+	if len(rps) != 1 {
+		t.Fatalf("%d replanner sessions, want 1", len(rps))
+	}
+	rs := recoveryOf(t, s)
+	a := rs.Memory.Phase(1).Anchor
+	if a == nil || !strings.Contains(rps[0].Prompt, a.Constraint()) || !strings.Contains(rps[0].Prompt, "<goal-anchor>") {
+		t.Fatalf("the replan prompt lacks the frozen anchor:\n%s", rps[0].Prompt)
+	}
+	if rs.Memory.Replans != 1 || rs.Memory.Phase(1).Replans != 1 || rs.Memory.Pending != nil {
+		t.Fatalf("memory %+v", rs.Memory)
+	}
+	devs, _ := h.rec.of(agent.RoleDeveloper)
+	last := devs[len(devs)-1]
+	if last.Attempt != 3 || !strings.Contains(last.Prompt, "explicit loop over the operands") {
+		t.Fatalf("attempt %d does not carry the revised approach:\n%s", last.Attempt, last.Prompt)
+	}
+	if rs.Last == nil || rs.Last.Decision != "replan:accepted" {
+		t.Fatalf("last decision %+v", rs.Last)
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, decisionPath(s, rs.Decisions))); err != nil {
+		t.Fatalf("decision record: %v", err)
+	}
+}
+
+// Proof 3: two different failures: no replan; the Doctor's hint appears
+// in the next prompt.
+func TestRecoveryDifferentFailuresGetTheDoctorsHint(t *testing.T) {
+	h := newHarness(t, phase1OK+goFail(1, "12", "/tmp/a")+`
+  - phase: 2
+    attempt: 2
+    actions:
+      - run: 'echo "./eval.go:3:9: undefined: parseOperand" >&2; exit 1'
+  - phase: 2
+    attempt: 3
+    actions:
+      - write: {path: impl.txt, content: "good\n"}
+doctor:
+  - phase: 2
+    answer: '{"action":"retry_with_hint","confidence":0.9,"category":"build_error","rationale":"a helper is missing","hint":"define parseOperand before Eval uses it"}'
+replanner:
+  - phase: 2
+    answer: `+accepted+`
+`)
+	res, err := h.start(twoPhasePlan, on())
+	s := mustDone(t, res, err, state.RunCompleted)
+	if rps, _ := h.rec.of(agent.RoleReplanner); len(rps) != 0 {
+		t.Fatalf("two different failures replanned")
+	}
+	docs, _ := h.rec.of(agent.RoleDoctor)
+	if len(docs) != 1 || docs[0].Tier != "strong" && docs[0].Tier != "cheap" {
+		t.Fatalf("doctor sessions %+v", docs)
+	}
+	devs, _ := h.rec.of(agent.RoleDeveloper)
+	if last := devs[len(devs)-1]; last.Attempt != 3 || !strings.Contains(last.Prompt, "define parseOperand before Eval uses it") {
+		t.Fatalf("the next prompt lacks the hint:\n%s", last.Prompt)
+	}
+	if m := recoveryOf(t, s).Memory; m.DoctorCalls != 1 || m.Replans != 0 {
+		t.Fatalf("memory %+v", m)
+	}
+}
+
+// failN is a developer step of phase (0: any) and attempt that fails
+// with text.
+func failN(phase, attempt int, text string) string {
+	return `
+  - phase: ` + itoa(phase) + `
+    attempt: ` + itoa(attempt) + `
+    actions:
+      - run: 'echo "` + text + `" >&2; exit 1'`
+}
+
+func okN(phase, attempt int) string {
+	return `
+  - phase: ` + itoa(phase) + `
+    attempt: ` + itoa(attempt) + `
+    actions:
+      - write: {path: impl.txt, content: "good ` + itoa(phase) + `\n"}`
+}
+
+const hintAnswer = `'{"action":"retry_with_hint","confidence":0.9,"category":"agent_gave_up","rationale":"r","hint":"look closer"}'`
+
+func chainPlan(n int) string {
+	var b strings.Builder
+	b.WriteString("# Plan: a chain\n\n### Task 1: write the test\n- type: test\n- depends on: none\n")
+	for i := 2; i <= n; i++ {
+		b.WriteString("\n### Task " + itoa(i) + ": step " + itoa(i) + "\n- type: impl\n- depends on: " + itoa(i-1) + "\n")
+	}
+	return b.String()
+}
+
+// Proof 4: the per-phase (2) and per-run (10) Doctor budgets hold.
+func TestRecoveryDoctorBudgetsHold(t *testing.T) {
+	t.Run("phase", func(t *testing.T) {
+		h := newHarness(t, phase1OK+failN(2, 0, "nothing works here")+okN(2, 6)+"\ndoctor:\n  - answer: "+hintAnswer+"\n")
+		cfg := on()
+		cfg.Limits.MaxPhaseAttempts = 6
+		res, err := h.start(twoPhasePlan, cfg)
+		s := mustDone(t, res, err, state.RunCompleted)
+		docs, _ := h.rec.of(agent.RoleDoctor)
+		m := recoveryOf(t, s).Memory
+		if len(docs) != 2 || m.Phase(1).DoctorCalls != 2 || m.DoctorCalls != 2 {
+			t.Fatalf("%d doctor sessions, memory %+v; want 2 (the phase's budget)", len(docs), m)
+		}
+	})
+	t.Run("run", func(t *testing.T) {
+		script := "developer:" + okN(1, 1) + failN(0, 1, "first try fails") + failN(0, 2, "second try fails") + failN(0, 3, "third try fails") + okN(0, 4) +
+			"\ndoctor:\n  - answer: " + hintAnswer + "\n"
+		h := newHarness(t, script)
+		cfg := on()
+		cfg.Limits.MaxPhaseAttempts = 4
+		res, err := h.start(chainPlan(8), cfg)
+		s := mustDone(t, res, err, state.RunCompleted)
+		docs, _ := h.rec.of(agent.RoleDoctor)
+		m := recoveryOf(t, s).Memory
+		if len(docs) != 10 || m.DoctorCalls != 10 {
+			t.Fatalf("%d doctor sessions, %d counted; want 10 (the run's budget)", len(docs), m.DoctorCalls)
+		}
+		for _, d := range docs {
+			if d.Phase > 6 {
+				t.Fatalf("phase %d got a Doctor past the run's budget", d.Phase)
+			}
+		}
+	})
+}
+
+// Proof 5: an infra failure calls the Doctor at once, from its own budget.
+func TestRecoveryInfraFailureCallsTheDoctorAtOnce(t *testing.T) {
+	h := newHarness(t, phase1OK+`
+  - phase: 2
+    attempt: 1
+    driver_error: "HTTP 503 service unavailable from the model endpoint"`+okN(2, 2)+`
+doctor:
+  - answer: '{"action":"retry_with_hint","confidence":0.95,"category":"infra","rationale":"the provider was down","hint":"just retry"}'
+`)
+	res, err := h.start(twoPhasePlan, on())
+	s := mustDone(t, res, err, state.RunCompleted)
+	docs, _ := h.rec.of(agent.RoleDoctor)
+	m := recoveryOf(t, s).Memory
+	if len(docs) != 1 || docs[0].Attempt != 1 {
+		t.Fatalf("doctor sessions %d (want 1, after attempt 1)", len(docs))
+	}
+	if m.DoctorInfra != 1 || m.DoctorCalls != 1 || m.Phase(1).DoctorCalls != 0 || m.Phase(1).Failures[0].Category != recovery.CatInfra {
+		t.Fatalf("memory %+v", m)
+	}
+}
+
+// Proof 6: the cheap Doctor is unsure: the strong one is asked, and counted.
+func TestRecoveryUnsureCheapDoctorAsksTheStrongOne(t *testing.T) {
+	h := newHarness(t, phase1OK+failN(2, 1, "it fails one way")+failN(2, 2, "it fails one way")+okN(2, 3)+`
+doctor:
+  - tier: cheap
+    answer: '{"action":"retry_with_hint","confidence":0.4,"category":"agent_gave_up","rationale":"not sure","hint":"maybe this"}'
+  - tier: strong
+    answer: '{"action":"retry_with_hint","confidence":0.9,"category":"agent_gave_up","rationale":"sure","hint":"do that"}'
+`)
+	cfg := on()
+	cfg.Limits.MaxPhaseAttempts = 3
+	cfg.Agents.Doctor = state.AgentConfig{Driver: "llm", Model: "small", StrongModel: "large"}
+	res, err := h.start(twoPhasePlan, cfg)
+	s := mustDone(t, res, err, state.RunCompleted)
+	docs, _ := h.rec.of(agent.RoleDoctor)
+	if len(docs) != 2 || docs[0].Tier != "cheap" || docs[1].Tier != "strong" || docs[0].Model != "small" || docs[1].Model != "large" {
+		t.Fatalf("doctor sessions %+v", docs)
+	}
+	m := recoveryOf(t, s).Memory
+	if m.DoctorCalls != 2 || m.DoctorStrong != 1 {
+		t.Fatalf("memory %+v", m)
+	}
+	devs, _ := h.rec.of(agent.RoleDeveloper)
+	if !strings.Contains(devs[len(devs)-1].Prompt, "do that") {
+		t.Fatal("the strong Doctor's hint is not in the next prompt")
+	}
+}
+
+// Proof 7: a configured fatal category replans at the first failure.
+func TestRecoveryFatalCategoryReplansAtOnce(t *testing.T) {
+	h := newHarness(t, phase1OK+failN(2, 1, "SCHEMA DRIFT in calc.proto")+okN(2, 2)+`
+replanner:
+  - phase: 2
+    answer: `+accepted+`
+`)
+	cfg := on()
+	cfg.Recovery.Fatal = []state.FatalPattern{{Name: "schema_drift", Pattern: "SCHEMA DRIFT"}}
+	res, err := h.start(twoPhasePlan, cfg)
+	s := mustDone(t, res, err, state.RunCompleted)
+	rps, _ := h.rec.of(agent.RoleReplanner)
+	if len(rps) != 1 || rps[0].Attempt != 1 {
+		t.Fatalf("replanner sessions %d, want 1 after attempt 1", len(rps))
+	}
+	if f := recoveryOf(t, s).Memory.Phase(1).Failures; f[0].Category != "schema_drift" {
+		t.Fatalf("failure %+v", f)
+	}
+}
+
+// Proof 8: a narrowing revision is refused, the run asks the human, and
+// approving with feedback continues it.
+func TestRecoveryNarrowingRevisionAsksTheHuman(t *testing.T) {
+	h := newHarness(t, phase1OK+goFail(1, "12", "/tmp/x1")+goFail(2, "13", "/tmp/x2")+okN(2, 3)+`
+replanner:
+  - phase: 2
+    answer: '{"approach":"only stub the sum and skip the hard cases for now","tasks":[{"id":"2","title":"implement","type":"impl"}]}'
+`)
+	res, err := h.start(twoPhasePlan, on())
+	if err != nil || res.Status != graph.Interrupted {
+		t.Fatalf("run: %v %v, want interrupted", res.Status, err)
+	}
+	rs := recoveryOf(t, res.State)
+	if rs.Question == nil || rs.Question.Decision != "narrowing_revision" || len(rs.Question.Problems) == 0 {
+		t.Fatalf("question %+v", rs.Question)
+	}
+	res, err = h.runner.Resume(context.Background(), "r-1", graph.WithResume(Answer{Approved: true, Feedback: "keep every case; use a table of operators"}))
+	mustDone(t, res, err, state.RunCompleted)
+	devs, _ := h.rec.of(agent.RoleDeveloper)
+	last := devs[len(devs)-1]
+	if last.Attempt != 3 || !strings.Contains(last.Prompt, "use a table of operators") || strings.Contains(last.Prompt, "only stub") {
+		t.Fatalf("attempt %d prompt:\n%s", last.Attempt, last.Prompt)
+	}
+}
+
+// Proof 9: attempts exhausted after a replan: the model is escalated for
+// that phase only.
+func TestRecoveryEscalatesTheModelForThatPhaseOnly(t *testing.T) {
+	h := newHarness(t, phase1OK+goFail(1, "12", "/tmp/e1")+goFail(2, "14", "/tmp/e2")+goFail(3, "15", "/tmp/e3")+okN(2, 4)+okN(3, 1)+`
+replanner:
+  - phase: 2
+    answer: `+accepted+`
+`)
+	cfg := on()
+	cfg.Agents.Developer = state.AgentConfig{Driver: "llm", Model: "small", EscalationModel: "big-model"}
+	res, err := h.start(chainPlan(3), cfg)
+	s := mustDone(t, res, err, state.RunCompleted)
+	devs, _ := h.rec.of(agent.RoleDeveloper)
+	models := map[[2]int]string{}
+	for _, d := range devs {
+		models[[2]int{d.Phase, d.Attempt}] = d.Model
+	}
+	if models[[2]int{2, 4}] != "big-model" || models[[2]int{2, 3}] != "" || models[[2]int{3, 1}] != "" {
+		t.Fatalf("session models %v: want big-model for phase 2 attempt 4 only", models)
+	}
+	if m := recoveryOf(t, s).Memory; m.Escalations != 1 || m.Phase(1).Escalations != 1 {
+		t.Fatalf("memory %+v", m)
+	}
+}
+
+// Proof 10: 80% of the budget spent: an event, then a reduce-scope
+// proposal that interrupts; rejecting it ends the run cleanly at the last
+// good commit.
+func TestRecoveryBudgetReduceScopeThenReject(t *testing.T) {
+	h := newHarness(t, `
+developer:
+  - phase: 1
+    actions:
+      - write: {path: a_test.txt, content: "test\n"}
+    usage: {input_tokens: 850, output_tokens: 0}`+failN(2, 0, "nothing works here")+`
+`)
+	var warned int
+	unsub := h.runner.Subscribe(func(e graph.Event) {
+		if e.Kind == graph.Custom && e.Name == metrics.EventBudgetWarning {
+			warned++
+		}
+	})
+	defer unsub()
+	cfg := on()
+	cfg.Limits.MaxRunTokens = 1000
+	res, err := h.start(twoPhasePlan, cfg)
+	if err != nil || res.Status != graph.Interrupted {
+		t.Fatalf("run: %v %v, want interrupted", res.Status, err)
+	}
+	rs := recoveryOf(t, res.State)
+	if rs.Question == nil || rs.Question.Decision != "reduce_scope" || !rs.BudgetWarned || warned != 1 {
+		t.Fatalf("question %+v, warned %v/%d", rs.Question, rs.BudgetWarned, warned)
+	}
+	res, err = h.runner.Resume(context.Background(), "r-1", graph.WithResume(Answer{Approved: false}))
+	s := mustDone(t, res, err, state.RunHalted)
+	if got := h.git("rev-parse", "HEAD"); got != s.Progress.Phases[0].PostCommit {
+		t.Fatalf("HEAD %s, want phase 1's commit", got)
+	}
+	want := "?? " + path.Join(s.Run.ExecDir, "recovery") + "/\n?? notes.txt" // the decision records stay
+	if got := h.git("status", "--porcelain"); got != want {
+		t.Fatalf("tree after the stop:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// Proof 11: everything exhausted: STOP, the same halt and history as a
+// run with recovery off.
+func TestRecoveryExhaustedStopsLikeRecoveryOff(t *testing.T) {
+	script := phase1OK + failN(2, 0, "the agent cannot do this") + "\n"
+	var logs, outcomes [2]string
+	var errs [2][]string
+	for k, cfg := range []state.RunConfig{{AutoApprove: true}, on()} {
+		h := newHarness(t, script)
+		unsub := h.runner.Subscribe(func(e graph.Event) {
+			if pf, ok := e.Payload.(metrics.PhaseFinished); ok && e.Kind == graph.Custom {
+				outcomes[k] += fmt.Sprintf("%d/%d:%s ", pf.Phase, pf.Attempt, pf.Outcome)
+			}
+		})
+		defer unsub()
+		res, err := h.start(twoPhasePlan, cfg)
+		s := mustDone(t, res, err, state.RunHalted)
+		logs[k], errs[k] = h.git("log", "--all", "--format=%H %T %s"), s.Errors
+		if k == 1 {
+			if rs := recoveryOf(t, s); rs.Last == nil || !strings.HasPrefix(rs.Last.Decision, "stuck:") {
+				t.Fatalf("last decision %+v", rs.Last)
+			}
+		}
+	}
+	if logs[0] != logs[1] || strings.Join(errs[0], "\n") != strings.Join(errs[1], "\n") || outcomes[0] != outcomes[1] {
+		t.Fatalf("recovery off:\n%s\n%q\n%s\nrecovery on:\n%s\n%q\n%s", logs[0], errs[0], outcomes[0], logs[1], errs[1], outcomes[1])
+	}
+}
+
+// Proof 13: a Doctor answer that is not JSON is counted and gives no
+// action.
+func TestRecoveryMalformedDoctorAnswerIsCountedNoAction(t *testing.T) {
+	h := newHarness(t, phase1OK+failN(2, 1, "it broke")+failN(2, 2, "it broke differently, somewhere else entirely")+okN(2, 3)+`
+doctor:
+  - answer: I think you should replan this phase.
+replanner:
+  - phase: 2
+    answer: `+accepted+`
+`)
+	cfg := on()
+	cfg.Limits.MaxPhaseAttempts = 3
+	res, err := h.start(twoPhasePlan, cfg)
+	s := mustDone(t, res, err, state.RunCompleted)
+	m := recoveryOf(t, s).Memory
+	adv := m.Phase(1).LastAdvice
+	if m.DoctorCalls != 1 || adv == nil || adv.Action != recovery.ActionNone || adv.Malformed == "" {
+		t.Fatalf("memory %+v advice %+v", m, adv)
+	}
+	if rps, _ := h.rec.of(agent.RoleReplanner); len(rps) != 0 || m.Replans != 0 {
+		t.Fatal("a malformed answer acted as replan")
+	}
+}
+
+// The Doctor's stop, with attempts left: the run halts at the last good
+// commit, counting only the attempts that ran.
+func TestRecoveryDoctorStopHaltsAtTheLastGoodCommit(t *testing.T) {
+	h := newHarness(t, phase1OK+failN(2, 1, "it broke")+failN(2, 2, "it broke differently, somewhere else entirely")+okN(2, 3)+`
+doctor:
+  - answer: '{"action":"stop","confidence":0.9,"category":"agent_gave_up","rationale":"the task cannot be done as planned"}'
+`)
+	cfg := on()
+	cfg.Limits.MaxPhaseAttempts = 3
+	res, err := h.start(twoPhasePlan, cfg)
+	s := mustDone(t, res, err, state.RunHalted)
+	if ps := s.Progress.Phases[1]; ps.Attempt != 2 || ps.Status != state.PhaseFailed {
+		t.Fatalf("phase 2: attempt %d, %v", ps.Attempt, ps.Status)
+	}
+	if got := h.git("rev-parse", "HEAD"); got != s.Progress.Phases[0].PostCommit {
+		t.Fatalf("HEAD %s, want phase 1's commit", got)
+	}
+	if devs, _ := h.rec.of(agent.RoleDeveloper); len(devs) != 3 {
+		t.Fatalf("%d developer sessions, want 3 (no attempt after the stop)", len(devs))
+	}
+	if !strings.Contains(s.Errors[len(s.Errors)-1], "phase 2 halted after 2 attempt(s)") {
+		t.Fatalf("errors %q", s.Errors)
+	}
+}
