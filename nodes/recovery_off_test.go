@@ -37,6 +37,14 @@ reviewer:
     approved: false
     comments: still wrong
 `
+	// The fingerprints name commits, so the identity they were made with is
+	// part of them: the same one whatever the machine's (CI sets its own).
+	for _, v := range []string{"GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"} {
+		t.Setenv(v, "Seed 80b72d2e maintainers")
+	}
+	for _, v := range []string{"GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"} {
+		t.Setenv(v, "maintainers@users.noreply.a-seed-80b72d2e.example")
+	}
 	for name, script := range map[string]string{"halt": halting, "retry": retryScript} {
 		h := newHarness(t, script)
 		res, err := h.start(twoPhasePlan, state.RunConfig{AutoApprove: true})
