@@ -58,7 +58,11 @@ func waitPhaseDone(t *testing.T, bin, dir, runID string, n int, s *server) {
 	t.Helper()
 	deadline := time.Now().Add(120 * time.Second)
 	for time.Now().Before(deadline) {
-		v, _ := statusOf(t, bin, dir, runID)
+		v, ok := statusIfAny(t, bin, dir, runID)
+		if !ok { // the process is up, its run's first checkpoint not yet
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
 		done := 0
 		for _, p := range v.Phases {
 			if p.Status == "completed" {
@@ -328,4 +332,26 @@ func checkDrainLog(t *testing.T, log, runID string) {
 	if !drained {
 		t.Errorf("no info line \"run drained at checkpoint\" with run %s and seq:\n%s", runID, log)
 	}
+}
+
+// statusIfAny is statusOf for a run that may not have its first checkpoint
+// yet: a status that says there is no such run (exit 8) gives false.
+func statusIfAny(t *testing.T, bin, dir, runID string) (RunView, bool) {
+	t.Helper()
+	cmd := exec.Command(bin, "--repo", dir, "status", runID, "--json")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil && cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == ExitPrecondition &&
+		(strings.Contains(stderr.String(), "no run "+runID) || strings.Contains(stderr.String(), "no runs in this repository")) {
+		return RunView{}, false
+	}
+	if err != nil {
+		t.Fatalf("status %s: %v\n%s%s", runID, err, out, stderr.String())
+	}
+	var v RunView
+	if err := json.Unmarshal(out, &v); err != nil {
+		t.Fatalf("status %s: %v\n%s", runID, err, out)
+	}
+	return v, true
 }
