@@ -81,7 +81,10 @@ func TestLogsFollowFromAnotherTerminal(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("logs --follow did not stop when the run ended")
 	}
-	if code != 0 || strings.Count(out, "── developer, phase ") != 5 || !strings.Contains(out, "── reviewer, phase 4, attempt 1, iteration 1 ──") {
+	// 7 developer sessions: phases 1 and 3 once, phase 2 twice (a review
+	// retry), phase 4 three times (two failures, the replan, the pass).
+	if code != 0 || strings.Count(out, "── developer, phase ") != 7 || !strings.Contains(out, "── replanner, phase 4, attempt 2, iteration 1 ──") ||
+		!strings.Contains(out, "── reviewer, phase 4, attempt 3, iteration 1 ──") {
 		t.Fatalf("logs --follow: exit %d\n%s", code, out)
 	}
 	if last := strings.TrimSpace(out[strings.LastIndex(out, "──"):]); !strings.Contains(last, "= report: completed") {

@@ -111,13 +111,16 @@ scrape_configs:
 	phases := float64(len(v.Phases))
 
 	want := map[string]float64{
-		`gaffer_phase_outcomes_total{job="gaffer",outcome="completed"}`:   phases,
-		`gaffer_phase_outcomes_total{job="gaffer",outcome="retried"}`:     1, // the demo's phase 2 is rejected once
+		`gaffer_phase_outcomes_total{job="gaffer",outcome="completed"}`: phases,
+		// The demo's phase 2 is rejected once by its reviewer; phase 4
+		// fails twice (go test), is replanned and passes at attempt 3.
+		`gaffer_phase_outcomes_total{job="gaffer",outcome="retried"}`:     3,
 		`gaffer_phase_outcomes_total{job="gaffer",outcome="halted"}`:      0,
-		`gaffer_review_verdicts_total{job="gaffer",verdict="rejected"}`:   1,
+		`gaffer_review_verdicts_total{job="gaffer",verdict="rejected"}`:   3,
+		`gaffer_replans_total{job="gaffer"}`:                              1,
 		`gaffer_runs{job="gaffer",status="completed"}`:                    1,
 		`gaffer_pending_approvals{job="gaffer"}`:                          0,
-		`sum(gaffer_agent_sessions_total{job="gaffer",role="developer"})`: phases + 1,
+		`sum(gaffer_agent_sessions_total{job="gaffer",role="developer"})`: phases + 3,
 	}
 	deadline := time.Now().Add(90 * time.Second)
 	for q, w := range want {

@@ -132,3 +132,18 @@ func TestRecoveryOffInTheProfileHalts(t *testing.T) {
 		t.Fatalf("status %s recovery %+v", v.Status, v.Recovery)
 	}
 }
+
+// A run waiting for recovery's question is not waiting for its plan's
+// approval: resume prints the question and the --decision commands.
+func TestResumeWaitingForRecoveryPrintsTheQuestion(t *testing.T) {
+	narrow := `'{"approach":"only stub the sum and skip the hard cases","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`
+	dir, plan, script := recoveryRepo(t, strings.Replace(repeatedFailure, "%s", narrow, 1))
+	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-rec-q"); code != ExitAwaitingApproval {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	out, code := gaffer(t, "--repo", dir, "resume", "r-rec-q")
+	if code != ExitAwaitingApproval || strings.Contains(out, "approval of its plan") || !strings.Contains(out, "needs a human: phase 2") ||
+		!strings.Contains(out, "narrowing_revision") || !strings.Contains(out, "approve r-rec-q --decision retry") || !strings.Contains(out, "--decision stop") {
+		t.Fatalf("resume of a run waiting for recovery: exit %d\n%s", code, out)
+	}
+}

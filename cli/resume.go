@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/nodes"
 	ucli "github.com/urfave/cli/v2"
 )
 
@@ -24,7 +25,8 @@ func resumeCommand(io IO) *ucli.Command {
 // Resume continues a run (the newest unfinished one when runID is "")
 // with the drivers rebuilt from its stored config. A run waiting for
 // approval is asked on a terminal, or left waiting with the commands
-// printed.
+// printed; a run waiting for recovery's question is left waiting with the
+// question and its `approve --decision` commands printed.
 func Resume(ctx context.Context, e *env, runID string) error {
 	id, snap, err := e.resumable(ctx, runID)
 	if err != nil {
@@ -36,6 +38,11 @@ func Resume(ctx context.Context, e *env, runID string) error {
 	var ask answerer
 	if e.io.terminal() {
 		ask = e.askTerminal()
+	}
+	if snap.Interrupt != nil && snap.Interrupt.Node == nodes.NodeRecover {
+		// Recovery's question is answered with approve --decision, not
+		// at the plan-approval prompt.
+		return e.question(id, snap.Interrupt.Payload)
 	}
 	if snap.Interrupt != nil {
 		if ask == nil {

@@ -180,10 +180,24 @@ func TestDemoRunsToTheEnd(t *testing.T) {
 		t.Fatalf("demo: exit %d\n%s", code, out)
 	}
 	for _, want := range []string{"approving…", "review of phase 2 (iteration 1): rejected", "$ git log --oneline",
-		"phase 4: Implement Eval", "Execution directory: "} {
+		"phase 4: Implement Eval", "Execution directory: ",
+		// The recovery it shows: the same go test failure twice, the replan, then success.
+		"recovery, phase 4: replan — 2 consecutive build_error failures (similarity 1.00)",
+		"recovery, phase 4: replan:accepted — Parse returns four values",
+		"Recovery: phase 4 failed twice the same way (build_error: ./eval.go:8:14: assignment mismatch: 3 variables but Parse returns 4 values);\n" +
+			"  replanned: the revised approach kept the phase's frozen goal and was accepted, and attempt 3 passed.\n"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("demo output lacks %q:\n%s", want, out)
 		}
+	}
+	v := statusJSON(t, "--repo", dir)
+	if v.Status != "completed" || len(v.Phases) != 4 || v.Phases[1].Attempt != 2 || v.Phases[3].Attempt != 3 ||
+		v.Recovery == nil || v.Recovery.Replans != 1 || v.Recovery.DoctorCalls != 0 || v.Recovery.Last == nil ||
+		v.Recovery.Last.Decision != "replan:accepted" || v.Recovery.Last.Phase != 4 {
+		t.Fatalf("status %s, phases %+v, recovery %+v", v.Status, v.Phases, v.Recovery)
+	}
+	if recs, _ := filepath.Glob(filepath.Join(dir, v.ExecDir, "recovery", "decision-*.json")); len(recs) != 2 {
+		t.Fatalf("decision records %v, want the replan and its acceptance", recs)
 	}
 	if !strings.Contains(demo.Plan, "### Task 4") {
 		t.Fatal("embedded plan")

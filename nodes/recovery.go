@@ -107,6 +107,32 @@ func Recovery(s state.ExecutionState) (RecoveryView, bool) {
 		Replans: m.Replans, Escalations: m.Escalations, Decisions: rs.Decisions, Last: rs.Last}, true
 }
 
+// Replanned is a phase that recovery replanned: its recorded failures
+// and the replanner's accepted approach.
+type Replanned struct {
+	Phase    int                // 1-based
+	Failures []recovery.Failure // the latest ones, oldest first
+	Approach string             // the accepted approach; "" when none was accepted
+}
+
+// ReplannedPhases returns the phases of s that recovery replanned, in
+// phase order; none when the run has no recovery state.
+func ReplannedPhases(s state.ExecutionState) []Replanned {
+	rs, err := loadRecovery(s)
+	if err != nil {
+		return nil
+	}
+	var out []Replanned
+	for _, pm := range rs.Memory.Phases {
+		if pm.Replans == 0 {
+			continue
+		}
+		out = append(out, Replanned{Phase: pm.Index + 1, Failures: slices.Clone(pm.Failures), Approach: rs.Approach[pm.Index]})
+	}
+	slices.SortFunc(out, func(a, b Replanned) int { return a.Phase - b.Phase })
+	return out
+}
+
 // The recovery events (graph.Emit); metrics counts them.
 const (
 	EventRecoveryFailure  = metrics.EventRecoveryFailure
