@@ -446,8 +446,9 @@ func (w *workflow) stuck(ctx context.Context, s state.ExecutionState, rs recover
 // stop halts the run as review does at the limit (w.halt), and reports
 // the attempt recover decided.
 func (w *workflow) stop(ctx context.Context, s state.ExecutionState, rs recoveryState, ps state.PhaseState) (state.ExecutionState, error) {
-	if !rs.Exhausted && ps.Attempt > 1 {
-		// Review had already counted the next attempt, which never ran.
+	if !rs.Exhausted && ps.Attempt > 1 && s.Plan.Mode != state.ModeTask {
+		// Review had already counted the next attempt, which never ran
+		// (phased mode; a task's review iteration keeps its attempt).
 		ps.Attempt--
 	}
 	rs.Stage, rs.Exhausted = "", false

@@ -65,10 +65,13 @@ func (w *workflow) review(ctx context.Context, s state.ExecutionState) (state.Ex
 		}
 	}
 	recovering := false
-	if recoveryOn(s) && !rr.Approved && (decision == DecideRetry || decision == DecideHalt) {
+	if recoveryOn(s) && !rr.Approved && (decision == DecideIterate || decision == DecideRetry || decision == DecideHalt) {
 		// Recovery records the failure and may reserve a Doctor call or
 		// a replan (checkpointed with this step), or run the stuck
-		// handler instead of the halt.
+		// handler instead of the halt. In task mode each rejected review
+		// iteration is a failed try of the task: without it a task that
+		// fails the same way every time reaches the halt with one
+		// failure recorded and nothing tried.
 		if c, recovering, err = w.failed(ctx, c, ps, rr, decision == DecideHalt); err != nil {
 			return s, err
 		}
