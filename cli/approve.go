@@ -58,9 +58,14 @@ func AnswerQuestion(ctx context.Context, e *env, runID string, ans nodes.Answer)
 	}
 	snap, err := e.runner.State(ctx, id)
 	if err != nil {
-		return err
+		return e.runError(ctx, id, err)
 	}
-	if snap.Interrupt == nil || snap.Interrupt.Node != nodes.NodeRecover {
+	switch {
+	case snap.State.Status.Terminal():
+		return e.runError(ctx, id, graph.ErrRunDone)
+	case snap.Interrupt == nil:
+		return e.runError(ctx, id, graph.ErrNotInterrupted)
+	case snap.Interrupt.Node != nodes.NodeRecover:
 		return exitf(ExitUsage, "run %s waits for its plan's approval, not for recovery's question: approve or reject it without --decision", id)
 	}
 	if err := e.checkCommits(ctx, snap); err != nil {
