@@ -423,6 +423,9 @@ func (w *workflow) stuck(ctx context.Context, s state.ExecutionState, rs recover
 	sit.Budget = budgetOf(s)
 	sit.Iteration = ps.Attempt
 	sit.IterationCap = orDefault(s.Config.Limits.MaxPhaseAttempts, state.DefaultMaxPhaseAttempts) + maxExtraAttempts
+	// A run without a replanner cannot replan: the handler decides
+	// without it, so the decision recorded is the one carried out.
+	sit.RunReplansLeft = sit.RunReplansLeft && w.has(agent.RoleReplanner, s)
 	dec, why := recovery.Stuck(sit, cfg)
 	graph.Emit(ctx, metrics.EventStuckDecision, metrics.StuckDecision{Phase: ps.Index + 1, Decision: dec.String(), Why: why})
 	rs = w.decide(ctx, s, rs, ps, "stuck:"+dec.String(), why)

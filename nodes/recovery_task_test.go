@@ -59,3 +59,16 @@ replanner:
 		t.Fatalf("iteration 3 does not carry the revised approach: %+v", third)
 	}
 }
+
+// Torture: a run with no replanner (its script has no replanner entries)
+// whose phase is stuck after two failures must not record "stuck:replan"
+// and then halt: the decision it shows is the one it carried out.
+func TestRecoveryStuckWithoutReplannerSaysStop(t *testing.T) {
+	h := newHarness(t, phase1OK+failN(2, 1, "the parser rejects the input")+failN(2, 2, "a different failure, somewhere else in the evaluator entirely")+"\n")
+	res, err := h.start(twoPhasePlan, on())
+	s := mustDone(t, res, err, state.RunHalted)
+	rs := recoveryOf(t, s)
+	if rs.Last == nil || rs.Last.Decision != "stuck:stop" {
+		t.Fatalf("a halted run's last decision is %+v", rs.Last)
+	}
+}
