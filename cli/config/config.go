@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/recovery"
 )
 
 // RepoFile is the configuration file's name in a repository.
@@ -218,21 +220,38 @@ func (c *Config) checkOwn(at string, p Profile) error {
 			return c.errAt(at+".limits."+k, "%s must not be negative, got %d", k, limits[k])
 		}
 	}
+	var rc recovery.Config
 	for i, f := range p.Recovery.Fatal {
 		if _, err := regexp.Compile(f.Pattern); err != nil || f.Name == "" || f.Pattern == "" {
 			return c.errAt(fmt.Sprintf("%s.recovery.fatal", at), "recovery.fatal[%d] needs a name and a valid Go regexp pattern (%q)", i, f.Pattern)
 		}
+		rc.Fatal = append(rc.Fatal, recovery.FatalRule{Name: recovery.Category(f.Name), Pattern: f.Pattern})
 	}
-	if p.Limits.MaxRunCostUSD < 0 {
-		return c.errAt(at+".limits.max_run_cost_usd", "max_run_cost_usd must not be negative, got %g", p.Limits.MaxRunCostUSD)
+	// What recovery itself refuses (a name that is not snake_case, a
+	// built-in or repeated one) is refused here, not at a run's first
+	// failed attempt.
+	if _, err := rc.Validate(); err != nil {
+		return c.errAt(at+".recovery.fatal", "%v", err)
+	}
+	if v := p.Limits.MaxRunCostUSD; v < 0 {
+		return c.errAt(at+".limits.max_run_cost_usd", "max_run_cost_usd must not be negative, got %g", v)
+	} else if !finite(v) {
+		return c.errAt(at+".limits.max_run_cost_usd", "max_run_cost_usd must be a finite number, got %g", v)
 	}
 	for _, m := range slices.Sorted(maps.Keys(p.Prices)) {
-		if pr := p.Prices[m]; pr.Input < 0 || pr.Output < 0 || pr.Cached < 0 {
+		pr := p.Prices[m]
+		if pr.Input < 0 || pr.Output < 0 || pr.Cached < 0 {
 			return c.errAt(at+".prices."+m, "prices for %q must not be negative", m)
+		}
+		if !finite(pr.Input) || !finite(pr.Output) || !finite(pr.Cached) {
+			return c.errAt(at+".prices."+m, "prices for %q must be finite numbers", m)
 		}
 	}
 	return nil
 }
+
+// finite reports whether v is a finite number (not NaN, not ±Inf).
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // checkEffective checks what a profile adds up to: runnable CLI templates,
 // a template for every cli role, a provider for every llm role.
