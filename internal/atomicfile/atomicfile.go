@@ -56,7 +56,9 @@ func TempTarget(name string) (string, bool) {
 
 // WriteFile replaces path with data, crash-safely: see the package doc.
 // The file ends with mode perm exactly (no umask). path's directory must
-// exist. On error the temporary file is removed.
+// exist. On error the temporary file is removed; the error is an
+// *fs.PathError whose Path is path, or path's directory when syncing the
+// directory failed (after the rename: the new content is in place).
 func WriteFile(path string, data []byte, perm os.FileMode) error {
 	return write(path, data, perm, (*os.File).Sync, SyncDir)
 }
@@ -66,13 +68,13 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 func write(path string, data []byte, perm os.FileMode, syncFile func(*os.File) error, syncDir func(string) error) error {
 	f, err := CreateTemp(path, 0o600)
 	if err != nil {
-		return err
+		return &fs.PathError{Op: "create", Path: path, Err: err}
 	}
 	tmp := f.Name()
 	fail := func(op string, err error) error {
 		_ = f.Close()
 		_ = os.Remove(tmp)
-		return fmt.Errorf("atomicfile: %s %s: %w", op, path, err)
+		return &fs.PathError{Op: op, Path: path, Err: err}
 	}
 	if _, err := f.Write(data); err != nil {
 		return fail("write", err)
@@ -85,28 +87,29 @@ func write(path string, data []byte, perm os.FileMode, syncFile func(*os.File) e
 	}
 	if err := f.Close(); err != nil {
 		_ = os.Remove(tmp)
-		return fmt.Errorf("atomicfile: close %s: %w", path, err)
+		return &fs.PathError{Op: "close", Path: path, Err: err}
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		_ = os.Remove(tmp)
-		return fmt.Errorf("atomicfile: rename %s: %w", path, err)
+		return &fs.PathError{Op: "rename", Path: path, Err: err}
 	}
 	return syncDir(filepath.Dir(path))
 }
 
 // SyncDir makes the renames and removals in dir durable. File systems and
-// platforms that cannot sync a directory are not an error.
+// platforms that cannot sync a directory are not an error; others are an
+// *fs.PathError.
 func SyncDir(dir string) error {
 	if runtime.GOOS == "windows" {
 		return nil
 	}
 	d, err := os.Open(dir)
 	if err != nil {
-		return fmt.Errorf("atomicfile: sync %s: %w", dir, err)
+		return &fs.PathError{Op: "sync", Path: dir, Err: err}
 	}
 	defer d.Close()
 	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) && !errors.Is(err, errors.ErrUnsupported) {
-		return fmt.Errorf("atomicfile: sync %s: %w", dir, err)
+		return &fs.PathError{Op: "sync", Path: dir, Err: err}
 	}
 	return nil
 }
