@@ -101,7 +101,7 @@ func forkState(snap graph.Snapshot[state.ExecutionState], id string, now time.Ti
 	} else {
 		track += "-" + state.RunSuffix(id)
 	}
-	s.Run.ExecDir = workspace.ExecDir(s.Run.CreatedAt.Format(time.DateOnly), track, s.Run.Slug)
+	s.Run.ExecDir = state.ExecDir(s.Run.CreatedAt.Format(time.DateOnly), track, s.Run.Slug)
 	// The user's changes put aside by --allow-dirty belong to the run that
 	// put them aside: it alone puts them back, once.
 	s.Stash = state.UserStash{}

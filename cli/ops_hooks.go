@@ -152,22 +152,16 @@ func newProcessMetrics(reg *prometheus.Registry) (*metrics.Metrics, error) {
 	return m, nil
 }
 
-// listen starts the control socket of e's store with the operations every
-// store holder answers (exec, state) plus extra.
-func (h *opsHooks) listen(e *env, kind string, extra func(*control.Mux)) (*control.Server, error) {
+// listen starts the control socket of e's store. register adds its
+// operations; nil means the ones a run, approve or resume process answers
+// (exec, state and those of handleHeld). Each operation is registered once:
+// control.Mux panics on a second registration.
+func (h *opsHooks) listen(e *env, kind string, register func(*control.Mux)) (*control.Server, error) {
 	mux := control.NewMux()
-	mux.Handle(opExec, h.execHandler(e))
-	mux.Handle(opState, func(ctx context.Context, args json.RawMessage) (any, error) {
-		var a runArgs
-		if err := json.Unmarshal(args, &a); err != nil {
-			return nil, exitf(ExitUsage, "state: %w", err)
-		}
-		return watchViewOf(ctx, e, a.RunID)
-	})
-	h.handleHeld(mux, e)
-	if extra != nil {
-		extra(mux)
+	if register == nil {
+		register = func(mux *control.Mux) { h.handleHolder(mux, e) }
 	}
+	register(mux)
 	return control.Listen(control.Config{
 		Path:     control.SocketPath(e.storeDir),
 		Mux:      mux,
@@ -285,4 +279,18 @@ func opsLogger(c *ucli.Context, w io.Writer) *slog.Logger {
 		g.LogLevel = "info" // a service's log is its only output
 	}
 	return g.Logger(w)
+}
+
+// handleHolder registers the operations of a run, approve or resume
+// process holding e's store: exec, state and those of handleHeld.
+func (h *opsHooks) handleHolder(mux *control.Mux, e *env) {
+	mux.Handle(opExec, h.execHandler(e))
+	mux.Handle(opState, func(ctx context.Context, args json.RawMessage) (any, error) {
+		var a runArgs
+		if err := json.Unmarshal(args, &a); err != nil {
+			return nil, exitf(ExitUsage, "state: %w", err)
+		}
+		return watchViewOf(ctx, e, a.RunID)
+	})
+	h.handleHeld(mux, e)
 }

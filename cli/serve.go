@@ -307,8 +307,10 @@ func statusArgs(argv []string) (runID string, asJSON bool) {
 	return runID, asJSON
 }
 
-// handle registers serve's operations: answer, cancel and submit, and
-// status and state for runs still queued.
+// handle registers serve's operations, the whole set its socket answers:
+// exec (with status for runs still queued), state, answer, cancel, resume
+// and submit. It replaces, not adds to, the set of a run process
+// (opsHooks.handleHolder).
 func (x *serveExec) handle(mux *control.Mux, pool *serve.Pool) {
 	h := x.hooks
 	exec := h.execHandler(x.owner)

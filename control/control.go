@@ -120,10 +120,21 @@ type Mux struct {
 // NewMux returns an empty Mux.
 func NewMux() *Mux { return &Mux{m: map[string]HandlerFunc{}} }
 
-// Handle registers fn for op, replacing any handler registered before.
+// Handle registers fn for op. As net/http.ServeMux does, it panics if op
+// is empty, fn is nil or op already has a handler: a second registration
+// is a programming error that would otherwise silently replace the first.
 func (x *Mux) Handle(op string, fn HandlerFunc) {
+	if op == "" {
+		panic("control: Handle with an empty operation")
+	}
+	if fn == nil {
+		panic("control: Handle " + op + " with a nil handler")
+	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if _, dup := x.m[op]; dup {
+		panic("control: operation " + op + " registered twice")
+	}
 	x.m[op] = fn
 }
 

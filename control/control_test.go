@@ -350,3 +350,44 @@ func TestListenAtTheLongestPath(t *testing.T) {
 		t.Errorf("leftovers beside the socket: %v", entries)
 	}
 }
+
+// mustPanic calls f and returns what it panicked with, failing the test if
+// it returned normally.
+func mustPanic(t *testing.T, what string, f func()) (v any) {
+	t.Helper()
+	defer func() {
+		v = recover()
+		if v == nil {
+			t.Errorf("%s: did not panic", what)
+		}
+	}()
+	f()
+	return nil
+}
+
+// A second registration of an operation panics, as net/http.ServeMux does,
+// and leaves the first handler in place: the server still answers with it.
+func TestHandleTwicePanics(t *testing.T) {
+	mux := testMux()
+	second := func(context.Context, json.RawMessage) (any, error) { return "second", nil }
+	v := mustPanic(t, "duplicate echo", func() { mux.Handle("echo", second) })
+	if msg, _ := v.(string); !strings.Contains(msg, `echo registered twice`) {
+		t.Errorf("panic value = %v, want it to name the operation", v)
+	}
+	mustPanic(t, "empty op", func() { mux.Handle("", second) })
+	mustPanic(t, "nil handler", func() { mux.Handle("other", nil) })
+	if len(mux.Ops()) != 3 {
+		t.Errorf("ops = %v, want the three of testMux", mux.Ops())
+	}
+
+	path := SocketPath(filepath.Join(shortDir(t), "gaffer"))
+	_, stop := startServer(t, path, mux)
+	defer stop()
+	var got map[string]string
+	if err := (&Client{Path: path}).Call(context.Background(), "echo", echoArgs{RunID: "r-2"}, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got["run_id"] != "r-2" {
+		t.Errorf("echo after a refused registration = %v, want the first handler's answer", got)
+	}
+}

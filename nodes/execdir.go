@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/gaffer-dev/gaffer/internal/atomicfile"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
 )
@@ -171,12 +172,8 @@ func (w *workflow) write(rel, content string) error {
 	return nil
 }
 
-// tempMarker is in the names of workspace.WriteFileAtomic's temporary
-// files (".NAME.gaffer-tmp-RANDOM").
-const tempMarker = ".gaffer-tmp-"
-
-// cleanTemps removes the temporary files a killed process left in the
-// execution directory: ResetTo keeps that directory, so nobody else would.
+// cleanTemps removes the temporary files (atomicfile.IsTemp) a killed
+// process left in the execution directory: ResetTo keeps that directory, so nobody else would.
 func (w *workflow) cleanTemps(s state.ExecutionState) error {
 	root := filepath.Join(w.cfg.Repo.Root(), filepath.FromSlash(s.Run.ExecDir))
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -186,7 +183,7 @@ func (w *workflow) cleanTemps(s state.ExecutionState) error {
 			}
 			return err
 		}
-		if n := d.Name(); !d.IsDir() && strings.HasPrefix(n, ".") && strings.Contains(n, tempMarker) {
+		if n := d.Name(); !d.IsDir() && atomicfile.IsTemp(n) {
 			return os.Remove(p)
 		}
 		return nil

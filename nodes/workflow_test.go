@@ -14,6 +14,7 @@ import (
 	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/internal/atomicfile"
 	"github.com/gaffer-dev/gaffer/metrics"
 	"github.com/gaffer-dev/gaffer/state"
 )
@@ -406,7 +407,7 @@ func TestLeftoverTempFilesInTheExecDirAreRemoved(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A process killed inside WriteFileAtomic leaves such a file behind.
-	tmp := filepath.Join(h.dir, filepath.FromSlash(snap.State.Run.ExecDir), "phase-1", ".summary.md"+tempMarker+"x1")
+	tmp := filepath.Join(h.dir, filepath.FromSlash(snap.State.Run.ExecDir), "phase-1", ".summary.md"+atomicfile.TempMarker+"x1")
 	if err := os.MkdirAll(filepath.Dir(tmp), 0o755); err != nil {
 		t.Fatal(err)
 	}

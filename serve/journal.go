@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/gaffer-dev/gaffer/internal/atomicfile"
 )
 
 // journalVersion is the layout version of the journal file.
@@ -27,8 +29,10 @@ func readJournal(path string) (journal, error) {
 	if path == "" {
 		return j, nil
 	}
-	// A temp file left by a crash mid-write is garbage: the rename never happened.
+	// A temp file left by a crash mid-write is garbage: the rename never
+	// happened. PATH.tmp is the one versions before atomicfile wrote.
 	_ = os.Remove(path + ".tmp")
+	_, _ = atomicfile.RemoveTemps(path)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return j, nil
@@ -45,7 +49,7 @@ func readJournal(path string) (journal, error) {
 	return j, nil
 }
 
-// writeJournal replaces the journal crash-safely.
+// writeJournal replaces the journal crash-safely (atomicfile.WriteFile).
 func writeJournal(path string, j journal) error {
 	if path == "" {
 		return nil
@@ -55,28 +59,8 @@ func writeJournal(path string, j journal) error {
 	if err != nil {
 		return fmt.Errorf("%w: encode: %w", ErrJournal, err)
 	}
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
+	if err := atomicfile.WriteFile(path, b, 0o600); err != nil {
 		return fmt.Errorf("%w: %w", ErrJournal, err)
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return fmt.Errorf("%w: write: %w", ErrJournal, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("%w: sync: %w", ErrJournal, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("%w: close: %w", ErrJournal, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("%w: rename: %w", ErrJournal, err)
-	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		_ = d.Sync()
-		d.Close()
 	}
 	return nil
 }

@@ -6,15 +6,13 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/gaffer-dev/gaffer/workspace"
 )
 
 // NewRun returns the state of a run that starts now: run holds the id,
 // goal, tracker id and creation time (the caller's clock and id source, so
 // the engine stays deterministic); the slug and execution directory are
 // derived from them here, once, if run leaves them empty (with
-// workspace.Slugify and workspace.ExecDir, the date being CreatedAt's UTC
+// Slugify and ExecDir, the date being CreatedAt's UTC
 // date and, without a tracker id, RunSuffix(ID) taking its place). cfg is
 // validated and stored with its defaults filled in.
 func NewRun(run RunInfo, cfg RunConfig) (ExecutionState, error) {
@@ -30,14 +28,14 @@ func NewRun(run RunInfo, cfg RunConfig) (ExecutionState, error) {
 	}
 	run.CreatedAt = run.CreatedAt.UTC()
 	if run.Slug == "" {
-		run.Slug = workspace.Slugify(run.Goal)
+		run.Slug = Slugify(run.Goal)
 	}
 	if run.ExecDir == "" {
 		id := run.TrackerID
 		if id == "" {
 			id = RunSuffix(run.ID)
 		}
-		run.ExecDir = workspace.ExecDir(run.CreatedAt.Format(time.DateOnly), id, run.Slug)
+		run.ExecDir = ExecDir(run.CreatedAt.Format(time.DateOnly), id, run.Slug)
 	}
 	return ExecutionState{Run: run, Config: cfg.Clone(), Status: RunRunning}, nil
 }

@@ -49,12 +49,12 @@ type RunInfo struct {
 	ID        string    `json:"id"`
 	Goal      string    `json:"goal"`
 	TrackerID string    `json:"tracker_id,omitempty"` // an issue key such as "GH-42"; may be empty
-	Slug      string    `json:"slug"`                 // short directory name from the goal (workspace.Slugify)
+	Slug      string    `json:"slug"`                 // short directory name from the goal (Slugify)
 	CreatedAt time.Time `json:"created_at"`
 	// ExecDir is the execution directory, relative to the work tree and
 	// slash separated: "docs/gaffer/<date>-<tracker-id>-<slug>", or
 	// without a tracker id "docs/gaffer/<date>-<run-suffix>-<slug>" (see
-	// NewRun, RunSuffix and workspace.ExecDir).
+	// NewRun, RunSuffix and ExecDir).
 	ExecDir string `json:"exec_dir"`
 }
 

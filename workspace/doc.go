@@ -45,8 +45,9 @@
 // ErrLocked, as git reports it. Moving a branch checks it still points
 // where it did (ErrConcurrentUpdate otherwise) and appends to the reflog,
 // so a commit dropped by ResetTo can be recovered with `git reflog`. Work
-// tree files are replaced by renaming a complete temporary file over them;
-// WriteFileAtomic also syncs the file and its directory. The index is
+// tree files are replaced by renaming a complete temporary file over them
+// (internal/atomicfile names it); WriteFileAtomic also syncs the file and
+// its directory. The index is
 // written before the branch moves: a crash in between leaves the branch
 // where it was and the change staged, which the workflow sees as a dirty
 // tree and resets.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gaffer-dev/gaffer/internal/atomicfile"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
@@ -390,7 +391,7 @@ func writeWorkFile(abs string, data []byte, mode filemode.FileMode) error {
 	if mode == filemode.Executable {
 		perm = 0o777
 	}
-	f, err := createTemp(abs, perm)
+	f, err := atomicfile.CreateTemp(abs, perm)
 	if err != nil {
 		return err
 	}
@@ -412,7 +413,7 @@ func writeWorkFile(abs string, data []byte, mode filemode.FileMode) error {
 }
 
 func replaceWithSymlink(abs, target string) error {
-	f, err := createTemp(abs, 0o600)
+	f, err := atomicfile.CreateTemp(abs, 0o600)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/gaffer-dev/gaffer/internal/atomicfile"
 )
 
 // phaseFixture is a repository at its pre-phase commit, with the user's
@@ -115,7 +117,7 @@ func TestResetToIsIdempotentAndResumesADirtyTreeAtHead(t *testing.T) {
 	f.write("src/main.go", "half written")
 	f.remove("src/util.go")
 	f.write("newdir/a/b.txt", "x")
-	f.write(".hidden"+tempMarker+"123", "leftover of a killed write")
+	f.write(".hidden"+atomicfile.TempMarker+"123", "leftover of a killed write")
 	for i := 0; i < 2; i++ {
 		if err := f.repo.ResetTo(f.ctx, pre, keep); err != nil {
 			t.Fatal(err)

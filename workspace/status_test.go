@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/gaffer-dev/gaffer/internal/atomicfile"
 )
 
 // ignoredFixture has a baseline commit and every kind of ignore rule:
@@ -146,7 +148,7 @@ func TestStatusSkipsTempLeftovers(t *testing.T) {
 	f := newFixture(t)
 	f.write("plan.md", "plan\n")
 	f.commit("baseline")
-	f.write(".plan.md"+tempMarker+"abc123", "half written")
+	f.write(".plan.md"+atomicfile.TempMarker+"abc123", "half written")
 	if st := f.status(); !st.IsClean() {
 		t.Fatalf("a temp leftover is reported: %+v", st)
 	}

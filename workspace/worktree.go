@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gaffer-dev/gaffer/internal/atomicfile"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
@@ -188,13 +189,11 @@ func cleanRel(p string) string {
 	return p
 }
 
-// tempMarker is in the name of every temporary file this package writes
-// ("." + name + tempMarker + random). A process killed between creating
-// one and renaming it leaves it behind; Status, Untracked and Commit never
-// report or stage such leftovers, and ResetTo removes them.
-const tempMarker = ".gaffer-tmp-"
-
+// isTempName reports whether rel names a temporary file of
+// atomicfile.CreateTemp ("." + name + atomicfile.TempMarker + random), which
+// this package writes with. A process killed between creating one and
+// renaming it leaves it behind; Status, Untracked and Commit never report
+// or stage such leftovers, and ResetTo removes them.
 func isTempName(rel string) bool {
-	base := path.Base(rel)
-	return strings.HasPrefix(base, ".") && strings.Contains(base, tempMarker)
+	return atomicfile.IsTemp(path.Base(rel))
 }

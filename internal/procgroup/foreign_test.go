@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/gaffer-dev/gaffer/internal/atomicfile"
 )
 
 // TestKillOrphansLeavesOtherFiles puts, in a registry's directory, files
@@ -14,7 +16,7 @@ import (
 // leave the rest.
 func TestKillOrphansLeavesOtherFiles(t *testing.T) {
 	dir := t.TempDir()
-	keep := map[string]string{"notes.txt": "mine\n", "123abc": "x", "README": "readme\n"}
+	keep := map[string]string{"notes.txt": "mine\n", "123abc": "x", "README": "readme\n", ".notes.txt" + atomicfile.TempMarker + "k3x": "x"}
 	for name, content := range keep {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
 			t.Fatal(err)
@@ -22,7 +24,7 @@ func TestKillOrphansLeavesOtherFiles(t *testing.T) {
 	}
 	// A record that cannot be parsed, and a leftover temporary file, are
 	// the registry's own: they go.
-	for _, name := range []string{"4242", "4243.tmp"} {
+	for _, name := range []string{"4242", "4243.tmp", ".4244" + atomicfile.TempMarker + "k3x"} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte("garbage"), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -35,7 +37,7 @@ func TestKillOrphansLeavesOtherFiles(t *testing.T) {
 			t.Errorf("%s, not a record, was removed: %v", name, err)
 		}
 	}
-	for _, name := range []string{"4242", "4243.tmp"} {
+	for _, name := range []string{"4242", "4243.tmp", ".4244" + atomicfile.TempMarker + "k3x"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); !os.IsNotExist(err) {
 			t.Errorf("the registry's own file %s is still there (%v)", name, err)
 		}

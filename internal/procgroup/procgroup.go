@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/gaffer-dev/gaffer/internal/atomicfile"
 )
 
 // Registry is the directory that records the live process groups of a
@@ -82,7 +84,7 @@ func (r *Registry) Record(pgid int) (forget func(), err error) {
 		return nil, fmt.Errorf("procgroup: %w", err)
 	}
 	name := filepath.Join(r.dir, strconv.Itoa(pgid))
-	if err := writeSynced(name, []byte(record{pgid: pgid, start: start, boot: boot}.String())); err != nil {
+	if err := atomicfile.WriteFile(name, []byte(record{pgid: pgid, start: start, boot: boot}.String()), 0o600); err != nil {
 		return nil, fmt.Errorf("procgroup: record group %d: %w", pgid, err)
 	}
 	return func() { _ = os.Remove(name) }, nil
@@ -138,38 +140,16 @@ func (r *Registry) KillOrphans() ([]int, error) {
 }
 
 // isRecordName reports whether name is a record's (a group id) or its
-// temporary file's.
+// temporary file's: atomicfile's (".ID.gaffer-tmp-RANDOM"), or "ID.tmp",
+// which versions before atomicfile wrote. A temporary file synced but not
+// yet renamed by a killed process holds a whole record, of a group that
+// may be alive.
 func isRecordName(name string) bool {
-	id, err := strconv.Atoi(strings.TrimSuffix(name, ".tmp"))
-	return err == nil && id > 0 && strconv.Itoa(id) == strings.TrimSuffix(name, ".tmp")
-}
-
-// writeSynced writes b to name through a temporary file, fsyncing the
-// file and then the directory.
-func writeSynced(name string, b []byte) error {
-	tmp := name + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
+	if target, ok := atomicfile.TempTarget(name); ok {
+		name = target
+	} else {
+		name = strings.TrimSuffix(name, ".tmp")
 	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, name); err != nil {
-		return err
-	}
-	d, err := os.Open(filepath.Dir(name))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	id, err := strconv.Atoi(name)
+	return err == nil && id > 0 && strconv.Itoa(id) == name
 }

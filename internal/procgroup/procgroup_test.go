@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gaffer-dev/gaffer/internal/atomicfile"
 )
 
 // startGroup starts a shell leading a group of its own, with a child in
@@ -96,7 +98,7 @@ func TestKillOrphansSparesARecycledPid(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := record{pgid: cmd.Process.Pid, start: start - 1, boot: boot}
-	if err := writeSynced(filepath.Join(reg.Dir(), strconv.Itoa(rec.pgid)), []byte(rec.String())); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(reg.Dir(), strconv.Itoa(rec.pgid)), []byte(rec.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	killed, err := reg.KillOrphans()
@@ -108,5 +110,47 @@ func TestKillOrphansSparesARecycledPid(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(reg.Dir()); len(entries) != 0 {
 		t.Errorf("the stale record was kept: %v", entries)
+	}
+}
+
+// TestKillOrphansReadsAnUnrenamedRecord leaves a group's record in the
+// temporary file of atomicfile, synced but never renamed, as a process
+// killed between the two does, and checks KillOrphans still kills the
+// group and removes the file.
+func TestKillOrphansReadsAnUnrenamedRecord(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("Linux only")
+	}
+	reg := Open(filepath.Join(t.TempDir(), "groups"))
+	cmd, child := startGroup(t)
+	start, err := startTime(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	boot, err := bootID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(reg.Dir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f, err := atomicfile.CreateTemp(filepath.Join(reg.Dir(), strconv.Itoa(cmd.Process.Pid)), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(record{pgid: cmd.Process.Pid, start: start, boot: boot}.String()); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	killed, err := reg.KillOrphans()
+	if err != nil || len(killed) != 1 || killed[0] != cmd.Process.Pid {
+		t.Fatalf("KillOrphans = %v, %v; want [%d]", killed, err, cmd.Process.Pid)
+	}
+	_ = cmd.Wait()
+	if alive(child) {
+		t.Errorf("the group's child %d is alive", child)
+	}
+	if entries, _ := os.ReadDir(reg.Dir()); len(entries) != 0 {
+		t.Errorf("records left: %v", entries)
 	}
 }
