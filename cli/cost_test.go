@@ -63,3 +63,47 @@ Run r-cost completed.`
 		t.Fatalf("list: exit %d\n%s", code, out)
 	}
 }
+
+// TestStatusJSONHasTheCostTotal: status --json carries the run's total
+// cost and tokens (cost_usd, input_tokens, output_tokens, cached_tokens)
+// next to the per-role usage, as list --json does.
+func TestStatusJSONHasTheCostTotal(t *testing.T) {
+	dir, _, _ := demoRepo(t)
+	inputs := t.TempDir()
+	plan, script := filepath.Join(inputs, "plan.md"), filepath.Join(inputs, "script.yaml")
+	writeTestFile(t, plan, halfPlan)
+	writeTestFile(t, script, costScript)
+	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-total"); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	out, code := gaffer(t, "--repo", dir, "status", "--json")
+	start, end := strings.Index(out, `  "usage": {`), strings.Index(out, `  "checkpoint": `)
+	if code != 0 || start < 0 || end < start {
+		t.Fatalf("status --json: exit %d\n%s", code, out)
+	}
+	want := `  "usage": {
+    "developer": {
+      "input_tokens": 4000,
+      "output_tokens": 800,
+      "cached_tokens": 500,
+      "cost_usd": 1
+    },
+    "reviewer": {
+      "input_tokens": 200,
+      "output_tokens": 20,
+      "cost_usd": 0.02
+    }
+  },
+  "cost_usd": 1.02,
+  "input_tokens": 4200,
+  "output_tokens": 820,
+  "cached_tokens": 500,
+`
+	if got := out[start:end]; got != want {
+		t.Fatalf("status --json's usage:\n%s\nwant:\n%s", got, want)
+	}
+	out, code = gaffer(t, "--repo", dir, "list", "--json")
+	if code != 0 || !strings.Contains(out, "\n    \"cost_usd\": 1.02,\n    \"input_tokens\": 4200,\n") {
+		t.Fatalf("list --json: exit %d\n%s", code, out)
+	}
+}

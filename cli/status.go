@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -28,9 +29,16 @@ type RunView struct {
 	PlanRevision int                    `json:"plan_revision"`
 	Phases       []PhaseView            `json:"phases,omitempty"`
 	Errors       []string               `json:"errors,omitempty"`
-	Usage        map[string]state.Usage `json:"usage,omitempty"`
-	Checkpoint   uint64                 `json:"checkpoint"`
-	Next         []string               `json:"next,omitempty"`
+	Usage        map[string]state.Usage `json:"usage,omitempty"` // by role
+	// CostUSD and the token counts are Usage added up over every role:
+	// the run's total so far, always present (0 before any agent
+	// reported usage). CostUSD is rounded to a millionth of a dollar.
+	CostUSD      float64  `json:"cost_usd"`
+	InputTokens  int      `json:"input_tokens"`
+	OutputTokens int      `json:"output_tokens"`
+	CachedTokens int      `json:"cached_tokens"`
+	Checkpoint   uint64   `json:"checkpoint"`
+	Next         []string `json:"next,omitempty"`
 	// Stopped is true for a run whose status is running that no process
 	// is running (killed, or stopped by an error): gaffer resume continues
 	// it. LastError is then the state's last error, if it has one.
@@ -61,6 +69,8 @@ func viewOf(snap graph.Snapshot[state.ExecutionState]) RunView {
 	v := RunView{RunID: snap.RunID, Status: runStatus(snap).String(), Goal: s.Run.Goal, ExecDir: s.Run.ExecDir,
 		CreatedAt: s.Run.CreatedAt, PlanRevision: s.Progress.PlanRevision, Errors: s.Errors, Usage: s.Usage,
 		Checkpoint: snap.Seq, Next: snap.Next}
+	total := s.TotalUsage()
+	v.CostUSD, v.InputTokens, v.OutputTokens, v.CachedTokens = math.Round(total.CostUSD*1e6)/1e6, total.InputTokens, total.OutputTokens, total.CachedTokens
 	if rv, ok := nodes.Recovery(s); ok {
 		v.Recovery = &rv
 	}
