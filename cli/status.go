@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/nodes"
@@ -201,9 +202,24 @@ func List(ctx context.Context, e *env, asJSON bool) error {
 		if len(v.Phases) > 0 {
 			phase = fmt.Sprintf("%d/%d", v.CurrentPhase, len(v.Phases))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.RunID, v.statusText(), phase, v.CreatedAt.In(zone).Format(time.DateTime), listCost(v.Usage), v.Goal)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.RunID, v.statusText(), phase, v.CreatedAt.In(zone).Format(time.DateTime), listCost(v.Usage), listGoal(v.Goal))
 	}
 	return tw.Flush()
+}
+
+// listGoalRunes is the most runes of a goal that list prints.
+const listGoalRunes = 60
+
+// listGoal is the GOAL column of list: the goal on one line (each run of
+// white space, newlines and tabs included, one space), cut to
+// listGoalRunes runes ending in "…" when it is longer. list --json and
+// status keep the goal whole.
+func listGoal(goal string) string {
+	g := strings.Join(strings.Fields(goal), " ")
+	if utf8.RuneCountInString(g) <= listGoalRunes {
+		return g
+	}
+	return strings.TrimRight(string([]rune(g)[:listGoalRunes-1]), " ") + "…"
 }
 
 // displayZone is the one zone list and history print times in: the local
