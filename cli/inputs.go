@@ -46,9 +46,15 @@ func readInput(path string) ([]byte, error) {
 	return b, nil
 }
 
+// maxGoalBytes is the longest --goal, in bytes: 64 KiB, the limit of one
+// task of a plan. The goal goes into the architect's prompt and into every
+// checkpoint of the run.
+const maxGoalBytes = 64 << 10
+
 // checkInputs checks run's flags before anything is opened: exactly one of
-// --plan and --goal (alone, when it fails), and the plan and script files
-// readable (both listed when both are not).
+// --plan and --goal (alone, when it fails), a goal within maxGoalBytes
+// (exit 3, as a plan over its limits), and the plan and script files
+// readable (all listed when several are wrong).
 func (o *RunOptions) checkInputs() error {
 	switch { // the shape of the call first: nothing else is worth saying
 	case o.PlanFile == "" && o.Goal == "":
@@ -57,6 +63,10 @@ func (o *RunOptions) checkInputs() error {
 		return usageErrorf("give --plan FILE or --goal TEXT, not both")
 	}
 	var probs problems
+	if n := len(o.Goal); n > maxGoalBytes {
+		probs.add(exitf(ExitInvalid, "the goal is %d bytes, over the limit of %d (%s); shorten it, or write the plan and give --plan FILE",
+			n, maxGoalBytes, "64 KiB"))
+	}
 	for _, p := range []string{o.PlanFile, o.Script} {
 		if p != "" {
 			probs.add(checkInput(p))
