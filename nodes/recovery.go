@@ -627,16 +627,17 @@ func (w *workflow) replan(ctx context.Context, s state.ExecutionState, rs recove
 		return s, err
 	}
 	c := w.usage(ctx, s, agent.RoleReplanner, rep.Usage)
-	m, err := recovery.Complete(rs.Memory, p.ID)
+	rev, perr := parseRevision(rep.Output)
+	if rep.Status == agent.StatusFailed {
+		perr = fmt.Errorf("the replanner failed: %s", rep.Error)
+	}
+	// Only a revision counts as a replan for the stuck handler.
+	m, err := recovery.CompleteReplan(rs.Memory, p.ID, perr == nil)
 	if err != nil {
 		return s, fmt.Errorf("nodes: %w", err)
 	}
 	rs.Memory = m
 	graph.Emit(ctx, metrics.EventReplan, metrics.Replan{Phase: ps.Index + 1})
-	rev, perr := parseRevision(rep.Output)
-	if rep.Status == agent.StatusFailed {
-		perr = fmt.Errorf("the replanner failed: %s", rep.Error)
-	}
 	if perr != nil {
 		rs = w.decide(ctx, c, rs, ps, "replan:no_revision", perr.Error())
 		return w.afterAdvice(ctx, c, rs, ps, cfg, recovery.Advice{})

@@ -60,14 +60,62 @@ func TestSituationOf(t *testing.T) {
 	cfg := mustConfig(t, Config{})
 	m := failN(t, Memory{}, 0, 3, testFail, cfg)
 	m = RecordEscalation(m, 0)
-	m, _, _ = Reserve(m, Request{Kind: CallReplan, Phase: 0}, cfg)
+	m, call, _ := Reserve(m, Request{Kind: CallReplan, Phase: 0}, cfg)
+	m, err := CompleteReplan(m, call.ID, true)
+	if err != nil {
+		t.Fatal(err)
+	}
 	s := SituationOf(m, 0, cfg)
-	if s.ConsecutiveFailures != 3 || s.Replans != 1 || s.Escalations != 1 || !s.RunReplansLeft {
-		t.Errorf("SituationOf = %+v", s)
+	if s.ConsecutiveFailures != 3 || s.Replans != 1 || s.Escalations != 1 || s.RunReplansLeft {
+		t.Errorf("SituationOf = %+v, want 3 failures, 1 replan, 1 escalation and the phase's replan spent", s)
 	}
 	m.Replans = cfg.MaxReplansPerRun
 	if SituationOf(m, 0, cfg).RunReplansLeft {
 		t.Error("run replan budget spent, yet RunReplansLeft")
+	}
+}
+
+// TestStuckAfterAnAbandonedReplan: a replan cut off twice by a crash
+// produced no answer. Its budget stays spent, so the phase cannot replan
+// again, but it was not "replanned already": the stuck handler stops
+// instead of escalating on the strength of a replan that never happened.
+func TestStuckAfterAnAbandonedReplan(t *testing.T) {
+	cfg := mustConfig(t, Config{})
+	m := failN(t, Memory{}, 0, 2, testFail, cfg)
+	m, call, err := Reserve(m, Request{Kind: CallReplan, Phase: 0}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _, _ = RetryPending(roundTrip(t, m))              // the first crash: made once more
+	m, abandoned, again := RetryPending(roundTrip(t, m)) // the second: abandoned
+	if again || abandoned.ID != call.ID || m.Pending != nil {
+		t.Fatalf("the replan was not abandoned: again=%v pending=%+v", again, m.Pending)
+	}
+	s := SituationOf(m, 0, cfg)
+	if s.Replans != 0 || s.RunReplansLeft {
+		t.Fatalf("SituationOf = %+v, want no replan counted and none left to reserve", s)
+	}
+	if d, why := Stuck(s, cfg); d != StuckStop {
+		t.Fatalf("Stuck after an abandoned replan = %s (%s), want stop", d, why)
+	}
+	// A replan that answered counts: the next stuck decision escalates.
+	m = failN(t, Memory{}, 0, 2, testFail, cfg)
+	m, call, _ = Reserve(m, Request{Kind: CallReplan, Phase: 0}, cfg)
+	if m, err = CompleteReplan(m, call.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	s = SituationOf(m, 0, cfg)
+	if d, why := Stuck(s, cfg); d != StuckEscalateModel || !strings.Contains(why, "replanned already") {
+		t.Fatalf("Stuck after an answered replan = %s (%s), want escalate_model", d, why)
+	}
+	// One that produced no revision does not.
+	m = failN(t, Memory{}, 0, 2, testFail, cfg)
+	m, call, _ = Reserve(m, Request{Kind: CallReplan, Phase: 0}, cfg)
+	if m, err = CompleteReplan(m, call.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	if s = SituationOf(m, 0, cfg); s.Replans != 0 || m.Pending != nil {
+		t.Fatalf("a replan without a revision counted: %+v", s)
 	}
 }
 
