@@ -91,6 +91,10 @@ type Situation struct {
 	// one abandoned after crashes, or without a revision, is not one.
 	Replans     int
 	Escalations int // model escalations of this phase so far
+	// EscalationModel is true when an escalation model is configured
+	// (roles.developer.escalation_model); without one there is nothing to
+	// escalate to.
+	EscalationModel bool
 	// RunReplansLeft is false when the run's or the phase's replan budget
 	// is used up, so a replan could not be reserved.
 	RunReplansLeft bool
@@ -117,7 +121,8 @@ func SituationOf(m Memory, index int, cfg Config) Situation {
 //  3. less than Config.ReduceScopeBelow (20%) of the run budget left → reduce_scope;
 //  4. 2 or more consecutive failures and no replan of the phase yet (and
 //     one left to reserve) → replan;
-//  5. a replan answered with a revision, fewer than Config.MaxEscalationsPerPhase (1)
+//  5. a replan answered with a revision, an escalation model is
+//     configured, fewer than Config.MaxEscalationsPerPhase (1)
 //     escalations in the phase and more than Config.EscalateAbove (30%)
 //     of the budget left → escalate_model;
 //  6. otherwise → stop, today's halt.
@@ -136,7 +141,7 @@ func Stuck(s Situation, cfg Config) (StuckDecision, string) {
 		return StuckReduceScope, fmt.Sprintf("%.0f%% of the run budget left, under %.0f%%", left*100, cfg.ReduceScopeBelow*100)
 	case s.ConsecutiveFailures >= 2 && s.Replans == 0 && s.RunReplansLeft:
 		return StuckReplan, fmt.Sprintf("%d consecutive failures and no replan yet", s.ConsecutiveFailures)
-	case s.Replans > 0 && s.Escalations < cfg.MaxEscalationsPerPhase && left > cfg.EscalateAbove:
+	case s.Replans > 0 && s.EscalationModel && s.Escalations < cfg.MaxEscalationsPerPhase && left > cfg.EscalateAbove:
 		return StuckEscalateModel, fmt.Sprintf("replanned already; %.0f%% of the budget left", left*100)
 	}
 	return StuckStop, "no recovery left"

@@ -10,7 +10,7 @@ func TestStuck(t *testing.T) {
 	costLeft := func(frac float64) Budget { return Budget{MaxCostUSD: 100, SpentUSD: 100 - 100*frac} }
 	tokensLeft := func(frac float64) Budget { return Budget{MaxTokens: 1000, SpentTokens: int(1000 * (1 - frac))} }
 	// base: a phase that failed twice, no replan, plenty of budget.
-	base := Situation{ConsecutiveFailures: 2, RunReplansLeft: true, Iteration: 3, IterationCap: 10}
+	base := Situation{ConsecutiveFailures: 2, RunReplansLeft: true, Iteration: 3, IterationCap: 10, EscalationModel: true}
 	with := func(f func(*Situation)) Situation { s := base; f(&s); return s }
 	cases := []struct {
 		name   string
@@ -41,6 +41,7 @@ func TestStuck(t *testing.T) {
 		{"5: exactly 30% left is not above", with(func(s *Situation) { s.Replans = 1; s.Budget = costLeft(0.3) }), StuckStop, "no recovery"},
 		{"5: 25% left", with(func(s *Situation) { s.Replans = 1; s.Budget = costLeft(0.25) }), StuckStop, "no recovery"},
 		{"5: already escalated", with(func(s *Situation) { s.Replans = 1; s.Escalations = 1 }), StuckStop, "no recovery"},
+		{"5 skipped: no escalation model configured", with(func(s *Situation) { s.Replans = 1; s.EscalationModel = false }), StuckStop, "no recovery"},
 		{"6: nothing left", Situation{}, StuckStop, "no recovery"},
 	}
 	for _, c := range cases {
@@ -95,6 +96,7 @@ func TestStuckAfterAnAbandonedReplan(t *testing.T) {
 	if s.Replans != 0 || s.RunReplansLeft {
 		t.Fatalf("SituationOf = %+v, want no replan counted and none left to reserve", s)
 	}
+	s.EscalationModel = true
 	if d, why := Stuck(s, cfg); d != StuckStop {
 		t.Fatalf("Stuck after an abandoned replan = %s (%s), want stop", d, why)
 	}
@@ -105,6 +107,7 @@ func TestStuckAfterAnAbandonedReplan(t *testing.T) {
 		t.Fatal(err)
 	}
 	s = SituationOf(m, 0, cfg)
+	s.EscalationModel = true
 	if d, why := Stuck(s, cfg); d != StuckEscalateModel || !strings.Contains(why, "replanned already") {
 		t.Fatalf("Stuck after an answered replan = %s (%s), want escalate_model", d, why)
 	}
