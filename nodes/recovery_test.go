@@ -364,6 +364,38 @@ replanner:
 	}
 }
 
+// The Doctor's escalate_model without an escalation model configured is
+// no advice: the phase, its attempts used, goes to the stuck handler,
+// which (no replanner, nothing to escalate to) stops; nothing is recorded
+// as escalated and no third attempt runs.
+func TestRecoveryDoctorEscalateWithoutAnEscalationModelIsNoAdvice(t *testing.T) {
+	h := newHarness(t, phase1OK+goFail(1, "12", "/tmp/a")+`
+  - phase: 2
+    attempt: 2
+    actions:
+      - run: 'echo "./eval.go:3:9: undefined: parseOperand" >&2; exit 1'
+`+okN(2, 3)+`
+doctor:
+  - phase: 2
+    answer: '{"action":"escalate_model","confidence":0.9,"category":"build_error","rationale":"the model is too weak"}'
+`)
+	cfg := on()
+	cfg.Agents.Developer = state.AgentConfig{Driver: "llm", Model: "small"}
+	res, err := h.start(twoPhasePlan, cfg)
+	s := mustDone(t, res, err, state.RunHalted)
+	rs := recoveryOf(t, s)
+	if rs.Memory.Escalations != 0 || len(rs.Escalated) != 0 {
+		t.Fatalf("escalated without an escalation model: memory %+v escalated %v", rs.Memory, rs.Escalated)
+	}
+	if rs.Last == nil || rs.Last.Decision != "stuck:stop" {
+		t.Fatalf("last decision %+v, want stuck:stop", rs.Last)
+	}
+	devs, _ := h.rec.of(agent.RoleDeveloper)
+	if last := devs[len(devs)-1]; last.Phase != 2 || last.Attempt != 2 {
+		t.Fatalf("last developer session: phase %d attempt %d model %q, want phase 2 attempt 2", last.Phase, last.Attempt, last.Model)
+	}
+}
+
 // Proof 10: 80% of the budget spent: an event, then a reduce-scope
 // proposal that interrupts; rejecting it ends the run cleanly at the last
 // good commit.
