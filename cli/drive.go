@@ -112,6 +112,15 @@ func (e *env) question(runID string, payload []byte) error {
 	return exitf(ExitAwaitingApproval, "run %s is waiting for a human (%s)", runID, q.Decision)
 }
 
+// waiting prints what the run waits for, recovery's question or its
+// plan's approval, and returns the exit error of a run that waits.
+func (e *env) waiting(ctx context.Context, runID string) error {
+	if snap, err := e.runner.State(ctx, runID); err == nil && snap.Interrupt != nil && snap.Interrupt.Node == nodes.NodeRecover {
+		return e.question(runID, snap.Interrupt.Payload)
+	}
+	return e.awaiting(runID)
+}
+
 // runError turns an error from the runtime into a one-line exit error.
 func (e *env) runError(ctx context.Context, runID string, err error) error {
 	var held *checkpoint.LeaseHeldError
@@ -121,7 +130,7 @@ func (e *env) runError(ctx context.Context, runID string, err error) error {
 	case errors.Is(err, graph.ErrRunDone):
 		return exitf(ExitPrecondition, "run %s has already finished (see %s)", runID, e.cmd("status", runID))
 	case errors.Is(err, graph.ErrInterrupted):
-		return e.awaiting(runID)
+		return e.waiting(ctx, runID)
 	case errors.Is(err, graph.ErrRunNotFound):
 		return exitf(ExitPrecondition, "no run %s in %s", runID, e.storeDir)
 	case errors.Is(err, graph.ErrNotInterrupted):

@@ -401,7 +401,9 @@ func (w *workflow) afterAdvice(ctx context.Context, s state.ExecutionState, rs r
 			}
 		}
 	case recovery.ActionEscalateModel:
-		if rs.Memory.Phase(ps.Index).Escalations < cfg.MaxEscalationsPerPhase {
+		// Without an escalation model there is nothing to escalate to:
+		// the advice is no advice.
+		if s.Config.Agents.Developer.EscalationModel != "" && rs.Memory.Phase(ps.Index).Escalations < cfg.MaxEscalationsPerPhase {
 			return w.escalate(ctx, s, rs, ps, "the Doctor advised a stronger model: "+adv.Rationale)
 		}
 	case recovery.ActionNeedsHuman:
@@ -426,6 +428,7 @@ func (w *workflow) stuck(ctx context.Context, s state.ExecutionState, rs recover
 	// A run without a replanner cannot replan: the handler decides
 	// without it, so the decision recorded is the one carried out.
 	sit.RunReplansLeft = sit.RunReplansLeft && w.has(agent.RoleReplanner, s)
+	sit.EscalationModel = s.Config.Agents.Developer.EscalationModel != ""
 	dec, why := recovery.Stuck(sit, cfg)
 	graph.Emit(ctx, metrics.EventStuckDecision, metrics.StuckDecision{Phase: ps.Index + 1, Decision: dec.String(), Why: why})
 	rs = w.decide(ctx, s, rs, ps, "stuck:"+dec.String(), why)
@@ -490,7 +493,7 @@ func (w *workflow) escalate(ctx context.Context, s state.ExecutionState, rs reco
 	if !slices.Contains(rs.Escalated, ps.Index) {
 		rs.Escalated = append(rs.Escalated, ps.Index)
 	}
-	rs = w.decide(ctx, s, rs, ps, "escalate_model", why+" (model "+orText(s.Config.Agents.Developer.EscalationModel, "the profile's escalation model")+", phase "+fmt.Sprint(ps.Index+1)+" only)")
+	rs = w.decide(ctx, s, rs, ps, "escalate_model", why+" (model "+s.Config.Agents.Developer.EscalationModel+", phase "+fmt.Sprint(ps.Index+1)+" only)")
 	return w.nextAttempt(ctx, s, rs, ps)
 }
 
@@ -627,16 +630,17 @@ func (w *workflow) replan(ctx context.Context, s state.ExecutionState, rs recove
 		return s, err
 	}
 	c := w.usage(ctx, s, agent.RoleReplanner, rep.Usage)
-	m, err := recovery.Complete(rs.Memory, p.ID)
+	rev, perr := parseRevision(rep.Output)
+	if rep.Status == agent.StatusFailed {
+		perr = fmt.Errorf("the replanner failed: %s", rep.Error)
+	}
+	// Only a revision counts as a replan for the stuck handler.
+	m, err := recovery.CompleteReplan(rs.Memory, p.ID, perr == nil)
 	if err != nil {
 		return s, fmt.Errorf("nodes: %w", err)
 	}
 	rs.Memory = m
 	graph.Emit(ctx, metrics.EventReplan, metrics.Replan{Phase: ps.Index + 1})
-	rev, perr := parseRevision(rep.Output)
-	if rep.Status == agent.StatusFailed {
-		perr = fmt.Errorf("the replanner failed: %s", rep.Error)
-	}
 	if perr != nil {
 		rs = w.decide(ctx, c, rs, ps, "replan:no_revision", perr.Error())
 		return w.afterAdvice(ctx, c, rs, ps, cfg, recovery.Advice{})

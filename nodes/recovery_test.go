@@ -336,6 +336,66 @@ replanner:
 	}
 }
 
+// The same run without roles.developer.escalation_model: the stuck
+// handler skips escalate_model (escalating to the same model is no
+// escalation) and stops.
+func TestRecoveryWithoutAnEscalationModelStops(t *testing.T) {
+	h := newHarness(t, phase1OK+goFail(1, "12", "/tmp/e1")+goFail(2, "14", "/tmp/e2")+goFail(3, "15", "/tmp/e3")+okN(2, 4)+okN(3, 1)+`
+replanner:
+  - phase: 2
+    answer: `+accepted+`
+`)
+	cfg := on()
+	cfg.Agents.Developer = state.AgentConfig{Driver: "llm", Model: "small"}
+	res, err := h.start(chainPlan(3), cfg)
+	s := mustDone(t, res, err, state.RunHalted)
+	devs, _ := h.rec.of(agent.RoleDeveloper)
+	for _, d := range devs {
+		if d.Phase == 2 && d.Attempt > 3 {
+			t.Fatalf("phase 2 got attempt %d with model %q; want a halt after attempt 3", d.Attempt, d.Model)
+		}
+	}
+	rs := recoveryOf(t, s)
+	if m := rs.Memory; m.Escalations != 0 || len(rs.Escalated) != 0 {
+		t.Fatalf("escalated without an escalation model: %+v", m)
+	}
+	if rs.Last == nil || rs.Last.Decision != "stuck:stop" {
+		t.Fatalf("last decision %+v, want stuck:stop", rs.Last)
+	}
+}
+
+// The Doctor's escalate_model without an escalation model configured is
+// no advice: the phase, its attempts used, goes to the stuck handler,
+// which (no replanner, nothing to escalate to) stops; nothing is recorded
+// as escalated and no third attempt runs.
+func TestRecoveryDoctorEscalateWithoutAnEscalationModelIsNoAdvice(t *testing.T) {
+	h := newHarness(t, phase1OK+goFail(1, "12", "/tmp/a")+`
+  - phase: 2
+    attempt: 2
+    actions:
+      - run: 'echo "./eval.go:3:9: undefined: parseOperand" >&2; exit 1'
+`+okN(2, 3)+`
+doctor:
+  - phase: 2
+    answer: '{"action":"escalate_model","confidence":0.9,"category":"build_error","rationale":"the model is too weak"}'
+`)
+	cfg := on()
+	cfg.Agents.Developer = state.AgentConfig{Driver: "llm", Model: "small"}
+	res, err := h.start(twoPhasePlan, cfg)
+	s := mustDone(t, res, err, state.RunHalted)
+	rs := recoveryOf(t, s)
+	if rs.Memory.Escalations != 0 || len(rs.Escalated) != 0 {
+		t.Fatalf("escalated without an escalation model: memory %+v escalated %v", rs.Memory, rs.Escalated)
+	}
+	if rs.Last == nil || rs.Last.Decision != "stuck:stop" {
+		t.Fatalf("last decision %+v, want stuck:stop", rs.Last)
+	}
+	devs, _ := h.rec.of(agent.RoleDeveloper)
+	if last := devs[len(devs)-1]; last.Phase != 2 || last.Attempt != 2 {
+		t.Fatalf("last developer session: phase %d attempt %d model %q, want phase 2 attempt 2", last.Phase, last.Attempt, last.Model)
+	}
+}
+
 // Proof 10: 80% of the budget spent: an event, then a reduce-scope
 // proposal that interrupts; rejecting it ends the run cleanly at the last
 // good commit.

@@ -168,13 +168,31 @@ func RetryPending(m Memory) (Memory, Call, bool) {
 }
 
 // Complete returns m with the pending call id cleared: its outcome is in.
-// The replanner's revision is judged by CheckRevision; a Doctor answer
-// goes through CompleteDoctor instead.
+// A replanner's answer goes through CompleteReplan and a Doctor answer
+// through CompleteDoctor instead, to be counted.
 func Complete(m Memory, id int) (Memory, error) {
 	if m.Pending == nil || m.Pending.ID != id {
 		return m, fmt.Errorf("%w: %d", ErrNoPendingCall, id)
 	}
 	c := m.Clone()
+	c.Pending = nil
+	return c, nil
+}
+
+// CompleteReplan returns m with the pending replan call id cleared: the
+// replanner answered. revised says whether its answer was a revision
+// (accepted or refused by CheckRevision); only then does the phase count
+// as replanned (PhaseMemory.Replanned) for the stuck handler. The call's
+// budget was spent when it was reserved either way.
+func CompleteReplan(m Memory, id int, revised bool) (Memory, error) {
+	if m.Pending == nil || m.Pending.ID != id || m.Pending.Kind != CallReplan {
+		return m, fmt.Errorf("%w: replan call %d", ErrNoPendingCall, id)
+	}
+	p := m.Phase(m.Pending.Phase)
+	if revised {
+		p.Replanned++
+	}
+	c := m.withPhase(p)
 	c.Pending = nil
 	return c, nil
 }

@@ -37,7 +37,11 @@ type PhaseMemory struct {
 	Failures   []Failure  `json:"failures,omitempty"`   // the latest Config.MaxFailuresKept, oldest first
 	// Counters of this phase.
 	DoctorCalls int `json:"doctor_calls,omitempty"` // non-infra Doctor calls
-	Replans     int `json:"replans,omitempty"`
+	Replans     int `json:"replans,omitempty"`      // reserved replan calls: the budget spent
+	// Replanned counts the replans that answered with a revision (accepted
+	// or refused); one cut off by crashes, or that produced no revision,
+	// spent its budget but is not counted here.
+	Replanned   int `json:"replanned,omitempty"`
 	Escalations int `json:"escalations,omitempty"`
 	// Hints are the Doctor's hints, the latest Config.MaxHintsKept, oldest
 	// first; the next attempt's prompt carries the last one.

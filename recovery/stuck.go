@@ -87,23 +87,29 @@ type Situation struct {
 	Budget           Budget // the run's spending
 	// ConsecutiveFailures counts the phase's failed attempts in a row.
 	ConsecutiveFailures int
-	Replans             int // replans of this phase so far
-	Escalations         int // model escalations of this phase so far
-	// RunReplansLeft is false when the run's replan budget is used up, so
-	// a replan could not be reserved.
+	// Replans counts the phase's replans that answered with a revision;
+	// one abandoned after crashes, or without a revision, is not one.
+	Replans     int
+	Escalations int // model escalations of this phase so far
+	// EscalationModel is true when an escalation model is configured
+	// (roles.developer.escalation_model); without one there is nothing to
+	// escalate to.
+	EscalationModel bool
+	// RunReplansLeft is false when the run's or the phase's replan budget
+	// is used up, so a replan could not be reserved.
 	RunReplansLeft bool
 }
 
 // SituationOf fills in the parts of a Situation that m knows for phase
-// index: consecutive failures, replans, escalations and whether the run
-// has a replan left.
+// index: consecutive failures, replans that answered, escalations and
+// whether a replan of the phase could still be reserved.
 func SituationOf(m Memory, index int, cfg Config) Situation {
 	p := m.Phase(index)
 	return Situation{
 		ConsecutiveFailures: p.Attempts,
-		Replans:             p.Replans,
+		Replans:             p.Replanned,
 		Escalations:         p.Escalations,
-		RunReplansLeft:      m.Replans < cfg.MaxReplansPerRun,
+		RunReplansLeft:      budgetLeft(m, Request{Kind: CallReplan, Phase: index}, cfg) == nil,
 	}
 }
 
@@ -114,8 +120,9 @@ func SituationOf(m Memory, index int, cfg Config) Situation {
 //  2. the iteration cap is reached → stop;
 //  3. less than Config.ReduceScopeBelow (20%) of the run budget left → reduce_scope;
 //  4. 2 or more consecutive failures and no replan of the phase yet (and
-//     one left in the run) → replan;
-//  5. a replan was tried, fewer than Config.MaxEscalationsPerPhase (1)
+//     one left to reserve) → replan;
+//  5. a replan answered with a revision, an escalation model is
+//     configured, fewer than Config.MaxEscalationsPerPhase (1)
 //     escalations in the phase and more than Config.EscalateAbove (30%)
 //     of the budget left → escalate_model;
 //  6. otherwise → stop, today's halt.
@@ -134,7 +141,7 @@ func Stuck(s Situation, cfg Config) (StuckDecision, string) {
 		return StuckReduceScope, fmt.Sprintf("%.0f%% of the run budget left, under %.0f%%", left*100, cfg.ReduceScopeBelow*100)
 	case s.ConsecutiveFailures >= 2 && s.Replans == 0 && s.RunReplansLeft:
 		return StuckReplan, fmt.Sprintf("%d consecutive failures and no replan yet", s.ConsecutiveFailures)
-	case s.Replans > 0 && s.Escalations < cfg.MaxEscalationsPerPhase && left > cfg.EscalateAbove:
+	case s.Replans > 0 && s.EscalationModel && s.Escalations < cfg.MaxEscalationsPerPhase && left > cfg.EscalateAbove:
 		return StuckEscalateModel, fmt.Sprintf("replanned already; %.0f%% of the budget left", left*100)
 	}
 	return StuckStop, "no recovery left"

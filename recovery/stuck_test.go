@@ -10,7 +10,7 @@ func TestStuck(t *testing.T) {
 	costLeft := func(frac float64) Budget { return Budget{MaxCostUSD: 100, SpentUSD: 100 - 100*frac} }
 	tokensLeft := func(frac float64) Budget { return Budget{MaxTokens: 1000, SpentTokens: int(1000 * (1 - frac))} }
 	// base: a phase that failed twice, no replan, plenty of budget.
-	base := Situation{ConsecutiveFailures: 2, RunReplansLeft: true, Iteration: 3, IterationCap: 10}
+	base := Situation{ConsecutiveFailures: 2, RunReplansLeft: true, Iteration: 3, IterationCap: 10, EscalationModel: true}
 	with := func(f func(*Situation)) Situation { s := base; f(&s); return s }
 	cases := []struct {
 		name   string
@@ -41,6 +41,7 @@ func TestStuck(t *testing.T) {
 		{"5: exactly 30% left is not above", with(func(s *Situation) { s.Replans = 1; s.Budget = costLeft(0.3) }), StuckStop, "no recovery"},
 		{"5: 25% left", with(func(s *Situation) { s.Replans = 1; s.Budget = costLeft(0.25) }), StuckStop, "no recovery"},
 		{"5: already escalated", with(func(s *Situation) { s.Replans = 1; s.Escalations = 1 }), StuckStop, "no recovery"},
+		{"5 skipped: no escalation model configured", with(func(s *Situation) { s.Replans = 1; s.EscalationModel = false }), StuckStop, "no recovery"},
 		{"6: nothing left", Situation{}, StuckStop, "no recovery"},
 	}
 	for _, c := range cases {
@@ -60,14 +61,64 @@ func TestSituationOf(t *testing.T) {
 	cfg := mustConfig(t, Config{})
 	m := failN(t, Memory{}, 0, 3, testFail, cfg)
 	m = RecordEscalation(m, 0)
-	m, _, _ = Reserve(m, Request{Kind: CallReplan, Phase: 0}, cfg)
+	m, call, _ := Reserve(m, Request{Kind: CallReplan, Phase: 0}, cfg)
+	m, err := CompleteReplan(m, call.ID, true)
+	if err != nil {
+		t.Fatal(err)
+	}
 	s := SituationOf(m, 0, cfg)
-	if s.ConsecutiveFailures != 3 || s.Replans != 1 || s.Escalations != 1 || !s.RunReplansLeft {
-		t.Errorf("SituationOf = %+v", s)
+	if s.ConsecutiveFailures != 3 || s.Replans != 1 || s.Escalations != 1 || s.RunReplansLeft {
+		t.Errorf("SituationOf = %+v, want 3 failures, 1 replan, 1 escalation and the phase's replan spent", s)
 	}
 	m.Replans = cfg.MaxReplansPerRun
 	if SituationOf(m, 0, cfg).RunReplansLeft {
 		t.Error("run replan budget spent, yet RunReplansLeft")
+	}
+}
+
+// TestStuckAfterAnAbandonedReplan: a replan cut off twice by a crash
+// produced no answer. Its budget stays spent, so the phase cannot replan
+// again, but it was not "replanned already": the stuck handler stops
+// instead of escalating on the strength of a replan that never happened.
+func TestStuckAfterAnAbandonedReplan(t *testing.T) {
+	cfg := mustConfig(t, Config{})
+	m := failN(t, Memory{}, 0, 2, testFail, cfg)
+	m, call, err := Reserve(m, Request{Kind: CallReplan, Phase: 0}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _, _ = RetryPending(roundTrip(t, m))              // the first crash: made once more
+	m, abandoned, again := RetryPending(roundTrip(t, m)) // the second: abandoned
+	if again || abandoned.ID != call.ID || m.Pending != nil {
+		t.Fatalf("the replan was not abandoned: again=%v pending=%+v", again, m.Pending)
+	}
+	s := SituationOf(m, 0, cfg)
+	if s.Replans != 0 || s.RunReplansLeft {
+		t.Fatalf("SituationOf = %+v, want no replan counted and none left to reserve", s)
+	}
+	s.EscalationModel = true
+	if d, why := Stuck(s, cfg); d != StuckStop {
+		t.Fatalf("Stuck after an abandoned replan = %s (%s), want stop", d, why)
+	}
+	// A replan that answered counts: the next stuck decision escalates.
+	m = failN(t, Memory{}, 0, 2, testFail, cfg)
+	m, call, _ = Reserve(m, Request{Kind: CallReplan, Phase: 0}, cfg)
+	if m, err = CompleteReplan(m, call.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	s = SituationOf(m, 0, cfg)
+	s.EscalationModel = true
+	if d, why := Stuck(s, cfg); d != StuckEscalateModel || !strings.Contains(why, "replanned already") {
+		t.Fatalf("Stuck after an answered replan = %s (%s), want escalate_model", d, why)
+	}
+	// One that produced no revision does not.
+	m = failN(t, Memory{}, 0, 2, testFail, cfg)
+	m, call, _ = Reserve(m, Request{Kind: CallReplan, Phase: 0}, cfg)
+	if m, err = CompleteReplan(m, call.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	if s = SituationOf(m, 0, cfg); s.Replans != 0 || m.Pending != nil {
+		t.Fatalf("a replan without a revision counted: %+v", s)
 	}
 }
 
