@@ -167,6 +167,14 @@ func startProc(t *testing.T, bin string, args []string, env string) *proc {
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// A test that fails before it ends the process must not leave it running.
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			_ = p.cmd.Process.Kill()
+		}
+	})
 	go func() {
 		sc := bufio.NewScanner(r)
 		for sc.Scan() {
