@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 
-	"github.com/gaffer-dev/gaffer/state"
 	ucli "github.com/urfave/cli/v2"
 )
 
@@ -28,15 +26,7 @@ func diffCommand(io IO) *ucli.Command {
 			if err != nil {
 				return err
 			}
-			if dir, err := missingStore(c, io); err != nil || dir != "" {
-				return cmp.Or(err, noRuns(dir))
-			}
-			e, err := openEnv(c, io)
-			if err != nil {
-				return err
-			}
-			defer e.Close()
-			return Diff(c.Context, e, a.run, int(n), a.Bool("exec-dir"))
+			return withRuns(c, io, func(e *env) error { return Diff(c.Context, e, a.run, int(n), a.Bool("exec-dir")) })
 		},
 	}
 }
@@ -47,13 +37,9 @@ func diffCommand(io IO) *ucli.Command {
 // commits. The execution directory is left out unless execDir. A phase
 // that has no commit yet is exit 8, naming its status.
 func Diff(ctx context.Context, e *env, runID string, n int, execDir bool) error {
-	id, err := e.pick(ctx, runID, "at all", func(state.RunStatus) bool { return true })
+	id, snap, err := e.latest(ctx, runID)
 	if err != nil {
 		return err
-	}
-	snap, err := e.runner.State(ctx, id)
-	if err != nil {
-		return e.runError(ctx, id, err)
 	}
 	phases := snap.State.Progress.Phases
 	var from, to, what string

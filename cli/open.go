@@ -255,6 +255,20 @@ func (e *env) runs(ctx context.Context) ([]runSnap, error) {
 	return out, nil
 }
 
+// latest picks run arg (the newest run of any status without it) and
+// reads its latest checkpoint, for the commands that show a run.
+func (e *env) latest(ctx context.Context, arg string) (string, graph.Snapshot[state.ExecutionState], error) {
+	id, err := e.pick(ctx, arg, "at all", func(state.RunStatus) bool { return true })
+	if err != nil {
+		return "", graph.Snapshot[state.ExecutionState]{}, err
+	}
+	snap, err := e.runner.State(ctx, id)
+	if err != nil {
+		return "", snap, e.runError(ctx, id, err)
+	}
+	return id, snap, nil
+}
+
 // pick returns arg, or the newest run for which fits is true.
 func (e *env) pick(ctx context.Context, arg, what string, fits func(state.RunStatus) bool) (string, error) {
 	if arg != "" {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -70,15 +69,7 @@ func (a *app) planShowCommand() *ucli.Command {
 			if err != nil {
 				return err
 			}
-			if dir, err := missingStore(c, a.io); err != nil || dir != "" {
-				return cmp.Or(err, noRuns(dir))
-			}
-			e, err := openEnv(c, a.io)
-			if err != nil {
-				return err
-			}
-			defer e.Close()
-			return PlanShow(c.Context, e, ar.run, ar.Bool("json"))
+			return withRuns(c, a.io, func(e *env) error { return PlanShow(c.Context, e, ar.run, ar.Bool("json")) })
 		}),
 	}
 }
@@ -87,13 +78,9 @@ func (a *app) planShowCommand() *ucli.Command {
 // paged on a terminal, as JSON with asJSON. A run whose architect has not
 // written a plan yet is ExitPrecondition.
 func PlanShow(ctx context.Context, e *env, runID string, asJSON bool) error {
-	id, err := e.pick(ctx, runID, "at all", func(state.RunStatus) bool { return true })
+	id, snap, err := e.latest(ctx, runID)
 	if err != nil {
 		return err
-	}
-	snap, err := e.runner.State(ctx, id)
-	if err != nil {
-		return e.runError(ctx, id, err)
 	}
 	v := planViewOf(snap.State)
 	if v == nil {

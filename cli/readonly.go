@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"io/fs"
 	"os"
@@ -63,4 +64,19 @@ func noRuns(dir string) error {
 
 func noRunsLine(dir string) string {
 	return "no runs in this repository (no store at " + dir + ")"
+}
+
+// withRuns opens the store of c's flags for a command that shows runs and
+// calls f with it; without a store it says there are no runs (exit 8)
+// instead of creating one.
+func withRuns(c *ucli.Context, io IO, f func(*env) error) error {
+	if dir, err := missingStore(c, io); err != nil || dir != "" {
+		return cmp.Or(err, noRuns(dir))
+	}
+	e, err := openEnv(c, io)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	return f(e)
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -102,28 +101,16 @@ func statusCommand(io IO) *ucli.Command {
 			if err != nil {
 				return err
 			}
-			if dir, err := missingStore(c, io); err != nil || dir != "" {
-				return cmp.Or(err, noRuns(dir))
-			}
-			e, err := openEnv(c, io)
-			if err != nil {
-				return err
-			}
-			defer e.Close()
-			return Status(c.Context, e, a.run, a.Bool("json"))
+			return withRuns(c, io, func(e *env) error { return Status(c.Context, e, a.run, a.Bool("json")) })
 		},
 	}
 }
 
 // Status prints one run.
 func Status(ctx context.Context, e *env, runID string, asJSON bool) error {
-	id, err := e.pick(ctx, runID, "at all", func(state.RunStatus) bool { return true })
+	id, snap, err := e.latest(ctx, runID)
 	if err != nil {
 		return err
-	}
-	snap, err := e.runner.State(ctx, id)
-	if err != nil {
-		return e.runError(ctx, id, err)
 	}
 	if err := e.checkCommits(ctx, snap); err != nil {
 		return err
