@@ -109,31 +109,7 @@ func fileSize(path string) int64 {
 // its group is killed by the resume before it goes on, and that nothing of
 // the old group writes after that.
 func TestAgentsDieWithGaffer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary and runs real processes")
-	}
-	if runtime.GOOS != "linux" {
-		t.Skip("Pdeathsig and /proc are Linux only")
-	}
-	bin := buildGaffer(t)
-	m := &greetModel{}
-	srv := fakellm.NewOpenAIFunc(m.respond)
-	defer srv.Close()
-	out := t.TempDir()
-	dir := greetRepo(t, map[string]string{"gaffer.yaml": mixedProfile(srv.BaseURL(), "OPENAI_API_KEY", orphanAgent(t, out, true), nil)})
-	t.Setenv("OPENAI_API_KEY", "sk-orphan-test")
-
-	p := startProc(t, bin, []string{"--repo", dir, "run", "--goal", "Add Greet", "--auto-approve"}, "")
-	childWrites := filepath.Join(out, "child-writes")
-	if !waitFor(func() bool { return fileSize(childWrites) > 0 && fileSize(filepath.Join(out, "leader.pid")) > 0 }) {
-		o, _ := p.wait()
-		t.Fatalf("the agent did not start writing\n%s", o)
-	}
-	leader, child := readPid(t, filepath.Join(out, "leader.pid")), readPid(t, filepath.Join(out, "child.pid"))
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	p.wait()
+	bin, dir, childWrites, leader, child := killWhileAgentWrites(t, true)
 
 	if !waitFor(func() bool { return !alive(leader) }) {
 		t.Errorf("the agent (pid %d) outlived the killed gaffer", leader)
@@ -296,31 +272,7 @@ func TestCommandRefusesAForeignSocketDir(t *testing.T) {
 // other gaffer process started, and that a resume then completes and
 // leaves no record.
 func TestAgentsGroupDiesWithGaffer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary and runs real processes")
-	}
-	if runtime.GOOS != "linux" {
-		t.Skip("Pdeathsig and /proc are Linux only")
-	}
-	bin := buildGaffer(t)
-	m := &greetModel{}
-	srv := fakellm.NewOpenAIFunc(m.respond)
-	defer srv.Close()
-	out := t.TempDir()
-	dir := greetRepo(t, map[string]string{"gaffer.yaml": mixedProfile(srv.BaseURL(), "OPENAI_API_KEY", orphanAgent(t, out, false), nil)})
-	t.Setenv("OPENAI_API_KEY", "sk-orphan-test")
-
-	p := startProc(t, bin, []string{"--repo", dir, "run", "--goal", "Add Greet", "--auto-approve"}, "")
-	childWrites := filepath.Join(out, "child-writes")
-	if !waitFor(func() bool { return fileSize(childWrites) > 0 && fileSize(filepath.Join(out, "leader.pid")) > 0 }) {
-		o, _ := p.wait()
-		t.Fatalf("the agent did not start writing\n%s", o)
-	}
-	leader, child := readPid(t, filepath.Join(out, "leader.pid")), readPid(t, filepath.Join(out, "child.pid"))
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	p.wait()
+	bin, dir, childWrites, leader, child := killWhileAgentWrites(t, false)
 	for _, pid := range []int{leader, child} {
 		if !waitFor(func() bool { return !alive(pid) }) {
 			t.Errorf("process %d of the agent outlived the killed gaffer", pid)
@@ -338,4 +290,38 @@ func TestAgentsGroupDiesWithGaffer(t *testing.T) {
 	if entries, _ := os.ReadDir(filepath.Join(dir, ".git", "gaffer.groups")); len(entries) != 0 {
 		t.Errorf("records left after the run: %v", entries)
 	}
+}
+
+// killWhileAgentWrites runs the greet workflow with orphanAgent as its
+// developer (killWatchdog as given) and SIGKILLs gaffer once the agent's
+// leader and background child both write. It returns the binary, the
+// repository, the child's output file and the two pids.
+func killWhileAgentWrites(t *testing.T, killWatchdog bool) (bin, dir, childWrites string, leader, child int) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary and runs real processes")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("Pdeathsig and /proc are Linux only")
+	}
+	bin = buildGaffer(t)
+	m := &greetModel{}
+	srv := fakellm.NewOpenAIFunc(m.respond)
+	t.Cleanup(srv.Close)
+	out := t.TempDir()
+	dir = greetRepo(t, map[string]string{"gaffer.yaml": mixedProfile(srv.BaseURL(), "OPENAI_API_KEY", orphanAgent(t, out, killWatchdog), nil)})
+	t.Setenv("OPENAI_API_KEY", "sk-orphan-test")
+
+	p := startProc(t, bin, []string{"--repo", dir, "run", "--goal", "Add Greet", "--auto-approve"}, "")
+	childWrites = filepath.Join(out, "child-writes")
+	if !waitFor(func() bool { return fileSize(childWrites) > 0 && fileSize(filepath.Join(out, "leader.pid")) > 0 }) {
+		o, _ := p.wait()
+		t.Fatalf("the agent did not start writing\n%s", o)
+	}
+	leader, child = readPid(t, filepath.Join(out, "leader.pid")), readPid(t, filepath.Join(out, "child.pid"))
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	p.wait()
+	return bin, dir, childWrites, leader, child
 }
