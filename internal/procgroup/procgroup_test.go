@@ -86,18 +86,8 @@ func TestKillOrphansSparesARecycledPid(t *testing.T) {
 	}
 	reg := Open(filepath.Join(t.TempDir(), "groups"))
 	cmd, child := startGroup(t)
-	start, err := startTime(cmd.Process.Pid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	boot, err := bootID()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(reg.Dir(), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	rec := record{pgid: cmd.Process.Pid, start: start - 1, boot: boot}
+	rec := liveRecord(t, reg, cmd.Process.Pid)
+	rec.start-- // another process than the one with that pid now
 	if err := atomicfile.WriteFile(filepath.Join(reg.Dir(), strconv.Itoa(rec.pgid)), []byte(rec.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -123,22 +113,12 @@ func TestKillOrphansReadsAnUnrenamedRecord(t *testing.T) {
 	}
 	reg := Open(filepath.Join(t.TempDir(), "groups"))
 	cmd, child := startGroup(t)
-	start, err := startTime(cmd.Process.Pid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	boot, err := bootID()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(reg.Dir(), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	rec := liveRecord(t, reg, cmd.Process.Pid)
 	f, err := atomicfile.CreateTemp(filepath.Join(reg.Dir(), strconv.Itoa(cmd.Process.Pid)), 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.WriteString(record{pgid: cmd.Process.Pid, start: start, boot: boot}.String()); err != nil {
+	if _, err := f.WriteString(rec.String()); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
@@ -153,4 +133,22 @@ func TestKillOrphansReadsAnUnrenamedRecord(t *testing.T) {
 	if entries, _ := os.ReadDir(reg.Dir()); len(entries) != 0 {
 		t.Errorf("records left: %v", entries)
 	}
+}
+
+// liveRecord returns the record of live process pid's group as Record would
+// write it, with reg's directory made.
+func liveRecord(t *testing.T, reg *Registry, pid int) record {
+	t.Helper()
+	start, err := startTime(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	boot, err := bootID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(reg.Dir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return record{pgid: pid, start: start, boot: boot}
 }
