@@ -45,7 +45,7 @@ func TestUnwritableGroupsDirStopsForResume(t *testing.T) {
 		t.Fatalf("remount read-only: %v: %s", err, out)
 	}
 	g := []string{"--repo", repo}
-	out, code := runBin(t, bin, append(g, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-20260101-grpsro")...)
+	out, code := gafferCmd(t, bin, append(g, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-20260101-grpsro")...)
 	t.Logf("run with a read-only groups directory: exit %d\n%s", code, out)
 	if code != ExitFailure || !strings.Contains(out, "read-only file system") || !strings.Contains(out, "no attempt counted") {
 		t.Fatalf("run: exit %d, want %d saying the machine stopped it (read-only file system, no attempt counted)\n%s", code, ExitFailure, out)
@@ -55,7 +55,7 @@ func TestUnwritableGroupsDirStopsForResume(t *testing.T) {
 		t.Fatalf("after the stop: status %q stopped %v phases %+v, want running, stopped, phase 1 at attempt 1 without a review", v.Status, v.Stopped, v.Phases)
 	}
 	unmount()
-	if out, code := runBin(t, bin, append(g, "resume")...); code != 0 {
+	if out, code := gafferCmd(t, bin, append(g, "resume")...); code != 0 {
 		t.Fatalf("resume once the directory is writable: exit %d\n%s", code, out)
 	}
 	if v := procStatusJSON(t, bin, g...); v.Status != "completed" {

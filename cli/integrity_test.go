@@ -49,18 +49,6 @@ func storeHash(t *testing.T, dir string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// runBin runs the gaffer binary and returns its output and exit code.
-func runBin(t *testing.T, bin string, args ...string) (string, int) {
-	t.Helper()
-	out, err := exec.Command(bin, args...).CombinedOutput()
-	if err != nil {
-		if _, ok := err.(*exec.ExitError); !ok {
-			t.Fatalf("gaffer %v: %v", args, err)
-		}
-	}
-	return string(out), exitCodeOf(err)
-}
-
 func exitCodeOf(err error) int {
 	if ee, ok := err.(*exec.ExitError); ok {
 		return ee.ExitCode()
@@ -116,7 +104,7 @@ func TestDamagedMemtableLogIsExit8(t *testing.T) {
 	}
 	before := storeHash(t, store)
 	for _, cmd := range [][]string{{"status"}, {"history"}, {"resume"}} {
-		out, code := runBin(t, bin, append([]string{"--repo", dir}, cmd...)...)
+		out, code := gafferCmd(t, bin, append([]string{"--repo", dir}, cmd...)...)
 		t.Logf("%s: exit %d: %s", cmd[0], code, strings.TrimSpace(out))
 		wantExit8OneLine(t, cmd[0], out, code, "is damaged", filepath.Base(mems[0]), store)
 		if storeHash(t, store) != before {
@@ -133,7 +121,7 @@ func TestCorruptRecordIsExit8(t *testing.T) {
 	bin := gafferBinary(t)
 	dir, plan, script := demoRepo(t)
 	store := filepath.Join(dir, ".git", "gaffer")
-	if out, code := runBin(t, bin, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve"); code != 0 {
+	if out, code := gafferCmd(t, bin, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve"); code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}
 	db, err := badger.Open(badger.DefaultOptions(store).WithLogger(nil))
@@ -164,7 +152,7 @@ func TestCorruptRecordIsExit8(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, cmd := range []string{"status", "history"} {
-		out, code := runBin(t, bin, "--repo", dir, cmd)
+		out, code := gafferCmd(t, bin, "--repo", dir, cmd)
 		t.Logf("%s: exit %d: %s", cmd, code, strings.TrimSpace(out))
 		wantExit8OneLine(t, cmd, out, code, "is damaged", store, "restore it from a backup")
 	}
@@ -178,7 +166,7 @@ func TestStoreThatIsAFileIsExit8(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "notes.txt")
 	writeTestFile(t, file, "mine\n")
 	for _, args := range [][]string{{"status"}, {"run", "--plan", plan, "--script", script, "--auto-approve"}} {
-		out, code := runBin(t, bin, append([]string{"--repo", dir, "--store", file}, args...)...)
+		out, code := gafferCmd(t, bin, append([]string{"--repo", dir, "--store", file}, args...)...)
 		t.Logf("%s: exit %d: %s", args[0], code, strings.TrimSpace(out))
 		wantExit8OneLine(t, args[0], out, code, file, "not a directory")
 		if b, err := os.ReadFile(file); err != nil || string(b) != "mine\n" {
@@ -194,7 +182,7 @@ func TestRefusedRunCreatesNoStore(t *testing.T) {
 	bin := gafferBinary(t)
 	dir, plan, script := demoRepo(t)
 	writeTestFile(t, filepath.Join(dir, "doc.go"), "package calc // changed\n")
-	out, code := runBin(t, bin, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
+	out, code := gafferCmd(t, bin, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
 	wantExit8OneLine(t, "run on a dirty tree", out, code, "uncommitted changes")
 	if _, err := os.Stat(filepath.Join(dir, ".git", "gaffer")); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("a run refused for a dirty tree made its store: %v", err)
@@ -202,7 +190,7 @@ func TestRefusedRunCreatesNoStore(t *testing.T) {
 
 	empty := t.TempDir()
 	gitOut(t, empty, "init", "-q", "-b", "main")
-	out, code = runBin(t, bin, "--repo", empty, "run", "--plan", plan, "--script", script, "--auto-approve")
+	out, code = gafferCmd(t, bin, "--repo", empty, "run", "--plan", plan, "--script", script, "--auto-approve")
 	wantExit8OneLine(t, "run without a commit", out, code, "no commit")
 	if _, err := os.Stat(filepath.Join(empty, ".git", "gaffer")); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("a run refused for a repository without a commit made its store: %v", err)
@@ -285,16 +273,16 @@ reviewer:
 	run := append(g, "run", "--plan", plan, "--script", script, "--run-id", "r-20260101-stfull")
 
 	free := fillDisk(t, disk)
-	out, code := runBin(t, bin, run...)
+	out, code := gafferCmd(t, bin, run...)
 	wantNoSpace(t, "run", out, code, store)
 	free()
 
-	if out, code := runBin(t, bin, run...); code != ExitAwaitingApproval {
+	if out, code := gafferCmd(t, bin, run...); code != ExitAwaitingApproval {
 		t.Fatalf("run: exit %d, want %d\n%s", code, ExitAwaitingApproval, out)
 	}
 	free = fillDisk(t, disk)
 	for _, cmd := range []string{"approve", "status", "resume", "serve"} {
-		out, code = runBin(t, bin, append(g, cmd)...)
+		out, code = gafferCmd(t, bin, append(g, cmd)...)
 		wantNoSpace(t, cmd, out, code, store)
 	}
 	free()
@@ -312,7 +300,7 @@ reviewer:
 	wantNoSpace(t, "approve (disk full in the run)", out, code, store)
 	free()
 
-	if out, code := runBin(t, bin, append(g, "resume")...); code != 0 {
+	if out, code := gafferCmd(t, bin, append(g, "resume")...); code != 0 {
 		t.Fatalf("resume once the disk has room: exit %d\n%s", code, out)
 	}
 	if v := procStatusJSON(t, bin, g...); v.Status != "completed" || len(v.Phases) != 2 {
@@ -367,7 +355,7 @@ func TestLostCheckpointsAreExit8(t *testing.T) {
 	}
 	old := filepath.Join(t.TempDir(), "old-store")
 	copyTree(t, store, old)
-	if out, code := runBin(t, bin, "--repo", dir, "resume"); code != 0 {
+	if out, code := gafferCmd(t, bin, "--repo", dir, "resume"); code != 0 {
 		t.Fatalf("resume: exit %d\n%s", code, out)
 	}
 	if err := os.RemoveAll(store); err != nil {
@@ -376,7 +364,7 @@ func TestLostCheckpointsAreExit8(t *testing.T) {
 	copyTree(t, old, store)
 	head := gitOut(t, dir, "rev-parse", "HEAD")
 	for _, cmd := range []string{"status", "resume", "cancel"} {
-		out, code := runBin(t, bin, "--repo", dir, cmd)
+		out, code := gafferCmd(t, bin, "--repo", dir, cmd)
 		t.Logf("%s: exit %d: %s", cmd, code, strings.TrimSpace(out))
 		wantExit8OneLine(t, cmd, out, code, "lost checkpoints", "phase 2", "git reset --keep")
 	}

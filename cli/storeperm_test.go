@@ -17,7 +17,7 @@ func smallRun(t *testing.T, bin string) (repo, store string) {
 	plan, script := filepath.Join(aux, "plan.md"), filepath.Join(aux, "script.yaml")
 	writeTestFile(t, plan, "# Plan: one\n\n### Task 1: Write a\n\nWrite a.\n")
 	writeTestFile(t, script, "developer:\n  - phase: 1\n    actions:\n      - write: {path: a.txt, content: \"a\\n\"}\n    summary: wrote a\nreviewer: []\n")
-	if out, code := runBin(t, bin, "--repo", repo, "run", "--plan", plan, "--script", script, "--auto-approve",
+	if out, code := gafferCmd(t, bin, "--repo", repo, "run", "--plan", plan, "--script", script, "--auto-approve",
 		"--run-id", "r-20260101-perms1"); code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}
@@ -45,7 +45,7 @@ func TestReadOnlyStoreIsNotDamaged(t *testing.T) {
 		t.Fatalf("remount read-only: %v: %s", err, out)
 	}
 	for _, cmd := range []string{"status", "history", "resume"} {
-		out, code := runBin(t, bin, "--repo", repo, cmd)
+		out, code := gafferCmd(t, bin, "--repo", repo, cmd)
 		t.Logf("%s: exit %d: %s", cmd, code, strings.TrimSpace(out))
 		if code != ExitFailure || strings.Contains(out, "damaged") || strings.Contains(out, "move it aside") ||
 			!strings.Contains(out, "read-only file system") || !strings.Contains(out, store) {

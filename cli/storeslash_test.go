@@ -21,7 +21,7 @@ func TestStorePathWithTrailingSlash(t *testing.T) {
 	writeTestFile(t, plan, "# Plan: one\n\n### Task 1: Run a command\n\nRun it.\n")
 	writeTestFile(t, script, "developer:\n  - phase: 1\n    actions:\n      - run: \"echo ran > ran.txt\"\n    summary: ran\nreviewer: []\n")
 	store := filepath.Join(aux, "store")
-	if out, code := runBin(t, bin, "--repo", repo, "--store", store+"/", "run", "--plan", plan, "--script", script,
+	if out, code := gafferCmd(t, bin, "--repo", repo, "--store", store+"/", "run", "--plan", plan, "--script", script,
 		"--auto-approve", "--run-id", "r-20260101-slash1"); code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}
@@ -35,7 +35,7 @@ func TestStorePathWithTrailingSlash(t *testing.T) {
 		}
 	}
 	for _, s := range []string{store, store + "/"} {
-		if out, code := runBin(t, bin, "--repo", repo, "--store", s, "status"); code != 0 {
+		if out, code := gafferCmd(t, bin, "--repo", repo, "--store", s, "status"); code != 0 {
 			t.Errorf("status --store %s: exit %d\n%s", s, code, out)
 		}
 	}
