@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gaffer-dev/gaffer/events"
 	"github.com/gaffer-dev/gaffer/graph"
-	"github.com/gaffer-dev/gaffer/metrics"
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/state"
 )
@@ -93,17 +93,17 @@ func (p *progress) event(e graph.Event) {
 
 func (p *progress) custom(e graph.Event) {
 	switch v := e.Payload.(type) {
-	case metrics.Review:
+	case events.Review:
 		verdict := "approved"
 		if !v.Approved {
 			verdict = "rejected"
 		}
 		fmt.Fprintf(p.w, "  review of phase %d (iteration %d): %s\n", v.Phase, v.Iteration, verdict)
-	case metrics.PhaseFinished:
+	case events.PhaseFinished:
 		fmt.Fprintf(p.w, "  phase %d attempt %d: %s\n", v.Phase, v.Attempt, v.Outcome)
-	case metrics.RunStatus:
+	case events.RunStatus:
 		fmt.Fprintf(p.w, "  run %s: %s → %s\n", p.runID, v.From, v.To)
-	case metrics.RecoveryDecision:
+	case events.RecoveryDecision:
 		fmt.Fprintf(p.w, "  recovery, phase %d: %s — %s\n", v.Phase, v.Decision, firstLineOf(v.Why))
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/control"
+	"github.com/gaffer-dev/gaffer/events"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/internal/ioerr"
 	"github.com/gaffer-dev/gaffer/metrics"
@@ -490,12 +491,12 @@ func eventLogger(log *slog.Logger, stopped string) func(graph.Event) {
 			}
 		case graph.Custom:
 			switch p := ev.Payload.(type) {
-			case metrics.PhaseFinished:
+			case events.PhaseFinished:
 				l.Info("phase finished", "node", ev.Node, "phase", p.Phase, "attempt", p.Attempt, "iteration", p.Iteration,
 					"outcome", p.Outcome, "duration", p.Duration)
-			case metrics.Review:
+			case events.Review:
 				l.Info("review", "node", ev.Node, "phase", p.Phase, "iteration", p.Iteration, "approved", p.Approved)
-			case metrics.RunStatus:
+			case events.RunStatus:
 				l.Info("run status", "from", p.From, "to", p.To)
 			}
 		}

@@ -1,11 +1,12 @@
-// Package metrics holds gaffer's Prometheus collectors, the custom workflow
-// events that feed them, and the HTTP handler that serves them.
+// Package metrics holds gaffer's Prometheus collectors and the HTTP handler
+// that serves them.
 //
 // # Contract
 //
 // The workflow's nodes report what happened through graph.Emit with the
-// event names and payload types in events.go (phase_finished, review,
-// agent_usage, run_status). The runtime's own events (node started and
+// event names and payload types of package events (phase_finished, review,
+// agent_usage, run_status, context_cost and recovery's); metrics only
+// subscribes to them. The runtime's own events (node started and
 // finished, retries, checkpoints saved, runs started and finished) need no
 // emitting: New returns a *Metrics whose Observe method is passed to
 // graph.Runner.Subscribe and turns every event into metric updates.

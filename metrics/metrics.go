@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gaffer-dev/gaffer/events"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -71,7 +72,7 @@ type agentMetrics struct {
 	tokens   *prometheus.CounterVec
 	cost     *prometheus.CounterVec
 	// contextOver counts the times context management went over
-	// ContextCostLimit of a run's cost; contextShare is the latest share.
+	// events.ContextCostLimit of a run's cost; contextShare is the latest share.
 	contextOver  prometheus.Counter
 	contextShare prometheus.Gauge
 }
@@ -241,7 +242,7 @@ func (m *Metrics) collectors() []prometheus.Collector {
 // preset creates the series of the fixed label values at zero, so that
 // queries and dashboards see them before the first event.
 func (m *Metrics) preset() {
-	for _, o := range []string{OutcomeCompleted, OutcomeRetried, OutcomeFailed, OutcomeHalted} {
+	for _, o := range []string{events.OutcomeCompleted, events.OutcomeRetried, events.OutcomeFailed, events.OutcomeHalted} {
 		m.phase.outcomes.WithLabelValues(o)
 	}
 	for _, v := range []string{"approved", "rejected"} {
@@ -317,37 +318,37 @@ func nodeOutcome(err error) string {
 // pointers.
 func (m *Metrics) observeCustom(name string, payload any) {
 	switch name {
-	case EventPhaseFinished:
-		if p, ok := asValue[PhaseFinished](payload); ok {
+	case events.EventPhaseFinished:
+		if p, ok := asValue[events.PhaseFinished](payload); ok {
 			m.ObservePhase(p)
 		}
-	case EventReview:
-		if p, ok := asValue[Review](payload); ok {
+	case events.EventReview:
+		if p, ok := asValue[events.Review](payload); ok {
 			m.ObserveReview(p)
 		}
-	case EventAgentUsage:
-		if p, ok := asValue[AgentUsage](payload); ok {
+	case events.EventAgentUsage:
+		if p, ok := asValue[events.AgentUsage](payload); ok {
 			m.ObserveUsage(p)
 		}
-	case EventRunStatus:
-		if p, ok := asValue[RunStatus](payload); ok {
+	case events.EventRunStatus:
+		if p, ok := asValue[events.RunStatus](payload); ok {
 			m.ObserveRunStatus(p)
 		}
-	case EventContextCost:
-		if p, ok := asValue[ContextCost](payload); ok {
+	case events.EventContextCost:
+		if p, ok := asValue[events.ContextCost](payload); ok {
 			m.ObserveContextCost(p)
 		}
-	case EventDoctorCall:
-		if p, ok := asValue[DoctorCall](payload); ok {
+	case events.EventDoctorCall:
+		if p, ok := asValue[events.DoctorCall](payload); ok {
 			m.recovery.doctor.WithLabelValues(p.Tier, p.Action).Inc()
 		}
-	case EventReplan:
+	case events.EventReplan:
 		m.recovery.replans.Inc()
-	case EventStuckDecision:
-		if p, ok := asValue[StuckDecision](payload); ok {
+	case events.EventStuckDecision:
+		if p, ok := asValue[events.StuckDecision](payload); ok {
 			m.recovery.stuck.WithLabelValues(p.Decision).Inc()
 		}
-	case EventBudgetWarning:
+	case events.EventBudgetWarning:
 		m.recovery.budget.Inc()
 	}
 }
@@ -366,22 +367,22 @@ func asValue[T any](payload any) (T, bool) {
 }
 
 // ObservePhase counts one phase attempt's outcome and duration.
-func (m *Metrics) ObservePhase(p PhaseFinished) {
+func (m *Metrics) ObservePhase(p events.PhaseFinished) {
 	outcome := p.Outcome
 	switch outcome {
-	case OutcomeCompleted, OutcomeRetried, OutcomeFailed, OutcomeHalted:
+	case events.OutcomeCompleted, events.OutcomeRetried, events.OutcomeFailed, events.OutcomeHalted:
 	default:
 		outcome = "other"
 	}
 	m.phase.outcomes.WithLabelValues(outcome).Inc()
 	m.phase.duration.WithLabelValues(outcome).Observe(p.Duration.Seconds())
-	if outcome != OutcomeRetried && p.Iteration > 0 {
+	if outcome != events.OutcomeRetried && p.Iteration > 0 {
 		m.phase.iterations.Observe(float64(p.Iteration))
 	}
 }
 
 // ObserveReview counts one reviewer verdict.
-func (m *Metrics) ObserveReview(r Review) {
+func (m *Metrics) ObserveReview(r events.Review) {
 	v := "rejected"
 	if r.Approved {
 		v = "approved"
@@ -390,7 +391,7 @@ func (m *Metrics) ObserveReview(r Review) {
 }
 
 // ObserveUsage adds one agent session's tokens and cost.
-func (m *Metrics) ObserveUsage(u AgentUsage) {
+func (m *Metrics) ObserveUsage(u events.AgentUsage) {
 	role, model := orUnknown(u.Role), orUnknown(u.Model)
 	m.agent.sessions.WithLabelValues(role, model).Inc()
 	m.agent.tokens.WithLabelValues(role, model, "input").Add(nonNegative(float64(u.InputTokens)))
@@ -400,13 +401,13 @@ func (m *Metrics) ObserveUsage(u AgentUsage) {
 }
 
 // ObserveContextCost counts context management going over its share.
-func (m *Metrics) ObserveContextCost(c ContextCost) {
+func (m *Metrics) ObserveContextCost(c events.ContextCost) {
 	m.agent.contextOver.Inc()
 	m.agent.contextShare.Set(nonNegative(c.Share))
 }
 
 // ObserveRunStatus moves one run from status From ("" for a new run) to To.
-func (m *Metrics) ObserveRunStatus(s RunStatus) {
+func (m *Metrics) ObserveRunStatus(s events.RunStatus) {
 	m.runs.mu.Lock()
 	defer m.runs.mu.Unlock()
 	if s.From == s.To {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/events"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -38,29 +39,29 @@ func custom(name string, payload any) graph.Event {
 func feedRun(m *Metrics) {
 	ev := []graph.Event{
 		{Kind: graph.RunStarted, RunID: "r1", Payload: "run"},
-		custom(EventRunStatus, RunStatus{From: "", To: "running"}),
+		custom(events.EventRunStatus, events.RunStatus{From: "", To: "running"}),
 		{Kind: graph.NodeStarted, RunID: "r1", Node: "architect", Attempt: 1},
 		{Kind: graph.NodeFinished, RunID: "r1", Node: "architect", Attempt: 1, Duration: 2 * time.Second},
-		custom(EventAgentUsage, AgentUsage{Role: "architect", Model: "script", InputTokens: 100, OutputTokens: 20, CostUSD: 0.5}),
+		custom(events.EventAgentUsage, events.AgentUsage{Role: "architect", Model: "script", InputTokens: 100, OutputTokens: 20, CostUSD: 0.5}),
 		{Kind: graph.CheckpointSaved, RunID: "r1", Seq: 2, Bytes: 1000},
 		{Kind: graph.NodeFinished, RunID: "r1", Node: "approval", Attempt: 1, Err: &graph.InterruptError{}},
-		custom(EventRunStatus, RunStatus{From: "running", To: "awaiting_approval"}),
+		custom(events.EventRunStatus, events.RunStatus{From: "running", To: "awaiting_approval"}),
 		{Kind: graph.RunFinished, RunID: "r1", Payload: graph.Interrupted},
 		{Kind: graph.RunStarted, RunID: "r1", Payload: "resume"},
-		custom(EventRunStatus, &RunStatus{From: "awaiting_approval", To: "running"}),
-		custom(EventPhaseFinished, PhaseFinished{Phase: 1, Attempt: 1, Iteration: 1, Outcome: OutcomeCompleted, Duration: 3 * time.Second}),
-		custom(EventReview, Review{Phase: 1, Iteration: 1, Approved: true}),
-		custom(EventReview, Review{Phase: 2, Iteration: 1, Approved: false}),
-		custom(EventPhaseFinished, PhaseFinished{Phase: 2, Attempt: 1, Iteration: 1, Outcome: OutcomeRetried, Duration: time.Second}),
+		custom(events.EventRunStatus, &events.RunStatus{From: "awaiting_approval", To: "running"}),
+		custom(events.EventPhaseFinished, events.PhaseFinished{Phase: 1, Attempt: 1, Iteration: 1, Outcome: events.OutcomeCompleted, Duration: 3 * time.Second}),
+		custom(events.EventReview, events.Review{Phase: 1, Iteration: 1, Approved: true}),
+		custom(events.EventReview, events.Review{Phase: 2, Iteration: 1, Approved: false}),
+		custom(events.EventPhaseFinished, events.PhaseFinished{Phase: 2, Attempt: 1, Iteration: 1, Outcome: events.OutcomeRetried, Duration: time.Second}),
 		{Kind: graph.NodeFinished, RunID: "r1", Node: "phased_execution", Attempt: 1, Err: errors.New("boom")},
 		{Kind: graph.NodeRetry, RunID: "r1", Node: "phased_execution", Attempt: 2},
-		custom(EventReview, Review{Phase: 2, Iteration: 2, Approved: true}),
-		custom(EventPhaseFinished, &PhaseFinished{Phase: 2, Attempt: 1, Iteration: 2, Outcome: OutcomeCompleted, Duration: 4 * time.Second}),
-		custom(EventPhaseFinished, PhaseFinished{Phase: 3, Attempt: 1, Iteration: 1, Outcome: OutcomeCompleted, Duration: 5 * time.Second}),
-		custom(EventAgentUsage, AgentUsage{Role: "developer", Model: "script", InputTokens: 1000, OutputTokens: 200, CachedTokens: 50, CostUSD: 1.25}),
-		custom(EventRunStatus, RunStatus{From: "running", To: "completed"}),
+		custom(events.EventReview, events.Review{Phase: 2, Iteration: 2, Approved: true}),
+		custom(events.EventPhaseFinished, &events.PhaseFinished{Phase: 2, Attempt: 1, Iteration: 2, Outcome: events.OutcomeCompleted, Duration: 4 * time.Second}),
+		custom(events.EventPhaseFinished, events.PhaseFinished{Phase: 3, Attempt: 1, Iteration: 1, Outcome: events.OutcomeCompleted, Duration: 5 * time.Second}),
+		custom(events.EventAgentUsage, events.AgentUsage{Role: "developer", Model: "script", InputTokens: 1000, OutputTokens: 200, CachedTokens: 50, CostUSD: 1.25}),
+		custom(events.EventRunStatus, events.RunStatus{From: "running", To: "completed"}),
 		custom("unknown_event", 42),
-		custom(EventReview, "not a review"),
+		custom(events.EventReview, "not a review"),
 		{Kind: graph.RunFinished, RunID: "r1", Payload: graph.Done},
 	}
 	for _, e := range ev {
@@ -160,7 +161,7 @@ func TestObserveUsage(t *testing.T) {
 	if got := testutil.ToFloat64(m.agent.cost.WithLabelValues("architect", "script")); got != 0.5 {
 		t.Errorf("architect cost = %v", got)
 	}
-	m.ObserveUsage(AgentUsage{InputTokens: -5, CostUSD: -1}) // must not panic on a negative add
+	m.ObserveUsage(events.AgentUsage{InputTokens: -5, CostUSD: -1}) // must not panic on a negative add
 	if got := testutil.ToFloat64(m.agent.sessions.WithLabelValues("unknown", "unknown")); got != 1 {
 		t.Errorf("unknown sessions = %v", got)
 	}
@@ -168,21 +169,21 @@ func TestObserveUsage(t *testing.T) {
 
 func TestRunStatusGauges(t *testing.T) {
 	m, _ := newMetrics(t)
-	m.ObserveRunStatus(RunStatus{To: "running"})
-	m.ObserveRunStatus(RunStatus{To: "running"})
-	m.ObserveRunStatus(RunStatus{From: "running", To: "awaiting_approval"})
+	m.ObserveRunStatus(events.RunStatus{To: "running"})
+	m.ObserveRunStatus(events.RunStatus{To: "running"})
+	m.ObserveRunStatus(events.RunStatus{From: "running", To: "awaiting_approval"})
 	if got := testutil.ToFloat64(m.runs.pending); got != 1 {
 		t.Errorf("pending approvals = %v, want 1", got)
 	}
 	if got := testutil.ToFloat64(m.runs.byState.WithLabelValues("running")); got != 1 {
 		t.Errorf("running = %v, want 1", got)
 	}
-	m.ObserveRunStatus(RunStatus{From: "awaiting_approval", To: "rejected"})
+	m.ObserveRunStatus(events.RunStatus{From: "awaiting_approval", To: "rejected"})
 	if got := testutil.ToFloat64(m.runs.pending); got != 0 {
 		t.Errorf("pending approvals = %v, want 0", got)
 	}
 	// A status change for a run started by another process never goes below zero.
-	m.ObserveRunStatus(RunStatus{From: "halted", To: "cancelled"})
+	m.ObserveRunStatus(events.RunStatus{From: "halted", To: "cancelled"})
 	if got := testutil.ToFloat64(m.runs.byState.WithLabelValues("halted")); got != 0 {
 		t.Errorf("halted = %v, want 0", got)
 	}

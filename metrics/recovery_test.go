@@ -4,22 +4,23 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gaffer-dev/gaffer/events"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 func TestRecoveryCounters(t *testing.T) {
 	m, reg := newMetrics(t)
 	for _, e := range []any{
-		DoctorCall{Phase: 2, Tier: "cheap", Action: "retry_with_hint"},
-		&DoctorCall{Phase: 2, Tier: "strong", Action: "replan"},
-		DoctorCall{Phase: 3, Tier: "cheap", Action: "none"},
+		events.DoctorCall{Phase: 2, Tier: "cheap", Action: "retry_with_hint"},
+		&events.DoctorCall{Phase: 2, Tier: "strong", Action: "replan"},
+		events.DoctorCall{Phase: 3, Tier: "cheap", Action: "none"},
 	} {
-		m.Observe(custom(EventDoctorCall, e))
+		m.Observe(custom(events.EventDoctorCall, e))
 	}
-	m.Observe(custom(EventReplan, Replan{Phase: 2}))
-	m.Observe(custom(EventStuckDecision, StuckDecision{Phase: 3, Decision: "stop", Why: "x"}))
-	m.Observe(custom(EventStuckDecision, StuckDecision{Phase: 3, Decision: "reduce_scope"}))
-	m.Observe(custom(EventBudgetWarning, BudgetWarning{Remaining: 0.15}))
+	m.Observe(custom(events.EventReplan, events.Replan{Phase: 2}))
+	m.Observe(custom(events.EventStuckDecision, events.StuckDecision{Phase: 3, Decision: "stop", Why: "x"}))
+	m.Observe(custom(events.EventStuckDecision, events.StuckDecision{Phase: 3, Decision: "reduce_scope"}))
+	m.Observe(custom(events.EventBudgetWarning, events.BudgetWarning{Remaining: 0.15}))
 	want := `
 # HELP gaffer_doctor_calls_total Doctor calls, by tier (cheap, strong) and the action advised (none when the answer did not parse).
 # TYPE gaffer_doctor_calls_total counter

@@ -204,13 +204,13 @@
 // story.CheckSummary accepts it, else the deterministic one; a summarizer
 // that fails, cannot run or is refused changes nothing but a log line. Its
 // usage is the "summarizer" role's; when that role's share of the run's
-// cost (tokens without prices) is over metrics.ContextCostLimit, the
+// cost (tokens without prices) is over events.ContextCostLimit, the
 // context_cost event fires. The llm driver's expand_context tool reads a
 // phase's records from Session.StoryDir.
 //
 // # Events
 //
-// Nodes emit the custom events of package metrics with graph.Emit:
+// Nodes emit the custom events of package events with graph.Emit:
 // agent_usage after every agent session (and its usage is added to
 // state.Usage by role), review after every verdict, phase_finished after
 // every attempt or iteration (completed, retried, halted, failed) and

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/events"
 	"github.com/gaffer-dev/gaffer/graph"
-	"github.com/gaffer-dev/gaffer/metrics"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
@@ -121,14 +121,14 @@ func (w *workflow) approval(ctx context.Context, s state.ExecutionState) (state.
 		if err != nil {
 			var ie *graph.InterruptError
 			if errors.As(err, &ie) {
-				graph.Emit(ctx, metrics.EventRunStatus, metrics.RunStatus{From: state.RunRunning.String(), To: state.RunAwaitingApproval.String()})
+				graph.Emit(ctx, events.EventRunStatus, events.RunStatus{From: state.RunRunning.String(), To: state.RunAwaitingApproval.String()})
 			}
 			return s, err
 		}
 		if err := json.Unmarshal(raw, &ans); err != nil {
 			return s, fmt.Errorf("%w: %s: %w", ErrBadAnswer, raw, err)
 		}
-		graph.Emit(ctx, metrics.EventRunStatus, metrics.RunStatus{From: state.RunAwaitingApproval.String(), To: state.RunRunning.String()})
+		graph.Emit(ctx, events.EventRunStatus, events.RunStatus{From: state.RunAwaitingApproval.String(), To: state.RunRunning.String()})
 	}
 	fb := strings.TrimSpace(ans.Feedback)
 	switch {
@@ -150,7 +150,7 @@ func (w *workflow) approval(ctx context.Context, s state.ExecutionState) (state.
 // usage adds a session's usage to the state and emits agent_usage.
 func (w *workflow) usage(ctx context.Context, s state.ExecutionState, role agent.Role, u agent.Usage) state.ExecutionState {
 	model := modelOf(s.Config, role)
-	graph.Emit(ctx, metrics.EventAgentUsage, metrics.AgentUsage{
+	graph.Emit(ctx, events.EventAgentUsage, events.AgentUsage{
 		Role: string(role), Model: model, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
 		CachedTokens: u.CachedTokens, CostUSD: u.CostUSD,
 	})
@@ -174,7 +174,7 @@ func modelOf(cfg state.RunConfig, role agent.Role) string {
 // withStatus sets the run's status and emits run_status when it changes.
 func (w *workflow) withStatus(ctx context.Context, s state.ExecutionState, st state.RunStatus) state.ExecutionState {
 	if s.Status != st {
-		graph.Emit(ctx, metrics.EventRunStatus, metrics.RunStatus{From: s.Status.String(), To: st.String()})
+		graph.Emit(ctx, events.EventRunStatus, events.RunStatus{From: s.Status.String(), To: st.String()})
 	}
 	return s.WithStatus(st)
 }

@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/events"
 	"github.com/gaffer-dev/gaffer/graph"
-	"github.com/gaffer-dev/gaffer/metrics"
 	"github.com/gaffer-dev/gaffer/recovery"
 	"github.com/gaffer-dev/gaffer/state"
 )
@@ -135,8 +135,8 @@ func ReplannedPhases(s state.ExecutionState) []Replanned {
 
 // The recovery events (graph.Emit); metrics counts them.
 const (
-	EventRecoveryFailure  = metrics.EventRecoveryFailure
-	EventRecoveryDecision = metrics.EventRecoveryDecision
+	EventRecoveryFailure  = events.EventRecoveryFailure
+	EventRecoveryDecision = events.EventRecoveryDecision
 )
 
 func recoveryOn(s state.ExecutionState) bool { return s.Config.Recovery != nil }
@@ -254,7 +254,7 @@ func (w *workflow) failed(ctx context.Context, s state.ExecutionState, ps state.
 	}
 	m, f := recovery.RecordFailure(rs.Memory, i, ps.Attempt, inputOf(ps, rr), cfg)
 	rs.Memory = m
-	graph.Emit(ctx, EventRecoveryFailure, metrics.RecoveryFailure{Phase: i + 1, Attempt: ps.Attempt, Category: string(f.Category), Fingerprint: f.Fingerprint})
+	graph.Emit(ctx, EventRecoveryFailure, events.RecoveryFailure{Phase: i + 1, Attempt: ps.Attempt, Category: string(f.Category), Fingerprint: f.Fingerprint})
 	rs.Exhausted = exhausted
 	rs.Stage = ""
 	if d := recovery.ShouldReplan(m, i, cfg); d.Replan && w.has(agent.RoleReplanner, s) {
@@ -373,7 +373,7 @@ func (w *workflow) doctor(ctx context.Context, s state.ExecutionState, rs recove
 		return s, fmt.Errorf("nodes: %w", err)
 	}
 	rs.Memory = m
-	graph.Emit(ctx, metrics.EventDoctorCall, metrics.DoctorCall{Phase: ps.Index + 1, Tier: p.Tier.String(), Action: adv.Action.String()})
+	graph.Emit(ctx, events.EventDoctorCall, events.DoctorCall{Phase: ps.Index + 1, Tier: p.Tier.String(), Action: adv.Action.String()})
 	why := adv.Rationale
 	if adv.Malformed != "" {
 		why = "the answer did not parse: " + adv.Malformed
@@ -430,7 +430,7 @@ func (w *workflow) stuck(ctx context.Context, s state.ExecutionState, rs recover
 	sit.RunReplansLeft = sit.RunReplansLeft && w.has(agent.RoleReplanner, s)
 	sit.EscalationModel = s.Config.Agents.Developer.EscalationModel != ""
 	dec, why := recovery.Stuck(sit, cfg)
-	graph.Emit(ctx, metrics.EventStuckDecision, metrics.StuckDecision{Phase: ps.Index + 1, Decision: dec.String(), Why: why})
+	graph.Emit(ctx, events.EventStuckDecision, events.StuckDecision{Phase: ps.Index + 1, Decision: dec.String(), Why: why})
 	rs = w.decide(ctx, s, rs, ps, "stuck:"+dec.String(), why)
 	switch dec {
 	case recovery.StuckReplan:
@@ -465,9 +465,9 @@ func (w *workflow) stop(ctx context.Context, s state.ExecutionState, rs recovery
 	if c, err = w.halt(ctx, c, ps); err != nil {
 		return s, err
 	}
-	outcome := metrics.OutcomeHalted
+	outcome := events.OutcomeHalted
 	if ps.Error != "" {
-		outcome = metrics.OutcomeFailed
+		outcome = events.OutcomeFailed
 	}
 	w.attemptFinished(ctx, s, ps, outcome)
 	return c, nil
@@ -476,7 +476,7 @@ func (w *workflow) stop(ctx context.Context, s state.ExecutionState, rs recovery
 // attemptFinished emits phase_finished for an attempt whose outcome the
 // recover node decided (review left it to recover).
 func (w *workflow) attemptFinished(ctx context.Context, s state.ExecutionState, ps state.PhaseState, outcome string) {
-	graph.Emit(ctx, metrics.EventPhaseFinished, metrics.PhaseFinished{
+	graph.Emit(ctx, events.EventPhaseFinished, events.PhaseFinished{
 		Phase: ps.Index + 1, Attempt: ps.Attempt, Iteration: s.Progress.ReviewIteration, Outcome: outcome,
 		Duration: max(w.cfg.Clock().Sub(ps.StartedAt), 0),
 	})
@@ -517,7 +517,7 @@ func (w *workflow) ask(ctx context.Context, s state.ExecutionState, rs recoveryS
 	if err != nil {
 		var ie *graph.InterruptError
 		if errors.As(err, &ie) {
-			graph.Emit(ctx, metrics.EventRunStatus, metrics.RunStatus{From: state.RunRunning.String(), To: state.RunAwaitingApproval.String()})
+			graph.Emit(ctx, events.EventRunStatus, events.RunStatus{From: state.RunRunning.String(), To: state.RunAwaitingApproval.String()})
 		}
 		return s, err
 	}
@@ -525,7 +525,7 @@ func (w *workflow) ask(ctx context.Context, s state.ExecutionState, rs recoveryS
 	if err := json.Unmarshal(raw, &ans); err != nil {
 		return s, fmt.Errorf("%w: %s: %w", ErrBadAnswer, raw, err)
 	}
-	graph.Emit(ctx, metrics.EventRunStatus, metrics.RunStatus{From: state.RunAwaitingApproval.String(), To: state.RunRunning.String()})
+	graph.Emit(ctx, events.EventRunStatus, events.RunStatus{From: state.RunAwaitingApproval.String(), To: state.RunRunning.String()})
 	q := rs.Question
 	rs.Question = nil
 	fb := strings.TrimSpace(ans.Feedback)
@@ -549,7 +549,7 @@ func (w *workflow) nextAttempt(ctx context.Context, s state.ExecutionState, rs r
 	rs.Stage = ""
 	c := s
 	if rs.Exhausted {
-		w.attemptFinished(ctx, s, ps, metrics.OutcomeRetried)
+		w.attemptFinished(ctx, s, ps, events.OutcomeRetried)
 		rs.Exhausted = false
 		ps.Status, ps.Attempt = state.PhaseRetrying, ps.Attempt+1
 		setTasks(&ps, state.PhaseRetrying)
@@ -573,7 +573,7 @@ func (w *workflow) decide(ctx context.Context, s state.ExecutionState, rs recove
 	if err := w.write(decisionPath(s, rec.N), string(b)+"\n"); err != nil {
 		w.cfg.Logger.Warn("recovery: decision record not written", "err", err)
 	}
-	graph.Emit(ctx, EventRecoveryDecision, metrics.RecoveryDecision{Phase: rec.Phase, Decision: decision, Why: why})
+	graph.Emit(ctx, EventRecoveryDecision, events.RecoveryDecision{Phase: rec.Phase, Decision: decision, Why: why})
 	w.cfg.Logger.Info("recovery decision", "phase", rec.Phase, "attempt", rec.Attempt, "decision", decision, "why", why)
 	return rs
 }
@@ -601,7 +601,7 @@ func (w *workflow) checkBudget(ctx context.Context, s state.ExecutionState) (sta
 		return s, err
 	}
 	rs.BudgetWarned = true
-	graph.Emit(ctx, metrics.EventBudgetWarning, metrics.BudgetWarning{Remaining: b.Remaining()})
+	graph.Emit(ctx, events.EventBudgetWarning, events.BudgetWarning{Remaining: b.Remaining()})
 	w.cfg.Notice(fmt.Sprintf("run %s has spent %.0f%% of its budget", s.Run.ID, (1-b.Remaining())*100))
 	return withRecovery(s, rs)
 }
@@ -640,7 +640,7 @@ func (w *workflow) replan(ctx context.Context, s state.ExecutionState, rs recove
 		return s, fmt.Errorf("nodes: %w", err)
 	}
 	rs.Memory = m
-	graph.Emit(ctx, metrics.EventReplan, metrics.Replan{Phase: ps.Index + 1})
+	graph.Emit(ctx, events.EventReplan, events.Replan{Phase: ps.Index + 1})
 	if perr != nil {
 		rs = w.decide(ctx, c, rs, ps, "replan:no_revision", perr.Error())
 		return w.afterAdvice(ctx, c, rs, ps, cfg, recovery.Advice{})

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/events"
 	"github.com/gaffer-dev/gaffer/graph"
-	"github.com/gaffer-dev/gaffer/metrics"
 	"github.com/gaffer-dev/gaffer/recovery"
 	"github.com/gaffer-dev/gaffer/state"
 )
@@ -409,7 +409,7 @@ developer:
 `)
 	var warned int
 	unsub := h.runner.Subscribe(func(e graph.Event) {
-		if e.Kind == graph.Custom && e.Name == metrics.EventBudgetWarning {
+		if e.Kind == graph.Custom && e.Name == events.EventBudgetWarning {
 			warned++
 		}
 	})
@@ -444,7 +444,7 @@ func TestRecoveryExhaustedStopsLikeRecoveryOff(t *testing.T) {
 	for k, cfg := range []state.RunConfig{{AutoApprove: true}, on()} {
 		h := newHarness(t, script)
 		unsub := h.runner.Subscribe(func(e graph.Event) {
-			if pf, ok := e.Payload.(metrics.PhaseFinished); ok && e.Kind == graph.Custom {
+			if pf, ok := e.Payload.(events.PhaseFinished); ok && e.Kind == graph.Custom {
 				outcomes[k] += fmt.Sprintf("%d/%d:%s ", pf.Phase, pf.Attempt, pf.Outcome)
 			}
 		})

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/events"
 	"github.com/gaffer-dev/gaffer/graph"
-	"github.com/gaffer-dev/gaffer/metrics"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
@@ -79,21 +79,21 @@ func (w *workflow) review(ctx context.Context, s state.ExecutionState) (state.Ex
 			decision = decideRecover
 		}
 	}
-	graph.Emit(ctx, metrics.EventReview, metrics.Review{Phase: ps.Index + 1, Iteration: iteration, Approved: rr.Approved})
+	graph.Emit(ctx, events.EventReview, events.Review{Phase: ps.Index + 1, Iteration: iteration, Approved: rr.Approved})
 	ps.Review = &rr
 	attempt := ps.Attempt
 	var outcome string
 	switch decision {
 	case DecideDone, DecideNextPhase:
 		c, err = w.approve(ctx, c, ps, post, decision == DecideDone)
-		outcome = metrics.OutcomeCompleted
+		outcome = events.OutcomeCompleted
 	case DecideIterate:
 		ps.Status = state.PhaseRetrying
 		c, err = c.WithPhaseState(ps)
 		if err == nil {
 			c = c.WithReviewIteration(iteration)
 		}
-		outcome = metrics.OutcomeRetried
+		outcome = events.OutcomeRetried
 	case DecideRetry:
 		ps.Status, ps.Attempt = state.PhaseRetrying, ps.Attempt+1
 		setTasks(&ps, state.PhaseRetrying)
@@ -101,19 +101,19 @@ func (w *workflow) review(ctx context.Context, s state.ExecutionState) (state.Ex
 		if err == nil {
 			c = c.WithReviewIteration(0).WithDriverSession("")
 		}
-		outcome = metrics.OutcomeRetried
+		outcome = events.OutcomeRetried
 	case decideRecover:
 		ps.Status = state.PhaseRetrying
 		c, err = c.WithPhaseState(ps)
 		if err == nil {
 			c = c.WithReviewIteration(iteration)
 		}
-		outcome = metrics.OutcomeRetried
+		outcome = events.OutcomeRetried
 	case DecideHalt:
 		c, err = w.halt(ctx, c.WithReviewIteration(iteration), ps)
-		outcome = metrics.OutcomeHalted
+		outcome = events.OutcomeHalted
 		if ps.Error != "" {
-			outcome = metrics.OutcomeFailed
+			outcome = events.OutcomeFailed
 		}
 	}
 	if err != nil {
@@ -122,7 +122,7 @@ func (w *workflow) review(ctx context.Context, s state.ExecutionState) (state.Ex
 	if decision == decideRecover {
 		return c, nil // recover emits phase_finished once it knows the outcome
 	}
-	graph.Emit(ctx, metrics.EventPhaseFinished, metrics.PhaseFinished{
+	graph.Emit(ctx, events.EventPhaseFinished, events.PhaseFinished{
 		Phase: ps.Index + 1, Attempt: attempt, Iteration: iteration, Outcome: outcome,
 		Duration: max(w.cfg.Clock().Sub(ps.StartedAt), 0),
 	})

@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/events"
 	"github.com/gaffer-dev/gaffer/graph"
-	"github.com/gaffer-dev/gaffer/metrics"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/story"
 )
@@ -240,12 +240,12 @@ func (w *workflow) storySoFar(ctx context.Context, s state.ExecutionState, i int
 
 // checkContextCost emits EventContextCost when the summarizer's share of
 // the run's cost (tokens when no cost is known) is over
-// metrics.ContextCostLimit.
+// events.ContextCostLimit.
 func (w *workflow) checkContextCost(ctx context.Context, s state.ExecutionState, phase int) {
 	share := ContextShare(s)
-	if share > metrics.ContextCostLimit {
-		w.cfg.Logger.Warn("context management is over its share of the run's cost", "share", share, "limit", metrics.ContextCostLimit)
-		graph.Emit(ctx, metrics.EventContextCost, metrics.ContextCost{Phase: phase, Share: share})
+	if share > events.ContextCostLimit {
+		w.cfg.Logger.Warn("context management is over its share of the run's cost", "share", share, "limit", events.ContextCostLimit)
+		graph.Emit(ctx, events.EventContextCost, events.ContextCost{Phase: phase, Share: share})
 	}
 }
 

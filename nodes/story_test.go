@@ -12,8 +12,8 @@ import (
 
 	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/events"
 	"github.com/gaffer-dev/gaffer/graph"
-	"github.com/gaffer-dev/gaffer/metrics"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/story"
 )
@@ -222,9 +222,9 @@ func TestSummarizer(t *testing.T) {
   - phase: 3
     error: out of budget
 `))
-	var over []metrics.ContextCost
+	var over []events.ContextCost
 	unsub := h.runner.Subscribe(func(e graph.Event) {
-		if c, ok := e.Payload.(metrics.ContextCost); ok && e.Kind == graph.Custom && e.Name == metrics.EventContextCost {
+		if c, ok := e.Payload.(events.ContextCost); ok && e.Kind == graph.Custom && e.Name == events.EventContextCost {
 			over = append(over, c)
 		}
 	})
@@ -259,7 +259,7 @@ func TestSummarizer(t *testing.T) {
 	if !strings.Contains(devs[1].Prompt, "- a bounded ring buffer\n") {
 		t.Errorf("phase 2's prompt does not carry the accepted summary")
 	}
-	if len(over) == 0 || over[0].Share <= metrics.ContextCostLimit {
+	if len(over) == 0 || over[0].Share <= events.ContextCostLimit {
 		t.Fatalf("context_cost events %+v", over)
 	}
 }

@@ -13,9 +13,9 @@ import (
 
 	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/events"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/internal/atomicfile"
-	"github.com/gaffer-dev/gaffer/metrics"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
@@ -353,7 +353,7 @@ func TestEventsAndUsage(t *testing.T) {
 			return
 		}
 		counts[e.Name]++
-		if pf, ok := e.Payload.(metrics.PhaseFinished); ok {
+		if pf, ok := e.Payload.(events.PhaseFinished); ok {
 			outcomes = append(outcomes, fmt.Sprintf("%d/%d:%s", pf.Phase, pf.Attempt, pf.Outcome))
 		}
 	})
@@ -364,7 +364,7 @@ func TestEventsAndUsage(t *testing.T) {
 		t.Fatalf("reviewer usage %+v", u)
 	}
 	// 3 developer + 3 reviewer sessions; 3 reviews; 3 phase attempts; one status change.
-	if counts[metrics.EventAgentUsage] != 6 || counts[metrics.EventReview] != 3 || counts[metrics.EventPhaseFinished] != 3 || counts[metrics.EventRunStatus] != 1 {
+	if counts[events.EventAgentUsage] != 6 || counts[events.EventReview] != 3 || counts[events.EventPhaseFinished] != 3 || counts[events.EventRunStatus] != 1 {
 		t.Fatalf("events %v", counts)
 	}
 	if want := []string{"1/1:completed", "2/1:retried", "2/2:completed"}; !slices.Equal(outcomes, want) {

@@ -1,9 +1,9 @@
-package metrics
+package events
 
 import "time"
 
 // The names of the custom graph events (graph.Emit) that the workflow's
-// nodes emit and the collectors here count. Payloads are the types below,
+// nodes emit and package metrics counts. Payloads are the types below,
 // passed by value.
 const (
 	EventPhaseFinished = "phase_finished" // payload PhaseFinished
