@@ -27,9 +27,7 @@ func New(version string, stdout, stderr io.Writer) *ucli.App {
 // NewWithIO is New with a standard input: run, approve and resume ask for
 // approval on it when it and the output are a terminal.
 func NewWithIO(version string, io IO) *ucli.App {
-	if io.ops == nil {
-		io.ops = &opsHooks{version: version}
-	}
+	io.version = version
 	io = io.live()
 	a := &app{version: version, stdout: io.Out, stderr: io.Err, io: io}
 	return &ucli.App{

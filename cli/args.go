@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"strconv"
 	"strings"
 
@@ -111,27 +110,6 @@ func (a cmdArgs) Uint64(name string) (uint64, error) {
 		return n, nil
 	}
 	return a.c.Uint64(name), nil
-}
-
-// withRun is the action of a command on one run: it reads RUN and the
-// trailing flags, opens the store (or borrows the holding process's) and
-// calls fn, closing the store when fn returns.
-func withRun(io IO, fn func(ctx context.Context, e *env, a cmdArgs) error) ucli.ActionFunc {
-	return func(c *ucli.Context) error {
-		a, err := parseArgs(c)
-		if err != nil {
-			return err
-		}
-		if err := needStore(c, io); err != nil {
-			return err
-		}
-		e, err := openEnv(c, io)
-		if err != nil {
-			return err
-		}
-		defer e.Close()
-		return fn(c.Context, e, a)
-	}
 }
 
 // paceFlag is --pace for the commands that continue a run in this process:

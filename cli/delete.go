@@ -4,11 +4,10 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/state"
 	ucli "github.com/urfave/cli/v2"
 )
@@ -28,15 +27,15 @@ func deleteCommand(io IO) *ucli.Command {
 			if a.run == "" {
 				return exitf(ExitUsage, "usage: gaffer delete RUN")
 			}
-			if err := needStore(c, io); err != nil {
+			if err := needStore(c); err != nil {
 				return err
 			}
-			e, err := openEnv(c, io)
+			l, err := openHost(c, io, hostOptions{kind: commandKind(c)})
 			if err != nil {
 				return err
 			}
-			defer e.Close()
-			return Delete(c.Context, e, []string{a.run}, a.Bool("yes") || a.Bool("y"))
+			defer l.Close()
+			return Delete(c.Context, l, []string{a.run}, a.Bool("yes") || a.Bool("y"))
 		},
 	}
 }
@@ -67,38 +66,38 @@ func pruneCommand(io IO) *ucli.Command {
 			if keep < 0 {
 				return exitf(ExitUsage, "--keep %d: want 0 or more", keep)
 			}
-			if dir, err := missingStore(c, io); err != nil || dir != "" {
+			if dir, err := missingStore(c); err != nil || dir != "" {
 				if err == nil {
 					fmt.Fprintln(io.Out, noRunsLine(dir))
 				}
 				return err
 			}
-			e, err := openEnv(c, io)
+			l, err := openHost(c, io, hostOptions{kind: commandKind(c)})
 			if err != nil {
 				return err
 			}
-			defer e.Close()
-			rs, err := e.runs(c.Context)
+			defer l.Close()
+			rs, err := l.List(c.Context)
 			if err != nil {
 				return err
 			}
 			var old []string
 			kept := 0
 			for _, r := range rs { // newest first
-				if !deletable(r.snap) {
+				if !deletable(r.Snapshot) {
 					continue
 				}
 				if kept < keep {
 					kept++
 					continue
 				}
-				old = append(old, r.snap.RunID)
+				old = append(old, r.Snapshot.RunID)
 			}
 			if len(old) == 0 {
-				fmt.Fprintf(e.io.Out, "Nothing to prune: %s kept.\n", plural(kept, "finished run"))
+				fmt.Fprintf(l.io.Out, "Nothing to prune: %s kept.\n", plural(kept, "finished run"))
 				return nil
 			}
-			return Delete(c.Context, e, old, a.Bool("yes") || a.Bool("y"))
+			return Delete(c.Context, l, old, a.Bool("yes") || a.Bool("y"))
 		},
 	}
 }
@@ -114,18 +113,19 @@ func deletable(snap graph.Snapshot[state.ExecutionState]) bool {
 // (cancel it first), or one whose user's changes are still to be put back
 // (resume it first), is refused with exit 8 before anything is removed.
 // The runs' commits and execution directories stay in git.
-func Delete(ctx context.Context, e *env, ids []string, yes bool) error {
+func Delete(ctx context.Context, l *local, ids []string, yes bool) error {
 	total := 0
 	for _, id := range ids {
-		snap, err := e.runner.State(ctx, id)
+		rs, err := l.Status(ctx, host.RunRequest{RunID: id})
 		if err != nil {
-			return e.runError(ctx, id, err)
+			return err
 		}
+		snap := rs.Snapshot
 		switch st := runStatus(snap); {
 		case !st.Terminal():
-			return exitf(ExitPrecondition, "run %s is %s; cancel it first: %s", id, st, e.cmd("cancel", id))
+			return exitf(ExitPrecondition, "run %s is %s; cancel it first: %s", id, st, l.cmd("cancel", id))
 		case snap.State.Stash.Pending():
-			return exitf(ExitPrecondition, "run %s still keeps your uncommitted changes; put them back first: %s", id, e.cmd("resume", id))
+			return exitf(ExitPrecondition, "run %s still keeps your uncommitted changes; put them back first: %s", id, l.cmd("resume", id))
 		}
 		total += int(snap.Seq)
 	}
@@ -133,20 +133,19 @@ func Delete(ctx context.Context, e *env, ids []string, yes bool) error {
 	if len(ids) > 1 {
 		what = fmt.Sprintf("%d finished runs (%s)", len(ids), strings.Join(ids, ", "))
 	}
-	if e.io.terminal() && !yes {
-		fmt.Fprintf(e.io.Out, "Delete %s from the store, about %s? Their commits stay in git. [y/N] ", what, plural(total, "checkpoint"))
-		l, _ := bufio.NewReader(e.io.In).ReadString('\n')
-		if a := strings.ToLower(strings.TrimSpace(l)); a != "y" && a != "yes" {
-			fmt.Fprintln(e.io.Out, "Nothing deleted.")
+	if l.io.terminal() && !yes {
+		fmt.Fprintf(l.io.Out, "Delete %s from the store, about %s? Their commits stay in git. [y/N] ", what, plural(total, "checkpoint"))
+		line, _ := bufio.NewReader(l.io.In).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+			fmt.Fprintln(l.io.Out, "Nothing deleted.")
 			return nil
 		}
 	}
 	for _, id := range ids {
-		if err := e.store.Delete(ctx, id); err != nil {
-			return fmt.Errorf("delete run %s: %w", id, err)
+		if err := l.Delete(ctx, id); err != nil {
+			return err
 		}
-		_ = os.RemoveAll(filepath.Join(transcriptDir(e.storeDir), id))
 	}
-	fmt.Fprintf(e.io.Out, "Deleted %s.\n", what)
+	fmt.Fprintf(l.io.Out, "Deleted %s.\n", what)
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/examples/demo"
+	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/recovery"
 	"github.com/gaffer-dev/gaffer/state"
@@ -75,46 +76,46 @@ func Demo(ctx context.Context, c *ucli.Context, io IO, o DemoOptions) error {
 	if err := c.Set("repo", dir); err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	e, err := openEnv(c, io)
+	l, err := openHost(c, io, hostOptions{kind: commandKind(c)})
 	if err != nil {
 		return err
 	}
-	defer e.Close()
+	defer l.Close()
 	gd := gitDir(dir)
-	initial, err := e.newRun(ctx, RunOptions{
-		PlanFile: "", Goal: planTitle(demo.Plan, "plan.md"), Driver: "script",
-		Script: filepath.Join(gd, "gaffer-demo", "script.yaml"), AutoApprove: o.AutoApprove, Pace: o.Pace, RunID: o.RunID,
-	})
-	if err != nil {
-		return err
+	id := o.RunID
+	if id == "" {
+		id = host.NewRunID(time.Now())
 	}
-	id := initial.Run.ID
+	spec := RunOptions{
+		PlanFile: "", Goal: planTitle(demo.Plan, "plan.md"), Driver: "script",
+		Script: filepath.Join(gd, "gaffer-demo", "script.yaml"), AutoApprove: o.AutoApprove, Pace: o.Pace, RunID: id,
+	}.spec()
 	fmt.Fprintf(out, "Run %s: the architect plans, you approve, each phase runs in a fresh session, is reviewed and committed.\n", id)
-	fmt.Fprintf(out, "(kill it at any moment and finish it with: %s)\n\n", e.cmd("resume"))
-	ask := func(_ context.Context, req nodes.ApprovalRequest, s state.ExecutionState) (nodes.Answer, error) {
+	fmt.Fprintf(out, "(kill it at any moment and finish it with: %s)\n\n", l.cmd("resume"))
+	l.front.ask = func(_ context.Context, req nodes.ApprovalRequest, s state.ExecutionState) (nodes.Answer, error) {
 		fmt.Fprintf(out, "\nThe architect's plan (%s mode, %d phases):\n\n", req.Mode, req.Phases)
 		writeRunTree(out, s, time.Now())
-		fmt.Fprintf(out, "\nThe demo answers the approval itself: approving… (a real run waits for `%s`)\n\n", e.cmd("approve"))
+		fmt.Fprintf(out, "\nThe demo answers the approval itself: approving… (a real run waits for `%s`)\n\n", l.cmd("approve"))
 		return nodes.Answer{Approved: true, Feedback: "approved by the demo"}, nil
 	}
-	runErr := e.drive(ctx, id, ask, func() (graphResult, error) { return e.runner.Run(ctx, id, initial) })
-	if runErr != nil {
-		return runErr
+	res, err := l.Start(ctx, spec)
+	if err := report(io, l.cmd, res, err); err != nil {
+		return err
 	}
-	return demoEpilogue(ctx, e, dir, id, o.SkipGoTest)
+	return demoEpilogue(ctx, l, dir, id, o.SkipGoTest)
 }
 
 // demoEpilogue shows git log, the execution directory, and go test.
-func demoEpilogue(ctx context.Context, e *env, dir, id string, skipTest bool) error {
-	out := e.io.Out
-	snap, err := e.runner.State(ctx, id)
+func demoEpilogue(ctx context.Context, l *local, dir, id string, skipTest bool) error {
+	out := l.io.Out
+	snap, err := l.State(ctx, id)
 	if err != nil {
 		return err
 	}
 	writeDemoRecovery(out, snap.State)
 	fmt.Fprintf(out, "\n$ git log --oneline\n")
 	if err := runShown(ctx, out, dir, "git", "log", "--oneline"); err != nil {
-		log, lerr := e.repo.Log(ctx, 20)
+		log, lerr := l.Repo().Log(ctx, 20)
 		if lerr != nil {
 			return errors.Join(err, lerr)
 		}

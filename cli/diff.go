@@ -3,7 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 
+	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/state"
+	"github.com/gaffer-dev/gaffer/workspace"
 	ucli "github.com/urfave/cli/v2"
 )
 
@@ -26,7 +31,21 @@ func diffCommand(io IO) *ucli.Command {
 			if err != nil {
 				return err
 			}
-			return withRuns(c, io, func(e *env) error { return Diff(c.Context, e, a.run, int(n), a.Bool("exec-dir")) })
+			return withService(c, io, true, func(svc host.Service, _ func(...string) string) error {
+				rs, err := svc.Status(c.Context, host.RunRequest{RunID: a.run})
+				if err != nil {
+					return err
+				}
+				g, _, err := globalsOf(c)
+				if err != nil {
+					return err
+				}
+				repo, err := workspace.Open(g.Repo)
+				if err != nil {
+					return exitf(ExitPrecondition, "open repository %s: %w", g.Repo, err)
+				}
+				return Diff(c.Context, io.Out, repo, rs.Snapshot, int(n), a.Bool("exec-dir"))
+			})
 		},
 	}
 }
@@ -36,11 +55,8 @@ func diffCommand(io IO) *ucli.Command {
 // pre-phase commit to the last phase commit), after one line naming the
 // commits. The execution directory is left out unless execDir. A phase
 // that has no commit yet is exit 8, naming its status.
-func Diff(ctx context.Context, e *env, runID string, n int, execDir bool) error {
-	id, snap, err := e.latest(ctx, runID)
-	if err != nil {
-		return err
-	}
+func Diff(ctx context.Context, w io.Writer, repo *workspace.Repo, snap graph.Snapshot[state.ExecutionState], n int, execDir bool) error {
+	id := snap.RunID
 	phases := snap.State.Progress.Phases
 	var from, to, what string
 	switch {
@@ -69,8 +85,8 @@ func Diff(ctx context.Context, e *env, runID string, n int, execDir bool) error 
 	if !execDir {
 		exclude, note = []string{snap.State.Run.ExecDir}, " (without "+snap.State.Run.ExecDir+"; --exec-dir shows it)"
 	}
-	fmt.Fprintf(e.io.Out, "# run %s, %s: git diff %s %s%s\n", id, what, short(from), short(to), note)
-	if err := e.repo.Diff(ctx, from, to, exclude, e.io.Out); err != nil {
+	fmt.Fprintf(w, "# run %s, %s: git diff %s %s%s\n", id, what, short(from), short(to), note)
+	if err := repo.Diff(ctx, from, to, exclude, w); err != nil {
 		return exitf(ExitPrecondition, "diff of run %s: %w", id, err)
 	}
 	return nil

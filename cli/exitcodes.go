@@ -11,6 +11,7 @@ import (
 	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/cli/config"
+	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
 )
@@ -74,6 +75,7 @@ func usageErrorf(format string, args ...any) error {
 // error 2); anything else is 1.
 func ExitCode(err error) int {
 	var ee *ExitError
+	var he *host.Error
 	var held *checkpoint.LeaseHeldError
 	var coder ucli.ExitCoder
 	switch {
@@ -81,6 +83,8 @@ func ExitCode(err error) int {
 		return ExitOK
 	case errors.As(err, &ee):
 		return ee.Code
+	case errors.As(err, &he):
+		return hostExitCode(he.Code)
 	case errors.Is(err, ErrUsage):
 		return ExitUsage
 	case errors.Is(err, state.ErrInvalidPlan), errors.Is(err, state.ErrInvalidConfig), errors.Is(err, config.ErrInvalid):
@@ -97,6 +101,23 @@ func ExitCode(err error) int {
 		return ExitUsage
 	}
 	return ExitFailure
+}
+
+// hostExitCode is the exit code of a refusal of the run host.
+func hostExitCode(c host.Code) int {
+	switch c {
+	case host.Usage:
+		return ExitUsage
+	case host.Invalid:
+		return ExitInvalid
+	case host.Held:
+		return ExitLocked
+	case host.Refused:
+		return ExitPrecondition
+	case host.Waiting:
+		return ExitAwaitingApproval
+	}
+	return ExitFailure // Failure, Machine
 }
 
 // StatusExitCode returns the exit code for a run that stopped with status
@@ -166,6 +187,9 @@ func exitf(code int, format string, args ...any) error {
 // (ErrNoRun, ErrDirtyTree, …) from a message shown to the user, at its
 // start and after a wrapping "…: ".
 func userMessage(msg string) string {
-	msg = strings.TrimPrefix(msg, "cli: ")
-	return strings.ReplaceAll(msg, ": cli: ", ": ")
+	for _, pkg := range []string{"cli: ", "host: "} {
+		msg = strings.TrimPrefix(msg, pkg)
+		msg = strings.ReplaceAll(msg, ": "+pkg, ": ")
+	}
+	return msg
 }

@@ -21,8 +21,8 @@ type IO struct {
 	// KeyVault); gaffer's main sets it. Nil leaves the environment alone.
 	Keys *KeyVault
 
-	ops    *opsHooks // the control socket and metrics (ops_hooks.go); nil: none
-	screen *screen   // keeps the phase tree pinned below Out on a terminal (screen.go); nil: none
+	version string  // the program's version, told on the control socket
+	screen  *screen // keeps the phase tree pinned below Out on a terminal (screen.go); nil: none
 }
 
 // live returns o with Out, and Err when it writes to the same terminal,

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/control"
+	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/workspace"
 	ucli "github.com/urfave/cli/v2"
 )
@@ -142,20 +143,17 @@ func LogsWith(ctx context.Context, w io.Writer, dir, runID string, phase int, fo
 // on the socket) is yes: logs waits, as before.
 func holderRuns(c *ucli.Context) func(context.Context, string) bool {
 	return func(ctx context.Context, runID string) bool {
-		cl, err := controlClient(c)
+		dir, _, err := storeOf(c)
 		if err != nil {
 			return true
 		}
-		cl.Timeout = 5 * time.Second
-		var res execResult
-		if err := cl.Call(ctx, opExec, execArgs{Argv: []string{"status", runID, "--json"}}, &res); err != nil {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		rs, err := host.NewClient(dir).Status(ctx, host.RunRequest{RunID: runID})
+		if err != nil {
 			return !errors.Is(err, control.ErrNoServer)
 		}
-		var v RunView
-		if res.Exit != ExitOK || json.Unmarshal([]byte(res.Stdout), &v) != nil {
-			return true
-		}
-		return !v.Stopped
+		return !rs.Stopped
 	}
 }
 

@@ -14,6 +14,8 @@ import (
 	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/control"
 	"github.com/gaffer-dev/gaffer/examples/demo"
+	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/state"
 )
 
 // referenceRun runs the demo uninterrupted and returns its tree and commit
@@ -246,7 +248,7 @@ func TestServeQueueAndCancel(t *testing.T) {
 		}
 	}
 	// One worker: b waits in the queue while a runs.
-	if v, _ := statusOf(t, bin, dir, b); v.Status != statusQueued {
+	if v, _ := statusOf(t, bin, dir, b); v.Status != host.StatusQueued {
 		t.Fatalf("status of the second run = %q, want queued", v.Status)
 	}
 	out, code := gafferCmd(t, bin, "--repo", dir, "cancel", b)
@@ -278,10 +280,10 @@ func TestServeResumesARunOnRequest(t *testing.T) {
 	const runID = "r-20260101-resume"
 	p := startProc(t, bin, []string{"--repo", dir, "run", "--goal", planTitle(demo.Plan, "plan.md"), "--script", script,
 		"--run-id", runID, "--auto-approve", "--pace", "40ms"}, "")
-	cl := control.NewClient(filepath.Join(dir, ".git", "gaffer"))
+	cl := host.NewClient(filepath.Join(dir, ".git", "gaffer"))
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		var v WatchView
-		if err := cl.Call(t.Context(), opState, runArgs{RunID: runID}, &v); err == nil && len(v.Phases) > 0 && v.Phases[0].Status == "completed" {
+		rs, err := cl.Status(t.Context(), host.RunRequest{RunID: runID})
+		if ps := rs.Snapshot.State.Progress.Phases; err == nil && len(ps) > 0 && ps[0].Status == state.PhaseCompleted {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -1,13 +1,14 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"strings"
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
@@ -64,32 +65,35 @@ func (a *app) planShowCommand() *ucli.Command {
 		OnUsageError: onUsageError,
 		// Read through the process holding the store, when one does (a
 		// run waiting on its terminal for this very plan's approval).
-		Action: a.remoteRead(func(c *ucli.Context) error {
+		Action: func(c *ucli.Context) error {
 			ar, err := parseArgs(c, "json")
 			if err != nil {
 				return err
 			}
-			return withRuns(c, a.io, func(e *env) error { return PlanShow(c.Context, e, ar.run, ar.Bool("json")) })
-		}),
+			return withService(c, a.io, true, func(svc host.Service, cmd func(...string) string) error {
+				rs, err := svc.Status(c.Context, host.RunRequest{RunID: ar.run})
+				if err != nil {
+					return err
+				}
+				return PlanShow(a.io, cmd, rs.Snapshot, ar.Bool("json"))
+			})
+		},
 	}
 }
 
 // PlanShow prints runID's stored plan (the newest run's without runID):
 // paged on a terminal, as JSON with asJSON. A run whose architect has not
 // written a plan yet is ExitPrecondition.
-func PlanShow(ctx context.Context, e *env, runID string, asJSON bool) error {
-	id, snap, err := e.latest(ctx, runID)
-	if err != nil {
-		return err
-	}
+func PlanShow(io IO, cmd func(...string) string, snap graph.Snapshot[state.ExecutionState], asJSON bool) error {
+	id := snap.RunID
 	v := planViewOf(snap.State)
 	if v == nil {
-		return exitf(ExitPrecondition, "run %s has no plan yet: the architect has not written it (see %s)", id, e.cmd("status", id))
+		return exitf(ExitPrecondition, "run %s has no plan yet: the architect has not written it (see %s)", id, cmd("status", id))
 	}
 	if asJSON {
-		return writeJSON(e.io.Out, v)
+		return writeJSON(io.Out, v)
 	}
 	var b strings.Builder
 	writePlanText(&b, snap.State)
-	return e.io.page(b.String())
+	return io.page(b.String())
 }

@@ -23,7 +23,7 @@ import (
 type progress struct {
 	w      io.Writer
 	tty    bool
-	runner *graph.Runner[state.ExecutionState]
+	runner stateReader
 	runID  string
 	mu     sync.Mutex
 	last   string // the node of the last NodeStarted
@@ -55,7 +55,7 @@ func (p *progress) worthDrawing(s state.ExecutionState) bool {
 	return true
 }
 
-func newProgress(w io.Writer, tty bool, r *graph.Runner[state.ExecutionState], runID string) *progress {
+func newProgress(w io.Writer, tty bool, r stateReader, runID string) *progress {
 	return &progress{w: w, tty: tty, runner: r, runID: runID, now: time.Now}
 }
 

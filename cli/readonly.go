@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"cmp"
 	"errors"
 	"io/fs"
 	"os"
@@ -17,10 +16,7 @@ import (
 // when it does not exist or is empty, and "" otherwise:
 // those commands say there is no run instead of creating a store. A
 // repository that cannot be opened is left to openEnv to report.
-func missingStore(c *ucli.Context, io IO) (string, error) {
-	if io.ops != nil && io.ops.shared != nil {
-		return "", nil
-	}
+func missingStore(c *ucli.Context) (string, error) {
 	g, storeSet, err := globalsOf(c)
 	if err != nil {
 		return "", err
@@ -48,8 +44,8 @@ func missingStore(c *ucli.Context, io IO) (string, error) {
 // needStore is noRuns when the store a command would open does not exist:
 // a command that needs a run (resume, approve, reject, cancel, delete,
 // fork) says so instead of creating an empty store.
-func needStore(c *ucli.Context, io IO) error {
-	dir, err := missingStore(c, io)
+func needStore(c *ucli.Context) error {
+	dir, err := missingStore(c)
 	if err != nil || dir == "" {
 		return err
 	}
@@ -64,19 +60,4 @@ func noRuns(dir string) error {
 
 func noRunsLine(dir string) string {
 	return "no runs in this repository (no store at " + dir + ")"
-}
-
-// withRuns opens the store of c's flags for a command that shows runs and
-// calls f with it; without a store it says there are no runs (exit 8)
-// instead of creating one.
-func withRuns(c *ucli.Context, io IO, f func(*env) error) error {
-	if dir, err := missingStore(c, io); err != nil || dir != "" {
-		return cmp.Or(err, noRuns(dir))
-	}
-	e, err := openEnv(c, io)
-	if err != nil {
-		return err
-	}
-	defer e.Close()
-	return f(e)
 }

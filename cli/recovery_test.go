@@ -1,17 +1,11 @@
 package cli
 
 import (
-	"bytes"
-	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/gaffer-dev/gaffer/graph"
-	ucli "github.com/urfave/cli/v2"
 )
 
 const recoveryPlan = `# Plan: two phases
@@ -151,39 +145,5 @@ func TestResumeWaitingForRecoveryPrintsTheQuestion(t *testing.T) {
 	if code != ExitAwaitingApproval || strings.Contains(out, "approval of its plan") || !strings.Contains(out, "needs a human: phase 2") ||
 		!strings.Contains(out, "narrowing_revision") || !strings.Contains(out, "approve r-rec-q --decision retry") || !strings.Contains(out, "--decision stop") {
 		t.Fatalf("resume of a run waiting for recovery: exit %d\n%s", code, out)
-	}
-}
-
-// runError given graph.ErrInterrupted (what the runtime returns when a
-// run waiting for an answer is resumed without one) for a run waiting for
-// recovery's question prints that question and the --decision commands,
-// not the plan-approval text.
-func TestRunErrorInterruptedWaitingForRecoveryPrintsTheQuestion(t *testing.T) {
-	narrow := `'{"approach":"only stub the sum and skip the hard cases","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`
-	dir, plan, script := recoveryRepo(t, strings.Replace(repeatedFailure, "%s", narrow, 1))
-	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-rec-i"); code != ExitAwaitingApproval {
-		t.Fatalf("run: exit %d\n%s", code, out)
-	}
-	var buf bytes.Buffer
-	io := IO{In: strings.NewReader(""), Out: &buf, Err: &buf, Terminal: func() bool { return false }}
-	app := NewWithIO("test", io)
-	var resumeErr error
-	app.Commands = append(app.Commands, &ucli.Command{
-		Name:  "resume-without-answer",
-		Flags: localGlobals(),
-		Action: withRun(io, func(ctx context.Context, e *env, a cmdArgs) error {
-			_, resumeErr = e.runner.Resume(ctx, a.run)
-			return e.runError(ctx, a.run, resumeErr)
-		}),
-	})
-	err := app.RunContext(context.Background(), []string{"gaffer", "--repo", dir, "resume-without-answer", "r-rec-i"})
-	Report(&buf, err)
-	out, code := buf.String(), ExitCode(err)
-	if !errors.Is(resumeErr, graph.ErrInterrupted) {
-		t.Fatalf("resume without an answer: %v, want graph.ErrInterrupted", resumeErr)
-	}
-	if code != ExitAwaitingApproval || strings.Contains(out, "approval of its plan") || !strings.Contains(out, "needs a human: phase 2") ||
-		!strings.Contains(out, "narrowing_revision") || !strings.Contains(out, "approve r-rec-i --decision retry") || !strings.Contains(out, "--decision stop") {
-		t.Fatalf("runError(ErrInterrupted) of a run waiting for recovery: exit %d\n%s", code, out)
 	}
 }

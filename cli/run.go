@@ -2,17 +2,16 @@ package cli
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/gaffer-dev/gaffer/cli/config"
-	"github.com/gaffer-dev/gaffer/state"
+	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/metrics"
 	"github.com/gaffer-dev/gaffer/workspace"
+	"github.com/prometheus/client_golang/prometheus"
 	ucli "github.com/urfave/cli/v2"
 )
 
@@ -77,117 +76,47 @@ func runCommand(io IO) *ucli.Command {
 			if err := o.precheckTree(c); err != nil { // before the store exists: a refused run writes nothing
 				return err
 			}
-			e, err := openEnv(c, io)
-			if err != nil {
-				return err
-			}
-			defer e.Close()
-			return Run(c.Context, e, o)
+			return Run(c, io, o)
 		},
 	}
 }
 
-// Run starts a run and drives it to its end or its first pause.
-func Run(ctx context.Context, e *env, o RunOptions) error {
+// Run starts a run in this process and drives it to its end or its first
+// pause, with --metrics-addr serving its metrics meanwhile. A store held
+// by `gaffer serve` is refused with the command that queues the run there.
+func Run(c *ucli.Context, io IO, o RunOptions) error {
 	if o.RunID == "" {
-		o.RunID = newRunID(time.Now())
+		o.RunID = host.NewRunID(time.Now())
 	}
-	// The work tree's lock comes before the checks of the tree: a second
-	// process is told who works there, not that the tree is dirty.
-	unlock, err := e.lockWorkTree(o.RunID)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	initial, err := e.newRun(ctx, o)
-	if err != nil {
-		return err
-	}
-	id := initial.Run.ID
-	fmt.Fprintf(e.io.Out, "Run %s started (store %s)\n", id, e.storeDir)
-	var ask answerer
-	if e.io.terminal() {
-		ask = e.askTerminal()
-	}
-	return e.drive(ctx, id, ask, func() (res graphResult, err error) { return e.runner.Run(ctx, id, initial) })
-}
-
-// newRun checks the preconditions and builds the run's first state.
-func (e *env) newRun(ctx context.Context, o RunOptions) (state.ExecutionState, error) {
-	var zero state.ExecutionState
-	if err := o.checkInputs(); err != nil {
-		return zero, err
-	}
-	rp, err := o.resolved(e.repo.Root(), e.io.Keys.getenv)
-	if err != nil {
-		return zero, err
-	}
-	inputs, err := checkTree(ctx, e.repo, o)
-	if err != nil {
-		return zero, err
-	}
-	var md string
-	if o.PlanFile != "" {
-		b, err := o.planSource()
-		if err != nil {
-			return zero, err
+	var m *metrics.Metrics
+	var reg *prometheus.Registry
+	addr := flagString(c, metricsAddrFlag)
+	if addr != "" {
+		var err error
+		if reg, m, err = newProcessMetrics(); err != nil {
+			return err
 		}
-		md = string(b)
 	}
-	script := o.Script
-	if script != "" {
-		abs, err := filepath.Abs(script)
-		if err != nil {
-			return zero, fmt.Errorf("script path: %w", err)
-		}
-		if err := checkInput(script); err != nil {
-			return zero, err
-		}
-		script = abs
-	}
-	planPath := ""
-	if o.PlanFile != "" {
-		planPath, _ = filepath.Abs(o.PlanFile)
-	}
-	goal := o.Goal
-	if goal == "" {
-		goal = planTitle(md, o.PlanFile)
-	}
-	id := o.RunID
-	if id == "" {
-		id = newRunID(time.Now())
-	}
-	s, err := state.NewRun(state.RunInfo{ID: id, Goal: goal, TrackerID: o.TrackerID, CreatedAt: time.Now()},
-		state.RunConfig{
-			Profile: rp.name, Agents: rp.agents, Drivers: rp.drivers, Limits: rp.limits, SkipTDDCheck: rp.skipTDD, Recovery: rp.recovery,
-			ScriptPath: script, PlanPath: planPath, Inputs: inputs, AutoApprove: o.AutoApprove, AllowDirty: o.AllowDirty, Pace: o.Pace,
-		})
+	l, err := openHost(c, io, hostOptions{kind: commandKind(c), metrics: m, run: &o})
 	if err != nil {
-		return zero, exitf(ExitUsage, "%w", err)
-	}
-	s.Plan.Markdown = md
-	return s, nil
-}
-
-// planTitle is a goal for a plan given without one: its first heading, or
-// the file's name.
-func planTitle(md, file string) string {
-	for _, l := range strings.Split(md, "\n") {
-		if t, ok := strings.CutPrefix(strings.TrimSpace(l), "# "); ok {
-			t = strings.TrimSpace(strings.TrimPrefix(t, "Plan:"))
-			if t != "" {
-				return t
+		if ExitCode(err) == ExitLocked {
+			if cl, cerr := holderOf(c); cerr == nil && cl != nil {
+				if info, perr := cl.Ping(c.Context); perr == nil && info.Kind == "serve" {
+					return exitf(ExitLocked, "gaffer serve (pid %d) holds the store %s; queue the run there with "+
+						"`gaffer run --detach` or `gaffer submit` (same flags)", info.PID, info.Store)
+				}
 			}
 		}
+		return err
 	}
-	return strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
-}
-
-// newRunID returns "r-YYYYMMDD-xxxxxx": the date and six random hex digits.
-func newRunID(now time.Time) string {
-	b := make([]byte, 3)
-	_, _ = rand.Read(b)
-	return "r-" + now.UTC().Format("20060102") + "-" + hex.EncodeToString(b)
+	defer l.Close()
+	if m != nil {
+		if err := serveMetrics(c.Context, l, addr, reg, m); err != nil {
+			return err
+		}
+	}
+	out, err := l.Start(c.Context, o.spec())
+	return report(io, l.cmd, out, err)
 }
 
 // checkTree refuses a work tree with uncommitted changes (unless
@@ -201,9 +130,9 @@ func checkTree(ctx context.Context, repo *workspace.Repo, o RunOptions) ([]strin
 	}
 	inputs := runInputs(repo.Root(), st.Untracked, o.PlanFile, o.Script, filepath.Join(repo.Root(), config.RepoFile))
 	if !o.AllowDirty {
-		if paths := dirtPaths(st, inputs); len(paths) > 0 {
+		if paths := host.DirtPaths(st, inputs); len(paths) > 0 {
 			return nil, exitf(ExitPrecondition, "%w (%s: %s) in %s; commit or stash them, or pass --allow-dirty",
-				ErrDirtyTree, plural(len(paths), "path"), listPaths(paths, 10), repo.Root())
+				host.ErrDirtyTree, host.Plural(len(paths), "path"), host.ListPaths(paths, 10), repo.Root())
 		}
 	}
 	if _, err := repo.Head(ctx); err != nil {
@@ -270,25 +199,4 @@ func runInputs(root string, untracked []string, files ...string) []string {
 		}
 	}
 	return out
-}
-
-// dirtPaths lists the changes of st, one "M path", "A path", "D path" or
-// "? path" each, without the run's own inputs.
-func dirtPaths(st workspace.Status, inputs []string) []string {
-	var out []string
-	for _, l := range strings.Split(strings.TrimSpace(st.String()), "\n") {
-		if l == "" || (strings.HasPrefix(l, "? ") && slices.Contains(inputs, l[2:])) {
-			continue
-		}
-		out = append(out, l)
-	}
-	return out
-}
-
-// listPaths joins up to max paths with ", ", and says how many more there are.
-func listPaths(paths []string, max int) string {
-	if len(paths) <= max {
-		return strings.Join(paths, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(paths[:max], ", "), len(paths)-max)
 }

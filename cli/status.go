@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/state"
 	ucli "github.com/urfave/cli/v2"
@@ -101,41 +101,78 @@ func statusCommand(io IO) *ucli.Command {
 			if err != nil {
 				return err
 			}
-			return withRuns(c, io, func(e *env) error { return Status(c.Context, e, a.run, a.Bool("json")) })
+			return withService(c, io, true, func(svc host.Service, cmd func(...string) string) error {
+				rs, err := svc.Status(c.Context, host.RunRequest{RunID: a.run})
+				if err != nil {
+					return err
+				}
+				return writeStatus(io.Out, cmd, rs, a.Bool("json"))
+			})
 		},
 	}
 }
 
-// Status prints one run.
-func Status(ctx context.Context, e *env, runID string, asJSON bool) error {
-	id, snap, err := e.latest(ctx, runID)
-	if err != nil {
+// runView is the view of rs: viewOf its checkpoint, with whether it was
+// stopped and its last error.
+func runView(rs host.RunStatus) RunView {
+	if rs.Pending {
+		return RunView{RunID: rs.Snapshot.RunID, Status: rs.Status}
+	}
+	v := viewOf(rs.Snapshot)
+	if rs.Stopped {
+		v.Stopped = true
+		if n := len(rs.Snapshot.State.Errors); n > 0 {
+			v.LastError = rs.Snapshot.State.Errors[n-1]
+		}
+	}
+	return v
+}
+
+// statusText is v's status for text output: "running (stopped: …)" for a
+// stopped run.
+func (v RunView) statusText() string {
+	if v.Stopped {
+		return v.Status + " (" + stoppedNote + ")"
+	}
+	return v.Status
+}
+
+// stoppedNote follows "running" in status and list for a run that no
+// process is running.
+const stoppedNote = "stopped: no process is running it — gaffer resume continues it"
+
+// writeStatus prints one run: its heading, phase tree, errors and what to
+// do next (with asJSON, its RunView with the plan).
+func writeStatus(w io.Writer, cmd func(...string) string, rs host.RunStatus, asJSON bool) error {
+	v := runView(rs)
+	if rs.Pending {
+		if asJSON {
+			return writeJSON(w, v)
+		}
+		_, err := fmt.Fprintf(w, "run:       %s\nstatus:    %s (submitted to gaffer serve)\n", v.RunID, v.Status)
 		return err
 	}
-	if err := e.checkCommits(ctx, snap); err != nil {
-		return err
-	}
-	v := viewOf(snap)
-	e.markStopped(&v, snap)
+	snap := rs.Snapshot
 	if asJSON {
 		v.Plan = planViewOf(snap.State)
-		return writeJSON(e.io.Out, v)
+		return writeJSON(w, v)
 	}
+	id := v.RunID
 	next := strings.Join(v.Next, ", ")
 	if next == "" {
 		next = "none"
 	}
-	fmt.Fprintf(e.io.Out, "run:       %s\nstatus:    %s\ngoal:      %s\nexec dir:  %s\ncheckpoint: %d (next: %s)\ncost:      %s\n\n",
+	fmt.Fprintf(w, "run:       %s\nstatus:    %s\ngoal:      %s\nexec dir:  %s\ncheckpoint: %d (next: %s)\ncost:      %s\n\n",
 		v.RunID, v.statusText(), v.Goal, v.ExecDir, v.Checkpoint, next, usageText(snap.State.TotalUsage()))
-	writeStatusTree(e.io.Out, snap, time.Now())
+	writeStatusTree(w, snap, time.Now())
 	for _, m := range v.Errors {
-		fmt.Fprintf(e.io.Out, "\nerror: %s\n", m)
+		fmt.Fprintf(w, "\nerror: %s\n", m)
 	}
 	if v.Status == state.RunAwaitingApproval.String() {
-		fmt.Fprintf(e.io.Out, "\nplan:    %s\napprove: %s\nreject:  %s\n", e.cmd("plan", "show", id), e.cmd("approve", id), e.cmd("reject", id, `--feedback "…"`))
+		fmt.Fprintf(w, "\nplan:    %s\napprove: %s\nreject:  %s\n", cmd("plan", "show", id), cmd("approve", id), cmd("reject", id, `--feedback "…"`))
 	}
-	if l := userChangesLine(snap.State); l != "" {
-		fmt.Fprintf(e.io.Out, "\n%s\n", l)
+	if l := host.UserChangesLine(snap.State); l != "" {
+		fmt.Fprintf(w, "\n%s\n", l)
 	}
 	return nil
 }
@@ -147,7 +184,7 @@ func listCommand(io IO) *ucli.Command {
 		OnUsageError: onUsageError,
 		Flags:        localGlobals(&ucli.BoolFlag{Name: "json", EnvVars: []string{"GAFFER_JSON"}, Usage: "print JSON"}),
 		Action: func(c *ucli.Context) error {
-			if dir, err := missingStore(c, io); err != nil {
+			if dir, err := missingStore(c); err != nil {
 				return err
 			} else if dir != "" {
 				if c.Bool("json") {
@@ -156,33 +193,28 @@ func listCommand(io IO) *ucli.Command {
 				_, err := fmt.Fprintln(io.Out, noRunsLine(dir))
 				return err
 			}
-			e, err := openEnv(c, io)
-			if err != nil {
-				return err
-			}
-			defer e.Close()
-			return List(c.Context, e, c.Bool("json"))
+			return withService(c, io, true, func(svc host.Service, _ func(...string) string) error {
+				rs, err := svc.List(c.Context)
+				if err != nil {
+					return err
+				}
+				return writeList(io.Out, rs, c.Bool("json"))
+			})
 		},
 	}
 }
 
-// List prints every run of the store.
-func List(ctx context.Context, e *env, asJSON bool) error {
-	rs, err := e.runs(ctx)
-	if err != nil {
-		return err
-	}
+// writeList prints every run of the store.
+func writeList(w io.Writer, rs []host.RunStatus, asJSON bool) error {
 	views := make([]RunView, 0, len(rs))
 	for _, r := range rs {
-		v := viewOf(r.snap)
-		e.markStopped(&v, r.snap)
-		views = append(views, v)
+		views = append(views, runView(r))
 	}
 	if asJSON {
-		return writeJSON(e.io.Out, views)
+		return writeJSON(w, views)
 	}
 	zone := displayZone(time.Now())
-	tw := tabwriter.NewWriter(e.io.Out, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "RUN\tSTATUS\tPHASE\tCREATED (%s)\tCOST\tGOAL\n", zone)
 	for _, v := range views {
 		phase := "-"

@@ -1,17 +1,15 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"time"
 
-	"github.com/gaffer-dev/gaffer/control"
 	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/state"
 	ucli "github.com/urfave/cli/v2"
 )
@@ -52,19 +50,6 @@ type WatchTask struct {
 	Status string `json:"status"`
 }
 
-// watchViewOf reads the run's latest checkpoint (the newest run for "").
-func watchViewOf(ctx context.Context, e *env, runID string) (WatchView, error) {
-	id, err := e.pick(ctx, runID, "at all", func(state.RunStatus) bool { return true })
-	if err != nil {
-		return WatchView{}, err
-	}
-	snap, err := e.runner.State(ctx, id)
-	if err != nil {
-		return WatchView{}, e.runError(ctx, id, err)
-	}
-	return watchViewFrom(snap, time.Now()), nil
-}
-
 // watchViewFrom is the view of the run's checkpoint snap at now.
 func watchViewFrom(snap graph.Snapshot[state.ExecutionState], now time.Time) WatchView {
 	v := treeViewOf(snap.State, runStatus(snap), now)
@@ -87,9 +72,6 @@ func writeWatchTree(w io.Writer, v WatchView) {
 // watchOr runs `status --watch` when asked, and next otherwise.
 func (a *app) watchOr(next ucli.ActionFunc) ucli.ActionFunc {
 	return func(c *ucli.Context) error {
-		if a.inOwner() {
-			return next(c)
-		}
 		// Flags may follow RUN (`status RUN --watch`), where urfave/cli
 		// leaves them in the arguments.
 		args, err := parseArgs(c, "json", "watch", "w")
@@ -126,9 +108,6 @@ func (a *app) watch(c *ucli.Context, runID string, interval time.Duration, asJSO
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		// Opening the store makes c's context one that closing it cancels
-		// (holdCommand): each look starts from the command's own.
-		c.Context = ctx
 		v, err := a.fetchWatch(c, runID)
 		if ctx.Err() != nil {
 			return nil
@@ -174,26 +153,21 @@ func (a *app) watch(c *ucli.Context, runID string, interval time.Duration, asJSO
 	}
 }
 
-// fetchWatch asks the store's holder for the run's view, or reads the
-// store itself (briefly) when no process holds it.
+// fetchWatch asks the run's host for its view: the process holding the
+// store, or this one, which opens it briefly.
 func (a *app) fetchWatch(c *ucli.Context, runID string) (WatchView, error) {
-	cl, err := controlClient(c)
-	if err != nil {
-		return WatchView{}, err
-	}
 	var v WatchView
-	err = cl.Call(c.Context, opState, runArgs{RunID: runID}, &v)
-	if err == nil {
-		return v, nil
-	}
-	var re *control.RemoteError
-	if errors.As(err, &re) || errors.Is(err, control.ErrStranger) || errors.Is(err, control.ErrUnsafeDir) {
-		return v, remoteError(err)
-	}
-	e, err := openEnv(c, a.io)
-	if err != nil {
-		return v, err
-	}
-	defer e.Close()
-	return watchViewOf(c.Context, e, runID)
+	err := withService(c, a.io, true, func(svc host.Service, _ func(...string) string) error {
+		rs, err := svc.Status(c.Context, host.RunRequest{RunID: runID})
+		if err != nil {
+			return err
+		}
+		if rs.Pending {
+			v = WatchView{RunID: rs.Snapshot.RunID, Status: rs.Status}
+			return nil
+		}
+		v = watchViewFrom(rs.Snapshot, time.Now())
+		return nil
+	})
+	return v, err
 }

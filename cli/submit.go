@@ -4,18 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/gaffer-dev/gaffer/control"
+	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/workspace"
 	ucli "github.com/urfave/cli/v2"
 )
-
-// stringsBuilder is a strings.Builder used as an io.Writer.
-type stringsBuilder = strings.Builder
-
-func trimNL(s string) string { return strings.TrimRight(s, "\n") }
 
 func submitCommand(io IO) *ucli.Command {
 	return &ucli.Command{
@@ -62,7 +57,7 @@ func Submit(c *ucli.Context, io IO, o RunOptions) error {
 		}
 	}
 	if o.RunID == "" {
-		o.RunID = newRunID(time.Now())
+		o.RunID = host.NewRunID(time.Now())
 	}
 	// serve executes runs in its own work tree: it refuses a run of another.
 	g, _, err := globalsOf(c)
@@ -73,22 +68,22 @@ func Submit(c *ucli.Context, io IO, o RunOptions) error {
 	if err != nil {
 		return exitf(ExitPrecondition, "open repository %s: %w", g.Repo, err)
 	}
-	if o.Repo, err = repoKey(repo.Root()); err != nil {
+	if o.Repo, err = host.RepoKey(repo.Root()); err != nil {
 		return err
 	}
-	cl, err := controlClient(c)
+	dir, _, err := storeOf(c)
 	if err != nil {
 		return err
 	}
-	var res answerResult
-	err = cl.Call(c.Context, opSubmit, o, &res)
+	cl := host.NewClient(dir)
+	out, err := cl.Submit(c.Context, o.spec())
 	if errors.Is(err, control.ErrNoServer) {
-		return exitf(ExitPrecondition, "no gaffer serve holds the store (%s); start one with: gaffer serve", cl.Path)
+		return exitf(ExitPrecondition, "no gaffer serve holds the store (%s); start one with: gaffer serve", cl.Path())
 	}
 	if err != nil {
-		return remoteError(err)
+		return err
 	}
-	fmt.Fprintln(io.Out, res.Message)
-	fmt.Fprintf(io.Out, "  watch:  gaffer status %s --watch\n", res.RunID)
+	fmt.Fprintln(io.Out, out.Message)
+	fmt.Fprintf(io.Out, "  watch:  gaffer status %s --watch\n", out.RunID)
 	return nil
 }

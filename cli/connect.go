@@ -1,0 +1,276 @@
+package cli
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/control"
+	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/metrics"
+	"github.com/gaffer-dev/gaffer/state"
+	"github.com/gaffer-dev/gaffer/workspace"
+	ucli "github.com/urfave/cli/v2"
+)
+
+// local is a command's run host, opened in this process, with the
+// terminal it works for.
+type local struct {
+	*host.Host
+	io    IO
+	front *front
+	cmd   func(args ...string) string
+	log   *slog.Logger
+}
+
+// hostOptions are what a command adds to the host it opens.
+type hostOptions struct {
+	kind    string           // the holding command, told on the socket; "" opens no socket
+	metrics *metrics.Metrics // times checkpoint writes; nil: none
+	ask     answerer         // asks for approval instead of the terminal (demo)
+	run     *RunOptions      // the run this command starts, checked before the store opened
+	quiet   bool             // nobody watches the runs or answers them (serve): only notices are told
+}
+
+// storeOf returns the store directory of c's flags (--store, or
+// .git/gaffer of the repository's root) and the globals.
+func storeOf(c *ucli.Context) (string, Globals, error) {
+	g, storeSet, err := globalsOf(c)
+	if err != nil {
+		return "", g, err
+	}
+	if storeSet {
+		return g.Store, g, nil
+	}
+	repo, err := workspace.Open(g.Repo)
+	if err != nil {
+		return g.Store, g, nil // the default beside it: opening the repository says what is wrong
+	}
+	return filepath.Join(gitDir(repo.Root()), "gaffer"), g, nil
+}
+
+// openHost opens the repository and store of c's flags in this process
+// (host.Open) and, with o.kind, serves the store's socket to other
+// processes (host.Holder) while it is open.
+func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
+	dir, g, err := storeOf(c)
+	if err != nil {
+		return nil, err
+	}
+	if g.LogLevel == "" && c.Command != nil && c.Command.Name == "serve" {
+		g.LogLevel = "info" // as serve's own log (opsLogger)
+	}
+	l := &local{io: io, cmd: commandFormatter(g.Repo), log: g.Logger(io.Err)}
+	var pace *time.Duration
+	if c.IsSet("pace") {
+		p := c.Duration("pace")
+		pace = &p
+	}
+	l.front = &front{io: io, cmd: l.cmd, ask: o.ask, quiet: o.quiet}
+	cfg := host.Config{Repo: g.Repo, Store: dir, Setup: setup{io: io, pace: pace, opts: o.run}, Front: l.front, Logger: l.log, Cmd: l.cmd,
+		Version: io.version, ReproducibleDates: reproducibleDates(os.Getenv),
+		AfterCommit: afterCommitHook(io), AfterRestore: afterRestoreHook(io)}
+	if o.metrics != nil {
+		m := o.metrics
+		cfg.WrapStore = func(s checkpoint.Store) checkpoint.Store { return metrics.InstrumentStore(s, m) }
+	}
+	h, err := host.Open(c.Context, cfg)
+	if err != nil {
+		return nil, err
+	}
+	l.Host, l.front.states = h, h
+	if o.kind == "" {
+		return l, nil
+	}
+	if c.IsSet("log-level") || c.IsSet("log-format") {
+		// Asked for logs: the run's events go there as serve logs its
+		// runs' (without, the terminal shows the progress view alone).
+		h.OnClose(h.Subscribe(eventLogger(l.log, "run interrupted at checkpoint")))
+	}
+	if _, _, err := h.Listen(c.Context, o.kind, h.Holder()); err != nil {
+		// The store is ours, so the socket is only a convenience: say why
+		// others cannot reach us and go on.
+		l.log.Warn("control socket unavailable; other gaffer commands wait for this one", "err", err)
+	}
+	return l, nil
+}
+
+// holderOf returns the client of the process holding c's store when one
+// answers on its socket, nil when none does.
+func holderOf(c *ucli.Context) (*host.Client, error) {
+	dir, _, err := storeOf(c)
+	if err != nil {
+		return nil, err
+	}
+	cl := host.NewClient(dir)
+	if _, err := cl.Ping(c.Context); err != nil {
+		if errors.Is(err, control.ErrStranger) || errors.Is(err, control.ErrUnsafeDir) {
+			return nil, &ExitError{Code: ExitPrecondition, Err: err}
+		}
+		return nil, nil
+	}
+	return cl, nil
+}
+
+// lockedRetry is how long a read-only command waits for a store whose
+// holder does not answer on the socket (it is starting or stopping).
+const lockedRetry = 5 * time.Second
+
+// withService calls f with the run service of c's store: the process
+// holding the store when one answers on its socket, this process
+// otherwise (the store opened for f, with the terminal as its front).
+// A command does not know which one it has. With read, a store held by
+// a process that does not answer (yet, or any more) is waited for,
+// briefly; without a store, read commands say there are no runs and the
+// others that there is no run to act on.
+func withService(c *ucli.Context, io IO, read bool, f func(svc host.Service, cmd func(...string) string) error) error {
+	_, g, err := storeOf(c)
+	if err != nil {
+		return err
+	}
+	cmd := commandFormatter(g.Repo)
+	deadline := time.Now().Add(lockedRetry)
+	for {
+		cl, err := holderOf(c)
+		if err != nil {
+			return err
+		}
+		if cl != nil {
+			err := f(cl, cmd)
+			if !errors.Is(err, control.ErrNoServer) && (!read || !errors.Is(err, host.ErrUnreachable)) {
+				return err
+			}
+			// The holder went away: the store is free, or about to be.
+		}
+		if dir, err := missingStore(c); err != nil || dir != "" {
+			return cmp.Or(err, noRuns(dir))
+		}
+		l, err := openHost(c, io, hostOptions{kind: commandKind(c)})
+		if err != nil {
+			if !read || host.CodeOf(err) != host.Held || time.Now().After(deadline) {
+				return err
+			}
+			select {
+			case <-c.Context.Done():
+				return err
+			case <-time.After(50 * time.Millisecond):
+			}
+			continue
+		}
+		defer l.Close()
+		return f(l.Host, l.cmd)
+	}
+}
+
+// commandKind names c's command for the socket's other side.
+func commandKind(c *ucli.Context) string {
+	if c.Command != nil && c.Command.Name != "" {
+		return c.Command.Name
+	}
+	return "run"
+}
+
+// commandFormatter formats gaffer commands for the user, with --repo
+// when repo is not the current directory.
+func commandFormatter(repo string) func(args ...string) string {
+	return func(args ...string) string {
+		parts := []string{"gaffer"}
+		if abs, err := filepath.Abs(repo); err == nil {
+			if wd, _ := os.Getwd(); wd != abs && repoTop(wd) != abs {
+				parts = append(parts, "--repo", quote(abs))
+			}
+		}
+		return strings.Join(append(parts, args...), " ")
+	}
+}
+
+func quote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\"'$`\\") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// localGlobals are --repo and --store again on each workflow command, so
+// that `gaffer resume --repo DIR` works as well as `gaffer --repo DIR
+// resume` (urfave/cli reads global flags before the command only).
+func localGlobals(flags ...ucli.Flag) []ucli.Flag {
+	return append(flags,
+		&ucli.StringFlag{Name: "repo", Usage: "the git repository (as the global --repo)"},
+		&ucli.StringFlag{Name: "store", Usage: "the store directory (as the global --store)"},
+	)
+}
+
+// globalsOf reads the global flags, with --repo and --store given after
+// the command taking precedence; storeSet reports whether a store was
+// given at all (flag or GAFFER_STORE).
+func globalsOf(c *ucli.Context) (g Globals, storeSet bool, err error) {
+	root := c
+	for _, l := range c.Lineage() {
+		if isRoot(l) {
+			root = l
+			break
+		}
+	}
+	if g, err = GlobalsFrom(root); err != nil {
+		return g, false, err
+	}
+	storeSet = root.IsSet("store")
+	if c != root && c.IsSet("repo") {
+		g.Repo = c.String("repo")
+	}
+	if c != root && c.IsSet("store") {
+		g.Store, storeSet = filepath.Clean(c.String("store")), true
+	}
+	return g, storeSet, nil
+}
+
+// reproducibleDates reports whether GAFFER_REPRODUCIBLE_DATES asks for
+// commits dated one second after their parent (goldens, tests) instead of
+// the time they are made.
+func reproducibleDates(getenv func(string) string) bool {
+	v, err := strconv.ParseBool(strings.TrimSpace(getenv("GAFFER_REPRODUCIBLE_DATES")))
+	return err == nil && v
+}
+
+// afterCommitHook is the kill test's hook: with GAFFER_TEST_PAUSE_AFTER_COMMIT
+// set to a duration, each commit is announced on the output and followed
+// by that pause, before its checkpoint is written.
+func afterCommitHook(io IO) func(string) {
+	d, err := time.ParseDuration(os.Getenv("GAFFER_TEST_PAUSE_AFTER_COMMIT"))
+	if err != nil || d <= 0 {
+		return nil
+	}
+	return func(subject string) {
+		fmt.Fprintf(io.Out, "gaffer-test: committed %s\n", subject)
+		time.Sleep(d)
+	}
+}
+
+// afterRestoreHook is the allow-dirty test's hook: with
+// GAFFER_TEST_PAUSE_AFTER_RESTORE set to a duration, putting the user's
+// changes back is announced and followed by that pause, before the
+// stash's ref is dropped and the checkpoint written.
+func afterRestoreHook(io IO) func() {
+	d, err := time.ParseDuration(os.Getenv("GAFFER_TEST_PAUSE_AFTER_RESTORE"))
+	if err != nil || d <= 0 {
+		return nil
+	}
+	return func() {
+		fmt.Fprintln(io.Out, "gaffer-test: restored the user's changes")
+		time.Sleep(d)
+	}
+}
+
+// runStatus is the status a person is told of a run's checkpoint.
+func runStatus(snap graph.Snapshot[state.ExecutionState]) state.RunStatus {
+	return host.ViewStatus(snap)
+}

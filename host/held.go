@@ -1,0 +1,223 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/gaffer-dev/gaffer/nodes"
+	"github.com/gaffer-dev/gaffer/state"
+)
+
+// ErrCancelRequested is the cause of a driven run's context when another
+// process asked the host to cancel it: a Front's Ask returns it.
+var ErrCancelRequested = errors.New("cancelled from another terminal")
+
+// heldRun is the run a host drives while it holds the store: the run
+// other processes' Answer and Cancel reach through the socket.
+type heldRun struct {
+	mu     sync.Mutex
+	kind   string                  // the holding command: run, approve, resume, …
+	runID  string                  // the run drive is driving; "" before and after
+	cancel context.CancelCauseFunc // cancels that drive's context
+	done   chan struct{}           // closed when that drive has ended
+	result error                   // a cancel's outcome, read after done
+	// answers is non-nil while the run's question waits for the Front;
+	// a send on it is the answer. waiting is closed when it stops.
+	answers chan nodes.Answer
+	waiting chan struct{}
+}
+
+// drive registers runID as the run the host drives, and returns its
+// context, which Cancel from another process ends, and what to call with
+// the drive's outcome: when the run was cancelled that way, it writes the
+// cancel checkpoint and returns the Cancelled outcome.
+func (hr *heldRun) drive(ctx context.Context, runID string) (context.Context, func(h *Host, out Outcome, err error) (Outcome, error)) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	hr.mu.Lock()
+	hr.runID, hr.cancel, hr.done, hr.result = runID, cancel, done, nil
+	hr.mu.Unlock()
+	return ctx, func(h *Host, out Outcome, err error) (Outcome, error) {
+		var result error
+		if errors.Is(context.Cause(ctx), ErrCancelRequested) {
+			if _, cerr := h.cancel(context.WithoutCancel(ctx), runID); cerr != nil {
+				result = cerr
+			} else {
+				h.front.Say(fmt.Sprintf("\nRun %s cancelled from another terminal.", runID))
+				out, err = Outcome{RunID: runID, Kind: Cancelled, Message: fmt.Sprintf("run %s was cancelled", runID)}, nil
+			}
+		}
+		cancel(nil)
+		hr.mu.Lock()
+		hr.runID, hr.cancel, hr.result = "", nil, result
+		hr.mu.Unlock()
+		close(done)
+		return out, err
+	}
+}
+
+// awaitAnswer tells the socket that runID's question waits for an
+// answer: answers delivered on the channel come from other processes.
+// stop ends the wait.
+func (hr *heldRun) awaitAnswer(runID string) (answers <-chan nodes.Answer, stop func()) {
+	ch, waiting := make(chan nodes.Answer), make(chan struct{})
+	hr.mu.Lock()
+	if hr.runID != runID {
+		hr.mu.Unlock()
+		return nil, func() {}
+	}
+	hr.answers, hr.waiting = ch, waiting
+	hr.mu.Unlock()
+	return ch, func() {
+		hr.mu.Lock()
+		if hr.answers == ch {
+			hr.answers, hr.waiting = nil, nil
+		}
+		hr.mu.Unlock()
+		close(waiting)
+	}
+}
+
+func (hr *heldRun) driving() string {
+	hr.mu.Lock()
+	defer hr.mu.Unlock()
+	return hr.runID
+}
+
+func (hr *heldRun) holderKind() string {
+	hr.mu.Lock()
+	defer hr.mu.Unlock()
+	return hr.kind
+}
+
+// holderName is "pid P on host H".
+func holderName() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("pid %d on host %s", os.Getpid(), host)
+}
+
+// Holder is the Service a host offers other processes on its socket
+// while a command holds the store (run, approve, resume, status, …):
+// they read its runs, answer the question of the run it drives and
+// cancel runs; starting, resuming or forking runs waits until the command
+// ends.
+func (h *Host) Holder() Service { return holder{h} }
+
+type holder struct{ h *Host }
+
+// elsewhere is the refusal for what this holder cannot do for runID.
+func (x holder) elsewhere(runID, what string) error {
+	kind, driving := x.h.held.holderKind(), x.h.held.driving()
+	by := fmt.Sprintf("`gaffer %s`, which holds the store", kind)
+	if driving != "" {
+		by += " to drive run " + driving
+	}
+	if runID == "" {
+		return errorf(Held, "the store is held by %s (%s); %s when that command ends", holderName(), by, what)
+	}
+	return errorf(Held, "run %s is held by %s (%s); %s when that command ends", runID, holderName(), by, what)
+}
+
+func (x holder) Start(_ context.Context, spec RunSpec) (Outcome, error) {
+	return Outcome{}, x.elsewhere(spec.RunID, "start it")
+}
+
+func (x holder) Submit(_ context.Context, spec RunSpec) (Outcome, error) {
+	return Outcome{}, x.elsewhere(spec.RunID, "start `gaffer serve` to queue runs")
+}
+
+func (x holder) Resume(_ context.Context, req RunRequest) (Outcome, error) {
+	if req.RunID != "" && req.RunID == x.h.held.driving() {
+		return Outcome{}, errorf(Held, "run %s is held by %s: `gaffer %s` is driving it", req.RunID, holderName(), x.h.held.holderKind())
+	}
+	return Outcome{}, x.elsewhere(req.RunID, "resume it")
+}
+
+func (x holder) Fork(_ context.Context, req ForkRequest) (Forked, error) {
+	return Forked{}, x.elsewhere(req.RunID, "fork it")
+}
+
+// Answer hands the answer to the run this host asks about.
+func (x holder) Answer(ctx context.Context, req AnswerRequest) (Outcome, error) {
+	hr := &x.h.held
+	hr.mu.Lock()
+	driving, answers, waiting := hr.runID, hr.answers, hr.waiting
+	hr.mu.Unlock()
+	id := req.RunID
+	if id == "" {
+		id = driving
+	}
+	if id == "" || id != driving {
+		if id != "" {
+			if snap, err := x.h.runner.State(ctx, id); err == nil && ViewStatus(snap) != state.RunAwaitingApproval {
+				return Outcome{}, errorf(Refused, "run %s is not waiting for approval (it is %s)", id, ViewStatus(snap))
+			} else if err != nil {
+				return Outcome{}, errorf(Refused, "no run %s in %s", id, x.h.dir)
+			}
+		}
+		return Outcome{}, x.elsewhere(id, "answer it")
+	}
+	if answers == nil || req.Decision != "" {
+		return Outcome{}, errorf(Refused, "run %s is not waiting for approval (it is running in %s)", id, holderName())
+	}
+	select {
+	case answers <- req.answer():
+	case <-waiting:
+		return Outcome{}, errorf(Refused, "run %s is not waiting for approval any more (it was answered in its terminal)", id)
+	case <-ctx.Done():
+		return Outcome{}, ctx.Err()
+	}
+	return Outcome{RunID: id, Kind: HandedOn, Message: fmt.Sprintf("Run %s %s; gaffer %s (pid %d) continues it.",
+		id, AnswerVerb(req.answer()), hr.holderKind(), os.Getpid())}, nil
+}
+
+// Cancel cancels the run this host drives, through its context (drive
+// writes the cancel checkpoint when it stops), or writes the cancel
+// checkpoint of another run of the store.
+func (x holder) Cancel(ctx context.Context, req RunRequest) (Outcome, error) {
+	hr := &x.h.held
+	hr.mu.Lock()
+	driving, done, cancel := hr.runID, hr.done, hr.cancel
+	hr.mu.Unlock()
+	id := req.RunID
+	if id == "" {
+		id = driving
+	}
+	if id != "" && id == driving && cancel != nil {
+		cancel(ErrCancelRequested)
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return Outcome{}, ctx.Err()
+		}
+		hr.mu.Lock()
+		result := hr.result
+		hr.mu.Unlock()
+		if result != nil {
+			return Outcome{}, result
+		}
+		return Outcome{RunID: id, Kind: Cancelled, Message: fmt.Sprintf("Run %s cancelled.", id)}, nil
+	}
+	return x.h.Cancel(ctx, RunRequest{RunID: id})
+}
+
+func (x holder) Status(ctx context.Context, req RunRequest) (RunStatus, error) {
+	return x.h.Status(ctx, req)
+}
+
+func (x holder) List(ctx context.Context) ([]RunStatus, error) { return x.h.List(ctx) }
+
+func (x holder) History(ctx context.Context, req RunRequest) ([]Checkpoint, error) {
+	return x.h.History(ctx, req)
+}
+
+// AnswerVerb is how an answer is told: approved, or rejected.
+func AnswerVerb(a nodes.Answer) string {
+	if a.Approved {
+		return "approved"
+	}
+	return "rejected"
+}

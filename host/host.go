@@ -1,0 +1,499 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/internal/ioerr"
+	"github.com/gaffer-dev/gaffer/internal/procgroup"
+	"github.com/gaffer-dev/gaffer/nodes"
+	"github.com/gaffer-dev/gaffer/state"
+	"github.com/gaffer-dev/gaffer/workspace"
+)
+
+// Setup is what a host needs from the program around it to start and
+// drive runs: how a spec becomes a run's first state (the program's
+// configuration and profiles) and how the agents' drivers are made.
+type Setup interface {
+	// NewRun checks spec and builds the run's first state for repo.
+	NewRun(ctx context.Context, repo *workspace.Repo, spec RunSpec) (state.ExecutionState, error)
+	// Drivers makes the drivers of a run's agents.
+	Drivers(env DriverEnv) nodes.DriverFactory
+	// CheckKeys refuses a run whose drivers miss a key, before an answer
+	// is used up on it.
+	CheckKeys(cfg state.RunConfig) error
+}
+
+// DriverEnv is what a host gives Setup.Drivers: the record of agents'
+// process groups, where transcripts go, and a warning logger.
+type DriverEnv struct {
+	Groups      *procgroup.Registry
+	Transcripts string // the directory of the runs' transcripts
+	Warn        func(msg string)
+}
+
+// Front is the person a local host works for, while it drives a run.
+type Front interface {
+	// Say tells one line of what the host does (a run started, resumed).
+	Say(line string)
+	// Notice tells one line about what the host found and fixed (git
+	// locks a killed process left, work kept aside).
+	Notice(line string)
+	// Watch shows runID's progress while the host drives it; the host
+	// calls the returned function with the outcome before it returns.
+	Watch(runID string) (end func(Outcome))
+	// Asks reports whether Ask can ask a person; without one, a run that
+	// waits for its plan's approval is parked.
+	Asks() bool
+	// Ask asks the person to approve the plan of s. An answer on remote
+	// (from another terminal, through the socket) ends the question.
+	Ask(ctx context.Context, req nodes.ApprovalRequest, s state.ExecutionState, remote <-chan nodes.Answer) (nodes.Answer, error)
+}
+
+// Quiet is the Front of a host that nobody watches (serve's runs):
+// nothing is said or shown, and nobody is asked.
+type Quiet struct{}
+
+// Say discards line.
+func (Quiet) Say(string) {}
+
+// Notice discards line.
+func (Quiet) Notice(string) {}
+
+// Watch shows nothing.
+func (Quiet) Watch(string) (end func(Outcome)) { return func(Outcome) {} }
+
+// Asks is false: nobody is asked.
+func (Quiet) Asks() bool { return false }
+
+// Ask is never called (Asks is false).
+func (Quiet) Ask(context.Context, nodes.ApprovalRequest, state.ExecutionState, <-chan nodes.Answer) (nodes.Answer, error) {
+	return nodes.Answer{}, errors.New("host: nobody to ask")
+}
+
+// Config opens a Host.
+type Config struct {
+	Repo  string // the repository's work tree
+	Store string // the store directory
+	Setup Setup
+	Front Front // nil: Quiet
+	// Logger logs the runtime's warnings; nil discards them.
+	Logger *slog.Logger
+	// Cmd formats a gaffer command line for the messages that name the
+	// fix ("gaffer resume r-1"); nil: "gaffer" and args.
+	Cmd func(args ...string) string
+	// WrapStore, when set, wraps the store the runner writes to (the
+	// metrics time checkpoint writes).
+	WrapStore func(checkpoint.Store) checkpoint.Store
+	// Version is the program's version, told on the control socket.
+	Version string
+	// ReproducibleDates dates each commit one second after its parent.
+	ReproducibleDates bool
+	// AfterCommit and AfterRestore are the kill tests' pauses (nodes.Config).
+	AfterCommit  func(subject string)
+	AfterRestore func()
+}
+
+// Host owns a store and the runner on it: the runs it drives, the one it
+// holds for other processes, and the work tree's lock. Open one per
+// process and store; Close it.
+type Host struct {
+	cfg        Config
+	front      Front
+	repo       *workspace.Repo
+	dir        string
+	store      checkpoint.Store
+	closeStore func() error
+	runner     *graph.Runner[state.ExecutionState]
+	log        *slog.Logger
+
+	live liveSet // runs this process is driving now
+	held heldRun // the run driven for other processes' answers and cancels
+
+	mu      sync.Mutex
+	wt      *workspace.WorkTreeLock // held while a run is driven here
+	closers []func()
+}
+
+// Open opens the repository and the store of cfg, ends what a killed
+// gaffer process left behind (git lock files, agents' process groups)
+// and compiles the workflow.
+func Open(ctx context.Context, cfg Config) (*Host, error) {
+	if cfg.Front == nil {
+		cfg.Front = Quiet{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Cmd == nil {
+		cfg.Cmd = func(args ...string) string { return strings.Join(append([]string{"gaffer"}, args...), " ") }
+	}
+	repo, err := workspace.Open(cfg.Repo)
+	if err != nil {
+		return nil, errorf(Refused, "open repository %s: %w", cfg.Repo, err)
+	}
+	dir := cfg.Store
+	if err := privateDir(dir); err != nil {
+		return nil, err
+	}
+	store, err := checkpoint.OpenBadger(dir, checkpoint.BadgerOptions{SyncWrites: true})
+	if errors.Is(err, checkpoint.ErrLocked) {
+		return nil, errorf(Held, "store %s is in use by %s; wait for it to finish or stop it", dir, lockHolder(dir))
+	}
+	if errors.Is(err, checkpoint.ErrCorrupt) || errors.Is(err, checkpoint.ErrForeignStore) {
+		// The store's own message names the directory and the fix.
+		return nil, &Error{Code: Refused, Err: err}
+	}
+	if ioerr.Machine(err) {
+		// A full or failing disk is not a damaged store: nothing is lost.
+		return nil, errorf(Machine, "%s; free space on its disk (or fix the disk), then run the command again (a stopped run continues with %s)",
+			strings.TrimPrefix(err.Error(), "checkpoint: "), "gaffer resume")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	h := &Host{cfg: cfg, front: cfg.Front, repo: repo, dir: dir, store: store, closeStore: store.Close, log: cfg.Logger}
+	// With the store's lock held no other gaffer process works on this
+	// repository's runs: git locks a killed one left can go.
+	if removed, err := nodes.RecoverGitLocks(repo.Root()); err != nil {
+		store.Close()
+		return nil, err
+	} else if len(removed) > 0 {
+		h.front.Notice(fmt.Sprintf("gaffer: removed git lock files left by a killed gaffer process: %s", strings.Join(removed, ", ")))
+	}
+	// Likewise, agents' process groups a killed one left running are ended
+	// before anything else happens.
+	groups := procgroup.Open(dir + ".groups")
+	if killed, err := groups.KillOrphans(); err != nil {
+		store.Close()
+		return nil, fmt.Errorf("end the agents a killed gaffer process left running: %w", err)
+	} else if len(killed) > 0 {
+		h.front.Notice(fmt.Sprintf("gaffer: killed agent process groups left running by a killed gaffer process: %v", killed))
+	}
+	restrictStore(dir)
+	var warnOnce sync.Once
+	drivers := cfg.Setup.Drivers(DriverEnv{Groups: groups, Transcripts: TranscriptDir(dir), Warn: func(msg string) {
+		warnOnce.Do(func() { h.log.Warn(msg) })
+	}})
+	gr, err := nodes.Build(nodes.Config{Repo: repo, Drivers: drivers, Clock: time.Now, Logger: h.log,
+		ReproducibleDates: cfg.ReproducibleDates, AfterCommit: cfg.AfterCommit, AfterRestore: cfg.AfterRestore,
+		Notice: func(msg string) { h.front.Notice("gaffer: " + msg) }})
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	var s checkpoint.Store = store
+	if cfg.WrapStore != nil {
+		s = cfg.WrapStore(s)
+	}
+	h.store = store
+	h.runner, err = gr.Compile(graph.WithStore(s), graph.WithDurability(graph.Sync), graph.WithCodec(nodes.NewCodec()))
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	h.closers = append(h.closers, h.live.track(h.runner)) // Status tells a stopped run
+	return h, nil
+}
+
+// Close stops what the host started and closes the store.
+func (h *Host) Close() {
+	for i := len(h.closers) - 1; i >= 0; i-- {
+		h.closers[i]()
+	}
+	h.closers = nil
+	h.closeStore()
+	restrictStore(h.dir)
+}
+
+// OnClose adds f to what Close runs (before the store closes).
+func (h *Host) OnClose(f func()) { h.closers = append(h.closers, f) }
+
+// Repo is the host's repository.
+func (h *Host) Repo() *workspace.Repo { return h.repo }
+
+// StoreDir is the host's store directory.
+func (h *Host) StoreDir() string { return h.dir }
+
+// Subscribe calls f with every event of the host's runner until the
+// returned function is called (graph.Runner.Subscribe).
+func (h *Host) Subscribe(f func(graph.Event)) (unsubscribe func()) { return h.runner.Subscribe(f) }
+
+// State is run's latest checkpoint.
+func (h *Host) State(ctx context.Context, runID string) (graph.Snapshot[state.ExecutionState], error) {
+	return h.runner.State(ctx, runID)
+}
+
+// Delete removes a run's checkpoints and transcripts from the store.
+func (h *Host) Delete(ctx context.Context, runID string) error {
+	if err := h.store.Delete(ctx, runID); err != nil {
+		return fmt.Errorf("delete run %s: %w", runID, err)
+	}
+	_ = os.RemoveAll(filepath.Join(TranscriptDir(h.dir), runID))
+	return nil
+}
+
+// lockHolder names the process holding Badger's directory lock, from the
+// pid Badger writes in its LOCK file.
+func lockHolder(dir string) string {
+	host, _ := os.Hostname()
+	b, err := os.ReadFile(filepath.Join(dir, "LOCK"))
+	if err != nil {
+		return "another gaffer process on host " + host
+	}
+	return fmt.Sprintf("pid %s on host %s", strings.TrimSpace(string(b)), host)
+}
+
+// ViewStatus is the status a person is told of a run's checkpoint:
+// awaiting_approval while the run waits on an interrupt, the state's
+// status otherwise.
+func ViewStatus(snap graph.Snapshot[state.ExecutionState]) state.RunStatus {
+	if snap.Interrupt != nil && !snap.State.Status.Terminal() {
+		return state.RunAwaitingApproval
+	}
+	return snap.State.Status
+}
+
+// runs returns the store's runs with their latest state, newest first.
+func (h *Host) runs(ctx context.Context) ([]graph.Snapshot[state.ExecutionState], error) {
+	infos, err := h.store.Runs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	var out []graph.Snapshot[state.ExecutionState]
+	for _, in := range infos {
+		snap, err := h.runner.State(ctx, in.RunID)
+		if err != nil {
+			return nil, fmt.Errorf("run %s: %w", in.RunID, err)
+		}
+		out = append(out, snap)
+	}
+	slices.SortStableFunc(out, func(a, b graph.Snapshot[state.ExecutionState]) int {
+		if c := b.State.Run.CreatedAt.Compare(a.State.Run.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(b.RunID, a.RunID)
+	})
+	return out, nil
+}
+
+// pick returns arg, or the newest run for which fits is true.
+func (h *Host) pick(ctx context.Context, arg, what string, fits func(state.RunStatus) bool) (string, error) {
+	if arg != "" {
+		return arg, nil
+	}
+	rs, err := h.runs(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, r := range rs {
+		if fits(ViewStatus(r)) {
+			return r.RunID, nil
+		}
+	}
+	return "", errorf(Refused, "%w: no run %s in %s", ErrNoRun, what, h.dir)
+}
+
+// latest picks run arg (the newest run of any status without it) and
+// reads its latest checkpoint.
+func (h *Host) latest(ctx context.Context, arg string) (string, graph.Snapshot[state.ExecutionState], error) {
+	id, err := h.pick(ctx, arg, "at all", func(state.RunStatus) bool { return true })
+	if err != nil {
+		return "", graph.Snapshot[state.ExecutionState]{}, err
+	}
+	snap, err := h.runner.State(ctx, id)
+	if err != nil {
+		return "", snap, h.refusal(ctx, id, err)
+	}
+	return id, snap, nil
+}
+
+// unfinished picks a run that has not finished (the newest when arg is
+// "") and returns its latest snapshot; what says what it is picked for.
+// With stash, a finished run whose user's changes are still to be put
+// back fits too (resume).
+func (h *Host) unfinished(ctx context.Context, arg, what string, stash bool) (string, graph.Snapshot[state.ExecutionState], error) {
+	var zero graph.Snapshot[state.ExecutionState]
+	fits := func(snap graph.Snapshot[state.ExecutionState]) bool {
+		return !snap.State.Status.Terminal() || (stash && snap.State.Stash.Pending())
+	}
+	id := arg
+	if id == "" {
+		rs, err := h.runs(ctx)
+		if err != nil {
+			return "", zero, err
+		}
+		for _, r := range rs {
+			if fits(r) {
+				id = r.RunID
+				break
+			}
+		}
+		if id == "" {
+			return "", zero, errorf(Refused, "%w: no run %s in %s", ErrNoRun, what, h.dir)
+		}
+	}
+	snap, err := h.runner.State(ctx, id)
+	if err != nil {
+		return "", zero, h.refusal(ctx, id, err)
+	}
+	if !fits(snap) {
+		return "", zero, errorf(Refused, "run %s has already finished: %s", id, snap.State.Status)
+	}
+	if err := h.checkCommits(ctx, snap); err != nil {
+		return "", zero, err
+	}
+	return id, snap, nil
+}
+
+// checkCommits refuses a run whose store lost checkpoints that its
+// commits in the branch prove existed (nodes.CheckCommits): going on from
+// the older checkpoint would redo phases silently.
+func (h *Host) checkCommits(ctx context.Context, snap graph.Snapshot[state.ExecutionState]) error {
+	if err := nodes.CheckCommits(ctx, h.repo, snap.State); err != nil {
+		return &Error{Code: Refused, Err: err}
+	}
+	return nil
+}
+
+// refusal turns an error of the runtime about runID into a one-line
+// *Error naming the fix, when it is one (refused); err otherwise.
+func (h *Host) refusal(ctx context.Context, runID string, err error) error {
+	if r := h.refused(runID, err); r != nil {
+		return r
+	}
+	return err
+}
+
+// refused is the *Error an error of the runtime about runID stands for,
+// nil for an error that is no refusal (the run stopped).
+func (h *Host) refused(runID string, err error) error {
+	var held *checkpoint.LeaseHeldError
+	switch {
+	case errors.As(err, &held):
+		return errorf(Held, "run %s is held by pid %d on host %s", runID, held.Holder.PID, held.Holder.Host)
+	case errors.Is(err, graph.ErrRunDone):
+		return errorf(Refused, "run %s has already finished (see %s)", runID, h.cfg.Cmd("status", runID))
+	case errors.Is(err, graph.ErrRunNotFound):
+		return errorf(Refused, "no run %s in %s", runID, h.dir)
+	case errors.Is(err, graph.ErrNotInterrupted):
+		return errorf(Refused, "run %s is not waiting for approval (see %s)", runID, h.cfg.Cmd("status", runID))
+	case errors.Is(err, agent.ErrMissingKey), errors.Is(err, agent.ErrAuth):
+		return errorf(Refused, "run %s stopped: %w (fix it, then: %s)", runID, lastCause(err), h.cfg.Cmd("resume", runID))
+	case errors.Is(err, nodes.ErrHeadMoved):
+		var moved *nodes.HeadMovedError
+		if errors.As(err, &moved) {
+			err = moved
+		}
+		return errorf(Refused, "run %s stopped, nothing changed: %w; then: %s", runID, err, h.cfg.Cmd("resume", runID))
+	case errors.Is(err, nodes.ErrOutsideEdits):
+		var edits *nodes.OutsideEditsError
+		if errors.As(err, &edits) {
+			err = edits
+		}
+		return errorf(Refused, "run %s stopped, nothing committed: %w: %s (or %s)", runID, err, h.cfg.Cmd("resume", runID), h.cfg.Cmd("cancel", runID))
+	}
+	return nil
+}
+
+// lastCause returns the innermost agent error of err (ErrAuth or
+// ErrMissingKey with its message naming the variable), or err.
+func lastCause(err error) error {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if strings.HasPrefix(e.Error(), "agent: ") {
+			return e
+		}
+	}
+	return err
+}
+
+// lockWorkTree takes the work tree's lock (workspace.LockWorkTree) for
+// running runID's phases here, unless the host holds it already, and
+// returns what releases it. Another process holding it is Held, naming
+// its pid, host and run; so is this host executing another run. The lock
+// is independent of the store: two processes with different stores never
+// work on one tree at once. It dies with the process.
+func (h *Host) lockWorkTree(runID string) (func(), error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var held *workspace.WorkTreeHeldError
+	if h.wt != nil {
+		if hd := h.wt.Holder(); hd.Run != runID { // this process executes another run there
+			return nil, errorf(Held, "work tree %s is in use by %s; wait for it to finish or stop it", h.repo.Root(), hd)
+		}
+		return func() {}, nil
+	}
+	l, err := h.repo.LockWorkTree(runID)
+	if errors.As(err, &held) {
+		return nil, errorf(Held, "work tree %s is in use by %s; wait for it to finish or stop it", held.Root, held.Holder)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lock the work tree: %w", err)
+	}
+	h.wt = l
+	return func() {
+		h.mu.Lock()
+		h.wt = nil
+		h.mu.Unlock()
+		l.Unlock()
+	}, nil
+}
+
+// privateDir makes the store directory dir, when it is missing, with mode
+// 0700 whatever the umask.
+func privateDir(dir string) error {
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create store %s: %w", dir, err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("create store %s: %w", dir, err)
+	}
+	return nil
+}
+
+// restrictStore makes the store directory 0700 and its files 0600,
+// whatever the umask was when they were made: Badger makes its LOCK and
+// table files 0666 less the umask. It runs when the store is opened and
+// closed; files Badger makes in between keep their mode until then,
+// inside the 0700 directory, which no other user can enter. Errors are
+// ignored: the store works either way.
+func restrictStore(dir string) {
+	_ = os.Chmod(dir, 0o700)
+	entries, _ := os.ReadDir(dir)
+	for _, en := range entries {
+		if en.Type().IsRegular() {
+			_ = os.Chmod(filepath.Join(dir, en.Name()), 0o600)
+		}
+	}
+}
+
+// TranscriptDir is where the transcripts of the runs of the store at
+// storeDir are kept: beside it.
+func TranscriptDir(storeDir string) string { return storeDir + ".logs" }
+
+// TranscriptEnd is the file in a run's transcript directory that says the
+// run ended (`logs --follow` stops).
+const TranscriptEnd = "end"
+
+// markTranscriptEnd records that run id ended.
+func markTranscriptEnd(storeDir, id string) {
+	dir := filepath.Join(TranscriptDir(storeDir), id)
+	if _, err := os.Stat(dir); err != nil {
+		return
+	}
+	_ = os.WriteFile(filepath.Join(dir, TranscriptEnd), nil, 0o600)
+}

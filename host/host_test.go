@@ -1,0 +1,317 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/nodes"
+	"github.com/gaffer-dev/gaffer/state"
+	"github.com/gaffer-dev/gaffer/workspace"
+)
+
+const testPlan = `# Plan: greet
+
+### Task 1: Write hello
+- type: impl
+- depends on: none
+- files: hello.txt
+
+Write hello.txt.
+
+### Task 2: Write bye
+- type: impl
+- depends on: 1
+- files: bye.txt
+
+Write bye.txt.
+`
+
+const testScript = `developer:
+  - phase: 1
+    summary: wrote hello.txt
+    actions:
+      - write:
+          path: hello.txt
+          content: "hello\n"
+  - phase: 2
+    summary: wrote bye.txt
+    actions:
+      - write:
+          path: bye.txt
+          content: "bye\n"
+`
+
+// testSetup makes runs from a plan file and drives them with the script
+// driver: the program around a host, as small as it gets.
+type testSetup struct{}
+
+func (testSetup) NewRun(_ context.Context, _ *workspace.Repo, spec RunSpec) (state.ExecutionState, error) {
+	md, err := os.ReadFile(spec.PlanFile)
+	if err != nil {
+		return state.ExecutionState{}, errorf(Usage, "plan: %w", err)
+	}
+	s, err := state.NewRun(state.RunInfo{ID: spec.RunID, Goal: "greet", CreatedAt: time.Now()},
+		state.RunConfig{ScriptPath: spec.Script, PlanPath: spec.PlanFile, SkipTDDCheck: true, AutoApprove: spec.AutoApprove})
+	if err != nil {
+		return s, err
+	}
+	s.Plan.Markdown = string(md)
+	return s, nil
+}
+
+func (testSetup) Drivers(env DriverEnv) nodes.DriverFactory {
+	return func(role agent.Role, cfg state.RunConfig) (agent.Driver, error) {
+		sc, err := agent.LoadScript(cfg.ScriptPath)
+		if err != nil {
+			return nil, err
+		}
+		switch role {
+		case agent.RoleEvaluator, agent.RoleSummarizer, agent.RoleDoctor, agent.RoleReplanner:
+			if !sc.Has(role) {
+				return nil, nil
+			}
+		}
+		return agent.NewScriptDriver(sc, agent.ScriptOptions{Groups: env.Groups}), nil
+	}
+}
+
+func (testSetup) CheckKeys(state.RunConfig) error { return nil }
+
+// fixture is a repository with one commit, and the plan and script of a
+// two-phase run beside it.
+type fixture struct {
+	repo, store, plan, script string
+}
+
+func newFixture(t *testing.T) fixture {
+	t.Helper()
+	base := t.TempDir()
+	f := fixture{repo: filepath.Join(base, "repo"), store: filepath.Join(base, "store"),
+		plan: filepath.Join(base, "plan.md"), script: filepath.Join(base, "script.yaml")}
+	repo, err := workspace.Init(f.repo, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(f.repo, "README"), []byte("greetings\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.Commit(t.Context(), "start", nil, workspace.CommitOptions{
+		Author: workspace.Signature{Name: "test", Email: "test@gaffer.invalid"}}); err != nil {
+		t.Fatal(err)
+	}
+	for p, s := range map[string]string{f.plan: testPlan, f.script: testScript} {
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f
+}
+
+func (f fixture) open(t *testing.T) *Host {
+	t.Helper()
+	h, err := Open(t.Context(), Config{Repo: f.repo, Store: f.store, Setup: testSetup{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Close)
+	return h
+}
+
+// services runs test with the fixture's Host as the Service, and again
+// with a Client reaching that Host through its control socket: one set of
+// assertions for both.
+func services(t *testing.T, test func(t *testing.T, f fixture, svc Service)) {
+	t.Run("local", func(t *testing.T) {
+		f := newFixture(t)
+		test(t, f, f.open(t))
+	})
+	t.Run("socket", func(t *testing.T) {
+		f := newFixture(t)
+		h := f.open(t)
+		if _, _, err := h.Listen(t.Context(), "test", h); err != nil {
+			t.Fatal(err)
+		}
+		test(t, f, NewClient(f.store))
+	})
+}
+
+func TestEachOperationLocallyAndThroughTheSocket(t *testing.T) {
+	services(t, func(t *testing.T, f fixture, svc Service) {
+		ctx := t.Context()
+		// Start: nobody to ask, so the run parks at its plan's approval.
+		out, err := svc.Start(ctx, RunSpec{RunID: "r-1", PlanFile: f.plan, Script: f.script})
+		if err != nil || out.Kind != Parked || out.RunID != "r-1" {
+			t.Fatalf("Start = %+v, %v; want r-1 parked", out, err)
+		}
+		rs, err := svc.Status(ctx, RunRequest{})
+		if err != nil || rs.Snapshot.RunID != "r-1" || rs.Status != "awaiting_approval" || rs.Stopped {
+			t.Fatalf("Status = %s %q stopped=%v, %v; want r-1 awaiting_approval", rs.Snapshot.RunID, rs.Status, rs.Stopped, err)
+		}
+		if got := len(rs.Snapshot.State.Plan.Phases); got != 2 {
+			t.Fatalf("Status carries %d phases, want the plan's 2", got)
+		}
+		// Answer: approved, the run goes on to its end here.
+		out, err = svc.Answer(ctx, AnswerRequest{RunID: "r-1", Approved: true})
+		if err != nil || out.Kind != Completed {
+			t.Fatalf("Answer = %+v, %v; want completed", out, err)
+		}
+		for _, name := range []string{"hello.txt", "bye.txt"} {
+			if _, err := os.Stat(filepath.Join(f.repo, name)); err != nil {
+				t.Errorf("the run's %s: %v", name, err)
+			}
+		}
+		hist, err := svc.History(ctx, RunRequest{RunID: "r-1"})
+		if err != nil || len(hist) < 4 {
+			t.Fatalf("History = %d checkpoints, %v", len(hist), err)
+		}
+		if hist[0].Seq <= hist[len(hist)-1].Seq || hist[0].Status != "completed" {
+			t.Fatalf("History is not newest first ending completed: %+v", hist[0])
+		}
+		var waiting uint64
+		for _, c := range hist {
+			if c.Interrupt == nodes.NodeApproval {
+				waiting = c.Seq
+			}
+		}
+		if waiting == 0 {
+			t.Fatal("History has no checkpoint waiting for approval")
+		}
+		// Resume of a finished run is refused with the fix.
+		if _, err := svc.Resume(ctx, RunRequest{RunID: "r-1"}); CodeOf(err) != Refused || !strings.Contains(err.Error(), "already finished") {
+			t.Fatalf("Resume of a finished run: %v (%s), want refused", err, CodeOf(err))
+		}
+		// Fork the checkpoint that waited for approval: a new run on its
+		// own branch, which asks for approval again.
+		fk, err := svc.Fork(ctx, ForkRequest{RunID: "r-1", Seq: waiting})
+		if err != nil || fk.RunID == "" || fk.Branch != ForkBranchPrefix+fk.RunID || fk.From != "r-1" {
+			t.Fatalf("Fork = %+v, %v", fk, err)
+		}
+		out, err = svc.Resume(ctx, RunRequest{RunID: fk.RunID})
+		if err != nil || out.Kind != Parked {
+			t.Fatalf("Resume of the fork = %+v, %v; want parked for approval", out, err)
+		}
+		list, err := svc.List(ctx)
+		if err != nil || len(list) != 2 {
+			t.Fatalf("List = %d runs, %v; want 2", len(list), err)
+		}
+		// Cancel ends the fork for good.
+		out, err = svc.Cancel(ctx, RunRequest{RunID: fk.RunID})
+		if err != nil || out.Kind != Cancelled || out.RunID != fk.RunID {
+			t.Fatalf("Cancel = %+v, %v", out, err)
+		}
+		if rs, err := svc.Status(ctx, RunRequest{RunID: fk.RunID}); err != nil || rs.Status != "cancelled" {
+			t.Fatalf("Status of the cancelled fork = %q, %v", rs.Status, err)
+		}
+		// Refusals keep their code and their one line across the socket.
+		_, err = svc.Status(ctx, RunRequest{RunID: "r-none"})
+		if CodeOf(err) != Refused || err.Error() != "no run r-none in "+f.store {
+			t.Fatalf("Status of an unknown run: %v (%s)", err, CodeOf(err))
+		}
+		if _, err := svc.Submit(ctx, RunSpec{PlanFile: f.plan}); CodeOf(err) != Refused || !strings.Contains(err.Error(), "start one with: gaffer serve") {
+			t.Fatalf("Submit to a host that is not serve: %v (%s)", err, CodeOf(err))
+		}
+		if _, err := svc.Answer(ctx, AnswerRequest{RunID: "r-1", Decision: "maybe"}); CodeOf(err) != Usage {
+			t.Fatalf("Answer with an unknown decision: %v (%s), want usage", err, CodeOf(err))
+		}
+	})
+}
+
+// The socket a command offers while it holds the store (Holder) reads
+// runs and cancels them, and refuses to start, resume or fork one: those
+// wait until the command ends.
+func TestHolderRefusesToDriveForOthers(t *testing.T) {
+	f := newFixture(t)
+	h := f.open(t)
+	if out, err := h.Start(t.Context(), RunSpec{RunID: "r-1", PlanFile: f.plan, Script: f.script}); err != nil || out.Kind != Parked {
+		t.Fatalf("Start = %+v, %v", out, err)
+	}
+	if _, _, err := h.Listen(t.Context(), "run", h.Holder()); err != nil {
+		t.Fatal(err)
+	}
+	cl := NewClient(f.store)
+	ctx := t.Context()
+	for name, call := range map[string]func() error{
+		"start":  func() error { _, err := cl.Start(ctx, RunSpec{RunID: "r-2", PlanFile: f.plan}); return err },
+		"resume": func() error { _, err := cl.Resume(ctx, RunRequest{RunID: "r-1"}); return err },
+		"fork":   func() error { _, err := cl.Fork(ctx, ForkRequest{RunID: "r-1", Seq: 1}); return err },
+		"submit": func() error { _, err := cl.Submit(ctx, RunSpec{RunID: "r-2", PlanFile: f.plan}); return err },
+		"answer": func() error { _, err := cl.Answer(ctx, AnswerRequest{RunID: "r-1", Approved: true}); return err },
+	} {
+		if err := call(); CodeOf(err) != Held || !strings.Contains(err.Error(), "`gaffer run`, which holds the store") {
+			t.Errorf("%s through a holder: %v (%s), want held by `gaffer run`", name, err, CodeOf(err))
+		}
+	}
+	if rs, err := cl.Status(ctx, RunRequest{RunID: "r-1"}); err != nil || rs.Status != "awaiting_approval" {
+		t.Fatalf("Status through a holder = %q, %v", rs.Status, err)
+	}
+	out, err := cl.Cancel(ctx, RunRequest{RunID: "r-1"})
+	if err != nil || out.Kind != Cancelled {
+		t.Fatalf("Cancel through a holder = %+v, %v", out, err)
+	}
+}
+
+// A question left without an answer (ErrNotAnswered) parks the run; an
+// answer from another process, through the socket, ends the question and
+// the run goes on in the host that asked.
+type askingFront struct {
+	Quiet
+	asked chan struct{}
+}
+
+func (askingFront) Asks() bool { return true }
+
+func (f askingFront) Ask(ctx context.Context, _ nodes.ApprovalRequest, _ state.ExecutionState, remote <-chan nodes.Answer) (nodes.Answer, error) {
+	close(f.asked)
+	select {
+	case a := <-remote:
+		return a, nil
+	case <-ctx.Done():
+		return nodes.Answer{}, ErrNotAnswered
+	}
+}
+
+func TestAnswerFromAnotherProcessReachesTheQuestion(t *testing.T) {
+	f := newFixture(t)
+	front := askingFront{asked: make(chan struct{})}
+	h, err := Open(t.Context(), Config{Repo: f.repo, Store: f.store, Setup: testSetup{}, Front: front})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if _, _, err := h.Listen(t.Context(), "run", h.Holder()); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan Outcome, 1)
+	go func() {
+		out, err := h.Start(context.Background(), RunSpec{RunID: "r-1", PlanFile: f.plan, Script: f.script})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- out
+	}()
+	<-front.asked
+	out, err := NewClient(f.store).Answer(t.Context(), AnswerRequest{Approved: true})
+	if err != nil || out.Kind != HandedOn || !strings.Contains(out.Message, "Run r-1 approved; gaffer run") {
+		t.Fatalf("Answer through the socket = %+v, %v", out, err)
+	}
+	if got := <-done; got.Kind != Completed {
+		t.Fatalf("the run that asked = %+v, want completed", got)
+	}
+}
+
+func TestNoServerIsNoServer(t *testing.T) {
+	_, err := NewClient(filepath.Join(t.TempDir(), "store")).List(t.Context())
+	if err == nil || CodeOf(err) != Failure {
+		t.Fatalf("List without a server: %v", err)
+	}
+	var he *Error
+	if errors.As(err, &he) {
+		t.Fatalf("no server is not a refusal: %v", err)
+	}
+}

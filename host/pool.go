@@ -1,0 +1,292 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/internal/ioerr"
+	"github.com/gaffer-dev/gaffer/nodes"
+	"github.com/gaffer-dev/gaffer/serve"
+	"github.com/gaffer-dev/gaffer/state"
+)
+
+// Pool is serve's Service: it queues the runs it is asked to start,
+// resume or answer, and its workers execute them on the same Host
+// operations a terminal calls (Start, Resume, Answer, Cancel). Reads go
+// to the Host, with the runs still queued told as such.
+type Pool struct {
+	h   *Host
+	q   *serve.Pool
+	log *slog.Logger
+	// key is the pool key of every job: the runs work on the host's
+	// repository, so they share its work tree and execute one at a time.
+	key string
+}
+
+// PoolConfig makes a Pool.
+type PoolConfig struct {
+	Workers int
+	Logger  *slog.Logger
+	Gauges  serve.Gauges
+}
+
+// NewPool makes the Pool of h, reading back the journal beside its store
+// (the runs a previous serve left queued or executing).
+func NewPool(h *Host, cfg PoolConfig) (*Pool, error) {
+	key, err := RepoKey(h.repo.Root())
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = h.log
+	}
+	p := &Pool{h: h, log: cfg.Logger, key: key}
+	p.q, err = serve.New(serve.Config{Workers: cfg.Workers, Executor: executor{p}, Journal: serve.JournalPath(h.dir), Logger: cfg.Logger,
+		Gauges: cfg.Gauges, KeyOf: func(serve.Job) string { return key }, Retry: ioerr.Machine})
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Queue is the pool of workers (start, drain and watch it).
+func (p *Pool) Queue() *serve.Pool { return p.q }
+
+// RepoKey is the pool key of the runs of the repository whose work tree
+// is root: its absolute, symlink-resolved path, so that two spellings of
+// one work tree are one key.
+func RepoKey(root string) (string, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", fmt.Errorf("serve: repository %s: %w", root, err)
+	}
+	key, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("serve: repository %s: %w", root, err)
+	}
+	return key, nil
+}
+
+// The statuses of a submitted run without a checkpoint yet: waiting for a
+// worker, or taken by one.
+const (
+	StatusQueued   = "queued"
+	StatusStarting = "starting"
+)
+
+// pending returns "queued" for a run that waits in the queue and
+// "starting" for one a worker took, while neither has a checkpoint yet;
+// "" otherwise.
+func (p *Pool) pending(ctx context.Context, runID string) string {
+	if runID == "" {
+		return ""
+	}
+	st := p.q.Status()
+	status := ""
+	for _, j := range st.Queued {
+		if j.RunID == runID {
+			status = StatusQueued
+		}
+	}
+	for _, id := range st.Active {
+		if id == runID {
+			status = StatusStarting
+		}
+	}
+	if status == "" {
+		return ""
+	}
+	if _, err := p.h.runner.State(ctx, runID); err == nil {
+		return ""
+	}
+	return status
+}
+
+// Start queues a new run: Submit.
+func (p *Pool) Start(ctx context.Context, spec RunSpec) (Outcome, error) { return p.Submit(ctx, spec) }
+
+// Submit queues a new run of the pool's repository.
+func (p *Pool) Submit(ctx context.Context, spec RunSpec) (Outcome, error) {
+	if spec.RunID == "" {
+		spec.RunID = NewRunID(time.Now())
+	}
+	if spec.Repo != "" && spec.Repo != p.key {
+		return Outcome{}, errorf(Refused, "the gaffer serve holding store %s (pid %d) works in repository %s, not %s; start a serve in %s with a store of its own (gaffer --repo %s serve)",
+			p.h.dir, os.Getpid(), p.key, spec.Repo, spec.Repo, spec.Repo)
+	}
+	if _, err := p.h.runner.State(ctx, spec.RunID); err == nil {
+		return Outcome{}, errorf(Refused, "run %s already exists", spec.RunID)
+	}
+	b, err := encodeJob(spec)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("submit: %w", err)
+	}
+	if err := p.q.Submit(serve.Job{RunID: spec.RunID, Kind: serve.JobStart, Spec: b, Key: p.key}); err != nil {
+		return Outcome{}, errorf(Held, "submit: %w", err)
+	}
+	n := len(p.q.Status().Queued)
+	return Outcome{RunID: spec.RunID, Kind: HandedOn,
+		Message: fmt.Sprintf("Run %s queued (%d waiting for a worker or for their repository).", spec.RunID, n)}, nil
+}
+
+// Resume queues a stopped run to continue.
+func (p *Pool) Resume(ctx context.Context, req RunRequest) (Outcome, error) {
+	id, err := p.h.pick(ctx, req.RunID, "to resume", func(s state.RunStatus) bool { return !s.Terminal() })
+	if err != nil {
+		return Outcome{}, err
+	}
+	snap, err := p.h.runner.State(ctx, id)
+	if err != nil {
+		return Outcome{}, p.h.refusal(ctx, id, err)
+	}
+	if st := ViewStatus(snap); st.Terminal() {
+		return Outcome{}, errorf(Refused, "run %s has already finished: %s", id, st)
+	} else if st == state.RunAwaitingApproval {
+		return Outcome{}, errorf(Waiting, "run %s is waiting for approval; answer with gaffer approve or reject", id)
+	}
+	if err := p.q.Submit(serve.Job{RunID: id, Kind: serve.JobResume, Key: p.key}); err != nil {
+		return Outcome{}, errorf(Held, "resume: %w", err)
+	}
+	return Outcome{RunID: id, Kind: HandedOn, Message: fmt.Sprintf("Run %s queued to resume in gaffer serve (pid %d).", id, os.Getpid())}, nil
+}
+
+// Answer queues a human's answer to a parked run.
+func (p *Pool) Answer(ctx context.Context, req AnswerRequest) (Outcome, error) {
+	id, err := p.h.pick(ctx, req.RunID, "waiting for approval", func(s state.RunStatus) bool { return s == state.RunAwaitingApproval })
+	if err != nil {
+		return Outcome{}, err
+	}
+	snap, err := p.h.runner.State(ctx, id)
+	if err != nil {
+		return Outcome{}, p.h.refusal(ctx, id, err)
+	}
+	if snap.Interrupt == nil || ViewStatus(snap) != state.RunAwaitingApproval {
+		return Outcome{}, errorf(Refused, "run %s is not waiting for approval (it is %s)", id, ViewStatus(snap))
+	}
+	ans := req.answer()
+	if req.Decision != "" {
+		switch {
+		case snap.Interrupt.Node != nodes.NodeRecover:
+			return Outcome{}, errorf(Usage, "run %s waits for its plan's approval, not for recovery's question: approve or reject it without --decision", id)
+		case req.Decision == "retry":
+			ans.Approved = true
+		case req.Decision == "stop":
+			ans.Approved = false
+		default:
+			return Outcome{}, errorf(Usage, "--decision %q: want retry or stop", req.Decision)
+		}
+	}
+	if err := p.q.Answer(id, ans); err != nil {
+		return Outcome{}, errorf(Held, "run %s: %w", id, err)
+	}
+	return Outcome{RunID: id, Kind: HandedOn, Message: fmt.Sprintf("Run %s %s; gaffer serve (pid %d) continues it.", id, AnswerVerb(ans), os.Getpid())}, nil
+}
+
+// Cancel takes a run out of the queue, stops it on its worker (which
+// writes the cancel checkpoint), or cancels it here.
+func (p *Pool) Cancel(ctx context.Context, req RunRequest) (Outcome, error) {
+	if req.RunID != "" && p.q.Cancel(req.RunID) {
+		if _, err := p.h.runner.State(ctx, req.RunID); err != nil {
+			return Outcome{RunID: req.RunID, Kind: Cancelled, Message: fmt.Sprintf("Run %s removed from the queue.", req.RunID)}, nil
+		}
+		for _, id := range p.q.Status().Active {
+			if id == req.RunID {
+				return Outcome{RunID: req.RunID, Kind: HandedOn, Message: fmt.Sprintf("Run %s is being cancelled.", req.RunID)}, nil
+			}
+		}
+	}
+	return p.h.Cancel(ctx, req)
+}
+
+// Status is a run's status; a run queued without a checkpoint yet is
+// Pending, "queued" or "starting".
+func (p *Pool) Status(ctx context.Context, req RunRequest) (RunStatus, error) {
+	if st := p.pending(ctx, req.RunID); st != "" {
+		rs := RunStatus{Status: st, Pending: true}
+		rs.Snapshot.RunID = req.RunID
+		return rs, nil
+	}
+	return p.h.Status(ctx, req)
+}
+
+// List is the Host's.
+func (p *Pool) List(ctx context.Context) ([]RunStatus, error) { return p.h.List(ctx) }
+
+// History is the Host's.
+func (p *Pool) History(ctx context.Context, req RunRequest) ([]Checkpoint, error) {
+	return p.h.History(ctx, req)
+}
+
+// Fork is the Host's: refused (Held) while a worker runs in the work tree.
+func (p *Pool) Fork(ctx context.Context, req ForkRequest) (Forked, error) { return p.h.Fork(ctx, req) }
+
+// executor executes the pool's jobs with the Host's operations.
+type executor struct{ p *Pool }
+
+// Execute runs one job: start, resume or answer a run, until it finishes
+// or waits for a human (OutcomeParked).
+func (x executor) Execute(ctx context.Context, job serve.Job) (serve.Outcome, error) {
+	p := x.p
+	h := p.h
+	id := job.RunID
+	if job.Key != p.key {
+		// A job journaled by a serve of another repository on this store:
+		// it works on this repository now, without its key's exclusion.
+		p.log.Warn("job keyed for another repository", "run", id, "key", job.Key, "repo", p.key)
+	}
+	var out Outcome
+	var err error
+	switch job.Kind {
+	case serve.JobStart:
+		spec, jerr := decodeJob(job.Spec)
+		if jerr != nil {
+			return serve.OutcomeDone, fmt.Errorf("run %s: read the submitted options: %w", id, jerr)
+		}
+		spec.RunID = id
+		if _, serr := h.runner.State(ctx, id); serr == nil {
+			out, err = h.Resume(ctx, RunRequest{RunID: id}) // recovered: the run started before the crash
+		} else {
+			out, err = h.Start(ctx, spec)
+		}
+	case serve.JobAnswer:
+		var ans nodes.Answer
+		if jerr := json.Unmarshal(job.Answer, &ans); jerr != nil {
+			return serve.OutcomeDone, fmt.Errorf("run %s: read the answer: %w", id, jerr)
+		}
+		snap, serr := h.runner.State(ctx, id)
+		if serr == nil && snap.Interrupt == nil && job.Recovered {
+			out, err = h.Resume(ctx, RunRequest{RunID: id}) // the answer was taken before the crash
+		} else {
+			out, err = h.Answer(ctx, AnswerRequest{RunID: id, Approved: ans.Approved, Feedback: ans.Feedback})
+		}
+	default:
+		out, err = h.Resume(ctx, RunRequest{RunID: id})
+	}
+	if errors.Is(context.Cause(ctx), serve.ErrCancelled) {
+		if _, cerr := h.cancel(context.WithoutCancel(ctx), id); cerr != nil {
+			return serve.OutcomeDone, fmt.Errorf("run %s: cancel: %w", id, cerr)
+		}
+		return serve.OutcomeDone, nil
+	}
+	if ctx.Err() != nil {
+		return serve.OutcomeDone, fmt.Errorf("run %s stopped: %w", id, context.Cause(ctx))
+	}
+	if err != nil {
+		return serve.OutcomeDone, err
+	}
+	switch out.Kind {
+	case Parked, Asking:
+		return serve.OutcomeParked, nil
+	case Stopped, Interrupted:
+		return serve.OutcomeDone, out.Err
+	case Halted, Rejected, Cancelled:
+		p.log.Info("run ended", "run", id, "outcome", out.Kind, "msg", out.Message)
+	}
+	return serve.OutcomeDone, nil
+}

@@ -1,0 +1,198 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/gaffer-dev/gaffer/control"
+)
+
+// ProtocolVersion is the version of the Service on the control socket.
+// Each operation is registered as "v<version>.<name>"; a process speaking
+// another version answers with control.ErrUnknownOp, which the Client
+// reports as ErrProtocolVersion.
+const ProtocolVersion = 1
+
+// The operations of the Service on the socket, one per method.
+const (
+	opStart   = "start"
+	opResume  = "resume"
+	opAnswer  = "answer"
+	opCancel  = "cancel"
+	opStatus  = "status"
+	opList    = "list"
+	opHistory = "history"
+	opFork    = "fork"
+	opSubmit  = "submit"
+)
+
+// ErrUnreachable is a call no process answered: nobody holds the store
+// (it also matches control.ErrNoServer then), or the holder went away
+// before it answered.
+var ErrUnreachable = errors.New("host: the process holding the store did not answer")
+
+// ErrProtocolVersion is a process on the socket that does not speak this
+// binary's ProtocolVersion (another gaffer version).
+var ErrProtocolVersion = errors.New("host: the process holding the store speaks another protocol version")
+
+func opName(op string) string { return fmt.Sprintf("v%d.%s", ProtocolVersion, op) }
+
+// wireError is a refusal on the wire: its Code and message.
+type wireError struct {
+	Code    Code   `json:"code"`
+	Message string `json:"message"`
+}
+
+// reply is every operation's response: its typed result, or a refusal.
+type reply[T any] struct {
+	Result T          `json:"result"`
+	Error  *wireError `json:"error,omitempty"`
+}
+
+// listRequest is List's request: nothing yet.
+type listRequest struct{}
+
+// handle registers op on mux: decode Req, call fn, encode its result or
+// its refusal in a reply.
+func handle[Req, Res any](mux *control.Mux, op string, fn func(context.Context, Req) (Res, error)) {
+	mux.Handle(opName(op), func(ctx context.Context, args json.RawMessage) (any, error) {
+		var req Req
+		if len(args) > 0 {
+			if err := json.Unmarshal(args, &req); err != nil {
+				return reply[Res]{Error: &wireError{Code: Usage, Message: fmt.Sprintf("%s: %v", op, err)}}, nil
+			}
+		}
+		res, err := fn(ctx, req)
+		if err != nil {
+			return reply[Res]{Error: &wireError{Code: CodeOf(err), Message: err.Error()}}, nil
+		}
+		return reply[Res]{Result: res}, nil
+	})
+}
+
+// Register serves svc's operations on mux, each once (control.Mux panics
+// on a second registration).
+func Register(mux *control.Mux, svc Service) {
+	handle(mux, opStart, svc.Start)
+	handle(mux, opResume, svc.Resume)
+	handle(mux, opAnswer, svc.Answer)
+	handle(mux, opCancel, svc.Cancel)
+	handle(mux, opStatus, svc.Status)
+	handle(mux, opList, func(ctx context.Context, _ listRequest) ([]RunStatus, error) { return svc.List(ctx) })
+	handle(mux, opHistory, svc.History)
+	handle(mux, opFork, svc.Fork)
+	handle(mux, opSubmit, svc.Submit)
+}
+
+// Client is the Service of the process that holds a store, over its
+// control socket. When no process answers, its calls return an error
+// matching control.ErrNoServer: the caller opens the store itself.
+type Client struct {
+	cl *control.Client
+}
+
+// NewClient returns the Client of the store directory store.
+func NewClient(store string) *Client { return &Client{cl: control.NewClient(store)} }
+
+// Path is the socket's path.
+func (c *Client) Path() string { return c.cl.Path }
+
+// Ping asks who holds the store.
+func (c *Client) Ping(ctx context.Context) (control.Info, error) { return c.cl.Ping(ctx) }
+
+// call sends op with req and decodes its reply into res.
+func call[Res any](ctx context.Context, c *Client, op string, req any) (Res, error) {
+	var r reply[Res]
+	err := c.cl.Call(ctx, opName(op), req, &r)
+	if errors.Is(err, control.ErrUnknownOp) {
+		return r.Result, &Error{Code: Held, Err: fmt.Errorf("%w (version %d): %w", ErrProtocolVersion, ProtocolVersion, err)}
+	}
+	if errors.Is(err, control.ErrStranger) || errors.Is(err, control.ErrUnsafeDir) {
+		return r.Result, &Error{Code: Refused, Err: err}
+	}
+	var re *control.RemoteError
+	if err != nil && !errors.As(err, &re) {
+		// Nobody answered, or the holder went away mid-call.
+		return r.Result, fmt.Errorf("%w: %w", ErrUnreachable, err)
+	}
+	if err != nil {
+		return r.Result, err
+	}
+	if r.Error != nil {
+		return r.Result, &Error{Code: r.Error.Code, Err: errors.New(r.Error.Message)}
+	}
+	return r.Result, nil
+}
+
+// Start asks the holder to start a run (serve queues it).
+func (c *Client) Start(ctx context.Context, spec RunSpec) (Outcome, error) {
+	return call[Outcome](ctx, c, opStart, spec)
+}
+
+// Resume asks the holder to continue a run.
+func (c *Client) Resume(ctx context.Context, req RunRequest) (Outcome, error) {
+	return call[Outcome](ctx, c, opResume, req)
+}
+
+// Answer gives the holder a human's answer.
+func (c *Client) Answer(ctx context.Context, req AnswerRequest) (Outcome, error) {
+	return call[Outcome](ctx, c, opAnswer, req)
+}
+
+// Cancel asks the holder to cancel a run.
+func (c *Client) Cancel(ctx context.Context, req RunRequest) (Outcome, error) {
+	return call[Outcome](ctx, c, opCancel, req)
+}
+
+// Status asks the holder for a run's status.
+func (c *Client) Status(ctx context.Context, req RunRequest) (RunStatus, error) {
+	return call[RunStatus](ctx, c, opStatus, req)
+}
+
+// List asks the holder for every run.
+func (c *Client) List(ctx context.Context) ([]RunStatus, error) {
+	return call[[]RunStatus](ctx, c, opList, listRequest{})
+}
+
+// History asks the holder for a run's checkpoints.
+func (c *Client) History(ctx context.Context, req RunRequest) ([]Checkpoint, error) {
+	return call[[]Checkpoint](ctx, c, opHistory, req)
+}
+
+// Fork asks the holder to fork a run.
+func (c *Client) Fork(ctx context.Context, req ForkRequest) (Forked, error) {
+	return call[Forked](ctx, c, opFork, req)
+}
+
+// Submit asks the holder (serve) to queue a run.
+func (c *Client) Submit(ctx context.Context, spec RunSpec) (Outcome, error) {
+	return call[Outcome](ctx, c, opSubmit, spec)
+}
+
+// Listen serves svc on the control socket of the host's store until ctx
+// ends; kind names the holding command for other processes ("run",
+// "serve"). Without an error, the socket is closed when the returned
+// function is called (Close calls it too).
+func (h *Host) Listen(ctx context.Context, kind string, svc Service) (stop func(), path string, err error) {
+	h.held.mu.Lock()
+	h.held.kind = kind
+	h.held.mu.Unlock()
+	mux := control.NewMux()
+	Register(mux, svc)
+	srv, err := control.Listen(control.Config{
+		Path: control.SocketPath(h.dir),
+		Mux:  mux,
+		Info: control.Info{Kind: kind, Version: h.cfg.Version, Store: h.dir},
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.Serve(ctx) }()
+	stop = func() { cancel(); <-done }
+	h.closers = append(h.closers, stop)
+	return stop, srv.Path(), nil
+}
