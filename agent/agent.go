@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/story"
 )
 
@@ -137,33 +138,12 @@ func (k MessageKind) String() string {
 // Message is one item of a session's stream.
 type Message struct {
 	Kind    MessageKind
-	Text    string // the agent's text, or a tool result
-	Tool    string // the tool called (ToolCall, ToolResult)
-	Input   string // the tool call's input, as text (ToolCall)
-	IsError bool   // the tool failed (ToolResult)
-	Usage   Usage  // the usage of one model call, a delta (UsageUpdate)
+	Text    string      // the agent's text, or a tool result
+	Tool    string      // the tool called (ToolCall, ToolResult)
+	Input   string      // the tool call's input, as text (ToolCall)
+	IsError bool        // the tool failed (ToolResult)
+	Usage   state.Usage // the usage of one model call, a delta (UsageUpdate)
 }
-
-// Usage counts the tokens and cost of model calls.
-type Usage struct {
-	InputTokens  int     `json:"input_tokens,omitempty" yaml:"input_tokens,omitempty"`
-	OutputTokens int     `json:"output_tokens,omitempty" yaml:"output_tokens,omitempty"`
-	CachedTokens int     `json:"cached_tokens,omitempty" yaml:"cached_tokens,omitempty"`
-	CostUSD      float64 `json:"cost_usd,omitempty" yaml:"cost_usd,omitempty"`
-}
-
-// Add returns the sum of u and o.
-func (u Usage) Add(o Usage) Usage {
-	return Usage{
-		InputTokens:  u.InputTokens + o.InputTokens,
-		OutputTokens: u.OutputTokens + o.OutputTokens,
-		CachedTokens: u.CachedTokens + o.CachedTokens,
-		CostUSD:      u.CostUSD + o.CostUSD,
-	}
-}
-
-// IsZero reports whether u counts nothing.
-func (u Usage) IsZero() bool { return u == Usage{} }
 
 // Status is the outcome of a session.
 type Status string
@@ -178,11 +158,11 @@ const (
 type Report struct {
 	Status       Status
 	Summary      string
-	Output       string   // the final text: plan markdown (architect), review JSON (reviewer), evaluation JSON (evaluator)
-	FilesChanged []string // slash-separated paths relative to the repository root, in the order first touched
-	Error        string   // what went wrong when Status is failed, in full (test output and all)
-	SessionID    string   // to continue this session later
-	Usage        Usage    // the session's total
+	Output       string      // the final text: plan markdown (architect), review JSON (reviewer), evaluation JSON (evaluator)
+	FilesChanged []string    // slash-separated paths relative to the repository root, in the order first touched
+	Error        string      // what went wrong when Status is failed, in full (test output and all)
+	SessionID    string      // to continue this session later
+	Usage        state.Usage // the session's total
 	// Story is the session's structured report for the Task Story:
 	// decisions, commands (TODO / NOT TODO), methods, dependencies and
 	// recommendations. Empty when the agent gave none.

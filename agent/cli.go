@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gaffer-dev/gaffer/state"
 )
 
 // Defaults of CLIOptions.
@@ -53,7 +55,7 @@ type CLIOptions struct {
 	MaxOutput int
 	// Cost, when set, prices a session whose agent does not report its
 	// cost (Codex does not; Claude Code does).
-	Cost func(model string, u Usage) float64
+	Cost func(model string, u state.Usage) float64
 	// Groups, when set, records each session's process group before the
 	// agent starts working, so that a gaffer process started after this
 	// one was killed can end what it left running.

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gaffer-dev/gaffer/state"
 )
 
 // fakeAgent returns a template that runs testdata/fakeagent.sh in mode,
@@ -344,7 +346,7 @@ func TestCLICostFromPrices(t *testing.T) {
 {"type":"turn.completed","usage":{"input_tokens":1000,"cached_input_tokens":400,"output_tokens":100}}`
 	tmpl := CLITemplate{Command: []string{"sh", "-c", "cat <<'EOF'\n" + lines + "\nEOF"}, Output: OutputCodexJSONL}
 	var gotModel string
-	d := newCLI(t, CLIOptions{Template: tmpl, Model: "gpt-x", Cost: func(model string, u Usage) float64 {
+	d := newCLI(t, CLIOptions{Template: tmpl, Model: "gpt-x", Cost: func(model string, u state.Usage) float64 {
 		gotModel = model
 		return float64(u.InputTokens+u.OutputTokens+u.CachedTokens) / 1000
 	}})
@@ -353,7 +355,7 @@ func TestCLICostFromPrices(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	want := Usage{InputTokens: 600, CachedTokens: 400, OutputTokens: 100, CostUSD: 1.1}
+	want := state.Usage{InputTokens: 600, CachedTokens: 400, OutputTokens: 100, CostUSD: 1.1}
 	if rep.Usage != want || gotModel != "gpt-x" || rep.SessionID != "th-1" {
 		t.Fatalf("usage = %+v (model %q, session %q), want %+v", rep.Usage, gotModel, rep.SessionID, want)
 	}

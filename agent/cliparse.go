@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/gaffer-dev/gaffer/state"
 )
 
 // cliResult is what a CLI agent's stdout says about its session.
@@ -12,7 +14,7 @@ type cliResult struct {
 	parsed    bool   // the output held the format's final result
 	text      string // the final text
 	sessionID string
-	usage     Usage
+	usage     state.Usage
 	costKnown bool // the agent reported its cost
 	isError   bool // the agent reported failure
 	errText   string
@@ -56,8 +58,8 @@ type claudeUsage struct {
 }
 
 // usage counts cache writes as input and cache reads as cached tokens.
-func (u claudeUsage) usage() Usage {
-	return Usage{
+func (u claudeUsage) usage() state.Usage {
+	return state.Usage{
 		InputTokens:  u.InputTokens + u.CacheCreationInputTokens,
 		OutputTokens: u.OutputTokens,
 		CachedTokens: u.CacheReadInputTokens,
@@ -224,7 +226,7 @@ func parseCodex(stdout []byte) cliResult {
 		case "turn.completed":
 			completed, r.parsed = true, true
 			if ev.Usage != nil {
-				r.usage = r.usage.Add(Usage{
+				r.usage = r.usage.Add(state.Usage{
 					InputTokens:  ev.Usage.InputTokens - ev.Usage.CachedInputTokens,
 					OutputTokens: ev.Usage.OutputTokens,
 					CachedTokens: ev.Usage.CachedInputTokens,

@@ -3,6 +3,8 @@ package agent
 import (
 	"slices"
 	"testing"
+
+	"github.com/gaffer-dev/gaffer/state"
 )
 
 func TestParseClaudeStreamJSON(t *testing.T) {
@@ -15,7 +17,7 @@ func TestParseClaudeStreamJSON(t *testing.T) {
 	if !r.parsed || r.isError || r.text != "all done" || r.sessionID != "s-1" || !r.costKnown {
 		t.Fatalf("result = %+v", r)
 	}
-	if want := (Usage{InputTokens: 15, OutputTokens: 3, CachedTokens: 7, CostUSD: 0.25}); r.usage != want {
+	if want := (state.Usage{InputTokens: 15, OutputTokens: 3, CachedTokens: 7, CostUSD: 0.25}); r.usage != want {
 		t.Errorf("usage = %+v, want %+v", r.usage, want)
 	}
 	kinds := make([]MessageKind, len(r.messages))
@@ -63,7 +65,7 @@ func TestParseCodex(t *testing.T) {
 	if !r.parsed || r.isError || r.text != "final answer" || r.sessionID != "th-9" || r.costKnown {
 		t.Fatalf("result = %+v", r)
 	}
-	if want := (Usage{InputTokens: 70, OutputTokens: 9, CachedTokens: 30}); r.usage != want {
+	if want := (state.Usage{InputTokens: 70, OutputTokens: 9, CachedTokens: 30}); r.usage != want {
 		t.Errorf("usage = %+v, want %+v", r.usage, want)
 	}
 	if len(r.messages) != 5 || r.messages[0].Input != "go test ./..." || !r.messages[1].IsError || r.messages[2].Input != "update a.go" {

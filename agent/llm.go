@@ -12,6 +12,8 @@ import (
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/anthropic"
 	"github.com/tmc/langchaingo/llms/openai"
+
+	"github.com/gaffer-dev/gaffer/state"
 )
 
 // Provider names the kind of endpoint an LLMDriver talks to.
@@ -41,19 +43,6 @@ const (
 	DefaultMaxOutputTokens = 8192
 	DefaultModelAttempts   = 5
 )
-
-// Price is what a model costs, in US dollars per million tokens.
-type Price struct {
-	Input  float64 `json:"input" yaml:"input"`   // uncached input tokens
-	Output float64 `json:"output" yaml:"output"` // output tokens
-	Cached float64 `json:"cached" yaml:"cached"` // input tokens read from the provider's cache
-}
-
-// cost returns the dollars of u's tokens at price p.
-func (p Price) cost(u Usage) float64 {
-	uncached := max(u.InputTokens-u.CachedTokens, 0)
-	return (float64(uncached)*p.Input + float64(u.CachedTokens)*p.Cached + float64(u.OutputTokens)*p.Output) / 1e6
-}
 
 // LLMConfig configures an LLMDriver. Provider and a model (Model or an entry
 // of Models for every role used) are required; the rest has defaults.
@@ -85,7 +74,7 @@ type LLMConfig struct {
 	// use their own default.
 	MaxOutputTokens int
 	// Prices maps a model's name to its price; a model not in it costs 0.
-	Prices map[string]Price
+	Prices map[string]state.Price
 	// MaxAttempts bounds the tries of one model call on rate limits (429),
 	// server errors (5xx) and transport errors; 0 means DefaultModelAttempts.
 	MaxAttempts int

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/tmc/langchaingo/llms"
+
+	"github.com/gaffer-dev/gaffer/state"
 )
 
 // loop is one Run of an LLMDriver session.
@@ -18,7 +20,7 @@ type loop struct {
 	model   string
 	id      string
 	sess    *llmSession
-	usage   Usage
+	usage   state.Usage
 	changed changeSet
 	// expansions counts expand_context calls by phase (at most
 	// maxExpansions each).
@@ -117,7 +119,7 @@ func (l *loop) receive(resp *llms.ContentResponse) (string, []llms.ToolCall) {
 	}
 	u := usageOf(resp)
 	if p, ok := l.d.cfg.Prices[l.model]; ok {
-		u.CostUSD = p.cost(u)
+		u.CostUSD = p.Cost(u)
 	}
 	l.usage = l.usage.Add(u)
 	l.s.emit(Message{Kind: UsageUpdate, Usage: u})
@@ -189,22 +191,22 @@ func backoff(attempt int) time.Duration {
 // usageOf reads the tokens of a response from langchaingo's GenerationInfo,
 // whose keys differ by provider. InputTokens counts all input tokens,
 // cached or not; CachedTokens the part read from the cache.
-func usageOf(resp *llms.ContentResponse) Usage {
+func usageOf(resp *llms.ContentResponse) state.Usage {
 	if len(resp.Choices) == 0 {
-		return Usage{}
+		return state.Usage{}
 	}
 	// Anthropic repeats the message's usage in the choice of every content
 	// block; OpenAI has one choice. Either way the first choice has it.
 	gi := resp.Choices[0].GenerationInfo
 	if _, ok := gi["InputTokens"]; ok { // Anthropic: input_tokens excludes the cache
 		read, created := intOf(gi["CacheReadInputTokens"]), intOf(gi["CacheCreationInputTokens"])
-		return Usage{
+		return state.Usage{
 			InputTokens:  intOf(gi["InputTokens"]) + read + created,
 			OutputTokens: intOf(gi["OutputTokens"]),
 			CachedTokens: read,
 		}
 	}
-	return Usage{
+	return state.Usage{
 		InputTokens:  intOf(gi["PromptTokens"]),
 		OutputTokens: intOf(gi["CompletionTokens"]),
 		CachedTokens: intOf(gi["PromptCachedTokens"]),

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/internal/fakellm"
+	"github.com/gaffer-dev/gaffer/state"
 )
 
 // testKey is the API key the tests put in the environment; it must never
@@ -112,7 +113,7 @@ func TestLLMDriverToolLoop(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "hello.go"), []byte("package hello\n\n// Greeting is said.\nconst Greeting = \"Hello\"\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			tl := newTestLLM(t, p, LLMConfig{Prices: map[string]Price{"test-model": {Input: 3, Output: 15, Cached: 0.3}}},
+			tl := newTestLLM(t, p, LLMConfig{Prices: map[string]state.Price{"test-model": {Input: 3, Output: 15, Cached: 0.3}}},
 				fakellm.Turn{Text: "Let me look.", Calls: []fakellm.Call{
 					call("list_files", `{"pattern":"**/*.go"}`),
 					call("read_file", `{"path":"hello.go","start_line":4,"end_line":4}`),
@@ -161,7 +162,7 @@ func TestLLMDriverToolLoop(t *testing.T) {
 				t.Errorf("messages:\n%v\nwant\n%v", kinds, wantKinds)
 			}
 			// Usage per call and in total; Anthropic's input_tokens leave out the cache.
-			want := Usage{InputTokens: 6000, OutputTokens: 180, CachedTokens: 1200}
+			want := state.Usage{InputTokens: 6000, OutputTokens: 180, CachedTokens: 1200}
 			if p == ProviderAnthropic {
 				want.InputTokens += 1200
 			}
@@ -175,7 +176,7 @@ func TestLLMDriverToolLoop(t *testing.T) {
 			if got != want {
 				t.Errorf("usage %+v, want %+v", got, want)
 			}
-			var sum Usage
+			var sum state.Usage
 			for _, m := range r.msgs {
 				sum = sum.Add(m.Usage)
 			}
@@ -271,7 +272,7 @@ func TestLLMConfigValidate(t *testing.T) {
 		{Provider: ProviderOpenAI},
 		{Provider: ProviderOpenAI, Models: map[Role]string{"boss": "m"}},
 		{Provider: ProviderOpenAI, Model: "m", MaxTurns: -1},
-		{Provider: ProviderOpenAI, Model: "m", Prices: map[string]Price{"m": {Input: -1}}},
+		{Provider: ProviderOpenAI, Model: "m", Prices: map[string]state.Price{"m": {Input: -1}}},
 	} {
 		cfg.Getenv = key
 		if _, err := NewLLMDriver(cfg); err == nil {

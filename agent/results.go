@@ -257,13 +257,15 @@ func parseDisposition(s string) (Disposition, error) {
 
 func isNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
 
+// clipWidth is how many bytes of a value an error message quotes.
+const clipWidth = 60
+
 // clip shortens s for an error message.
 func clip(s string) string {
-	const max = 60
-	if len(s) <= max {
+	if len(s) <= clipWidth {
 		return s
 	}
-	return s[:max] + "…"
+	return s[:clipWidth] + "…"
 }
 
 // ExtractPlan returns an architect's plan markdown from its output: the

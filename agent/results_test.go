@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/gaffer-dev/gaffer/state"
 )
 
 func TestParseReview(t *testing.T) {
@@ -142,8 +144,8 @@ func TestExtractPlan(t *testing.T) {
 }
 
 func TestUsageAndKinds(t *testing.T) {
-	u := Usage{InputTokens: 1, OutputTokens: 2, CachedTokens: 3, CostUSD: 0.5}.Add(Usage{InputTokens: 10, CostUSD: 0.25})
-	if u != (Usage{InputTokens: 11, OutputTokens: 2, CachedTokens: 3, CostUSD: 0.75}) {
+	u := state.Usage{InputTokens: 1, OutputTokens: 2, CachedTokens: 3, CostUSD: 0.5}.Add(state.Usage{InputTokens: 10, CostUSD: 0.25})
+	if u != (state.Usage{InputTokens: 11, OutputTokens: 2, CachedTokens: 3, CostUSD: 0.75}) {
 		t.Errorf("Add = %+v", u)
 	}
 	for k, want := range map[MessageKind]string{Text: "text", ToolCall: "tool_call", ToolResult: "tool_result", UsageUpdate: "usage", 9: "MessageKind(9)"} {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/internal/ioerr"
+	"github.com/gaffer-dev/gaffer/state"
 )
 
 // ScriptOptions configures a ScriptDriver. The zero value is ready to use.
@@ -138,7 +139,7 @@ func (d *ScriptDriver) architect(ctx context.Context, s Session) (Report, error)
 
 func (d *ScriptDriver) reviewer(ctx context.Context, s Session) (Report, error) {
 	review := Review{Approved: true, Comments: "LGTM"}
-	var usage Usage
+	var usage state.Usage
 	if st, ok := pick(d.script.Reviewer, s); ok {
 		if err := checkItems(st.Items, false); err != nil {
 			return Report{}, d.invalid(st.line, "reviewer entry for %s: %v", st.Match, err)
@@ -208,7 +209,7 @@ func (d *ScriptDriver) summarizer(ctx context.Context, s Session) (Report, error
 
 // answer plays back a session whose whole result is its final text (the
 // Doctor's, the replanner's): text, or a failure with errText.
-func (d *ScriptDriver) answer(ctx context.Context, s Session, text, errText string, u Usage) (Report, error) {
+func (d *ScriptDriver) answer(ctx context.Context, s Session, text, errText string, u state.Usage) (Report, error) {
 	if err := d.pause(ctx, s); err != nil {
 		return Report{}, err
 	}

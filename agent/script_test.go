@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gaffer-dev/gaffer/state"
 )
 
 // runSession runs one session of d in dir and collects its messages.
@@ -42,7 +44,7 @@ func TestScriptDeveloperActions(t *testing.T) {
 			{Run: "cat calc.go && ls internal"},
 		},
 		Summary: "Implemented Add",
-		Usage:   Usage{InputTokens: 7},
+		Usage:   state.Usage{InputTokens: 7},
 	}}}
 	var out strings.Builder
 	d := NewScriptDriver(script, ScriptOptions{Stdout: &out})
@@ -277,7 +279,7 @@ func TestScriptReviewerAndEvaluator(t *testing.T) {
 		Reviewer: []ReviewerStep{{
 			Match: Match{Phase: 2, Iteration: 1}, Comments: "Sub is wrong for negative numbers",
 			Items: []ReviewItem{{Text: "fix Sub", Disposition: "implement"}, {Text: "rename pkg", Disposition: DispositionDefer, Reason: "out of scope"}},
-			Usage: Usage{OutputTokens: 3},
+			Usage: state.Usage{OutputTokens: 3},
 		}},
 		Evaluator: []EvaluatorStep{{Match: Match{Phase: 2}, Items: []ReviewItem{{Text: "fix Sub", Disposition: DispositionImplement}, {Text: "rename pkg", Disposition: DispositionReject}}}},
 	}

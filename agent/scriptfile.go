@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/story"
 	"gopkg.in/yaml.v3"
 )
@@ -80,11 +81,11 @@ func (m Match) String() string {
 
 // ArchitectStep is one plan the architect returns.
 type ArchitectStep struct {
-	Plan     string `yaml:"plan"`      // the plan markdown
-	PlanFile string `yaml:"plan_file"` // or a file holding it, relative to Script.Dir
-	Summary  string `yaml:"summary"`
-	Error    string `yaml:"error"` // set: the architect fails with this error instead
-	Usage    Usage  `yaml:"usage"`
+	Plan     string      `yaml:"plan"`      // the plan markdown
+	PlanFile string      `yaml:"plan_file"` // or a file holding it, relative to Script.Dir
+	Summary  string      `yaml:"summary"`
+	Error    string      `yaml:"error"` // set: the architect fails with this error instead
+	Usage    state.Usage `yaml:"usage"`
 
 	line int
 }
@@ -98,9 +99,9 @@ type DeveloperStep struct {
 	// DriverError, set, makes the session not run at all: Run returns
 	// an error wrapping ErrModel with this text, as a model endpoint
 	// that answers 503 would (recovery classifies it as infra).
-	DriverError string `yaml:"driver_error"`
-	Summary     string `yaml:"summary"`
-	Usage       Usage  `yaml:"usage"`
+	DriverError string      `yaml:"driver_error"`
+	Summary     string      `yaml:"summary"`
+	Usage       state.Usage `yaml:"usage"`
 	// The structured report for the Task Story: decisions, commands,
 	// methods, dependencies, requirements, recommendations.
 	story.Facts `yaml:",inline"`
@@ -114,7 +115,7 @@ type ReviewerStep struct {
 	Approved bool         `yaml:"approved" script:"required"`
 	Comments string       `yaml:"comments"`
 	Items    []ReviewItem `yaml:"items"`
-	Usage    Usage        `yaml:"usage"`
+	Usage    state.Usage  `yaml:"usage"`
 
 	line int
 }
@@ -123,7 +124,7 @@ type ReviewerStep struct {
 type EvaluatorStep struct {
 	Match `yaml:",inline"`
 	Items []ReviewItem `yaml:"items" script:"required"`
-	Usage Usage        `yaml:"usage"`
+	Usage state.Usage  `yaml:"usage"`
 
 	line int
 }
@@ -211,9 +212,9 @@ func (s *EvaluatorStep) UnmarshalYAML(n *yaml.Node) error {
 // SummarizerStep is one summarizer session's answer: the story so far.
 type SummarizerStep struct {
 	Match `yaml:",inline"`
-	Text  string `yaml:"text" script:"required,unless=error"`
-	Error string `yaml:"error"` // set: the summarizer fails with this error instead
-	Usage Usage  `yaml:"usage"`
+	Text  string      `yaml:"text" script:"required,unless=error"`
+	Error string      `yaml:"error"` // set: the summarizer fails with this error instead
+	Usage state.Usage `yaml:"usage"`
 
 	line int
 }
@@ -229,10 +230,10 @@ func (s *SummarizerStep) UnmarshalYAML(n *yaml.Node) error {
 // Doctor is asked about; Tier, when given, the Doctor's tier.
 type DoctorStep struct {
 	Match  `yaml:",inline"`
-	Tier   string `yaml:"tier"`                                  // cheap or strong; "" matches both
-	Answer string `yaml:"answer" script:"required,unless=error"` // the final text, as the model would give it (JSON, or not)
-	Error  string `yaml:"error"`                                 // set: the session fails with this error instead
-	Usage  Usage  `yaml:"usage"`
+	Tier   string      `yaml:"tier"`                                  // cheap or strong; "" matches both
+	Answer string      `yaml:"answer" script:"required,unless=error"` // the final text, as the model would give it (JSON, or not)
+	Error  string      `yaml:"error"`                                 // set: the session fails with this error instead
+	Usage  state.Usage `yaml:"usage"`
 
 	line int
 }
@@ -248,9 +249,9 @@ func (s *DoctorStep) UnmarshalYAML(n *yaml.Node) error {
 // model would give it.
 type ReplannerStep struct {
 	Match  `yaml:",inline"`
-	Answer string `yaml:"answer" script:"required,unless=error"`
-	Error  string `yaml:"error"`
-	Usage  Usage  `yaml:"usage"`
+	Answer string      `yaml:"answer" script:"required,unless=error"`
+	Error  string      `yaml:"error"`
+	Usage  state.Usage `yaml:"usage"`
 
 	line int
 }
@@ -402,7 +403,7 @@ func (s *Script) Validate() error {
 	}
 	type seen struct{ index, line int }
 	matches := map[Match]seen{}
-	checkMatch := func(role string, i int, m Match, line int, u Usage) error {
+	checkMatch := func(role string, i int, m Match, line int, u state.Usage) error {
 		where := fmt.Sprintf("%s[%d]", role, i)
 		if m.Phase < 0 || m.Attempt < 0 || m.Iteration < 0 {
 			return fail(line, "%s: phase, attempt and iteration count from 1 (0 or left out matches any)", where)
@@ -538,7 +539,7 @@ func checkItems(items []ReviewItem, needDisposition bool) error {
 	return nil
 }
 
-func checkUsage(u Usage) error {
+func checkUsage(u state.Usage) error {
 	if u.InputTokens < 0 || u.OutputTokens < 0 || u.CachedTokens < 0 || u.CostUSD < 0 {
 		return errors.New("usage counts cannot be negative")
 	}

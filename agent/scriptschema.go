@@ -11,14 +11,16 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gaffer-dev/gaffer/internal/strictyaml"
 	"gopkg.in/yaml.v3"
 )
 
 // This file holds the strict half of script loading: a check of a parsed
 // YAML (or JSON, converted) node tree against the Script type, before it is
-// decoded. It names unknown keys, wrong types, repeated keys and missing
-// required keys with their lines, the same way for both formats. Required
-// keys are marked on struct fields with `script:"required"`, or
+// decoded, by internal/strictyaml, and the wording of what it finds. It
+// names unknown keys, wrong types, repeated keys and missing required keys
+// with their lines, the same way for both formats. Required keys are marked
+// on struct fields with `script:"required"`, or
 // `script:"required,unless=OTHER"` when either key will do.
 
 // lineError is an error at a line of the script.
@@ -34,12 +36,12 @@ func errAt(n *yaml.Node, format string, args ...any) error {
 	return &lineError{line: n.Line, err: fmt.Errorf(format, args...)}
 }
 
-// misspelt marks, in the keys seen in a mapping, that it had an unknown
-// key (no key of a script is empty).
-const misspelt = ""
-
 // maxProblems bounds the problems checkSchema reports.
 const maxProblems = 20
+
+// maxVisits bounds the values checkSchema looks at, so aliases that expand
+// exponentially (a "billion laughs") fail fast instead of running for ever.
+const maxVisits = strictyaml.DefaultMaxVisits
 
 // checkSchema checks root against the Script type. It reports every problem
 // it finds (up to maxProblems), each a *lineError, joined in the order of
@@ -49,288 +51,58 @@ func checkSchema(root *yaml.Node) error {
 	if root.Kind != yaml.MappingNode {
 		return errAt(root, "a script is a mapping with the keys architect, developer, reviewer and evaluator")
 	}
-	c := &schemaChecker{active: map[*yaml.Node]bool{}, fields: map[reflect.Type][]field{}}
-	if err := c.checkNode(root, reflect.TypeFor[Script](), ""); err != nil {
-		c.add(err)
+	c := strictyaml.Checker{Merge: true, Tag: "script", MaxVisits: maxVisits}
+	var problems []error
+	for _, p := range c.Check(root, reflect.TypeFor[Script]()) {
+		problems = append(problems, &lineError{line: p.Line, err: schemaProblem(p)})
 	}
-	if len(c.problems) > maxProblems {
-		more := len(c.problems) - maxProblems
-		c.problems = append(c.problems[:maxProblems], fmt.Errorf("and %d more problem(s)", more))
+	if len(problems) > maxProblems {
+		more := len(problems) - maxProblems
+		problems = append(problems[:maxProblems], fmt.Errorf("and %d more problem(s)", more))
 	}
-	return errors.Join(c.problems...)
+	return errors.Join(problems...)
 }
 
-// maxVisits bounds the values checkSchema looks at, so aliases that expand
-// exponentially (a "billion laughs") fail fast instead of running for ever.
-const maxVisits = 1 << 18
-
-// schemaChecker walks a node tree; it follows aliases, refusing ones that
-// contain themselves.
-type schemaChecker struct {
-	active map[*yaml.Node]bool // the mappings and lists being checked
-	fields map[reflect.Type][]field
-	visits int
-	// problems are what the check found so far; checkNode and friends
-	// return an error only when the check cannot go on.
-	problems []error
-}
-
-// add notes a problem and lets the check go on.
-func (c *schemaChecker) add(err error) { c.problems = append(c.problems, err) }
-
-// fieldsOf returns the fields of t, cached.
-func (c *schemaChecker) fieldsOf(t reflect.Type) []field {
-	f, ok := c.fields[t]
-	if !ok {
-		f = fieldsOf(t)
-		c.fields[t] = f
-	}
-	return f
-}
-
-// enter marks n as being checked; it fails when n is already being checked
-// (an alias inside its own anchor) or when too much has been checked.
-func (c *schemaChecker) enter(n, at *yaml.Node) error {
-	c.visits++
-	if c.visits > maxVisits {
-		return errAt(at, "the script is too large: its aliases expand to over %d values", maxVisits)
-	}
-	if c.active[n] {
-		return errAt(at, "the alias refers to a value that contains it")
-	}
-	c.active[n] = true
-	return nil
-}
-
-func (c *schemaChecker) leave(n *yaml.Node) { delete(c.active, n) }
-
-// field is a struct field as the script sees it.
-type field struct {
-	name     string
-	typ      reflect.Type
-	required bool
-	unless   string // the key that makes a required one unnecessary
-}
-
-// fieldsOf lists the keys of struct type t, in declaration order, following
-// inline embedded structs.
-func fieldsOf(t reflect.Type) []field {
-	var out []field
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if name == "-" {
-			continue
-		}
-		if opts == "inline" {
-			out = append(out, fieldsOf(f.Type)...)
-			continue
-		}
-		fl := field{name: name, typ: f.Type}
-		for _, o := range strings.Split(f.Tag.Get("script"), ",") {
-			switch {
-			case o == "required":
-				fl.required = true
-			case strings.HasPrefix(o, "unless="):
-				fl.unless = strings.TrimPrefix(o, "unless=")
-			}
-		}
-		out = append(out, fl)
-	}
-	return out
-}
-
-// deref follows aliases.
-func deref(n *yaml.Node) *yaml.Node {
-	for n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
-	}
-	return n
-}
-
-// checkNode checks n against type t; path names it in messages.
-func (c *schemaChecker) checkNode(n *yaml.Node, t reflect.Type, path string) error {
-	at := n
-	n = deref(n)
-	if n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode {
-		if err := c.enter(n, at); err != nil {
-			return err
-		}
-		defer c.leave(n)
-	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
-		return nil // the zero value
-	}
-	label := path
+// schemaProblem words a problem the check found.
+func schemaProblem(p strictyaml.Problem) error {
+	label := p.Path
 	if label == "" {
 		label = "the script"
 	}
-	switch t.Kind() {
-	case reflect.Struct:
-		if n.Kind != yaml.MappingNode {
-			c.add(errAt(n, "%s: want a mapping of keys (%s), got %s", label, keyList(c.fieldsOf(t)), describe(n)))
-			return nil
-		}
-		seen := map[string]int{}
-		if err := c.checkMapping(n, t, path, seen); err != nil {
-			return err
-		}
-		if _, ok := seen[misspelt]; ok {
-			return nil // a missing key is most likely the unknown one, misspelt
-		}
-		for _, f := range c.fieldsOf(t) {
-			if _, ok := seen[f.name]; !ok && f.required {
-				if _, ok := seen[f.unless]; f.unless != "" && ok {
-					continue
-				}
-				if f.unless != "" {
-					c.add(errAt(n, "%s: needs %s or %s", label, f.name, f.unless))
-				} else {
-					c.add(errAt(n, "%s: needs %s", label, f.name))
-				}
-			}
-		}
-		return nil
-	case reflect.Slice:
-		if n.Kind != yaml.SequenceNode {
-			c.add(errAt(n, "%s: want a list, got %s", label, describe(n)))
-			return nil
-		}
-		for i, e := range n.Content {
-			if err := c.checkNode(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
-			}
-		}
-		return nil
+	where := "at the top level"
+	if p.Path != "" {
+		where = "in " + p.Path
 	}
-	if n.Kind != yaml.ScalarNode {
-		c.add(errAt(n, "%s: want %s, got %s", label, wantScalar(t), describe(n)))
-		return nil
+	switch p.Kind {
+	case strictyaml.WrongType:
+		switch p.Want.Kind() {
+		case reflect.Struct:
+			return fmt.Errorf("%s: want a mapping of keys (%s), got %s", label, strings.Join(p.Keys, ", "), describe(p.Node))
+		case reflect.Slice:
+			return fmt.Errorf("%s: want a list, got %s", label, describe(p.Node))
+		}
+		return fmt.Errorf("%s: want %s, got %s", label, wantScalar(p.Want), describe(p.Node))
+	case strictyaml.UnknownKey:
+		return fmt.Errorf("unknown key %q %s (known keys: %s)", p.Key, where, strings.Join(p.Keys, ", "))
+	case strictyaml.RepeatedKey:
+		return fmt.Errorf("key %q %s is already given at line %d", p.Key, where, p.First)
+	case strictyaml.KeyNotName:
+		return fmt.Errorf("a key %s is %s, not a name", where, describe(p.Node))
+	case strictyaml.MergeNotMapping:
+		return fmt.Errorf("<< merges a mapping, got %s", describe(p.Node))
+	case strictyaml.MissingKey:
+		if p.Other != "" {
+			return fmt.Errorf("%s: needs %s or %s", label, p.Key, p.Other)
+		}
+		return fmt.Errorf("%s: needs %s", label, p.Key)
+	case strictyaml.MissingValue:
+		return fmt.Errorf("%s: needs a value", p.Path)
+	case strictyaml.AliasCycle:
+		return errors.New("the alias refers to a value that contains it")
+	case strictyaml.TooLarge:
+		return fmt.Errorf("the script is too large: its aliases expand to over %d values", maxVisits)
 	}
-	tag := n.ShortTag()
-	ok := true
-	switch t.Kind() {
-	case reflect.String:
-		ok = tag == "!!str" || tag == "!!int" || tag == "!!float" || tag == "!!bool" || tag == "!!timestamp"
-	case reflect.Int, reflect.Int64, reflect.Int32:
-		ok = tag == "!!int"
-	case reflect.Float64, reflect.Float32:
-		ok = tag == "!!int" || tag == "!!float"
-	case reflect.Bool:
-		ok = tag == "!!bool"
-	}
-	if !ok {
-		c.add(errAt(n, "%s: want %s, got %s", label, wantScalar(t), describe(n)))
-	}
-	return nil
-}
-
-// checkMapping checks the keys of mapping n against struct type t, adding
-// the keys it finds to seen (key → line). Merge keys (<<) are followed.
-func (c *schemaChecker) checkMapping(n *yaml.Node, t reflect.Type, path string, seen map[string]int) error {
-	fields := c.fieldsOf(t)
-	where := path
-	if where == "" {
-		where = "at the top level"
-	} else {
-		where = "in " + where
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
-			if err := c.checkMerge(v, t, path, seen); err != nil {
-				return err
-			}
-			continue
-		}
-		if k.Kind != yaml.ScalarNode {
-			c.add(errAt(k, "a key %s is %s, not a name", where, describe(k)))
-			continue
-		}
-		if prev, dup := seen[k.Value]; dup && prev > 0 {
-			c.add(errAt(k, "key %q %s is already given at line %d", k.Value, where, prev))
-			continue
-		}
-		f, ok := fieldNamed(fields, k.Value)
-		if !ok {
-			c.add(errAt(k, "unknown key %q %s (known keys: %s)", k.Value, where, keyList(fields)))
-			seen[misspelt] = 0
-			continue
-		}
-		seen[k.Value] = k.Line
-		sub := k.Value
-		if path != "" {
-			sub = path + "." + k.Value
-		}
-		if dv := deref(v); f.required && dv.Kind == yaml.ScalarNode && dv.ShortTag() == "!!null" {
-			c.add(errAt(k, "%s: needs a value", sub))
-			continue
-		}
-		if err := c.checkNode(v, f.typ, sub); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// checkMerge checks the mapping (or list of mappings) merged in by <<. Keys
-// merged in may be overridden, so they are recorded without a line.
-func (c *schemaChecker) checkMerge(v *yaml.Node, t reflect.Type, path string, seen map[string]int) error {
-	at := v
-	v = deref(v)
-	maps := []*yaml.Node{v}
-	if v.Kind == yaml.SequenceNode {
-		maps = v.Content
-	}
-	for _, m := range maps {
-		mAt := m
-		if m = deref(m); m.Kind != yaml.MappingNode {
-			c.add(errAt(m, "<< merges a mapping, got %s", describe(m)))
-			continue
-		}
-		if m == v {
-			mAt = at
-		}
-		if err := c.enter(m, mAt); err != nil {
-			return err
-		}
-		merged := map[string]int{}
-		err := c.checkMapping(m, t, path, merged)
-		c.leave(m)
-		if err != nil {
-			return err
-		}
-		for k := range merged {
-			if _, ok := seen[k]; !ok {
-				seen[k] = 0
-			}
-		}
-	}
-	return nil
-}
-
-// fieldNamed finds the field for a key.
-func fieldNamed(fields []field, name string) (field, bool) {
-	for _, f := range fields {
-		if f.name == name {
-			return f, true
-		}
-	}
-	return field{}, false
-}
-
-func keyList(fields []field) string {
-	names := make([]string, len(fields))
-	for i, f := range fields {
-		names[i] = f.name
-	}
-	return strings.Join(names, ", ")
+	return fmt.Errorf("%s: %s", label, p.Kind) // merge keys are on and aliases nest without bound
 }
 
 func wantScalar(t reflect.Type) string {
@@ -347,17 +119,13 @@ func wantScalar(t reflect.Type) string {
 	return t.String()
 }
 
-// describe names what a node is, for messages.
+// describe names what a node is, for messages. An alias (only a key can
+// be one here, values are followed) is "nothing", as it always was.
 func describe(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		return strconv.Quote(clip(n.Value))
+	if n.Kind == yaml.AliasNode {
+		return "nothing"
 	}
-	return "nothing"
+	return strictyaml.Describe(n, clipWidth)
 }
 
 // jsonToNode parses a JSON document into a YAML node tree with the line of

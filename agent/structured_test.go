@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gaffer-dev/gaffer/internal/fakellm"
+	"github.com/gaffer-dev/gaffer/state"
 )
 
 // replayDriver answers each Run with the next report and records the sessions.
@@ -26,8 +27,8 @@ func (d *replayDriver) Run(_ context.Context, s Session) (Report, error) {
 
 func TestRunStructuredRetriesOnce(t *testing.T) {
 	d := &replayDriver{reports: []Report{
-		{Status: StatusCompleted, Output: "I approve!", SessionID: "s1", Usage: Usage{InputTokens: 10, CostUSD: 0.5}, FilesChanged: []string{"a"}},
-		{Status: StatusCompleted, Output: `{"approved": true, "comments": "ok"}`, SessionID: "s1", Usage: Usage{InputTokens: 5, CostUSD: 0.25}, FilesChanged: []string{"b", "a"}},
+		{Status: StatusCompleted, Output: "I approve!", SessionID: "s1", Usage: state.Usage{InputTokens: 10, CostUSD: 0.5}, FilesChanged: []string{"a"}},
+		{Status: StatusCompleted, Output: `{"approved": true, "comments": "ok"}`, SessionID: "s1", Usage: state.Usage{InputTokens: 5, CostUSD: 0.25}, FilesChanged: []string{"b", "a"}},
 	}}
 	rv, rep, err := RunStructured(context.Background(), d, Session{Role: RoleReviewer, Prompt: "review"}, ParseReview)
 	if err != nil || !rv.Approved || rv.Comments != "ok" {
@@ -36,7 +37,7 @@ func TestRunStructuredRetriesOnce(t *testing.T) {
 	if len(d.sessions) != 2 || d.sessions[1].SessionID != "s1" || !strings.Contains(d.sessions[1].Prompt, "no JSON object") {
 		t.Errorf("the retry did not continue the session with the parse error: %+v", d.sessions)
 	}
-	if rep.Usage != (Usage{InputTokens: 15, CostUSD: 0.75}) || !slices.Equal(rep.FilesChanged, []string{"a", "b"}) || rep.Status != StatusCompleted {
+	if rep.Usage != (state.Usage{InputTokens: 15, CostUSD: 0.75}) || !slices.Equal(rep.FilesChanged, []string{"a", "b"}) || rep.Status != StatusCompleted {
 		t.Errorf("report %+v", rep)
 	}
 }

@@ -143,7 +143,7 @@ func resolveProfile(repoDir string, o RunOptions, getenv func(string) string) (r
 			if rp.drivers.Prices == nil {
 				rp.drivers.Prices = map[string]state.Price{}
 			}
-			rp.drivers.Prices[ac.Model] = state.Price{Input: pr.Input, Output: pr.Output, Cached: pr.Cached}
+			rp.drivers.Prices[ac.Model] = pr
 		}
 	}
 	if len(needScript) > 0 {
@@ -297,14 +297,10 @@ func (d *realDrivers) llmDriver(cfg state.RunConfig) (agent.Driver, error) {
 	if drv, ok := d.llm[string(key)]; ok {
 		return drv, nil
 	}
-	prices := map[string]agent.Price{}
-	for m, p := range cfg.Drivers.Prices {
-		prices[m] = agent.Price{Input: p.Input, Output: p.Output, Cached: p.Cached}
-	}
 	drv, err := agent.NewLLMDriver(agent.LLMConfig{
 		Provider: agent.Provider(cfg.Drivers.Provider), BaseURL: cfg.Drivers.BaseURL, APIKeyEnv: cfg.Drivers.APIKeyEnv,
 		Models: models, MaxTurns: cfg.Drivers.MaxTurns, TokenBudget: cfg.Drivers.MaxTokensPerSession,
-		Prices: prices, Getenv: d.getenv,
+		Prices: maps.Clone(cfg.Drivers.Prices), Getenv: d.getenv,
 		Toolbox: agent.ToolboxOptions{Env: agentEnviron(cfg, nil, d.getenv), Groups: d.opts.groups, Warn: d.opts.warn},
 	})
 	if err != nil {
@@ -328,11 +324,7 @@ func (d *realDrivers) cliDriver(role agent.Role, cfg state.RunConfig) (agent.Dri
 		},
 		Model: ac.Model, MaxTurns: cfg.Drivers.MaxTurns,
 		Environ: agentEnviron(cfg, t.PassEnv, d.getenv), Groups: d.opts.groups,
-		Cost: func(model string, u agent.Usage) float64 {
-			p := prices[model]
-			uncached := max(u.InputTokens-u.CachedTokens, 0)
-			return (float64(uncached)*p.Input + float64(u.OutputTokens)*p.Output + float64(u.CachedTokens)*p.Cached) / 1e6
-		},
+		Cost: func(model string, u state.Usage) float64 { return prices[model].Cost(u) },
 	})
 }
 

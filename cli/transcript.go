@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/state"
 )
 
 // Transcripts: every agent session's messages are kept for its run, one
@@ -39,7 +40,7 @@ type transcriptLine struct {
 	Input   string       `json:"input,omitempty"`
 	Text    string       `json:"text,omitempty"`
 	IsError bool         `json:"is_error,omitempty"`
-	Usage   *agent.Usage `json:"usage,omitempty"`
+	Usage   *state.Usage `json:"usage,omitempty"`
 }
 
 // transcriptDir is where the transcripts of the runs of the store at

@@ -197,7 +197,7 @@ func (z scriptedSummarizer) Run(_ context.Context, s agent.Session) (agent.Repor
 		text += z.decoy + "\n"
 	}
 	return agent.Report{Status: agent.StatusCompleted, Output: text, Summary: "story so far",
-		Usage: agent.Usage{InputTokens: story.Tokens(s.Prompt), OutputTokens: story.Tokens(text)}}, nil
+		Usage: state.Usage{InputTokens: story.Tokens(s.Prompt), OutputTokens: story.Tokens(text)}}, nil
 }
 
 // playFixture runs f through the workflow and returns the sessions and

@@ -148,15 +148,13 @@ func (w *workflow) approval(ctx context.Context, s state.ExecutionState) (state.
 }
 
 // usage adds a session's usage to the state and emits agent_usage.
-func (w *workflow) usage(ctx context.Context, s state.ExecutionState, role agent.Role, u agent.Usage) state.ExecutionState {
+func (w *workflow) usage(ctx context.Context, s state.ExecutionState, role agent.Role, u state.Usage) state.ExecutionState {
 	model := modelOf(s.Config, role)
 	graph.Emit(ctx, events.EventAgentUsage, events.AgentUsage{
 		Role: string(role), Model: model, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
 		CachedTokens: u.CachedTokens, CostUSD: u.CostUSD,
 	})
-	return s.WithUsage(string(role), state.Usage{
-		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CachedTokens: u.CachedTokens, CostUSD: u.CostUSD,
-	})
+	return s.WithUsage(string(role), u)
 }
 
 // modelOf names the model of a role, or its driver when there is no model.

@@ -121,11 +121,20 @@ type DriverSettings struct {
 	CLIAgents           map[string]CLIAgent `json:"cli_agents,omitempty"` // the templates the run's cli roles name
 }
 
-// Price is what a model costs, in USD per million tokens.
+// Price is what a model costs, in USD per million tokens. gaffer.yaml's
+// prices and a run's settings both hold it.
 type Price struct {
-	Input  float64 `json:"input"`
-	Output float64 `json:"output"`
-	Cached float64 `json:"cached"`
+	Input  float64 `json:"input" yaml:"input"`   // uncached input tokens
+	Output float64 `json:"output" yaml:"output"` // output tokens
+	Cached float64 `json:"cached" yaml:"cached"` // input tokens read from the provider's cache
+}
+
+// Cost returns the dollars of u's tokens at price p: its input tokens
+// less the cached ones at Input, the cached ones at Cached, its output
+// tokens at Output.
+func (p Price) Cost(u Usage) float64 {
+	uncached := max(u.InputTokens-u.CachedTokens, 0)
+	return (float64(uncached)*p.Input + float64(u.CachedTokens)*p.Cached + float64(u.OutputTokens)*p.Output) / 1e6
 }
 
 // CLIAgent is a CLI agent's command template (see agent.CLITemplate).
@@ -353,11 +362,13 @@ type Approval struct {
 func (a Approval) Approved() bool { return a.Decision == DecisionApproved }
 
 // Usage counts the tokens and cost of model calls.
+// Sessions report it, checkpoints keep it by role and scripts give it
+// under "usage".
 type Usage struct {
-	InputTokens  int     `json:"input_tokens,omitempty"`
-	OutputTokens int     `json:"output_tokens,omitempty"`
-	CachedTokens int     `json:"cached_tokens,omitempty"`
-	CostUSD      float64 `json:"cost_usd,omitempty"`
+	InputTokens  int     `json:"input_tokens,omitempty" yaml:"input_tokens,omitempty"`
+	OutputTokens int     `json:"output_tokens,omitempty" yaml:"output_tokens,omitempty"`
+	CachedTokens int     `json:"cached_tokens,omitempty" yaml:"cached_tokens,omitempty"`
+	CostUSD      float64 `json:"cost_usd,omitempty" yaml:"cost_usd,omitempty"`
 }
 
 // Add returns the sum of u and o.
@@ -369,3 +380,6 @@ func (u Usage) Add(o Usage) Usage {
 		CostUSD:      u.CostUSD + o.CostUSD,
 	}
 }
+
+// IsZero reports whether u counts nothing.
+func (u Usage) IsZero() bool { return u == Usage{} }

@@ -16,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/internal/strictyaml"
 	"github.com/gaffer-dev/gaffer/recovery"
 )
 
@@ -102,9 +103,8 @@ func Parse(name string, data []byte) (*Config, error) {
 		return c, nil // an empty file
 	}
 	doc := root.Content[0]
-	sc := &schema{lines: c.lines}
-	if err := sc.check(doc, reflect.TypeFor[file](), ""); err != nil {
-		return nil, &Error{File: name, Line: lineOf(err), Err: err}
+	if line, err := checkSchema(doc, reflect.TypeFor[file](), c.lines); err != nil {
+		return nil, &Error{File: name, Line: line, Err: err}
 	}
 	if err := doc.Decode(&c.f); err != nil {
 		return nil, &Error{File: name, Line: yamlLine(err), Err: err}
@@ -201,7 +201,7 @@ func (c *Config) checkOwn(at string, p Profile) error {
 	}
 	for _, sub := range slices.Sorted(maps.Keys(roles)) {
 		if d := roles[sub].Driver; d != "" && !d.Valid() {
-			return c.errAt(join(join(at, sub), "driver"), "unknown driver %q in %s (want script, llm or cli)", d, join(at, sub))
+			return c.errAt(strictyaml.Join(strictyaml.Join(at, sub), "driver"), "unknown driver %q in %s (want script, llm or cli)", d, strictyaml.Join(at, sub))
 		}
 	}
 	if n := p.Provider.Name; n != "" && !slices.Contains(providers(), n) {

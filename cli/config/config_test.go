@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/state"
 )
 
 func TestExampleFile(t *testing.T) {
@@ -62,7 +63,7 @@ func TestExampleFile(t *testing.T) {
 	if _, ok := p.Template("codex"); !ok {
 		t.Error("the built-in codex template is gone")
 	}
-	if got := p.Cost("my-model", agent.Usage{InputTokens: 1_000_000, OutputTokens: 500_000, CachedTokens: 2_000_000}); got != 6 {
+	if got := p.Cost("my-model", state.Usage{InputTokens: 1_000_000, OutputTokens: 500_000, CachedTokens: 2_000_000}); got != 6 {
 		t.Errorf("Cost = %v, want 2+2+2", got)
 	}
 	if _, ok := p.Prices["claude-haiku-4-5"]; !ok {
@@ -99,9 +100,9 @@ func TestBuiltinDefaults(t *testing.T) {
 	}
 	// Effective hands out copies.
 	p.Agents["claude"].Env["X"] = "y"
-	p.Prices["gpt-5"] = Price{}
+	p.Prices["gpt-5"] = state.Price{}
 	q, _ := c.Effective("")
-	if _, ok := q.Agents["claude"].Env["X"]; ok || q.Prices["gpt-5"] == (Price{}) {
+	if _, ok := q.Agents["claude"].Env["X"]; ok || q.Prices["gpt-5"] == (state.Price{}) {
 		t.Error("changing one effective profile changed the next")
 	}
 	if _, err := c.Effective("nope"); !errors.Is(err, ErrUnknownProfile) {
@@ -296,7 +297,7 @@ func TestCLIOptions(t *testing.T) {
 		t.Fatalf("CLIOptions: %v", err)
 	}
 	if opts.Model != "claude-sonnet-4-5" || opts.MaxTurns != 40 || opts.Template.Env["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] != "32000" ||
-		opts.Cost("my-model", agent.Usage{OutputTokens: 1_000_000}) != 4 {
+		opts.Cost("my-model", state.Usage{OutputTokens: 1_000_000}) != 4 {
 		t.Errorf("options = %+v", opts)
 	}
 	if _, err := agent.NewCLIDriver(opts); err != nil {

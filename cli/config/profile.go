@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/state"
 )
 
 // DriverKind names the kind of driver a role uses.
@@ -103,13 +104,6 @@ type Limits struct {
 	MaxRunTokens  int     `yaml:"max_run_tokens,omitempty"`
 }
 
-// Price is what a model costs, in USD per million tokens.
-type Price struct {
-	Input  float64 `yaml:"input"`
-	Output float64 `yaml:"output"`
-	Cached float64 `yaml:"cached"`
-}
-
 // Profile is one named set of settings. Driver, Model and Agent apply to
 // every role that Roles does not set otherwise.
 type Profile struct {
@@ -120,7 +114,7 @@ type Profile struct {
 	Roles    Roles                        `yaml:"roles,omitempty"`
 	Provider Provider                     `yaml:"provider,omitempty"`
 	Limits   Limits                       `yaml:"limits,omitempty"`
-	Prices   map[string]Price             `yaml:"prices,omitempty"`
+	Prices   map[string]state.Price       `yaml:"prices,omitempty"`
 	Agents   map[string]agent.CLITemplate `yaml:"agents,omitempty"` // CLI templates; over the built-in claude and codex
 	TDD      *bool                        `yaml:"tdd,omitempty"`    // check that impl tasks depend on test tasks
 	Recovery Recovery                     `yaml:"recovery,omitempty"`
@@ -141,7 +135,7 @@ func Builtin() Profile {
 			MaxPhaseAttempts:        DefaultMaxPhaseAttempts,
 			MaxPlanRevisions:        DefaultMaxPlanRevisions,
 		},
-		Prices: map[string]Price{
+		Prices: map[string]state.Price{
 			"claude-opus-4-1":   {Input: 15, Output: 75, Cached: 1.5},
 			"claude-sonnet-4-5": {Input: 3, Output: 15, Cached: 0.3},
 			"claude-haiku-4-5":  {Input: 1, Output: 5, Cached: 0.1},
@@ -186,7 +180,7 @@ func (p Profile) Template(name string) (agent.CLITemplate, bool) {
 
 // Cost prices u at model's rates; a model without a price costs 0. It
 // suits agent.CLIOptions.Cost.
-func (p Profile) Cost(model string, u agent.Usage) float64 {
+func (p Profile) Cost(model string, u state.Usage) float64 {
 	pr, ok := p.Prices[model]
 	if !ok {
 		return 0
@@ -232,7 +226,7 @@ func merge(base, over Profile) Profile {
 	}
 	for m, pr := range over.Prices {
 		if out.Prices == nil {
-			out.Prices = map[string]Price{}
+			out.Prices = map[string]state.Price{}
 		}
 		out.Prices[m] = pr
 	}
