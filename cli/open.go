@@ -16,6 +16,7 @@ import (
 
 	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/checkpoint/badger"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/internal/ioerr"
 	"github.com/gaffer-dev/gaffer/internal/procgroup"
@@ -32,7 +33,7 @@ type env struct {
 	repo     *workspace.Repo
 	repoArg  string // --repo as given, for the commands printed to the user
 	storeDir string
-	store    *checkpoint.Badger
+	store    *badger.Store
 	runner   *graph.Runner[state.ExecutionState]
 	log      *slog.Logger
 	pace     *time.Duration          // --pace given to this command: overrides the run's stored pace
@@ -62,7 +63,7 @@ func openEnv(c *ucli.Context, io IO) (*env, error) {
 	if err := privateDir(dir); err != nil {
 		return nil, err
 	}
-	store, err := checkpoint.OpenBadger(dir, checkpoint.BadgerOptions{SyncWrites: true})
+	store, err := badger.Open(dir, badger.Options{SyncWrites: true})
 	if errors.Is(err, checkpoint.ErrLocked) {
 		return nil, exitf(ExitLocked, "store %s is in use by %s; wait for it to finish or stop it", dir, lockHolder(dir))
 	}
