@@ -13,7 +13,7 @@ import (
 // batchKeys bounds the keys Delete and Prune remove per transaction.
 const batchKeys = 2000
 
-// Delete implements Store. Large runs are removed over several
+// Delete implements checkpoint.Store. Large runs are removed over several
 // transactions, oldest keys first; the run index goes last, so an
 // interrupted Delete leaves a run that a later Delete finishes.
 func (s *Store) Delete(ctx context.Context, runID string) error {
@@ -83,7 +83,7 @@ func deletePrefix(txn *badger.Txn, prefix, end []byte, limit int) (int, error) {
 	return len(keys), nil
 }
 
-// Prune implements Store. Checkpoints older than the newest keep are
+// Prune implements checkpoint.Store. Checkpoints older than the newest keep are
 // removed with their writes, then blobs no remaining checkpoint refers to.
 func (s *Store) Prune(ctx context.Context, runID string, keep int) error {
 	if keep < 1 {
@@ -175,7 +175,7 @@ func (s *Store) collectBlobs(ctx context.Context, runID string) error {
 	})
 }
 
-// Acquire implements Store. The transaction reads and writes only the
+// Acquire implements checkpoint.Store. The transaction reads and writes only the
 // run's lease key; a new token comes from the store's tokenSource, so
 // Acquires of different runs never conflict.
 func (s *Store) Acquire(ctx context.Context, runID string, owner checkpoint.Owner, ttl time.Duration) (checkpoint.Lease, error) {
@@ -207,7 +207,7 @@ func (s *Store) Acquire(ctx context.Context, runID string, owner checkpoint.Owne
 	return out, err
 }
 
-// Renew implements Store.
+// Renew implements checkpoint.Store.
 func (s *Store) Renew(ctx context.Context, lease checkpoint.Lease, ttl time.Duration) (checkpoint.Lease, error) {
 	var out checkpoint.Lease
 	err := s.update(ctx, func(txn *badger.Txn) error {
@@ -224,7 +224,7 @@ func (s *Store) Renew(ctx context.Context, lease checkpoint.Lease, ttl time.Dura
 	return out, err
 }
 
-// Release implements Store.
+// Release implements checkpoint.Store.
 func (s *Store) Release(ctx context.Context, lease checkpoint.Lease) error {
 	return s.update(ctx, func(txn *badger.Txn) error {
 		cur, err := readLease(txn, lease.RunID)

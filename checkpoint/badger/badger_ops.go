@@ -147,7 +147,7 @@ func (s *Store) markWALSeen(names []string) {
 	}
 }
 
-// Put implements Store.
+// Put implements checkpoint.Store.
 func (s *Store) Put(ctx context.Context, cp checkpoint.Checkpoint, opts checkpoint.PutOptions) error {
 	for name, v := range cp.Values {
 		if len(v) > MaxValueSize {
@@ -212,7 +212,7 @@ func walOnly(recLen int, blobs []blob) bool {
 	return true
 }
 
-// PutWrites implements Store.
+// PutWrites implements checkpoint.Store.
 func (s *Store) PutWrites(ctx context.Context, runID string, seq uint64, writes []checkpoint.Write, opts checkpoint.PutOptions) error {
 	for _, w := range writes {
 		if len(w.Value) > MaxValueSize {
@@ -247,7 +247,7 @@ func (s *Store) PutWrites(ctx context.Context, runID string, seq uint64, writes 
 	return s.synced(err, opts, !large)
 }
 
-// Writes implements Store.
+// Writes implements checkpoint.Store.
 func (s *Store) Writes(ctx context.Context, runID string, seq uint64) ([]checkpoint.Write, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -318,7 +318,7 @@ func getCheckpoint(txn *badger.Txn, runID string, seq uint64) (checkpoint.Checkp
 	return loadCheckpoint(txn, runID, seq, rec, nil)
 }
 
-// Latest implements Store.
+// Latest implements checkpoint.Store.
 func (s *Store) Latest(ctx context.Context, runID string) (cp checkpoint.Checkpoint, err error) {
 	if err := ctx.Err(); err != nil {
 		return checkpoint.Checkpoint{}, err
@@ -340,7 +340,7 @@ func (s *Store) Latest(ctx context.Context, runID string) (cp checkpoint.Checkpo
 	return cp, err
 }
 
-// Get implements Store.
+// Get implements checkpoint.Store.
 func (s *Store) Get(ctx context.Context, runID string, seq uint64) (cp checkpoint.Checkpoint, err error) {
 	if err := ctx.Err(); err != nil {
 		return checkpoint.Checkpoint{}, err
@@ -352,7 +352,7 @@ func (s *Store) Get(ctx context.Context, runID string, seq uint64) (cp checkpoin
 	return cp, err
 }
 
-// List implements Store.
+// List implements checkpoint.Store.
 func (s *Store) List(ctx context.Context, runID string, opts checkpoint.ListOptions) ([]checkpoint.Checkpoint, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -393,7 +393,7 @@ func (s *Store) List(ctx context.Context, runID string, opts checkpoint.ListOpti
 	return out, err
 }
 
-// Runs implements Store.
+// Runs implements checkpoint.Store.
 func (s *Store) Runs(ctx context.Context) ([]checkpoint.RunInfo, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -33,7 +33,7 @@ func checkOwner(dir string) error {
 		dir, userName(st.Uid), me)}
 }
 
-// ownerError reports a store of another user; it matches ErrForeignStore.
+// ownerError reports a store of another user; it matches checkpoint.ErrForeignStore.
 type ownerError struct{ msg string }
 
 func (e *ownerError) Error() string        { return e.msg }
