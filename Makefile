@@ -20,7 +20,7 @@ demo: build
 	./$(BIN) demo
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./graph ./checkpoint
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./graph ./checkpoint/...
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

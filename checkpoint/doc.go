@@ -1,7 +1,10 @@
 // Package checkpoint persists the runs of a gaffer graph: one checkpoint per
 // step, the pending writes of finished tasks, and a lease that keeps one
-// writer per run. Store is the contract; NewMemory and OpenBadger implement
-// it, and checkpoint/checkpointtest is the suite every implementation passes.
+// writer per run. Store is the contract; NewMemory implements it in memory,
+// checkpoint/badger implements it on disk (badger.Open), and
+// checkpoint/checkpointtest is the suite every implementation passes. This
+// package links no database: the graph runtime imports it, and only the
+// program that opens a store on disk links Badger.
 //
 // # What is persisted when
 //
@@ -57,34 +60,10 @@
 // Every record carries SchemaVersion and a CRC-32C. A record that is
 // truncated, fails its checksum, has an unknown version or a blob whose hash
 // does not match is reported as a *CorruptError naming the run and Seq (and
-// wrapping ErrCorrupt), never decoded into zero values. OpenBadger checks the
-// database files before Badger opens them (the MANIFEST, and each table's
-// index footer and checksums, read with bounds checks so that a truncated
-// file gives an error, not Badger's panic and debug dump) and reports damage
-// as an error matching ErrCorrupt whose message is one line naming the store,
-// what is damaged and what to do; a directory holding anything but a gaffer
-// store as ErrForeignStore, and a store open in another process as ErrLocked.
-// A corrupt record read from an open store is reported the same way (the
-// error still unwraps to the *CorruptError).
-//
-// Badger reads its memtable logs and newest value log up to the first entry
-// that fails its checksum and cuts the file there: a damaged entry would
-// silently drop every checkpoint after it. OpenBadger reads those logs first
-// and refuses a store where a damaged entry has records after it (see
-// checkLogs); the entry a killed process was writing is not damage. A store
-// without memtable logs is checked read-only before Badger opens it for
-// writing. An open that fails changes no file of the store.
-//
-// # Disk space
-//
-// Badger writes its memtable log and new tables through memory maps, where a
-// full disk is a SIGBUS instead of an error. The store therefore opens,
-// writes and closes only while its file system has twice the memtable size
-// and 4 MiB free; otherwise it returns a *NoSpaceError (matching
-// syscall.ENOSPC) and, on Close, leaves the database as a killed process
-// leaves it, every acknowledged write in its logs. Badger's own ENOSPC at
-// open is that error too, never damage.
-//
-// The store prints nothing to stdout or stderr: Badger's log lines go to
-// BadgerOptions.Logger or nowhere.
+// wrapping ErrCorrupt), never decoded into zero values. A store on disk
+// reports a store directory whose files are damaged as an error matching
+// ErrCorrupt, a directory holding anything but a gaffer store as
+// ErrForeignStore, a store open in another process as ErrLocked, and a file
+// system too full to write safely as a *NoSpaceError (matching
+// syscall.ENOSPC); see checkpoint/badger.
 package checkpoint

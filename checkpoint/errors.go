@@ -3,7 +3,7 @@ package checkpoint
 import (
 	"errors"
 	"fmt"
-	"strings"
+	"syscall"
 )
 
 var (
@@ -14,18 +14,10 @@ var (
 	// ErrFenced is returned when a write carries a stale lease token.
 	ErrFenced = errors.New("checkpoint: lease lost (stale fencing token)")
 	// ErrCorrupt is wrapped by every *CorruptError, and matched by the error
-	// OpenBadger returns for a store whose files are damaged.
+	// a store on disk (badger.Open) returns when its files are damaged.
 	ErrCorrupt = errors.New("checkpoint: corrupt record")
 	// ErrForeignStore is returned when a directory holds something that is not a gaffer store.
 	ErrForeignStore = errors.New("checkpoint: not a gaffer store")
-)
-
-// Causes inside a *CorruptError.
-var (
-	errTruncated = errors.New("record is truncated")
-	errChecksum  = errors.New("checksum mismatch")
-	errTrailing  = errors.New("trailing bytes after record")
-	errBadKey    = errors.New("malformed key")
 )
 
 // LeaseHeldError reports that another owner holds a run's lease.
@@ -57,67 +49,28 @@ var (
 	// ErrInvalid is returned for arguments no store could accept, such as a
 	// Seq that is not Parent+1 or a Prune that would keep nothing.
 	ErrInvalid = errors.New("checkpoint: invalid argument")
-	// ErrLocked is returned by OpenBadger when another process (or another
+	// ErrLocked is returned by badger.Open when another process (or another
 	// open store in this process) holds the store directory.
 	ErrLocked = errors.New("checkpoint: store is in use by another process")
 	// ErrClosed is returned by every method of a closed store.
 	ErrClosed = errors.New("checkpoint: store is closed")
 )
 
-// lockedError says which store is locked; it matches ErrLocked.
-type lockedError struct {
-	dir   string
-	cause error // Badger's own error, when Badger saw the lock
+// NoSpaceError reports that the file system holding a store has too
+// little free space for the store to work safely. It matches
+// syscall.ENOSPC. Nothing is damaged: once there is room, the store opens
+// and writes again.
+type NoSpaceError struct {
+	Dir  string // the store
+	Free int64  // bytes free on its file system
+	Need int64  // bytes the store needs free
 }
 
-func (e *lockedError) Error() string {
-	msg := fmt.Sprintf("checkpoint: store %s is in use by another process", e.dir)
-	if e.cause != nil {
-		msg += " (" + e.cause.Error() + ")"
-	}
-	return msg
+func (e *NoSpaceError) Error() string {
+	return fmt.Sprintf("no space left on device for store %s (%s free, it needs %s)", e.Dir, mib(e.Free), mib(e.Need))
 }
 
-func (e *lockedError) Is(target error) bool { return target == ErrLocked }
-func (e *lockedError) Unwrap() error        { return e.cause }
+// Unwrap returns syscall.ENOSPC.
+func (e *NoSpaceError) Unwrap() error { return syscall.ENOSPC }
 
-// damage says what is wrong with a store's files, in words that follow "is
-// damaged (": no package prefix, one line. It matches ErrCorrupt.
-type damage struct{ msg string }
-
-func damagef(format string, args ...any) error {
-	return &damage{msg: oneLine(fmt.Sprintf(format, args...))}
-}
-
-func (d *damage) Error() string        { return d.msg }
-func (d *damage) Is(target error) bool { return target == ErrCorrupt }
-
-// damagedError reports a store directory whose files are damaged: one line
-// naming the store, what is wrong and what to do. It matches ErrCorrupt and
-// unwraps to the cause.
-type damagedError struct {
-	dir   string
-	cause error
-}
-
-func (e *damagedError) Error() string {
-	return fmt.Sprintf("checkpoint: store %s is damaged (%s); restore it from a backup or move it aside to start afresh",
-		e.dir, oneLine(strings.TrimPrefix(e.cause.Error(), "checkpoint: ")))
-}
-
-func (e *damagedError) Is(target error) bool { return target == ErrCorrupt }
-func (e *damagedError) Unwrap() error        { return e.cause }
-
-// oneLine reduces a message from Badger, which may be a multi-line debug
-// dump (a panic while reading a table index), to its first line of text.
-func oneLine(s string) string {
-	if strings.Contains(s, "Recovering from initIndex crash") {
-		return "its index is unreadable: the file is truncated or damaged"
-	}
-	for line := range strings.Lines(s) {
-		if line = strings.Trim(strings.TrimSpace(line), "= "); line != "" {
-			return line
-		}
-	}
-	return "unreadable"
-}
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }

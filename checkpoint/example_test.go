@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/gaffer-dev/gaffer/checkpoint"
@@ -29,41 +27,6 @@ func ExampleNewMemory() {
 	// Output:
 	// true
 	// 1 [plan] 1
-}
-
-func ExampleOpenBadger() {
-	ctx := context.Background()
-	tmp, _ := os.MkdirTemp("", "gaffer-example")
-	defer os.RemoveAll(tmp)
-	dir := filepath.Join(tmp, "store")
-
-	s, err := checkpoint.OpenBadger(dir, checkpoint.BadgerOptions{})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	for seq := uint64(1); seq <= 3; seq++ {
-		cp := checkpoint.Checkpoint{RunID: "run-1", Seq: seq, Parent: seq - 1, Status: "running",
-			Values: map[string][]byte{"counter": fmt.Append(nil, seq)}}
-		if err := s.Put(ctx, cp, checkpoint.PutOptions{Sync: true}); err != nil {
-			fmt.Println(err)
-		}
-	}
-	// The directory is locked while the store is open.
-	_, err = checkpoint.OpenBadger(dir, checkpoint.BadgerOptions{})
-	fmt.Println(errors.Is(err, checkpoint.ErrLocked))
-	s.Close()
-
-	s, _ = checkpoint.OpenBadger(dir, checkpoint.BadgerOptions{})
-	defer s.Close()
-	list, _ := s.List(ctx, "run-1", checkpoint.ListOptions{Limit: 2})
-	for _, cp := range list {
-		fmt.Println(cp.Seq, string(cp.Values["counter"]))
-	}
-	// Output:
-	// true
-	// 3 3
-	// 2 2
 }
 
 func ExampleMemory_Acquire() {

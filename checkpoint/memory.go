@@ -14,20 +14,20 @@ type MemoryOption func(*Memory)
 
 // MemoryClock sets the clock used for lease expiry and run activity.
 func MemoryClock(now func() time.Time) MemoryOption {
-	return func(m *Memory) { m.env.now = now }
+	return func(m *Memory) { m.env.Now = now }
 }
 
 // MemoryProcessAlive sets the check for whether a lease holder's pid is
 // alive on this host (default: kill(pid, 0) != ESRCH).
 func MemoryProcessAlive(alive func(pid int) bool) MemoryOption {
-	return func(m *Memory) { m.env.alive = alive }
+	return func(m *Memory) { m.env.Alive = alive }
 }
 
 // Memory is a Store kept in process memory. It copies values in and out, so
 // callers cannot alias stored data. It is meant for tests and for runs that
 // need no durability.
 type Memory struct {
-	env leaseEnv
+	env LeaseRules
 
 	mu     sync.Mutex
 	closed bool
@@ -57,7 +57,7 @@ func NewMemory(opts ...MemoryOption) *Memory {
 	for _, o := range opts {
 		o(m)
 	}
-	m.env = m.env.withDefaults()
+	m.env = m.env.WithDefaults()
 	return m
 }
 
@@ -74,35 +74,8 @@ func (m *Memory) lock(ctx context.Context) error {
 }
 
 func (m *Memory) touch(r *memRun) {
-	m.stamp = max(m.stamp+1, m.env.now().UnixNano())
+	m.stamp = max(m.stamp+1, m.env.Now().UnixNano())
 	r.stamp = m.stamp
-}
-
-func checkFence(runID string, lease *Lease, fence uint64) error {
-	if fence == 0 {
-		return nil
-	}
-	if lease == nil || lease.Token != fence {
-		return fmt.Errorf("write to run %s with token %d: %w", runID, fence, ErrFenced)
-	}
-	return nil
-}
-
-// checkPut applies the ordering rules every store shares.
-func checkPut(cp Checkpoint, latest uint64, exists bool) error {
-	if cp.RunID == "" {
-		return fmt.Errorf("%w: checkpoint has no run id", ErrInvalid)
-	}
-	if exists {
-		return fmt.Errorf("put run %s seq %d: seq exists: %w", cp.RunID, cp.Seq, ErrConflict)
-	}
-	if cp.Parent != latest {
-		return fmt.Errorf("put run %s seq %d: parent %d is not the latest seq %d: %w", cp.RunID, cp.Seq, cp.Parent, latest, ErrConflict)
-	}
-	if cp.Seq != cp.Parent+1 {
-		return fmt.Errorf("%w: run %s seq %d does not follow parent %d", ErrInvalid, cp.RunID, cp.Seq, cp.Parent)
-	}
-	return nil
 }
 
 // Put implements Store.
@@ -119,10 +92,10 @@ func (m *Memory) Put(ctx context.Context, cp Checkpoint, opts PutOptions) error 
 		latest, lease = r.latest, r.lease
 		_, exists = r.cps[cp.Seq]
 	}
-	if err := checkFence(cp.RunID, lease, opts.Fence); err != nil {
+	if err := CheckFence(cp.RunID, lease, opts.Fence); err != nil {
 		return err
 	}
-	if err := checkPut(cp, latest, exists); err != nil {
+	if err := CheckPut(cp, latest, exists); err != nil {
 		return err
 	}
 	if r == nil {
@@ -146,7 +119,7 @@ func (m *Memory) PutWrites(ctx context.Context, runID string, seq uint64, writes
 	if r != nil {
 		lease = r.lease
 	}
-	if err := checkFence(runID, lease, opts.Fence); err != nil {
+	if err := CheckFence(runID, lease, opts.Fence); err != nil {
 		return err
 	}
 	if r == nil || !hasSeq(r, seq) {
@@ -320,7 +293,7 @@ func (m *Memory) Acquire(ctx context.Context, runID string, owner Owner, ttl tim
 	if r != nil {
 		cur = r.lease
 	}
-	l, err := m.env.decideAcquire(runID, cur, owner, ttl, m.tokens+1)
+	l, err := m.env.Acquire(runID, cur, owner, ttl, m.tokens+1)
 	if err != nil {
 		return Lease{}, err
 	}
@@ -347,7 +320,7 @@ func (m *Memory) Renew(ctx context.Context, lease Lease, ttl time.Duration) (Lea
 	if r := m.runs[lease.RunID]; r != nil {
 		cur = r.lease
 	}
-	l, err := m.env.decideRenew(cur, lease, ttl)
+	l, err := m.env.Renew(cur, lease, ttl)
 	if err != nil {
 		return Lease{}, err
 	}

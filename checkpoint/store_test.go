@@ -10,13 +10,3 @@ import (
 func TestMemoryConformance(t *testing.T) {
 	checkpointtest.Run(t, func(t *testing.T) checkpoint.Store { return checkpoint.NewMemory() })
 }
-
-func TestBadgerConformance(t *testing.T) {
-	checkpointtest.Run(t, func(t *testing.T) checkpoint.Store {
-		s, err := checkpoint.OpenBadger(t.TempDir(), checkpoint.BadgerOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	})
-}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/checkpoint/badger"
 	"github.com/gaffer-dev/gaffer/internal/fakellm"
 )
 
@@ -69,7 +70,7 @@ func TestSecretsLeakNowhere(t *testing.T) {
 	}
 	places = append(places, place{"the files of the work tree and .git (store, execution directory)", files.String(), "execution-state.json"})
 
-	store, err := checkpoint.OpenBadger(filepath.Join(dir, ".git", "gaffer"), checkpoint.BadgerOptions{})
+	store, err := badger.Open(filepath.Join(dir, ".git", "gaffer"), badger.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

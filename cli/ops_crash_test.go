@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/checkpoint/badger"
 	"github.com/gaffer-dev/gaffer/control"
 	"github.com/gaffer-dev/gaffer/examples/demo"
 	"github.com/gaffer-dev/gaffer/host"
@@ -39,7 +40,7 @@ func referenceRun(t *testing.T, bin, runID string) (tree, log string) {
 // released), a *checkpoint.LeaseHeldError when it is held.
 func leaseFree(t *testing.T, dir, runID string) error {
 	t.Helper()
-	st, err := checkpoint.OpenBadger(filepath.Join(dir, ".git", "gaffer"), checkpoint.BadgerOptions{
+	st, err := badger.Open(filepath.Join(dir, ".git", "gaffer"), badger.Options{
 		ProcessAlive: func(int) bool { return true },
 	})
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/checkpoint/badger"
 	"github.com/gaffer-dev/gaffer/examples/demo"
 )
 
@@ -210,7 +210,7 @@ func TestDemoRunsToTheEnd(t *testing.T) {
 
 func TestAStoreInUseIsExit7NamingThePid(t *testing.T) {
 	dir, _, _ := demoRepo(t)
-	st, err := checkpoint.OpenBadger(filepath.Join(dir, ".git", "gaffer"), checkpoint.BadgerOptions{})
+	st, err := badger.Open(filepath.Join(dir, ".git", "gaffer"), badger.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

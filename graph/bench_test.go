@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/checkpoint/badger"
 	"github.com/gaffer-dev/gaffer/graph"
 )
 
@@ -75,7 +76,7 @@ func BenchmarkLoop(b *testing.B) {
 	for _, d := range []graph.Durability{graph.Async, graph.Sync} {
 		b.Run("store=badger-"+d.String(), func(b *testing.B) {
 			perStep := bytesPerStep(b, 10000)
-			store, err := checkpoint.OpenBadger(b.TempDir(), checkpoint.BadgerOptions{})
+			store, err := badger.Open(b.TempDir(), badger.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -96,7 +97,7 @@ func BenchmarkLoopParallel(b *testing.B) {
 	const runs = 64
 	b.Run(fmt.Sprintf("runs=%d/store=badger-sync", runs), func(b *testing.B) {
 		perRun := max(1, b.N/runs)
-		store, err := checkpoint.OpenBadger(b.TempDir(), checkpoint.BadgerOptions{})
+		store, err := badger.Open(b.TempDir(), badger.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -133,7 +134,7 @@ func BenchmarkLoopParallel(b *testing.B) {
 func bytesPerStep(b *testing.B, steps int) float64 {
 	b.Helper()
 	dir := b.TempDir()
-	store, err := checkpoint.OpenBadger(dir, checkpoint.BadgerOptions{})
+	store, err := badger.Open(dir, badger.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

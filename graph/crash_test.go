@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/checkpoint/badger"
 	"github.com/gaffer-dev/gaffer/graph"
 )
 
@@ -67,7 +68,7 @@ func ledgerGraph() *graph.Graph[ledger] {
 func freshLedger() ledger { return ledger{Applied: strings.Repeat("0", crashSteps)} }
 
 func crashHelper(dir string, out io.Writer) error {
-	store, err := checkpoint.OpenBadger(dir, checkpoint.BadgerOptions{})
+	store, err := badger.Open(dir, badger.Options{})
 	if err != nil {
 		return err
 	}
@@ -159,7 +160,7 @@ func TestCrashResume(t *testing.T) {
 		t.Fatalf("final run: %v, last line %q", err, tail)
 	}
 
-	store, err := checkpoint.OpenBadger(dir, checkpoint.BadgerOptions{})
+	store, err := badger.Open(dir, badger.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +191,7 @@ func TestCrashResume(t *testing.T) {
 
 func latestSeq(t *testing.T, dir string) uint64 {
 	t.Helper()
-	store, err := checkpoint.OpenBadger(dir, checkpoint.BadgerOptions{})
+	store, err := badger.Open(dir, badger.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

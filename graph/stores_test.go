@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/checkpoint/badger"
 )
 
 // eachStore runs f as subtests store=memory and store=badger, the latter on
@@ -15,11 +16,11 @@ func eachStore(t *testing.T, f func(t *testing.T, store checkpoint.Store)) {
 }
 
 // openBadger opens a Badger store in a temporary directory for the test.
-func openBadger(t *testing.T) *checkpoint.Badger {
+func openBadger(t *testing.T) *badger.Store {
 	t.Helper()
-	store, err := checkpoint.OpenBadger(t.TempDir(), checkpoint.BadgerOptions{})
+	store, err := badger.Open(t.TempDir(), badger.Options{})
 	if err != nil {
-		t.Fatalf("OpenBadger: %v", err)
+		t.Fatalf("badger.Open: %v", err)
 	}
 	t.Cleanup(func() {
 		if err := store.Close(); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/checkpoint/badger"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/internal/ioerr"
 	"github.com/gaffer-dev/gaffer/internal/procgroup"
@@ -147,7 +148,7 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 	if err := privateDir(dir); err != nil {
 		return nil, err
 	}
-	store, err := checkpoint.OpenBadger(dir, checkpoint.BadgerOptions{SyncWrites: true})
+	store, err := badger.Open(dir, badger.Options{SyncWrites: true})
 	if errors.Is(err, checkpoint.ErrLocked) {
 		return nil, errorf(Held, "store %s is in use by %s; wait for it to finish or stop it", dir, lockHolder(dir))
 	}

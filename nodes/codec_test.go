@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/checkpoint/badger"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/state"
 )
@@ -132,8 +132,8 @@ func TestCodecReadsOldCheckpoints(t *testing.T) {
 	ctx := context.Background()
 	const n = 40
 	clock := graph.WithClock(func() time.Time { return time.Unix(1_700_000_000, 0) })
-	run := func(dir string, codec graph.Codec[state.ExecutionState], limit int, resume bool) (*checkpoint.Badger, *graph.Runner[state.ExecutionState]) {
-		store, err := checkpoint.OpenBadger(dir, checkpoint.BadgerOptions{})
+	run := func(dir string, codec graph.Codec[state.ExecutionState], limit int, resume bool) (*badger.Store, *graph.Runner[state.ExecutionState]) {
+		store, err := badger.Open(dir, badger.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

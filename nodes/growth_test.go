@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/checkpoint/badger"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/state"
 )
@@ -98,7 +98,7 @@ func growthGraph(tb testing.TB, opts ...graph.Option) *graph.Runner[state.Execut
 func storeBytes(tb testing.TB, n, limit int, codec graph.Codec[state.ExecutionState]) (int64, int) {
 	tb.Helper()
 	dir := tb.TempDir()
-	store, err := checkpoint.OpenBadger(dir, checkpoint.BadgerOptions{})
+	store, err := badger.Open(dir, badger.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/checkpoint/badger"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
@@ -109,7 +110,7 @@ func newHarness(t *testing.T, script string) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bs, err := checkpoint.OpenBadger(t.TempDir(), checkpoint.BadgerOptions{SyncWrites: true})
+	bs, err := badger.Open(t.TempDir(), badger.Options{SyncWrites: true})
 	if err != nil {
 		t.Fatal(err)
 	}

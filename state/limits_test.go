@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/checkpoint/badger"
 )
 
 // tasksPlan returns a plan of n tasks, each with a body of body bytes.
@@ -82,10 +82,10 @@ func TestPlanAtTheLimitsFitsACheckpoint(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(v) > checkpoint.MaxValueSize {
-				t.Fatalf("plan encodes to %d bytes, over checkpoint.MaxValueSize %d", len(v), checkpoint.MaxValueSize)
+			if len(v) > badger.MaxValueSize {
+				t.Fatalf("plan encodes to %d bytes, over badger.MaxValueSize %d", len(v), badger.MaxValueSize)
 			}
-			t.Logf("%d-byte plan encodes to %d bytes (limit %d)", len(md), len(v), checkpoint.MaxValueSize)
+			t.Logf("%d-byte plan encodes to %d bytes (limit %d)", len(md), len(v), badger.MaxValueSize)
 		})
 	}
 }

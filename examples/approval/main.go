@@ -12,7 +12,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/checkpoint/badger"
 	"github.com/gaffer-dev/gaffer/graph"
 )
 
@@ -84,7 +84,7 @@ func buildGraph(pace time.Duration) *graph.Graph[State] {
 }
 
 func run(ctx context.Context, out io.Writer, dir, runID string, approve, reject bool, pace time.Duration) error {
-	store, err := checkpoint.OpenBadger(dir, checkpoint.BadgerOptions{})
+	store, err := badger.Open(dir, badger.Options{})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,471 @@
+package badger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
+
+	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/internal/ioerr"
+)
+
+// MaxValueSize is the largest single value (or pending write) the Badger
+// store accepts; Put fails with ErrInvalid above it.
+const MaxValueSize = 15 << 20
+
+// valueLogFileSize bounds Badger's value-log files, where values over 64 KiB
+// go; it must exceed MaxValueSize.
+const valueLogFileSize = 16 << 20
+
+// valueThreshold is the size from which Badger keeps a value in its value
+// log instead of in the LSM tree.
+const valueThreshold = 64 << 10
+
+// Options configures Open. The zero value is a good default.
+type Options struct {
+	// Logger receives Badger's log lines. Nil keeps Badger silent.
+	Logger *slog.Logger
+	// SyncWrites makes every write durable, as if each Put had
+	// PutOptions.Sync set.
+	SyncWrites bool
+	// BlobThreshold is the size above which a value is stored once as a
+	// content-addressed blob instead of inline (default 64 bytes).
+	BlobThreshold int
+	// MemTableSize bounds Badger's in-memory table (default 8 MiB).
+	MemTableSize int64
+	// Now is the clock for lease expiry and run activity (default time.Now).
+	Now func() time.Time
+	// ProcessAlive reports whether a pid on this host is alive (default:
+	// kill(pid, 0) does not fail with ESRCH).
+	ProcessAlive func(pid int) bool
+}
+
+func (o Options) validate() (Options, error) {
+	if o.BlobThreshold == 0 {
+		o.BlobThreshold = 64
+	}
+	if o.BlobThreshold < 0 {
+		return o, fmt.Errorf("%w: negative BlobThreshold %d", checkpoint.ErrInvalid, o.BlobThreshold)
+	}
+	if o.MemTableSize == 0 {
+		o.MemTableSize = 8 << 20
+	}
+	if o.MemTableSize < 1<<20 {
+		return o, fmt.Errorf("%w: MemTableSize %d is below 1 MiB", checkpoint.ErrInvalid, o.MemTableSize)
+	}
+	return o, nil
+}
+
+// Store is a checkpoint.Store kept in a Badger v4 database in one
+// directory. Each Put is one Badger transaction; ordering and fencing are
+// checked inside it.
+type Store struct {
+	db   *badger.DB
+	dir  string
+	opts Options
+	env  checkpoint.LeaseRules
+
+	mu    sync.Mutex
+	stamp int64           // last activity stamp handed out
+	wals  map[string]bool // memtable logs whose directory entry is synced
+	known knownBlobs      // blobs committed per run, so Put skips their lookup
+
+	tokens tokenSource // fencing tokens, reserved on disk a block at a time
+	syncer groupSync   // batches the flushes of concurrent Sync writes
+}
+
+var _ checkpoint.Store = (*Store)(nil)
+
+// Open opens the store in dir, creating it when dir is missing or empty.
+// It fails with checkpoint.ErrForeignStore when dir holds anything else,
+// and with checkpoint.ErrLocked when another process has the store open.
+func Open(dir string, opts Options) (s *Store, err error) {
+	opts, err = opts.validate()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkDir(dir); err != nil {
+		return nil, err
+	}
+	if err := checkOwner(dir); err != nil {
+		return nil, err
+	}
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	// Badger writes as it opens (a new memtable log), through a memory map.
+	err = checkSpace(dir, opts.minFree())
+	if err == nil {
+		err = checkTables(dir)
+	}
+	if err == nil {
+		err = checkLogs(dir)
+	}
+	tables, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
+	unlock()
+	var full *checkpoint.NoSpaceError
+	if errors.As(err, &full) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, classifyOpenError(dir, err)
+	}
+	bo := badger.DefaultOptions(dir).
+		WithLogger(badgerLogger{opts.Logger}).
+		WithMemTableSize(opts.MemTableSize).
+		WithValueLogFileSize(valueLogFileSize).
+		WithValueThreshold(valueThreshold).
+		WithBlockCacheSize(4 << 20).
+		WithBaseTableSize(1 << 20).
+		WithNumMemtables(2).
+		WithNumLevelZeroTables(2).
+		WithNumCompactors(2).
+		WithNumVersionsToKeep(1).
+		WithCompression(options.ZSTD).
+		WithCompactL0OnClose(true).
+		WithMetricsEnabled(false).
+		WithSyncWrites(opts.SyncWrites)
+	if err := checkReadOnly(dir, bo, len(tables) > 0); err != nil {
+		return nil, err
+	}
+	db, err := openBadgerDB(bo)
+	if err != nil {
+		return nil, classifyOpenError(dir, err)
+	}
+	s = &Store{db: db, dir: dir, opts: opts,
+		env: checkpoint.LeaseRules{Now: opts.Now, Alive: opts.ProcessAlive}.WithDefaults()}
+	if err := s.init(len(tables) > 0); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// openBadgerDB opens Badger, turning a panic on a damaged directory into an
+// error.
+func openBadgerDB(bo badger.Options) (db *badger.DB, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			db, err = nil, damagef("badger panicked: %v", r)
+		}
+	}()
+	return badger.Open(bo)
+}
+
+func classifyOpenError(dir string, err error) error {
+	switch {
+	case strings.Contains(err.Error(), "Cannot acquire directory lock"):
+		return &lockedError{dir: dir, cause: err}
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("checkpoint: open store %s: %w", dir, err)
+	case ioerr.Machine(err):
+		// A full, failing or read-only disk is not damage to the store.
+		return fmt.Errorf("checkpoint: open store %s: %w", dir, err)
+	case flattenedErrno(err) != 0:
+		// Badger flattened the cause into its message: a full, failing or
+		// read-only disk, or a file this user may not open, is not damage.
+		return fmt.Errorf("checkpoint: open store %s: %w", dir, &flatError{msg: oneLine(err.Error()), errno: flattenedErrno(err)})
+	case errors.Is(err, checkpoint.ErrCorrupt):
+		return &damagedError{dir: dir, cause: err}
+	}
+	return &damagedError{dir: dir, cause: damagef("%v", err)}
+}
+
+// flattenedErrnos are the errors Badger's messages may name as text.
+var flattenedErrnos = []syscall.Errno{syscall.ENOSPC, syscall.EROFS, syscall.EIO, syscall.EDQUOT, syscall.EACCES, syscall.EPERM}
+
+// flattenedErrno returns the errno of flattenedErrnos whose text err's
+// message holds, or 0.
+func flattenedErrno(err error) syscall.Errno {
+	for _, e := range flattenedErrnos {
+		if strings.Contains(err.Error(), e.Error()) {
+			return e
+		}
+	}
+	return 0
+}
+
+// flatError is Badger's flattened message; it unwraps to the errno the
+// message names.
+type flatError struct {
+	msg   string
+	errno syscall.Errno
+}
+
+func (e *flatError) Error() string { return e.msg }
+func (e *flatError) Unwrap() error { return e.errno }
+
+// badgerFiles are the names Badger keeps in its directory.
+func isBadgerFile(name string) bool {
+	switch name {
+	case "MANIFEST", "KEYREGISTRY", "LOCK", "DISCARD", "MANIFEST-REWRITE", "KEYREGISTRY-REWRITE":
+		return true
+	}
+	for _, ext := range []string{".sst", ".vlog", ".mem"} {
+		if strings.HasSuffix(name, ext) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkDir creates dir when missing and refuses a directory holding files
+// that are not Badger's, so we never scatter files into the user's data.
+func checkDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("checkpoint: create store %s: %w", dir, err)
+		}
+		return nil
+	}
+	if errors.Is(err, syscall.ENOTDIR) {
+		return fmt.Errorf("%w: %s is a file, not a directory; give the store a directory of its own (a new one or a gaffer store)",
+			checkpoint.ErrForeignStore, dir)
+	}
+	if err != nil {
+		return fmt.Errorf("checkpoint: open store %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		if !isBadgerFile(e.Name()) || e.IsDir() {
+			return fmt.Errorf("%w: %s holds %s; use an empty or new directory for the checkpoint store",
+				checkpoint.ErrForeignStore, dir, filepath.Join(dir, e.Name()))
+		}
+	}
+	return nil
+}
+
+// init checks the format marker. A database with no keys at all and no
+// table files before opening is a store whose creation was interrupted: it
+// gets the marker now.
+func (s *Store) init(hadTables bool) error {
+	marker, empty, err := s.readMarker()
+	if err != nil {
+		return err
+	}
+	if err := s.judgeMarker(marker, empty, hadTables); err != nil {
+		return err
+	}
+	if marker == nil {
+		err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(markerKey, []byte(markerValue)) })
+		if err == nil {
+			err = s.db.Sync()
+		}
+		if err != nil {
+			return fmt.Errorf("checkpoint: initialise store %s: %w", s.dir, err)
+		}
+		return nil
+	}
+	return s.loadStamp()
+}
+
+// readMarker returns the format marker, nil when there is none, and
+// whether the database holds no key at all.
+func (s *Store) readMarker() (marker []byte, empty bool, err error) {
+	err = s.view(func(txn *badger.Txn) error {
+		item, err := txn.Get(markerKey)
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			it := txn.NewIterator(badger.IteratorOptions{})
+			defer it.Close()
+			it.Rewind()
+			empty = !it.Valid()
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		marker, err = item.ValueCopy(nil)
+		return err
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("checkpoint: open store %s: %w", s.dir, err)
+	}
+	return marker, empty, nil
+}
+
+// judgeMarker refuses a database that is not a gaffer store of this
+// format, and one whose table files hold no records. A database without
+// keys is a new store (the marker is still to be written).
+func (s *Store) judgeMarker(marker []byte, empty, hadTables bool) error {
+	switch {
+	case marker == nil && empty && hadTables:
+		return &damagedError{dir: s.dir, cause: damagef("its table files hold no records")}
+	case marker == nil && empty:
+		return nil
+	case marker == nil:
+		return fmt.Errorf("%w: %s is a Badger database without a gaffer marker; use an empty or new directory for the checkpoint store",
+			checkpoint.ErrForeignStore, s.dir)
+	case string(marker) != markerValue:
+		return fmt.Errorf("%w: %s has format %q, this build reads %q", checkpoint.ErrForeignStore, s.dir, marker, markerValue)
+	}
+	return nil
+}
+
+// checkReadOnly opens an existing store read-only and makes init's
+// checks, so that a directory init would refuse is refused before Badger
+// opens it for writing, which writes a new memtable log and compacts the
+// tables: an open that fails changes nothing. Badger cannot open read-only
+// a store with memtable logs (a killed process left them); for those the
+// checks wait for init, after checkLogs made sure Badger's replay loses
+// nothing.
+func checkReadOnly(dir string, bo badger.Options, hadTables bool) error {
+	if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); err != nil {
+		return nil // a new store
+	}
+	if mems, _ := filepath.Glob(filepath.Join(dir, "*.mem")); len(mems) > 0 {
+		return nil
+	}
+	db, err := openBadgerDB(bo.WithReadOnly(true))
+	if err != nil {
+		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
+			return &lockedError{dir: dir, cause: err}
+		}
+		return nil // the real open says what is wrong
+	}
+	defer db.Close()
+	s := &Store{db: db, dir: dir}
+	marker, empty, err := s.readMarker()
+	if err != nil {
+		return err
+	}
+	return s.judgeMarker(marker, empty, hadTables)
+}
+
+// loadStamp makes activity stamps continue after the newest one on disk.
+func (s *Store) loadStamp() error {
+	return s.view(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{kindIndex}, PrefetchValues: false})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			runID, _ := runOfKey(it.Item().Key())
+			err := it.Item().Value(func(v []byte) error {
+				// A damaged index is reported when its run is used.
+				if x, err := decodeIndex(runID, v); err == nil {
+					s.stamp = max(s.stamp, x.stamp)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (s *Store) nextStamp() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stamp = max(s.stamp+1, s.env.Now().UnixNano())
+	return s.stamp
+}
+
+// Dir returns the store's directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Close flushes and closes the database. Later calls fail with ErrClosed.
+//
+// Closing flushes the memtable into a table file that Badger writes through
+// a memory map, which on a full disk is a SIGBUS, not an error. So while
+// the file system has less than minFree bytes free, Close leaves the
+// database open and returns a *NoSpaceError: every write it acknowledged
+// is in its logs, which the next open replays, as after a killed process.
+// Call Close again once there is room; the process may also just exit.
+func (s *Store) Close() error {
+	if s.db.IsClosed() {
+		return nil
+	}
+	if err := s.roomToWrite(); err != nil {
+		return fmt.Errorf("checkpoint: close store %s: %w", s.dir, err)
+	}
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("checkpoint: close store %s: %w", s.dir, err)
+	}
+	return nil
+}
+
+// maxRetries bounds how often a transaction is retried after a Badger
+// conflict; each retry re-reads, so the outcome is decided by the store.
+const maxRetries = 50
+
+// update runs fn in a read-write transaction, retrying Badger conflicts.
+func (s *Store) update(ctx context.Context, fn func(txn *badger.Txn) error) error {
+	if err := s.roomToWrite(); err != nil {
+		return err
+	}
+	for attempt := range maxRetries {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		err := s.guard(func() error { return s.db.Update(fn) })
+		if !errors.Is(err, badger.ErrConflict) {
+			return err
+		}
+		if err := conflictBackoff(ctx, attempt); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("checkpoint: %d transaction conflicts in a row: %w", maxRetries, checkpoint.ErrConflict)
+}
+
+// roomToWrite refuses a write, with a *NoSpaceError, while the store's
+// file system has less than minFree bytes free (see minFree).
+func (s *Store) roomToWrite() error {
+	return checkSpace(s.dir, s.opts.minFree())
+}
+
+func (s *Store) view(fn func(txn *badger.Txn) error) error {
+	return s.guard(func() error { return s.db.View(fn) })
+}
+
+// guard maps a closed database to ErrClosed, a Badger panic (which a
+// damaged file can cause) to an error, and a corrupt record to an error
+// naming the store and the fix (it still matches ErrCorrupt and unwraps
+// to the *CorruptError).
+func (s *Store) guard(fn func() error) (err error) {
+	if s.db.IsClosed() {
+		return checkpoint.ErrClosed
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = &damagedError{dir: s.dir, cause: damagef("badger panicked: %v", r)}
+		}
+	}()
+	err = fn()
+	if errors.Is(err, badger.ErrDBClosed) {
+		return checkpoint.ErrClosed
+	}
+	var d *damagedError
+	if errors.Is(err, checkpoint.ErrCorrupt) && !errors.As(err, &d) {
+		// A record that cannot be decoded: say which store and what to do.
+		return &damagedError{dir: s.dir, cause: err}
+	}
+	return err
+}
+
+// badgerLogger routes Badger's log lines to a slog.Logger, or drops them.
+type badgerLogger struct{ l *slog.Logger }
+
+func (b badgerLogger) log(level slog.Level, format string, args ...any) {
+	if b.l == nil {
+		return
+	}
+	b.l.Log(context.Background(), level, strings.TrimSpace(fmt.Sprintf(format, args...)), "component", "badger")
+}
+
+func (b badgerLogger) Errorf(f string, a ...any)   { b.log(slog.LevelError, f, a...) }
+func (b badgerLogger) Warningf(f string, a ...any) { b.log(slog.LevelWarn, f, a...) }
+func (b badgerLogger) Infof(f string, a ...any)    { b.log(slog.LevelInfo, f, a...) }
+func (b badgerLogger) Debugf(f string, a ...any)   { b.log(slog.LevelDebug, f, a...) }

@@ -1,0 +1,216 @@
+package badger
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
+	"github.com/dgraph-io/badger/v4/pb"
+	"github.com/dgraph-io/badger/v4/table"
+	"github.com/dgraph-io/badger/v4/y"
+	"github.com/dgraph-io/ristretto/v2/z"
+)
+
+// checkTables opens and checksums every table file before Badger sees
+// them. Badger opens tables in goroutines of its own, where a truncated
+// file panics out of reach of any recover; here the panic is ours to turn
+// into an error.
+// Only tables the MANIFEST lists are checked (Badger deletes the others),
+// each with the compression the MANIFEST records for it.
+func checkTables(dir string) (err error) {
+	f, err := os.Open(filepath.Join(dir, "MANIFEST"))
+	if errors.Is(err, fs.ErrNotExist) {
+		if orphans := unlistedTables(dir, badger.Manifest{}); len(orphans) > 0 {
+			return damagef("MANIFEST is missing but %d table files (%s ...) are not; opening would delete them",
+				len(orphans), orphans[0])
+		}
+		return nil // a new store
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	defer func() {
+		if r := recover(); r != nil {
+			err = damagef("MANIFEST: unreadable: %v", r)
+		}
+	}()
+	m, valid, err := badger.ReplayManifestFile(f, 0, badger.DefaultOptions(dir))
+	if err != nil {
+		return damagef("MANIFEST: %v", err)
+	}
+	// Badger truncates a damaged MANIFEST to its last good change and then
+	// deletes every table it no longer lists. Refuse instead of losing them.
+	if info, err := f.Stat(); err == nil && valid < info.Size() {
+		if orphans := unlistedTables(dir, m); len(orphans) > 0 {
+			return damagef("MANIFEST is damaged after byte %d and no longer lists %d table files (%s ...); opening would delete them",
+				valid, len(orphans), orphans[0])
+		}
+	}
+	for id, tm := range m.Tables {
+		path := table.NewFilename(id, dir)
+		if err := checkTable(path, tm.Compression); err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				return err // unreadable (permission denied, a failing disk), not damaged
+			}
+			return damagef("table %s: %v", filepath.Base(path), err)
+		}
+	}
+	return nil
+}
+
+func checkTable(path string, compression options.CompressionType) (err error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if info.Size() == 0 {
+		return fmt.Errorf("file is empty")
+	}
+	if err := checkTableIndex(path, info.Size()); err != nil {
+		return err
+	}
+	mf, err := z.OpenMmapFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			mf.Close(-1)
+			err = fmt.Errorf("unreadable: %s", oneLine(fmt.Sprint(r)))
+		}
+	}()
+	t, err := table.OpenTable(mf, table.Options{
+		ReadOnly:           true,
+		BlockSize:          4 << 10,
+		BloomFalsePositive: 0.01,
+		ChkMode:            options.OnTableRead,
+		Compression:        compression,
+	})
+	if err != nil {
+		return err
+	}
+	return t.MmapFile.Close(-1)
+}
+
+// checkTableIndex checks a table file's footer and the checksum of its
+// index the way Badger's table.OpenTable reads them, but with bounds checks:
+// on a truncated file OpenTable panics with a multi-line dump of the footer.
+// From the end of the file: the checksum's length (4 bytes, big endian), the
+// checksum (a pb.Checksum message), the index's length (4 bytes), the index.
+func checkTableIndex(path string, size int64) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	u32 := func(off int64) (int64, error) {
+		var b [4]byte
+		if _, err := f.ReadAt(b[:], off); err != nil {
+			return 0, err
+		}
+		return int64(binary.BigEndian.Uint32(b[:])), nil
+	}
+	truncated := fmt.Errorf("truncated: the index footer points outside the file's %d bytes", size)
+	pos := size - 4
+	if pos < 4 {
+		return truncated
+	}
+	chkLen, err := u32(pos)
+	if err != nil {
+		return err
+	}
+	if pos -= chkLen + 4; chkLen > size-8 || pos < 0 {
+		return truncated
+	}
+	chk := make([]byte, chkLen)
+	if _, err := f.ReadAt(chk, pos+4); err != nil {
+		return err
+	}
+	algo, sum, ok := parseChecksum(chk)
+	if !ok {
+		return fmt.Errorf("the index checksum is unreadable")
+	}
+	idxLen, err := u32(pos)
+	if err != nil {
+		return err
+	}
+	if idxLen > pos {
+		return truncated
+	}
+	idx := make([]byte, idxLen)
+	if _, err := f.ReadAt(idx, pos-idxLen); err != nil {
+		return err
+	}
+	if y.CalculateChecksum(idx, algo) != sum {
+		return fmt.Errorf("index checksum mismatch")
+	}
+	return nil
+}
+
+// parseChecksum decodes a pb.Checksum message: field 1 the algorithm, field
+// 2 the sum, both varints. It accepts only the algorithms Badger knows.
+func parseChecksum(b []byte) (algo pb.Checksum_Algorithm, sum uint64, ok bool) {
+	for len(b) > 0 {
+		tag, n := binary.Uvarint(b)
+		if n <= 0 {
+			return 0, 0, false
+		}
+		b = b[n:]
+		v, m := binary.Uvarint(b)
+		if m <= 0 || tag&7 != 0 { // every field of Checksum is a varint
+			return 0, 0, false
+		}
+		b = b[m:]
+		switch tag >> 3 {
+		case 1:
+			algo = pb.Checksum_Algorithm(v)
+		case 2:
+			sum = v
+		}
+	}
+	switch algo {
+	case pb.Checksum_CRC32C, pb.Checksum_XXHash64:
+		return algo, sum, true
+	}
+	return 0, 0, false
+}
+
+// unlistedTables returns the table files on disk that m does not list.
+func unlistedTables(dir string, m badger.Manifest) []string {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
+	var out []string
+	for _, f := range files {
+		id, ok := table.ParseFileID(filepath.Base(f))
+		if _, listed := m.Tables[id]; ok && !listed {
+			out = append(out, filepath.Base(f))
+		}
+	}
+	return out
+}
+
+// lockDir takes the lock Badger takes (flock on the directory) so the
+// checks above never read files another process is writing. The caller
+// releases it just before handing the directory to Badger, whose own lock
+// then covers the store.
+func lockDir(dir string) (unlock func(), err error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: open store %s: %w", dir, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, &lockedError{dir: dir}
+		}
+		return nil, fmt.Errorf("checkpoint: lock store %s: %w", dir, err)
+	}
+	return func() { f.Close() }, nil
+}
