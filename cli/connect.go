@@ -37,7 +37,7 @@ type hostOptions struct {
 	metrics *metrics.Metrics // times checkpoint writes; nil: none
 	ask     answerer         // asks for approval instead of the terminal (demo)
 	run     *RunOptions      // the run this command starts, checked before the store opened
-	quiet   bool             // nobody watches the runs or answers them (serve): only notices are told
+	front   host.Front       // the runs' front instead of the terminal (serve's noticer)
 }
 
 // storeOf returns the store directory of c's flags (--store, or
@@ -74,8 +74,12 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 		p := c.Duration("pace")
 		pace = &p
 	}
-	l.front = &front{io: io, cmd: l.cmd, ask: o.ask, quiet: o.quiet}
-	cfg := host.Config{Repo: g.Repo, Store: dir, Setup: setup{io: io, pace: pace, opts: o.run}, Front: l.front, Logger: l.log, Cmd: l.cmd,
+	l.front = &front{io: io, cmd: l.cmd, ask: o.ask}
+	var hf host.Front = l.front
+	if o.front != nil {
+		hf = o.front
+	}
+	cfg := host.Config{Repo: g.Repo, Store: dir, Setup: setup{io: io, pace: pace, opts: o.run}, Front: hf, Logger: l.log, Cmd: l.cmd,
 		Version: io.version, ReproducibleDates: reproducibleDates(os.Getenv),
 		AfterCommit: afterCommitHook(io), AfterRestore: afterRestoreHook(io)}
 	if o.metrics != nil {

@@ -31,7 +31,6 @@ type front struct {
 	io     IO
 	cmd    func(args ...string) string
 	ask    answerer // nil: the terminal asks, when there is one
-	quiet  bool     // serve: says nothing, shows nothing, asks nobody; notices only
 	states interface {
 		stateReader
 		Subscribe(func(graph.Event)) func()
@@ -44,11 +43,7 @@ type front struct {
 }
 
 // Say prints line on the output.
-func (f *front) Say(line string) {
-	if !f.quiet {
-		fmt.Fprintln(f.io.Out, line)
-	}
-}
+func (f *front) Say(line string) { fmt.Fprintln(f.io.Out, line) }
 
 // Notice prints line on the error output.
 func (f *front) Notice(line string) { fmt.Fprintln(f.io.Err, line) }
@@ -57,9 +52,6 @@ func (f *front) Notice(line string) { fmt.Fprintln(f.io.Err, line) }
 // with the outcome: the tree of the run's last state then, or the last
 // frame when the run stopped without one.
 func (f *front) Watch(runID string) func(host.Outcome) {
-	if f.quiet {
-		return func(host.Outcome) {}
-	}
 	p := newProgress(f.io.Out, f.io.terminal(), f.states, runID)
 	stopTick := func() {}
 	if f.io.screen != nil && f.io.terminal() {
@@ -86,7 +78,17 @@ func (f *front) Watch(runID string) func(host.Outcome) {
 
 // Asks reports whether there is someone to ask: the demo's answerer, or
 // a terminal.
-func (f *front) Asks() bool { return !f.quiet && (f.ask != nil || f.io.terminal()) }
+func (f *front) Asks() bool { return f.ask != nil || f.io.terminal() }
+
+// noticer is the front of serve's runs: nobody watches or answers them,
+// and what the host finds and fixes is told on the error output.
+type noticer struct {
+	host.Quiet
+	io IO
+}
+
+// Notice prints line on the error output.
+func (n noticer) Notice(line string) { fmt.Fprintln(n.io.Err, line) }
 
 // Ask shows the plan and asks approve / reject / feedback on the
 // terminal; an answer from another terminal (remote) ends the question.

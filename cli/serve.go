@@ -61,7 +61,7 @@ func Serve(c *ucli.Context, io IO, o ServeOptions) error {
 		return err
 	}
 	// serve's runs are nobody's to watch or ask: its front is quiet.
-	l, err := openHost(c, io, hostOptions{metrics: m, quiet: true})
+	l, err := openHost(c, io, hostOptions{metrics: m, front: noticer{io: io}})
 	if err != nil {
 		return err
 	}
