@@ -88,16 +88,16 @@ type Session struct {
 	OnMessage func(Message)
 }
 
-// emit passes m to s.OnMessage when there is one.
-func (s Session) emit(m Message) {
+// Emit passes m to s.OnMessage when there is one.
+func (s Session) Emit(m Message) {
 	if s.OnMessage != nil {
 		s.OnMessage(m)
 	}
 }
 
-// allows reports whether the session may use tool: every tool is allowed when
-// s.Tools is empty.
-func (s Session) allows(tool string) bool {
+// Allows reports whether the session may use tool: every tool is allowed when
+// s.Tools is empty. Drivers refuse the tools it does not allow.
+func (s Session) Allows(tool string) bool {
 	if len(s.Tools) == 0 {
 		return true
 	}

@@ -33,34 +33,12 @@
 // at any moment leaves no unrecorded group. On Linux the group's leader
 // also gets SIGKILL when gaffer dies (Pdeathsig).
 //
-// ScriptDriver is the deterministic driver used by the demo and the tests:
-// it plays back a Script (LoadScript reads one from YAML or JSON, strictly;
-// the format is documented in SCRIPT-FORMAT.md), doing the developer's file
-// and command work for real and answering the other roles from the script.
-// The drivers for language models and external agent commands follow the
-// same contract.
-//
-// LLMDriver runs sessions with a language model through langchaingo: any
-// OpenAI-compatible endpoint (OpenAI, OpenRouter, vLLM, Ollama's /v1) or
-// Anthropic's Messages API, with a model per role and a price table for
-// the cost. The model works in a loop of tool calls — read_file,
-// write_file, edit_file, delete_file, list_files, grep, run_command,
-// git_status, git_diff — done through a Toolbox and limited to
-// Session.Tools; a call it gets wrong (an unknown tool, arguments that are
-// not JSON or lack a required one, a refused path) comes back to it as a
-// tool error and the loop goes on. Its final text is Report.Output. A
-// session ends failed at its turn limit or token budget. Rate limits and
-// server errors are retried with backoff; a missing key is ErrMissingKey
-// and a refused one ErrAuth, each naming the environment variable. The API
-// key never reaches commands, messages, reports or errors. Conversations
-// are kept in the driver's memory by session id, so they do not survive a
-// restart: a resumed run's sessions start afresh.
-//
-// CLIDriver runs an external coding agent (Claude Code, Codex, or any
-// command a CLITemplate describes as data) as a fresh process per session,
-// in its own process group, and reads its session id, usage and final text
-// from its output; a failure it reports, a non-zero exit or a timeout is a
-// failed Report, and a timeout or cancellation kills the whole group.
+// The drivers live in subpackages, each following this contract:
+// agent/script plays back a script deterministically (the demo's and the
+// tests' driver), agent/llm runs a language model in a loop of tool calls
+// through langchaingo, and agent/cli (package cliagent) runs an external
+// coding agent such as Claude Code or Codex. agent/agenttest is the
+// contract suite every Driver must pass.
 //
 // RunStructured runs a session with any driver and parses its output,
 // asking once more in the same session, with the parse error, when the

@@ -3,18 +3,14 @@ package agent
 import (
 	"errors"
 	"fmt"
+
+	"github.com/gaffer-dev/gaffer/agent/internal/proc"
 )
 
 // Errors returned by the package. Test for them with errors.Is.
 var (
 	// ErrUnknownRole is returned for a Session whose Role is not one of the four roles.
 	ErrUnknownRole = errors.New("agent: unknown role")
-	// ErrNotScripted is returned by the script driver for a session its script
-	// has no answer for and no default: an architect with no plan, an evaluator
-	// with no entry.
-	ErrNotScripted = errors.New("agent: nothing scripted for this session")
-	// ErrInvalidScript is matched by every *ScriptError.
-	ErrInvalidScript = errors.New("agent: invalid script")
 	// ErrNoJSON is returned by ParseReview and ParseEvaluation when the output
 	// holds no JSON object.
 	ErrNoJSON = errors.New("agent: no JSON object in output")
@@ -37,8 +33,8 @@ var (
 	// because its process group could not be recorded (gaffer.groups is
 	// unwritable, its disk full): gaffer failed, not the agent, so the
 	// session could not run rather than failed.
-	ErrProcessGroup = errors.New("agent: cannot record the command's process group")
-	// ErrMissingKey is returned by NewLLMDriver when the environment variable
+	ErrProcessGroup = proc.ErrGroup
+	// ErrMissingKey is returned by llm.NewDriver when the environment variable
 	// that should hold the API key is unset or empty; the error names it.
 	ErrMissingKey = errors.New("agent: missing API key")
 	// ErrAuth is returned by the llm driver when the model's endpoint refuses
@@ -66,25 +62,3 @@ func (e *ToolError) Error() string { return fmt.Sprintf("%s %s: %v", e.Op, e.Pat
 
 // Unwrap returns the cause.
 func (e *ToolError) Unwrap() error { return e.Err }
-
-// ScriptError is a problem with a script file, with the line it is on when
-// that is known. Every ScriptError matches ErrInvalidScript.
-type ScriptError struct {
-	File string // the script's path or name
-	Line int    // 1-based; 0 when unknown
-	Err  error
-}
-
-// Error returns "script FILE: line N: cause".
-func (e *ScriptError) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("script %s: line %d: %v", e.File, e.Line, e.Err)
-	}
-	return fmt.Sprintf("script %s: %v", e.File, e.Err)
-}
-
-// Unwrap returns the cause.
-func (e *ScriptError) Unwrap() error { return e.Err }
-
-// Is makes every ScriptError match ErrInvalidScript.
-func (e *ScriptError) Is(target error) bool { return target == ErrInvalidScript }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/gaffer-dev/gaffer/agent/internal/short"
 )
 
 // Disposition is the evaluator's verdict on one review item.
@@ -197,7 +199,7 @@ func decodeField(obj map[string]json.RawMessage, name string, dst any, required 
 		return nil
 	}
 	if err := json.Unmarshal(raw, dst); err != nil {
-		return fmt.Errorf("%w: %q must be %s, got %s", ErrInvalidResult, name, want, clip(string(raw)))
+		return fmt.Errorf("%w: %q must be %s, got %s", ErrInvalidResult, name, want, short.Clip(string(raw)))
 	}
 	return nil
 }
@@ -211,13 +213,13 @@ func decodeItems(obj map[string]json.RawMessage, needDisposition bool) ([]Review
 	}
 	var elems []json.RawMessage
 	if err := json.Unmarshal(raw, &elems); err != nil {
-		return nil, fmt.Errorf("%w: \"items\" must be an array, got %s", ErrInvalidResult, clip(string(raw)))
+		return nil, fmt.Errorf("%w: \"items\" must be an array, got %s", ErrInvalidResult, short.Clip(string(raw)))
 	}
 	items := make([]ReviewItem, 0, len(elems))
 	for i, e := range elems {
 		var fields map[string]json.RawMessage
 		if err := json.Unmarshal(e, &fields); err != nil || fields == nil {
-			return nil, fmt.Errorf("%w: items[%d] must be an object, got %s", ErrInvalidResult, i, clip(string(e)))
+			return nil, fmt.Errorf("%w: items[%d] must be an object, got %s", ErrInvalidResult, i, short.Clip(string(e)))
 		}
 		var it ReviewItem
 		var disp string
@@ -233,7 +235,7 @@ func decodeItems(obj map[string]json.RawMessage, needDisposition bool) ([]Review
 		if strings.TrimSpace(it.Text) == "" {
 			return nil, fmt.Errorf("items[%d]: %w: \"text\" is empty", i, ErrInvalidResult)
 		}
-		d, err := parseDisposition(disp)
+		d, err := ParseDisposition(disp)
 		if err != nil {
 			return nil, fmt.Errorf("items[%d]: %w", i, err)
 		}
@@ -246,8 +248,8 @@ func decodeItems(obj map[string]json.RawMessage, needDisposition bool) ([]Review
 	return items, nil
 }
 
-// parseDisposition reads a disposition case-insensitively; "" stays "".
-func parseDisposition(s string) (Disposition, error) {
+// ParseDisposition reads a disposition case-insensitively; "" stays "".
+func ParseDisposition(s string) (Disposition, error) {
 	d := Disposition(strings.ToUpper(strings.TrimSpace(s)))
 	if d == "" || d.Valid() {
 		return d, nil
@@ -256,17 +258,6 @@ func parseDisposition(s string) (Disposition, error) {
 }
 
 func isNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
-
-// clipWidth is how many bytes of a value an error message quotes.
-const clipWidth = 60
-
-// clip shortens s for an error message.
-func clip(s string) string {
-	if len(s) <= clipWidth {
-		return s
-	}
-	return s[:clipWidth] + "…"
-}
 
 // ExtractPlan returns an architect's plan markdown from its output: the
 // output trimmed, and unwrapped when the whole of it is one fenced block

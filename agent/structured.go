@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 	"fmt"
+
+	"github.com/gaffer-dev/gaffer/agent/internal/changes"
 )
 
 // RunStructured runs session s with d and parses its final output with
@@ -50,14 +52,14 @@ func RunStructured[T any](ctx context.Context, d Driver, s Session, parse func(s
 // mergeReports returns the report of a second run that continued a first:
 // the second's outcome with the usage summed and the files changed joined.
 func mergeReports(first, second Report) Report {
-	var changed changeSet
+	var changed changes.Set
 	for _, p := range first.FilesChanged {
-		changed.add(p)
+		changed.Add(p)
 	}
 	for _, p := range second.FilesChanged {
-		changed.add(p)
+		changed.Add(p)
 	}
-	second.FilesChanged = changed.list()
+	second.FilesChanged = changed.List()
 	second.Usage = first.Usage.Add(second.Usage)
 	if second.SessionID == "" {
 		second.SessionID = first.SessionID

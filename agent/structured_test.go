@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gaffer-dev/gaffer/internal/fakellm"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
@@ -65,24 +64,5 @@ func TestRunStructuredPassesFailures(t *testing.T) {
 	d = &replayDriver{}
 	if _, _, err := RunStructured(context.Background(), d, Session{Role: RoleReviewer}, ParseReview); err == nil {
 		t.Errorf("a driver error was swallowed")
-	}
-}
-
-func TestRunStructuredWithLLMDriver(t *testing.T) {
-	tl := newTestLLM(t, ProviderOpenAI, LLMConfig{},
-		fakellm.Turn{Text: "Looks good to me.", Input: 3},
-		fakellm.Turn{Text: "```json\n{\"approved\": false, \"comments\": \"add a test\"}\n```", Input: 4},
-	)
-	var msgs []Message
-	s := Session{Role: RoleReviewer, Prompt: "review", Dir: t.TempDir(), OnMessage: func(m Message) { msgs = append(msgs, m) }}
-	rv, rep, err := RunStructured(context.Background(), tl.d, s, ParseReview)
-	if err != nil || rv.Approved || rv.Comments != "add a test" {
-		t.Fatalf("got %+v, %v", rv, err)
-	}
-	if rep.Usage.InputTokens != 7 || len(msgs) != 4 {
-		t.Errorf("usage %+v, %d messages", rep.Usage, len(msgs))
-	}
-	if !strings.Contains(tl.srv.Last().LastUser, "could not be read") || !strings.Contains(tl.srv.Last().Body, "Looks good to me.") {
-		t.Errorf("the retry did not continue the conversation: %s", tl.srv.Last().Body)
 	}
 }

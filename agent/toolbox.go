@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gaffer-dev/gaffer/agent/internal/short"
 )
 
 // ToolboxOptions configures a Toolbox. The zero value is ready to use.
@@ -154,9 +156,9 @@ func (t *Toolbox) Edit(path, old, new string) error {
 	content := string(b)
 	switch n := strings.Count(content, old); {
 	case n == 0:
-		return fail(fmt.Errorf("%w: %q is not in the file", ErrEditNotFound, clip(old)))
+		return fail(fmt.Errorf("%w: %q is not in the file", ErrEditNotFound, short.Clip(old)))
 	case n > 1:
-		return fail(fmt.Errorf("%w: %q occurs %d times; include more of the surrounding text", ErrEditAmbiguous, clip(old), n))
+		return fail(fmt.Errorf("%w: %q occurs %d times; include more of the surrounding text", ErrEditAmbiguous, short.Clip(old), n))
 	}
 	if err := writeFile(full, strings.Replace(content, old, new, 1)); err != nil {
 		return fail(err)

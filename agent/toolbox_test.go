@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gaffer-dev/gaffer/agent/internal/testkit"
 )
 
 // newTestToolbox returns a Toolbox on a fresh directory, and the directory.
@@ -20,15 +22,6 @@ func newTestToolbox(t *testing.T, opts ToolboxOptions) (*Toolbox, string) {
 		t.Fatal(err)
 	}
 	return tb, dir
-}
-
-func readFile(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 func TestToolboxFiles(t *testing.T) {
@@ -101,7 +94,7 @@ func TestToolboxEditFailures(t *testing.T) {
 	if err := tb.Edit("missing.go", "a", "b"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Edit of a missing file = %v", err)
 	}
-	if got := readFile(t, filepath.Join(dir, "f.go")); got != content {
+	if got := testkit.ReadFile(t, filepath.Join(dir, "f.go")); got != content {
 		t.Errorf("a failed edit changed the file: %q", got)
 	}
 }
@@ -144,7 +137,7 @@ func TestToolboxRefusesEscapes(t *testing.T) {
 			t.Errorf("delete %q = %v, want ErrPathEscape", p, err)
 		}
 	}
-	if got := readFile(t, secret); got != "secret" {
+	if got := testkit.ReadFile(t, secret); got != "secret" {
 		t.Fatalf("the outside file was changed: %q", got)
 	}
 	if _, err := os.Lstat(filepath.Join(outside, "new.txt")); !errors.Is(err, fs.ErrNotExist) {
@@ -154,14 +147,14 @@ func TestToolboxRefusesEscapes(t *testing.T) {
 	if err := tb.Delete("secret-link"); err != nil {
 		t.Fatal(err)
 	}
-	if got := readFile(t, secret); got != "secret" {
+	if got := testkit.ReadFile(t, secret); got != "secret" {
 		t.Fatalf("deleting the link touched its target: %q", got)
 	}
 	// Links that stay inside work.
 	if err := tb.Write("in/ok.txt", "ok"); err != nil {
 		t.Errorf("write through an inner link: %v", err)
 	}
-	if got := readFile(t, filepath.Join(dir, "sub", "ok.txt")); got != "ok" {
+	if got := testkit.ReadFile(t, filepath.Join(dir, "sub", "ok.txt")); got != "ok" {
 		t.Errorf("inner link: got %q", got)
 	}
 }

@@ -8,10 +8,13 @@ import (
 	"os/exec"
 	"runtime"
 	"syscall"
+
+	"github.com/gaffer-dev/gaffer/agent/internal/environ"
+	"github.com/gaffer-dev/gaffer/agent/internal/proc"
 )
 
 // runCommand runs cmd to its end in a process group of its own (see
-// startInGroup), confined as ToolboxOptions.Confine says. Cancelling it
+// proc.Start), confined as ToolboxOptions.Confine says. Cancelling it
 // kills the whole group, and so does its end.
 func (t *Toolbox) runCommand(cmd *exec.Cmd) error {
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -27,7 +30,7 @@ func (t *Toolbox) runCommand(cmd *exec.Cmd) error {
 		return fmt.Errorf("command temp dir: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	cmd.Env = append(withoutVar(cmd.Env, "TMPDIR"), "TMPDIR="+tmp)
+	cmd.Env = append(environ.Without(cmd.Env, "TMPDIR"), "TMPDIR="+tmp)
 	writable := append(t.writableDirs(cmd.Env), tmp)
 	errc := make(chan error, 1)
 	go func() {
@@ -52,13 +55,13 @@ func (t *Toolbox) runCommand(cmd *exec.Cmd) error {
 // runInGroup starts cmd in a group recorded by rec, waits for it, and kills
 // what is left of the group.
 func (t *Toolbox) runInGroup(cmd *exec.Cmd, rec GroupRecorder) error {
-	forget, err := startInGroup(cmd, rec)
+	forget, err := proc.Start(cmd, rec)
 	if err != nil {
 		return err
 	}
 	// Kill what the command left running as soon as it exits, so that a
 	// background child holding its output does not hold up Wait.
-	awaitExit(cmd.Process.Pid)
+	proc.AwaitExit(cmd.Process.Pid)
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	err = cmd.Wait()
 	forget()

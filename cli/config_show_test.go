@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gaffer-dev/gaffer/agent"
+	cliagent "github.com/gaffer-dev/gaffer/agent/cli"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
@@ -113,7 +113,7 @@ func TestResolveProfile(t *testing.T) {
 	if a := rp.agents.Evaluator; a != (state.AgentConfig{Driver: "cli", Model: "claude-opus-4-1", Agent: "claude"}) {
 		t.Errorf("evaluator = %+v", a)
 	}
-	if c := rp.drivers.CLIAgents["claude"]; len(c.Command) == 0 || c.Command[0] != agent.ClaudeCodeTemplate().Command[0] || rp.drivers.Provider != "" {
+	if c := rp.drivers.CLIAgents["claude"]; len(c.Command) == 0 || c.Command[0] != cliagent.ClaudeCode().Command[0] || rp.drivers.Provider != "" {
 		t.Errorf("cli settings = %+v", rp.drivers)
 	}
 	if _, err := resolveProfile(dir, RunOptions{Driver: "script"}, env); ExitCode(err) != ExitUsage {

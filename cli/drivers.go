@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"github.com/gaffer-dev/gaffer/agent"
+	cliagent "github.com/gaffer-dev/gaffer/agent/cli"
+	"github.com/gaffer-dev/gaffer/agent/llm"
 	"github.com/gaffer-dev/gaffer/cli/config"
 	"github.com/gaffer-dev/gaffer/state"
 	ucli "github.com/urfave/cli/v2"
@@ -147,7 +149,7 @@ func resolveProfile(repoDir string, o RunOptions, getenv func(string) string) (r
 		}
 	}
 	if len(needScript) > 0 {
-		probs.add(usageErrorf("the script driver (%s) needs --script FILE (see agent/SCRIPT-FORMAT.md)", strings.Join(needScript, ", ")))
+		probs.add(usageErrorf("the script driver (%s) needs --script FILE (see agent/script/SCRIPT-FORMAT.md)", strings.Join(needScript, ", ")))
 	}
 	rp.drivers.MaxTurns = p.Limits.MaxTurns
 	rp.drivers.MaxTokensPerSession = p.Limits.MaxTokensPerSession
@@ -169,7 +171,7 @@ func resolveProfile(repoDir string, o RunOptions, getenv func(string) string) (r
 
 // storeTemplate adds CLI template t, as name, to d. An env value under a
 // secret-looking name is refused: it would be stored with the run.
-func storeTemplate(d *state.DriverSettings, name string, t agent.CLITemplate) error {
+func storeTemplate(d *state.DriverSettings, name string, t cliagent.Template) error {
 	for _, k := range slices.Sorted(maps.Keys(t.Env)) {
 		if secretName(k) {
 			return exitf(ExitInvalid, "agents.%s.env.%s looks like a secret, and a run's settings are stored: "+
@@ -201,10 +203,10 @@ func secretName(name string) bool {
 // defaultKeyEnv is the variable the llm driver reads a provider's key
 // from when the profile names none; "" for Ollama, which needs no key.
 func defaultKeyEnv(provider string) string {
-	switch agent.Provider(provider) {
-	case agent.ProviderOpenAI:
+	switch llm.Provider(provider) {
+	case llm.ProviderOpenAI:
 		return "OPENAI_API_KEY"
-	case agent.ProviderAnthropic:
+	case llm.ProviderAnthropic:
 		return "ANTHROPIC_API_KEY"
 	}
 	return ""
@@ -234,7 +236,7 @@ func setAgent(a *state.Agents, r agent.Role, ac state.AgentConfig) {
 // empty: run and resume check it before any work.
 func checkKeys(cfg state.RunConfig, getenv func(string) string) error {
 	name := cfg.Drivers.APIKeyEnv
-	if name == "" || agent.Provider(cfg.Drivers.Provider) == agent.ProviderOllama {
+	if name == "" || llm.Provider(cfg.Drivers.Provider) == llm.ProviderOllama {
 		return nil
 	}
 	for _, r := range roles() {
@@ -251,7 +253,7 @@ func checkKeys(cfg state.RunConfig, getenv func(string) string) error {
 }
 
 // realDrivers makes the llm and cli drivers from a run's stored settings.
-// An LLMDriver is kept per settings, so that a session continued later in
+// An llm.Driver is kept per settings, so that a session continued later in
 // the same process (the developer through the review loop) finds its
 // conversation.
 type realDrivers struct {
@@ -260,11 +262,11 @@ type realDrivers struct {
 	opts   agentOptions
 
 	mu  sync.Mutex
-	llm map[string]*agent.LLMDriver
+	llm map[string]*llm.Driver
 }
 
 func newRealDrivers(out io.Writer, opts agentOptions) *realDrivers {
-	return &realDrivers{out: out, getenv: opts.keys.getenv, opts: opts, llm: map[string]*agent.LLMDriver{}}
+	return &realDrivers{out: out, getenv: opts.keys.getenv, opts: opts, llm: map[string]*llm.Driver{}}
 }
 
 // driver returns the driver of kind for role.
@@ -297,8 +299,8 @@ func (d *realDrivers) llmDriver(cfg state.RunConfig) (agent.Driver, error) {
 	if drv, ok := d.llm[string(key)]; ok {
 		return drv, nil
 	}
-	drv, err := agent.NewLLMDriver(agent.LLMConfig{
-		Provider: agent.Provider(cfg.Drivers.Provider), BaseURL: cfg.Drivers.BaseURL, APIKeyEnv: cfg.Drivers.APIKeyEnv,
+	drv, err := llm.NewDriver(llm.Config{
+		Provider: llm.Provider(cfg.Drivers.Provider), BaseURL: cfg.Drivers.BaseURL, APIKeyEnv: cfg.Drivers.APIKeyEnv,
 		Models: models, MaxTurns: cfg.Drivers.MaxTurns, TokenBudget: cfg.Drivers.MaxTokensPerSession,
 		Prices: maps.Clone(cfg.Drivers.Prices), Getenv: d.getenv,
 		Toolbox: agent.ToolboxOptions{Env: agentEnviron(cfg, nil, d.getenv), Groups: d.opts.groups, Warn: d.opts.warn},
@@ -317,10 +319,10 @@ func (d *realDrivers) cliDriver(role agent.Role, cfg state.RunConfig) (agent.Dri
 		return nil, fmt.Errorf("%w: the %s's CLI agent %q is not in the run's settings", ErrUnsupportedDriver, role, ac.Agent)
 	}
 	prices := cfg.Drivers.Prices
-	return agent.NewCLIDriver(agent.CLIOptions{
-		Template: agent.CLITemplate{
+	return cliagent.NewDriver(cliagent.Options{
+		Template: cliagent.Template{
 			Command: slices.Clone(t.Command), ResumeCommand: slices.Clone(t.ResumeCommand), Env: maps.Clone(t.Env),
-			PassEnv: slices.Clone(t.PassEnv), Prompt: agent.PromptMode(t.Prompt), Output: agent.OutputFormat(t.Output),
+			PassEnv: slices.Clone(t.PassEnv), Prompt: cliagent.PromptMode(t.Prompt), Output: cliagent.OutputFormat(t.Output),
 		},
 		Model: ac.Model, MaxTurns: cfg.Drivers.MaxTurns,
 		Environ: agentEnviron(cfg, t.PassEnv, d.getenv), Groups: d.opts.groups,

@@ -276,7 +276,7 @@ func TestExitCodesMatchTheReadme(t *testing.T) {
 		want string
 	}{
 		{[]string{"run", "--plan", plan, "--driver", "magic"}, "gaffer: --driver \"magic\": want script, llm or cli\nRun 'gaffer --help' for usage.\n"},
-		{[]string{"run", "--plan", plan, "--driver", "script"}, "gaffer: the script driver (architect, developer, reviewer, evaluator) needs --script FILE (see agent/SCRIPT-FORMAT.md)\nRun 'gaffer --help' for usage.\n"},
+		{[]string{"run", "--plan", plan, "--driver", "script"}, "gaffer: the script driver (architect, developer, reviewer, evaluator) needs --script FILE (see agent/script/SCRIPT-FORMAT.md)\nRun 'gaffer --help' for usage.\n"},
 	} {
 		if out, code := gaffer(t, append([]string{"--repo", dir}, c.args...)...); code != ExitUsage || out != c.want {
 			t.Errorf("%v: exit %d, output %q; want exit 2 and %q", c.args, code, out, c.want)

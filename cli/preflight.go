@@ -9,7 +9,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/agent/script"
 )
 
 // problems collects what stops a run from starting, so that `run` lists
@@ -77,7 +77,7 @@ func (o *RunOptions) checkScript() error {
 	if o.Script == "" || checkInput(o.Script) != nil {
 		return nil // checkInputs reports a file that cannot be read
 	}
-	_, err := agent.LoadScript(o.Script)
+	_, err := script.Load(o.Script)
 	if err == nil {
 		return nil
 	}

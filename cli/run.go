@@ -57,7 +57,7 @@ func runCommand(io IO) *ucli.Command {
 			&ucli.StringFlag{Name: "goal", Usage: "what to build (the architect writes the plan)"},
 			&ucli.StringFlag{Name: "driver", EnvVars: []string{"GAFFER_DRIVER"}, Usage: "every agent's driver: script, llm or cli (default: the profile's)"},
 			&ucli.StringFlag{Name: "model", EnvVars: []string{"GAFFER_MODEL"}, Usage: "every agent's model (default: the profile's)"},
-			&ucli.StringFlag{Name: "script", EnvVars: []string{"GAFFER_SCRIPT"}, Usage: "the script driver's file (see agent/SCRIPT-FORMAT.md)"},
+			&ucli.StringFlag{Name: "script", EnvVars: []string{"GAFFER_SCRIPT"}, Usage: "the script driver's file (see agent/script/SCRIPT-FORMAT.md)"},
 			&ucli.BoolFlag{Name: "auto-approve", EnvVars: []string{"GAFFER_AUTO_APPROVE"}, Usage: "run the plan without asking"},
 			&ucli.BoolFlag{Name: "allow-dirty", EnvVars: []string{"GAFFER_ALLOW_DIRTY"}, Usage: "start on a work tree with uncommitted changes"},
 			&ucli.DurationFlag{Name: "pace", EnvVars: []string{"GAFFER_PACE"}, Usage: "pause before each agent action, to follow a run"},

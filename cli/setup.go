@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/agent/script"
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/state"
@@ -127,7 +128,7 @@ func newRun(ctx context.Context, repo *workspace.Repo, o RunOptions, getenv func
 // gets those its pass_env lists).
 func driverFactory(out io.Writer, pace *time.Duration, opts agentOptions) nodes.DriverFactory {
 	var mu sync.Mutex
-	scripts := map[string]*agent.Script{}
+	scripts := map[string]*script.Script{}
 	real := newRealDrivers(out, opts)
 	plain := plainDriverFactory(out, pace, opts, real, &mu, scripts)
 	var seq sync.Mutex
@@ -143,7 +144,7 @@ func driverFactory(out io.Writer, pace *time.Duration, opts agentOptions) nodes.
 
 // plainDriverFactory makes the drivers, without transcripts.
 func plainDriverFactory(out io.Writer, pace *time.Duration, opts agentOptions, real *realDrivers, mu *sync.Mutex,
-	scripts map[string]*agent.Script) nodes.DriverFactory {
+	scripts map[string]*script.Script) nodes.DriverFactory {
 	return func(role agent.Role, cfg state.RunConfig) (agent.Driver, error) {
 		if err := opts.keys.take(keyNames(cfg)); err != nil {
 			return nil, err
@@ -158,7 +159,7 @@ func plainDriverFactory(out io.Writer, pace *time.Duration, opts agentOptions, r
 			sc, ok := scripts[cfg.ScriptPath]
 			if !ok {
 				var err error
-				if sc, err = agent.LoadScript(cfg.ScriptPath); err != nil {
+				if sc, err = script.Load(cfg.ScriptPath); err != nil {
 					mu.Unlock()
 					return nil, err
 				}
@@ -176,7 +177,7 @@ func plainDriverFactory(out io.Writer, pace *time.Duration, opts agentOptions, r
 			if out != nil {
 				stdout = redactingWriter{w: out, redact: secretRedactor(keyNames(cfg), real.getenv, os.Environ())}
 			}
-			return agent.NewScriptDriver(sc, agent.ScriptOptions{Pace: p, Stdout: stdout,
+			return script.NewDriver(sc, script.Options{Pace: p, Stdout: stdout,
 				Env: agentEnviron(cfg, nil, real.getenv), Groups: opts.groups, Warn: opts.warn}), nil
 		}
 		return real.driver(role, cfg, kind)

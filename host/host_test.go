@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/agent/script"
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
@@ -67,7 +68,7 @@ func (testSetup) NewRun(_ context.Context, _ *workspace.Repo, spec RunSpec) (sta
 
 func (testSetup) Drivers(env DriverEnv) nodes.DriverFactory {
 	return func(role agent.Role, cfg state.RunConfig) (agent.Driver, error) {
-		sc, err := agent.LoadScript(cfg.ScriptPath)
+		sc, err := script.Load(cfg.ScriptPath)
 		if err != nil {
 			return nil, err
 		}
@@ -77,7 +78,7 @@ func (testSetup) Drivers(env DriverEnv) nodes.DriverFactory {
 				return nil, nil
 			}
 		}
-		return agent.NewScriptDriver(sc, agent.ScriptOptions{Groups: env.Groups}), nil
+		return script.NewDriver(sc, script.Options{Groups: env.Groups}), nil
 	}
 }
 

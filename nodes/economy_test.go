@@ -16,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/agent/script"
 	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/state"
@@ -221,11 +222,11 @@ func playFixture(t testing.TB, f ecoFixture, summarizer bool) ([]ecoSession, []s
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc, err := agent.ParseScript(f.Name+".yaml", raw)
+	sc, err := script.Parse(f.Name+".yaml", raw)
 	if err != nil {
 		t.Fatalf("fixture %s: %v", f.Name, err)
 	}
-	rec := &ecoRecorder{inner: agent.NewScriptDriver(sc, agent.ScriptOptions{})}
+	rec := &ecoRecorder{inner: script.NewDriver(sc, script.Options{})}
 	sum := &ecoRecorder{inner: scriptedSummarizer{f.Decoy.Phase, f.Decoy.Text}}
 	g, err := Build(Config{Repo: repo, Clock: func() time.Time { return fixedTime }, Drivers: func(role agent.Role, _ state.RunConfig) (agent.Driver, error) {
 		switch role {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/agent/script"
 	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/checkpoint/badger"
 	"github.com/gaffer-dev/gaffer/graph"
@@ -93,7 +94,7 @@ type harness struct {
 
 // newHarness makes a repository with one commit (and an untracked
 // notes.txt of the user's), a Badger store and the workflow on the script.
-func newHarness(t *testing.T, script string) *harness {
+func newHarness(t *testing.T, scriptText string) *harness {
 	t.Helper()
 	dir := t.TempDir()
 	repo, err := workspace.Init(dir, "main")
@@ -106,7 +107,7 @@ func newHarness(t *testing.T, script string) *harness {
 		t.Fatal(err)
 	}
 	writeFile(t, dir, "notes.txt", "the user's own notes\n")
-	sc, err := agent.ParseScript("script.yaml", []byte(script))
+	sc, err := script.Parse("script.yaml", []byte(scriptText))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +116,7 @@ func newHarness(t *testing.T, script string) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { bs.Close() })
-	h := &harness{t: t, dir: dir, repo: repo, rec: &recDriver{inner: agent.NewScriptDriver(sc, agent.ScriptOptions{})}, store: &faultStore{Store: bs}}
+	h := &harness{t: t, dir: dir, repo: repo, rec: &recDriver{inner: script.NewDriver(sc, script.Options{})}, store: &faultStore{Store: bs}}
 	g, err := Build(Config{Repo: repo, Clock: func() time.Time { return fixedTime }, Drivers: func(role agent.Role, _ state.RunConfig) (agent.Driver, error) {
 		if (role == agent.RoleEvaluator || role == agent.RoleDoctor || role == agent.RoleReplanner) && !sc.Has(role) {
 			return nil, nil

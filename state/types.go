@@ -137,7 +137,7 @@ func (p Price) Cost(u Usage) float64 {
 	return (float64(uncached)*p.Input + float64(u.CachedTokens)*p.Cached + float64(u.OutputTokens)*p.Output) / 1e6
 }
 
-// CLIAgent is a CLI agent's command template (see agent.CLITemplate).
+// CLIAgent is a CLI agent's command template (see cliagent.Template).
 type CLIAgent struct {
 	Command       []string          `json:"command"`
 	ResumeCommand []string          `json:"resume_command,omitempty"`

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gaffer-dev/gaffer/agent"
+	cliagent "github.com/gaffer-dev/gaffer/agent/cli"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
@@ -51,13 +52,13 @@ func TestExampleFile(t *testing.T) {
 	}
 	claude, ok := p.Template("claude")
 	if !ok || claude.Env["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] != "32000" || claude.Env["IS_SANDBOX"] != "1" ||
-		!slices.Equal(claude.Command, agent.ClaudeCodeTemplate().Command) {
+		!slices.Equal(claude.Command, cliagent.ClaudeCode().Command) {
 		t.Errorf("claude template = %+v, want the built-in with one more env entry", claude)
 	}
 	if !slices.Equal(claude.PassEnv, []string{"ANTHROPIC_API_KEY"}) {
 		t.Errorf("claude pass_env = %q, want the file's list", claude.PassEnv)
 	}
-	if aider, ok := p.Template("aider"); !ok || aider.Prompt != agent.PromptFile || aider.Command[0] != "aider" {
+	if aider, ok := p.Template("aider"); !ok || aider.Prompt != cliagent.PromptFile || aider.Command[0] != "aider" {
 		t.Errorf("aider template = %+v", aider)
 	}
 	if _, ok := p.Template("codex"); !ok {
@@ -300,8 +301,8 @@ func TestCLIOptions(t *testing.T) {
 		opts.Cost("my-model", state.Usage{OutputTokens: 1_000_000}) != 4 {
 		t.Errorf("options = %+v", opts)
 	}
-	if _, err := agent.NewCLIDriver(opts); err != nil {
-		t.Errorf("NewCLIDriver: %v", err)
+	if _, err := cliagent.NewDriver(opts); err != nil {
+		t.Errorf("cliagent.NewDriver: %v", err)
 	}
 	if _, err := p.CLIOptions(agent.RoleArchitect); err == nil {
 		t.Error("CLIOptions for an llm role did not fail")

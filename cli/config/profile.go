@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/gaffer-dev/gaffer/agent"
+	cliagent "github.com/gaffer-dev/gaffer/agent/cli"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
@@ -14,9 +15,9 @@ type DriverKind string
 
 // The drivers a role can use.
 const (
-	DriverScript DriverKind = "script" // agent.ScriptDriver: deterministic, offline
+	DriverScript DriverKind = "script" // script.Driver: deterministic, offline
 	DriverLLM    DriverKind = "llm"    // a language model through the profile's provider
-	DriverCLI    DriverKind = "cli"    // agent.CLIDriver: an external agent command (see Agent)
+	DriverCLI    DriverKind = "cli"    // cliagent.Driver: an external agent command (see Agent)
 )
 
 // Valid reports whether d is one of the drivers.
@@ -115,7 +116,7 @@ type Profile struct {
 	Provider Provider                     `yaml:"provider,omitempty"`
 	Limits   Limits                       `yaml:"limits,omitempty"`
 	Prices   map[string]state.Price       `yaml:"prices,omitempty"`
-	Agents   map[string]agent.CLITemplate `yaml:"agents,omitempty"` // CLI templates; over the built-in claude and codex
+	Agents   map[string]cliagent.Template `yaml:"agents,omitempty"` // CLI templates; over the built-in claude and codex
 	TDD      *bool                        `yaml:"tdd,omitempty"`    // check that impl tasks depend on test tasks
 	Recovery Recovery                     `yaml:"recovery,omitempty"`
 }
@@ -141,7 +142,7 @@ func Builtin() Profile {
 			"claude-haiku-4-5":  {Input: 1, Output: 5, Cached: 0.1},
 			"gpt-5":             {Input: 1.25, Output: 10, Cached: 0.125},
 		},
-		Agents: agent.BuiltinCLITemplates(),
+		Agents: cliagent.BuiltinTemplates(),
 		TDD:    &tdd,
 	}
 }
@@ -173,13 +174,13 @@ func (p Profile) Role(r agent.Role) RoleSettings {
 }
 
 // Template returns the CLI template named name.
-func (p Profile) Template(name string) (agent.CLITemplate, bool) {
+func (p Profile) Template(name string) (cliagent.Template, bool) {
 	t, ok := p.Agents[name]
 	return t.Clone(), ok
 }
 
 // Cost prices u at model's rates; a model without a price costs 0. It
-// suits agent.CLIOptions.Cost.
+// suits cliagent.Options.Cost.
 func (p Profile) Cost(model string, u state.Usage) float64 {
 	pr, ok := p.Prices[model]
 	if !ok {
@@ -232,7 +233,7 @@ func merge(base, over Profile) Profile {
 	}
 	for name, t := range over.Agents {
 		if out.Agents == nil {
-			out.Agents = map[string]agent.CLITemplate{}
+			out.Agents = map[string]cliagent.Template{}
 		}
 		out.Agents[name] = mergeTemplate(out.Agents[name], t)
 	}
@@ -269,7 +270,7 @@ func mergeRole(base, over RoleSettings) RoleSettings {
 		StrongModel: or(over.StrongModel, base.StrongModel), EscalationModel: or(over.EscalationModel, base.EscalationModel)}
 }
 
-func mergeTemplate(base, over agent.CLITemplate) agent.CLITemplate {
+func mergeTemplate(base, over cliagent.Template) cliagent.Template {
 	out := base.Clone()
 	if over.Command != nil {
 		out.Command = slices.Clone(over.Command)
@@ -295,7 +296,7 @@ func mergeTemplate(base, over agent.CLITemplate) agent.CLITemplate {
 func (p Profile) clone() Profile {
 	p.Prices = maps.Clone(p.Prices)
 	if p.Agents != nil {
-		agents := make(map[string]agent.CLITemplate, len(p.Agents))
+		agents := make(map[string]cliagent.Template, len(p.Agents))
 		for k, t := range p.Agents {
 			agents[k] = t.Clone()
 		}
@@ -317,18 +318,18 @@ func or[T comparable](a, b T) T {
 	return b
 }
 
-// CLIOptions returns the options of an agent.CLIDriver for role r: the
+// CLIOptions returns the options of a cliagent.Driver for role r: the
 // role's template and model, the profile's turn limit and prices. The
 // caller adds what the environment gives (Environ, Env, Timeout). It is an
 // error when the role does not use driver cli or names no known template.
-func (p Profile) CLIOptions(r agent.Role) (agent.CLIOptions, error) {
+func (p Profile) CLIOptions(r agent.Role) (cliagent.Options, error) {
 	rs := p.Role(r)
 	if rs.Driver != DriverCLI {
-		return agent.CLIOptions{}, fmt.Errorf("config: profile %s: the %s uses driver %q, not cli", p.Name, r, rs.Driver)
+		return cliagent.Options{}, fmt.Errorf("config: profile %s: the %s uses driver %q, not cli", p.Name, r, rs.Driver)
 	}
 	t, ok := p.Template(rs.Agent)
 	if !ok {
-		return agent.CLIOptions{}, fmt.Errorf("config: profile %s: the %s uses agent %q, which is not defined", p.Name, r, rs.Agent)
+		return cliagent.Options{}, fmt.Errorf("config: profile %s: the %s uses agent %q, which is not defined", p.Name, r, rs.Agent)
 	}
-	return agent.CLIOptions{Template: t, Model: rs.Model, MaxTurns: p.Limits.MaxTurns, Cost: p.Cost}, nil
+	return cliagent.Options{Template: t, Model: rs.Model, MaxTurns: p.Limits.MaxTurns, Cost: p.Cost}, nil
 }

@@ -1,0 +1,453 @@
+package cliagent
+
+import (
+	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/agent/internal/label"
+	"github.com/gaffer-dev/gaffer/agent/internal/proc"
+	"github.com/gaffer-dev/gaffer/agent/internal/short"
+
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/state"
+)
+
+// Defaults of Options.
+const (
+	DefaultCLITimeout   = 60 * time.Minute
+	DefaultCLIKillGrace = 5 * time.Second
+	DefaultCLIMaxOutput = 8 << 20
+)
+
+// maxStderr is how much of a CLI agent's stderr goes into a failed report.
+const maxStderr = 16 << 10
+
+// Options configures a Driver.
+type Options struct {
+	// Template is the command to run; see ClaudeCode and
+	// Codex.
+	Template Template
+	// Model replaces {model}; empty leaves the agent's own default.
+	Model string
+	// MaxTurns replaces {max_turns}; 0 leaves the agent's own limit.
+	MaxTurns int
+	// Environ is the environment the command starts from; nil means the
+	// process's own. Its secrets are withheld except those the template's
+	// PassEnv names; the template's Env and then Env are added to it.
+	Environ []string
+	// Env is added last, over the template's: a provider's base URL, a
+	// fresh HOME, ...
+	Env map[string]string
+	// Timeout bounds a session; 0 means DefaultCLITimeout. A session that
+	// runs longer is killed and reported failed.
+	Timeout time.Duration
+	// KillGrace is how long the process group has between SIGTERM and
+	// SIGKILL; 0 means DefaultCLIKillGrace.
+	KillGrace time.Duration
+	// MaxOutput bounds how much of stdout is read; 0 means
+	// DefaultCLIMaxOutput.
+	MaxOutput int
+	// Cost, when set, prices a session whose agent does not report its
+	// cost (Codex does not; Claude Code does).
+	Cost func(model string, u state.Usage) float64
+	// Groups, when set, records each session's process group before the
+	// agent starts working, so that a gaffer process started after this
+	// one was killed can end what it left running.
+	Groups agent.GroupRecorder
+}
+
+// Driver is the Driver that runs an external coding agent — Claude Code,
+// Codex, or any command a Template describes — as a fresh process per
+// session. It is safe for concurrent use.
+type Driver struct {
+	opts Options
+}
+
+var _ agent.Driver = (*Driver)(nil)
+
+// NewDriver returns a driver for opts, or an error matching
+// ErrInvalidTemplate when its template cannot run.
+func NewDriver(opts Options) (*Driver, error) {
+	if err := opts.Template.Validate(); err != nil {
+		return nil, err
+	}
+	opts.Template = opts.Template.Clone()
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultCLITimeout
+	}
+	if opts.KillGrace <= 0 {
+		opts.KillGrace = DefaultCLIKillGrace
+	}
+	if opts.MaxOutput <= 0 {
+		opts.MaxOutput = DefaultCLIMaxOutput
+	}
+	if opts.Environ == nil {
+		opts.Environ = os.Environ()
+	}
+	opts.Environ, opts.Env = slices.Clone(opts.Environ), maps.Clone(opts.Env)
+	return &Driver{opts: opts}, nil
+}
+
+// Run runs the template's command for session s and reads its report.
+//
+// The process starts in s.Dir, in a process group of its own, with the
+// prompt handed over as the template says. With s.SessionID set and a
+// template that has a resume command, it continues that session. When it
+// ends, the rest of its process group is killed; when it outlives
+// Options.Timeout, or ctx ends, the whole group gets SIGTERM and, after
+// KillGrace, SIGKILL.
+//
+// The agent's final text, session id and usage are read from its output in
+// the template's format. Output that is not in that format is taken as
+// plain text: the whole of stdout is the final output. The report is
+// failed, with the reason, the agent's error text and the end of its
+// stderr in Error, when the agent says it failed (Claude Code's is_error,
+// Codex's turn.failed), exits non-zero or times out. Files changed are the
+// paths whose "git status" differs after the session, sorted; none when
+// s.Dir is not a git work tree. Messages — text, tool calls and results
+// — are streamed to s.OnMessage as the agent writes them when its output
+// is a stream (Codex's JSON lines, Claude Code's stream-json); otherwise
+// the final text is sent when the process ends, and the usage last. Session.Tools is not enforced: the agent has its
+// own tools, which the template may restrict.
+//
+// Run returns an error when the command cannot start (the program is
+// missing, s.Dir does not exist) and when ctx ends (wrapping ctx.Err()).
+func (d *Driver) Run(ctx context.Context, s agent.Session) (agent.Report, error) {
+	if !s.Role.Valid() {
+		return agent.Report{}, fmt.Errorf("%w %q", agent.ErrUnknownRole, s.Role)
+	}
+	if err := ctx.Err(); err != nil {
+		return agent.Report{}, fmt.Errorf("agent: %s: %w", label.Of(s), err)
+	}
+	dir, err := filepath.Abs(s.Dir)
+	if err != nil {
+		return agent.Report{}, fmt.Errorf("agent: %s: %w", label.Of(s), err)
+	}
+	tmp, err := os.MkdirTemp("", "gaffer-cli-*")
+	if err != nil {
+		return agent.Report{}, fmt.Errorf("agent: %s: %w", label.Of(s), err)
+	}
+	defer os.RemoveAll(tmp)
+
+	model := d.opts.Model
+	if s.Model != "" {
+		model = s.Model
+	}
+	v := placeholders{prompt: s.Prompt, dir: dir, model: model, session: s.SessionID}
+	if d.opts.MaxTurns > 0 {
+		v.maxTurns = strconv.Itoa(d.opts.MaxTurns)
+	}
+	// The prompt goes to a file outside the repository: for PromptFile its
+	// path is the placeholder, for PromptStdin it is opened as stdin (a file,
+	// not a pipe, so nothing blocks on an agent that does not read it).
+	promptFile := filepath.Join(tmp, "prompt.md")
+	if err := os.WriteFile(promptFile, []byte(s.Prompt), 0o600); err != nil {
+		return agent.Report{}, fmt.Errorf("agent: %s: %w", label.Of(s), err)
+	}
+	if d.opts.Template.prompt() == PromptFile {
+		v.promptFile = promptFile
+	}
+	argv, resuming := d.opts.Template.argv(v)
+	env := d.environ(v)
+	before, isRepo := snapshotTree(ctx, dir, d.opts.Environ)
+
+	run, err := d.start(ctx, s, argv, dir, env, promptFile, tmp)
+	if err != nil {
+		return agent.Report{}, fmt.Errorf("agent: %s: %s: %w", label.Of(s), argv[0], err)
+	}
+	if ctx.Err() != nil {
+		return agent.Report{}, fmt.Errorf("agent: %s: %w", label.Of(s), ctx.Err())
+	}
+
+	rep := d.report(s, argv[0], resuming, run)
+	if isRepo {
+		if after, ok := snapshotTree(context.WithoutCancel(ctx), dir, d.opts.Environ); ok {
+			rep.FilesChanged = changedPaths(before, after)
+		}
+	}
+	return rep, nil
+}
+
+// report reads the session's report from how its process ended, and
+// streams its messages.
+func (d *Driver) report(s agent.Session, program string, resuming bool, run cliRun) agent.Report {
+	res := parseCLIOutput(d.opts.Template.output(), run.stdout)
+	rep := agent.Report{Status: agent.StatusCompleted, Output: res.text, SessionID: res.sessionID, Usage: res.usage}
+	if !res.parsed {
+		rep.Output = strings.TrimSpace(string(run.stdout))
+	}
+	if rep.SessionID == "" && resuming {
+		rep.SessionID = s.SessionID
+	}
+	if !res.costKnown && d.opts.Cost != nil {
+		model := d.opts.Model
+		if s.Model != "" {
+			model = s.Model
+		}
+		rep.Usage.CostUSD = d.opts.Cost(model, rep.Usage)
+	}
+	if why := d.failure(program, run, res); why != "" {
+		rep.Status = agent.StatusFailed
+		rep.Error = d.redact(why)
+		rep.Summary = short.FirstLine(rep.Error)
+	} else {
+		rep.Summary = short.FirstLine(rep.Output)
+	}
+	if s.Role == agent.RoleDeveloper {
+		rep.Story, _ = agent.ParseFacts(rep.Output)
+	}
+	for _, m := range res.messages[min(run.streamed, len(res.messages)):] {
+		s.Emit(m)
+	}
+	if len(res.messages) == 0 && rep.Output != "" {
+		s.Emit(agent.Message{Kind: agent.Text, Text: rep.Output})
+	}
+	if !rep.Usage.IsZero() {
+		s.Emit(agent.Message{Kind: agent.UsageUpdate, Usage: rep.Usage})
+	}
+	return rep
+}
+
+// failure returns why the session failed, or "" when it did not.
+func (d *Driver) failure(program string, run cliRun, res cliResult) string {
+	var why []string
+	switch {
+	case run.timedOut:
+		why = append(why, fmt.Sprintf("%s ran longer than %v and was killed", filepath.Base(program), d.opts.Timeout))
+	case res.isError:
+		why = append(why, res.errText)
+		if run.exitCode != 0 {
+			why = append(why, "("+exitText(program, run.exitCode)+")")
+		}
+	case run.exitCode != 0:
+		why = append(why, exitText(program, run.exitCode))
+		if out := strings.TrimSpace(string(run.stdout)); out != "" && !res.parsed {
+			why = append(why, "stdout:\n"+out)
+		} else if res.text != "" {
+			why = append(why, res.text)
+		}
+	default:
+		return ""
+	}
+	if e := strings.TrimSpace(run.stderr); e != "" {
+		why = append(why, "stderr:\n"+e)
+	}
+	return strings.Join(why, "\n")
+}
+
+// exitText says how the program ended: "claude exited with status 1", or
+// "claude was killed by a signal".
+func exitText(program string, code int) string {
+	if code < 0 {
+		return filepath.Base(program) + " was killed by a signal"
+	}
+	return fmt.Sprintf("%s exited with status %d", filepath.Base(program), code)
+}
+
+// environ returns the command's environment: the base without the secrets
+// the template does not pass, then the template's additions, then
+// Options.Env (later entries win).
+func (d *Driver) environ(v placeholders) []string {
+	env := make([]string, 0, len(d.opts.Environ)+len(d.opts.Template.Env)+len(d.opts.Env))
+	for _, kv := range d.opts.Environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !agent.IsSecretName(name) || slices.Contains(d.opts.Template.PassEnv, name) {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, d.opts.Template.env(v)...)
+	extra := Template{Env: d.opts.Env}
+	return append(env, extra.env(v)...)
+}
+
+// redact replaces the values of secret environment variables in text, so
+// an agent that echoes its API key does not put it in a report.
+func (d *Driver) redact(text string) string {
+	var pairs []string
+	for _, kv := range d.opts.Environ {
+		name, val, _ := strings.Cut(kv, "=")
+		if agent.IsSecretName(name) && len(val) >= 4 {
+			pairs = append(pairs, val, "[redacted "+name+"]")
+		}
+	}
+	for name, val := range d.opts.Env {
+		if agent.IsSecretName(name) && len(val) >= 4 {
+			pairs = append(pairs, val, "[redacted "+name+"]")
+		}
+	}
+	if len(pairs) == 0 {
+		return text
+	}
+	return strings.NewReplacer(pairs...).Replace(text)
+}
+
+// cliRun is how a CLI agent's process ended.
+type cliRun struct {
+	stdout   []byte
+	stderr   string // the end of it
+	exitCode int    // -1 when killed by a signal
+	timedOut bool
+	streamed int // messages already sent to Session.OnMessage while it ran
+}
+
+// streamInterval is how often a running agent's output is read for
+// messages to stream.
+const streamInterval = 200 * time.Millisecond
+
+// lineReader reads the complete lines appended to a file since the last
+// call, up to limit bytes from its start.
+type lineReader struct {
+	f     *os.File
+	limit int64
+	off   int64 // the start of the first line not yet returned
+}
+
+// next returns the complete lines written since the last call.
+func (r *lineReader) next() [][]byte {
+	fi, err := r.f.Stat()
+	if err != nil {
+		return nil
+	}
+	end := min(fi.Size(), r.limit)
+	if end <= r.off {
+		return nil
+	}
+	buf := make([]byte, end-r.off)
+	n, _ := r.f.ReadAt(buf, r.off)
+	buf = buf[:n]
+	last := bytes.LastIndexByte(buf, '\n')
+	if last < 0 {
+		return nil
+	}
+	r.off += int64(last + 1)
+	return bytes.Split(buf[:last], []byte("\n"))
+}
+
+// start runs argv to its end: stdin comes from promptFile (PromptStdin),
+// stdout and stderr go to files in tmp (so a child that keeps them open
+// cannot hold up the wait), and the process group is killed when the
+// process ends, times out or ctx ends. While it runs, the messages of the
+// complete lines it has written are streamed to s.OnMessage.
+func (d *Driver) start(ctx context.Context, s agent.Session, argv []string, dir string, env []string, promptFile, tmp string) (cliRun, error) {
+	stdout, err := os.Create(filepath.Join(tmp, "stdout"))
+	if err != nil {
+		return cliRun{}, err
+	}
+	defer stdout.Close()
+	stderr, err := os.Create(filepath.Join(tmp, "stderr"))
+	if err != nil {
+		return cliRun{}, err
+	}
+	defer stderr.Close()
+
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env = dir, env
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if d.opts.Template.prompt() == PromptStdin {
+		in, err := os.Open(promptFile)
+		if err != nil {
+			return cliRun{}, err
+		}
+		defer in.Close()
+		cmd.Stdin = in
+	}
+	forget, err := proc.Start(cmd, d.opts.Groups)
+	if err != nil {
+		return cliRun{}, fmt.Errorf("start: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+
+	timer := time.NewTimer(d.opts.Timeout)
+	defer timer.Stop()
+	poll := time.NewTicker(streamInterval)
+	defer poll.Stop()
+	lines := lineReader{f: stdout, limit: int64(d.opts.MaxOutput)}
+	parser := newLineParser(d.opts.Template.output())
+	var run cliRun
+wait:
+	for {
+		select {
+		case <-done:
+			break wait
+		case <-poll.C:
+			for _, line := range lines.next() {
+				for _, m := range parser.messages(line) {
+					s.Emit(m)
+					run.streamed++
+				}
+			}
+		case <-timer.C:
+			run.timedOut = true
+			d.stop(cmd, done)
+			break wait
+		case <-ctx.Done():
+			d.stop(cmd, done)
+			break wait
+		}
+	}
+	_ = proc.Signal(cmd, false) // whatever the agent left running dies with the session
+	forget()
+	run.exitCode = cmd.ProcessState.ExitCode()
+
+	if run.stdout, err = readCapped(stdout, d.opts.MaxOutput); err != nil {
+		return run, fmt.Errorf("read stdout: %w", err)
+	}
+	tail, err := readTail(stderr, maxStderr)
+	if err != nil {
+		return run, fmt.Errorf("read stderr: %w", err)
+	}
+	run.stderr = tail
+	return run, nil
+}
+
+// stop ends cmd's process group: SIGTERM, then SIGKILL after the grace
+// period if the process has not exited, then waits for it.
+func (d *Driver) stop(cmd *exec.Cmd, done <-chan error) {
+	_ = proc.Signal(cmd, true)
+	grace := time.NewTimer(d.opts.KillGrace)
+	defer grace.Stop()
+	select {
+	case <-done:
+	case <-grace.C:
+		_ = proc.Signal(cmd, false)
+		<-done
+	}
+}
+
+// readCapped reads at most max bytes of f from its start.
+func readCapped(f *os.File, max int) ([]byte, error) {
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	return io.ReadAll(io.LimitReader(f, int64(max)))
+}
+
+// readTail returns the last limit bytes of f, as valid UTF-8.
+func readTail(f *os.File, limit int64) (string, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	off := max(fi.Size()-limit, 0)
+	buf := make([]byte, fi.Size()-off)
+	if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
+		return "", err
+	}
+	s := strings.ToValidUTF8(string(buf), "")
+	if off > 0 {
+		s = "[…]" + s
+	}
+	return s, nil
+}

@@ -1,0 +1,105 @@
+package cliagent
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/state"
+)
+
+func TestParseClaudeStreamJSON(t *testing.T) {
+	out := `{"type":"system","subtype":"init","session_id":"s-1","cwd":"/r","tools":["Write"]}
+{"type":"assistant","message":{"content":[{"type":"text","text":"writing"},{"type":"tool_use","id":"t1","name":"Write","input":{"file_path":"a.txt","content":"x"}}]},"session_id":"s-1"}
+{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"File created"}]}]},"session_id":"s-1"}
+{"type":"result","subtype":"success","is_error":false,"result":"all done","session_id":"s-1","num_turns":2,"total_cost_usd":0.25,"usage":{"input_tokens":10,"cache_creation_input_tokens":5,"cache_read_input_tokens":7,"output_tokens":3}}
+`
+	r := parseCLIOutput(OutputClaudeJSON, []byte(out))
+	if !r.parsed || r.isError || r.text != "all done" || r.sessionID != "s-1" || !r.costKnown {
+		t.Fatalf("result = %+v", r)
+	}
+	if want := (state.Usage{InputTokens: 15, OutputTokens: 3, CachedTokens: 7, CostUSD: 0.25}); r.usage != want {
+		t.Errorf("usage = %+v, want %+v", r.usage, want)
+	}
+	kinds := make([]agent.MessageKind, len(r.messages))
+	for i, m := range r.messages {
+		kinds[i] = m.Kind
+	}
+	if want := []agent.MessageKind{agent.Text, agent.ToolCall, agent.ToolResult}; !slices.Equal(kinds, want) {
+		t.Fatalf("message kinds = %v, want %v", kinds, want)
+	}
+	if r.messages[1].Tool != "Write" || r.messages[2].Tool != "Write" || r.messages[2].Text != "File created" {
+		t.Errorf("messages = %+v", r.messages)
+	}
+}
+
+func TestParseClaudeErrors(t *testing.T) {
+	cases := map[string]string{
+		`{"type":"result","subtype":"error_max_turns","is_error":false,"session_id":"s"}`:                "the agent reported an error (error_max_turns)",
+		`{"type":"result","subtype":"error_during_execution","errors":["boom","bang"],"session_id":"s"}`: "boom\nbang",
+		`{"is_error":true,"result":"API Error: 401","type":"result","subtype":"success"}`:                "API Error: 401",
+	}
+	for out, want := range cases {
+		r := parseCLIOutput(OutputClaudeJSON, []byte(out))
+		if !r.parsed || !r.isError || r.errText != want {
+			t.Errorf("%s: result = %+v, want error %q", out, r, want)
+		}
+	}
+	for _, garbage := range []string{"", "not json", `{"type":"assistant"}`, `[1,2]`} {
+		if r := parseCLIOutput(OutputClaudeJSON, []byte(garbage)); r.parsed {
+			t.Errorf("%q parsed as a result: %+v", garbage, r)
+		}
+	}
+}
+
+func TestParseCodex(t *testing.T) {
+	out := `{"type":"thread.started","thread_id":"th-9"}
+{"type":"turn.started"}
+{"type":"item.completed","item":{"id":"i0","type":"reasoning","text":"thinking"}}
+{"type":"item.completed","item":{"id":"i1","type":"command_execution","command":"go test ./...","aggregated_output":"FAIL","exit_code":1,"status":"failed"}}
+{"type":"item.completed","item":{"id":"i2","type":"file_change","changes":[{"path":"a.go","kind":"update"}],"status":"completed"}}
+{"type":"item.completed","item":{"id":"i3","type":"agent_message","text":"first"}}
+{"type":"item.completed","item":{"id":"i4","type":"agent_message","text":"final answer"}}
+{"type":"turn.completed","usage":{"input_tokens":100,"cached_input_tokens":30,"output_tokens":9}}
+`
+	r := parseCLIOutput(OutputCodexJSONL, []byte(out))
+	if !r.parsed || r.isError || r.text != "final answer" || r.sessionID != "th-9" || r.costKnown {
+		t.Fatalf("result = %+v", r)
+	}
+	if want := (state.Usage{InputTokens: 70, OutputTokens: 9, CachedTokens: 30}); r.usage != want {
+		t.Errorf("usage = %+v, want %+v", r.usage, want)
+	}
+	if len(r.messages) != 5 || r.messages[0].Input != "go test ./..." || !r.messages[1].IsError || r.messages[2].Input != "update a.go" {
+		t.Errorf("messages = %+v", r.messages)
+	}
+
+	failed := `{"type":"thread.started","thread_id":"th-1"}
+{"type":"error","message":"stream disconnected"}
+{"type":"turn.failed","error":{"message":"quota exceeded"}}`
+	if r := parseCLIOutput(OutputCodexJSONL, []byte(failed)); !r.isError || r.errText != "quota exceeded" || r.sessionID != "th-1" {
+		t.Errorf("failed turn: %+v", r)
+	}
+	onlyError := `{"type":"error","message":"unauthorized"}`
+	if r := parseCLIOutput(OutputCodexJSONL, []byte(onlyError)); !r.isError || r.errText != "unauthorized" {
+		t.Errorf("error event without a turn: %+v", r)
+	}
+	if r := parseCLIOutput(OutputCodexJSONL, []byte("hello\n")); r.parsed {
+		t.Errorf("plain text parsed as codex events: %+v", r)
+	}
+}
+
+// FuzzParseCLIOutput checks that no output makes the parsers panic, and
+// that an error is never reported without its text.
+func FuzzParseCLIOutput(f *testing.F) {
+	f.Add(`{"type":"result","is_error":true,"result":""}`)
+	f.Add(`{"type":"turn.failed"}` + "\n" + `{"type":"thread.started","thread_id":"x"}`)
+	f.Add("{\"type\":\"assistant\",\"message\":{\"content\":\"x\"}}\n{\"type\":\"result\"}")
+	f.Fuzz(func(t *testing.T, out string) {
+		for _, format := range []OutputFormat{OutputClaudeJSON, OutputCodexJSONL, OutputText} {
+			r := parseCLIOutput(format, []byte(out))
+			if r.isError && r.errText == "" {
+				t.Errorf("%s: error without text for %q", format, out)
+			}
+		}
+	})
+}

@@ -1,0 +1,102 @@
+//go:build unix
+
+package proc
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+)
+
+// gateScript holds the command until gaffer has recorded its process
+// group: it reads "go" from fd 3, then runs the command in its place. A
+// gaffer that dies before that closes the pipe, and the command never runs.
+// It also leaves a watchdog in the group, reading fd 4, whose other end
+// only gaffer holds: when gaffer dies (or forgets the group) the read ends
+// and the watchdog kills the whole group, so what the command started
+// itself dies with gaffer too, not only the leader (Pdeathsig).
+const gateScript = `read -r g <&3 && [ "$g" = go ] || exit 125; exec 3<&-; ` +
+	`{ read -r _ <&4; kill -9 0; } </dev/null >/dev/null 2>&1 & exec 4<&-; exec "$@"`
+
+// Start starts cmd in a process group of its own that gets SIGKILL when
+// this process dies (Linux: Pdeathsig, which reaches the group's leader;
+// see deathSignal), and, with rec set, lets it run only once rec has
+// recorded the group (gateScript). The returned function forgets the
+// record; call it after the group has been killed. A record that fails is
+// an error matching ErrGroup.
+func Start(cmd *exec.Cmd, rec Recorder) (forget func(), err error) {
+	attr := &syscall.SysProcAttr{Setpgid: true}
+	deathSignal(attr)
+	cmd.SysProcAttr = attr
+	if rec == nil {
+		return func() {}, cmd.Start()
+	}
+	if cmd.Err != nil {
+		return nil, cmd.Err
+	}
+	sh, err := exec.LookPath("/bin/sh")
+	if err != nil {
+		return nil, fmt.Errorf("start gate: %w", err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("start gate: %w", err)
+	}
+	defer w.Close()
+	watchR, watchW, err := os.Pipe()
+	if err != nil {
+		r.Close()
+		return nil, fmt.Errorf("start gate: %w", err)
+	}
+	cmd.Args = append([]string{"sh", "-c", gateScript, "gaffer-gate", cmd.Path}, cmd.Args[1:]...)
+	cmd.Path = sh
+	cmd.ExtraFiles = []*os.File{r, watchR} // fd 3, fd 4
+	err = cmd.Start()
+	r.Close()
+	watchR.Close()
+	if err != nil {
+		watchW.Close()
+		return nil, err
+	}
+	recForget, err := rec.Record(cmd.Process.Pid)
+	if err != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		watchW.Close()
+		return nil, errors.Join(fmt.Errorf("%w: %w", ErrGroup, err), waitErr(cmd))
+	}
+	// The watchdog's pipe stays open while the group is ours to end.
+	forget = func() {
+		recForget()
+		watchW.Close()
+	}
+	if _, err := w.Write([]byte("go\n")); err != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		forget()
+		return nil, errors.Join(fmt.Errorf("start gate: %w", err), waitErr(cmd))
+	}
+	return forget, nil
+}
+
+// waitErr waits for cmd after it was killed; its exit is not an error.
+func waitErr(cmd *exec.Cmd) error {
+	var exit *exec.ExitError
+	if err := cmd.Wait(); err != nil && !errors.As(err, &exit) {
+		return err
+	}
+	return nil
+}
+
+// Signal sends SIGTERM (terminate) or SIGKILL to the process group led by
+// cmd's process. A group that is already gone is not an error.
+func Signal(cmd *exec.Cmd, terminate bool) error {
+	sig := syscall.SIGKILL
+	if terminate {
+		sig = syscall.SIGTERM
+	}
+	if err := syscall.Kill(-cmd.Process.Pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	return nil
+}
