@@ -12,23 +12,6 @@ import (
 	"github.com/gaffer-dev/gaffer/agent/internal/testkit"
 )
 
-// outsideDir makes a directory outside the repository and outside the
-// temporary directory (which commands may write to): under the package's
-// own directory.
-func outsideDir(t *testing.T) string {
-	t.Helper()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp(wd, ".outside-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
 // TestToolboxRunCannotWriteOutside runs commands that write outside the
 // repository: with Landlock they fail and nothing appears there, while the
 // repository and the command's TMPDIR stay writable.
@@ -38,7 +21,7 @@ func TestToolboxRunCannotWriteOutside(t *testing.T) {
 	}
 	var warned []string
 	tb, dir := newTestToolbox(t, ToolboxOptions{Warn: func(m string) { warned = append(warned, m) }})
-	out := outsideDir(t)
+	out := testkit.OutsideDir(t, ".outside-")
 	target := filepath.Join(out, "file")
 	res, err := tb.Run(context.Background(), "echo x > "+target+"; echo $? > status; echo in > inside.txt; echo t > \"$TMPDIR/t\" && echo tmp-ok", nil)
 	if err != nil {
@@ -69,7 +52,7 @@ func TestToolboxRunCannotWriteOutside(t *testing.T) {
 // confinement off, the same write lands.
 func TestToolboxRunUnconfinedWhenOff(t *testing.T) {
 	tb, _ := newTestToolbox(t, ToolboxOptions{Confine: ConfineOff})
-	target := filepath.Join(outsideDir(t), "file")
+	target := filepath.Join(testkit.OutsideDir(t, ".outside-"), "file")
 	if _, err := tb.Run(context.Background(), "echo x > "+target, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +112,7 @@ func TestConfinedCommandRecordsOutsideTheRepository(t *testing.T) {
 	if r, why := landlockAvailable(); r == nil {
 		t.Skip(why)
 	}
-	records := outsideDir(t)
+	records := testkit.OutsideDir(t, ".outside-")
 	tb, _ := newTestToolbox(t, ToolboxOptions{Groups: fileRecorder{records}})
 	res, err := tb.Run(context.Background(), "echo ok", nil)
 	if err != nil || res.Failed() {

@@ -64,3 +64,20 @@ func (r *Recorder) Groups() (recorded, early, forgot []int) {
 	defer r.mu.Unlock()
 	return append([]int(nil), r.pgids...), append([]int(nil), r.early...), append([]int(nil), r.forgot...)
 }
+
+// OutsideDir makes a directory, named from pattern as os.MkdirTemp does,
+// outside the repository and outside the temporary directory (which
+// commands may write to): under the working directory, the package's own.
+func OutsideDir(t testing.TB, pattern string) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp(wd, pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
