@@ -139,12 +139,12 @@ func session(k Task, dir string) agent.Session {
 
 // run runs task k in dir and returns the report, the error and the
 // messages streamed.
-func (c *check) run(ctx context.Context, k Task, dir string) (agent.Report, error, []agent.Message) {
+func (c *check) run(ctx context.Context, k Task, dir string) (agent.Report, []agent.Message, error) {
 	var msgs []agent.Message
 	s := session(k, dir)
 	s.OnMessage = func(m agent.Message) { msgs = append(msgs, m) }
 	rep, err := c.d.Run(ctx, s)
-	return rep, err, msgs
+	return rep, msgs, err
 }
 
 // completed checks that a session answered Answer, with the usage
@@ -175,7 +175,7 @@ func (c *check) completed(t *testing.T, k Task, rep agent.Report, err error, msg
 }
 
 func testReport(t *testing.T, c *check) {
-	rep, err, msgs := c.run(context.Background(), TaskAnswer, testkit.GitRepo(t))
+	rep, msgs, err := c.run(context.Background(), TaskAnswer, testkit.GitRepo(t))
 	c.completed(t, TaskAnswer, rep, err, msgs)
 	if len(rep.FilesChanged) != 0 {
 		t.Errorf("FilesChanged = %q, want none", rep.FilesChanged)
@@ -184,7 +184,7 @@ func testReport(t *testing.T, c *check) {
 
 func testWriteInside(t *testing.T, c *check) {
 	dir := testkit.GitRepo(t)
-	rep, err, msgs := c.run(context.Background(), TaskWriteInside, dir)
+	rep, msgs, err := c.run(context.Background(), TaskWriteInside, dir)
 	c.completed(t, TaskWriteInside, rep, err, msgs)
 	if got := testkit.ReadFile(t, filepath.Join(dir, InsideFile)); got != InsideContent {
 		t.Errorf("%s = %q, want %q", InsideFile, got, InsideContent)
@@ -198,7 +198,7 @@ func testWriteOutside(t *testing.T, c *check) {
 	if c.caps.NotConfined != "" {
 		t.Skip(c.caps.NotConfined)
 	}
-	rep, err, _ := c.run(context.Background(), TaskWriteOutside, testkit.GitRepo(t))
+	rep, _, err := c.run(context.Background(), TaskWriteOutside, testkit.GitRepo(t))
 	if err != nil {
 		t.Errorf("Run: %v; a refused write is the agent's failure, not the driver's", err)
 	}
@@ -226,7 +226,7 @@ func testCancel(t *testing.T, c *check) {
 	defer cancel()
 	done := make(chan runResult, 1)
 	go func() {
-		rep, err, _ := c.run(ctx, TaskHang, dir)
+		rep, _, err := c.run(ctx, TaskHang, dir)
 		done <- runResult{rep, err}
 	}()
 	pid, pgid := waitPID(t, filepath.Join(dir, PIDFile), done)
@@ -311,7 +311,7 @@ func groupOf(pid int) int {
 }
 
 func testSecret(t *testing.T, c *check) {
-	rep, err, msgs := c.run(context.Background(), TaskSecret, testkit.GitRepo(t))
+	rep, msgs, err := c.run(context.Background(), TaskSecret, testkit.GitRepo(t))
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -335,9 +335,9 @@ func testSecret(t *testing.T, c *check) {
 
 func testSecondSession(t *testing.T, c *check) {
 	dir := testkit.GitRepo(t)
-	rep, err, msgs := c.run(context.Background(), TaskAnswer, dir)
+	rep, msgs, err := c.run(context.Background(), TaskAnswer, dir)
 	c.completed(t, TaskAnswer, rep, err, msgs)
-	rep2, err, msgs := c.run(context.Background(), TaskWriteInside, dir)
+	rep2, msgs, err := c.run(context.Background(), TaskWriteInside, dir)
 	c.completed(t, TaskWriteInside, rep2, err, msgs)
 	if got := testkit.ReadFile(t, filepath.Join(dir, InsideFile)); got != InsideContent {
 		t.Errorf("%s = %q after the second session, want %q", InsideFile, got, InsideContent)
