@@ -31,17 +31,23 @@ func claudeCode(t *testing.T, srv *fakeanthropic.Server, home string, maxTurns i
 		Model:    "claude-sonnet-4-5",
 		MaxTurns: maxTurns,
 		Environ:  []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "LANG=C.UTF-8"},
-		Env: map[string]string{
-			"ANTHROPIC_BASE_URL":                       srv.URL,
-			"ANTHROPIC_API_KEY":                        "test-key",
-			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-			"DISABLE_TELEMETRY":                        "1",
-			"DISABLE_AUTOUPDATER":                      "1",
-			"DISABLE_ERROR_REPORTING":                  "1",
-			"CLAUDE_CODE_MAX_RETRIES":                  "0",
-		},
-		Timeout: 45 * time.Second,
+		Env:      offline(srv),
+		Timeout:  45 * time.Second,
 	})
+}
+
+// offline is the environment that points Claude Code at srv and keeps it
+// off the network (see AGENT-CLIS.md).
+func offline(srv *fakeanthropic.Server) map[string]string {
+	return map[string]string{
+		"ANTHROPIC_BASE_URL":                       srv.URL,
+		"ANTHROPIC_API_KEY":                        "test-key",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+		"DISABLE_TELEMETRY":                        "1",
+		"DISABLE_AUTOUPDATER":                      "1",
+		"DISABLE_ERROR_REPORTING":                  "1",
+		"CLAUDE_CODE_MAX_RETRIES":                  "0",
+	}
 }
 
 func startFake(t *testing.T, respond func(fakeanthropic.Request) fakeanthropic.Reply) *fakeanthropic.Server {

@@ -53,23 +53,15 @@ func TestContract(t *testing.T) {
 			}
 			return fakeanthropic.Reply{Text: agenttest.Answer, Usage: fakeanthropic.Usage{InputTokens: 10, OutputTokens: 2}}
 		})
+		vars := offline(srv)
+		vars["HOME"], vars["LANG"] = t.TempDir(), "C.UTF-8"
 		tmpl := ClaudeCode()
 		tmpl.Command[0], tmpl.ResumeCommand[0] = bin, bin
 		return newCLI(t, Options{
 			Template: tmpl,
 			Model:    "claude-sonnet-4-5",
 			// The process's own environment, with the suite's secret in it.
-			Env: map[string]string{
-				"HOME":               t.TempDir(),
-				"ANTHROPIC_BASE_URL": srv.URL,
-				"ANTHROPIC_API_KEY":  "test-key",
-				"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-				"DISABLE_TELEMETRY":                        "1",
-				"DISABLE_AUTOUPDATER":                      "1",
-				"DISABLE_ERROR_REPORTING":                  "1",
-				"CLAUDE_CODE_MAX_RETRIES":                  "0",
-				"LANG":                                     "C.UTF-8",
-			},
+			Env:       vars,
 			Timeout:   2 * time.Minute,
 			KillGrace: time.Second,
 			Groups:    env.Groups,

@@ -14,6 +14,7 @@ import (
 	"github.com/tmc/langchaingo/llms/openai"
 
 	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/agent/internal/environ"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
@@ -205,7 +206,7 @@ func NewDriver(cfg Config) (*Driver, error) {
 	if cfg.Toolbox.Env == nil {
 		cfg.Toolbox.Env = os.Environ()
 	}
-	cfg.Toolbox.Env = withoutVar(cfg.Toolbox.Env, cfg.APIKeyEnv)
+	cfg.Toolbox.Env = environ.Without(cfg.Toolbox.Env, cfg.APIKeyEnv)
 	return &Driver{cfg: cfg, key: key, sessions: map[string]*llmSession{}}, nil
 }
 
@@ -327,20 +328,6 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
-}
-
-// withoutVar returns env without the variable name.
-func withoutVar(env []string, name string) []string {
-	if name == "" {
-		return env
-	}
-	out := make([]string, 0, len(env))
-	for _, kv := range env {
-		if n, _, _ := strings.Cut(kv, "="); n != name {
-			out = append(out, kv)
-		}
-	}
-	return out
 }
 
 // redact replaces the API key in s.
