@@ -149,7 +149,7 @@ func writeStatus(w io.Writer, cmd func(...string) string, rs host.RunStatus, asJ
 		if asJSON {
 			return writeJSON(w, v)
 		}
-		_, err := fmt.Fprintf(w, "run:       %s\nstatus:    %s (submitted to gaffer serve)\n", v.RunID, v.Status)
+		_, err := fmt.Fprintf(w, "run:       %s\nstatus:    %s (no checkpoint yet)\n", v.RunID, v.Status)
 		return err
 	}
 	snap := rs.Snapshot

@@ -44,6 +44,18 @@ func (h *Host) Start(ctx context.Context, spec RunSpec) (Outcome, error) {
 		return Outcome{}, err
 	}
 	defer unlock()
+	// Until its first checkpoint, Status tells the run as starting.
+	h.mu.Lock()
+	if h.starting == nil {
+		h.starting = map[string]bool{}
+	}
+	h.starting[spec.RunID] = true
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		delete(h.starting, spec.RunID)
+		h.mu.Unlock()
+	}()
 	initial, err := h.cfg.Setup.NewRun(ctx, h.repo, spec)
 	if err != nil {
 		return Outcome{}, err

@@ -122,9 +122,10 @@ type Host struct {
 	live liveSet // runs this process is driving now
 	held heldRun // the run driven for other processes' answers and cancels
 
-	mu      sync.Mutex
-	wt      *workspace.WorkTreeLock // held while a run is driven here
-	closers []func()
+	mu       sync.Mutex
+	wt       *workspace.WorkTreeLock // held while a run is driven here
+	starting map[string]bool         // runs Start has taken that have no checkpoint yet
+	closers  []func()
 }
 
 // Open opens the repository and the store of cfg, ends what a killed

@@ -316,3 +316,49 @@ func TestNoServerIsNoServer(t *testing.T) {
 		t.Fatalf("no server is not a refusal: %v", err)
 	}
 }
+
+// blockingSetup's NewRun waits for release: the moment between Start
+// taking a run and its first checkpoint.
+type blockingSetup struct {
+	testSetup
+	started, release chan struct{}
+}
+
+func (b blockingSetup) NewRun(ctx context.Context, repo *workspace.Repo, spec RunSpec) (state.ExecutionState, error) {
+	close(b.started)
+	<-b.release
+	return b.testSetup.NewRun(ctx, repo, spec)
+}
+
+// A run Start has taken but not checkpointed yet is told as starting, not
+// as a run that does not exist (a second terminal's status right after
+// `gaffer run`).
+func TestStatusOfARunStartingIsStarting(t *testing.T) {
+	f := newFixture(t)
+	b := blockingSetup{started: make(chan struct{}), release: make(chan struct{})}
+	h, err := Open(t.Context(), Config{Repo: f.repo, Store: f.store, Setup: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	done := make(chan error, 1)
+	go func() {
+		_, err := h.Start(context.Background(), RunSpec{RunID: "r-1", PlanFile: f.plan, Script: f.script})
+		done <- err
+	}()
+	<-b.started
+	rs, err := h.Status(t.Context(), RunRequest{RunID: "r-1"})
+	if err != nil || !rs.Pending || rs.Status != StatusStarting || rs.Snapshot.RunID != "r-1" {
+		t.Fatalf("Status while starting = %+v, %v; want r-1 pending, starting", rs, err)
+	}
+	close(b.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if rs, err := h.Status(t.Context(), RunRequest{RunID: "r-1"}); err != nil || rs.Pending || rs.Status != "awaiting_approval" {
+		t.Fatalf("Status after the start = %q pending=%v, %v", rs.Status, rs.Pending, err)
+	}
+	if _, err := h.Status(t.Context(), RunRequest{RunID: "r-2"}); CodeOf(err) != Refused {
+		t.Fatalf("Status of a run nobody starts: %v, want refused", err)
+	}
+}

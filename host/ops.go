@@ -122,6 +122,14 @@ func Short(sha string) string { return sha[:min(7, len(sha))] }
 func (h *Host) Status(ctx context.Context, req RunRequest) (RunStatus, error) {
 	_, snap, err := h.latest(ctx, req.RunID)
 	if err != nil {
+		h.mu.Lock()
+		starting := h.starting[req.RunID]
+		h.mu.Unlock()
+		if starting && CodeOf(err) == Refused {
+			rs := RunStatus{Status: StatusStarting, Pending: true}
+			rs.Snapshot.RunID = req.RunID
+			return rs, nil
+		}
 		return RunStatus{}, err
 	}
 	if err := h.checkCommits(ctx, snap); err != nil {
