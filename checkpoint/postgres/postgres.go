@@ -111,6 +111,10 @@ func Redact(raw string) string {
 	return u.String()
 }
 
+// Pool is the store's connection pool, for tools and benchmarks that
+// query the database beside the store (its search_path is the schema).
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
 // Name is the store's database URL (password hidden) and schema.
 func (s *Store) Name() string { return s.name }
 
