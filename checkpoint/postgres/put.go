@@ -89,8 +89,10 @@ func (s *Store) Put(ctx context.Context, cp checkpoint.Checkpoint, opts checkpoi
 	var last error
 	for attempt := range putAttempts {
 		if attempt > 0 {
-			if err := sleep(ctx, time.Duration(attempt)*50*time.Millisecond); err != nil {
-				return err
+			select { // back off: the server may be restarting
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Duration(attempt) * 50 * time.Millisecond):
 			}
 		}
 		gen, skip := s.blobs.known(cp.RunID, e.blobs)
@@ -206,17 +208,6 @@ SELECT EXISTS (SELECT 1 FROM ok), (SELECT lease_token FROM run)`,
 		return err
 	}
 	return fmt.Errorf("put writes on run %s seq %d: %w", runID, seq, checkpoint.ErrNotFound)
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // blobCache remembers, per run, the blobs a Put of this store committed,
