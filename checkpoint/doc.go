@@ -1,7 +1,9 @@
 // Package checkpoint persists the runs of a gaffer graph: one checkpoint per
 // step, the pending writes of finished tasks, and a lease that keeps one
 // writer per run. Store is the contract; NewMemory implements it in memory,
-// checkpoint/badger implements it on disk (badger.Open), and
+// checkpoint/badger implements it on disk (badger.Open),
+// checkpoint/postgres in a PostgreSQL database shared by many hosts
+// (postgres.Open), and
 // checkpoint/checkpointtest is the suite every implementation passes. This
 // package links no database: the graph runtime imports it, and only the
 // program that opens a store on disk links Badger.
@@ -27,7 +29,10 @@
 // The store, not the caller's memory, decides order. Seq numbers start at 1
 // and grow by one within a run; Put fails with ErrConflict when its Seq is
 // taken or its Parent is not the run's latest Seq, so of two writers racing
-// for the same step exactly one wins. Prune keeps the newest checkpoints and
+// for the same step exactly one wins. A commit whose answer was lost (a
+// dropped connection) is safe to send again: a fenced Put that finds its
+// own identical record as the run's latest succeeds without writing, and a
+// different record there is still ErrConflict (IsRetry). Prune keeps the newest checkpoints and
 // removes older ones with their writes; it never changes what the next Seq
 // must be. Delete removes everything of a run.
 //

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -94,6 +95,9 @@ func (m *Memory) Put(ctx context.Context, cp Checkpoint, opts PutOptions) error 
 	}
 	if err := CheckFence(cp.RunID, lease, opts.Fence); err != nil {
 		return err
+	}
+	if exists && IsRetry(cp, opts.Fence, latest, identical(r.cps[cp.Seq], cp)) {
+		return nil
 	}
 	if err := CheckPut(cp, latest, exists); err != nil {
 		return err
@@ -347,6 +351,16 @@ func (m *Memory) Close() error {
 	m.closed = true
 	m.runs = nil
 	return nil
+}
+
+// identical reports whether stored (a copy made by cloneCheckpoint) and cp
+// are the same record: times compared as instants, nil and empty distinct.
+func identical(stored, cp Checkpoint) bool {
+	if !stored.Time.Equal(cp.Time) {
+		return false
+	}
+	stored.Time, cp.Time = time.Time{}, time.Time{}
+	return reflect.DeepEqual(stored, cp)
 }
 
 func hasSeq(r *memRun, seq uint64) bool {

@@ -31,6 +31,18 @@ func CheckPut(cp Checkpoint, latest uint64, exists bool) error {
 	return nil
 }
 
+// IsRetry reports whether a Put of cp that found cp.Seq taken is the retry
+// of a Put that succeeded but whose answer was lost (an ambiguous commit):
+// the write is fenced (fence is non-zero and CheckFence passed it), cp.Seq
+// is the run's latest, and the record stored there is identical to cp
+// (same). Such a Put succeeds without writing anything; any other Put of a
+// taken Seq is a conflict. Without a fence a store cannot tell the writer's
+// own record from another writer's, so an unfenced Put never counts as a
+// retry.
+func IsRetry(cp Checkpoint, fence, latest uint64, same bool) bool {
+	return fence != 0 && cp.Seq == latest && cp.Seq == cp.Parent+1 && same
+}
+
 // CheckFence checks a write's fencing token (PutOptions.Fence) against the
 // run's current lease (nil when none). A zero fence is not checked;
 // otherwise the error matches ErrFenced unless the lease carries the token.

@@ -41,13 +41,16 @@ type hostOptions struct {
 }
 
 // storeOf returns the store directory of c's flags (--store, or
-// .git/gaffer of the repository's root) and the globals.
+// .git/gaffer of the repository's root) and the globals. For a database
+// store (--store postgres://…) it returns the local directory that stands
+// for the store on this host, .git/gaffer of the repository's root: the
+// socket, process groups, transcripts and journal are kept beside it.
 func storeOf(c *ucli.Context) (string, Globals, error) {
 	g, storeSet, err := globalsOf(c)
 	if err != nil {
 		return "", g, err
 	}
-	if storeSet {
+	if storeSet && !host.IsStoreURL(g.Store) {
 		return g.Store, g, nil
 	}
 	repo, err := workspace.Open(g.Repo)
@@ -79,12 +82,15 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 	if o.front != nil {
 		hf = o.front
 	}
-	cfg := host.Config{Repo: g.Repo, Store: dir, Setup: setup{io: io, pace: pace, opts: o.run}, Front: hf, Logger: l.log, Cmd: l.cmd,
+	cfg := host.Config{Repo: g.Repo, Store: dir, Dir: dir, Setup: setup{io: io, pace: pace, opts: o.run}, Front: hf, Logger: l.log, Cmd: l.cmd,
 		Version: io.version, ReproducibleDates: reproducibleDates(os.Getenv),
 		AfterCommit: afterCommitHook(io), AfterRestore: afterRestoreHook(io)}
 	if o.metrics != nil {
 		m := o.metrics
 		cfg.WrapStore = func(s checkpoint.Store) checkpoint.Store { return metrics.InstrumentStore(s, m) }
+	}
+	if host.IsStoreURL(g.Store) {
+		cfg.Store = g.Store
 	}
 	h, err := host.Open(c.Context, cfg)
 	if err != nil {
@@ -232,7 +238,10 @@ func globalsOf(c *ucli.Context) (g Globals, storeSet bool, err error) {
 		g.Repo = c.String("repo")
 	}
 	if c != root && c.IsSet("store") {
-		g.Store, storeSet = filepath.Clean(c.String("store")), true
+		g.Store, storeSet = c.String("store"), true
+		if !host.IsStoreURL(g.Store) {
+			g.Store = filepath.Clean(g.Store)
+		}
 	}
 	return g, storeSet, nil
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	ucli "github.com/urfave/cli/v2"
+
+	"github.com/gaffer-dev/gaffer/host"
 )
 
 // Globals are the flags every command accepts, each also read from a
@@ -55,8 +57,10 @@ func GlobalsFrom(c *ucli.Context) (Globals, error) {
 		g.Store = filepath.Join(gitDir(g.Repo), "gaffer")
 	}
 	// DIR/ is DIR: the files kept beside the store (DIR.groups, DIR.logs,
-	// DIR.sock) must not land inside it.
-	g.Store = filepath.Clean(g.Store)
+	// DIR.sock) must not land inside it. A database URL stays as given.
+	if !host.IsStoreURL(g.Store) {
+		g.Store = filepath.Clean(g.Store)
+	}
 	return g, nil
 }
 

@@ -8,6 +8,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/workspace"
 )
 
@@ -22,6 +23,9 @@ func missingStore(c *ucli.Context) (string, error) {
 		return "", err
 	}
 	dir := g.Store
+	if host.IsStoreURL(dir) {
+		return "", nil // a database: opening it says what is wrong
+	}
 	if !storeSet {
 		// The directory openHost opens: .git/gaffer of the repository's root.
 		repo, err := workspace.Open(g.Repo)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/checkpoint/badger"
+	"github.com/gaffer-dev/gaffer/checkpoint/postgres/pgtest"
 	"github.com/gaffer-dev/gaffer/graph"
 )
 
@@ -37,7 +38,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	pgtest.Main(m) // stops the PostgreSQL server the benchmarks may start
 }
 
 // ledger is the crash test's state: the number of steps applied and, for

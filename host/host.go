@@ -86,7 +86,14 @@ func (Quiet) Ask(context.Context, nodes.ApprovalRequest, state.ExecutionState, <
 // Config opens a Host.
 type Config struct {
 	Repo  string // the repository's work tree
-	Store string // the store directory
+	Store string // the store directory, or a postgres:// URL (IsStoreURL)
+	// Dir is, for a URL store, the local directory that stands for the
+	// store on this host: the socket, agents' process groups, transcripts
+	// and the serve journal are kept beside it (Dir.sock, Dir.groups,
+	// Dir.logs, Dir.journal) as they are beside a store directory. The
+	// cli uses the repository's .git/gaffer. Unused for a store directory,
+	// which is its own.
+	Dir   string
 	Setup Setup
 	Front Front // nil: Quiet
 	// Logger logs the runtime's warnings; nil discards them.
@@ -146,8 +153,21 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 		return nil, errorf(Refused, "open repository %s: %w", cfg.Repo, err)
 	}
 	dir := cfg.Store
+	if IsStoreURL(cfg.Store) {
+		dir = cfg.Dir
+		if dir == "" {
+			return nil, errorf(Refused, "store %s: no local directory to keep its socket and logs beside", cfg.Store)
+		}
+	}
 	if err := privateDir(dir); err != nil {
 		return nil, err
+	}
+	if IsStoreURL(cfg.Store) {
+		store, closeStore, err := openURLStore(ctx, cfg.Store, dir)
+		if err != nil {
+			return nil, err
+		}
+		return open(cfg, repo, dir, store, closeStore)
 	}
 	store, err := badger.Open(dir, badger.Options{SyncWrites: true})
 	if errors.Is(err, checkpoint.ErrLocked) {
@@ -165,11 +185,16 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	h := &Host{cfg: cfg, front: cfg.Front, repo: repo, dir: dir, store: store, closeStore: store.Close, log: cfg.Logger}
+	return open(cfg, repo, dir, store, store.Close)
+}
+
+// open builds the host on an open store, closing the store when it fails.
+func open(cfg Config, repo *workspace.Repo, dir string, store checkpoint.Store, closeStore func() error) (*Host, error) {
+	h := &Host{cfg: cfg, front: cfg.Front, repo: repo, dir: dir, store: store, closeStore: closeStore, log: cfg.Logger}
 	// With the store's lock held no other gaffer process works on this
 	// repository's runs: git locks a killed one left can go.
 	if removed, err := nodes.RecoverGitLocks(repo.Root()); err != nil {
-		store.Close()
+		closeStore()
 		return nil, err
 	} else if len(removed) > 0 {
 		h.front.Notice(fmt.Sprintf("gaffer: removed git lock files left by a killed gaffer process: %s", strings.Join(removed, ", ")))
@@ -178,7 +203,7 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 	// before anything else happens.
 	groups := procgroup.Open(dir + ".groups")
 	if killed, err := groups.KillOrphans(); err != nil {
-		store.Close()
+		closeStore()
 		return nil, fmt.Errorf("end the agents a killed gaffer process left running: %w", err)
 	} else if len(killed) > 0 {
 		h.front.Notice(fmt.Sprintf("gaffer: killed agent process groups left running by a killed gaffer process: %v", killed))
@@ -192,7 +217,7 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 		ReproducibleDates: cfg.ReproducibleDates, AfterCommit: cfg.AfterCommit, AfterRestore: cfg.AfterRestore,
 		Notice: func(msg string) { h.front.Notice("gaffer: " + msg) }})
 	if err != nil {
-		store.Close()
+		closeStore()
 		return nil, err
 	}
 	var s checkpoint.Store = store
@@ -202,7 +227,7 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 	h.store = store
 	h.runner, err = gr.Compile(graph.WithStore(s), graph.WithDurability(graph.Sync), graph.WithCodec(nodes.NewCodec()))
 	if err != nil {
-		store.Close()
+		closeStore()
 		return nil, err
 	}
 	h.closers = append(h.closers, h.live.track(h.runner)) // Status tells a stopped run

@@ -1,6 +1,7 @@
 package badger
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -168,7 +169,17 @@ func (s *Store) Put(ctx context.Context, cp checkpoint.Checkpoint, opts checkpoi
 		if err != nil {
 			return err
 		}
-		if err := checkpoint.CheckPut(cp, x.latest, ok && cp.Seq <= x.latest); err != nil {
+		exists := ok && cp.Seq <= x.latest
+		if exists && opts.Fence != 0 && cp.Seq == x.latest {
+			stored, _, err := getValue(txn, cpKey(cp.RunID, cp.Seq))
+			if err != nil {
+				return err
+			}
+			if checkpoint.IsRetry(cp, opts.Fence, x.latest, bytes.Equal(stored, rec)) {
+				return nil // the record is there already: write nothing
+			}
+		}
+		if err := checkpoint.CheckPut(cp, x.latest, exists); err != nil {
 			return err
 		}
 		for i, b := range blobs {

@@ -36,6 +36,8 @@ func Run(t *testing.T, open func(t *testing.T) checkpoint.Store) {
 		{"LeaseExpiry", testLeaseExpiry},
 		{"LeaseDeadHolder", testLeaseDeadHolder},
 		{"Fencing", testFencing},
+		{"PausedHolder", testPausedHolder},
+		{"RetriedPut", testRetriedPut},
 		{"ConcurrentPut", testConcurrentPut},
 		{"ConcurrentAcquire", testConcurrentAcquire},
 		{"ConcurrentFirstAcquire", testConcurrentFirstAcquire},
@@ -637,6 +639,99 @@ func testFencing(t *testing.T, s checkpoint.Store) {
 	got, err := s.Latest(ctx, "r")
 	if err != nil || got.Seq != 3 {
 		t.Fatalf("Latest = %d, %v", got.Seq, err)
+	}
+}
+
+// testPausedHolder is a holder stopped (SIGSTOP, a long GC pause) past
+// its lease while another owner takes the run over and writes: when it
+// continues, nothing it writes is stored, whatever seq it writes.
+func testPausedHolder(t *testing.T, s checkpoint.Store) {
+	me := os.Getpid()
+	o1 := checkpoint.Owner{ID: "o1", PID: me, Host: "h1"}
+	o2 := checkpoint.Owner{ID: "o2", PID: me, Host: "h2"}
+	l1, err := s.Acquire(ctx, "r", o1, time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(ctx, cp("r", 1), checkpoint.PutOptions{Fence: l1.Token, Sync: true}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond) // o1 is paused past its lease
+	l2, err := s.Acquire(ctx, "r", o2, time.Hour)
+	if err != nil {
+		t.Fatalf("Acquire of an expired lease: %v", err)
+	}
+	mine := cp("r", 2)
+	mine.Status = "o2"
+	if err := s.Put(ctx, mine, checkpoint.PutOptions{Fence: l2.Token, Sync: true}); err != nil {
+		t.Fatal(err)
+	}
+	// o1 continues where it stopped, and after.
+	stale := checkpoint.PutOptions{Fence: l1.Token, Sync: true}
+	wantErr(t, s.Put(ctx, cp("r", 2), stale), checkpoint.ErrFenced)
+	wantErr(t, s.Put(ctx, cp("r", 3), stale), checkpoint.ErrFenced)
+	wantErr(t, s.Put(ctx, mine, stale), checkpoint.ErrFenced) // even o2's very record
+	wantErr(t, s.PutWrites(ctx, "r", 2, []checkpoint.Write{{TaskID: "t"}}, stale), checkpoint.ErrFenced)
+	_, err = s.Renew(ctx, l1, time.Hour)
+	wantErr(t, err, checkpoint.ErrFenced)
+	got, err := s.Latest(ctx, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSame(t, got, mine)
+	if ws, err := s.Writes(ctx, "r", 2); err != nil || len(ws) != 0 {
+		t.Fatalf("Writes after fenced PutWrites = %v, %v; want none", ws, err)
+	}
+	if err := s.Put(ctx, cp("r", 3), checkpoint.PutOptions{Fence: l2.Token}); err != nil {
+		t.Fatalf("Put of the new holder after the stale writes: %v", err)
+	}
+}
+
+// testRetriedPut is an ambiguous commit: a Put whose answer was lost (the
+// connection dropped after the commit) is sent again. Finding its own
+// identical record at that seq, it succeeds; a different record there is
+// a conflict.
+func testRetriedPut(t *testing.T, s checkpoint.Store) {
+	me := os.Getpid()
+	l1, err := s.Acquire(ctx, "r", checkpoint.Owner{ID: "o1", PID: me, Host: "h"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fenced := checkpoint.PutOptions{Fence: l1.Token, Sync: true}
+	for seq := uint64(1); seq <= 2; seq++ {
+		if err := s.Put(ctx, cp("r", seq), fenced); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Put(ctx, cp("r", seq), fenced); err != nil {
+			t.Fatalf("retried Put of seq %d: %v, want success", seq, err)
+		}
+	}
+	other := cp("r", 2)
+	other.Status = "other"
+	wantErr(t, s.Put(ctx, other, fenced), checkpoint.ErrConflict)
+	other = cp("r", 2)
+	other.Values = map[string][]byte{"counter": []byte("2"), "payload": append([]byte("X"), big[1:]...)}
+	wantErr(t, s.Put(ctx, other, fenced), checkpoint.ErrConflict)
+	// Not the latest any more: a late duplicate, not a retry.
+	wantErr(t, s.Put(ctx, cp("r", 1), fenced), checkpoint.ErrConflict)
+	// Unfenced, the store cannot tell the writer's own record.
+	wantErr(t, s.Put(ctx, cp("r", 2), checkpoint.PutOptions{}), checkpoint.ErrConflict)
+	got, err := s.Latest(ctx, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSame(t, got, cp("r", 2))
+	// The lease changed hands: the old holder's retry is fenced.
+	if err := s.Release(ctx, l1); err != nil {
+		t.Fatal(err)
+	}
+	l2, err := s.Acquire(ctx, "r", checkpoint.Owner{ID: "o2", PID: me, Host: "h"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, s.Put(ctx, cp("r", 2), fenced), checkpoint.ErrFenced)
+	if err := s.Put(ctx, cp("r", 3), checkpoint.PutOptions{Fence: l2.Token}); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package host
+
+func flock(uintptr) error { return nil }
