@@ -71,7 +71,9 @@ func (s *Server) runData(r *http.Request) (runPage, error) {
 	}
 	p := s.pageOf(r.Context(), rs)
 	p.CSRF = s.csrfOf(r)
-	p.Said = saids[r.URL.Query().Get("said")]
+	if k := r.URL.Query().Get("said"); saids[k] != "" {
+		p.Said, p.SaidKey = saids[k], k
+	}
 	return p, nil
 }
 

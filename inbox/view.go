@@ -100,6 +100,7 @@ type runPage struct {
 	Sessions  []session
 	CSRF      string
 	Said      string // what the last answer did, from a fixed set
+	SaidKey   string // its key (?said=), kept by the live updates
 	LastError string
 }
 
