@@ -3,32 +3,11 @@ package cli
 import (
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"strconv"
 
-	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/runview"
 	"github.com/gaffer-dev/gaffer/state"
 )
-
-// roleOrder is the order of the roles in the cost table: the workflow's,
-// then any other role by name.
-func roleOrder(usage map[string]state.Usage) []string {
-	known := []string{string(agent.RoleArchitect), string(agent.RoleDeveloper), string(agent.RoleReviewer),
-		string(agent.RoleEvaluator), string(agent.RoleSummarizer)}
-	var out []string
-	for _, r := range known {
-		if _, ok := usage[r]; ok {
-			out = append(out, r)
-		}
-	}
-	for _, r := range slices.Sorted(maps.Keys(usage)) {
-		if !slices.Contains(known, r) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
 
 // costText is a cost in US dollars as the CLI prints it.
 func costText(usd float64) string { return fmt.Sprintf("$%.4f", usd) }
@@ -52,7 +31,7 @@ func writeCost(w io.Writer, s state.ExecutionState) {
 		fmt.Fprintf(w, "  %-11s %10s %10s %10s %10s\n", role, in, out, cached, cost)
 	}
 	row("role", "input", "output", "cached", "cost")
-	for _, r := range roleOrder(s.Usage) {
+	for _, r := range runview.Roles(s.Usage) {
 		u := s.Usage[r]
 		row(r, strconv.Itoa(u.InputTokens), strconv.Itoa(u.OutputTokens), strconv.Itoa(u.CachedTokens), costText(u.CostUSD))
 	}

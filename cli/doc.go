@@ -100,7 +100,7 @@
 // with attempts, review iterations and commits) drawn whenever a phase
 // starts, is retried or the run ends on a terminal. The script driver
 // prints each agent action as it happens. status, that tree and
-// status --watch share one view model (treeViewOf, a WatchView) and one
+// status --watch share one view model (runview.Of, a WatchView) and one
 // renderer of its phase lines (writePhaseTree, tree.go); each adds only
 // its heading and footer.
 //

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/runview"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
@@ -29,7 +30,7 @@ type liveTree struct {
 func (l *liveTree) frame() []string {
 	var b strings.Builder
 	b.WriteString("\n") // a blank line between the lines above and the tree
-	v := treeViewOf(l.state, l.state.Status, l.now())
+	v := runview.Of(l.state, l.state.Status, l.now())
 	writeRunHeading(&b, v, true)
 	writePhaseTree(&b, v.Phases)
 	if l.node != "" {

@@ -27,6 +27,11 @@ type ServeOptions struct {
 	Workers      int
 	MetricsAddr  string
 	DrainTimeout time.Duration
+	// UIAddr is where the inbox's web pages are served ("" for nowhere);
+	// UITokenFile holds the bearer token they require, which an address
+	// that is not loopback must have.
+	UIAddr      string
+	UITokenFile string
 }
 
 func serveCommand(io IO) *ucli.Command {
@@ -36,13 +41,16 @@ func serveCommand(io IO) *ucli.Command {
 		Flags: []ucli.Flag{
 			&ucli.IntFlag{Name: "workers", Value: 1, EnvVars: []string{"GAFFER_WORKERS"}, Usage: "runs executed at once: runs of one repository share its work tree and run one at a time, runs of different repositories run in parallel"},
 			&ucli.StringFlag{Name: metricsAddrFlag, Value: defaultServeMetricsAddr, EnvVars: []string{"GAFFER_METRICS_ADDR"}, Usage: "serve /metrics, /healthz and /readyz here (127.0.0.1 unless it names a host)"},
+			&ucli.StringFlag{Name: "ui-addr", EnvVars: []string{"GAFFER_UI_ADDR"}, Usage: "serve the inbox's web pages (the runs, approve and reject) here, 127.0.0.1:PORT (127.0.0.1 unless it names a host)"},
+			&ucli.StringFlag{Name: "ui-token-file", EnvVars: []string{"GAFFER_UI_TOKEN_FILE"}, Usage: "a file holding the bearer token the inbox requires; needed for a --ui-addr that is not loopback"},
 			&ucli.DurationFlag{Name: "drain-timeout", Value: 30 * time.Second, EnvVars: []string{"GAFFER_DRAIN_TIMEOUT"}, Usage: "on SIGTERM, how long running steps may take to reach their checkpoint"},
 		},
 		Action: func(c *ucli.Context) error {
 			if c.Args().Present() {
 				return usageErrorf("serve takes no arguments")
 			}
-			o := ServeOptions{Workers: c.Int("workers"), MetricsAddr: c.String(metricsAddrFlag), DrainTimeout: c.Duration("drain-timeout")}
+			o := ServeOptions{Workers: c.Int("workers"), MetricsAddr: c.String(metricsAddrFlag), DrainTimeout: c.Duration("drain-timeout"),
+				UIAddr: c.String("ui-addr"), UITokenFile: c.String("ui-token-file")}
 			if o.Workers < 1 {
 				return usageErrorf("--workers %d: want at least 1", o.Workers)
 			}
@@ -56,6 +64,13 @@ func serveCommand(io IO) *ucli.Command {
 // (at most o.DrainTimeout), leases are released, and it returns nil.
 func Serve(c *ucli.Context, io IO, o ServeOptions) error {
 	log := opsLogger(c, io.Err).With("component", "serve")
+	ui, err := listenInbox(o)
+	if err != nil {
+		return err
+	}
+	if ui.ln != nil {
+		defer ui.ln.Close()
+	}
 	reg, m, err := newProcessMetrics()
 	if err != nil {
 		return err
@@ -111,7 +126,14 @@ func Serve(c *ucli.Context, io IO, o ServeOptions) error {
 			log.Error("metrics listener stopped", "err", err)
 		}
 	}()
-	stop := func() { stopSvc(); stopSocket(); wg.Wait() }
+	inboxURL, stopInbox, err := ui.serve(svcCtx, &wg, svc, l.Host, log)
+	if err != nil {
+		stopSvc()
+		stopSocket()
+		wg.Wait()
+		return err
+	}
+	stop := func() { stopInbox(); stopSvc(); stopSocket(); wg.Wait() }
 	if err := pool.Start(runCtx); err != nil {
 		stop()
 		return err
@@ -121,6 +143,10 @@ func Serve(c *ucli.Context, io IO, o ServeOptions) error {
 		"workers", o.Workers, "recovered", len(st.Queued), "pid", os.Getpid())
 	fmt.Fprintf(io.Out, "gaffer serve: store %s, socket %s, metrics http://%s/metrics, %d worker(s)\n",
 		l.StoreDir(), sock, ln.Addr(), o.Workers)
+	if inboxURL != "" {
+		log.Info("inbox", "url", inboxURL)
+		fmt.Fprintf(io.Out, "gaffer serve: inbox %s\n", inboxURL)
+	}
 
 	<-c.Context.Done()
 	log.Info("draining", "timeout", o.DrainTimeout)

@@ -10,49 +10,25 @@ import (
 
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/runview"
 	"github.com/gaffer-dev/gaffer/state"
 	ucli "github.com/urfave/cli/v2"
 )
 
 // WatchView is a run as `status --watch` draws it (and prints it, one JSON
-// object per change, with --json): seed 002's phase tree with durations,
-// attempts, review iterations and tokens.
-type WatchView struct {
-	RunID           string       `json:"run_id"`
-	Status          string       `json:"status"`
-	Goal            string       `json:"goal"`
-	Slug            string       `json:"slug,omitempty"` // the goal's slug, named when the goal is empty
-	Checkpoint      uint64       `json:"checkpoint"`
-	Next            []string     `json:"next,omitempty"`
-	CurrentPhase    int          `json:"current_phase,omitempty"` // 1-based
-	ReviewIteration int          `json:"review_iteration"`        // of the current phase's attempt
-	Phases          []WatchPhase `json:"phases,omitempty"`
-	Usage           state.Usage  `json:"usage"` // all roles
-	Errors          []string     `json:"errors,omitempty"`
-}
+// object per change, with --json): the one view model of the phase tree,
+// runview's.
+type WatchView = runview.Tree
 
 // WatchPhase is one phase of a WatchView.
-type WatchPhase struct {
-	Number          int         `json:"number"`
-	Status          string      `json:"status"`
-	Attempt         int         `json:"attempt"`
-	DurationSeconds float64     `json:"duration_seconds"` // so far, while it runs; 0 before it starts
-	ReviewIteration int         `json:"review_iteration,omitempty"`
-	Commit          string      `json:"commit,omitempty"`
-	Tasks           []WatchTask `json:"tasks"`
-}
+type WatchPhase = runview.Phase
 
 // WatchTask is one task of a WatchPhase.
-type WatchTask struct {
-	ID     string `json:"id"`
-	Title  string `json:"title"`
-	Type   string `json:"type,omitempty"`
-	Status string `json:"status"`
-}
+type WatchTask = runview.Task
 
 // watchViewFrom is the view of the run's checkpoint snap at now.
 func watchViewFrom(snap graph.Snapshot[state.ExecutionState], now time.Time) WatchView {
-	v := treeViewOf(snap.State, runStatus(snap), now)
+	v := runview.Of(snap.State, runStatus(snap), now)
 	v.RunID, v.Checkpoint, v.Next = snap.RunID, snap.Seq, snap.Next
 	return v
 }

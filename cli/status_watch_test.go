@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gaffer-dev/gaffer/runview"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
@@ -57,8 +58,8 @@ func TestPhaseKind(t *testing.T) {
 		for _, ty := range c.types {
 			ts = append(ts, WatchTask{Type: ty})
 		}
-		if got := phaseKind(ts); got != c.want {
-			t.Errorf("phaseKind(%v) = %q, want %q", c.types, got, c.want)
+		if got := runview.Kind(ts); got != c.want {
+			t.Errorf("runview.Kind(%v) = %q, want %q", c.types, got, c.want)
 		}
 	}
 }

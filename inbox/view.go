@@ -1,0 +1,217 @@
+package inbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/nodes"
+	"github.com/gaffer-dev/gaffer/runview"
+	"github.com/gaffer-dev/gaffer/state"
+)
+
+// Bounds of what a page shows of a run: a phase's patch and an agent
+// session's transcript are cut (the page says so) beyond them.
+const (
+	maxPatchBytes      = 32 << 10
+	maxTranscriptBytes = 16 << 10
+	maxSessions        = 40
+)
+
+// runItem is a run as the list shows it.
+type runItem struct {
+	ID      string
+	Status  string
+	Needs   string // what the run waits for from a person: "plan approval", "an answer to recovery's question"; "" for nothing
+	Stopped bool   // running, but no process runs it
+	Pending bool   // queued in serve, not started
+	Goal    string
+	Created string
+	Tree    runview.Tree
+	Usage   state.Usage
+}
+
+// Cost is the run's total cost as the CLI prints it.
+func (r runItem) Cost() string { return fmt.Sprintf("$%.4f", r.Usage.CostUSD) }
+
+// The things a run can wait for from a person.
+const (
+	needsApproval = "plan approval"
+	needsDecision = "a decision on recovery's question"
+)
+
+// itemOf is the list's view of rs at now.
+func itemOf(rs host.RunStatus, now time.Time) runItem {
+	snap := rs.Snapshot
+	it := runItem{ID: snap.RunID, Status: rs.Status, Stopped: rs.Stopped, Pending: rs.Pending}
+	if rs.Pending {
+		return it
+	}
+	s := snap.State
+	it.Goal, it.Usage = s.Run.Goal, s.TotalUsage()
+	if !s.Run.CreatedAt.IsZero() {
+		it.Created = s.Run.CreatedAt.UTC().Format("2006-01-02 15:04:05 UTC")
+	}
+	it.Tree = runview.Of(s, host.ViewStatus(snap), now)
+	it.Tree.RunID, it.Tree.Checkpoint, it.Tree.Next = snap.RunID, snap.Seq, snap.Next
+	if host.ViewStatus(snap) == state.RunAwaitingApproval && snap.Interrupt != nil {
+		it.Needs = needsApproval
+		if snap.Interrupt.Node == nodes.NodeRecover {
+			it.Needs = needsDecision
+		}
+	}
+	return it
+}
+
+// listOf orders runs for the list: those that need a person first, each
+// group newest first (the order List gives).
+func listOf(rs []host.RunStatus, now time.Time) []runItem {
+	items := make([]runItem, 0, len(rs))
+	for _, r := range rs {
+		items = append(items, itemOf(r, now))
+	}
+	slices.SortStableFunc(items, func(a, b runItem) int {
+		switch {
+		case a.Needs != "" && b.Needs == "":
+			return -1
+		case a.Needs == "" && b.Needs != "":
+			return 1
+		}
+		return 0
+	})
+	return items
+}
+
+// runPage is one run's page.
+type runPage struct {
+	runItem
+	ExecDir   string
+	PlanText  string // the plan as written (its preamble for a plan without)
+	Phases    []phaseView
+	Errors    []string
+	Question  *nodes.Question
+	Recovery  *nodes.RecoveryView
+	Roles     []roleUsage
+	Sessions  []session
+	CSRF      string
+	Said      string // what the last answer did, from a fixed set
+	SaidKey   string // its key (?said=), kept by the live updates
+	LastError string
+}
+
+// phaseView is one phase of the run page: its tree line, tasks in full,
+// diff and review.
+type phaseView struct {
+	runview.Phase
+	Kind      string
+	Tasks     []taskView
+	Error     string
+	Review    *state.ReviewResult
+	DiffRange string // "abc1234..def5678"
+	Files     []fileStat
+	Patch     string
+	PatchCut  bool
+	DiffError string
+}
+
+// taskView is a task of the plan with its tree status.
+type taskView struct {
+	runview.Task
+	Description string
+	Files       []string
+	DependsOn   []string
+}
+
+// fileStat is a changed file of a phase's diff stat.
+type fileStat struct {
+	Path           string
+	Added, Deleted int
+	Binary         bool
+}
+
+// roleUsage is a row of the cost table.
+type roleUsage struct {
+	Role string
+	state.Usage
+}
+
+// Cost is the row's cost as the CLI prints it.
+func (r roleUsage) Cost() string { return fmt.Sprintf("$%.4f", r.CostUSD) }
+
+// pageOf is the run page of rs.
+func (s *Server) pageOf(ctx context.Context, rs host.RunStatus) runPage {
+	p := runPage{runItem: itemOf(rs, s.cfg.Now())}
+	if rs.Pending {
+		return p
+	}
+	snap := rs.Snapshot
+	st := snap.State
+	p.ExecDir, p.PlanText, p.Errors = st.Run.ExecDir, st.Plan.Markdown, st.Errors
+	if p.PlanText == "" {
+		p.PlanText = st.Plan.Preamble
+	}
+	if rs.Stopped && len(st.Errors) > 0 {
+		p.LastError = st.Errors[len(st.Errors)-1]
+	}
+	if snap.Interrupt != nil && snap.Interrupt.Node == nodes.NodeRecover && p.Needs != "" {
+		var q nodes.Question
+		if json.Unmarshal(snap.Interrupt.Payload, &q) == nil {
+			p.Question = &q
+		}
+	}
+	if rv, ok := nodes.Recovery(st); ok {
+		p.Recovery = &rv
+	}
+	for _, r := range runview.Roles(st.Usage) {
+		p.Roles = append(p.Roles, roleUsage{Role: r, Usage: st.Usage[r]})
+	}
+	for i, ph := range p.Tree.Phases {
+		pv := phaseView{Phase: ph, Kind: runview.Kind(ph.Tasks)}
+		for _, t := range ph.Tasks {
+			task, _ := st.Plan.Task(t.ID)
+			pv.Tasks = append(pv.Tasks, taskView{Task: t, Description: strings.TrimSpace(task.Description), Files: task.Files, DependsOn: task.DependsOn})
+		}
+		if i < len(st.Progress.Phases) {
+			ps := st.Progress.Phases[i]
+			pv.Error, pv.Review = ps.Error, ps.Review
+			s.diff(ctx, &pv, ps, st.Run.ExecDir)
+		}
+		p.Phases = append(p.Phases, pv)
+	}
+	p.Sessions = readSessions(s.cfg.Transcripts, snap.RunID)
+	return p
+}
+
+// diff fills in the phase's diff stat and bounded patch, from its
+// pre-phase commit to its own commit, without the execution directory.
+func (s *Server) diff(ctx context.Context, pv *phaseView, ps state.PhaseState, execDir string) {
+	if s.cfg.Repo == nil || ps.PreCommit == "" || ps.PostCommit == "" {
+		return
+	}
+	pv.DiffRange = runview.Short(ps.PreCommit) + ".." + runview.Short(ps.PostCommit)
+	stats, err := s.cfg.Repo.DiffStat(ctx, ps.PreCommit, ps.PostCommit)
+	if err != nil {
+		pv.DiffError = err.Error()
+		return
+	}
+	inExec := func(p string) bool { return execDir != "" && (p == execDir || strings.HasPrefix(p, execDir+"/")) }
+	for _, f := range stats {
+		if !inExec(f.Path) {
+			pv.Files = append(pv.Files, fileStat{Path: f.Path, Added: f.Added, Deleted: f.Deleted, Binary: f.Binary})
+		}
+	}
+	var exclude []string
+	if execDir != "" {
+		exclude = []string{execDir}
+	}
+	w := &capped{max: maxPatchBytes}
+	if err := s.cfg.Repo.Diff(ctx, ps.PreCommit, ps.PostCommit, exclude, w); err != nil && !errors.Is(err, errCapped) {
+		pv.DiffError = err.Error()
+	}
+	pv.Patch, pv.PatchCut = w.b.String(), w.cut
+}

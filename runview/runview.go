@@ -1,0 +1,177 @@
+package runview
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/state"
+)
+
+// Tree is a run as `status --watch` draws it (and prints it, one JSON
+// object per change, with --json): seed 002's phase tree with durations,
+// attempts, review iterations and tokens.
+type Tree struct {
+	RunID           string      `json:"run_id"`
+	Status          string      `json:"status"`
+	Goal            string      `json:"goal"`
+	Slug            string      `json:"slug,omitempty"` // the goal's slug, named when the goal is empty
+	Checkpoint      uint64      `json:"checkpoint"`
+	Next            []string    `json:"next,omitempty"`
+	CurrentPhase    int         `json:"current_phase,omitempty"` // 1-based
+	ReviewIteration int         `json:"review_iteration"`        // of the current phase's attempt
+	Phases          []Phase     `json:"phases,omitempty"`
+	Usage           state.Usage `json:"usage"` // all roles
+	Errors          []string    `json:"errors,omitempty"`
+}
+
+// Phase is one phase of a Tree.
+type Phase struct {
+	Number          int     `json:"number"`
+	Status          string  `json:"status"`
+	Attempt         int     `json:"attempt"`
+	DurationSeconds float64 `json:"duration_seconds"` // so far, while it runs; 0 before it starts
+	ReviewIteration int     `json:"review_iteration,omitempty"`
+	Commit          string  `json:"commit,omitempty"`
+	Tasks           []Task  `json:"tasks"`
+}
+
+// Task is one task of a Phase.
+type Task struct {
+	ID     string `json:"id"`
+	Title  string `json:"title"`
+	Type   string `json:"type,omitempty"`
+	Status string `json:"status"`
+}
+
+// Of is the view of run state s, whose status is st (a run interrupted
+// for approval says so only in its checkpoint, see host.ViewStatus), at
+// now: a phase that has ended shows how long it took, one that runs how
+// long it has run so far. A zero now leaves out the running phases' times
+// (a picture that does not change while a phase runs).
+func Of(s state.ExecutionState, st state.RunStatus, now time.Time) Tree {
+	v := Tree{RunID: s.Run.ID, Status: st.String(), Goal: s.Run.Goal, Slug: s.Run.Slug,
+		ReviewIteration: s.Progress.ReviewIteration, Errors: s.Errors, Usage: s.TotalUsage()}
+	if len(s.Plan.Phases) > 0 {
+		v.CurrentPhase = s.Progress.CurrentPhase + 1
+	}
+	for i, ph := range s.Plan.Phases {
+		var ps state.PhaseState
+		if i < len(s.Progress.Phases) {
+			ps = s.Progress.Phases[i]
+		}
+		wp := Phase{Number: i + 1, Status: ps.Status.String(), Attempt: ps.Attempt, Commit: Short(ps.PostCommit)}
+		if !ps.StartedAt.IsZero() {
+			end := ps.CompletedAt
+			if end.IsZero() {
+				end = now
+			}
+			if d := end.Sub(ps.StartedAt).Round(time.Second); !end.IsZero() && d > 0 {
+				wp.DurationSeconds = d.Seconds()
+			}
+		}
+		if i == s.Progress.CurrentPhase && ps.Status != state.PhaseCompleted {
+			wp.ReviewIteration = s.Progress.ReviewIteration
+		}
+		for _, tid := range ph.TaskIDs {
+			t, _ := s.Plan.Task(tid)
+			// A checkpoint without task states (older ones) gives every
+			// task its phase's status.
+			wt := Task{ID: tid, Title: t.Title, Status: ps.Status.String()}
+			if t.Type != state.TypeNone {
+				wt.Type = t.Type.String()
+			}
+			for _, ts := range ps.Tasks {
+				if ts.TaskID == tid {
+					wt.Status = ts.Status.String()
+				}
+			}
+			wp.Tasks = append(wp.Tasks, wt)
+		}
+		v.Phases = append(v.Phases, wp)
+	}
+	return v
+}
+
+// Duration is how long the phase took (so far), "" before it started.
+func (p Phase) Duration() string {
+	if p.DurationSeconds <= 0 {
+		return ""
+	}
+	return (time.Duration(p.DurationSeconds) * time.Second).String()
+}
+
+// Kind names the types of the phase's typed tasks: " (test)", or
+// " (test+impl)" for a phase that mixes them; "" when none is typed.
+func Kind(ts []Task) string {
+	var kinds []string
+	for _, t := range ts {
+		if t.Type != "" && !slices.Contains(kinds, t.Type) {
+			kinds = append(kinds, t.Type)
+		}
+	}
+	if len(kinds) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(kinds, "+") + ")"
+}
+
+// Marks of the phase tree.
+const (
+	MarkDone    = "✓"
+	MarkRunning = "●"
+	MarkPending = "○"
+	MarkFailed  = "✗"
+)
+
+// Mark is the phase tree's mark of a phase or task status (a status
+// string that is none: pending's).
+func Mark(status string) string {
+	st, _ := parse(status)
+	switch st {
+	case state.PhaseCompleted:
+		return MarkDone
+	case state.PhaseRunning, state.PhaseRetrying:
+		return MarkRunning
+	case state.PhaseFailed:
+		return MarkFailed
+	}
+	return MarkPending
+}
+
+// StatusWord is a phase or task status as the tree names it: "Completed".
+func StatusWord(status string) string {
+	st, _ := parse(status)
+	w := st.String()
+	return strings.ToUpper(w[:1]) + w[1:]
+}
+
+// Short is a commit's short hash (its first seven characters).
+func Short(sha string) string { return sha[:min(7, len(sha))] }
+
+func parse(s string) (state.PhaseStatus, error) {
+	var st state.PhaseStatus
+	err := st.UnmarshalText([]byte(s))
+	return st, err
+}
+
+// Roles is the order of the roles of a run's usage in a cost table: the
+// workflow's, then any other role by name.
+func Roles(usage map[string]state.Usage) []string {
+	known := []string{string(agent.RoleArchitect), string(agent.RoleDeveloper), string(agent.RoleReviewer),
+		string(agent.RoleEvaluator), string(agent.RoleSummarizer)}
+	var out []string
+	for _, r := range known {
+		if _, ok := usage[r]; ok {
+			out = append(out, r)
+		}
+	}
+	for _, r := range slices.Sorted(maps.Keys(usage)) {
+		if !slices.Contains(known, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
