@@ -16,16 +16,17 @@ import (
 // "gaffer", the last one being completed): commands, subcommands, a
 // command's flags, and run ids where a command takes RUN.
 
-// completionScripts are the scripts `gaffer completion` prints.
-var completionScripts = map[string]string{
-	"bash": `# gaffer completion for bash: source <(gaffer completion bash)
+// completionScript is the script `gaffer completion SHELL` prints.
+func completionScript(shell string) (string, bool) {
+	s, ok := map[string]string{
+		"bash": `# gaffer completion for bash: source <(gaffer completion bash)
 _gaffer() {
 	local IFS=$'\n'
 	COMPREPLY=($(gaffer __complete "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null))
 }
 complete -o default -F _gaffer gaffer
 `,
-	"zsh": `#compdef gaffer
+		"zsh": `#compdef gaffer
 # gaffer completion for zsh: source <(gaffer completion zsh) after compinit
 _gaffer() {
 	local -a candidates
@@ -38,13 +39,15 @@ _gaffer() {
 }
 compdef _gaffer gaffer
 `,
-	"fish": `# gaffer completion for fish: gaffer completion fish | source
+		"fish": `# gaffer completion for fish: gaffer completion fish | source
 function __gaffer_complete
 	set -l words (commandline -opc) (commandline -ct)
 	gaffer __complete $words[2..-1] 2>/dev/null
 end
 complete -c gaffer -f -a '(__gaffer_complete)'
 `,
+	}[shell]
+	return s, ok
 }
 
 func (a *app) completionCommand() *ucli.Command {
@@ -61,7 +64,7 @@ func (a *app) completionCommand() *ucli.Command {
 			if c.NArg() != 1 {
 				return usageErrorf("completion: want one shell: bash, zsh or fish")
 			}
-			script, ok := completionScripts[c.Args().First()]
+			script, ok := completionScript(c.Args().First())
 			if !ok {
 				return usageErrorf("completion: unknown shell %q: want bash, zsh or fish", c.Args().First())
 			}

@@ -2,9 +2,8 @@
 // returns the application with its global flags (--repo, --store,
 // --profile, --log-level, --log-format, each also read from a GAFFER_*
 // environment variable) and its commands. Each command lives in a file of
-// its own as an options struct with a Run(ctx, w) method that writes to
-// the io.Writer it is given; the urfave/cli glue only reads flags into
-// that struct. Commands return errors and never exit: main hands the error
+// its own; the urfave/cli glue reads flags into options and calls the
+// run service or a renderer with the writer it is given. Commands return errors and never exit: main hands the error
 // to Report, which prints it, and to ExitCode, which maps it to one of the
 // documented exit codes (see exitcodes.go); an *ExitError carries an
 // explicit code through wrapping.
@@ -12,11 +11,18 @@
 // # The workflow commands
 //
 // run, approve, reject, resume, status, list, history, diff, logs, fork,
-// cancel, delete, prune and demo drive the workflow of package nodes.
-// Each lives in its own file and works on an env (open.go): the
-// repository of --repo, the Badger store of
-// --store (default <git dir>/gaffer, outside the work tree, so no reset,
-// clean or commit can touch it) and the compiled graph. Output goes to the
+// cancel, delete, prune and demo drive the workflow of package nodes
+// through package host, the run service: cli reads flags, calls a
+// host.Service, renders what it returns and maps its outcome or refusal
+// to an exit code (report, front.go; hostExitCode, exitcodes.go). withService
+// (connect.go) gives a command the process holding the store when one
+// answers on its control socket (a host.Client), and otherwise opens the
+// store here (openHost: the repository of --repo, the Badger store of
+// --store, default <git dir>/gaffer, outside the work tree, so no reset,
+// clean or commit can touch it); the command does not know which it has.
+// A command holding the store serves host.Holder on the socket meanwhile,
+// serve serves host.Pool. The Host's Front here is the terminal (front.go)
+// and its Setup the run flags and profiles (setup.go). Output goes to the
 // IO they are given (NewWithIO); main passes os.Stdin so that, on a
 // terminal, run/approve/resume show the whole plan (paged through $PAGER
 // or less -FRX when stdout is a terminal, pager.go) and ask approve /
@@ -60,7 +66,7 @@
 // Before driverFactory makes any driver of a run, the variables the run's
 // profile names as keys leave gaffer's environment (KeyVault, given by
 // main as IO.Keys) and every driver's processes start without them; a CLI
-// agent gets back those its pass_env lists. openEnv, once it holds the
+// agent gets back those its pass_env lists. host.Open, once it holds the
 // store, kills the agents' process groups a killed gaffer left running
 // (internal/procgroup, .git/gaffer.groups) before anything else, and makes
 // the store 0700 and its files 0600.
@@ -72,7 +78,8 @@
 // A run whose status is running that no process runs (killed, or stopped
 // by an error) is shown as "running (stopped: …)" by status and list, and
 // with "stopped": true (and the state's last error) in their JSON: only the
-// process that has the store open runs runs, and it knows which (stopped.go).
+// process that has the store open runs runs, and it knows which (the
+// Host's Status says Stopped).
 // status, list and history never create a store: in a repository
 // without one they say so (exit 8; list exits 0 with no runs).
 // Flags may follow RUN (`gaffer reject RUN --feedback "…"`), as the
@@ -114,7 +121,7 @@
 //   - the hidden test flags --run-id and --no-go-test: a run id left in
 //     the environment would give every run the same id.
 //
-// run's --detach and status's --watch and --interval (ops_remote.go) do
+// run's --detach and status's --watch and --interval (ops.go) do
 // not read one yet.
 //
 // GAFFER_TEST_PAUSE_AFTER_COMMIT (a duration) makes every commit announce

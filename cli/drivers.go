@@ -373,14 +373,3 @@ func (o RunOptions) resolved(root string, getenv func(string) string) (runProfil
 	}
 	return rp, checkExecutables(rp, lookPath)
 }
-
-// lastCause returns the innermost agent error of err (ErrAuth or
-// ErrMissingKey with its message naming the variable), or err.
-func lastCause(err error) error {
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		if strings.HasPrefix(e.Error(), "agent: ") {
-			return e
-		}
-	}
-	return err
-}

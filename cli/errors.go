@@ -1,6 +1,10 @@
 package cli
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/gaffer-dev/gaffer/host"
+)
 
 // Errors returned by the package. Test for them with errors.Is.
 var (
@@ -12,9 +16,9 @@ var (
 // Errors of the workflow commands (run, approve, resume, …).
 var (
 	// ErrNoRun is returned when no run fits a command given without RUN.
-	ErrNoRun = errors.New("cli: no run fits")
+	ErrNoRun = host.ErrNoRun
 	// ErrDirtyTree is returned by run for a work tree with changes.
-	ErrDirtyTree = errors.New("cli: work tree has uncommitted changes")
+	ErrDirtyTree = host.ErrDirtyTree
 	// ErrUnsupportedDriver is returned for a driver this build cannot make.
 	ErrUnsupportedDriver = errors.New("cli: unsupported driver")
 )

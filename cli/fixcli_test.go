@@ -128,7 +128,7 @@ func TestFlagUsageHasNoBackquotes(t *testing.T) {
 func TestEveryFlagReadsTheEnvironment(t *testing.T) {
 	// The flags doc.go names as having no variable, and why.
 	without := map[string]bool{"repo": true, "store": true, "profile": true, "plan": true, "goal": true, "run-id": true, "no-go-test": true,
-		// ops_remote.go, edited elsewhere: still to do.
+		// ops.go: not yet.
 		"detach": true, "watch": true, "interval": true}
 	app := New("dev", &bytes.Buffer{}, &bytes.Buffer{})
 	forEachFlag(app.Commands, "", func(cmd string, f ucli.Flag) {

@@ -68,7 +68,7 @@ func logsDir(c *ucli.Context) (string, error) {
 		}
 		dir = filepath.Join(gitDir(repo.Root()), "gaffer")
 	}
-	return transcriptDir(dir), nil
+	return host.TranscriptDir(dir), nil
 }
 
 // Logs prints the transcripts of run runID (the newest run with any when
@@ -191,7 +191,7 @@ type follower struct {
 }
 
 func (f *follower) ended() bool {
-	_, err := os.Stat(filepath.Join(f.dir, transcriptEnd))
+	_, err := os.Stat(filepath.Join(f.dir, host.TranscriptEnd))
 	return err == nil
 }
 

@@ -15,7 +15,7 @@ import (
 // needs a run (status, list, history, resume, cancel, delete, …) would open
 // when it does not exist or is empty, and "" otherwise:
 // those commands say there is no run instead of creating a store. A
-// repository that cannot be opened is left to openEnv to report.
+// repository that cannot be opened is left to openHost to report.
 func missingStore(c *ucli.Context) (string, error) {
 	g, storeSet, err := globalsOf(c)
 	if err != nil {
@@ -23,7 +23,7 @@ func missingStore(c *ucli.Context) (string, error) {
 	}
 	dir := g.Store
 	if !storeSet {
-		// The directory openEnv opens: .git/gaffer of the repository's root.
+		// The directory openHost opens: .git/gaffer of the repository's root.
 		repo, err := workspace.Open(g.Repo)
 		if err != nil {
 			return "", nil

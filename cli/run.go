@@ -145,7 +145,7 @@ func checkTree(ctx context.Context, repo *workspace.Repo, o RunOptions) ([]strin
 // refused for its work tree creates no store. It checks only while it can
 // take the work tree's lock: a tree another process works in is that
 // process's to change, and Run names the holder. Whatever it cannot open
-// is left to openEnv to report.
+// is left to openHost to report.
 func (o RunOptions) precheckTree(c *ucli.Context) error {
 	g, _, err := globalsOf(c)
 	if err != nil {

@@ -27,9 +27,6 @@ import (
 const (
 	maxTranscriptText  = 8 << 10
 	maxTranscriptBytes = 2 << 20
-	// transcriptEnd is the name of the file written when a run ends; it
-	// tells `logs --follow` to stop.
-	transcriptEnd = "end"
 )
 
 // transcriptLine is one line of a transcript file.
@@ -42,10 +39,6 @@ type transcriptLine struct {
 	IsError bool         `json:"is_error,omitempty"`
 	Usage   *state.Usage `json:"usage,omitempty"`
 }
-
-// transcriptDir is where the transcripts of the runs of the store at
-// storeDir are kept.
-func transcriptDir(storeDir string) string { return storeDir + ".logs" }
 
 // transcribed is a driver whose sessions are written down.
 type transcribed struct {
@@ -247,14 +240,4 @@ func secretRedactor(names []string, getenv func(string) string, environ []string
 	}
 	r := strings.NewReplacer(pairs...)
 	return r.Replace
-}
-
-// markTranscriptEnd records that run id ended, so that `logs --follow`
-// stops.
-func markTranscriptEnd(storeDir, id string) {
-	dir := filepath.Join(transcriptDir(storeDir), id)
-	if _, err := os.Stat(dir); err != nil {
-		return
-	}
-	_ = os.WriteFile(filepath.Join(dir, transcriptEnd), nil, 0o600)
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/gaffer-dev/gaffer/internal/ioerr"
@@ -182,10 +183,43 @@ func (p *Pool) Answer(ctx context.Context, req AnswerRequest) (Outcome, error) {
 			return Outcome{}, errorf(Usage, "--decision %q: want retry or stop", req.Decision)
 		}
 	}
-	if err := p.q.Answer(id, ans); err != nil {
+	if err := p.answer(ctx, id, ans); err != nil {
 		return Outcome{}, errorf(Held, "run %s: %w", id, err)
 	}
 	return Outcome{RunID: id, Kind: HandedOn, Message: fmt.Sprintf("Run %s %s; gaffer serve (pid %d) continues it.", id, AnswerVerb(ans), os.Getpid())}, nil
+}
+
+// answerWait bounds how long answer waits for the job that parked a run
+// to end.
+const answerWait = 10 * time.Second
+
+// answer queues ans for run id. The checkpoint that parks a run is
+// written before its worker's job returns: an answer that comes in
+// between (the status said awaiting_approval) waits for the job to end
+// rather than being refused as a duplicate.
+func (p *Pool) answer(ctx context.Context, id string, ans nodes.Answer) error {
+	deadline := time.Now().Add(answerWait)
+	for {
+		err := p.q.Answer(id, ans)
+		if !errors.Is(err, serve.ErrDuplicate) || !p.parking(ctx, id) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// parking reports whether a worker executes run id while its checkpoint
+// waits for an answer: the job that parked it has yet to end.
+func (p *Pool) parking(ctx context.Context, id string) bool {
+	if !slices.Contains(p.q.Status().Active, id) {
+		return false
+	}
+	snap, err := p.h.runner.State(ctx, id)
+	return err == nil && snap.Interrupt != nil && ViewStatus(snap) == state.RunAwaitingApproval
 }
 
 // Cancel takes a run out of the queue, stops it on its worker (which
