@@ -184,7 +184,7 @@ func (d *Deliverer) loop() {
 	if d.cfg.Runs != nil {
 		ids, err := d.cfg.Runs(d.ctx)
 		if err != nil {
-			d.cfg.Logger.Warn("notify: list runs", "err", err)
+			d.cfg.Logger.Debug("notify: list runs", "err", err)
 		}
 		for _, id := range ids {
 			d.Poke(id)
@@ -206,9 +206,9 @@ func targetKey(i int, t state.NotifyTarget) string { return fmt.Sprintf("%d-%s",
 func (d *Deliverer) deliverRun(runID string) {
 	s, err := d.cfg.Load(d.ctx, runID)
 	if err != nil {
-		if d.ctx.Err() == nil {
-			d.cfg.Logger.Warn("notify: read run", "run", runID, "err", err)
-		}
+		// The command that reads the run says what is wrong with it; a
+		// notice stays in the outbox for when the run reads again.
+		d.cfg.Logger.Debug("notify: read run", "run", runID, "err", err)
 		return
 	}
 	nc := s.Config.Notify
