@@ -2,6 +2,7 @@ package cli
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,6 +17,7 @@ import (
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/metrics"
+	"github.com/gaffer-dev/gaffer/notify"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
 	ucli "github.com/urfave/cli/v2"
@@ -84,7 +86,8 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 	}
 	cfg := host.Config{Repo: g.Repo, Store: dir, Dir: dir, Setup: setup{io: io, pace: pace, opts: o.run}, Front: hf, Logger: l.log, Cmd: l.cmd,
 		Version: io.version, ReproducibleDates: reproducibleDates(os.Getenv),
-		AfterCommit: afterCommitHook(io), AfterRestore: afterRestoreHook(io)}
+		AfterCommit: afterCommitHook(io), AfterRestore: afterRestoreHook(io),
+		Notify: &notify.Config{Before: beforeNotifyHook(io)}}
 	if o.metrics != nil {
 		m := o.metrics
 		cfg.WrapStore = func(s checkpoint.Store) checkpoint.Store { return metrics.InstrumentStore(s, m) }
@@ -265,6 +268,24 @@ func afterCommitHook(io IO) func(string) {
 	return func(subject string) {
 		fmt.Fprintf(io.Out, "gaffer-test: committed %s\n", subject)
 		time.Sleep(d)
+	}
+}
+
+// beforeNotifyHook is the notification kill test's hook: with
+// GAFFER_TEST_PAUSE_BEFORE_NOTIFY set to a duration, each notice's
+// delivery is announced on the output and follows that pause (cut short
+// when the host closes).
+func beforeNotifyHook(io IO) func(context.Context, string, state.Notice) {
+	d, err := time.ParseDuration(os.Getenv("GAFFER_TEST_PAUSE_BEFORE_NOTIFY"))
+	if err != nil || d <= 0 {
+		return nil
+	}
+	return func(ctx context.Context, runID string, n state.Notice) {
+		fmt.Fprintf(io.Out, "gaffer-test: notify %s %s\n", runID, n.Event)
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+		}
 	}
 }
 

@@ -128,6 +128,10 @@
 // itself on stdout and pause before its checkpoint: the kill test uses it
 // to SIGKILL a run between a commit and its checkpoint.
 //
+// GAFFER_TEST_PAUSE_BEFORE_NOTIFY (a duration) makes every notice's
+// delivery announce itself on stdout and pause first: the notify test
+// SIGKILLs a run between a notice's checkpoint and its delivery.
+//
 // GAFFER_REPRODUCIBLE_DATES=1 dates each commit one second after its
 // parent instead of now (nodes.Config.ReproducibleDates), so that the
 // same work makes the same commits; tests that compare trees naming

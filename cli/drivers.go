@@ -40,6 +40,7 @@ type runProfile struct {
 	// recovery is set unless the profile says recovery.enabled: false;
 	// nil, nothing of it reaches the run's state.
 	recovery *state.RecoveryConfig
+	notify   *state.NotifyConfig // the profile's notify section (URLs and variables' names)
 }
 
 // resolveProfile loads the configuration for the repository in repoDir
@@ -71,6 +72,7 @@ func resolveProfile(repoDir string, o RunOptions, getenv func(string) string) (r
 			MaxPlanRevisions:        p.Limits.MaxPlanRevisions,
 		},
 		skipTDD: !p.TDDCheck(),
+		notify:  p.Notify.RunConfig(),
 	}
 	if p.Recovery.On() {
 		rp.recovery = &state.RecoveryConfig{}

@@ -107,7 +107,7 @@ func newRun(ctx context.Context, repo *workspace.Repo, o RunOptions, getenv func
 	}
 	s, err := state.NewRun(state.RunInfo{ID: id, Goal: goal, TrackerID: o.TrackerID, CreatedAt: time.Now()},
 		state.RunConfig{
-			Profile: rp.name, Agents: rp.agents, Drivers: rp.drivers, Limits: rp.limits, SkipTDDCheck: rp.skipTDD, Recovery: rp.recovery,
+			Profile: rp.name, Agents: rp.agents, Drivers: rp.drivers, Limits: rp.limits, SkipTDDCheck: rp.skipTDD, Recovery: rp.recovery, Notify: rp.notify,
 			ScriptPath: script, PlanPath: planPath, Inputs: inputs, AutoApprove: o.AutoApprove, AllowDirty: o.AllowDirty, Pace: o.Pace,
 		})
 	if err != nil {

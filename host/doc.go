@@ -17,5 +17,8 @@
 // reads and cancels runs for others, and hands answers to the question it
 // asks), and `gaffer serve` offers Pool, which queues runs for its
 // workers; the workers execute them with the same Host operations, from a
-// journal whose job spec is tagged and versioned (jobspec.go).
+// journal whose job spec is tagged and versioned (jobspec.go). With
+// Config.Notify the host delivers the runs' notices (package notify) while
+// it holds the store: after each checkpoint and, at Open, every run's
+// pending ones; Close flushes them within a bounded wait.
 package host

@@ -19,6 +19,7 @@ import (
 	"github.com/gaffer-dev/gaffer/internal/ioerr"
 	"github.com/gaffer-dev/gaffer/internal/procgroup"
 	"github.com/gaffer-dev/gaffer/nodes"
+	"github.com/gaffer-dev/gaffer/notify"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
 )
@@ -111,6 +112,11 @@ type Config struct {
 	// AfterCommit and AfterRestore are the kill tests' pauses (nodes.Config).
 	AfterCommit  func(subject string)
 	AfterRestore func()
+	// Notify, when set, delivers the runs' notices (package notify) from
+	// this process while it holds the store: after each checkpoint of a
+	// run, and once at Open for every run's pending ones. The host fills
+	// in Cursor (beside the store), Load, Runs and Logger where unset.
+	Notify *notify.Config
 }
 
 // Host owns a store and the runner on it: the runs it drives, the one it
@@ -231,7 +237,49 @@ func open(cfg Config, repo *workspace.Repo, dir string, store checkpoint.Store, 
 		return nil, err
 	}
 	h.closers = append(h.closers, h.live.track(h.runner)) // Status tells a stopped run
+	if cfg.Notify != nil {
+		if err := h.startNotify(*cfg.Notify); err != nil {
+			h.Close()
+			return nil, err
+		}
+	}
 	return h, nil
+}
+
+// startNotify starts delivering the runs' notices (Config.Notify): a
+// run's checkpoint pokes the deliverer, which reads the run's outbox on
+// its own goroutine, so a step never waits for a delivery. Close flushes
+// it, within its bounded wait, before the store closes.
+func (h *Host) startNotify(nc notify.Config) error {
+	if nc.Cursor == "" {
+		nc.Cursor = notify.CursorFile(h.dir)
+	}
+	if nc.Logger == nil {
+		nc.Logger = h.log
+	}
+	nc.Load = func(ctx context.Context, runID string) (state.ExecutionState, error) {
+		snap, err := h.runner.State(ctx, runID)
+		return snap.State, err
+	}
+	nc.Runs = func(ctx context.Context) ([]string, error) {
+		infos, err := h.store.Runs(ctx)
+		ids := make([]string, len(infos))
+		for i, in := range infos {
+			ids[i] = in.RunID
+		}
+		return ids, err
+	}
+	d, err := notify.Start(nc)
+	if err != nil {
+		return err
+	}
+	unsubscribe := h.runner.Subscribe(func(e graph.Event) {
+		if e.Kind == graph.CheckpointSaved {
+			d.Poke(e.RunID)
+		}
+	})
+	h.closers = append(h.closers, func() { unsubscribe(); d.Close() })
+	return nil
 }
 
 // Close stops what the host started and closes the store.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 
@@ -18,6 +19,10 @@ const PhaseChunk = 32
 // {"count":N,"chunk":PhaseChunk}. The states themselves are the values
 // phasesKey+".0", phasesKey+".1", …, PhaseChunk (the last fewer) each.
 const phasesKey = "progress.phases"
+
+// outboxKey names the outbox's value (state.ExecutionState.Outbox), which
+// checkpoints written before it existed lack.
+const outboxKey = "outbox"
 
 // phaseIndex is the value of phasesKey.
 type phaseIndex struct {
@@ -34,7 +39,8 @@ type phaseIndex struct {
 // the same for a 600-phase plan as for a 10-phase one.
 //
 // Decode reads the checkpoints of earlier gaffers too (the phase states
-// inside the "progress" value), so old stores stay readable.
+// inside the "progress" value; no "outbox" value), so old stores stay
+// readable.
 type Codec struct {
 	inner *graph.JSONCodec[state.ExecutionState]
 }
@@ -74,6 +80,11 @@ func (c *Codec) Encode(s state.ExecutionState) (map[string][]byte, error) {
 // Decode implements graph.Codec. Like graph.JSONCodec it is strict: a
 // missing or unknown value or field is an error.
 func (c *Codec) Decode(values map[string][]byte) (state.ExecutionState, error) {
+	if _, ok := values[outboxKey]; !ok {
+		// Written before runs had an outbox: an empty one.
+		values = maps.Clone(values)
+		values[outboxKey] = []byte("{}")
+	}
 	raw, chunked := values[phasesKey]
 	if !chunked {
 		return c.inner.Decode(values) // written before the phases were split

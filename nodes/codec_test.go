@@ -41,7 +41,7 @@ func TestCodecRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := (n+PhaseChunk-1)/PhaseChunk + 10; len(vals) != want {
+			if want := (n+PhaseChunk-1)/PhaseChunk + 11; len(vals) != want {
 				t.Errorf("%d values, want %d", len(vals), want)
 			}
 			got, err := c.Decode(vals)
@@ -192,5 +192,36 @@ func TestCodecReadsOldCheckpoints(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got.State, want.State) || got.Seq != want.Seq {
 		t.Fatalf("resumed run ended at seq %d, a run with the old codec at %d, or their states differ", got.Seq, want.Seq)
+	}
+}
+
+// TestCodecReadsCheckpointsWithoutOutbox: a checkpoint written before runs
+// had an outbox (no "outbox" value, chunked or not) decodes, with an empty
+// outbox; one written now round-trips its notices.
+func TestCodecReadsCheckpointsWithoutOutbox(t *testing.T) {
+	s := busyState(t, 3)
+	for _, c := range []graph.Codec[state.ExecutionState]{NewCodec(), graph.NewJSONCodec[state.ExecutionState]()} {
+		vals, err := c.Encode(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		delete(vals, outboxKey)
+		got, err := NewCodec().Decode(vals)
+		if err != nil {
+			t.Fatalf("%T: old checkpoint: %v", c, err)
+		}
+		if !reflect.DeepEqual(got, s) {
+			t.Fatalf("%T: old checkpoint read as %+v", c, got.Outbox)
+		}
+	}
+	s.Config.Notify = &state.NotifyConfig{Targets: []state.NotifyTarget{{Kind: "ntfy", URL: "https://ntfy.sh/t"}}}
+	s = s.WithNotice(state.NoticeCompleted, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), "done", "")
+	vals, err := NewCodec().Encode(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := NewCodec().Decode(vals)
+	if err != nil || !reflect.DeepEqual(got, s) {
+		t.Fatalf("round trip: %+v, %v", got.Outbox, err)
 	}
 }

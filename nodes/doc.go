@@ -218,6 +218,19 @@
 // emit recovery_failure, recovery_decision, doctor_call, replan,
 // stuck_decision and budget_warning.
 //
+// # Notices (RunConfig.Notify set)
+//
+// A notice for a person (state.Notice, delivered by package notify) is
+// appended to state.Outbox by the node whose step makes the change it
+// tells of, so both are in one checkpoint: withStatus for completed,
+// halted and failed; checkBudget for budget_warning. An interrupt's
+// checkpoint keeps the state from before the interrupting node, so what
+// approval or recover would write before interrupting is lost: the
+// awaiting_approval notice is appended by the validator with the valid
+// plan (unless the run auto-approves), and needs_human by toHuman with
+// the question it stages, one step before the interrupt. A node run again
+// appends from the same input, so a notice is never added twice.
+//
 // # Recovery (RunConfig.Recovery set)
 //
 // A rejected attempt that would retry or halt is recorded by review in

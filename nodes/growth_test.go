@@ -186,3 +186,47 @@ func TestPlanGrowthIsFlat(t *testing.T) {
 		t.Fatalf("a step of a 600-phase plan adds %.0f bytes, over 3× the %.0f of a 10-phase plan", large, small)
 	}
 }
+
+// outboxCodec encodes a state with notifications on and a full outbox
+// (state.OutboxKeep notices) and, with every, a new notice in each
+// state it encodes: what the outbox costs a checkpoint when it does not
+// change (the usual step) and when every step adds a notice (far more
+// than a run raises).
+type outboxCodec struct {
+	*Codec
+	every bool
+	n     int
+}
+
+func (c *outboxCodec) Encode(s state.ExecutionState) (map[string][]byte, error) {
+	s.Config.Notify = &state.NotifyConfig{URL: "https://inbox.example", Targets: []state.NotifyTarget{
+		{Kind: "webhook", URL: "https://example.com/hook", SecretEnv: "GAFFER_HOOK_SECRET"}, {Kind: "ntfy", URL: "https://ntfy.sh/topic"}}}
+	k := state.OutboxKeep
+	if c.every {
+		c.n++
+		k += c.n
+	}
+	for i := range k {
+		s = s.WithNotice(state.NoticeAwaitingApproval, time.Unix(1_700_000_000+int64(i), 0).UTC(),
+			"gaffer: run r-growth is waiting for approval", "growth\nplan revision 0: 10 phase(s); approve or reject it: gaffer approve r-growth")
+	}
+	return c.Codec.Encode(s)
+}
+
+// BenchmarkOutboxGrowth reports the bytes a step adds to a Badger store
+// for a 10-phase plan: without notifications, with a full outbox that
+// the step does not change, and with a notice added at every step.
+func BenchmarkOutboxGrowth(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		codec func() graph.Codec[state.ExecutionState]
+	}{
+		{"none", func() graph.Codec[state.ExecutionState] { return NewCodec() }},
+		{"full-unchanged", func() graph.Codec[state.ExecutionState] { return &outboxCodec{Codec: NewCodec()} }},
+		{"notice-every-step", func() graph.Codec[state.ExecutionState] { return &outboxCodec{Codec: NewCodec(), every: true} }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportMetric(growthBytesPerStep(b, 10, c.codec()), "bytes/step")
+		})
+	}
+}

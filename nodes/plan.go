@@ -62,7 +62,7 @@ func (w *workflow) architect(ctx context.Context, s state.ExecutionState) (state
 func (w *workflow) validator(ctx context.Context, s state.ExecutionState) (state.ExecutionState, error) {
 	plan, err := parse(s)
 	if err == nil {
-		return s.WithPlan(plan), nil
+		return w.approvalNotice(s.WithPlan(plan)), nil
 	}
 	var pe *state.PlanError
 	if !errors.As(err, &pe) {
@@ -169,10 +169,12 @@ func modelOf(cfg state.RunConfig, role agent.Role) string {
 	return "unknown"
 }
 
-// withStatus sets the run's status and emits run_status when it changes.
+// withStatus sets the run's status and emits run_status when it changes;
+// a change to completed, halted or failed adds its notice to the outbox.
 func (w *workflow) withStatus(ctx context.Context, s state.ExecutionState, st state.RunStatus) state.ExecutionState {
-	if s.Status != st {
-		graph.Emit(ctx, events.EventRunStatus, events.RunStatus{From: s.Status.String(), To: st.String()})
+	if s.Status == st {
+		return s
 	}
-	return s.WithStatus(st)
+	graph.Emit(ctx, events.EventRunStatus, events.RunStatus{From: s.Status.String(), To: st.String()})
+	return w.statusNotice(s.WithStatus(st), st)
 }

@@ -507,7 +507,12 @@ func (w *workflow) toHuman(ctx context.Context, s state.ExecutionState, rs recov
 	rs.Stage = stageAsk
 	rs.Question = &Question{RunID: s.Run.ID, Kind: QuestionKind, Phase: ps.Index + 1, Attempt: ps.Attempt, Decision: decision,
 		Why: why, Diagnosis: diag, Problems: problems}
-	return withRecovery(s, rs)
+	c, err := withRecovery(s, rs)
+	if err != nil {
+		return s, err
+	}
+	body := fmt.Sprintf("phase %d, attempt %d: %s: %s\nanswer: gaffer approve %s --decision retry|stop", ps.Index+1, ps.Attempt, decision, why, s.Run.ID)
+	return w.notice(c, state.NoticeNeedsHuman, fmt.Sprintf("gaffer: run %s needs a human", s.Run.ID), body), nil
 }
 
 // ask interrupts with the staged question; the answer retries the phase
@@ -602,8 +607,13 @@ func (w *workflow) checkBudget(ctx context.Context, s state.ExecutionState) (sta
 	}
 	rs.BudgetWarned = true
 	graph.Emit(ctx, events.EventBudgetWarning, events.BudgetWarning{Remaining: b.Remaining()})
-	w.cfg.Notice(fmt.Sprintf("run %s has spent %.0f%% of its budget", s.Run.ID, (1-b.Remaining())*100))
-	return withRecovery(s, rs)
+	msg := fmt.Sprintf("run %s has spent %.0f%% of its budget", s.Run.ID, (1-b.Remaining())*100)
+	w.cfg.Notice(msg)
+	c, err := withRecovery(s, rs)
+	if err != nil {
+		return s, err
+	}
+	return w.notice(c, state.NoticeBudgetWarning, "gaffer: "+msg, s.Run.Goal), nil
 }
 
 // replan asks the replanner for a revised approach within the phase's

@@ -67,6 +67,7 @@ func (s ExecutionState) Clone() ExecutionState {
 	s.Usage = maps.Clone(s.Usage)
 	s.Errors = slices.Clone(s.Errors)
 	s.Stash.Overlap = slices.Clone(s.Stash.Overlap)
+	s.Outbox.Entries = slices.Clone(s.Outbox.Entries)
 	return s
 }
 
@@ -76,6 +77,15 @@ func (c RunConfig) Clone() RunConfig {
 		r := *c.Recovery
 		r.Fatal = slices.Clone(r.Fatal)
 		c.Recovery = &r
+	}
+	if c.Notify != nil {
+		n := *c.Notify
+		n.Events = slices.Clone(n.Events)
+		n.Targets = slices.Clone(n.Targets)
+		for i := range n.Targets {
+			n.Targets[i].Run = slices.Clone(n.Targets[i].Run)
+		}
+		c.Notify = &n
 	}
 	d := &c.Drivers
 	d.Prices = maps.Clone(d.Prices)

@@ -27,6 +27,9 @@ type ExecutionState struct {
 	// --allow-dirty put aside before its first phase, to put back when
 	// the run ends.
 	Stash UserStash `json:"stash,omitzero"`
+	// Outbox is what the run has to tell a person (RunConfig.Notify),
+	// appended in the checkpoint of the change it tells of.
+	Outbox Outbox `json:"outbox,omitzero"`
 }
 
 // UserStash is where a run keeps the user's uncommitted changes
@@ -89,6 +92,10 @@ type RunConfig struct {
 	// recovery). Nil (recovery.enabled: false) leaves the field out, and
 	// a run is exactly what it was without recovery.
 	Recovery *RecoveryConfig `json:"recovery,omitempty"`
+	// Notify, when set, is whom the run notifies of what (gaffer.yaml's
+	// notify section at start): URLs, commands and environment
+	// variables' names, never a secret.
+	Notify *NotifyConfig `json:"notify,omitempty"`
 }
 
 // RecoveryConfig is a run's recovery settings from its profile.

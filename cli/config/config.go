@@ -238,6 +238,9 @@ func (c *Config) checkOwn(at string, p Profile) error {
 	} else if !finite(v) {
 		return c.errAt(at+".limits.max_run_cost_usd", "max_run_cost_usd must be a finite number, got %g", v)
 	}
+	if err := c.checkNotify(at, p.Notify); err != nil {
+		return err
+	}
 	for _, m := range slices.Sorted(maps.Keys(p.Prices)) {
 		pr := p.Prices[m]
 		if pr.Input < 0 || pr.Output < 0 || pr.Cached < 0 {

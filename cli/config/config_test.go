@@ -270,6 +270,8 @@ func FuzzParse(f *testing.F) {
 	f.Add(string(seed))
 	f.Add("profiles:\n  a: &x {model: m}\n  b: *x\n")
 	f.Add("profiles: {p: {limits: {max_turns: 1e3}}}")
+	f.Add(notifyYAML)
+	f.Add("profiles: {p: {notify: {targets: [{webhook: {url: 'http://x'}, command: {run: [a]}}]}}}")
 	f.Fuzz(func(t *testing.T, data string) {
 		c, err := Parse("f.yaml", []byte(data))
 		if err != nil {

@@ -50,6 +50,13 @@
 //	        prompt: file           # stdin, arg ({prompt}) or file ({prompt_file})
 //	        output: text           # claude-json, codex-jsonl or text
 //	    tdd: false
+//	    notify:                    # whom a run tells (see the README's Notifications); replaces the default's as a whole
+//	      url: http://127.0.0.1:8080       # the inbox: notices link to <url>/runs/<id>
+//	      events: [awaiting_approval, completed]   # default: all six
+//	      targets:                 # each one of webhook, ntfy, command
+//	        - webhook: {url: https://example.com/hook, secret_env: HOOK_SECRET, format: slack}
+//	        - ntfy: {url: https://ntfy.sh/topic, priority: high}
+//	        - command: {run: [notify-send, gaffer]}
 //
 // Parsing is strict: an unknown key, a key given twice or a value of the
 // wrong type is an error naming the file, the line and where the key sits
@@ -67,5 +74,6 @@
 // every role's driver, model and agent are filled in. WriteShow prints an
 // effective profile as YAML for "gaffer config show", with secrets masked:
 // environment values in templates, secret-looking flags and URL passwords,
-// and any value under a secret-looking key.
+// any value under a secret-looking key, and the paths of notify targets'
+// URLs (a Slack webhook's or an ntfy topic's path is its secret).
 package config

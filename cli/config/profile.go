@@ -119,6 +119,7 @@ type Profile struct {
 	Agents   map[string]cliagent.Template `yaml:"agents,omitempty"` // CLI templates; over the built-in claude and codex
 	TDD      *bool                        `yaml:"tdd,omitempty"`    // check that impl tasks depend on test tasks
 	Recovery Recovery                     `yaml:"recovery,omitempty"`
+	Notify   *Notify                      `yaml:"notify,omitempty"` // whom runs notify (notify.go)
 }
 
 // Builtin returns the built-in default profile: every role on the script
@@ -248,6 +249,9 @@ func merge(base, over Profile) Profile {
 	if over.Recovery.Fatal != nil {
 		out.Recovery.Fatal = slices.Clone(over.Recovery.Fatal)
 	}
+	if over.Notify != nil {
+		out.Notify = over.Notify.clone()
+	}
 	return out
 }
 
@@ -306,6 +310,7 @@ func (p Profile) clone() Profile {
 		v := *p.TDD
 		p.TDD = &v
 	}
+	p.Notify = p.Notify.clone()
 	return p
 }
 

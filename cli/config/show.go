@@ -29,6 +29,7 @@ func (p Profile) Masked() Profile {
 		out.Agents[name] = t
 	}
 	out.Provider.BaseURL = maskURL(out.Provider.BaseURL)
+	maskNotify(out.Notify)
 	return out
 }
 
