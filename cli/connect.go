@@ -40,6 +40,8 @@ type hostOptions struct {
 	ask     answerer         // asks for approval instead of the terminal (demo)
 	run     *RunOptions      // the run this command starts, checked before the store opened
 	front   host.Front       // the runs' front instead of the terminal (serve's noticer)
+	dir     string           // the local directory instead of storeOf's (serve --host-id)
+	shared  bool             // a database store opened beside its holder (host.Config.Shared)
 }
 
 // storeOf returns the store directory of c's flags (--store, or
@@ -70,6 +72,9 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.dir != "" {
+		dir = o.dir
+	}
 	if g.LogLevel == "" && c.Command != nil && c.Command.Name == "serve" {
 		g.LogLevel = "info" // as serve's own log (opsLogger)
 	}
@@ -87,7 +92,7 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 	cfg := host.Config{Repo: g.Repo, Store: dir, Dir: dir, Setup: setup{io: io, pace: pace, opts: o.run}, Front: hf, Logger: l.log, Cmd: l.cmd,
 		Version: io.version, ReproducibleDates: reproducibleDates(os.Getenv),
 		AfterCommit: afterCommitHook(io), AfterRestore: afterRestoreHook(io),
-		Notify: &notify.Config{Before: beforeNotifyHook(io)}}
+		Notify: &notify.Config{Before: beforeNotifyHook(io)}, Shared: o.shared}
 	if o.metrics != nil {
 		m := o.metrics
 		cfg.WrapStore = func(s checkpoint.Store) checkpoint.Store { return metrics.InstrumentStore(s, m) }
@@ -165,6 +170,13 @@ func withService(c *ucli.Context, io IO, read bool, f func(svc host.Service, cmd
 		}
 		if dir, err := missingStore(c); err != nil || dir != "" {
 			return cmp.Or(err, noRuns(dir))
+		}
+		if svc, closeSvc, err := viaDatabase(c, io); err != nil || svc != nil {
+			if err != nil {
+				return err
+			}
+			defer closeSvc()
+			return f(svc, cmd)
 		}
 		l, err := openHost(c, io, hostOptions{kind: commandKind(c)})
 		if err != nil {

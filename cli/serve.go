@@ -32,19 +32,24 @@ type ServeOptions struct {
 	// that is not loopback must have.
 	UIAddr      string
 	UITokenFile string
+	// Hosts is the pool's part on a database store (--host-id,
+	// --queue-lease), and Dir the local directory of a serve given a
+	// --host-id there (cli/hosts.go).
+	Hosts host.HostsConfig
+	Dir   string
 }
 
 func serveCommand(io IO) *ucli.Command {
 	return &ucli.Command{
 		Name:  "serve",
 		Usage: "own the store and execute submitted runs on a pool of workers, resuming interrupted ones",
-		Flags: []ucli.Flag{
+		Flags: append([]ucli.Flag{
 			&ucli.IntFlag{Name: "workers", Value: 1, EnvVars: []string{"GAFFER_WORKERS"}, Usage: "runs executed at once: runs of one repository share its work tree and run one at a time, runs of different repositories run in parallel"},
 			&ucli.StringFlag{Name: metricsAddrFlag, Value: defaultServeMetricsAddr, EnvVars: []string{"GAFFER_METRICS_ADDR"}, Usage: "serve /metrics, /healthz and /readyz here (127.0.0.1 unless it names a host)"},
 			&ucli.StringFlag{Name: "ui-addr", EnvVars: []string{"GAFFER_UI_ADDR"}, Usage: "serve the inbox's web pages (the runs, approve and reject) here, 127.0.0.1:PORT (127.0.0.1 unless it names a host)"},
 			&ucli.StringFlag{Name: "ui-token-file", EnvVars: []string{"GAFFER_UI_TOKEN_FILE"}, Usage: "a file holding the bearer token the inbox requires; needed for a --ui-addr that is not loopback"},
 			&ucli.DurationFlag{Name: "drain-timeout", Value: 30 * time.Second, EnvVars: []string{"GAFFER_DRAIN_TIMEOUT"}, Usage: "on SIGTERM, how long running steps may take to reach their checkpoint"},
-		},
+		}, serveHostFlags()...),
 		Action: func(c *ucli.Context) error {
 			if c.Args().Present() {
 				return usageErrorf("serve takes no arguments")
@@ -53,6 +58,10 @@ func serveCommand(io IO) *ucli.Command {
 				UIAddr: c.String("ui-addr"), UITokenFile: c.String("ui-token-file")}
 			if o.Workers < 1 {
 				return usageErrorf("--workers %d: want at least 1", o.Workers)
+			}
+			var err error
+			if o.Hosts, o.Dir, err = serveHosts(c); err != nil {
+				return err
 			}
 			return Serve(c, io, o)
 		},
@@ -76,7 +85,7 @@ func Serve(c *ucli.Context, io IO, o ServeOptions) error {
 		return err
 	}
 	// serve's runs are nobody's to watch or ask: its front is quiet.
-	l, err := openHost(c, io, hostOptions{metrics: m, front: noticer{io: io}})
+	l, err := openHost(c, io, hostOptions{metrics: m, front: noticer{io: io}, dir: o.Dir})
 	if err != nil {
 		return err
 	}
@@ -86,7 +95,7 @@ func Serve(c *ucli.Context, io IO, o ServeOptions) error {
 	if counts, err := statusCounts(c.Context, l); err == nil {
 		m.SetRuns(counts)
 	}
-	svc, err := host.NewPool(l.Host, host.PoolConfig{Workers: o.Workers, Logger: log, Gauges: m})
+	svc, err := host.NewPool(l.Host, host.PoolConfig{Workers: o.Workers, Logger: log, Gauges: m, Hosts: o.Hosts})
 	if err != nil {
 		return err
 	}

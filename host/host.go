@@ -112,6 +112,14 @@ type Config struct {
 	// AfterCommit and AfterRestore are the kill tests' pauses (nodes.Config).
 	AfterCommit  func(subject string)
 	AfterRestore func()
+	// Shared opens a database store (IsStoreURL) without the local
+	// directory's lock, beside the serve that may hold it on this host:
+	// for a command that reads the runs, or hands its work to the serves
+	// through the database (NewPool's queue, not started). It ends nothing
+	// a killed process left (git locks, agents' process groups) and
+	// delivers no notices: that is the holder's work. A store directory
+	// ignores it.
+	Shared bool
 	// Notify, when set, delivers the runs' notices (package notify) from
 	// this process while it holds the store: after each checkpoint of a
 	// run, and once at Open for every run's pending ones. The host fills
@@ -169,7 +177,7 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 		return nil, err
 	}
 	if IsStoreURL(cfg.Store) {
-		store, closeStore, err := openURLStore(ctx, cfg.Store, dir)
+		store, closeStore, err := openURLStore(ctx, cfg.Store, dir, !cfg.Shared)
 		if err != nil {
 			return nil, err
 		}
@@ -199,7 +207,9 @@ func open(cfg Config, repo *workspace.Repo, dir string, store checkpoint.Store, 
 	h := &Host{cfg: cfg, front: cfg.Front, repo: repo, dir: dir, store: store, closeStore: closeStore, log: cfg.Logger}
 	// With the store's lock held no other gaffer process works on this
 	// repository's runs: git locks a killed one left can go.
-	if removed, err := nodes.RecoverGitLocks(repo.Root()); err != nil {
+	// A shared host holds no lock: what was left is the holder's to end.
+	shared := cfg.Shared && IsStoreURL(cfg.Store)
+	if removed, err := recoverGitLocks(repo.Root(), shared); err != nil {
 		closeStore()
 		return nil, err
 	} else if len(removed) > 0 {
@@ -208,7 +218,7 @@ func open(cfg Config, repo *workspace.Repo, dir string, store checkpoint.Store, 
 	// Likewise, agents' process groups a killed one left running are ended
 	// before anything else happens.
 	groups := procgroup.Open(dir + ".groups")
-	if killed, err := groups.KillOrphans(); err != nil {
+	if killed, err := killOrphans(groups, shared); err != nil {
 		closeStore()
 		return nil, fmt.Errorf("end the agents a killed gaffer process left running: %w", err)
 	} else if len(killed) > 0 {
@@ -237,7 +247,7 @@ func open(cfg Config, repo *workspace.Repo, dir string, store checkpoint.Store, 
 		return nil, err
 	}
 	h.closers = append(h.closers, h.live.track(h.runner)) // Status tells a stopped run
-	if cfg.Notify != nil {
+	if cfg.Notify != nil && !shared {
 		if err := h.startNotify(*cfg.Notify); err != nil {
 			h.Close()
 			return nil, err

@@ -23,11 +23,14 @@ import (
 // to the Host, with the runs still queued told as such.
 type Pool struct {
 	h   *Host
-	q   *serve.Pool
+	q   serve.Queue
 	log *slog.Logger
 	// key is the pool key of every job: the runs work on the host's
 	// repository, so they share its work tree and execute one at a time.
 	key string
+	// client is a pool that hands its work to the serves through the
+	// database (PoolConfig.Client).
+	client bool
 }
 
 // PoolConfig makes a Pool.
@@ -35,6 +38,14 @@ type PoolConfig struct {
 	Workers int
 	Logger  *slog.Logger
 	Gauges  serve.Gauges
+	// Client makes the pool of a command on a database store with no
+	// serve on this host holding it: its queue is not started, and what
+	// it queues, answers and cancels goes to the serves of every host
+	// through the database.
+	Client bool
+	// Hosts configures the PostgreSQL queue of a host on a database
+	// store (see multihost.go); unused with a store directory.
+	Hosts HostsConfig
 }
 
 // NewPool makes the Pool of h, reading back the journal beside its store
@@ -47,7 +58,13 @@ func NewPool(h *Host, cfg PoolConfig) (*Pool, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = h.log
 	}
-	p := &Pool{h: h, log: cfg.Logger, key: key}
+	p := &Pool{h: h, log: cfg.Logger, key: key, client: cfg.Client}
+	if q, ok, err := p.dbQueue(cfg); err != nil {
+		return nil, err
+	} else if ok {
+		p.q = q
+		return p, nil
+	}
 	p.q, err = serve.New(serve.Config{Workers: cfg.Workers, Executor: executor{p}, Journal: serve.JournalPath(h.dir), Logger: cfg.Logger,
 		Gauges: cfg.Gauges, KeyOf: func(serve.Job) string { return key }, Retry: ioerr.Machine})
 	if err != nil {
@@ -56,8 +73,9 @@ func NewPool(h *Host, cfg PoolConfig) (*Pool, error) {
 	return p, nil
 }
 
-// Queue is the pool of workers (start, drain and watch it).
-func (p *Pool) Queue() *serve.Pool { return p.q }
+// Queue is the pool of workers (start, drain and watch it): the file
+// journal's, or the database's on a PostgreSQL store.
+func (p *Pool) Queue() serve.Queue { return p.q }
 
 // RepoKey is the pool key of the runs of the repository whose work tree
 // is root: its absolute, symlink-resolved path, so that two spellings of
@@ -154,7 +172,7 @@ func (p *Pool) Resume(ctx context.Context, req RunRequest) (Outcome, error) {
 	if err := p.q.Submit(serve.Job{RunID: id, Kind: serve.JobResume, Key: p.key}); err != nil {
 		return Outcome{}, errorf(Held, "resume: %w", err)
 	}
-	return Outcome{RunID: id, Kind: HandedOn, Message: fmt.Sprintf("Run %s queued to resume in gaffer serve (pid %d).", id, os.Getpid())}, nil
+	return Outcome{RunID: id, Kind: HandedOn, Message: fmt.Sprintf("Run %s queued to resume in %s.", id, p.serveName())}, nil
 }
 
 // Answer queues a human's answer to a parked run.
@@ -186,7 +204,7 @@ func (p *Pool) Answer(ctx context.Context, req AnswerRequest) (Outcome, error) {
 	if err := p.answer(ctx, id, ans); err != nil {
 		return Outcome{}, errorf(Held, "run %s: %w", id, err)
 	}
-	return Outcome{RunID: id, Kind: HandedOn, Message: fmt.Sprintf("Run %s %s; gaffer serve (pid %d) continues it.", id, AnswerVerb(ans), os.Getpid())}, nil
+	return Outcome{RunID: id, Kind: HandedOn, Message: fmt.Sprintf("Run %s %s; %s continues it.", id, AnswerVerb(ans), p.serveName())}, nil
 }
 
 // answerWait bounds how long answer waits for the job that parked a run
@@ -273,6 +291,9 @@ func (x executor) Execute(ctx context.Context, job serve.Job) (serve.Outcome, er
 		// A job journaled by a serve of another repository on this store:
 		// it works on this repository now, without its key's exclusion.
 		p.log.Warn("job keyed for another repository", "run", id, "key", job.Key, "repo", p.key)
+	}
+	if p.finished(ctx, job) {
+		return serve.OutcomeDone, nil // its holder finished it before it stopped
 	}
 	var out Outcome
 	var err error

@@ -23,32 +23,49 @@ var errHeld = errors.New("held by another process")
 // may be shared; the local directory is this host's, so the host takes an
 // exclusive lock on dir/LOCK (holding its pid, as Badger's LOCK does)
 // that keeps one gaffer process per local directory, as the Badger store's
-// own lock does. It returns the store and what closes both.
-func openURLStore(ctx context.Context, url, dir string) (checkpoint.Store, func() error, error) {
-	lock, err := os.OpenFile(filepath.Join(dir, "LOCK"), os.O_RDWR|os.O_CREATE, 0o600)
+// own lock does. Without lock (Config.Shared) it takes none. It returns
+// the store and what closes both.
+func openURLStore(ctx context.Context, url, dir string, lock bool) (checkpoint.Store, func() error, error) {
+	if !lock {
+		store, err := openPostgres(ctx, url)
+		if err != nil {
+			return nil, nil, err
+		}
+		return store, store.Close, nil
+	}
+	lockFile, err := os.OpenFile(filepath.Join(dir, "LOCK"), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open store: %w", err)
 	}
-	if err := flock(lock.Fd()); err != nil {
-		lock.Close()
+	if err := flock(lockFile.Fd()); err != nil {
+		lockFile.Close()
 		if errors.Is(err, errHeld) {
 			return nil, nil, errorf(Held, "store %s is in use by %s; wait for it to finish or stop it", dir, lockHolder(dir))
 		}
 		return nil, nil, fmt.Errorf("open store: lock %s: %w", dir, err)
 	}
-	_ = lock.Truncate(0)
-	_, _ = lock.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	store, err := postgres.Open(ctx, url, postgres.Options{})
+	_ = lockFile.Truncate(0)
+	_, _ = lockFile.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	store, err := openPostgres(ctx, url)
 	if err != nil {
-		lock.Close()
-		if errors.Is(err, checkpoint.ErrForeignStore) {
-			return nil, nil, &Error{Code: Refused, Err: err} // one line naming the database and the fix
-		}
-		return nil, nil, fmt.Errorf("open store %s: %w", postgres.Redact(url), err)
+		lockFile.Close()
+		return nil, nil, err
 	}
 	return store, func() error {
 		err := store.Close()
-		lock.Close()
+		lockFile.Close()
 		return err
 	}, nil
+}
+
+// openPostgres opens the database store at url.
+func openPostgres(ctx context.Context, url string) (*postgres.Store, error) {
+	store, err := postgres.Open(ctx, url, postgres.Options{})
+	if err != nil {
+		if errors.Is(err, checkpoint.ErrForeignStore) {
+			return nil, &Error{Code: Refused, Err: err} // one line naming the database and the fix
+		}
+		return nil, fmt.Errorf("open store %s: %w", postgres.Redact(url), err)
+	}
+	return store, nil
 }

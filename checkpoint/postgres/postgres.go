@@ -148,14 +148,17 @@ func (s *Store) wrap(op string, err error) error {
 }
 
 // ambiguous reports whether err may have left a write committed without
-// telling us: the connection failed after the statement was sent.
+// telling us (the connection failed after the statement was sent), or is
+// the server going down or coming up: either way the write is sent again.
 func ambiguous(ctx context.Context, err error) bool {
 	if err == nil || ctx.Err() != nil {
 		return false
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		return false // the server answered: it did not commit
+		// The server answered: it did not commit. It may be shutting
+		// down or starting up (class 57P, 08): worth trying again.
+		return strings.HasPrefix(pgErr.Code, "57P") || strings.HasPrefix(pgErr.Code, "08")
 	}
 	return !errors.Is(err, pgx.ErrNoRows)
 }

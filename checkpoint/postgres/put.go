@@ -60,9 +60,26 @@ SELECT blob_gen FROM run`
 )
 
 // putAttempts bounds how often Put sends its statement: again after a
-// connection that failed (the answer lost), or when the blobs it skipped
-// as already stored were removed meanwhile.
-const putAttempts = 4
+// connection that failed (the answer lost, or the server restarting), or
+// when the blobs it skipped as already stored were removed meanwhile.
+// Between attempts it backs off exponentially, putBackoff doubling up to
+// putMaxBackoff: 50, 100, 200, 400, 800 ms and then 1 s, about 5.5 s in
+// all, which outlasts a server's crash and restart (pg_ctl stop -m
+// immediate, then start) without holding a step up for long.
+const (
+	putAttempts   = 10
+	putBackoff    = 50 * time.Millisecond
+	putMaxBackoff = time.Second
+)
+
+// putDelay is the pause before attempt (1-based after the first).
+func putDelay(attempt int) time.Duration {
+	d := putBackoff << (attempt - 1)
+	if d > putMaxBackoff || d <= 0 {
+		d = putMaxBackoff
+	}
+	return d
+}
 
 // Put implements checkpoint.Store.
 func (s *Store) Put(ctx context.Context, cp checkpoint.Checkpoint, opts checkpoint.PutOptions) error {
@@ -92,7 +109,7 @@ func (s *Store) Put(ctx context.Context, cp checkpoint.Checkpoint, opts checkpoi
 			select { // back off: the server may be restarting
 			case <-ctx.Done():
 				return ctx.Err()
-			case <-time.After(time.Duration(attempt) * 50 * time.Millisecond):
+			case <-time.After(putDelay(attempt)):
 			}
 		}
 		gen, skip := s.blobs.known(cp.RunID, e.blobs)

@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/gaffer-dev/gaffer/host"
+	ucli "github.com/urfave/cli/v2"
+)
+
+// serve on many hosts: with --store postgres://… the serves of any number
+// of hosts share one database, claiming runs from its jobs table (package
+// serve/pgqueue) under their host ids, and a command with no serve on its
+// own host to answer on the socket goes through the database instead.
+
+// hostIDFlag names a serve among the hosts sharing a database store.
+const hostIDFlag = "host-id"
+
+// serveHostFlags are serve's flags for a database store.
+func serveHostFlags() []ucli.Flag {
+	return []ucli.Flag{
+		&ucli.StringFlag{Name: hostIDFlag, EnvVars: []string{"GAFFER_HOST_ID"},
+			Usage: "with --store postgres://…: this serve's name among the hosts sharing the database (default HOSTNAME-PID); given, the serve keeps its socket, logs and agents' process groups in .git/gaffer/hosts/ID, so that several serves may share one repository"},
+		&ucli.DurationFlag{Name: "queue-lease", EnvVars: []string{"GAFFER_QUEUE_LEASE"},
+			Usage: "with --store postgres://…: how long a run this serve claimed stays its own without a heartbeat; a serve that dies loses its runs to the others once it passes (default 30s)"},
+	}
+}
+
+// serveHosts reads serve's host flags: the host config of its pool, and
+// the local directory of a serve with a --host-id on a database store
+// ("" for storeOf's).
+func serveHosts(c *ucli.Context) (host.HostsConfig, string, error) {
+	hc := host.HostsConfig{ID: c.String(hostIDFlag), Lease: c.Duration("queue-lease")}
+	if hc.Lease < 0 {
+		return hc, "", usageErrorf("--queue-lease %v: want a positive duration", hc.Lease)
+	}
+	if hc.ID == "" {
+		return hc, "", nil
+	}
+	if strings.ContainsAny(hc.ID, "/\\\x00") || hc.ID == "." || hc.ID == ".." {
+		return hc, "", usageErrorf("--%s %q: want a name without slashes", hostIDFlag, hc.ID)
+	}
+	dir, g, err := storeOf(c)
+	if err != nil || !host.IsStoreURL(g.Store) {
+		return hc, "", err
+	}
+	return hc, filepath.Join(dir, "hosts", hc.ID), nil
+}
+
+// viaDatabase is the service of a command on a database store that no
+// process on this host answers for: when a serve is alive on any host,
+// the store opened beside it without the local lock (host.Config.Shared),
+// with a client pool that queues, answers and cancels through the
+// database. nil when the store is a directory or no serve is alive: the
+// command opens the store itself, as ever.
+func viaDatabase(c *ucli.Context, io IO) (host.Service, func(), error) {
+	_, g, err := storeOf(c)
+	if err != nil || !host.IsStoreURL(g.Store) {
+		return nil, nil, err
+	}
+	l, err := openHost(c, io, hostOptions{shared: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	n, err := l.ServingHosts(c.Context)
+	if err != nil || n == 0 {
+		l.Close()
+		if err != nil {
+			return nil, nil, fmt.Errorf("read the serves of the database: %w", err)
+		}
+		return nil, nil, nil
+	}
+	pool, err := host.NewPool(l.Host, host.PoolConfig{Client: true, Logger: l.log})
+	if err != nil {
+		l.Close()
+		return nil, nil, err
+	}
+	return pool, l.Close, nil
+}

@@ -1,0 +1,133 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/checkpoint/postgres"
+	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/internal/ioerr"
+	"github.com/gaffer-dev/gaffer/internal/procgroup"
+	"github.com/gaffer-dev/gaffer/nodes"
+	"github.com/gaffer-dev/gaffer/serve"
+	"github.com/gaffer-dev/gaffer/serve/pgqueue"
+	"github.com/gaffer-dev/gaffer/state"
+)
+
+// HostsConfig is the PostgreSQL queue's part of a PoolConfig: on a
+// database store the serves of many hosts claim runs from one jobs table
+// (package serve/pgqueue), each under its host id.
+type HostsConfig struct {
+	// ID names this serve among the hosts; "" is DefaultHostID.
+	ID string
+	// Lease is how long a claimed run stays this host's without a
+	// heartbeat (default pgqueue.DefaultLease, 30s): a host that dies
+	// loses its runs to the others once it passes.
+	Lease time.Duration
+	// Poll is the polling fallback behind LISTEN/NOTIFY (default 2s).
+	Poll time.Duration
+}
+
+// DefaultHostID is a serve's host id when none is given: the host's name
+// and the process id, "NAME-PID", unique among live processes.
+func DefaultHostID() string {
+	name, err := os.Hostname()
+	if err != nil || name == "" {
+		name = "host"
+	}
+	return fmt.Sprintf("%s-%d", name, os.Getpid())
+}
+
+// dbQueue makes the PostgreSQL queue of a host on a database store; ok is
+// false for a store directory (the file journal's pool then).
+func (p *Pool) dbQueue(cfg PoolConfig) (q serve.Queue, ok bool, err error) {
+	db, isDB := p.h.store.(*postgres.Store)
+	if !isDB {
+		return nil, false, nil
+	}
+	id := cfg.Hosts.ID
+	if id == "" {
+		id = DefaultHostID()
+	}
+	var x serve.Executor = executor{p}
+	q, err = pgqueue.New(pgqueue.Config{DB: db.Pool(), HostID: id, Workers: cfg.Workers, Executor: x, Logger: cfg.Logger,
+		Gauges: cfg.Gauges, Key: p.key, Retry: retryOnHost, RetryAfter: time.Second, Lease: cfg.Hosts.Lease, Poll: cfg.Hosts.Poll,
+		Abandon: p.abandon})
+	return q, err == nil, err
+}
+
+// retryOnHost reports whether a job's error leaves the run to be tried
+// again, here or on another host: the machine's (a full disk), or a run
+// or work tree another process holds (another serve on this machine
+// executes a run in the same work tree; a holder's lease has yet to
+// expire).
+func retryOnHost(err error) bool {
+	return ioerr.Machine(err) || CodeOf(err) == Held
+}
+
+// abandon fails a run its holders kept stopping with (a job taken over
+// more than pgqueue's MaxTakeovers times): its status becomes failed,
+// with err, which names the last holder, as its last error.
+func (p *Pool) abandon(ctx context.Context, job serve.Job, err error) error {
+	snap, serr := p.h.runner.State(ctx, job.RunID)
+	if serr != nil || snap.State.Status.Terminal() {
+		return nil // no checkpoint to fail: the job's error is all there is
+	}
+	_, uerr := p.h.runner.UpdateState(ctx, job.RunID, snap.State.WithStatus(state.RunFailed).WithError(err.Error()), graph.START)
+	if uerr != nil {
+		return p.h.refusal(ctx, job.RunID, uerr)
+	}
+	markTranscriptEnd(p.h.dir, job.RunID)
+	return nil
+}
+
+// finished reports whether a recovered job's run has already ended: its
+// previous holder finished it and died before the queue heard.
+// The database's queue only: the file journal's behaviour is its own.
+func (p *Pool) finished(ctx context.Context, job serve.Job) bool {
+	if _, db := p.q.(*pgqueue.Queue); !db || !job.Recovered {
+		return false
+	}
+	snap, err := p.h.runner.State(ctx, job.RunID)
+	return err == nil && snap.State.Status.Terminal() && !snap.State.Stash.Pending()
+}
+
+// ServingHosts counts the serves alive on the database store of h (their
+// heartbeat is not past); 0 for a store directory. A command with no
+// holder on this host goes through the database when one is alive.
+func (h *Host) ServingHosts(ctx context.Context) (int, error) {
+	db, ok := h.store.(*postgres.Store)
+	if !ok {
+		return 0, nil
+	}
+	var n int
+	err := db.Pool().QueryRow(ctx, `SELECT count(*) FROM serve_hosts WHERE lease_until > now()`).Scan(&n)
+	return n, err
+}
+
+// recoverGitLocks is nodes.RecoverGitLocks, except for a shared host.
+func recoverGitLocks(root string, shared bool) ([]string, error) {
+	if shared {
+		return nil, nil
+	}
+	return nodes.RecoverGitLocks(root)
+}
+
+// killOrphans is groups.KillOrphans, except for a shared host.
+func killOrphans(groups *procgroup.Registry, shared bool) ([]int, error) {
+	if shared {
+		return nil, nil
+	}
+	return groups.KillOrphans()
+}
+
+// serveName names the serve that executes what the pool queued, in its
+// messages: this process, or for a client the serves of the database.
+func (p *Pool) serveName() string {
+	if p.client {
+		return "a gaffer serve of the database store"
+	}
+	return fmt.Sprintf("gaffer serve (pid %d)", os.Getpid())
+}
