@@ -185,10 +185,10 @@ func (q *Queue) Wait() {
 	}
 }
 
-// submit is one statement: a new row, or a parked or failed run's row
+// submitSQL is one statement: a new row, or a parked or failed run's row
 // replaced; a queued or running one is left (no row returned:
 // serve.ErrDuplicate). The notification is sent at commit.
-const submit = `WITH j AS (
+const submitSQL = `WITH j AS (
 	INSERT INTO jobs AS j (run_id, kind, spec, answer, key) VALUES ($1, $2, $3, $4, $5)
 	ON CONFLICT (run_id) DO UPDATE SET kind = excluded.kind, spec = excluded.spec, answer = excluded.answer, key = excluded.key,
 		state = 'queued', ord = nextval('job_order'), claimed_by = NULL, lease_until = NULL, recovered = false,
@@ -212,7 +212,7 @@ func (q *Queue) Submit(job serve.Job) error {
 	ctx, cancel := context.WithTimeout(context.Background(), dbTimeout)
 	defer cancel()
 	var id string
-	err := q.cfg.DB.QueryRow(ctx, submit, job.RunID, string(job.Kind), []byte(job.Spec), []byte(job.Answer), job.Key).Scan(&id, new(any))
+	err := q.cfg.DB.QueryRow(ctx, submitSQL, job.RunID, string(job.Kind), []byte(job.Spec), []byte(job.Answer), job.Key).Scan(&id, new(any))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("%w: %s", serve.ErrDuplicate, job.RunID)
 	}
