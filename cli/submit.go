@@ -78,6 +78,17 @@ func Submit(c *ucli.Context, io IO, o RunOptions) error {
 	cl := host.NewClient(dir)
 	out, err := cl.Submit(c.Context, o.spec())
 	if errors.Is(err, control.ErrNoServer) {
+		// On a database store, the serves of any host take it (hosts.go).
+		svc, closeSvc, derr := viaDatabase(c, io)
+		if derr != nil {
+			return derr
+		}
+		if svc != nil {
+			defer closeSvc()
+			out, err = svc.Submit(c.Context, o.spec())
+		}
+	}
+	if errors.Is(err, control.ErrNoServer) {
 		return exitf(ExitPrecondition, "no gaffer serve holds the store (%s); start one with: gaffer serve", cl.Path())
 	}
 	if err != nil {

@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/checkpoint/postgres/pgtest"
+	"github.com/gaffer-dev/gaffer/examples/demo"
+)
+
+// TestServeTwoHostsTakeOver runs two `gaffer serve` processes with
+// different host ids on one database and one repository (its work tree
+// in place: the serves take turns on it, its lock keeping them apart).
+// Serve a is SIGKILLed after a commit of its run, before the checkpoint;
+// serve b takes the run over once a's lease expires and finishes it, and
+// the runs queued meanwhile. status, approve and cancel come from other
+// processes, with no socket: through the database.
+func TestServeTwoHostsTakeOver(t *testing.T) {
+	bin := gafferBinary(t)
+	url := pgtest.URL(t)
+	dir, _, script := demoRepo(t)
+	goal := planTitle(demo.Plan, "plan.md")
+	t.Setenv("GAFFER_STORE", url)
+	t.Setenv("GAFFER_TEST_PAUSE_AFTER_COMMIT", "60s")
+	a := startServe(t, bin, dir, "--host-id", "a", "--queue-lease", "2s")
+	submit := func(id string, extra ...string) {
+		t.Helper()
+		args := append([]string{"--repo", dir, "submit", "--goal", goal, "--script", script, "--run-id", id}, extra...)
+		out, code := gafferCmd(t, bin, args...)
+		if code != 0 || !strings.Contains(out, id+" queued") {
+			t.Fatalf("submit %s: exit %d\n%s", id, code, out)
+		}
+	}
+	submit("r-1", "--auto-approve")
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(a.output(), "gaffer-test: committed") {
+		if time.Now().After(deadline) {
+			t.Fatalf("serve a made no commit:\n%s", a.output())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	os.Setenv("GAFFER_TEST_PAUSE_AFTER_COMMIT", "") // b does not pause
+	b := startServe(t, bin, dir, "--host-id", "b", "--queue-lease", "2s")
+	submit("r-2") // waits for the plan's approval
+	if _, err := os.Lstat(filepath.Join(dir, ".git", "gaffer", "hosts", "b.sock")); err != nil {
+		t.Fatalf("serve b's socket: %v", err)
+	}
+	a.stop(syscall.SIGKILL)
+
+	// No socket answers at .git/gaffer.sock: status reads the database.
+	v := waitStatus(t, bin, dir, "r-1", "completed", b)
+	if len(v.Phases) == 0 {
+		t.Fatalf("r-1: no phases: %+v", v)
+	}
+	if !strings.Contains(b.output(), `"recovered":true`) {
+		t.Errorf("serve b did not take r-1 over (recovered):\n%s", b.output())
+	}
+	waitStatus(t, bin, dir, "r-2", "awaiting_approval", b)
+	out, code := gafferCmd(t, bin, "--repo", dir, "approve", "r-2")
+	if code != 0 || !strings.Contains(out, "approved") || !strings.Contains(out, "a gaffer serve of the database store continues it") {
+		t.Fatalf("approve: exit %d\n%s", code, out)
+	}
+	waitStatus(t, bin, dir, "r-2", "completed", b)
+
+	// A cancel from a third process reaches the run where b executes it.
+	submit("r-3", "--auto-approve", "--pace", "2s")
+	waitStatus(t, bin, dir, "r-3", "running", b)
+	out, code = gafferCmd(t, bin, "--repo", dir, "cancel", "r-3")
+	if code != 0 {
+		t.Fatalf("cancel: exit %d\n%s", code, out)
+	}
+	waitStatus(t, bin, dir, "r-3", "cancelled", b)
+	list, code := gafferCmd(t, bin, "--repo", dir, "list")
+	if code != 0 || !strings.Contains(list, "r-1") || !strings.Contains(list, "r-3") {
+		t.Fatalf("list: exit %d\n%s", code, list)
+	}
+	hist, code := gafferCmd(t, bin, "--repo", dir, "history", "r-1")
+	if code != 0 || hist == "" {
+		t.Fatalf("history: exit %d\n%s", code, hist)
+	}
+	if code := b.stop(syscall.SIGTERM); code != 0 {
+		t.Fatalf("serve b exit %d after SIGTERM\n%s", code, b.output())
+	}
+}
