@@ -183,6 +183,9 @@ func TestEachOperationLocallyAndThroughTheSocket(t *testing.T) {
 		if waiting == 0 {
 			t.Fatal("History has no checkpoint waiting for approval")
 		}
+		if _, err := svc.Fork(ctx, ForkRequest{RunID: "r-1", Seq: 999}); CodeOf(err) != Refused || !strings.Contains(err.Error(), "run r-1 has no checkpoint 999") {
+			t.Fatalf("Fork of a checkpoint the run does not have: %v (%s)", err, CodeOf(err))
+		}
 		// Resume of a finished run is refused with the fix.
 		if _, err := svc.Resume(ctx, RunRequest{RunID: "r-1"}); CodeOf(err) != Refused || !strings.Contains(err.Error(), "already finished") {
 			t.Fatalf("Resume of a finished run: %v (%s), want refused", err, CodeOf(err))

@@ -227,6 +227,9 @@ func (h *Host) Fork(ctx context.Context, req ForkRequest) (Forked, error) {
 		return Forked{}, h.refusal(ctx, runID, err)
 	}
 	snap, err := h.runner.Fork(ctx, runID, seq, id)
+	if errors.Is(err, graph.ErrRunNotFound) && len(parent) > 0 {
+		return Forked{}, errorf(Refused, "run %s has no checkpoint %d (its newest is %d; see %s)", runID, seq, parent[0].Seq, h.cfg.Cmd("history", runID))
+	}
 	if err != nil {
 		return Forked{}, h.refusal(ctx, runID, err)
 	}
