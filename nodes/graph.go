@@ -34,7 +34,7 @@ type DriverFactory func(role agent.Role, cfg state.RunConfig) (agent.Driver, err
 // Config is what the nodes need from the outside world. Validate fills in
 // defaults.
 type Config struct {
-	Repo    *workspace.Repo  // the repository the runs work on: the user's checkout
+	Repo *workspace.Repo // the repository the runs work on: the user's checkout
 	// RepoFor, when set, is the repository run s works in: its own work
 	// tree (state.RunInfo.WorkTree), or Repo for a run in place (see
 	// Repos.For). Unset, every run works in Repo.
