@@ -89,6 +89,7 @@ func Demo(ctx context.Context, c *ucli.Context, io IO, o DemoOptions) error {
 	spec := RunOptions{
 		PlanFile: "", Goal: planTitle(demo.Plan, "plan.md"), Driver: "script",
 		Script: filepath.Join(gd, "gaffer-demo", "script.yaml"), AutoApprove: o.AutoApprove, Pace: o.Pace, RunID: id,
+		InPlace: true, // the demo's own repository: its log shows the phases' commits
 	}.spec()
 	fmt.Fprintf(out, "Run %s: the architect plans, you approve, each phase runs in a fresh session, is reviewed and committed.\n", id)
 	fmt.Fprintf(out, "(kill it at any moment and finish it with: %s)\n\n", l.cmd("resume"))

@@ -185,9 +185,17 @@ func report(io IO, cmd func(...string) string, out host.Outcome, err error) erro
 			fmt.Fprintf(w, "\n%s\n", l)
 		}
 	}
+	if s := out.State; s != nil && (out.Kind == host.Halted || out.Kind == host.Cancelled) && s.Status.Terminal() {
+		if l := host.BranchHint(*s); l != "" {
+			fmt.Fprintf(w, "\n%s\n", l)
+		}
+	}
 	switch out.Kind {
 	case host.Completed:
 		fmt.Fprintf(w, "\nRun %s completed. Execution directory: %s\n", out.RunID, out.State.Run.ExecDir)
+		if l := host.BranchHint(*out.State); l != "" {
+			fmt.Fprintln(w, l)
+		}
 		return nil
 	case host.HandedOn:
 		fmt.Fprintln(w, out.Message)

@@ -25,6 +25,7 @@ type RunOptions struct {
 	Script      string
 	AutoApprove bool
 	AllowDirty  bool
+	InPlace     bool // work in the user's checkout, not the run's own work tree
 	Pace        time.Duration
 	TrackerID   string
 	RunID       string // fixed run id (tests); "" makes one
@@ -59,7 +60,8 @@ func runCommand(io IO) *ucli.Command {
 			&ucli.StringFlag{Name: "model", EnvVars: []string{"GAFFER_MODEL"}, Usage: "every agent's model (default: the profile's)"},
 			&ucli.StringFlag{Name: "script", EnvVars: []string{"GAFFER_SCRIPT"}, Usage: "the script driver's file (see agent/script/SCRIPT-FORMAT.md)"},
 			&ucli.BoolFlag{Name: "auto-approve", EnvVars: []string{"GAFFER_AUTO_APPROVE"}, Usage: "run the plan without asking"},
-			&ucli.BoolFlag{Name: "allow-dirty", EnvVars: []string{"GAFFER_ALLOW_DIRTY"}, Usage: "start on a work tree with uncommitted changes"},
+			&ucli.BoolFlag{Name: "allow-dirty", EnvVars: []string{"GAFFER_ALLOW_DIRTY"}, Usage: "start on a work tree with uncommitted changes (with --in-place)"},
+			&ucli.BoolFlag{Name: "in-place", EnvVars: []string{"GAFFER_IN_PLACE"}, Usage: "work in this checkout instead of the run's own work tree and branch (gaffer/<run-id>)"},
 			&ucli.DurationFlag{Name: "pace", EnvVars: []string{"GAFFER_PACE"}, Usage: "pause before each agent action, to follow a run"},
 			&ucli.StringFlag{Name: "tracker-id", EnvVars: []string{"GAFFER_TRACKER_ID"}, Usage: "an issue key for the execution directory's name"},
 			&ucli.StringFlag{Name: "run-id", Hidden: true, Usage: "use this run id (tests)"},
@@ -68,7 +70,7 @@ func runCommand(io IO) *ucli.Command {
 			o := RunOptions{
 				PlanFile: c.String("plan"), Goal: c.String("goal"), Driver: c.String("driver"), Model: c.String("model"),
 				Script: c.String("script"), AutoApprove: c.Bool("auto-approve"), AllowDirty: c.Bool("allow-dirty"),
-				Pace: c.Duration("pace"), TrackerID: c.String("tracker-id"), RunID: c.String("run-id"),
+				InPlace: c.Bool("in-place"), Pace: c.Duration("pace"), TrackerID: c.String("tracker-id"), RunID: c.String("run-id"),
 			}
 			if err := o.preflight(c); err != nil { // before the store exists: a bad call writes nothing
 				return err
@@ -119,8 +121,9 @@ func Run(c *ucli.Context, io IO, o RunOptions) error {
 	return report(io, l.cmd, out, err)
 }
 
-// checkTree refuses a work tree with uncommitted changes (unless
-// o.AllowDirty) and a repository without a commit to start from. It returns
+// checkTree refuses a work tree with uncommitted changes (for a run in
+// place, unless o.AllowDirty: a run in its own work tree leaves the
+// user's changes alone) and a repository without a commit to start from. It returns
 // the run's own inputs that are untracked in the tree (the plan, the script,
 // gaffer.yaml): they are not the user's changes.
 func checkTree(ctx context.Context, repo *workspace.Repo, o RunOptions) ([]string, error) {
@@ -129,7 +132,7 @@ func checkTree(ctx context.Context, repo *workspace.Repo, o RunOptions) ([]strin
 		return nil, exitf(ExitPrecondition, "read the work tree's status: %w", err)
 	}
 	inputs := runInputs(repo.Root(), st.Untracked, o.PlanFile, o.Script, filepath.Join(repo.Root(), config.RepoFile))
-	if !o.AllowDirty {
+	if o.InPlace && !o.AllowDirty {
 		if paths := host.DirtPaths(st, inputs); len(paths) > 0 {
 			return nil, exitf(ExitPrecondition, "%w (%s: %s) in %s; commit or stash them, or pass --allow-dirty",
 				host.ErrDirtyTree, host.Plural(len(paths), "path"), host.ListPaths(paths, 10), repo.Root())
@@ -152,7 +155,7 @@ func (o RunOptions) precheckTree(c *ucli.Context) error {
 		return err
 	}
 	repo, err := workspace.Open(g.Repo)
-	if err != nil {
+	if err != nil || !o.InPlace {
 		return nil
 	}
 	l, err := repo.LockWorkTree(o.RunID)

@@ -25,6 +25,7 @@ const defaultServeMetricsAddr = "127.0.0.1:9464"
 // ServeOptions are the flags of `gaffer serve`.
 type ServeOptions struct {
 	Workers      int
+	MaxPerRepo   int // runs of one repository executing at once at most; 0: --workers
 	MetricsAddr  string
 	DrainTimeout time.Duration
 	// UIAddr is where the inbox's web pages are served ("" for nowhere);
@@ -44,7 +45,8 @@ func serveCommand(io IO) *ucli.Command {
 		Name:  "serve",
 		Usage: "own the store and execute submitted runs on a pool of workers, resuming interrupted ones",
 		Flags: append([]ucli.Flag{
-			&ucli.IntFlag{Name: "workers", Value: 1, EnvVars: []string{"GAFFER_WORKERS"}, Usage: "runs executed at once: runs of one repository share its work tree and run one at a time, runs of different repositories run in parallel"},
+			&ucli.IntFlag{Name: "workers", Value: 1, EnvVars: []string{"GAFFER_WORKERS"}, Usage: "runs executed at once: each run works in its own work tree, so runs of one repository run in parallel (runs --in-place share the checkout and run one at a time)"},
+			&ucli.IntFlag{Name: "max-runs-per-repo", EnvVars: []string{"GAFFER_MAX_RUNS_PER_REPO"}, Usage: "runs of one repository executed at once at most (default: --workers)"},
 			&ucli.StringFlag{Name: metricsAddrFlag, Value: defaultServeMetricsAddr, EnvVars: []string{"GAFFER_METRICS_ADDR"}, Usage: "serve /metrics, /healthz and /readyz here (127.0.0.1 unless it names a host)"},
 			&ucli.StringFlag{Name: "ui-addr", EnvVars: []string{"GAFFER_UI_ADDR"}, Usage: "serve the inbox's web pages (the runs, approve and reject) here, 127.0.0.1:PORT (127.0.0.1 unless it names a host)"},
 			&ucli.StringFlag{Name: "ui-token-file", EnvVars: []string{"GAFFER_UI_TOKEN_FILE"}, Usage: "a file holding the bearer token the inbox requires; needed for a --ui-addr that is not loopback"},
@@ -54,8 +56,11 @@ func serveCommand(io IO) *ucli.Command {
 			if c.Args().Present() {
 				return usageErrorf("serve takes no arguments")
 			}
-			o := ServeOptions{Workers: c.Int("workers"), MetricsAddr: c.String(metricsAddrFlag), DrainTimeout: c.Duration("drain-timeout"),
+			o := ServeOptions{Workers: c.Int("workers"), MaxPerRepo: c.Int("max-runs-per-repo"), MetricsAddr: c.String(metricsAddrFlag), DrainTimeout: c.Duration("drain-timeout"),
 				UIAddr: c.String("ui-addr"), UITokenFile: c.String("ui-token-file")}
+			if o.MaxPerRepo < 0 {
+				return usageErrorf("--max-runs-per-repo %d: want at least 1", o.MaxPerRepo)
+			}
 			if o.Workers < 1 {
 				return usageErrorf("--workers %d: want at least 1", o.Workers)
 			}
@@ -95,7 +100,7 @@ func Serve(c *ucli.Context, io IO, o ServeOptions) error {
 	if counts, err := statusCounts(c.Context, l); err == nil {
 		m.SetRuns(counts)
 	}
-	svc, err := host.NewPool(l.Host, host.PoolConfig{Workers: o.Workers, Logger: log, Gauges: m, Hosts: o.Hosts})
+	svc, err := host.NewPool(l.Host, host.PoolConfig{Workers: o.Workers, MaxRunsPerRepo: o.MaxPerRepo, Logger: log, Gauges: m, Hosts: o.Hosts})
 	if err != nil {
 		return err
 	}

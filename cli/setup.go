@@ -51,13 +51,13 @@ func (s setup) CheckKeys(cfg state.RunConfig) error { return checkKeys(cfg, s.io
 // spec is the run o asks for, as the host takes it.
 func (o RunOptions) spec() host.RunSpec {
 	return host.RunSpec{RunID: o.RunID, PlanFile: o.PlanFile, Goal: o.Goal, Driver: o.Driver, Model: o.Model, Profile: o.Profile,
-		Script: o.Script, AutoApprove: o.AutoApprove, AllowDirty: o.AllowDirty, Pace: o.Pace, TrackerID: o.TrackerID, Repo: o.Repo, Plan: o.planSrc}
+		Script: o.Script, AutoApprove: o.AutoApprove, AllowDirty: o.AllowDirty, Pace: o.Pace, TrackerID: o.TrackerID, Repo: o.Repo, Plan: o.planSrc, InPlace: o.InPlace}
 }
 
 // optionsOf is the run flags of spec.
 func optionsOf(s host.RunSpec) RunOptions {
 	return RunOptions{RunID: s.RunID, PlanFile: s.PlanFile, Goal: s.Goal, Driver: s.Driver, Model: s.Model, Profile: s.Profile,
-		Script: s.Script, AutoApprove: s.AutoApprove, AllowDirty: s.AllowDirty, Pace: s.Pace, TrackerID: s.TrackerID, Repo: s.Repo, planSrc: s.Plan}
+		Script: s.Script, AutoApprove: s.AutoApprove, AllowDirty: s.AllowDirty, Pace: s.Pace, TrackerID: s.TrackerID, Repo: s.Repo, planSrc: s.Plan, InPlace: s.InPlace}
 }
 
 // newRun checks the preconditions and builds the run's first state.

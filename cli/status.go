@@ -19,11 +19,15 @@ import (
 
 // RunView is a run as `status --json` and `list --json` show it.
 type RunView struct {
-	RunID        string                 `json:"run_id"`
-	Status       string                 `json:"status"`
-	Goal         string                 `json:"goal"`
-	Mode         string                 `json:"mode,omitempty"`
-	ExecDir      string                 `json:"exec_dir"`
+	RunID   string `json:"run_id"`
+	Status  string `json:"status"`
+	Goal    string `json:"goal"`
+	Mode    string `json:"mode,omitempty"`
+	ExecDir string `json:"exec_dir"`
+	// Branch and WorkTree are the run's own branch and work tree (the
+	// tree is gone once the run has ended); absent for a run in place.
+	Branch       string                 `json:"branch,omitempty"`
+	WorkTree     string                 `json:"work_tree,omitempty"`
 	CreatedAt    time.Time              `json:"created_at"`
 	CurrentPhase int                    `json:"current_phase,omitempty"` // 1-based; 0 before the plan is approved
 	PlanRevision int                    `json:"plan_revision"`
@@ -69,6 +73,9 @@ func viewOf(snap graph.Snapshot[state.ExecutionState]) RunView {
 	v := RunView{RunID: snap.RunID, Status: runStatus(snap).String(), Goal: s.Run.Goal, ExecDir: s.Run.ExecDir,
 		CreatedAt: s.Run.CreatedAt, PlanRevision: s.Progress.PlanRevision, Errors: s.Errors, Usage: s.Usage,
 		Checkpoint: snap.Seq, Next: snap.Next}
+	if s.Run.WorkTree != "" {
+		v.Branch, v.WorkTree = host.RunBranch(s.Run.ID), s.Run.WorkTree
+	}
 	total := s.TotalUsage()
 	v.CostUSD, v.InputTokens, v.OutputTokens, v.CachedTokens = math.Round(total.CostUSD*1e6)/1e6, total.InputTokens, total.OutputTokens, total.CachedTokens
 	if rv, ok := nodes.Recovery(s); ok {
@@ -164,6 +171,13 @@ func writeStatus(w io.Writer, cmd func(...string) string, rs host.RunStatus, asJ
 	}
 	fmt.Fprintf(w, "run:       %s\nstatus:    %s\ngoal:      %s\nexec dir:  %s\ncheckpoint: %d (next: %s)\ncost:      %s\n\n",
 		v.RunID, v.statusText(), v.Goal, v.ExecDir, v.Checkpoint, next, usageText(snap.State.TotalUsage()))
+	if v.Branch != "" {
+		tree := v.WorkTree
+		if snap.State.Status.Terminal() {
+			tree = "removed (the run has ended)"
+		}
+		fmt.Fprintf(w, "branch:    %s\nwork tree: %s\n\n", v.Branch, tree)
+	}
 	writeStatusTree(w, snap, time.Now())
 	for _, m := range v.Errors {
 		fmt.Fprintf(w, "\nerror: %s\n", m)

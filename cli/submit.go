@@ -22,7 +22,8 @@ func submitCommand(io IO) *ucli.Command {
 			&ucli.StringFlag{Name: "driver", EnvVars: []string{"GAFFER_DRIVER"}, Usage: "every agent's driver: script, llm or cli (default: the profile's)"},
 			&ucli.StringFlag{Name: "script", EnvVars: []string{"GAFFER_SCRIPT"}, Usage: "the script driver's file"},
 			&ucli.BoolFlag{Name: "auto-approve", EnvVars: []string{"GAFFER_AUTO_APPROVE"}, Usage: "run the plan without asking"},
-			&ucli.BoolFlag{Name: "allow-dirty", EnvVars: []string{"GAFFER_ALLOW_DIRTY"}, Usage: "start on a work tree with uncommitted changes"},
+			&ucli.BoolFlag{Name: "allow-dirty", EnvVars: []string{"GAFFER_ALLOW_DIRTY"}, Usage: "start on a work tree with uncommitted changes (with --in-place)"},
+			&ucli.BoolFlag{Name: "in-place", EnvVars: []string{"GAFFER_IN_PLACE"}, Usage: "work in this checkout instead of the run's own work tree and branch (gaffer/<run-id>)"},
 			&ucli.DurationFlag{Name: "pace", EnvVars: []string{"GAFFER_PACE"}, Usage: "pause before each agent action"},
 			&ucli.StringFlag{Name: "tracker-id", EnvVars: []string{"GAFFER_TRACKER_ID"}, Usage: "an issue key for the execution directory's name"},
 			&ucli.StringFlag{Name: "run-id", Hidden: true, Usage: "use this run id (tests)"},
@@ -33,7 +34,7 @@ func submitCommand(io IO) *ucli.Command {
 			}
 			o := RunOptions{
 				PlanFile: c.String("plan"), Goal: c.String("goal"), Driver: c.String("driver"), Script: c.String("script"),
-				AutoApprove: c.Bool("auto-approve"), AllowDirty: c.Bool("allow-dirty"), Pace: c.Duration("pace"),
+				AutoApprove: c.Bool("auto-approve"), AllowDirty: c.Bool("allow-dirty"), InPlace: c.Bool("in-place"), Pace: c.Duration("pace"),
 				TrackerID: c.String("tracker-id"), RunID: c.String("run-id"), Profile: c.String("profile"),
 			}
 			return Submit(c, io, o)

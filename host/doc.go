@@ -1,6 +1,8 @@
 // Package host is the run host: the one service every front end of gaffer
 // works through. A Host owns a store (Badger), the compiled workflow's
-// runner on it, the runs it is driving now and the work tree's lock, and
+// runner on it, the runs it is driving now and their work trees' locks
+// (each run works on its own branch in its own work tree beside the store,
+// or with RunSpec.InPlace in the user's checkout: worktree.go), and
 // offers typed operations — Start, Resume, Answer, Cancel, Status, List,
 // History, Fork and Submit (the Service interface) — that return domain
 // outcomes (a run completed, parked for a human, halted, stopped on an

@@ -32,18 +32,21 @@ func NewRunID(now time.Time) string {
 }
 
 // Start starts a run from spec and drives it here, to its end or its
-// first pause.
+// first pause: in its own work tree on its own branch (worktree.go), or
+// with spec.InPlace in the user's checkout.
 func (h *Host) Start(ctx context.Context, spec RunSpec) (Outcome, error) {
 	if spec.RunID == "" {
 		spec.RunID = NewRunID(time.Now())
 	}
-	// The work tree's lock comes before the checks of the tree: a second
-	// process is told who works there, not that the tree is dirty.
-	unlock, err := h.lockWorkTree(spec.RunID)
-	if err != nil {
-		return Outcome{}, err
+	if spec.InPlace {
+		// The work tree's lock comes before the checks of the tree: a second
+		// process is told who works there, not that the tree is dirty.
+		unlock, err := h.lockWorkTree(h.repo, spec.RunID)
+		if err != nil {
+			return Outcome{}, err
+		}
+		defer unlock()
 	}
-	defer unlock()
 	// Until its first checkpoint, Status tells the run as starting.
 	h.mu.Lock()
 	if h.starting == nil {
@@ -60,9 +63,14 @@ func (h *Host) Start(ctx context.Context, spec RunSpec) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
+	if !spec.InPlace {
+		if initial, err = h.newWorkTree(ctx, initial, ""); err != nil {
+			return Outcome{}, err
+		}
+	}
 	id := initial.Run.ID
 	h.front.Say(fmt.Sprintf("Run %s started (store %s)", id, h.dir))
-	return h.drive(ctx, id, h.front.Asks(), func(ctx context.Context) (graphResult, error) { return h.runner.Run(ctx, id, initial) })
+	return h.drive(ctx, id, initial, h.front.Asks(), func(ctx context.Context) (graphResult, error) { return h.runner.Run(ctx, id, initial) })
 }
 
 // Resume continues a run (the newest unfinished one for an empty RunID)
@@ -88,12 +96,12 @@ func (h *Host) Resume(ctx context.Context, req RunRequest) (Outcome, error) {
 			return Outcome{RunID: id, Kind: Parked, Message: fmt.Sprintf("run %s is waiting for approval", id), State: &s}, nil
 		}
 		h.front.Say(fmt.Sprintf("Run %s is waiting for approval.", id))
-		return h.drive(ctx, id, true, func(context.Context) (graphResult, error) {
+		return h.drive(ctx, id, snap.State, true, func(context.Context) (graphResult, error) {
 			return graphResult{Status: graph.Interrupted, State: snap.State, Seq: snap.Seq, Interrupt: snap.Interrupt}, nil
 		})
 	}
 	h.front.Say(fmt.Sprintf("Resuming run %s from checkpoint %d (next: %v)", id, snap.Seq, snap.Next))
-	return h.drive(ctx, id, h.front.Asks(), func(ctx context.Context) (graphResult, error) { return h.runner.Resume(ctx, id) })
+	return h.drive(ctx, id, snap.State, h.front.Asks(), func(ctx context.Context) (graphResult, error) { return h.runner.Resume(ctx, id) })
 }
 
 // Answer answers what a run waits for (the newest waiting run for an
@@ -108,7 +116,9 @@ func (h *Host) Answer(ctx context.Context, req AnswerRequest) (Outcome, error) {
 		return Outcome{}, err
 	}
 	ans := req.answer()
+	var s state.ExecutionState
 	if snap, err := h.runner.State(ctx, id); err == nil {
+		s = snap.State
 		if err := h.checkCommits(ctx, snap); err != nil {
 			return Outcome{}, err
 		}
@@ -118,7 +128,7 @@ func (h *Host) Answer(ctx context.Context, req AnswerRequest) (Outcome, error) {
 			}
 		}
 	}
-	return h.drive(ctx, id, h.front.Asks(), func(ctx context.Context) (graphResult, error) {
+	return h.drive(ctx, id, s, h.front.Asks(), func(ctx context.Context) (graphResult, error) {
 		return h.runner.Resume(ctx, id, graph.WithResume(ans))
 	})
 }
@@ -153,7 +163,7 @@ func (h *Host) decide(ctx context.Context, req AnswerRequest) (Outcome, error) {
 	if err := h.checkCommits(ctx, snap); err != nil {
 		return Outcome{}, err
 	}
-	return h.drive(ctx, id, false, func(ctx context.Context) (graphResult, error) {
+	return h.drive(ctx, id, snap.State, false, func(ctx context.Context) (graphResult, error) {
 		return h.runner.Resume(ctx, id, graph.WithResume(ans))
 	})
 }
@@ -161,15 +171,26 @@ func (h *Host) decide(ctx context.Context, req AnswerRequest) (Outcome, error) {
 // drive runs step (Run, Resume, …) with the Front watching, keeps the run
 // going through approvals the Front answers (when asks), and returns
 // where the run stopped. While it drives, the control socket's Answer and
-// Cancel reach the run (held.go).
-func (h *Host) drive(ctx context.Context, runID string, asks bool, step func(context.Context) (graphResult, error)) (out Outcome, err error) {
-	unlock, err := h.lockWorkTree(runID)
+// Cancel reach the run (held.go). s is the run's state before the step:
+// the run is driven in its work tree (Host.runRepo), which goes once the
+// run has ended (its branch stays).
+func (h *Host) drive(ctx context.Context, runID string, s state.ExecutionState, asks bool, step func(context.Context) (graphResult, error)) (out Outcome, err error) {
+	repo, err := h.runRepo(ctx, s)
+	if err != nil {
+		return Outcome{}, err
+	}
+	unlock, err := h.lockWorkTree(repo, runID)
 	if err != nil {
 		return Outcome{}, err
 	}
 	defer unlock()
 	ctx, finish := h.held.drive(ctx, runID)
-	defer func() { out, err = finish(h, out, err) }()
+	defer func() {
+		out, err = finish(h, out, err)
+		if out.State != nil {
+			h.endWorkTree(ctx, *out.State)
+		}
+	}()
 	end := h.front.Watch(runID)
 	out, err = h.steer(ctx, runID, asks, step)
 	end(out)

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/gaffer-dev/gaffer/nodes"
@@ -15,12 +18,18 @@ import (
 // process asked the host to cancel it: a Front's Ask returns it.
 var ErrCancelRequested = errors.New("cancelled from another terminal")
 
-// heldRun is the run a host drives while it holds the store: the run
-// other processes' Answer and Cancel reach through the socket.
+// heldRuns are the runs a host drives while it holds the store: the runs
+// other processes' Answer and Cancel reach through the socket. A terminal
+// drives one at a time; serve's workers drive several, each in its own
+// work tree.
+type heldRuns struct {
+	mu   sync.Mutex
+	kind string              // the holding command: run, approve, resume, …
+	runs map[string]*heldRun // run id → its drive
+}
+
+// heldRun is one run drive is driving.
 type heldRun struct {
-	mu     sync.Mutex
-	kind   string                  // the holding command: run, approve, resume, …
-	runID  string                  // the run drive is driving; "" before and after
 	cancel context.CancelCauseFunc // cancels that drive's context
 	done   chan struct{}           // closed when that drive has ended
 	result error                   // a cancel's outcome, read after done
@@ -30,15 +39,18 @@ type heldRun struct {
 	waiting chan struct{}
 }
 
-// drive registers runID as the run the host drives, and returns its
+// drive registers runID as a run the host drives, and returns its
 // context, which Cancel from another process ends, and what to call with
 // the drive's outcome: when the run was cancelled that way, it writes the
 // cancel checkpoint and returns the Cancelled outcome.
-func (hr *heldRun) drive(ctx context.Context, runID string) (context.Context, func(h *Host, out Outcome, err error) (Outcome, error)) {
+func (hr *heldRuns) drive(ctx context.Context, runID string) (context.Context, func(h *Host, out Outcome, err error) (Outcome, error)) {
 	ctx, cancel := context.WithCancelCause(ctx)
-	done := make(chan struct{})
+	r := &heldRun{cancel: cancel, done: make(chan struct{})}
 	hr.mu.Lock()
-	hr.runID, hr.cancel, hr.done, hr.result = runID, cancel, done, nil
+	if hr.runs == nil {
+		hr.runs = map[string]*heldRun{}
+	}
+	hr.runs[runID] = r
 	hr.mu.Unlock()
 	return ctx, func(h *Host, out Outcome, err error) (Outcome, error) {
 		var result error
@@ -52,9 +64,12 @@ func (hr *heldRun) drive(ctx context.Context, runID string) (context.Context, fu
 		}
 		cancel(nil)
 		hr.mu.Lock()
-		hr.runID, hr.cancel, hr.result = "", nil, result
+		if hr.runs[runID] == r {
+			delete(hr.runs, runID)
+		}
+		r.result = result
 		hr.mu.Unlock()
-		close(done)
+		close(r.done)
 		return out, err
 	}
 }
@@ -62,32 +77,51 @@ func (hr *heldRun) drive(ctx context.Context, runID string) (context.Context, fu
 // awaitAnswer tells the socket that runID's question waits for an
 // answer: answers delivered on the channel come from other processes.
 // stop ends the wait.
-func (hr *heldRun) awaitAnswer(runID string) (answers <-chan nodes.Answer, stop func()) {
+func (hr *heldRuns) awaitAnswer(runID string) (answers <-chan nodes.Answer, stop func()) {
 	ch, waiting := make(chan nodes.Answer), make(chan struct{})
 	hr.mu.Lock()
-	if hr.runID != runID {
+	r := hr.runs[runID]
+	if r == nil {
 		hr.mu.Unlock()
 		return nil, func() {}
 	}
-	hr.answers, hr.waiting = ch, waiting
+	r.answers, r.waiting = ch, waiting
 	hr.mu.Unlock()
 	return ch, func() {
 		hr.mu.Lock()
-		if hr.answers == ch {
-			hr.answers, hr.waiting = nil, nil
+		if r.answers == ch {
+			r.answers, r.waiting = nil, nil
 		}
 		hr.mu.Unlock()
 		close(waiting)
 	}
 }
 
-func (hr *heldRun) driving() string {
+// driving names the runs driven now, sorted, joined with ", "; "" for none.
+func (hr *heldRuns) driving() string {
 	hr.mu.Lock()
 	defer hr.mu.Unlock()
-	return hr.runID
+	ids := slices.Sorted(maps.Keys(hr.runs))
+	return strings.Join(ids, ", ")
 }
 
-func (hr *heldRun) holderKind() string {
+// find returns the drive of runID, or with runID "" the one run driven
+// now (nil for none or several), and the run's id.
+func (hr *heldRuns) find(runID string) (*heldRun, string) {
+	hr.mu.Lock()
+	defer hr.mu.Unlock()
+	if runID == "" {
+		if len(hr.runs) != 1 {
+			return nil, ""
+		}
+		for id, r := range hr.runs {
+			return r, id
+		}
+	}
+	return hr.runs[runID], runID
+}
+
+func (hr *heldRuns) holderKind() string {
 	hr.mu.Lock()
 	defer hr.mu.Unlock()
 	return hr.kind
@@ -130,7 +164,7 @@ func (x holder) Submit(_ context.Context, spec RunSpec) (Outcome, error) {
 }
 
 func (x holder) Resume(_ context.Context, req RunRequest) (Outcome, error) {
-	if req.RunID != "" && req.RunID == x.h.held.driving() {
+	if r, _ := x.h.held.find(req.RunID); req.RunID != "" && r != nil {
 		return Outcome{}, errorf(Held, "run %s is held by %s: `gaffer %s` is driving it", req.RunID, holderName(), x.h.held.holderKind())
 	}
 	return Outcome{}, x.elsewhere(req.RunID, "resume it")
@@ -143,15 +177,9 @@ func (x holder) Fork(_ context.Context, req ForkRequest) (Forked, error) {
 // Answer hands the answer to the run this host asks about.
 func (x holder) Answer(ctx context.Context, req AnswerRequest) (Outcome, error) {
 	hr := &x.h.held
-	hr.mu.Lock()
-	driving, answers, waiting := hr.runID, hr.answers, hr.waiting
-	hr.mu.Unlock()
-	id := req.RunID
-	if id == "" {
-		id = driving
-	}
-	if id == "" || id != driving {
-		if id != "" {
+	r, id := hr.find(req.RunID)
+	if r == nil {
+		if id = req.RunID; id != "" {
 			if snap, err := x.h.runner.State(ctx, id); err == nil && ViewStatus(snap) != state.RunAwaitingApproval {
 				return Outcome{}, errorf(Refused, "run %s is not waiting for approval (it is %s)", id, ViewStatus(snap))
 			} else if err != nil {
@@ -160,6 +188,9 @@ func (x holder) Answer(ctx context.Context, req AnswerRequest) (Outcome, error) 
 		}
 		return Outcome{}, x.elsewhere(id, "answer it")
 	}
+	hr.mu.Lock()
+	answers, waiting := r.answers, r.waiting
+	hr.mu.Unlock()
 	if answers == nil || req.Decision != "" {
 		return Outcome{}, errorf(Refused, "run %s is not waiting for approval (it is running in %s)", id, holderName())
 	}
@@ -174,34 +205,28 @@ func (x holder) Answer(ctx context.Context, req AnswerRequest) (Outcome, error) 
 		id, AnswerVerb(req.answer()), hr.holderKind(), os.Getpid())}, nil
 }
 
-// Cancel cancels the run this host drives, through its context (drive
+// Cancel cancels a run this host drives, through its context (drive
 // writes the cancel checkpoint when it stops), or writes the cancel
 // checkpoint of another run of the store.
 func (x holder) Cancel(ctx context.Context, req RunRequest) (Outcome, error) {
 	hr := &x.h.held
-	hr.mu.Lock()
-	driving, done, cancel := hr.runID, hr.done, hr.cancel
-	hr.mu.Unlock()
-	id := req.RunID
-	if id == "" {
-		id = driving
-	}
-	if id != "" && id == driving && cancel != nil {
-		cancel(ErrCancelRequested)
+	r, id := hr.find(req.RunID)
+	if r != nil {
+		r.cancel(ErrCancelRequested)
 		select {
-		case <-done:
+		case <-r.done:
 		case <-ctx.Done():
 			return Outcome{}, ctx.Err()
 		}
 		hr.mu.Lock()
-		result := hr.result
+		result := r.result
 		hr.mu.Unlock()
 		if result != nil {
 			return Outcome{}, result
 		}
 		return Outcome{RunID: id, Kind: Cancelled, Message: fmt.Sprintf("Run %s cancelled.", id)}, nil
 	}
-	return x.h.Cancel(ctx, RunRequest{RunID: id})
+	return x.h.Cancel(ctx, RunRequest{RunID: req.RunID})
 }
 
 func (x holder) Status(ctx context.Context, req RunRequest) (RunStatus, error) {

@@ -140,12 +140,14 @@ type Host struct {
 	runner     *graph.Runner[state.ExecutionState]
 	log        *slog.Logger
 
-	live liveSet // runs this process is driving now
-	held heldRun // the run driven for other processes' answers and cancels
+	repos *nodes.Repos // each run's repository: its own work tree, or repo
+
+	live liveSet  // runs this process is driving now
+	held heldRuns // the runs driven for other processes' answers and cancels
 
 	mu       sync.Mutex
-	wt       *workspace.WorkTreeLock // held while a run is driven here
-	starting map[string]bool         // runs Start has taken that have no checkpoint yet
+	wt       map[string]*workspace.WorkTreeLock // work tree root → its lock, held while a run is driven there
+	starting map[string]bool                    // runs Start has taken that have no checkpoint yet
 	closers  []func()
 }
 
@@ -204,7 +206,8 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 
 // open builds the host on an open store, closing the store when it fails.
 func open(cfg Config, repo *workspace.Repo, dir string, store checkpoint.Store, closeStore func() error) (*Host, error) {
-	h := &Host{cfg: cfg, front: cfg.Front, repo: repo, dir: dir, store: store, closeStore: closeStore, log: cfg.Logger}
+	h := &Host{cfg: cfg, front: cfg.Front, repo: repo, repos: nodes.NewRepos(repo), dir: dir, store: store, closeStore: closeStore, log: cfg.Logger,
+		wt: map[string]*workspace.WorkTreeLock{}}
 	// With the store's lock held no other gaffer process works on this
 	// repository's runs: git locks a killed one left can go.
 	// A shared host holds no lock: what was left is the holder's to end.
@@ -229,7 +232,7 @@ func open(cfg Config, repo *workspace.Repo, dir string, store checkpoint.Store, 
 	drivers := cfg.Setup.Drivers(DriverEnv{Groups: groups, Transcripts: TranscriptDir(dir), Warn: func(msg string) {
 		warnOnce.Do(func() { h.log.Warn(msg) })
 	}})
-	gr, err := nodes.Build(nodes.Config{Repo: repo, Drivers: drivers, Clock: time.Now, Logger: h.log,
+	gr, err := nodes.Build(nodes.Config{Repo: repo, RepoFor: h.repos.For, Drivers: drivers, Clock: time.Now, Logger: h.log,
 		ReproducibleDates: cfg.ReproducibleDates, AfterCommit: cfg.AfterCommit, AfterRestore: cfg.AfterRestore,
 		Notice: func(msg string) { h.front.Notice("gaffer: " + msg) }})
 	if err != nil {
@@ -446,7 +449,7 @@ func (h *Host) unfinished(ctx context.Context, arg, what string, stash bool) (st
 // commits in the branch prove existed (nodes.CheckCommits): going on from
 // the older checkpoint would redo phases silently.
 func (h *Host) checkCommits(ctx context.Context, snap graph.Snapshot[state.ExecutionState]) error {
-	if err := nodes.CheckCommits(ctx, h.repo, snap.State); err != nil {
+	if err := nodes.CheckCommits(ctx, h.repoOf(snap.State), snap.State); err != nil {
 		return &Error{Code: Refused, Err: err}
 	}
 	return nil
@@ -503,33 +506,36 @@ func lastCause(err error) error {
 	return err
 }
 
-// lockWorkTree takes the work tree's lock (workspace.LockWorkTree) for
-// running runID's phases here, unless the host holds it already, and
+// lockWorkTree takes the lock of repo's work tree (workspace.LockWorkTree)
+// for running runID's phases here, unless the host holds it already, and
 // returns what releases it. Another process holding it is Held, naming
-// its pid, host and run; so is this host executing another run. The lock
-// is independent of the store: two processes with different stores never
-// work on one tree at once. It dies with the process.
-func (h *Host) lockWorkTree(runID string) (func(), error) {
+// its pid, host and run; so is this host executing another run there.
+// The lock is independent of the store: two processes with different
+// stores never work on one tree at once. It dies with the process. Each
+// work tree has its own lock: the user's checkout for runs in place, and
+// each run's own work tree.
+func (h *Host) lockWorkTree(repo *workspace.Repo, runID string) (func(), error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var held *workspace.WorkTreeHeldError
-	if h.wt != nil {
-		if hd := h.wt.Holder(); hd.Run != runID { // this process executes another run there
-			return nil, errorf(Held, "work tree %s is in use by %s; wait for it to finish or stop it", h.repo.Root(), hd)
+	root := repo.Root()
+	if l := h.wt[root]; l != nil {
+		if hd := l.Holder(); hd.Run != runID { // this process executes another run there
+			return nil, errorf(Held, "work tree %s is in use by %s; wait for it to finish or stop it", root, hd)
 		}
 		return func() {}, nil
 	}
-	l, err := h.repo.LockWorkTree(runID)
+	l, err := repo.LockWorkTree(runID)
 	if errors.As(err, &held) {
 		return nil, errorf(Held, "work tree %s is in use by %s; wait for it to finish or stop it", held.Root, held.Holder)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("lock the work tree: %w", err)
 	}
-	h.wt = l
+	h.wt[root] = l
 	return func() {
 		h.mu.Lock()
-		h.wt = nil
+		delete(h.wt, root)
 		h.mu.Unlock()
 		l.Unlock()
 	}, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -162,10 +163,18 @@ func TestEachOperationLocallyAndThroughTheSocket(t *testing.T) {
 		if err != nil || out.Kind != Completed {
 			t.Fatalf("Answer = %+v, %v; want completed", out, err)
 		}
+		// The run worked on its own branch, in its own work tree, which is
+		// gone; the user's checkout has none of its files.
 		for _, name := range []string{"hello.txt", "bye.txt"} {
-			if _, err := os.Stat(filepath.Join(f.repo, name)); err != nil {
-				t.Errorf("the run's %s: %v", name, err)
+			if out, err := exec.Command("git", "-C", f.repo, "cat-file", "-e", "gaffer/r-1:"+name).CombinedOutput(); err != nil {
+				t.Errorf("the run's %s on branch gaffer/r-1: %v %s", name, err, out)
 			}
+			if _, err := os.Stat(filepath.Join(f.repo, name)); err == nil {
+				t.Errorf("the run's %s is in the user's checkout", name)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(WorkTreesDir(f.store), "r-1")); !os.IsNotExist(err) {
+			t.Errorf("the finished run's work tree is still there: %v", err)
 		}
 		hist, err := svc.History(ctx, RunRequest{RunID: "r-1"})
 		if err != nil || len(hist) < 4 {
@@ -182,6 +191,9 @@ func TestEachOperationLocallyAndThroughTheSocket(t *testing.T) {
 		}
 		if waiting == 0 {
 			t.Fatal("History has no checkpoint waiting for approval")
+		}
+		if _, err := svc.Fork(ctx, ForkRequest{RunID: "r-1", Seq: 999}); CodeOf(err) != Refused || !strings.Contains(err.Error(), "run r-1 has no checkpoint 999") {
+			t.Fatalf("Fork of a checkpoint the run does not have: %v (%s)", err, CodeOf(err))
 		}
 		// Resume of a finished run is refused with the fix.
 		if _, err := svc.Resume(ctx, RunRequest{RunID: "r-1"}); CodeOf(err) != Refused || !strings.Contains(err.Error(), "already finished") {

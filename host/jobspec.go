@@ -65,7 +65,8 @@ func decodeJob(b []byte) (RunSpec, error) {
 			return RunSpec{}, fmt.Errorf("job spec (version 1): %w", err)
 		}
 		return RunSpec{RunID: l.RunID, PlanFile: l.PlanFile, Goal: l.Goal, Driver: l.Driver, Model: l.Model, Profile: l.Profile,
-			Script: l.Script, AutoApprove: l.AutoApprove, AllowDirty: l.AllowDirty, Pace: l.Pace, TrackerID: l.TrackerID, Repo: l.Repo}, nil
+			Script: l.Script, AutoApprove: l.AutoApprove, AllowDirty: l.AllowDirty, Pace: l.Pace, TrackerID: l.TrackerID, Repo: l.Repo,
+			InPlace: true}, nil // version 1 knew no other way
 	}
 	if tag.Type != jobType {
 		return RunSpec{}, fmt.Errorf("job spec: type %q, want %q", tag.Type, jobType)

@@ -53,7 +53,7 @@ func (p *Pool) dbQueue(cfg PoolConfig) (q serve.Queue, ok bool, err error) {
 	}
 	var x serve.Executor = executor{p}
 	q, err = pgqueue.New(pgqueue.Config{DB: db.Pool(), HostID: id, Workers: cfg.Workers, Executor: x, Logger: cfg.Logger,
-		Gauges: cfg.Gauges, Key: p.key, Retry: retryOnHost, RetryAfter: time.Second, Lease: cfg.Hosts.Lease, Poll: cfg.Hosts.Poll,
+		Gauges: cfg.Gauges, KeyOf: p.keyOf, Group: p.key, MaxActive: cfg.MaxRunsPerRepo, Retry: retryOnHost, RetryAfter: time.Second, Lease: cfg.Hosts.Lease, Poll: cfg.Hosts.Poll,
 		Abandon: p.abandon})
 	return q, err == nil, err
 }

@@ -41,10 +41,23 @@ func (h *Host) cancel(ctx context.Context, runID string) (Outcome, error) {
 	note := func(format string, args ...any) { out.Notes = append(out.Notes, fmt.Sprintf(format, args...)) }
 	markTranscriptEnd(h.dir, id)
 	phase, running := runningPhase(after.State)
-	if !running && !after.State.Stash.Pending() {
+	own := after.State.Run.WorkTree != ""
+	if !running && !after.State.Stash.Pending() && !own {
 		return out, nil
 	}
-	unlock, err := h.lockWorkTree(id)
+	repo := h.repo
+	if own {
+		r, err := h.repos.For(after.State)
+		if err != nil { // its work tree is gone already
+			h.endWorkTree(ctx, after.State)
+			if l := BranchHint(after.State); l != "" {
+				note("%s", l)
+			}
+			return out, nil
+		}
+		repo = r
+	}
+	unlock, err := h.lockWorkTree(repo, id)
 	if err != nil {
 		// The run is cancelled all the same; the tree waits.
 		if running {
@@ -59,7 +72,7 @@ func (h *Host) cancel(ctx context.Context, runID string) (Outcome, error) {
 	defer unlock()
 	if running {
 		// Before the user's changes come back: the reset must not touch them.
-		pre, err := nodes.DiscardPhase(ctx, h.repo, after.State, func(msg string) { note("%s", msg) })
+		pre, err := nodes.DiscardPhase(ctx, repo, after.State, func(msg string) { note("%s", msg) })
 		switch {
 		case err != nil:
 			note("Phase %d's unfinished changes were left in the work tree: %v", phase, err)
@@ -67,6 +80,7 @@ func (h *Host) cancel(ctx context.Context, runID string) (Outcome, error) {
 			note("Phase %d's unfinished changes were undone: the work tree is back at %s, the last good commit.", phase, Short(pre))
 		}
 	}
+	h.endWorkTree(ctx, after.State)
 	if !after.State.Stash.Pending() {
 		return out, nil
 	}
@@ -209,6 +223,16 @@ const ForkBranchPrefix = "gaffer/"
 func (h *Host) Fork(ctx context.Context, req ForkRequest) (Forked, error) {
 	runID, seq := req.RunID, req.Seq
 	id := NewRunID(time.Now())
+	parent, err := h.runner.History(ctx, runID, 1)
+	if err != nil {
+		return Forked{}, h.refusal(ctx, runID, err)
+	}
+	if len(parent) > 0 && (seq == 0 || seq > parent[0].Seq) {
+		return Forked{}, errorf(Refused, "run %s has no checkpoint %d (its newest is %d; see %s)", runID, seq, parent[0].Seq, h.cfg.Cmd("history", runID))
+	}
+	if len(parent) > 0 && parent[0].State.Run.WorkTree != "" {
+		return h.forkOwn(ctx, req, id, parent[0].State)
+	}
 	st, err := h.repo.Status(ctx)
 	if err != nil {
 		return Forked{}, errorf(Refused, "read the work tree's status: %w", err)
@@ -217,15 +241,11 @@ func (h *Host) Fork(ctx context.Context, req ForkRequest) (Forked, error) {
 		return Forked{}, errorf(Refused, "%w (%s: %s) in %s; the fork checks out its own branch: commit or stash them first",
 			ErrDirtyTree, Plural(len(paths), "path"), ListPaths(paths, 10), h.repo.Root())
 	}
-	unlock, err := h.lockWorkTree(id)
+	unlock, err := h.lockWorkTree(h.repo, id)
 	if err != nil {
 		return Forked{}, err
 	}
 	defer unlock()
-	parent, err := h.runner.History(ctx, runID, 1)
-	if err != nil {
-		return Forked{}, h.refusal(ctx, runID, err)
-	}
 	snap, err := h.runner.Fork(ctx, runID, seq, id)
 	if err != nil {
 		return Forked{}, h.refusal(ctx, runID, err)
@@ -264,6 +284,52 @@ func (h *Host) Fork(ctx context.Context, req ForkRequest) (Forked, error) {
 		return Forked{}, fmt.Errorf("fork: set the new run id: %w", err)
 	}
 	return Forked{RunID: id, From: runID, Seq: seq, Branch: branch, Base: base}, nil
+}
+
+// forkOwn forks a run that works in its own work tree: the fork gets one
+// too, on its branch gaffer/<new-id> at the commit the checkpoint stood on
+// (see Fork); the user's checkout is not touched.
+func (h *Host) forkOwn(ctx context.Context, req ForkRequest, id string, parent state.ExecutionState) (Forked, error) {
+	snap, err := h.runner.Fork(ctx, req.RunID, req.Seq, id)
+	if err != nil {
+		return Forked{}, h.refusal(ctx, req.RunID, err)
+	}
+	s, as := forkState(snap, id, time.Now())
+	base := forkBase(s)
+	if base == "" && len(parent.Progress.Phases) > 0 {
+		base = parent.Progress.Phases[0].PreCommit
+	}
+	if s, err = h.newWorkTree(ctx, s, base); err != nil {
+		return Forked{}, fmt.Errorf("fork: %w", err)
+	}
+	repo, err := h.repos.For(s)
+	if err != nil {
+		return Forked{}, fmt.Errorf("fork: %w", err)
+	}
+	unlock, err := h.lockWorkTree(repo, id)
+	if err != nil {
+		return Forked{}, err
+	}
+	defer unlock()
+	if base == "" {
+		if base, err = repo.Head(ctx); err != nil {
+			return Forked{}, errorf(Refused, "fork: %w", err)
+		}
+	}
+	if err := copyExecDir(repo.Root(), snap.State.Run.ExecDir, s.Run.ExecDir); err != nil {
+		return Forked{}, fmt.Errorf("fork: %w", err)
+	}
+	untracked, err := repo.Untracked(ctx)
+	if err != nil {
+		return Forked{}, fmt.Errorf("fork: %w", err)
+	}
+	if s, err = keepUntracked(s, untracked); err != nil {
+		return Forked{}, fmt.Errorf("fork: %w", err)
+	}
+	if _, err := h.runner.UpdateState(ctx, id, s, as); err != nil {
+		return Forked{}, fmt.Errorf("fork: set the new run id: %w", err)
+	}
+	return Forked{RunID: id, From: req.RunID, Seq: req.Seq, Branch: RunBranch(id), Base: base}, nil
 }
 
 // forkState is the new run's first state, from the forked checkpoint, and

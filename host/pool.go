@@ -25,8 +25,11 @@ type Pool struct {
 	h   *Host
 	q   serve.Queue
 	log *slog.Logger
-	// key is the pool key of every job: the runs work on the host's
-	// repository, so they share its work tree and execute one at a time.
+	// key is the repository's key (RepoKey): the pool key of runs in
+	// place, which share the user's checkout and execute one at a time,
+	// and the group of every run (PoolConfig.MaxRunsPerRepo). A run in
+	// its own work tree has that tree as its key: the runs of one
+	// repository execute at once.
 	key string
 	// client is a pool that hands its work to the serves through the
 	// database (PoolConfig.Client).
@@ -36,8 +39,11 @@ type Pool struct {
 // PoolConfig makes a Pool.
 type PoolConfig struct {
 	Workers int
-	Logger  *slog.Logger
-	Gauges  serve.Gauges
+	// MaxRunsPerRepo, when above 0, is how many runs of the repository
+	// execute at once at most (max_runs_per_repo).
+	MaxRunsPerRepo int
+	Logger         *slog.Logger
+	Gauges         serve.Gauges
 	// Client makes the pool of a command on a database store with no
 	// serve on this host holding it: its queue is not started, and what
 	// it queues, answers and cancels goes to the serves of every host
@@ -66,11 +72,30 @@ func NewPool(h *Host, cfg PoolConfig) (*Pool, error) {
 		return p, nil
 	}
 	p.q, err = serve.New(serve.Config{Workers: cfg.Workers, Executor: executor{p}, Journal: serve.JournalPath(h.dir), Logger: cfg.Logger,
-		Gauges: cfg.Gauges, KeyOf: func(serve.Job) string { return key }, Retry: ioerr.Machine})
+		Gauges: cfg.Gauges, KeyOf: p.keyOf, GroupOf: func(serve.Job) string { return key }, MaxPerGroup: cfg.MaxRunsPerRepo,
+		Retry: ioerr.Machine})
 	if err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// keyOf is the pool key of job: its run's own work tree, or for a run in
+// place the repository's key.
+func (p *Pool) keyOf(job serve.Job) string {
+	if job.Kind == serve.JobStart {
+		if spec, err := decodeJob(job.Spec); err == nil && spec.InPlace {
+			return p.key
+		}
+		if _, err := p.h.runner.State(context.Background(), job.RunID); err != nil {
+			return p.h.workTreeDir(job.RunID)
+		}
+	}
+	snap, err := p.h.runner.State(context.Background(), job.RunID)
+	if err != nil || snap.State.Run.WorkTree == "" {
+		return p.key
+	}
+	return snap.State.Run.WorkTree
 }
 
 // Queue is the pool of workers (start, drain and watch it): the file
@@ -146,7 +171,9 @@ func (p *Pool) Submit(ctx context.Context, spec RunSpec) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, fmt.Errorf("submit: %w", err)
 	}
-	if err := p.q.Submit(serve.Job{RunID: spec.RunID, Kind: serve.JobStart, Spec: b, Key: p.key}); err != nil {
+	job := serve.Job{RunID: spec.RunID, Kind: serve.JobStart, Spec: b, Group: p.key}
+	job.Key = p.keyOf(job)
+	if err := p.q.Submit(job); err != nil {
 		return Outcome{}, errorf(Held, "submit: %w", err)
 	}
 	n := len(p.q.Status().Queued)
@@ -169,7 +196,9 @@ func (p *Pool) Resume(ctx context.Context, req RunRequest) (Outcome, error) {
 	} else if st == state.RunAwaitingApproval {
 		return Outcome{}, errorf(Waiting, "run %s is waiting for approval; answer with gaffer approve or reject", id)
 	}
-	if err := p.q.Submit(serve.Job{RunID: id, Kind: serve.JobResume, Key: p.key}); err != nil {
+	job := serve.Job{RunID: id, Kind: serve.JobResume, Group: p.key}
+	job.Key = p.keyOf(job)
+	if err := p.q.Submit(job); err != nil {
 		return Outcome{}, errorf(Held, "resume: %w", err)
 	}
 	return Outcome{RunID: id, Kind: HandedOn, Message: fmt.Sprintf("Run %s queued to resume in %s.", id, p.serveName())}, nil
@@ -287,7 +316,7 @@ func (x executor) Execute(ctx context.Context, job serve.Job) (serve.Outcome, er
 	p := x.p
 	h := p.h
 	id := job.RunID
-	if job.Key != p.key {
+	if job.Group != "" && job.Group != p.key || job.Group == "" && job.Key != p.key {
 		// A job journaled by a serve of another repository on this store:
 		// it works on this repository now, without its key's exclusion.
 		p.log.Warn("job keyed for another repository", "run", id, "key", job.Key, "repo", p.key)
@@ -342,6 +371,11 @@ func (x executor) Execute(ctx context.Context, job serve.Job) (serve.Outcome, er
 		return serve.OutcomeDone, out.Err
 	case Halted, Rejected, Cancelled:
 		p.log.Info("run ended", "run", id, "outcome", out.Kind, "msg", out.Message)
+	}
+	if out.State != nil && out.State.Status.Terminal() {
+		if l := BranchHint(*out.State); l != "" {
+			p.log.Info(l, "run", id)
+		}
 	}
 	return serve.OutcomeDone, nil
 }

@@ -122,7 +122,7 @@ func TestPoolOperationsLocallyAndThroughTheSocket(t *testing.T) {
 	poolServices(t, func(t *testing.T, f fixture, p *Pool, svc Service) {
 		ctx := t.Context()
 		// Submit, before any worker runs: queued, and told so.
-		out, err := svc.Submit(ctx, RunSpec{RunID: "r-1", PlanFile: f.plan, Script: f.script, AutoApprove: true})
+		out, err := svc.Submit(ctx, RunSpec{RunID: "r-1", PlanFile: f.plan, Script: f.script, InPlace: true, AutoApprove: true})
 		if err != nil || out.Kind != HandedOn || out.RunID != "r-1" || !strings.Contains(out.Message, "queued") {
 			t.Fatalf("Submit = %+v, %v; want r-1 handed on, queued", out, err)
 		}
@@ -135,7 +135,7 @@ func TestPoolOperationsLocallyAndThroughTheSocket(t *testing.T) {
 			t.Fatalf("Submit of a queued run id: %v (%s), want held", err, CodeOf(err))
 		}
 		// Cancel of a queued run takes it out of the queue: it never runs.
-		if _, err := svc.Submit(ctx, RunSpec{RunID: "r-2", PlanFile: f.plan, Script: f.script}); err != nil {
+		if _, err := svc.Submit(ctx, RunSpec{RunID: "r-2", PlanFile: f.plan, Script: f.script, InPlace: true}); err != nil {
 			t.Fatal(err)
 		}
 		out, err = svc.Cancel(ctx, RunRequest{RunID: "r-2"})
@@ -162,7 +162,7 @@ func TestPoolOperationsLocallyAndThroughTheSocket(t *testing.T) {
 
 		// A run without AutoApprove parks at its plan's approval (Start
 		// queues like Submit); the answer goes through the pool.
-		out, err = svc.Start(ctx, RunSpec{RunID: "r-3", PlanFile: f.plan, Script: f.script})
+		out, err = svc.Start(ctx, RunSpec{RunID: "r-3", PlanFile: f.plan, Script: f.script, InPlace: true})
 		if err != nil || out.Kind != HandedOn || out.RunID != "r-3" {
 			t.Fatalf("Start through the pool = %+v, %v; want r-3 handed on", out, err)
 		}
@@ -227,7 +227,7 @@ func TestPoolAnswerWaitsForTheJobThatParkedTheRun(t *testing.T) {
 	})()
 	defer once.Do(func() {}) // a failed test does not hold the worker
 	startPool(t, p)
-	if _, err := p.Submit(t.Context(), RunSpec{RunID: "r-1", PlanFile: f.plan, Script: f.script}); err != nil {
+	if _, err := p.Submit(t.Context(), RunSpec{RunID: "r-1", PlanFile: f.plan, Script: f.script, InPlace: true}); err != nil {
 		t.Fatal(err)
 	}
 	<-interrupted
@@ -272,7 +272,7 @@ func TestPoolRecoversAVersion1Journal(t *testing.T) {
 			return strings.NewReplacer("$PLAN", q(f.plan), "$SCRIPT", q(f.script), "$REPO", q(key)).Replace(legacyJournal)
 		}},
 		{"version 2", func(f fixture, key string) string {
-			spec, err := encodeJob(RunSpec{RunID: "r-old", PlanFile: f.plan, Script: f.script, AutoApprove: true, Repo: key})
+			spec, err := encodeJob(RunSpec{RunID: "r-old", PlanFile: f.plan, Script: f.script, InPlace: true, AutoApprove: true, Repo: key})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -324,6 +324,7 @@ func TestDecodeJob(t *testing.T) {
 		t.Fatalf("encodeJob kept the plan's content: %s, %v", b2, err)
 	}
 
+	spec.InPlace = true // version 1 ran every run in the user's checkout
 	legacy := `{"PlanFile":"/p/plan.md","Goal":"greet","Driver":"script","Model":"m","Profile":"fast","Script":"/p/s.yaml",` +
 		`"AutoApprove":true,"AllowDirty":true,"Pace":2000000000,"TrackerID":"T-1","RunID":"r-1","Repo":"/p/repo"}`
 	if got, err := decodeJob([]byte(legacy)); err != nil || !reflect.DeepEqual(got, spec) {

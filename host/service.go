@@ -62,6 +62,9 @@ type RunSpec struct {
 	// Repo is the submitter's work tree (absolute, symlinks resolved),
 	// which serve checks is its own.
 	Repo string `json:"repo,omitempty"`
+	// InPlace runs in the user's checkout (gaffer run --in-place) instead
+	// of the run's own work tree on its own branch.
+	InPlace bool `json:"in_place,omitempty"`
 	// Plan is the plan file's content when the front end has read it
 	// already (a pipe reads once); it does not cross a process.
 	Plan []byte `json:"-"`

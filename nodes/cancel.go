@@ -33,7 +33,7 @@ func DiscardPhase(ctx context.Context, repo *workspace.Repo, s state.ExecutionSt
 		return "", nil
 	}
 	w := &workflow{cfg: Config{Repo: repo, Clock: time.Now, Logger: slog.New(slog.DiscardHandler)}}
-	if _, found, err := w.find(ctx, phaseTrailers(s, ps)); err != nil {
+	if _, found, err := w.find(ctx, s, phaseTrailers(s, ps)); err != nil {
 		return "", err
 	} else if found {
 		return "", nil
@@ -55,7 +55,7 @@ func DiscardPhase(ctx context.Context, repo *workspace.Repo, s state.ExecutionSt
 	if err != nil {
 		return "", err
 	}
-	if err := w.gitOp(func() error { return repo.ResetTo(ctx, ps.PreCommit, ps.Untracked) }); err != nil {
+	if err := w.gitOp(repo, func() error { return repo.ResetTo(ctx, ps.PreCommit, ps.Untracked) }); err != nil {
 		return "", fmt.Errorf("nodes: discard phase %d: reset to %s: %w", ps.Index+1, short(ps.PreCommit), err)
 	}
 	if h != "" && notice != nil {

@@ -164,8 +164,12 @@ func RenderState(s state.ExecutionState) ([]byte, error) {
 
 // write writes one execution-directory file (slash path relative to the
 // work tree) crash-safely.
-func (w *workflow) write(rel, content string) error {
-	p := filepath.Join(w.cfg.Repo.Root(), filepath.FromSlash(rel))
+func (w *workflow) write(s state.ExecutionState, rel, content string) error {
+	repo, err := w.repo(s)
+	if err != nil {
+		return err
+	}
+	p := filepath.Join(repo.Root(), filepath.FromSlash(rel))
 	if err := workspace.WriteFileAtomic(p, []byte(content), 0o644); err != nil {
 		return fmt.Errorf("nodes: write %s: %w", rel, err)
 	}
@@ -175,8 +179,12 @@ func (w *workflow) write(rel, content string) error {
 // cleanTemps removes the temporary files (atomicfile.IsTemp) a killed
 // process left in the execution directory: ResetTo keeps that directory, so nobody else would.
 func (w *workflow) cleanTemps(s state.ExecutionState) error {
-	root := filepath.Join(w.cfg.Repo.Root(), filepath.FromSlash(s.Run.ExecDir))
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	repo, err := w.repo(s)
+	if err != nil {
+		return err
+	}
+	root := filepath.Join(repo.Root(), filepath.FromSlash(s.Run.ExecDir))
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil
@@ -199,21 +207,25 @@ func (w *workflow) writeRecord(s state.ExecutionState) error {
 	if err := w.cleanTemps(s); err != nil {
 		return err
 	}
-	if err := w.write(planPath(s), s.Plan.Markdown); err != nil {
+	if err := w.write(s, planPath(s), s.Plan.Markdown); err != nil {
 		return err
 	}
 	js, err := RenderState(s)
 	if err != nil {
 		return err
 	}
-	return w.write(statePath(s), string(js))
+	return w.write(s, statePath(s), string(js))
 }
 
 // writeSummary writes phase-N/summary.md for a committed phase, with the
 // story so far (sofar, "" for none) at its end, and returns ps with
 // SummaryPath set.
 func (w *workflow) writeSummary(ctx context.Context, s state.ExecutionState, ps state.PhaseState, sofar string) (state.PhaseState, error) {
-	stats, err := w.cfg.Repo.DiffStat(ctx, ps.PreCommit, ps.PostCommit)
+	repo, err := w.repo(s)
+	if err != nil {
+		return ps, err
+	}
+	stats, err := repo.DiffStat(ctx, ps.PreCommit, ps.PostCommit)
 	if err != nil {
 		return ps, fmt.Errorf("nodes: phase %d diff stat: %w", ps.Index+1, err)
 	}
@@ -225,7 +237,7 @@ func (w *workflow) writeSummary(ctx context.Context, s state.ExecutionState, ps 
 		md += "\n" + sofar
 	}
 	p := summaryPath(s, ps.Index)
-	if err := w.write(p, md); err != nil {
+	if err := w.write(s, p, md); err != nil {
 		return ps, err
 	}
 	ps.SummaryPath = p

@@ -43,8 +43,8 @@ func gitDirOf(root string) string {
 }
 
 // gitOp runs fn with the marker in place.
-func (w *workflow) gitOp(fn func() error) error {
-	marker := filepath.Join(gitDirOf(w.cfg.Repo.Root()), opMarker)
+func (w *workflow) gitOp(repo *workspace.Repo, fn func() error) error {
+	marker := filepath.Join(gitDirOf(repo.Root()), opMarker)
 	if err := workspace.WriteFileAtomic(marker, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
 		return fmt.Errorf("nodes: git op marker: %w", err)
 	}
@@ -59,7 +59,10 @@ func (w *workflow) gitOp(fn func() error) error {
 // during a commit or reset left in the repository at root: when the
 // marker names a process that no longer runs, every index.lock and ref
 // .lock file made since the marker is removed, then the marker. It returns
-// the paths removed.
+// the paths removed. For a linked work tree (a run's own, whose git
+// directory is .git/worktrees/<name>) that is its index.lock and HEAD.lock
+// and the lock of the branch it has checked out, in the shared refs: the
+// other work trees' locks are theirs.
 func RecoverGitLocks(root string) ([]string, error) {
 	gd := gitDirOf(root)
 	marker := filepath.Join(gd, opMarker)
@@ -104,10 +107,38 @@ func RecoverGitLocks(root string) ([]string, error) {
 	if err != nil {
 		return removed, fmt.Errorf("nodes: recover git locks: %w", err)
 	}
+	if p := branchLock(gd); p != "" {
+		if info, err := os.Stat(p); err == nil && !info.ModTime().Before(since) && os.Remove(p) == nil {
+			removed = append(removed, p)
+		}
+	}
 	if err := os.Remove(marker); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return removed, fmt.Errorf("nodes: %w", err)
 	}
 	return removed, nil
+}
+
+// branchLock is the lock file of the branch a linked work tree's git
+// directory gd has checked out, in the shared refs; "" for a main work
+// tree (its walk covers its refs) or a detached HEAD.
+func branchLock(gd string) string {
+	common, err := os.ReadFile(filepath.Join(gd, "commondir"))
+	if err != nil {
+		return ""
+	}
+	head, err := os.ReadFile(filepath.Join(gd, "HEAD"))
+	if err != nil {
+		return ""
+	}
+	ref, ok := strings.CutPrefix(strings.TrimSpace(string(head)), "ref: ")
+	if !ok || !strings.HasPrefix(ref, "refs/") {
+		return ""
+	}
+	dir := strings.TrimSpace(string(common))
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(gd, dir)
+	}
+	return filepath.Join(dir, filepath.FromSlash(ref)) + ".lock"
 }
 
 // alive reports whether a process with pid runs on this host.

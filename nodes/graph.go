@@ -34,7 +34,11 @@ type DriverFactory func(role agent.Role, cfg state.RunConfig) (agent.Driver, err
 // Config is what the nodes need from the outside world. Validate fills in
 // defaults.
 type Config struct {
-	Repo    *workspace.Repo  // the repository the run works on
+	Repo *workspace.Repo // the repository the runs work on: the user's checkout
+	// RepoFor, when set, is the repository run s works in: its own work
+	// tree (state.RunInfo.WorkTree), or Repo for a run in place (see
+	// Repos.For). Unset, every run works in Repo.
+	RepoFor func(s state.ExecutionState) (*workspace.Repo, error)
 	Drivers DriverFactory    // role → driver
 	Clock   func() time.Time // for StartedAt/CompletedAt, durations and commit dates; default time.Now
 	// ReproducibleDates dates each commit one second after its parent

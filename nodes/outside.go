@@ -54,7 +54,11 @@ func (e *OutsideEditsError) Is(target error) bool { return target == ErrOutsideE
 // the execution directory and the user's untracked files of the phase.
 // It also says which of them are untracked.
 func (w *workflow) changedPaths(ctx context.Context, s state.ExecutionState, ps state.PhaseState) ([]string, map[string]bool, error) {
-	st, err := w.cfg.Repo.Status(ctx)
+	repo, err := w.repo(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := repo.Status(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("nodes: phase %d: %w", ps.Index+1, err)
 	}
@@ -78,11 +82,15 @@ func (w *workflow) changedPaths(ctx context.Context, s state.ExecutionState, ps 
 // recordWritten fingerprints what the session left (storing each
 // version, so that it can be put back) into ps.Written.
 func (w *workflow) recordWritten(ctx context.Context, s state.ExecutionState, ps state.PhaseState) (state.PhaseState, error) {
+	repo, err := w.repo(s)
+	if err != nil {
+		return ps, err
+	}
 	paths, _, err := w.changedPaths(ctx, s, ps)
 	if err != nil {
 		return ps, err
 	}
-	fp, err := w.cfg.Repo.Fingerprint(ctx, paths, true)
+	fp, err := repo.Fingerprint(ctx, paths, true)
 	if err != nil {
 		return ps, fmt.Errorf("nodes: phase %d: record what the session wrote: %w", ps.Index+1, err)
 	}
@@ -94,6 +102,10 @@ func (w *workflow) recordWritten(ctx context.Context, s state.ExecutionState, ps
 // not as the phase's session left it (ps.Written); nil when it is, or
 // when nothing was recorded (a state from before Written existed).
 func (w *workflow) checkOutsideEdits(ctx context.Context, s state.ExecutionState, ps state.PhaseState) error {
+	repo, err := w.repo(s)
+	if err != nil {
+		return err
+	}
 	if ps.Written == nil {
 		return nil
 	}
@@ -107,7 +119,7 @@ func (w *workflow) checkOutsideEdits(ctx context.Context, s state.ExecutionState
 			paths = append(paths, p)
 		}
 	}
-	fp, err := w.cfg.Repo.Fingerprint(ctx, paths, false)
+	fp, err := repo.Fingerprint(ctx, paths, false)
 	if err != nil {
 		return fmt.Errorf("nodes: phase %d: %w", ps.Index+1, err)
 	}

@@ -26,6 +26,10 @@ const (
 // Both reach the checkpoint of the step that calls it, before the phase's
 // agent starts.
 func (w *workflow) preparePhase(ctx context.Context, s state.ExecutionState, i int) (state.ExecutionState, error) {
+	repo, err := w.repo(s)
+	if err != nil {
+		return s, err
+	}
 	c := s.Clone()
 	c.Progress.CurrentPhase = i
 	c.Progress.ReviewIteration = 0
@@ -34,11 +38,11 @@ func (w *workflow) preparePhase(ctx context.Context, s state.ExecutionState, i i
 	if err != nil {
 		return s, fmt.Errorf("nodes: prepare phase %d: %w", i+1, err)
 	}
-	head, err := w.cfg.Repo.Head(ctx)
+	head, err := repo.Head(ctx)
 	if err != nil {
 		return s, fmt.Errorf("nodes: prepare phase %d: %w", i+1, err)
 	}
-	untracked, err := w.cfg.Repo.Untracked(ctx)
+	untracked, err := repo.Untracked(ctx)
 	if err != nil {
 		return s, fmt.Errorf("nodes: prepare phase %d: %w", i+1, err)
 	}
@@ -60,6 +64,10 @@ func (w *workflow) preparePhase(ctx context.Context, s state.ExecutionState, i i
 // is anywhere else. The execution directory's plan.md and, on a retry,
 // review-feedback.md are written before the agent starts.
 func (w *workflow) phase(ctx context.Context, s state.ExecutionState) (state.ExecutionState, error) {
+	repo, err := w.repo(s)
+	if err != nil {
+		return s, err
+	}
 	ps, ok := current(s)
 	if !ok {
 		return s, ErrNoPhase
@@ -72,11 +80,11 @@ func (w *workflow) phase(ctx context.Context, s state.ExecutionState) (state.Exe
 	if err := w.cleanTemps(s); err != nil {
 		return s, err
 	}
-	if err := w.write(planPath(s), s.Plan.Markdown); err != nil {
+	if err := w.write(s, planPath(s), s.Plan.Markdown); err != nil {
 		return s, err
 	}
 	if ps.Review != nil && !ps.Review.Approved {
-		if err := w.write(feedbackPath(s, ps.Index), RenderFeedback(s, ps)); err != nil {
+		if err := w.write(s, feedbackPath(s, ps.Index), RenderFeedback(s, ps)); err != nil {
 			return s, err
 		}
 	}
@@ -94,7 +102,7 @@ func (w *workflow) phase(ctx context.Context, s state.ExecutionState) (state.Exe
 	}
 	sess := agent.Session{
 		Role: agent.RoleDeveloper, RunID: s.Run.ID, Phase: ps.Index + 1, Attempt: ps.Attempt,
-		Iteration: s.Progress.ReviewIteration + 1, Prompt: prompt, Dir: w.cfg.Repo.Root(),
+		Iteration: s.Progress.ReviewIteration + 1, Prompt: prompt, Dir: repo.Root(),
 		SessionID: s.Progress.DriverSessionID, Tools: agent.DefaultTools(agent.RoleDeveloper),
 		StoryDir: storyDir(s), Model: escalatedModel(s, ps),
 	}
@@ -165,12 +173,16 @@ func (w *workflow) nextTask(ctx context.Context, s state.ExecutionState) (state.
 // already there and clean. It refuses (HeadMovedError) when HEAD moved in
 // a way the run did not (see resettable).
 func (w *workflow) ensureAtPreCommit(ctx context.Context, s state.ExecutionState, ps state.PhaseState) error {
+	repo, err := w.repo(s)
+	if err != nil {
+		return err
+	}
 	head, err := w.resettable(ctx, s, ps)
 	if err != nil {
 		return err
 	}
 	if head == ps.PreCommit {
-		st, err := w.cfg.Repo.Status(ctx)
+		st, err := repo.Status(ctx)
 		if err != nil {
 			return fmt.Errorf("nodes: phase %d: %w", ps.Index+1, err)
 		}
@@ -180,11 +192,11 @@ func (w *workflow) ensureAtPreCommit(ctx context.Context, s state.ExecutionState
 	}
 	var ref, h string
 	if last, ok := w.ran.Load(s.Run.ID); !ok || last != ps.Index {
-		if ref, h, err = rescue(ctx, w.cfg.Repo, w.cfg.Clock(), s, ps, keepList(s, ps)); err != nil {
+		if ref, h, err = rescue(ctx, repo, w.cfg.Clock(), s, ps, keepList(s, ps)); err != nil {
 			return err
 		}
 	}
-	if err := w.gitOp(func() error { return w.cfg.Repo.ResetTo(ctx, ps.PreCommit, keepList(s, ps)) }); err != nil {
+	if err := w.gitOp(repo, func() error { return repo.ResetTo(ctx, ps.PreCommit, keepList(s, ps)) }); err != nil {
 		return fmt.Errorf("nodes: phase %d: reset to %s: %w", ps.Index+1, short(ps.PreCommit), err)
 	}
 	if h != "" {
@@ -234,7 +246,11 @@ const maxOwnCommits = 8
 // out, a fork of an older checkpoint whose branch went on — is refused
 // with a *HeadMovedError, and nothing is changed.
 func (w *workflow) resettable(ctx context.Context, s state.ExecutionState, ps state.PhaseState) (string, error) {
-	head, err := w.cfg.Repo.Head(ctx)
+	repo, err := w.repo(s)
+	if err != nil {
+		return "", err
+	}
+	head, err := repo.Head(ctx)
 	if err != nil {
 		return "", fmt.Errorf("nodes: phase %d: %w", ps.Index+1, err)
 	}
@@ -245,12 +261,12 @@ func (w *workflow) resettable(ctx context.Context, s state.ExecutionState, ps st
 	every := func(string, []workspace.Trailer) bool { return true }
 	cur := head
 	for range maxOwnCommits {
-		if _, ok, err := w.cfg.Repo.FindCommit(ctx, cur, own, 1); err != nil {
+		if _, ok, err := repo.FindCommit(ctx, cur, own, 1); err != nil {
 			return "", fmt.Errorf("nodes: phase %d: %w", ps.Index+1, err)
 		} else if !ok {
 			break
 		}
-		parent, ok, err := w.cfg.Repo.FindCommit(ctx, cur+"~1", every, 1)
+		parent, ok, err := repo.FindCommit(ctx, cur+"~1", every, 1)
 		if err != nil && !errors.Is(err, workspace.ErrUnknownRevision) {
 			return "", fmt.Errorf("nodes: phase %d: %w", ps.Index+1, err)
 		}
@@ -336,8 +352,12 @@ func recordTrailers(s state.ExecutionState) []workspace.Trailer {
 }
 
 // find returns the commit with the trailers among HEAD and its parent.
-func (w *workflow) find(ctx context.Context, trailers []workspace.Trailer) (string, bool, error) {
-	h, ok, err := w.cfg.Repo.FindCommit(ctx, "HEAD", workspace.HasTrailers(trailers...), 2)
+func (w *workflow) find(ctx context.Context, s state.ExecutionState, trailers []workspace.Trailer) (string, bool, error) {
+	repo, err := w.repo(s)
+	if err != nil {
+		return "", false, err
+	}
+	h, ok, err := repo.FindCommit(ctx, "HEAD", workspace.HasTrailers(trailers...), 2)
 	if err != nil {
 		return "", false, fmt.Errorf("nodes: look for commit: %w", err)
 	}
@@ -349,23 +369,27 @@ func (w *workflow) find(ctx context.Context, trailers []workspace.Trailer) (stri
 // commit is dated now (Config.Clock); with Config.ReproducibleDates it is
 // dated its parent's time plus one second, so the same work on the same
 // repository gives the same commit.
-func (w *workflow) commit(ctx context.Context, subject string, trailers []workspace.Trailer, exclude []string) (string, error) {
-	head, err := w.cfg.Repo.Head(ctx)
+func (w *workflow) commit(ctx context.Context, s state.ExecutionState, subject string, trailers []workspace.Trailer, exclude []string) (string, error) {
+	repo, err := w.repo(s)
+	if err != nil {
+		return "", err
+	}
+	head, err := repo.Head(ctx)
 	if err != nil {
 		return "", fmt.Errorf("nodes: commit: %w", err)
 	}
-	if h, ok, err := w.cfg.Repo.FindCommit(ctx, head, workspace.HasTrailers(trailers...), 1); err != nil {
+	if h, ok, err := repo.FindCommit(ctx, head, workspace.HasTrailers(trailers...), 1); err != nil {
 		return "", fmt.Errorf("nodes: commit: %w", err)
 	} else if ok {
 		return h, nil
 	}
-	when, err := w.commitDate(ctx)
+	when, err := w.commitDate(ctx, repo)
 	if err != nil {
 		return "", err
 	}
 	var h string
-	err = w.gitOp(func() (err error) {
-		h, err = w.cfg.Repo.Commit(ctx, subject, trailers, workspace.CommitOptions{When: when, Exclude: exclude, AllowEmpty: true})
+	err = w.gitOp(repo, func() (err error) {
+		h, err = repo.Commit(ctx, subject, trailers, workspace.CommitOptions{When: when, Exclude: exclude, AllowEmpty: true})
 		return err
 	})
 	if err != nil {
@@ -379,11 +403,11 @@ func (w *workflow) commit(ctx context.Context, subject string, trailers []worksp
 
 // commitDate is the date of the next commit: now, or with
 // ReproducibleDates its parent's date plus one second.
-func (w *workflow) commitDate(ctx context.Context) (time.Time, error) {
+func (w *workflow) commitDate(ctx context.Context, repo *workspace.Repo) (time.Time, error) {
 	if !w.cfg.ReproducibleDates {
 		return w.cfg.Clock(), nil
 	}
-	log, err := w.cfg.Repo.Log(ctx, 1)
+	log, err := repo.Log(ctx, 1)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("nodes: commit: %w", err)
 	}

@@ -33,13 +33,17 @@ type Answer struct {
 // architect asks the architect for a plan (revision Progress.PlanRevision)
 // and leaves its markdown, unparsed, in Plan.Markdown for the validator.
 func (w *workflow) architect(ctx context.Context, s state.ExecutionState) (state.ExecutionState, error) {
+	repo, err := w.repo(s)
+	if err != nil {
+		return s, err
+	}
 	d, err := w.driver(agent.RoleArchitect, s.Config)
 	if err != nil {
 		return s, err
 	}
 	rep, err := w.session(ctx, d, agent.Session{
 		Role: agent.RoleArchitect, RunID: s.Run.ID, Revision: s.Progress.PlanRevision,
-		Prompt: ArchitectPrompt(s), Dir: w.cfg.Repo.Root(), Tools: agent.DefaultTools(agent.RoleArchitect),
+		Prompt: ArchitectPrompt(s), Dir: repo.Root(), Tools: agent.DefaultTools(agent.RoleArchitect),
 	})
 	if err != nil {
 		return s, err

@@ -345,6 +345,10 @@ func (w *workflow) call(ctx context.Context, s state.ExecutionState, rs recovery
 // doctor asks the Doctor about the phase's latest failure and acts on
 // its advice.
 func (w *workflow) doctor(ctx context.Context, s state.ExecutionState, rs recoveryState, ps state.PhaseState, cfg recovery.Config) (state.ExecutionState, error) {
+	repo, err := w.repo(s)
+	if err != nil {
+		return s, err
+	}
 	p := *rs.Memory.Pending
 	d, err := w.cfg.Drivers(agent.RoleDoctor, s.Config)
 	if err != nil || d == nil {
@@ -357,7 +361,7 @@ func (w *workflow) doctor(ctx context.Context, s state.ExecutionState, rs recove
 	}
 	pm := rs.Memory.Phase(ps.Index)
 	sess := agent.Session{Role: agent.RoleDoctor, RunID: s.Run.ID, Phase: ps.Index + 1, Attempt: lastAttempt(pm),
-		Iteration: 1, Prompt: DoctorPrompt(s, pm), Dir: w.cfg.Repo.Root(), Model: model, Tier: p.Tier.String(),
+		Iteration: 1, Prompt: DoctorPrompt(s, pm), Dir: repo.Root(), Model: model, Tier: p.Tier.String(),
 		Tools: []string{agent.ToolRead, agent.ToolList, agent.ToolGrep}}
 	rep, err := w.session(ctx, d, sess)
 	if err != nil {
@@ -575,7 +579,7 @@ func (w *workflow) decide(ctx context.Context, s state.ExecutionState, rs recove
 	rec := DecisionRecord{N: rs.Decisions, Phase: ps.Index + 1, Attempt: ps.Attempt, Decision: decision, Why: why}
 	rs.Last = &rec
 	b, _ := json.MarshalIndent(rec, "", "  ")
-	if err := w.write(decisionPath(s, rec.N), string(b)+"\n"); err != nil {
+	if err := w.write(s, decisionPath(s, rec.N), string(b)+"\n"); err != nil {
 		w.cfg.Logger.Warn("recovery: decision record not written", "err", err)
 	}
 	graph.Emit(ctx, EventRecoveryDecision, events.RecoveryDecision{Phase: rec.Phase, Decision: decision, Why: why})
@@ -620,6 +624,10 @@ func (w *workflow) checkBudget(ctx context.Context, s state.ExecutionState) (sta
 // anchor and checks it mechanically: accepted, the next attempt carries
 // it; narrowing, the human is asked; unparseable, no revision.
 func (w *workflow) replan(ctx context.Context, s state.ExecutionState, rs recoveryState, ps state.PhaseState, cfg recovery.Config) (state.ExecutionState, error) {
+	repo, err := w.repo(s)
+	if err != nil {
+		return s, err
+	}
 	p := *rs.Memory.Pending
 	d, err := w.cfg.Drivers(agent.RoleReplanner, s.Config)
 	if err != nil || d == nil {
@@ -633,7 +641,7 @@ func (w *workflow) replan(ctx context.Context, s state.ExecutionState, rs recove
 		return s, fmt.Errorf("nodes: replan of phase %d: %w", ps.Index+1, err)
 	}
 	sess := agent.Session{Role: agent.RoleReplanner, RunID: s.Run.ID, Phase: ps.Index + 1, Attempt: lastAttempt(pm),
-		Iteration: 1, Prompt: ReplanPrompt(s, pm), Dir: w.cfg.Repo.Root(),
+		Iteration: 1, Prompt: ReplanPrompt(s, pm), Dir: repo.Root(),
 		Tools: []string{agent.ToolRead, agent.ToolList, agent.ToolGrep}}
 	rep, err := w.session(ctx, d, sess)
 	if err != nil {

@@ -37,7 +37,7 @@ func (w *workflow) review(ctx context.Context, s state.ExecutionState) (state.Ex
 		return s, ErrNoPhase
 	}
 	c := s
-	post, adopted, err := w.find(ctx, phaseTrailers(s, ps))
+	post, adopted, err := w.find(ctx, s, phaseTrailers(s, ps))
 	if err != nil {
 		return s, err
 	}
@@ -131,6 +131,10 @@ func (w *workflow) review(ctx context.Context, s state.ExecutionState) (state.Ex
 
 // judge asks the reviewer, then the evaluator when there is one.
 func (w *workflow) judge(ctx context.Context, s state.ExecutionState) (state.ExecutionState, state.ReviewResult, error) {
+	repo, err := w.repo(s)
+	if err != nil {
+		return s, state.ReviewResult{}, err
+	}
 	ps, _ := current(s)
 	d, err := w.driver(agent.RoleReviewer, s.Config)
 	if err != nil {
@@ -142,7 +146,7 @@ func (w *workflow) judge(ctx context.Context, s state.ExecutionState) (state.Exe
 	}
 	sess := agent.Session{
 		Role: agent.RoleReviewer, RunID: s.Run.ID, Phase: ps.Index + 1, Attempt: ps.Attempt,
-		Iteration: s.Progress.ReviewIteration + 1, Prompt: prompt, Dir: w.cfg.Repo.Root(),
+		Iteration: s.Progress.ReviewIteration + 1, Prompt: prompt, Dir: repo.Root(),
 		Tools: agent.DefaultTools(agent.RoleReviewer),
 	}
 	rv, rep, err := structured(ctx, w, d, sess, agent.ParseReview)
@@ -229,7 +233,7 @@ func (w *workflow) approve(ctx context.Context, s state.ExecutionState, ps state
 		if err := w.writeRecord(c); err != nil {
 			return s, err
 		}
-		if post, err = w.commit(ctx, phaseSubject(c, ps), phaseTrailers(c, ps), ps.Untracked); err != nil {
+		if post, err = w.commit(ctx, c, phaseSubject(c, ps), phaseTrailers(c, ps), ps.Untracked); err != nil {
 			return s, err
 		}
 	}
@@ -255,7 +259,7 @@ func (w *workflow) approve(ctx context.Context, s state.ExecutionState, ps state
 	if err := w.writeRecord(c); err != nil {
 		return s, err
 	}
-	if _, err := w.commit(ctx, "gaffer: record of "+c.Run.Slug, recordTrailers(c), ps.Untracked); err != nil {
+	if _, err := w.commit(ctx, c, "gaffer: record of "+c.Run.Slug, recordTrailers(c), ps.Untracked); err != nil {
 		return s, err
 	}
 	return c, nil
@@ -265,6 +269,10 @@ func (w *workflow) approve(ctx context.Context, s state.ExecutionState, ps state
 // keeping only the user's untracked files, and halts the run.
 // It refuses (HeadMovedError) when HEAD moved in a way the run did not.
 func (w *workflow) halt(ctx context.Context, s state.ExecutionState, ps state.PhaseState) (state.ExecutionState, error) {
+	repo, err := w.repo(s)
+	if err != nil {
+		return s, err
+	}
 	if _, err := w.resettable(ctx, s, ps); err != nil {
 		return s, err
 	}
@@ -272,7 +280,7 @@ func (w *workflow) halt(ctx context.Context, s state.ExecutionState, ps state.Ph
 	if recoveryOn(s) {
 		keep = append(slices.Clone(keep), path.Join(s.Run.ExecDir, "recovery")) // the decision records
 	}
-	if err := w.gitOp(func() error { return w.cfg.Repo.ResetTo(ctx, ps.PreCommit, keep) }); err != nil {
+	if err := w.gitOp(repo, func() error { return repo.ResetTo(ctx, ps.PreCommit, keep) }); err != nil {
 		return s, fmt.Errorf("nodes: halt phase %d: reset to %s: %w", ps.Index+1, short(ps.PreCommit), err)
 	}
 	ps.Status, ps.CompletedAt = state.PhaseFailed, w.cfg.Clock().UTC()

@@ -30,7 +30,11 @@ func (w *workflow) stashUserChanges(ctx context.Context, s state.ExecutionState)
 	if !s.Config.AllowDirty || s.Stash.Commit != "" {
 		return s, nil
 	}
-	h, err := w.cfg.Repo.Stash(ctx, s.Run.ID, append([]string{s.Run.ExecDir}, s.Config.Inputs...))
+	repo, err := w.repo(s)
+	if err != nil {
+		return s, err
+	}
+	h, err := repo.Stash(ctx, s.Run.ID, append([]string{s.Run.ExecDir}, s.Config.Inputs...))
 	if err != nil {
 		return s, fmt.Errorf("nodes: put the user's uncommitted changes aside: %w", err)
 	}
@@ -50,9 +54,13 @@ func (w *workflow) restore(ctx context.Context, s state.ExecutionState) (state.E
 	if !s.Stash.Pending() {
 		return s, nil
 	}
+	repo, err := w.repo(s)
+	if err != nil {
+		return s, err
+	}
 	var overlap []string
-	err := w.gitOp(func() (err error) {
-		overlap, err = w.cfg.Repo.RestoreStash(ctx, s.Stash.Commit)
+	err = w.gitOp(repo, func() (err error) {
+		overlap, err = repo.RestoreStash(ctx, s.Stash.Commit)
 		return err
 	})
 	if err != nil {
@@ -61,7 +69,7 @@ func (w *workflow) restore(ctx context.Context, s state.ExecutionState) (state.E
 	if w.cfg.AfterRestore != nil {
 		w.cfg.AfterRestore()
 	}
-	if err := w.cfg.Repo.DropStash(ctx, s.Run.ID); err != nil {
+	if err := repo.DropStash(ctx, s.Run.ID); err != nil {
 		return s, fmt.Errorf("nodes: put back the user's uncommitted changes: %w", err)
 	}
 	c := s.Clone()

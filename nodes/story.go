@@ -47,7 +47,7 @@ func (w *workflow) writeStoryRecord(s state.ExecutionState, sess agent.Session, 
 	if err := w.removeStoryFrom(s, r.Seq); err != nil {
 		return s, err
 	}
-	if err := w.write(path.Join(storyDir(s), r.Name()), string(data)); err != nil {
+	if err := w.write(s, path.Join(storyDir(s), r.Name()), string(data)); err != nil {
 		return s, err
 	}
 	c := s.Clone()
@@ -58,6 +58,10 @@ func (w *workflow) writeStoryRecord(s state.ExecutionState, sess agent.Session, 
 // removeStoryFrom removes the record files numbered seq or more: debris
 // of a node that was killed after writing them and before its checkpoint.
 func (w *workflow) removeStoryFrom(s state.ExecutionState, seq int) error {
+	repo, err := w.repo(s)
+	if err != nil {
+		return err
+	}
 	names, err := w.storyFiles(s)
 	if err != nil {
 		return err
@@ -65,7 +69,7 @@ func (w *workflow) removeStoryFrom(s state.ExecutionState, seq int) error {
 	for _, n := range names {
 		var k int
 		if _, err := fmt.Sscanf(n, "%d-", &k); err == nil && k >= seq {
-			if err := os.Remove(filepath.Join(w.cfg.Repo.Root(), filepath.FromSlash(storyDir(s)), n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := os.Remove(filepath.Join(repo.Root(), filepath.FromSlash(storyDir(s)), n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("nodes: story: %w", err)
 			}
 		}
@@ -75,7 +79,11 @@ func (w *workflow) removeStoryFrom(s state.ExecutionState, seq int) error {
 
 // storyFiles lists the record files' names, sorted.
 func (w *workflow) storyFiles(s state.ExecutionState) ([]string, error) {
-	entries, err := os.ReadDir(filepath.Join(w.cfg.Repo.Root(), filepath.FromSlash(storyDir(s))))
+	repo, err := w.repo(s)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(filepath.Join(repo.Root(), filepath.FromSlash(storyDir(s))))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -94,13 +102,17 @@ func (w *workflow) storyFiles(s state.ExecutionState) ([]string, error) {
 // readStory reads the records the state counts (numbers 1..Records), in
 // order; files numbered higher are not the run's yet and are ignored.
 func (w *workflow) readStory(s state.ExecutionState) ([]story.Record, error) {
+	repo, err := w.repo(s)
+	if err != nil {
+		return nil, err
+	}
 	names, err := w.storyFiles(s)
 	if err != nil {
 		return nil, err
 	}
 	var out []story.Record
 	for _, n := range names {
-		data, err := os.ReadFile(filepath.Join(w.cfg.Repo.Root(), filepath.FromSlash(storyDir(s)), n))
+		data, err := os.ReadFile(filepath.Join(repo.Root(), filepath.FromSlash(storyDir(s)), n))
 		if err != nil {
 			return nil, fmt.Errorf("nodes: story: %w", err)
 		}
@@ -172,7 +184,11 @@ func (w *workflow) phaseStory(s state.ExecutionState, ps state.PhaseState) (Stor
 
 // summaryStory returns the story section of phase i's summary.md, or "".
 func (w *workflow) summaryStory(s state.ExecutionState, i int) string {
-	data, err := os.ReadFile(filepath.Join(w.cfg.Repo.Root(), filepath.FromSlash(summaryPath(s, i))))
+	repo, err := w.repo(s)
+	if err != nil {
+		return ""
+	}
+	data, err := os.ReadFile(filepath.Join(repo.Root(), filepath.FromSlash(summaryPath(s, i))))
 	if err != nil {
 		return ""
 	}
@@ -188,6 +204,10 @@ func (w *workflow) summaryStory(s state.ExecutionState, i int) string {
 // is a summarizer and story.CheckSummary accepts it, else the
 // deterministic compression. The summarizer's usage is its own role's.
 func (w *workflow) storySoFar(ctx context.Context, s state.ExecutionState, i int) (state.ExecutionState, string, error) {
+	repo, err := w.repo(s)
+	if err != nil {
+		return s, "", err
+	}
 	rs, err := w.readStory(s)
 	if err != nil || len(rs) == 0 {
 		return s, "", err
@@ -212,7 +232,7 @@ func (w *workflow) storySoFar(ctx context.Context, s state.ExecutionState, i int
 		return s, text, nil
 	}
 	rep, err := w.session(ctx, d, agent.Session{Role: agent.RoleSummarizer, RunID: s.Run.ID, Phase: i + 1, Attempt: 1, Iteration: 1,
-		Prompt: SummarizerPrompt(text, this), Dir: w.cfg.Repo.Root(), Tools: []string{agent.ToolRead}})
+		Prompt: SummarizerPrompt(text, this), Dir: repo.Root(), Tools: []string{agent.ToolRead}})
 	if err != nil {
 		if ctx.Err() != nil {
 			return s, "", err

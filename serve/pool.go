@@ -33,6 +33,11 @@ type Job struct {
 	// symlink-resolved root of its repository): the pool never executes
 	// two jobs with the same Key at once. "" shares nothing.
 	Key string `json:"key,omitempty"`
+	// Group names what several keys share (for gaffer, the repository of
+	// runs that each work in their own work tree): with
+	// Config.MaxPerGroup, at most that many jobs of one Group execute at
+	// once. "" is in no group.
+	Group string `json:"group,omitempty"`
 	// Recovered is set on jobs read back from the journal: a previous
 	// process was executing (or had queued) them when it stopped.
 	Recovered bool `json:"recovered,omitempty"`
@@ -87,6 +92,12 @@ type Config struct {
 	// KeyOf, when set, gives the Key of a job that comes without one: an
 	// Answer, or a job read from a journal written before jobs had keys.
 	KeyOf func(Job) string
+	// GroupOf, when set, gives the Group of a job that comes without one,
+	// as KeyOf its Key.
+	GroupOf func(Job) string
+	// MaxPerGroup, when above 0, is how many jobs of one Group execute at
+	// once at most (gaffer's max_runs_per_repo).
+	MaxPerGroup int
 	// Retry, when set, reports whether a job's error was the machine's (a
 	// full store disk) rather than the run's: the job goes back to the head
 	// of the queue and the pool takes no job for RetryAfter, so the queued
@@ -99,6 +110,9 @@ type Config struct {
 func (c *Config) validate() error {
 	if c.Executor == nil {
 		return fmt.Errorf("%w: no executor", ErrInvalidConfig)
+	}
+	if c.MaxPerGroup < 0 {
+		return fmt.Errorf("%w: at most %d runs of a group", ErrInvalidConfig, c.MaxPerGroup)
 	}
 	if c.Workers < 0 {
 		return fmt.Errorf("%w: %d workers", ErrInvalidConfig, c.Workers)
@@ -129,6 +143,7 @@ type Pool struct {
 	queue    []Job
 	active   map[string]*active // by run id
 	held     map[string]string  // Key → the run id executing with it
+	groups   map[string]int     // Group → how many of its jobs execute
 	parked   map[string]bool
 	draining bool
 	busy     int
@@ -170,6 +185,7 @@ func New(cfg Config) (*Pool, error) {
 		cfg:     cfg,
 		active:  map[string]*active{},
 		held:    map[string]string{},
+		groups:  map[string]int{},
 		parked:  map[string]bool{},
 		lastErr: map[string]string{},
 		notify:  make(chan struct{}, cfg.Workers),
@@ -379,6 +395,9 @@ func (p *Pool) next(ctx context.Context) (job Job, jctx context.Context, cancel 
 			if job.Key != "" {
 				p.held[job.Key] = job.RunID
 			}
+			if job.Group != "" {
+				p.groups[job.Group]++
+			}
 			p.busy++
 			if err := p.persistLocked(); err != nil {
 				p.cfg.Logger.Error("serve: journal", "err", err)
@@ -408,6 +427,11 @@ func (p *Pool) execute(ctx, jctx context.Context, cancel context.CancelCauseFunc
 	delete(p.active, job.RunID)
 	if job.Key != "" && p.held[job.Key] == job.RunID {
 		delete(p.held, job.Key)
+	}
+	if job.Group != "" {
+		if p.groups[job.Group]--; p.groups[job.Group] <= 0 {
+			delete(p.groups, job.Group)
+		}
 	}
 	p.busy--
 	// The key is free again: wake the idle workers, a queued job may now
@@ -447,8 +471,12 @@ func (p *Pool) execute(ctx, jctx context.Context, cancel context.CancelCauseFunc
 	p.gaugesLocked()
 }
 
-// freeLocked reports whether job's key is free; the caller holds mu.
+// freeLocked reports whether job's key is free, and its group below
+// Config.MaxPerGroup; the caller holds mu.
 func (p *Pool) freeLocked(job Job) bool {
+	if job.Group != "" && p.cfg.MaxPerGroup > 0 && p.groups[job.Group] >= p.cfg.MaxPerGroup {
+		return false
+	}
 	if job.Key == "" {
 		return true
 	}
@@ -456,10 +484,14 @@ func (p *Pool) freeLocked(job Job) bool {
 	return !busy
 }
 
-// keyLocked fills in the key of a job without one from Config.KeyOf.
+// keyLocked fills in the key and group of a job without them from
+// Config.KeyOf and Config.GroupOf.
 func (p *Pool) keyLocked(job *Job) {
 	if job.Key == "" && p.cfg.KeyOf != nil {
 		job.Key = p.cfg.KeyOf(*job)
+	}
+	if job.Group == "" && p.cfg.GroupOf != nil {
+		job.Group = p.cfg.GroupOf(*job)
 	}
 }
 

@@ -59,6 +59,11 @@ type RunInfo struct {
 	// without a tracker id "docs/gaffer/<date>-<run-suffix>-<slug>" (see
 	// NewRun, RunSuffix and ExecDir).
 	ExecDir string `json:"exec_dir"`
+	// WorkTree is the absolute path of the run's own git work tree (a
+	// linked worktree on branch gaffer/<id>, beside the store); "" for a
+	// run in place, in the user's checkout (gaffer run --in-place, and
+	// every run stored before work trees existed).
+	WorkTree string `json:"work_tree,omitempty"`
 }
 
 // RunConfig is how a run was started: stored with the run so that resume

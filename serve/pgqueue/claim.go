@@ -19,7 +19,7 @@ import (
 // statements that renew and finish it.
 const claimSQL = `WITH next AS (
 	SELECT run_id FROM jobs
-	WHERE state = 'queued' OR (state = 'running' AND lease_until < now())
+	WHERE (state = 'queued' OR (state = 'running' AND lease_until < now())) AND NOT (run_id = ANY ($3::text[]))
 	ORDER BY ord
 	FOR UPDATE SKIP LOCKED
 	LIMIT 1
@@ -47,9 +47,15 @@ type claimed struct {
 func (q *Queue) claim(ctx context.Context) (c claimed, ok bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, dbTimeout)
 	defer cancel()
+	q.mu.Lock()
+	passed := make([]string, 0, len(q.passed))
+	for id := range q.passed {
+		passed = append(passed, id)
+	}
+	q.mu.Unlock()
 	var kind string
 	var spec, answer []byte
-	err = q.cfg.DB.QueryRow(ctx, claimSQL, q.cfg.HostID, q.cfg.Lease.Microseconds()).
+	err = q.cfg.DB.QueryRow(ctx, claimSQL, q.cfg.HostID, q.cfg.Lease.Microseconds(), passed).
 		Scan(&c.job.RunID, &kind, &spec, &answer, &c.job.Recovered, &c.takeovers, &c.lastHolder, &c.cancel, &c.claim)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return c, false, nil
@@ -64,8 +70,27 @@ func (q *Queue) claim(ctx context.Context) (c claimed, ok bool, err error) {
 	if len(answer) > 0 {
 		c.job.Answer = answer
 	}
-	c.job.Key = q.cfg.Key
+	c.job.Group = q.cfg.Group
+	if q.cfg.KeyOf != nil {
+		c.job.Key = q.cfg.KeyOf(c.job)
+	}
 	return c, true, nil
+}
+
+// pass puts back a claimed job whose key is busy here, for another host
+// (or this one, once one of its jobs ends), without notifying: this host
+// passes it over until then.
+func (q *Queue) pass(ctx context.Context, c claimed) {
+	q.mu.Lock()
+	q.passed[c.job.RunID] = true
+	q.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, dbTimeout)
+	defer cancel()
+	_, err := q.cfg.DB.Exec(ctx, `UPDATE jobs SET state = 'queued', claimed_by = NULL, lease_until = NULL
+		WHERE run_id = $1 AND claim = $2 AND claimed_by = $3`, c.job.RunID, c.claim, q.cfg.HostID)
+	if err != nil {
+		q.cfg.Logger.Warn("pgqueue: put back a job whose key is busy; its lease expires instead", "run", c.job.RunID, "err", err)
+	}
 }
 
 // TakeoverError is the error of a job taken over more than MaxTakeovers
@@ -97,8 +122,19 @@ func (q *Queue) execute(ctx context.Context, c claimed) {
 		q.done(job.RunID, err.Error())
 		return
 	}
-	jctx, cancel := context.WithCancelCause(ctx)
 	q.mu.Lock()
+	if job.Key != "" && q.held[job.Key] != "" {
+		q.mu.Unlock()
+		q.pass(ctx, c)
+		q.mu.Lock()
+		q.busy--
+		q.mu.Unlock()
+		return
+	}
+	if job.Key != "" {
+		q.held[job.Key] = job.RunID
+	}
+	jctx, cancel := context.WithCancelCause(ctx)
 	q.active[job.RunID] = &active{job: job, claim: c.claim, cancel: cancel}
 	q.gaugesLocked()
 	q.mu.Unlock()
@@ -149,6 +185,10 @@ func (q *Queue) execute(ctx context.Context, c claimed) {
 // done forgets an executed job and frees its slot.
 func (q *Queue) done(runID, lastErr string) {
 	q.mu.Lock()
+	if a := q.active[runID]; a != nil && a.job.Key != "" && q.held[a.job.Key] == runID {
+		delete(q.held, a.job.Key)
+	}
+	clear(q.passed) // a key is free again: the jobs passed over may fit now
 	delete(q.active, runID)
 	if lastErr != "" {
 		q.lastErr[runID] = lastErr

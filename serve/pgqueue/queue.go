@@ -45,10 +45,17 @@ type Config struct {
 	Executor serve.Executor // nil: a client, which cannot Start
 	Logger   *slog.Logger
 	Gauges   serve.Gauges // optional
-	// Key, when set, is the key of every job this host executes (its work
-	// tree): at most one of them executes here at a time. Jobs on other
-	// hosts have work trees of their own.
-	Key string
+	// KeyOf, when set, gives the Key of a job claimed here (serve.Job's:
+	// what it works on, on this host): two jobs with one key never
+	// execute here at once. A job whose key is busy goes back to the
+	// queue, and this host passes it over until one of its jobs ends.
+	// Other hosts have work trees of their own.
+	KeyOf func(serve.Job) string
+	// Group is the Group of every job executed here (the repository), and
+	// MaxActive, when above 0, how many execute here at once at most
+	// (max_runs_per_repo).
+	Group     string
+	MaxActive int
 	// Retry and RetryAfter are serve.Config's: a job whose error Retry
 	// accepts goes back to the queue (for any host) and this host takes
 	// no job for RetryAfter (default 5s).
@@ -77,6 +84,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: no host id", serve.ErrInvalidConfig)
 	case c.Workers < 0:
 		return fmt.Errorf("%w: %d workers", serve.ErrInvalidConfig, c.Workers)
+	case c.MaxActive < 0:
+		return fmt.Errorf("%w: at most %d runs", serve.ErrInvalidConfig, c.MaxActive)
 	}
 	if c.Workers == 0 {
 		c.Workers = 1
@@ -116,6 +125,8 @@ type Queue struct {
 	mu       sync.Mutex
 	active   map[string]*active
 	busy     int // workers holding a slot (claiming or executing)
+	held     map[string]string // Key → the run executing here with it
+	passed   map[string]bool   // runs passed over: their key was busy here
 	draining bool
 	paused   time.Time
 	retrying string
@@ -136,7 +147,7 @@ func New(cfg Config) (*Queue, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Queue{cfg: cfg, active: map[string]*active{}, lastErr: map[string]string{},
+	return &Queue{cfg: cfg, active: map[string]*active{}, lastErr: map[string]string{}, held: map[string]string{}, passed: map[string]bool{},
 		wake: make(chan struct{}, cfg.Workers), stop: make(chan struct{}), closed: make(chan struct{})}, nil
 }
 
@@ -231,7 +242,7 @@ func (q *Queue) Answer(runID string, answer any) error {
 	if err != nil {
 		return fmt.Errorf("pgqueue: encode answer: %w", err)
 	}
-	return q.Submit(serve.Job{RunID: runID, Kind: serve.JobAnswer, Answer: b, Key: q.cfg.Key})
+	return q.Submit(serve.Job{RunID: runID, Kind: serve.JobAnswer, Answer: b})
 }
 
 // Cancel removes the run's job when it is not executing, or flags it and
@@ -388,8 +399,8 @@ func (q *Queue) worker(ctx context.Context) {
 	}
 }
 
-// reserve waits for a slot: not draining, not paused, and with a Key no
-// other job of this host executing.
+// reserve waits for a slot: not draining, not paused, and fewer than
+// MaxActive jobs executing here.
 func (q *Queue) reserve(ctx context.Context) bool {
 	for {
 		q.mu.Lock()
@@ -402,7 +413,7 @@ func (q *Queue) reserve(ctx context.Context) bool {
 			q.sleep(ctx, wait)
 			continue
 		}
-		if q.cfg.Key == "" || q.busy == 0 {
+		if q.cfg.MaxActive == 0 || q.busy < q.cfg.MaxActive {
 			q.busy++
 			q.mu.Unlock()
 			return true

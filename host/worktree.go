@@ -1,0 +1,124 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/gaffer-dev/gaffer/nodes"
+	"github.com/gaffer-dev/gaffer/state"
+	"github.com/gaffer-dev/gaffer/workspace"
+)
+
+// A run works on its own branch, gaffer/<run-id>, in its own linked work
+// tree, <store>.worktrees/<run-id> (beside the store, like its .logs and
+// .groups), made from the user's HEAD when the run starts: the user's
+// checkout is never touched while it goes on, and several runs of one
+// repository execute at once. The untracked files the run needs (a .env)
+// are copied in from the repository's .worktreeinclude. When the run
+// ends, its work tree goes and its branch stays. A run in place
+// (RunSpec.InPlace, `gaffer run --in-place`; every run stored before work
+// trees existed) works in the user's checkout as before.
+
+// WorkTreesDir is where the work trees of the runs of the store at
+// storeDir are kept: beside it.
+func WorkTreesDir(storeDir string) string { return storeDir + ".worktrees" }
+
+// workTreeDir is run id's own work tree, absolute.
+func (h *Host) workTreeDir(id string) string {
+	dir := filepath.Join(WorkTreesDir(h.dir), id)
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return dir
+}
+
+// RunBranch is the branch of a run that works in its own work tree.
+func RunBranch(runID string) string { return ForkBranchPrefix + runID }
+
+// BranchHint is the line that tells where a finished run's work is: its
+// branch, for a run that worked in its own work tree; "" for one in place.
+func BranchHint(s state.ExecutionState) string {
+	if s.Run.WorkTree == "" {
+		return ""
+	}
+	b := RunBranch(s.Run.ID)
+	return fmt.Sprintf("Branch %s holds the run's commits: git merge %s (or open a PR from it)", b, b)
+}
+
+// newWorkTree makes run s's own work tree at base (the user's HEAD when
+// ""), on its branch, copies the files .worktreeinclude names into it
+// and records it in s: those files are the run's inputs (never committed,
+// never reset away), and the user's uncommitted changes stay where they
+// are (--allow-dirty has nothing to put aside).
+func (h *Host) newWorkTree(ctx context.Context, s state.ExecutionState, base string) (state.ExecutionState, error) {
+	if base == "" {
+		var err error
+		if base, err = h.repo.Head(ctx); err != nil {
+			return s, errorf(Refused, "the repository has no commit to start from: %w; make one first", err)
+		}
+	}
+	dir := h.workTreeDir(s.Run.ID)
+	if _, err := h.repo.AddWorkTree(ctx, dir, RunBranch(s.Run.ID), base); err != nil {
+		return s, fmt.Errorf("run %s: make its work tree: %w", s.Run.ID, err)
+	}
+	inc, err := h.repo.Included(ctx)
+	if err != nil {
+		return s, fmt.Errorf("run %s: %w", s.Run.ID, err)
+	}
+	if err := workspace.CopyFiles(h.repo.Root(), dir, inc); err != nil {
+		return s, fmt.Errorf("run %s: copy the files %s names: %w", s.Run.ID, workspace.IncludeFile, err)
+	}
+	c := s.Clone()
+	c.Run.WorkTree = dir
+	c.Config.Inputs = inc
+	c.Config.AllowDirty = false
+	return c, nil
+}
+
+// runRepo is the repository run s works in, made ready to drive it: a
+// run's work tree that is gone (removed by hand) is made again on its
+// branch, and the git lock files a killed process left in it go.
+func (h *Host) runRepo(ctx context.Context, s state.ExecutionState) (*workspace.Repo, error) {
+	dir := s.Run.WorkTree
+	if dir == "" {
+		return h.repo, nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git")); errors.Is(err, fs.ErrNotExist) {
+		h.repos.Forget(dir)
+		if _, err := h.repo.AddWorkTree(ctx, dir, RunBranch(s.Run.ID), ""); err != nil {
+			return nil, fmt.Errorf("run %s: make its work tree again: %w", s.Run.ID, err)
+		}
+	}
+	if removed, err := nodes.RecoverGitLocks(dir); err != nil {
+		return nil, err
+	} else if len(removed) > 0 {
+		h.front.Notice(fmt.Sprintf("gaffer: removed git lock files left by a killed gaffer process: %s", strings.Join(removed, ", ")))
+	}
+	return h.repos.At(dir)
+}
+
+// repoOf is the repository run s works in, as it is.
+func (h *Host) repoOf(s state.ExecutionState) *workspace.Repo {
+	if r, err := h.repos.For(s); err == nil {
+		return r
+	}
+	return h.repo
+}
+
+// endWorkTree removes the work tree of a run that ended, keeping its
+// branch; a run in place, or one not ended, keeps its tree.
+func (h *Host) endWorkTree(ctx context.Context, s state.ExecutionState) {
+	dir := s.Run.WorkTree
+	if dir == "" || !s.Status.Terminal() {
+		return
+	}
+	h.repos.Forget(dir)
+	if err := h.repo.RemoveWorkTree(context.WithoutCancel(ctx), dir); err != nil {
+		h.log.Warn("remove a finished run's work tree", "run", s.Run.ID, "dir", dir, "err", err)
+	}
+}

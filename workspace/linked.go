@@ -1,0 +1,155 @@
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// IncludeFile is the per-repository list, at the root of the user's
+// checkout, of the untracked files a run's own work tree needs (a .env,
+// local settings): gitignore-style patterns, as Claude Code's
+// .worktreeinclude.
+const IncludeFile = ".worktreeinclude"
+
+// gitCLI runs the git command in the work tree at dir and returns its
+// standard output; a failure carries git's standard error.
+func gitCLI(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(errb.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return out.Bytes(), fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
+	}
+	return out.Bytes(), nil
+}
+
+// AddWorkTree makes dir a linked work tree of r's repository (`git
+// worktree add`; go-git has none) on a new branch at base, and opens it.
+// It is idempotent, so a run killed half-way through can call it again:
+// a dir that already is a work tree on branch is opened as it is, and a
+// branch that exists already is checked out as it is (base then is not
+// used).
+func (r *Repo) AddWorkTree(ctx context.Context, dir, branch, base string) (*Repo, error) {
+	if wt, err := Open(dir); err == nil {
+		if b, err := wt.Branch(ctx); err == nil && b == branch {
+			return wt, nil
+		}
+		return nil, &Error{Op: "add work tree", Path: dir, Err: fmt.Errorf("it exists, not on branch %s", branch)}
+	}
+	// A directory a crash left half made, and git's record of it, go.
+	_ = os.RemoveAll(dir)
+	_, _ = gitCLI(ctx, r.root, "worktree", "prune")
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		return nil, &Error{Op: "add work tree", Path: dir, Err: err}
+	}
+	args := []string{"worktree", "add", "-b", branch, dir, base}
+	if _, err := gitCLI(ctx, r.root, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err == nil {
+		args = []string{"worktree", "add", dir, branch}
+	}
+	if _, err := gitCLI(ctx, r.root, args...); err != nil {
+		return nil, &Error{Op: "add work tree", Path: dir, Err: err}
+	}
+	return Open(dir)
+}
+
+// RemoveWorkTree removes the linked work tree at dir (`git worktree
+// remove --force`), keeping its branch; a dir already gone is pruned from
+// git's records.
+func (r *Repo) RemoveWorkTree(ctx context.Context, dir string) error {
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		_, _ = gitCLI(ctx, r.root, "worktree", "prune")
+		return nil
+	}
+	if _, err := gitCLI(ctx, r.root, "worktree", "remove", "--force", "--force", dir); err != nil {
+		return &Error{Op: "remove work tree", Path: dir, Err: err}
+	}
+	return nil
+}
+
+// Included lists the files of r's work tree that its IncludeFile names
+// and that are untracked or ignored, slash paths relative to the root;
+// none without an IncludeFile.
+func (r *Repo) Included(ctx context.Context) ([]string, error) {
+	list := filepath.Join(r.root, IncludeFile)
+	if _, err := os.Stat(list); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	out, err := gitCLI(ctx, r.root, "ls-files", "-z", "--others", "--ignored", "--exclude-from="+list)
+	if err != nil {
+		return nil, &Error{Op: "read", Path: list, Err: err}
+	}
+	var paths []string
+	for _, p := range strings.Split(string(out), "\x00") {
+		if p != "" && p != IncludeFile {
+			paths = append(paths, p)
+		}
+	}
+	return paths, nil
+}
+
+// CopyFiles copies the files at paths (slash, relative) from the work
+// tree at from to the one at to, keeping their modes; a file missing in
+// from is skipped, a symbolic link is copied as a link.
+func CopyFiles(from, to string, paths []string) error {
+	for _, p := range paths {
+		src, dst := filepath.Join(from, filepath.FromSlash(p)), filepath.Join(to, filepath.FromSlash(p))
+		fi, err := os.Lstat(src)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return &Error{Op: "copy", Path: p, Err: err}
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return &Error{Op: "copy", Path: p, Err: err}
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			target, err := os.Readlink(src)
+			if err == nil {
+				_ = os.Remove(dst)
+				err = os.Symlink(target, dst)
+			}
+			if err != nil {
+				return &Error{Op: "copy", Path: p, Err: err}
+			}
+			continue
+		}
+		if !fi.Mode().IsRegular() {
+			continue
+		}
+		if err := copyFile(src, dst, fi.Mode().Perm()); err != nil {
+			return &Error{Op: "copy", Path: p, Err: err}
+		}
+	}
+	return nil
+}
+
+func copyFile(src, dst string, mode fs.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
