@@ -19,7 +19,11 @@
 // reads and cancels runs for others, and hands answers to the question it
 // asks), and `gaffer serve` offers Pool, which queues runs for its
 // workers; the workers execute them with the same Host operations, from a
-// journal whose job spec is tagged and versioned (jobspec.go). With
+// journal whose job spec is tagged and versioned (jobspec.go) or, on a
+// PostgreSQL store, from the database's run queue that the serves of many
+// hosts share (multihost.go: host ids, takeovers; a command with no serve
+// on its host opens the store Shared and reaches them through the
+// database, with a client Pool). With
 // Config.Notify the host delivers the runs' notices (package notify) while
 // it holds the store: after each checkpoint and, at Open, every run's
 // pending ones; Close flushes them within a bounded wait.

@@ -33,6 +33,14 @@
 // checkpoint (a start whose run exists becomes a resume; an answer already
 // consumed becomes a plain resume).
 //
+// # Queues
+//
+// Queue is what the front of serve works through: Pool, with the journal
+// below, is the embedded default for one process; package serve/pgqueue
+// keeps the queue in PostgreSQL for the serves of many hosts sharing a
+// database store, which claim jobs with SKIP LOCKED under leases and take
+// over a dead host's runs.
+//
 // # Draining
 //
 // Drain stops taking work and lets each executing run reach its next

@@ -23,7 +23,9 @@
 // # Ambiguous commits
 //
 // A Put whose answer is lost (the connection failed after the statement
-// was sent) is sent again. Finding its own identical record at that seq,
+// was sent), or that finds the server going down or starting up, is sent
+// again, backing off from 50 ms to 1 s, for about 5.5 s in all: long
+// enough for a server's crash and restart. Finding its own identical record at that seq,
 // it succeeds; a different record there is ErrConflict (see
 // checkpoint.IsRetry, which applies the same rule to callers' retries).
 //
@@ -49,5 +51,8 @@
 // database at once all succeed. A database whose schema is newer than the
 // program is refused with a one-line *NewerError, and a schema holding
 // other tables with checkpoint.ErrForeignStore; both leave the database as
-// it was. Tests get a real server from checkpoint/postgres/pgtest.
+// it was. The set includes serve/pgqueue's run queue (the jobs and
+// serve_hosts tables, 0002_jobs.sql), so that one schema version covers
+// all gaffer keeps in the database. Tests get a real server from
+// checkpoint/postgres/pgtest.
 package postgres

@@ -124,7 +124,7 @@ type Queue struct {
 
 	mu       sync.Mutex
 	active   map[string]*active
-	busy     int // workers holding a slot (claiming or executing)
+	busy     int               // workers holding a slot (claiming or executing)
 	held     map[string]string // Key → the run executing here with it
 	passed   map[string]bool   // runs passed over: their key was busy here
 	draining bool
