@@ -1,12 +1,16 @@
 package cli
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/gaffer-dev/gaffer/checkpoint/postgres/pgtest"
 	"github.com/gaffer-dev/gaffer/examples/demo"
@@ -18,7 +22,8 @@ import (
 // Serve a is SIGKILLed after a commit of its run, before the checkpoint;
 // serve b takes the run over once a's lease expires and finishes it, and
 // the runs queued meanwhile. status, approve and cancel come from other
-// processes, with no socket: through the database.
+// processes, with no socket: through the database. A run taken over more
+// than 5 times fails, naming its last holder.
 func TestServeTwoHostsTakeOver(t *testing.T) {
 	bin := gafferBinary(t)
 	url := pgtest.URL(t)
@@ -74,6 +79,23 @@ func TestServeTwoHostsTakeOver(t *testing.T) {
 		t.Fatalf("cancel: exit %d\n%s", code, out)
 	}
 	waitStatus(t, bin, dir, "r-3", "cancelled", b)
+	// A run whose holders keep dying is taken over at most 5 times: the
+	// 6th takeover fails it, naming its last holder.
+	submit("r-4")
+	waitStatus(t, bin, dir, "r-4", "awaiting_approval", b)
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(t.Context(), `UPDATE gaffer.jobs SET state = 'running', claimed_by = 'ghost',
+		lease_until = now() - interval '1 second', takeovers = 5 WHERE run_id = 'r-4'`); err != nil {
+		t.Fatal(err)
+	}
+	v = waitStatus(t, bin, dir, "r-4", "failed", b)
+	if want := "run r-4 failed: taken over 6 times (at most 5), the last time from host ghost"; !slices.Contains(v.Errors, want) {
+		t.Fatalf("r-4's errors %q lack %q", v.Errors, want)
+	}
 	list, code := gafferCmd(t, bin, "--repo", dir, "list")
 	if code != 0 || !strings.Contains(list, "r-1") || !strings.Contains(list, "r-3") {
 		t.Fatalf("list: exit %d\n%s", code, list)
