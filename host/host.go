@@ -250,6 +250,9 @@ func open(cfg Config, repo *workspace.Repo, dir string, store checkpoint.Store, 
 		return nil, err
 	}
 	h.closers = append(h.closers, h.live.track(h.runner)) // Status tells a stopped run
+	if !shared {
+		h.sweepWorkTrees(context.Background())
+	}
 	if cfg.Notify != nil && !shared {
 		if err := h.startNotify(*cfg.Notify); err != nil {
 			h.Close()

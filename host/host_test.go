@@ -374,3 +374,31 @@ func TestStatusOfARunStartingIsStarting(t *testing.T) {
 		t.Fatalf("Status of a run nobody starts: %v, want refused", err)
 	}
 }
+
+// A process killed after a worktree run's last checkpoint, before it
+// removed the run's work tree, leaves the tree: the next process to open
+// the store removes it, keeping the branch.
+func TestOpenRemovesTheWorkTreeOfAnEndedRun(t *testing.T) {
+	f := newFixture(t)
+	h := f.open(t)
+	out, err := h.Start(t.Context(), RunSpec{RunID: "r-1", PlanFile: f.plan, Script: f.script, AutoApprove: true})
+	if err != nil || out.Kind != Completed {
+		t.Fatalf("Start = %+v, %v", out, err)
+	}
+	h.Close()
+	dir := filepath.Join(WorkTreesDir(f.store), "r-1")
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("the finished run's work tree is still there: %v", err)
+	}
+	// The tree as a kill before endWorkTree leaves it.
+	if out, err := exec.Command("git", "-C", f.repo, "worktree", "add", dir, ForkBranchPrefix+"r-1").CombinedOutput(); err != nil {
+		t.Fatalf("git worktree add: %v\n%s", err, out)
+	}
+	f.open(t)
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("Open left the ended run's work tree: %v", err)
+	}
+	if out, err := exec.Command("git", "-C", f.repo, "rev-parse", "--verify", ForkBranchPrefix+"r-1").CombinedOutput(); err != nil {
+		t.Fatalf("the run's branch is gone: %v\n%s", err, out)
+	}
+}

@@ -122,3 +122,25 @@ func (h *Host) endWorkTree(ctx context.Context, s state.ExecutionState) {
 		h.log.Warn("remove a finished run's work tree", "run", s.Run.ID, "dir", dir, "err", err)
 	}
 }
+
+// sweepWorkTrees removes the work trees of runs that ended while their
+// process was killed before it removed them (endWorkTree): a tree whose
+// run's latest checkpoint is terminal goes, its branch stays. Trees of
+// runs not ended, or with no checkpoint yet (a start cut short, which
+// resume or serve's journal rebuilds), are left alone.
+func (h *Host) sweepWorkTrees(ctx context.Context) {
+	entries, err := os.ReadDir(WorkTreesDir(h.dir))
+	if err != nil {
+		return
+	}
+	for _, en := range entries {
+		if !en.IsDir() {
+			continue
+		}
+		snap, err := h.runner.State(ctx, en.Name())
+		if err != nil || snap.State.Run.WorkTree == "" || !snap.State.Status.Terminal() {
+			continue
+		}
+		h.endWorkTree(ctx, snap.State)
+	}
+}
