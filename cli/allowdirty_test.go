@@ -179,7 +179,7 @@ func TestAllowDirtyKilledAtEveryCommit(t *testing.T) {
 		t.Errorf("only %d kills", kills)
 	}
 	u.check(t, runID, true)
-	checkNoPhaseTwice(t, dir)
+	checkNoPhaseTwice(t, dir, "HEAD")
 }
 
 // TestAllowDirtyCancelAndReject: a run killed in phase 1 and cancelled
