@@ -62,10 +62,17 @@ func (m runMode) untouched(t *testing.T, dir string) func(when string) {
 	}
 }
 
-// workTreeGone fails when run runID's own work tree outlived its end.
+// workTreeGone fails when run runID's own work tree outlived its end
+// (any run's, for runID "").
 func (m runMode) workTreeGone(t *testing.T, dir, runID string) {
 	t.Helper()
 	if m.inPlace {
+		return
+	}
+	if runID == "" {
+		if left, _ := os.ReadDir(m.workDir(dir, "")); len(left) != 0 {
+			t.Errorf("work trees left after every run ended: %v", left)
+		}
 		return
 	}
 	if _, err := os.Stat(m.workDir(dir, runID)); !os.IsNotExist(err) {
