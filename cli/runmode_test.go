@@ -79,3 +79,14 @@ func (m runMode) workTreeGone(t *testing.T, dir, runID string) {
 		t.Errorf("the ended run's work tree is still there: %v", err)
 	}
 }
+
+// runRev is where the newest run of repository dir left its commits: its
+// branch gaffer/<run-id>, or HEAD when no run had a branch of its own
+// (runs in place).
+func runRev(t *testing.T, dir string) string {
+	t.Helper()
+	if b := gitOut(t, dir, "for-each-ref", "--sort=-committerdate", "--count=1", "--format=%(refname:short)", "refs/heads/"+host.ForkBranchPrefix); b != "" {
+		return b
+	}
+	return "HEAD"
+}
