@@ -15,6 +15,10 @@ import (
 // before a run with --allow-dirty: a tracked edit, a staged edit, a staged
 // new file, an untracked file, an untracked file at a path the plan
 // writes (eval.go), and an ignored file.
+//
+// The --allow-dirty tests run in place only (--in-place): the changes are
+// put aside (refs/gaffer/stash/<run-id>) only there; a run in its own work
+// tree leaves them where they are and has nothing to put aside or back.
 type userChanges struct {
 	dir     string
 	files   map[string]string // path → the user's bytes
@@ -105,7 +109,7 @@ func TestAllowDirtyKeepsTheUsersChanges(t *testing.T) {
 	u := makeUserChanges(t, dir)
 	const runID = "r-20260101-dirty0"
 	out, code := startProc(t, bin, []string{"--repo", dir, "run", "--goal", planTitle(demo.Plan, "plan.md"), "--script", script,
-		"--run-id", runID, "--auto-approve", "--allow-dirty"}, "").wait()
+		"--run-id", runID, "--auto-approve", "--allow-dirty", "--in-place"}, "").wait()
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}
@@ -125,7 +129,7 @@ func TestAllowDirtyKilledAtEveryCommit(t *testing.T) {
 	u := makeUserChanges(t, dir)
 	const runID = "r-20260101-dirty1"
 	args := []string{"--repo", dir, "run", "--goal", planTitle(demo.Plan, "plan.md"), "--script", script,
-		"--run-id", runID, "--auto-approve", "--allow-dirty"}
+		"--run-id", runID, "--auto-approve", "--allow-dirty", "--in-place"}
 	kills := 0
 	for round := 0; ; round++ {
 		if round > 30 {
@@ -158,7 +162,7 @@ func TestAllowDirtyKilledAtEveryCommit(t *testing.T) {
 	dir, _, script = demoRepo(t)
 	u = makeUserChanges(t, dir)
 	p := startProc(t, bin, []string{"--repo", dir, "run", "--goal", planTitle(demo.Plan, "plan.md"), "--script", script,
-		"--run-id", runID, "--auto-approve", "--allow-dirty"}, "GAFFER_TEST_PAUSE_AFTER_RESTORE=20s")
+		"--run-id", runID, "--auto-approve", "--allow-dirty", "--in-place"}, "GAFFER_TEST_PAUSE_AFTER_RESTORE=20s")
 	waitOutput(t, p, "gaffer-test: restored")
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -179,7 +183,7 @@ func TestAllowDirtyKilledAtEveryCommit(t *testing.T) {
 		t.Errorf("only %d kills", kills)
 	}
 	u.check(t, runID, true)
-	checkNoPhaseTwice(t, dir)
+	checkNoPhaseTwice(t, dir, "HEAD")
 }
 
 // TestAllowDirtyCancelAndReject: a run killed in phase 1 and cancelled
@@ -192,7 +196,7 @@ func TestAllowDirtyCancelAndReject(t *testing.T) {
 		u := makeUserChanges(t, dir)
 		const runID = "r-20260101-dirty2"
 		p := startProc(t, bin, []string{"--repo", dir, "run", "--goal", planTitle(demo.Plan, "plan.md"), "--script", script,
-			"--run-id", runID, "--auto-approve", "--allow-dirty"}, "GAFFER_TEST_PAUSE_AFTER_COMMIT=20s")
+			"--run-id", runID, "--auto-approve", "--allow-dirty", "--in-place"}, "GAFFER_TEST_PAUSE_AFTER_COMMIT=20s")
 		if !p.killAt("after-commit", 0) {
 			t.Fatal("the run ended before its first commit")
 		}
@@ -210,7 +214,7 @@ func TestAllowDirtyCancelAndReject(t *testing.T) {
 		u := makeUserChanges(t, dir)
 		const runID = "r-20260101-dirty3"
 		out, code := startProc(t, bin, []string{"--repo", dir, "run", "--goal", planTitle(demo.Plan, "plan.md"), "--script", script,
-			"--run-id", runID, "--allow-dirty"}, "").wait()
+			"--run-id", runID, "--allow-dirty", "--in-place"}, "").wait()
 		if code != ExitAwaitingApproval {
 			t.Fatalf("run: exit %d\n%s", code, out)
 		}

@@ -35,38 +35,53 @@ const halfScript = `developer:
 
 // TestCancelUndoesTheUnfinishedPhase: a run killed in the middle of phase
 // 2 and cancelled leaves the tree clean at phase 1's commit, so the next
-// run starts; with --allow-dirty the user's changes come back on top.
+// run starts; with --allow-dirty the user's changes come back on top. In
+// its own work tree the run's branch stays at phase 1's commit, its work
+// tree goes, and the user's checkout is untouched. (--allow-dirty is in
+// place only: a run in its own work tree puts nothing aside.)
 func TestCancelUndoesTheUnfinishedPhase(t *testing.T) {
 	bin := gafferBinary(t)
-	for _, allowDirty := range []bool{false, true} {
+	for _, c := range []struct {
+		m          runMode
+		allowDirty bool
+	}{{runModes[0], false}, {runModes[0], true}, {runModes[1], false}} {
+		m, allowDirty := c.m, c.allowDirty
+		const runID = "r-20260101-half00"
 		dir, _, _ := demoRepo(t)
 		inputs := t.TempDir()
 		plan, script := filepath.Join(inputs, "plan.md"), filepath.Join(inputs, "script.yaml")
 		writeTestFile(t, plan, halfPlan)
 		writeTestFile(t, script, halfScript)
-		args := []string{"--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-20260101-half00"}
+		args := m.args("--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", runID)
 		var u userChanges
 		if allowDirty {
 			u = makeUserChanges(t, dir)
 			args = append(args, "--allow-dirty")
 		}
+		untouched := m.untouched(t, dir)
+		wd := m.workDir(dir, runID)
 		p := startProc(t, bin, args, "")
-		if !waitFor(func() bool { _, err := os.Stat(filepath.Join(dir, "started")); return err == nil }) {
+		if !waitFor(func() bool { _, err := os.Stat(filepath.Join(wd, "started")); return err == nil }) {
 			out, _ := p.wait()
-			t.Fatalf("phase 2 never started:\n%s", out)
+			t.Fatalf("%s: phase 2 never started:\n%s", m.name, out)
 		}
 		if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
 		p.wait()
-		phase1 := gitOut(t, dir, "rev-parse", "HEAD")
+		phase1 := gitOut(t, wd, "rev-parse", "HEAD")
 		out, code := startProc(t, bin, []string{"--repo", dir, "cancel"}, "").wait()
 		want := "Phase 2's unfinished changes were undone: the work tree is back at " + phase1[:7] + ", the last good commit."
 		if code != 0 || !strings.Contains(out, want) {
-			t.Fatalf("allow-dirty %v: cancel: exit %d\n%s\nwant %q", allowDirty, code, out, want)
+			t.Fatalf("%s, allow-dirty %v: cancel: exit %d\n%s\nwant %q", m.name, allowDirty, code, out, want)
 		}
-		if got := gitOut(t, dir, "rev-parse", "HEAD"); got != phase1 {
-			t.Fatalf("HEAD moved from phase 1's commit %s to %s", phase1, got)
+		untouched("after cancel")
+		if got := gitOut(t, dir, "rev-parse", m.rev(runID)); got != phase1 {
+			t.Fatalf("%s: %s moved from phase 1's commit %s to %s", m.name, m.rev(runID), phase1, got)
+		}
+		if !m.inPlace {
+			m.workTreeGone(t, dir, runID)
+			continue
 		}
 		for _, f := range []string{"half.txt", "started"} {
 			if _, err := os.Stat(filepath.Join(dir, f)); !os.IsNotExist(err) {
@@ -74,14 +89,14 @@ func TestCancelUndoesTheUnfinishedPhase(t *testing.T) {
 			}
 		}
 		if allowDirty {
-			u.check(t, "r-20260101-half00", false)
+			u.check(t, runID, false)
 			continue
 		}
 		if got := gitOut(t, dir, "status", "--porcelain", "--untracked-files=all"); got != "" {
 			t.Fatalf("the tree is not clean after cancel:\n%s", got)
 		}
 		// The next run is not refused.
-		next := []string{"--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-20260101-half01"}
+		next := m.args("--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-20260101-half01")
 		if out, code := startProc(t, bin, next, "").wait(); code != ExitAwaitingApproval {
 			t.Fatalf("the next run: exit %d, want %d\n%s", code, ExitAwaitingApproval, out)
 		}

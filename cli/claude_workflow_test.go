@@ -126,19 +126,20 @@ func TestClaudeCodeDeveloperInTheWorkflow(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}
-	subjects := strings.Split(gitOut(t, dir, "log", "--format=%s", "-4"), "\n")
+	rev := runRev(t, dir)
+	subjects := strings.Split(gitOut(t, dir, "log", "--format=%s", "-4", rev), "\n")
 	if len(subjects) != 4 || !strings.HasPrefix(subjects[3], "greet: an empty module") {
 		t.Fatalf("commits = %q, want two task commits and the record", subjects)
 	}
-	body := gitOut(t, dir, "log", "-1", "--format=%B", "HEAD~2")
+	body := gitOut(t, dir, "log", "-1", "--format=%B", rev+"~2")
 	if !strings.Contains(body, "Gaffer-Phase: 1") || !strings.Contains(body, "Gaffer-Run: ") {
 		t.Errorf("task 1's commit lacks its trailers:\n%s", body)
 	}
-	files := gitOut(t, dir, "show", "--name-only", "--format=", "HEAD~2")
+	files := gitOut(t, dir, "show", "--name-only", "--format=", rev+"~2")
 	if !strings.Contains(files, "greet_test.go") || !strings.Contains(files, "greet_empty_test.go") {
 		t.Errorf("task 1's commit has %q, want both test files (the second from the review retry)", files)
 	}
-	if got := gitOut(t, dir, "show", "HEAD~1:greet.go"); got != strings.TrimSpace(greetImpl) {
+	if got := gitOut(t, dir, "show", rev+"~1:greet.go"); got != strings.TrimSpace(greetImpl) {
 		t.Errorf("task 2's greet.go =\n%s", got)
 	}
 
@@ -190,8 +191,8 @@ func TestClaudeCodeAPIErrorIsAFailedAttempt(t *testing.T) {
 	if strings.Contains(out, "sk-ant-claude-test") {
 		t.Error("the API key is in the output")
 	}
-	if got := gitOut(t, dir, "rev-parse", "HEAD"); got != head {
-		t.Errorf("HEAD moved to %s", got)
+	if got := gitOut(t, dir, "rev-parse", runRev(t, dir)); got != head {
+		t.Errorf("%s moved to %s", runRev(t, dir), got)
 	}
 }
 

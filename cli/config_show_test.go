@@ -164,3 +164,34 @@ func TestConfigShowMarksAgentsThatSkipPermissionPrompts(t *testing.T) {
 		t.Errorf("profile fast uses no CLI agent:\n%s", out)
 	}
 }
+
+// TestMaxRunsPerRepoFromConfig: gaffer.yaml's max_runs_per_repo is what
+// serve uses without --max-runs-per-repo, and config show names it.
+func TestMaxRunsPerRepoFromConfig(t *testing.T) {
+	dir := configDir(t, "max_runs_per_repo: 2\n"+showYAML)
+	if n, err := configMaxRunsPerRepo(dir, os.Getenv); err != nil || n != 2 {
+		t.Errorf("configMaxRunsPerRepo = %d, %v; want 2", n, err)
+	}
+	out, code := gaffer(t, "--repo", dir, "config", "show")
+	if want := "# max_runs_per_repo: 2 (gaffer serve: runs of this repository at once at most)\n"; code != 0 || !strings.Contains(out, want) {
+		t.Errorf("config show: exit %d, no %q:\n%s", code, want, out)
+	}
+	if out, _ := gaffer(t, "--repo", configDir(t, showYAML), "config", "show"); strings.Contains(out, "max_runs_per_repo") {
+		t.Errorf("config show names max_runs_per_repo the file does not set:\n%s", out)
+	}
+	if n, err := configMaxRunsPerRepo(configDir(t, showYAML), os.Getenv); err != nil || n != 0 {
+		t.Errorf("configMaxRunsPerRepo without the key = %d, %v; want 0", n, err)
+	}
+	// serve reads it when the flag is not given: a bad value stops it.
+	bad := configDir(t, "max_runs_per_repo: -1\n")
+	out, code = gaffer(t, "--repo", bad, "serve")
+	if code != ExitInvalid || !strings.Contains(out, "gaffer.yaml:1: max_runs_per_repo must not be negative, got -1") {
+		t.Errorf("serve with a bad max_runs_per_repo: exit %d\n%s", code, out)
+	}
+	// The flag wins: the key is not read (serve stops later, on a
+	// directory that is no repository).
+	out, _ = gaffer(t, "--repo", bad, "serve", "--max-runs-per-repo", "1", "--metrics-addr", "127.0.0.1:0")
+	if strings.Contains(out, "max_runs_per_repo") {
+		t.Errorf("serve --max-runs-per-repo read the file's key:\n%s", out)
+	}
+}

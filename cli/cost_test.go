@@ -53,7 +53,7 @@ Run r-cost completed.`
 		t.Fatalf("status: exit %d\n%s", code, out)
 	}
 	v := statusJSON(t, "--repo", dir)
-	summary := gitOut(t, dir, "show", "HEAD:"+v.ExecDir+"/phase-1/summary.md")
+	summary := gitOut(t, dir, "show", runRev(t, dir)+":"+v.ExecDir+"/phase-1/summary.md")
 	if !strings.Contains(summary, "\nCost of the run so far: $0.2600 (1100 input, 210 output, 500 cached tokens)\n") {
 		t.Fatalf("phase 1's summary:\n%s", summary)
 	}

@@ -75,7 +75,7 @@ reviewer:
 `)
 	g := []string{"--repo", repo, "--store", store}
 	out, code := startProc(t, bin, append(g, "run", "--plan", filepath.Join(aux, "plan.md"), "--script",
-		filepath.Join(aux, "script.yaml"), "--auto-approve", "--run-id", "r-20260101-diskfu"), "").wait()
+		filepath.Join(aux, "script.yaml"), "--auto-approve", "--run-id", "r-20260101-diskfu", "--in-place"), "").wait()
 	if code != ExitFailure {
 		t.Fatalf("run on a full disk: exit %d, want %d\n%s", code, ExitFailure, out)
 	}

@@ -87,7 +87,7 @@ func TestMessagesWithoutPackagePrefix(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "doc.go"), []byte("package calc // changed\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script)
+	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--in-place")
 	if code != ExitPrecondition || !strings.HasPrefix(out, "gaffer: work tree has uncommitted changes (1 path: M doc.go) in ") {
 		t.Errorf("exit %d, output %q", code, out)
 	}

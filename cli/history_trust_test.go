@@ -11,10 +11,11 @@ import (
 )
 
 // commitTimes returns the committer times (unix seconds) of the commits
-// from HEAD back, newest first, with their subjects.
+// from the newest run's branch (runRev) back, newest first, with their
+// subjects.
 func commitTimes(t *testing.T, dir string) (times []int64, subjects []string) {
 	t.Helper()
-	for _, l := range strings.Split(gitOut(t, dir, "log", "--format=%ct %at %s"), "\n") {
+	for _, l := range strings.Split(gitOut(t, dir, "log", "--format=%ct %at %s", runRev(t, dir)), "\n") {
 		f := strings.SplitN(l, " ", 3)
 		ct, err := strconv.ParseInt(f[0], 10, 64)
 		if err != nil || f[0] != f[1] {
@@ -63,7 +64,7 @@ func TestReproducibleDatesAreOptIn(t *testing.T) {
 				t.Fatalf("%q is dated %d, want its parent's %d + 1", subjects[i], times[i], times[i+1])
 			}
 		}
-		heads = append(heads, gitOut(t, dir, "rev-parse", "HEAD"))
+		heads = append(heads, gitOut(t, dir, "rev-parse", runRev(t, dir)))
 	}
 	if heads[0] != heads[1] {
 		t.Fatalf("two reproducible runs made different commits: %v", heads)
@@ -107,7 +108,7 @@ func TestTheRunsOwnInputsAreNotDirt(t *testing.T) {
 			// stash and phase 1's reset, which must have left it there.
 			writeTestFile(t, filepath.Join(dir, "notes.txt"), "mine\n")
 			want = "?? agents.yaml\n?? gaffer.yaml\n?? notes.txt\n?? plan.md"
-			if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--allow-dirty"); code != ExitAwaitingApproval {
+			if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--allow-dirty", "--in-place"); code != ExitAwaitingApproval {
 				t.Fatalf("run --allow-dirty: exit %d\n%s", code, out)
 			}
 			if out, code := gaffer(t, "--repo", dir, "approve"); code != 0 {
@@ -117,7 +118,7 @@ func TestTheRunsOwnInputsAreNotDirt(t *testing.T) {
 		if got := gitOut(t, dir, "status", "--porcelain"); got != want {
 			t.Fatalf("allow-dirty %v: git status after the run:\n%s\nwant:\n%s", allowDirty, got, want)
 		}
-		files := gitOut(t, dir, "log", "--format=", "--name-only")
+		files := gitOut(t, dir, "log", "--format=", "--name-only", runRev(t, dir))
 		for _, f := range []string{"plan.md", "agents.yaml", "gaffer.yaml", "notes.txt"} {
 			for _, l := range strings.Split(files, "\n") {
 				if l == f {
@@ -136,7 +137,7 @@ func TestDirtyTreeErrorNamesThePaths(t *testing.T) {
 	for i := range 12 {
 		writeTestFile(t, filepath.Join(dir, fmt.Sprintf("new%02d.txt", i)), "x\n")
 	}
-	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script)
+	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--in-place") // the refusal is in place only
 	if code != ExitPrecondition {
 		t.Fatalf("exit %d, want %d:\n%s", code, ExitPrecondition, out)
 	}

@@ -182,7 +182,7 @@ func TestRefusedRunCreatesNoStore(t *testing.T) {
 	bin := gafferBinary(t)
 	dir, plan, script := demoRepo(t)
 	writeTestFile(t, filepath.Join(dir, "doc.go"), "package calc // changed\n")
-	out, code := gafferCmd(t, bin, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
+	out, code := gafferCmd(t, bin, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--in-place") // refused in place only
 	wantExit8OneLine(t, "run on a dirty tree", out, code, "uncommitted changes")
 	if _, err := os.Stat(filepath.Join(dir, ".git", "gaffer")); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("a run refused for a dirty tree made its store: %v", err)
@@ -307,7 +307,7 @@ reviewer:
 		t.Fatalf("after resume: status %q, %d phases", v.Status, len(v.Phases))
 	}
 	for _, f := range []string{"a.txt", "b.txt"} {
-		if got := gitOut(t, repo, "log", "--format=%s", "--", f); !strings.Contains(got, "phase") || strings.Count(got, "\n") != 0 {
+		if got := gitOut(t, repo, "log", "--format=%s", runRev(t, repo), "--", f); !strings.Contains(got, "phase") || strings.Count(got, "\n") != 0 {
 			t.Errorf("%s is in commits %q, want one phase commit", f, got)
 		}
 	}
@@ -342,13 +342,14 @@ func copyTree(t *testing.T, src, dst string) {
 // store has lost the checkpoints of phases 2 to 4, whose commits are in
 // the branch. status, resume and cancel must refuse with exit 8 and one
 // line naming the lost phase and the fix, instead of showing phase 1 and
-// running phases 2 to 4 again.
+// running phases 2 to 4 again. In place: a run in its own work tree that
+// ended has no work tree left, and the check reads the user's checkout.
 func TestLostCheckpointsAreExit8(t *testing.T) {
 	bin := gafferBinary(t)
 	dir, plan, script := demoRepo(t)
 	store := filepath.Join(dir, ".git", "gaffer")
 	p := startProc(t, bin, []string{"--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve",
-		"--run-id", "r-20260101-lostcp"}, "GAFFER_TEST_PAUSE_AFTER_COMMIT=30s")
+		"--run-id", "r-20260101-lostcp", "--in-place"}, "GAFFER_TEST_PAUSE_AFTER_COMMIT=30s")
 	if !p.killAt("after-commit", 0) {
 		out, code := p.wait()
 		t.Fatalf("the run ended (exit %d) before its first commit\n%s", code, out)

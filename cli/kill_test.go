@@ -4,11 +4,11 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,7 +24,9 @@ import (
 // a commit (before its checkpoint), while an approval is being processed —
 // then resumes (or approves) until the run completes. Every run must end
 // with the same tree and the same commits as an uninterrupted run, with no
-// phase committed twice. GAFFER_KILL_SEED picks another seed.
+// phase committed twice. It does so for runs in place and for runs in
+// their own work trees (whose branch must match, with the user's dirty
+// checkout never touched). GAFFER_KILL_SEED picks another seed.
 func TestKillAndResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kill test: builds the binary and runs real processes")
@@ -37,102 +39,111 @@ func TestKillAndResume(t *testing.T) {
 	// Summaries and execution-state.json name commits: the same tree needs
 	// the same commit dates.
 	t.Setenv("GAFFER_REPRODUCIBLE_DATES", "1")
-	rng := rand.New(rand.NewPCG(seed, 0))
 
-	bin := filepath.Join(t.TempDir(), "gaffer")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/gaffer")
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := gafferBinary(t)
 	const runID = "r-20260101-kill00"
 	goal := planTitle(demo.Plan, "plan.md")
 
 	// The uninterrupted run.
 	ref, _, script := demoRepo(t)
-	runArgs := func(dir, script string, auto bool) []string {
-		a := []string{"--repo", dir, "run", "--goal", goal, "--script", script, "--run-id", runID, "--pace", "15ms"}
+	runArgs := func(m runMode, dir, script string, auto bool) []string {
+		a := m.args("--repo", dir, "run", "--goal", goal, "--script", script, "--run-id", runID, "--pace", "15ms")
 		if auto {
 			a = append(a, "--auto-approve")
 		}
 		return a
 	}
-	if out, code := startProc(t, bin, runArgs(ref, script, true), "").wait(); code != 0 {
+	if out, code := startProc(t, bin, runArgs(runModes[0], ref, script, true), "").wait(); code != 0 {
 		t.Fatalf("reference run: exit %d\n%s", code, out)
 	}
 	wantTree := gitOut(t, ref, "rev-parse", "HEAD^{tree}")
 	wantLog := gitOut(t, ref, "log", "--format=%s")
 
-	const totalKills = 20
-	kills := 0
-	for scenario := 0; kills < totalKills; scenario++ {
-		dir, _, script := demoRepo(t)
-		auto := scenario%2 == 0
-		args := runArgs(dir, script, auto)
-		for round := 0; ; round++ {
-			if round > 40 {
-				t.Fatalf("scenario %d: no progress after %d rounds", scenario, round)
-			}
-			mode, delay := "none", time.Duration(0)
-			if kills < totalKills {
-				mode = []string{"random", "random", "after-commit"}[rng.IntN(3)]
-				delay = time.Duration(50+rng.IntN(1500)) * time.Millisecond
-			}
-			env := ""
-			if mode == "after-commit" {
-				env = "GAFFER_TEST_PAUSE_AFTER_COMMIT=10s"
-			}
-			p := startProc(t, bin, args, env)
-			killed := p.killAt(mode, delay)
-			out, code := p.wait()
-			if killed {
-				kills++
-				when := "at its first commit, before the checkpoint"
-				if mode == "random" {
-					when = "after " + delay.String()
+	for _, m := range runModes {
+		t.Run(m.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 0))
+			const totalKills = 20
+			kills := 0
+			for scenario := 0; kills < totalKills; scenario++ {
+				dir, _, script := demoRepo(t)
+				if !m.inPlace {
+					dirtyCheckout(t, dir)
 				}
-				t.Logf("kill %2d: scenario %d (auto-approve %v) round %d: gaffer %s killed %s", kills, scenario, auto, round, args[2], when)
-			} else if code != 0 && code != ExitAwaitingApproval {
-				t.Fatalf("scenario %d: gaffer %s: exit %d\n%s", scenario, strings.Join(args[2:], " "), code, out)
+				untouched := m.untouched(t, dir)
+				auto := scenario%2 == 0
+				args := runArgs(m, dir, script, auto)
+				for round := 0; ; round++ {
+					if round > 40 {
+						t.Fatalf("scenario %d: no progress after %d rounds", scenario, round)
+					}
+					mode, delay := "none", time.Duration(0)
+					if kills < totalKills {
+						mode = []string{"random", "random", "after-commit"}[rng.IntN(3)]
+						delay = time.Duration(50+rng.IntN(1500)) * time.Millisecond
+					}
+					env := ""
+					if mode == "after-commit" {
+						env = "GAFFER_TEST_PAUSE_AFTER_COMMIT=10s"
+					}
+					p := startProc(t, bin, args, env)
+					killed := p.killAt(mode, delay)
+					out, code := p.wait()
+					if killed {
+						kills++
+						when := "at its first commit, before the checkpoint"
+						if mode == "random" {
+							when = "after " + delay.String()
+						}
+						t.Logf("kill %2d: scenario %d (auto-approve %v) round %d: gaffer %s killed %s", kills, scenario, auto, round, args[2], when)
+					} else if code != 0 && code != ExitAwaitingApproval {
+						t.Fatalf("scenario %d: gaffer %s: exit %d\n%s", scenario, strings.Join(args[2:], " "), code, out)
+					}
+					untouched(fmt.Sprintf("scenario %d round %d", scenario, round))
+					st := procStatus(t, bin, dir)
+					switch st {
+					case "completed":
+					case "awaiting_approval":
+						args = []string{"--repo", dir, "approve"}
+						continue
+					case "running":
+						args = []string{"--repo", dir, "resume"}
+						continue
+					case "":
+						// Killed before the run's first checkpoint (or before its store
+						// existed): nothing to resume, so the user starts it again.
+						args = runArgs(m, dir, script, auto)
+						continue
+					default:
+						t.Fatalf("scenario %d: status %q after round %d\n%s", scenario, st, round, out)
+					}
+					break
+				}
+				rev := m.rev(runID)
+				if got := gitOut(t, dir, "rev-parse", rev+"^{tree}"); got != wantTree {
+					t.Fatalf("scenario %d: tree %s, want %s\n%s", scenario, got, wantTree, gitOut(t, dir, "log", "--stat", rev))
+				}
+				if got := gitOut(t, dir, "log", "--format=%s", rev); got != wantLog {
+					t.Fatalf("scenario %d: commits\n%s\nwant\n%s", scenario, got, wantLog)
+				}
+				checkNoPhaseTwice(t, dir, rev)
+				if m.inPlace {
+					if got := gitOut(t, dir, "status", "--porcelain"); got != "" {
+						t.Fatalf("scenario %d: tree not clean:\n%s", scenario, got)
+					}
+				}
+				m.workTreeGone(t, dir, runID)
 			}
-			st := procStatus(t, bin, dir)
-			switch st {
-			case "completed":
-			case "awaiting_approval":
-				args = []string{"--repo", dir, "approve"}
-				continue
-			case "running":
-				args = []string{"--repo", dir, "resume"}
-				continue
-			case "":
-				// Killed before the run's first checkpoint (or before its store
-				// existed): nothing to resume, so the user starts it again.
-				args = runArgs(dir, script, auto)
-				continue
-			default:
-				t.Fatalf("scenario %d: status %q after round %d\n%s", scenario, st, round, out)
-			}
-			break
-		}
-		if got := gitOut(t, dir, "rev-parse", "HEAD^{tree}"); got != wantTree {
-			t.Fatalf("scenario %d: tree %s, want %s\n%s", scenario, got, wantTree, gitOut(t, dir, "log", "--stat"))
-		}
-		if got := gitOut(t, dir, "log", "--format=%s"); got != wantLog {
-			t.Fatalf("scenario %d: commits\n%s\nwant\n%s", scenario, got, wantLog)
-		}
-		checkNoPhaseTwice(t, dir)
-		if got := gitOut(t, dir, "status", "--porcelain"); got != "" {
-			t.Fatalf("scenario %d: tree not clean:\n%s", scenario, got)
-		}
+		})
 	}
 }
 
-// checkNoPhaseTwice fails when the reflog holds two different commits for
-// one phase: a phase committed, lost and committed again.
-func checkNoPhaseTwice(t *testing.T, dir string) {
+// checkNoPhaseTwice fails when rev's reflog (HEAD's, or a run's branch's)
+// holds two different commits for one phase: a phase committed, lost and
+// committed again.
+func checkNoPhaseTwice(t *testing.T, dir, rev string) {
 	t.Helper()
 	seen := map[string]string{}
-	for _, l := range strings.Split(gitOut(t, dir, "log", "-g", "--format=%H %s"), "\n") {
+	for _, l := range strings.Split(gitOut(t, dir, "log", "-g", "--format=%H %s", rev), "\n") {
 		h, subj, _ := strings.Cut(l, " ")
 		if !strings.HasPrefix(subj, "phase ") {
 			continue
@@ -141,6 +152,9 @@ func checkNoPhaseTwice(t *testing.T, dir string) {
 			t.Fatalf("%q committed twice: %s and %s", subj, prev, h)
 		}
 		seen[subj] = h
+	}
+	if len(seen) == 0 {
+		t.Fatalf("no phase's commit in the reflog of %s", rev)
 	}
 }
 

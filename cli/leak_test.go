@@ -38,7 +38,8 @@ func TestSecretsLeakNowhere(t *testing.T) {
 	t.Setenv("GAFFER_TEST_DEPLOY_TOKEN", secret)
 	t.Setenv("GAFFER_TEST_VISIBLE", "visible-marker-3b9")
 
-	out, code := gaffer(t, "--repo", dir, "--log-level", "debug", "--log-format", "json", "run", "--goal", "Add Greet", "--auto-approve")
+	out, code := gaffer(t, "--repo", dir, "--log-level", "debug", "--log-format", "json", "run", "--goal", "Add Greet", "--auto-approve",
+		"--in-place") // the run's files stay in the tree searched below
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}

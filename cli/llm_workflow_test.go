@@ -169,11 +169,12 @@ profiles:
 // cost for every role that ran.
 func checkGreetRun(t *testing.T, dir string) RunView {
 	t.Helper()
-	subjects := strings.Split(gitOut(t, dir, "log", "--format=%s", "-4"), "\n")
+	head := runRev(t, dir)
+	subjects := strings.Split(gitOut(t, dir, "log", "--format=%s", "-4", head), "\n")
 	if len(subjects) != 4 || !strings.HasPrefix(subjects[3], "greet: an empty module") || !strings.Contains(subjects[0], "record") {
 		t.Fatalf("commits = %q, want two phase commits and the record on the initial one", subjects)
 	}
-	for _, rev := range []string{"HEAD~1", "HEAD~2"} {
+	for _, rev := range []string{head + "~1", head + "~2"} {
 		body := gitOut(t, dir, "log", "-1", "--format=%B", rev)
 		for _, tr := range []string{"Gaffer-Run: ", "Gaffer-Phase: ", "Gaffer-Attempt: 1"} {
 			if !strings.Contains(body, tr) {
@@ -181,10 +182,10 @@ func checkGreetRun(t *testing.T, dir string) RunView {
 			}
 		}
 	}
-	if got := gitOut(t, dir, "show", "HEAD~2:greet_test.go"); got != strings.TrimSpace(greetTest) {
+	if got := gitOut(t, dir, "show", head+"~2:greet_test.go"); got != strings.TrimSpace(greetTest) {
 		t.Errorf("phase 1 committed greet_test.go =\n%s", got)
 	}
-	if got := gitOut(t, dir, "show", "HEAD~1:greet.go"); got != strings.TrimSpace(greetImpl) {
+	if got := gitOut(t, dir, "show", head+"~1:greet.go"); got != strings.TrimSpace(greetImpl) {
 		t.Errorf("phase 2 committed greet.go =\n%s", got)
 	}
 	v := statusJSON(t, "--repo", dir)

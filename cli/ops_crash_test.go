@@ -20,7 +20,7 @@ import (
 )
 
 // referenceRun runs the demo uninterrupted and returns its tree and commit
-// subjects.
+// subjects (on its branch).
 func referenceRun(t *testing.T, bin, runID string) (tree, log string) {
 	t.Helper()
 	// Summaries and execution-state.json name commits: the same tree needs
@@ -32,7 +32,8 @@ func referenceRun(t *testing.T, bin, runID string) (tree, log string) {
 	if code != 0 {
 		t.Fatalf("reference run: exit %d\n%s", code, out)
 	}
-	return gitOut(t, dir, "rev-parse", "HEAD^{tree}"), gitOut(t, dir, "log", "--format=%s")
+	rev := runRev(t, dir)
+	return gitOut(t, dir, "rev-parse", rev+"^{tree}"), gitOut(t, dir, "log", "--format=%s", rev)
 }
 
 // leaseFree reports whether the run's lease is free, counting every holder
@@ -128,10 +129,14 @@ func TestServeKill9ResumesOnRestart(t *testing.T) {
 	if !strings.Contains(s2.output(), `"recovered":1`) {
 		t.Errorf("restarted serve did not report the recovered run:\n%s", s2.output())
 	}
-	if got := gitOut(t, dir, "rev-parse", "HEAD^{tree}"); got != wantTree {
-		t.Fatalf("tree %s, want %s\n%s", got, wantTree, gitOut(t, dir, "log", "--stat"))
+	rev := runRev(t, dir) // the run's branch
+	if rev == "HEAD" {
+		t.Fatal("the run has no branch of its own")
 	}
-	if got := gitOut(t, dir, "log", "--format=%s"); got != wantLog {
+	if got := gitOut(t, dir, "rev-parse", rev+"^{tree}"); got != wantTree {
+		t.Fatalf("tree %s, want %s\n%s", got, wantTree, gitOut(t, dir, "log", "--stat", rev))
+	}
+	if got := gitOut(t, dir, "log", "--format=%s", rev); got != wantLog {
 		t.Fatalf("commits\n%s\nwant\n%s", got, wantLog)
 	}
 	if got := gitOut(t, dir, "status", "--porcelain"); got != "" {

@@ -107,9 +107,16 @@ func fileSize(path string) int64 {
 // milliseconds, which has killed the group's watchdog — works, and checks
 // that the agent's leader dies with gaffer (Pdeathsig), that the rest of
 // its group is killed by the resume before it goes on, and that nothing of
-// the old group writes after that.
+// the old group writes after that. In place and in the run's own work
+// tree.
 func TestAgentsDieWithGaffer(t *testing.T) {
-	bin, dir, childWrites, leader, child := killWhileAgentWrites(t, true)
+	for _, m := range runModes {
+		t.Run(m.name, func(t *testing.T) { agentsDieWithGaffer(t, m) })
+	}
+}
+
+func agentsDieWithGaffer(t *testing.T, m runMode) {
+	bin, dir, childWrites, leader, child, untouched := killWhileAgentWrites(t, m, true)
 
 	if !waitFor(func() bool { return !alive(leader) }) {
 		t.Errorf("the agent (pid %d) outlived the killed gaffer", leader)
@@ -140,9 +147,13 @@ func TestAgentsDieWithGaffer(t *testing.T) {
 	if got := fileSize(childWrites); got != size {
 		t.Errorf("the old agent wrote after resume: %d bytes, then %d", size, got)
 	}
-	if got := gitOut(t, dir, "status", "--porcelain"); got != "" {
-		t.Errorf("tree not clean after the resumed run:\n%s", got)
+	if m.inPlace {
+		if got := gitOut(t, dir, "status", "--porcelain"); got != "" {
+			t.Errorf("tree not clean after the resumed run:\n%s", got)
+		}
 	}
+	untouched("after the resumed run")
+	m.workTreeGone(t, dir, "")
 	if entries, _ := os.ReadDir(filepath.Join(dir, ".git", "gaffer.groups")); len(entries) != 0 {
 		t.Errorf("records left after the run: %v", entries)
 	}
@@ -272,7 +283,7 @@ func TestCommandRefusesAForeignSocketDir(t *testing.T) {
 // other gaffer process started, and that a resume then completes and
 // leaves no record.
 func TestAgentsGroupDiesWithGaffer(t *testing.T) {
-	bin, dir, childWrites, leader, child := killWhileAgentWrites(t, false)
+	bin, dir, childWrites, leader, child, _ := killWhileAgentWrites(t, runModes[1], false)
 	for _, pid := range []int{leader, child} {
 		if !waitFor(func() bool { return !alive(pid) }) {
 			t.Errorf("process %d of the agent outlived the killed gaffer", pid)
@@ -294,9 +305,10 @@ func TestAgentsGroupDiesWithGaffer(t *testing.T) {
 
 // killWhileAgentWrites runs the greet workflow with orphanAgent as its
 // developer (killWatchdog as given) and SIGKILLs gaffer once the agent's
-// leader and background child both write. It returns the binary, the
-// repository, the child's output file and the two pids.
-func killWhileAgentWrites(t *testing.T, killWatchdog bool) (bin, dir, childWrites string, leader, child int) {
+// leader and background child both write, the run in mode. It returns
+// the binary, the repository, the child's output file, the two pids and
+// the check that the user's checkout is as it was before the run.
+func killWhileAgentWrites(t *testing.T, mode runMode, killWatchdog bool) (bin, dir, childWrites string, leader, child int, untouched func(string)) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary and runs real processes")
@@ -312,7 +324,8 @@ func killWhileAgentWrites(t *testing.T, killWatchdog bool) (bin, dir, childWrite
 	dir = greetRepo(t, map[string]string{"gaffer.yaml": mixedProfile(srv.BaseURL(), "OPENAI_API_KEY", orphanAgent(t, out, killWatchdog), nil)})
 	t.Setenv("OPENAI_API_KEY", "sk-orphan-test")
 
-	p := startProc(t, bin, []string{"--repo", dir, "run", "--goal", "Add Greet", "--auto-approve"}, "")
+	untouched = mode.untouched(t, dir)
+	p := startProc(t, bin, mode.args("--repo", dir, "run", "--goal", "Add Greet", "--auto-approve"), "")
 	childWrites = filepath.Join(out, "child-writes")
 	if !waitFor(func() bool { return fileSize(childWrites) > 0 && fileSize(filepath.Join(out, "leader.pid")) > 0 }) {
 		o, _ := p.wait()
@@ -323,5 +336,5 @@ func killWhileAgentWrites(t *testing.T, killWatchdog bool) (bin, dir, childWrite
 		t.Fatal(err)
 	}
 	p.wait()
-	return bin, dir, childWrites, leader, child
+	return bin, dir, childWrites, leader, child, untouched
 }

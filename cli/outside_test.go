@@ -28,7 +28,7 @@ func TestRunStopsOnEditsOutsideTheSession(t *testing.T) {
 	writeTestFile(t, plan, "# Plan: one note\n\n### Task 1: Write a\nWrite a.txt.\n")
 	writeTestFile(t, script, oneTaskScript)
 	p := startProc(t, bin, []string{"--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve",
-		"--run-id", "r-20260101-edits0", "--pace", "1500ms"}, "")
+		"--run-id", "r-20260101-edits0", "--pace", "1500ms", "--in-place"}, "") // the edit is made in the checkout
 	waitOutput(t, p, "» review")
 	writeTestFile(t, filepath.Join(dir, "a.txt"), "the agent's, and mine\n") // during the reviewer's pause
 	out, code := p.wait()

@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -53,24 +52,25 @@ func (p *proc) waitLine(line string) bool {
 
 // Proof 12: SIGKILL right after the Doctor's answer is checkpointed: the
 // Doctor is not called again. SIGKILL during the call: it is called
-// exactly once more. Either way the counters count one call.
+// exactly once more. Either way the counters count one call, and the
+// retried phase's work is committed. In place and in the run's own
+// work tree (whose branch holds the result; the checkout stays as it was).
 func TestRecoveryDoctorCallSurvivesSIGKILL(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "gaffer")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/gaffer")
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := gafferBinary(t)
 	for _, c := range []struct {
 		name, killIn string
 		callsAfter   int // Doctor sessions the resumed process makes
+		m            runMode
 	}{
-		{"after the answer's checkpoint", "developer/2/3", 0},
-		{"during the call", "doctor/2/2", 1},
+		{"after the answer's checkpoint", "developer/2/3", 0, runModes[0]},
+		{"during the call", "doctor/2/2", 1, runModes[0]},
+		{"after the answer's checkpoint, own work tree", "developer/2/3", 0, runModes[1]},
+		{"during the call, own work tree", "doctor/2/2", 1, runModes[1]},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir, plan, script := recoveryRepo(t, doctorScript)
-			p := startProc(t, bin, []string{"--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-kill"},
+			untouched := c.m.untouched(t, dir)
+			p := startProc(t, bin, c.m.args("--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-kill"),
 				"GAFFER_TEST_PAUSE_SESSION="+c.killIn)
 			if !p.waitLine("gaffer-test: session " + c.killIn) {
 				out, code := p.wait()
@@ -105,6 +105,11 @@ func TestRecoveryDoctorCallSurvivesSIGKILL(t *testing.T) {
 			if u := v.Usage["doctor"]; u.InputTokens != 7 {
 				t.Fatalf("doctor usage %+v: the answer was recorded %d times", u, u.InputTokens/7)
 			}
+			if got := gitOut(t, dir, "show", c.m.rev("r-kill")+":impl.txt"); got != "good" {
+				t.Errorf("impl.txt on %s: %q", c.m.rev("r-kill"), got)
+			}
+			untouched("after the run")
+			c.m.workTreeGone(t, dir, "r-kill")
 		})
 	}
 }

@@ -85,7 +85,8 @@ func TestRecoveryIsVisibleAndAnswerable(t *testing.T) {
 	if v.Status != "completed" || v.Recovery == nil || v.Recovery.Replans != 1 || v.Recovery.Last == nil || v.Recovery.Last.Decision != "replan:accepted" {
 		t.Fatalf("status %+v recovery %+v", v.Status, v.Recovery)
 	}
-	recs, _ := filepath.Glob(filepath.Join(dir, v.ExecDir, "recovery", "decision-*.json"))
+	// The run's own work tree is gone with its end: its branch holds them.
+	recs := strings.Fields(gitOut(t, dir, "ls-tree", "-r", "--name-only", runRev(t, dir), "--", v.ExecDir+"/recovery/"))
 	if len(recs) != v.Recovery.Decisions || len(recs) == 0 {
 		t.Fatalf("%d decision records, status says %d", len(recs), v.Recovery.Decisions)
 	}

@@ -16,13 +16,25 @@ import (
 // that start the next phase used to discard those changes silently. Now
 // each says in one line which commit keeps them, and `git stash apply`
 // puts them back byte for byte; a retry of a session this process ran
-// keeps nothing (it only undoes that session's work).
+// keeps nothing (it only undoes that session's work). It does so in place
+// and in the run's own work tree.
 func TestResetKeepsWhatItFinds(t *testing.T) {
 	bin := gafferBinary(t)
-	dir, plan, script := demoRepo(t)
-	if out, code := gafferCmd(t, bin, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-rescue"); code != ExitAwaitingApproval {
+	for _, m := range runModes {
+		t.Run(m.name, func(t *testing.T) { resetKeepsWhatItFinds(t, bin, m) })
+	}
+}
+
+// resetKeepsWhatItFinds is TestResetKeepsWhatItFinds in mode m: the
+// changes are made where the run works (its own work tree, away from the
+// user's checkout, which must stay as it was).
+func resetKeepsWhatItFinds(t *testing.T, bin string, m runMode) {
+	root, plan, script := demoRepo(t)
+	untouched := m.untouched(t, root)
+	if out, code := gafferCmd(t, bin, m.args("--repo", root, "run", "--plan", plan, "--script", script, "--run-id", "r-rescue")...); code != ExitAwaitingApproval {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}
+	dir := m.workDir(root, "r-rescue")
 	gomod := filepath.Join(dir, "go.mod")
 	orig, err := os.ReadFile(gomod)
 	if err != nil {
@@ -35,7 +47,7 @@ func TestResetKeepsWhatItFinds(t *testing.T) {
 
 	// Approve in a process that is killed while phase 2's session works,
 	// and leave a new file while it is stopped.
-	p := startProc(t, bin, []string{"--repo", dir, "approve", "r-rescue", "--pace", "40ms"}, "")
+	p := startProc(t, bin, []string{"--repo", root, "approve", "r-rescue", "--pace", "40ms"}, "")
 	for {
 		p.mu.Lock()
 		out := p.out.String()
@@ -54,7 +66,7 @@ func TestResetKeepsWhatItFinds(t *testing.T) {
 	}
 	out1, _ := p.wait()
 	writeTestFile(t, filepath.Join(dir, "notes.txt"), "written while the run was stopped\n")
-	out2, code := gafferCmd(t, bin, "--repo", dir, "resume", "r-rescue")
+	out2, code := gafferCmd(t, bin, "--repo", root, "resume", "r-rescue")
 	if code != ExitOK {
 		t.Fatalf("resume: exit %d\n%s", code, out2)
 	}
@@ -71,11 +83,20 @@ func TestResetKeepsWhatItFinds(t *testing.T) {
 	if len(hashes) != 2 {
 		t.Fatalf("want two notices (phase 1 after the approval, the next phase after the resume), got %d:\n%s\n---\n%s", len(hashes), out1, out2)
 	}
-	if refs := strings.Fields(gitOut(t, dir, "for-each-ref", "--format=%(refname)", "refs/gaffer/rescue/")); len(refs) != 2 {
+	if refs := strings.Fields(gitOut(t, root, "for-each-ref", "--format=%(refname)", "refs/gaffer/rescue/")); len(refs) != 2 {
 		t.Errorf("rescue refs %v, want 2 (the demo's retry in phase 2 keeps nothing)", refs)
 	}
+	untouched("after the run")
+	m.workTreeGone(t, root, "r-rescue")
+	if !m.inPlace {
+		// The run's work tree is gone with its end: its changes come back
+		// in a new one at its branch.
+		dir = filepath.Join(t.TempDir(), "applied")
+		gitOut(t, root, "worktree", "add", "--detach", dir, m.rev("r-rescue"))
+		gomod = filepath.Join(dir, "go.mod")
+	}
 	// The run's result is untouched by the user's changes...
-	if strings.Contains(gitOut(t, dir, "log", "-p", "--format=%s"), "the user's edit") {
+	if strings.Contains(gitOut(t, dir, "log", "-p", "--format=%s", m.rev("r-rescue")), "the user's edit") {
 		t.Errorf("the user's edit was committed as the run's")
 	}
 	// ...and both sets come back byte for byte.

@@ -138,25 +138,37 @@ func checkTree(ctx context.Context, repo *workspace.Repo, o RunOptions) ([]strin
 				host.ErrDirtyTree, host.Plural(len(paths), "path"), host.ListPaths(paths, 10), repo.Root())
 		}
 	}
-	if _, err := repo.Head(ctx); err != nil {
-		return nil, exitf(ExitPrecondition, "the repository has no commit to start from: %w; make one first", err)
+	if err := checkHead(ctx, repo); err != nil {
+		return nil, err
 	}
 	return inputs, nil
+}
+
+// checkHead refuses a repository without a commit to start from.
+func checkHead(ctx context.Context, repo *workspace.Repo) error {
+	if _, err := repo.Head(ctx); err != nil {
+		return exitf(ExitPrecondition, "the repository has no commit to start from: %w; make one first", err)
+	}
+	return nil
 }
 
 // precheckTree runs checkTree before the store is opened, so that a run
 // refused for its work tree creates no store. It checks only while it can
 // take the work tree's lock: a tree another process works in is that
-// process's to change, and Run names the holder. Whatever it cannot open
-// is left to openHost to report.
+// process's to change, and Run names the holder. A run in its own work
+// tree needs only a commit to start from. Whatever it cannot open is left
+// to openHost to report.
 func (o RunOptions) precheckTree(c *ucli.Context) error {
 	g, _, err := globalsOf(c)
 	if err != nil {
 		return err
 	}
 	repo, err := workspace.Open(g.Repo)
-	if err != nil || !o.InPlace {
+	if err != nil {
 		return nil
+	}
+	if !o.InPlace {
+		return checkHead(c.Context, repo)
 	}
 	l, err := repo.LockWorkTree(o.RunID)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gaffer-dev/gaffer/cli/config"
 	"github.com/gaffer-dev/gaffer/events"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/host"
@@ -46,7 +47,7 @@ func serveCommand(io IO) *ucli.Command {
 		Usage: "own the store and execute submitted runs on a pool of workers, resuming interrupted ones",
 		Flags: append([]ucli.Flag{
 			&ucli.IntFlag{Name: "workers", Value: 1, EnvVars: []string{"GAFFER_WORKERS"}, Usage: "runs executed at once: each run works in its own work tree, so runs of one repository run in parallel (runs --in-place share the checkout and run one at a time)"},
-			&ucli.IntFlag{Name: "max-runs-per-repo", EnvVars: []string{"GAFFER_MAX_RUNS_PER_REPO"}, Usage: "runs of one repository executed at once at most (default: --workers)"},
+			&ucli.IntFlag{Name: "max-runs-per-repo", EnvVars: []string{"GAFFER_MAX_RUNS_PER_REPO"}, Usage: "runs of one repository executed at once at most (default: gaffer.yaml's max_runs_per_repo, else --workers)"},
 			&ucli.StringFlag{Name: metricsAddrFlag, Value: defaultServeMetricsAddr, EnvVars: []string{"GAFFER_METRICS_ADDR"}, Usage: "serve /metrics, /healthz and /readyz here (127.0.0.1 unless it names a host)"},
 			&ucli.StringFlag{Name: "ui-addr", EnvVars: []string{"GAFFER_UI_ADDR"}, Usage: "serve the inbox's web pages (the runs, approve and reject) here, 127.0.0.1:PORT (127.0.0.1 unless it names a host)"},
 			&ucli.StringFlag{Name: "ui-token-file", EnvVars: []string{"GAFFER_UI_TOKEN_FILE"}, Usage: "a file holding the bearer token the inbox requires; needed for a --ui-addr that is not loopback"},
@@ -61,6 +62,15 @@ func serveCommand(io IO) *ucli.Command {
 			if o.MaxPerRepo < 0 {
 				return usageErrorf("--max-runs-per-repo %d: want at least 1", o.MaxPerRepo)
 			}
+			if !c.IsSet("max-runs-per-repo") {
+				g, _, err := globalsOf(c)
+				if err != nil {
+					return err
+				}
+				if o.MaxPerRepo, err = configMaxRunsPerRepo(g.Repo, os.Getenv); err != nil {
+					return err
+				}
+			}
 			if o.Workers < 1 {
 				return usageErrorf("--workers %d: want at least 1", o.Workers)
 			}
@@ -71,6 +81,18 @@ func serveCommand(io IO) *ucli.Command {
 			return Serve(c, io, o)
 		},
 	}
+}
+
+// configMaxRunsPerRepo is the max_runs_per_repo of the configuration
+// found for the repository in repoDir (gaffer.yaml, else the user's): what
+// serve uses without --max-runs-per-repo; 0 (as many as --workers) when it
+// does not say. A file that does not load is ExitInvalid.
+func configMaxRunsPerRepo(repoDir string, getenv func(string) string) (int, error) {
+	cfg, err := config.Load(repoDir, getenv)
+	if err != nil {
+		return 0, exitf(ExitInvalid, "%w", err)
+	}
+	return cfg.MaxRunsPerRepo(), nil
 }
 
 // Serve runs `gaffer serve` until c's context ends (SIGTERM or SIGINT),

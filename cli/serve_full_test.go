@@ -31,7 +31,7 @@ func TestServeKeepsRunsOnAFullStoreDisk(t *testing.T) {
 
 	ids := []string{"r-20260101-fullq1", "r-20260101-fullq2", "r-20260101-fullq3"}
 	for _, id := range ids {
-		if out, code := gafferCmd(t, bin, "--repo", repo, "submit", "--plan", plan, "--script", script, "--auto-approve",
+		if out, code := gafferCmd(t, bin, "--repo", repo, "submit", "--in-place", "--plan", plan, "--script", script, "--auto-approve",
 			"--pace", "200ms", "--run-id", id); code != 0 {
 			t.Fatalf("submit %s: exit %d\n%s", id, code, out)
 		}

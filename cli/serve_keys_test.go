@@ -21,7 +21,7 @@ func TestServeWorkersRunOneRepositoryOneAtATime(t *testing.T) {
 	goal := planTitle(demo.Plan, "plan.md")
 	runs := []string{"r-20260101-keys1", "r-20260101-keys2"}
 	for _, id := range runs {
-		out, code := gafferCmd(t, bin, "--repo", dir, "submit", "--goal", goal, "--script", script, "--run-id", id, "--auto-approve")
+		out, code := gafferCmd(t, bin, "--repo", dir, "submit", "--goal", goal, "--script", script, "--run-id", id, "--auto-approve", "--in-place")
 		if code != 0 || !strings.Contains(out, id+" queued") {
 			t.Fatalf("submit %s: exit %d\n%s", id, code, out)
 		}

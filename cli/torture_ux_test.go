@@ -60,7 +60,9 @@ func TestForkKeepsTheUsersUntrackedFiles(t *testing.T) {
 	bin := gafferBinary(t)
 	dir, plan, script := demoRepo(t)
 	const parentID = "r-20260101-parent"
-	if out, code := gafferCmd(t, bin, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", parentID); code != 0 {
+	// In place: the fork of a run in place checks its branch out in the
+	// user's checkout, among the user's untracked files.
+	if out, code := gafferCmd(t, bin, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", parentID, "--in-place"); code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}
 	seq := forkSeq(t, bin, dir, parentID, 4)

@@ -54,14 +54,14 @@ func TestRunRefusesADirtyTree(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "doc.go"), []byte("package calc // changed\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script)
+	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--in-place") // in its own work tree the run minds no dirt
 	if code != ExitPrecondition {
 		t.Fatalf("exit %d, want %d:\n%s", code, ExitPrecondition, out)
 	}
 	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 1 || !strings.Contains(out, "--allow-dirty") || !strings.Contains(out, "uncommitted") {
 		t.Fatalf("want one line naming the cause and the fix, got:\n%s", out)
 	}
-	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--allow-dirty", "--auto-approve"); code != 0 {
+	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--allow-dirty", "--in-place", "--auto-approve"); code != 0 {
 		t.Fatalf("--allow-dirty: exit %d\n%s", code, out)
 	}
 }
@@ -244,7 +244,7 @@ func TestTerminalAsksFeedbackThenApproves(t *testing.T) {
 
 func TestForkedRunGetsItsOwnID(t *testing.T) {
 	dir, plan, script := demoRepo(t)
-	if _, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-orig"); code != ExitAwaitingApproval {
+	if _, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-orig", "--in-place"); code != ExitAwaitingApproval {
 		t.Fatalf("run: exit %d", code)
 	}
 	out, code := gaffer(t, "--repo", dir, "fork", "r-orig", "--from", "3")

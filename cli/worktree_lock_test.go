@@ -41,12 +41,12 @@ func TestTwoStoresOneWorkTree(t *testing.T) {
 	storeA, storeB := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
 	goal := planTitle(demo.Plan, "plan.md")
 	const runA, runB = "r-20260101-lockaa", "r-20260101-lockbb"
-	first := startProc(t, bin, []string{"--repo", dir, "--store", storeA, "run", "--goal", goal, "--script", script,
+	first := startProc(t, bin, []string{"--repo", dir, "--store", storeA, "run", "--in-place", "--goal", goal, "--script", script,
 		"--run-id", runA, "--auto-approve", "--pace", "200ms"}, "")
 	waitOutput(t, first, "phase 1")
 	head := gitOut(t, dir, "rev-parse", "HEAD")
 
-	second := startProc(t, bin, []string{"--repo", dir, "--store", storeB, "run", "--goal", goal, "--script", script,
+	second := startProc(t, bin, []string{"--repo", dir, "--store", storeB, "run", "--in-place", "--goal", goal, "--script", script,
 		"--run-id", runB, "--auto-approve", "--allow-dirty"}, "")
 	out, code := second.wait()
 	if code != ExitLocked {

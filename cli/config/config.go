@@ -26,6 +26,7 @@ const RepoFile = "gaffer.yaml"
 // file is the configuration file's shape.
 type file struct {
 	DefaultProfile string             `yaml:"default_profile,omitempty"`
+	MaxRunsPerRepo int                `yaml:"max_runs_per_repo,omitempty"`
 	Profiles       map[string]Profile `yaml:"profiles,omitempty"`
 }
 
@@ -127,6 +128,11 @@ func (c *Config) Names() []string {
 	return names
 }
 
+// MaxRunsPerRepo is how many runs of the repository `gaffer serve`
+// executes at once at most when its --max-runs-per-repo is not given;
+// 0 when the file does not say (then: as many as its workers).
+func (c *Config) MaxRunsPerRepo() int { return c.f.MaxRunsPerRepo }
+
 // DefaultName returns the profile used when none is named: the file's
 // default_profile, else "default".
 func (c *Config) DefaultName() string { return or(c.f.DefaultProfile, DefaultProfile) }
@@ -172,6 +178,9 @@ func (c *Config) validate() error {
 		if _, ok := c.f.Profiles[d]; !ok {
 			return c.errAt("default_profile", "default_profile %q is not a profile", d)
 		}
+	}
+	if n := c.f.MaxRunsPerRepo; n < 0 {
+		return c.errAt("max_runs_per_repo", "max_runs_per_repo must not be negative, got %d", n)
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.f.Profiles)) {
 		at := "profiles." + name

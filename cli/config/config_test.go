@@ -154,6 +154,8 @@ func TestStrictParsing(t *testing.T) {
 		{"mapping for list", "profiles:\n  p:\n    agents:\n      x: {command: {a: b}}\n", `gaffer.yaml:4: profiles.p.agents.x.command must be a list, not a mapping`},
 		{"twice", "profiles:\n  p:\n    model: a\n    model: b\n", `gaffer.yaml:4: key "model" in profiles.p is given twice (first on line 3)`},
 		{"syntax", "profiles:\n  p: [\n", `gaffer.yaml:2: not valid YAML: did not find expected node content`},
+		{"wrong max_runs_per_repo", "max_runs_per_repo: many\n", `gaffer.yaml:1: max_runs_per_repo must be an integer, not "many"`},
+		{"max_runs_per_repo in a profile", "profiles:\n  p:\n    max_runs_per_repo: 2\n", `gaffer.yaml:3: unknown key "max_runs_per_repo" in profiles.p`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -165,6 +167,27 @@ func TestStrictParsing(t *testing.T) {
 				t.Errorf("%v does not match ErrInvalid", err)
 			}
 		})
+	}
+}
+
+// TestMaxRunsPerRepo: the top-level key, 0 when absent.
+func TestMaxRunsPerRepo(t *testing.T) {
+	c, err := Parse("gaffer.yaml", []byte("max_runs_per_repo: 2\nprofiles:\n  p: {}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.MaxRunsPerRepo(); got != 2 {
+		t.Errorf("MaxRunsPerRepo = %d, want 2", got)
+	}
+	if got := (&Config{}).MaxRunsPerRepo(); got != 0 {
+		t.Errorf("MaxRunsPerRepo without a file = %d, want 0", got)
+	}
+	ex, err := LoadFile(filepath.Join("testdata", "gaffer.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ex.MaxRunsPerRepo(); got != 3 {
+		t.Errorf("the example's MaxRunsPerRepo = %d, want 3", got)
 	}
 }
 
@@ -186,6 +209,7 @@ func TestValidation(t *testing.T) {
 			`gaffer.yaml:4: agent "x": agent: invalid CLI template: prompt arg needs {prompt} in command`},
 		{"bad profile name", "profiles:\n  \"my profile\": {}\n", `gaffer.yaml:2: profile name "my profile" must be a non-empty word (no spaces or dots)`},
 		{"missing default profile", "default_profile: fast\n", `gaffer.yaml:1: default_profile "fast" is not a profile`},
+		{"negative max_runs_per_repo", "profiles: {}\nmax_runs_per_repo: -2\n", `gaffer.yaml:2: max_runs_per_repo must not be negative, got -2`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

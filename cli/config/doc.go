@@ -14,6 +14,7 @@
 // # The format
 //
 //	default_profile: fast          # used when no profile is named; else "default"
+//	max_runs_per_repo: 2           # gaffer serve: runs of this repository at once at most (default: --workers)
 //	profiles:
 //	  default:                     # laid over the built-in default, under every profile
 //	    limits:
