@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/gaffer-dev/gaffer/host"
 )
 
 // storeHash hashes the names, modes and contents of every file under dir
@@ -345,11 +346,21 @@ func copyTree(t *testing.T, src, dst string) {
 // running phases 2 to 4 again. In place: a run in its own work tree that
 // ended has no work tree left, and the check reads the user's checkout.
 func TestLostCheckpointsAreExit8(t *testing.T) {
+	for _, m := range runModes {
+		t.Run(m.name, func(t *testing.T) { testLostCheckpoints(t, m) })
+	}
+}
+
+// testLostCheckpoints: in the run's own work tree the run has ended (its
+// tree is gone) when the old store comes back, so its branch is the
+// witness, and the fix names the branch.
+func testLostCheckpoints(t *testing.T, m runMode) {
 	bin := gafferBinary(t)
 	dir, plan, script := demoRepo(t)
 	store := filepath.Join(dir, ".git", "gaffer")
-	p := startProc(t, bin, []string{"--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve",
-		"--run-id", "r-20260101-lostcp", "--in-place"}, "GAFFER_TEST_PAUSE_AFTER_COMMIT=30s")
+	const runID = "r-20260101-lostcp"
+	p := startProc(t, bin, m.args("--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve",
+		"--run-id", runID), "GAFFER_TEST_PAUSE_AFTER_COMMIT=30s")
 	if !p.killAt("after-commit", 0) {
 		out, code := p.wait()
 		t.Fatalf("the run ended (exit %d) before its first commit\n%s", code, out)
@@ -363,13 +374,19 @@ func TestLostCheckpointsAreExit8(t *testing.T) {
 		t.Fatal(err)
 	}
 	copyTree(t, old, store)
-	head := gitOut(t, dir, "rev-parse", "HEAD")
+	untouched := m.untouched(t, dir)
+	tip := gitOut(t, dir, "rev-parse", m.rev(runID))
+	fix := "git reset --keep"
+	if !m.inPlace {
+		fix = "git branch -f " + host.RunBranch(runID)
+	}
 	for _, cmd := range []string{"status", "resume", "cancel"} {
 		out, code := gafferCmd(t, bin, "--repo", dir, cmd)
 		t.Logf("%s: exit %d: %s", cmd, code, strings.TrimSpace(out))
-		wantExit8OneLine(t, cmd, out, code, "lost checkpoints", "phase 2", "git reset --keep")
+		wantExit8OneLine(t, cmd, out, code, "lost checkpoints", "phase 2", fix)
 	}
-	if got := gitOut(t, dir, "rev-parse", "HEAD"); got != head {
-		t.Fatalf("HEAD moved from %s to %s", head, got)
+	if got := gitOut(t, dir, "rev-parse", m.rev(runID)); got != tip {
+		t.Fatalf("%s moved from %s to %s", m.rev(runID), tip, got)
 	}
+	untouched("after the refusals")
 }

@@ -452,10 +452,24 @@ func (h *Host) unfinished(ctx context.Context, arg, what string, stash bool) (st
 // commits in the branch prove existed (nodes.CheckCommits): going on from
 // the older checkpoint would redo phases silently.
 func (h *Host) checkCommits(ctx context.Context, snap graph.Snapshot[state.ExecutionState]) error {
-	if err := nodes.CheckCommits(ctx, h.repoOf(snap.State), snap.State); err != nil {
+	s := snap.State
+	var err error
+	if dir := s.Run.WorkTree; dir != "" && !exists(dir) {
+		// The run's work tree is gone (the run ended): its branch holds
+		// its commits, not the user's checkout.
+		err = nodes.CheckBranchCommits(ctx, h.repo, ForkBranchPrefix+s.Run.ID, s)
+	} else {
+		err = nodes.CheckCommits(ctx, h.repoOf(s), s)
+	}
+	if err != nil {
 		return &Error{Code: Refused, Err: err}
 	}
 	return nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // refusal turns an error of the runtime about runID into a one-line

@@ -26,9 +26,18 @@ type LostCheckpointsError struct {
 	Phase  int    // 1-based: the earliest phase the store has not started
 	Commit string // that phase's commit in HEAD's history
 	Parent string // the commit before it
+	// Branch is the run's branch when the history checked was that
+	// branch's, not a checked-out HEAD's (a run whose work tree is gone).
+	Branch string
 }
 
 func (e *LostCheckpointsError) Error() string {
+	if e.Branch != "" {
+		return fmt.Sprintf("run %s: the store lost checkpoints: phase %d's commit %s is in branch %s, but the run's latest checkpoint "+
+			"has not started phase %d; restore the store from a copy that has them, or move the branch back "+
+			"(git branch -f %s %s, after saving your commits) to run the phases again",
+			e.Run, e.Phase, short(e.Commit), e.Branch, e.Phase, e.Branch, short(e.Parent))
+	}
 	return fmt.Sprintf("run %s: the store lost checkpoints: phase %d's commit %s is in the branch, but the run's latest checkpoint "+
 		"has not started phase %d; restore the store from a copy that has them, or move the branch back "+
 		"(git reset --keep %s, after saving your commits) to run the phases again",
@@ -49,6 +58,16 @@ const maxWitnessCommits = 1000
 // repository it cannot read is not its business: it returns nil, and the
 // run's own nodes report it.
 func CheckCommits(ctx context.Context, repo *workspace.Repo, s state.ExecutionState) error {
+	return checkCommits(ctx, repo, "HEAD", "", s)
+}
+
+// CheckBranchCommits is CheckCommits on branch's history instead of
+// HEAD's: the run's own branch, when its work tree is gone.
+func CheckBranchCommits(ctx context.Context, repo *workspace.Repo, branch string, s state.ExecutionState) error {
+	return checkCommits(ctx, repo, "refs/heads/"+branch, branch, s)
+}
+
+func checkCommits(ctx context.Context, repo *workspace.Repo, rev, branch string, s state.ExecutionState) error {
 	started := func(phase int) bool {
 		return phase >= 1 && phase <= len(s.Progress.Phases) && s.Progress.Phases[phase-1].PreCommit != ""
 	}
@@ -64,7 +83,7 @@ func CheckCommits(ctx context.Context, repo *workspace.Repo, s state.ExecutionSt
 		start = s.Progress.Phases[0].PreCommit
 	}
 	var lost *LostCheckpointsError
-	commits, err := repo.Log(ctx, maxWitnessCommits)
+	commits, err := repo.LogFrom(ctx, rev, maxWitnessCommits)
 	if err != nil {
 		return nil
 	}
@@ -80,7 +99,7 @@ func CheckCommits(ctx context.Context, repo *workspace.Repo, s state.ExecutionSt
 			continue
 		}
 		if lost == nil || phase <= lost.Phase {
-			lost = &LostCheckpointsError{Run: s.Run.ID, Phase: phase, Commit: c.Hash}
+			lost = &LostCheckpointsError{Run: s.Run.ID, Phase: phase, Commit: c.Hash, Branch: branch}
 			if i+1 < len(commits) {
 				lost.Parent = commits[i+1].Hash
 			}

@@ -70,6 +70,12 @@ func (r *Repo) walk(ctx context.Context, rev string, limit int, fn func(*object.
 // Log returns the last n commits reachable from HEAD (all of them when
 // n <= 0), newest first. On a branch with no commits it returns none.
 func (r *Repo) Log(ctx context.Context, n int) ([]CommitInfo, error) {
+	return r.LogFrom(ctx, "HEAD", n)
+}
+
+// LogFrom is Log from the revision rev (a hash, a branch, a ref) instead
+// of HEAD.
+func (r *Repo) LogFrom(ctx context.Context, rev string, n int) ([]CommitInfo, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -77,7 +83,7 @@ func (r *Repo) Log(ctx context.Context, n int) ([]CommitInfo, error) {
 	defer r.mu.Unlock()
 	return retry(r, func() ([]CommitInfo, error) {
 		var out []CommitInfo
-		err := r.walk(ctx, "HEAD", n, func(c *object.Commit) bool {
+		err := r.walk(ctx, rev, n, func(c *object.Commit) bool {
 			out = append(out, commitInfo(c))
 			return true
 		})
