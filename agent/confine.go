@@ -1,10 +1,10 @@
 package agent
 
 import (
-	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
+
+	"github.com/gaffer-dev/gaffer/agent/internal/environ"
+	"github.com/gaffer-dev/gaffer/agent/internal/landlock"
 )
 
 // Confinement says how Toolbox.Run confines commands.
@@ -32,11 +32,11 @@ func (c Confinement) String() string {
 
 // confinement returns the rules to confine commands with, or nil when they
 // run unconfined (then Warn has been told why, once).
-func (t *Toolbox) confinement() (*landlockRules, error) {
+func (t *Toolbox) confinement() (*landlock.Rules, error) {
 	if t.opts.Confine == ConfineOff {
 		return nil, nil
 	}
-	rules, why := landlockAvailable()
+	rules, why := landlock.Available()
 	if rules == nil {
 		t.warn.Do(func() {
 			if t.opts.Warn != nil {
@@ -47,33 +47,9 @@ func (t *Toolbox) confinement() (*landlockRules, error) {
 	return rules, nil
 }
 
-// writableDirs returns the directories besides the repository and the
-// command's TMPDIR that a confined command may write under: the Go build
-// and module caches (so "go test" works), from env or their defaults.
+// writableDirs returns the directories besides the command's TMPDIR that a
+// confined command may write under: the repository and the Go build and
+// module caches (so "go test" works), from env or their defaults.
 func (t *Toolbox) writableDirs(env []string) []string {
-	get := func(name string) string {
-		for i := len(env) - 1; i >= 0; i-- {
-			if n, v, _ := strings.Cut(env[i], "="); n == name {
-				return v
-			}
-		}
-		return ""
-	}
-	dirs := []string{t.root}
-	if c := get("GOCACHE"); c != "" && c != "off" {
-		dirs = append(dirs, c)
-	} else if c, err := os.UserCacheDir(); err == nil {
-		dirs = append(dirs, filepath.Join(c, "go-build"))
-	}
-	switch {
-	case get("GOMODCACHE") != "":
-		dirs = append(dirs, get("GOMODCACHE"))
-	case get("GOPATH") != "":
-		dirs = append(dirs, filepath.Join(filepath.SplitList(get("GOPATH"))[0], "pkg", "mod"))
-	default:
-		if home, err := os.UserHomeDir(); err == nil {
-			dirs = append(dirs, filepath.Join(home, "go", "pkg", "mod"))
-		}
-	}
-	return dirs
+	return append([]string{t.root}, environ.GoCaches(env)...)
 }

@@ -10,34 +10,3 @@ type GroupRecorder interface {
 	// removes the note; it is called once the group has been killed.
 	Record(pgid int) (forget func(), err error)
 }
-
-// offThread runs rec's calls on goroutines of their own. A confined command
-// is started from a thread that Landlock restricts to the repository, while
-// the records live beside the store, which may be anywhere. Go never runs
-// another goroutine on a locked thread and starts new threads from an
-// unrestricted template thread, so these calls are not confined.
-type offThread struct{ rec GroupRecorder }
-
-func (o offThread) Record(pgid int) (func(), error) {
-	type result struct {
-		forget func()
-		err    error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		forget, err := o.rec.Record(pgid)
-		ch <- result{forget, err}
-	}()
-	r := <-ch
-	if r.err != nil {
-		return nil, r.err
-	}
-	return func() {
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			r.forget()
-		}()
-		<-done
-	}, nil
-}

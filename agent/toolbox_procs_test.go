@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gaffer-dev/gaffer/agent/internal/landlock"
 	"github.com/gaffer-dev/gaffer/agent/internal/testkit"
 )
 
@@ -16,7 +17,7 @@ import (
 // repository: with Landlock they fail and nothing appears there, while the
 // repository and the command's TMPDIR stay writable.
 func TestToolboxRunCannotWriteOutside(t *testing.T) {
-	if r, why := landlockAvailable(); r == nil {
+	if r, why := landlock.Available(); r == nil {
 		t.Skip(why)
 	}
 	var warned []string
@@ -109,7 +110,7 @@ func (f fileRecorder) Record(pgid int) (func(), error) {
 // the record is gaffer's write, not the command's, so Landlock must not stop
 // it, and the record is removed after the command.
 func TestConfinedCommandRecordsOutsideTheRepository(t *testing.T) {
-	if r, why := landlockAvailable(); r == nil {
+	if r, why := landlock.Available(); r == nil {
 		t.Skip(why)
 	}
 	records := testkit.OutsideDir(t, ".outside-")

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
 	"syscall"
 
 	"github.com/gaffer-dev/gaffer/agent/internal/environ"
@@ -33,22 +32,16 @@ func (t *Toolbox) runCommand(cmd *exec.Cmd) error {
 	cmd.Env = append(environ.Without(cmd.Env, "TMPDIR"), "TMPDIR="+tmp)
 	writable := append(t.writableDirs(cmd.Env), tmp)
 	errc := make(chan error, 1)
-	go func() {
+	rules.Go(writable, func(confineErr error) {
 		// The Landlock domain is the thread's, and the command inherits it
-		// from the thread that forks it. The thread is never unlocked, so
-		// Go ends it when this goroutine returns, after the command has
-		// been waited for (which also keeps Pdeathsig meaningful).
-		runtime.LockOSThread()
-		if err := rules.restrictThread(writable); err != nil {
-			errc <- fmt.Errorf("confine the command: %w", err)
+		// from the thread that forks it; the thread ends after the command
+		// has been waited for.
+		if confineErr != nil {
+			errc <- fmt.Errorf("confine the command: %w", confineErr)
 			return
 		}
-		var rec GroupRecorder
-		if t.opts.Groups != nil {
-			rec = offThread{t.opts.Groups}
-		}
-		errc <- t.runInGroup(cmd, rec)
-	}()
+		errc <- t.runInGroup(cmd, proc.OffThread(t.opts.Groups))
+	})
 	return <-errc
 }
 

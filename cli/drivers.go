@@ -327,7 +327,7 @@ func (d *realDrivers) cliDriver(role agent.Role, cfg state.RunConfig) (agent.Dri
 			PassEnv: slices.Clone(t.PassEnv), Prompt: cliagent.PromptMode(t.Prompt), Output: cliagent.OutputFormat(t.Output),
 		},
 		Model: ac.Model, MaxTurns: cfg.Drivers.MaxTurns,
-		Environ: agentEnviron(cfg, t.PassEnv, d.getenv), Groups: d.opts.groups,
+		Environ: agentEnviron(cfg, t.PassEnv, d.getenv), Groups: d.opts.groups, Warn: d.opts.warn,
 		Cost: func(model string, u state.Usage) float64 { return prices[model].Cost(u) },
 	})
 }

@@ -2,6 +2,7 @@ package cliagent
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/agent/internal/landlock"
 	"github.com/gaffer-dev/gaffer/agent/internal/testkit"
 	"github.com/gaffer-dev/gaffer/internal/claudecode"
 	"github.com/gaffer-dev/gaffer/internal/fakeanthropic"
@@ -181,5 +183,61 @@ func TestClaudeCodeMaxTurns(t *testing.T) {
 	}
 	if n := len(srv.Requests()); n != 2 {
 		t.Errorf("the model was called %d times, want 2 (--max-turns=2)", n)
+	}
+}
+
+// TestClaudeCodeBashCannotWriteOutside has the model run a Bash command
+// that writes outside the repository, then one that writes inside: with
+// Landlock the first is refused and the second works.
+func TestClaudeCodeBashCannotWriteOutside(t *testing.T) {
+	if r, why := landlock.Available(); r == nil {
+		t.Skip(why)
+	}
+	target := filepath.Join(testkit.OutsideDir(t, ".outside-"), "file")
+	srv := startFake(t, func(r fakeanthropic.Request) fakeanthropic.Reply {
+		bash := func(cmd string) fakeanthropic.Reply {
+			return fakeanthropic.Reply{ToolUses: []fakeanthropic.ToolUse{{Name: "Bash", Input: map[string]string{"command": cmd}}}}
+		}
+		switch strings.Count(string(r.Body), `"tool_result"`) {
+		case 0:
+			return bash("echo x > " + target)
+		case 1:
+			return bash("echo in > inside.txt && echo t > \"$TMPDIR/t\" && echo tmp-ok")
+		}
+		return fakeanthropic.Reply{Text: "done"}
+	})
+	dir := testkit.GitRepo(t)
+	rep, err := claudeCode(t, srv, t.TempDir(), 0).Run(context.Background(), agent.Session{Role: agent.RoleDeveloper, Dir: dir, Prompt: "write"})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if _, err := os.Stat(target); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the agent's Bash wrote %s outside the repository (stat: %v; report %+v)", target, err, rep)
+	}
+	if got := testkit.ReadFile(t, filepath.Join(dir, "inside.txt")); got != "in\n" {
+		t.Errorf("inside.txt = %q, want the Bash command's write", got)
+	}
+	reqs := srv.Requests()
+	if last := reqs[len(reqs)-1]; !last.Contains("Permission denied") || !last.Contains("tmp-ok") {
+		t.Errorf("the tool results do not show the refused write and the writable TMPDIR: %s", last.Messages[len(last.Messages)-1])
+	}
+}
+
+// TestClaudeCodeToolsDisallowed runs a reviewer, whose session tools do
+// not include writing, with a model that asks for Claude Code's Write:
+// the tool is denied and nothing is written.
+func TestClaudeCodeToolsDisallowed(t *testing.T) {
+	srv := startFake(t, writeThenResume)
+	dir := testkit.GitRepo(t)
+	rep, err := claudeCode(t, srv, t.TempDir(), 0).Run(context.Background(), agent.Session{
+		Role: agent.RoleReviewer, Dir: dir, Prompt: "FIRST PROMPT: write hello.txt", Tools: agent.DefaultTools(agent.RoleReviewer)})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "hello.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the reviewer's agent wrote hello.txt (stat: %v; report %+v)", err, rep)
+	}
+	if len(rep.FilesChanged) != 0 {
+		t.Errorf("FilesChanged = %q, want none", rep.FilesChanged)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/agent/agenttest"
+	"github.com/gaffer-dev/gaffer/agent/internal/landlock"
 	"github.com/gaffer-dev/gaffer/internal/claudecode"
 	"github.com/gaffer-dev/gaffer/internal/fakeanthropic"
 )
@@ -16,11 +17,14 @@ import (
 // does each task with one tool call (told apart by the prompt), then
 // answers. It is skipped, with the reason, when Claude Code is not
 // installed and npm is not there to install it (see claudecode.ForTest).
+// Claude Code is confined with Landlock; without it, the check that a write
+// outside the repository is refused is skipped.
 func TestContract(t *testing.T) {
 	caps := agenttest.Caps{Usage: true,
-		NotConfined: "the CLI driver does not confine the agent's own tools: Claude Code's Write, run with " +
-			"--dangerously-skip-permissions, writes outside the repository (Session.Tools is not enforced either)",
 		CommandGroups: "Claude Code starts each Bash command in a process group of its own; the driver records the session's",
+	}
+	if r, why := landlock.Available(); r == nil {
+		caps.NotConfined = "the CLI driver confines the agent with Landlock, and " + why
 	}
 	agenttest.Run(t, caps, func(t *testing.T, env agenttest.Env) agent.Driver {
 		bin := claudecode.ForTest(t)

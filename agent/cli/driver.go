@@ -2,7 +2,9 @@ package cliagent
 
 import (
 	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/agent/internal/environ"
 	"github.com/gaffer-dev/gaffer/agent/internal/label"
+	"github.com/gaffer-dev/gaffer/agent/internal/landlock"
 	"github.com/gaffer-dev/gaffer/agent/internal/proc"
 	"github.com/gaffer-dev/gaffer/agent/internal/short"
 
@@ -18,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gaffer-dev/gaffer/state"
@@ -65,6 +68,17 @@ type Options struct {
 	// agent starts working, so that a gaffer process started after this
 	// one was killed can end what it left running.
 	Groups agent.GroupRecorder
+	// Confine selects how a session's process is confined (see
+	// agent.Confinement and Run); the zero value confines its writes with
+	// Landlock where the kernel has it.
+	Confine agent.Confinement
+	// Writable adds paths a confined session may write beneath, for what
+	// an agent other than Claude Code and Codex keeps outside the
+	// repository.
+	Writable []string
+	// Warn, when set, is told once per Driver when sessions cannot be
+	// confined and run unconfined.
+	Warn func(msg string)
 }
 
 // Driver is the Driver that runs an external coding agent — Claude Code,
@@ -72,6 +86,7 @@ type Options struct {
 // session. It is safe for concurrent use.
 type Driver struct {
 	opts Options
+	warn sync.Once
 }
 
 var _ agent.Driver = (*Driver)(nil)
@@ -96,6 +111,7 @@ func NewDriver(opts Options) (*Driver, error) {
 		opts.Environ = os.Environ()
 	}
 	opts.Environ, opts.Env = slices.Clone(opts.Environ), maps.Clone(opts.Env)
+	opts.Writable = slices.Clone(opts.Writable)
 	return &Driver{opts: opts}, nil
 }
 
@@ -118,8 +134,17 @@ func NewDriver(opts Options) (*Driver, error) {
 // s.Dir is not a git work tree. Messages — text, tool calls and results
 // — are streamed to s.OnMessage as the agent writes them when its output
 // is a stream (Codex's JSON lines, Claude Code's stream-json); otherwise
-// the final text is sent when the process ends, and the usage last. Session.Tools is not enforced: the agent has its
-// own tools, which the template may restrict.
+// the final text is sent when the process ends, and the usage last.
+//
+// On Linux with Landlock (see Options.Confine) the process and everything
+// it starts can write only beneath s.Dir, a TMPDIR of its own (removed
+// afterwards), the Go build and module caches, the agent's own state
+// (agentState: for Claude Code $HOME/.claude and $HOME/.claude.json, for
+// Codex $HOME/.codex), Options.Writable and /dev files; reads are not
+// restricted. Elsewhere it runs unconfined and Options.Warn is told so.
+// Session.Tools is passed on where the agent can take it: Claude Code
+// ("claude") gets --disallowedTools for the tools the session does not
+// allow (see claudeDisallowed); other agents use all their tools.
 //
 // Run returns an error when the command cannot start (the program is
 // missing, s.Dir does not exist) and when ctx ends (wrapping ctx.Err()).
@@ -159,10 +184,24 @@ func (d *Driver) Run(ctx context.Context, s agent.Session) (agent.Report, error)
 		v.promptFile = promptFile
 	}
 	argv, resuming := d.opts.Template.argv(v)
+	if filepath.Base(argv[0]) == "claude" {
+		if off := claudeDisallowed(s); off != "" {
+			argv = append(argv, "--disallowedTools="+off)
+		}
+	}
 	env := d.environ(v)
+	var conf *confined
+	if rules := d.confinement(); rules != nil {
+		agentTmp := filepath.Join(tmp, "tmp")
+		if err := os.Mkdir(agentTmp, 0o700); err != nil {
+			return agent.Report{}, fmt.Errorf("agent: %s: %w", label.Of(s), err)
+		}
+		env = append(environ.Without(env, "TMPDIR"), "TMPDIR="+agentTmp)
+		conf = &confined{rules, d.writable(argv[0], dir, agentTmp, env)}
+	}
 	before, isRepo := snapshotTree(ctx, dir, d.opts.Environ)
 
-	run, err := d.start(ctx, s, argv, dir, env, promptFile, tmp)
+	run, err := d.start(ctx, s, argv, dir, env, promptFile, tmp, conf)
 	if err != nil {
 		return agent.Report{}, fmt.Errorf("agent: %s: %s: %w", label.Of(s), argv[0], err)
 	}
@@ -334,12 +373,20 @@ func (r *lineReader) next() [][]byte {
 	return bytes.Split(buf[:last], []byte("\n"))
 }
 
+// confined is how a session's process is confined: the rules, and the
+// paths it may write beneath.
+type confined struct {
+	rules    *landlock.Rules
+	writable []string
+}
+
 // start runs argv to its end: stdin comes from promptFile (PromptStdin),
 // stdout and stderr go to files in tmp (so a child that keeps them open
 // cannot hold up the wait), and the process group is killed when the
-// process ends, times out or ctx ends. While it runs, the messages of the
-// complete lines it has written are streamed to s.OnMessage.
-func (d *Driver) start(ctx context.Context, s agent.Session, argv []string, dir string, env []string, promptFile, tmp string) (cliRun, error) {
+// process ends, times out or ctx ends. With conf, the process is started
+// and waited for on a thread confined by it. While it runs, the messages of
+// the complete lines it has written are streamed to s.OnMessage.
+func (d *Driver) start(ctx context.Context, s agent.Session, argv []string, dir string, env []string, promptFile, tmp string, conf *confined) (cliRun, error) {
 	stdout, err := os.Create(filepath.Join(tmp, "stdout"))
 	if err != nil {
 		return cliRun{}, err
@@ -362,12 +409,10 @@ func (d *Driver) start(ctx context.Context, s agent.Session, argv []string, dir 
 		defer in.Close()
 		cmd.Stdin = in
 	}
-	forget, err := proc.Start(cmd, d.opts.Groups)
+	forget, done, err := d.launch(cmd, conf)
 	if err != nil {
 		return cliRun{}, fmt.Errorf("start: %w", err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
 
 	timer := time.NewTimer(d.opts.Timeout)
 	defer timer.Stop()
@@ -410,6 +455,44 @@ wait:
 	}
 	run.stderr = tail
 	return run, nil
+}
+
+// launch starts cmd in a recorded process group (see proc.Start) and
+// waits for it in the background, sending the result on done. With conf,
+// both happen on a thread that conf confines (the thread the process
+// inherits its Landlock domain from, which ends once it has been waited
+// for), and the group is recorded off that thread.
+func (d *Driver) launch(cmd *exec.Cmd, conf *confined) (forget func(), done <-chan error, err error) {
+	waited := make(chan error, 1)
+	if conf == nil {
+		forget, err := proc.Start(cmd, d.opts.Groups)
+		if err != nil {
+			return nil, nil, err
+		}
+		go func() { waited <- cmd.Wait() }()
+		return forget, waited, nil
+	}
+	type started struct {
+		forget func()
+		err    error
+	}
+	ch := make(chan started, 1)
+	conf.rules.Go(conf.writable, func(confineErr error) {
+		if confineErr != nil {
+			ch <- started{err: fmt.Errorf("confine the agent: %w", confineErr)}
+			return
+		}
+		forget, err := proc.Start(cmd, proc.OffThread(d.opts.Groups))
+		ch <- started{forget, err}
+		if err == nil {
+			waited <- cmd.Wait()
+		}
+	})
+	st := <-ch
+	if st.err != nil {
+		return nil, nil, st.err
+	}
+	return st.forget, waited, nil
 }
 
 // stop ends cmd's process group: SIGTERM, then SIGKILL after the grace

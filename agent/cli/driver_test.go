@@ -84,13 +84,14 @@ func needProc(t *testing.T) {
 
 func TestCLITimeoutKillsProcessGroup(t *testing.T) {
 	needProc(t)
-	pidFile := filepath.Join(t.TempDir(), "pids")
+	dir := t.TempDir() // the pids go in the repository, where a confined agent can write
+	pidFile := filepath.Join(dir, "pids")
 	d := newCLI(t, Options{
 		Template:  fakeAgent(t, OutputText, "hang", pidFile),
 		Timeout:   3 * time.Second, // room for a loaded machine to start the shell and write its pids
 		KillGrace: 100 * time.Millisecond,
 	})
-	rep, err := d.Run(context.Background(), agent.Session{Role: agent.RoleDeveloper, Dir: t.TempDir(), Prompt: "hang"})
+	rep, err := d.Run(context.Background(), agent.Session{Role: agent.RoleDeveloper, Dir: dir, Prompt: "hang"})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -110,12 +111,13 @@ func TestCLITimeoutKillsProcessGroup(t *testing.T) {
 
 func TestCLIKillsLeftoversAtExit(t *testing.T) {
 	needProc(t)
-	pidFile := filepath.Join(t.TempDir(), "pids")
+	dir := t.TempDir() // the pids go in the repository, where a confined agent can write
+	pidFile := filepath.Join(dir, "pids")
 	d := newCLI(t, Options{Template: fakeAgent(t, OutputText, "leftover", pidFile)})
 	// The agent does not read its 1 MiB prompt and its child keeps stdin
 	// open: Run must not wait on either.
 	prompt := strings.Repeat("x", 1<<20)
-	rep, err := d.Run(context.Background(), agent.Session{Role: agent.RoleDeveloper, Dir: t.TempDir(), Prompt: prompt})
+	rep, err := d.Run(context.Background(), agent.Session{Role: agent.RoleDeveloper, Dir: dir, Prompt: prompt})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -129,7 +131,8 @@ func TestCLIKillsLeftoversAtExit(t *testing.T) {
 }
 
 func TestCLICancelIsAnError(t *testing.T) {
-	pidFile := filepath.Join(t.TempDir(), "pids")
+	dir := t.TempDir() // the pids go in the repository, where a confined agent can write
+	pidFile := filepath.Join(dir, "pids")
 	d := newCLI(t, Options{Template: fakeAgent(t, OutputText, "hang", pidFile), KillGrace: 50 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -142,7 +145,7 @@ func TestCLICancelIsAnError(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}()
-	_, err := d.Run(ctx, agent.Session{Role: agent.RoleDeveloper, Dir: t.TempDir()})
+	_, err := d.Run(ctx, agent.Session{Role: agent.RoleDeveloper, Dir: dir})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run error = %v, want context.Canceled", err)
 	}

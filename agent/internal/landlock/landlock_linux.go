@@ -1,4 +1,4 @@
-package agent
+package landlock
 
 import (
 	"errors"
@@ -8,24 +8,27 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// landlockRules confines the writes of the commands a thread starts.
-type landlockRules struct {
+// Rules confine the writes of the processes a thread starts.
+type Rules struct {
 	abi int // the kernel's Landlock ABI version
 }
 
-// landlockAvailable returns the rules when the kernel has Landlock, or nil
-// and why not.
-func landlockAvailable() (*landlockRules, string) {
+// Available returns the rules when the kernel has Landlock, or nil and why
+// not.
+func Available() (*Rules, string) {
 	abi, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
 	if e != 0 {
 		return nil, fmt.Sprintf("the kernel has no Landlock (%v; it needs Linux 5.13 or later with Landlock enabled)", e)
 	}
-	return &landlockRules{abi: int(abi)}, ""
+	return &Rules{abi: int(abi)}, ""
 }
+
+// ABI returns the kernel's Landlock ABI version.
+func (r *Rules) ABI() int { return r.abi }
 
 // rights returns the write rights the ruleset handles (all of them) and
 // those a file beneath /dev keeps.
-func (r *landlockRules) rights() (dir, dev uint64) {
+func (r *Rules) rights() (dir, dev uint64) {
 	dir = unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS_REMOVE_DIR |
 		unix.LANDLOCK_ACCESS_FS_REMOVE_FILE | unix.LANDLOCK_ACCESS_FS_MAKE_CHAR |
 		unix.LANDLOCK_ACCESS_FS_MAKE_DIR | unix.LANDLOCK_ACCESS_FS_MAKE_REG |
@@ -42,11 +45,12 @@ func (r *landlockRules) rights() (dir, dev uint64) {
 	return dir, dev
 }
 
-// restrictThread confines the calling thread, and every process it starts
-// from now on, to writing beneath the directories writable (those that
-// exist) and to the files of /dev. Reads are not restricted. The caller
-// has locked the goroutine to its thread and never unlocks it.
-func (r *landlockRules) restrictThread(writable []string) error {
+// RestrictThread confines the calling thread, and every process it starts
+// from now on, to writing beneath the paths writable (those that exist; a
+// file gets the rights of a file only) and to the files of /dev. Reads are
+// not restricted. The caller has locked the goroutine to its thread and
+// never unlocks it (see Go).
+func (r *Rules) RestrictThread(writable []string) error {
 	dirRights, devRights := r.rights()
 	attr := unix.LandlockRulesetAttr{Access_fs: dirRights}
 	fd, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)

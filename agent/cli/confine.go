@@ -1,0 +1,87 @@
+package cliagent
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/agent/internal/environ"
+	"github.com/gaffer-dev/gaffer/agent/internal/landlock"
+)
+
+// confinement returns the rules to confine a session's process with, or nil
+// when it runs unconfined (then Options.Warn has been told why, once).
+func (d *Driver) confinement() *landlock.Rules {
+	if d.opts.Confine == agent.ConfineOff {
+		return nil
+	}
+	rules, why := landlock.Available()
+	if rules == nil {
+		d.warn.Do(func() {
+			if d.opts.Warn != nil {
+				d.opts.Warn("CLI agents run unconfined (they can write outside the repository): " + why)
+			}
+		})
+	}
+	return rules
+}
+
+// writable returns the paths a confined session of program may write
+// beneath: the repository dir, its TMPDIR tmp, the Go build and module
+// caches (as for Toolbox.Run), the agent's own state (see agentState) and
+// Options.Writable. It creates the agent's state directories that are
+// missing, since the agent itself could not.
+func (d *Driver) writable(program, dir, tmp string, env []string) []string {
+	paths := append([]string{dir, tmp}, environ.GoCaches(env)...)
+	dirs, files := agentState(program, env)
+	for _, p := range dirs {
+		_ = os.MkdirAll(p, 0o700) // a failure shows as the agent's own
+	}
+	paths = append(append(paths, dirs...), files...)
+	return append(paths, d.opts.Writable...)
+}
+
+// agentState returns the directories and files where the agent CLI that
+// program names keeps the state it must write, in the command's environment env: its sessions
+// (which --resume reads), settings and backups.
+//
+//   - Claude Code ("claude"): $CLAUDE_CONFIG_DIR when set (it then holds
+//     .claude.json too), else $HOME/.claude and the file $HOME/.claude.json.
+//     Claude Code 2.1 writes .claude.json through a temporary file beside it
+//     and locks it with a directory $HOME/.claude.json.lock; confined, both
+//     are refused (HOME itself is not writable) and it writes the file in
+//     place, unlocked, instead. A missing .claude.json cannot be created, so
+//     its global settings are then not kept; sessions and --resume, which
+//     live under .claude, work.
+//   - Codex ("codex"): $CODEX_HOME when set, else $HOME/.codex (untried).
+//
+// Other programs get nothing; Options.Writable adds what they need.
+func agentState(program string, env []string) (dirs, files []string) {
+	home := environ.Get(env, "HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	in := func(name string) string {
+		if home == "" {
+			return ""
+		}
+		return filepath.Join(home, name)
+	}
+	switch filepath.Base(program) {
+	case "claude":
+		if c := environ.Get(env, "CLAUDE_CONFIG_DIR"); c != "" {
+			dirs = []string{c}
+		} else {
+			dirs, files = []string{in(".claude")}, []string{in(".claude.json")}
+		}
+	case "codex":
+		if c := environ.Get(env, "CODEX_HOME"); c != "" {
+			dirs = []string{c}
+		} else {
+			dirs = []string{in(".codex")}
+		}
+	}
+	empty := func(p string) bool { return p == "" }
+	return slices.DeleteFunc(dirs, empty), slices.DeleteFunc(files, empty)
+}
