@@ -24,7 +24,8 @@
 // Landlock, commands can write only under the repository, a TMPDIR of
 // their own, the Go caches and /dev files (Confinement); reads are not
 // restricted. Elsewhere they run unconfined and ToolboxOptions.Warn is
-// told so.
+// told so. The CLI driver confines its agent's whole process group the
+// same way (package agent/internal/landlock does it for both).
 //
 // Every command and CLI agent session runs in a process group of its own,
 // killed when it ends. With a GroupRecorder, the group is recorded before

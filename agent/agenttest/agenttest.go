@@ -84,9 +84,9 @@ type Caps struct {
 	// UsageUpdate message).
 	Usage bool
 	// NotConfined, set, says why the driver does not keep the agent's file
-	// work inside the repository (the CLI driver's agent has tools of its
-	// own); the check that a write outside is refused is then skipped
-	// with this reason.
+	// work inside the repository (the CLI driver confines its agent only
+	// with Landlock); the check that a write outside is refused is then
+	// skipped with this reason.
 	NotConfined string
 	// CommandGroups, set, says why the agent's commands run in process
 	// groups other than the one the driver records (Claude Code starts its
