@@ -185,7 +185,7 @@ func storeTemplate(d *state.DriverSettings, name string, t cliagent.Template) er
 	}
 	d.CLIAgents[name] = state.CLIAgent{
 		Command: t.Command, ResumeCommand: t.ResumeCommand, Env: t.Env, PassEnv: t.PassEnv,
-		Prompt: string(t.Prompt), Output: string(t.Output),
+		Prompt: string(t.Prompt), Output: string(t.Output), Writable: t.Writable,
 	}
 	return nil
 }
@@ -325,6 +325,7 @@ func (d *realDrivers) cliDriver(role agent.Role, cfg state.RunConfig) (agent.Dri
 		Template: cliagent.Template{
 			Command: slices.Clone(t.Command), ResumeCommand: slices.Clone(t.ResumeCommand), Env: maps.Clone(t.Env),
 			PassEnv: slices.Clone(t.PassEnv), Prompt: cliagent.PromptMode(t.Prompt), Output: cliagent.OutputFormat(t.Output),
+			Writable: slices.Clone(t.Writable),
 		},
 		Model: ac.Model, MaxTurns: cfg.Drivers.MaxTurns,
 		Environ: agentEnviron(cfg, t.PassEnv, d.getenv), Groups: d.opts.groups, Warn: d.opts.warn,

@@ -134,7 +134,8 @@ func TestSecretsLeakNowhere(t *testing.T) {
 // mixedProfile is a gaffer.yaml whose architect, reviewer and evaluator use
 // the llm driver (the key in keyEnv) and whose developer is a CLI agent:
 // the script at dev, given the prompt on stdin, with passEnv as its
-// pass_env.
+// pass_env. The script's directory is writable for it, so that it can
+// leave there what the tests read.
 func mixedProfile(baseURL, keyEnv, dev string, passEnv []string) string {
 	return fmt.Sprintf(`default_profile: mixed
 profiles:
@@ -150,16 +151,17 @@ profiles:
         prompt: stdin
         output: text
         pass_env: [%s]
+        writable: [%q]
     limits: {max_turns: 12, max_task_review_iterations: 2}
     tdd: false
-`, baseURL, keyEnv, dev, strings.Join(passEnv, ", "))
+`, baseURL, keyEnv, dev, strings.Join(passEnv, ", "), filepath.Dir(dev))
 }
 
 // devAgent writes a CLI agent script that does the greet phases and
-// appends its environment to dump.
+// appends its environment to dump, in the same directory.
 func devAgent(t *testing.T, dump string) string {
 	t.Helper()
-	script := filepath.Join(t.TempDir(), "dev.sh")
+	script := filepath.Join(filepath.Dir(dump), "dev.sh")
 	body := `prompt=$(cat)
 case "$prompt" in
 *"Execute phase 2 of"*) printf '%s' '` + greetImpl + `' > greet.go ;;

@@ -93,7 +93,7 @@ func (c RunConfig) Clone() RunConfig {
 		agents := make(map[string]CLIAgent, len(d.CLIAgents))
 		for k, a := range d.CLIAgents {
 			a.Command, a.ResumeCommand = slices.Clone(a.Command), slices.Clone(a.ResumeCommand)
-			a.Env, a.PassEnv = maps.Clone(a.Env), slices.Clone(a.PassEnv)
+			a.Env, a.PassEnv, a.Writable = maps.Clone(a.Env), slices.Clone(a.PassEnv), slices.Clone(a.Writable)
 			agents[k] = a
 		}
 		d.CLIAgents = agents

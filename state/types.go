@@ -157,6 +157,7 @@ type CLIAgent struct {
 	PassEnv       []string          `json:"pass_env,omitempty"`
 	Prompt        string            `json:"prompt,omitempty"`
 	Output        string            `json:"output,omitempty"`
+	Writable      []string          `json:"writable,omitempty"` // paths a confined agent may write beneath besides the repository
 }
 
 // Agents names the driver and model of each agent role.

@@ -30,7 +30,7 @@ func (d *Driver) confinement() *landlock.Rules {
 // writable returns the paths a confined session of program may write
 // beneath: the repository dir, its TMPDIR tmp, the Go build and module
 // caches (as for Toolbox.Run), the agent's own state (see agentState) and
-// Options.Writable. It creates the agent's state directories that are
+// the template's Writable. It creates the agent's state directories that are
 // missing, since the agent itself could not.
 func (d *Driver) writable(program, dir, tmp string, env []string) []string {
 	paths := append([]string{dir, tmp}, environ.GoCaches(env)...)
@@ -39,7 +39,7 @@ func (d *Driver) writable(program, dir, tmp string, env []string) []string {
 		_ = os.MkdirAll(p, 0o700) // a failure shows as the agent's own
 	}
 	paths = append(append(paths, dirs...), files...)
-	return append(paths, d.opts.Writable...)
+	return append(paths, d.opts.Template.Writable...)
 }
 
 // agentState returns the directories and files where the agent CLI that
@@ -56,7 +56,7 @@ func (d *Driver) writable(program, dir, tmp string, env []string) []string {
 //     live under .claude, work.
 //   - Codex ("codex"): $CODEX_HOME when set, else $HOME/.codex (untried).
 //
-// Other programs get nothing; Options.Writable adds what they need.
+// Other programs get nothing; Template.Writable adds what they need.
 func agentState(program string, env []string) (dirs, files []string) {
 	home := environ.Get(env, "HOME")
 	if home == "" {

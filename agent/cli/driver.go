@@ -72,10 +72,6 @@ type Options struct {
 	// agent.Confinement and Run); the zero value confines its writes with
 	// Landlock where the kernel has it.
 	Confine agent.Confinement
-	// Writable adds paths a confined session may write beneath, for what
-	// an agent other than Claude Code and Codex keeps outside the
-	// repository.
-	Writable []string
 	// Warn, when set, is told once per Driver when sessions cannot be
 	// confined and run unconfined.
 	Warn func(msg string)
@@ -111,7 +107,6 @@ func NewDriver(opts Options) (*Driver, error) {
 		opts.Environ = os.Environ()
 	}
 	opts.Environ, opts.Env = slices.Clone(opts.Environ), maps.Clone(opts.Env)
-	opts.Writable = slices.Clone(opts.Writable)
 	return &Driver{opts: opts}, nil
 }
 
@@ -140,7 +135,7 @@ func NewDriver(opts Options) (*Driver, error) {
 // it starts can write only beneath s.Dir, a TMPDIR of its own (removed
 // afterwards), the Go build and module caches, the agent's own state
 // (agentState: for Claude Code $HOME/.claude and $HOME/.claude.json, for
-// Codex $HOME/.codex), Options.Writable and /dev files; reads are not
+// Codex $HOME/.codex), the template's Writable and /dev files; reads are not
 // restricted. Elsewhere it runs unconfined and Options.Warn is told so.
 // Session.Tools is passed on where the agent can take it: Claude Code
 // ("claude") gets --disallowedTools for the tools the session does not

@@ -73,6 +73,10 @@ type Template struct {
 	Prompt PromptMode `yaml:"prompt,omitempty" json:"prompt,omitempty"`
 	// Output is how stdout is read; empty means OutputText.
 	Output OutputFormat `yaml:"output,omitempty" json:"output,omitempty"`
+	// Writable lists the paths, besides those Driver.Run names, that a
+	// session confined with Landlock may write beneath: what an agent other
+	// than Claude Code and Codex keeps outside the repository.
+	Writable []string `yaml:"writable,omitempty" json:"writable,omitempty"`
 }
 
 // ClaudeCode returns the template for Claude Code ("claude -p"):
@@ -125,6 +129,7 @@ func (t Template) Clone() Template {
 	t.ResumeCommand = slices.Clone(t.ResumeCommand)
 	t.Env = maps.Clone(t.Env)
 	t.PassEnv = slices.Clone(t.PassEnv)
+	t.Writable = slices.Clone(t.Writable)
 	return t
 }
 

@@ -285,6 +285,9 @@ func mergeTemplate(base, over cliagent.Template) cliagent.Template {
 	if over.PassEnv != nil {
 		out.PassEnv = slices.Clone(over.PassEnv)
 	}
+	if over.Writable != nil {
+		out.Writable = slices.Clone(over.Writable)
+	}
 	for k, v := range over.Env {
 		if out.Env == nil {
 			out.Env = map[string]string{}
