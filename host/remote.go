@@ -221,7 +221,39 @@ func (h *Host) remoteRepoOf(ctx context.Context, s state.ExecutionState) (*works
 	if err := workspace.CopyFiles(h.repo.Root(), dir, s.Config.Inputs); err != nil {
 		return nil, fmt.Errorf("run %s: copy the files %s names: %w", s.Run.ID, workspace.IncludeFile, err)
 	}
+	if tip == expectedTip(s) {
+		if err := h.redoPhase(ctx, s.Run.ID); err != nil {
+			return nil, err
+		}
+	}
 	return h.repos.At(dir)
+}
+
+// redoPhase makes the phase in progress of run id start again with a
+// fresh session, when its checkpoint relies on work of the agent's that
+// is not committed (a session to continue, a tree the review is to
+// judge): that work was in the clone of the host that held the run, not
+// in this host's new one, which is at the phase's pre-phase commit. The
+// checkpoint written stands for next_task, so phased_execution follows.
+func (h *Host) redoPhase(ctx context.Context, id string) error {
+	snap, err := h.runner.State(ctx, id)
+	if err != nil {
+		return nil // no checkpoint yet: nothing to redo
+	}
+	s := snap.State
+	if s.Status.Terminal() || s.Progress.DriverSessionID == "" || len(s.Progress.Phases) == 0 {
+		return nil
+	}
+	if ps, err := s.PhaseState(s.Progress.CurrentPhase); err != nil || ps.PostCommit != "" {
+		return nil
+	}
+	c := s.Clone()
+	c.Progress.DriverSessionID = ""
+	if _, err := h.runner.UpdateState(ctx, id, c, nodes.NodeNextTask); err != nil {
+		return h.refusal(ctx, id, err)
+	}
+	h.log.Info("the phase in progress starts again: its work was in another host's clone", "run", id, "phase", s.Progress.CurrentPhase+1)
+	return nil
 }
 
 // maxOwnAhead bounds how far the remote's tip may be ahead of the
