@@ -42,6 +42,7 @@ type hostOptions struct {
 	front   host.Front       // the runs' front instead of the terminal (serve's noticer)
 	dir     string           // the local directory instead of storeOf's (serve --host-id)
 	shared  bool             // a database store opened beside its holder (host.Config.Shared)
+	remote  string           // the shared remote of a serve's runs (serve --remote)
 }
 
 // storeOf returns the store directory of c's flags (--store, or
@@ -92,7 +93,7 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 	cfg := host.Config{Repo: g.Repo, Store: dir, Dir: dir, Setup: setup{io: io, pace: pace, opts: o.run}, Front: hf, Logger: l.log, Cmd: l.cmd,
 		Version: io.version, ReproducibleDates: reproducibleDates(os.Getenv),
 		AfterCommit: afterCommitHook(io), AfterRestore: afterRestoreHook(io),
-		Notify: &notify.Config{Before: beforeNotifyHook(io)}, Shared: o.shared}
+		Notify: &notify.Config{Before: beforeNotifyHook(io)}, Shared: o.shared, Remote: o.remote}
 	if o.metrics != nil {
 		m := o.metrics
 		cfg.WrapStore = func(s checkpoint.Store) checkpoint.Store { return metrics.InstrumentStore(s, m) }

@@ -17,6 +17,9 @@ import (
 // hostIDFlag names a serve among the hosts sharing a database store.
 const hostIDFlag = "host-id"
 
+// remoteFlag names the shared remote the runs' branches are pushed to.
+const remoteFlag = "remote"
+
 // serveHostFlags are serve's flags for a database store.
 func serveHostFlags() []ucli.Flag {
 	return []ucli.Flag{
@@ -24,6 +27,8 @@ func serveHostFlags() []ucli.Flag {
 			Usage: "with --store postgres://…: this serve's name among the hosts sharing the database (default HOSTNAME-PID); given, the serve keeps its socket, logs and agents' process groups in .git/gaffer/hosts/ID, so that several serves may share one repository"},
 		&ucli.DurationFlag{Name: "queue-lease", EnvVars: []string{"GAFFER_QUEUE_LEASE"},
 			Usage: "with --store postgres://…: how long a run this serve claimed stays its own without a heartbeat; a serve that dies loses its runs to the others once it passes (default 30s)"},
+		&ucli.StringFlag{Name: remoteFlag, EnvVars: []string{"GAFFER_REMOTE"},
+			Usage: "with --store postgres://…: the shared git remote (URL or path) each run's branch gaffer/RUN-ID is pushed to, commit by commit, so that a serve on any host may take a run over; this serve keeps a mirror of it and clones each run from it (default: none, nothing is pushed)"},
 	}
 }
 

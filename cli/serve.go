@@ -39,6 +39,9 @@ type ServeOptions struct {
 	// --host-id there (cli/hosts.go).
 	Hosts host.HostsConfig
 	Dir   string
+	// Remote is the shared remote the runs' branches are pushed to on a
+	// database store (--remote; host.Config.Remote).
+	Remote string
 }
 
 func serveCommand(io IO) *ucli.Command {
@@ -78,6 +81,11 @@ func serveCommand(io IO) *ucli.Command {
 			if o.Hosts, o.Dir, err = serveHosts(c); err != nil {
 				return err
 			}
+			if o.Remote = c.String(remoteFlag); o.Remote != "" {
+				if _, g, err := storeOf(c); err == nil && !host.IsStoreURL(g.Store) {
+					return usageErrorf("--%s needs a database store (--store postgres://…): a store directory serves one host", remoteFlag)
+				}
+			}
 			return Serve(c, io, o)
 		},
 	}
@@ -112,7 +120,7 @@ func Serve(c *ucli.Context, io IO, o ServeOptions) error {
 		return err
 	}
 	// serve's runs are nobody's to watch or ask: its front is quiet.
-	l, err := openHost(c, io, hostOptions{metrics: m, front: noticer{io: io}, dir: o.Dir})
+	l, err := openHost(c, io, hostOptions{metrics: m, front: noticer{io: io}, dir: o.Dir, remote: o.Remote})
 	if err != nil {
 		return err
 	}

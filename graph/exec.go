@@ -358,7 +358,7 @@ func (x *execution[S]) fanOut(ctx context.Context, base checkpoint.Checkpoint, t
 func (x *execution[S]) runTask(ctx context.Context, t *task, in S) (S, error) {
 	r := x.r
 	n := r.nodes[t.node]
-	t.emit = r.emit
+	t.emit, t.token = r.emit, x.lease.Token
 	attempts := max(1, n.retry.MaxAttempts)
 	wait := n.retry.Backoff
 	for attempt := 1; ; attempt++ {

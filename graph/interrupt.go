@@ -36,6 +36,7 @@ type task struct {
 	step    int
 	answers [][]byte // resume values for this task's Interrupt calls, in order
 	emit    func(Event)
+	token   uint64 // the fencing token of the run's lease (LeaseToken)
 
 	mu        sync.Mutex
 	calls     int  // Interrupt calls made by this attempt
@@ -47,7 +48,7 @@ type task struct {
 // Interrupt calls made yet. Each attempt has its own, so an abandoned attempt
 // that goes on in the background cannot disturb the next one.
 func (t *task) forAttempt() *task {
-	return &task{id: t.id, node: t.node, runID: t.runID, step: t.step, answers: t.answers, emit: t.emit}
+	return &task{id: t.id, node: t.node, runID: t.runID, step: t.step, answers: t.answers, emit: t.emit, token: t.token}
 }
 
 // abandon marks an attempt whose deadline passed before the node returned,
@@ -107,6 +108,18 @@ func Interrupt(ctx context.Context, payload any) (json.RawMessage, error) {
 		return nil, fmt.Errorf("%w: encode interrupt payload: %w", ErrCodec, err)
 	}
 	return nil, &InterruptError{Index: i, Payload: b}
+}
+
+// LeaseToken is the fencing token of the lease on the run that the
+// calling node's runner holds (checkpoint.Lease.Token): the token every
+// checkpoint of this execution is written under, so a side effect that
+// carries it (a commit's trailer) names the holder that made it. It is 0
+// outside a node, and on a runner without a store.
+func LeaseToken(ctx context.Context) uint64 {
+	if t := taskFrom(ctx); t != nil {
+		return t.token
+	}
+	return 0
 }
 
 // Emit sends a Custom event with name and payload to the runner's

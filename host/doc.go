@@ -23,7 +23,10 @@
 // PostgreSQL store, from the database's run queue that the serves of many
 // hosts share (multihost.go: host ids, takeovers; a command with no serve
 // on its host opens the store Shared and reaches them through the
-// database, with a client Pool). With
+// database, with a client Pool; with Config.Remote each host mirrors a
+// shared git remote, each run works in its own clone of it, and each
+// phase's commit is pushed with compare-and-swap before its checkpoint, so
+// that any host may take a run over: remote.go). With
 // Config.Notify the host delivers the runs' notices (package notify) while
 // it holds the store: after each checkpoint and, at Open, every run's
 // pending ones; Close flushes them within a bounded wait.

@@ -125,6 +125,11 @@ type Config struct {
 	// run, and once at Open for every run's pending ones. The host fills
 	// in Cursor (beside the store), Load, Runs and Logger where unset.
 	Notify *notify.Config
+	// Remote, on a database store, is the shared remote (a URL or a path)
+	// the runs' branches are pushed to, so that any host may take a run
+	// over (remote.go): each host keeps a mirror of it and each run its
+	// own clone. "" (and a store directory, or Shared) pushes nothing.
+	Remote string
 }
 
 // Host owns a store and the runner on it: the runs it drives, the one it
@@ -140,7 +145,8 @@ type Host struct {
 	runner     *graph.Runner[state.ExecutionState]
 	log        *slog.Logger
 
-	repos *nodes.Repos // each run's repository: its own work tree, or repo
+	repos  *nodes.Repos // each run's repository: its own work tree, or repo
+	remote *remoteRepo  // the shared remote the runs' branches are pushed to; nil for none
 
 	live liveSet  // runs this process is driving now
 	held heldRuns // the runs driven for other processes' answers and cancels
@@ -207,7 +213,7 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 // open builds the host on an open store, closing the store when it fails.
 func open(cfg Config, repo *workspace.Repo, dir string, store checkpoint.Store, closeStore func() error) (*Host, error) {
 	h := &Host{cfg: cfg, front: cfg.Front, repo: repo, repos: nodes.NewRepos(repo), dir: dir, store: store, closeStore: closeStore, log: cfg.Logger,
-		wt: map[string]*workspace.WorkTreeLock{}}
+		wt: map[string]*workspace.WorkTreeLock{}, remote: newRemote(cfg, dir)}
 	// With the store's lock held no other gaffer process works on this
 	// repository's runs: git locks a killed one left can go.
 	// A shared host holds no lock: what was left is the holder's to end.
@@ -232,9 +238,13 @@ func open(cfg Config, repo *workspace.Repo, dir string, store checkpoint.Store, 
 	drivers := cfg.Setup.Drivers(DriverEnv{Groups: groups, Transcripts: TranscriptDir(dir), Warn: func(msg string) {
 		warnOnce.Do(func() { h.log.Warn(msg) })
 	}})
-	gr, err := nodes.Build(nodes.Config{Repo: repo, RepoFor: h.repos.For, Drivers: drivers, Clock: time.Now, Logger: h.log,
+	nc := nodes.Config{Repo: repo, RepoFor: h.repoFor, Drivers: drivers, Clock: time.Now, Logger: h.log,
 		ReproducibleDates: cfg.ReproducibleDates, AfterCommit: cfg.AfterCommit, AfterRestore: cfg.AfterRestore,
-		Notice: func(msg string) { h.front.Notice("gaffer: " + msg) }})
+		Notice: func(msg string) { h.front.Notice("gaffer: " + msg) }}
+	if h.remote != nil {
+		nc.Publish = h.publish
+	}
+	gr, err := nodes.Build(nc)
 	if err != nil {
 		closeStore()
 		return nil, err

@@ -47,7 +47,7 @@ func (h *Host) cancel(ctx context.Context, runID string) (Outcome, error) {
 	}
 	repo := h.repo
 	if own {
-		r, err := h.repos.For(after.State)
+		r, err := h.repoFor(after.State)
 		if err != nil { // its work tree is gone already
 			h.endWorkTree(ctx, after.State)
 			if l := BranchHint(after.State); l != "" {
@@ -302,7 +302,7 @@ func (h *Host) forkOwn(ctx context.Context, req ForkRequest, id string, parent s
 	if s, err = h.newWorkTree(ctx, s, base); err != nil {
 		return Forked{}, fmt.Errorf("fork: %w", err)
 	}
-	repo, err := h.repos.For(s)
+	repo, err := h.repoFor(s)
 	if err != nil {
 		return Forked{}, fmt.Errorf("fork: %w", err)
 	}

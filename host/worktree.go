@@ -56,6 +56,9 @@ func BranchHint(s state.ExecutionState) string {
 // never reset away), and the user's uncommitted changes stay where they
 // are (--allow-dirty has nothing to put aside).
 func (h *Host) newWorkTree(ctx context.Context, s state.ExecutionState, base string) (state.ExecutionState, error) {
+	if h.remote != nil {
+		return h.newRemoteTree(ctx, s, base)
+	}
 	if base == "" {
 		var err error
 		if base, err = h.repo.Head(ctx); err != nil {
@@ -88,6 +91,9 @@ func (h *Host) runRepo(ctx context.Context, s state.ExecutionState) (*workspace.
 	if dir == "" {
 		return h.repo, nil
 	}
+	if h.remote != nil {
+		return h.remoteRepoOf(ctx, s)
+	}
 	if _, err := os.Stat(filepath.Join(dir, ".git")); errors.Is(err, fs.ErrNotExist) {
 		h.repos.Forget(dir)
 		if _, err := h.repo.AddWorkTree(ctx, dir, RunBranch(s.Run.ID), ""); err != nil {
@@ -104,7 +110,7 @@ func (h *Host) runRepo(ctx context.Context, s state.ExecutionState) (*workspace.
 
 // repoOf is the repository run s works in, as it is.
 func (h *Host) repoOf(s state.ExecutionState) *workspace.Repo {
-	if r, err := h.repos.For(s); err == nil {
+	if r, err := h.repoFor(s); err == nil {
 		return r
 	}
 	return h.repo
@@ -113,11 +119,18 @@ func (h *Host) repoOf(s state.ExecutionState) *workspace.Repo {
 // endWorkTree removes the work tree of a run that ended, keeping its
 // branch; a run in place, or one not ended, keeps its tree.
 func (h *Host) endWorkTree(ctx context.Context, s state.ExecutionState) {
-	dir := s.Run.WorkTree
+	dir := h.runDir(s)
 	if dir == "" || !s.Status.Terminal() {
 		return
 	}
 	h.repos.Forget(dir)
+	if h.remote != nil {
+		// A clone of the remote, where the run's branch stays.
+		if err := os.RemoveAll(dir); err != nil {
+			h.log.Warn("remove a finished run's clone", "run", s.Run.ID, "dir", dir, "err", err)
+		}
+		return
+	}
 	if err := h.repo.RemoveWorkTree(context.WithoutCancel(ctx), dir); err != nil {
 		h.log.Warn("remove a finished run's work tree", "run", s.Run.ID, "dir", dir, "err", err)
 	}

@@ -45,3 +45,28 @@ func (e *HeadMovedError) Error() string {
 
 // Is makes errors.Is(err, ErrHeadMoved) true.
 func (e *HeadMovedError) Is(target error) bool { return target == ErrHeadMoved }
+
+// RemoteMovedError is the refusal to go on with a run whose branch on the
+// shared remote (Config.Publish) is not where its checkpoint left it: at
+// Tip, which is neither Expected (the commit the checkpoint records) nor
+// Expected plus only this run's own commits. Another host, or a person,
+// moved it; the run's attempt stops and nothing is pushed over it. It
+// matches ErrHeadMoved: the run stops as for a HEAD that moved.
+type RemoteMovedError struct {
+	Branch   string // the run's branch, gaffer/<run-id>
+	Tip      string // where the branch is on the remote ("" when it has none)
+	Expected string // where the run's checkpoint left it
+}
+
+func (e *RemoteMovedError) Error() string {
+	tip := short(e.Tip)
+	if tip == "" {
+		tip = "nowhere (the remote has no such branch)"
+	}
+	return fmt.Sprintf("branch %s on the remote is at %s, not at %s where the run's checkpoint left it (another host or a person moved it); "+
+		"move it back (git push --force-with-lease origin %s:refs/heads/%s, after saving its commits) or start a new run",
+		e.Branch, tip, short(e.Expected), short(e.Expected), e.Branch)
+}
+
+// Is makes errors.Is(err, ErrHeadMoved) true.
+func (e *RemoteMovedError) Is(target error) bool { return target == ErrHeadMoved }

@@ -55,6 +55,16 @@ type Config struct {
 	// kill test pauses there to SIGKILL a run between a commit and its
 	// checkpoint.
 	AfterCommit func(subject string)
+	// Publish, when set, makes each commit of a run durable before the
+	// checkpoint that records it: it pushes commit to the run's branch on
+	// a shared remote if the branch there is at old (compare-and-swap,
+	// git push --force-with-lease), and succeeds when the branch already
+	// is at commit (a push retried after a crash). A branch anywhere else
+	// is a *RemoteMovedError: another host moved it, and this attempt
+	// stops without overwriting it. With Publish set the commits also
+	// carry the run's lease token (TrailerLease). Unset, nothing is pushed
+	// (a run on one host).
+	Publish func(ctx context.Context, s state.ExecutionState, commit, old string) error
 	// AfterRestore, when set, is called once restore_user_changes has put
 	// the user's changes back, before it drops the stash's ref and before
 	// its checkpoint: a test SIGKILLs a run there.

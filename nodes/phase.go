@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
 )
@@ -19,6 +21,10 @@ const (
 	TrailerPhase   = "Gaffer-Phase"
 	TrailerAttempt = "Gaffer-Attempt"
 	TrailerRecord  = "Gaffer-Record"
+	// TrailerLease is the fencing token of the run's checkpoint lease
+	// under which a commit was made (graph.LeaseToken): on a shared
+	// remote (Config.Publish) it names the holder that pushed it.
+	TrailerLease = "Gaffer-Lease"
 )
 
 // preparePhase makes phase i the current one and records what a reset of
@@ -387,6 +393,9 @@ func (w *workflow) commit(ctx context.Context, s state.ExecutionState, subject s
 	if err != nil {
 		return "", err
 	}
+	if w.publishes(s) {
+		trailers = append(slices.Clone(trailers), workspace.Trailer{Key: TrailerLease, Value: strconv.FormatUint(graph.LeaseToken(ctx), 10)})
+	}
 	var h string
 	err = w.gitOp(repo, func() (err error) {
 		h, err = repo.Commit(ctx, subject, trailers, workspace.CommitOptions{When: when, Exclude: exclude, AllowEmpty: true})
@@ -432,4 +441,24 @@ func short(h string) string {
 		return h[:10]
 	}
 	return h
+}
+
+// publish pushes commit, the run's new tip, to its branch on the shared
+// remote if the branch there is at old (Config.Publish); without a
+// remote it does nothing. It runs before the checkpoint that records
+// commit, so a checkpoint that records a commit records a pushed one.
+func (w *workflow) publish(ctx context.Context, s state.ExecutionState, commit, old string) error {
+	if !w.publishes(s) {
+		return nil
+	}
+	if err := w.cfg.Publish(ctx, s, commit, old); err != nil {
+		return fmt.Errorf("nodes: push %s: %w", short(commit), err)
+	}
+	return nil
+}
+
+// publishes reports whether run s's commits go to a shared remote: a run
+// in its own work tree, with Config.Publish.
+func (w *workflow) publishes(s state.ExecutionState) bool {
+	return w.cfg.Publish != nil && s.Run.WorkTree != ""
 }

@@ -237,6 +237,9 @@ func (w *workflow) approve(ctx context.Context, s state.ExecutionState, ps state
 			return s, err
 		}
 	}
+	if err := w.publish(ctx, c, post, ps.PreCommit); err != nil {
+		return s, err
+	}
 	ps.PostCommit = post
 	if c, err = c.WithPhaseState(ps); err != nil {
 		return s, err
@@ -259,7 +262,11 @@ func (w *workflow) approve(ctx context.Context, s state.ExecutionState, ps state
 	if err := w.writeRecord(c); err != nil {
 		return s, err
 	}
-	if _, err := w.commit(ctx, c, "gaffer: record of "+c.Run.Slug, recordTrailers(c), ps.Untracked); err != nil {
+	rec, err := w.commit(ctx, c, "gaffer: record of "+c.Run.Slug, recordTrailers(c), ps.Untracked)
+	if err != nil {
+		return s, err
+	}
+	if err := w.publish(ctx, c, rec, post); err != nil {
 		return s, err
 	}
 	return c, nil

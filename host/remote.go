@@ -1,0 +1,353 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/gaffer-dev/gaffer/nodes"
+	"github.com/gaffer-dev/gaffer/state"
+	"github.com/gaffer-dev/gaffer/workspace"
+)
+
+// Work trees across hosts. On a database store with a remote
+// (Config.Remote, `gaffer serve --remote URL|PATH`) the run's branch on
+// that shared remote is the durable result, and any host may take a run
+// over:
+//
+//   - Each host keeps a mirror of the remote (`git clone --mirror`) at
+//     <dir>.mirror, beside its local directory, fetched before each run it
+//     claims (Start or Resume, which is where a claim lands).
+//   - Each run gets its own clone of the remote (`git clone --reference`
+//     the mirror, so objects are not copied) at <dir>.worktrees/<run-id>,
+//     on branch gaffer/<run-id>. A new run's branch starts at the
+//     remote's HEAD (the base given to a fork) and is pushed at once, if
+//     the remote has no such branch yet.
+//   - Each commit of a phase (and the run's record) carries the run's
+//     lease token (nodes.TrailerLease) and is pushed with compare-and-swap
+//     (`git push --force-with-lease=refs/heads/gaffer/<id>:<old tip>`)
+//     before the checkpoint that records it (nodes.Config.Publish): a
+//     checkpoint that names a commit names a pushed one. A push the lease
+//     refuses stops the attempt; nothing is overwritten.
+//   - Before a host drives a run it compares the branch's tip on the
+//     remote with the checkpoint (checkRemoteTip): the tip is the
+//     checkpoint's commit, or that commit plus only this run's own commits
+//     (a holder that pushed and died before its checkpoint: the nodes
+//     adopt them, as after a crash on one host) → go on, in a clone made
+//     again at the tip when the host's one is elsewhere; any other tip is
+//     foreign history → the run stops, as for a HEAD that moved
+//     (*nodes.RemoteMovedError, one line naming the tip and the fix).
+//
+// The remote is never implied (not even the repository's origin): pushing
+// the runs' branches is something a user asks for. A store directory, a
+// run in place, and a command that opens the store beside a serve
+// (Config.Shared) push nothing.
+
+// remoteRepo is the shared remote of a host's runs and the host's mirror
+// of it.
+type remoteRepo struct {
+	url    string // the remote: a URL, or an absolute path
+	mirror string // the host's mirror of it
+	mu     sync.Mutex
+}
+
+// newRemote is the remote of cfg for a host whose local directory is dir,
+// nil when the host pushes nothing.
+func newRemote(cfg Config, dir string) *remoteRepo {
+	if cfg.Remote == "" || !IsStoreURL(cfg.Store) || cfg.Shared {
+		return nil
+	}
+	url := cfg.Remote
+	if _, err := os.Stat(url); err == nil {
+		if abs, err := filepath.Abs(url); err == nil {
+			url = abs
+		}
+	}
+	mirror := dir + ".mirror"
+	if abs, err := filepath.Abs(mirror); err == nil {
+		mirror = abs
+	}
+	return &remoteRepo{url: url, mirror: mirror}
+}
+
+// git runs the git command in dir and returns its standard output,
+// trimmed; a failure carries git's standard error.
+func git(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(errb.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return strings.TrimSpace(out.String()), fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
+	}
+	return strings.TrimSpace(out.String()), nil
+}
+
+// sync brings the mirror up to date with the remote, making it the first
+// time (in a temporary directory renamed into place, so a crash leaves no
+// half mirror).
+func (m *remoteRepo) sync(ctx context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, err := os.Stat(filepath.Join(m.mirror, "HEAD")); err == nil {
+		if _, err := git(ctx, m.mirror, "fetch", "--quiet", "--prune", m.url, "+refs/*:refs/*"); err != nil {
+			return fmt.Errorf("fetch the remote %s into the mirror: %w", m.url, err)
+		}
+		return nil
+	}
+	tmp := m.mirror + ".tmp"
+	_ = os.RemoveAll(tmp)
+	if err := os.MkdirAll(filepath.Dir(m.mirror), 0o700); err != nil {
+		return err
+	}
+	if _, err := git(ctx, filepath.Dir(m.mirror), "clone", "--quiet", "--mirror", m.url, tmp); err != nil {
+		return fmt.Errorf("mirror the remote %s: %w", m.url, err)
+	}
+	return os.Rename(tmp, m.mirror)
+}
+
+// tip is where branch is in the mirror, "" when it has no such branch.
+func (m *remoteRepo) tip(ctx context.Context, branch string) string {
+	h, err := git(ctx, m.mirror, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch)
+	if err != nil {
+		return ""
+	}
+	return h
+}
+
+// clone makes dir a clone of the remote on branch, borrowing the
+// mirror's objects; what was at dir goes.
+func (m *remoteRepo) clone(ctx context.Context, dir, branch string) error {
+	_ = os.RemoveAll(dir)
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		return err
+	}
+	if _, err := git(ctx, filepath.Dir(dir), "clone", "--quiet", "--reference", m.mirror, "--branch", branch, m.url, dir); err != nil {
+		return fmt.Errorf("clone the remote %s: %w", m.url, err)
+	}
+	return nil
+}
+
+// newRemoteTree makes run s's own clone on its branch (at base, the
+// remote's HEAD when ""), pushing the branch when the remote has none,
+// and records it in s as newWorkTree does.
+func (h *Host) newRemoteTree(ctx context.Context, s state.ExecutionState, base string) (state.ExecutionState, error) {
+	m, branch := h.remote, RunBranch(s.Run.ID)
+	if err := m.sync(ctx); err != nil {
+		return s, fmt.Errorf("run %s: %w", s.Run.ID, err)
+	}
+	if m.tip(ctx, branch) == "" {
+		if base == "" {
+			var err error
+			if base, err = git(ctx, m.mirror, "rev-parse", "--verify", "HEAD^{commit}"); err != nil {
+				return s, errorf(Refused, "the remote %s has no commit to start from: %w; push one first", m.url, err)
+			}
+		}
+		if _, err := git(ctx, m.mirror, "push", "--quiet", "--force-with-lease=refs/heads/"+branch+":", m.url, base+":refs/heads/"+branch); err != nil {
+			return s, fmt.Errorf("run %s: push its branch: %w", s.Run.ID, err)
+		}
+		if err := m.sync(ctx); err != nil {
+			return s, fmt.Errorf("run %s: %w", s.Run.ID, err)
+		}
+	}
+	dir := h.workTreeDir(s.Run.ID)
+	h.repos.Forget(dir)
+	if err := m.clone(ctx, dir, branch); err != nil {
+		return s, fmt.Errorf("run %s: make its clone: %w", s.Run.ID, err)
+	}
+	inc, err := h.repo.Included(ctx)
+	if err != nil {
+		return s, fmt.Errorf("run %s: %w", s.Run.ID, err)
+	}
+	if err := workspace.CopyFiles(h.repo.Root(), dir, inc); err != nil {
+		return s, fmt.Errorf("run %s: copy the files %s names: %w", s.Run.ID, workspace.IncludeFile, err)
+	}
+	c := s.Clone()
+	c.Run.WorkTree = dir
+	c.Config.Inputs = inc
+	c.Config.AllowDirty = false
+	return c, nil
+}
+
+// remoteRepoOf is runRepo on a remote: the mirror is fetched, the
+// branch's tip checked against the checkpoint (checkRemoteTip), and the
+// host's clone of the run used when it is at that tip, made again there
+// otherwise (a run this host never had, or one another host moved on).
+func (h *Host) remoteRepoOf(ctx context.Context, s state.ExecutionState) (*workspace.Repo, error) {
+	m, branch, dir := h.remote, RunBranch(s.Run.ID), h.workTreeDir(s.Run.ID)
+	if err := m.sync(ctx); err != nil {
+		return nil, fmt.Errorf("run %s: %w", s.Run.ID, err)
+	}
+	tip := m.tip(ctx, branch)
+	if tip == "" && expectedTip(s) == "" {
+		// Started, never checkpointed past its start: make it as new.
+		if _, err := h.newRemoteTree(ctx, s, ""); err != nil {
+			return nil, err
+		}
+		return h.repos.At(dir)
+	}
+	if err := h.checkRemoteTip(ctx, s, tip); err != nil {
+		return nil, err
+	}
+	if wt, err := workspace.Open(dir); err == nil {
+		head, herr := wt.Head(ctx)
+		b, berr := wt.Branch(ctx)
+		if herr == nil && berr == nil && head == tip && b == branch {
+			if removed, err := nodes.RecoverGitLocks(dir); err != nil {
+				return nil, err
+			} else if len(removed) > 0 {
+				h.front.Notice(fmt.Sprintf("gaffer: removed git lock files left by a killed gaffer process: %s", strings.Join(removed, ", ")))
+			}
+			return h.repos.At(dir)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		h.log.Info("make a run's clone again", "run", s.Run.ID, "dir", dir, "err", err)
+	}
+	h.repos.Forget(dir)
+	if err := m.clone(ctx, dir, branch); err != nil {
+		return nil, fmt.Errorf("run %s: make its clone again: %w", s.Run.ID, err)
+	}
+	if err := workspace.CopyFiles(h.repo.Root(), dir, s.Config.Inputs); err != nil {
+		return nil, fmt.Errorf("run %s: copy the files %s names: %w", s.Run.ID, workspace.IncludeFile, err)
+	}
+	if tip == expectedTip(s) {
+		if err := h.redoPhase(ctx, s.Run.ID); err != nil {
+			return nil, err
+		}
+	}
+	return h.repos.At(dir)
+}
+
+// redoPhase makes the phase in progress of run id start again with a
+// fresh session, when its checkpoint relies on work of the agent's that
+// is not committed (a session to continue, a tree the review is to
+// judge): that work was in the clone of the host that held the run, not
+// in this host's new one, which is at the phase's pre-phase commit. The
+// checkpoint written stands for next_task, so phased_execution follows.
+func (h *Host) redoPhase(ctx context.Context, id string) error {
+	snap, err := h.runner.State(ctx, id)
+	if err != nil {
+		return nil // no checkpoint yet: nothing to redo
+	}
+	s := snap.State
+	if s.Status.Terminal() || s.Progress.DriverSessionID == "" || len(s.Progress.Phases) == 0 {
+		return nil
+	}
+	if ps, err := s.PhaseState(s.Progress.CurrentPhase); err != nil || ps.PostCommit != "" {
+		return nil
+	}
+	c := s.Clone()
+	c.Progress.DriverSessionID = ""
+	if _, err := h.runner.UpdateState(ctx, id, c, nodes.NodeNextTask); err != nil {
+		return h.refusal(ctx, id, err)
+	}
+	h.log.Info("the phase in progress starts again: its work was in another host's clone", "run", id, "phase", s.Progress.CurrentPhase+1)
+	return nil
+}
+
+// maxOwnAhead bounds how far the remote's tip may be ahead of the
+// checkpoint's commit with the run's own commits: a phase pushes at most
+// two (the phase's and the run's record).
+const maxOwnAhead = 8
+
+// expectedTip is where run s's checkpoint left its branch: the current
+// phase's commit once it has one, else the commit the phase started at;
+// "" before the first phase.
+func expectedTip(s state.ExecutionState) string {
+	if len(s.Progress.Phases) == 0 {
+		return ""
+	}
+	ps, err := s.PhaseState(s.Progress.CurrentPhase)
+	if err != nil {
+		return ""
+	}
+	if ps.PostCommit != "" {
+		return ps.PostCommit
+	}
+	return ps.PreCommit
+}
+
+// checkRemoteTip refuses (*nodes.RemoteMovedError) a tip of run s's
+// branch on the remote that is neither where its checkpoint left it nor
+// that commit followed only by this run's own commits.
+func (h *Host) checkRemoteTip(ctx context.Context, s state.ExecutionState, tip string) error {
+	want := expectedTip(s)
+	if want == "" || tip == want {
+		return nil
+	}
+	moved := &nodes.RemoteMovedError{Branch: RunBranch(s.Run.ID), Tip: tip, Expected: want}
+	if tip == "" {
+		return moved
+	}
+	out, err := git(ctx, h.remote.mirror, "log", "--first-parent", fmt.Sprintf("-%d", maxOwnAhead+1),
+		"--format=%H %(trailers:key="+nodes.TrailerRun+",valueonly,separator=%x2C)", tip)
+	if err != nil {
+		return fmt.Errorf("run %s: read its branch on the remote: %w", s.Run.ID, err)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		hash, run, _ := strings.Cut(line, " ")
+		if hash == want {
+			return nil
+		}
+		if strings.TrimSpace(run) != s.Run.ID {
+			return moved
+		}
+	}
+	return moved
+}
+
+// publish is nodes.Config.Publish on a remote: commit is pushed from
+// run s's clone to its branch if the branch is at old there. A branch
+// already at commit, or past it at the clone's own HEAD (both pushed
+// before a crash), is success; one elsewhere is a *nodes.RemoteMovedError.
+func (h *Host) publish(ctx context.Context, s state.ExecutionState, commit, old string) error {
+	dir, branch := h.runDir(s), RunBranch(s.Run.ID)
+	ref := "refs/heads/" + branch
+	_, err := git(ctx, dir, "push", "--quiet", "--force-with-lease="+ref+":"+old, "origin", commit+":"+ref)
+	if err == nil {
+		return nil
+	}
+	out, lerr := git(ctx, dir, "ls-remote", "origin", ref)
+	if lerr != nil {
+		return err // the remote cannot be reached: the step fails, a later attempt pushes
+	}
+	tip, _, _ := strings.Cut(out, "\t")
+	if tip == commit {
+		return nil
+	}
+	if head, herr := git(ctx, dir, "rev-parse", "HEAD"); herr == nil && head == tip {
+		if _, aerr := git(ctx, dir, "merge-base", "--is-ancestor", commit, tip); aerr == nil {
+			return nil
+		}
+	}
+	if tip != old {
+		return &nodes.RemoteMovedError{Branch: branch, Tip: tip, Expected: old}
+	}
+	return err
+}
+
+// runDir is the directory of run s's own work tree on this host: the one
+// its state names, or on a remote the host's own clone (the state names
+// the clone of the host that started it).
+func (h *Host) runDir(s state.ExecutionState) string {
+	if s.Run.WorkTree != "" && h.remote != nil {
+		return h.workTreeDir(s.Run.ID)
+	}
+	return s.Run.WorkTree
+}
+
+// repoFor is nodes.Config.RepoFor: the repository of runDir.
+func (h *Host) repoFor(s state.ExecutionState) (*workspace.Repo, error) {
+	return h.repos.At(h.runDir(s))
+}
