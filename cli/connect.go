@@ -92,7 +92,7 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 	}
 	cfg := host.Config{Repo: g.Repo, Store: dir, Dir: dir, Setup: setup{io: io, pace: pace, opts: o.run}, Front: hf, Logger: l.log, Cmd: l.cmd,
 		Version: io.version, ReproducibleDates: reproducibleDates(os.Getenv),
-		AfterCommit: afterCommitHook(io), AfterRestore: afterRestoreHook(io),
+		AfterCommit: afterCommitHook(io), AfterPublish: afterPushHook(io), AfterRestore: afterRestoreHook(io),
 		Notify: &notify.Config{Before: beforeNotifyHook(io)}, Shared: o.shared, Remote: o.remote}
 	if o.metrics != nil {
 		m := o.metrics
@@ -280,6 +280,21 @@ func afterCommitHook(io IO) func(string) {
 	}
 	return func(subject string) {
 		fmt.Fprintf(io.Out, "gaffer-test: committed %s\n", subject)
+		time.Sleep(d)
+	}
+}
+
+// afterPushHook is the two-host test's hook: with
+// GAFFER_TEST_PAUSE_AFTER_PUSH set to a duration, each push of a commit
+// to the shared remote is announced on the output and followed by that
+// pause, before its checkpoint is written.
+func afterPushHook(io IO) func(string) {
+	d, err := time.ParseDuration(os.Getenv("GAFFER_TEST_PAUSE_AFTER_PUSH"))
+	if err != nil || d <= 0 {
+		return nil
+	}
+	return func(commit string) {
+		fmt.Fprintf(io.Out, "gaffer-test: pushed %s\n", commit)
 		time.Sleep(d)
 	}
 }

@@ -128,6 +128,10 @@
 // itself on stdout and pause before its checkpoint: the kill test uses it
 // to SIGKILL a run between a commit and its checkpoint.
 //
+// GAFFER_TEST_PAUSE_AFTER_PUSH (a duration) does the same after every
+// push of a commit to the shared remote (serve --remote): the two-host
+// test SIGKILLs a serve between a push and its checkpoint.
+//
 // GAFFER_TEST_PAUSE_BEFORE_NOTIFY (a duration) makes every notice's
 // delivery announce itself on stdout and pause first: the notify test
 // SIGKILLs a run between a notice's checkpoint and its delivery.

@@ -109,8 +109,10 @@ type Config struct {
 	Version string
 	// ReproducibleDates dates each commit one second after its parent.
 	ReproducibleDates bool
-	// AfterCommit and AfterRestore are the kill tests' pauses (nodes.Config).
+	// AfterCommit, AfterPublish and AfterRestore are the kill tests'
+	// pauses (nodes.Config).
 	AfterCommit  func(subject string)
+	AfterPublish func(commit string)
 	AfterRestore func()
 	// Shared opens a database store (IsStoreURL) without the local
 	// directory's lock, beside the serve that may hold it on this host:
@@ -239,7 +241,7 @@ func open(cfg Config, repo *workspace.Repo, dir string, store checkpoint.Store, 
 		warnOnce.Do(func() { h.log.Warn(msg) })
 	}})
 	nc := nodes.Config{Repo: repo, RepoFor: h.repoFor, Drivers: drivers, Clock: time.Now, Logger: h.log,
-		ReproducibleDates: cfg.ReproducibleDates, AfterCommit: cfg.AfterCommit, AfterRestore: cfg.AfterRestore,
+		ReproducibleDates: cfg.ReproducibleDates, AfterCommit: cfg.AfterCommit, AfterPublish: cfg.AfterPublish, AfterRestore: cfg.AfterRestore,
 		Notice: func(msg string) { h.front.Notice("gaffer: " + msg) }}
 	if h.remote != nil {
 		nc.Publish = h.publish

@@ -155,6 +155,10 @@
 // next_task) and rides in the next one; the last phase's summary is in the
 // record commit. Between being written and being committed these files are
 // untracked and inside a kept path, so retries' resets never lose them.
+// On a shared remote (Config.Publish) a summary's text also stays in the
+// state (PhaseState.Summary) until the next phase's commit takes it, and
+// the next phase writes it again before its agent starts: a host that
+// takes the run over mid-phase has a clone of the remote without it.
 // A halt resets them away with the failed phase (the tree must be clean at
 // the last good commit); the halted phase's review, error and completion
 // time stay in the run's state (`gaffer status --json`), and the halt's

@@ -219,8 +219,9 @@ func (w *workflow) writeRecord(s state.ExecutionState) error {
 
 // writeSummary writes phase-N/summary.md for a committed phase, with the
 // story so far (sofar, "" for none) at its end, and returns ps with
-// SummaryPath set.
-func (w *workflow) writeSummary(ctx context.Context, s state.ExecutionState, ps state.PhaseState, sofar string) (state.PhaseState, error) {
+// SummaryPath set (and, with keep on a run that publishes, Summary: see
+// writePendingSummary).
+func (w *workflow) writeSummary(ctx context.Context, s state.ExecutionState, ps state.PhaseState, sofar string, keep bool) (state.PhaseState, error) {
 	repo, err := w.repo(s)
 	if err != nil {
 		return ps, err
@@ -241,5 +242,37 @@ func (w *workflow) writeSummary(ctx context.Context, s state.ExecutionState, ps 
 		return ps, err
 	}
 	ps.SummaryPath = p
+	if keep && w.publishes(s) {
+		ps.Summary = md
+	}
 	return ps, nil
+}
+
+// writePendingSummary writes again, before phase ps's agent starts, the
+// previous phase's summary.md that no commit has taken yet, when the
+// state keeps it (a run on a shared remote): another host may have
+// written it, in its own clone, before this host took the run over.
+func (w *workflow) writePendingSummary(s state.ExecutionState, ps state.PhaseState) error {
+	if ps.Index == 0 {
+		return nil
+	}
+	prev, err := s.PhaseState(ps.Index - 1)
+	if err != nil || prev.Summary == "" || prev.SummaryPath == "" {
+		return nil
+	}
+	return w.write(s, prev.SummaryPath, prev.Summary)
+}
+
+// committedSummary returns s with the previous phase's pending summary
+// (PhaseState.Summary) cleared: phase ps's commit carries it.
+func committedSummary(s state.ExecutionState, ps state.PhaseState) (state.ExecutionState, error) {
+	if ps.Index == 0 {
+		return s, nil
+	}
+	prev, err := s.PhaseState(ps.Index - 1)
+	if err != nil || prev.Summary == "" {
+		return s, nil
+	}
+	prev.Summary = ""
+	return s.WithPhaseState(prev)
 }

@@ -65,6 +65,10 @@ type Config struct {
 	// carry the run's lease token (TrailerLease). Unset, nothing is pushed
 	// (a run on one host).
 	Publish func(ctx context.Context, s state.ExecutionState, commit, old string) error
+	// AfterPublish, when set, is called after each push of Publish,
+	// before the step's checkpoint: a test SIGKILLs a run there, between
+	// a pushed commit and the checkpoint that records it.
+	AfterPublish func(commit string)
 	// AfterRestore, when set, is called once restore_user_changes has put
 	// the user's changes back, before it drops the stash's ref and before
 	// its checkpoint: a test SIGKILLs a run there.

@@ -89,6 +89,9 @@ func (w *workflow) phase(ctx context.Context, s state.ExecutionState) (state.Exe
 	if err := w.write(s, planPath(s), s.Plan.Markdown); err != nil {
 		return s, err
 	}
+	if err := w.writePendingSummary(s, ps); err != nil {
+		return s, err
+	}
 	if ps.Review != nil && !ps.Review.Approved {
 		if err := w.write(s, feedbackPath(s, ps.Index), RenderFeedback(s, ps)); err != nil {
 			return s, err
@@ -153,7 +156,9 @@ func (w *workflow) phase(ctx context.Context, s state.ExecutionState) (state.Exe
 
 // nextTask writes the summary of the phase just committed and prepares the
 // next phase (seed 001's next_task_node: a fresh session, review iteration
-// 0). The summary stays untracked until the next phase's commit takes it.
+// 0). The summary stays untracked until the next phase's commit takes it;
+// on a shared remote the state keeps its text until then
+// (writePendingSummary).
 func (w *workflow) nextTask(ctx context.Context, s state.ExecutionState) (state.ExecutionState, error) {
 	ps, ok := current(s)
 	if !ok {
@@ -163,7 +168,7 @@ func (w *workflow) nextTask(ctx context.Context, s state.ExecutionState) (state.
 	if err != nil {
 		return s, err
 	}
-	ps, err = w.writeSummary(ctx, c, ps, sofar)
+	ps, err = w.writeSummary(ctx, c, ps, sofar, true)
 	if err != nil {
 		return s, err
 	}
@@ -453,6 +458,9 @@ func (w *workflow) publish(ctx context.Context, s state.ExecutionState, commit, 
 	}
 	if err := w.cfg.Publish(ctx, s, commit, old); err != nil {
 		return fmt.Errorf("nodes: push %s: %w", short(commit), err)
+	}
+	if w.cfg.AfterPublish != nil {
+		w.cfg.AfterPublish(commit)
 	}
 	return nil
 }

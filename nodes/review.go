@@ -244,6 +244,9 @@ func (w *workflow) approve(ctx context.Context, s state.ExecutionState, ps state
 	if c, err = c.WithPhaseState(ps); err != nil {
 		return s, err
 	}
+	if c, err = committedSummary(c, ps); err != nil {
+		return s, err
+	}
 	if !last {
 		return c, nil
 	}
@@ -251,7 +254,7 @@ func (w *workflow) approve(ctx context.Context, s state.ExecutionState, ps state
 	if err != nil {
 		return s, err
 	}
-	if ps, err = w.writeSummary(ctx, c, ps, sofar); err != nil {
+	if ps, err = w.writeSummary(ctx, c, ps, sofar, false); err != nil {
 		return s, err
 	}
 	if c, err = c.WithPhaseState(ps); err != nil {

@@ -336,8 +336,14 @@ type PhaseState struct {
 	// changed outside the session (see nodes.OutsideEditsError).
 	Written     map[string]string `json:"written"`
 	SummaryPath string            `json:"summary_path,omitempty"`
-	Review      *ReviewResult     `json:"review,omitempty"` // the latest review
-	Tasks       []TaskState       `json:"tasks,omitempty"`
+	// Summary is the text of SummaryPath while no commit has taken it,
+	// kept only for a run that pushes to a shared remote: the file is in
+	// the clone of the host that wrote it, and a host that takes the run
+	// over writes it again from here, so the next phase's commit carries
+	// it there too. The next phase's commit clears it.
+	Summary string        `json:"summary,omitempty"`
+	Review  *ReviewResult `json:"review,omitempty"` // the latest review
+	Tasks   []TaskState   `json:"tasks,omitempty"`
 }
 
 // TaskState is the progress of one task within its phase.
