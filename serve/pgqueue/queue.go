@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -156,6 +157,11 @@ func (q *Queue) Start(ctx context.Context) error {
 	if q.cfg.Executor == nil {
 		return fmt.Errorf("%w: no executor", serve.ErrInvalidConfig)
 	}
+	// This host is alive for other processes once Start returns (serve
+	// says so right after): its row is written here, not only by the
+	// heartbeat, whose first beat may come later.
+	name, _ := os.Hostname()
+	q.beat(ctx, name)
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.started {
