@@ -167,18 +167,7 @@ func (h *Host) newRemoteTree(ctx context.Context, s state.ExecutionState, base s
 	if err := m.clone(ctx, dir, branch); err != nil {
 		return s, fmt.Errorf("run %s: make its clone: %w", s.Run.ID, err)
 	}
-	inc, err := h.repo.Included(ctx)
-	if err != nil {
-		return s, fmt.Errorf("run %s: %w", s.Run.ID, err)
-	}
-	if err := workspace.CopyFiles(h.repo.Root(), dir, inc); err != nil {
-		return s, fmt.Errorf("run %s: copy the files %s names: %w", s.Run.ID, workspace.IncludeFile, err)
-	}
-	c := s.Clone()
-	c.Run.WorkTree = dir
-	c.Config.Inputs = inc
-	c.Config.AllowDirty = false
-	return c, nil
+	return h.settle(ctx, s, dir)
 }
 
 // remoteRepoOf is runRepo on a remote: the mirror is fetched, the

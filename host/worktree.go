@@ -69,6 +69,14 @@ func (h *Host) newWorkTree(ctx context.Context, s state.ExecutionState, base str
 	if _, err := h.repo.AddWorkTree(ctx, dir, RunBranch(s.Run.ID), base); err != nil {
 		return s, fmt.Errorf("run %s: make its work tree: %w", s.Run.ID, err)
 	}
+	return h.settle(ctx, s, dir)
+}
+
+// settle makes dir, a new work tree or clone of run s, the run's: the
+// untracked files .worktreeinclude names are copied into it and become
+// the run's inputs, and the user's changes are not the run's business
+// there (no --allow-dirty stash).
+func (h *Host) settle(ctx context.Context, s state.ExecutionState, dir string) (state.ExecutionState, error) {
 	inc, err := h.repo.Included(ctx)
 	if err != nil {
 		return s, fmt.Errorf("run %s: %w", s.Run.ID, err)
