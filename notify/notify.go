@@ -114,7 +114,7 @@ func Start(cfg Config) (*Deliverer, error) {
 	d.cursors, err = loadCursors(cfg.Cursor)
 	if err != nil {
 		cfg.Logger.Warn("notify: cursors unreadable; pending notices are delivered again", "file", cfg.Cursor, "err", err)
-		d.cursors = cursors{Runs: map[string]map[string]uint64{}}
+		d.cursors = newCursors()
 	}
 	go d.loop()
 	return d, nil
@@ -202,8 +202,15 @@ func (d *Deliverer) loop() {
 // targetKey names target i of a run's config in the cursors.
 func targetKey(i int, t state.NotifyTarget) string { return fmt.Sprintf("%d-%s", i, t.Kind) }
 
-// deliverRun delivers runID's notices after each target's cursor.
+// deliverRun delivers runID's notices after each target's cursor. A run
+// settled (no targets, or ended with every notice delivered) is not read
+// again: its targets are fixed when it starts and an ended run raises no
+// notices, so a step of a run without notify, or a command opening a
+// store of many old runs, costs no state read.
 func (d *Deliverer) deliverRun(runID string) {
+	if d.cursors.Settled[runID] {
+		return
+	}
 	s, err := d.cfg.Load(d.ctx, runID)
 	if err != nil {
 		// The command that reads the run says what is wrong with it; a
@@ -212,7 +219,8 @@ func (d *Deliverer) deliverRun(runID string) {
 		return
 	}
 	nc := s.Config.Notify
-	if nc == nil || len(s.Outbox.Entries) == 0 {
+	if nc == nil || len(nc.Targets) == 0 {
+		d.settle(runID)
 		return
 	}
 	for i, t := range nc.Targets {
@@ -235,10 +243,23 @@ func (d *Deliverer) deliverRun(runID string) {
 					"target", t.Kind, "attempts", d.cfg.Attempts, "err", err)
 			}
 			d.cursors.set(runID, key, n.Seq)
-			if err := d.cursors.save(d.cfg.Cursor); err != nil {
-				d.cfg.Logger.Warn("notify: save cursors", "file", d.cfg.Cursor, "err", err)
-			}
+			d.saveCursors()
 		}
+	}
+	if s.Status.Terminal() {
+		d.settle(runID)
+	}
+}
+
+// settle records that runID needs no more reading (deliverRun).
+func (d *Deliverer) settle(runID string) {
+	d.cursors.Settled[runID] = true
+	d.saveCursors()
+}
+
+func (d *Deliverer) saveCursors() {
+	if err := d.cursors.save(d.cfg.Cursor); err != nil {
+		d.cfg.Logger.Warn("notify: save cursors", "file", d.cfg.Cursor, "err", err)
 	}
 }
 
@@ -289,10 +310,16 @@ func MessageOf(runID string, nc *state.NotifyConfig, n state.Notice) Message {
 // the last notice the target took (or that was dropped for it).
 type cursors struct {
 	Runs map[string]map[string]uint64 `json:"runs"`
+	// Settled are the runs not worth reading again (deliverRun).
+	Settled map[string]bool `json:"settled,omitempty"`
+}
+
+func newCursors() cursors {
+	return cursors{Runs: map[string]map[string]uint64{}, Settled: map[string]bool{}}
 }
 
 func loadCursors(path string) (cursors, error) {
-	c := cursors{Runs: map[string]map[string]uint64{}}
+	c := newCursors()
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return c, nil
@@ -305,6 +332,9 @@ func loadCursors(path string) (cursors, error) {
 	}
 	if c.Runs == nil {
 		c.Runs = map[string]map[string]uint64{}
+	}
+	if c.Settled == nil {
+		c.Settled = map[string]bool{}
 	}
 	return c, nil
 }

@@ -207,3 +207,52 @@ func TestSlackFormat(t *testing.T) {
 		t.Fatalf("slack body %q", b)
 	}
 }
+
+// A run without targets, and an ended run whose notices are all
+// delivered, are read once: later pokes (every checkpoint of the run) and
+// later processes (every command opening the store) do not read them.
+func TestSettledRunsAreNotReadAgain(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		s    func(url string) state.ExecutionState
+	}{
+		{"no targets", func(string) state.ExecutionState {
+			s := runState(0)
+			s.Config.Notify = nil
+			return s
+		}},
+		{"ended, delivered", func(url string) state.ExecutionState {
+			s := runState(2, state.NotifyTarget{Kind: "webhook", URL: url})
+			s.Status = state.RunCompleted
+			return s
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newReceiver(t)
+			cursor := filepath.Join(t.TempDir(), "notify.json")
+			var mu sync.Mutex
+			loads := 0
+			load := func() state.ExecutionState {
+				mu.Lock()
+				loads++
+				mu.Unlock()
+				return tc.s(r.URL)
+			}
+			d := start(t, cursor, load, nil)
+			d.Poke("r-1")
+			d.Poke("r-1")
+			d.Close()
+			d = start(t, cursor, load, nil) // the next process: Runs lists r-1 again
+			d.Poke("r-1")
+			d.Close()
+			mu.Lock()
+			defer mu.Unlock()
+			if loads != 1 {
+				t.Fatalf("the run was read %d times, want once", loads)
+			}
+			if bodies, _ := r.got(); tc.name == "ended, delivered" && len(bodies) != 2 {
+				t.Fatalf("delivered %d notices, want 2", len(bodies))
+			}
+		})
+	}
+}
