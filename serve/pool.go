@@ -310,8 +310,21 @@ func (p *Pool) Drain(timeout time.Duration) {
 		close(p.stop)
 	}
 	p.mu.Unlock()
+	WaitOrCut(timeout, p.wg.Wait, func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		for _, a := range p.active {
+			a.cancel(ErrDrained)
+		}
+	})
+}
+
+// WaitOrCut is the second half of a queue's Drain: it waits for wait to
+// return, at most timeout, then calls cut (which cancels the runs still
+// executing, cause ErrDrained) and waits for wait again.
+func WaitOrCut(timeout time.Duration, wait, cut func()) {
 	done := make(chan struct{})
-	go func() { p.wg.Wait(); close(done) }()
+	go func() { wait(); close(done) }()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	select {
@@ -319,11 +332,7 @@ func (p *Pool) Drain(timeout time.Duration) {
 		return
 	case <-timer.C:
 	}
-	p.mu.Lock()
-	for _, a := range p.active {
-		a.cancel(ErrDrained)
-	}
-	p.mu.Unlock()
+	cut()
 	<-done
 }
 

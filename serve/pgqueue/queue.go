@@ -302,21 +302,13 @@ func (q *Queue) Drain(timeout time.Duration) {
 		close(q.stop)
 	}
 	q.mu.Unlock()
-	done := make(chan struct{})
-	go func() { q.wg.Wait(); close(done) }()
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	select {
-	case <-done:
-		return
-	case <-timer.C:
-	}
-	q.mu.Lock()
-	for _, a := range q.active {
-		a.cancel(serve.ErrDrained)
-	}
-	q.mu.Unlock()
-	<-done
+	serve.WaitOrCut(timeout, q.wg.Wait, func() {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		for _, a := range q.active {
+			a.cancel(serve.ErrDrained)
+		}
+	})
 }
 
 // Status reads the jobs queued, executing and parked on every host; the
