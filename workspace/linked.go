@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // IncludeFile is the per-repository list, at the root of the user's
@@ -36,22 +37,27 @@ func gitCLI(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// AddWorkTree makes dir a linked work tree of r's repository (`git
+// AddWorkTree makes dir a fresh linked work tree of r's repository (`git
 // worktree add`; go-git has none) on a new branch at base, and opens it.
-// It is idempotent, so a run killed half-way through can call it again:
-// a dir that already is a work tree on branch is opened as it is, and a
-// branch that exists already is checked out as it is (base then is not
-// used).
+// A run killed half-way through its first step calls it again, so
+// whatever that left goes first: the directory (whole, or half checked
+// out), and git's record of it, even one git left locked while it was
+// "initializing". A branch that exists already is checked out as it is
+// (base then is not used). dir must be a directory gaffer owns: what is
+// there is removed.
 func (r *Repo) AddWorkTree(ctx context.Context, dir, branch, base string) (*Repo, error) {
-	if wt, err := Open(dir); err == nil {
-		if b, err := wt.Branch(ctx); err == nil && b == branch {
-			return wt, nil
-		}
-		return nil, &Error{Op: "add work tree", Path: dir, Err: fmt.Errorf("it exists, not on branch %s", branch)}
+	unlock, err := r.lockWorkTrees(ctx)
+	if err != nil {
+		return nil, &Error{Op: "add work tree", Path: dir, Err: err}
 	}
-	// A directory a crash left half made, and git's record of it, go.
-	_ = os.RemoveAll(dir)
-	_, _ = gitCLI(ctx, r.root, "worktree", "prune")
+	defer unlock()
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, &Error{Op: "add work tree", Path: dir, Err: err}
+	}
+	_, _ = gitCLI(ctx, r.root, "worktree", "unlock", dir) // not locked: git says so, nothing to do
+	if _, err := gitCLI(ctx, r.root, "worktree", "prune"); err != nil {
+		return nil, &Error{Op: "add work tree", Path: dir, Err: err}
+	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
 		return nil, &Error{Op: "add work tree", Path: dir, Err: err}
 	}
@@ -65,10 +71,48 @@ func (r *Repo) AddWorkTree(ctx context.Context, dir, branch, base string) (*Repo
 	return Open(dir)
 }
 
+// WorkTreesLockFile is the name, in the repository's (common) git
+// directory, of the file AddWorkTree and RemoveWorkTree lock while they
+// change git's records of linked work trees: one `git worktree prune`
+// removes the record another `git worktree add` is making.
+const WorkTreesLockFile = "gaffer-worktrees.lock"
+
+// lockWorkTrees takes the repository's WorkTreesLockFile, waiting for
+// another process or goroutine that holds it until ctx ends, and returns
+// its release.
+func (r *Repo) lockWorkTrees(ctx context.Context) (func(), error) {
+	path := filepath.Join(r.commonDir, WorkTreesLockFile)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		ok, err := tryLock(f)
+		if err != nil {
+			_ = f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		if ok {
+			return func() { _ = unlock(f); _ = f.Close() }, nil
+		}
+		select {
+		case <-ctx.Done():
+			_ = f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, context.Cause(ctx))
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
 // RemoveWorkTree removes the linked work tree at dir (`git worktree
 // remove --force`), keeping its branch; a dir already gone is pruned from
 // git's records.
 func (r *Repo) RemoveWorkTree(ctx context.Context, dir string) error {
+	unlock, err := r.lockWorkTrees(ctx)
+	if err != nil {
+		return &Error{Op: "remove work tree", Path: dir, Err: err}
+	}
+	defer unlock()
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		_, _ = gitCLI(ctx, r.root, "worktree", "prune")
 		return nil

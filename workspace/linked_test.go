@@ -1,10 +1,12 @@
 package workspace
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -38,9 +40,13 @@ func TestAddWorkTreeCommitsOnItsBranch(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(dir, ".env")); err != nil || string(b) != "KEY=1\n" {
 		t.Fatalf(".env in the work tree: %q, %v", b, err)
 	}
-	// Idempotent: a second call opens the same tree.
+	// A second call makes the tree again, with the included files copied
+	// again by the caller.
 	if again, err := f.repo.AddWorkTree(f.ctx, dir, "gaffer/r-1", base); err != nil || again.Root() != wt.Root() {
 		t.Fatalf("again: %v", err)
+	}
+	if err := CopyFiles(f.dir, dir, inc); err != nil {
+		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "b.txt"), []byte("b\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -98,4 +104,98 @@ func equalSnap(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// TestAddWorkTreeAfterAKilledAdd: `git worktree add` killed half-way
+// leaves its record locked "initializing" and the directory half checked
+// out, or not made at all; adding again makes a whole tree on the branch.
+func TestAddWorkTreeAfterAKilledAdd(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		crash func(t *testing.T, dir string)
+	}{
+		{"half checked out", func(t *testing.T, dir string) {
+			if err := os.Remove(filepath.Join(dir, "a.txt")); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"directory not made", func(t *testing.T, dir string) {
+			if err := os.RemoveAll(dir); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.write("a.txt", "a\n")
+			f.write("b.txt", "b\n")
+			base := f.commit("base")
+			dir := filepath.Join(t.TempDir(), "wt", "r-1")
+			if _, err := f.repo.AddWorkTree(f.ctx, dir, "gaffer/r-1", base); err != nil {
+				t.Fatal(err)
+			}
+			// What git leaves when killed between its first and last step.
+			locked := filepath.Join(f.dir, ".git", "worktrees", "r-1", "locked")
+			if err := os.WriteFile(locked, []byte("initializing"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			tc.crash(t, dir)
+
+			wt, err := f.repo.AddWorkTree(f.ctx, dir, "gaffer/r-1", base)
+			if err != nil {
+				t.Fatalf("add after the crash: %v", err)
+			}
+			for _, name := range []string{"a.txt", "b.txt"} {
+				if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+					t.Errorf("%s not checked out: %v", name, err)
+				}
+			}
+			if b, err := wt.Branch(f.ctx); err != nil || b != "gaffer/r-1" {
+				t.Errorf("branch %q, %v", b, err)
+			}
+			if out := f.git("worktree", "list", "--porcelain"); strings.Count(out, "worktree ") != 2 || strings.Contains(out, "locked") {
+				t.Errorf("git's records of work trees:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestAddWorkTreesAtOnce adds and removes work trees of one repository
+// from many goroutines at once, as serve's workers do: each `git worktree
+// prune` must not take the record another `git worktree add` is making.
+func TestAddWorkTreesAtOnce(t *testing.T) {
+	f := newFixture(t)
+	f.write("a.txt", "a\n")
+	base := f.commit("base")
+	root := t.TempDir()
+	const n = 8
+	for round := range 10 {
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				dir := filepath.Join(root, fmt.Sprintf("r-%d", i))
+				if _, err := f.repo.AddWorkTree(f.ctx, dir, fmt.Sprintf("gaffer/r-%d", i), base); err != nil {
+					errs[i] = err
+					return
+				}
+				if _, err := os.Stat(filepath.Join(dir, "a.txt")); err != nil {
+					errs[i] = err
+					return
+				}
+				errs[i] = f.repo.RemoveWorkTree(f.ctx, dir)
+			}()
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Errorf("round %d, tree %d: %v", round, i, err)
+			}
+		}
+	}
+	if out := f.git("worktree", "list", "--porcelain"); strings.Count(out, "worktree ") != 1 {
+		t.Errorf("git's records of work trees after every tree was removed:\n%s", out)
+	}
 }
