@@ -293,7 +293,15 @@ func (p *Pool) Status(ctx context.Context, req RunRequest) (RunStatus, error) {
 		rs.Snapshot.RunID = req.RunID
 		return rs, nil
 	}
-	return p.h.Status(ctx, req)
+	rs, err := p.h.Status(ctx, req)
+	if err != nil && req.RunID != "" && CodeOf(err) == Refused {
+		if msg := p.q.LastError(req.RunID); msg != "" {
+			// Submitted, and failed before its first checkpoint: say why
+			// instead of that there is no such run.
+			return rs, errorf(Refused, "run %s failed before its first checkpoint: %s; submit it again once that is fixed", req.RunID, msg)
+		}
+	}
+	return rs, err
 }
 
 // List is the Host's.

@@ -177,6 +177,24 @@ func TestPoolOperationsLocallyAndThroughTheSocket(t *testing.T) {
 		}
 		waitStatus(t, p, svc, "r-3", "completed")
 
+		// A run that fails before its first checkpoint is told as such, with
+		// the cause, not as no such run.
+		missing := filepath.Join(t.TempDir(), "gone.md")
+		if _, err := svc.Submit(ctx, RunSpec{RunID: "r-4", PlanFile: missing, Script: f.script, InPlace: true}); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			_, err := svc.Status(ctx, RunRequest{RunID: "r-4"})
+			if err == nil {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			if CodeOf(err) != Refused || !strings.Contains(err.Error(), "run r-4 failed before its first checkpoint") || !strings.Contains(err.Error(), "gone.md") {
+				t.Fatalf("Status of a run that failed to start: %v (%s)", err, CodeOf(err))
+			}
+			break
+		}
+
 		// Finished runs: Resume is refused, and so is a new run of their id.
 		if _, err := svc.Resume(ctx, RunRequest{RunID: "r-1"}); CodeOf(err) != Refused || !strings.Contains(err.Error(), "already finished") {
 			t.Fatalf("Resume of a finished run: %v (%s), want refused", err, CodeOf(err))
@@ -189,7 +207,7 @@ func TestPoolOperationsLocallyAndThroughTheSocket(t *testing.T) {
 		// Reads are the Host's.
 		list, err := svc.List(ctx)
 		if err != nil || len(list) != 2 {
-			t.Fatalf("List = %d runs, %v; want 2", len(list), err)
+			t.Fatalf("List = %d runs, %v; want 2 (r-4 never started)", len(list), err)
 		}
 		for _, r := range list {
 			if r.Status != "completed" || r.Pending {
