@@ -511,6 +511,12 @@ func TestPlanShowWhileTheRunAsks(t *testing.T) {
 	if got, code := gafferCmd(t, bin, "--repo", dir, "diff", "r-held"); code != ExitPrecondition || got != "gaffer: run r-held has committed no phase yet (awaiting_approval)\n" {
 		t.Errorf("diff while the run holds the store: exit %d\n%s", code, got)
 	}
+	// A second run is refused, and told how to run several at once.
+	got, code = gafferCmd(t, bin, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-second")
+	if code != ExitLocked || strings.Count(got, "\n") != 1 || !strings.Contains(got, "gaffer run (pid ") ||
+		!strings.Contains(got, "serve` and queue each run with `gaffer submit`") {
+		t.Errorf("a second run while the first holds the store: exit %d\n%s", code, got)
+	}
 	if got, code := gafferCmd(t, bin, "--repo", dir, "approve", "r-held"); code != ExitOK {
 		t.Fatalf("approve: exit %d\n%s", code, got)
 	}

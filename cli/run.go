@@ -103,9 +103,18 @@ func Run(c *ucli.Context, io IO, o RunOptions) error {
 	if err != nil {
 		if ExitCode(err) == ExitLocked {
 			if cl, cerr := holderOf(c); cerr == nil && cl != nil {
-				if info, perr := cl.Ping(c.Context); perr == nil && info.Kind == "serve" {
+				info, perr := cl.Ping(c.Context)
+				switch {
+				case perr != nil:
+				case info.Kind == "serve":
 					return exitf(ExitLocked, "gaffer serve (pid %d) holds the store %s; queue the run there with "+
 						"`gaffer run --detach` or `gaffer submit` (same flags)", info.PID, info.Store)
+				default:
+					_, g, _ := storeOf(c)
+					// One process drives a store's runs: several at once are
+					// serve's to run, each in its own work tree.
+					return exitf(ExitLocked, "gaffer %s (pid %d) holds the store %s; wait for it to finish, or run several at once: "+
+						"start `%s` and queue each run with `gaffer submit` (same flags)", info.Kind, info.PID, info.Store, commandFormatter(g.Repo)("serve"))
 				}
 			}
 		}
