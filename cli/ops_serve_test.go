@@ -144,6 +144,21 @@ func gafferCmd(t *testing.T, bin string, args ...string) (string, int) {
 // statusOf reads a run's status with `gaffer status --json`.
 func statusOf(t *testing.T, bin, dir, runID string) (RunView, string) {
 	t.Helper()
+	v, stderr, err := binStatus(bin, dir, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v, stderr
+}
+
+// tryStatus is statusOf returning its error.
+func tryStatus(bin, dir, runID string) (RunView, error) {
+	v, _, err := binStatus(bin, dir, runID)
+	return v, err
+}
+
+// binStatus runs bin's `status RUN --json` in dir's repository.
+func binStatus(bin, dir, runID string) (RunView, string, error) {
 	cmd := exec.Command(bin, "--repo", dir, "status", runID, "--json")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -153,9 +168,9 @@ func statusOf(t *testing.T, bin, dir, runID string) (RunView, string) {
 		err = json.Unmarshal(out, &v)
 	}
 	if err != nil {
-		t.Fatalf("status %s: %v\n%s%s", runID, err, out, stderr.String())
+		return v, stderr.String(), fmt.Errorf("status %s: %w\n%s%s", runID, err, out, stderr.String())
 	}
-	return v, stderr.String()
+	return v, stderr.String(), nil
 }
 
 // waitStatus polls until the run has status want.
@@ -163,7 +178,10 @@ func waitStatus(t *testing.T, bin, dir, runID, want string, s *server) RunView {
 	t.Helper()
 	deadline := time.Now().Add(120 * time.Second)
 	for {
-		v, _ := statusOf(t, bin, dir, runID)
+		v, err := tryStatus(bin, dir, runID)
+		if err != nil {
+			t.Fatalf("%v\nserve:\n%s", err, s.output())
+		}
 		if v.Status == want {
 			return v
 		}

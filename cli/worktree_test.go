@@ -171,7 +171,7 @@ func TestServeRunsOneRepositoryInParallelAndSurvivesKills(t *testing.T) {
 		time.Sleep(delay)
 		_ = s.cmd.Process.Kill()
 		<-s.done
-		t.Logf("kill %d: serve SIGKILLed after %s", k, delay)
+		t.Logf("kill %d: serve SIGKILLed after %s; its output:\n%s", k, delay, s.output())
 		if after := checkoutPrint(t, dir); after != before {
 			t.Fatalf("kill %d: the user's checkout changed:\nbefore\n%s\nafter\n%s", k, before, after)
 		}
