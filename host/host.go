@@ -405,8 +405,27 @@ func (h *Host) pick(ctx context.Context, arg, what string, fits func(state.RunSt
 			return r.RunID, nil
 		}
 	}
+	if len(rs) == 0 {
+		return "", h.noRuns()
+	}
 	return "", errorf(Refused, "%w: no run %s in %s", ErrNoRun, what, h.dir)
 }
+
+// noRuns is the refusal of a request for the newest run of a kind in a
+// store without runs, told as the command line tells a repository
+// without a store: a run killed before its first checkpoint left none,
+// and is started again.
+func (h *Host) noRuns() error {
+	return &Error{Code: Refused, Err: noRunError("no runs in this repository (the store at " + h.dir + " has none)")}
+}
+
+// noRunError is ErrNoRun told in a sentence of its own.
+type noRunError string
+
+func (e noRunError) Error() string { return string(e) }
+
+// Is makes errors.Is(e, ErrNoRun) true.
+func (e noRunError) Is(target error) bool { return target == ErrNoRun }
 
 // latest picks run arg (the newest run of any status without it) and
 // reads its latest checkpoint.
@@ -442,6 +461,9 @@ func (h *Host) unfinished(ctx context.Context, arg, what string, stash bool) (st
 				id = r.RunID
 				break
 			}
+		}
+		if len(rs) == 0 {
+			return "", zero, h.noRuns()
 		}
 		if id == "" {
 			return "", zero, errorf(Refused, "%w: no run %s in %s", ErrNoRun, what, h.dir)

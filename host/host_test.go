@@ -146,6 +146,16 @@ func services(t *testing.T, test func(t *testing.T, f fixture, svc Service)) {
 func TestEachOperationLocallyAndThroughTheSocket(t *testing.T) {
 	services(t, func(t *testing.T, f fixture, svc Service) {
 		ctx := t.Context()
+		// Before any run: the newest run of any kind is none, told as such.
+		for name, op := range map[string]func() error{
+			"Status": func() error { _, err := svc.Status(ctx, RunRequest{}); return err },
+			"Resume": func() error { _, err := svc.Resume(ctx, RunRequest{}); return err },
+			"Answer": func() error { _, err := svc.Answer(ctx, AnswerRequest{Approved: true}); return err },
+		} {
+			if err := op(); CodeOf(err) != Refused || err.Error() != "no runs in this repository (the store at "+f.store+" has none)" {
+				t.Errorf("%s in a store without runs: %v (%s)", name, err, CodeOf(err))
+			}
+		}
 		// Start: nobody to ask, so the run parks at its plan's approval.
 		out, err := svc.Start(ctx, RunSpec{RunID: "r-1", PlanFile: f.plan, Script: f.script})
 		if err != nil || out.Kind != Parked || out.RunID != "r-1" {
