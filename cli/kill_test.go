@@ -259,6 +259,9 @@ func procStatus(t *testing.T, bin, dir string) string {
 	if errors.As(err, &ee) && ee.ExitCode() == ExitPrecondition && strings.Contains(string(ee.Stderr), "no runs in this repository") {
 		return "" // killed before the store or the run's first checkpoint existed
 	}
+	if errors.As(err, &ee) {
+		t.Fatalf("status: %v\n%s%s", err, out, ee.Stderr)
+	}
 	if err != nil {
 		t.Fatalf("status: %v\n%s", err, out)
 	}
