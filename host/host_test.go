@@ -412,3 +412,39 @@ func TestOpenRemovesTheWorkTreeOfAnEndedRun(t *testing.T) {
 		t.Fatalf("the run's branch is gone: %v\n%s", err, out)
 	}
 }
+
+// closingService's Status waits until its call is cut off.
+type closingService struct {
+	Service
+	called chan struct{}
+}
+
+func (s closingService) Status(ctx context.Context, _ RunRequest) (RunStatus, error) {
+	close(s.called)
+	<-ctx.Done()
+	return RunStatus{}, ctx.Err()
+}
+
+// A holder that closes during a call tells the caller it is gone
+// (ErrUnreachable: a reader opens the store itself), not the cut's
+// "context canceled".
+func TestCallCutOffByTheHolderClosingIsUnreachable(t *testing.T) {
+	f := newFixture(t)
+	h := f.open(t)
+	svc := closingService{called: make(chan struct{})}
+	stop, _, err := h.Listen(t.Context(), "test", svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := NewClient(f.store).Status(t.Context(), RunRequest{RunID: "r-1"})
+		done <- err
+	}()
+	<-svc.called
+	stop()
+	err = <-done
+	if !errors.Is(err, ErrUnreachable) || CodeOf(err) != Failure {
+		t.Fatalf("Status cut off by the holder's close: %v (%s), want ErrUnreachable", err, CodeOf(err))
+	}
+}

@@ -40,6 +40,11 @@ var ErrProtocolVersion = errors.New("host: the process holding the store speaks 
 func opName(op string) string { return fmt.Sprintf("v%d.%s", ProtocolVersion, op) }
 
 // wireError is a refusal on the wire: its Code and message.
+// codeClosing is the wire code of a call the holder cut off as it
+// closed; the Client turns it into ErrUnreachable (a reader tries the
+// store itself).
+const codeClosing Code = "closing"
+
 type wireError struct {
 	Code    Code   `json:"code"`
 	Message string `json:"message"`
@@ -65,6 +70,11 @@ func handle[Req, Res any](mux *control.Mux, op string, fn func(context.Context, 
 			}
 		}
 		res, err := fn(ctx, req)
+		if err != nil && ctx.Err() != nil {
+			// Cut off because the holder is closing: the caller is told so,
+			// as if nobody had answered, not given the cut's error.
+			return reply[Res]{Error: &wireError{Code: codeClosing, Message: err.Error()}}, nil
+		}
 		if err != nil {
 			return reply[Res]{Error: &wireError{Code: CodeOf(err), Message: err.Error()}}, nil
 		}
@@ -119,6 +129,9 @@ func call[Res any](ctx context.Context, c *Client, op string, req any) (Res, err
 	}
 	if err != nil {
 		return r.Result, err
+	}
+	if r.Error != nil && r.Error.Code == codeClosing {
+		return r.Result, fmt.Errorf("%w: it closed during the call (%s)", ErrUnreachable, r.Error.Message)
 	}
 	if r.Error != nil {
 		return r.Result, &Error{Code: r.Error.Code, Err: errors.New(r.Error.Message)}
