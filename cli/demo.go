@@ -186,10 +186,11 @@ func SetupDemo(ctx context.Context, dir string) (string, error) {
 }
 
 // writeDemoRecovery tells, in two lines per phase, the recovery the run
-// went through: the repeated failure, the replan within the phase's frozen
-// goal, and how the phase ended.
+// went through: the repeated failure, what came of the replan it reserved
+// (a revision accepted within the phase's frozen goal, one refused, or
+// none: the replanner failed or was cut off), and how the phase ended.
 func writeDemoRecovery(out io.Writer, s state.ExecutionState) {
-	for _, r := range nodes.ReplannedPhases(s) {
+	for _, r := range nodes.ReplansByPhase(s) {
 		n := len(r.Failures)
 		if n == 0 {
 			continue
@@ -207,11 +208,14 @@ func writeDemoRecovery(out io.Writer, s state.ExecutionState) {
 		if ps, err := s.PhaseState(r.Phase - 1); err == nil && ps.Status == state.PhaseCompleted {
 			end = fmt.Sprintf("attempt %d passed", ps.Attempt)
 		}
-		if r.Approach == "" {
+		switch {
+		case r.Accepted > 0:
+			fmt.Fprintf(out, "  replanned: the revised approach kept the phase's frozen goal and was accepted, and %s.\n", end)
+		case r.Revised > 0:
 			fmt.Fprintf(out, "  replanned, but no revision was accepted; %s.\n", end)
-			continue
+		default:
+			fmt.Fprintf(out, "  a replan was tried, but the replanner gave no revision; %s.\n", end)
 		}
-		fmt.Fprintf(out, "  replanned: the revised approach kept the phase's frozen goal and was accepted, and %s.\n", end)
 	}
 }
 

@@ -51,9 +51,10 @@ type RunView struct {
 	// Plan is the run's whole stored plan (status --json only; list
 	// leaves it out); nil before the architect has written one.
 	Plan *PlanView `json:"plan,omitempty"`
-	// Recovery is what recovery did (Doctor calls, replans, escalations,
-	// the last decision and why); absent with recovery off or before a
-	// phase failed.
+	// Recovery is what recovery did (Doctor calls, replans that answered
+	// with a revision and, apart, the replans reserved, escalations, the
+	// last decision and why); absent with recovery off or before a phase
+	// failed.
 	Recovery *nodes.RecoveryView `json:"recovery,omitempty"`
 }
 

@@ -83,13 +83,19 @@ type DecisionRecord struct {
 
 // RecoveryView is what status shows of a run's recovery.
 type RecoveryView struct {
-	DoctorCalls  int             `json:"doctor_calls"`
-	DoctorStrong int             `json:"doctor_strong"`
-	DoctorInfra  int             `json:"doctor_infra"`
-	Replans      int             `json:"replans"`
-	Escalations  int             `json:"escalations"`
-	Decisions    int             `json:"decisions"`
-	Last         *DecisionRecord `json:"last,omitempty"`
+	DoctorCalls  int `json:"doctor_calls"`
+	DoctorStrong int `json:"doctor_strong"`
+	DoctorInfra  int `json:"doctor_infra"`
+	// Replans counts the replans that happened: the replanner answered
+	// with a revision, accepted or refused.
+	Replans int `json:"replans"`
+	// ReplansReserved counts the replan calls reserved, the replan budget
+	// spent: it also counts one still pending, one cut off by a crash and
+	// one answered with no revision.
+	ReplansReserved int             `json:"replans_reserved"`
+	Escalations     int             `json:"escalations"`
+	Decisions       int             `json:"decisions"`
+	Last            *DecisionRecord `json:"last,omitempty"`
 }
 
 // Recovery returns what status shows of s's recovery; false when the run
@@ -103,33 +109,43 @@ func Recovery(s state.ExecutionState) (RecoveryView, bool) {
 		return RecoveryView{}, false
 	}
 	m := rs.Memory
+	replanned, _ := m.Replanned()
 	return RecoveryView{DoctorCalls: m.DoctorCalls, DoctorStrong: m.DoctorStrong, DoctorInfra: m.DoctorInfra,
-		Replans: m.Replans, Escalations: m.Escalations, Decisions: rs.Decisions, Last: rs.Last}, true
+		Replans: replanned, ReplansReserved: m.Replans, Escalations: m.Escalations, Decisions: rs.Decisions, Last: rs.Last}, true
 }
 
-// Replanned is a phase that recovery replanned: its recorded failures
-// and the replanner's accepted approach.
-type Replanned struct {
+// PhaseReplans is what became of the replans recovery reserved for one
+// phase: its recorded failures, the replans reserved, answered and
+// accepted, and the approach its next attempts carry.
+type PhaseReplans struct {
 	Phase    int                // 1-based
 	Failures []recovery.Failure // the latest ones, oldest first
-	Approach string             // the accepted approach; "" when none was accepted
+	Reserved int                // replan calls reserved (the budget spent), answered or not
+	Revised  int                // of those, the ones the replanner answered with a revision
+	Accepted int                // of those, the revisions accepted
+	// Approach is what the phase's next attempts carry: an accepted
+	// revision's approach, or the human's answer that came after; "" when
+	// neither.
+	Approach string
 }
 
-// ReplannedPhases returns the phases of s that recovery replanned, in
-// phase order; none when the run has no recovery state.
-func ReplannedPhases(s state.ExecutionState) []Replanned {
+// ReplansByPhase returns, in phase order, the phases of s for which
+// recovery reserved a replan, replanned or not; none when the run has no
+// recovery state.
+func ReplansByPhase(s state.ExecutionState) []PhaseReplans {
 	rs, err := loadRecovery(s)
 	if err != nil {
 		return nil
 	}
-	var out []Replanned
+	var out []PhaseReplans
 	for _, pm := range rs.Memory.Phases {
 		if pm.Replans == 0 {
 			continue
 		}
-		out = append(out, Replanned{Phase: pm.Index + 1, Failures: slices.Clone(pm.Failures), Approach: rs.Approach[pm.Index]})
+		out = append(out, PhaseReplans{Phase: pm.Index + 1, Failures: slices.Clone(pm.Failures), Reserved: pm.Replans,
+			Revised: pm.Replanned, Accepted: pm.ReplansAccepted, Approach: rs.Approach[pm.Index]})
 	}
-	slices.SortFunc(out, func(a, b Replanned) int { return a.Phase - b.Phase })
+	slices.SortFunc(out, func(a, b PhaseReplans) int { return a.Phase - b.Phase })
 	return out
 }
 
@@ -652,18 +668,26 @@ func (w *workflow) replan(ctx context.Context, s state.ExecutionState, rs recove
 	if rep.Status == agent.StatusFailed {
 		perr = fmt.Errorf("the replanner failed: %s", rep.Error)
 	}
-	// Only a revision counts as a replan for the stuck handler.
-	m, err := recovery.CompleteReplan(rs.Memory, p.ID, perr == nil)
+	out, problems := recovery.ReplanNoRevision, []string(nil)
+	if perr == nil {
+		out = recovery.ReplanAccepted
+		if problems = recovery.CheckRevision(*pm.Anchor, rev.Tasks, rev.Approach); len(problems) > 0 {
+			out = recovery.ReplanRefused
+		}
+	}
+	// Only a revision counts as a replan (for the stuck handler, the
+	// Doctor's tier and status); the reservation spent the budget anyway.
+	m, err := recovery.CompleteReplan(rs.Memory, p.ID, out)
 	if err != nil {
 		return s, fmt.Errorf("nodes: %w", err)
 	}
 	rs.Memory = m
 	graph.Emit(ctx, events.EventReplan, events.Replan{Phase: ps.Index + 1})
-	if perr != nil {
+	switch out {
+	case recovery.ReplanNoRevision:
 		rs = w.decide(ctx, c, rs, ps, "replan:no_revision", perr.Error())
 		return w.afterAdvice(ctx, c, rs, ps, cfg, recovery.Advice{})
-	}
-	if problems := recovery.CheckRevision(*pm.Anchor, rev.Tasks, rev.Approach); len(problems) > 0 {
+	case recovery.ReplanRefused:
 		why := "the revised approach narrows the phase: " + strings.Join(problems, "; ")
 		rs = w.decide(ctx, c, rs, ps, "replan:refused", why)
 		return w.toHuman(ctx, c, rs, ps, "narrowing_revision", why, problems)

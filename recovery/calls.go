@@ -112,6 +112,10 @@ func Reserve(m Memory, req Request, cfg Config) (Memory, Call, error) {
 }
 
 // budgetLeft returns nil when req fits every budget it counts against.
+// It counts reservations, not answers: a replan (or Doctor call) that is
+// pending, was cut off by a crash or answered with no revision still
+// spent its budget, which is what keeps a crash loop from exceeding it.
+// How many replans happened is PhaseMemory.Replanned.
 func budgetLeft(m Memory, req Request, cfg Config) error {
 	p := m.Phase(req.Phase)
 	over := func(what string, used, limit int) error {
@@ -179,18 +183,49 @@ func Complete(m Memory, id int) (Memory, error) {
 	return c, nil
 }
 
+// ReplanOutcome is what a replanner's answer came to.
+type ReplanOutcome int
+
+// The outcomes of a replan call. The zero value is ReplanNoRevision.
+const (
+	ReplanNoRevision ReplanOutcome = iota // the replanner failed, or its answer was no revision
+	ReplanRefused                         // a revision CheckRevision refused: it narrows the phase
+	ReplanAccepted                        // a revision within the phase's anchor
+)
+
+// String returns "no_revision", "refused" or "accepted", as the
+// workflow's decision records name them after "replan:".
+func (o ReplanOutcome) String() string {
+	switch o {
+	case ReplanNoRevision:
+		return "no_revision"
+	case ReplanRefused:
+		return "refused"
+	case ReplanAccepted:
+		return "accepted"
+	}
+	return fmt.Sprintf("ReplanOutcome(%d)", int(o))
+}
+
 // CompleteReplan returns m with the pending replan call id cleared: the
-// replanner answered. revised says whether its answer was a revision
-// (accepted or refused by CheckRevision); only then does the phase count
-// as replanned (PhaseMemory.Replanned) for the stuck handler. The call's
-// budget was spent when it was reserved either way.
-func CompleteReplan(m Memory, id int, revised bool) (Memory, error) {
+// replanner answered, with outcome out. Only a revision (accepted or
+// refused) counts the phase as replanned (PhaseMemory.Replanned), for the
+// stuck handler, ChooseTier and status; an accepted one also counts in
+// PhaseMemory.ReplansAccepted. The call's budget was spent when it was
+// reserved whatever the outcome.
+func CompleteReplan(m Memory, id int, out ReplanOutcome) (Memory, error) {
 	if m.Pending == nil || m.Pending.ID != id || m.Pending.Kind != CallReplan {
 		return m, fmt.Errorf("%w: replan call %d", ErrNoPendingCall, id)
 	}
+	if out < ReplanNoRevision || out > ReplanAccepted {
+		return m, fmt.Errorf("recovery: invalid replan outcome %d", int(out))
+	}
 	p := m.Phase(m.Pending.Phase)
-	if revised {
+	if out != ReplanNoRevision {
 		p.Replanned++
+	}
+	if out == ReplanAccepted {
+		p.ReplansAccepted++
 	}
 	c := m.withPhase(p)
 	c.Pending = nil
@@ -244,11 +279,12 @@ func CompleteDoctor(m Memory, id int, answer string, cfg Config) (Memory, Advice
 
 // ChooseTier returns the Doctor tier for phase index: the strong model
 // for a complex failure (the phase failed in several categories, failed
-// Config.ComplexAttempts times or more, or was replanned already) while
-// the strong budget lasts, the cheap one otherwise.
+// Config.ComplexAttempts times or more, or was replanned already: a
+// replan answered with a revision, not one merely reserved) while the
+// strong budget lasts, the cheap one otherwise.
 func ChooseTier(m Memory, index int, cfg Config) Tier {
 	p := m.Phase(index)
-	complex := len(p.Categories) >= 2 || p.Attempts >= cfg.ComplexAttempts || p.Replans > 0
+	complex := len(p.Categories) >= 2 || p.Attempts >= cfg.ComplexAttempts || p.Replanned > 0
 	if complex && m.DoctorStrong < cfg.MaxDoctorStrongPerRun {
 		return TierStrong
 	}

@@ -18,7 +18,8 @@
 // Memory is the whole of recovery's memory: per phase, the failed
 // attempts (category, fingerprint, a bounded tail of the real error
 // text), the Doctor's hints and latest advice, the counters of Doctor
-// calls, replans and escalations, and the frozen goal anchor; per run,
+// calls, replans (reserved, answered with a revision, accepted) and
+// escalations, and the frozen goal anchor; per run,
 // the Doctor calls (all, strong, infra), replans, escalations and the one
 // pending call. It is JSON-tagged and meant to be a field of the state.
 // Every list in it is bounded (failures, tail runes, hints), and
@@ -27,8 +28,11 @@
 // Budgets are reserved before a call: Reserve returns the Memory with the
 // call's budgets counted and the call pending. The workflow checkpoints
 // that Memory, then calls the Doctor or the replanner, then records the
-// outcome (CompleteDoctor, Complete) and checkpoints again. A crash loop
-// therefore never exceeds a budget. On resume a pending call was cut off
+// outcome (CompleteDoctor, CompleteReplan, Complete) and checkpoints
+// again. A crash loop therefore never exceeds a budget. The budgets count
+// reservations; what reads "replanned already" (the stuck handler,
+// ChooseTier, status) counts only the replans that answered with a
+// revision. On resume a pending call was cut off
 // by a crash: RetryPending allows it exactly once more (checkpoint its
 // result first) and abandons it after that, as "no advice".
 //

@@ -227,7 +227,7 @@ func TestTierChoiceAndStrongFollowUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	replanned, _ = Complete(replanned, replanned.Pending.ID)
+	replanned, _ = CompleteReplan(replanned, replanned.Pending.ID, ReplanAccepted)
 	if tier := ChooseTier(replanned, 0, cfg); tier != TierStrong {
 		t.Errorf("after a replan: %s", tier)
 	}

@@ -19,8 +19,11 @@ type Memory struct {
 	DoctorCalls  int `json:"doctor_calls,omitempty"`  // every Doctor call, strong and infra ones included
 	DoctorStrong int `json:"doctor_strong,omitempty"` // calls to the strong model
 	DoctorInfra  int `json:"doctor_infra,omitempty"`  // calls for infra failures
-	Replans      int `json:"replans,omitempty"`
-	Escalations  int `json:"escalations,omitempty"`
+	// Replans counts the replan calls reserved: the run's replan budget
+	// spent, answered or not. The replans that answered are counted by
+	// phase (PhaseMemory.Replanned).
+	Replans     int `json:"replans,omitempty"`
+	Escalations int `json:"escalations,omitempty"`
 	// NextCallID numbers reserved calls; the first is 1.
 	NextCallID int `json:"next_call_id,omitempty"`
 	// Pending is the reserved call whose outcome is not recorded yet.
@@ -37,12 +40,20 @@ type PhaseMemory struct {
 	Failures   []Failure  `json:"failures,omitempty"`   // the latest Config.MaxFailuresKept, oldest first
 	// Counters of this phase.
 	DoctorCalls int `json:"doctor_calls,omitempty"` // non-infra Doctor calls
-	Replans     int `json:"replans,omitempty"`      // reserved replan calls: the budget spent
+	// Replans counts the replan calls reserved: the phase's replan budget
+	// spent. A reservation is checkpointed before the replanner is called,
+	// so it counts one still pending, one cut off by crashes and one that
+	// answered with no revision: it is what a budget checks, not how many
+	// replans happened.
+	Replans int `json:"replans,omitempty"`
 	// Replanned counts the replans that answered with a revision (accepted
 	// or refused); one cut off by crashes, or that produced no revision,
 	// spent its budget but is not counted here.
-	Replanned   int `json:"replanned,omitempty"`
-	Escalations int `json:"escalations,omitempty"`
+	Replanned int `json:"replanned,omitempty"`
+	// ReplansAccepted counts the revisions accepted (within the phase's
+	// anchor), which the next attempt carried.
+	ReplansAccepted int `json:"replans_accepted,omitempty"`
+	Escalations     int `json:"escalations,omitempty"`
 	// Hints are the Doctor's hints, the latest Config.MaxHintsKept, oldest
 	// first; the next attempt's prompt carries the last one.
 	Hints []string `json:"hints,omitempty"`
@@ -99,6 +110,17 @@ func (p PhaseMemory) clone() PhaseMemory {
 		c.Anchor = &a
 	}
 	return c
+}
+
+// Replanned returns how many of the run's replans answered with a
+// revision (the sum of PhaseMemory.Replanned), and how many of those were
+// accepted. Memory.Replans, the reservations, is the budget spent.
+func (m Memory) Replanned() (revised, accepted int) {
+	for _, p := range m.Phases {
+		revised += p.Replanned
+		accepted += p.ReplansAccepted
+	}
+	return revised, accepted
 }
 
 // Phase returns a copy of what m remembers of phase index (the zero

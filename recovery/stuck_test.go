@@ -62,7 +62,7 @@ func TestSituationOf(t *testing.T) {
 	m := failN(t, Memory{}, 0, 3, testFail, cfg)
 	m = RecordEscalation(m, 0)
 	m, call, _ := Reserve(m, Request{Kind: CallReplan, Phase: 0}, cfg)
-	m, err := CompleteReplan(m, call.ID, true)
+	m, err := CompleteReplan(m, call.ID, ReplanAccepted)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestStuckAfterAnAbandonedReplan(t *testing.T) {
 	// A replan that answered counts: the next stuck decision escalates.
 	m = failN(t, Memory{}, 0, 2, testFail, cfg)
 	m, call, _ = Reserve(m, Request{Kind: CallReplan, Phase: 0}, cfg)
-	if m, err = CompleteReplan(m, call.ID, true); err != nil {
+	if m, err = CompleteReplan(m, call.ID, ReplanAccepted); err != nil {
 		t.Fatal(err)
 	}
 	s = SituationOf(m, 0, cfg)
@@ -114,7 +114,7 @@ func TestStuckAfterAnAbandonedReplan(t *testing.T) {
 	// One that produced no revision does not.
 	m = failN(t, Memory{}, 0, 2, testFail, cfg)
 	m, call, _ = Reserve(m, Request{Kind: CallReplan, Phase: 0}, cfg)
-	if m, err = CompleteReplan(m, call.ID, false); err != nil {
+	if m, err = CompleteReplan(m, call.ID, ReplanNoRevision); err != nil {
 		t.Fatal(err)
 	}
 	if s = SituationOf(m, 0, cfg); s.Replans != 0 || m.Pending != nil {
