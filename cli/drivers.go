@@ -75,7 +75,9 @@ func resolveProfile(repoDir string, o RunOptions, getenv func(string) string) (r
 		notify:  p.Notify.RunConfig(),
 	}
 	if p.Recovery.On() {
-		rp.recovery = &state.RecoveryConfig{}
+		// The thresholds and budgets the profile sets are the run's from
+		// now on: resume uses them, not gaffer.yaml's of the day.
+		rp.recovery = &state.RecoveryConfig{RecoveryTuning: p.Recovery.RecoveryTuning.Clone()}
 		for _, f := range p.Recovery.Fatal {
 			rp.recovery.Fatal = append(rp.recovery.Fatal, state.FatalPattern{Name: f.Name, Pattern: f.Pattern})
 		}

@@ -261,5 +261,8 @@
 // needs-human and a refused (narrowing) revision interrupt in recover
 // with a Question; an Answer resumes it (Approved: another attempt with
 // the feedback in its prompt; not approved: the halt). With recovery
-// off none of this runs and Progress.Recovery stays absent.
+// off none of this runs and Progress.Recovery stays absent. Every
+// decision takes its thresholds and budgets from the run's stored
+// RunConfig.Recovery (recovery.Config.Apply: what the profile set when the
+// run started, the defaults for the rest), never from gaffer.yaml.
 package nodes

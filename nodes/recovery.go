@@ -193,15 +193,18 @@ func recoveryStage(s state.ExecutionState) string {
 }
 
 // recoveryConfig is the run's recovery.Config: the defaults, with the
-// profile's fatal categories.
+// profile's fatal categories, thresholds and budgets as the run stored
+// them when it started.
 func recoveryConfig(s state.ExecutionState) (recovery.Config, error) {
 	var cfg recovery.Config
+	var t state.RecoveryTuning
 	if s.Config.Recovery != nil {
 		for _, f := range s.Config.Recovery.Fatal {
 			cfg.Fatal = append(cfg.Fatal, recovery.FatalRule{Name: recovery.Category(f.Name), Pattern: f.Pattern})
 		}
+		t = s.Config.Recovery.RecoveryTuning
 	}
-	v, err := cfg.Validate()
+	v, err := cfg.Apply(t)
 	if err != nil {
 		return v, fmt.Errorf("nodes: %w", err)
 	}

@@ -3,6 +3,8 @@ package recovery
 import (
 	"fmt"
 	"regexp"
+
+	"github.com/gaffer-dev/gaffer/state"
 )
 
 // Config holds the thresholds and budgets of recovery. The zero value of
@@ -43,27 +45,7 @@ type Config struct {
 // matching ErrInvalidConfig that names every bad setting.
 func (c Config) Validate() (Config, error) {
 	var bad []string
-	ints := []struct {
-		p    *int
-		name string
-		def  int
-	}{
-		{&c.MinMessageLength, "min_message_length", 30},
-		{&c.TriggerThreshold, "trigger_threshold", 2},
-		{&c.MaxReplansPerPhase, "max_replans_per_phase", 1},
-		{&c.MaxReplansPerRun, "max_replans_per_run", 5},
-		{&c.DoctorMinAttempts, "doctor_min_attempts", 2},
-		{&c.MaxDoctorCallsPerPhase, "max_doctor_calls_per_phase", 2},
-		{&c.MaxDoctorCallsPerRun, "max_doctor_calls_per_run", 10},
-		{&c.MaxDoctorStrongPerRun, "max_doctor_strong_per_run", 5},
-		{&c.MaxDoctorInfraPerRun, "max_doctor_infra_per_run", 3},
-		{&c.ComplexAttempts, "complex_attempts", 4},
-		{&c.MaxEscalationsPerPhase, "max_escalations_per_phase", 1},
-		{&c.MaxFailuresKept, "max_failures_kept", 6},
-		{&c.MaxTailRunes, "max_tail_runes", 4000},
-		{&c.MaxHintsKept, "max_hints_kept", 4},
-	}
-	for _, f := range ints {
+	for _, f := range c.ints() {
 		switch {
 		case *f.p < 0:
 			bad = append(bad, fmt.Sprintf("%s is negative (%d)", f.name, *f.p))
@@ -71,28 +53,15 @@ func (c Config) Validate() (Config, error) {
 			*f.p = f.def
 		}
 	}
-	fracs := []struct {
-		p    *float64
-		name string
-		def  float64
-	}{
-		{&c.SimilarityThreshold, "similarity_threshold", 0.8},
-		{&c.MinCheapConfidence, "min_cheap_confidence", 0.7},
-		{&c.ReduceScopeBelow, "reduce_scope_below", 0.2},
-		{&c.EscalateAbove, "escalate_above", 0.3},
-		{&c.BudgetWarnAt, "budget_warn_at", 0.8},
-	}
-	for _, f := range fracs {
+	for _, f := range c.fracs() {
 		switch {
-		case *f.p < 0 || *f.p > 1 || *f.p != *f.p:
+		case !inUnit(*f.p):
 			bad = append(bad, fmt.Sprintf("%s must be in [0, 1] (got %v)", f.name, *f.p))
 		case *f.p == 0:
 			*f.p = f.def
 		}
 	}
-	if c.TriggerThreshold < 2 && c.TriggerThreshold > 0 {
-		bad = append(bad, "trigger_threshold must be at least 2: similarity needs two failures")
-	}
+	bad = append(bad, c.minimums()...)
 	seen := map[Category]bool{}
 	for _, r := range c.Fatal {
 		switch {
@@ -116,6 +85,135 @@ func (c Config) Validate() (Config, error) {
 	}
 	return c, nil
 }
+
+// Apply returns c validated (Validate, defaults filled in) with every
+// setting t holds laid over it. A setting of 0 stays 0 where Validate
+// would take the default: max_replans_per_run: 0 means no replans,
+// max_doctor_calls_per_run: 0 no Doctor. The result is checked as
+// Validate checks, and trigger_threshold must be at least 2,
+// max_failures_kept at least trigger_threshold and max_tail_runes at
+// least 1; an error matches ErrInvalidConfig and names every bad setting.
+func (c Config) Apply(t state.RecoveryTuning) (Config, error) {
+	v, err := c.Validate()
+	if err != nil {
+		return Config{}, err
+	}
+	ints, fracs := map[string]*int{}, map[string]*float64{}
+	for _, f := range v.ints() {
+		ints[f.name] = f.p
+	}
+	for _, f := range v.fracs() {
+		fracs[f.name] = f.p
+	}
+	var bad []string
+	for _, f := range t.Fields() {
+		switch {
+		case f.Int != nil && *f.Int != nil:
+			*ints[f.Key] = **f.Int
+			if **f.Int < 0 {
+				bad = append(bad, fmt.Sprintf("%s is negative (%d)", f.Key, **f.Int))
+			}
+		case f.Frac != nil && *f.Frac != nil:
+			*fracs[f.Key] = **f.Frac
+			if !inUnit(**f.Frac) {
+				bad = append(bad, fmt.Sprintf("%s must be in [0, 1] (got %v)", f.Key, **f.Frac))
+			}
+		}
+	}
+	bad = append(bad, v.minimums()...)
+	if len(bad) > 0 {
+		return Config{}, fmt.Errorf("%w: %v", ErrInvalidConfig, bad)
+	}
+	return v, nil
+}
+
+// Defaults returns recovery's defaults as a RecoveryTuning that sets
+// every field: what a run takes where its profile sets nothing.
+func Defaults() state.RecoveryTuning {
+	var c Config
+	ints, fracs := map[string]int{}, map[string]float64{}
+	for _, f := range c.ints() {
+		ints[f.name] = f.def
+	}
+	for _, f := range c.fracs() {
+		fracs[f.name] = f.def
+	}
+	var t state.RecoveryTuning
+	for _, f := range t.Fields() {
+		if f.Int != nil {
+			v := ints[f.Key]
+			*f.Int = &v
+		} else {
+			v := fracs[f.Key]
+			*f.Frac = &v
+		}
+	}
+	return t
+}
+
+// intSetting is one count of a Config: its field, key and default.
+type intSetting struct {
+	p    *int
+	name string
+	def  int
+}
+
+// ints lists c's counts, as pointers into c.
+func (c *Config) ints() []intSetting {
+	return []intSetting{
+		{&c.MinMessageLength, "min_message_length", 30},
+		{&c.TriggerThreshold, "trigger_threshold", 2},
+		{&c.MaxReplansPerPhase, "max_replans_per_phase", 1},
+		{&c.MaxReplansPerRun, "max_replans_per_run", 5},
+		{&c.DoctorMinAttempts, "doctor_min_attempts", 2},
+		{&c.MaxDoctorCallsPerPhase, "max_doctor_calls_per_phase", 2},
+		{&c.MaxDoctorCallsPerRun, "max_doctor_calls_per_run", 10},
+		{&c.MaxDoctorStrongPerRun, "max_doctor_strong_per_run", 5},
+		{&c.MaxDoctorInfraPerRun, "max_doctor_infra_per_run", 3},
+		{&c.ComplexAttempts, "complex_attempts", 4},
+		{&c.MaxEscalationsPerPhase, "max_escalations_per_phase", 1},
+		{&c.MaxFailuresKept, "max_failures_kept", 6},
+		{&c.MaxTailRunes, "max_tail_runes", 4000},
+		{&c.MaxHintsKept, "max_hints_kept", 4},
+	}
+}
+
+// fracSetting is one fraction of a Config: its field, key and default.
+type fracSetting struct {
+	p    *float64
+	name string
+	def  float64
+}
+
+// fracs lists c's fractions, as pointers into c.
+func (c *Config) fracs() []fracSetting {
+	return []fracSetting{
+		{&c.SimilarityThreshold, "similarity_threshold", 0.8},
+		{&c.MinCheapConfidence, "min_cheap_confidence", 0.7},
+		{&c.ReduceScopeBelow, "reduce_scope_below", 0.2},
+		{&c.EscalateAbove, "escalate_above", 0.3},
+		{&c.BudgetWarnAt, "budget_warn_at", 0.8},
+	}
+}
+
+// minimums names the settings of c below their least useful value. A
+// zero is taken for "the default" by Validate and is none of them there.
+func (c Config) minimums() []string {
+	var bad []string
+	if c.TriggerThreshold < 2 && c.TriggerThreshold >= 0 {
+		bad = append(bad, "trigger_threshold must be at least 2: similarity needs two failures")
+	}
+	if c.MaxFailuresKept < c.TriggerThreshold && c.MaxFailuresKept >= 0 && c.TriggerThreshold >= 2 {
+		bad = append(bad, fmt.Sprintf("max_failures_kept (%d) must be at least trigger_threshold (%d): the trigger compares that many failures", c.MaxFailuresKept, c.TriggerThreshold))
+	}
+	if c.MaxTailRunes == 0 {
+		bad = append(bad, "max_tail_runes must be at least 1")
+	}
+	return bad
+}
+
+// inUnit reports whether v is in [0, 1] (NaN is not).
+func inUnit(v float64) bool { return v >= 0 && v <= 1 }
 
 // IsFatal reports whether cat is one of the configured fatal categories.
 func (c Config) IsFatal(cat Category) bool {

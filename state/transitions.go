@@ -76,6 +76,7 @@ func (c RunConfig) Clone() RunConfig {
 	if c.Recovery != nil {
 		r := *c.Recovery
 		r.Fatal = slices.Clone(r.Fatal)
+		r.RecoveryTuning = r.RecoveryTuning.Clone()
 		c.Recovery = &r
 	}
 	if c.Notify != nil {

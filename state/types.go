@@ -109,6 +109,11 @@ type RecoveryConfig struct {
 	// text matches Pattern (a Go regexp) is of category Name, and is
 	// replanned at once.
 	Fatal []FatalPattern `json:"fatal,omitempty"`
+	// RecoveryTuning holds the thresholds and budgets the profile set
+	// (its fields are inline in the JSON); those it left out take
+	// recovery's defaults. They are the run's: resume uses them, whatever
+	// gaffer.yaml says by then.
+	RecoveryTuning
 }
 
 // FatalPattern is one configured fatal category.

@@ -229,6 +229,9 @@ func (c *Config) checkOwn(at string, p Profile) error {
 			return c.errAt(at+".limits."+k, "%s must not be negative, got %d", k, limits[k])
 		}
 	}
+	if err := c.checkTuning(at, p.Recovery.RecoveryTuning); err != nil {
+		return err
+	}
 	var rc recovery.Config
 	for i, f := range p.Recovery.Fatal {
 		if _, err := regexp.Compile(f.Pattern); err != nil || f.Name == "" || f.Pattern == "" {
@@ -268,6 +271,9 @@ func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 // checkEffective checks what a profile adds up to: runnable CLI templates,
 // a template for every cli role, a provider for every llm role.
 func (c *Config) checkEffective(at string, p Profile) error {
+	if err := c.checkEffectiveTuning(at, p.Recovery.RecoveryTuning); err != nil {
+		return err
+	}
 	for _, name := range slices.Sorted(maps.Keys(p.Agents)) {
 		if err := p.Agents[name].Validate(); err != nil {
 			return c.errAt(at+".agents."+name, "agent %q: %v", name, err)

@@ -39,7 +39,10 @@
 //	      max_plan_revisions: 3            # default 3
 //	      max_run_cost_usd: 5              # the run's budget for recovery (0: none)
 //	      max_run_tokens: 2000000
-//	    recovery: {enabled: true}  # the Doctor, replans, the stuck handler (default true)
+//	    recovery:                  # the Doctor, replans, the stuck handler
+//	      enabled: true            # default true
+//	      max_replans_per_run: 0   # thresholds and budgets (recovery.Config's keys): absent takes
+//	      budget_warn_at: 0.9      # the default, 0 is none (no replans); fractions in [0, 1]
 //	    prices:                    # USD per million tokens
 //	      claude-sonnet-4-5: {input: 3, output: 15, cached: 0.3}
 //	    agents:                    # CLI templates: add new ones, or override built-ins field by field
@@ -65,15 +68,20 @@
 // Validation then rejects nonsense — an unknown driver or provider, a
 // negative limit or price, an api_key_env that is not a variable name, a
 // CLI template that cannot run, a cli role without a template, an llm role
-// without a provider — again with the line.
+// without a provider, a recovery count that is negative or below its least
+// (trigger_threshold 2, max_tail_runes 1, max_failures_kept
+// trigger_threshold) or a fraction outside [0, 1] — again with the line.
 //
 // # Effective profiles
 //
 // Config.Effective gives a profile as it applies: the built-in default,
 // with the file's "default" profile over it, with the named profile over
-// that. Fields set replace, maps (prices, agents, env) merge by key, and
+// that. Fields set replace (recovery's thresholds and budgets one by one,
+// an explicit 0 included), maps (prices, agents, env) merge by key, and
 // every role's driver, model and agent are filled in. WriteShow prints an
-// effective profile as YAML for "gaffer config show", with secrets masked:
+// effective profile as YAML for "gaffer config show", with every recovery
+// threshold and budget a run would take (defaults included) when recovery
+// is on, and with secrets masked:
 // environment values in templates, secret-looking flags and URL passwords,
 // any value under a secret-looking key, and the paths of notify targets'
 // URLs (a Slack webhook's or an ntfy topic's path is its secret).

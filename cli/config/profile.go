@@ -65,12 +65,17 @@ type Roles struct {
 
 // Recovery says whether the workflow recovers from phases that keep
 // failing (the Doctor, replans, the stuck handler) or halts as it did
-// before. Enabled defaults to true.
+// before, and with which thresholds and budgets. Enabled defaults to true.
 type Recovery struct {
 	Enabled *bool `yaml:"enabled,omitempty"`
 	// Fatal adds fatal categories: an error text matching Pattern (a Go
 	// regexp) is of category Name and replanned at its first failure.
 	Fatal []FatalRule `yaml:"fatal,omitempty"`
+	// RecoveryTuning holds the thresholds and budgets (recovery.Config's
+	// keys, such as max_replans_per_run), inline in the section. One left
+	// out takes recovery's default; one set is used as it is, 0 included
+	// (max_replans_per_run: 0: no replans).
+	state.RecoveryTuning `yaml:",inline"`
 }
 
 // FatalRule is one configured fatal category.
@@ -249,6 +254,7 @@ func merge(base, over Profile) Profile {
 	if over.Recovery.Fatal != nil {
 		out.Recovery.Fatal = slices.Clone(over.Recovery.Fatal)
 	}
+	out.Recovery.RecoveryTuning = over.Recovery.RecoveryTuning.Over(out.Recovery.RecoveryTuning)
 	if over.Notify != nil {
 		out.Notify = over.Notify.clone()
 	}
@@ -313,6 +319,7 @@ func (p Profile) clone() Profile {
 		v := *p.TDD
 		p.TDD = &v
 	}
+	p.Recovery.RecoveryTuning = p.Recovery.RecoveryTuning.Clone()
 	p.Notify = p.Notify.clone()
 	return p
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/gaffer-dev/gaffer/recovery"
 )
 
 // mask replaces a secret value in what WriteShow prints.
@@ -36,11 +38,17 @@ func (p Profile) Masked() Profile {
 // WriteShow writes p, masked, as YAML for "gaffer config show": a comment
 // naming the profile, a "# DANGER:" comment for each CLI template that
 // skips its agent's permission prompts (Unattended; the flags themselves
-// are marked in place too), then its settings. As a last guard, any scalar whose
+// are marked in place too), then its settings. When recovery is on, every
+// recovery threshold and budget is shown with the value a run takes, the
+// defaults included. As a last guard, any scalar whose
 // key looks secret (api_key, token, password, ...) is masked too.
 func WriteShow(w io.Writer, p Profile) error {
+	m := p.Masked()
+	if m.Recovery.On() {
+		m.Recovery.RecoveryTuning = m.Recovery.RecoveryTuning.Over(recovery.Defaults())
+	}
 	var n yaml.Node
-	if err := n.Encode(p.Masked()); err != nil {
+	if err := n.Encode(m); err != nil {
 		return fmt.Errorf("config: show: %w", err)
 	}
 	maskSecretKeys(&n)

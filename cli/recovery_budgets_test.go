@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// commitConfig writes gaffer.yaml in dir and commits it.
+func commitConfig(t *testing.T, dir, content string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "gaffer.yaml"), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"add", "gaffer.yaml"}, {"-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "config"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+}
+
+// A profile's recovery budget is the run's: with max_replans_per_run: 0
+// the phase that fails twice alike is not replanned (the same run replans
+// with the defaults: TestRecoveryIsVisibleAndAnswerable). The budget is
+// stored with the run when it starts, so a resume after gaffer.yaml
+// dropped it still allows no replan.
+func TestRecoveryBudgetFromTheProfileIsTheRuns(t *testing.T) {
+	good := `'{"approach":"compute the sum with an explicit loop over the operands","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`
+	dir, plan, script := recoveryRepo(t, strings.Replace(repeatedFailure, "%s", good, 1))
+	commitConfig(t, dir, "profiles:\n  default:\n    recovery: {max_replans_per_run: 0}\n")
+	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-budget")
+	if code != ExitAwaitingApproval {
+		t.Fatalf("run: exit %d, want %d (awaiting the plan's approval)\n%s", code, ExitAwaitingApproval, out)
+	}
+	commitConfig(t, dir, "profiles:\n  default:\n    recovery: {max_replans_per_run: 5}\n")
+	out, code = gaffer(t, "--repo", dir, "approve", "r-budget")
+	if code == 0 || strings.Contains(out, "replan") || !strings.Contains(out, "recovery, phase 2: stuck:stop") {
+		t.Fatalf("approve: exit %d; want the run to stop at phase 2 without a replan (max_replans_per_run: 0 at its start)\n%s", code, out)
+	}
+	v := statusJSON(t, "--repo", dir, "r-budget")
+	if v.Status != "halted" || v.Recovery == nil || v.Recovery.Replans != 0 || v.Recovery.Last == nil || v.Recovery.Last.Decision != "stuck:stop" {
+		t.Fatalf("status %s recovery %+v, want halted without a replan", v.Status, v.Recovery)
+	}
+}
+
+// resolveProfile carries what the profile sets, and only that, into the
+// run's config; recovery off carries nothing.
+func TestResolveProfileCarriesRecoveryBudgets(t *testing.T) {
+	env := func(string) string { return "" }
+	dir := configDir(t, "profiles:\n  default:\n    recovery: {max_replans_per_run: 0, budget_warn_at: 0.6}\n  off:\n    recovery: {enabled: false, max_replans_per_run: 2}\n")
+	rp, err := resolveProfile(dir, RunOptions{Script: "s.yaml"}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rp.recovery
+	if r == nil || r.MaxReplansPerRun == nil || *r.MaxReplansPerRun != 0 || r.BudgetWarnAt == nil || *r.BudgetWarnAt != 0.6 || r.MaxReplansPerPhase != nil {
+		t.Fatalf("recovery = %+v", r)
+	}
+	if rp, err = resolveProfile(dir, RunOptions{Script: "s.yaml", Profile: "off"}, env); err != nil || rp.recovery != nil {
+		t.Fatalf("recovery off: %+v, %v", rp.recovery, err)
+	}
+}
