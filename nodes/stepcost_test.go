@@ -150,3 +150,42 @@ func BenchmarkStepCost(b *testing.B) {
 		})
 	}
 }
+
+// stepWork runs newStepRun(n) and returns the workspace work (see
+// workspace.IOCounts) per step, once the Repo has read HEAD's trees.
+func stepWork(tb testing.TB, n int) (per map[string]float64) {
+	tb.Helper()
+	r := newStepRun(tb, n)
+	// A Repo reads each tree object once; reading HEAD's here leaves that
+	// one-off cost of a new process out of the steps'.
+	if _, err := r.repo.Status(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	before := r.repo.IOCounts()
+	steps := float64(r.run(tb))
+	d := r.repo.IOCounts().Sub(before)
+	return map[string]float64{"stats": float64(d.Stats) / steps, "reads": float64(d.Reads) / steps,
+		"dirs": float64(d.Dirs) / steps, "trees": float64(d.Trees) / steps, "stores": float64(d.Stores) / steps}
+}
+
+// TestStepWorkIsFlat holds the git work of a step to what the step
+// changed: at 1,000 tasks, a step reads, hashes and stores no more than
+// three times what it does at 10 (files read to be hashed, tree objects
+// read, objects looked up or stored), however many phase files the
+// execution directory holds. Stats and directory listings are logged, not
+// held: Commit still stats every file and lists every directory, as `git
+// add -A` does without a file system monitor.
+func TestStepWorkIsFlat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sets up a repository of 1,000 phase summaries")
+	}
+	small, large := stepWork(t, 10), stepWork(t, 1000)
+	for _, k := range []string{"reads", "trees", "stores", "stats", "dirs"} {
+		t.Logf("%s/step: %.1f at 10 tasks, %.1f at 1,000 tasks", k, small[k], large[k])
+	}
+	for _, k := range []string{"reads", "trees", "stores"} {
+		if large[k] > 3*small[k]+1 {
+			t.Errorf("%s/step: %.1f at 1,000 tasks, over 3× the %.1f at 10 tasks", k, large[k], small[k])
+		}
+	}
+}
