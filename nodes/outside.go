@@ -58,7 +58,8 @@ func (w *workflow) changedPaths(ctx context.Context, s state.ExecutionState, ps 
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := repo.Status(ctx)
+	keep := keepList(s, ps)
+	st, err := repo.StatusOutside(ctx, keep) // what is under keep is left out below anyway
 	if err != nil {
 		return nil, nil, fmt.Errorf("nodes: phase %d: %w", ps.Index+1, err)
 	}
@@ -66,7 +67,6 @@ func (w *workflow) changedPaths(ctx context.Context, s state.ExecutionState, ps 
 	for _, p := range st.Untracked {
 		untracked[p] = true
 	}
-	keep := keepList(s, ps)
 	var out []string
 	for _, l := range [][]string{st.Modified, st.Added, st.Deleted, st.Untracked} {
 		for _, p := range l {

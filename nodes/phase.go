@@ -48,7 +48,7 @@ func (w *workflow) preparePhase(ctx context.Context, s state.ExecutionState, i i
 	if err != nil {
 		return s, fmt.Errorf("nodes: prepare phase %d: %w", i+1, err)
 	}
-	untracked, err := repo.Untracked(ctx)
+	untracked, err := repo.UntrackedOutside(ctx, []string{s.Run.ExecDir})
 	if err != nil {
 		return s, fmt.Errorf("nodes: prepare phase %d: %w", i+1, err)
 	}
@@ -193,7 +193,7 @@ func (w *workflow) ensureAtPreCommit(ctx context.Context, s state.ExecutionState
 		return err
 	}
 	if head == ps.PreCommit {
-		st, err := repo.Status(ctx)
+		st, err := repo.StatusOutside(ctx, keepList(s, ps)) // dirty ignores them anyway
 		if err != nil {
 			return fmt.Errorf("nodes: phase %d: %w", ps.Index+1, err)
 		}

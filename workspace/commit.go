@@ -57,7 +57,7 @@ func (r *Repo) commitAll(ctx context.Context, message string, opts CommitOptions
 	if err != nil {
 		return "", err
 	}
-	tree, err := r.writeTree(entries)
+	tree, err := r.writeTree(entries, snap.headTrees)
 	if err != nil {
 		return "", err
 	}
@@ -139,7 +139,7 @@ func (r *Repo) stage(ctx context.Context, snap *snapshot, excl pathSet) ([]*inde
 			entries = append(entries, e)
 		}
 	}
-	files, _, err := r.untracked(ctx, snap.idx, snap.cc)
+	files, _, err := r.untracked(ctx, snap.idx, snap.cc, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -65,6 +65,10 @@
 // Status, Commit and ResetTo walk the whole work tree and trust the
 // index's stat data to avoid reading unchanged files, like `git status`
 // without a file system monitor: cost grows with the number of files.
+// StatusOutside and UntrackedOutside leave out directories the caller
+// ignores (the workflow's execution directory) without visiting them. A
+// Repo reads each tree object once and keeps it (a tree's hash is its
+// content), so flattening a new HEAD reads only the trees that changed.
 // Commit holds one file at a time in memory. Content filters
 // (core.autocrlf, .gitattributes, LFS) are not applied. Sparse checkouts
 // and submodules are carried as they are but not managed.

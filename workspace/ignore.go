@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
@@ -65,6 +66,13 @@ type walker struct {
 	base []gitignore.Pattern
 	// ignoreFile returns the content of dir/.gitignore, or nil.
 	ignoreFile func(dir string) ([]byte, error)
+	// diskIgnore says ignoreFile reads the work tree: a directory with no
+	// .gitignore has no patterns, and ignoreFile is not asked.
+	diskIgnore bool
+	// skip holds paths that are neither visited nor reported.
+	skip pathSet
+	// n counts the directories listed; nil counts nothing.
+	n *ioCounts
 	// file is called for every file and symbolic link that is not ignored.
 	file func(rel string) error
 	// nested is called for every directory that holds a .git of its own.
@@ -82,40 +90,49 @@ func (w *walker) dir(ctx context.Context, dir string, parts []string, ps []gitig
 			return err
 		}
 	}
-	data, err := w.ignoreFile(dir)
-	if err != nil {
-		return err
-	}
-	if data != nil {
-		ps = append(ps[:len(ps):len(ps)], parseIgnore(data, parts)...)
-	}
-	m := gitignore.NewMatcher(ps)
+	w.n.dir()
 	entries, err := os.ReadDir(filepath.Join(w.root, filepath.FromSlash(dir)))
 	if err != nil {
 		if dir != "" && isNotExist(err) {
 			return nil // removed while we walked
 		}
-		return err
+		if _, lerr := os.Lstat(filepath.Join(w.root, filepath.FromSlash(dir), ".git")); dir != "" && lerr == nil {
+			entries = []fs.DirEntry{gitEntry{}} // unreadable, but a repository
+		} else {
+			return err
+		}
 	}
+	if dir != "" && slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == ".git" }) {
+		// A nested repository (its .git a directory, a file or a link).
+		if w.nested != nil {
+			return w.nested(dir)
+		}
+		return nil
+	}
+	if !w.diskIgnore || slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == ".gitignore" }) {
+		data, err := w.ignoreFile(dir)
+		if err != nil {
+			return err
+		}
+		if data != nil {
+			ps = append(ps[:len(ps):len(ps)], parseIgnore(data, parts)...)
+		}
+	}
+	m := gitignore.NewMatcher(ps)
 	for _, e := range entries {
 		name := e.Name()
 		if name == ".git" {
 			continue
 		}
 		rel := path.Join(dir, name)
+		if w.skip.has(rel) {
+			continue
+		}
 		child := append(parts[:len(parts):len(parts)], name)
 		t := e.Type()
 		switch {
 		case t.IsDir():
 			if m.Match(child, true) {
-				continue
-			}
-			if _, err := os.Lstat(filepath.Join(w.root, filepath.FromSlash(rel), ".git")); err == nil {
-				if w.nested != nil {
-					if err := w.nested(rel); err != nil {
-						return err
-					}
-				}
 				continue
 			}
 			if err := w.dir(ctx, rel, child, ps); err != nil {
@@ -132,3 +149,11 @@ func (w *walker) dir(ctx context.Context, dir string, parts []string, ps []gitig
 	}
 	return nil
 }
+
+// gitEntry stands for the .git of a directory that cannot be listed.
+type gitEntry struct{}
+
+func (gitEntry) Name() string               { return ".git" }
+func (gitEntry) IsDir() bool                { return true }
+func (gitEntry) Type() fs.FileMode          { return fs.ModeDir }
+func (gitEntry) Info() (fs.FileInfo, error) { return nil, fs.ErrNotExist }

@@ -7,6 +7,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -32,34 +33,40 @@ const maxTreeDepth = 1024
 // reset must never take "missing" for "not in the commit"), and it rejects
 // names that could leave the work tree or write into .git.
 func (r *Repo) treeFiles(ctx context.Context, h plumbing.Hash) (map[string]treeFile, error) {
+	return r.treeFilesSeen(ctx, h, nil)
+}
+
+// treeFilesSeen is treeFiles, adding the hash of every tree it went
+// through (h included) to seen when seen is not nil.
+func (r *Repo) treeFilesSeen(ctx context.Context, h plumbing.Hash, seen map[plumbing.Hash]struct{}) (map[string]treeFile, error) {
 	out := map[string]treeFile{}
 	if h.String() == emptyTree {
 		return out, nil
 	}
-	if err := r.readTree(ctx, h, "", 0, out); err != nil {
+	if err := r.readTree(ctx, h, "", 0, out, seen); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func (r *Repo) readTree(ctx context.Context, h plumbing.Hash, prefix string, depth int, out map[string]treeFile) error {
+func (r *Repo) readTree(ctx context.Context, h plumbing.Hash, prefix string, depth int, out map[string]treeFile, seen map[plumbing.Hash]struct{}) error {
 	if depth > maxTreeDepth {
 		return fmt.Errorf("%w: tree deeper than %d levels at %q", ErrUnsafePath, maxTreeDepth, prefix)
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	t, err := object.GetTree(r.repo.Storer, h)
+	entries, err := r.treeEntries(h, prefix)
 	if err != nil {
-		return &Error{Op: "read tree", Path: prefix + " (" + h.String() + ")", Err: err}
+		return err
 	}
-	for _, e := range t.Entries {
+	if seen != nil {
+		seen[h] = struct{}{}
+	}
+	for _, e := range entries {
 		p := path.Join(prefix, e.Name)
-		if !safeName(e.Name) {
-			return fmt.Errorf("%w: %q", ErrUnsafePath, p)
-		}
 		if e.Mode == filemode.Dir {
-			if err := r.readTree(ctx, e.Hash, p, depth+1, out); err != nil {
+			if err := r.readTree(ctx, e.Hash, p, depth+1, out, seen); err != nil {
 				return err
 			}
 			continue
@@ -67,6 +74,61 @@ func (r *Repo) readTree(ctx context.Context, h plumbing.Hash, prefix string, dep
 		out[p] = treeFile{hash: e.Hash, mode: e.Mode}
 	}
 	return nil
+}
+
+// treeEntries returns the entries of tree h (at prefix, for messages),
+// every name checked with safeName, from the cache when it was read
+// before: a tree's hash is its content, so a tree once read never needs
+// reading again, and flattening a commit that changed one directory reads
+// only the trees on that directory's path.
+func (r *Repo) treeEntries(h plumbing.Hash, prefix string) ([]object.TreeEntry, error) {
+	if es, ok := r.trees.get(h); ok {
+		return es, nil
+	}
+	r.counts.trees.Add(1)
+	t, err := object.GetTree(r.repo.Storer, h)
+	if err != nil {
+		return nil, &Error{Op: "read tree", Path: prefix + " (" + h.String() + ")", Err: err}
+	}
+	for _, e := range t.Entries {
+		if !safeName(e.Name) {
+			return nil, fmt.Errorf("%w: %q", ErrUnsafePath, path.Join(prefix, e.Name))
+		}
+	}
+	es := append([]object.TreeEntry(nil), t.Entries...)
+	r.trees.put(h, es)
+	return es, nil
+}
+
+// maxCachedTreeEntries bounds a treeCache: past it the cache starts again
+// empty (at about 100 bytes an entry, some 25 MB).
+const maxCachedTreeEntries = 1 << 18
+
+// treeCache holds the entries of tree objects by hash. Its entries are
+// never changed once put.
+type treeCache struct {
+	mu      sync.Mutex
+	trees   map[plumbing.Hash][]object.TreeEntry
+	entries int
+}
+
+func (c *treeCache) get(h plumbing.Hash) ([]object.TreeEntry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	es, ok := c.trees[h]
+	return es, ok
+}
+
+func (c *treeCache) put(h plumbing.Hash, es []object.TreeEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.trees == nil || c.entries+len(es) > maxCachedTreeEntries {
+		c.trees, c.entries = map[plumbing.Hash][]object.TreeEntry{}, 0
+	}
+	if _, ok := c.trees[h]; !ok {
+		c.trees[h] = es
+		c.entries += len(es) + 1
+	}
 }
 
 // commitFiles flattens a commit's tree.
@@ -91,6 +153,7 @@ func safeName(name string) bool {
 // store writes an object unless the repository has it already.
 func (r *Repo) store(obj plumbing.EncodedObject) (plumbing.Hash, error) {
 	h := obj.Hash()
+	r.counts.stores.Add(1)
 	if r.repo.Storer.HasEncodedObject(h) == nil {
 		return h, nil
 	}
@@ -143,8 +206,10 @@ type dirNode struct {
 }
 
 // writeTree stores the trees for a set of index entries (stage 0, sorted or
-// not) and returns the root tree's hash.
-func (r *Repo) writeTree(entries []*index.Entry) (plumbing.Hash, error) {
+// not) and returns the root tree's hash. Trees whose hash is in have (the
+// trees of HEAD, which the repository holds) are not looked up or stored
+// again; have may be nil.
+func (r *Repo) writeTree(entries []*index.Entry, have map[plumbing.Hash]struct{}) (plumbing.Hash, error) {
 	root := &dirNode{}
 	for _, e := range entries {
 		parts := strings.Split(e.Name, "/")
@@ -162,13 +227,13 @@ func (r *Repo) writeTree(entries []*index.Entry) (plumbing.Hash, error) {
 		}
 		n.entries = append(n.entries, object.TreeEntry{Name: parts[len(parts)-1], Mode: e.Mode, Hash: e.Hash})
 	}
-	return r.storeTree(root)
+	return r.storeTree(root, have)
 }
 
-func (r *Repo) storeTree(n *dirNode) (plumbing.Hash, error) {
+func (r *Repo) storeTree(n *dirNode, have map[plumbing.Hash]struct{}) (plumbing.Hash, error) {
 	entries := append([]object.TreeEntry(nil), n.entries...)
 	for name, c := range n.dirs {
-		h, err := r.storeTree(c)
+		h, err := r.storeTree(c, have)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
@@ -178,6 +243,11 @@ func (r *Repo) storeTree(n *dirNode) (plumbing.Hash, error) {
 	obj := r.repo.Storer.NewEncodedObject()
 	if err := (&object.Tree{Entries: entries}).Encode(obj); err != nil {
 		return plumbing.ZeroHash, &Error{Op: "write tree", Path: "", Err: err}
+	}
+	if h := obj.Hash(); have != nil {
+		if _, ok := have[h]; ok {
+			return h, nil
+		}
 	}
 	return r.store(obj)
 }

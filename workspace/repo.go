@@ -31,6 +31,9 @@ type Repo struct {
 	// steps of a commit or a reset; an error stops the operation there,
 	// as a crash would.
 	fault func(point string) error
+	// counts is the work done (IOCounts); trees caches tree objects read.
+	counts ioCounts
+	trees  treeCache
 }
 
 // at calls the fault hook.

@@ -131,6 +131,7 @@ func (rs *reset) plan(ctx context.Context) error {
 		root:       r.root,
 		base:       r.basePatterns(rs.cc),
 		ignoreFile: rs.ignoreFile,
+		n:          &r.counts,
 		file: func(rel string) error {
 			if _, ok := rs.want[rel]; !ok && !rs.kept.has(rel) {
 				rs.remove[rel] = true
@@ -261,7 +262,7 @@ func (rs *reset) apply(ctx context.Context) ([]*index.Entry, error) {
 		return nil, err
 	}
 	entries := make([]*index.Entry, 0, len(rs.want))
-	sc := &scanner{lst: newLstater(root), fileMode: rs.cc.fileMode, idxTime: rs.idxTime}
+	sc := &scanner{lst: rs.r.lstater(), fileMode: rs.cc.fileMode, idxTime: rs.idxTime}
 	for i, p := range sortedKeys(rs.want) {
 		if i%64 == 0 {
 			if err := ctx.Err(); err != nil {

@@ -48,9 +48,12 @@ type snapshot struct {
 	headHash plumbing.Hash // zero on an unborn branch
 	headTree plumbing.Hash
 	head     map[string]treeFile
-	idx      map[string]*index.Entry
-	sc       *scanner
-	cc       coreConfig
+	// headTrees holds the hash of every tree of HEAD's (the repository
+	// has them all).
+	headTrees map[plumbing.Hash]struct{}
+	idx       map[string]*index.Entry
+	sc        *scanner
+	cc        coreConfig
 }
 
 func (r *Repo) snapshot(ctx context.Context) (*snapshot, error) {
@@ -64,7 +67,8 @@ func (r *Repo) snapshot(ctx context.Context) (*snapshot, error) {
 		if err != nil {
 			return nil, err
 		}
-		if s.head, err = r.commitFiles(ctx, c); err != nil {
+		s.headTrees = map[plumbing.Hash]struct{}{}
+		if s.head, err = r.treeFilesSeen(ctx, c.TreeHash, s.headTrees); err != nil {
 			return nil, err
 		}
 		s.headHash, s.headTree = h, c.TreeHash
@@ -74,18 +78,21 @@ func (r *Repo) snapshot(ctx context.Context) (*snapshot, error) {
 		return nil, err
 	}
 	s.idx = indexByPath(idx)
-	s.sc = &scanner{lst: newLstater(r.root), fileMode: s.cc.fileMode, idxTime: idxTime}
+	s.sc = &scanner{lst: r.lstater(), fileMode: s.cc.fileMode, idxTime: idxTime}
 	return s, nil
 }
 
 // untracked walks the work tree for files that are neither in the index
 // nor ignored, leaving out this package's temporary files. Nested
 // repositories that are not submodules come back as "dir/" in nested.
-func (r *Repo) untracked(ctx context.Context, idx map[string]*index.Entry, cc coreConfig) (files, nested []string, err error) {
+func (r *Repo) untracked(ctx context.Context, idx map[string]*index.Entry, cc coreConfig, skip pathSet) (files, nested []string, err error) {
 	w := &walker{
 		root:       r.root,
 		base:       r.basePatterns(cc),
 		ignoreFile: diskIgnoreFile(r.root),
+		diskIgnore: true,
+		skip:       skip,
+		n:          &r.counts,
 		file: func(rel string) error {
 			if _, tracked := idx[rel]; !tracked && !isTempName(rel) {
 				files = append(files, rel)
@@ -110,23 +117,37 @@ func (r *Repo) untracked(ctx context.Context, idx map[string]*index.Entry, cc co
 // the index, so its cost grows with the size of the tree, like `git
 // status` without a file system monitor.
 func (r *Repo) Status(ctx context.Context) (Status, error) {
+	return r.StatusOutside(ctx, nil)
+}
+
+// StatusOutside is Status leaving out skip (files, or directories for
+// everything under them): what is there is neither stat'ed, read nor
+// listed, and nothing under them is reported. A caller that ignores
+// changes under a directory (the workflow, its execution directory) pays
+// only for the rest of the tree.
+func (r *Repo) StatusOutside(ctx context.Context, skip []string) (Status, error) {
 	if err := ctx.Err(); err != nil {
 		return Status{}, err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return retry(r, func() (Status, error) { return r.status(ctx) })
+	return retry(r, func() (Status, error) { return r.status(ctx, newPathSet(skip)) })
 }
 
-func (r *Repo) status(ctx context.Context) (Status, error) {
+func (r *Repo) status(ctx context.Context, skip pathSet) (Status, error) {
 	snap, err := r.snapshot(ctx)
 	if err != nil {
 		return Status{}, err
 	}
 	var st Status
-	for _, p := range unionKeys(snap.head, snap.idx) {
-		if err := ctx.Err(); err != nil {
-			return Status{}, err
+	for i, p := range unionKeys(snap.head, snap.idx) {
+		if i%64 == 0 {
+			if err := ctx.Err(); err != nil {
+				return Status{}, err
+			}
+		}
+		if skip.has(p) {
+			continue
 		}
 		hf, inHead := snap.head[p]
 		ie, inIdx := snap.idx[p]
@@ -148,7 +169,7 @@ func (r *Repo) status(ctx context.Context) (Status, error) {
 			}
 		}
 	}
-	files, nested, err := r.untracked(ctx, snap.idx, snap.cc)
+	files, nested, err := r.untracked(ctx, snap.idx, snap.cc, skip)
 	if err != nil {
 		return Status{}, err
 	}
@@ -162,6 +183,12 @@ func (r *Repo) status(ctx context.Context) (Status, error) {
 // workflow takes this snapshot before a phase and passes it to Commit as
 // CommitOptions.Exclude and to ResetTo as keep.
 func (r *Repo) Untracked(ctx context.Context) ([]string, error) {
+	return r.UntrackedOutside(ctx, nil)
+}
+
+// UntrackedOutside is Untracked leaving out skip, which is not listed (see
+// StatusOutside).
+func (r *Repo) UntrackedOutside(ctx context.Context, skip []string) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -171,7 +198,7 @@ func (r *Repo) Untracked(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	files, nested, err := r.untracked(ctx, indexByPath(idx), r.coreConfig())
+	files, nested, err := r.untracked(ctx, indexByPath(idx), r.coreConfig(), newPathSet(skip))
 	if err != nil {
 		return nil, err
 	}

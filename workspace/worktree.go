@@ -31,9 +31,17 @@ func isDirErr(err error) bool { return errors.Is(err, syscall.EISDIR) }
 type lstater struct {
 	root string
 	dirs map[string]bool // slash path → is a real directory
+	n    *ioCounts       // nil: not counted
 }
 
 func newLstater(root string) *lstater { return &lstater{root: root, dirs: map[string]bool{}} }
+
+// lstater returns a new lstater of the work tree that counts its work.
+func (r *Repo) lstater() *lstater {
+	l := newLstater(r.root)
+	l.n = &r.counts
+	return l
+}
 
 func (l *lstater) abs(rel string) string { return filepath.Join(l.root, filepath.FromSlash(rel)) }
 
@@ -41,6 +49,7 @@ func (l *lstater) lstat(rel string) (fs.FileInfo, error) {
 	if d := path.Dir(rel); d != "." && !l.isDir(d) {
 		return nil, fs.ErrNotExist
 	}
+	l.n.stat()
 	return os.Lstat(l.abs(rel))
 }
 
@@ -53,6 +62,7 @@ func (l *lstater) isDir(d string) bool {
 		ok = l.isDir(p)
 	}
 	if ok {
+		l.n.stat()
 		fi, err := os.Lstat(l.abs(d))
 		ok = err == nil && fi.IsDir()
 	}
@@ -132,6 +142,7 @@ func (s *scanner) current(rel string, ie *index.Entry) (v version, ok bool, err 
 	if ie != nil && ie.Mode == mode && s.statClean(ie, fi) {
 		return version{hash: ie.Hash, mode: mode, info: fi}, true, nil
 	}
+	s.lst.n.read()
 	data, err := readContent(s.lst.abs(rel), fi)
 	if err != nil {
 		if isNotExist(err) {
