@@ -21,6 +21,7 @@ demo: build
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./graph ./checkpoint/...
+	$(GO) test -run '^$$' -bench 'StepCost|PlanGrowth' -benchtime 3x ./nodes
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
