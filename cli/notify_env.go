@@ -2,6 +2,7 @@ package cli
 
 import (
 	"net/url"
+	"os"
 	"strings"
 
 	"github.com/gaffer-dev/gaffer/cli/config"
@@ -33,4 +34,22 @@ func checkNotifyEnv(nc *state.NotifyConfig, profile string, getenv func(string) 
 		}
 	}
 	return nil
+}
+
+// checkSubmitNotify is checkNotifyEnv for submit (and run --detach), in
+// the submitting process's environment, before anything is queued: the
+// notify section of the profile o names (else g's) in the configuration
+// of the repository at root. A configuration that does not load is left
+// to serve, which reports it when it starts the run (and checks the
+// variables again, in its own environment, which is the one delivering).
+func checkSubmitNotify(root string, o RunOptions, g Globals) error {
+	cfg, err := config.Load(root, os.Getenv)
+	if err != nil {
+		return nil
+	}
+	p, err := cfg.Effective(or(o.Profile, g.Profile))
+	if err != nil {
+		return nil
+	}
+	return checkNotifyEnv(p.Notify.RunConfig(), p.Name, os.Getenv)
 }
