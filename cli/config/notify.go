@@ -159,9 +159,9 @@ func (c *Config) checkNotify(at string, n *Notify) error {
 }
 
 // checkTargetURL checks the url and url_env of target i, a webhook or
-// ntfy target at ti (profiles.<p>.notify.targets[i]): exactly one is set, url_env is a
-// variable's name, and url is an http(s) URL that is not a secret
-// (SecretURL).
+// ntfy target at ti (profiles.<p>.notify.targets[i]): exactly one is
+// set, url_env is a variable's name, and url is an http(s) URL that is
+// not a secret (SecretURL). No message shows a secret URL.
 func (c *Config) checkTargetURL(ti string, i int, kind, u, env string) error {
 	at := fmt.Sprintf("notify.targets[%d]", i)
 	switch {
