@@ -355,6 +355,7 @@ func (o *RunOptions) resolve(c *ucli.Context) error {
 	var probs problems
 	probs.add(err)
 	probs.add(checkKeys(state.RunConfig{Profile: rp.name, Agents: rp.agents, Drivers: rp.drivers}, os.Getenv))
+	probs.add(checkNotifyEnv(rp.notify, rp.name, os.Getenv))
 	probs.add(checkExecutables(rp, lookPath))
 	if err := probs.err(); err != nil {
 		return err
@@ -374,6 +375,9 @@ func (o RunOptions) resolved(root string, getenv func(string) string) (runProfil
 		return rp, err
 	}
 	if err := checkKeys(state.RunConfig{Profile: rp.name, Agents: rp.agents, Drivers: rp.drivers}, getenv); err != nil {
+		return rp, err
+	}
+	if err := checkNotifyEnv(rp.notify, rp.name, os.Getenv); err != nil {
 		return rp, err
 	}
 	return rp, checkExecutables(rp, lookPath)

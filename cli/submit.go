@@ -72,6 +72,9 @@ func Submit(c *ucli.Context, io IO, o RunOptions) error {
 	if o.Repo, err = host.RepoKey(repo.Root()); err != nil {
 		return err
 	}
+	if err := checkSubmitNotify(repo.Root(), o, g); err != nil {
+		return err
+	}
 	dir, _, err := storeOf(c)
 	if err != nil {
 		return err

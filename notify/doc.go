@@ -14,6 +14,9 @@
 // Idempotency-Key). A failed delivery is retried with exponential backoff
 // up to Config.Attempts attempts, the wait capped at Config.MaxDelay; then
 // the notice is dropped for that target, with one log line. Secrets are
-// read from the environment at delivery (the webhook's secret_env) and go
-// nowhere else: not into the state, the cursor or the logs.
+// read from the environment at delivery (the webhook's secret_env, and a
+// webhook's or ntfy topic's url_env: a URL whose path is what lets anyone
+// post) and go nowhere else: not into the state, the cursor or the logs,
+// where a target's URL shows as its scheme and host only (Redact) — an
+// unset variable is a failed delivery like any other.
 package notify

@@ -7,9 +7,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -69,7 +71,7 @@ func (d *Deliverer) webhook(t state.NotifyTarget, m Message) error {
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(d.ctx, http.MethodPost, t.URL, bytes.NewReader(body))
+	req, err := d.request(t, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
@@ -90,7 +92,7 @@ func (d *Deliverer) ntfy(t state.NotifyTarget, m Message) error {
 	if body == "" {
 		body = m.Title
 	}
-	req, err := http.NewRequestWithContext(d.ctx, http.MethodPost, t.URL, strings.NewReader(body))
+	req, err := d.request(t, strings.NewReader(body))
 	if err != nil {
 		return err
 	}
@@ -105,18 +107,101 @@ func (d *Deliverer) ntfy(t state.NotifyTarget, m Message) error {
 	return d.do(req)
 }
 
+// request is a POST of body to t's URL: its literal URL, or the one in
+// the environment variable its URLEnv names, read now. Neither error
+// shows the URL, which may be a secret.
+func (d *Deliverer) request(t state.NotifyTarget, body io.Reader) (*http.Request, error) {
+	raw := t.URL
+	if t.URLEnv != "" {
+		raw = strings.TrimSpace(d.cfg.Getenv(t.URLEnv))
+		if raw == "" {
+			return nil, fmt.Errorf("notify: %s URL: environment variable %s is not set", t.Kind, t.URLEnv)
+		}
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("notify: %s URL%s is not an http or https URL", t.Kind, fromEnv(t))
+	}
+	return http.NewRequestWithContext(d.ctx, http.MethodPost, raw, body)
+}
+
+// fromEnv names the variable t's URL comes from, for a message.
+func fromEnv(t state.NotifyTarget) string {
+	if t.URLEnv == "" {
+		return ""
+	}
+	return " (environment variable " + t.URLEnv + ")"
+}
+
+// do sends req. Its errors show the URL's scheme and host only (Redact):
+// net/http's own (*url.Error) quote the whole URL, whose path may be the
+// secret that lets anyone post (a Slack webhook's, an ntfy topic's), and
+// they reach the logs.
 func (d *Deliverer) do(req *http.Request) error {
 	resp, err := d.cfg.Client.Do(req)
 	if err != nil {
-		return err
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			ue.URL = Redact(req.URL.String()) // the target's, not a redirect's Location
+		}
+		return scrub(err, req.URL)
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("notify: %s %s: %s", req.Method, req.URL.Redacted(), resp.Status)
+		return fmt.Errorf("notify: %s %s: %s", req.Method, Redact(req.URL.String()), resp.Status)
 	}
 	return nil
 }
+
+// Redact is rawURL as a notify message may show it: its scheme and host,
+// and "/…" for a path or query, without credentials.
+func Redact(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" {
+		return "…"
+	}
+	s := u.Scheme + "://" + u.Host
+	if strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "" {
+		s += "/…"
+	}
+	return s
+}
+
+// scrub returns err, or an error with its message without u's path,
+// query and credentials should it still hold them (a redirect's error
+// quoting its Location, say). The result unwraps to err.
+func scrub(err error, u *url.URL) error {
+	msg := err.Error()
+	clean := msg
+	for _, s := range secretParts(u) {
+		clean = strings.ReplaceAll(clean, s, "…")
+	}
+	if clean == msg {
+		return err
+	}
+	return &scrubbed{msg: clean, err: err}
+}
+
+// secretParts are the parts of u a message must not show, longest first.
+func secretParts(u *url.URL) []string {
+	var parts []string
+	for _, s := range []string{u.String(), u.RequestURI(), u.EscapedPath(), u.Path, u.RawQuery, u.User.String()} {
+		if strings.Trim(s, "/") != "" {
+			parts = append(parts, s)
+		}
+	}
+	return parts
+}
+
+// scrubbed is an error whose message had a URL's secret parts removed.
+type scrubbed struct {
+	msg string
+	err error
+}
+
+func (e *scrubbed) Error() string { return e.msg }
+func (e *scrubbed) Unwrap() error { return e.err }
 
 // command runs the target's argv, without a shell, with the notice in
 // its environment, within Config.CommandTimeout.

@@ -29,8 +29,11 @@ func NoticeEvents() []string {
 const OutboxKeep = 8
 
 // NotifyConfig is whom a run notifies, resolved from its profile when it
-// starts (gaffer.yaml's notify section). It holds URLs, commands and the
-// NAMES of environment variables, never a secret.
+// starts (gaffer.yaml's notify section). It holds URLs that are not
+// secrets, commands and the NAMES of environment variables, never a
+// secret: a URL that is one (a Slack webhook's, whose path lets anyone
+// post) is kept as the name of the variable holding it (URLEnv), read by
+// the process delivering.
 type NotifyConfig struct {
 	URL     string         `json:"url,omitempty"`    // the inbox's base URL: a notice links to URL/runs/<id>
 	Events  []string       `json:"events,omitempty"` // the events notified of; empty: all (NoticeEvents)
@@ -48,8 +51,12 @@ func (c *NotifyConfig) Wants(event string) bool {
 // NotifyTarget is one receiver of a run's notices.
 type NotifyTarget struct {
 	Kind string `json:"kind"` // webhook, ntfy or command
-	// URL is the webhook's endpoint or the ntfy topic's URL.
+	// URL is the webhook's endpoint or the ntfy topic's URL, when it is
+	// not a secret; otherwise URLEnv is set instead.
 	URL string `json:"url,omitempty"`
+	// URLEnv names the environment variable holding the webhook's or
+	// ntfy topic's URL (its name only), read at delivery.
+	URLEnv string `json:"url_env,omitempty"`
 	// SecretEnv names the environment variable holding the webhook's
 	// HMAC key (its name only).
 	SecretEnv string `json:"secret_env,omitempty"`

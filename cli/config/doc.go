@@ -58,8 +58,9 @@
 //	      url: http://127.0.0.1:8080       # the inbox: notices link to <url>/runs/<id>
 //	      events: [awaiting_approval, completed]   # default: all six
 //	      targets:                 # each one of webhook, ntfy, command
-//	        - webhook: {url: https://example.com/hook, secret_env: HOOK_SECRET, format: slack}
-//	        - ntfy: {url: https://ntfy.sh/topic, priority: high}
+//	        - webhook: {url: https://example.com/hook, secret_env: HOOK_SECRET}
+//	        - webhook: {url_env: SLACK_HOOK_URL, format: slack}  # the variable holding the URL
+//	        - ntfy: {url_env: NTFY_TOPIC_URL, priority: high}
 //	        - command: {run: [notify-send, gaffer]}
 //
 // Parsing is strict: an unknown key, a key given twice or a value of the
@@ -71,6 +72,16 @@
 // without a provider, a recovery count that is negative or below its least
 // (trigger_threshold 2, max_tail_runes 1, max_failures_kept
 // trigger_threshold) or a fraction outside [0, 1] — again with the line.
+//
+// # Notify targets' URLs
+//
+// A webhook or ntfy target has exactly one of url and url_env, the name of
+// the environment variable holding its URL; a run's state keeps the name
+// and the process delivering reads the variable. A literal url that is a
+// secret is refused (SecretURL), naming url_env as the fix: a Slack or
+// Discord webhook's, a topic on ntfy.sh, one with credentials before the
+// host or a secret-looking query parameter. Other URLs, such as a local
+// receiver's, are kept as they are: they go into the run's checkpoints.
 //
 // # Effective profiles
 //

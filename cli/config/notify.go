@@ -32,15 +32,22 @@ type NotifyTarget struct {
 // WebhookTarget is a JSON POST, signed with HMAC-SHA256 by the secret in
 // the environment variable SecretEnv names (never the secret itself).
 // Format "slack" posts {"text": …} for a Slack incoming webhook instead.
+// Exactly one of URL and URLEnv is set: URLEnv names the environment
+// variable holding the URL, for a URL that is itself a secret (a Slack
+// webhook's), which checkNotify refuses as a literal URL.
 type WebhookTarget struct {
-	URL       string `yaml:"url"`
+	URL       string `yaml:"url,omitempty"`
+	URLEnv    string `yaml:"url_env,omitempty"`
 	SecretEnv string `yaml:"secret_env,omitempty"`
 	Format    string `yaml:"format,omitempty"`
 }
 
-// NtfyTarget is an ntfy topic's URL and the notices' priority.
+// NtfyTarget is an ntfy topic's URL, or the name of the environment
+// variable holding it (URLEnv; exactly one of the two), and the notices'
+// priority.
 type NtfyTarget struct {
-	URL      string `yaml:"url"`
+	URL      string `yaml:"url,omitempty"`
+	URLEnv   string `yaml:"url_env,omitempty"`
 	Priority string `yaml:"priority,omitempty"`
 }
 
@@ -77,8 +84,8 @@ func (n *Notify) clone() *Notify {
 	return &c
 }
 
-// RunConfig is the section as a run keeps it in its state (URLs, argv and
-// variables' names); nil without targets.
+// RunConfig is the section as a run keeps it in its state (URLs that are
+// not secrets, argv and variables' names); nil without targets.
 func (n *Notify) RunConfig() *state.NotifyConfig {
 	if n == nil || len(n.Targets) == 0 {
 		return nil
@@ -87,9 +94,9 @@ func (n *Notify) RunConfig() *state.NotifyConfig {
 	for _, t := range n.Targets {
 		switch {
 		case t.Webhook != nil:
-			out.Targets = append(out.Targets, state.NotifyTarget{Kind: "webhook", URL: t.Webhook.URL, SecretEnv: t.Webhook.SecretEnv, Format: t.Webhook.Format})
+			out.Targets = append(out.Targets, state.NotifyTarget{Kind: "webhook", URL: t.Webhook.URL, URLEnv: t.Webhook.URLEnv, SecretEnv: t.Webhook.SecretEnv, Format: t.Webhook.Format})
 		case t.Ntfy != nil:
-			out.Targets = append(out.Targets, state.NotifyTarget{Kind: "ntfy", URL: t.Ntfy.URL, Priority: t.Ntfy.Priority})
+			out.Targets = append(out.Targets, state.NotifyTarget{Kind: "ntfy", URL: t.Ntfy.URL, URLEnv: t.Ntfy.URLEnv, Priority: t.Ntfy.Priority})
 		case t.Command != nil:
 			out.Targets = append(out.Targets, state.NotifyTarget{Kind: "command", Run: slices.Clone(t.Command.Run)})
 		}
@@ -126,8 +133,8 @@ func (c *Config) checkNotify(at string, n *Notify) error {
 		}
 		switch {
 		case t.Webhook != nil:
-			if err := httpURL(t.Webhook.URL); err != nil {
-				return c.errAt(ti+".webhook.url", "notify.targets[%d].webhook.url: %v", i, err)
+			if err := c.checkTargetURL(ti, i, "webhook", t.Webhook.URL, t.Webhook.URLEnv); err != nil {
+				return err
 			}
 			if e := t.Webhook.SecretEnv; e != "" && !isEnvName(e) {
 				return c.errAt(ti+".webhook.secret_env", "notify.targets[%d].webhook.secret_env must name an environment variable, not hold the secret", i)
@@ -136,8 +143,8 @@ func (c *Config) checkNotify(at string, n *Notify) error {
 				return c.errAt(ti+".webhook.format", "notify.targets[%d].webhook.format %q: want slack, or leave it out for gaffer's JSON", i, f)
 			}
 		case t.Ntfy != nil:
-			if err := httpURL(t.Ntfy.URL); err != nil {
-				return c.errAt(ti+".ntfy.url", "notify.targets[%d].ntfy.url: %v", i, err)
+			if err := c.checkTargetURL(ti, i, "ntfy", t.Ntfy.URL, t.Ntfy.URLEnv); err != nil {
+				return err
 			}
 			if p := t.Ntfy.Priority; p != "" && !slices.Contains(ntfyPriorities, p) {
 				return c.errAt(ti+".ntfy.priority", "notify.targets[%d].ntfy.priority %q: want 1-5 or %s", i, p, strings.Join(ntfyPriorities[5:], ", "))
@@ -149,6 +156,77 @@ func (c *Config) checkNotify(at string, n *Notify) error {
 		}
 	}
 	return nil
+}
+
+// checkTargetURL checks the url and url_env of target i, a webhook or
+// ntfy target at ti (profiles.<p>.notify.targets[i]): exactly one is
+// set, url_env is a variable's name, and url is an http(s) URL that is
+// not a secret (SecretURL). No message shows a secret URL.
+func (c *Config) checkTargetURL(ti string, i int, kind, u, env string) error {
+	at := fmt.Sprintf("notify.targets[%d]", i)
+	switch {
+	case u != "" && env != "":
+		return c.errAt(ti+"."+kind+".url_env", "%s.%s: set url or url_env, not both", at, kind)
+	case u == "" && env == "":
+		return c.errAt(ti+"."+kind, "%s.%s needs url, or url_env naming the environment variable that holds the URL", at, kind)
+	case env != "":
+		if !isEnvName(env) {
+			return c.errAt(ti+"."+kind+".url_env", "%s.%s.url_env must name an environment variable, not hold the URL", at, kind)
+		}
+		return nil
+	}
+	if err := httpURL(u); err != nil {
+		return c.errAt(ti+"."+kind+".url", "%s.%s.url: %v", at, kind, err)
+	}
+	if why := SecretURL(u); why != "" {
+		return c.errAt(ti+"."+kind+".url", "%s.%s.url holds a secret (%s): put the URL in an environment variable and name it in url_env instead", at, kind, why)
+	}
+	return nil
+}
+
+// secretHosts are the hosts whose URLs' paths are the secret that lets
+// anyone post: an incoming webhook's or a public ntfy server's topic.
+var secretHosts = []struct {
+	host, path, what string // path: the secret paths' prefix ("" any)
+}{
+	{"hooks.slack.com", "", "a Slack webhook's path"},
+	{"discord.com", "/api/webhooks", "a Discord webhook's path"},
+	{"discordapp.com", "/api/webhooks", "a Discord webhook's path"},
+	{"ptb.discord.com", "/api/webhooks", "a Discord webhook's path"},
+	{"canary.discord.com", "/api/webhooks", "a Discord webhook's path"},
+	{"ntfy.sh", "", "a public ntfy topic's name"},
+}
+
+// SecretURL says why a notify target's literal URL u is a secret, which
+// must not go into a run's state (nor its checkpoints, logs or events):
+// a host whose paths are secrets (a Slack or Discord webhook, a topic on
+// the public ntfy.sh), credentials before the host (user:password@), or
+// a secret-looking query parameter (token=, key=, sig=, code=…). It
+// returns "" for a URL that is not, such as a local receiver's.
+func SecretURL(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return ""
+	}
+	host := strings.ToLower(p.Hostname())
+	for _, h := range secretHosts {
+		if host == h.host && strings.HasPrefix(p.Path, h.path) && strings.Trim(p.Path, "/") != "" {
+			return h.what
+		}
+	}
+	if p.User != nil {
+		return "credentials in the URL"
+	}
+	for k := range p.Query() {
+		switch strings.ToLower(k) {
+		case "sig", "signature", "code", "hash":
+			return "a secret query parameter"
+		}
+		if looksSecret(k) {
+			return "a secret query parameter"
+		}
+	}
+	return ""
 }
 
 // httpURL checks that s is an absolute http or https URL.

@@ -1,0 +1,55 @@
+package cli
+
+import (
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/gaffer-dev/gaffer/cli/config"
+	"github.com/gaffer-dev/gaffer/state"
+)
+
+// checkNotifyEnv returns an ExitPrecondition error, as checkKeys does for
+// a missing API key, when a notify target of nc takes its URL from an
+// environment variable (url_env) that is unset or holds no http(s) URL:
+// run, and serve for a submitted run, check it before any work, since the
+// process that starts the run is the one that delivers its notices. The
+// message names the variable, never its value.
+func checkNotifyEnv(nc *state.NotifyConfig, profile string, getenv func(string) string) error {
+	if nc == nil {
+		return nil
+	}
+	for i, t := range nc.Targets {
+		if t.URLEnv == "" {
+			continue
+		}
+		v := strings.TrimSpace(getenv(t.URLEnv))
+		if v == "" {
+			return exitf(ExitPrecondition, "notify target %d (%s): set the environment variable %s to its URL (url_env, profile %s)",
+				i+1, t.Kind, t.URLEnv, or(profile, config.DefaultProfile))
+		}
+		if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return exitf(ExitPrecondition, "notify target %d (%s): the environment variable %s must hold an http or https URL (url_env, profile %s)",
+				i+1, t.Kind, t.URLEnv, or(profile, config.DefaultProfile))
+		}
+	}
+	return nil
+}
+
+// checkSubmitNotify is checkNotifyEnv for submit (and run --detach), in
+// the submitting process's environment, before anything is queued: the
+// notify section of the profile o names (else g's) in the configuration
+// of the repository at root. A configuration that does not load is left
+// to serve, which reports it when it starts the run (and checks the
+// variables again, in its own environment, which is the one delivering).
+func checkSubmitNotify(root string, o RunOptions, g Globals) error {
+	cfg, err := config.Load(root, os.Getenv)
+	if err != nil {
+		return nil
+	}
+	p, err := cfg.Effective(or(o.Profile, g.Profile))
+	if err != nil {
+		return nil
+	}
+	return checkNotifyEnv(p.Notify.RunConfig(), p.Name, os.Getenv)
+}
