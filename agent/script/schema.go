@@ -83,6 +83,11 @@ func schemaProblem(p strictyaml.Problem) error {
 			return fmt.Errorf("%s: want a list, got %s", label, describe(p.Node))
 		}
 		return fmt.Errorf("%s: want %s, got %s", label, wantScalar(p.Want), describe(p.Node))
+	case strictyaml.NotDecimal:
+		return fmt.Errorf("%s: want a whole number in plain decimal digits (no leading 0, 0x, 0o, 0b or _), got %s", label, describe(p.Node))
+	case strictyaml.OutOfRange:
+		lo, hi := strictyaml.IntBounds(p.Want)
+		return fmt.Errorf("%s: want a whole number from %s to %s, got %s", label, lo, hi, describe(p.Node))
 	case strictyaml.UnknownKey:
 		return fmt.Errorf("unknown key %q %s (known keys: %s)", p.Key, where, strings.Join(p.Keys, ", "))
 	case strictyaml.RepeatedKey:

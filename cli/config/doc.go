@@ -65,7 +65,11 @@
 //
 // Parsing is strict: an unknown key, a key given twice or a value of the
 // wrong type is an error naming the file, the line and where the key sits
-// (gaffer.yaml:12: unknown key "max_turn" in profiles.fast.limits).
+// (gaffer.yaml:12: unknown key "max_turn" in profiles.fast.limits). An
+// integer setting takes an integer in plain decimal digits that fits an
+// int: 1.5 and 2.0 (floats), 010, 0x10 and 1_000 (read in another base or
+// differently by other YAML parsers) and 99999999999999999999 are refused,
+// not cut down or reread.
 // Validation then rejects nonsense — an unknown driver or provider, a
 // negative limit or price, an api_key_env that is not a variable name, a
 // CLI template that cannot run, a cli role without a template, an llm role

@@ -13,7 +13,8 @@ import (
 // checkSchema checks a YAML tree against the Go type t it will be decoded
 // into, strictly (internal/strictyaml): every mapping key must be a field
 // (or a map key), nothing is given twice, merge keys are refused and
-// scalars must decode into their field's type. It records the line of
+// scalars must decode into their field's type (an integer field takes
+// only an integer in decimal digits that fits it). It records the line of
 // every key by its dotted path in lines, for validation errors later, and
 // returns the first problem found and its line.
 func checkSchema(n *yaml.Node, t reflect.Type, lines map[string]int) (line int, err error) {
@@ -38,6 +39,11 @@ func schemaProblem(p strictyaml.Problem) error {
 			return fmt.Errorf("%s must be a list, not %s", where(p.Path), describe(p.Node))
 		}
 		return fmt.Errorf("%s must be %s, not %s", where(p.Path), wantScalar(p.Want), describe(p.Node))
+	case strictyaml.NotDecimal:
+		return fmt.Errorf("%s must be an integer in plain decimal digits (no leading 0, 0x, 0o, 0b or _), not %s", where(p.Path), describe(p.Node))
+	case strictyaml.OutOfRange:
+		lo, hi := strictyaml.IntBounds(p.Want)
+		return fmt.Errorf("%s must be an integer from %s to %s, not %s", where(p.Path), lo, hi, describe(p.Node))
 	case strictyaml.UnknownKey:
 		return fmt.Errorf("unknown key %q %s", p.Key, in(p.Path))
 	case strictyaml.RepeatedKey:
@@ -72,7 +78,8 @@ func wantScalar(t reflect.Type) string {
 	switch t.Kind() {
 	case reflect.Bool:
 		return "true or false"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		return "an integer"
 	case reflect.Float32, reflect.Float64:
 		return "a number"

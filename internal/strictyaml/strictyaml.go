@@ -46,12 +46,20 @@ const (
 	// TooLarge: the aliases expand to more than Checker.MaxVisits values.
 	// The check stops there.
 	TooLarge
+	// NotDecimal: the value at Path, Node, is an integer written in
+	// another base or with underscores (0x10, 010, 1_000), where Want, an
+	// integer type, takes plain decimal digits only (CheckInt).
+	NotDecimal
+	// OutOfRange: the value at Path, Node, is an integer that does not
+	// fit Want, an integer type (IntBounds gives its range).
+	OutOfRange
 )
 
 // String returns the kind's name, for tests and debugging.
 func (k Kind) String() string {
 	names := [...]string{"", "wrong type", "unknown key", "repeated key", "key not a name", "merge key",
-		"merge of a non-mapping", "missing key", "missing value", "alias cycle", "aliases too deep", "too large"}
+		"merge of a non-mapping", "missing key", "missing value", "alias cycle", "aliases too deep", "too large",
+		"integer not in decimal", "integer out of range"}
 	if k > 0 && int(k) < len(names) {
 		return names[k]
 	}
@@ -67,8 +75,8 @@ type Problem struct {
 	Key   string
 	Other string       // MissingKey: the key that would do instead of Key
 	First int          // RepeatedKey: the line Key was first given on
-	Node  *yaml.Node   // WrongType, KeyNotName, MergeNotMapping: the node at fault
-	Want  reflect.Type // WrongType: the type wanted, pointers removed
+	Node  *yaml.Node   // WrongType, KeyNotName, MergeNotMapping, NotDecimal, OutOfRange: the node at fault
+	Want  reflect.Type // WrongType, NotDecimal, OutOfRange: the type wanted, pointers removed
 	Keys  []string     // WrongType into a struct, UnknownKey: the struct's keys, in order
 }
 
@@ -86,6 +94,9 @@ type Checker struct {
 	// will do. "" marks none.
 	Tag string
 	// Scalar reports whether scalar n suits type t; nil is FitsTag.
+	// Integer types (int and uint kinds, but not time.Duration nor types
+	// that decode themselves) are not passed to it: CheckInt checks them,
+	// so that no value is cut down or read in another base.
 	Scalar func(n *yaml.Node, t reflect.Type) bool
 	// MaxAliasDepth bounds how many aliases a value may be nested in. 0
 	// is no bound, and an alias inside its own anchor is an AliasCycle;
@@ -209,6 +220,12 @@ func (w *walker) node(n *yaml.Node, t reflect.Type, path string) bool {
 			if !w.node(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)) {
 				return false
 			}
+		}
+		return true
+	}
+	if n.Kind == yaml.ScalarNode && isInt(t) {
+		if k := CheckInt(n, t); k != 0 {
+			return w.add(Problem{Kind: k, Line: n.Line, Path: path, Node: n, Want: t})
 		}
 		return true
 	}
@@ -439,7 +456,8 @@ func names(fields []field) []string {
 // FitsTag reports whether scalar n's resolved tag suits type t: a string,
 // number, boolean or timestamp for a string; an integer for int, int32 and
 // int64; an integer or float for float32 and float64; a boolean for bool.
-// Other types take any scalar.
+// Other types take any scalar. (A Checker checks integer types with
+// CheckInt, which is stricter.)
 func FitsTag(n *yaml.Node, t reflect.Type) bool {
 	tag := n.ShortTag()
 	switch t.Kind() {

@@ -159,6 +159,7 @@ func FuzzCheck(f *testing.F) {
 		"items: &a\n  - *a\n",
 		"by_name: {k: {count: x}, k: 2}\n",
 		"? [a]\n: 1\n",
+		"items:\n  - {count: 1.5}\n  - {count: 0x10}\n  - {count: 99999999999999999999}\n",
 	} {
 		f.Add(s, false, uint8(0))
 		f.Add(s, true, uint8(1))
@@ -174,7 +175,7 @@ func FuzzCheck(f *testing.F) {
 			t.Errorf("%d problems, Max %d", len(ps), c.Max)
 		}
 		for _, p := range ps {
-			if p.Line <= 0 || p.Kind < WrongType || p.Kind > TooLarge {
+			if p.Line <= 0 || p.Kind < WrongType || p.Kind > OutOfRange {
 				t.Errorf("problem %+v", p)
 			}
 		}
