@@ -104,6 +104,17 @@ func TestServeTwoHostsTakeOver(t *testing.T) {
 	if code != 0 || hist == "" {
 		t.Fatalf("history: exit %d\n%s", code, hist)
 	}
+	// b's /metrics reads the queue every host shares: nothing is queued
+	// now, so its length and its oldest job's age are 0.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		body := scrape(t, b.metrics)
+		if strings.Contains(body, "\ngaffer_serve_queue_length 0\n") && strings.Contains(body, "\ngaffer_serve_queue_oldest_age_seconds 0\n") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve b's queue gauges:\n%s", grepLines(body, "gaffer_serve"))
+		}
+	}
 	if code := b.stop(syscall.SIGTERM); code != 0 {
 		t.Fatalf("serve b exit %d after SIGTERM\n%s", code, b.output())
 	}

@@ -22,6 +22,18 @@
 // up) and /readyz (a caller-supplied check, such as "the store is open").
 // Listen binds an address to 127.0.0.1 unless the address names a host.
 //
+// # A queue shared by many hosts
+//
+// serve's file pool sets the queue length as jobs come and go. The
+// PostgreSQL queue is every host's, so no host can count it that way: it
+// gives ProbeQueue a QueueProbe, and each scrape (at most one a second)
+// reads the queue's length and the age of its oldest job from the
+// database, for at most ProbeTimeout. A read that fails fails no scrape:
+// the gauges keep their last values and one warning is logged until the
+// database answers again. Every host reports the same queue: aggregate
+// its gauges across hosts with max, not sum. The workers gauges stay each
+// host's own.
+//
 // # Metrics
 //
 //	gaffer_node_transitions_total{node,outcome}      node attempts by outcome (ok, error, interrupted)
@@ -41,7 +53,8 @@
 //	gaffer_agent_sessions_total{role,model}          agent sessions
 //	gaffer_agent_tokens_total{role,model,kind}       tokens by kind: input, output, cached
 //	gaffer_agent_cost_usd_total{role,model}          agent cost in US dollars
-//	gaffer_serve_queue_length                        runs queued in gaffer serve
+//	gaffer_serve_queue_length                        runs queued in gaffer serve (database store: every host's queue)
+//	gaffer_serve_queue_oldest_age_seconds            database store: how long the oldest queued run has waited
 //	gaffer_serve_workers_busy                        serve workers executing a run
 //	gaffer_serve_workers                             serve workers configured
 package metrics

@@ -86,7 +86,7 @@ type recoveryMetrics struct {
 }
 
 type serveMetrics struct {
-	queue   prometheus.Gauge
+	queue   *queueCollector
 	busy    prometheus.Gauge
 	workers prometheus.Gauge
 }
@@ -204,10 +204,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			}),
 		},
 		serve: serveMetrics{
-			queue: prometheus.NewGauge(prometheus.GaugeOpts{
-				Name: "gaffer_serve_queue_length",
-				Help: "Runs queued in gaffer serve, waiting for a worker or for their repository (one run per work tree at a time).",
-			}),
+			queue: newQueueCollector(),
 			busy: prometheus.NewGauge(prometheus.GaugeOpts{
 				Name: "gaffer_serve_workers_busy",
 				Help: "gaffer serve workers executing a run.",
@@ -467,7 +464,7 @@ func (m *Metrics) ObserveCheckpointWrite(d time.Duration) {
 }
 
 // SetQueueLength sets the number of runs queued in gaffer serve.
-func (m *Metrics) SetQueueLength(n int) { m.serve.queue.Set(float64(n)) }
+func (m *Metrics) SetQueueLength(n int) { m.serve.queue.length.Set(float64(n)) }
 
 // SetWorkers sets the number of serve workers configured and busy.
 func (m *Metrics) SetWorkers(total, busy int) {

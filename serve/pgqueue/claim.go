@@ -220,7 +220,7 @@ func (q *Queue) finish(ctx context.Context, c claimed, state, msg string) {
 		sql = `DELETE FROM jobs WHERE run_id = $1 AND claim = $2 AND claimed_by = $3`
 		args = args[:3]
 	case "queued":
-		sql = `UPDATE jobs SET state = $4, claimed_by = NULL, lease_until = NULL, recovered = true, error = nullif($5, '')
+		sql = `UPDATE jobs SET state = $4, queued_at = now(), claimed_by = NULL, lease_until = NULL, recovered = true, error = nullif($5, '')
 			WHERE run_id = $1 AND claim = $2 AND claimed_by = $3 RETURNING pg_notify('` + jobsChannel + `', run_id)`
 	}
 	ctx = context.WithoutCancel(ctx)

@@ -1,7 +1,8 @@
 // Package pgqueue is serve's run queue in PostgreSQL (serve.Queue), for
 // the serves of many hosts sharing one database store (--store
 // postgres://…). Jobs are rows of the jobs table, in the store's schema
-// and migration set (checkpoint/postgres/migrations/0002_jobs.sql). A
+// and migration set (checkpoint/postgres/migrations/0002_jobs.sql and
+// 0003_jobs_queued_at.sql). A
 // worker claims the first queued row with SELECT … FOR UPDATE SKIP
 // LOCKED, so concurrent claimers on any host never take one job twice,
 // and holds it under a lease (claimed_by, lease_until) judged by the
@@ -19,4 +20,8 @@
 // host cancels the run at once, or at its next heartbeat; an answer is a
 // job any host may claim. A Queue that is not started is a client: a
 // command on any host submits, answers, cancels and reads through it.
+// A started Queue reports this host's busy workers to Config.Gauges as
+// its jobs start and end, and lets the gauges read the queue's length
+// and the age of its oldest job (every host's, by the database's clock:
+// Probe) when they are scraped (QueueProber).
 package pgqueue

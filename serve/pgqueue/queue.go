@@ -45,7 +45,11 @@ type Config struct {
 	Workers  int            // at least 1; default 1
 	Executor serve.Executor // nil: a client, which cannot Start
 	Logger   *slog.Logger
-	Gauges   serve.Gauges // optional
+	// Gauges, optional, gets this host's worker count and the jobs
+	// executing here (SetWorkers); the queue's length and the age of its
+	// oldest job are every host's, read at scrape time when Gauges is a
+	// QueueProber too.
+	Gauges serve.Gauges
 	// KeyOf, when set, gives the Key of a job claimed here (serve.Job's:
 	// what it works on, on this host): two jobs with one key never
 	// execute here at once. A job whose key is busy goes back to the
@@ -189,6 +193,7 @@ func (q *Queue) Start(ctx context.Context) error {
 		close(q.closed)
 	}()
 	q.gaugesLocked()
+	q.probeGauges()
 	return nil
 }
 
@@ -208,7 +213,7 @@ func (q *Queue) Wait() {
 const submitSQL = `WITH j AS (
 	INSERT INTO jobs AS j (run_id, kind, spec, answer, key) VALUES ($1, $2, $3, $4, $5)
 	ON CONFLICT (run_id) DO UPDATE SET kind = excluded.kind, spec = excluded.spec, answer = excluded.answer, key = excluded.key,
-		state = 'queued', ord = nextval('job_order'), claimed_by = NULL, lease_until = NULL, recovered = false,
+		state = 'queued', ord = nextval('job_order'), queued_at = now(), claimed_by = NULL, lease_until = NULL, recovered = false,
 		takeovers = 0, last_holder = NULL, cancel = false, error = NULL
 	WHERE j.state IN ('parked', 'failed')
 	RETURNING run_id
