@@ -93,7 +93,7 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 	cfg := host.Config{Repo: g.Repo, Store: dir, Dir: dir, Setup: setup{io: io, pace: pace, opts: o.run}, Front: hf, Logger: l.log, Cmd: l.cmd,
 		Version: io.version, ReproducibleDates: reproducibleDates(os.Getenv),
 		AfterCommit: afterCommitHook(io), AfterPublish: afterPushHook(io), AfterRestore: afterRestoreHook(io),
-		Notify: &notify.Config{Before: beforeNotifyHook(io)}, Shared: o.shared, Remote: o.remote}
+		Notify: &notify.Config{Before: beforeNotifyHook(io), Getenv: io.Keys.getenv}, Shared: o.shared, Remote: o.remote}
 	if o.metrics != nil {
 		m := o.metrics
 		cfg.WrapStore = func(s checkpoint.Store) checkpoint.Store { return metrics.InstrumentStore(s, m) }

@@ -294,7 +294,8 @@ func (d *realDrivers) llmDriver(cfg state.RunConfig) (agent.Driver, error) {
 	key, err := json.Marshal(struct {
 		D state.DriverSettings
 		M map[agent.Role]string
-	}{cfg.Drivers, models})
+		K []string // the keys its tools' environment lacks (agentEnviron)
+	}{cfg.Drivers, models, keyNames(cfg)})
 	if err != nil {
 		return nil, fmt.Errorf("llm driver settings: %w", err)
 	}
@@ -377,7 +378,7 @@ func (o RunOptions) resolved(root string, getenv func(string) string) (runProfil
 	if err := checkKeys(state.RunConfig{Profile: rp.name, Agents: rp.agents, Drivers: rp.drivers}, getenv); err != nil {
 		return rp, err
 	}
-	if err := checkNotifyEnv(rp.notify, rp.name, os.Getenv); err != nil {
+	if err := checkNotifyEnv(rp.notify, rp.name, getenv); err != nil {
 		return rp, err
 	}
 	return rp, checkExecutables(rp, lookPath)

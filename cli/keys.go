@@ -13,13 +13,15 @@ import (
 
 // KeyVault holds the keys a gaffer process has taken out of its own
 // environment. When a run's drivers are built, every variable its profile
-// names as a key — the llm provider's api_key_env and the pass_env
-// entries of its CLI agents — is read once, kept here, removed from the
+// names as a key (keyNames) — the llm provider's api_key_env, the
+// pass_env entries of its CLI agents and the url_env and secret_env of
+// its notify targets — is read once, kept here, removed from the
 // environment (os.Unsetenv) and blanked in the process's initial
 // environment block, which /proc/PID/environ shows and Unsetenv does not
 // change. So no process gaffer starts inherits a key, and none can read it
-// from gaffer's /proc entry; the llm driver gets its key from here, and a
-// CLI agent the ones its pass_env lists.
+// from gaffer's /proc entry; the llm driver gets its key from here, a CLI
+// agent the ones its pass_env lists, and the notices' deliverer (package
+// notify, Config.Getenv) its targets' URLs and HMAC keys.
 //
 // The command gaffer's main gives the App one (IO.Keys). Without one (a
 // program or test running the App in its own process) the environment is
@@ -78,8 +80,11 @@ func (v *KeyVault) getenv(name string) string {
 	return os.Getenv(name)
 }
 
-// keyNames returns the variables cfg's profile names as keys: the llm
-// provider's api_key_env and every CLI agent's pass_env, sorted.
+// keyNames returns the variables cfg's profile names as keys, sorted:
+// the llm provider's api_key_env, every CLI agent's pass_env, and the
+// url_env and secret_env of every notify target (a webhook's or ntfy
+// topic's URL whose path is its secret, a webhook's HMAC key). An agent
+// that printed one into a file would have it committed.
 func keyNames(cfg state.RunConfig) []string {
 	var names []string
 	if cfg.Drivers.APIKeyEnv != "" {
@@ -88,8 +93,26 @@ func keyNames(cfg state.RunConfig) []string {
 	for _, a := range cfg.Drivers.CLIAgents {
 		names = append(names, a.PassEnv...)
 	}
+	names = append(names, notifyEnvNames(cfg.Notify)...)
 	sort.Strings(names)
 	return slices.Compact(names)
+}
+
+// notifyEnvNames returns the variables nc's targets name: their url_env
+// and secret_env.
+func notifyEnvNames(nc *state.NotifyConfig) []string {
+	if nc == nil {
+		return nil
+	}
+	var names []string
+	for _, t := range nc.Targets {
+		for _, n := range []string{t.URLEnv, t.SecretEnv} {
+			if n != "" {
+				names = append(names, n)
+			}
+		}
+	}
+	return names
 }
 
 // agentEnviron returns the environment the processes of cfg's run start

@@ -17,8 +17,9 @@ import (
 )
 
 // TestSecretsLeakNowhere runs a whole workflow through the llm driver with
-// a distinctive API key and a secret-looking variable in the environment,
-// then looks for both everywhere a run leaves things: gaffer's output and
+// a distinctive API key, a secret-looking variable and a notify webhook's
+// URL and HMAC key (url_env, secret_env) in the environment, then looks
+// for them everywhere a run leaves things: gaffer's output and
 // JSON logs, every file of the work tree and .git (the Badger store's raw
 // files among them), every checkpoint of the store decoded, every git
 // object, the log with patches and the reflog, and what the agent's
@@ -32,10 +33,14 @@ func TestSecretsLeakNowhere(t *testing.T) {
 	m := &greetModel{}
 	srv := fakellm.NewOpenAIFunc(m.respond)
 	defer srv.Close()
-	profile := strings.Replace(llmProfile("openai", srv.BaseURL(), "OPENAI_API_KEY"), "      api_key_env: OPENAI_API_KEY\n", "", 1)
+	profile := strings.Replace(llmProfile("openai", srv.BaseURL(), "OPENAI_API_KEY"), "      api_key_env: OPENAI_API_KEY\n", "", 1) +
+		"    notify:\n      targets:\n        - webhook: {url_env: GAFFER_TEST_NOTIFY_URL, secret_env: GAFFER_TEST_NOTIFY_SECRET}\n"
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": profile})
+	hook := newSignedHook(t)
 	t.Setenv("OPENAI_API_KEY", key)
 	t.Setenv("GAFFER_TEST_DEPLOY_TOKEN", secret)
+	t.Setenv("GAFFER_TEST_NOTIFY_URL", hook.srv.URL+notifyHookPath)
+	t.Setenv("GAFFER_TEST_NOTIFY_SECRET", notifyHookSecret)
 	t.Setenv("GAFFER_TEST_VISIBLE", "visible-marker-3b9")
 
 	out, code := gaffer(t, "--repo", dir, "--log-level", "debug", "--log-format", "json", "run", "--goal", "Add Greet", "--auto-approve",
@@ -46,6 +51,9 @@ func TestSecretsLeakNowhere(t *testing.T) {
 	checkGreetRun(t, dir)
 	if !strings.Contains(srv.Requests()[0].Auth, key) {
 		t.Fatal("the key was not sent to the model endpoint: the test does not test anything")
+	}
+	if signed, refused := hook.got(); len(signed) != 1 || len(refused) > 0 {
+		t.Fatalf("the webhook got %q signed and refused %q: the notify variables were not used", signed, refused)
 	}
 
 	type place struct {
@@ -123,7 +131,7 @@ func TestSecretsLeakNowhere(t *testing.T) {
 		if !strings.Contains(p.text, p.control) {
 			t.Errorf("%s: the control %q is missing, so the search saw nothing", p.name, p.control)
 		}
-		for _, s := range []string{key, secret} {
+		for _, s := range []string{key, secret, "notify-keys-canary-91b2e4", notifyHookSecret} {
 			if n := strings.Count(p.text, s); n > 0 {
 				t.Errorf("%s: %d copies of %q", p.name, n, s)
 			}

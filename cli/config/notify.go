@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -112,7 +113,7 @@ func (c *Config) checkNotify(at string, n *Notify) error {
 	at += ".notify"
 	if n.URL != "" {
 		if err := httpURL(n.URL); err != nil {
-			return c.errAt(at+".url", "notify.url: %v", err)
+			return c.errAt(at+".url", "notify.url %v", err)
 		}
 	}
 	for _, e := range n.Events {
@@ -176,7 +177,7 @@ func (c *Config) checkTargetURL(ti string, i int, kind, u, env string) error {
 		return nil
 	}
 	if err := httpURL(u); err != nil {
-		return c.errAt(ti+"."+kind+".url", "%s.%s.url: %v", at, kind, err)
+		return c.errAt(ti+"."+kind+".url", "%s.%s.url %v", at, kind, err)
 	}
 	if why := SecretURL(u); why != "" {
 		return c.errAt(ti+"."+kind+".url", "%s.%s.url holds a secret (%s): put the URL in an environment variable and name it in url_env instead", at, kind, why)
@@ -229,14 +230,17 @@ func SecretURL(u string) string {
 	return ""
 }
 
-// httpURL checks that s is an absolute http or https URL.
+// errNotHTTP is httpURL's error. It does not show the value: a secret
+// URL pasted without its scheme (hooks.slack.com/services/…) is still a
+// secret, and the message goes to the terminal and the logs.
+var errNotHTTP = errors.New("must be an http or https URL (starts with http:// or https://)")
+
+// httpURL checks that s is an absolute http or https URL; its error,
+// errNotHTTP, follows the field's name.
 func httpURL(s string) error {
 	u, err := url.Parse(s)
-	if err != nil {
-		return fmt.Errorf("%q is not a URL", s)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%q must be an http or https URL", s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errNotHTTP
 	}
 	return nil
 }
