@@ -70,14 +70,17 @@ func resetKeepsWhatItFinds(t *testing.T, bin string, m runMode) {
 	if code != ExitOK {
 		t.Fatalf("resume: exit %d\n%s", code, out2)
 	}
-	re := regexp.MustCompile("are kept in commit ([0-9a-f]+) \\(refs/gaffer/rescue/r-rescue/p[0-9]+-a1-[^)]+\\): `git stash apply ([0-9a-f]+)` puts them back")
-	var hashes []string
+	re := regexp.MustCompile("are kept in commit ([0-9a-f]+) \\((refs/gaffer/rescue/r-rescue/p[0-9]+-a1-[^)]+)\\): `git stash apply ([^`]+)` puts them back")
+	var hashes, refs []string
 	for _, out := range []string{out1, out2} {
 		for _, m := range re.FindAllStringSubmatch(out, -1) {
-			if m[1] != m[2] {
-				t.Errorf("the notice names %s and applies %s", m[1], m[2])
+			if m[2] != m[3] {
+				t.Errorf("the notice names %s and applies %s", m[2], m[3])
 			}
-			hashes = append(hashes, m[1])
+			if !strings.HasPrefix(gitOut(t, root, "rev-parse", m[2]), m[1]) {
+				t.Errorf("the notice's ref %s is not its commit %s", m[2], m[1])
+			}
+			hashes, refs = append(hashes, m[1]), append(refs, m[2])
 		}
 	}
 	if len(hashes) != 2 {
@@ -100,7 +103,7 @@ func resetKeepsWhatItFinds(t *testing.T, bin string, m runMode) {
 		t.Errorf("the user's edit was committed as the run's")
 	}
 	// ...and both sets come back byte for byte.
-	gitOut(t, dir, "stash", "apply", hashes[0])
+	gitOut(t, dir, "stash", "apply", refs[0]) // as the notice says
 	if got, _ := os.ReadFile(gomod); string(got) != edited {
 		t.Errorf("go.mod after apply:\n%s", got)
 	}

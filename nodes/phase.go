@@ -237,11 +237,13 @@ func rescue(ctx context.Context, repo *workspace.Repo, now time.Time, s state.Ex
 }
 
 // RescueNotice is the line that tells the user where the changes a reset
-// of phase (1-based) found in the work tree went.
+// of phase (1-based) found in the work tree went. The command it gives
+// names the ref, not the short hash: git takes an all-digit hash (one in
+// about a hundred) for the index of a stash entry.
 func RescueNotice(phase int, ref, hash string) string {
 	return fmt.Sprintf("phase %d went back to its pre-phase commit; the changes it found in the work tree "+
 		"(an interrupted session's, or yours) are kept in commit %s (%s): `git stash apply %s` puts them back",
-		phase, short(hash), ref, short(hash))
+		phase, short(hash), ref, ref)
 }
 
 // maxOwnCommits bounds the walk back from HEAD to the pre-phase commit:
