@@ -692,7 +692,7 @@ func (w *workflow) replan(ctx context.Context, s state.ExecutionState, rs recove
 		return s, fmt.Errorf("nodes: %w", err)
 	}
 	rs.Memory = m
-	graph.Emit(ctx, events.EventReplan, events.Replan{Phase: ps.Index + 1})
+	graph.Emit(ctx, events.EventReplan, events.Replan{Phase: ps.Index + 1, Outcome: out.String()})
 	switch out {
 	case recovery.ReplanNoRevision:
 		rs = w.decide(ctx, c, rs, ps, "replan:no_revision", perr.Error())

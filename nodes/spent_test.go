@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/events"
+	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
@@ -67,5 +69,38 @@ doctor:
 				t.Fatalf("%d replanner sessions with max_replans_per_run 0", len(rps))
 			}
 		})
+	}
+}
+
+// A replan that answered with no revision spent the phase's replan
+// budget: the replan event says no_revision (gaffer_replans_total's
+// outcome), status counts no replan, and the stop names the budget.
+func TestRecoveryReplanWithoutRevisionSpendsThePhaseBudget(t *testing.T) {
+	h := newHarness(t, phase1OK+goFail(1, "12", "/tmp/n1")+goFail(2, "57", "/tmp/n2")+`
+replanner:
+  - phase: 2
+    answer: 'not the JSON asked for'
+`)
+	var outcomes []string
+	unsub := h.runner.Subscribe(func(e graph.Event) {
+		if p, ok := e.Payload.(events.Replan); ok && e.Kind == graph.Custom {
+			outcomes = append(outcomes, p.Outcome)
+		}
+	})
+	defer unsub()
+	res, err := h.start(twoPhasePlan, on())
+	s := mustDone(t, res, err, state.RunHalted)
+	if len(outcomes) != 1 || outcomes[0] != "no_revision" {
+		t.Fatalf("replan events %q, want one no_revision", outcomes)
+	}
+	if v, ok := Recovery(s); !ok || v.Replans != 0 || v.ReplansReserved != 1 {
+		t.Fatalf("status recovery %+v", v)
+	}
+	const why = "no recovery left: replans 1 of max_replans_per_phase 1 (raise it under recovery: in gaffer.yaml)"
+	if rs := recoveryOf(t, s); rs.Last == nil || rs.Last.Decision != "stuck:stop" || rs.Last.Why != why {
+		t.Fatalf("last decision %+v, want stuck:stop: %s", rs.Last, why)
+	}
+	if last := s.Errors[len(s.Errors)-1]; !strings.HasSuffix(last, "; recovery: "+why) {
+		t.Fatalf("halt message %q", last)
 	}
 }
