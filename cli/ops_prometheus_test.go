@@ -117,7 +117,7 @@ scrape_configs:
 		`gaffer_phase_outcomes_total{job="gaffer",outcome="retried"}`:     3,
 		`gaffer_phase_outcomes_total{job="gaffer",outcome="halted"}`:      0,
 		`gaffer_review_verdicts_total{job="gaffer",verdict="rejected"}`:   3,
-		`gaffer_replans_total{job="gaffer"}`:                              1,
+		`gaffer_replans_total{job="gaffer",outcome="accepted"}`:           1,
 		`gaffer_runs{job="gaffer",status="completed"}`:                    1,
 		`gaffer_pending_approvals{job="gaffer"}`:                          0,
 		`sum(gaffer_agent_sessions_total{job="gaffer",role="developer"})`: phases + 3,

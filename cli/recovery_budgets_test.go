@@ -38,7 +38,7 @@ func TestRecoveryBudgetFromTheProfileIsTheRuns(t *testing.T) {
 	}
 	commitConfig(t, dir, "profiles:\n  default:\n    recovery: {max_replans_per_run: 5}\n")
 	out, code = gaffer(t, "--repo", dir, "approve", "r-budget")
-	if code == 0 || strings.Contains(out, "replan") || !strings.Contains(out, "recovery, phase 2: stuck:stop") {
+	if code == 0 || strings.Contains(out, "phase 2: replan") || !strings.Contains(out, "recovery, phase 2: stuck:stop") {
 		t.Fatalf("approve: exit %d; want the run to stop at phase 2 without a replan (max_replans_per_run: 0 at its start)\n%s", code, out)
 	}
 	v := statusJSON(t, "--repo", dir, "r-budget")

@@ -45,8 +45,14 @@ type DoctorCall struct {
 	Action string
 }
 
-// Replan reports one replanner call.
-type Replan struct{ Phase int }
+// Replan reports one replanner answer and what it came to: Outcome is
+// "accepted" (a revision within the phase's goal anchor), "refused" (a
+// revision that narrows the phase) or "no_revision" (the replanner failed
+// or answered no revision; also what an empty Outcome means).
+type Replan struct {
+	Phase   int
+	Outcome string
+}
 
 // StuckDecision reports the stuck handler's decision.
 type StuckDecision struct {

@@ -80,7 +80,7 @@ type agentMetrics struct {
 // recoveryMetrics count what recovery does (issue 11).
 type recoveryMetrics struct {
 	doctor  *prometheus.CounterVec // by tier and action
-	replans prometheus.Counter
+	replans *prometheus.CounterVec // by outcome
 	stuck   *prometheus.CounterVec // by decision
 	budget  prometheus.Counter
 }
@@ -190,10 +190,10 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 				Name: "gaffer_doctor_calls_total",
 				Help: "Doctor calls, by tier (cheap, strong) and the action advised (none when the answer did not parse).",
 			}, []string{"tier", "action"}),
-			replans: prometheus.NewCounter(prometheus.CounterOpts{
+			replans: prometheus.NewCounterVec(prometheus.CounterOpts{
 				Name: "gaffer_replans_total",
-				Help: "Replanner calls: revisions of a failing phase's approach within its goal anchor.",
-			}),
+				Help: "Replanner answers, by outcome: accepted (a revision within the phase's goal anchor), refused (a revision that narrows the phase), no_revision (the replanner failed or gave none). status's replans counts accepted and refused.",
+			}, []string{"outcome"}),
 			stuck: prometheus.NewCounterVec(prometheus.CounterOpts{
 				Name: "gaffer_stuck_decisions_total",
 				Help: "Stuck handler decisions, by decision (stop, needs_human, reduce_scope, replan, escalate_model).",
@@ -253,6 +253,9 @@ func (m *Metrics) preset() {
 	}
 	for _, s := range runStatuses() {
 		m.runs.byState.WithLabelValues(s)
+	}
+	for _, o := range replanOutcomes() {
+		m.recovery.replans.WithLabelValues(o)
 	}
 }
 
@@ -340,7 +343,9 @@ func (m *Metrics) observeCustom(name string, payload any) {
 			m.recovery.doctor.WithLabelValues(p.Tier, p.Action).Inc()
 		}
 	case events.EventReplan:
-		m.recovery.replans.Inc()
+		if p, ok := asValue[events.Replan](payload); ok {
+			m.recovery.replans.WithLabelValues(replanOutcome(p.Outcome)).Inc()
+		}
 	case events.EventStuckDecision:
 		if p, ok := asValue[events.StuckDecision](payload); ok {
 			m.recovery.stuck.WithLabelValues(p.Decision).Inc()

@@ -432,7 +432,7 @@ func (w *workflow) afterAdvice(ctx context.Context, s state.ExecutionState, rs r
 	case recovery.ActionNeedsHuman:
 		return w.toHuman(ctx, s, rs, ps, "needs_human", "the Doctor: "+adv.Rationale, nil)
 	case recovery.ActionStop:
-		return w.stop(ctx, s, rs, ps)
+		return w.stop(ctx, s, rs, ps, "")
 	case recovery.ActionRetryWithHint:
 		return w.nextAttempt(ctx, s, rs, ps)
 	}
@@ -468,13 +468,20 @@ func (w *workflow) stuck(ctx context.Context, s state.ExecutionState, rs recover
 		return w.escalate(ctx, s, rs, ps, why)
 	case recovery.StuckReduceScope, recovery.StuckNeedsHuman:
 		return w.toHuman(ctx, s, rs, ps, dec.String(), why, nil)
+	case recovery.StuckStop:
+		if len(sit.Spent(cfg)) > 0 {
+			// A used-up budget stopped the run: its halt message names it
+			// and the key to raise. Otherwise the halt is recovery off's.
+			return w.stop(ctx, s, rs, ps, why)
+		}
 	}
-	return w.stop(ctx, s, rs, ps)
+	return w.stop(ctx, s, rs, ps, "")
 }
 
 // stop halts the run as review does at the limit (w.halt), and reports
-// the attempt recover decided.
-func (w *workflow) stop(ctx context.Context, s state.ExecutionState, rs recoveryState, ps state.PhaseState) (state.ExecutionState, error) {
+// the attempt recover decided. why, when not empty, is the stuck
+// handler's reason to stop, which the halt message ends with.
+func (w *workflow) stop(ctx context.Context, s state.ExecutionState, rs recoveryState, ps state.PhaseState, why string) (state.ExecutionState, error) {
 	if !rs.Exhausted && ps.Attempt > 1 && s.Plan.Mode != state.ModeTask {
 		// Review had already counted the next attempt, which never ran
 		// (phased mode; a task's review iteration keeps its attempt).
@@ -485,7 +492,7 @@ func (w *workflow) stop(ctx context.Context, s state.ExecutionState, rs recovery
 	if err != nil {
 		return s, err
 	}
-	if c, err = w.halt(ctx, c, ps); err != nil {
+	if c, err = w.halt(ctx, c, ps, why); err != nil {
 		return s, err
 	}
 	outcome := events.OutcomeHalted
@@ -559,7 +566,7 @@ func (w *workflow) ask(ctx context.Context, s state.ExecutionState, rs recoveryS
 	fb := strings.TrimSpace(ans.Feedback)
 	if !ans.Approved {
 		rs = w.decide(ctx, s, rs, ps, "human:stop", orText(fb, "the human stopped the run after "+q.Decision))
-		return w.stop(ctx, s, rs, ps)
+		return w.stop(ctx, s, rs, ps, "")
 	}
 	rs = w.decide(ctx, s, rs, ps, "human:retry", orText(fb, "the human asked for another attempt after "+q.Decision))
 	if fb != "" {
@@ -685,7 +692,7 @@ func (w *workflow) replan(ctx context.Context, s state.ExecutionState, rs recove
 		return s, fmt.Errorf("nodes: %w", err)
 	}
 	rs.Memory = m
-	graph.Emit(ctx, events.EventReplan, events.Replan{Phase: ps.Index + 1})
+	graph.Emit(ctx, events.EventReplan, events.Replan{Phase: ps.Index + 1, Outcome: out.String()})
 	switch out {
 	case recovery.ReplanNoRevision:
 		rs = w.decide(ctx, c, rs, ps, "replan:no_revision", perr.Error())

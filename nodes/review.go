@@ -110,7 +110,7 @@ func (w *workflow) review(ctx context.Context, s state.ExecutionState) (state.Ex
 		}
 		outcome = events.OutcomeRetried
 	case DecideHalt:
-		c, err = w.halt(ctx, c.WithReviewIteration(iteration), ps)
+		c, err = w.halt(ctx, c.WithReviewIteration(iteration), ps, "")
 		outcome = events.OutcomeHalted
 		if ps.Error != "" {
 			outcome = events.OutcomeFailed
@@ -278,7 +278,9 @@ func (w *workflow) approve(ctx context.Context, s state.ExecutionState, ps state
 // halt resets the tree to the last good commit (the pre-phase commit),
 // keeping only the user's untracked files, and halts the run.
 // It refuses (HeadMovedError) when HEAD moved in a way the run did not.
-func (w *workflow) halt(ctx context.Context, s state.ExecutionState, ps state.PhaseState) (state.ExecutionState, error) {
+// why, when not empty, is recovery's reason to stop (the stuck handler's),
+// added to the halt message after "; recovery: ".
+func (w *workflow) halt(ctx context.Context, s state.ExecutionState, ps state.PhaseState, why string) (state.ExecutionState, error) {
 	repo, err := w.repo(s)
 	if err != nil {
 		return s, err
@@ -301,6 +303,9 @@ func (w *workflow) halt(ctx context.Context, s state.ExecutionState, ps state.Ph
 	}
 	msg := fmt.Sprintf("phase %d halted after %d attempt(s) and %d review(s): %s", ps.Index+1, ps.Attempt,
 		s.Progress.ReviewIteration, haltCause(ps))
+	if why != "" {
+		msg += "; recovery: " + why
+	}
 	return w.withStatus(ctx, c.WithError(msg), state.RunHalted), nil
 }
 

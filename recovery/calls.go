@@ -117,35 +117,47 @@ func Reserve(m Memory, req Request, cfg Config) (Memory, Call, error) {
 // spent its budget, which is what keeps a crash loop from exceeding it.
 // How many replans happened is PhaseMemory.Replanned.
 func budgetLeft(m Memory, req Request, cfg Config) error {
+	l, desc, err := spentLimit(m, req, cfg)
+	if err != nil || l == nil {
+		return err
+	}
+	return fmt.Errorf("%w: %s (%d of %d used)", ErrBudgetExhausted, desc, l.Used, l.Max)
+}
+
+// spentLimit returns the first budget req counts against that is used
+// up, and how Reserve's error describes it; a nil Limit when req fits.
+func spentLimit(m Memory, req Request, cfg Config) (*Limit, string, error) {
 	p := m.Phase(req.Phase)
-	over := func(what string, used, limit int) error {
-		return fmt.Errorf("%w: %s (%d of %d used)", ErrBudgetExhausted, what, used, limit)
+	over := func(what, key string, used, limit int) *Limit {
+		return &Limit{What: what, Key: key, Used: used, Max: limit}
 	}
 	switch req.Kind {
 	case CallDoctor:
 		if m.DoctorCalls >= cfg.MaxDoctorCallsPerRun {
-			return over("doctor calls per run", m.DoctorCalls, cfg.MaxDoctorCallsPerRun)
+			return over("Doctor calls", "max_doctor_calls_per_run", m.DoctorCalls, cfg.MaxDoctorCallsPerRun), "doctor calls per run", nil
 		}
 		if req.Infra && m.DoctorInfra >= cfg.MaxDoctorInfraPerRun {
-			return over("doctor infra calls per run", m.DoctorInfra, cfg.MaxDoctorInfraPerRun)
+			return over("Doctor infra calls", "max_doctor_infra_per_run", m.DoctorInfra, cfg.MaxDoctorInfraPerRun), "doctor infra calls per run", nil
 		}
 		if !req.Infra && p.DoctorCalls >= cfg.MaxDoctorCallsPerPhase {
-			return over(fmt.Sprintf("doctor calls in phase %d", req.Phase+1), p.DoctorCalls, cfg.MaxDoctorCallsPerPhase)
+			return over("Doctor calls", "max_doctor_calls_per_phase", p.DoctorCalls, cfg.MaxDoctorCallsPerPhase),
+				fmt.Sprintf("doctor calls in phase %d", req.Phase+1), nil
 		}
 		if req.Tier == TierStrong && m.DoctorStrong >= cfg.MaxDoctorStrongPerRun {
-			return over("strong doctor calls per run", m.DoctorStrong, cfg.MaxDoctorStrongPerRun)
+			return over("strong Doctor calls", "max_doctor_strong_per_run", m.DoctorStrong, cfg.MaxDoctorStrongPerRun), "strong doctor calls per run", nil
 		}
 	case CallReplan:
 		if p.Replans >= cfg.MaxReplansPerPhase {
-			return over(fmt.Sprintf("replans in phase %d", req.Phase+1), p.Replans, cfg.MaxReplansPerPhase)
+			return over("replans", "max_replans_per_phase", p.Replans, cfg.MaxReplansPerPhase),
+				fmt.Sprintf("replans in phase %d", req.Phase+1), nil
 		}
 		if m.Replans >= cfg.MaxReplansPerRun {
-			return over("replans per run", m.Replans, cfg.MaxReplansPerRun)
+			return over("replans", "max_replans_per_run", m.Replans, cfg.MaxReplansPerRun), "replans per run", nil
 		}
 	default:
-		return fmt.Errorf("recovery: unknown call kind %d", int(req.Kind))
+		return nil, "", fmt.Errorf("recovery: unknown call kind %d", int(req.Kind))
 	}
-	return nil
+	return nil, "", nil
 }
 
 // RetryPending is for resume: when m has a pending call that a crash cut
@@ -302,15 +314,23 @@ func DoctorRequest(m Memory, index int, cfg Config) (Request, bool, string) {
 		return Request{}, false, "no failure recorded"
 	}
 	last := p.Failures[len(p.Failures)-1]
-	infra := last.Category == CatInfra
-	if !infra && p.Attempts < cfg.DoctorMinAttempts {
+	req := doctorFor(m, index, cfg)
+	if !req.Infra && p.Attempts < cfg.DoctorMinAttempts {
 		return Request{}, false, fmt.Sprintf("attempt %d of %d before the doctor", p.Attempts, cfg.DoctorMinAttempts)
 	}
-	req := Request{Kind: CallDoctor, Phase: index, Infra: infra, Tier: ChooseTier(m, index, cfg)}
 	if err := budgetLeft(m, req, cfg); err != nil {
 		return Request{}, false, err.Error()
 	}
 	return req, true, "doctor for " + last.Category.String()
+}
+
+// doctorFor is the Doctor call phase index's latest recorded failure
+// asks for: an infra call for an infra failure, at the tier ChooseTier
+// picks.
+func doctorFor(m Memory, index int, cfg Config) Request {
+	p := m.Phase(index)
+	infra := len(p.Failures) > 0 && p.Failures[len(p.Failures)-1].Category == CatInfra
+	return Request{Kind: CallDoctor, Phase: index, Infra: infra, Tier: ChooseTier(m, index, cfg)}
 }
 
 // StrongFollowUp says whether the cheap Doctor's advice is too unsure

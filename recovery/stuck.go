@@ -1,6 +1,9 @@
 package recovery
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // StuckDecision is what the stuck handler decides for a phase that has
 // exhausted today's limits.
@@ -98,18 +101,48 @@ type Situation struct {
 	// RunReplansLeft is false when the run's or the phase's replan budget
 	// is used up, so a replan could not be reserved.
 	RunReplansLeft bool
+	// ReplanSpent is the replan budget that is used up (the phase's or
+	// the run's), nil while a replan can be reserved.
+	ReplanSpent *Limit
+	// DoctorSpent is the Doctor budget that keeps the phase's latest
+	// failure from another Doctor call, nil while one can be reserved.
+	DoctorSpent *Limit
+}
+
+// Limit is a recovery budget that is used up: what it counts, how much
+// was used, its limit and the key under recovery: in gaffer.yaml that
+// sets it.
+type Limit struct {
+	What string // what it counts: "replans", "Doctor calls", …
+	Used int
+	Max  int
+	Key  string // such as "max_replans_per_run"
+}
+
+// String returns the budget as a stop reason names it, such as
+// "replans 0 of max_replans_per_run 0".
+func (l Limit) String() string {
+	return fmt.Sprintf("%s %d of %s %d", l.What, l.Used, l.Key, l.Max)
 }
 
 // SituationOf fills in the parts of a Situation that m knows for phase
-// index: consecutive failures, replans that answered, escalations and
-// whether a replan of the phase could still be reserved.
+// index: consecutive failures, replans that answered, escalations,
+// whether a replan of the phase could still be reserved and the replan
+// and Doctor budgets that are used up.
 func SituationOf(m Memory, index int, cfg Config) Situation {
 	p := m.Phase(index)
+	replan, _, _ := spentLimit(m, Request{Kind: CallReplan, Phase: index}, cfg)
+	var doctor *Limit
+	if len(p.Failures) > 0 {
+		doctor, _, _ = spentLimit(m, doctorFor(m, index, cfg), cfg)
+	}
 	return Situation{
 		ConsecutiveFailures: p.Attempts,
 		Replans:             p.Replanned,
 		Escalations:         p.Escalations,
-		RunReplansLeft:      budgetLeft(m, Request{Kind: CallReplan, Phase: index}, cfg) == nil,
+		RunReplansLeft:      replan == nil,
+		ReplanSpent:         replan,
+		DoctorSpent:         doctor,
 	}
 }
 
@@ -127,7 +160,9 @@ func SituationOf(m Memory, index int, cfg Config) Situation {
 //     of the budget left → escalate_model;
 //  6. otherwise → stop, today's halt.
 //
-// It returns the decision and why. cfg must be validated.
+// It returns the decision and why. A stop at rule 6 names the budgets
+// that are used up and kept recovery from going on (Situation.Spent),
+// with their values and keys. cfg must be validated.
 func Stuck(s Situation, cfg Config) (StuckDecision, string) {
 	left := s.Budget.Remaining()
 	switch {
@@ -144,5 +179,45 @@ func Stuck(s Situation, cfg Config) (StuckDecision, string) {
 	case s.Replans > 0 && s.EscalationModel && s.Escalations < cfg.MaxEscalationsPerPhase && left > cfg.EscalateAbove:
 		return StuckEscalateModel, fmt.Sprintf("replanned already; %.0f%% of the budget left", left*100)
 	}
-	return StuckStop, "no recovery left"
+	return StuckStop, noRecoveryLeft(s, cfg)
+}
+
+// Spent returns the budgets that are used up and kept the stuck handler
+// from going on, in this order: the replan budget when rule 4 of Stuck
+// would have replanned but for it, the Doctor budget (DoctorSpent) that
+// kept the Doctor from being asked again, and the escalation budget
+// (max_escalations_per_phase) when rule 5 would have escalated but for
+// it. None when the phase has budget left or a rule applies for another
+// reason. cfg must be validated.
+func (s Situation) Spent(cfg Config) []Limit {
+	var spent []Limit
+	if s.ReplanSpent != nil && s.ConsecutiveFailures >= 2 && s.Replans == 0 {
+		spent = append(spent, *s.ReplanSpent)
+	}
+	if s.DoctorSpent != nil {
+		spent = append(spent, *s.DoctorSpent)
+	}
+	if s.Replans > 0 && s.EscalationModel && s.Budget.Remaining() > cfg.EscalateAbove && s.Escalations >= cfg.MaxEscalationsPerPhase {
+		spent = append(spent, Limit{What: "escalations", Used: s.Escalations, Max: cfg.MaxEscalationsPerPhase, Key: "max_escalations_per_phase"})
+	}
+	return spent
+}
+
+// noRecoveryLeft is the reason of a stop at rule 6 of Stuck: "no recovery
+// left", then the budgets that stood in the way (Situation.Spent), if
+// any, such as "no recovery left: replans 0 of max_replans_per_run 0
+// (raise it under recovery: in gaffer.yaml)".
+func noRecoveryLeft(s Situation, cfg Config) string {
+	spent := s.Spent(cfg)
+	names := make([]string, len(spent))
+	for i, l := range spent {
+		names[i] = l.String()
+	}
+	switch len(names) {
+	case 0:
+		return "no recovery left"
+	case 1:
+		return "no recovery left: " + names[0] + " (raise it under recovery: in gaffer.yaml)"
+	}
+	return "no recovery left: " + strings.Join(names, ", ") + " (raise them under recovery: in gaffer.yaml)"
 }
