@@ -79,33 +79,7 @@ func TestSecretsLeakNowhere(t *testing.T) {
 	}
 	places = append(places, place{"the files of the work tree and .git (store, execution directory)", files.String(), "execution-state.json"})
 
-	store, err := badger.Open(filepath.Join(dir, ".git", "gaffer"), badger.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var decoded strings.Builder
-	ctx := context.Background()
-	runs, err := store.Runs(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range runs {
-		cps, err := store.List(ctx, r.RunID, checkpoint.ListOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, cp := range cps {
-			fmt.Fprintf(&decoded, "%v %v %v\n", cp.Ran, cp.Next, cp.Meta)
-			for k, v := range cp.Values {
-				fmt.Fprintf(&decoded, "%s: %s\n", k, v)
-			}
-			if cp.Interrupt != nil {
-				fmt.Fprintf(&decoded, "interrupt: %+v\n", *cp.Interrupt)
-			}
-		}
-	}
-	store.Close()
-	places = append(places, place{"the store's checkpoints", decoded.String(), "OPENAI_API_KEY"})
+	places = append(places, place{"the store's checkpoints", decodedCheckpoints(t, filepath.Join(dir, ".git", "gaffer")), "OPENAI_API_KEY"})
 
 	for _, args := range [][]string{
 		{"log", "-p", "--all"},
@@ -235,4 +209,38 @@ func readText(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// decodedCheckpoints is every checkpoint of every run in the Badger store
+// at dir, as text: what ran, what is next, the meta, each value and the
+// interrupt. Tests search it for what must not be stored.
+func decodedCheckpoints(t *testing.T, dir string) string {
+	t.Helper()
+	store, err := badger.Open(dir, badger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	var decoded strings.Builder
+	ctx := context.Background()
+	runs, err := store.Runs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		cps, err := store.List(ctx, r.RunID, checkpoint.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cp := range cps {
+			fmt.Fprintf(&decoded, "%v %v %v\n", cp.Ran, cp.Next, cp.Meta)
+			for k, v := range cp.Values {
+				fmt.Fprintf(&decoded, "%s: %s\n", k, v)
+			}
+			if cp.Interrupt != nil {
+				fmt.Fprintf(&decoded, "interrupt: %+v\n", *cp.Interrupt)
+			}
+		}
+	}
+	return decoded.String()
 }

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"context"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,8 +11,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/gaffer-dev/gaffer/checkpoint"
-	"github.com/gaffer-dev/gaffer/checkpoint/badger"
 	"github.com/gaffer-dev/gaffer/notify"
 )
 
@@ -68,33 +64,12 @@ func TestNotifyURLEnvKeepsTheURLOutOfTheStore(t *testing.T) {
 	mu.Unlock()
 
 	storeDir := filepath.Join(dir, ".git", "gaffer")
-	store, err := badger.Open(storeDir, badger.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var decoded strings.Builder
-	ctx := context.Background()
-	runs, err := store.Runs(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range runs {
-		cps, err := store.List(ctx, r.RunID, checkpoint.ListOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, cp := range cps {
-			for k, v := range cp.Values {
-				fmt.Fprintf(&decoded, "%s: %s\n", k, v)
-			}
-		}
-	}
-	store.Close()
-	if !strings.Contains(decoded.String(), "GAFFER_TEST_HOOK_URL") {
+	decoded := decodedCheckpoints(t, storeDir)
+	if !strings.Contains(decoded, "GAFFER_TEST_HOOK_URL") {
 		t.Fatal("the checkpoints lack the variable's name: the search saw nothing")
 	}
 	for _, secret := range []string{"urlenv-canary", "urlenv-topic-canary"} {
-		if strings.Contains(decoded.String(), secret) || strings.Contains(out, secret) {
+		if strings.Contains(decoded, secret) || strings.Contains(out, secret) {
 			t.Errorf("%q is in the checkpoints or the output", secret)
 		}
 	}
