@@ -47,7 +47,8 @@ type Job struct {
 	// submitter sent; it is journaled, so a job left queued keeps it
 	// across restarts. A job a previous process was executing, and a job
 	// journaled before the field existed, entered the queue when New read
-	// the journal.
+	// the journal. (serve/pgqueue keeps the time in its jobs table, by the
+	// database's clock, and leaves this zero.)
 	Queued time.Time `json:"queued_at,omitzero"`
 }
 
