@@ -108,7 +108,7 @@ func TestServeTwoHostsTakeOver(t *testing.T) {
 	// now, so its length and its oldest job's age are 0.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		body := scrape(t, b.metrics)
-		if strings.Contains(body, "\ngaffer_serve_queue_length 0\n") && strings.Contains(body, "\ngaffer_serve_queue_oldest_age_seconds 0\n") {
+		if strings.Contains(body, "\ngaffer_serve_queue_length{queue=\"shared\"} 0\n") && strings.Contains(body, "\ngaffer_serve_queue_oldest_age_seconds{queue=\"shared\"} 0\n") {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -3,6 +3,8 @@ package metrics
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -16,9 +18,23 @@ type dashboard struct {
 	Panels []struct {
 		Title   string `json:"title"`
 		Targets []struct {
-			Expr string `json:"expr"`
+			Expr         string `json:"expr"`
+			LegendFormat string `json:"legendFormat"`
 		} `json:"targets"`
 	} `json:"panels"`
+}
+
+func readDashboard(t *testing.T) dashboard {
+	t.Helper()
+	b, err := os.ReadFile("../examples/grafana/gaffer.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d dashboard
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatalf("gaffer.json is not valid JSON: %v", err)
+	}
+	return d
 }
 
 var (
@@ -53,14 +69,7 @@ func registeredNames(t *testing.T, m *Metrics) map[string]bool {
 }
 
 func TestGrafanaDashboard(t *testing.T) {
-	b, err := os.ReadFile("../examples/grafana/gaffer.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d dashboard
-	if err := json.Unmarshal(b, &d); err != nil {
-		t.Fatalf("gaffer.json is not valid JSON: %v", err)
-	}
+	d := readDashboard(t)
 	if d.Title == "" || d.UID == "" || len(d.Panels) == 0 {
 		t.Fatalf("dashboard lacks a title, uid or panels: %+v", d)
 	}
@@ -92,5 +101,70 @@ func TestGrafanaDashboard(t *testing.T) {
 		if !used[n] {
 			t.Errorf("metric %s is not on the dashboard", n)
 		}
+	}
+}
+
+// queueRulesTest is a promtool rules test of the dashboard's queued
+// figure ($EXPR): two hosts of one database report the same shared queue
+// of 3, two file pools their own queues of 2 and 1. It counts the shared
+// queue once and the file pools' queues each: 6, 3 with the database
+// hosts alone, 2 with one file pool alone.
+const queueRulesTest = `rule_files: [rules.yml]
+evaluation_interval: 1m
+tests:
+- interval: 1m
+  input_series:
+  - {series: 'gaffer_serve_queue_length{job="gaffer",instance="a:9464",queue="shared"}', values: '3 3'}
+  - {series: 'gaffer_serve_queue_length{job="gaffer",instance="b:9464",queue="shared"}', values: '3 3'}
+  - {series: 'gaffer_serve_queue_length{job="gaffer",instance="c:9464",queue="local"}', values: '2 2'}
+  - {series: 'gaffer_serve_queue_length{job="gaffer",instance="d:9464",queue="local"}', values: '1 1'}
+  promql_expr_test:
+  - {expr: queued, eval_time: 1m, exp_samples: [{labels: queued, value: 6}]}
+- interval: 1m
+  input_series:
+  - {series: 'gaffer_serve_queue_length{job="gaffer",instance="a:9464",queue="shared"}', values: '3 3'}
+  - {series: 'gaffer_serve_queue_length{job="gaffer",instance="b:9464",queue="shared"}', values: '3 3'}
+  promql_expr_test:
+  - {expr: queued, eval_time: 1m, exp_samples: [{labels: queued, value: 3}]}
+- interval: 1m
+  input_series:
+  - {series: 'gaffer_serve_queue_length{job="gaffer",instance="c:9464",queue="local"}', values: '2 2'}
+  promql_expr_test:
+  - {expr: queued, eval_time: 1m, exp_samples: [{labels: queued, value: 2}]}
+`
+
+// TestGrafanaQueueCountsASharedQueueOnce: the dashboard's queued figure
+// sums the file pools' own queues and counts a database's shared queue
+// once, however many hosts report it (checked by promtool, when it is
+// installed).
+func TestGrafanaQueueCountsASharedQueueOnce(t *testing.T) {
+	var expr string
+	for _, p := range readDashboard(t).Panels {
+		for _, tg := range p.Targets {
+			if tg.LegendFormat == "queued" && strings.Contains(tg.Expr, "gaffer_serve_queue_length") {
+				expr = tg.Expr
+			}
+		}
+	}
+	if expr == "" {
+		t.Fatal(`no target with legend "queued" queries gaffer_serve_queue_length`)
+	}
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Skip("promtool not found: install it with `apt-get install -y prometheus` to evaluate the query")
+	}
+	dir := t.TempDir()
+	q, _ := json.Marshal(expr)
+	rules := "groups:\n- name: dashboard\n  rules:\n  - record: queued\n    expr: " + string(q) + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "rules.yml"), []byte(rules), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "test.yml"), []byte(queueRulesTest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(promtool, "test", "rules", "test.yml")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("promtool test rules: %v\n%s\nquery: %s", err, out, expr)
 	}
 }

@@ -22,19 +22,27 @@
 // up) and /readyz (a caller-supplied check, such as "the store is open").
 // Listen binds an address to 127.0.0.1 unless the address names a host.
 //
-// # A queue shared by many hosts
+// # The serve queue's gauges
 //
-// serve's file pool sets the queue length as jobs come and go. The
-// PostgreSQL queue is every host's, so no host can count it that way: it
-// gives ProbeQueue a QueueProbe, and each scrape (at most one a second)
-// reads the queue's length and the age of its oldest job from the
-// database, for at most ProbeTimeout. A read that fails fails no scrape:
-// the gauges keep their last values and one warning is logged until the
-// database answers again. Every host reports the same queue: aggregate
-// its gauges across hosts with max, not sum. The workers gauges stay each
-// host's own.
+// gaffer_serve_queue_length and gaffer_serve_queue_oldest_age_seconds
+// carry a queue label saying whose queue they measure. serve's file pool
+// holds its own queue (queue="local"): it sets the length and the time
+// its oldest job began to wait as jobs come and go (SetQueueLength,
+// SetQueueOldest), and the age is measured from that time when scraped.
+// The PostgreSQL queue is every host's (queue="shared"), so no host can
+// count it that way: it gives ProbeQueue a QueueProbe, and each scrape
+// (at most one a second) reads the queue's length and the age of its
+// oldest job from the database, for at most ProbeTimeout. A read that
+// fails fails no scrape: the gauges keep their last values and one
+// warning is logged until the database answers again. Every host of one
+// database reports the same queue: sum the local gauges across processes,
+// and take the max of the shared ones across the hosts of one database.
+// The workers gauges are each process's own.
 //
 // # Metrics
+//
+// Every metric New registers, with its labels; a test compares this list
+// (and the README's table) with the registry.
 //
 //	gaffer_node_transitions_total{node,outcome}      node attempts by outcome (ok, error, interrupted)
 //	gaffer_node_duration_seconds{node,outcome}       node attempt duration
@@ -53,8 +61,14 @@
 //	gaffer_agent_sessions_total{role,model}          agent sessions
 //	gaffer_agent_tokens_total{role,model,kind}       tokens by kind: input, output, cached
 //	gaffer_agent_cost_usd_total{role,model}          agent cost in US dollars
-//	gaffer_serve_queue_length                        runs queued in gaffer serve (database store: every host's queue)
-//	gaffer_serve_queue_oldest_age_seconds            database store: how long the oldest queued run has waited
+//	gaffer_context_cost_over_limit_total             times context management went over 10% of a run's cost
+//	gaffer_context_cost_share                        context management's share of the cost of the run that last went over
+//	gaffer_serve_queue_length{queue}                 runs queued in gaffer serve: local (the file pool's) or shared (a database's, every host's)
+//	gaffer_serve_queue_oldest_age_seconds{queue}     how long the oldest queued run has waited since it was submitted, answered or put back
 //	gaffer_serve_workers_busy                        serve workers executing a run
 //	gaffer_serve_workers                             serve workers configured
+//	gaffer_doctor_calls_total{tier,action}           Doctor calls by tier (cheap, strong) and the action advised
+//	gaffer_replans_total{outcome}                    replanner answers: accepted, refused (narrows the phase), no_revision
+//	gaffer_stuck_decisions_total{decision}           stuck handler decisions: stop, needs_human, reduce_scope, replan, escalate_model
+//	gaffer_budget_warnings_total                     runs that spent 80% of their budget
 package metrics

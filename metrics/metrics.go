@@ -468,8 +468,16 @@ func (m *Metrics) ObserveCheckpointWrite(d time.Duration) {
 	m.checkpoint.latency.Observe(d.Seconds())
 }
 
-// SetQueueLength sets the number of runs queued in gaffer serve.
-func (m *Metrics) SetQueueLength(n int) { m.serve.queue.length.Set(float64(n)) }
+// SetQueueLength sets the number of runs queued in gaffer serve's file
+// pool (gaffer_serve_queue_length{queue="local"}).
+func (m *Metrics) SetQueueLength(n int) { m.serve.queue.setLength(n) }
+
+// SetQueueOldest sets when the oldest run queued in gaffer serve's file
+// pool began to wait, the zero time when none is queued:
+// gaffer_serve_queue_oldest_age_seconds{queue="local"} is its age when
+// scraped (0 for the zero time). Until the first call the gauge has no
+// series.
+func (m *Metrics) SetQueueOldest(since time.Time) { m.serve.queue.setOldest(since) }
 
 // SetWorkers sets the number of serve workers configured and busy.
 func (m *Metrics) SetWorkers(total, busy int) {

@@ -24,15 +24,35 @@ const ProbeTimeout = 2 * time.Second
 // together share the figures of one.
 const probeEvery = time.Second
 
-// queueCollector collects gaffer_serve_queue_length, which the file pool
-// sets (SetQueueLength) and a probe reads at scrape time, and
-// gaffer_serve_queue_oldest_age_seconds, which only a probe reads: without
-// one it has no series, since nothing measures it.
+// The values of the queue label of the queue gauges: whose queue they
+// measure.
+const (
+	// QueueLocal is a queue this process holds (serve's file pool): each
+	// process has its own, so sum them across processes.
+	QueueLocal = "local"
+	// QueueShared is a queue other processes change too, read through a
+	// QueueProbe (serve's PostgreSQL queue): every host of one database
+	// reports the same one, so take the max across them.
+	QueueShared = "shared"
+)
+
+// queueCollector collects gaffer_serve_queue_length and
+// gaffer_serve_queue_oldest_age_seconds, labelled queue="local" when the
+// file pool sets them (SetQueueLength, SetQueueOldest) and queue="shared"
+// when a probe reads them at scrape time. The oldest job's age has no
+// series until something measures it: the pool's first SetQueueOldest, or
+// a probe.
 type queueCollector struct {
-	length  prometheus.Gauge
-	oldest  prometheus.Gauge
-	now     func() time.Time
-	timeout time.Duration // ProbeTimeout
+	lengthDesc *prometheus.Desc
+	oldestDesc *prometheus.Desc
+	now        func() time.Time
+	timeout    time.Duration // ProbeTimeout
+
+	vmu      sync.Mutex // guards the values; never held across a probe
+	length   float64
+	since    time.Time // SetQueueOldest's: when the oldest queued job began to wait
+	hasSince bool      // SetQueueOldest was called
+	age      float64   // the probe's oldest age, in seconds
 
 	mu      sync.Mutex // held across a probe, so that concurrent scrapes make one
 	probe   QueueProbe
@@ -43,14 +63,12 @@ type queueCollector struct {
 
 func newQueueCollector() *queueCollector {
 	return &queueCollector{
-		length: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "gaffer_serve_queue_length",
-			Help: "Runs queued in gaffer serve, waiting for a worker or for their repository (one run per work tree at a time); on a database store, the queue every host shares.",
-		}),
-		oldest: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "gaffer_serve_queue_oldest_age_seconds",
-			Help: "How long the oldest run queued in the database store's queue (every host's) has waited, by the database's clock; 0 when none is queued.",
-		}),
+		lengthDesc: prometheus.NewDesc("gaffer_serve_queue_length",
+			"Runs queued in gaffer serve, waiting for a worker or for their repository (one run per work tree at a time), by queue: local (the file pool's own; sum across processes) or shared (a database store's, every host's; max across hosts).",
+			[]string{"queue"}, nil),
+		oldestDesc: prometheus.NewDesc("gaffer_serve_queue_oldest_age_seconds",
+			"How long the oldest run queued in gaffer serve has waited since it was submitted, answered or put back, by queue (local: by this process's clock; shared: every host's, by the database's clock); 0 when none is queued.",
+			[]string{"queue"}, nil),
 		now:     time.Now,
 		timeout: ProbeTimeout,
 	}
@@ -58,17 +76,53 @@ func newQueueCollector() *queueCollector {
 
 // Describe describes both gauges.
 func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
-	c.length.Describe(ch)
-	c.oldest.Describe(ch)
+	ch <- c.lengthDesc
+	ch <- c.oldestDesc
 }
 
 // Collect reads the queue through the probe, if there is one, and collects
 // the gauges.
 func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
-	if c.refresh() {
-		c.oldest.Collect(ch)
+	shared := c.refresh()
+	now := c.now()
+	c.vmu.Lock()
+	length, age, hasAge := c.length, c.age, shared
+	if !shared && c.hasSince {
+		age, hasAge = 0, true
+		if !c.since.IsZero() {
+			age = max(now.Sub(c.since), 0).Seconds()
+		}
 	}
-	c.length.Collect(ch)
+	c.vmu.Unlock()
+	queue := QueueLocal
+	if shared {
+		queue = QueueShared
+	}
+	gaugeTo(ch, c.lengthDesc, length, queue)
+	if hasAge {
+		gaugeTo(ch, c.oldestDesc, age, queue)
+	}
+}
+
+// gaugeTo sends one gauge sample of desc with the label values lv.
+func gaugeTo(ch chan<- prometheus.Metric, desc *prometheus.Desc, v float64, lv ...string) {
+	if m, err := prometheus.NewConstMetric(desc, prometheus.GaugeValue, v, lv...); err == nil {
+		ch <- m
+	}
+}
+
+// setLength sets the queue length.
+func (c *queueCollector) setLength(n int) {
+	c.vmu.Lock()
+	defer c.vmu.Unlock()
+	c.length = float64(max(n, 0))
+}
+
+// setOldest sets when the oldest job of a local queue began to wait.
+func (c *queueCollector) setOldest(since time.Time) {
+	c.vmu.Lock()
+	defer c.vmu.Unlock()
+	c.since, c.hasSince = since, true
 }
 
 // refresh calls the probe unless the last call is less than probeEvery
@@ -99,15 +153,17 @@ func (c *queueCollector) refresh() bool {
 		c.failing = false
 		c.log.Info("metrics: the run queue answers again")
 	}
-	c.length.Set(float64(max(n, 0)))
-	c.oldest.Set(max(age, 0).Seconds())
+	c.vmu.Lock()
+	defer c.vmu.Unlock()
+	c.length = float64(max(n, 0))
+	c.age = max(age, 0).Seconds()
 	return true
 }
 
 // ProbeQueue makes each scrape read gaffer_serve_queue_length and
 // gaffer_serve_queue_oldest_age_seconds through probe, for a queue that
 // other processes change too (serve's PostgreSQL queue calls it when it
-// starts). Scrapes less than a second apart share one read. A probe that
+// starts); the gauges are labelled queue="shared" while it reads them. Scrapes less than a second apart share one read. A probe that
 // fails, or takes longer than ProbeTimeout, fails no scrape: the gauges
 // keep their last values, and log gets one warning until the probe
 // answers again (nil discards it). A nil probe stops the reads.

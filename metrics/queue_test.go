@@ -60,8 +60,40 @@ func gauge(t *testing.T, reg *prometheus.Registry, name string) (v float64, ok b
 	return 0, false
 }
 
+// TestQueueGaugesLocal: the file pool sets the queue length and when its
+// oldest job began to wait; the age grows between the pool's calls, since
+// it is measured when scraped. Both carry queue="local"; the age has no
+// series before the pool's first report.
+func TestQueueGaugesLocal(t *testing.T) {
+	m, reg := newMetrics(t)
+	now := time.Unix(1000, 0)
+	m.serve.queue.now = func() time.Time { return now }
+	compare := func(want string) {
+		t.Helper()
+		if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
+			"gaffer_serve_queue_length", "gaffer_serve_queue_oldest_age_seconds"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const lengthHead = "# HELP gaffer_serve_queue_length Runs queued in gaffer serve, waiting for a worker or for their repository (one run per work tree at a time), by queue: local (the file pool's own; sum across processes) or shared (a database store's, every host's; max across hosts).\n# TYPE gaffer_serve_queue_length gauge\n"
+	const oldestHead = "# HELP gaffer_serve_queue_oldest_age_seconds How long the oldest run queued in gaffer serve has waited since it was submitted, answered or put back, by queue (local: by this process's clock; shared: every host's, by the database's clock); 0 when none is queued.\n# TYPE gaffer_serve_queue_oldest_age_seconds gauge\n"
+	m.SetQueueLength(2)
+	compare(lengthHead + `gaffer_serve_queue_length{queue="local"} 2` + "\n")
+	m.SetQueueOldest(time.Time{})
+	compare(lengthHead + `gaffer_serve_queue_length{queue="local"} 2` + "\n" + oldestHead + `gaffer_serve_queue_oldest_age_seconds{queue="local"} 0` + "\n")
+	m.SetQueueOldest(now.Add(-90 * time.Second))
+	now = now.Add(10 * time.Second)
+	compare(lengthHead + `gaffer_serve_queue_length{queue="local"} 2` + "\n" + oldestHead + `gaffer_serve_queue_oldest_age_seconds{queue="local"} 100` + "\n")
+	m.SetQueueOldest(now.Add(time.Second)) // another clock, a little ahead
+	compare(lengthHead + `gaffer_serve_queue_length{queue="local"} 2` + "\n" + oldestHead + `gaffer_serve_queue_oldest_age_seconds{queue="local"} 0` + "\n")
+
+	// A probe's figures are the shared queue's.
+	m.ProbeQueue((&fakeQueue{queued: 5, oldest: 3 * time.Second}).probe, nil)
+	compare(lengthHead + `gaffer_serve_queue_length{queue="shared"} 5` + "\n" + oldestHead + `gaffer_serve_queue_oldest_age_seconds{queue="shared"} 3` + "\n")
+}
+
 // TestQueueGaugesWithoutProbe: the file pool sets the queue length; the
-// oldest job's age has no series, since nothing measures it.
+// oldest job's age has no series until something measures it.
 func TestQueueGaugesWithoutProbe(t *testing.T) {
 	m, reg := newMetrics(t)
 	m.SetQueueLength(4)
@@ -139,7 +171,7 @@ func TestQueueProbe(t *testing.T) {
 		t.Fatalf("without a probe, gaffer_serve_queue_length = %v, want 2 as set", v)
 	}
 	if _, ok := gauge(t, reg, "gaffer_serve_queue_oldest_age_seconds"); ok {
-		t.Fatal("without a probe, gaffer_serve_queue_oldest_age_seconds still has a series")
+		t.Fatal("without a probe or the pool's report, gaffer_serve_queue_oldest_age_seconds still has a series")
 	}
 }
 

@@ -13,7 +13,11 @@ import (
 // journalVersion is the layout version of the journal file.
 const journalVersion = 1
 
-// journal is what the pool persists: the jobs executing and the jobs queued.
+// journal is what the pool persists: the jobs executing and the jobs queued,
+// each with the time it entered the queue (Job.Queued, "queued_at"). The
+// time came after version 1 and did not change it: a journal without it
+// loads, its jobs queued when New reads it, and a serve before the time
+// ignores it.
 type journal struct {
 	Version int   `json:"version"`
 	Active  []Job `json:"active"`

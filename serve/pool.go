@@ -41,6 +41,15 @@ type Job struct {
 	// Recovered is set on jobs read back from the journal: a previous
 	// process was executing (or had queued) them when it stopped.
 	Recovered bool `json:"recovered,omitempty"`
+	// Queued is when the job last entered the queue, by Config.Now: when
+	// it was submitted or answered, or when a drain or the machine's error
+	// (Config.Retry) put it back. The pool sets it, whatever the
+	// submitter sent; it is journaled, so a job left queued keeps it
+	// across restarts. A job a previous process was executing, and a job
+	// journaled before the field existed, entered the queue when New read
+	// the journal. (serve/pgqueue keeps the time in its jobs table, by the
+	// database's clock, and leaves this zero.)
+	Queued time.Time `json:"queued_at,omitzero"`
 }
 
 // Outcome is how an executed job ended.
@@ -75,10 +84,14 @@ type ExecutorFunc func(ctx context.Context, job Job) (Outcome, error)
 // Execute calls f.
 func (f ExecutorFunc) Execute(ctx context.Context, job Job) (Outcome, error) { return f(ctx, job) }
 
-// Gauges receives the pool's queue length and worker counts (metrics.Metrics
-// implements it).
+// Gauges receives the pool's queue length, the time its oldest queued job
+// began to wait, and its worker counts (metrics.Metrics implements it).
 type Gauges interface {
 	SetQueueLength(n int)
+	// SetQueueOldest is given the earliest Job.Queued of the queued jobs,
+	// the zero time when none is queued; the gauges measure the age from
+	// it when they are read.
+	SetQueueOldest(since time.Time)
 	SetWorkers(total, busy int)
 }
 
@@ -105,6 +118,8 @@ type Config struct {
 	Retry func(error) bool
 	// RetryAfter is the pause after a Retry error; default 5s.
 	RetryAfter time.Duration
+	// Now is the clock of Job.Queued; default time.Now.
+	Now func() time.Time
 }
 
 func (c *Config) validate() error {
@@ -125,6 +140,9 @@ func (c *Config) validate() error {
 	}
 	if c.RetryAfter <= 0 {
 		c.RetryAfter = 5 * time.Second
+	}
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 	return nil
 }
@@ -172,7 +190,8 @@ type Status struct {
 
 // New reads the journal and returns a pool whose queue holds the jobs a
 // previous process left: the ones it was executing first (Recovered), then
-// the ones it had queued.
+// the ones it had queued. The queued ones keep their Job.Queued; the ones
+// that were executing, and any journaled without the time, are queued now.
 func New(cfg Config) (*Pool, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -192,13 +211,19 @@ func New(cfg Config) (*Pool, error) {
 		stop:    make(chan struct{}),
 	}
 	seen := map[string]bool{}
-	for _, list := range [][]Job{j.Active, j.Queued} {
+	now := cfg.Now()
+	for i, list := range [][]Job{j.Active, j.Queued} {
 		for _, job := range list {
 			if seen[job.RunID] {
 				continue
 			}
 			seen[job.RunID] = true
 			job.Recovered = true
+			if i == 0 || job.Queued.IsZero() {
+				// It was executing, not waiting; or a journal from
+				// before Queued: its wait begins now.
+				job.Queued = now
+			}
 			p.keyLocked(&job)
 			p.queue = append(p.queue, job)
 		}
@@ -242,6 +267,7 @@ func (p *Pool) Submit(job Job) error {
 		return fmt.Errorf("%w: %s", ErrDuplicate, job.RunID)
 	}
 	p.keyLocked(&job)
+	job.Queued = p.cfg.Now()
 	delete(p.parked, job.RunID)
 	delete(p.lastErr, job.RunID)
 	p.queue = append(p.queue, job)
@@ -451,6 +477,7 @@ func (p *Pool) execute(ctx, jctx context.Context, cancel context.CancelCauseFunc
 		// Cut off: keep the job for the next process.
 		log.Info("run stopped for drain; it resumes when serve starts again", "err", err)
 		job.Recovered = true
+		job.Queued = p.cfg.Now()
 		p.queue = append([]Job{job}, p.queue...)
 	case err != nil && p.cfg.Retry != nil && p.cfg.Retry(err):
 		// The machine's fault, not the run's: keep the job at the head and
@@ -459,6 +486,7 @@ func (p *Pool) execute(ctx, jctx context.Context, cancel context.CancelCauseFunc
 			"queued", len(p.queue)+1)
 		p.lastErr[job.RunID] = err.Error()
 		job.Recovered = true
+		job.Queued = p.cfg.Now()
 		p.queue = append([]Job{job}, p.queue...)
 		p.paused = time.Now().Add(p.cfg.RetryAfter)
 		p.retrying = err.Error()
@@ -527,7 +555,21 @@ func (p *Pool) gaugesLocked() {
 		return
 	}
 	p.cfg.Gauges.SetQueueLength(len(p.queue))
+	p.cfg.Gauges.SetQueueOldest(p.oldestLocked())
 	p.cfg.Gauges.SetWorkers(p.cfg.Workers, p.busy)
+}
+
+// oldestLocked returns the earliest Job.Queued of the queued jobs, the zero
+// time when none is queued. It is not always the head's: a job put back
+// goes to the head with the time it went back.
+func (p *Pool) oldestLocked() time.Time {
+	var oldest time.Time
+	for _, j := range p.queue {
+		if oldest.IsZero() || j.Queued.Before(oldest) {
+			oldest = j.Queued
+		}
+	}
+	return oldest
 }
 
 // signal wakes up to n idle workers.
