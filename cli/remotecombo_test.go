@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestServeRemoteFork forks, from host b's checkout, a run serve a
@@ -68,4 +69,35 @@ func TestServeRemoteFork(t *testing.T) {
 	if len(v.Phases) == 0 {
 		t.Errorf("fork: no phases")
 	}
+}
+
+// TestServeRemoteInPlace submits a run --in-place to a serve that
+// pushes to a shared remote: it is refused, before its first checkpoint,
+// with one line naming the cause and the fix, and nothing is committed
+// in the serve's checkout (the run would have worked on its main branch,
+// pushing nothing, for no other host to take over).
+func TestServeRemoteInPlace(t *testing.T) {
+	bin := gafferBinary(t)
+	h := newTwoHosts(t, bin)
+	a := h.serve(t, h.ca, "a")
+	head := gitOut(t, h.ca, "rev-parse", "HEAD")
+	out, code := gafferCmd(t, bin, "--repo", h.ca, "submit", "--goal", h.goal, "--script", h.script, "--run-id", "r-1", "--auto-approve", "--in-place")
+	if code != 0 {
+		t.Fatalf("submit: exit %d\n%s", code, out)
+	}
+	want := "gaffer: run r-1 failed before its first checkpoint: --in-place works in one host's checkout, and these serves push each run's branch to the shared remote " +
+		h.remote + " instead: leave --in-place out; submit it again once that is fixed\n"
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		out, code = gafferCmd(t, bin, "--repo", h.ca, "status", "r-1")
+		if out == want && code == ExitPrecondition {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status: exit %d\n%s\nwant exit %d\n%s\nserve:\n%s", code, out, ExitPrecondition, want, a.output())
+		}
+	}
+	if got := gitOut(t, h.ca, "rev-parse", "HEAD"); got != head {
+		t.Errorf("the serve's checkout moved from %s to %s", head, got)
+	}
+	a.stop(syscall.SIGTERM)
 }

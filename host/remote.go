@@ -441,3 +441,15 @@ func (h *Host) endForkClone(s state.ExecutionState) {
 		h.log.Warn("remove a fork's clone", "run", s.Run.ID, "dir", dir, "err", err)
 	}
 }
+
+// inPlaceRefusal refuses a run in place (RunSpec.InPlace) on a host with
+// a shared remote: it would work in this host's checkout, on whatever
+// branch is checked out there, push nothing, and leave nothing another
+// host could take over; a run in its own clone is what the remote is for.
+func (h *Host) inPlaceRefusal(spec RunSpec) error {
+	if !spec.InPlace || h.remote == nil {
+		return nil
+	}
+	return errorf(Refused, "--in-place works in one host's checkout, and these serves push each run's branch to the shared remote %s instead: leave --in-place out",
+		h.remote.url)
+}
