@@ -25,7 +25,9 @@ import (
 //
 //   - Each host keeps a mirror of the remote (`git clone --mirror`) at
 //     <dir>.mirror, beside its local directory, fetched before each run it
-//     claims (Start or Resume, which is where a claim lands).
+//     claims (Start or Resume, which is where a claim lands), with
+//     --prune: a branch deleted on the remote goes from the mirror. Its
+//     objects are never pruned (keepObjects: the clones borrow them).
 //   - Each run gets its own clone of the remote (`git clone --reference`
 //     the mirror, so objects are not copied) at <dir>.worktrees/<run-id>,
 //     on branch gaffer/<run-id>. A new run's branch starts at the
@@ -59,6 +61,7 @@ type remoteRepo struct {
 	url    string // the remote: a URL, or an absolute path
 	mirror string // the host's mirror of it
 	mu     sync.Mutex
+	kept   bool // the mirror is set to keep its objects (keepObjects)
 }
 
 // newRemote is the remote of cfg for a host whose local directory is dir,
@@ -104,6 +107,13 @@ func (m *remoteRepo) sync(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, err := os.Stat(filepath.Join(m.mirror, "HEAD")); err == nil {
+		if !m.kept {
+			// A mirror made before it kept its objects.
+			if err := keepObjects(ctx, m.mirror); err != nil {
+				return err
+			}
+			m.kept = true
+		}
 		if _, err := git(ctx, m.mirror, "fetch", "--quiet", "--prune", m.url, "+refs/*:refs/*"); err != nil {
 			return fmt.Errorf("fetch the remote %s into the mirror: %w", m.url, err)
 		}
@@ -117,7 +127,27 @@ func (m *remoteRepo) sync(ctx context.Context) error {
 	if _, err := git(ctx, filepath.Dir(m.mirror), "clone", "--quiet", "--mirror", m.url, tmp); err != nil {
 		return fmt.Errorf("mirror the remote %s: %w", m.url, err)
 	}
+	if err := keepObjects(ctx, tmp); err != nil {
+		return err
+	}
+	m.kept = true
 	return os.Rename(tmp, m.mirror)
+}
+
+// keepObjects makes git never delete an object of the mirror: the runs'
+// clones borrow its objects (clone --reference, an alternate), and a
+// pruning gc there — git fetch runs `git gc --auto` — would take from a
+// clone an object no ref of the mirror reaches any more (a run's branch
+// deleted or rewritten on the remote while its clone is in use), leaving
+// the clone corrupt. gc still packs; refs of deleted branches still go
+// (fetch --prune). The cost is that the objects of deleted branches stay:
+// a mirror, with no clone of this host's runs in use (no serve), may be
+// removed; the next run makes it again.
+func keepObjects(ctx context.Context, mirror string) error {
+	if _, err := git(ctx, mirror, "config", "gc.pruneExpire", "never"); err != nil {
+		return fmt.Errorf("the mirror %s: %w", mirror, err)
+	}
+	return nil
 }
 
 // tip is where branch is in the mirror, "" when it has no such branch.
