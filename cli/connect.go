@@ -76,6 +76,9 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 	if o.dir != "" {
 		dir = o.dir
 	}
+	if _, ok := commandFlags(c)[remoteFlag]; ok && o.remote == "" {
+		o.remote = c.String(remoteFlag) // gaffer fork --remote
+	}
 	if g.LogLevel == "" && c.Command != nil && c.Command.Name == "serve" {
 		g.LogLevel = "info" // as serve's own log (opsLogger)
 	}

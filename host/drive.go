@@ -38,6 +38,9 @@ func (h *Host) Start(ctx context.Context, spec RunSpec) (Outcome, error) {
 	if spec.RunID == "" {
 		spec.RunID = NewRunID(time.Now())
 	}
+	if err := h.inPlaceRefusal(spec); err != nil {
+		return Outcome{}, err
+	}
 	if spec.InPlace {
 		// The work tree's lock comes before the checks of the tree: a second
 		// process is told who works there, not that the tree is dirty.

@@ -299,6 +299,9 @@ func (h *Host) forkOwn(ctx context.Context, req ForkRequest, id string, parent s
 	if base == "" && len(parent.Progress.Phases) > 0 {
 		base = parent.Progress.Phases[0].PreCommit
 	}
+	if err := h.forkRefusal(ctx, req.RunID, base); err != nil {
+		return Forked{}, err
+	}
 	if s, err = h.newWorkTree(ctx, s, base); err != nil {
 		return Forked{}, fmt.Errorf("fork: %w", err)
 	}
@@ -326,8 +329,16 @@ func (h *Host) forkOwn(ctx context.Context, req ForkRequest, id string, parent s
 	if s, err = keepUntracked(s, untracked); err != nil {
 		return Forked{}, fmt.Errorf("fork: %w", err)
 	}
+	if h.remote != nil {
+		if s, err = h.publishFork(ctx, repo, s, req.RunID, req.Seq, base); err != nil {
+			return Forked{}, fmt.Errorf("fork: %w", err)
+		}
+	}
 	if _, err := h.runner.UpdateState(ctx, id, s, as); err != nil {
 		return Forked{}, fmt.Errorf("fork: set the new run id: %w", err)
+	}
+	if h.remote != nil && h.cfg.Shared {
+		h.endForkClone(s) // a serve resumes it, in a clone of its own
 	}
 	return Forked{RunID: id, From: req.RunID, Seq: req.Seq, Branch: RunBranch(id), Base: base}, nil
 }

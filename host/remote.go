@@ -25,7 +25,9 @@ import (
 //
 //   - Each host keeps a mirror of the remote (`git clone --mirror`) at
 //     <dir>.mirror, beside its local directory, fetched before each run it
-//     claims (Start or Resume, which is where a claim lands).
+//     claims (Start or Resume, which is where a claim lands), with
+//     --prune: a branch deleted on the remote goes from the mirror. Its
+//     objects are never pruned (keepObjects: the clones borrow them).
 //   - Each run gets its own clone of the remote (`git clone --reference`
 //     the mirror, so objects are not copied) at <dir>.worktrees/<run-id>,
 //     on branch gaffer/<run-id>. A new run's branch starts at the
@@ -49,7 +51,9 @@ import (
 // The remote is never implied (not even the repository's origin): pushing
 // the runs' branches is something a user asks for. A store directory, a
 // run in place, and a command that opens the store beside a serve
-// (Config.Shared) push nothing.
+// (Config.Shared) push nothing; but `gaffer fork --remote URL`, which
+// pushes the fork's branch (publishFork), and is refused without it when
+// the parent run worked on a remote (forkRefusal).
 
 // remoteRepo is the shared remote of a host's runs and the host's mirror
 // of it.
@@ -57,12 +61,13 @@ type remoteRepo struct {
 	url    string // the remote: a URL, or an absolute path
 	mirror string // the host's mirror of it
 	mu     sync.Mutex
+	kept   bool // the mirror is set to keep its objects (keepObjects)
 }
 
 // newRemote is the remote of cfg for a host whose local directory is dir,
 // nil when the host pushes nothing.
 func newRemote(cfg Config, dir string) *remoteRepo {
-	if cfg.Remote == "" || !IsStoreURL(cfg.Store) || cfg.Shared {
+	if cfg.Remote == "" || !IsStoreURL(cfg.Store) {
 		return nil
 	}
 	url := cfg.Remote
@@ -102,6 +107,13 @@ func (m *remoteRepo) sync(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, err := os.Stat(filepath.Join(m.mirror, "HEAD")); err == nil {
+		if !m.kept {
+			// A mirror made before it kept its objects.
+			if err := keepObjects(ctx, m.mirror); err != nil {
+				return err
+			}
+			m.kept = true
+		}
 		if _, err := git(ctx, m.mirror, "fetch", "--quiet", "--prune", m.url, "+refs/*:refs/*"); err != nil {
 			return fmt.Errorf("fetch the remote %s into the mirror: %w", m.url, err)
 		}
@@ -115,7 +127,27 @@ func (m *remoteRepo) sync(ctx context.Context) error {
 	if _, err := git(ctx, filepath.Dir(m.mirror), "clone", "--quiet", "--mirror", m.url, tmp); err != nil {
 		return fmt.Errorf("mirror the remote %s: %w", m.url, err)
 	}
+	if err := keepObjects(ctx, tmp); err != nil {
+		return err
+	}
+	m.kept = true
 	return os.Rename(tmp, m.mirror)
+}
+
+// keepObjects makes git never delete an object of the mirror: the runs'
+// clones borrow its objects (clone --reference, an alternate), and a
+// pruning gc there — git fetch runs `git gc --auto` — would take from a
+// clone an object no ref of the mirror reaches any more (a run's branch
+// deleted or rewritten on the remote while its clone is in use), leaving
+// the clone corrupt. gc still packs; refs of deleted branches still go
+// (fetch --prune). The cost is that the objects of deleted branches stay:
+// a mirror, with no clone of this host's runs in use (no serve), may be
+// removed; the next run makes it again.
+func keepObjects(ctx context.Context, mirror string) error {
+	if _, err := git(ctx, mirror, "config", "gc.pruneExpire", "never"); err != nil {
+		return fmt.Errorf("the mirror %s: %w", mirror, err)
+	}
+	return nil
 }
 
 // tip is where branch is in the mirror, "" when it has no such branch.
@@ -366,4 +398,88 @@ func (h *Host) runDir(s state.ExecutionState) string {
 // repoFor is nodes.Config.RepoFor: the repository of runDir.
 func (h *Host) repoFor(s state.ExecutionState) (*workspace.Repo, error) {
 	return h.repos.At(h.runDir(s))
+}
+
+// A fork on a remote (Fork of a run whose branch is on the shared
+// remote): its branch gaffer/<fork> is pushed at the commit the forked
+// checkpoint stood on (newRemoteTree), and the parent's execution
+// directory copied into the fork's (copyExecDir) is committed on it at
+// once, as the fork's own commit (trailer Gaffer-Run: <fork>), and pushed:
+// untracked, it would be in the clone of the host that forked only, and a
+// serve on any other host resumes the fork in a clone of its own. A phase
+// under way, which the fork runs again, starts from that commit.
+
+// publishFork commits the fork s's execution directory in its clone
+// repo, if the copy put anything there, and pushes it to the fork's
+// branch, which is at base on the remote; s's phase under way then
+// starts at that commit. It returns s as it is when there is nothing to
+// commit.
+func (h *Host) publishFork(ctx context.Context, repo *workspace.Repo, s state.ExecutionState, parent string, seq uint64, base string) (state.ExecutionState, error) {
+	other, err := repo.UntrackedOutside(ctx, []string{s.Run.ExecDir})
+	if err != nil {
+		return s, err
+	}
+	msg := fmt.Sprintf("gaffer: fork of %s at checkpoint %d", parent, seq)
+	commit, err := repo.Commit(ctx, msg, []workspace.Trailer{{Key: nodes.TrailerRun, Value: s.Run.ID}}, workspace.CommitOptions{Exclude: other})
+	if errors.Is(err, workspace.ErrNothingToCommit) {
+		return s, nil
+	}
+	if err != nil {
+		return s, fmt.Errorf("commit the execution directory %s: %w", s.Run.ExecDir, err)
+	}
+	if err := h.publish(ctx, s, commit, base); err != nil {
+		return s, err
+	}
+	i := s.Progress.CurrentPhase
+	if i < 0 || i >= len(s.Progress.Phases) || s.Progress.Phases[i].Status != state.PhaseRunning {
+		return s, nil // the next phase starts at HEAD, the commit
+	}
+	ps, err := s.PhaseState(i)
+	if err != nil {
+		return s, err
+	}
+	ps.PreCommit, ps.PostCommit = commit, ""
+	return s.WithPhaseState(ps)
+}
+
+// forkRefusal is the refusal of a fork that cannot be made here: the
+// parent run worked on the serves' shared remote (its commit base is not
+// in this host's repository, or carries a lease token, nodes.TrailerLease,
+// which only a pushed commit has) and this host knows of no remote (a
+// command through the database without --remote): a fork made in a local
+// work tree would have no branch on the remote for a serve to resume.
+// nil when a remote is known or base is a local commit.
+func (h *Host) forkRefusal(ctx context.Context, parent, base string) error {
+	if h.remote != nil || base == "" {
+		return nil
+	}
+	lease, err := git(ctx, h.repo.Root(), "log", "-1", "--format=%(trailers:key="+nodes.TrailerLease+",valueonly)", base+"^{commit}", "--")
+	if err == nil && lease == "" {
+		return nil
+	}
+	return errorf(Refused, "fork: run %s worked on a shared remote (its commit %s is pushed there): pass --remote URL, the remote of its gaffer serve",
+		parent, Short(base))
+}
+
+// endForkClone removes the clone a command beside the serves (Shared)
+// made for fork s: the fork is on the remote, and the serve that resumes
+// it makes its own.
+func (h *Host) endForkClone(s state.ExecutionState) {
+	dir := h.runDir(s)
+	h.repos.Forget(dir)
+	if err := os.RemoveAll(dir); err != nil {
+		h.log.Warn("remove a fork's clone", "run", s.Run.ID, "dir", dir, "err", err)
+	}
+}
+
+// inPlaceRefusal refuses a run in place (RunSpec.InPlace) on a host with
+// a shared remote: it would work in this host's checkout, on whatever
+// branch is checked out there, push nothing, and leave nothing another
+// host could take over; a run in its own clone is what the remote is for.
+func (h *Host) inPlaceRefusal(spec RunSpec) error {
+	if !spec.InPlace || h.remote == nil {
+		return nil
+	}
+	return errorf(Refused, "--in-place works in one host's checkout, and these serves push each run's branch to the shared remote %s instead: leave --in-place out",
+		h.remote.url)
 }
