@@ -130,7 +130,9 @@ type Config struct {
 	// Remote, on a database store, is the shared remote (a URL or a path)
 	// the runs' branches are pushed to, so that any host may take a run
 	// over (remote.go): each host keeps a mirror of it and each run its
-	// own clone. "" (and a store directory, or Shared) pushes nothing.
+	// own clone. "" (and a store directory) pushes nothing; with Shared
+	// (a command opened beside the serves) only fork uses it, to push the
+	// fork's branch.
 	Remote string
 }
 
