@@ -84,10 +84,10 @@ func (p *Pool) abandon(ctx context.Context, job serve.Job, err error) error {
 }
 
 // finished reports whether a recovered job's run has already ended: its
-// previous holder finished it and died before the queue heard.
-// The database's queue only: the file journal's behaviour is its own.
+// previous holder finished it and died before the queue heard (a serve
+// killed between the run's last checkpoint and its journal's write).
 func (p *Pool) finished(ctx context.Context, job serve.Job) bool {
-	if _, db := p.q.(*pgqueue.Queue); !db || !job.Recovered {
+	if !job.Recovered {
 		return false
 	}
 	snap, err := p.h.runner.State(ctx, job.RunID)

@@ -206,6 +206,10 @@ func (p *Pool) Resume(ctx context.Context, req RunRequest) (Outcome, error) {
 
 // Answer queues a human's answer to a parked run.
 func (p *Pool) Answer(ctx context.Context, req AnswerRequest) (Outcome, error) {
+	if st := p.pending(ctx, req.RunID); st != "" {
+		// Submitted, without a checkpoint yet: there is no plan to answer.
+		return Outcome{}, errorf(Refused, "run %s is not waiting for approval (it is %s)", req.RunID, st)
+	}
 	id, err := p.h.pick(ctx, req.RunID, "waiting for approval", func(s state.RunStatus) bool { return s == state.RunAwaitingApproval })
 	if err != nil {
 		return Outcome{}, err

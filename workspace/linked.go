@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -32,9 +33,37 @@ func gitCLI(ctx context.Context, dir string, args ...string) ([]byte, error) {
 		if msg == "" {
 			msg = err.Error()
 		}
-		return out.Bytes(), fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
+		return out.Bytes(), &gitError{msg: fmt.Sprintf("git %s: %s", strings.Join(args, " "), msg), errno: machineErrno(msg)}
 	}
 	return out.Bytes(), nil
+}
+
+// gitError is a git command that failed: its message is git's standard
+// error. When git names a fault of the machine there (a full disk), the
+// error matches that errno, as a failed write of gaffer's own would, so
+// that serve tells the machine's fault from the run's (ioerr.Machine).
+type gitError struct {
+	msg   string
+	errno error // nil, or the machine's errno git's message names
+}
+
+func (e *gitError) Error() string { return e.msg }
+func (e *gitError) Unwrap() error { return e.errno }
+
+// machineErrnos are the errnos of the machine's faults (ioerr.Machine's)
+// that git's messages may name, with strerror's words.
+var machineErrnos = []syscall.Errno{syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS, syscall.EIO}
+
+// machineErrno is the errno of machineErrnos whose words git's message
+// (LC_ALL=C) holds, or nil.
+func machineErrno(msg string) error {
+	msg = strings.ToLower(msg)
+	for _, e := range machineErrnos {
+		if strings.Contains(msg, e.Error()) {
+			return e
+		}
+	}
+	return nil
 }
 
 // AddWorkTree makes dir a fresh linked work tree of r's repository (`git
