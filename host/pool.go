@@ -234,7 +234,9 @@ func (p *Pool) Answer(ctx context.Context, req AnswerRequest) (Outcome, error) {
 			return Outcome{}, errorf(Usage, "--decision %q: want retry or stop", req.Decision)
 		}
 	}
-	if err := p.answer(ctx, id, ans); err != nil {
+	if err := p.answer(ctx, id, ans); errors.Is(err, serve.ErrDuplicate) {
+		return Outcome{}, errorf(Held, "run %s was answered already: the answer waits for a worker of %s (`gaffer status %s` tells when the run goes on)", id, p.serveName(), id)
+	} else if err != nil {
 		return Outcome{}, errorf(Held, "run %s: %w", id, err)
 	}
 	return Outcome{RunID: id, Kind: HandedOn, Message: fmt.Sprintf("Run %s %s; %s continues it.", id, AnswerVerb(ans), p.serveName())}, nil

@@ -271,6 +271,25 @@ func TestPoolAnswerWaitsForTheJobThatParkedTheRun(t *testing.T) {
 	waitStatus(t, p, p, "r-1", "completed")
 }
 
+// A second answer while the first waits in the queue is told so, with
+// the command that says when the run goes on.
+func TestPoolSecondAnswerWhileTheFirstIsQueued(t *testing.T) {
+	f := newFixture(t)
+	h := f.open(t)
+	if out, err := h.Start(t.Context(), RunSpec{RunID: "r-1", PlanFile: f.plan, Script: f.script, InPlace: true}); err != nil || out.Kind != Parked {
+		t.Fatalf("Start = %+v, %v; want parked", out, err)
+	}
+	p := newTestPool(t, h) // no workers: answers stay queued
+	if out, err := p.Answer(t.Context(), AnswerRequest{RunID: "r-1", Approved: true}); err != nil || out.Kind != HandedOn {
+		t.Fatalf("first Answer = %+v, %v; want handed on", out, err)
+	}
+	_, err := p.Answer(t.Context(), AnswerRequest{RunID: "r-1", Approved: true})
+	if CodeOf(err) != Held || !strings.Contains(err.Error(), "run r-1 was answered already: the answer waits for a worker") ||
+		!strings.Contains(err.Error(), "gaffer status r-1") {
+		t.Fatalf("second Answer: %v (%s)", err, CodeOf(err))
+	}
+}
+
 // legacyJournal is a journal as the serve of job spec version 1 wrote it:
 // the job's spec is cli.RunOptions with Go's field names. $PLAN, $SCRIPT
 // and $REPO are the fixture's paths (JSON-quoted).
