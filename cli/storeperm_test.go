@@ -70,8 +70,12 @@ func TestUnreadableStoreFileIsNotDamaged(t *testing.T) {
 	bin := gafferBinary(t)
 	repo, store := smallRun(t, bin)
 	const uid = "54322"
+	// The other user enters the test's directories up to the temporary
+	// directory, which is not the test's to change: chmod-ing every parent
+	// up to / once left /tmp 0755, not 1777, for the rest of the machine.
+	tmp := filepath.Clean(os.TempDir())
 	for _, dir := range []string{filepath.Dir(bin), filepath.Dir(repo)} {
-		for d := dir; d != "/"; d = filepath.Dir(d) {
+		for d := dir; strings.HasPrefix(d, tmp+string(filepath.Separator)); d = filepath.Dir(d) {
 			if err := os.Chmod(d, 0o755); err != nil {
 				t.Fatal(err)
 			}
