@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -27,22 +29,33 @@ _gaffer() {
 complete -o default -F _gaffer gaffer
 `,
 		"zsh": `#compdef gaffer
-# gaffer completion for zsh: source <(gaffer completion zsh) after compinit
+# gaffer completion for zsh: source <(gaffer completion zsh) after compinit,
+# or save it as _gaffer in a directory of $fpath.
 _gaffer() {
 	local -a candidates
-	candidates=("${(@f)$(gaffer __complete "${(@)words[2,CURRENT]}" 2>/dev/null)}")
+	# (Q): the words as typed, quotes and all; gaffer wants them unquoted.
+	candidates=("${(@f)$(gaffer __complete "${(@Q)words[2,CURRENT]}" 2>/dev/null)}")
 	if (( ${#candidates} )) && [[ -n ${candidates[1]} ]]; then
 		compadd -a candidates
 	else
 		_files
 	fi
 }
-compdef _gaffer gaffer
+if [[ ${zsh_eval_context[-1]} == loadautofunc ]]; then
+	_gaffer "$@"
+else
+	compdef _gaffer gaffer
+fi
 `,
 		"fish": `# gaffer completion for fish: gaffer completion fish | source
 function __gaffer_complete
 	set -l words (commandline -opc) (commandline -ct)
-	gaffer __complete $words[2..-1] 2>/dev/null
+	set -l candidates (gaffer __complete $words[2..-1] 2>/dev/null)
+	if set -q candidates[1]
+		printf '%s\n' $candidates
+	else
+		__fish_complete_path (commandline -ct)
+	end
 end
 complete -c gaffer -f -a '(__gaffer_complete)'
 `,
@@ -114,11 +127,16 @@ func (a *app) complete(app *ucli.App, words []string) []string {
 			continue
 		}
 		if strings.HasPrefix(w, "-") && w != "-" {
-			n, _, has := strings.Cut(strings.TrimLeft(w, "-"), "=")
+			n, v, has := strings.Cut(strings.TrimLeft(w, "-"), "=")
 			f := findFlag(append(slices.Clone(flags()), app.Flags...), n)
 			_, isBool := f.(*ucli.BoolFlag)
-			if (n == "repo" || n == "store") && i+1 < len(before) && !has {
-				globals = append(globals, "--"+n, before[i+1])
+			if n == "repo" || n == "store" {
+				switch {
+				case has:
+					globals = append(globals, "--"+n, expandHome(v))
+				case i+1 < len(before):
+					globals = append(globals, "--"+n, expandHome(before[i+1]))
+				}
 			}
 			valueNext = f != nil && !isBool && !has
 			continue
@@ -167,6 +185,19 @@ func (a *app) complete(app *ucli.App, words []string) []string {
 		}
 	}
 	return match
+}
+
+// expandHome expands a leading ~ as the shell would have: the completion
+// scripts pass the words as typed, and ~/proj is not a directory.
+func expandHome(p string) string {
+	if p != "~" && !strings.HasPrefix(p, "~/") {
+		return p
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return p
+	}
+	return filepath.Join(home, p[1:])
 }
 
 func argsUsage(cmd, sub *ucli.Command) string {
