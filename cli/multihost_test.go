@@ -105,14 +105,18 @@ func TestServeTwoHostsTakeOver(t *testing.T) {
 		t.Fatalf("history: exit %d\n%s", code, hist)
 	}
 	// b's /metrics reads the queue every host shares: nothing is queued
-	// now, so its length and its oldest job's age are 0.
+	// now, so its length and its oldest job's age are 0. It counts the
+	// database's runs, every host's (r-1 began on a): 2 completed, 1
+	// cancelled, 1 failed, none awaiting approval.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		body := scrape(t, b.metrics)
-		if strings.Contains(body, "\ngaffer_serve_queue_length{queue=\"shared\"} 0\n") && strings.Contains(body, "\ngaffer_serve_queue_oldest_age_seconds{queue=\"shared\"} 0\n") {
+		if strings.Contains(body, "\ngaffer_serve_queue_length{queue=\"shared\"} 0\n") && strings.Contains(body, "\ngaffer_serve_queue_oldest_age_seconds{queue=\"shared\"} 0\n") &&
+			strings.Contains(body, "\ngaffer_runs{status=\"completed\",store=\"shared\"} 2\n") && strings.Contains(body, "\ngaffer_runs{status=\"cancelled\",store=\"shared\"} 1\n") &&
+			strings.Contains(body, "\ngaffer_runs{status=\"failed\",store=\"shared\"} 1\n") && strings.Contains(body, "\ngaffer_pending_approvals{store=\"shared\"} 0\n") {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("serve b's queue gauges:\n%s", grepLines(body, "gaffer_serve"))
+			t.Fatalf("serve b's queue and runs gauges:\n%s", grepLines(body, "gaffer_serve")+grepLines(body, "gaffer_runs")+grepLines(body, "gaffer_pending"))
 		}
 	}
 	if code := b.stop(syscall.SIGTERM); code != 0 {

@@ -130,6 +130,11 @@ func Serve(c *ucli.Context, io IO, o ServeOptions) error {
 	if counts, err := statusCounts(c.Context, l); err == nil {
 		m.SetRuns(counts)
 	}
+	if _, g, err := storeOf(c); err == nil && host.IsStoreURL(g.Store) {
+		// Every host of the database counts its runs: each scrape reads
+		// them (store="shared"), so that a dashboard counts them once.
+		m.ProbeRuns(func(ctx context.Context) (map[string]int, error) { return statusCounts(ctx, l) }, log)
+	}
 	svc, err := host.NewPool(l.Host, host.PoolConfig{Workers: o.Workers, MaxRunsPerRepo: o.MaxPerRepo, Logger: log, Gauges: m, Hosts: o.Hosts})
 	if err != nil {
 		return err

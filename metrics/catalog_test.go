@@ -33,7 +33,7 @@ func catalog(t *testing.T) []metricInfo {
 	for _, c := range m.collectors() {
 		var typ string
 		switch c.(type) { // Gauge before Counter: a gauge has Inc and Add too
-		case prometheus.Gauge, *prometheus.GaugeVec, *queueCollector:
+		case prometheus.Gauge, *prometheus.GaugeVec, *queueCollector, *runMetrics:
 			typ = "gauge"
 		case prometheus.Counter, *prometheus.CounterVec:
 			typ = "counter"

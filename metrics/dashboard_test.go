@@ -133,33 +133,95 @@ tests:
   - {expr: queued, eval_time: 1m, exp_samples: [{labels: queued, value: 2}]}
 `
 
-// TestGrafanaQueueCountsASharedQueueOnce: the dashboard's queued figure
-// sums the file pools' own queues and counts a database's shared queue
-// once, however many hosts report it (checked by promtool, when it is
-// installed).
-func TestGrafanaQueueCountsASharedQueueOnce(t *testing.T) {
-	var expr string
+// runsRulesTest is a promtool rules test of the dashboard's runs by
+// status ($EXPR, recorded as "runs"): two hosts of one database report
+// the same shared store (2 running, 5 completed), two store directories
+// their own runs. It counts the shared store once.
+const runsRulesTest = `rule_files: [rules.yml]
+evaluation_interval: 1m
+tests:
+- interval: 1m
+  input_series:
+  - {series: 'gaffer_runs{job="gaffer",instance="a:9464",status="running",store="shared"}', values: '2 2'}
+  - {series: 'gaffer_runs{job="gaffer",instance="a:9464",status="completed",store="shared"}', values: '5 5'}
+  - {series: 'gaffer_runs{job="gaffer",instance="b:9464",status="running",store="shared"}', values: '2 2'}
+  - {series: 'gaffer_runs{job="gaffer",instance="b:9464",status="completed",store="shared"}', values: '5 5'}
+  - {series: 'gaffer_runs{job="gaffer",instance="c:9464",status="running",store="local"}', values: '1 1'}
+  - {series: 'gaffer_runs{job="gaffer",instance="c:9464",status="completed",store="local"}', values: '3 3'}
+  - {series: 'gaffer_runs{job="gaffer",instance="d:9464",status="running",store="local"}', values: '1 1'}
+  - {series: 'gaffer_runs{job="gaffer",instance="d:9464",status="completed",store="local"}', values: '0 0'}
+  promql_expr_test:
+  - eval_time: 1m
+    expr: runs
+    exp_samples:
+    - {labels: 'runs{status="running"}', value: 4}
+    - {labels: 'runs{status="completed"}', value: 8}
+- interval: 1m
+  input_series:
+  - {series: 'gaffer_runs{job="gaffer",instance="a:9464",status="running",store="shared"}', values: '2 2'}
+  - {series: 'gaffer_runs{job="gaffer",instance="b:9464",status="running",store="shared"}', values: '2 2'}
+  promql_expr_test:
+  - {expr: runs, eval_time: 1m, exp_samples: [{labels: 'runs{status="running"}', value: 2}]}
+- interval: 1m
+  input_series:
+  - {series: 'gaffer_runs{job="gaffer",instance="c:9464",status="running",store="local"}', values: '1 1'}
+  - {series: 'gaffer_runs{job="gaffer",instance="d:9464",status="running",store="local"}', values: '1 1'}
+  promql_expr_test:
+  - {expr: runs, eval_time: 1m, exp_samples: [{labels: 'runs{status="running"}', value: 2}]}
+`
+
+// pendingRulesTest is a promtool rules test of the dashboard's pending
+// approvals ($EXPR, recorded as "pending"): two hosts of one database
+// report the same 3, two store directories 2 and 1: 6.
+const pendingRulesTest = `rule_files: [rules.yml]
+evaluation_interval: 1m
+tests:
+- interval: 1m
+  input_series:
+  - {series: 'gaffer_pending_approvals{job="gaffer",instance="a:9464",store="shared"}', values: '3 3'}
+  - {series: 'gaffer_pending_approvals{job="gaffer",instance="b:9464",store="shared"}', values: '3 3'}
+  - {series: 'gaffer_pending_approvals{job="gaffer",instance="c:9464",store="local"}', values: '2 2'}
+  - {series: 'gaffer_pending_approvals{job="gaffer",instance="d:9464",store="local"}', values: '1 1'}
+  promql_expr_test:
+  - {expr: pending, eval_time: 1m, exp_samples: [{labels: pending, value: 6}]}
+- interval: 1m
+  input_series:
+  - {series: 'gaffer_pending_approvals{job="gaffer",instance="a:9464",store="shared"}', values: '3 3'}
+  - {series: 'gaffer_pending_approvals{job="gaffer",instance="b:9464",store="shared"}', values: '3 3'}
+  promql_expr_test:
+  - {expr: pending, eval_time: 1m, exp_samples: [{labels: pending, value: 3}]}
+`
+
+// dashboardExpr is the query of the dashboard's target with legend legend
+// that queries metric.
+func dashboardExpr(t *testing.T, legend, metric string) string {
+	t.Helper()
 	for _, p := range readDashboard(t).Panels {
 		for _, tg := range p.Targets {
-			if tg.LegendFormat == "queued" && strings.Contains(tg.Expr, "gaffer_serve_queue_length") {
-				expr = tg.Expr
+			if tg.LegendFormat == legend && strings.Contains(tg.Expr, metric) {
+				return tg.Expr
 			}
 		}
 	}
-	if expr == "" {
-		t.Fatal(`no target with legend "queued" queries gaffer_serve_queue_length`)
-	}
+	t.Fatalf("no target with legend %q queries %s", legend, metric)
+	return ""
+}
+
+// promtoolRules records expr as record and runs the promtool rules test
+// test on it; it skips when promtool is not installed.
+func promtoolRules(t *testing.T, record, expr, test string) {
+	t.Helper()
 	promtool, err := exec.LookPath("promtool")
 	if err != nil {
 		t.Skip("promtool not found: install it with `apt-get install -y prometheus` to evaluate the query")
 	}
 	dir := t.TempDir()
 	q, _ := json.Marshal(expr)
-	rules := "groups:\n- name: dashboard\n  rules:\n  - record: queued\n    expr: " + string(q) + "\n"
+	rules := "groups:\n- name: dashboard\n  rules:\n  - record: " + record + "\n    expr: " + string(q) + "\n"
 	if err := os.WriteFile(filepath.Join(dir, "rules.yml"), []byte(rules), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "test.yml"), []byte(queueRulesTest), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "test.yml"), []byte(test), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(promtool, "test", "rules", "test.yml")
@@ -167,4 +229,25 @@ func TestGrafanaQueueCountsASharedQueueOnce(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("promtool test rules: %v\n%s\nquery: %s", err, out, expr)
 	}
+}
+
+// TestGrafanaQueueCountsASharedQueueOnce: the dashboard's queued figure
+// sums the file pools' own queues and counts a database's shared queue
+// once, however many hosts report it (checked by promtool, when it is
+// installed).
+func TestGrafanaQueueCountsASharedQueueOnce(t *testing.T) {
+	promtoolRules(t, "queued", dashboardExpr(t, "queued", "gaffer_serve_queue_length"), queueRulesTest)
+}
+
+// TestGrafanaRunsCountASharedStoreOnce: the dashboard's runs by status
+// and pending approvals sum the store directories' runs and count a
+// database store's once, however many hosts report it (checked by
+// promtool, when it is installed).
+func TestGrafanaRunsCountASharedStoreOnce(t *testing.T) {
+	t.Run("runs", func(t *testing.T) {
+		promtoolRules(t, "runs", dashboardExpr(t, "{{status}}", "gaffer_runs"), runsRulesTest)
+	})
+	t.Run("pending", func(t *testing.T) {
+		promtoolRules(t, "pending", dashboardExpr(t, "pending", "gaffer_pending_approvals"), pendingRulesTest)
+	})
 }

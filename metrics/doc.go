@@ -39,6 +39,18 @@
 // and take the max of the shared ones across the hosts of one database.
 // The workers gauges are each process's own.
 //
+// # The runs' gauges
+//
+// gaffer_runs and gaffer_pending_approvals carry a store label saying
+// whose runs they count, the same way. A process that holds its store (a
+// store directory) counts its runs itself (store="local"): SetRuns when
+// it opens the store, then the run_status events. A database store is
+// every host's (store="shared"): gaffer serve gives ProbeRuns a RunsProbe
+// and each scrape (at most one a second, for at most ProbeTimeout) counts
+// the store's runs by status, a read that fails keeping the last counts.
+// Sum the local gauges across processes, and take the max of the shared
+// ones across the hosts of one database.
+//
 // # Metrics
 //
 // Every metric New registers, with its labels; a test compares this list
@@ -56,8 +68,8 @@
 //	gaffer_checkpoints_saved_total                   checkpoints written
 //	gaffer_checkpoint_write_seconds                  checkpoint write latency
 //	gaffer_checkpoint_size_bytes                     encoded state size of a checkpoint
-//	gaffer_runs{status}                              workflow runs by status
-//	gaffer_pending_approvals                         runs awaiting approval
+//	gaffer_runs{status,store}                        workflow runs by status: local (this process's store) or shared (a database's, every host's)
+//	gaffer_pending_approvals{store}                  runs awaiting approval, local or shared as gaffer_runs
 //	gaffer_agent_sessions_total{role,model}          agent sessions
 //	gaffer_agent_tokens_total{role,model,kind}       tokens by kind: input, output, cached
 //	gaffer_agent_cost_usd_total{role,model}          agent cost in US dollars

@@ -3,7 +3,6 @@ package metrics
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -38,7 +37,7 @@ type Metrics struct {
 	graphFinished   *prometheus.CounterVec
 	phase           phaseMetrics
 	checkpoint      checkpointMetrics
-	runs            runMetrics
+	runs            *runMetrics
 	agent           agentMetrics
 	serve           serveMetrics
 	recovery        recoveryMetrics
@@ -58,13 +57,6 @@ type checkpointMetrics struct {
 	saved         prometheus.Counter
 	latency       prometheus.Histogram
 	size          prometheus.Histogram
-}
-
-type runMetrics struct {
-	mu      sync.Mutex
-	counts  map[string]int
-	byState *prometheus.GaugeVec
-	pending prometheus.Gauge
 }
 
 type agentMetrics struct {
@@ -152,17 +144,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 				Buckets: prometheus.ExponentialBuckets(256, 4, 10),
 			}),
 		},
-		runs: runMetrics{
-			counts: map[string]int{},
-			byState: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-				Name: "gaffer_runs",
-				Help: "Workflow runs known to this process, by status.",
-			}, []string{"status"}),
-			pending: prometheus.NewGauge(prometheus.GaugeOpts{
-				Name: "gaffer_pending_approvals",
-				Help: "Runs waiting for a human to approve or reject their plan.",
-			}),
-		},
+		runs: newRunMetrics(),
 		agent: agentMetrics{
 			sessions: prometheus.NewCounterVec(prometheus.CounterOpts{
 				Name: "gaffer_agent_sessions_total",
@@ -229,7 +211,7 @@ func (m *Metrics) collectors() []prometheus.Collector {
 		m.nodeTransitions, m.nodeDuration, m.nodeRetries, m.graphStarted, m.graphFinished,
 		m.phase.outcomes, m.phase.duration, m.phase.verdicts, m.phase.iterations,
 		m.checkpoint.saved, m.checkpoint.latency, m.checkpoint.size,
-		m.runs.byState, m.runs.pending,
+		m.runs,
 		m.agent.sessions, m.agent.tokens, m.agent.cost, m.agent.contextOver, m.agent.contextShare,
 		m.serve.queue, m.serve.busy, m.serve.workers,
 		m.recovery.doctor, m.recovery.replans, m.recovery.stuck, m.recovery.budget,
@@ -251,9 +233,7 @@ func (m *Metrics) preset() {
 	for _, s := range []string{"run", "resume"} {
 		m.graphStarted.WithLabelValues(s)
 	}
-	for _, s := range runStatuses() {
-		m.runs.byState.WithLabelValues(s)
-	}
+	m.runs.preset()
 	for _, o := range replanOutcomes() {
 		m.recovery.replans.WithLabelValues(o)
 	}
@@ -422,39 +402,6 @@ func (m *Metrics) ObserveRunStatus(s events.RunStatus) {
 		m.runs.counts[s.To]++
 	}
 	m.runs.publish(s.From, s.To)
-}
-
-// SetRuns replaces the run counts by status, for a process that finds runs
-// in its store when it starts.
-func (m *Metrics) SetRuns(counts map[string]int) {
-	m.runs.mu.Lock()
-	defer m.runs.mu.Unlock()
-	old := m.runs.counts
-	m.runs.counts = make(map[string]int, len(counts))
-	for k, v := range counts {
-		if v > 0 {
-			m.runs.counts[k] = v
-		}
-	}
-	keys := make([]string, 0, len(old)+len(counts))
-	for k := range old {
-		keys = append(keys, k)
-	}
-	for k := range counts {
-		keys = append(keys, k)
-	}
-	m.runs.publish(keys...)
-}
-
-// publish copies the counts of the statuses named into the gauges; the
-// caller holds mu.
-func (r *runMetrics) publish(statuses ...string) {
-	for _, s := range statuses {
-		if s != "" {
-			r.byState.WithLabelValues(s).Set(float64(r.counts[s]))
-		}
-	}
-	r.pending.Set(float64(r.counts[statusAwaitingApproval]))
 }
 
 // ObserveCheckpointWrite records one checkpoint write's latency; the

@@ -172,28 +172,28 @@ func TestRunStatusGauges(t *testing.T) {
 	m.ObserveRunStatus(events.RunStatus{To: "running"})
 	m.ObserveRunStatus(events.RunStatus{To: "running"})
 	m.ObserveRunStatus(events.RunStatus{From: "running", To: "awaiting_approval"})
-	if got := testutil.ToFloat64(m.runs.pending); got != 1 {
+	if got := testutil.ToFloat64(m.runs.pending.WithLabelValues(StoreLocal)); got != 1 {
 		t.Errorf("pending approvals = %v, want 1", got)
 	}
-	if got := testutil.ToFloat64(m.runs.byState.WithLabelValues("running")); got != 1 {
+	if got := testutil.ToFloat64(m.runs.byState.WithLabelValues("running", StoreLocal)); got != 1 {
 		t.Errorf("running = %v, want 1", got)
 	}
 	m.ObserveRunStatus(events.RunStatus{From: "awaiting_approval", To: "rejected"})
-	if got := testutil.ToFloat64(m.runs.pending); got != 0 {
+	if got := testutil.ToFloat64(m.runs.pending.WithLabelValues(StoreLocal)); got != 0 {
 		t.Errorf("pending approvals = %v, want 0", got)
 	}
 	// A status change for a run started by another process never goes below zero.
 	m.ObserveRunStatus(events.RunStatus{From: "halted", To: "cancelled"})
-	if got := testutil.ToFloat64(m.runs.byState.WithLabelValues("halted")); got != 0 {
+	if got := testutil.ToFloat64(m.runs.byState.WithLabelValues("halted", StoreLocal)); got != 0 {
 		t.Errorf("halted = %v, want 0", got)
 	}
 	m.SetRuns(map[string]int{"awaiting_approval": 3, "completed": 2})
 	for s, want := range map[string]float64{"awaiting_approval": 3, "completed": 2, "running": 0, "rejected": 0, "cancelled": 0} {
-		if got := testutil.ToFloat64(m.runs.byState.WithLabelValues(s)); got != want {
+		if got := testutil.ToFloat64(m.runs.byState.WithLabelValues(s, StoreLocal)); got != want {
 			t.Errorf("after SetRuns %s = %v, want %v", s, got, want)
 		}
 	}
-	if got := testutil.ToFloat64(m.runs.pending); got != 3 {
+	if got := testutil.ToFloat64(m.runs.pending.WithLabelValues(StoreLocal)); got != 3 {
 		t.Errorf("pending approvals = %v, want 3", got)
 	}
 }

@@ -334,7 +334,7 @@ func (q *Queue) Status() serve.Status {
 
 // statusRows fills st from the jobs table.
 func (q *Queue) statusRows(ctx context.Context, st serve.Status, local []string) serve.Status {
-	rows, err := q.cfg.DB.Query(ctx, `SELECT run_id, kind, coalesce(spec, ''), coalesce(answer, ''), key, recovered, state
+	rows, err := q.cfg.DB.Query(ctx, `SELECT run_id, kind, coalesce(spec, ''), coalesce(answer, ''), key, recovered, state, queued_at
 		FROM jobs WHERE state IN ('queued', 'running', 'parked') ORDER BY ord`)
 	if err != nil {
 		slices.Sort(local)
@@ -346,7 +346,7 @@ func (q *Queue) statusRows(ctx context.Context, st serve.Status, local []string)
 		var j serve.Job
 		var kind, state string
 		var spec, answer []byte
-		if err := rows.Scan(&j.RunID, &kind, &spec, &answer, &j.Key, &j.Recovered, &state); err != nil {
+		if err := rows.Scan(&j.RunID, &kind, &spec, &answer, &j.Key, &j.Recovered, &state, &j.Queued); err != nil {
 			break
 		}
 		j.Kind = serve.JobKind(kind)

@@ -312,3 +312,42 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestStatusQueuedAt: Status gives each queued job the time it entered
+// the queue (the jobs table's queued_at, by the database's clock), as the
+// file pool does with its own clock.
+func TestStatusQueuedAt(t *testing.T) {
+	db := database(t)
+	q := newQueue(t, Config{DB: db, HostID: "a"})
+	submit(t, q, "r-1", "r-2")
+	backdate(t, db, "r-1", 90*time.Second)
+	want := map[string]time.Time{}
+	rows, err := db.Query(context.Background(), `SELECT run_id, queued_at FROM jobs`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id string
+		var at time.Time
+		if err := rows.Scan(&id, &at); err != nil {
+			t.Fatal(err)
+		}
+		want[id] = at
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	st := q.Status()
+	if len(st.Queued) != 2 {
+		t.Fatalf("queued = %+v, want r-1 and r-2", st.Queued)
+	}
+	for _, j := range st.Queued {
+		if j.Queued.IsZero() || !j.Queued.Equal(want[j.RunID]) {
+			t.Errorf("%s queued at %v, want %v (queued_at)", j.RunID, j.Queued, want[j.RunID])
+		}
+	}
+	if a, b := st.Queued[0].Queued, st.Queued[1].Queued; b.Sub(a) < 89*time.Second {
+		t.Errorf("r-1 queued at %v, r-2 at %v: want r-1 90s earlier", a, b)
+	}
+}
