@@ -48,7 +48,7 @@ type Job struct {
 	// across restarts. A job a previous process was executing, and a job
 	// journaled before the field existed, entered the queue when New read
 	// the journal. (serve/pgqueue keeps the time in its jobs table, by the
-	// database's clock, and leaves this zero.)
+	// database's clock, and fills this in its Status.)
 	Queued time.Time `json:"queued_at,omitzero"`
 }
 
