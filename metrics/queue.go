@@ -45,32 +45,31 @@ const (
 type queueCollector struct {
 	lengthDesc *prometheus.Desc
 	oldestDesc *prometheus.Desc
-	now        func() time.Time
-	timeout    time.Duration // ProbeTimeout
+	sharedRead[queueFigures]
 
 	vmu      sync.Mutex // guards the values; never held across a probe
 	length   float64
 	since    time.Time // SetQueueOldest's: when the oldest queued job began to wait
 	hasSince bool      // SetQueueOldest was called
 	age      float64   // the probe's oldest age, in seconds
+}
 
-	mu      sync.Mutex // held across a probe, so that concurrent scrapes make one
-	probe   QueueProbe
-	log     *slog.Logger
-	last    time.Time // when the last probe started
-	failing bool      // the last probe failed, and the log said so
+// queueFigures are what a QueueProbe reads.
+type queueFigures struct {
+	queued int
+	oldest time.Duration
 }
 
 func newQueueCollector() *queueCollector {
 	return &queueCollector{
+		sharedRead: newSharedRead[queueFigures]("metrics: read the run queue; the queue's gauges keep their last values until it answers",
+			"metrics: the run queue answers again"),
 		lengthDesc: prometheus.NewDesc("gaffer_serve_queue_length",
 			"Runs queued in gaffer serve, waiting for a worker or for their repository (one run per work tree at a time), by queue: local (the file pool's own; sum across processes) or shared (a database store's, every host's; max across hosts).",
 			[]string{"queue"}, nil),
 		oldestDesc: prometheus.NewDesc("gaffer_serve_queue_oldest_age_seconds",
 			"How long the oldest run queued in gaffer serve has waited since it was submitted, answered or put back, by queue (local: by this process's clock; shared: every host's, by the database's clock); 0 when none is queued.",
 			[]string{"queue"}, nil),
-		now:     time.Now,
-		timeout: ProbeTimeout,
 	}
 }
 
@@ -125,39 +124,15 @@ func (c *queueCollector) setOldest(since time.Time) {
 	c.since, c.hasSince = since, true
 }
 
-// refresh calls the probe unless the last call is less than probeEvery
-// old, and sets the gauges from it; a probe that fails leaves them as they
-// were. It reports whether there is a probe.
+// refresh reads the queue through the probe (sharedRead.refresh) and
+// sets the gauges from it. It reports whether there is a probe.
 func (c *queueCollector) refresh() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.probe == nil {
-		return false
-	}
-	now := c.now()
-	if !c.last.IsZero() && now.Sub(c.last) < probeEvery && !now.Before(c.last) {
-		return true
-	}
-	c.last = now
-	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
-	defer cancel()
-	n, age, err := c.probe(ctx)
-	if err != nil {
-		if !c.failing {
-			c.failing = true
-			c.log.Warn("metrics: read the run queue; the queue's gauges keep their last values until it answers", "err", err)
-		}
-		return true
-	}
-	if c.failing {
-		c.failing = false
-		c.log.Info("metrics: the run queue answers again")
-	}
-	c.vmu.Lock()
-	defer c.vmu.Unlock()
-	c.length = float64(max(n, 0))
-	c.age = max(age, 0).Seconds()
-	return true
+	return c.sharedRead.refresh(func(f queueFigures) {
+		c.vmu.Lock()
+		defer c.vmu.Unlock()
+		c.length = float64(max(f.queued, 0))
+		c.age = max(f.oldest, 0).Seconds()
+	})
 }
 
 // ProbeQueue makes each scrape read gaffer_serve_queue_length and
@@ -168,11 +143,12 @@ func (c *queueCollector) refresh() bool {
 // keep their last values, and log gets one warning until the probe
 // answers again (nil discards it). A nil probe stops the reads.
 func (m *Metrics) ProbeQueue(probe QueueProbe, log *slog.Logger) {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	var read func(context.Context) (queueFigures, error)
+	if probe != nil {
+		read = func(ctx context.Context) (queueFigures, error) {
+			n, oldest, err := probe(ctx)
+			return queueFigures{n, oldest}, err
+		}
 	}
-	c := m.serve.queue
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.probe, c.log, c.last, c.failing = probe, log, time.Time{}, false
+	m.serve.queue.setRead(read, log)
 }

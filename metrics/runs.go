@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"sync"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -40,18 +39,11 @@ const (
 type runMetrics struct {
 	byState *prometheus.GaugeVec // by status and store
 	pending *prometheus.GaugeVec // by store
-	now     func() time.Time
-	timeout time.Duration // ProbeTimeout
+	sharedRead[map[string]int]
 
 	mu     sync.Mutex // guards counts and store; never held across a probe
 	counts map[string]int
 	store  string
-
-	pmu     sync.Mutex // held across a probe, so that concurrent scrapes make one
-	probe   RunsProbe
-	log     *slog.Logger
-	last    time.Time // when the last probe started
-	failing bool      // the last probe failed, and the log said so
 }
 
 func newRunMetrics() *runMetrics {
@@ -64,10 +56,10 @@ func newRunMetrics() *runMetrics {
 			Name: "gaffer_pending_approvals",
 			Help: pendingHelp,
 		}, []string{"store"}),
-		now:     time.Now,
-		timeout: ProbeTimeout,
-		counts:  map[string]int{},
-		store:   StoreLocal,
+		sharedRead: newSharedRead[map[string]int]("metrics: count the store's runs; the runs' gauges keep their last values until it answers",
+			"metrics: the store's runs can be counted again"),
+		counts: map[string]int{},
+		store:  StoreLocal,
 	}
 }
 
@@ -141,37 +133,14 @@ func (r *runMetrics) relabel(store string) {
 	r.publish(keys...)
 }
 
-// refresh calls the probe unless the last call is less than probeEvery
-// old, and sets the counts from it; a probe that fails leaves them as
-// they were.
+// refresh counts the runs through the probe (sharedRead.refresh) and
+// sets the counts from it.
 func (r *runMetrics) refresh() {
-	r.pmu.Lock()
-	defer r.pmu.Unlock()
-	if r.probe == nil {
-		return
-	}
-	now := r.now()
-	if !r.last.IsZero() && now.Sub(r.last) < probeEvery && !now.Before(r.last) {
-		return
-	}
-	r.last = now
-	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
-	defer cancel()
-	counts, err := r.probe(ctx)
-	if err != nil {
-		if !r.failing {
-			r.failing = true
-			r.log.Warn("metrics: count the store's runs; the runs' gauges keep their last values until it answers", "err", err)
-		}
-		return
-	}
-	if r.failing {
-		r.failing = false
-		r.log.Info("metrics: the store's runs can be counted again")
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.set(counts)
+	r.sharedRead.refresh(func(counts map[string]int) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.set(counts)
+	})
 }
 
 // SetRuns replaces the run counts by status, for a process that finds runs
@@ -192,13 +161,8 @@ func (m *Metrics) SetRuns(counts map[string]int) {
 // log gets one warning until the probe answers again (nil discards it).
 // A nil probe stops the reads and labels the gauges store="local" again.
 func (m *Metrics) ProbeRuns(probe RunsProbe, log *slog.Logger) {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
 	r := m.runs
-	r.pmu.Lock()
-	r.probe, r.log, r.last, r.failing = probe, log, time.Time{}, false
-	r.pmu.Unlock()
+	r.setRead(probe, log)
 	store := StoreLocal
 	if probe != nil {
 		store = StoreShared
