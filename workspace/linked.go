@@ -11,8 +11,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/gaffer-dev/gaffer/internal/ioerr"
 )
 
 // IncludeFile is the per-repository list, at the root of the user's
@@ -33,7 +34,7 @@ func gitCLI(ctx context.Context, dir string, args ...string) ([]byte, error) {
 		if msg == "" {
 			msg = err.Error()
 		}
-		return out.Bytes(), &gitError{msg: fmt.Sprintf("git %s: %s", strings.Join(args, " "), msg), errno: machineErrno(msg)}
+		return out.Bytes(), &gitError{msg: fmt.Sprintf("git %s: %s", strings.Join(args, " "), msg), errno: ioerr.Named(msg)}
 	}
 	return out.Bytes(), nil
 }
@@ -49,22 +50,6 @@ type gitError struct {
 
 func (e *gitError) Error() string { return e.msg }
 func (e *gitError) Unwrap() error { return e.errno }
-
-// machineErrnos are the errnos of the machine's faults (ioerr.Machine's)
-// that git's messages may name, with strerror's words.
-var machineErrnos = []syscall.Errno{syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS, syscall.EIO}
-
-// machineErrno is the errno of machineErrnos whose words git's message
-// (LC_ALL=C) holds, or nil.
-func machineErrno(msg string) error {
-	msg = strings.ToLower(msg)
-	for _, e := range machineErrnos {
-		if strings.Contains(msg, e.Error()) {
-			return e
-		}
-	}
-	return nil
-}
 
 // AddWorkTree makes dir a fresh linked work tree of r's repository (`git
 // worktree add`; go-git has none) on a new branch at base, and opens it.

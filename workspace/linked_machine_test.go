@@ -27,7 +27,7 @@ func TestGitErrorNamesTheMachinesFault(t *testing.T) {
 		{"fatal: invalid reference: main", nil},
 		{"fatal: 'dir' already exists", nil},
 	} {
-		err := &gitError{msg: "git worktree add: " + c.stderr, errno: machineErrno(c.stderr)}
+		err := &gitError{msg: "git worktree add: " + c.stderr, errno: ioerr.Named(c.stderr)}
 		if got := ioerr.Machine(err); got != (c.want != nil) {
 			t.Errorf("%q: machine = %v, want %v", c.stderr, got, c.want != nil)
 		}

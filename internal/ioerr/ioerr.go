@@ -6,6 +6,7 @@ package ioerr
 
 import (
 	"errors"
+	"strings"
 	"syscall"
 )
 
@@ -23,4 +24,17 @@ func Machine(err error) bool {
 		}
 	}
 	return false
+}
+
+// Named returns the errno of the machine's that msg names in strerror's
+// words ("No space left on device"), as another program's error message
+// does (git's, with LC_ALL=C), or nil when it names none.
+func Named(msg string) error {
+	msg = strings.ToLower(msg)
+	for _, e := range machine {
+		if strings.Contains(msg, e.Error()) {
+			return e
+		}
+	}
+	return nil
 }
