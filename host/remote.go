@@ -1,17 +1,16 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 
+	"github.com/gaffer-dev/gaffer/internal/gitcmd"
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/story"
@@ -83,21 +82,12 @@ func newRemote(cfg Config, dir string) *remoteRepo {
 	return &remoteRepo{url: url, mirror: mirror}
 }
 
-// git runs the git command in dir and returns its standard output,
-// trimmed; a failure carries git's standard error.
+// git runs the git command in dir (through gitcmd, as every git command
+// gaffer runs) and returns its standard output, trimmed; a failure carries
+// git's standard error.
 func git(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(errb.String())
-		if msg == "" {
-			msg = err.Error()
-		}
-		return strings.TrimSpace(out.String()), fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
-	}
-	return strings.TrimSpace(out.String()), nil
+	out, err := gitcmd.Run(ctx, dir, args...)
+	return strings.TrimSpace(string(out)), err
 }
 
 // sync brings the mirror up to date with the remote, making it the first

@@ -1,19 +1,17 @@
 package workspace
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/gaffer-dev/gaffer/internal/ioerr"
+	"github.com/gaffer-dev/gaffer/internal/gitcmd"
 )
 
 // IncludeFile is the per-repository list, at the root of the user's
@@ -23,33 +21,12 @@ import (
 const IncludeFile = ".worktreeinclude"
 
 // gitCLI runs the git command in the work tree at dir and returns its
-// standard output; a failure carries git's standard error.
+// standard output; a failure is a *gitcmd.Error carrying git's standard
+// error. It is gitcmd.Run: every git command gaffer runs goes through
+// gitcmd, with the repository's hooks, fsmonitor and other commands off.
 func gitCLI(ctx context.Context, dir string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(errb.String())
-		if msg == "" {
-			msg = err.Error()
-		}
-		return out.Bytes(), &gitError{msg: fmt.Sprintf("git %s: %s", strings.Join(args, " "), msg), errno: ioerr.Named(msg)}
-	}
-	return out.Bytes(), nil
+	return gitcmd.Run(ctx, dir, args...)
 }
-
-// gitError is a git command that failed: its message is git's standard
-// error. When git names a fault of the machine there (a full disk), the
-// error matches that errno, as a failed write of gaffer's own would, so
-// that serve tells the machine's fault from the run's (ioerr.Machine).
-type gitError struct {
-	msg   string
-	errno error // nil, or the machine's errno git's message names
-}
-
-func (e *gitError) Error() string { return e.msg }
-func (e *gitError) Unwrap() error { return e.errno }
 
 // AddWorkTree makes dir a fresh linked work tree of r's repository (`git
 // worktree add`; go-git has none) on a new branch at base, and opens it.
