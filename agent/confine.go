@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"os/exec"
 	"strconv"
 
 	"github.com/gaffer-dev/gaffer/agent/internal/environ"
@@ -12,8 +13,11 @@ type Confinement int
 
 const (
 	// ConfineAuto confines commands' writes with Landlock where the kernel
-	// has it (Linux 5.13 and later), and otherwise runs them unconfined,
-	// telling ToolboxOptions.Warn once.
+	// has it (Linux 5.13 and later), and starts them in a user namespace of
+	// their own where the kernel allows one, so that they cannot read the
+	// environment or memory of processes outside their session (see
+	// proc.Isolation). What the kernel refuses, ToolboxOptions.Warn is told
+	// once.
 	ConfineAuto Confinement = iota
 	// ConfineOff runs commands unconfined.
 	ConfineOff
@@ -45,6 +49,25 @@ func (t *Toolbox) confinement() (*landlock.Rules, error) {
 		})
 	}
 	return rules, nil
+}
+
+// isolate makes cmd start in a user namespace of its own (see
+// proc.Isolation) unless confinement is off; where the kernel refuses one,
+// Warn is told once and cmd starts as it is.
+func (t *Toolbox) isolate(cmd *exec.Cmd) {
+	if t.opts.Confine == ConfineOff {
+		return
+	}
+	iso, why := t.iso.Get()
+	if iso == nil {
+		t.isoWarn.Do(func() {
+			if t.opts.Warn != nil {
+				t.opts.Warn("agent commands can read the environment of gaffer and of your shell: " + why)
+			}
+		})
+		return
+	}
+	iso.Apply(cmd)
 }
 
 // writableDirs returns the directories besides the command's TMPDIR that a

@@ -17,6 +17,7 @@ import (
 // kills the whole group, and so does its end.
 func (t *Toolbox) runCommand(cmd *exec.Cmd) error {
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	t.isolate(cmd)
 	rules, err := t.confinement()
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package cliagent
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 
@@ -25,6 +26,25 @@ func (d *Driver) confinement() *landlock.Rules {
 		})
 	}
 	return rules
+}
+
+// isolate makes cmd start in a user namespace of its own (see
+// proc.Isolation) unless confinement is off; where the kernel refuses one,
+// Options.Warn is told once and cmd starts as it is.
+func (d *Driver) isolate(cmd *exec.Cmd) {
+	if d.opts.Confine == agent.ConfineOff {
+		return
+	}
+	iso, why := d.iso.Get()
+	if iso == nil {
+		d.isoWarn.Do(func() {
+			if d.opts.Warn != nil {
+				d.opts.Warn("CLI agents can read the environment of gaffer and of your shell: " + why)
+			}
+		})
+		return
+	}
+	iso.Apply(cmd)
 }
 
 // writable returns the paths a confined session of program may write

@@ -81,8 +81,10 @@ type Options struct {
 // Codex, or any command a Template describes — as a fresh process per
 // session. It is safe for concurrent use.
 type Driver struct {
-	opts Options
-	warn sync.Once
+	opts    Options
+	warn    sync.Once
+	iso     proc.Isolator
+	isoWarn sync.Once
 }
 
 var _ agent.Driver = (*Driver)(nil)
@@ -137,6 +139,9 @@ func NewDriver(opts Options) (*Driver, error) {
 // (agentState: for Claude Code $HOME/.claude and $HOME/.claude.json, for
 // Codex $HOME/.codex), the template's Writable and /dev files; reads are not
 // restricted. Elsewhere it runs unconfined and Options.Warn is told so.
+// Unless Options.Confine is off, the process starts in a user namespace of
+// its own where the kernel allows one (see agent.ConfineAuto), so that it
+// cannot read the environment or memory of gaffer or of the user's shell.
 // Session.Tools is passed on where the agent can take it: Claude Code
 // ("claude") gets --disallowedTools for the tools the session does not
 // allow (see claudeDisallowed); other agents use all their tools.
@@ -396,6 +401,7 @@ func (d *Driver) start(ctx context.Context, s agent.Session, argv []string, dir 
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = dir, env
 	cmd.Stdout, cmd.Stderr = stdout, stderr
+	d.isolate(cmd)
 	if d.opts.Template.prompt() == PromptStdin {
 		in, err := os.Open(promptFile)
 		if err != nil {

@@ -23,15 +23,24 @@ const gateScript = `read -r g <&3 && [ "$g" = go ] || exit 125; exec 3<&-; ` +
 // Start starts cmd in a process group of its own that gets SIGKILL when
 // this process dies (Linux: Pdeathsig, which reaches the group's leader;
 // see deathSignal), and, with rec set, lets it run only once rec has
-// recorded the group (gateScript). The returned function forgets the
+// recorded the group (gateScript). A cmd that an Isolation applies to is
+// held the same way until its user namespace's id maps are written. The returned function forgets the
 // record; call it after the group has been killed. A record that fails is
 // an error matching ErrGroup.
 func Start(cmd *exec.Cmd, rec Recorder) (forget func(), err error) {
-	attr := &syscall.SysProcAttr{Setpgid: true}
+	attr := cmd.SysProcAttr // an Isolation's settings stay
+	if attr == nil {
+		attr = &syscall.SysProcAttr{}
+	}
+	attr.Setpgid = true
 	deathSignal(attr)
 	cmd.SysProcAttr = attr
-	if rec == nil {
+	isolated := mapsPending(cmd)
+	if rec == nil && !isolated {
 		return func() {}, cmd.Start()
+	}
+	if rec == nil {
+		rec = noRecord{} // the gate holds the command until its ids are mapped
 	}
 	if cmd.Err != nil {
 		return nil, cmd.Err
@@ -60,6 +69,13 @@ func Start(cmd *exec.Cmd, rec Recorder) (forget func(), err error) {
 		watchW.Close()
 		return nil, err
 	}
+	if isolated {
+		if err := writeIDMaps(cmd.Process.Pid); err != nil {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			watchW.Close()
+			return nil, errors.Join(err, waitErr(cmd))
+		}
+	}
 	recForget, err := rec.Record(cmd.Process.Pid)
 	if err != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
@@ -78,6 +94,11 @@ func Start(cmd *exec.Cmd, rec Recorder) (forget func(), err error) {
 	}
 	return forget, nil
 }
+
+// noRecord records nothing.
+type noRecord struct{}
+
+func (noRecord) Record(int) (func(), error) { return func() {}, nil }
 
 // waitErr waits for cmd after it was killed; its exit is not an error.
 func waitErr(cmd *exec.Cmd) error {
