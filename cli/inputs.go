@@ -2,9 +2,9 @@ package cli
 
 import (
 	"errors"
-	"io/fs"
-	"os"
+	"fmt"
 
+	"github.com/gaffer-dev/gaffer/internal/inputfile"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
@@ -16,31 +16,26 @@ type inputError struct{ err error }
 func (e *inputError) Error() string { return e.err.Error() }
 func (e *inputError) Unwrap() error { return e.err }
 
-// checkInput reports whether path is a regular file this process can
-// read: a missing, unreadable file or a directory is an ExitUsage error.
+// checkInput reports whether path is a file this process can read: a
+// missing or unreadable file, a directory, or what is not a regular file
+// or a pipe (/dev/zero, a socket) is an ExitUsage error.
 func checkInput(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
+	if err := inputfile.Check(path, inputfile.Options{Pipes: true}); err != nil {
 		return &ExitError{Code: ExitUsage, Err: &inputError{err}}
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return &ExitError{Code: ExitUsage, Err: &inputError{err}}
-	}
-	if fi.IsDir() {
-		return &ExitError{Code: ExitUsage, Err: &inputError{&fs.PathError{Op: "open", Path: path, Err: errors.New("is a directory")}}}
 	}
 	return nil
 }
 
-// readInput reads the input file path, with checkInput's errors.
-func readInput(path string) ([]byte, error) {
-	if err := checkInput(path); err != nil {
-		return nil, err
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
+// readPlan reads the plan file path, at most state.MaxPlanBytes, with
+// checkInput's errors; a longer plan is an ExitInvalid error, as a plan
+// over its other limits is.
+func readPlan(path string) ([]byte, error) {
+	b, err := inputfile.Read(path, state.MaxPlanBytes, inputfile.Options{Pipes: true})
+	switch {
+	case errors.Is(err, inputfile.ErrTooLarge):
+		return nil, &ExitError{Code: ExitInvalid, Err: &state.PlanError{File: path, Problems: []state.Problem{{
+			Msg: fmt.Sprintf("the plan is over the limit of %d (%s); split it into smaller plans", state.MaxPlanBytes, inputfile.Size(state.MaxPlanBytes))}}}}
+	case err != nil:
 		return nil, &ExitError{Code: ExitUsage, Err: &inputError{err}}
 	}
 	return b, nil

@@ -81,7 +81,7 @@ type PlanValidate struct {
 // (with JSON, the problems are printed too); a file that cannot be read
 // (or a directory) is an ExitUsage error.
 func (v PlanValidate) Run(_ context.Context, w io.Writer) error {
-	src, err := readInput(v.Path)
+	src, err := readPlan(v.Path)
 	if err != nil {
 		return err
 	}

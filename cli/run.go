@@ -40,7 +40,7 @@ func (o *RunOptions) planSource() ([]byte, error) {
 	if o.planSrc != nil {
 		return o.planSrc, nil
 	}
-	b, err := readInput(o.PlanFile)
+	b, err := readPlan(o.PlanFile)
 	if err != nil {
 		return nil, err
 	}
