@@ -59,7 +59,40 @@ func (r *Repo) AddWorkTree(ctx context.Context, dir, branch, base string) (*Repo
 	if _, err := gitCLI(ctx, r.root, args...); err != nil {
 		return nil, &Error{Op: "add work tree", Path: dir, Err: err}
 	}
-	return Open(dir)
+	wt, err := Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	// git makes the work tree and its record (.git/worktrees/NAME) with
+	// the umask's modes, 0777 under umask 000: they are gaffer's, private.
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return nil, &Error{Op: "add work tree", Path: dir, Err: err}
+	}
+	if err := private(wt.gitDir); err != nil {
+		return nil, &Error{Op: "add work tree", Path: wt.gitDir, Err: err}
+	}
+	return wt, nil
+}
+
+// private takes the group's and others' rights from dir and everything
+// beneath it.
+func private(dir string) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if m := fi.Mode().Perm(); m&0o077 != 0 {
+			return os.Chmod(p, m&^0o077)
+		}
+		return nil
+	})
 }
 
 // WorkTreesLockFile is the name, in the repository's (common) git
@@ -73,7 +106,7 @@ const WorkTreesLockFile = "gaffer-worktrees.lock"
 // its release.
 func (r *Repo) lockWorkTrees(ctx context.Context) (func(), error) {
 	path := filepath.Join(r.commonDir, WorkTreesLockFile)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}
