@@ -2,6 +2,8 @@ package agent
 
 import (
 	"os/exec"
+
+	"github.com/gaffer-dev/gaffer/agent/internal/proc"
 	"strconv"
 
 	"github.com/gaffer-dev/gaffer/agent/internal/environ"
@@ -68,6 +70,26 @@ func (t *Toolbox) isolate(cmd *exec.Cmd) {
 		return
 	}
 	iso.Apply(cmd)
+}
+
+// sandbox returns the sandbox helper's executable and the .git
+// directories it must make read-only when a writable directory holds one
+// (an in-place run): Landlock cannot take .git out of the directory it
+// allows. "" when there is none, or no helper (Warn is told once).
+func (t *Toolbox) sandbox(writable []string) (exe string, ro []string) {
+	ro = proc.GitDirsIn(writable)
+	if len(ro) == 0 {
+		return "", nil
+	}
+	exe, why := t.helper.Get()
+	if exe == "" {
+		t.helperWarn.Do(func() {
+			if t.opts.Warn != nil {
+				t.opts.Warn("agent commands can write the repository's .git in an in-place run: " + why)
+			}
+		})
+	}
+	return exe, ro
 }
 
 // writableDirs returns the directories besides the command's TMPDIR that a

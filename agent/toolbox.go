@@ -80,6 +80,9 @@ type Toolbox struct {
 	warn    sync.Once
 	iso     proc.Isolator
 	isoWarn sync.Once
+	// helper confines in-place runs' commands (see sandbox).
+	helper     proc.Helper
+	helperWarn sync.Once
 }
 
 // NewToolbox returns a Toolbox for the repository at dir.

@@ -85,6 +85,9 @@ type Driver struct {
 	warn    sync.Once
 	iso     proc.Isolator
 	isoWarn sync.Once
+	// helper confines in-place runs' sessions (see sandbox).
+	helper     proc.Helper
+	helperWarn sync.Once
 }
 
 var _ agent.Driver = (*Driver)(nil)
@@ -467,6 +470,15 @@ func (d *Driver) launch(cmd *exec.Cmd, conf *confined) (forget func(), done <-ch
 	waited := make(chan error, 1)
 	if conf == nil {
 		forget, err := proc.Start(cmd, d.opts.Groups)
+		if err != nil {
+			return nil, nil, err
+		}
+		go func() { waited <- cmd.Wait() }()
+		return forget, waited, nil
+	}
+	if exe, ro := d.sandbox(conf.writable); exe != "" {
+		// The helper confines the session: .git read-only, then Landlock.
+		forget, err := proc.StartIn(cmd, d.opts.Groups, proc.Sandbox{ReadOnly: ro, Writable: conf.writable, Landlock: true}, exe)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/agent/internal/testkit"
 )
 
 // TestCLICannotReadGafferEnviron runs a CLI agent session whose process
@@ -33,5 +35,30 @@ func TestCLICannotReadGafferEnviron(t *testing.T) {
 		if !strings.Contains(rep.Output, c.want) {
 			t.Errorf("confine %v: want %q in the session's output:\n%s", c.confine, c.want, rep.Output)
 		}
+	}
+}
+
+// TestCLIInPlaceCannotWriteGit runs a CLI session in the repository
+// itself (an in-place run) that tries to plant an fsmonitor and a hook:
+// both writes fail and .git is as it was; the work tree is writable.
+func TestCLIInPlaceCannotWriteGit(t *testing.T) {
+	dir := testkit.GitRepo(t)
+	cfg := testkit.ReadFile(t, filepath.Join(dir, ".git", "config"))
+	script := `git config core.fsmonitor /tmp/x.sh && echo planted-config
+mkdir -p .git/hooks; printf '#!/bin/sh\ntouch /tmp/x\n' > .git/hooks/pre-commit && echo planted-hook
+echo mine > mine.txt && echo wrote-tree`
+	d := newCLI(t, Options{Template: Template{Command: []string{"sh", "-c", script}}, Warn: func(m string) { t.Skip(m) }})
+	rep, err := d.Run(context.Background(), agent.Session{Role: agent.RoleDeveloper, Dir: dir, Prompt: "p"})
+	if err != nil {
+		t.Fatalf("run: %v %+v", err, rep)
+	}
+	if strings.Contains(rep.Output, "planted") || !strings.Contains(rep.Output, "wrote-tree") {
+		t.Errorf("want .git refused and the tree written:\n%s", rep.Output)
+	}
+	if got := testkit.ReadFile(t, filepath.Join(dir, ".git", "config")); got != cfg {
+		t.Errorf(".git/config changed:\n%s", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git", "hooks", "pre-commit")); err == nil {
+		t.Errorf("the hook was planted")
 	}
 }

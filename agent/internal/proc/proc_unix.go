@@ -28,6 +28,20 @@ const gateScript = `read -r g <&3 && [ "$g" = go ] || exit 125; exec 3<&-; ` +
 // record; call it after the group has been killed. A record that fails is
 // an error matching ErrGroup.
 func Start(cmd *exec.Cmd, rec Recorder) (forget func(), err error) {
+	return start(cmd, rec, nil)
+}
+
+// StartIn is Start for a command that runs through the sandbox helper
+// exe (see Helper and HelperMain), confined by sb: it is held behind the
+// gate the same way, and the helper confines it before running it.
+func StartIn(cmd *exec.Cmd, rec Recorder, sb Sandbox, exe string) (forget func(), err error) {
+	if rec == nil {
+		rec = noRecord{}
+	}
+	return start(cmd, rec, func(cmd *exec.Cmd) error { return sb.wrap(cmd, exe) })
+}
+
+func start(cmd *exec.Cmd, rec Recorder, wrap func(*exec.Cmd) error) (forget func(), err error) {
 	attr := cmd.SysProcAttr // an Isolation's settings stay
 	if attr == nil {
 		attr = &syscall.SysProcAttr{}
@@ -62,6 +76,15 @@ func Start(cmd *exec.Cmd, rec Recorder) (forget func(), err error) {
 	cmd.Args = append([]string{"sh", "-c", gateScript, "gaffer-gate", cmd.Path}, cmd.Args[1:]...)
 	cmd.Path = sh
 	cmd.ExtraFiles = []*os.File{r, watchR} // fd 3, fd 4
+	if wrap != nil {
+		if err := wrap(cmd); err != nil {
+			r.Close()
+			watchR.Close()
+			watchW.Close()
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+		isolated = mapsPending(cmd) // the helper's namespace has its maps
+	}
 	err = cmd.Start()
 	r.Close()
 	watchR.Close()
