@@ -73,3 +73,30 @@ func TestInPlaceCommandWritesGitWhenOff(t *testing.T) {
 		t.Errorf("unconfined, the command did not plant:\n%s", res.Output)
 	}
 }
+
+// BenchmarkToolboxRunTrue runs `true` through a toolbox: unconfined, in a
+// plain directory (Landlock, user namespace) and in a repository (an
+// in-place run: the sandbox helper makes .git read-only first).
+func BenchmarkToolboxRunTrue(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		dir  func() string
+		conf Confinement
+	}{
+		{"off", b.TempDir, ConfineOff},
+		{"worktree", b.TempDir, ConfineAuto},
+		{"inplace", func() string { return testkit.GitRepo(b) }, ConfineAuto},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			tb, err := NewToolbox(c.dir(), ToolboxOptions{Confine: c.conf})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if res, err := tb.Run(context.Background(), "true", nil); err != nil || res.Failed() {
+					b.Fatalf("run: %v %+v", err, res)
+				}
+			}
+		})
+	}
+}
