@@ -45,7 +45,7 @@
 //
 // # Profiles and real agents
 //
-// run loads the configuration (cli/config: gaffer.yaml in the repository,
+// run loads the configuration (profile/config: gaffer.yaml in the repository,
 // else the user's) before it opens the store, takes the effective profile
 // of --profile (GAFFER_PROFILE; else the file's default) and lays --driver
 // and --model over every role (drivers.go, resolveProfile). What the llm

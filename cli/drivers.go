@@ -14,7 +14,7 @@ import (
 	"github.com/gaffer-dev/gaffer/agent"
 	cliagent "github.com/gaffer-dev/gaffer/agent/cli"
 	"github.com/gaffer-dev/gaffer/agent/llm"
-	"github.com/gaffer-dev/gaffer/cli/config"
+	"github.com/gaffer-dev/gaffer/profile/config"
 	"github.com/gaffer-dev/gaffer/state"
 	ucli "github.com/urfave/cli/v2"
 )

@@ -10,8 +10,8 @@ import (
 
 	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/checkpoint"
-	"github.com/gaffer-dev/gaffer/cli/config"
 	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/profile/config"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
 )

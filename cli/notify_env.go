@@ -5,7 +5,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/gaffer-dev/gaffer/cli/config"
+	"github.com/gaffer-dev/gaffer/profile/config"
 	"github.com/gaffer-dev/gaffer/state"
 )
 

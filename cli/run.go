@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gaffer-dev/gaffer/cli/config"
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/metrics"
+	"github.com/gaffer-dev/gaffer/profile/config"
 	"github.com/gaffer-dev/gaffer/workspace"
 	"github.com/prometheus/client_golang/prometheus"
 	ucli "github.com/urfave/cli/v2"
