@@ -18,6 +18,7 @@ import (
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/metrics"
 	"github.com/gaffer-dev/gaffer/notify"
+	"github.com/gaffer-dev/gaffer/profile"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
 	ucli "github.com/urfave/cli/v2"
@@ -38,11 +39,22 @@ type hostOptions struct {
 	kind    string           // the holding command, told on the socket; "" opens no socket
 	metrics *metrics.Metrics // times checkpoint writes; nil: none
 	ask     answerer         // asks for approval instead of the terminal (demo)
-	run     *RunOptions      // the run this command starts, checked before the store opened
+	setup   *profile.Setup   // the setup that checked the run this command starts; nil: newSetup's
 	front   host.Front       // the runs' front instead of the terminal (serve's noticer)
 	dir     string           // the local directory instead of storeOf's (serve --host-id)
 	shared  bool             // a database store opened beside its holder (host.Config.Shared)
 	remote  string           // the shared remote of a serve's runs (serve --remote)
+}
+
+// newSetup is the run setup of c's command: the terminal's output and
+// keys, and --pace over the runs' stored pace when it is given.
+func newSetup(c *ucli.Context, io IO) *profile.Setup {
+	s := &profile.Setup{Out: io.Out, Keys: io.Keys}
+	if c.IsSet("pace") {
+		p := c.Duration("pace")
+		s.Pace = &p
+	}
+	return s
 }
 
 // storeOf returns the store directory of c's flags (--store, or
@@ -83,20 +95,18 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 		g.LogLevel = "info" // as serve's own log (opsLogger)
 	}
 	l := &local{io: io, cmd: commandFormatter(g.Repo), log: g.Logger(io.Err)}
-	var pace *time.Duration
-	if c.IsSet("pace") {
-		p := c.Duration("pace")
-		pace = &p
+	if o.setup == nil {
+		o.setup = newSetup(c, io)
 	}
 	l.front = &front{io: io, cmd: l.cmd, ask: o.ask}
 	var hf host.Front = l.front
 	if o.front != nil {
 		hf = o.front
 	}
-	cfg := host.Config{Repo: g.Repo, Store: dir, Dir: dir, Setup: setup{io: io, pace: pace, opts: o.run}, Front: hf, Logger: l.log, Cmd: l.cmd,
+	cfg := host.Config{Repo: g.Repo, Store: dir, Dir: dir, Setup: o.setup, Front: hf, Logger: l.log, Cmd: l.cmd,
 		Version: io.version, ReproducibleDates: reproducibleDates(os.Getenv),
 		AfterCommit: afterCommitHook(io), AfterPublish: afterPushHook(io), AfterRestore: afterRestoreHook(io),
-		Notify: &notify.Config{Before: beforeNotifyHook(io), Getenv: io.Keys.getenv}, Shared: o.shared, Remote: o.remote}
+		Notify: &notify.Config{Before: beforeNotifyHook(io), Getenv: io.Keys.Getenv}, Shared: o.shared, Remote: o.remote}
 	if o.metrics != nil {
 		m := o.metrics
 		cfg.WrapStore = func(s checkpoint.Store) checkpoint.Store { return metrics.InstrumentStore(s, m) }

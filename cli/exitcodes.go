@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/gaffer-dev/gaffer/profile"
 	"io"
 	"strings"
 
@@ -154,8 +155,8 @@ func Report(w io.Writer, err error) {
 		return
 	}
 	msg := userMessage(storeMessage(err).Error())
-	var ie *inputError
-	if errors.As(err, &ee) && ee.Code == ExitUsage && !errors.As(err, &ie) {
+	var ie *profile.InputError
+	if (errors.As(err, &ee) && ee.Code == ExitUsage || errors.Is(err, ErrUsage)) && !errors.As(err, &ie) {
 		msg = strings.TrimPrefix(msg, ErrUsage.Error()+": ")
 		fmt.Fprintf(w, "gaffer: %s\nRun 'gaffer --help' for usage.\n", msg)
 		return
@@ -187,7 +188,7 @@ func exitf(code int, format string, args ...any) error {
 // (ErrNoRun, ErrDirtyTree, …) from a message shown to the user, at its
 // start and after a wrapping "…: ".
 func userMessage(msg string) string {
-	for _, pkg := range []string{"cli: ", "host: "} {
+	for _, pkg := range []string{"cli: ", "host: ", "profile: "} {
 		msg = strings.TrimPrefix(msg, pkg)
 		msg = strings.ReplaceAll(msg, ": "+pkg, ": ")
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gaffer-dev/gaffer/profile"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -42,7 +43,7 @@ func TestKillAndResume(t *testing.T) {
 
 	bin := gafferBinary(t)
 	const runID = "r-20260101-kill00"
-	goal := planTitle(demo.Plan, "plan.md")
+	goal := profile.PlanTitle(demo.Plan, "plan.md")
 
 	// The uninterrupted run.
 	ref, _, script := demoRepo(t)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/gaffer-dev/gaffer/profile"
 	"io"
 	"net/http"
 	"os"
@@ -208,7 +209,7 @@ func TestServeSubmitApproveThroughSocket(t *testing.T) {
 	dir, _, script := demoRepo(t)
 	s := startServe(t, bin, dir)
 	const runID = "r-20260101-serve1"
-	goal := planTitle(demo.Plan, "plan.md")
+	goal := profile.PlanTitle(demo.Plan, "plan.md")
 	out, code := gafferCmd(t, bin, "--repo", dir, "submit", "--goal", goal, "--script", script, "--run-id", runID)
 	if code != 0 || !strings.Contains(out, runID+" queued") {
 		t.Fatalf("submit: exit %d\n%s", code, out)
@@ -290,7 +291,7 @@ func grepLines(s, substr string) string {
 func TestRunDetachAndRunMetrics(t *testing.T) {
 	bin := gafferBinary(t)
 	dir, _, script := demoRepo(t)
-	goal := planTitle(demo.Plan, "plan.md")
+	goal := profile.PlanTitle(demo.Plan, "plan.md")
 
 	// Without serve, --detach says how to start one.
 	out, code := gafferCmd(t, bin, "--repo", dir, "run", "--detach", "--goal", goal, "--script", script)

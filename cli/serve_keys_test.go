@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"github.com/gaffer-dev/gaffer/profile"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,7 +19,7 @@ func TestServeWorkersRunOneRepositoryOneAtATime(t *testing.T) {
 	dir, _, script := demoRepo(t)
 	base := gitOut(t, dir, "rev-parse", "HEAD")
 	s := startServe(t, bin, dir, "--workers", "2")
-	goal := planTitle(demo.Plan, "plan.md")
+	goal := profile.PlanTitle(demo.Plan, "plan.md")
 	runs := []string{"r-20260101-keys1", "r-20260101-keys2"}
 	for _, id := range runs {
 		out, code := gafferCmd(t, bin, "--repo", dir, "submit", "--goal", goal, "--script", script, "--run-id", id, "--auto-approve", "--in-place")

@@ -1,4 +1,4 @@
-package cli
+package profile
 
 import (
 	"encoding/json"
@@ -14,9 +14,9 @@ import (
 	"github.com/gaffer-dev/gaffer/agent"
 	cliagent "github.com/gaffer-dev/gaffer/agent/cli"
 	"github.com/gaffer-dev/gaffer/agent/llm"
+	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/profile/config"
 	"github.com/gaffer-dev/gaffer/state"
-	ucli "github.com/urfave/cli/v2"
 )
 
 // roles lists the agent roles in the order messages name them; the
@@ -47,22 +47,22 @@ type runProfile struct {
 // (gaffer.yaml there, else the user's), takes the effective profile o
 // names (--profile, GAFFER_PROFILE; else the file's default) and lays the
 // --driver and --model flags over every role. A configuration that does
-// not load is ExitInvalid, an unknown profile or --driver ExitUsage, as is
+// not load is host.Invalid, an unknown profile or --driver host.Usage, as is
 // the script driver without --script; a profile that is incomplete for a
-// role (no model, agent or provider; an unknown driver) is ExitInvalid.
+// role (no model, agent or provider; an unknown driver) is host.Invalid.
 // Every role's problem is listed (problems), not only the first.
-func resolveProfile(repoDir string, o RunOptions, getenv func(string) string) (runProfile, error) {
+func resolveProfile(repoDir string, o request, getenv func(string) string) (runProfile, error) {
 	var rp runProfile
 	cfg, err := config.Load(repoDir, getenv)
 	if err != nil {
-		return rp, exitf(ExitInvalid, "%w", err)
+		return rp, errorf(host.Invalid, "%w", err)
 	}
 	p, err := cfg.Effective(o.Profile)
 	if errors.Is(err, config.ErrUnknownProfile) {
 		return rp, usageErrorf("--profile: %v", err)
 	}
 	if err != nil {
-		return rp, exitf(ExitInvalid, "%w", err)
+		return rp, errorf(host.Invalid, "%w", err)
 	}
 	rp = runProfile{
 		name: p.Name,
@@ -119,17 +119,17 @@ func resolveProfile(repoDir string, o RunOptions, getenv func(string) string) (r
 		case config.DriverLLM:
 			usesLLM = true
 			if rs.Model == "" {
-				probs.add(exitf(ExitInvalid, "profile %s: the %s uses driver llm but names no model; set model in gaffer.yaml or pass --model", p.Name, r))
+				probs.add(errorf(host.Invalid, "profile %s: the %s uses driver llm but names no model; set model in gaffer.yaml or pass --model", p.Name, r))
 				continue
 			}
 		case config.DriverCLI:
 			if rs.Agent == "" {
-				probs.add(exitf(ExitInvalid, "profile %s: the %s uses driver cli but names no agent; set agent (claude, codex or one of agents) in gaffer.yaml", p.Name, r))
+				probs.add(errorf(host.Invalid, "profile %s: the %s uses driver cli but names no agent; set agent (claude, codex or one of agents) in gaffer.yaml", p.Name, r))
 				continue
 			}
 			t, ok := p.Template(rs.Agent)
 			if !ok {
-				probs.add(exitf(ExitInvalid, "profile %s: the %s uses driver cli with agent %q, which is not defined", p.Name, r, rs.Agent))
+				probs.add(errorf(host.Invalid, "profile %s: the %s uses driver cli with agent %q, which is not defined", p.Name, r, rs.Agent))
 				continue
 			}
 			if err := storeTemplate(&rp.drivers, rs.Agent, t); err != nil {
@@ -141,7 +141,7 @@ func resolveProfile(repoDir string, o RunOptions, getenv func(string) string) (r
 			if o.Driver != "" { // --driver: a bad flag value, said once
 				return rp, usageErrorf("--driver %q: want script, llm or cli", o.Driver)
 			}
-			probs.add(exitf(ExitInvalid, "%w %q for the %s in profile %s: want script, llm or cli", ErrUnsupportedDriver, rs.Driver, r, p.Name))
+			probs.add(errorf(host.Invalid, "%w %q for the %s in profile %s: want script, llm or cli", ErrUnsupportedDriver, rs.Driver, r, p.Name))
 			continue
 		}
 		setAgent(&rp.agents, r, ac)
@@ -160,11 +160,11 @@ func resolveProfile(repoDir string, o RunOptions, getenv func(string) string) (r
 	if usesLLM {
 		prov := p.Provider
 		if prov.Name == "" {
-			probs.add(exitf(ExitInvalid, "profile %s: driver llm needs a provider (provider.name: openai, anthropic or ollama in gaffer.yaml)", p.Name))
+			probs.add(errorf(host.Invalid, "profile %s: driver llm needs a provider (provider.name: openai, anthropic or ollama in gaffer.yaml)", p.Name))
 			return rp, probs.err()
 		}
 		if p.Masked().Provider.BaseURL != prov.BaseURL {
-			probs.add(exitf(ExitInvalid, "profile %s: provider.base_url carries a password or key, and a run's settings are stored: "+
+			probs.add(errorf(host.Invalid, "profile %s: provider.base_url carries a password or key, and a run's settings are stored: "+
 				"put the key in the variable provider.api_key_env names", p.Name))
 		}
 		rp.drivers.Provider, rp.drivers.BaseURL = prov.Name, prov.BaseURL
@@ -178,7 +178,7 @@ func resolveProfile(repoDir string, o RunOptions, getenv func(string) string) (r
 func storeTemplate(d *state.DriverSettings, name string, t cliagent.Template) error {
 	for _, k := range slices.Sorted(maps.Keys(t.Env)) {
 		if secretName(k) {
-			return exitf(ExitInvalid, "agents.%s.env.%s looks like a secret, and a run's settings are stored: "+
+			return errorf(host.Invalid, "agents.%s.env.%s looks like a secret, and a run's settings are stored: "+
 				"set it in the environment and name it in agents.%s.pass_env instead", name, k, name)
 		}
 	}
@@ -235,7 +235,7 @@ func setAgent(a *state.Agents, r agent.Role, ac state.AgentConfig) {
 	}
 }
 
-// checkKeys returns an ExitPrecondition error naming the variable when a
+// checkKeys returns an host.Refused error naming the variable when a
 // role of cfg uses the llm driver and the API key's variable is unset or
 // empty: run and resume check it before any work.
 func checkKeys(cfg state.RunConfig, getenv func(string) string) error {
@@ -248,7 +248,7 @@ func checkKeys(cfg state.RunConfig, getenv func(string) string) error {
 			continue
 		}
 		if strings.TrimSpace(getenv(name)) == "" {
-			return exitf(ExitPrecondition, "%w: set the environment variable %s (the %s's provider %s, profile %s)",
+			return errorf(host.Refused, "%w: set the environment variable %s (the %s's provider %s, profile %s)",
 				agent.ErrMissingKey, name, r, cfg.Drivers.Provider, or(cfg.Profile, config.DefaultProfile))
 		}
 		return nil
@@ -270,7 +270,7 @@ type realDrivers struct {
 }
 
 func newRealDrivers(out io.Writer, opts agentOptions) *realDrivers {
-	return &realDrivers{out: out, getenv: opts.keys.getenv, opts: opts, llm: map[string]*llm.Driver{}}
+	return &realDrivers{out: out, getenv: opts.keys.Getenv, opts: opts, llm: map[string]*llm.Driver{}}
 }
 
 // driver returns the driver of kind for role.
@@ -344,15 +344,10 @@ func or(a, b string) string {
 	return b
 }
 
-// resolve reads --profile (and --repo) from c, resolves the profile and
+// resolve resolves the profile of o for the repository in repoDir and
 // checks the API key, before any store is opened.
-func (o *RunOptions) resolve(c *ucli.Context) error {
-	g, _, err := globalsOf(c)
-	if err != nil {
-		return err
-	}
-	o.Profile = g.Profile
-	rp, err := resolveProfile(g.Repo, *o, os.Getenv)
+func (o *request) resolve(repoDir string) error {
+	rp, err := resolveProfile(repoDir, *o, os.Getenv)
 	var probs problems
 	probs.add(err)
 	probs.add(checkKeys(state.RunConfig{Profile: rp.name, Agents: rp.agents, Drivers: rp.drivers}, os.Getenv))
@@ -367,7 +362,7 @@ func (o *RunOptions) resolve(c *ucli.Context) error {
 
 // resolved returns the profile resolve found, or resolves it now for the
 // repository at root.
-func (o RunOptions) resolved(root string, getenv func(string) string) (runProfile, error) {
+func (o request) resolved(root string, getenv func(string) string) (runProfile, error) {
 	if o.profile != nil {
 		return *o.profile, nil
 	}
