@@ -239,3 +239,11 @@ var (
 	// ErrNoServe is Submit to a process that does not execute queued runs.
 	ErrNoServe = errors.New("host: no serve process")
 )
+
+// Every implementation of Service, checked by the compiler.
+var (
+	_ Service = (*Host)(nil)
+	_ Service = (*Client)(nil)
+	_ Service = (*Pool)(nil)
+	_ Service = holder{}
+)

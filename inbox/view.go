@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gaffer-dev/gaffer/internal/render"
 	"slices"
 	"strings"
 	"time"
@@ -193,7 +194,7 @@ func (s *Server) diff(ctx context.Context, pv *phaseView, ps state.PhaseState, e
 	if s.cfg.Repo == nil || ps.PreCommit == "" || ps.PostCommit == "" {
 		return
 	}
-	pv.DiffRange = runview.Short(ps.PreCommit) + ".." + runview.Short(ps.PostCommit)
+	pv.DiffRange = render.Short(ps.PreCommit) + ".." + render.Short(ps.PostCommit)
 	stats, err := s.cfg.Repo.DiffStat(ctx, ps.PreCommit, ps.PostCommit)
 	if err != nil {
 		pv.DiffError = err.Error()

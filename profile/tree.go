@@ -2,6 +2,7 @@ package profile
 
 import (
 	"context"
+	"github.com/gaffer-dev/gaffer/internal/render"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -25,7 +26,7 @@ func checkTree(ctx context.Context, repo *workspace.Repo, o request) ([]string, 
 	if o.InPlace && !o.AllowDirty {
 		if paths := host.DirtPaths(st, inputs); len(paths) > 0 {
 			return nil, errorf(host.Refused, "%w (%s: %s) in %s; commit or stash them, or pass --allow-dirty",
-				host.ErrDirtyTree, host.Plural(len(paths), "path"), host.ListPaths(paths, 10), repo.Root())
+				host.ErrDirtyTree, render.Plural(len(paths), "path"), render.ListPaths(paths, 10), repo.Root())
 		}
 	}
 	if err := checkHead(ctx, repo); err != nil {
