@@ -9,7 +9,6 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/profile/config"
@@ -92,7 +91,7 @@ func ExitCode(err error) int {
 		return ExitInvalid
 	case errors.As(err, &held):
 		return ExitLocked
-	case errors.Is(err, workspace.ErrNotRepo), errors.Is(err, agent.ErrMissingKey), errors.Is(err, agent.ErrAuth):
+	case errors.Is(err, workspace.ErrNotRepo), host.BadCredentials(err):
 		return ExitPrecondition
 	case errors.Is(err, checkpoint.ErrCorrupt), errors.Is(err, checkpoint.ErrForeignStore):
 		// A damaged record or store: the message names the store and the fix.

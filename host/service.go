@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gaffer-dev/gaffer/agent"
 	"time"
 
 	"github.com/gaffer-dev/gaffer/graph"
@@ -247,3 +248,10 @@ var (
 	_ Service = (*Pool)(nil)
 	_ Service = holder{}
 )
+
+// BadCredentials reports whether err is an agent's key that is missing
+// or that its provider refused (agent.ErrMissingKey, agent.ErrAuth): a
+// precondition the user fixes, as front ends tell it.
+func BadCredentials(err error) bool {
+	return errors.Is(err, agent.ErrMissingKey) || errors.Is(err, agent.ErrAuth)
+}
