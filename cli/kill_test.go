@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/gaffer-dev/gaffer/profile"
+	"github.com/gaffer-dev/gaffer/runview"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -266,7 +267,7 @@ func procStatus(t *testing.T, bin, dir string) string {
 	if err != nil {
 		t.Fatalf("status: %v\n%s", err, out)
 	}
-	var v RunView
+	var v runview.Run
 	if err := json.Unmarshal(out, &v); err != nil {
 		t.Fatalf("status: %v\n%s", err, out)
 	}

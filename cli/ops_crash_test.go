@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/gaffer-dev/gaffer/profile"
+	"github.com/gaffer-dev/gaffer/runview"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -345,7 +346,7 @@ func checkDrainLog(t *testing.T, log, runID string) {
 
 // statusIfAny is statusOf for a run that may not have its first checkpoint
 // yet: a status that says there is no such run (exit 8) gives false.
-func statusIfAny(t *testing.T, bin, dir, runID string) (RunView, bool) {
+func statusIfAny(t *testing.T, bin, dir, runID string) (runview.Run, bool) {
 	t.Helper()
 	cmd := exec.Command(bin, "--repo", dir, "status", runID, "--json")
 	var stderr strings.Builder
@@ -353,12 +354,12 @@ func statusIfAny(t *testing.T, bin, dir, runID string) (RunView, bool) {
 	out, err := cmd.Output()
 	if err != nil && cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == ExitPrecondition &&
 		(strings.Contains(stderr.String(), "no run "+runID) || strings.Contains(stderr.String(), "no runs in this repository")) {
-		return RunView{}, false
+		return runview.Run{}, false
 	}
 	if err != nil {
 		t.Fatalf("status %s: %v\n%s%s", runID, err, out, stderr.String())
 	}
-	var v RunView
+	var v runview.Run
 	if err := json.Unmarshal(out, &v); err != nil {
 		t.Fatalf("status %s: %v\n%s", runID, err, out)
 	}

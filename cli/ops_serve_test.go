@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/gaffer-dev/gaffer/profile"
+	"github.com/gaffer-dev/gaffer/runview"
 	"io"
 	"net/http"
 	"os"
@@ -143,7 +144,7 @@ func gafferCmd(t *testing.T, bin string, args ...string) (string, int) {
 }
 
 // statusOf reads a run's status with `gaffer status --json`.
-func statusOf(t *testing.T, bin, dir, runID string) (RunView, string) {
+func statusOf(t *testing.T, bin, dir, runID string) (runview.Run, string) {
 	t.Helper()
 	v, stderr, err := binStatus(bin, dir, runID)
 	if err != nil {
@@ -153,18 +154,18 @@ func statusOf(t *testing.T, bin, dir, runID string) (RunView, string) {
 }
 
 // tryStatus is statusOf returning its error.
-func tryStatus(bin, dir, runID string) (RunView, error) {
+func tryStatus(bin, dir, runID string) (runview.Run, error) {
 	v, _, err := binStatus(bin, dir, runID)
 	return v, err
 }
 
 // binStatus runs bin's `status RUN --json` in dir's repository.
-func binStatus(bin, dir, runID string) (RunView, string, error) {
+func binStatus(bin, dir, runID string) (runview.Run, string, error) {
 	cmd := exec.Command(bin, "--repo", dir, "status", runID, "--json")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	var v RunView
+	var v runview.Run
 	if err == nil {
 		err = json.Unmarshal(out, &v)
 	}
@@ -175,7 +176,7 @@ func binStatus(bin, dir, runID string) (RunView, string, error) {
 }
 
 // waitStatus polls until the run has status want.
-func waitStatus(t *testing.T, bin, dir, runID, want string, s *server) RunView {
+func waitStatus(t *testing.T, bin, dir, runID, want string, s *server) runview.Run {
 	t.Helper()
 	deadline := time.Now().Add(120 * time.Second)
 	for {

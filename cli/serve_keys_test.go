@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"github.com/gaffer-dev/gaffer/profile"
+	"github.com/gaffer-dev/gaffer/runview"
 	"strings"
 	"syscall"
 	"testing"
@@ -85,7 +86,7 @@ func TestServeWorkersRunOneRepositoryOneAtATime(t *testing.T) {
 }
 
 // waitTerminal polls until the run has finished (completed, failed, ...).
-func waitTerminal(t *testing.T, bin, dir, runID string, s *server) RunView {
+func waitTerminal(t *testing.T, bin, dir, runID string, s *server) runview.Run {
 	t.Helper()
 	for range 1200 {
 		v, _ := statusOf(t, bin, dir, runID)
@@ -98,5 +99,5 @@ func waitTerminal(t *testing.T, bin, dir, runID string, s *server) RunView {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatalf("run %s did not finish\nserve:\n%s", runID, s.output())
-	return RunView{}
+	return runview.Run{}
 }

@@ -26,6 +26,11 @@ type Tree struct {
 	Phases          []Phase     `json:"phases,omitempty"`
 	Usage           state.Usage `json:"usage"` // all roles
 	Errors          []string    `json:"errors,omitempty"`
+	// Branch is the run's own branch, LastError the last error of a run
+	// no process runs, as Run has them; Of and RunOf leave them empty for
+	// now (status --watch --json does not show them yet).
+	Branch    string `json:"branch,omitempty"`
+	LastError string `json:"last_error,omitempty"`
 }
 
 // Phase is one phase of a Tree.
