@@ -56,50 +56,79 @@ func Run(c *ucli.Context, io IO) error {
 	if err != nil {
 		return err
 	}
-	g, _, _ := globalsOf(c)
 	setup := newSetup(c, io)
-	if err := setup.Preflight(g.Repo, &spec); err != nil {
+	if err := checkRun(c, setup, &spec); err != nil {
 		return err
 	}
-	if err := profile.PrecheckTree(c.Context, g.Repo, spec); err != nil {
+	l, err := openRunHost(c, io, setup)
+	if err != nil {
 		return err
 	}
+	defer l.Close()
+	out, err := l.Start(c.Context, spec)
+	return report(io, l.cmd, out, err)
+}
+
+// checkRun checks spec before the store exists (profile.Setup.Preflight,
+// profile.PrecheckTree): a bad call or a refused work tree writes nothing.
+func checkRun(c *ucli.Context, setup *profile.Setup, spec *host.RunSpec) error {
+	g, _, err := globalsOf(c)
+	if err != nil {
+		return err
+	}
+	if err := setup.Preflight(g.Repo, spec); err != nil {
+		return err
+	}
+	return profile.PrecheckTree(c.Context, g.Repo, *spec)
+}
+
+// openRunHost opens the store for a run here, serving --metrics-addr
+// while it is open; a store another process holds is refused with the
+// command that fits (heldRefusal).
+func openRunHost(c *ucli.Context, io IO, setup *profile.Setup) (*local, error) {
 	var m *metrics.Metrics
 	var reg *prometheus.Registry
 	addr := flagString(c, metricsAddrFlag)
 	if addr != "" {
 		var err error
 		if reg, m, err = newProcessMetrics(); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	l, err := openHost(c, io, hostOptions{kind: commandKind(c), metrics: m, setup: setup})
 	if err != nil {
-		if ExitCode(err) == ExitLocked {
-			if cl, cerr := holderOf(c); cerr == nil && cl != nil {
-				info, perr := cl.Ping(c.Context)
-				switch {
-				case perr != nil:
-				case info.Kind == "serve":
-					return exitf(ExitLocked, "gaffer serve (pid %d) holds the store %s; queue the run there with "+
-						"`gaffer run --detach` or `gaffer submit` (same flags)", info.PID, info.Store)
-				default:
-					_, g, _ := storeOf(c)
-					// One process drives a store's runs: several at once are
-					// serve's to run, each in its own work tree.
-					return exitf(ExitLocked, "gaffer %s (pid %d) holds the store %s; wait for it to finish, or run several at once: "+
-						"start `%s` and queue each run with `gaffer submit` (same flags)", info.Kind, info.PID, info.Store, commandFormatter(g.Repo)("serve"))
-				}
-			}
-		}
-		return err
+		return nil, heldRefusal(c, err)
 	}
-	defer l.Close()
 	if m != nil {
 		if err := serveMetrics(c.Context, l, addr, reg, m); err != nil {
-			return err
+			l.Close()
+			return nil, err
 		}
 	}
-	out, err := l.Start(c.Context, spec)
-	return report(io, l.cmd, out, err)
+	return l, nil
+}
+
+// heldRefusal is err, or for a store another process holds the command
+// that fits: queue the run in the serve that holds it, or start one.
+func heldRefusal(c *ucli.Context, err error) error {
+	if ExitCode(err) != ExitLocked {
+		return err
+	}
+	cl, cerr := holderOf(c)
+	if cerr != nil || cl == nil {
+		return err
+	}
+	info, perr := cl.Ping(c.Context)
+	switch {
+	case perr != nil:
+		return err
+	case info.Kind == "serve":
+		return exitf(ExitLocked, "gaffer serve (pid %d) holds the store %s; queue the run there with "+
+			"`gaffer run --detach` or `gaffer submit` (same flags)", info.PID, info.Store)
+	}
+	_, g, _ := storeOf(c)
+	// One process drives a store's runs: several at once are serve's to
+	// run, each in its own work tree.
+	return exitf(ExitLocked, "gaffer %s (pid %d) holds the store %s; wait for it to finish, or run several at once: "+
+		"start `%s` and queue each run with `gaffer submit` (same flags)", info.Kind, info.PID, info.Store, commandFormatter(g.Repo)("serve"))
 }

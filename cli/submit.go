@@ -3,13 +3,10 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
-	"time"
 
 	"github.com/gaffer-dev/gaffer/control"
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/profile"
-	"github.com/gaffer-dev/gaffer/workspace"
 	ucli "github.com/urfave/cli/v2"
 )
 
@@ -39,41 +36,18 @@ func submitCommand(io IO) *ucli.Command {
 }
 
 // Submit sends the run c's flags ask for to the serve process that holds
-// the store: flags, the checks that need nothing open, Submit, the
-// outcome. Files are named by absolute paths, since serve runs elsewhere.
+// the store: flags, the checks that need nothing open (profile.CheckSubmit),
+// Submit, the outcome.
 func Submit(c *ucli.Context, io IO) error {
 	spec, err := runSpec(c)
 	if err != nil {
 		return err
 	}
-	if err := profile.CheckInputs(spec); err != nil { // neither or both, or a file that cannot be read: nothing is queued
-		return err
-	}
-	for _, p := range []*string{&spec.PlanFile, &spec.Script} {
-		if *p != "" {
-			abs, err := filepath.Abs(*p)
-			if err != nil {
-				return fmt.Errorf("submit: %w", err)
-			}
-			*p = abs
-		}
-	}
-	if spec.RunID == "" {
-		spec.RunID = host.NewRunID(time.Now())
-	}
-	// serve executes runs in its own work tree: it refuses a run of another.
 	g, _, err := globalsOf(c)
 	if err != nil {
 		return err
 	}
-	repo, err := workspace.Open(g.Repo)
-	if err != nil {
-		return exitf(ExitPrecondition, "open repository %s: %w", g.Repo, err)
-	}
-	if spec.Repo, err = host.RepoKey(repo.Root()); err != nil {
-		return err
-	}
-	if err := profile.CheckSubmitNotify(repo.Root(), spec); err != nil {
+	if err := profile.CheckSubmit(g.Repo, &spec); err != nil {
 		return err
 	}
 	dir, _, err := storeOf(c)

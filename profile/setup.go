@@ -73,6 +73,38 @@ func CheckInputs(spec host.RunSpec) error {
 	return o.checkInputs()
 }
 
+// CheckSubmit checks spec before it is queued in a serve that runs
+// elsewhere, from the repository in repoDir: its shape and input files
+// (CheckInputs; nothing is queued for a bad call), then it names its
+// files by absolute paths, gives it a run id when it has none and its
+// repository's key (serve refuses a run of another repository), and
+// checks the notify variables of its profile in this environment.
+func CheckSubmit(repoDir string, spec *host.RunSpec) error {
+	if err := CheckInputs(*spec); err != nil {
+		return err
+	}
+	for _, p := range []*string{&spec.PlanFile, &spec.Script} {
+		if *p != "" {
+			abs, err := filepath.Abs(*p)
+			if err != nil {
+				return fmt.Errorf("submit: %w", err)
+			}
+			*p = abs
+		}
+	}
+	if spec.RunID == "" {
+		spec.RunID = host.NewRunID(time.Now())
+	}
+	repo, err := workspace.Open(repoDir)
+	if err != nil {
+		return errorf(host.Refused, "open repository %s: %w", repoDir, err)
+	}
+	if spec.Repo, err = host.RepoKey(repo.Root()); err != nil {
+		return err
+	}
+	return CheckSubmitNotify(repo.Root(), *spec)
+}
+
 // NewRun checks the spec and the work tree and builds the run's first state.
 func (s *Setup) NewRun(ctx context.Context, repo *workspace.Repo, spec host.RunSpec) (state.ExecutionState, error) {
 	o := request{RunSpec: spec}
