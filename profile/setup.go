@@ -284,6 +284,9 @@ func sessionHook(out io.Writer, f nodes.DriverFactory) nodes.DriverFactory {
 	if err != nil || d <= 0 {
 		d = 30 * time.Second
 	}
+	if out == nil {
+		out = io.Discard // a Setup without Out
+	}
 	return func(role agent.Role, cfg state.RunConfig) (agent.Driver, error) {
 		drv, err := f(role, cfg)
 		if err != nil || drv == nil {
