@@ -56,7 +56,8 @@ func recordGitSettings(ctx context.Context, repo *workspace.Repo, ps state.Phase
 
 // checkGitSettings returns a *GitSettingsError when the git settings of
 // s's repository are not those recorded when ps was prepared; nil when
-// they are, or when nothing was recorded (a state from before).
+// they are, when nothing was recorded (a state from before), or when they
+// were recorded in another clone of the repository (another host).
 func (w *workflow) checkGitSettings(ctx context.Context, s state.ExecutionState, ps state.PhaseState) error {
 	if ps.GitSettings == nil {
 		return nil
@@ -68,6 +69,9 @@ func (w *workflow) checkGitSettings(ctx context.Context, s state.ExecutionState,
 	now, err := repo.GitSettings(ctx)
 	if err != nil {
 		return fmt.Errorf("nodes: phase %d: %w", ps.Index+1, err)
+	}
+	if ps.GitSettings[workspace.GitDirKey] != now[workspace.GitDirKey] {
+		return nil // recorded in another clone (another host prepared the phase)
 	}
 	changed := workspace.ChangedSettings(ps.GitSettings, now)
 	if len(changed) == 0 {

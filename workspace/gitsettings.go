@@ -26,7 +26,7 @@ func (r *Repo) GitSettings(ctx context.Context) (map[string]string, error) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := map[string]string{}
+	out := map[string]string{GitDirKey: r.commonDir}
 	add := func(key, path string, missingOK bool) error {
 		data, err := os.ReadFile(path)
 		if isNotExist(err) {
@@ -73,6 +73,11 @@ func (r *Repo) GitSettings(ctx context.Context) (map[string]string, error) {
 	}
 	return out, nil
 }
+
+// GitDirKey is the GitSettings key whose value is the (common) git
+// directory the settings were read from: settings read from another
+// clone (a run taken over by another host) are not comparable.
+const GitDirKey = "@gitdir"
 
 // GitSettingsPath returns the path of a GitSettings key.
 func (r *Repo) GitSettingsPath(key string) string {
