@@ -77,16 +77,16 @@ type Event struct {
 	// each "node:step:branch", joined by NamespaceSep; RunID is then the
 	// subgraph run's id (see ChildRunID).
 	Namespace string
-	Step     int
-	Seq      uint64
-	Node     string
-	Name     string
-	Payload  any
-	Err      error
-	Attempt  int
-	Duration time.Duration
-	Bytes    int
-	Time     time.Time
+	Step      int
+	Seq       uint64
+	Node      string
+	Name      string
+	Payload   any
+	Err       error
+	Attempt   int
+	Duration  time.Duration
+	Bytes     int
+	Time      time.Time
 }
 
 // hub delivers events to subscribers synchronously, one event at a time, in

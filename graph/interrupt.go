@@ -39,15 +39,15 @@ type task struct {
 	branch  int      // the task's index in the step
 	answers [][]byte // resume values for this task's Interrupt calls, in order
 	emit    func(Event)
-	token   uint64   // the fencing token of the run's lease (LeaseToken)
-	journal *journal // durable Task results, shared by the task's attempts
+	token   uint64       // the fencing token of the run's lease (LeaseToken)
+	journal *journal     // durable Task results, shared by the task's attempts
 	stop    *atomic.Bool // the run's stop request (streams), for subgraphs
 
 	mu        sync.Mutex
 	calls     int            // Interrupt calls made by this attempt
 	taskCalls map[string]int // Task calls made by this attempt, by name
-	abandoned bool // the attempt timed out: its Emit calls no longer reach the run
-	returned  bool // the node's call returned
+	abandoned bool           // the attempt timed out: its Emit calls no longer reach the run
+	returned  bool           // the node's call returned
 }
 
 // forAttempt returns the handle of one attempt of t: same task, no

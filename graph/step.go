@@ -18,12 +18,12 @@ import (
 
 // Meta keys the runtime writes in every checkpoint.
 const (
-	MetaSchema    = "schema"     // the state schema version (WithSchemaVersion)
-	MetaSource    = "source"     // "input", "loop", "interrupt", "update" or "fork"
-	MetaWritesSeq = "writes_seq" // the checkpoint the step's pending writes hang on, when not this one
-	MetaForkOf    = "fork_of"    // "run@seq" a forked run started from
-	MetaAsNode    = "as_node"    // the node UpdateState wrote as
-	MetaSends     = "sends"      // indexes in Next of the sends due, whose inputs are in Values
+	MetaSchema    = "schema"      // the state schema version (WithSchemaVersion)
+	MetaSource    = "source"      // "input", "loop", "interrupt", "update" or "fork"
+	MetaWritesSeq = "writes_seq"  // the checkpoint the step's pending writes hang on, when not this one
+	MetaForkOf    = "fork_of"     // "run@seq" a forked run started from
+	MetaAsNode    = "as_node"     // the node UpdateState wrote as
+	MetaSends     = "sends"       // indexes in Next of the sends due, whose inputs are in Values
 	MetaGoParent  = "goto_parent" // a subgraph that ended with a Command to its parent: the parent's nodes, comma-separated
 )
 

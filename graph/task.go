@@ -158,9 +158,9 @@ func (x *execution[S]) newJournal(base checkpoint.Checkpoint) *journal {
 
 // cmdRecord is a Command saved beside its update in a pending write.
 type cmdRecord struct {
-	Goto   []string        `json:"goto,omitempty"`
-	Parent bool            `json:"parent,omitempty"`
-	Sends  []sendRecord    `json:"sends,omitempty"`
+	Goto   []string     `json:"goto,omitempty"`
+	Parent bool         `json:"parent,omitempty"`
+	Sends  []sendRecord `json:"sends,omitempty"`
 }
 
 type sendRecord struct {
