@@ -83,7 +83,7 @@ func (r *Runner[S]) route(ctx context.Context, ran []string, s S, cmds []*Comman
 		if !slices.Contains(targets, to) {
 			return fmt.Errorf("graph: %s %s chose %q, which is not a declared target %v", what, from, to, targets)
 		}
-		if to == END && what != "command of" {
+		if to == END && strings.HasPrefix(what, "send") {
 			return fmt.Errorf("graph: %s %s sent to END, which runs nothing", what, from)
 		}
 		return nil
