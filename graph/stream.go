@@ -130,12 +130,14 @@ func (r *Runner[S]) stream(ctx context.Context, modes []StreamMode, drive func(c
 	return func(yield func(Event, error) bool) {
 		var stop, stopped atomic.Bool
 		events := make(chan Event)
+		acks := make(chan struct{}) // the reader is done with an event: the run may go on
 		done := make(chan error, 1)
 		o := execOpts{stopReq: &stop, up: func(e Event) {
 			if stopped.Load() || !f.wants(e) {
 				return
 			}
 			events <- e
+			<-acks
 		}}
 		go func() {
 			err := drive(ctx, o)
@@ -144,13 +146,17 @@ func (r *Runner[S]) stream(ctx context.Context, modes []StreamMode, drive func(c
 		}()
 		for e := range events {
 			if !yield(e, nil) {
+				// Ask the run to stop before its next step, then let it go on.
 				stopped.Store(true)
 				stop.Store(true)
-				for range events { // the run's sends under way; it stops before its next step
+				acks <- struct{}{}
+				for range events { // sends under way when the stop was asked
+					acks <- struct{}{}
 				}
 				<-done
 				return
 			}
+			acks <- struct{}{}
 		}
 		if err := <-done; err != nil {
 			yield(Event{}, err)
