@@ -88,7 +88,7 @@ func mermaidBody(b *strings.Builder, d *drawGraph, prefix, indent string) {
 			mermaidBody(b, n.sub, id+"__", indent+"\t")
 			fmt.Fprintf(b, "%send\n", indent)
 		case n.deferred:
-			fmt.Fprintf(b, "%s%s[%s (deferred)]\n", indent, id, n.name)
+			fmt.Fprintf(b, "%s%s[\"%s (deferred)\"]\n", indent, id, n.name)
 		default:
 			fmt.Fprintf(b, "%s%s[%s]\n", indent, id, n.name)
 		}
@@ -126,7 +126,7 @@ func (d *drawGraph) sub(name string) *drawGraph {
 // choose, and each subgraph as a cluster holding its child graph.
 func (r *Runner[S]) DOT() string {
 	var b strings.Builder
-	b.WriteString("digraph graph {\n\trankdir=TB;\n")
+	b.WriteString("digraph G {\n\trankdir=TB;\n")
 	dotBody(&b, r.drawing(), "", "\t")
 	b.WriteString("}\n")
 	return b.String()
