@@ -11,16 +11,17 @@ import (
 	"github.com/gaffer-dev/gaffer/checkpoint"
 )
 
-// NamespaceSep separates a run's id from the namespace of a subgraph run:
-// a subgraph node's run is "<run>|<node>:<step>:<branch>", and so on at
-// every depth. Node names may not contain it.
-const NamespaceSep = "|"
+// NamespaceSep separates a run's id from the namespace of a subgraph run
+// (checkpoint.NamespaceSep): a subgraph node's run is
+// "<run>|<node>:<step>:<branch>", and so on at every depth. Node names may
+// not contain it.
+const NamespaceSep = checkpoint.NamespaceSep
 
 // ChildRunID is the run id of the subgraph that node runs in the given step
 // and branch of run runID: the child's checkpoints are kept under it, in the
 // parent's store.
 func ChildRunID(runID, node string, step, branch int) string {
-	return runID + NamespaceSep + namespaceSegment(node, step, branch)
+	return checkpoint.ChildRunID(runID, namespaceSegment(node, step, branch))
 }
 
 func namespaceSegment(node string, step, branch int) string {
@@ -134,7 +135,7 @@ func (s *subgraphOf[P, C]) call(ctx context.Context, c *Runner[C], p P) (P, *Com
 		return p, nil, fmt.Errorf("graph: subgraph called outside a run")
 	}
 	seg := namespaceSegment(t.node, t.step, t.branch)
-	childID := t.runID + NamespaceSep + seg
+	childID := checkpoint.ChildRunID(t.runID, seg)
 	o := execOpts{child: true, stopReq: t.stop, up: func(e Event) {
 		if e.Namespace == "" {
 			e.Namespace = seg
@@ -253,16 +254,13 @@ func (r *Runner[S]) Children(ctx context.Context, runID string) ([]ChildRun, err
 	if r.cfg.store == nil {
 		return nil, ErrNoStore
 	}
-	runs, err := r.cfg.store.Runs(ctx)
+	runs, err := checkpoint.ChildRuns(ctx, r.cfg.store, runID)
 	if err != nil {
-		return nil, fmt.Errorf("graph: run %s: children: %w", runID, err)
+		return nil, fmt.Errorf("graph: run %s: %w", runID, err)
 	}
-	var out []ChildRun
-	prefix := runID + NamespaceSep
-	for _, ri := range runs {
-		if ns, ok := strings.CutPrefix(ri.RunID, prefix); ok {
-			out = append(out, ChildRun{RunID: ri.RunID, Namespace: ns, Status: ri.Status})
-		}
+	out := make([]ChildRun, len(runs))
+	for i, ri := range runs {
+		out[i] = ChildRun{RunID: ri.RunID, Namespace: strings.TrimPrefix(ri.RunID, runID+NamespaceSep), Status: ri.Status}
 	}
 	return out, nil
 }
