@@ -3,6 +3,7 @@ package graph_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -164,5 +165,54 @@ func TestNodeCache(t *testing.T) {
 	b, _ := rk.Run(ctx, "b", cached{X: 2})
 	if runs != 1 || a.State.Result != 2 || b.State.Result != 2 {
 		t.Errorf("keyed: %d runs, results %d %d; want 1 run, 2 2", runs, a.State.Result, b.State.Result)
+	}
+}
+
+// TestDeferredBesideSends: a deferred node held while sends are due keeps
+// its place before them, and the sends keep their inputs.
+func TestDeferredBesideSends(t *testing.T) {
+	add := func(name string) graph.NodeFunc[aggregate] {
+		return func(_ context.Context, s aggregate) (aggregate, error) {
+			return aggregate{Aggregate: append(slices.Clip(s.Aggregate), name)}, nil
+		}
+	}
+	g := graph.New[aggregate]().
+		AddNode("a", add("A")).AddNode("b", add("B")).AddNode("d", add("D"), graph.Defer()).
+		AddNode("w", func(_ context.Context, s aggregate) (aggregate, error) {
+			return aggregate{Aggregate: []string{"W" + s.Aggregate[0]}}, nil
+		}).
+		AddEdge(graph.START, "a").
+		AddEdge("a", "b").AddEdge("a", "d").
+		AddSendEdge("b", func(context.Context, aggregate) (graph.Routes[aggregate], error) {
+			return graph.Routes[aggregate]{Sends: []graph.Send[aggregate]{
+				{Node: "w", Input: aggregate{Aggregate: []string{"1"}}},
+				{Node: "w", Input: aggregate{Aggregate: []string{"2"}}},
+			}}, nil
+		}, "w").
+		AddEdge("w", "d").AddEdge("d", graph.END)
+	merge := func(_ context.Context, base aggregate, branches []aggregate) (aggregate, error) {
+		out := aggregate{Aggregate: slices.Clone(base.Aggregate)}
+		for _, b := range branches {
+			if len(b.Aggregate) == 1 && strings.HasPrefix(b.Aggregate[0], "W") {
+				out.Aggregate = append(out.Aggregate, b.Aggregate...) // a send
+			} else {
+				out.Aggregate = append(out.Aggregate, b.Aggregate[len(base.Aggregate):]...)
+			}
+		}
+		return out, nil
+	}
+	for _, store := range []checkpoint.Store{nil, checkpoint.NewMemory()} {
+		opts := []graph.Option{graph.WithMerge(merge)}
+		if store != nil {
+			opts = append(opts, graph.WithStore(store))
+		}
+		r := mustCompile(t, g, opts...)
+		res, err := r.Run(context.Background(), "r", aggregate{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"A", "B", "W1", "W2", "D"}; !slices.Equal(res.State.Aggregate, want) {
+			t.Errorf("aggregate %v, want %v", res.State.Aggregate, want)
+		}
 	}
 }

@@ -281,7 +281,7 @@ func (x *execution[S]) step(ctx context.Context) error {
 	base := x.cp
 	tasks := planTasks(base, x.resumeTask, x.answers)
 	x.resumeTask, x.answers = "", nil
-	tasks, held := r.holdDeferred(tasks)
+	tasks, held := r.holdDeferred(tasks, x.sends)
 	ins := make([]S, len(tasks))
 	sends := false
 	for i, t := range tasks {
@@ -368,14 +368,16 @@ func (x *execution[S]) step(ctx context.Context) error {
 	if err != nil {
 		return &NodeError{Node: ran[len(ran)-1], Step: stepNo, Err: err}
 	}
+	added := 0
 	for _, h := range held {
 		if !slices.Contains(due, h) {
 			due = append(due, h)
+			added++
 		}
 	}
-	if len(sendsNext) > 0 && len(held) > 0 {
+	if len(sendsNext) > 0 && added > 0 {
 		// Sends sit after the named nodes; keep the held ones before them.
-		due, sendsNext = reorderHeld(due, sendsNext, len(held))
+		due, sendsNext = reorderHeld(due, sendsNext, added)
 	}
 	cp, err := r.newCheckpoint(base, stepNo, ran, due, sendsNext, next, "loop")
 	if err != nil {
@@ -444,15 +446,16 @@ func reorderHeld[S any](due []string, sends []sendAt[S], held int) ([]string, []
 }
 
 // holdDeferred returns the tasks to run now: all of them, unless deferred
-// nodes are due beside others, which then wait (their names are held).
-func (r *Runner[S]) holdDeferred(tasks []*task) ([]*task, []string) {
+// nodes are due beside others, which then wait (their names are held). A
+// send to a deferred node is not held: its input goes with it.
+func (r *Runner[S]) holdDeferred(tasks []*task, sends map[int]S) ([]*task, []string) {
 	if !r.hasDeferred {
 		return tasks, nil
 	}
 	var now []*task
 	var held []string
 	for _, t := range tasks {
-		if r.nodes[t.node].deferred {
+		if _, send := sends[t.branch]; r.nodes[t.node].deferred && !send {
 			held = append(held, t.node)
 		} else {
 			now = append(now, t)

@@ -155,6 +155,9 @@ func (s *subgraphOf[P, C]) call(ctx context.Context, c *Runner[C], p P) (P, *Com
 		return p, nil, err
 	}
 	if res.Status == Interrupted {
+		if res.stopErr == nil { // no store: the child ran afresh
+			res.stopErr = &InterruptError{Index: len(t.answers), Payload: res.Interrupt.Payload}
+		}
 		return p, nil, res.stopErr
 	}
 	up := s.out(p, res.State)

@@ -237,3 +237,21 @@ func TestSubgraphCommandToParent(t *testing.T) {
 		t.Fatalf("Compile = %v", err)
 	}
 }
+
+// TestSubgraphInterruptWithoutStore: without a store the child's interrupt
+// still stops the whole run (which then cannot be resumed: ErrNoStore).
+func TestSubgraphInterruptWithoutStore(t *testing.T) {
+	runs := map[string]*atomic.Int32{"prepare": {}, "first": {}, "second": {}}
+	child := mustCompile(t, approvalChild(runs))
+	g := graph.New[trail]()
+	graph.AddSubgraph(g, "review", child, func(p trail) trail { return p }, func(_, c trail) trail { return c })
+	g.AddEdge(graph.START, "review").AddEdge("review", graph.END)
+	r := mustCompile(t, g)
+	res, err := r.Run(context.Background(), "p", trail{})
+	if err != nil || res.Status != graph.Interrupted || res.Interrupt.Node != "review" || string(res.Interrupt.Payload) != `"first?"` {
+		t.Fatalf("Run = %+v, %v", res, err)
+	}
+	if _, err := r.Resume(context.Background(), "p", graph.WithResume("yes")); !errors.Is(err, graph.ErrNoStore) {
+		t.Fatalf("Resume = %v, want ErrNoStore", err)
+	}
+}
