@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 )
@@ -29,5 +30,26 @@ func TestGraphPrintsTheWorkflow(t *testing.T) {
 	err := Graph(&out, GraphOptions{Format: "png"})
 	if !errors.Is(err, ErrUsage) || ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), "use mermaid or dot") {
 		t.Fatalf("Graph(png) = %v (exit %d)", err, ExitCode(err))
+	}
+}
+
+// TestGraphDocIsCurrent: the Mermaid block of docs/graph.md is what
+// `gaffer graph` prints today.
+func TestGraphDocIsCurrent(t *testing.T) {
+	doc, err := os.ReadFile("../docs/graph.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(doc), "```mermaid\n")
+	if !ok {
+		t.Fatal("docs/graph.md has no mermaid block")
+	}
+	block, _, _ = strings.Cut(block, "```")
+	var out strings.Builder
+	if err := Graph(&out, GraphOptions{Format: "mermaid"}); err != nil {
+		t.Fatal(err)
+	}
+	if block != out.String() {
+		t.Errorf("docs/graph.md is out of date; paste the output of `gaffer graph`:\n%s", out.String())
 	}
 }
