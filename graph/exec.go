@@ -282,22 +282,26 @@ func (x *execution[S]) step(ctx context.Context) error {
 	tasks := planTasks(base, x.resumeTask, x.answers)
 	x.resumeTask, x.answers = "", nil
 	tasks, held := r.holdDeferred(tasks, x.sends)
-	ins := make([]S, len(tasks))
-	sends := false
-	for i, t := range tasks {
-		if in, ok := x.sends[t.branch]; ok {
-			ins[i], sends = in, true
-		} else {
-			ins[i] = x.state
-		}
-		t.journal = x.newJournal(base)
+	wseq := writesSeq(base)
+	for _, t := range tasks {
+		t.src, t.wseq, t.resumed = x, wseq, x.resumed // the Task journal, made on first use
 	}
 	results := make([]taskResult[S], len(tasks))
-
-	if len(tasks) == 1 {
-		results[0].out, results[0].cmd, results[0].err = x.runTask(ctx, tasks[0], ins[0])
+	sends := len(x.sends) > 0
+	if len(tasks) == 1 && !sends {
+		results[0].out, results[0].cmd, results[0].err = x.runTask(ctx, tasks[0], x.state)
 	} else {
-		if err := x.fanOut(ctx, base, tasks, ins, results); err != nil {
+		ins := make([]S, len(tasks))
+		for i, t := range tasks {
+			if in, ok := x.sends[t.branch]; ok {
+				ins[i] = in
+			} else {
+				ins[i] = x.state
+			}
+		}
+		if len(tasks) == 1 {
+			results[0].out, results[0].cmd, results[0].err = x.runTask(ctx, tasks[0], ins[0])
+		} else if err := x.fanOut(ctx, base, tasks, ins, results); err != nil {
 			return err
 		}
 	}

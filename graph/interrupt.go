@@ -39,9 +39,13 @@ type task struct {
 	branch  int      // the task's index in the step
 	answers [][]byte // resume values for this task's Interrupt calls, in order
 	emit    func(Event)
-	token   uint64       // the fencing token of the run's lease (LeaseToken)
-	journal *journal     // durable Task results, shared by the task's attempts
-	stop    *atomic.Bool // the run's stop request (streams), for subgraphs
+	token   uint64        // the fencing token of the run's lease (LeaseToken)
+	journal *journal      // durable Task results, made on first use (see journalOf)
+	src     journalSource // makes the journal
+	wseq    uint64        // the checkpoint the step's pending writes hang on
+	resumed bool          // an earlier execution of the step may have journaled results
+	root    *task         // the task an attempt's handle belongs to; nil for the task itself
+	stop    *atomic.Bool  // the run's stop request (streams), for subgraphs
 
 	mu        sync.Mutex
 	calls     int            // Interrupt calls made by this attempt
@@ -55,7 +59,7 @@ type task struct {
 // that goes on in the background cannot disturb the next one.
 func (t *task) forAttempt() *task {
 	return &task{id: t.id, node: t.node, runID: t.runID, step: t.step, branch: t.branch, answers: t.answers,
-		emit: t.emit, token: t.token, journal: t.journal, stop: t.stop}
+		emit: t.emit, token: t.token, stop: t.stop, root: t}
 }
 
 // abandon marks an attempt whose deadline passed before the node returned,

@@ -33,7 +33,7 @@ import (
 // call fn again. Outside a node Task simply calls fn.
 func Task[T any](ctx context.Context, name string, fn func(context.Context) (T, error)) (T, error) {
 	t := taskFrom(ctx)
-	if t == nil || t.journal == nil {
+	if t == nil {
 		return fn(ctx)
 	}
 	var zero T
@@ -44,8 +44,12 @@ func Task[T any](ctx context.Context, name string, fn func(context.Context) (T, 
 	idx := t.taskCalls[name]
 	t.taskCalls[name]++
 	t.mu.Unlock()
+	j := t.journalOf()
+	if j == nil {
+		return fn(ctx)
+	}
 	key := taskJournalPrefix + t.id + ":" + name
-	b, ok, err := t.journal.get(ctx, key, idx)
+	b, ok, err := j.get(ctx, key, idx)
 	if err != nil {
 		return zero, err
 	}
@@ -67,7 +71,7 @@ func Task[T any](ctx context.Context, name string, fn func(context.Context) (T, 
 	if err != nil {
 		return v, fmt.Errorf("%w: task %s of %s: encode result: %w", ErrCodec, name, t.node, err)
 	}
-	if err := t.journal.put(ctx, checkpoint.Write{TaskID: key, Index: idx, Node: t.node, Value: b}); err != nil {
+	if err := j.put(ctx, checkpoint.Write{TaskID: key, Index: idx, Node: t.node, Value: b}); err != nil {
 		return v, err
 	}
 	t.emitTask(TaskSaved, name)
@@ -140,11 +144,31 @@ func (j *journal) savedMap() map[journalKey][]byte {
 	return j.saved
 }
 
-// newJournal returns the Task journal of a task of the step after base.
-func (x *execution[S]) newJournal(base checkpoint.Checkpoint) *journal {
-	wseq := writesSeq(base)
+// journalSource makes the Task journal of a task (an *execution).
+type journalSource interface {
+	newJournal(wseq uint64, resumed bool) *journal
+}
+
+// journalOf returns the journal of t's task, shared by all its attempts,
+// made on the first Task call (a step that calls no Task allocates none).
+func (t *task) journalOf() *journal {
+	r := t
+	if t.root != nil {
+		r = t.root
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.journal == nil && r.src != nil {
+		r.journal = r.src.newJournal(r.wseq, r.resumed)
+	}
+	return r.journal
+}
+
+// newJournal returns the Task journal of a task of a step whose pending
+// writes hang on wseq; resumed says an earlier execution may have saved some.
+func (x *execution[S]) newJournal(wseq uint64, resumed bool) *journal {
 	j := &journal{save: func(ctx context.Context, w checkpoint.Write) error { return x.putWrite(ctx, wseq, w) }}
-	if x.resumed && x.r.cfg.store != nil {
+	if resumed && x.r.cfg.store != nil {
 		j.load = func(ctx context.Context) ([]checkpoint.Write, error) {
 			ws, err := x.r.cfg.store.Writes(ctx, x.runID, wseq)
 			if err != nil {
