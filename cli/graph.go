@@ -23,7 +23,7 @@ func graphCommand(io IO) *ucli.Command {
 		Usage:        "print the workflow's graph, as a Mermaid flowchart or in Graphviz DOT",
 		OnUsageError: onUsageError,
 		Flags: []ucli.Flag{
-			&ucli.StringFlag{Name: "format", Value: "mermaid", Usage: "mermaid or dot"},
+			&ucli.StringFlag{Name: "format", Value: "mermaid", EnvVars: []string{"GAFFER_FORMAT"}, Usage: "mermaid or dot"},
 		},
 		Action: func(c *ucli.Context) error {
 			if c.Args().Present() {
