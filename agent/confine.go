@@ -1,6 +1,9 @@
 package agent
 
 import (
+	"os/exec"
+
+	"github.com/gaffer-dev/gaffer/agent/internal/proc"
 	"strconv"
 
 	"github.com/gaffer-dev/gaffer/agent/internal/environ"
@@ -12,8 +15,11 @@ type Confinement int
 
 const (
 	// ConfineAuto confines commands' writes with Landlock where the kernel
-	// has it (Linux 5.13 and later), and otherwise runs them unconfined,
-	// telling ToolboxOptions.Warn once.
+	// has it (Linux 5.13 and later), and starts them in a user namespace of
+	// their own where the kernel allows one, so that they cannot read the
+	// environment or memory of processes outside their session (see
+	// proc.Isolation). What the kernel refuses, ToolboxOptions.Warn is told
+	// once.
 	ConfineAuto Confinement = iota
 	// ConfineOff runs commands unconfined.
 	ConfineOff
@@ -45,6 +51,45 @@ func (t *Toolbox) confinement() (*landlock.Rules, error) {
 		})
 	}
 	return rules, nil
+}
+
+// isolate makes cmd start in a user namespace of its own (see
+// proc.Isolation) unless confinement is off; where the kernel refuses one,
+// Warn is told once and cmd starts as it is.
+func (t *Toolbox) isolate(cmd *exec.Cmd) {
+	if t.opts.Confine == ConfineOff {
+		return
+	}
+	iso, why := t.iso.Get()
+	if iso == nil {
+		t.isoWarn.Do(func() {
+			if t.opts.Warn != nil {
+				t.opts.Warn("agent commands can read the environment of gaffer and of your shell: " + why)
+			}
+		})
+		return
+	}
+	iso.Apply(cmd)
+}
+
+// sandbox returns the sandbox helper's executable and the .git
+// directories it must make read-only when a writable directory holds one
+// (an in-place run): Landlock cannot take .git out of the directory it
+// allows. "" when there is none, or no helper (Warn is told once).
+func (t *Toolbox) sandbox(writable []string) (exe string, ro []string) {
+	ro = proc.GitDirsIn(writable)
+	if len(ro) == 0 {
+		return "", nil
+	}
+	exe, why := t.helper.Get()
+	if exe == "" {
+		t.helperWarn.Do(func() {
+			if t.opts.Warn != nil {
+				t.opts.Warn("agent commands can write the repository's .git in an in-place run: " + why)
+			}
+		})
+	}
+	return exe, ro
 }
 
 // writableDirs returns the directories besides the command's TMPDIR that a

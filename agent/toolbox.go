@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gaffer-dev/gaffer/agent/internal/proc"
 	"github.com/gaffer-dev/gaffer/agent/internal/short"
 )
 
@@ -74,9 +75,14 @@ func (o ToolboxOptions) validate() (ToolboxOptions, error) {
 // *ToolError. A Toolbox is safe for concurrent use; the files are not
 // locked.
 type Toolbox struct {
-	root string // absolute, symbolic links resolved
-	opts ToolboxOptions
-	warn sync.Once
+	root    string // absolute, symbolic links resolved
+	opts    ToolboxOptions
+	warn    sync.Once
+	iso     proc.Isolator
+	isoWarn sync.Once
+	// helper confines in-place runs' commands (see sandbox).
+	helper     proc.Helper
+	helperWarn sync.Once
 }
 
 // NewToolbox returns a Toolbox for the repository at dir.

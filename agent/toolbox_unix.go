@@ -22,6 +22,7 @@ func (t *Toolbox) runCommand(cmd *exec.Cmd) error {
 		return err
 	}
 	if rules == nil {
+		t.isolate(cmd)
 		return t.runInGroup(cmd, t.opts.Groups)
 	}
 	tmp, err := os.MkdirTemp("", "gaffer-cmd-*")
@@ -31,6 +32,15 @@ func (t *Toolbox) runCommand(cmd *exec.Cmd) error {
 	defer os.RemoveAll(tmp)
 	cmd.Env = append(environ.Without(cmd.Env, "TMPDIR"), "TMPDIR="+tmp)
 	writable := append(t.writableDirs(cmd.Env), tmp)
+	if exe, ro := t.sandbox(writable); exe != "" {
+		// The helper confines the command: .git read-only, then Landlock.
+		forget, err := proc.StartIn(cmd, t.opts.Groups, proc.Sandbox{ReadOnly: ro, Writable: writable, Landlock: true}, exe)
+		if err != nil {
+			return err
+		}
+		return t.waitGroup(cmd, forget)
+	}
+	t.isolate(cmd)
 	errc := make(chan error, 1)
 	rules.Go(writable, func(confineErr error) {
 		// The Landlock domain is the thread's, and the command inherits it
@@ -52,11 +62,17 @@ func (t *Toolbox) runInGroup(cmd *exec.Cmd, rec GroupRecorder) error {
 	if err != nil {
 		return err
 	}
+	return t.waitGroup(cmd, forget)
+}
+
+// waitGroup waits for the started cmd, kills what is left of its group
+// and forgets the group's record.
+func (t *Toolbox) waitGroup(cmd *exec.Cmd, forget func()) error {
 	// Kill what the command left running as soon as it exits, so that a
 	// background child holding its output does not hold up Wait.
 	proc.AwaitExit(cmd.Process.Pid)
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	err = cmd.Wait()
+	err := cmd.Wait()
 	forget()
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gaffer-dev/gaffer/host"
 	ucli "github.com/urfave/cli/v2"
 )
 
@@ -59,6 +60,11 @@ func parseArgs(c *ucli.Context, bools ...string) (cmdArgs, error) {
 		}
 		a.extra[name] = args[i+1]
 		i++
+	}
+	if a.run != "" {
+		if err := host.CheckRunID(a.run); err != nil {
+			return a, exitf(ExitUsage, "%w", err)
+		}
 	}
 	for _, g := range []string{"repo", "store", "pace"} {
 		if v, ok := a.extra[g]; ok {

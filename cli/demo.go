@@ -15,6 +15,7 @@ import (
 
 	"github.com/gaffer-dev/gaffer/examples/demo"
 	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/internal/gitcmd"
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/profile"
 	"github.com/gaffer-dev/gaffer/recovery"
@@ -116,7 +117,7 @@ func demoEpilogue(ctx context.Context, l *local, dir, id string, skipTest bool) 
 	}
 	writeDemoRecovery(out, snap.State)
 	fmt.Fprintf(out, "\n$ git log --oneline\n")
-	if err := runShown(ctx, out, dir, "git", "log", "--oneline"); err != nil {
+	if err := runShown(gitcmd.Command(ctx, dir, nil, "log", "--oneline"), out); err != nil {
 		log, lerr := l.Repo().Log(ctx, 20)
 		if lerr != nil {
 			return errors.Join(err, lerr)
@@ -130,15 +131,16 @@ func demoEpilogue(ctx context.Context, l *local, dir, id string, skipTest bool) 
 		return nil
 	}
 	fmt.Fprintf(out, "\n$ go test ./...\n")
-	if err := runShown(ctx, out, dir, "go", "test", "-count=1", "./..."); err != nil {
+	goTest := exec.CommandContext(ctx, "go", "test", "-count=1", "./...")
+	goTest.Dir = dir
+	if err := runShown(goTest, out); err != nil {
 		return exitf(ExitHalted, "demo: go test failed in %s: %w", dir, err)
 	}
 	return nil
 }
 
-func runShown(ctx context.Context, out interface{ Write([]byte) (int, error) }, dir, name string, args ...string) error {
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, out, out
+func runShown(cmd *exec.Cmd, out interface{ Write([]byte) (int, error) }) error {
+	cmd.Stdout, cmd.Stderr = out, out
 	return cmd.Run()
 }
 

@@ -21,8 +21,11 @@ import (
 //	0  ExitOK                the command succeeded; for run and resume, the run completed
 //	1  ExitFailure           an unexpected error; a run stopped by a signal or by the machine's disk (resume continues it)
 //	2  ExitUsage             a usage error: unknown command or flag, wrong arguments, bad flag value (--driver),
-//	                         an input file (plan, script) that is missing, unreadable or a directory
-//	3  ExitInvalid           the plan or the configuration is invalid
+//	                         an input file (plan, script) that is missing, unreadable, a directory or
+//	                         no regular file (a device such as /dev/zero, a socket; a pipe is read),
+//	                         a RUN that is not a run id
+//	3  ExitInvalid           the plan or the configuration is invalid, or over its size limit
+//	                         (plan 1 MiB, gaffer.yaml 1 MiB, script 16 MiB), or gaffer.yaml is no regular file
 //	4  ExitAwaitingApproval  the run stopped to wait for a human to approve or reject the plan
 //	5  ExitHalted            the run ended halted or failed (or was cancelled)
 //	6  ExitRejected          the human rejected the plan

@@ -10,6 +10,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/internal/inputfile"
 )
 
 // Globals are the flags every command accepts, each also read from a
@@ -92,7 +93,7 @@ func repoTop(dir string) string {
 // file points to in a linked work tree ("gitdir: …").
 func gitDir(repo string) string {
 	dot := filepath.Join(repo, ".git")
-	b, err := os.ReadFile(dot)
+	b, err := inputfile.Read(dot, 64<<10, inputfile.Options{})
 	if err != nil {
 		return dot // a directory, or missing: commands that need it say so
 	}

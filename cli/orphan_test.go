@@ -162,7 +162,7 @@ func agentsDieWithGaffer(t *testing.T, m runMode) {
 // TestKeyNotInGafferEnviron runs the gaffer binary with the llm's key in
 // its initial environment and a CLI developer that reads its parent's —
 // gaffer's — /proc/PID/environ and its own environment: neither may hold
-// the key.
+// the key (and in a user namespace of its own the first read is refused).
 func TestKeyNotInGafferEnviron(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs real processes")
@@ -183,7 +183,7 @@ case "$prompt" in
 *"Execute phase 2 of"*) printf '%s' '` + greetImpl + `' > greet.go ;;
 *) printf '%s' '` + greetTest + `' > greet_test.go ;;
 esac
-{ echo "parent $PPID:"; tr '\0' '\n' < /proc/$PPID/environ; echo "own:"; env; } >> '` + dump + `'
+{ echo "parent $PPID:"; tr '\0' '\n' < /proc/$PPID/environ || echo "parent environ refused"; echo "own:"; env; } >> '` + dump + `'
 echo "wrote the files"
 `
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
@@ -204,8 +204,12 @@ echo "wrote the files"
 	if !strings.Contains(seen, "parent "+strconv.Itoa(p.cmd.Process.Pid)+":") {
 		t.Fatalf("the agent's parent is not gaffer (pid %d):\n%s", p.cmd.Process.Pid, seen)
 	}
-	if strings.Count(seen, "GAFFER_TEST_VISIBLE=visible-marker-3b9") != 4 {
-		t.Fatalf("the dumps lack the control variable:\n%s", seen)
+	// Where the kernel gives the agent a user namespace of its own, it
+	// cannot read gaffer's environ at all (issue 20); elsewhere it reads a
+	// copy without the key.
+	refused := strings.Count(seen, "parent environ refused")
+	if n := strings.Count(seen, "GAFFER_TEST_VISIBLE=visible-marker-3b9"); n+refused != 4 || refused != 0 && refused != 2 {
+		t.Fatalf("the dumps lack the control variable (%d times, %d refused reads):\n%s", n, refused, seen)
 	}
 	if n := strings.Count(seen, key); n > 0 {
 		t.Errorf("the key shows %d times in gaffer's /proc environ or the agent's environment", n)

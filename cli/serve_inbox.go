@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"strings"
 	"sync"
 	"syscall"
 
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/inbox"
+	"github.com/gaffer-dev/gaffer/internal/inputfile"
 	"github.com/gaffer-dev/gaffer/metrics"
 )
 
@@ -38,7 +38,7 @@ func listenInbox(o ServeOptions) (uiListener, error) {
 	}
 	var ui uiListener
 	if o.UITokenFile != "" {
-		b, err := os.ReadFile(o.UITokenFile)
+		b, err := inputfile.Read(o.UITokenFile, 64<<10, inputfile.Options{})
 		if err != nil {
 			return uiListener{}, exitf(ExitPrecondition, "--ui-token-file: %w", err)
 		}

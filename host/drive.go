@@ -38,6 +38,9 @@ func (h *Host) Start(ctx context.Context, spec RunSpec) (Outcome, error) {
 	if spec.RunID == "" {
 		spec.RunID = NewRunID(time.Now())
 	}
+	if err := CheckRunID(spec.RunID); err != nil {
+		return Outcome{}, errorf(Usage, "%w", err)
+	}
 	if err := h.inPlaceRefusal(spec); err != nil {
 		return Outcome{}, err
 	}

@@ -544,6 +544,12 @@ func (h *Host) refused(runID string, err error) error {
 			err = edits
 		}
 		return errorf(Refused, "run %s stopped, nothing committed: %w: %s (or %s)", runID, err, h.cfg.Cmd("resume", runID), h.cfg.Cmd("cancel", runID))
+	case errors.Is(err, nodes.ErrGitSettings):
+		var changed *nodes.GitSettingsError
+		if errors.As(err, &changed) {
+			err = changed
+		}
+		return errorf(Refused, "run %s stopped, nothing committed: %w: %s (or %s)", runID, err, h.cfg.Cmd("resume", runID), h.cfg.Cmd("cancel", runID))
 	}
 	return nil
 }

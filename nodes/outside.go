@@ -100,10 +100,14 @@ func (w *workflow) recordWritten(ctx context.Context, s state.ExecutionState, ps
 
 // checkOutsideEdits returns an *OutsideEditsError when the work tree is
 // not as the phase's session left it (ps.Written); nil when it is, or
-// when nothing was recorded (a state from before Written existed).
+// when nothing was recorded (a state from before Written existed). A
+// change to the git settings comes first, as a *GitSettingsError.
 func (w *workflow) checkOutsideEdits(ctx context.Context, s state.ExecutionState, ps state.PhaseState) error {
 	repo, err := w.repo(s)
 	if err != nil {
+		return err
+	}
+	if err := w.checkGitSettings(ctx, s, ps); err != nil {
 		return err
 	}
 	if ps.Written == nil {

@@ -53,6 +53,9 @@ func (w *workflow) preparePhase(ctx context.Context, s state.ExecutionState, i i
 		return s, fmt.Errorf("nodes: prepare phase %d: %w", i+1, err)
 	}
 	ps.PreCommit, ps.Untracked = head, outside(untracked, s.Run.ExecDir)
+	if ps, err = recordGitSettings(ctx, repo, ps); err != nil {
+		return s, err
+	}
 	if i == 0 && c.Stash.Pending() {
 		// The user's files are in the stash: phase 1 starts clean, but
 		// for the run's own inputs, which the stash left in place.
@@ -142,6 +145,9 @@ func (w *workflow) phase(ctx context.Context, s state.ExecutionState) (state.Exe
 	}
 	c.Progress.DriverSessionID = sid
 	ps.Status, ps.Error, ps.ErrorKind = state.PhaseRunning, "", ""
+	if err := w.checkGitSettings(ctx, c, ps); err != nil {
+		return s, err
+	}
 	if ps, err = w.recordWritten(ctx, c, ps); err != nil {
 		return s, err
 	}

@@ -2,38 +2,33 @@ package profile
 
 import (
 	"errors"
-	"io/fs"
-	"os"
+	"fmt"
 
 	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/internal/inputfile"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
-// checkInput reports whether path is a regular file this process can
-// read: a missing, unreadable file or a directory is an host.Usage error.
+// checkInput reports whether path is a file this process can read: a
+// missing or unreadable file, a directory, or what is not a regular file
+// or a pipe (/dev/zero, a socket) is a host.Usage error.
 func checkInput(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
+	if err := inputfile.Check(path, inputfile.Options{Pipes: true}); err != nil {
 		return &host.Error{Code: host.Usage, Err: &InputError{err}}
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return &host.Error{Code: host.Usage, Err: &InputError{err}}
-	}
-	if fi.IsDir() {
-		return &host.Error{Code: host.Usage, Err: &InputError{&fs.PathError{Op: "open", Path: path, Err: errors.New("is a directory")}}}
 	}
 	return nil
 }
 
-// ReadInput reads the input file path, with checkInput's errors.
+// ReadInput reads the plan file path, at most state.MaxPlanBytes, with
+// checkInput's errors; a longer plan is a host.Invalid error in the plan's
+// own one-line form, as a plan over its other limits is.
 func ReadInput(path string) ([]byte, error) {
-	if err := checkInput(path); err != nil {
-		return nil, err
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
+	b, err := inputfile.Read(path, state.MaxPlanBytes, inputfile.Options{Pipes: true})
+	switch {
+	case errors.Is(err, inputfile.ErrTooLarge):
+		return nil, &host.Error{Code: host.Invalid, Err: &state.PlanError{File: path, Problems: []state.Problem{{
+			Msg: fmt.Sprintf("the plan is over the limit of %d (%s); split it into smaller plans", state.MaxPlanBytes, inputfile.Size(state.MaxPlanBytes))}}}}
+	case err != nil:
 		return nil, &host.Error{Code: host.Usage, Err: &InputError{err}}
 	}
 	return b, nil

@@ -145,6 +145,7 @@ func (p Progress) Clone() Progress {
 func (p PhaseState) Clone() PhaseState {
 	p.Untracked = slices.Clone(p.Untracked)
 	p.Written = maps.Clone(p.Written)
+	p.GitSettings = maps.Clone(p.GitSettings)
 	p.Tasks = slices.Clone(p.Tasks)
 	if p.Review != nil {
 		r := p.Review.Clone()

@@ -339,7 +339,13 @@ type PhaseState struct {
 	// and Untracked), "" for one it deleted; nil before the session ends.
 	// A path that differs from it before the review or the commit was
 	// changed outside the session (see nodes.OutsideEditsError).
-	Written     map[string]string `json:"written"`
+	Written map[string]string `json:"written"`
+	// GitSettings is the git blob hash of each file of the git directory
+	// with which git can be made to run a program (configuration, hooks;
+	// see workspace.Repo.GitSettings) when the phase was prepared, before
+	// its agent started. A change found after a session is refused (see
+	// nodes.GitSettingsError).
+	GitSettings map[string]string `json:"git_settings,omitempty"`
 	SummaryPath string            `json:"summary_path,omitempty"`
 	// Summary is the text of SummaryPath while no commit has taken it,
 	// kept only for a run that pushes to a shared remote: the file is in

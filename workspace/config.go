@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,7 +121,7 @@ func readConfig(path string) *config.Config {
 	}
 	defer f.Close()
 	c := config.New()
-	if err := config.NewDecoder(f).Decode(c); err != nil {
+	if err := config.NewDecoder(io.LimitReader(f, 1<<20)).Decode(c); err != nil {
 		return nil
 	}
 	return c

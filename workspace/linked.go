@@ -1,19 +1,17 @@
 package workspace
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/gaffer-dev/gaffer/internal/ioerr"
+	"github.com/gaffer-dev/gaffer/internal/gitcmd"
 )
 
 // IncludeFile is the per-repository list, at the root of the user's
@@ -23,33 +21,12 @@ import (
 const IncludeFile = ".worktreeinclude"
 
 // gitCLI runs the git command in the work tree at dir and returns its
-// standard output; a failure carries git's standard error.
+// standard output; a failure is a *gitcmd.Error carrying git's standard
+// error. It is gitcmd.Run: every git command gaffer runs goes through
+// gitcmd, with the repository's hooks, fsmonitor and other commands off.
 func gitCLI(ctx context.Context, dir string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(errb.String())
-		if msg == "" {
-			msg = err.Error()
-		}
-		return out.Bytes(), &gitError{msg: fmt.Sprintf("git %s: %s", strings.Join(args, " "), msg), errno: ioerr.Named(msg)}
-	}
-	return out.Bytes(), nil
+	return gitcmd.Run(ctx, dir, args...)
 }
-
-// gitError is a git command that failed: its message is git's standard
-// error. When git names a fault of the machine there (a full disk), the
-// error matches that errno, as a failed write of gaffer's own would, so
-// that serve tells the machine's fault from the run's (ioerr.Machine).
-type gitError struct {
-	msg   string
-	errno error // nil, or the machine's errno git's message names
-}
-
-func (e *gitError) Error() string { return e.msg }
-func (e *gitError) Unwrap() error { return e.errno }
 
 // AddWorkTree makes dir a fresh linked work tree of r's repository (`git
 // worktree add`; go-git has none) on a new branch at base, and opens it.
@@ -82,7 +59,40 @@ func (r *Repo) AddWorkTree(ctx context.Context, dir, branch, base string) (*Repo
 	if _, err := gitCLI(ctx, r.root, args...); err != nil {
 		return nil, &Error{Op: "add work tree", Path: dir, Err: err}
 	}
-	return Open(dir)
+	wt, err := Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	// git makes the work tree and its record (.git/worktrees/NAME) with
+	// the umask's modes, 0777 under umask 000: they are gaffer's, private.
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return nil, &Error{Op: "add work tree", Path: dir, Err: err}
+	}
+	if err := private(wt.gitDir); err != nil {
+		return nil, &Error{Op: "add work tree", Path: wt.gitDir, Err: err}
+	}
+	return wt, nil
+}
+
+// private takes the group's and others' rights from dir and everything
+// beneath it.
+func private(dir string) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if m := fi.Mode().Perm(); m&0o077 != 0 {
+			return os.Chmod(p, m&^0o077)
+		}
+		return nil
+	})
 }
 
 // WorkTreesLockFile is the name, in the repository's (common) git
@@ -96,7 +106,7 @@ const WorkTreesLockFile = "gaffer-worktrees.lock"
 // its release.
 func (r *Repo) lockWorkTrees(ctx context.Context) (func(), error) {
 	path := filepath.Join(r.commonDir, WorkTreesLockFile)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}

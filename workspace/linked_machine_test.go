@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/gaffer-dev/gaffer/internal/gitcmd"
 	"github.com/gaffer-dev/gaffer/internal/ioerr"
 )
 
@@ -27,7 +28,7 @@ func TestGitErrorNamesTheMachinesFault(t *testing.T) {
 		{"fatal: invalid reference: main", nil},
 		{"fatal: 'dir' already exists", nil},
 	} {
-		err := &gitError{msg: "git worktree add: " + c.stderr, errno: ioerr.Named(c.stderr)}
+		err := &gitcmd.Error{Msg: "git worktree add: " + c.stderr, Errno: ioerr.Named(c.stderr)}
 		if got := ioerr.Machine(err); got != (c.want != nil) {
 			t.Errorf("%q: machine = %v, want %v", c.stderr, got, c.want != nil)
 		}

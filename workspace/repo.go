@@ -14,6 +14,8 @@ import (
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/gaffer-dev/gaffer/internal/inputfile"
 )
 
 // Repo is a git work tree and its repository. Its methods serialise on a
@@ -135,7 +137,7 @@ func findGitDir(root string) (gitDir, commonDir string, err error) {
 	}
 	gitDir = dotGit
 	if !fi.IsDir() {
-		b, err := os.ReadFile(dotGit)
+		b, err := inputfile.Read(dotGit, 64<<10, inputfile.Options{})
 		if err != nil {
 			return "", "", err
 		}

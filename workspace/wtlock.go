@@ -70,7 +70,7 @@ func (l *WorkTreeLock) Holder() Holder { return l.holder }
 // callers take it once per execution.
 func (r *Repo) LockWorkTree(run string) (*WorkTreeLock, error) {
 	path := filepath.Join(r.gitDir, WorkTreeLockFile)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, &Error{Op: "lock", Path: path, Err: err}
 	}

@@ -3,6 +3,7 @@ package cliagent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -241,5 +242,37 @@ func TestClaudeCodeToolsDisallowed(t *testing.T) {
 	}
 	if len(rep.FilesChanged) != 0 {
 		t.Errorf("FilesChanged = %q, want none", rep.FilesChanged)
+	}
+}
+
+// TestClaudeCodeBashCannotReadGafferOrWriteGit runs the real Claude Code
+// in a repository (as an in-place run does) with a model whose Bash reads
+// gaffer's (this test process's) /proc/PID/environ and plants an
+// fsmonitor in .git/config: both are refused (issue 20), and .git/config
+// is as it was.
+func TestClaudeCodeBashCannotReadGafferOrWriteGit(t *testing.T) {
+	if r, why := landlock.Available(); r == nil {
+		t.Skip(why)
+	}
+	probe := fmt.Sprintf("head -c 20 /proc/%d/environ >/dev/null 2>&1 && echo ENVIRON-READ || echo ENVIRON-REFUSED; "+
+		"git config core.fsmonitor /tmp/x.sh && echo GIT-PLANTED || echo GIT-REFUSED", os.Getpid())
+	srv := startFake(t, func(r fakeanthropic.Request) fakeanthropic.Reply {
+		if strings.Count(string(r.Body), `"tool_result"`) == 0 {
+			return fakeanthropic.Reply{ToolUses: []fakeanthropic.ToolUse{{Name: "Bash", Input: map[string]string{"command": probe}}}}
+		}
+		return fakeanthropic.Reply{Text: "done"}
+	})
+	dir := testkit.GitRepo(t)
+	cfg := testkit.ReadFile(t, filepath.Join(dir, ".git", "config"))
+	if _, err := claudeCode(t, srv, t.TempDir(), 0).Run(context.Background(), agent.Session{Role: agent.RoleDeveloper, Dir: dir, Prompt: "probe"}); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	reqs := srv.Requests()
+	last := reqs[len(reqs)-1]
+	if !last.Contains("ENVIRON-REFUSED") || !last.Contains("GIT-REFUSED") {
+		t.Errorf("the tool result does not show both refused: %s", last.Messages)
+	}
+	if got := testkit.ReadFile(t, filepath.Join(dir, ".git", "config")); got != cfg {
+		t.Errorf(".git/config changed:\n%s", got)
 	}
 }

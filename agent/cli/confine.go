@@ -2,12 +2,14 @@ package cliagent
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 
 	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/agent/internal/environ"
 	"github.com/gaffer-dev/gaffer/agent/internal/landlock"
+	"github.com/gaffer-dev/gaffer/agent/internal/proc"
 )
 
 // confinement returns the rules to confine a session's process with, or nil
@@ -25,6 +27,45 @@ func (d *Driver) confinement() *landlock.Rules {
 		})
 	}
 	return rules
+}
+
+// isolate makes cmd start in a user namespace of its own (see
+// proc.Isolation) unless confinement is off; where the kernel refuses one,
+// Options.Warn is told once and cmd starts as it is.
+func (d *Driver) isolate(cmd *exec.Cmd) {
+	if d.opts.Confine == agent.ConfineOff {
+		return
+	}
+	iso, why := d.iso.Get()
+	if iso == nil {
+		d.isoWarn.Do(func() {
+			if d.opts.Warn != nil {
+				d.opts.Warn("CLI agents can read the environment of gaffer and of your shell: " + why)
+			}
+		})
+		return
+	}
+	iso.Apply(cmd)
+}
+
+// sandbox returns the sandbox helper's executable and the .git
+// directories it must make read-only when a writable directory holds one
+// (an in-place run): Landlock cannot take .git out of the directory it
+// allows. "" when there is none, or no helper (Warn is told once).
+func (d *Driver) sandbox(writable []string) (exe string, ro []string) {
+	ro = proc.GitDirsIn(writable)
+	if len(ro) == 0 {
+		return "", nil
+	}
+	exe, why := d.helper.Get()
+	if exe == "" {
+		d.helperWarn.Do(func() {
+			if d.opts.Warn != nil {
+				d.opts.Warn("CLI agents can write the repository's .git in an in-place run: " + why)
+			}
+		})
+	}
+	return exe, ro
 }
 
 // writable returns the paths a confined session of program may write

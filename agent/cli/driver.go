@@ -81,8 +81,13 @@ type Options struct {
 // Codex, or any command a Template describes — as a fresh process per
 // session. It is safe for concurrent use.
 type Driver struct {
-	opts Options
-	warn sync.Once
+	opts    Options
+	warn    sync.Once
+	iso     proc.Isolator
+	isoWarn sync.Once
+	// helper confines in-place runs' sessions (see sandbox).
+	helper     proc.Helper
+	helperWarn sync.Once
 }
 
 var _ agent.Driver = (*Driver)(nil)
@@ -137,6 +142,9 @@ func NewDriver(opts Options) (*Driver, error) {
 // (agentState: for Claude Code $HOME/.claude and $HOME/.claude.json, for
 // Codex $HOME/.codex), the template's Writable and /dev files; reads are not
 // restricted. Elsewhere it runs unconfined and Options.Warn is told so.
+// Unless Options.Confine is off, the process starts in a user namespace of
+// its own where the kernel allows one (see agent.ConfineAuto), so that it
+// cannot read the environment or memory of gaffer or of the user's shell.
 // Session.Tools is passed on where the agent can take it: Claude Code
 // ("claude") gets --disallowedTools for the tools the session does not
 // allow (see claudeDisallowed); other agents use all their tools.
@@ -396,6 +404,7 @@ func (d *Driver) start(ctx context.Context, s agent.Session, argv []string, dir 
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = dir, env
 	cmd.Stdout, cmd.Stderr = stdout, stderr
+	d.isolate(cmd)
 	if d.opts.Template.prompt() == PromptStdin {
 		in, err := os.Open(promptFile)
 		if err != nil {
@@ -461,6 +470,15 @@ func (d *Driver) launch(cmd *exec.Cmd, conf *confined) (forget func(), done <-ch
 	waited := make(chan error, 1)
 	if conf == nil {
 		forget, err := proc.Start(cmd, d.opts.Groups)
+		if err != nil {
+			return nil, nil, err
+		}
+		go func() { waited <- cmd.Wait() }()
+		return forget, waited, nil
+	}
+	if exe, ro := d.sandbox(conf.writable); exe != "" {
+		// The helper confines the session: .git read-only, then Landlock.
+		forget, err := proc.StartIn(cmd, d.opts.Groups, proc.Sandbox{ReadOnly: ro, Writable: conf.writable, Landlock: true}, exe)
 		if err != nil {
 			return nil, nil, err
 		}

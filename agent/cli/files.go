@@ -7,10 +7,11 @@ import (
 	"encoding/hex"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
+
+	"github.com/gaffer-dev/gaffer/internal/gitcmd"
 )
 
 // maxHashedFile is the largest file whose content is hashed to notice a
@@ -25,8 +26,7 @@ type treeState map[string]string
 // "git status --porcelain". ok is false when dir is not a git work tree or
 // git cannot be run.
 func snapshotTree(ctx context.Context, dir string, env []string) (treeState, bool) {
-	cmd := exec.CommandContext(ctx, "git", "-C", dir, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
-	cmd.Env = env
+	cmd := gitcmd.Command(ctx, dir, env, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
 	out, err := cmd.Output()
 	if err != nil {
 		return nil, false

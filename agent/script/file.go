@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/internal/inputfile"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/story"
 	"gopkg.in/yaml.v3"
@@ -271,6 +271,10 @@ func (a *Action) UnmarshalYAML(n *yaml.Node) error {
 	return n.Decode((*plain)(a))
 }
 
+// MaxFileBytes is the largest script, and the largest file a script
+// names (plan_file, content_file), that is read: 16 MiB.
+const MaxFileBytes = 16 << 20
+
 // Load reads a script file, YAML or JSON: by the extension (.yaml,
 // .yml, .json), or else JSON when the first non-blank character is '{'.
 // Loading is strict: an unknown key, a value of the wrong type, a repeated
@@ -279,7 +283,7 @@ func (a *Action) UnmarshalYAML(n *yaml.Node) error {
 // plan_file and content_file are resolved against the script's directory
 // and must exist.
 func Load(path string) (*Script, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path, MaxFileBytes, inputfile.Options{Pipes: true})
 	if err != nil {
 		return nil, fmt.Errorf("agent: load script: %w", err)
 	}
@@ -553,7 +557,7 @@ func (s *Script) checkFiles() error {
 		if file == "" {
 			return nil
 		}
-		if _, err := os.Stat(s.file(file)); err != nil {
+		if err := inputfile.Check(s.file(file), inputfile.Options{}); err != nil {
 			return &Error{File: s.displayName(), Line: line, Err: fmt.Errorf("%s: %w", where, err)}
 		}
 		return nil
@@ -586,7 +590,7 @@ func (s *Script) file(p string) string {
 
 // readFile reads a file named in the script.
 func (s *Script) readFile(p string) (string, error) {
-	b, err := os.ReadFile(s.file(p))
+	b, err := inputfile.Read(s.file(p), MaxFileBytes, inputfile.Options{})
 	if err != nil {
 		return "", fmt.Errorf("agent: script %s: %w", s.displayName(), err)
 	}

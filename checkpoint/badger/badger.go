@@ -150,6 +150,7 @@ func Open(dir string, opts Options) (s *Store, err error) {
 		db.Close()
 		return nil, err
 	}
+	privateFiles(dir)
 	return s, nil
 }
 
@@ -393,6 +394,7 @@ func (s *Store) Close() error {
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("checkpoint: close store %s: %w", s.dir, err)
 	}
+	privateFiles(s.dir)
 	return nil
 }
 

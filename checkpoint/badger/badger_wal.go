@@ -80,6 +80,21 @@ func checkLogHeader(path string) error {
 	if info.Size() < logHeaderSize {
 		return fmt.Errorf("the log is %d bytes, shorter than its %d-byte header (the file was cut); opening would lose what it held", info.Size(), logHeaderSize)
 	}
+	// The header starts with the id of the key the log is encrypted with,
+	// 0 in gaffer's stores: another id is a damaged header, which Badger
+	// finds only after it has written a new memtable log and the MANIFEST.
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var id [8]byte
+	if _, err := f.ReadAt(id[:], 0); err != nil {
+		return &fs.PathError{Op: "read", Path: path, Err: err}
+	}
+	if keyID := binary.BigEndian.Uint64(id[:]); keyID != 0 {
+		return fmt.Errorf("the header is damaged: it names encryption key %d, and the store is not encrypted", keyID)
+	}
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/cli"
 )
 
@@ -14,6 +15,7 @@ import (
 var version = "dev"
 
 func main() {
+	agent.SandboxMain() // as the sandbox helper, it never returns
 	os.Exit(run())
 }
 

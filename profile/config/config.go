@@ -12,10 +12,12 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/internal/inputfile"
 	"github.com/gaffer-dev/gaffer/internal/strictyaml"
 	"github.com/gaffer-dev/gaffer/recovery"
 )
@@ -52,9 +54,11 @@ func Locate(dir string, getenv func(string) string) (string, error) {
 	} else if h := getenv("HOME"); h != "" {
 		candidates = append(candidates, filepath.Join(h, ".config", "gaffer", "config.yaml"))
 	}
-	for _, p := range candidates {
+	for i, p := range candidates {
 		if _, err := os.Stat(p); err == nil {
 			return p, nil
+		} else if i == 0 && errors.Is(err, syscall.ENOTDIR) {
+			continue // dir is no directory: not a repository, which opening it says
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return "", fmt.Errorf("config: %w", err)
 		}
@@ -77,9 +81,14 @@ func Load(dir string, getenv func(string) string) (*Config, error) {
 	return LoadFile(p)
 }
 
-// LoadFile reads and parses the configuration file at path.
+// MaxFileBytes is the largest configuration file read: 1 MiB.
+const MaxFileBytes = 1 << 20
+
+// LoadFile reads and parses the configuration file at path: a regular
+// file (a repository's gaffer.yaml may be a symbolic link to /dev/zero) of
+// at most MaxFileBytes.
 func LoadFile(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path, MaxFileBytes, inputfile.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}

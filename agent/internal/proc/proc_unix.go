@@ -23,15 +23,38 @@ const gateScript = `read -r g <&3 && [ "$g" = go ] || exit 125; exec 3<&-; ` +
 // Start starts cmd in a process group of its own that gets SIGKILL when
 // this process dies (Linux: Pdeathsig, which reaches the group's leader;
 // see deathSignal), and, with rec set, lets it run only once rec has
-// recorded the group (gateScript). The returned function forgets the
+// recorded the group (gateScript). A cmd that an Isolation applies to is
+// held the same way until its user namespace's id maps are written. The returned function forgets the
 // record; call it after the group has been killed. A record that fails is
 // an error matching ErrGroup.
 func Start(cmd *exec.Cmd, rec Recorder) (forget func(), err error) {
-	attr := &syscall.SysProcAttr{Setpgid: true}
+	return start(cmd, rec, nil)
+}
+
+// StartIn is Start for a command that runs through the sandbox helper
+// exe (see Helper and HelperMain), confined by sb: it is held behind the
+// gate the same way, and the helper confines it before running it.
+func StartIn(cmd *exec.Cmd, rec Recorder, sb Sandbox, exe string) (forget func(), err error) {
+	if rec == nil {
+		rec = noRecord{}
+	}
+	return start(cmd, rec, func(cmd *exec.Cmd) error { return sb.wrap(cmd, exe) })
+}
+
+func start(cmd *exec.Cmd, rec Recorder, wrap func(*exec.Cmd) error) (forget func(), err error) {
+	attr := cmd.SysProcAttr // an Isolation's settings stay
+	if attr == nil {
+		attr = &syscall.SysProcAttr{}
+	}
+	attr.Setpgid = true
 	deathSignal(attr)
 	cmd.SysProcAttr = attr
-	if rec == nil {
+	isolated := mapsPending(cmd)
+	if rec == nil && !isolated {
 		return func() {}, cmd.Start()
+	}
+	if rec == nil {
+		rec = noRecord{} // the gate holds the command until its ids are mapped
 	}
 	if cmd.Err != nil {
 		return nil, cmd.Err
@@ -53,12 +76,28 @@ func Start(cmd *exec.Cmd, rec Recorder) (forget func(), err error) {
 	cmd.Args = append([]string{"sh", "-c", gateScript, "gaffer-gate", cmd.Path}, cmd.Args[1:]...)
 	cmd.Path = sh
 	cmd.ExtraFiles = []*os.File{r, watchR} // fd 3, fd 4
+	if wrap != nil {
+		if err := wrap(cmd); err != nil {
+			r.Close()
+			watchR.Close()
+			watchW.Close()
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+		isolated = mapsPending(cmd) // the helper's namespace has its maps
+	}
 	err = cmd.Start()
 	r.Close()
 	watchR.Close()
 	if err != nil {
 		watchW.Close()
 		return nil, err
+	}
+	if isolated {
+		if err := writeIDMaps(cmd.Process.Pid); err != nil {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			watchW.Close()
+			return nil, errors.Join(err, waitErr(cmd))
+		}
 	}
 	recForget, err := rec.Record(cmd.Process.Pid)
 	if err != nil {
@@ -78,6 +117,11 @@ func Start(cmd *exec.Cmd, rec Recorder) (forget func(), err error) {
 	}
 	return forget, nil
 }
+
+// noRecord records nothing.
+type noRecord struct{}
+
+func (noRecord) Record(int) (func(), error) { return func() {}, nil }
 
 // waitErr waits for cmd after it was killed; its exit is not an error.
 func waitErr(cmd *exec.Cmd) error {
