@@ -30,8 +30,9 @@ func TestVersionOf(t *testing.T) {
 	}
 }
 
-// TestBuiltBinaryPrintsItsRevision builds the real binary from this git
-// work tree and checks that --version names the module version and the
+// TestBuiltBinaryPrintsItsRevision builds the real binary from a fresh
+// clone of this repository's HEAD (as go install does from a module) and
+// checks that --version names the module version and the
 // commit it was built from, not "dev".
 func TestBuiltBinaryPrintsItsRevision(t *testing.T) {
 	if testing.Short() {
@@ -41,8 +42,18 @@ func TestBuiltBinaryPrintsItsRevision(t *testing.T) {
 	if err != nil {
 		t.Skipf("not a git work tree: %v", err)
 	}
+	top, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	clone := filepath.Join(t.TempDir(), "src")
+	if out, err := exec.Command("git", "clone", "-q", strings.TrimSpace(string(top)), clone).CombinedOutput(); err != nil {
+		t.Fatalf("git clone: %v\n%s", err, out)
+	}
 	bin := filepath.Join(t.TempDir(), "gaffer")
-	if out, err := exec.Command("go", "build", "-buildvcs=true", "-o", bin, ".").CombinedOutput(); err != nil {
+	build := exec.Command("go", "build", "-buildvcs=true", "-o", bin, "./cmd/gaffer")
+	build.Dir = clone
+	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	out, err := exec.Command(bin, "--version").CombinedOutput()
