@@ -1,17 +1,35 @@
 # gaffer — make targets. `make demo` and `make test` need nothing but Go and git.
 GO        ?= go
 BIN       ?= bin/gaffer
-VERSION   ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
-LDFLAGS   := -X main.version=$(VERSION)
+# The version comes from the build info (module version, VCS revision);
+# VERSION=v1.2.3 names one instead.
+VERSION   ?=
+LDFLAGS   := $(if $(VERSION),-X main.version=$(VERSION))
+BUILDFLAGS := -buildvcs=auto -trimpath
+DIST      ?= dist
+PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 FUZZTIME  ?= 20s
 BENCHTIME ?= 1s
 STATICCHECK_VERSION ?= v0.8.2
 STATICCHECK := bin/tools/staticcheck-$(STATICCHECK_VERSION)
 
-.PHONY: build test demo bench lint fuzz clean
+.PHONY: build install dist test demo bench lint fuzz clean
 
 build:
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/gaffer
+	$(GO) build $(BUILDFLAGS) -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/gaffer
+
+# Into $(go env GOBIN), or $(go env GOPATH)/bin, as go install does.
+install:
+	$(GO) install $(BUILDFLAGS) -ldflags "$(LDFLAGS)" ./cmd/gaffer
+
+# Static binaries for Linux and macOS, amd64 and arm64, and their SHA-256 sums.
+dist:
+	rm -rf $(DIST) && mkdir -p $(DIST)
+	@set -e; for p in $(PLATFORMS); do \
+	  os=$${p%/*}; arch=$${p#*/}; echo "== $$os/$$arch"; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build $(BUILDFLAGS) -ldflags "$(LDFLAGS)" -o $(DIST)/gaffer-$$os-$$arch ./cmd/gaffer; \
+	done
+	cd $(DIST) && sha256sum gaffer-* > SHA256SUMS
 
 test:
 	$(GO) test -race -count=1 -timeout 30m ./...
@@ -38,4 +56,4 @@ fuzz:
 	done
 
 clean:
-	rm -rf bin
+	rm -rf bin $(DIST)

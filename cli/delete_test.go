@@ -70,8 +70,12 @@ func TestDeleteAndPrune(t *testing.T) {
 		t.Fatalf("run a's transcripts: %v", err)
 	}
 	out, code = gafferTTY(t, "y\n", "--repo", dir, "delete", "r-20260101-aaaaaa")
-	if code != 0 || !strings.HasSuffix(out, "Deleted run r-20260101-aaaaaa.\n") {
+	kept := "Deleted run r-20260101-aaaaaa.\nKept branch gaffer/r-20260101-aaaaaa: it holds unmerged work (gaffer --repo " + dir + " merge r-20260101-aaaaaa takes it into your branch; --branches deletes it).\n"
+	if code != 0 || !strings.HasSuffix(out, kept) {
 		t.Fatalf("delete, answered yes: exit %d\n%s", code, out)
+	}
+	if gitOut(t, dir, "branch", "--list", "gaffer/r-20260101-aaaaaa") == "" {
+		t.Fatal("delete removed an unmerged branch without --branches")
 	}
 	if _, err := os.Stat(logs); !os.IsNotExist(err) {
 		t.Fatalf("run a's transcripts are still there: %v", err)
@@ -88,10 +92,56 @@ func TestDeleteAndPrune(t *testing.T) {
 		t.Fatalf("prune --keep 1: exit %d\n%q", code, out)
 	}
 	out, code = gaffer(t, "--repo", dir, "prune", "--keep", "0")
-	if code != 0 || out != "Deleted run r-20260103-cccccc.\n" {
+	// The rejected run made no commit: its branch is merged already, and goes.
+	if code != 0 || out != "Deleted run r-20260103-cccccc.\nDeleted branch gaffer/r-20260103-cccccc: its commits are merged.\n" {
 		t.Fatalf("prune --keep 0: exit %d\n%q", code, out)
 	}
 	if got := listIDs(t, dir); len(got) != 1 || got[0] != "r-20260102-bbbbbb" {
 		t.Fatalf("runs after prune: %v", got)
+	}
+	if got := gitOut(t, dir, "branch", "--list", "gaffer/*"); strings.Contains(got, "cccccc") {
+		t.Fatalf("the rejected run's branch is still there: %s", got)
+	}
+}
+
+// TestDeleteRemovesMergedBranchesAndKeepsUnmergedWork: a merged run's
+// branch goes with the run; an unmerged one, and its rescue refs, stay
+// unless --branches, which removes them.
+func TestDeleteRemovesMergedBranchesAndKeepsUnmergedWork(t *testing.T) {
+	dir, plan, script := demoRepo(t)
+	for _, id := range []string{"r-20260101-aaaaaa", "r-20260102-bbbbbb"} {
+		if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", id); code != 0 {
+			t.Fatalf("run %s: exit %d\n%s", id, code, out)
+		}
+	}
+	if out, code := gaffer(t, "--repo", dir, "merge", "r-20260101-aaaaaa"); code != 0 {
+		t.Fatalf("merge: exit %d\n%s", code, out)
+	}
+	out, code := gaffer(t, "--repo", dir, "delete", "r-20260101-aaaaaa")
+	if code != 0 || out != "Deleted run r-20260101-aaaaaa.\nDeleted branch gaffer/r-20260101-aaaaaa: its commits are merged.\n" {
+		t.Fatalf("delete of a merged run: exit %d\n%s", code, out)
+	}
+	// A rescue ref, as a reset that met the user's changes leaves one.
+	gitOut(t, dir, "update-ref", "refs/gaffer/rescue/r-20260102-bbbbbb/phase-2-attempt-1", "HEAD")
+	tip := gitOut(t, dir, "rev-parse", "gaffer/r-20260102-bbbbbb")
+	out, code = gaffer(t, "--repo", dir, "prune", "--keep", "0")
+	if code != 0 || !strings.Contains(out, "Kept branch gaffer/r-20260102-bbbbbb: it holds unmerged work") ||
+		!strings.Contains(out, "Kept 1 rescue ref of run r-20260102-bbbbbb: changes a reset put aside (git stash apply refs/gaffer/rescue/r-20260102-bbbbbb/phase-2-attempt-1; --branches deletes them).") {
+		t.Fatalf("prune: exit %d\n%s", code, out)
+	}
+	if gitOut(t, dir, "rev-parse", "gaffer/r-20260102-bbbbbb") != tip || gitOut(t, dir, "for-each-ref", "refs/gaffer/rescue") == "" {
+		t.Fatal("prune removed unmerged work without --branches")
+	}
+	// The run is gone from the store; a second run with --branches cleans up.
+	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-20260103-cccccc"); code != 0 {
+		t.Fatalf("run c: exit %d\n%s", code, out)
+	}
+	gitOut(t, dir, "update-ref", "refs/gaffer/rescue/r-20260103-cccccc/phase-1-attempt-1", "HEAD")
+	out, code = gaffer(t, "--repo", dir, "delete", "r-20260103-cccccc", "--branches")
+	if code != 0 || out != "Deleted run r-20260103-cccccc.\nDeleted branch gaffer/r-20260103-cccccc and its unmerged commits (--branches).\nDeleted 1 rescue ref of run r-20260103-cccccc (--branches).\n" {
+		t.Fatalf("delete --branches: exit %d\n%s", code, out)
+	}
+	if got := gitOut(t, dir, "for-each-ref", "refs/heads/gaffer/r-20260103-cccccc", "refs/gaffer/rescue/r-20260103-cccccc"); got != "" {
+		t.Fatalf("refs left after --branches: %s", got)
 	}
 }

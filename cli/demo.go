@@ -1,8 +1,8 @@
 package cli
 
 import (
+	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -91,9 +91,9 @@ func Demo(ctx context.Context, c *ucli.Context, io IO, o DemoOptions) error {
 	spec := host.RunSpec{
 		PlanFile: "", Goal: profile.PlanTitle(demo.Plan, "plan.md"), Driver: "script",
 		Script: filepath.Join(gd, "gaffer-demo", "script.yaml"), AutoApprove: o.AutoApprove, Pace: o.Pace, RunID: id,
-		InPlace: true, // the demo's own repository: its log shows the phases' commits
 	}
 	fmt.Fprintf(out, "Run %s: the architect plans, you approve, each phase runs in a fresh session, is reviewed and committed.\n", id)
+	fmt.Fprintf(out, "It works on its own branch, %s, in its own work tree: your checkout stays as it is.\n", host.RunBranch(id))
 	fmt.Fprintf(out, "(kill it at any moment and finish it with: %s)\n\n", l.cmd("resume"))
 	l.front.ask = func(_ context.Context, req nodes.ApprovalRequest, s state.ExecutionState) (nodes.Answer, error) {
 		fmt.Fprintf(out, "\nThe architect's plan (%s mode, %d phases):\n\n", req.Mode, req.Phases)
@@ -108,7 +108,10 @@ func Demo(ctx context.Context, c *ucli.Context, io IO, o DemoOptions) error {
 	return demoEpilogue(ctx, l, dir, id, o.SkipGoTest)
 }
 
-// demoEpilogue shows git log, the execution directory, and go test.
+// demoEpilogue shows the default flow's result: the user's branch as it
+// was, the run's commits on its own branch, the execution directory there,
+// go test on that branch (in a temporary work tree), and the command that
+// takes the work into the user's branch.
 func demoEpilogue(ctx context.Context, l *local, dir, id string, skipTest bool) error {
 	out := l.io.Out
 	snap, err := l.State(ctx, id)
@@ -116,25 +119,52 @@ func demoEpilogue(ctx context.Context, l *local, dir, id string, skipTest bool) 
 		return err
 	}
 	writeDemoRecovery(out, snap.State)
-	fmt.Fprintf(out, "\n$ git log --oneline\n")
-	if err := runShown(gitcmd.Command(ctx, dir, nil, "log", "--oneline"), out); err != nil {
-		log, lerr := l.Repo().Log(ctx, 20)
-		if lerr != nil {
-			return errors.Join(err, lerr)
-		}
-		for _, c := range log {
-			fmt.Fprintf(out, "%s %s\n", c.Hash[:7], c.Subject)
+	branch := host.RunBranch(id)
+	if snap.State.Run.WorkTree == "" { // a run in place: its commits are on the user's branch
+		branch = "HEAD"
+	}
+	fmt.Fprintf(out, "\n$ git log --oneline %s\n", branch)
+	if err := runShown(gitcmd.Command(ctx, dir, nil, "log", "--oneline", branch), out); err != nil {
+		return fmt.Errorf("demo: git log %s: %w", branch, err)
+	}
+	fmt.Fprintf(out, "\nExecution directory (committed on %s): %s\n", branch, snap.State.Run.ExecDir)
+	if !skipTest {
+		if err := demoGoTest(ctx, out, dir, branch); err != nil {
+			return err
 		}
 	}
-	fmt.Fprintf(out, "\nExecution directory: %s\n", filepath.Join(dir, filepath.FromSlash(snap.State.Run.ExecDir)))
-	if skipTest {
+	if branch == "HEAD" {
 		return nil
 	}
-	fmt.Fprintf(out, "\n$ go test ./...\n")
+	cur, _ := l.Repo().Branch(ctx)
+	fmt.Fprintf(out, "\nYour branch %s is as it was: the run worked on %s, in its own work tree.\n", cmp.Or(cur, "HEAD"), branch)
+	fmt.Fprintf(out, "Take its work into %s with:\n\n  %s\n", cmp.Or(cur, "HEAD"), l.cmd("merge", id))
+	return nil
+}
+
+// demoGoTest runs go test on branch, in a temporary work tree when it is
+// not the checkout's own.
+func demoGoTest(ctx context.Context, out io.Writer, dir, branch string) error {
+	at := dir
+	if branch != "HEAD" {
+		tmp, err := os.MkdirTemp("", "gaffer-demo-test-")
+		if err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+		defer os.RemoveAll(tmp)
+		at = filepath.Join(tmp, "calc")
+		if err := gitcmd.Command(ctx, dir, nil, "worktree", "add", "--quiet", "--detach", at, branch).Run(); err != nil {
+			return fmt.Errorf("demo: git worktree add %s: %w", branch, err)
+		}
+		defer func() { _ = gitcmd.Command(context.WithoutCancel(ctx), dir, nil, "worktree", "remove", "--force", at).Run() }()
+		fmt.Fprintf(out, "\n$ go test ./...   # on %s, in a temporary work tree\n", branch)
+	} else {
+		fmt.Fprintf(out, "\n$ go test ./...\n")
+	}
 	goTest := exec.CommandContext(ctx, "go", "test", "-count=1", "./...")
-	goTest.Dir = dir
+	goTest.Dir = at
 	if err := runShown(goTest, out); err != nil {
-		return exitf(ExitHalted, "demo: go test failed in %s: %w", dir, err)
+		return exitf(ExitHalted, "demo: go test failed on %s in %s: %w", branch, dir, err)
 	}
 	return nil
 }

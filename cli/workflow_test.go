@@ -197,13 +197,22 @@ func TestDemoRunsToTheEnd(t *testing.T) {
 		v.Recovery.Last.Decision != "replan:accepted" || v.Recovery.Last.Phase != 4 {
 		t.Fatalf("status %s, phases %+v, recovery %+v", v.Status, v.Phases, v.Recovery)
 	}
-	if recs, _ := filepath.Glob(filepath.Join(dir, v.ExecDir, "recovery", "decision-*.json")); len(recs) != 2 {
-		t.Fatalf("decision records %v, want the replan and its acceptance", recs)
+	// The default flow: the run's work is on its branch, main is as it was,
+	// and the demo ends with the command that merges it.
+	branch := "gaffer/" + v.RunID
+	if recs := gitOut(t, dir, "ls-tree", "--name-only", branch+":"+v.ExecDir+"/recovery"); strings.Count(recs, "decision-") != 2 {
+		t.Fatalf("decision records %q, want the replan and its acceptance", recs)
+	}
+	if n := gitOut(t, dir, "rev-list", "--count", "main"); n != "1" {
+		t.Fatalf("main has %s commits after the demo, want its first one only", n)
+	}
+	if want := "Take its work into main with:\n\n  gaffer --repo " + dir + " merge " + v.RunID + "\n"; !strings.HasSuffix(out, want) {
+		t.Fatalf("the demo does not end with the merge command %q:\n%s", want, out)
 	}
 	if !strings.Contains(demo.Plan, "### Task 4") {
 		t.Fatal("embedded plan")
 	}
-	subjects := gitOut(t, dir, "log", "--format=%s")
+	subjects := gitOut(t, dir, "log", "--format=%s", branch)
 	if n := strings.Count(subjects, "\nphase "); n != 4 {
 		t.Fatalf("%d phase commits:\n%s", n, subjects)
 	}

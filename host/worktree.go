@@ -47,7 +47,7 @@ func BranchHint(s state.ExecutionState) string {
 		return ""
 	}
 	b := RunBranch(s.Run.ID)
-	return fmt.Sprintf("Branch %s holds the run's commits: git merge %s (or open a PR from it)", b, b)
+	return fmt.Sprintf("Branch %s holds the run's commits: gaffer merge %s takes them into your branch (or open a PR from it)", b, s.Run.ID)
 }
 
 // newWorkTree makes run s's own work tree at base (the user's HEAD when

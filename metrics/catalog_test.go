@@ -157,20 +157,20 @@ const readmeHeader = "| metric | type | labels | meaning |"
 // TestReadmeTableListsEveryMetric: the README's table of metrics is the
 // registry's, names, types and labels.
 func TestReadmeTableListsEveryMetric(t *testing.T) {
-	b, err := os.ReadFile("../README.md")
+	b, err := os.ReadFile("../docs/operations.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(string(b), "\n")
 	start := slices.Index(lines, readmeHeader)
 	if start < 0 {
-		t.Fatalf("README.md has no table of metrics (a line %q)", readmeHeader)
+		t.Fatalf("docs/operations.md has no table of metrics (a line %q)", readmeHeader)
 	}
 	var listed []docEntry
 	for i := start + 2; i < len(lines) && strings.HasPrefix(lines[i], "|"); i++ {
 		cells := strings.Split(strings.Trim(lines[i], "|"), "|")
 		if len(cells) != 4 {
-			t.Errorf("README.md:%d: %d cells, want 4: %s", i+1, len(cells), lines[i])
+			t.Errorf("docs/operations.md:%d: %d cells, want 4: %s", i+1, len(cells), lines[i])
 			continue
 		}
 		for k := range cells {
@@ -184,7 +184,7 @@ func TestReadmeTableListsEveryMetric(t *testing.T) {
 		}
 		listed = append(listed, e)
 	}
-	checkListed(t, "README.md", listed, func(mi metricInfo) string {
+	checkListed(t, "docs/operations.md", listed, func(mi metricInfo) string {
 		labels := "—"
 		if len(mi.labels) > 0 {
 			labels = "`" + strings.Join(mi.labels, "`, `") + "`"
