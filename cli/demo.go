@@ -156,7 +156,9 @@ func demoGoTest(ctx context.Context, out io.Writer, dir, branch string) error {
 		if err := gitcmd.Command(ctx, dir, nil, "worktree", "add", "--quiet", "--detach", at, branch).Run(); err != nil {
 			return fmt.Errorf("demo: git worktree add %s: %w", branch, err)
 		}
-		defer func() { _ = gitcmd.Command(context.WithoutCancel(ctx), dir, nil, "worktree", "remove", "--force", at).Run() }()
+		defer func() {
+			_ = gitcmd.Command(context.WithoutCancel(ctx), dir, nil, "worktree", "remove", "--force", at).Run()
+		}()
 		fmt.Fprintf(out, "\n$ go test ./...   # on %s, in a temporary work tree\n", branch)
 	} else {
 		fmt.Fprintf(out, "\n$ go test ./...\n")
