@@ -324,6 +324,7 @@ func (w *workflow) recover(ctx context.Context, s state.ExecutionState) (state.E
 	if err != nil {
 		return s, err
 	}
+	ps = recoveredAttempt(s, rs, ps)
 	switch rs.Stage {
 	case stageCall:
 		return w.call(ctx, s, rs, ps, cfg)
@@ -333,6 +334,20 @@ func (w *workflow) recover(ctx context.Context, s state.ExecutionState) (state.E
 		return w.ask(ctx, s, rs, ps)
 	}
 	return s, fmt.Errorf("nodes: recover: phase %d has no recovery stage", ps.Index+1)
+}
+
+// recoveredAttempt is ps with the attempt recovery is about: the one
+// that failed. When the phase had attempts left, review had already
+// counted the next one, which has not run (phased mode; a task's review
+// iteration keeps its attempt); the decision records, the question and a
+// halt name the failed one. nextAttempt grants a new attempt only to a
+// phase that used its own, so nothing writes the lowered count back
+// but a halt, which counts the attempts that ran.
+func recoveredAttempt(s state.ExecutionState, rs recoveryState, ps state.PhaseState) state.PhaseState {
+	if !rs.Exhausted && ps.Attempt > 1 && s.Plan.Mode != state.ModeTask {
+		ps.Attempt--
+	}
+	return ps
 }
 
 // call makes the reserved call. A call this process did not reserve was
@@ -482,11 +497,6 @@ func (w *workflow) stuck(ctx context.Context, s state.ExecutionState, rs recover
 // the attempt recover decided. why, when not empty, is the stuck
 // handler's reason to stop, which the halt message ends with.
 func (w *workflow) stop(ctx context.Context, s state.ExecutionState, rs recoveryState, ps state.PhaseState, why string) (state.ExecutionState, error) {
-	if !rs.Exhausted && ps.Attempt > 1 && s.Plan.Mode != state.ModeTask {
-		// Review had already counted the next attempt, which never ran
-		// (phased mode; a task's review iteration keeps its attempt).
-		ps.Attempt--
-	}
 	rs.Stage, rs.Exhausted = "", false
 	c, err := withRecovery(s, rs)
 	if err != nil {

@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/gaffer-dev/gaffer/nodes"
+)
+
+// bin runs the real gaffer binary (built once per test binary) and
+// returns its output (stdout and stderr) and exit code.
+func bin(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(gafferBinary(t), args...)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return string(out), ee.ExitCode()
+	}
+	if err != nil {
+		t.Fatalf("gaffer %v: %v\n%s", args, err, out)
+	}
+	return string(out), 0
+}
+
+// decisionRecords reads the decision records committed at rev under the
+// run's execution directory, in order.
+func decisionRecords(t *testing.T, dir, rev, execDir string) []nodes.DecisionRecord {
+	t.Helper()
+	var out []nodes.DecisionRecord
+	for _, f := range strings.Fields(gitOut(t, dir, "ls-tree", "-r", "--name-only", rev, "--", execDir+"/recovery/")) {
+		var r nodes.DecisionRecord
+		if err := json.Unmarshal([]byte(gitOut(t, dir, "show", rev+":"+f)), &r); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// The Doctor is asked about the attempt that failed, and its decision
+// record says so: after attempt 2 of a phase with an attempt left, the
+// record names attempt 2, not attempt 3 that review had already counted.
+func TestDecisionRecordNamesTheFailedAttempt(t *testing.T) {
+	script := `
+developer:
+  - phase: 1
+    actions:
+      - write: {path: a_test.txt, content: "test\n"}
+  - phase: 2
+    attempt: 1
+    actions:
+      - run: 'echo "the parser rejects the input" >&2; exit 1'
+  - phase: 2
+    attempt: 2
+    actions:
+      - run: 'echo "a different failure, somewhere else in the evaluator entirely" >&2; exit 1'
+  - phase: 2
+    attempt: 3
+    actions:
+      - write: {path: impl.txt, content: "good\n"}
+doctor:
+  - phase: 2
+    answer: '{"action":"retry_with_hint","confidence":0.9,"category":"agent_gave_up","rationale":"the evaluator is missing a case","hint":"handle the empty input"}'
+`
+	dir, plan, sp := recoveryRepo(t, script)
+	commitConfig(t, dir, "profiles:\n  default:\n    limits: {max_phase_attempts: 3}\n")
+	if out, code := bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve", "--run-id", "r-att"); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	v := statusJSON(t, "--repo", dir, "r-att")
+	recs := decisionRecords(t, dir, runRev(t, dir), v.ExecDir)
+	if len(recs) != 1 || recs[0].Decision != "doctor:retry_with_hint" || recs[0].Attempt != 2 || recs[0].Phase != 2 {
+		t.Fatalf("decision records %+v; want one doctor:retry_with_hint of phase 2, attempt 2", recs)
+	}
+	if v.Recovery == nil || v.Recovery.Last == nil || v.Recovery.Last.Attempt != 2 {
+		t.Fatalf("status recovery %+v; want the last decision's attempt 2", v.Recovery)
+	}
+}
