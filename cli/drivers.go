@@ -115,7 +115,8 @@ func resolveProfile(repoDir string, o RunOptions, getenv func(string) string) (r
 				}
 				continue
 			}
-			ac.Model, ac.StrongModel, ac.EscalationModel = "", "", ""
+			// The models stay: the script matches sessions by them
+			// (model:), so an escalation can be played offline.
 		case config.DriverLLM:
 			usesLLM = true
 			if rs.Model == "" {

@@ -80,3 +80,48 @@ doctor:
 		t.Fatalf("status recovery %+v; want the last decision's attempt 2", v.Recovery)
 	}
 }
+
+// An escalation is played offline: the script answers sessions by model
+// (model:), the Doctor's strong_model reaches its session, and the
+// escalated attempt runs with roles.developer.escalation_model, as the
+// run's output and its decision records show.
+func TestScriptedEscalationReachesTheModels(t *testing.T) {
+	script := `
+developer:
+  - phase: 1
+    actions:
+      - write: {path: a_test.txt, content: "test\n"}
+  - phase: 2
+    actions:
+      - run: 'printf -- "--- FAIL: TestEval (0.00s)\n    eval_test.go:12: Eval(1+2) = 4, want 3\nFAIL\n" >&2; exit 1'
+  - phase: 2
+    model: big-model
+    actions:
+      - write: {path: impl.txt, content: "good\n"}
+replanner:
+  - phase: 2
+    answer: '{"approach":"compute the sum with an explicit loop over the operands","tasks":[{"id":"2","title":"implement","type":"impl"}]}'
+doctor:
+  - phase: 2
+    model: strong-m
+    answer: '{"action":"escalate_model","confidence":0.9,"category":"logic_error","rationale":"the model keeps making the same mistake"}'
+`
+	dir, plan, sp := recoveryRepo(t, script)
+	commitConfig(t, dir, "profiles:\n  default:\n    roles:\n      developer: {escalation_model: big-model}\n      doctor: {model: cheap-m, strong_model: strong-m}\n")
+	out, code := bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve", "--run-id", "r-esc")
+	if code != 0 || !strings.Contains(out, "[developer p2 a4 i1 big-model] write impl.txt") || !strings.Contains(out, "strong-m]") {
+		t.Fatalf("run: exit %d; want the Doctor's strong model asked and attempt 4 run with big-model\n%s", code, out)
+	}
+	v := statusJSON(t, "--repo", dir, "r-esc")
+	if v.Status != "completed" || v.Recovery == nil || v.Recovery.Escalations != 1 || v.Recovery.DoctorStrong != 1 {
+		t.Fatalf("status %s recovery %+v; want one escalation and one strong Doctor call", v.Status, v.Recovery)
+	}
+	var got []string
+	for _, r := range decisionRecords(t, dir, runRev(t, dir), v.ExecDir) {
+		got = append(got, r.Decision+"@"+r.Why)
+	}
+	all := strings.Join(got, "\n")
+	if !strings.Contains(all, "doctor:escalate_model@") || !strings.Contains(all, "escalate_model@the Doctor advised a stronger model") || !strings.Contains(all, "(model big-model, phase 2 only)") {
+		t.Fatalf("decision records:\n%s\nwant the Doctor's escalate_model and the escalation to big-model", all)
+	}
+}

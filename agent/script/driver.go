@@ -437,7 +437,11 @@ func (d *Driver) say(s agent.Session, format string, args ...any) {
 	if d.opts.Stdout == nil {
 		return
 	}
-	fmt.Fprintf(d.opts.Stdout, "[%s] %s\n", label.Of(s), fmt.Sprintf(format, args...))
+	l := label.Of(s)
+	if s.Model != "" { // an escalation or the Doctor's tier shows
+		l += " " + s.Model
+	}
+	fmt.Fprintf(d.opts.Stdout, "[%s] %s\n", l, fmt.Sprintf(format, args...))
 }
 
 // finish streams a session's final text and usage.

@@ -46,11 +46,22 @@ type Match struct {
 	Phase     int `yaml:"phase,omitempty"`
 	Attempt   int `yaml:"attempt,omitempty"`
 	Iteration int `yaml:"iteration,omitempty"`
+	// Model matches the model the workflow gave the session: a phase's
+	// escalation model (roles.developer.escalation_model) once recovery
+	// escalated it, the Doctor's model or strong_model. A session run
+	// with its role's model has none unless the profile names one.
+	Model string `yaml:"model,omitempty"`
 }
 
 // score reports whether m matches s and how many fields it specifies.
 func (m Match) score(s agent.Session) (int, bool) {
 	n := 0
+	if m.Model != "" {
+		if m.Model != s.Model {
+			return 0, false
+		}
+		n++
+	}
 	for _, c := range [...]struct{ want, got int }{{m.Phase, s.Phase}, {m.Attempt, s.Attempt}, {m.Iteration, s.Iteration}} {
 		if c.want == 0 {
 			continue
@@ -73,6 +84,9 @@ func (m Match) String() string {
 		if c.v != 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", c.name, c.v))
 		}
+	}
+	if m.Model != "" {
+		parts = append(parts, "model "+m.Model)
 	}
 	if len(parts) == 0 {
 		return "any session"
