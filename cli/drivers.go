@@ -81,8 +81,9 @@ func resolveProfile(repoDir string, o RunOptions, getenv func(string) string) (r
 		for _, f := range p.Recovery.Fatal {
 			rp.recovery.Fatal = append(rp.recovery.Fatal, state.FatalPattern{Name: f.Name, Pattern: f.Pattern})
 		}
-		rp.limits.MaxRunCostUSD, rp.limits.MaxRunTokens = p.Limits.MaxRunCostUSD, p.Limits.MaxRunTokens
 	}
+	// The run's budget is a limit with recovery on or off.
+	rp.limits.MaxRunCostUSD, rp.limits.MaxRunTokens = p.Limits.MaxRunCostUSD, p.Limits.MaxRunTokens
 	usesLLM := false
 	var probs problems
 	var needScript []string // the roles of the script driver, without --script

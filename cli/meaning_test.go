@@ -125,3 +125,62 @@ doctor:
 		t.Fatalf("decision records:\n%s\nwant the Doctor's escalate_model and the escalation to big-model", all)
 	}
 }
+
+// budgetScript spends 10,200 tokens in phase 1, ten times a budget of
+// max_run_tokens: 1000.
+const budgetScript = `
+developer:
+  - phase: 1
+    actions:
+      - write: {path: a_test.txt, content: "test\n"}
+    usage: {input_tokens: 10000, output_tokens: 200}
+  - phase: 2
+    actions:
+      - write: {path: impl.txt, content: "good\n"}
+`
+
+// max_run_tokens is a limit: a run that spent it stops before the next
+// session, resumably, with the true figures and the key named in the
+// decision, status and, once the human says stop, the halt message.
+func TestRunBudgetStopsTheRun(t *testing.T) {
+	const why = "the run budget is spent: max_run_tokens 1,000: 10,200 tokens spent (1,020%) (raise it under limits: in gaffer.yaml), before phase 2, attempt 1"
+	for _, answer := range []string{"stop", "retry"} {
+		t.Run(answer, func(t *testing.T) {
+			dir, plan, sp := recoveryRepo(t, budgetScript)
+			commitConfig(t, dir, "profiles:\n  default:\n    limits: {max_run_tokens: 1000}\n")
+			out, code := bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve", "--run-id", "r-budget")
+			if code != ExitAwaitingApproval || strings.Contains(out, "[developer p2") || !strings.Contains(out, why) || !strings.Contains(out, "1,020% of its budget") {
+				t.Fatalf("run: exit %d; want it waiting before phase 2's session, naming max_run_tokens and 1,020%%\n%s", code, out)
+			}
+			v := statusJSON(t, "--repo", dir, "r-budget")
+			if v.Status != "awaiting_approval" || v.Recovery == nil || v.Recovery.Last == nil || v.Recovery.Last.Decision != "run_budget" || v.Recovery.Last.Why != why {
+				t.Fatalf("status %s recovery %+v; want the run_budget decision naming max_run_tokens", v.Status, v.Recovery)
+			}
+			if out, code := bin(t, "--repo", dir, "status", "r-budget"); code != 0 || !strings.Contains(out, "max_run_tokens") {
+				t.Fatalf("status: exit %d; want max_run_tokens named\n%s", code, out)
+			}
+			out, code = bin(t, "--repo", dir, "approve", "r-budget", "--decision", answer)
+			v = statusJSON(t, "--repo", dir, "r-budget")
+			if answer == "retry" {
+				if code != 0 || v.Status != "completed" || !strings.Contains(out, "[developer p2 a1 i1] write impl.txt") {
+					t.Fatalf("approve --decision retry: exit %d, status %s; want phase 2 run with one budget more\n%s", code, v.Status, out)
+				}
+				return
+			}
+			if v.Status != "halted" || len(v.Errors) == 0 || v.Errors[len(v.Errors)-1] != "run halted: "+why {
+				t.Fatalf("approve --decision stop: exit %d, status %s, errors %q; want the halt message to name max_run_tokens\n%s", code, v.Status, v.Errors, out)
+			}
+		})
+	}
+}
+
+// Recovery off: the budget still stops the run, halted, naming the key.
+func TestRunBudgetWithRecoveryOffHalts(t *testing.T) {
+	dir, plan, sp := recoveryRepo(t, budgetScript)
+	commitConfig(t, dir, "profiles:\n  default:\n    limits: {max_run_tokens: 1000}\n    recovery: {enabled: false}\n")
+	out, code := bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve", "--run-id", "r-budget-off")
+	v := statusJSON(t, "--repo", dir, "r-budget-off")
+	if code == 0 || strings.Contains(out, "[developer p2") || v.Status != "halted" || len(v.Errors) == 0 || !strings.Contains(v.Errors[len(v.Errors)-1], "max_run_tokens 1,000: 10,200 tokens spent (1,020%)") {
+		t.Fatalf("run: exit %d, status %s, errors %q\n%s", code, v.Status, v.Errors, out)
+	}
+}

@@ -48,6 +48,9 @@ type recoveryState struct {
 	Question *Question `json:"question,omitempty"`
 	// BudgetWarned: the 80% budget event fired.
 	BudgetWarned bool `json:"budget_warned,omitempty"`
+	// Granted is the run's spending when a human last answered the
+	// budget stop with retry: the budget counts from there (runBudget).
+	Granted recovery.Budget `json:"granted,omitempty"`
 	// Decisions counts the decision records written; Last is the latest.
 	Decisions int             `json:"decisions,omitempty"`
 	Last      *DecisionRecord `json:"last,omitempty"`
@@ -344,6 +347,9 @@ func (w *workflow) recover(ctx context.Context, s state.ExecutionState) (state.E
 // phase that used its own, so nothing writes the lowered count back
 // but a halt, which counts the attempts that ran.
 func recoveredAttempt(s state.ExecutionState, rs recoveryState, ps state.PhaseState) state.PhaseState {
+	if rs.Question != nil && rs.Question.Decision == decisionRunBudget {
+		return ps // asked before the attempt ran, not after one failed
+	}
 	if !rs.Exhausted && ps.Attempt > 1 && s.Plan.Mode != state.ModeTask {
 		ps.Attempt--
 	}
@@ -576,7 +582,14 @@ func (w *workflow) ask(ctx context.Context, s state.ExecutionState, rs recoveryS
 	fb := strings.TrimSpace(ans.Feedback)
 	if !ans.Approved {
 		rs = w.decide(ctx, s, rs, ps, "human:stop", orText(fb, "the human stopped the run after "+q.Decision))
-		return w.stop(ctx, s, rs, ps, "")
+		why := ""
+		if q.Decision == decisionRunBudget || q.Decision == recovery.StuckReduceScope.String() {
+			why = q.Why // the budget the human stopped at, and its key
+		}
+		return w.stop(ctx, s, rs, ps, why)
+	}
+	if q.Decision == decisionRunBudget {
+		rs.Granted = budgetOf(s)
 	}
 	rs = w.decide(ctx, s, rs, ps, "human:retry", orText(fb, "the human asked for another attempt after "+q.Decision))
 	if fb != "" {
@@ -647,7 +660,7 @@ func (w *workflow) checkBudget(ctx context.Context, s state.ExecutionState) (sta
 	}
 	rs.BudgetWarned = true
 	graph.Emit(ctx, events.EventBudgetWarning, events.BudgetWarning{Remaining: b.Remaining()})
-	msg := fmt.Sprintf("run %s has spent %.0f%% of its budget", s.Run.ID, (1-b.Remaining())*100)
+	msg := fmt.Sprintf("run %s has spent %s of its budget (%s)", s.Run.ID, recovery.Percent(b.SpentFraction()), b.Figures())
 	w.cfg.Notice(msg)
 	c, err := withRecovery(s, rs)
 	if err != nil {

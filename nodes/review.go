@@ -11,6 +11,7 @@ import (
 	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/events"
 	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/recovery"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
@@ -303,7 +304,10 @@ func (w *workflow) halt(ctx context.Context, s state.ExecutionState, ps state.Ph
 	}
 	msg := fmt.Sprintf("phase %d halted after %d attempt(s) and %d review(s): %s", ps.Index+1, ps.Attempt,
 		s.Progress.ReviewIteration, haltCause(ps))
-	if why != "" {
+	switch {
+	case strings.HasPrefix(why, recovery.BudgetSpentPrefix):
+		msg = fmt.Sprintf("run halted: %s", why) // the phase's attempt did not start
+	case why != "":
 		msg += "; recovery: " + why
 	}
 	return w.withStatus(ctx, c.WithError(msg), state.RunHalted), nil
