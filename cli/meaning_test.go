@@ -184,3 +184,49 @@ func TestRunBudgetWithRecoveryOffHalts(t *testing.T) {
 		t.Fatalf("run: exit %d, status %s, errors %q\n%s", code, v.Status, v.Errors, out)
 	}
 }
+
+// Every decision record of a run that ends without a phase commit to
+// take it — halted by recovery, stopped by the human, cancelled while it
+// waited — is committed on the run's branch, in the run's own work tree
+// and in place.
+func TestEndedRunsCommitTheirDecisionRecords(t *testing.T) {
+	good := `'{"approach":"compute the sum with an explicit loop over the operands","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`
+	narrow := `'{"approach":"only stub the sum and skip the hard cases","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`
+	for _, m := range runModes {
+		for _, c := range []struct {
+			name, answer string
+			end          []string // the commands that end the run, after run
+			last         string   // the last decision
+			status       string
+		}{
+			{"halted", good, nil, "stuck:stop", "halted"},
+			{"stopped", narrow, []string{"approve", "r-end", "--decision", "stop"}, "human:stop", "halted"},
+			{"cancelled", narrow, []string{"cancel", "r-end"}, "replan:refused", "cancelled"},
+		} {
+			t.Run(m.name+", "+c.name, func(t *testing.T) {
+				dir, plan, sp := recoveryRepo(t, strings.Replace(repeatedFailure, "%s", c.answer, 1))
+				if c.name == "halted" {
+					commitConfig(t, dir, "profiles:\n  default:\n    recovery: {max_replans_per_run: 0}\n")
+				}
+				out, code := bin(t, m.args("--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve", "--run-id", "r-end")...)
+				if c.end != nil {
+					if code != ExitAwaitingApproval {
+						t.Fatalf("run: exit %d, want it waiting for a human\n%s", code, out)
+					}
+					out, code = bin(t, append([]string{"--repo", dir}, c.end...)...)
+				}
+				v := statusJSON(t, "--repo", dir, "r-end")
+				if v.Status != c.status || v.Recovery == nil || v.Recovery.Last == nil || v.Recovery.Last.Decision != c.last {
+					t.Fatalf("status %s recovery %+v, want %s after %s\n%s", v.Status, v.Recovery, c.status, c.last, out)
+				}
+				recs := decisionRecords(t, dir, m.rev("r-end"), v.ExecDir)
+				if len(recs) != v.Recovery.Decisions || recs[len(recs)-1].Decision != c.last {
+					t.Fatalf("%d decision records committed on %s (%+v), status counts %d ending with %s", len(recs), m.rev("r-end"), recs, v.Recovery.Decisions, c.last)
+				}
+				if st := gitOut(t, dir, "status", "--porcelain", "--", v.ExecDir+"/recovery"); st != "" {
+					t.Fatalf("decision records left uncommitted after the run ended:\n%s", st)
+				}
+			})
+		}
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 
@@ -291,10 +290,22 @@ func (w *workflow) halt(ctx context.Context, s state.ExecutionState, ps state.Ph
 	}
 	keep := ps.Untracked
 	if recoveryOn(s) {
-		keep = append(slices.Clone(keep), path.Join(s.Run.ExecDir, "recovery")) // the decision records
+		keep = append(slices.Clone(keep), recoveryDir(s)) // the decision records
 	}
 	if err := w.gitOp(repo, func() error { return repo.ResetTo(ctx, ps.PreCommit, keep) }); err != nil {
 		return s, fmt.Errorf("nodes: halt phase %d: reset to %s: %w", ps.Index+1, short(ps.PreCommit), err)
+	}
+	if recoveryOn(s) {
+		// The run ends here: its last decision records go on its branch.
+		rec, err := w.commitDecisions(ctx, s)
+		if err != nil {
+			return s, err
+		}
+		if rec != "" {
+			if err := w.publish(ctx, s, rec, ps.PreCommit); err != nil {
+				return s, err
+			}
+		}
 	}
 	ps.Status, ps.CompletedAt = state.PhaseFailed, w.cfg.Clock().UTC()
 	setTasks(&ps, state.PhaseFailed)
