@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"errors"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -228,5 +229,96 @@ func TestEndedRunsCommitTheirDecisionRecords(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+const calcPlan = `# Plan: a calculator
+
+### Task 1: write the test
+- type: test
+- depends on: none
+
+Tests for Add and Sub in calc_test.go.
+
+### Task 2: Implement Add and Sub
+- type: impl
+- depends on: 1
+
+Implement Add and Sub in calc.go.
+`
+
+// calcRepo is recoveryRepo with calcPlan as its plan.
+func calcRepo(t *testing.T, script string) (dir, plan, sp string) {
+	t.Helper()
+	dir, plan, sp = recoveryRepo(t, script)
+	if err := os.WriteFile(plan, []byte(calcPlan), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, plan, sp
+}
+
+// The goal anchor reads the goal: a revision that drops Sub ("Add
+// applies; subtraction is deferred") goes to the human, one that says
+// "skip" about something the goal does not name is accepted.
+func TestGoalAnchorReadsTheGoal(t *testing.T) {
+	narrow := `'{"approach":"Get Add right first.","tasks":[{"id":"2","title":"Implement Add","type":"impl","description":"Add applies; subtraction is deferred."}]}'`
+	dir, plan, sp := calcRepo(t, strings.Replace(repeatedFailure, "%s", narrow, 1))
+	out, code := bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve", "--run-id", "r-sub")
+	if code != ExitAwaitingApproval || !strings.Contains(out, "narrowing_revision") || !strings.Contains(out, "name Sub that task 2 names is no longer required") ||
+		!strings.Contains(out, `"subtraction is deferred" puts off or weakens Sub`) {
+		t.Fatalf("run: exit %d; want the revision that drops Sub refused, naming it\n%s", code, out)
+	}
+	innocent := `'{"approach":"Skip the slow rebuild between attempts by caching the module download.","tasks":[{"id":"2","title":"Implement Add and Sub","type":"impl","description":"Implement Add and Sub in calc.go."}]}'`
+	dir, plan, sp = calcRepo(t, strings.Replace(repeatedFailure, "%s", innocent, 1))
+	out, code = bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve", "--run-id", "r-skip")
+	if code != 0 || !strings.Contains(out, "replan:accepted") {
+		t.Fatalf("run: exit %d; want the innocent skip accepted\n%s", code, out)
+	}
+}
+
+// A phase's changes that weaken its tests are narrowing once recovery
+// acted on the phase: the attempt that deletes an assertion after an
+// accepted revision waits for the human even though the reviewer
+// approved it, and retry starts it again from the pre-phase commit.
+func TestNarrowingDiffGoesToTheHuman(t *testing.T) {
+	script := `
+developer:
+  - phase: 1
+    actions:
+      - write: {path: calc_test.go, content: "package calc\n\nimport \"testing\"\n\nfunc TestSub(t *testing.T) {\n\tif Sub(3, 1) != 2 {\n\t\tt.Fatal(\"Sub(3, 1) != 2\")\n\t}\n}\n"}
+  - phase: 2
+    attempt: 1
+    actions:
+      - run: 'printf -- "--- FAIL: TestSub (0.00s)\n    calc_test.go:7: Sub(3, 1) != 2\nFAIL\n" >&2; exit 1'
+  - phase: 2
+    attempt: 2
+    actions:
+      - run: 'printf -- "--- FAIL: TestSub (0.00s)\n    calc_test.go:7: Sub(3, 1) != 2\nFAIL\n" >&2; exit 1'
+  - phase: 2
+    attempt: 3
+    actions:
+      - write: {path: calc_test.go, content: "package calc\n\nimport \"testing\"\n\nfunc TestSub(t *testing.T) {\n\t// if Sub(3, 1) != 2 { t.Fatal(\"Sub(3, 1) != 2\") }\n}\n"}
+      - write: {path: calc.go, content: "package calc\n"}
+  - phase: 2
+    attempt: 4
+    actions:
+      - write: {path: calc.go, content: "package calc\n\nfunc Add(a, b int) int { return a + b }\n\nfunc Sub(a, b int) int { return a - b }\n"}
+replanner:
+  - phase: 2
+    answer: '{"approach":"Write Add and Sub in calc.go with plain integer arithmetic.","tasks":[{"id":"2","title":"Implement Add and Sub","type":"impl","description":"Implement Add and Sub in calc.go."}]}'
+`
+	dir, plan, sp := calcRepo(t, script)
+	out, code := bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve", "--run-id", "r-diff")
+	if code != ExitAwaitingApproval || !strings.Contains(out, "narrowing_change") || !strings.Contains(out, "calc_test.go: assertions go from 1 to 0") ||
+		!strings.Contains(out, "calc_test.go: 1 test line(s) commented out") {
+		t.Fatalf("run: exit %d; want the attempt that comments out the assertion sent to the human\n%s", code, out)
+	}
+	out, code = bin(t, "--repo", dir, "approve", "r-diff", "--decision", "retry")
+	v := statusJSON(t, "--repo", dir, "r-diff")
+	if code != 0 || v.Status != "completed" || !strings.Contains(out, "[developer p2 a4 i1] write calc.go") {
+		t.Fatalf("approve --decision retry: exit %d, status %s\n%s", code, v.Status, out)
+	}
+	if got := gitOut(t, dir, "show", runRev(t, dir)+":calc_test.go"); !strings.Contains(got, "\t\tt.Fatal(") {
+		t.Fatalf("the committed test lost its assertion:\n%s", got)
 	}
 }

@@ -56,6 +56,11 @@ func (w *workflow) review(ctx context.Context, s state.ExecutionState) (state.Ex
 		if err != nil {
 			return s, err
 		}
+		if rr.Approved {
+			if n, asked, err := w.narrowingChange(ctx, c, ps); err != nil || asked {
+				return n, err
+			}
+		}
 	}
 	decision := DecideAfterReview(s, rr.Approved)
 	iteration := s.Progress.ReviewIteration + 1
