@@ -322,3 +322,27 @@ replanner:
 		t.Fatalf("the committed test lost its assertion:\n%s", got)
 	}
 }
+
+// The escape hatch can be played offline: a scripted developer calls
+// expand_context for an earlier phase and reads its decision records,
+// reasons and all, from the Task Story's files in its work tree.
+func TestScriptedExpandContextReadsTheStory(t *testing.T) {
+	script := `
+developer:
+  - phase: 1
+    actions:
+      - write: {path: a_test.txt, content: "test\n"}
+    summary: wrote the test
+    decisions: [{topic: queue, what: use Redis streams, why: Kafka was rejected because the ops team cannot run it}]
+  - phase: 2
+    actions:
+      - expand_context: 1
+      - write: {path: impl.txt, content: "good\n"}
+`
+	dir, plan, sp := recoveryRepo(t, script)
+	out, code := bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve", "--run-id", "r-expand")
+	if code != 0 || !strings.Contains(out, "[developer p2 a1 i1] expand_context 1") || !strings.Contains(out, "Decision records of phase 1:") ||
+		!strings.Contains(out, "Kafka was rejected because the ops team cannot run it") {
+		t.Fatalf("run: exit %d; want phase 2 to read phase 1's records\n%s", code, out)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/gaffer-dev/gaffer/agent"
@@ -153,6 +154,10 @@ type Action struct {
 	Mkdir        string       `yaml:"mkdir"`
 	Run          string       `yaml:"run"`           // a shell command
 	AllowFailure bool         `yaml:"allow_failure"` // with Run: a failing command does not fail the session
+	// ExpandContext reads the Task Story's records of this earlier phase
+	// (1-based), as the llm driver's expand_context tool does: the escape
+	// hatch, counted in the report's Expansions.
+	ExpandContext int `yaml:"expand_context"`
 
 	line int
 }
@@ -189,6 +194,9 @@ func (a Action) kind() (kind, arg, tool string) {
 	}
 	if a.Run != "" {
 		n, kind, arg, tool = n+1, "run", a.Run, agent.ToolRun
+	}
+	if a.ExpandContext != 0 {
+		n, kind, arg, tool = n+1, "expand_context", strconv.Itoa(a.ExpandContext), agent.ToolRead
 	}
 	if n != 1 {
 		return "", "", ""
@@ -522,7 +530,9 @@ func checkAction(a Action) error {
 	kind, _, _ := a.kind()
 	switch {
 	case kind == "":
-		return errors.New("an action needs exactly one of write, edit, delete, mkdir and run")
+		return errors.New("an action needs exactly one of write, edit, delete, mkdir, run and expand_context")
+	case kind == "expand_context" && a.ExpandContext < 1:
+		return errors.New("expand_context names a phase, counting from 1")
 	case a.AllowFailure && kind != "run":
 		return errors.New("allow_failure goes with run only")
 	case kind == "write" && a.Write.Path == "":
