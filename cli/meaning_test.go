@@ -214,7 +214,7 @@ func TestEndedRunsCommitTheirDecisionRecords(t *testing.T) {
 					if code != ExitAwaitingApproval {
 						t.Fatalf("run: exit %d, want it waiting for a human\n%s", code, out)
 					}
-					out, code = bin(t, append([]string{"--repo", dir}, c.end...)...)
+					out, _ = bin(t, append([]string{"--repo", dir}, c.end...)...) // the status below is the check
 				}
 				v := statusJSON(t, "--repo", dir, "r-end")
 				if v.Status != c.status || v.Recovery == nil || v.Recovery.Last == nil || v.Recovery.Last.Decision != c.last {
