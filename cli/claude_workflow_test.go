@@ -191,8 +191,18 @@ func TestClaudeCodeAPIErrorIsAFailedAttempt(t *testing.T) {
 	if strings.Contains(out, "sk-ant-claude-test") {
 		t.Error("the API key is in the output")
 	}
-	if got := gitOut(t, dir, "rev-parse", runRev(t, dir)); got != head {
-		t.Errorf("%s moved to %s", runRev(t, dir), got)
+	// The branch holds nothing of the phase: at most the commit of the
+	// run's decision records, on top of the start.
+	tip := runRev(t, dir)
+	if got := gitOut(t, dir, "rev-parse", tip); got != head {
+		if gitOut(t, dir, "rev-parse", tip+"~1") != head || !strings.Contains(gitOut(t, dir, "log", "-1", "--format=%B", tip), "Gaffer-Record: decisions") {
+			t.Errorf("%s moved to %s", tip, got)
+		}
+		for _, f := range strings.Fields(gitOut(t, dir, "diff", "--name-only", tip+"~1", tip)) {
+			if !strings.Contains(f, "/recovery/decision-") {
+				t.Errorf("the records' commit holds %s", f)
+			}
+		}
 	}
 }
 

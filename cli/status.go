@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/state"
 	ucli "github.com/urfave/cli/v2"
 )
@@ -88,7 +89,9 @@ func writeStatus(w io.Writer, cmd func(...string) string, rs host.RunStatus, asJ
 	for _, m := range v.Errors {
 		fmt.Fprintf(w, "\nerror: %s\n", m)
 	}
-	if v.Status == state.RunAwaitingApproval.String() {
+	if q, ok := nodes.PendingQuestion(snap.State); ok && v.Status == state.RunAwaitingApproval.String() {
+		writeQuestion(w, cmd, id, q)
+	} else if v.Status == state.RunAwaitingApproval.String() {
 		fmt.Fprintf(w, "\nplan:    %s\napprove: %s\nreject:  %s\n", cmd("plan", "show", id), cmd("approve", id), cmd("reject", id, `--feedback "…"`))
 	}
 	if l := host.UserChangesLine(snap.State); l != "" {

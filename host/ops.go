@@ -43,7 +43,8 @@ func (h *Host) cancel(ctx context.Context, runID string) (Outcome, error) {
 	markTranscriptEnd(h.dir, id)
 	phase, running := runningPhase(after.State)
 	own := after.State.Run.WorkTree != ""
-	if !running && !after.State.Stash.Pending() && !own {
+	records := after.State.Config.Recovery != nil // its last decision records may be uncommitted
+	if !running && !after.State.Stash.Pending() && !own && !records {
 		return out, nil
 	}
 	repo := h.repo
@@ -80,6 +81,11 @@ func (h *Host) cancel(ctx context.Context, runID string) (Outcome, error) {
 		case pre != "":
 			note("Phase %d's unfinished changes were undone: the work tree is back at %s, the last good commit.", phase, render.Short(pre))
 		}
+	}
+	if rec, err := nodes.CommitDecisions(ctx, repo, after.State); err != nil {
+		note("The run's last decision records were left uncommitted in %s: %v", after.State.Run.ExecDir, err)
+	} else if rec != "" {
+		note("The run's last decision records are committed in %s.", render.Short(rec))
 	}
 	h.endWorkTree(ctx, after.State)
 	if !after.State.Stash.Pending() {

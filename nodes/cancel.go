@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/gaffer-dev/gaffer/state"
@@ -55,7 +56,11 @@ func DiscardPhase(ctx context.Context, repo *workspace.Repo, s state.ExecutionSt
 	if err != nil {
 		return "", err
 	}
-	if err := w.gitOp(repo, func() error { return repo.ResetTo(ctx, ps.PreCommit, ps.Untracked) }); err != nil {
+	keep := ps.Untracked
+	if recoveryOn(s) {
+		keep = append(slices.Clone(keep), recoveryDir(s)) // the decision records: CommitDecisions takes them
+	}
+	if err := w.gitOp(repo, func() error { return repo.ResetTo(ctx, ps.PreCommit, keep) }); err != nil {
 		return "", fmt.Errorf("nodes: discard phase %d: reset to %s: %w", ps.Index+1, short(ps.PreCommit), err)
 	}
 	if h != "" && notice != nil {

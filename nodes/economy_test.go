@@ -118,11 +118,21 @@ type EconomyReport struct {
 	Fixtures     []FixtureResult `json:"fixtures"`
 }
 
+// ecoFixturesEnv names a directory of more fixtures, in the same format,
+// that BenchmarkContextEconomy plays after the committed ones.
+const ecoFixturesEnv = "GAFFER_CONTEXT_FIXTURES"
+
 func loadFixtures(t testing.TB) []ecoFixture {
 	t.Helper()
-	names, err := filepath.Glob(filepath.Join(ecoDir, "*.yaml"))
-	if err != nil || len(names) < 6 || len(names) > 8 {
-		t.Fatalf("want 6–8 fixtures in %s, got %d (%v)", ecoDir, len(names), err)
+	return loadFixturesFrom(t, ecoDir, 6)
+}
+
+// loadFixturesFrom reads the fixtures of dir, at least least of them.
+func loadFixturesFrom(t testing.TB, dir string, least int) []ecoFixture {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil || len(names) < least {
+		t.Fatalf("want %d fixtures or more in %s, got %d (%v)", least, dir, len(names), err)
 	}
 	var out []ecoFixture
 	for _, n := range names {
@@ -136,8 +146,8 @@ func loadFixtures(t testing.TB) []ecoFixture {
 		if err := dec.Decode(&f); err != nil {
 			t.Fatalf("%s: %v", n, err)
 		}
-		if len(f.Tasks) < 6 || len(f.Tasks) > 12 || len(f.MustKeep) == 0 {
-			t.Fatalf("%s: %d phases and %d must-keep facts; want 6–12 and some", n, len(f.Tasks), len(f.MustKeep))
+		if len(f.Tasks) < 6 || len(f.Tasks) > 16 || len(f.MustKeep) == 0 {
+			t.Fatalf("%s: %d phases and %d must-keep facts; want 6–16 and some", n, len(f.Tasks), len(f.MustKeep))
 		}
 		out = append(out, f)
 	}
@@ -442,9 +452,9 @@ func sourceOf(rs []story.Record) string {
 }
 
 // economy plays every fixture and measures every strategy.
-func economy(t testing.TB) EconomyReport {
+func economy(t testing.TB, fixtures []ecoFixture) EconomyReport {
 	rep := EconomyReport{TokenCounter: "story.Tokens: ceil(UTF-8 bytes / 4)"}
-	for _, f := range loadFixtures(t) {
+	for _, f := range fixtures {
 		fr := FixtureResult{Name: f.Name, Phases: len(f.Tasks), Facts: len(f.MustKeep), Strategies: map[string]StrategyResult{}}
 		plan := f.plan()
 		for _, withSum := range []bool{false, true} {
@@ -529,6 +539,24 @@ func economy(t testing.TB) EconomyReport {
 	return rep
 }
 
+// PerFixture renders, per fixture and per strategy, the must-keep facts
+// a later phase's prompt carried (worst phase and mean), the total
+// context tokens, the largest Level 1 and Level 2 and the share of
+// tokens context management (the summarizer) took.
+func (r EconomyReport) PerFixture() string {
+	var b strings.Builder
+	b.WriteString("| fixture | phases | facts | strategy | retention min / mean | context tokens | L1 / L2 max | management share |\n")
+	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, f := range r.Fixtures {
+		for _, st := range strategies {
+			s := f.Strategies[st]
+			fmt.Fprintf(&b, "| %s | %d | %d | %s | %.0f%% / %.1f%% | %d | %d / %d | %.1f%% |\n", f.Name, f.Phases, f.Facts, st,
+				s.RetentionMin*100, s.RetentionMean*100, s.TotalTokens, s.MaxLevel1, s.MaxLevel2, s.SummarizerShare*100)
+		}
+	}
+	return b.String()
+}
+
 // Table renders the report as the README's markdown table: per strategy,
 // over all fixtures.
 func (r EconomyReport) Table() string {
@@ -562,18 +590,32 @@ func (r EconomyReport) Table() string {
 // strategy gives later phases. The JSON report goes to the benchmark's
 // temp dir, or to testdata/context-economy.json with
 // GAFFER_UPDATE_BASELINE=1.
+//
+// With GAFFER_CONTEXT_FIXTURES=DIR it also plays the fixtures of DIR (the
+// same format; the baseline is written from the committed ones only),
+// and logs retention per fixture and per strategy.
 func BenchmarkContextEconomy(b *testing.B) {
+	fixtures := loadFixtures(b)
+	own := len(fixtures)
+	if dir := os.Getenv(ecoFixturesEnv); dir != "" {
+		fixtures = append(fixtures, loadFixturesFrom(b, dir, 1)...)
+	}
 	var rep EconomyReport
 	for b.Loop() {
-		rep = economy(b)
+		rep = economy(b, fixtures)
 	}
-	data, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		b.Fatal(err)
-	}
+	// On stdout: b.Logf cuts a benchmark's log at a few lines.
+	fmt.Printf("retention per fixture and strategy:\n%s", rep.PerFixture())
+	base := rep
+	base.Fixtures = rep.Fixtures[:own]
+	report := rep
 	out := filepath.Join(b.TempDir(), "context-economy.json")
 	if os.Getenv(ecoUpdateEnv) == "1" {
-		out = ecoBaseline
+		out, report = ecoBaseline, base
+	}
+	data, err := json.MarshalIndent(report, "", "  ")
+	if err != nil {
+		b.Fatal(err)
 	}
 	if err := os.WriteFile(out, append(data, '\n'), 0o644); err != nil {
 		b.Fatal(err)
@@ -594,9 +636,10 @@ func BenchmarkContextEconomy(b *testing.B) {
 // The Task Story's targets beyond the baseline's bands (README, "Context
 // between agents").
 //
-// Flat: a story's size follows the facts still live, not the number of
-// phases — TestStoryFlatOverLongRun shows the same prompt size at phase 12
-// and 24 when the live facts are the same — and never exceeds the Level 1
+// Bounded: a story's size follows the facts still live and what the
+// agents stated, not the number of phases as such —
+// TestStoryFlatOverLongRun shows it growing by a fraction of full
+// history's growth from phase 12 to 24 — and never exceeds the Level 1
 // and Level 2 budgets (the hard cap). On the fixtures, where nearly every
 // phase adds a must-keep fact, it therefore still grows, by at most
 // maxSlopeShare of full history's slope.
@@ -604,13 +647,14 @@ func BenchmarkContextEconomy(b *testing.B) {
 // Tokens: signposting keeps none of the must-keep facts, so any story
 // costs more than it; the honest bound is that the Task Story costs at
 // most maxOverSignposting times signposting's tokens on every fixture
-// (measured 1.18–1.42×, 1.30× over all fixtures: the extra tokens are the
+// (measured 1.27–1.66×, 1.51× over all fixtures since the story keeps
+// reasons, summaries and recommendations: the extra tokens are the
 // facts themselves). At equal retention it costs less than following the
 // signposts, even reading only the latest summary.md (which costs
-// 1.23–1.28× the Task Story's tokens; TestContextEconomyBaseline).
+// 1.19–1.25× the Task Story's tokens; TestContextEconomyBaseline).
 const (
 	maxSlopeShare      = 0.5
-	maxOverSignposting = 1.5
+	maxOverSignposting = 1.75
 )
 
 // TestContextEconomyBaseline plays the benchmark's fixtures and checks the
@@ -625,7 +669,7 @@ func TestContextEconomyBaseline(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plays 14 scripted runs")
 	}
-	got := economy(t)
+	got := economy(t, loadFixtures(t))
 	data, err := os.ReadFile(ecoBaseline)
 	if err != nil {
 		t.Fatalf("%v (write it with %s=1 go test -run '^$' -bench BenchmarkContextEconomy -benchtime 1x ./nodes)", err, ecoUpdateEnv)
@@ -759,10 +803,9 @@ func longRun(t *testing.T, n int) ecoFixture {
 
 // TestStoryFlatOverLongRun plays a 24-phase run through the workflow and
 // compares what phase 12 and phase 24 receive: the Task Story's prompt
-// holds the same live facts in (within a few tokens, the digits of phase
-// numbers) the same size, while full history pastes twelve more records.
-// This is the benchmark's "flat": the story's size follows the facts
-// still live, not the number of phases, and never exceeds its budgets
+// holds the live facts (superseded ones gone) and what the agents stated
+// (summaries, reasons, recommendations) while the budget allows, growing
+// by a fraction of what full history adds, and never past its budgets
 // (story.TestOverBudgetWhenVerbatimItemsDoNotFit).
 func TestStoryFlatOverLongRun(t *testing.T) {
 	f := longRun(t, 24)
@@ -794,20 +837,28 @@ func TestStoryFlatOverLongRun(t *testing.T) {
 	s12, sign12, full12, p12 := at(12)
 	s24, sign24, full24, p24 := at(24)
 	t.Logf("phase 12 → 24: task story %d → %d, signposting %d → %d, full history %d → %d", s12, s24, sign12, sign24, full12, full24)
-	if d := s24 - s12; d < -3 || d > 3 {
-		t.Errorf("task story: %d tokens at phase 12, %d at phase 24: not flat", s12, s24)
+	// What the agents stated in the twelve phases between (each phase's
+	// summary and recommendation) stays while the budget allows: the
+	// story grows by those, a fifth of what full history adds at most,
+	// and its Level 2 never passes its budget.
+	if d := s24 - s12; d < 0 || d*5 > full24-full12 {
+		t.Errorf("task story: %d tokens at phase 12, %d at phase 24; full history %d → %d", s12, s24, full12, full24)
+	}
+	if l2 := story.Tokens(section(p24, "Story so far")); l2 > story.Level2Budget {
+		t.Errorf("Level 2 is %d tokens at phase 24, over its budget %d", l2, story.Level2Budget)
 	}
 	if full24-full12 < 10*(sign24-sign12+1) || full24 < full12+500 {
 		t.Errorf("full history: %d tokens at phase 12, %d at phase 24: it should grow", full12, full24)
 	}
 	live := []string{"Every read must finish in under 5 ms.", "dgraph-io/badger/v4", "NOT TODO: cache values in process memory",
-		"Store.Get0(ctx context.Context, key string, optB int) (Value, error)", "area 3 uses approach B", "TODO: check step 23"}
+		"Store.Get0(ctx context.Context, key string, optB int) (Value, error)", "area 3 uses approach B (why: measured in step 23)", "TODO: check step 23",
+		"profile step 23", "phase 23: Step 23 done."}
 	if kept, share := story.Retention(p24, live); share != 1 {
 		t.Errorf("phase 24 keeps %v of %v", kept, live)
 	}
-	for _, gone := range []string{"optA int", "approach A", "TODO: check step 22", "measured in step", "profile step"} {
+	for _, gone := range []string{"optA int", "approach A", "TODO: check step 22", "measured in step 19"} {
 		if strings.Contains(p24, gone) {
-			t.Errorf("phase 24's prompt keeps superseded or how-not-what text %q:\n%s", gone, p24)
+			t.Errorf("phase 24's prompt keeps superseded text %q:\n%s", gone, p24)
 		}
 	}
 	if !strings.Contains(p12, "### Story so far") {

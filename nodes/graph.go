@@ -142,7 +142,7 @@ func Build(cfg Config) (*graph.Graph[state.ExecutionState], error) {
 	g.AddConditionalEdge(NodeArchitect, router(RouteAfterArchitect), NodeValidator, NodeRestore, graph.END)
 	g.AddConditionalEdge(NodeValidator, router(RouteAfterValidator), NodeApproval, NodeArchitect, NodeRestore, graph.END)
 	g.AddConditionalEdge(NodeApproval, router(RouteAfterApproval), NodePhase, NodeArchitect, NodeRestore, graph.END)
-	g.AddConditionalEdge(NodePhase, router(RouteAfterPhase), NodeReview, NodeRestore, graph.END)
+	g.AddConditionalEdge(NodePhase, router(RouteAfterPhase), NodeReview, NodeRecover, NodeRestore, graph.END)
 	g.AddConditionalEdge(NodeReview, router(RouteAfterReview), NodeNextTask, NodePhase, NodeRecover, NodeRestore, graph.END)
 	g.AddConditionalEdge(NodeRecover, router(RouteAfterRecover), NodeRecover, NodePhase, NodeRestore, graph.END)
 	g.AddConditionalEdge(NodeNextTask, router(RouteAfterNextTask), NodePhase, NodeRestore, graph.END)

@@ -81,6 +81,9 @@ func (w *workflow) phase(ctx context.Context, s state.ExecutionState) (state.Exe
 	if !ok {
 		return s, ErrNoPhase
 	}
+	if c, stopped, err := w.budgetStop(ctx, s, ps); err != nil || stopped {
+		return c, err
+	}
 	if s.Progress.DriverSessionID == "" {
 		if err := w.ensureAtPreCommit(ctx, s, ps); err != nil {
 			return s, err

@@ -48,6 +48,9 @@ type recoveryState struct {
 	Question *Question `json:"question,omitempty"`
 	// BudgetWarned: the 80% budget event fired.
 	BudgetWarned bool `json:"budget_warned,omitempty"`
+	// Granted is the run's spending when a human last answered the
+	// budget stop with retry: the budget counts from there (runBudget).
+	Granted recovery.Budget `json:"granted,omitempty"`
 	// Decisions counts the decision records written; Last is the latest.
 	Decisions int             `json:"decisions,omitempty"`
 	Last      *DecisionRecord `json:"last,omitempty"`
@@ -324,6 +327,7 @@ func (w *workflow) recover(ctx context.Context, s state.ExecutionState) (state.E
 	if err != nil {
 		return s, err
 	}
+	ps = recoveredAttempt(s, rs, ps)
 	switch rs.Stage {
 	case stageCall:
 		return w.call(ctx, s, rs, ps, cfg)
@@ -333,6 +337,23 @@ func (w *workflow) recover(ctx context.Context, s state.ExecutionState) (state.E
 		return w.ask(ctx, s, rs, ps)
 	}
 	return s, fmt.Errorf("nodes: recover: phase %d has no recovery stage", ps.Index+1)
+}
+
+// recoveredAttempt is ps with the attempt recovery is about: the one
+// that failed. When the phase had attempts left, review had already
+// counted the next one, which has not run (phased mode; a task's review
+// iteration keeps its attempt); the decision records, the question and a
+// halt name the failed one. nextAttempt grants a new attempt only to a
+// phase that used its own, so nothing writes the lowered count back
+// but a halt, which counts the attempts that ran.
+func recoveredAttempt(s state.ExecutionState, rs recoveryState, ps state.PhaseState) state.PhaseState {
+	if rs.Question != nil && rs.Question.Decision == decisionRunBudget {
+		return ps // asked before the attempt ran, not after one failed
+	}
+	if !rs.Exhausted && ps.Attempt > 1 && s.Plan.Mode != state.ModeTask {
+		ps.Attempt--
+	}
+	return ps
 }
 
 // call makes the reserved call. A call this process did not reserve was
@@ -482,11 +503,6 @@ func (w *workflow) stuck(ctx context.Context, s state.ExecutionState, rs recover
 // the attempt recover decided. why, when not empty, is the stuck
 // handler's reason to stop, which the halt message ends with.
 func (w *workflow) stop(ctx context.Context, s state.ExecutionState, rs recoveryState, ps state.PhaseState, why string) (state.ExecutionState, error) {
-	if !rs.Exhausted && ps.Attempt > 1 && s.Plan.Mode != state.ModeTask {
-		// Review had already counted the next attempt, which never ran
-		// (phased mode; a task's review iteration keeps its attempt).
-		ps.Attempt--
-	}
 	rs.Stage, rs.Exhausted = "", false
 	c, err := withRecovery(s, rs)
 	if err != nil {
@@ -566,7 +582,14 @@ func (w *workflow) ask(ctx context.Context, s state.ExecutionState, rs recoveryS
 	fb := strings.TrimSpace(ans.Feedback)
 	if !ans.Approved {
 		rs = w.decide(ctx, s, rs, ps, "human:stop", orText(fb, "the human stopped the run after "+q.Decision))
-		return w.stop(ctx, s, rs, ps, "")
+		why := ""
+		if q.Decision == decisionRunBudget || q.Decision == recovery.StuckReduceScope.String() {
+			why = q.Why // the budget the human stopped at, and its key
+		}
+		return w.stop(ctx, s, rs, ps, why)
+	}
+	if q.Decision == decisionRunBudget {
+		rs.Granted = budgetOf(s)
 	}
 	rs = w.decide(ctx, s, rs, ps, "human:retry", orText(fb, "the human asked for another attempt after "+q.Decision))
 	if fb != "" {
@@ -637,7 +660,7 @@ func (w *workflow) checkBudget(ctx context.Context, s state.ExecutionState) (sta
 	}
 	rs.BudgetWarned = true
 	graph.Emit(ctx, events.EventBudgetWarning, events.BudgetWarning{Remaining: b.Remaining()})
-	msg := fmt.Sprintf("run %s has spent %.0f%% of its budget", s.Run.ID, (1-b.Remaining())*100)
+	msg := fmt.Sprintf("run %s has spent %s of its budget (%s)", s.Run.ID, recovery.Percent(b.SpentFraction()), b.Figures())
 	w.cfg.Notice(msg)
 	c, err := withRecovery(s, rs)
 	if err != nil {

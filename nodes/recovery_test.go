@@ -426,10 +426,8 @@ developer:
 	}
 	res, err = h.runner.Resume(context.Background(), "r-1", graph.WithResume(Answer{Approved: false}))
 	s := mustDone(t, res, err, state.RunHalted)
-	if got := h.git("rev-parse", "HEAD"); got != s.Progress.Phases[0].PostCommit {
-		t.Fatalf("HEAD %s, want phase 1's commit", got)
-	}
-	want := "?? " + path.Join(s.Run.ExecDir, "recovery") + "/\n?? notes.txt" // the decision records stay
+	haltedWithRecords(t, h, s)
+	want := "?? notes.txt"
 	if got := h.git("status", "--porcelain"); got != want {
 		t.Fatalf("tree after the stop:\n%s\nwant\n%s", got, want)
 	}
@@ -453,6 +451,10 @@ func TestRecoveryExhaustedStopsLikeRecoveryOff(t *testing.T) {
 		s := mustDone(t, res, err, state.RunHalted)
 		logs[k], errs[k] = h.git("log", "--all", "--format=%H %T %s"), s.Errors
 		if k == 1 {
+			// Recovery on adds the commit of its decision records, and
+			// only that.
+			haltedWithRecords(t, h, s)
+			logs[k] = logs[k][strings.IndexByte(logs[k], '\n')+1:]
 			if rs := recoveryOf(t, s); rs.Last == nil || !strings.HasPrefix(rs.Last.Decision, "stuck:") {
 				t.Fatalf("last decision %+v", rs.Last)
 			}
@@ -501,13 +503,31 @@ doctor:
 	if ps := s.Progress.Phases[1]; ps.Attempt != 2 || ps.Status != state.PhaseFailed {
 		t.Fatalf("phase 2: attempt %d, %v", ps.Attempt, ps.Status)
 	}
-	if got := h.git("rev-parse", "HEAD"); got != s.Progress.Phases[0].PostCommit {
-		t.Fatalf("HEAD %s, want phase 1's commit", got)
-	}
+	haltedWithRecords(t, h, s)
 	if devs, _ := h.rec.of(agent.RoleDeveloper); len(devs) != 3 {
 		t.Fatalf("%d developer sessions, want 3 (no attempt after the stop)", len(devs))
 	}
 	if !strings.Contains(s.Errors[len(s.Errors)-1], "phase 2 halted after 2 attempt(s)") {
 		t.Fatalf("errors %q", s.Errors)
+	}
+}
+
+// haltedWithRecords fails unless halted run s left HEAD at the commit of
+// its decision records, whose parent is the last good commit (phase 1's)
+// and which adds the records and nothing else.
+func haltedWithRecords(t *testing.T, h *harness, s state.ExecutionState) {
+	t.Helper()
+	if got := h.git("rev-parse", "HEAD~1"); got != s.Progress.Phases[0].PostCommit {
+		t.Fatalf("HEAD~1 %s, want phase 1's commit", got)
+	}
+	dir := path.Join(s.Run.ExecDir, "recovery") + "/"
+	files := strings.Fields(h.git("diff", "--name-only", "HEAD~1", "HEAD"))
+	if len(files) == 0 {
+		t.Fatal("the records' commit adds nothing")
+	}
+	for _, f := range files {
+		if !strings.HasPrefix(f, dir) {
+			t.Fatalf("the records' commit holds %s, not only %s", f, dir)
+		}
 	}
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 
 	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/events"
 	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/recovery"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
@@ -55,6 +55,11 @@ func (w *workflow) review(ctx context.Context, s state.ExecutionState) (state.Ex
 		c, rr, err = w.judge(ctx, s)
 		if err != nil {
 			return s, err
+		}
+		if rr.Approved {
+			if n, asked, err := w.narrowingChange(ctx, c, ps); err != nil || asked {
+				return n, err
+			}
 		}
 	}
 	decision := DecideAfterReview(s, rr.Approved)
@@ -290,10 +295,22 @@ func (w *workflow) halt(ctx context.Context, s state.ExecutionState, ps state.Ph
 	}
 	keep := ps.Untracked
 	if recoveryOn(s) {
-		keep = append(slices.Clone(keep), path.Join(s.Run.ExecDir, "recovery")) // the decision records
+		keep = append(slices.Clone(keep), recoveryDir(s)) // the decision records
 	}
 	if err := w.gitOp(repo, func() error { return repo.ResetTo(ctx, ps.PreCommit, keep) }); err != nil {
 		return s, fmt.Errorf("nodes: halt phase %d: reset to %s: %w", ps.Index+1, short(ps.PreCommit), err)
+	}
+	if recoveryOn(s) {
+		// The run ends here: its last decision records go on its branch.
+		rec, err := w.commitDecisions(ctx, s)
+		if err != nil {
+			return s, err
+		}
+		if rec != "" {
+			if err := w.publish(ctx, s, rec, ps.PreCommit); err != nil {
+				return s, err
+			}
+		}
 	}
 	ps.Status, ps.CompletedAt = state.PhaseFailed, w.cfg.Clock().UTC()
 	setTasks(&ps, state.PhaseFailed)
@@ -303,7 +320,10 @@ func (w *workflow) halt(ctx context.Context, s state.ExecutionState, ps state.Ph
 	}
 	msg := fmt.Sprintf("phase %d halted after %d attempt(s) and %d review(s): %s", ps.Index+1, ps.Attempt,
 		s.Progress.ReviewIteration, haltCause(ps))
-	if why != "" {
+	switch {
+	case strings.HasPrefix(why, recovery.BudgetSpentPrefix):
+		msg = fmt.Sprintf("run halted: %s", why) // the phase's attempt did not start
+	case why != "":
 		msg += "; recovery: " + why
 	}
 	return w.withStatus(ctx, c.WithError(msg), state.RunHalted), nil

@@ -70,11 +70,16 @@ func RouteAfterApproval(s state.ExecutionState) string {
 	return graph.END
 }
 
-// RouteAfterPhase always reviews the phase: an agent that reported failure
-// is a rejected review (the review node does not ask the reviewer).
+// RouteAfterPhase reviews the phase: an agent that reported failure is a
+// rejected review (the review node does not ask the reviewer). A phase
+// that did not start because the run budget is spent goes to recover,
+// which asks the human.
 func RouteAfterPhase(s state.ExecutionState) string {
 	if s.Status.Terminal() {
 		return finish(s)
+	}
+	if recoveryStage(s) == stageAsk {
+		return NodeRecover // the run budget is spent: a human decides
 	}
 	return NodeReview
 }

@@ -129,8 +129,9 @@ func baseProfile(p config.Profile) runProfile {
 		for _, f := range p.Recovery.Fatal {
 			rp.recovery.Fatal = append(rp.recovery.Fatal, state.FatalPattern{Name: f.Name, Pattern: f.Pattern})
 		}
-		rp.limits.MaxRunCostUSD, rp.limits.MaxRunTokens = p.Limits.MaxRunCostUSD, p.Limits.MaxRunTokens
 	}
+	// The run's budget is a limit with recovery on or off.
+	rp.limits.MaxRunCostUSD, rp.limits.MaxRunTokens = p.Limits.MaxRunCostUSD, p.Limits.MaxRunTokens
 	return rp
 }
 
@@ -178,7 +179,8 @@ func (rp *runProfile) agentOf(p config.Profile, r agent.Role, rs config.RoleSett
 		if o.Script == "" {
 			return ac, errNeedsScript
 		}
-		ac.Model, ac.StrongModel, ac.EscalationModel = "", "", ""
+		// The models stay: the script matches sessions by them (model:),
+		// so an escalation can be played offline.
 	case config.DriverLLM:
 		if rs.Model == "" {
 			return ac, errorf(host.Invalid, "profile %s: the %s uses driver llm but names no model; set model in gaffer.yaml or pass --model", p.Name, r)

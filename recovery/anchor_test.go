@@ -125,12 +125,19 @@ func TestCheckRevision(t *testing.T) {
 		{"stub and TODO added", 1, func(ts []state.Task) []state.Task {
 			ts[0].Description = "Stub ParseDuration for now; TODO: minutes."
 			return ts
-		}, "", []string{`"stub"`, `"TODO"`, `"for now"`}},
-		{"only and skip in the approach", 0, nil, "Only test hours; skip the bad-input cases.", []string{`the approach adds the narrowing word "skip"`, `the approach adds the narrowing word "only"`}},
+		}, "", []string{`"stub"`, `"TODO"`, `"Stub ParseDuration for now" puts off or weakens ParseDuration`}},
+		{"only and skip in the approach", 0, nil, "Only test hours; skip the bad-input cases.", []string{`"Only test hours" puts off or weakens tests`, `"skip the bad-input cases" puts off or weakens tests`}},
 		{"mock and placeholder in a title", 1, func(ts []state.Task) []state.Task {
 			ts[0].Title = "Placeholder ParseDuration with mocked units"
 			return ts
-		}, "", []string{`"placeholder"`, `"mock"`}},
+		}, "", []string{`"placeholder"`, `"Placeholder ParseDuration with mocked units" puts off or weakens ParseDuration`}},
+		{"an innocent skip", 1, nil, "Skip the slow rebuild between attempts by caching the module download.", nil},
+		{"an innocent only", 1, nil, "Touch only the scanner; keep the unit table as it is.", nil},
+		{"a criterion dropped", 0, func(ts []state.Task) []state.Task {
+			ts[0].Description = `Table tests for "1h", "90m" and bad input.`
+			return ts
+		}, "", []string{`acceptance criterion 1h30m that task 1 names is no longer required`}},
+		{"the test deferred in the approach", 0, nil, "Write the 1h30m case later, once hours work.", []string{`puts off or weakens 1h30m, tests`}},
 		{"word already in the anchor is fine", 1, func(ts []state.Task) []state.Task {
 			ts[0].Description = "Reject unknown units with an error naming them; parse hours and minutes."
 			return ts
@@ -173,9 +180,75 @@ func TestCheckRevisionKeepsWordsTheAnchorHad(t *testing.T) {
 	if got := CheckRevision(a, rev, ""); got != nil {
 		t.Errorf("reasons = %q, want none", got)
 	}
+	// A skip that names nothing the goal requires is not narrowing.
 	rev[0].Description += " Skip symlinks too."
-	if got := CheckRevision(a, rev, ""); len(got) != 1 || !strings.Contains(got[0], `"skip"`) {
-		t.Errorf("a third skip: reasons = %q", got)
+	if got := CheckRevision(a, rev, ""); got != nil {
+		t.Errorf("an innocent third skip: reasons = %q", got)
+	}
+}
+
+const calcPlanMD = `# Goal: a calculator
+
+### Task 1: Tests for Add and Sub
+- type: test
+- depends on: none
+- files: calc/calc_test.go
+
+Table tests for Add and Sub, run with ` + "`go test ./calc/`" + `.
+
+### Task 2: Implement Add and Sub
+- type: impl
+- depends on: 1
+- files: calc/calc.go
+
+Implement Add and Sub over int64; Sub(a, b) returns a - b.
+`
+
+// The goal names Add and Sub: a revision that keeps the ids, types and
+// files but applies only Add, or defers subtraction, narrows it.
+func TestCheckRevisionReadsTheGoal(t *testing.T) {
+	plan, err := state.ParsePlan("calc.md", calcPlanMD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := FreezeAnchor(plan, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := RequiredOf(a)
+	var names []string
+	for _, r := range got {
+		names = append(names, r.Kind+":"+r.Text)
+	}
+	if want := []string{"name:Add", "name:Sub", "file:calc/calc.go"}; !slices.Equal(names[:min(len(names), 2)], want[:2]) {
+		t.Fatalf("RequiredOf = %q, want Add and Sub first", names)
+	}
+	task := func(desc string) []state.Task {
+		return []state.Task{{ID: "2", Title: "Implement Add and Sub", Type: state.TypeImpl, Files: []string{"calc/calc.go"}, Description: desc}}
+	}
+	for _, c := range []struct {
+		name, title, desc, approach string
+		want                        []string
+	}{
+		{"add applies, subtraction deferred", "Implement Add", "Add applies; subtraction is deferred.", "Get Add right first.",
+			[]string{"name Sub that task 2 names is no longer required", `"subtraction is deferred" puts off or weakens Sub`}},
+		{"everything kept, in other words", "Implement Add and Sub", "Add and Sub over int64 with overflow checks; Sub(a, b) is a - b.", "Use math/bits for the overflow checks.", nil},
+		{"kept but put off in the approach", "Implement Add and Sub", "Implement Add and Sub over int64.", "Do Add now; Sub can wait for a follow-up.",
+			[]string{`"Sub can wait for a follow-up" puts off or weakens Sub`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ts := task(c.desc)
+			ts[0].Title = c.title
+			got := CheckRevision(a, ts, c.approach)
+			if len(got) != len(c.want) {
+				t.Fatalf("reasons = %q, want %d matching %q", got, len(c.want), c.want)
+			}
+			for _, w := range c.want {
+				if !slices.ContainsFunc(got, func(r string) bool { return strings.Contains(r, w) }) {
+					t.Errorf("no reason mentions %q: %q", w, got)
+				}
+			}
+		})
 	}
 }
 

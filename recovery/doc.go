@@ -58,10 +58,15 @@
 //   - ParseDoctorAnswer: strict JSON; a malformed answer is a counted call
 //     and no advice, never a default action.
 //   - FreezeAnchor and CheckRevision: a revision keeps the anchor's task
-//     ids, test tasks and files and adds no narrowing words; Constraint
+//     ids, test tasks and files, still names every name, file, command
+//     and criterion the goal names (RequiredOf), puts none of them or the
+//     tests off, and adds no word that always narrows; Constraint
 //     renders the anchor verbatim for the replan prompt.
+//   - CheckTestChanges: a phase's test files before and after, judged for
+//     fewer tests, assertions or cases, skips and commented-out lines.
 //   - Budget: the run's cost and token spending; Remaining feeds the
-//     stuck handler and Warn says when 80% is spent.
+//     stuck handler, Warn says when 80% is spent, Over and
+//     BudgetSpentWhy name the limits spent with their true figures.
 //   - Stuck: needs_human, stop, reduce_scope, replan, escalate_model,
 //     stop, in that order.
 package recovery

@@ -173,7 +173,7 @@ func Stuck(s Situation, cfg Config) (StuckDecision, string) {
 	case s.IterationCap > 0 && s.Iteration >= s.IterationCap:
 		return StuckStop, fmt.Sprintf("iteration cap reached (%d of %d)", s.Iteration, s.IterationCap)
 	case left < cfg.ReduceScopeBelow:
-		return StuckReduceScope, fmt.Sprintf("%.0f%% of the run budget left, under %.0f%%", left*100, cfg.ReduceScopeBelow*100)
+		return StuckReduceScope, fmt.Sprintf("%.0f%% of the run budget left, under %.0f%% (%s)", left*100, cfg.ReduceScopeBelow*100, s.Budget.Figures())
 	case s.ConsecutiveFailures >= 2 && s.Replans == 0 && s.RunReplansLeft:
 		return StuckReplan, fmt.Sprintf("%d consecutive failures and no replan yet", s.ConsecutiveFailures)
 	case s.Replans > 0 && s.EscalationModel && s.Escalations < cfg.MaxEscalationsPerPhase && left > cfg.EscalateAbove:

@@ -19,43 +19,55 @@ func Tokens(text string) int { return (len(text) + 3) / 4 }
 
 // detail says how much a rendering keeps; each step sheds more.
 type detail struct {
-	sessions        bool // what each session said it did (Level 1 only)
+	sessions        bool // what each session said it did (Level 1: every session; Level 2: each phase's latest summary)
+	level2          bool // sessions as each phase's latest summary, tagged with its phase
 	recommendations bool
 	why             bool
 	todos           bool
+	dropSessions    int // the oldest this many sessions are left out
+	dropRecs        int // the oldest this many recommendations
+	dropWhy         int // the reasons of the oldest this many decisions
 	dropDecisions   int // the oldest this many decisions are left out
 	dropMethods     int // then the oldest this many methods (they are in the code)
 	dropDeps        int // then the oldest this many dependencies
 }
 
+// full is the detail every level starts from: everything an agent stated.
+func full(level2 bool) detail {
+	return detail{sessions: true, level2: level2, recommendations: true, why: true, todos: true}
+}
+
 // Level1 renders the records of one phase within budget tokens (0 means
-// Level1Budget): every decision with its reason, commands, methods,
-// dependencies, requirements and recommendations, after Merge; when that
-// is too long it sheds recommendations, then reasons, then the oldest
-// decisions. Empty records give "". When the verbatim items alone do not
-// fit, it leaves out the oldest methods and then the oldest dependencies
-// (saying how many, and where they are) so the text still fits, and
-// returns it with an error matching ErrOverBudget; only requirements and
-// NOT TODOs are never left out.
+// Level1Budget): every session's summary, every decision with its reason
+// (a rejected alternative lives there), commands, methods, dependencies,
+// requirements and recommendations, after Merge. Only when that is too
+// long does it shed, least important first and one item at a time: the
+// oldest session summaries, the open TODOs, the oldest recommendations,
+// the oldest decisions' reasons, then the oldest decisions. Empty records
+// give "". When the verbatim items alone do not fit, it leaves out the
+// oldest methods and then the oldest dependencies (saying how many, and
+// where they are) so the text still fits, and returns it with an error
+// matching ErrOverBudget; only requirements and NOT TODOs are never left
+// out.
 func Level1(rs []Record, budget int) (string, error) {
 	if budget <= 0 {
 		budget = Level1Budget
 	}
-	return fit(Merge(rs), "This phase so far", budget, detail{sessions: true, recommendations: true, why: true, todos: true})
+	return fit(Merge(rs), "This phase so far", budget, full(false))
 }
 
 // Level2 renders the story so far within budget tokens (0 means
-// Level2Budget): what was decided and built, not how — the verbatim items
-// and the decisions without reasons, phase numbers, recommendations or
-// session summaries — shedding open TODOs and then the oldest decisions
-// when it is too long, and past that the oldest methods and dependencies
-// as Level1 does. Its size depends on the items still live after Merge,
-// never on how many phases produced them.
+// Level2Budget): the verbatim items, every live decision with its reason,
+// the recommendations, the open TODOs and each phase's latest session
+// summary (where a name given in passing lives) — everything an agent
+// stated that is still live after Merge. Under budget pressure it sheds
+// as Level1 does, least important first. Its size follows the live
+// items, up to the budget, never the number of phases beyond it.
 func Level2(rs []Record, budget int) (string, error) {
 	if budget <= 0 {
 		budget = Level2Budget
 	}
-	return fit(Merge(rs), "Story so far", budget, detail{todos: true})
+	return fit(Merge(rs), "Story so far", budget, full(true))
 }
 
 // Level2Without is Level2 of before for the prompt of a phase that has
@@ -75,32 +87,44 @@ func Level2Without(before, this []Record, budget int) (string, error) {
 	m := Merge(append(slices.Clone(before), this...))
 	m = m.filter(func(t Tagged[string]) bool { return !phases[t.Phase] },
 		func(t Tagged[Decision]) bool { return !phases[t.Phase] })
-	return fit(m, "Story so far", budget, detail{todos: true})
+	return fit(m, "Story so far", budget, full(true))
 }
 
 // Level1Without is Level1 for a prompt that also carries shown (the
 // story so far): an item shown there already, word for word on a line of
-// its own, is left out (a decision's reason with it: it is in the story/
-// files), so the prompt does not say it twice.
+// its own, is left out (a decision's reason with it), so the prompt does
+// not say it twice.
 func Level1Without(rs []Record, shown string, budget int) (string, error) {
 	if budget <= 0 {
 		budget = Level1Budget
 	}
 	in := func(item string) bool { return strings.Contains(shown, "\n- "+strings.TrimSpace(item)+"\n") }
+	shownDecision := func(d Decision) bool {
+		return in(d.What) || d.Why != "" && strings.Contains(shown, "\n- "+strings.TrimSpace(d.What)+" (why: "+strings.TrimSpace(d.Why)+")\n")
+	}
 	m := Merge(rs).filter(func(t Tagged[string]) bool { return !in(t.Item) },
-		func(t Tagged[Decision]) bool { return !in(t.Item.What) })
-	return fit(m, "This phase so far", budget, detail{sessions: true, recommendations: true, why: true, todos: true})
+		func(t Tagged[Decision]) bool { return !shownDecision(t.Item) })
+	return fit(m, "This phase so far", budget, full(false))
 }
 
 func fit(m Merged, title string, budget int, d detail) (string, error) {
-	if len(m.Verbatim())+len(m.Decisions)+len(m.Todos)+len(m.Other)+len(m.Recommendations) == 0 {
+	if len(m.Verbatim())+len(m.Decisions)+len(m.Todos)+len(m.Other)+len(m.Recommendations)+len(m.Sessions) == 0 {
 		return "", nil
 	}
+	sessions := len(m.Sessions)
+	if d.level2 {
+		sessions = len(m.Summaries)
+	}
+	// Least important first, one item at a time.
 	steps := []func(*detail) bool{
-		func(d *detail) bool { r := d.sessions; d.sessions = false; return r },
-		func(d *detail) bool { r := d.recommendations; d.recommendations = false; return r },
-		func(d *detail) bool { r := d.why; d.why = false; return r },
+		func(d *detail) bool { r := d.sessions && d.dropSessions < sessions; d.dropSessions++; return r },
 		func(d *detail) bool { r := d.todos; d.todos = false; return r },
+		func(d *detail) bool {
+			r := d.recommendations && d.dropRecs < len(m.Recommendations)
+			d.dropRecs++
+			return r
+		},
+		func(d *detail) bool { r := d.why && d.dropWhy < len(m.Decisions); d.dropWhy++; return r },
 		func(d *detail) bool { r := d.dropDecisions < len(m.Decisions); d.dropDecisions++; return r },
 	}
 	var over error
@@ -134,7 +158,8 @@ func fit(m Merged, title string, budget int, d detail) (string, error) {
 }
 
 // render writes the story compactly: a heading per kind of item, one item
-// a line, nothing about when or by whom (that is in the story/ files).
+// a line, nothing about when or by whom (that is in the story/ files)
+// but a summary's phase.
 func render(m Merged, title string, d detail) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## %s\n", title)
@@ -151,10 +176,25 @@ func render(m Merged, title string, d detail) string {
 			fmt.Fprintf(&b, "- %s\n", t.Item)
 		}
 	}
-	if d.sessions && len(m.Sessions) > 0 {
-		b.WriteString("Sessions:\n")
-		for _, s := range m.Sessions {
-			fmt.Fprintf(&b, "- %s\n", s)
+	if d.sessions {
+		if d.level2 {
+			if n := min(d.dropSessions, len(m.Summaries)); n < len(m.Summaries) {
+				b.WriteString("What each phase said it did:\n")
+				if n > 0 {
+					fmt.Fprintf(&b, "- (%d older left out; see the story/ files)\n", n)
+				}
+				for _, t := range m.Summaries[n:] {
+					fmt.Fprintf(&b, "- phase %d: %s\n", t.Phase, t.Item)
+				}
+			}
+		} else if n := min(d.dropSessions, len(m.Sessions)); n < len(m.Sessions) {
+			b.WriteString("Sessions:\n")
+			if n > 0 {
+				fmt.Fprintf(&b, "- (%d older left out; see the story/ files)\n", n)
+			}
+			for _, t := range m.Sessions[n:] {
+				fmt.Fprintf(&b, "- %s\n", t.Item)
+			}
 		}
 	}
 	list("User requirements", m.Requirements, 0)
@@ -170,16 +210,16 @@ func render(m Merged, title string, d detail) string {
 		if n > 0 {
 			fmt.Fprintf(&b, "- (%d older left out; see the story/ files)\n", n)
 		}
-		for _, t := range m.Decisions[n:] {
+		for i, t := range m.Decisions[n:] {
 			fmt.Fprintf(&b, "- %s", t.Item.What)
-			if d.why && t.Item.Why != "" {
+			if d.why && n+i >= d.dropWhy && t.Item.Why != "" {
 				fmt.Fprintf(&b, " (why: %s)", t.Item.Why)
 			}
 			b.WriteString("\n")
 		}
 	}
 	if d.recommendations {
-		list("Recommendations", m.Recommendations, 0)
+		list("Recommendations", m.Recommendations, d.dropRecs)
 	}
 	return b.String()
 }
@@ -200,7 +240,7 @@ func CheckSummary(summary string, rs []Record, budget int) error {
 			return fmt.Errorf("%w: it lost %q", ErrRejectedSummary, v)
 		}
 	}
-	vocab := words(sourceText(rs) + render(m, "Story so far This phase", detail{sessions: true, recommendations: true, why: true, todos: true}) + " phase phases left older out see the story/ files")
+	vocab := words(sourceText(rs) + render(m, "Story so far This phase", full(false)) + render(m, "", full(true)) + " phase phases left older out see the story/ files")
 	for w := range words(summary) {
 		if _, ok := vocab[w]; !ok {
 			return fmt.Errorf("%w: %q is not in its sources", ErrRejectedSummary, w)

@@ -128,7 +128,12 @@ type Tagged[T any] struct {
 // Merged is the story of some records once duplicates and superseded
 // items are gone, oldest first within each list.
 type Merged struct {
-	Sessions        []string // "attempt A, iteration I: summary", one per record with a summary (the role first when not a developer's; Level 1 is one phase's, so no phase)
+	// Sessions are "attempt A, iteration I: summary", one per record with
+	// a summary (the role first when not a developer's), tagged with the
+	// record's phase; Summaries the same summaries bare, for Level 2,
+	// which keeps each phase's latest only.
+	Sessions        []Tagged[string]
+	Summaries       []Tagged[string]
 	Requirements    []Tagged[string]
 	Dependencies    []Tagged[string]
 	Methods         []Tagged[string]
@@ -172,7 +177,11 @@ func Merge(rs []Record) Merged {
 			if r.Role != "developer" {
 				who = r.Role + ", "
 			}
-			m.Sessions = append(m.Sessions, fmt.Sprintf("%sattempt %d, iteration %d: %s", who, r.Attempt, r.Iteration, s))
+			m.Sessions = append(m.Sessions, Tagged[string]{p, fmt.Sprintf("%sattempt %d, iteration %d: %s", who, r.Attempt, r.Iteration, s)})
+			if r.Role == "developer" {
+				m.Summaries = slices.DeleteFunc(m.Summaries, func(t Tagged[string]) bool { return t.Phase == p })
+				m.Summaries = append(m.Summaries, Tagged[string]{p, s})
+			}
 		}
 		for _, v := range r.Requirements {
 			keepFirst(&m.Requirements, p, v)
@@ -218,14 +227,15 @@ func Merge(rs []Record) Merged {
 	return m
 }
 
-// filter keeps the items for which keep and keepDecision say so; the
-// sessions stay.
+// filter keeps the items (sessions and summaries too) for which keep and
+// keepDecision say so.
 func (m Merged) filter(keep func(Tagged[string]) bool, keepDecision func(Tagged[Decision]) bool) Merged {
 	f := func(l []Tagged[string]) []Tagged[string] {
 		return slices.DeleteFunc(slices.Clone(l), func(t Tagged[string]) bool { return !keep(t) })
 	}
 	m.Requirements, m.Dependencies, m.Methods = f(m.Requirements), f(m.Dependencies), f(m.Methods)
 	m.NotTodos, m.Todos, m.Other, m.Recommendations = f(m.NotTodos), f(m.Todos), f(m.Other), f(m.Recommendations)
+	m.Sessions, m.Summaries = f(m.Sessions), f(m.Summaries)
 	m.Decisions = slices.DeleteFunc(slices.Clone(m.Decisions), func(t Tagged[Decision]) bool { return !keepDecision(t) })
 	return m
 }

@@ -3,6 +3,7 @@ package story
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -155,18 +156,48 @@ func TestLevelsFitTheirBudgetsAndKeepVerbatimItems(t *testing.T) {
 	}
 }
 
-func TestLevel2ShedsReasonsAndRecommendations(t *testing.T) {
-	text, err := Level2(bigRecords(1), 0)
+// Level 2 keeps what an agent stated — a decision's reason (where a
+// rejected alternative lives), a recommendation, a name given only in a
+// session's summary — while the budget allows, and sheds the least
+// important first, one item at a time, only under pressure.
+func TestLevel2KeepsReasonsWhileTheBudgetAllows(t *testing.T) {
+	rs := []Record{
+		{Seq: 1, Role: "developer", Phase: 1, Summary: "Added the X-Request-ID header to every response.",
+			Facts: Facts{Decisions: []Decision{{Topic: "queue", What: "use Redis streams", Why: "Kafka was rejected because the team cannot run it"}}}},
+		{Seq: 2, Role: "developer", Phase: 2, Facts: Facts{Recommendations: []string{"keep concurrency at 4"}, Commands: []string{"TODO: add retries"}}},
+		{Seq: 3, Role: "developer", Phase: 3, Summary: "Wrote the importer.", Facts: Facts{Decisions: []Decision{{What: "batch size is 500", Why: "the API caps pages at 500"}}}},
+	}
+	text, err := Level2(rs, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(text, "because") || strings.Contains(text, "recommend") {
-		t.Fatalf("level 2 keeps how, not only what:\n%s", text)
+	for _, want := range []string{"X-Request-ID", "Kafka was rejected because the team cannot run it", "keep concurrency at 4", "TODO: add retries", "the API caps pages at 500"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("level 2 lost %q, with room to spare:\n%s", want, text)
+		}
 	}
-	rs := bigRecords(1)
+	// Under pressure: the session summaries go first, then the TODOs,
+	// then recommendations, then the oldest reasons; decisions last.
+	prev := Tokens(text)
+	var shed []string
+	for b := prev - 1; b > 25; b-- {
+		got, _ := Level2(rs, b)
+		if Tokens(got) > b {
+			break
+		}
+		for _, w := range []string{"X-Request-ID", "Wrote the importer", "TODO: add retries", "keep concurrency at 4", "Kafka was rejected", "the API caps pages", "use Redis streams"} {
+			if !strings.Contains(got, w) && !slices.Contains(shed, w) {
+				shed = append(shed, w)
+			}
+		}
+	}
+	want := []string{"X-Request-ID", "Wrote the importer", "TODO: add retries", "keep concurrency at 4", "Kafka was rejected", "the API caps pages"}
+	if !slices.Equal(shed, want) {
+		t.Errorf("shed in the order %q, want %q", shed, want)
+	}
 	rs[0].Summary = "wrote the service"
-	l1, _ := Level1(rs, 0)
-	if !strings.Contains(l1, "because") || !strings.Contains(l1, "recommend") || !strings.Contains(l1, "attempt 1, iteration 0: wrote the service") {
+	l1, _ := Level1(rs[:1], 0)
+	if !strings.Contains(l1, "Kafka was rejected") || !strings.Contains(l1, "attempt 0, iteration 0: wrote the service") {
 		t.Fatalf("level 1 lost detail that fits:\n%s", l1)
 	}
 }

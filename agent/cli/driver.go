@@ -172,6 +172,7 @@ func (d *Driver) Run(ctx context.Context, s agent.Session) (agent.Report, error)
 	if s.Model != "" {
 		model = s.Model
 	}
+	s.Prompt += StoryHint(s.StoryDir)
 	v := placeholders{prompt: s.Prompt, dir: dir, model: model, session: s.SessionID}
 	if d.opts.MaxTurns > 0 {
 		v.maxTurns = strconv.Itoa(d.opts.MaxTurns)
@@ -546,4 +547,26 @@ func readTail(f *os.File, limit int64) (string, error) {
 		s = "[…]" + s
 	}
 	return s, nil
+}
+
+// StoryHint is what a CLI agent (Claude Code, Codex), which has no
+// expand_context tool, is told of the Task Story: where its files are in
+// the work tree and what to read when the story in the prompt lacks a
+// detail. "" for a session without a story (storyDir, slash separated,
+// relative to the session's directory).
+func StoryHint(storyDir string) string {
+	if storyDir == "" {
+		return ""
+	}
+	return fmt.Sprintf(`
+## When you need more than the story in this prompt
+
+The Task Story's full records are files in your work tree: %[1]s/NNN-ROLE-pP-aA.json,
+one per session (P is the phase, A the attempt), with every decision and its reason,
+the commands, methods, dependencies, requirements, recommendations and the session's
+summary. The story above is compressed from them. When it lacks a detail you need (why
+something was decided, an alternative that was rejected, a name an earlier phase gave),
+read the records of that phase, such as %[1]s/*-p3-a*.json for phase 3, instead of
+guessing. Do not edit them.
+`, storyDir)
 }

@@ -10,6 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/gaffer-dev/gaffer/internal/ioerr"
@@ -274,6 +279,9 @@ func (d *Driver) developer(ctx context.Context, s agent.Session) (agent.Report, 
 		if err := d.pause(ctx, s); err != nil {
 			return stopped(err)
 		}
+		if a.ExpandContext != 0 {
+			rep.Expansions++
+		}
 		failure, err := d.act(ctx, s, tb, a, &changed)
 		rep.FilesChanged = changed.List()
 		if err != nil {
@@ -312,7 +320,7 @@ func (d *Driver) developer(ctx context.Context, s agent.Session) (agent.Report, 
 func (d *Driver) act(ctx context.Context, s agent.Session, tb *agent.Toolbox, a Action, changed *changes.Set) (failure string, err error) {
 	kind, arg, tool := a.kind()
 	if kind == "" {
-		return "", d.invalid(a.line, "an action needs exactly one of write, edit, delete, mkdir and run")
+		return "", d.invalid(a.line, "an action needs exactly one of write, edit, delete, mkdir, run and expand_context")
 	}
 	d.say(s, "%s %s", kind, arg)
 	s.Emit(agent.Message{Kind: agent.ToolCall, Tool: kind, Input: arg, Text: kind + " " + arg})
@@ -353,6 +361,14 @@ func (d *Driver) act(ctx context.Context, s agent.Session, tb *agent.Toolbox, a 
 		}
 	case "run":
 		return d.run(ctx, s, tb, a)
+	case "expand_context":
+		text, err := expandContext(tb, s.StoryDir, a.ExpandContext)
+		if err != nil {
+			toolErr = err
+			break
+		}
+		d.say(s, "%s", strings.TrimRight(text, "\n"))
+		result(text, false)
 	}
 	if toolErr != nil {
 		result(toolErr.Error(), true)
@@ -437,7 +453,11 @@ func (d *Driver) say(s agent.Session, format string, args ...any) {
 	if d.opts.Stdout == nil {
 		return
 	}
-	fmt.Fprintf(d.opts.Stdout, "[%s] %s\n", label.Of(s), fmt.Sprintf(format, args...))
+	l := label.Of(s)
+	if s.Model != "" { // an escalation or the Doctor's tier shows
+		l += " " + s.Model
+	}
+	fmt.Fprintf(d.opts.Stdout, "[%s] %s\n", l, fmt.Sprintf(format, args...))
 }
 
 // finish streams a session's final text and usage.
@@ -508,4 +528,42 @@ func normalise(items []agent.ReviewItem) []agent.ReviewItem {
 		out[i] = it
 	}
 	return out
+}
+
+// expandContext reads the Task Story's records of phase (1-based) from
+// storyDir (relative to the session's directory), in sequence order, as
+// the llm driver's expand_context tool does.
+func expandContext(tb *agent.Toolbox, storyDir string, phase int) (string, error) {
+	if storyDir == "" {
+		return "", errors.New("expand_context: this session has no Task Story")
+	}
+	dir, err := tb.Resolve(storyDir)
+	if err != nil {
+		return "", err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("expand_context: %w", err)
+	}
+	tag := fmt.Sprintf("-p%d-a", phase)
+	var names []string
+	for _, e := range entries {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".json") && strings.Contains(e.Name(), tag) {
+			names = append(names, e.Name())
+		}
+	}
+	slices.Sort(names)
+	if len(names) == 0 {
+		return fmt.Sprintf("phase %d has no decision records\n", phase), nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Decision records of phase %d:\n", phase)
+	for _, n := range names {
+		data, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil {
+			return "", fmt.Errorf("expand_context: %w", err)
+		}
+		fmt.Fprintf(&b, "%s/%s:\n%s", storyDir, n, data)
+	}
+	return b.String(), nil
 }

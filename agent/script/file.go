@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/gaffer-dev/gaffer/agent"
@@ -46,11 +47,22 @@ type Match struct {
 	Phase     int `yaml:"phase,omitempty"`
 	Attempt   int `yaml:"attempt,omitempty"`
 	Iteration int `yaml:"iteration,omitempty"`
+	// Model matches the model the workflow gave the session: a phase's
+	// escalation model (roles.developer.escalation_model) once recovery
+	// escalated it, the Doctor's model or strong_model. A session run
+	// with its role's model has none unless the profile names one.
+	Model string `yaml:"model,omitempty"`
 }
 
 // score reports whether m matches s and how many fields it specifies.
 func (m Match) score(s agent.Session) (int, bool) {
 	n := 0
+	if m.Model != "" {
+		if m.Model != s.Model {
+			return 0, false
+		}
+		n++
+	}
 	for _, c := range [...]struct{ want, got int }{{m.Phase, s.Phase}, {m.Attempt, s.Attempt}, {m.Iteration, s.Iteration}} {
 		if c.want == 0 {
 			continue
@@ -73,6 +85,9 @@ func (m Match) String() string {
 		if c.v != 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", c.name, c.v))
 		}
+	}
+	if m.Model != "" {
+		parts = append(parts, "model "+m.Model)
 	}
 	if len(parts) == 0 {
 		return "any session"
@@ -139,6 +154,10 @@ type Action struct {
 	Mkdir        string       `yaml:"mkdir"`
 	Run          string       `yaml:"run"`           // a shell command
 	AllowFailure bool         `yaml:"allow_failure"` // with Run: a failing command does not fail the session
+	// ExpandContext reads the Task Story's records of this earlier phase
+	// (1-based), as the llm driver's expand_context tool does: the escape
+	// hatch, counted in the report's Expansions.
+	ExpandContext int `yaml:"expand_context"`
 
 	line int
 }
@@ -175,6 +194,9 @@ func (a Action) kind() (kind, arg, tool string) {
 	}
 	if a.Run != "" {
 		n, kind, arg, tool = n+1, "run", a.Run, agent.ToolRun
+	}
+	if a.ExpandContext != 0 {
+		n, kind, arg, tool = n+1, "expand_context", strconv.Itoa(a.ExpandContext), agent.ToolRead
 	}
 	if n != 1 {
 		return "", "", ""
@@ -512,7 +534,9 @@ func checkAction(a Action) error {
 	kind, _, _ := a.kind()
 	switch {
 	case kind == "":
-		return errors.New("an action needs exactly one of write, edit, delete, mkdir and run")
+		return errors.New("an action needs exactly one of write, edit, delete, mkdir, run and expand_context")
+	case kind == "expand_context" && a.ExpandContext < 1:
+		return errors.New("expand_context names a phase, counting from 1")
 	case a.AllowFailure && kind != "run":
 		return errors.New("allow_failure goes with run only")
 	case kind == "write" && a.Write.Path == "":
