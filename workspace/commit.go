@@ -103,6 +103,18 @@ func (r *Repo) commitAll(ctx context.Context, message string, opts CommitOptions
 	if err := r.setHead(snap.headHash, h, sig, reflog+subject); err != nil {
 		return "", err
 	}
+	// The new HEAD's files are the entries just written: the next
+	// snapshot need not read its trees. The old HEAD's trees are all in
+	// the repository, which is what headTrees vouches for.
+	files := make(map[string]treeFile, len(entries))
+	for _, e := range entries {
+		files[e.Name] = treeFile{hash: e.Hash, mode: e.Mode}
+	}
+	trees := snap.headTrees
+	if trees == nil {
+		trees = map[plumbing.Hash]struct{}{}
+	}
+	r.snaps.tree, r.snaps.head, r.snaps.headTrees, r.snaps.union = tree, files, trees, nil
 	return h.String(), nil
 }
 
@@ -111,7 +123,9 @@ func (r *Repo) commitAll(ctx context.Context, message string, opts CommitOptions
 // ignored, excluded paths as HEAD has them. New content is stored as blobs.
 func (r *Repo) stage(ctx context.Context, snap *snapshot, excl pathSet) ([]*index.Entry, error) {
 	var entries []*index.Entry
-	for i, p := range unionKeys(snap.head, snap.idx) {
+	paths := r.paths(snap)
+	snap.sc.preload(paths, snap.idx, func(p string) bool { return !excl.has(p) })
+	for i, p := range paths {
 		if i%256 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err

@@ -6,7 +6,9 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -32,6 +34,54 @@ type lstater struct {
 	root string
 	dirs map[string]bool // slash path → is a real directory
 	n    *ioCounts       // nil: not counted
+	// pre holds what preload found, each taken by the first lstat of
+	// its path.
+	pre map[string]lstatResult
+}
+
+type lstatResult struct {
+	fi  fs.FileInfo
+	err error
+}
+
+// preloadMin is the number of paths from which preload stats them on
+// several goroutines; below it one goroutine is as fast.
+const preloadMin = 1000
+
+// preload stats paths on several goroutines, as git's preload-index
+// does, so that the lstat of each that follows (at most one) costs
+// nothing: on a large tree the stats are most of a status's time, and
+// each waits on the kernel alone. The parent directories are checked
+// first, on this goroutine.
+func (l *lstater) preload(paths []string) {
+	workers := min(runtime.GOMAXPROCS(0), 8)
+	if len(paths) < preloadMin || workers < 2 {
+		return
+	}
+	todo := make([]string, 0, len(paths))
+	for _, rel := range paths {
+		if d := path.Dir(rel); d == "." || l.isDir(d) {
+			todo = append(todo, rel)
+		}
+	}
+	res := make([]lstatResult, len(todo))
+	var wg sync.WaitGroup
+	chunk := (len(todo) + workers - 1) / workers
+	for w := 0; w < len(todo); w += chunk {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			for i := lo; i < hi; i++ {
+				res[i].fi, res[i].err = os.Lstat(l.abs(todo[i]))
+			}
+		}(w, min(w+chunk, len(todo)))
+	}
+	wg.Wait()
+	l.pre = make(map[string]lstatResult, len(todo))
+	for i, rel := range todo {
+		l.n.stat()
+		l.pre[rel] = res[i]
+	}
 }
 
 func newLstater(root string) *lstater { return &lstater{root: root, dirs: map[string]bool{}} }
@@ -46,6 +96,10 @@ func (r *Repo) lstater() *lstater {
 func (l *lstater) abs(rel string) string { return filepath.Join(l.root, filepath.FromSlash(rel)) }
 
 func (l *lstater) lstat(rel string) (fs.FileInfo, error) {
+	if r, ok := l.pre[rel]; ok {
+		delete(l.pre, rel)
+		return r.fi, r.err
+	}
 	if d := path.Dir(rel); d != "." && !l.isDir(d) {
 		return nil, fs.ErrNotExist
 	}
@@ -151,6 +205,21 @@ func (s *scanner) current(rel string, ie *index.Entry) (v version, ok bool, err 
 		return version{}, false, err
 	}
 	return version{hash: plumbing.ComputeHash(plumbing.BlobObject, data), mode: mode, info: fi, data: data}, true, nil
+}
+
+// preload stats, ahead of current, the paths whose index entry says they
+// are in the work tree (see lstater.preload); keep says which to.
+func (s *scanner) preload(paths []string, idx map[string]*index.Entry, keep func(string) bool) {
+	if len(paths) < preloadMin {
+		return
+	}
+	var todo []string
+	for _, p := range paths {
+		if ie, ok := idx[p]; ok && ie.Mode != filemode.Submodule && !ie.SkipWorktree && keep(p) {
+			todo = append(todo, p)
+		}
+	}
+	s.lst.preload(todo)
 }
 
 // statClean reports whether the index entry's stat data shows the file
