@@ -225,11 +225,22 @@ func (s *scanner) preload(paths []string, idx map[string]*index.Entry, keep func
 // statClean reports whether the index entry's stat data shows the file
 // unchanged since the entry was written. A file modified in the same
 // instant as the index was written is racy and must be read.
+//
+// Like git, it also compares the change time and the inode when the entry
+// has them: a file rewritten with its old size and modification time put
+// back (cp -p, touch -r, an archive extracted) has a new change time, and
+// one replaced by a rename a new inode.
 func (s *scanner) statClean(ie *index.Entry, fi fs.FileInfo) bool {
-	return !ie.ModifiedAt.IsZero() &&
-		ie.ModifiedAt.Equal(fi.ModTime()) &&
-		ie.Size == uint32(fi.Size()) &&
-		fi.ModTime().Before(s.idxTime)
+	if ie.ModifiedAt.IsZero() || !ie.ModifiedAt.Equal(fi.ModTime()) ||
+		ie.Size != uint32(fi.Size()) || !fi.ModTime().Before(s.idxTime) {
+		return false
+	}
+	var cur index.Entry
+	fillSys(&cur, fi)
+	if !ie.CreatedAt.IsZero() && !cur.CreatedAt.IsZero() && !ie.CreatedAt.Equal(cur.CreatedAt) {
+		return false
+	}
+	return ie.Inode == 0 || cur.Inode == 0 || ie.Inode == cur.Inode
 }
 
 // pathSet is a set of slash paths; a path is in it when it or one of its
