@@ -7,11 +7,16 @@ import (
 	"time"
 )
 
-// selfCPU is the CPU time (user and system) this process has used.
+// selfCPU is the CPU time (user and system) this process and its
+// children that ended (the git commands it ran) have used.
 func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
+	var d time.Duration
+	for _, who := range []int{syscall.RUSAGE_SELF, syscall.RUSAGE_CHILDREN} {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(who, &ru); err != nil {
+			return 0
+		}
+		d += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return d
 }

@@ -16,7 +16,10 @@ import (
 // BenchmarkPhaseOverhead measures gaffer's own git work for one phase of a
 // run on generated repositories of 1k, 10k and (with GAFFER_BENCH_100K=1)
 // 100k files, beside the native git binary doing the same work in the
-// same run on the same repository, and reports both and their ratio.
+// same run on the same repository, and reports both and their ratio:
+// x-native for wall time, cpu-x-native for CPU time (user and system,
+// the git processes' included on both sides), which a loaded machine
+// disturbs less.
 //
 // The work of a phase is what the workflow (package nodes) asks of git:
 // the pre-phase snapshot (HEAD, the untracked files), the check that the

@@ -34,9 +34,12 @@ type lstater struct {
 	root string
 	dirs map[string]bool // slash path → is a real directory
 	n    *ioCounts       // nil: not counted
-	// pre holds what preload found, each taken by the first lstat of
-	// its path.
-	pre map[string]lstatResult
+	// pre and preRes are what preload found, in path order; preNext is
+	// the first not yet taken. The lstats that follow a preload come in
+	// the same (sorted) order, so each finds its result by moving on.
+	pre     []string
+	preRes  []lstatResult
+	preNext int
 }
 
 type lstatResult struct {
@@ -48,7 +51,7 @@ type lstatResult struct {
 // several goroutines; below it one goroutine is as fast.
 const preloadMin = 1000
 
-// preload stats paths on several goroutines, as git's preload-index
+// preload stats paths (sorted) on several goroutines, as git's preload-index
 // does, so that the lstat of each that follows (at most one) costs
 // nothing: on a large tree the stats are most of a status's time, and
 // each waits on the kernel alone. The parent directories are checked
@@ -77,11 +80,22 @@ func (l *lstater) preload(paths []string) {
 		}(w, min(w+chunk, len(todo)))
 	}
 	wg.Wait()
-	l.pre = make(map[string]lstatResult, len(todo))
-	for i, rel := range todo {
+	for range todo {
 		l.n.stat()
-		l.pre[rel] = res[i]
 	}
+	l.pre, l.preRes, l.preNext = todo, res, 0
+}
+
+// preloaded returns preload's result for rel, if it has one.
+func (l *lstater) preloaded(rel string) (lstatResult, bool) {
+	for l.preNext < len(l.pre) && l.pre[l.preNext] < rel {
+		l.preNext++
+	}
+	if l.preNext < len(l.pre) && l.pre[l.preNext] == rel {
+		l.preNext++
+		return l.preRes[l.preNext-1], true
+	}
+	return lstatResult{}, false
 }
 
 func newLstater(root string) *lstater { return &lstater{root: root, dirs: map[string]bool{}} }
@@ -96,8 +110,7 @@ func (r *Repo) lstater() *lstater {
 func (l *lstater) abs(rel string) string { return filepath.Join(l.root, filepath.FromSlash(rel)) }
 
 func (l *lstater) lstat(rel string) (fs.FileInfo, error) {
-	if r, ok := l.pre[rel]; ok {
-		delete(l.pre, rel)
+	if r, ok := l.preloaded(rel); ok {
 		return r.fi, r.err
 	}
 	if d := path.Dir(rel); d != "." && !l.isDir(d) {
