@@ -57,7 +57,8 @@ func (r *Repo) commitAll(ctx context.Context, message string, opts CommitOptions
 	if err != nil {
 		return "", err
 	}
-	tree, err := r.writeTree(entries, snap.headTrees)
+	made := map[plumbing.Hash]struct{}{}
+	tree, err := r.writeTree(entries, snap.headTrees, made)
 	if err != nil {
 		return "", err
 	}
@@ -103,18 +104,13 @@ func (r *Repo) commitAll(ctx context.Context, message string, opts CommitOptions
 	if err := r.setHead(snap.headHash, h, sig, reflog+subject); err != nil {
 		return "", err
 	}
-	// The new HEAD's files are the entries just written: the next
-	// snapshot need not read its trees. The old HEAD's trees are all in
-	// the repository, which is what headTrees vouches for.
+	// The new HEAD's files are the entries just written, and its trees
+	// the ones writeTree made: the next snapshot need not read them.
 	files := make(map[string]treeFile, len(entries))
 	for _, e := range entries {
 		files[e.Name] = treeFile{hash: e.Hash, mode: e.Mode}
 	}
-	trees := snap.headTrees
-	if trees == nil {
-		trees = map[plumbing.Hash]struct{}{}
-	}
-	r.snaps.tree, r.snaps.head, r.snaps.headTrees, r.snaps.union = tree, files, trees, nil
+	r.snaps.tree, r.snaps.head, r.snaps.headTrees, r.snaps.union = tree, files, made, nil
 	return h.String(), nil
 }
 

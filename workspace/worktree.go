@@ -278,7 +278,11 @@ func (s pathSet) has(p string) bool {
 		if _, ok := s[p]; ok {
 			return true
 		}
-		p = path.Dir(p)
+		i := strings.LastIndexByte(p, '/')
+		if i < 0 {
+			return false
+		}
+		p = p[:i] // path.Dir without its Clean, which allocates
 	}
 	return false
 }
