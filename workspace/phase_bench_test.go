@@ -244,7 +244,9 @@ func benchGit(b *testing.B, dir string, args ...string) string {
 
 func runBenchGit(b *testing.B, c *cpuClock, dir string, args ...string) string {
 	b.Helper()
-	full := append([]string{"-c", "user.name=b", "-c", "user.email=b@example.com", "-C", dir}, args...)
+	// No automatic gc: one detached in the background would race the
+	// temporary directory's removal and the next iteration's work.
+	full := append([]string{"-c", "user.name=b", "-c", "user.email=b@example.com", "-c", "gc.auto=0", "-C", dir}, args...)
 	cmd := exec.Command("git", full...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
