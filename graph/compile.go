@@ -21,12 +21,27 @@ func (g *Graph[S]) Compile(opts ...Option) (*Runner[S], error) {
 	problems = append(problems, cfg.validate()...)
 
 	r := &Runner[S]{
-		nodes:  g.nodes,
+		nodes:  make(map[string]*node[S], len(g.nodes)),
+		order:  slices.Clone(g.order),
 		edges:  map[string][]string{},
 		conds:  map[string]*condEdge[S]{},
 		cfg:    cfg,
 		before: map[string]bool{},
 		after:  map[string]bool{},
+	}
+	for _, name := range g.order {
+		n := *g.nodes[name]
+		problems = append(problems, n.problems()...)
+		if n.sub != nil {
+			var run any
+			run, n.bound = n.sub.bind(cfg)
+			n.run = run.(nodeRun[S])
+		}
+		r.nodes[name] = &n
+		r.hasDeferred = r.hasDeferred || n.deferred
+		if n.cache != nil && r.cache == nil {
+			r.cache = &nodeCache{}
+		}
 	}
 	for k, v := range g.edges {
 		r.edges[k] = slices.Clone(v)
@@ -55,6 +70,11 @@ func (g *Graph[S]) Compile(opts ...Option) (*Runner[S], error) {
 		for _, from := range sortedKeys(r.edges) {
 			if n := len(r.edges[from]); n > 1 || (n == 1 && r.conds[from] != nil) {
 				problems = append(problems, fmt.Sprintf("node %q fans out without a merge function (WithMerge)", from))
+			}
+		}
+		for _, from := range sortedKeys(r.conds) {
+			if r.conds[from].send != nil {
+				problems = append(problems, fmt.Sprintf("node %q sends without a merge function (WithMerge)", from))
 			}
 		}
 	}
@@ -97,6 +117,22 @@ func (r *Runner[S]) checkEdges() []string {
 				p = append(p, fmt.Sprintf("edge %s -> unknown node %q", from, to))
 			}
 			succ[from] = append(succ[from], to)
+		}
+	}
+	for _, name := range sortedKeys(r.nodes) {
+		n := r.nodes[name]
+		for _, to := range n.gotos {
+			switch {
+			case to == START:
+				p = append(p, fmt.Sprintf("command %s -> START: START cannot be a target", name))
+			case to != END && !isNode(to):
+				p = append(p, fmt.Sprintf("command %s -> unknown node %q", name, to))
+			}
+			succ[name] = append(succ[name], to)
+		}
+		if len(n.parentTargets) > 0 {
+			// Going to the parent ends this graph.
+			succ[name] = append(succ[name], END)
 		}
 	}
 	for _, from := range sortedKeys(r.conds) {

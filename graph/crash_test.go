@@ -31,6 +31,9 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	if killHelper() {
+		return
+	}
 	if dir := os.Getenv(crashHelperEnv); dir != "" {
 		if err := crashHelper(dir, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "crash helper:", err)

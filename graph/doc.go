@@ -106,10 +106,50 @@
 //
 // Routers must be pure functions of the state: they run again on resume.
 //
+// # Sends, commands, tasks, subgraphs and the rest of LangGraph's kit
+//
+// A SendRouter (AddSendEdge) may start sends: branches that run a node on
+// their own input instead of the step's state, as LangGraph's Send for
+// map-reduce. The checkpoint that makes them due keeps their inputs (in
+// Values, listed by Meta[MetaSends]), each send is a branch of the next
+// step saved as a pending write when it finishes, and the MergeFunc
+// (required) combines the branches in branch order. A finished send is
+// never run again after a crash, as any fan-out branch.
+//
+// A command node (AddCommandNode) returns a Command: its update and where
+// to go (Goto, Sends), beside its static edges. Compile checks every
+// declared target; a Goto to an undeclared one fails the step. In a fan-out
+// the Command is saved with the branch's pending write.
+//
+// Task journals a side effect's result as a pending write of the running
+// step, so a node run again for that step (after a crash, a retry or an
+// interrupt) gets the result instead of calling the function again; see
+// Task for what is and is not exactly-once.
+//
+// AddSubgraph runs a compiled graph of another state type as a node. The
+// child is a run of its own (ChildRunID: the parent's id, NamespaceSep, then
+// node:step:branch) in the parent's store, under the same durability and
+// lease rules, so a crash at any depth resumes exactly: the parent runs the
+// subgraph node again, which resumes the child from its latest checkpoint.
+// An interrupt in the child stops the whole run; Resume answers it in the
+// child. Subgraph and Children read the child's checkpoints. A child's
+// Command with Parent ends the child and sends the parent to its nodes.
+//
+// Stream yields a run's events as a Go iterator, by StreamMode (values,
+// updates, custom, tasks, checkpoints, debug, and subgraph events with
+// their Namespace); stopping the loop leaves the run interrupted with
+// KindStop after the step under way, and Resume continues it.
+//
+// Cache (a CachePolicy with a key and a TTL) skips a node whose input was
+// seen within the TTL, using the result kept in the Runner's memory.
+// Defer makes a node wait until no other branch is pending, and run once.
+// Mermaid and DOT draw the compiled graph.
+//
 // # Events
 //
 // Subscribers receive typed events (RunStarted, NodeStarted, NodeFinished,
-// NodeRetry, CheckpointSaved, RunInterrupted, Custom from Emit, RunFinished)
+// NodeRetry, NodeCached, CheckpointSaved, RunInterrupted, Custom from Emit,
+// the Task events, RunFinished; a subgraph's with their Namespace)
 // synchronously, one at a time, in the order they happen; events of
 // concurrent fan-out branches interleave. A subscriber that panics is
 // unsubscribed and the run goes on.

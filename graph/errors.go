@@ -47,6 +47,9 @@ var (
 	// ErrSchemaVersion is returned when a checkpoint was written with a
 	// schema version other than the runner's.
 	ErrSchemaVersion = errors.New("graph: unknown schema version")
+	// ErrNoParent is returned when a node returns a Command with Parent in
+	// a run that is not a subgraph's.
+	ErrNoParent = errors.New("graph: command to the parent graph outside a subgraph")
 )
 
 // NodeError reports the failure of a node (or of the router after it) in a
@@ -103,6 +106,8 @@ func (e *CheckpointError) Unwrap() error { return e.Err }
 type InterruptError struct {
 	Index   int             // which Interrupt call of the node (0-based)
 	Payload json.RawMessage // the payload given to Interrupt, as JSON
+
+	kind string // KindStop for a stream's stop inside a subgraph; "" for KindDynamic
 }
 
 func (e *InterruptError) Error() string {

@@ -19,7 +19,18 @@ const (
 	RunInterrupted                       // the run stopped on an interrupt (Payload: PendingInterrupt)
 	Custom                               // a node called Emit (Name, Payload)
 	NodeRetry                            // a failed attempt will be retried (Attempt: the next one; Duration: the wait; Err)
+	NodeCached                           // a node's result came from its cache (CachePolicy); it did not run
+	TaskStarted                          // a Task call runs its function (Name: the task)
+	TaskSaved                            // a Task call's result was journaled (Name)
+	TaskReplayed                         // a Task call returned its journaled result without running (Name)
+	TaskFailed                           // a Task call's function failed; nothing was journaled (Name)
+	StepValues                           // a step's checkpoint holds this state (Payload: S; Node: the nodes that ran, comma-separated); streams only
+	NodeUpdate                           // a node's result in a step (Node; Payload: S, the node's output before the merge); streams only
 )
+
+// streamOnly reports whether events of kind k go to streams but not to
+// subscribers (which predate them and would see each state twice).
+func (k EventKind) streamOnly() bool { return k == StepValues || k == NodeUpdate }
 
 func (k EventKind) String() string {
 	switch k {
@@ -39,24 +50,43 @@ func (k EventKind) String() string {
 		return "Custom"
 	case NodeRetry:
 		return "NodeRetry"
+	case NodeCached:
+		return "NodeCached"
+	case TaskStarted:
+		return "TaskStarted"
+	case TaskSaved:
+		return "TaskSaved"
+	case TaskReplayed:
+		return "TaskReplayed"
+	case TaskFailed:
+		return "TaskFailed"
+	case StepValues:
+		return "StepValues"
+	case NodeUpdate:
+		return "NodeUpdate"
 	}
 	return fmt.Sprintf("EventKind(%d)", int(k))
 }
 
 // Event is one thing that happened in a run. Which fields are set depends on Kind.
 type Event struct {
-	Kind     EventKind
-	RunID    string
-	Step     int
-	Seq      uint64
-	Node     string
-	Name     string
-	Payload  any
-	Err      error
-	Attempt  int
-	Duration time.Duration
-	Bytes    int
-	Time     time.Time
+	Kind  EventKind
+	RunID string
+	// Namespace is empty for the run's own events. An event of a subgraph
+	// carries the path of subgraph nodes that led to it, outermost first,
+	// each "node:step:branch", joined by NamespaceSep; RunID is then the
+	// subgraph run's id (see ChildRunID).
+	Namespace string
+	Step      int
+	Seq       uint64
+	Node      string
+	Name      string
+	Payload   any
+	Err       error
+	Attempt   int
+	Duration  time.Duration
+	Bytes     int
+	Time      time.Time
 }
 
 // hub delivers events to subscribers synchronously, one event at a time, in

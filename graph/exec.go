@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gaffer-dev/gaffer/checkpoint"
@@ -26,11 +29,43 @@ type execution[S any] struct {
 	state   S                     // cp's state
 	resumed bool                  // the first step may find pending writes
 
-	resumeTask string   // the task the resume value answers
-	answers    [][]byte // its answers, in Interrupt call order
+	resumeTask string    // the task the resume value answers
+	answers    [][]byte  // its answers, in Interrupt call order
+	sends      map[int]S // inputs of cp's due sends, by index in cp.Next
 
+	execOpts
+	goParent string // set when a subgraph ended with a Command to its parent
+
+	bufMu  sync.Mutex  // guards buffer: fan-out branches and tasks write at once
 	buffer []pendingOp // Exit durability: writes not yet persisted, in order
 }
+
+// execOpts is how a Run or Resume call is driven besides its arguments.
+type execOpts struct {
+	up      func(Event)  // events go here too (the parent graph, or a stream)
+	child   bool         // the run is a subgraph's: a Command to the parent ends it
+	stopReq *atomic.Bool // once set, the run stops before its next step, interrupted
+}
+
+// emit sends e to the runner's subscribers and up.
+func (x *execution[S]) emit(e Event) {
+	if x.up == nil {
+		if !e.Kind.streamOnly() {
+			x.r.emit(e)
+		}
+		return
+	}
+	if e.Time.IsZero() {
+		e.Time = x.r.cfg.clock()
+	}
+	if !e.Kind.streamOnly() {
+		x.r.emit(e)
+	}
+	x.up(e)
+}
+
+// listening reports whether anyone receives x's events.
+func (x *execution[S]) listening() bool { return x.up != nil || !x.r.hub.empty() }
 
 type pendingOp struct {
 	cp     *checkpoint.Checkpoint
@@ -39,11 +74,11 @@ type pendingOp struct {
 }
 
 // start acquires the run's lease and starts renewing it.
-func (r *Runner[S]) start(ctx context.Context, runID string) (*execution[S], context.Context, error) {
+func (r *Runner[S]) start(ctx context.Context, runID string, o execOpts) (*execution[S], context.Context, error) {
 	if runID == "" {
 		return nil, ctx, fmt.Errorf("graph: empty run id")
 	}
-	x := &execution[S]{r: r, runID: runID, done: make(chan struct{})}
+	x := &execution[S]{r: r, runID: runID, done: make(chan struct{}), execOpts: o}
 	ctx, x.cancel = context.WithCancelCause(ctx)
 	if r.cfg.store == nil {
 		return x, ctx, nil
@@ -125,14 +160,14 @@ func (x *execution[S]) persist(ctx context.Context, cp checkpoint.Checkpoint) er
 }
 
 func (x *execution[S]) saved(cp checkpoint.Checkpoint) {
-	if x.r.hub.empty() {
+	if !x.listening() {
 		return
 	}
 	n := 0
 	for _, v := range cp.Values {
 		n += len(v)
 	}
-	x.r.emit(Event{Kind: CheckpointSaved, RunID: cp.RunID, Step: cp.Step, Seq: cp.Seq, Bytes: n})
+	x.emit(Event{Kind: CheckpointSaved, RunID: cp.RunID, Step: cp.Step, Seq: cp.Seq, Bytes: n})
 }
 
 // putWrite saves a finished fan-out branch at once (buffers it with Exit).
@@ -142,7 +177,9 @@ func (x *execution[S]) putWrite(ctx context.Context, seq uint64, w checkpoint.Wr
 		return nil
 	}
 	if x.r.cfg.durability == Exit {
+		x.bufMu.Lock()
 		x.buffer = append(x.buffer, pendingOp{seq: seq, writes: []checkpoint.Write{w}})
+		x.bufMu.Unlock()
 		return nil
 	}
 	if err := st.PutWrites(ctx, x.runID, seq, []checkpoint.Write{w}, x.putOpts(x.r.cfg.durability == Sync)); err != nil {
@@ -199,10 +236,10 @@ func (x *execution[S]) answer(ctx context.Context, cp checkpoint.Checkpoint, rc 
 }
 
 func (x *execution[S]) result() Result[S] {
-	res := Result[S]{Status: Done, State: x.state, Seq: x.cp.Seq, Interrupt: toPending(x.cp.Interrupt)}
+	res := Result[S]{Status: Done, State: x.state, Seq: x.cp.Seq, Interrupt: toPending(x.cp.Interrupt), goParent: x.goParent}
 	if x.cp.Interrupt != nil {
 		res.Status = Interrupted
-		x.r.emit(Event{Kind: RunInterrupted, RunID: x.runID, Step: x.cp.Step, Seq: x.cp.Seq, Node: x.cp.Interrupt.Node, Payload: *res.Interrupt})
+		x.emit(Event{Kind: RunInterrupted, RunID: x.runID, Step: x.cp.Step, Seq: x.cp.Seq, Node: x.cp.Interrupt.Node, Payload: *res.Interrupt})
 	}
 	return res
 }
@@ -211,6 +248,12 @@ func (x *execution[S]) result() Result[S] {
 func (x *execution[S]) loop(ctx context.Context) (Result[S], error) {
 	for {
 		if len(x.cp.Next) == 0 {
+			return x.result(), nil
+		}
+		if x.stopReq != nil && x.stopReq.Load() && x.resumeTask == "" {
+			if err := x.stopHere(ctx); err != nil {
+				return Result[S]{}, err
+			}
 			return x.result(), nil
 		}
 		if x.cp.Step >= x.r.cfg.stepLimit {
@@ -228,6 +271,7 @@ func (x *execution[S]) loop(ctx context.Context) (Result[S], error) {
 
 type taskResult[S any] struct {
 	out S
+	cmd *Command[S]
 	err error
 }
 
@@ -237,12 +281,27 @@ func (x *execution[S]) step(ctx context.Context) error {
 	base := x.cp
 	tasks := planTasks(base, x.resumeTask, x.answers)
 	x.resumeTask, x.answers = "", nil
+	tasks, held := r.holdDeferred(tasks, x.sends)
+	wseq := writesSeq(base)
+	for _, t := range tasks {
+		t.src, t.wseq, t.resumed = x, wseq, x.resumed // the Task journal, made on first use
+	}
 	results := make([]taskResult[S], len(tasks))
-
-	if len(tasks) == 1 {
-		results[0].out, results[0].err = x.runTask(ctx, tasks[0], x.state)
+	sends := len(x.sends) > 0
+	if len(tasks) == 1 && !sends {
+		results[0].out, results[0].cmd, results[0].err = x.runTask(ctx, tasks[0], x.state)
 	} else {
-		if err := x.fanOut(ctx, base, tasks, results); err != nil {
+		ins := make([]S, len(tasks))
+		for i, t := range tasks {
+			if in, ok := x.sends[t.branch]; ok {
+				ins[i] = in
+			} else {
+				ins[i] = x.state
+			}
+		}
+		if len(tasks) == 1 {
+			results[0].out, results[0].cmd, results[0].err = x.runTask(ctx, tasks[0], ins[0])
+		} else if err := x.fanOut(ctx, base, tasks, ins, results); err != nil {
 			return err
 		}
 	}
@@ -272,9 +331,15 @@ func (x *execution[S]) step(ctx context.Context) error {
 	}
 
 	ran := base.Next
+	if len(held) > 0 || len(tasks) != len(base.Next) {
+		ran = make([]string, len(tasks))
+		for i, t := range tasks {
+			ran[i] = t.node
+		}
+	}
 	stepNo := base.Step + 1
 	var next S
-	if len(tasks) == 1 {
+	if len(tasks) == 1 && !sends {
 		next = results[0].out
 	} else {
 		if r.merge == nil {
@@ -290,25 +355,126 @@ func (x *execution[S]) step(ctx context.Context) error {
 		}
 		next = m
 	}
-	due, err := r.route(ctx, ran, next)
+	var cmds []*Command[S]
+	for i, res := range results {
+		if res.cmd == nil {
+			continue
+		}
+		if cmds == nil {
+			cmds = make([]*Command[S], len(results))
+		}
+		cmds[i] = res.cmd
+		if res.cmd.Parent {
+			return x.endInParent(ctx, base, stepNo, ran, tasks[i], res.cmd, next)
+		}
+	}
+	due, sendsNext, err := r.route(ctx, ran, next, cmds)
 	if err != nil {
 		return &NodeError{Node: ran[len(ran)-1], Step: stepNo, Err: err}
 	}
-	cp, err := r.newCheckpoint(base, stepNo, ran, due, next, "loop")
+	added := 0
+	for _, h := range held {
+		if !slices.Contains(due, h) {
+			due = append(due, h)
+			added++
+		}
+	}
+	if len(sendsNext) > 0 && added > 0 {
+		// Sends sit after the named nodes; keep the held ones before them.
+		due, sendsNext = reorderHeld(due, sendsNext, added)
+	}
+	cp, err := r.newCheckpoint(base, stepNo, ran, due, sendsNext, next, "loop")
 	if err != nil {
 		return err
 	}
 	if err := x.persist(ctx, cp); err != nil {
 		return err
 	}
-	x.cp, x.state = cp, next
+	x.setCheckpoint(cp, next, sendsNext)
+	x.emitValues(stepNo, ran, results, next)
 	return nil
 }
 
-// fanOut runs tasks concurrently on the same input. A branch whose pending
+// setCheckpoint makes cp, holding state s with sends due, the latest.
+func (x *execution[S]) setCheckpoint(cp checkpoint.Checkpoint, s S, sends []sendAt[S]) {
+	x.cp, x.state, x.sends = cp, s, nil
+	if len(sends) > 0 {
+		x.sends = make(map[int]S, len(sends))
+		for _, snd := range sends {
+			x.sends[snd.index] = snd.input
+		}
+	}
+}
+
+// endInParent ends a subgraph whose node returned a Command to the parent:
+// the checkpoint it writes is the subgraph's last, and names the parent's
+// nodes due next.
+func (x *execution[S]) endInParent(ctx context.Context, base checkpoint.Checkpoint, stepNo int, ran []string, t *task, cmd *Command[S], next S) error {
+	if !x.child {
+		return &NodeError{Node: t.node, Step: stepNo, Err: fmt.Errorf("%w: the run is not a subgraph's", ErrNoParent)}
+	}
+	n := x.r.nodes[t.node]
+	for _, to := range cmd.Goto {
+		if !slices.Contains(n.parentTargets, to) {
+			return &NodeError{Node: t.node, Step: stepNo, Err: fmt.Errorf("graph: command to the parent chose %q, which is not declared with ParentTargets %v", to, n.parentTargets)}
+		}
+	}
+	if len(cmd.Sends) > 0 {
+		return &NodeError{Node: t.node, Step: stepNo, Err: errors.New("graph: a command to the parent cannot send: its input type is the parent's")}
+	}
+	cp, err := x.r.newCheckpoint(base, stepNo, ran, nil, nil, next, "loop")
+	if err != nil {
+		return err
+	}
+	x.goParent = strings.Join(cmd.Goto, ",")
+	cp.Meta[MetaGoParent] = x.goParent
+	if err := x.persist(ctx, cp); err != nil {
+		return err
+	}
+	x.setCheckpoint(cp, next, nil)
+	return nil
+}
+
+// reorderHeld moves the last held named nodes of due before the sends,
+// shifting the sends' indexes.
+func reorderHeld[S any](due []string, sends []sendAt[S], held int) ([]string, []sendAt[S]) {
+	first := len(due) - held - len(sends) // where the sends start
+	out := make([]string, 0, len(due))
+	out = append(out, due[:first]...)
+	out = append(out, due[len(due)-held:]...)
+	out = append(out, due[first:len(due)-held]...)
+	for i := range sends {
+		sends[i].index += held
+	}
+	return out, sends
+}
+
+// holdDeferred returns the tasks to run now: all of them, unless deferred
+// nodes are due beside others, which then wait (their names are held). A
+// send to a deferred node is not held: its input goes with it.
+func (r *Runner[S]) holdDeferred(tasks []*task, sends map[int]S) ([]*task, []string) {
+	if !r.hasDeferred {
+		return tasks, nil
+	}
+	var now []*task
+	var held []string
+	for _, t := range tasks {
+		if _, send := sends[t.branch]; r.nodes[t.node].deferred && !send {
+			held = append(held, t.node)
+		} else {
+			now = append(now, t)
+		}
+	}
+	if len(now) == 0 || len(held) == 0 {
+		return tasks, nil
+	}
+	return now, held
+}
+
+// fanOut runs tasks concurrently, each on its input. A branch whose pending
 // write an earlier attempt of the step saved is not run again; every branch
 // that finishes is saved as a pending write at once.
-func (x *execution[S]) fanOut(ctx context.Context, base checkpoint.Checkpoint, tasks []*task, results []taskResult[S]) error {
+func (x *execution[S]) fanOut(ctx context.Context, base checkpoint.Checkpoint, tasks []*task, ins []S, results []taskResult[S]) error {
 	r := x.r
 	wseq := writesSeq(base)
 	prior := map[string][]byte{}
@@ -321,57 +487,65 @@ func (x *execution[S]) fanOut(ctx context.Context, base checkpoint.Checkpoint, t
 			prior[w.TaskID] = w.Value
 		}
 	}
-	var mu sync.Mutex // guards x.buffer in putWrite
 	var wg sync.WaitGroup
 	for i, t := range tasks {
 		if b, ok := prior[t.id]; ok {
-			vals, err := unpackValues(b)
-			if err == nil {
-				results[i].out, err = r.codec.Decode(vals)
-			}
+			res, err := r.unpackResult(b)
 			if err != nil {
 				return &CheckpointError{RunID: x.runID, Seq: wseq, Err: fmt.Errorf("pending write %s: %w", t.id, err)}
 			}
+			results[i] = res
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out, err := x.runTask(ctx, t, x.state)
+			out, cmd, err := x.runTask(ctx, t, ins[i])
 			if err == nil && r.cfg.store != nil {
-				var vals map[string][]byte
-				vals, err = r.codec.Encode(out)
+				var b []byte
+				b, err = r.packResult(out, cmd)
 				if err == nil {
-					mu.Lock()
-					err = x.putWrite(ctx, wseq, checkpoint.Write{TaskID: t.id, Node: t.node, Value: packValues(vals)})
-					mu.Unlock()
+					err = x.putWrite(ctx, wseq, checkpoint.Write{TaskID: t.id, Node: t.node, Value: b})
 				}
 			}
-			results[i] = taskResult[S]{out: out, err: err}
+			results[i] = taskResult[S]{out: out, cmd: cmd, err: err}
 		}()
 	}
 	wg.Wait()
 	return nil
 }
 
-// runTask runs one task with the node's timeout and retry policy.
-func (x *execution[S]) runTask(ctx context.Context, t *task, in S) (S, error) {
+// runTask runs one task with the node's cache, timeout and retry policy.
+func (x *execution[S]) runTask(ctx context.Context, t *task, in S) (S, *Command[S], error) {
 	r := x.r
 	n := r.nodes[t.node]
-	t.emit, t.token = r.emit, x.lease.Token
+	t.emit, t.token, t.stop = x.emit, x.lease.Token, x.stopReq
+	var key string
+	if n.cache != nil {
+		var hit bool
+		var out S
+		key, out, hit = cacheLookup(r, n, in)
+		if hit {
+			x.emit(Event{Kind: NodeCached, RunID: t.runID, Step: t.step, Node: t.node})
+			return out, nil, nil
+		}
+	}
 	attempts := max(1, n.retry.MaxAttempts)
 	wait := n.retry.Backoff
 	for attempt := 1; ; attempt++ {
-		r.emit(Event{Kind: NodeStarted, RunID: t.runID, Step: t.step, Node: t.node, Attempt: attempt})
+		x.emit(Event{Kind: NodeStarted, RunID: t.runID, Step: t.step, Node: t.node, Attempt: attempt})
 		start := r.cfg.clock()
-		out, err := x.attempt(ctx, n, t, in)
-		r.emit(Event{Kind: NodeFinished, RunID: t.runID, Step: t.step, Node: t.node, Attempt: attempt, Err: err, Duration: r.cfg.clock().Sub(start)})
-		if err == nil || attempt >= attempts || !retryable(ctx, n.retry, err) {
-			return out, err
+		out, cmd, err := x.attempt(ctx, n, t, in)
+		x.emit(Event{Kind: NodeFinished, RunID: t.runID, Step: t.step, Node: t.node, Attempt: attempt, Err: err, Duration: r.cfg.clock().Sub(start)})
+		if err == nil && n.cache != nil {
+			cacheStore(r, n, key, out)
 		}
-		r.emit(Event{Kind: NodeRetry, RunID: t.runID, Step: t.step, Node: t.node, Attempt: attempt + 1, Err: err, Duration: wait})
+		if err == nil || attempt >= attempts || !retryable(ctx, n.retry, err) {
+			return out, cmd, err
+		}
+		x.emit(Event{Kind: NodeRetry, RunID: t.runID, Step: t.step, Node: t.node, Attempt: attempt + 1, Err: err, Duration: wait})
 		if serr := r.cfg.sleep(ctx, wait); serr != nil {
-			return out, fmt.Errorf("graph: waiting to retry: %w (after %w)", serr, err)
+			return out, cmd, fmt.Errorf("graph: waiting to retry: %w (after %w)", serr, err)
 		}
 		wait *= 2
 		if n.retry.MaxBackoff > 0 && wait > n.retry.MaxBackoff {
@@ -401,7 +575,7 @@ var errAttemptDeadline = errors.New("graph: attempt deadline")
 // goroutine is not stopped (Go cannot stop one); it finishes in the
 // background, its Emit calls no longer reach subscribers, and what its
 // Interrupt calls return is dropped with its result.
-func (x *execution[S]) attempt(ctx context.Context, n *node[S], t *task, in S) (S, error) {
+func (x *execution[S]) attempt(ctx context.Context, n *node[S], t *task, in S) (S, *Command[S], error) {
 	a := t.forAttempt()
 	if n.timeout <= 0 {
 		return callNode(ctx, n, a, in)
@@ -410,15 +584,15 @@ func (x *execution[S]) attempt(ctx context.Context, n *node[S], t *task, in S) (
 	defer cancel()
 	done := make(chan taskResult[S], 1) // buffered: an abandoned node never blocks
 	go func() {
-		out, err := callNode(ctx, n, a, in)
+		out, cmd, err := callNode(ctx, n, a, in)
 		a.markReturned()
-		done <- taskResult[S]{out: out, err: err}
+		done <- taskResult[S]{out: out, cmd: cmd, err: err}
 	}()
-	finished := func(res taskResult[S]) (S, error) {
+	finished := func(res taskResult[S]) (S, *Command[S], error) {
 		if res.err != nil && context.Cause(ctx) == errAttemptDeadline {
 			res.err = fmt.Errorf("%w: %s after %v: %w", ErrNodeTimeout, n.name, n.timeout, res.err)
 		}
-		return res.out, res.err
+		return res.out, res.cmd, res.err
 	}
 	select {
 	case res := <-done:
@@ -434,18 +608,18 @@ func (x *execution[S]) attempt(ctx context.Context, n *node[S], t *task, in S) (
 		return finished(<-done) // it returned as the deadline passed
 	}
 	var zero S
-	return zero, fmt.Errorf("%w: %s after %v (the attempt was abandoned; its late result is dropped): %w",
+	return zero, nil, fmt.Errorf("%w: %s after %v (the attempt was abandoned; its late result is dropped): %w",
 		ErrNodeTimeout, n.name, n.timeout, context.DeadlineExceeded)
 }
 
 // callNode calls the node, turning a panic into an error.
-func callNode[S any](ctx context.Context, n *node[S], t *task, in S) (out S, err error) {
+func callNode[S any](ctx context.Context, n *node[S], t *task, in S) (out S, cmd *Command[S], err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("graph: node %s panicked: %v", n.name, p)
 		}
 	}()
-	return n.fn(withTask(ctx, t), in)
+	return n.run(withTask(ctx, t), in)
 }
 
 // decode turns cp back into a state, checking the schema version.
@@ -455,9 +629,36 @@ func (r *Runner[S]) decode(cp checkpoint.Checkpoint) (S, error) {
 		return s, &CheckpointError{RunID: cp.RunID, Seq: cp.Seq,
 			Err: fmt.Errorf("%w %q (the runner uses %d)", ErrSchemaVersion, v, r.cfg.schema)}
 	}
-	s, err := r.codec.Decode(cp.Values)
+	s, err := r.codec.Decode(stateValues(cp))
 	if err != nil {
 		return s, &CheckpointError{RunID: cp.RunID, Seq: cp.Seq, Err: err}
 	}
 	return s, nil
+}
+
+// emitValues sends a step's NodeUpdate events, one per branch, and its
+// StepValues event, when anyone listens.
+func (x *execution[S]) emitValues(step int, ran []string, results []taskResult[S], s S) {
+	if x.up == nil {
+		return
+	}
+	for i, res := range results {
+		x.emit(Event{Kind: NodeUpdate, RunID: x.runID, Step: step, Seq: x.cp.Seq, Node: ran[i], Payload: res.out})
+	}
+	x.emit(Event{Kind: StepValues, RunID: x.runID, Step: step, Seq: x.cp.Seq, Node: strings.Join(ran, ","), Payload: s})
+}
+
+// stopHere stops the run before its next step, as a stream whose reader
+// stopped asks: a checkpoint with a KindStop interrupt, which Resume
+// continues without a value.
+func (x *execution[S]) stopHere(ctx context.Context) error {
+	cp := x.r.restamp(x.cp, "interrupt")
+	cp.Ran = nil
+	cp.Meta[MetaWritesSeq] = strconv.FormatUint(writesSeq(x.cp), 10)
+	cp.Interrupt = &checkpoint.Interrupt{Node: x.cp.Next[0], Kind: KindStop}
+	if err := x.persist(ctx, cp); err != nil {
+		return err
+	}
+	x.cp = cp
+	return nil
 }

@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -53,18 +54,29 @@ func Retry(p RetryPolicy) NodeOption { return func(n *nodeSpec) { n.retry = p } 
 func Timeout(d time.Duration) NodeOption { return func(n *nodeSpec) { n.timeout = d } }
 
 type nodeSpec struct {
-	retry   RetryPolicy
-	timeout time.Duration
+	retry         RetryPolicy
+	timeout       time.Duration
+	deferred      bool
+	cache         *CachePolicy
+	parentTargets []string
 }
 
+// nodeRun is a node as the runtime calls it: plain nodes return no Command.
+type nodeRun[S any] func(ctx context.Context, s S) (S, *Command[S], error)
+
 type node[S any] struct {
-	name string
-	fn   NodeFunc[S]
+	name    string
+	run     nodeRun[S]
+	gotos   []string // the targets a command node declared
+	command bool     // the node returns a Command
+	sub     subgraph // set for a subgraph node
+	bound   any      // the subgraph's *Runner, bound at Compile
 	nodeSpec
 }
 
 type condEdge[S any] struct {
 	router  Router[S]
+	send    SendRouter[S]
 	targets []string
 }
 
@@ -94,33 +106,51 @@ func (g *Graph[S]) problem(format string, args ...any) {
 
 // AddNode adds a node named name.
 func (g *Graph[S]) AddNode(name string, fn NodeFunc[S], opts ...NodeOption) *Graph[S] {
+	var run nodeRun[S]
+	if fn != nil {
+		run = func(ctx context.Context, s S) (S, *Command[S], error) {
+			out, err := fn(ctx, s)
+			return out, nil, err
+		}
+	}
+	g.addNode(name, run, opts, nil)
+	return g
+}
+
+// addNode records a node; set, when not nil, fills in what its kind adds.
+func (g *Graph[S]) addNode(name string, run nodeRun[S], opts []NodeOption, set func(*node[S])) {
 	switch {
 	case name == "":
 		g.problem("node with an empty name")
-		return g
+		return
 	case name == START || name == END:
 		g.problem("node %q uses a reserved name", name)
-		return g
+		return
+	case strings.Contains(name, NamespaceSep):
+		g.problem("node %q contains %q, which separates subgraph namespaces", name, NamespaceSep)
+		return
 	}
 	if _, dup := g.nodes[name]; dup {
 		g.problem("node %q added twice", name)
-		if fn == nil {
+		if run == nil {
 			g.problem("node %q has a nil function", name)
 		}
-		return g
+		return
 	}
-	if fn == nil {
+	if run == nil {
 		// Kept as a node, so that a second AddNode of the name is reported
 		// as a duplicate and edges to it are not reported as unknown.
 		g.problem("node %q has a nil function", name)
 	}
-	n := &node[S]{name: name, fn: fn}
+	n := &node[S]{name: name, run: run}
 	for _, o := range opts {
 		o(&n.nodeSpec)
 	}
+	if set != nil {
+		set(n)
+	}
 	g.nodes[name] = n
 	g.order = append(g.order, name)
-	return g
 }
 
 // AddEdge adds an edge: after from runs, to is due. Several edges from one

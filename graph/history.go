@@ -122,6 +122,9 @@ func (r *Runner[S]) Fork(ctx context.Context, runID string, seq uint64, newRunID
 		MetaSchema: src.Meta[MetaSchema], MetaSource: "fork",
 		MetaForkOf: runID + "@" + strconv.FormatUint(seq, 10),
 	}
+	if v := src.Meta[MetaSends]; v != "" {
+		cp.Meta[MetaSends] = v
+	}
 	if in := src.Interrupt; in != nil {
 		c := *in
 		c.TaskID = ""
@@ -148,11 +151,14 @@ func (r *Runner[S]) UpdateState(ctx context.Context, runID string, s S, asNode s
 	if err != nil {
 		return Snapshot[S]{}, err
 	}
-	next, err := r.route(ctx, []string{asNode}, s)
+	if n := r.nodes[asNode]; n != nil && (n.command || n.sub != nil) && len(r.edges[asNode]) == 0 && r.conds[asNode] == nil {
+		return Snapshot[S]{}, fmt.Errorf("graph: UpdateState as %q: the node routes with a Command, so where the run goes after it is not known; write as a node with edges", asNode)
+	}
+	next, sends, err := r.route(ctx, []string{asNode}, s, nil)
 	if err != nil {
 		return Snapshot[S]{}, err
 	}
-	cp, err := r.newCheckpoint(prev, prev.Step+1, []string{asNode}, next, s, "update")
+	cp, err := r.newCheckpoint(prev, prev.Step+1, []string{asNode}, next, sends, s, "update")
 	if err != nil {
 		return Snapshot[S]{}, err
 	}
@@ -165,7 +171,7 @@ func (r *Runner[S]) UpdateState(ctx context.Context, runID string, s S, asNode s
 
 // write puts one checkpoint outside a run, under the run's lease.
 func (r *Runner[S]) write(ctx context.Context, runID string, cp checkpoint.Checkpoint, fresh bool) (Snapshot[S], error) {
-	x, ctx, err := r.start(ctx, runID)
+	x, ctx, err := r.start(ctx, runID, execOpts{})
 	if err != nil {
 		return Snapshot[S]{}, err
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // Interrupt kinds, as in PendingInterrupt.Kind.
@@ -13,6 +14,7 @@ const (
 	KindDynamic = "dynamic" // a node called Interrupt
 	KindBefore  = "before"  // WithInterruptBefore
 	KindAfter   = "after"   // WithInterruptAfter
+	KindStop    = "stopped" // the reader of a Stream stopped: Resume continues, without a value
 )
 
 // PendingInterrupt describes what a stopped run waits for.
@@ -34,21 +36,30 @@ type task struct {
 	node    string
 	runID   string
 	step    int
+	branch  int      // the task's index in the step
 	answers [][]byte // resume values for this task's Interrupt calls, in order
 	emit    func(Event)
-	token   uint64 // the fencing token of the run's lease (LeaseToken)
+	token   uint64        // the fencing token of the run's lease (LeaseToken)
+	journal *journal      // durable Task results, made on first use (see journalOf)
+	src     journalSource // makes the journal
+	wseq    uint64        // the checkpoint the step's pending writes hang on
+	resumed bool          // an earlier execution of the step may have journaled results
+	root    *task         // the task an attempt's handle belongs to; nil for the task itself
+	stop    *atomic.Bool  // the run's stop request (streams), for subgraphs
 
 	mu        sync.Mutex
-	calls     int  // Interrupt calls made by this attempt
-	abandoned bool // the attempt timed out: its Emit calls no longer reach the run
-	returned  bool // the node's call returned
+	calls     int            // Interrupt calls made by this attempt
+	taskCalls map[string]int // Task calls made by this attempt, by name
+	abandoned bool           // the attempt timed out: its Emit calls no longer reach the run
+	returned  bool           // the node's call returned
 }
 
 // forAttempt returns the handle of one attempt of t: same task, no
 // Interrupt calls made yet. Each attempt has its own, so an abandoned attempt
 // that goes on in the background cannot disturb the next one.
 func (t *task) forAttempt() *task {
-	return &task{id: t.id, node: t.node, runID: t.runID, step: t.step, answers: t.answers, emit: t.emit, token: t.token}
+	return &task{id: t.id, node: t.node, runID: t.runID, step: t.step, branch: t.branch, answers: t.answers,
+		emit: t.emit, token: t.token, stop: t.stop, root: t}
 }
 
 // abandon marks an attempt whose deadline passed before the node returned,
@@ -122,6 +133,19 @@ func LeaseToken(ctx context.Context) uint64 {
 	return 0
 }
 
+// forward passes a subgraph's event on to the run, unless the attempt was
+// abandoned.
+func (t *task) forward(e Event) {
+	if t.emit == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.abandoned {
+		t.emit(e)
+	}
+}
+
 // Emit sends a Custom event with name and payload to the runner's
 // subscribers. Outside a node it does nothing.
 func Emit(ctx context.Context, name string, payload any) {
@@ -135,4 +159,13 @@ func Emit(ctx context.Context, name string, payload any) {
 		return
 	}
 	t.emit(Event{Kind: Custom, RunID: t.runID, Step: t.step, Node: t.node, Name: name, Payload: payload})
+}
+
+// StepOf returns the step the calling node runs in (1 for the first step
+// after the input); 0 outside a node.
+func StepOf(ctx context.Context) int {
+	if t := taskFrom(ctx); t != nil {
+		return t.step
+	}
+	return 0
 }

@@ -42,6 +42,9 @@ type Result[S any] struct {
 	State     S
 	Seq       uint64            // the run's latest checkpoint
 	Interrupt *PendingInterrupt // set when Status is Interrupted
+
+	goParent string          // a subgraph's run that ended with a Command to its parent: the parent's nodes
+	stopErr  *InterruptError // a subgraph's interrupt, as its parent node reports it
 }
 
 // Snapshot is one checkpoint of a run, decoded.
@@ -63,12 +66,15 @@ type Snapshot[S any] struct {
 // goroutines, on different runs; the store's lease keeps one writer per run.
 type Runner[S any] struct {
 	nodes         map[string]*node[S]
+	order         []string // node names in the order they were added
 	edges         map[string][]string
 	conds         map[string]*condEdge[S]
 	cfg           config
 	codec         Codec[S]
 	merge         MergeFunc[S]
 	before, after map[string]bool
+	hasDeferred   bool
+	cache         *nodeCache
 	hub           hub
 }
 
@@ -94,14 +100,17 @@ func (r *Runner[S]) emit(e Event) {
 // nodes after START due. Run fails with ErrRunExists if the store already
 // holds runID.
 func (r *Runner[S]) Run(ctx context.Context, runID string, initial S) (res Result[S], err error) {
-	x, ctx, err := r.start(ctx, runID)
+	return r.run(ctx, runID, initial, execOpts{})
+}
+
+func (r *Runner[S]) run(ctx context.Context, runID string, initial S, o execOpts) (res Result[S], err error) {
+	x, ctx, err := r.start(ctx, runID, o)
 	if err != nil {
 		return res, err
 	}
-	r.emit(Event{Kind: RunStarted, RunID: runID, Payload: "run"})
+	x.emit(Event{Kind: RunStarted, RunID: runID, Payload: "run"})
 	defer func() {
-		err = x.stop(ctx, err)
-		r.finished(runID, res, err)
+		err = x.finish(ctx, res, err)
 	}()
 
 	if r.cfg.store != nil {
@@ -113,11 +122,11 @@ func (r *Runner[S]) Run(ctx context.Context, runID string, initial S) (res Resul
 			return res, fmt.Errorf("graph: run %s: %w", runID, lerr)
 		}
 	}
-	next, err := r.route(ctx, []string{START}, initial)
+	next, sends, err := r.route(ctx, []string{START}, initial, nil)
 	if err != nil {
 		return res, err
 	}
-	cp, err := r.newCheckpoint(checkpoint.Checkpoint{RunID: runID}, 0, []string{START}, next, initial, "input")
+	cp, err := r.newCheckpoint(checkpoint.Checkpoint{RunID: runID}, 0, []string{START}, next, sends, initial, "input")
 	if err != nil {
 		return res, err
 	}
@@ -125,7 +134,10 @@ func (r *Runner[S]) Run(ctx context.Context, runID string, initial S) (res Resul
 	if err := x.persist(ctx, cp); err != nil {
 		return res, err
 	}
-	x.cp, x.state = cp, initial
+	x.setCheckpoint(cp, initial, sends)
+	if x.up != nil {
+		x.emit(Event{Kind: StepValues, RunID: runID, Seq: cp.Seq, Node: START, Payload: initial})
+	}
 	if cp.Interrupt != nil {
 		return x.result(), nil
 	}
@@ -154,17 +166,20 @@ func (r *Runner[S]) Resume(ctx context.Context, runID string, opts ...ResumeOpti
 	if rc.err != nil {
 		return res, rc.err
 	}
+	return r.resume(ctx, runID, rc, execOpts{})
+}
+
+func (r *Runner[S]) resume(ctx context.Context, runID string, rc resumeConfig, o execOpts) (res Result[S], err error) {
 	if r.cfg.store == nil {
 		return res, ErrNoStore
 	}
-	x, ctx, err := r.start(ctx, runID)
+	x, ctx, err := r.start(ctx, runID, o)
 	if err != nil {
 		return res, err
 	}
-	r.emit(Event{Kind: RunStarted, RunID: runID, Payload: "resume"})
+	x.emit(Event{Kind: RunStarted, RunID: runID, Payload: "resume"})
 	defer func() {
-		err = x.stop(ctx, err)
-		r.finished(runID, res, err)
+		err = x.finish(ctx, res, err)
 	}()
 
 	cp, err := r.latest(ctx, runID)
@@ -193,7 +208,11 @@ func (r *Runner[S]) Resume(ctx context.Context, runID string, opts ...ResumeOpti
 		x.resumeTask = cp.Interrupt.TaskID
 		x.answers = append(append([][]byte(nil), cp.Interrupt.Answers...), value)
 	}
-	x.cp, x.state, x.resumed = cp, state, true
+	sends, err := r.sendsOf(cp)
+	if err != nil {
+		return res, err
+	}
+	x.cp, x.state, x.sends, x.resumed = cp, state, sends, true
 	if cp.Interrupt != nil && cp.Interrupt.Kind == KindAfter {
 		// The run stopped after a node; a node due next may want a stop before it.
 		if in := r.staticInterrupt(runID, cp.Step, nil, cp.Next); in != nil {
@@ -209,12 +228,15 @@ func (r *Runner[S]) Resume(ctx context.Context, runID string, opts ...ResumeOpti
 	return x.loop(ctx)
 }
 
-func (r *Runner[S]) finished(runID string, res Result[S], err error) {
-	e := Event{Kind: RunFinished, RunID: runID, Seq: res.Seq, Err: err}
+// finish stops the execution and sends RunFinished; it returns the call's error.
+func (x *execution[S]) finish(ctx context.Context, res Result[S], err error) error {
+	err = x.stop(ctx, err)
+	e := Event{Kind: RunFinished, RunID: x.runID, Seq: res.Seq, Err: err}
 	if err == nil {
 		e.Payload = res.Status
 	}
-	r.emit(e)
+	x.emit(e)
+	return err
 }
 
 // latest loads the run's newest checkpoint.

@@ -45,7 +45,7 @@ func TestNewCheckpointAndStaticInterrupts(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	r := testRunner(t, WithClock(func() time.Time { return now }), WithInterruptBefore("c"), WithSchemaVersion(3))
 	prev := checkpoint.Checkpoint{RunID: "r", Seq: 4, Step: 2}
-	cp, err := r.newCheckpoint(prev, 3, []string{"a"}, []string{"b", "c"}, 5, "loop")
+	cp, err := r.newCheckpoint(prev, 3, []string{"a"}, []string{"b", "c"}, nil, 5, "loop")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestNewCheckpointAndStaticInterrupts(t *testing.T) {
 	if cp.Values != nil {
 		t.Fatalf("values encoded without a store: %q", cp.Values)
 	}
-	done, _ := r.newCheckpoint(prev, 3, []string{"b"}, nil, 5, "loop")
+	done, _ := r.newCheckpoint(prev, 3, []string{"b"}, nil, nil, 5, "loop")
 	if done.Status != StatusDone || done.Interrupt != nil {
 		t.Fatalf("final checkpoint = %+v", done)
 	}
@@ -66,7 +66,7 @@ func TestNewCheckpointAndStaticInterrupts(t *testing.T) {
 
 func TestRouteDedupesAndDropsEnd(t *testing.T) {
 	r := testRunner(t)
-	next, err := r.route(context.Background(), []string{"b", "c", "a"}, 0)
+	next, _, err := r.route(context.Background(), []string{"b", "c", "a"}, 0, nil)
 	if err != nil || !slices.Equal(next, []string{"b", "c"}) {
 		t.Fatalf("route = %v, %v", next, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +26,7 @@ func Run(t *testing.T, open func(t *testing.T) checkpoint.Store) {
 		{"RoundTrip", testRoundTrip},
 		{"NoAliasing", testNoAliasing},
 		{"RunIsolation", testRunIsolation},
+		{"Namespaces", testNamespaces},
 		{"NotFound", testNotFound},
 		{"List", testList},
 		{"PutConflicts", testPutConflicts},
@@ -236,6 +238,93 @@ func testRunIsolation(t *testing.T, s checkpoint.Store) {
 		if _, err := s.Latest(ctx, r); err != nil {
 			t.Fatalf("Latest(%q) after deleting run a: %v", r, err)
 		}
+	}
+}
+
+// testNamespaces checks runs nested in a run (a graph's subgraphs, named
+// with checkpoint.ChildRunID): each keeps its own checkpoints, pending
+// writes, lease and fencing token beside its parent's, in the same store.
+func testNamespaces(t *testing.T, s checkpoint.Store) {
+	parent := "p"
+	child := checkpoint.ChildRunID(parent, "review:2:0")
+	grandchild := checkpoint.ChildRunID(child, "ask:1:0")
+	other := "p2" // shares a prefix with the parent, but is not nested in it
+	for i, r := range []string{parent, child, grandchild, other} {
+		putN(t, s, r, i+2)
+		if err := s.PutWrites(ctx, r, 1, []checkpoint.Write{{TaskID: "task:" + r}}, checkpoint.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, r := range []string{parent, child, grandchild, other} {
+		latest, err := s.Latest(ctx, r)
+		if err != nil || latest.RunID != r || latest.Seq != uint64(i+2) {
+			t.Fatalf("Latest(%q) = %d of %q, %v; want seq %d", r, latest.Seq, latest.RunID, err, i+2)
+		}
+		ws, err := s.Writes(ctx, r, 1)
+		if err != nil || len(ws) != 1 || ws[0].TaskID != "task:"+r {
+			t.Fatalf("Writes(%q) = %v, %v", r, ws, err)
+		}
+	}
+
+	// Leases: the same owner holds a run and its child at once; another
+	// owner is refused the held child; tokens are the runs' own.
+	o1 := checkpoint.Owner{ID: "o1", PID: os.Getpid(), Host: "h"}
+	pl, err := s.Acquire(ctx, parent, o1, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := s.Acquire(ctx, child, o1, time.Hour)
+	if err != nil {
+		t.Fatalf("Acquire(child) by the parent's owner: %v", err)
+	}
+	var held *checkpoint.LeaseHeldError
+	if _, err := s.Acquire(ctx, child, checkpoint.Owner{ID: "o2", PID: os.Getpid(), Host: "h"}, time.Hour); !errors.As(err, &held) {
+		t.Fatalf("Acquire(child) by another owner = %v, want *LeaseHeldError", err)
+	}
+	if pl.Token == cl.Token {
+		t.Fatalf("parent and child leases share token %d", pl.Token)
+	}
+	next := cp(child, 4)
+	err = s.Put(ctx, next, checkpoint.PutOptions{Fence: pl.Token})
+	wantErr(t, err, checkpoint.ErrFenced) // the parent's token does not write the child
+	if err := s.Put(ctx, next, checkpoint.PutOptions{Fence: cl.Token, Sync: true}); err != nil {
+		t.Fatalf("Put(child) with its own token: %v", err)
+	}
+
+	kids, err := checkpoint.ChildRuns(ctx, s, parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, k := range kids {
+		ids = append(ids, k.RunID)
+	}
+	slices.Sort(ids)
+	if want := []string{child, grandchild}; !slices.Equal(ids, want) {
+		t.Fatalf("ChildRuns(%q) = %v, want %v", parent, ids, want)
+	}
+	// Pruning the child leaves its parent alone.
+	if err := s.Prune(ctx, child, 1); err != nil {
+		t.Fatal(err)
+	}
+	if list, err := s.List(ctx, parent, checkpoint.ListOptions{}); err != nil || len(list) != 2 {
+		t.Fatalf("List(parent) after pruning the child = %d, %v", len(list), err)
+	}
+	if err := s.Release(ctx, cl); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Release(ctx, pl); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkpoint.DeleteTree(ctx, s, parent); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []string{parent, child, grandchild} {
+		_, err := s.Latest(ctx, r)
+		wantErr(t, err, checkpoint.ErrNotFound)
+	}
+	if _, err := s.Latest(ctx, other); err != nil {
+		t.Fatalf("Latest(%q) after DeleteTree(%q): %v", other, parent, err)
 	}
 }
 
