@@ -57,7 +57,8 @@ func (r *Repo) commitAll(ctx context.Context, message string, opts CommitOptions
 	if err != nil {
 		return "", err
 	}
-	tree, err := r.writeTree(entries, snap.headTrees)
+	made := map[plumbing.Hash]struct{}{}
+	tree, err := r.writeTree(entries, snap.headTrees, made)
 	if err != nil {
 		return "", err
 	}
@@ -103,6 +104,13 @@ func (r *Repo) commitAll(ctx context.Context, message string, opts CommitOptions
 	if err := r.setHead(snap.headHash, h, sig, reflog+subject); err != nil {
 		return "", err
 	}
+	// The new HEAD's files are the entries just written, and its trees
+	// the ones writeTree made: the next snapshot need not read them.
+	files := make(map[string]treeFile, len(entries))
+	for _, e := range entries {
+		files[e.Name] = treeFile{hash: e.Hash, mode: e.Mode}
+	}
+	r.snaps.tree, r.snaps.head, r.snaps.headTrees, r.snaps.union = tree, files, made, nil
 	return h.String(), nil
 }
 
@@ -111,7 +119,9 @@ func (r *Repo) commitAll(ctx context.Context, message string, opts CommitOptions
 // ignored, excluded paths as HEAD has them. New content is stored as blobs.
 func (r *Repo) stage(ctx context.Context, snap *snapshot, excl pathSet) ([]*index.Entry, error) {
 	var entries []*index.Entry
-	for i, p := range unionKeys(snap.head, snap.idx) {
+	paths := r.paths(snap)
+	snap.sc.preload(paths, snap.idx, func(p string) bool { return !excl.has(p) })
+	for i, p := range paths {
 		if i%256 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err

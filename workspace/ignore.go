@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
 
 // parseIgnore reads the patterns of one ignore file. domain is the
@@ -75,6 +76,10 @@ type walker struct {
 	n *ioCounts
 	// file is called for every file and symbolic link that is not ignored.
 	file func(rel string) error
+	// tracked, when set, holds files that are neither matched against
+	// the ignore rules nor passed to file (a tracked file is never
+	// ignored, and the caller wants the others).
+	tracked map[string]*index.Entry
 	// nested is called for every directory that holds a .git of its own.
 	nested func(rel string) error
 	steps  int
@@ -139,6 +144,9 @@ func (w *walker) dir(ctx context.Context, dir string, parts []string, ps []gitig
 				return err
 			}
 		case t.IsRegular() || t&fs.ModeSymlink != 0:
+			if _, ok := w.tracked[rel]; ok {
+				continue
+			}
 			if m.Match(child, false) {
 				continue
 			}

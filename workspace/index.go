@@ -17,7 +17,9 @@ import (
 )
 
 // readIndex reads the index and its file's modification time (zero when
-// there is no index yet).
+// there is no index yet). An index whose size and trailing checksum are
+// those of the one read last is not decoded again: the entries come from
+// r.snaps, and must not be changed.
 func (r *Repo) readIndex() (*index.Index, time.Time, error) {
 	p := filepath.Join(r.gitDir, "index")
 	f, err := os.Open(p)
@@ -32,11 +34,40 @@ func (r *Repo) readIndex() (*index.Index, time.Time, error) {
 	if err != nil {
 		return nil, time.Time{}, &Error{Op: "read index", Path: p, Err: err}
 	}
+	var sum [20]byte
+	if fi.Size() >= int64(len(sum)) {
+		if _, err := f.ReadAt(sum[:], fi.Size()-int64(len(sum))); err != nil {
+			return nil, time.Time{}, &Error{Op: "read index", Path: p, Err: err}
+		}
+	}
+	c := &r.snaps
+	if c.idx != nil && sum != ([20]byte{}) && sum == c.idxSum && fi.Size() == c.idxSize {
+		return c.idx, fi.ModTime(), nil
+	}
 	idx := &index.Index{}
 	if err := index.NewDecoder(bufio.NewReader(f)).Decode(idx); err != nil {
 		return nil, time.Time{}, &Error{Op: "read index", Path: p, Err: err}
 	}
+	c.idx, c.idxSum, c.idxSize, c.byPath, c.union = idx, sum, fi.Size(), nil, nil
 	return idx, fi.ModTime(), nil
+}
+
+// indexEntries is readIndex's entries by path (indexByPath), cached with
+// the index: the map is shared and must not be changed.
+// cached says the map is r.snaps.byPath.
+func (r *Repo) indexEntries() (m map[string]*index.Entry, t time.Time, cached bool, err error) {
+	idx, t, err := r.readIndex()
+	if err != nil {
+		return nil, t, false, err
+	}
+	c := &r.snaps
+	if c.idx != idx {
+		return indexByPath(idx), t, false, nil // no index file
+	}
+	if c.byPath == nil {
+		c.byPath = indexByPath(idx)
+	}
+	return c.byPath, t, true, nil
 }
 
 // indexByPath maps each indexed path to its entry. A path with conflict
@@ -110,7 +141,15 @@ func (r *Repo) writeIndex(entries []*index.Entry) error {
 	if err != nil {
 		return err
 	}
-	return l.commit(buf.Bytes())
+	data := buf.Bytes()
+	r.snaps.idx = nil // until the new one is in place
+	if err := l.commit(data); err != nil {
+		return err
+	}
+	c := &r.snaps
+	copy(c.idxSum[:], data[len(data)-len(c.idxSum):])
+	c.idx, c.idxSize, c.byPath, c.union = idx, int64(len(data)), nil, nil
+	return nil
 }
 
 // lockFile is git's lock protocol: PATH.lock is created exclusively,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -208,8 +209,9 @@ type dirNode struct {
 // writeTree stores the trees for a set of index entries (stage 0, sorted or
 // not) and returns the root tree's hash. Trees whose hash is in have (the
 // trees of HEAD, which the repository holds) are not looked up or stored
-// again; have may be nil.
-func (r *Repo) writeTree(entries []*index.Entry, have map[plumbing.Hash]struct{}) (plumbing.Hash, error) {
+// again; have may be nil. Every tree made is kept in the tree cache and,
+// when made is not nil, its hash added to made: they are the new tree's.
+func (r *Repo) writeTree(entries []*index.Entry, have, made map[plumbing.Hash]struct{}) (plumbing.Hash, error) {
 	root := &dirNode{}
 	for _, e := range entries {
 		parts := strings.Split(e.Name, "/")
@@ -227,13 +229,13 @@ func (r *Repo) writeTree(entries []*index.Entry, have map[plumbing.Hash]struct{}
 		}
 		n.entries = append(n.entries, object.TreeEntry{Name: parts[len(parts)-1], Mode: e.Mode, Hash: e.Hash})
 	}
-	return r.storeTree(root, have)
+	return r.storeTree(root, have, made)
 }
 
-func (r *Repo) storeTree(n *dirNode, have map[plumbing.Hash]struct{}) (plumbing.Hash, error) {
+func (r *Repo) storeTree(n *dirNode, have, made map[plumbing.Hash]struct{}) (plumbing.Hash, error) {
 	entries := append([]object.TreeEntry(nil), n.entries...)
 	for name, c := range n.dirs {
-		h, err := r.storeTree(c, have)
+		h, err := r.storeTree(c, have, made)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
@@ -244,10 +246,18 @@ func (r *Repo) storeTree(n *dirNode, have map[plumbing.Hash]struct{}) (plumbing.
 	if err := (&object.Tree{Entries: entries}).Encode(obj); err != nil {
 		return plumbing.ZeroHash, &Error{Op: "write tree", Path: "", Err: err}
 	}
-	if h := obj.Hash(); have != nil {
-		if _, ok := have[h]; ok {
-			return h, nil
+	h := obj.Hash()
+	if _, ok := have[h]; !ok {
+		if _, err := r.store(obj); err != nil {
+			return plumbing.ZeroHash, err
 		}
 	}
-	return r.store(obj)
+	// The tree is in the repository now.
+	if made != nil {
+		made[h] = struct{}{}
+	}
+	if !slices.ContainsFunc(entries, func(e object.TreeEntry) bool { return !safeName(e.Name) }) {
+		r.trees.put(h, entries) // as treeEntries would read it back
+	}
+	return h, nil
 }

@@ -36,6 +36,8 @@ type Repo struct {
 	// counts is the work done (IOCounts); trees caches tree objects read.
 	counts ioCounts
 	trees  treeCache
+	// snaps keeps the last snapshot's decoded HEAD and index.
+	snaps snapCache
 }
 
 // at calls the fault hook.

@@ -89,7 +89,7 @@ func (r *Repo) stashUnless(ctx context.Context, ref, name string, exclude []stri
 	for _, p := range sortedKeys(snap.idx) {
 		staged = append(staged, snap.idx[p])
 	}
-	indexTree, err := r.writeTree(staged, nil)
+	indexTree, err := r.writeTree(staged, nil, nil)
 	if err != nil {
 		return "", err
 	}
@@ -97,7 +97,7 @@ func (r *Repo) stashUnless(ctx context.Context, ref, name string, exclude []stri
 	if err != nil {
 		return "", err
 	}
-	workTree, err := r.writeTree(work, nil)
+	workTree, err := r.writeTree(work, nil, nil)
 	if err != nil {
 		return "", err
 	}

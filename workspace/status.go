@@ -54,6 +54,8 @@ type snapshot struct {
 	idx       map[string]*index.Entry
 	sc        *scanner
 	cc        coreConfig
+	// cached says head and idx are r.snaps's, whose union r.paths keeps.
+	cached bool
 }
 
 func (r *Repo) snapshot(ctx context.Context) (*snapshot, error) {
@@ -62,24 +64,43 @@ func (r *Repo) snapshot(ctx context.Context) (*snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
+	c := &r.snaps
 	if ok {
-		c, err := r.commitObject("HEAD", h)
+		cm, err := r.commitObject("HEAD", h)
 		if err != nil {
 			return nil, err
 		}
-		s.headTrees = map[plumbing.Hash]struct{}{}
-		if s.head, err = r.treeFilesSeen(ctx, c.TreeHash, s.headTrees); err != nil {
-			return nil, err
+		if c.head == nil || c.tree != cm.TreeHash {
+			seen := map[plumbing.Hash]struct{}{}
+			files, err := r.treeFilesSeen(ctx, cm.TreeHash, seen)
+			if err != nil {
+				return nil, err
+			}
+			c.tree, c.head, c.headTrees, c.union = cm.TreeHash, files, seen, nil
 		}
-		s.headHash, s.headTree = h, c.TreeHash
+		s.head, s.headTrees = c.head, c.headTrees
+		s.headHash, s.headTree = h, cm.TreeHash
 	}
-	idx, idxTime, err := r.readIndex()
+	idx, idxTime, cached, err := r.indexEntries()
 	if err != nil {
 		return nil, err
 	}
-	s.idx = indexByPath(idx)
+	s.idx, s.cached = idx, cached && ok
 	s.sc = &scanner{lst: r.lstater(), fileMode: s.cc.fileMode, idxTime: idxTime}
 	return s, nil
+}
+
+// paths returns the sorted union of HEAD's and the index's paths; it is
+// shared and must not be changed.
+func (r *Repo) paths(s *snapshot) []string {
+	c := &r.snaps
+	if !s.cached {
+		return unionKeys(s.head, s.idx)
+	}
+	if c.union == nil {
+		c.union = unionKeys(s.head, s.idx)
+	}
+	return c.union
 }
 
 // untracked walks the work tree for files that are neither in the index
@@ -93,6 +114,7 @@ func (r *Repo) untracked(ctx context.Context, idx map[string]*index.Entry, cc co
 		diskIgnore: true,
 		skip:       skip,
 		n:          &r.counts,
+		tracked:    idx,
 		file: func(rel string) error {
 			if _, tracked := idx[rel]; !tracked && !isTempName(rel) {
 				files = append(files, rel)
@@ -140,7 +162,12 @@ func (r *Repo) status(ctx context.Context, skip pathSet) (Status, error) {
 		return Status{}, err
 	}
 	var st Status
-	for i, p := range unionKeys(snap.head, snap.idx) {
+	paths := r.paths(snap)
+	snap.sc.preload(paths, snap.idx, func(p string) bool {
+		_, inHead := snap.head[p]
+		return inHead && !skip.has(p)
+	})
+	for i, p := range paths {
 		if i%64 == 0 {
 			if err := ctx.Err(); err != nil {
 				return Status{}, err
@@ -194,11 +221,11 @@ func (r *Repo) UntrackedOutside(ctx context.Context, skip []string) ([]string, e
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	idx, _, err := r.readIndex()
+	idx, _, _, err := r.indexEntries()
 	if err != nil {
 		return nil, err
 	}
-	files, nested, err := r.untracked(ctx, indexByPath(idx), r.coreConfig(), newPathSet(skip))
+	files, nested, err := r.untracked(ctx, idx, r.coreConfig(), newPathSet(skip))
 	if err != nil {
 		return nil, err
 	}
