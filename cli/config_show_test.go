@@ -90,7 +90,7 @@ func TestConfigShowMarksAgentsThatSkipPermissionPrompts(t *testing.T) {
 		"# configuration: " + filepath.Join(dir, "gaffer.yaml"),
 		"# profile cc (secrets masked)",
 		"# DANGER: agents.claude (the architect, developer, reviewer, evaluator) runs with --dangerously-skip-permissions: " +
-			"the agent edits files and runs commands without asking, and gaffer does not confine CLI agents",
+			"the agent edits files and runs commands without asking, and gaffer confines only what it writes (Landlock, where the kernel has it), not what it reads or its network",
 		"driver: cli",
 	}
 	if len(lines) < len(want) || !slices.Equal(lines[:len(want)], want) {

@@ -95,7 +95,7 @@ func (d *Driver) writable(program, dir, tmp string, env []string) []string {
 //     place, unlocked, instead. A missing .claude.json cannot be created, so
 //     its global settings are then not kept; sessions and --resume, which
 //     live under .claude, work.
-//   - Codex ("codex"): $CODEX_HOME when set, else $HOME/.codex (untried).
+//   - Codex ("codex"): $CODEX_HOME when set, else $HOME/.codex (tested with the real Codex CLI).
 //
 // Other programs get nothing; Template.Writable adds what they need.
 func agentState(program string, env []string) (dirs, files []string) {

@@ -29,8 +29,9 @@ func skipsPrompts(arg string) string {
 // Unattended returns one line for each CLI template a role of p uses
 // whose command turns the agent's own permission prompts off (the
 // built-in claude and codex templates do, so that a session runs
-// unattended), sorted by name and saying which roles use it. gaffer does not confine CLI agents: with
-// such a flag the agent may change and run anything the user may.
+// unattended), sorted by name and saying which roles use it. gaffer confines a CLI agent's
+// writes only (Landlock, where the kernel has it): with such a flag the agent
+// may read and run anything the user may.
 func (p Profile) Unattended() []string {
 	uses := map[string][]string{}
 	for _, r := range []agent.Role{agent.RoleArchitect, agent.RoleDeveloper, agent.RoleReviewer, agent.RoleEvaluator} {
@@ -53,7 +54,7 @@ func (p Profile) Unattended() []string {
 			continue
 		}
 		used := "the " + strings.Join(uses[name], ", ")
-		out = append(out, fmt.Sprintf("agents.%s (%s) runs with %s: the agent edits files and runs commands without asking, and gaffer does not confine CLI agents",
+		out = append(out, fmt.Sprintf("agents.%s (%s) runs with %s: the agent edits files and runs commands without asking, and gaffer confines only what it writes (Landlock, where the kernel has it), not what it reads or its network",
 			name, used, strings.Join(flags, " ")))
 	}
 	return out
