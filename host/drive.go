@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/internal/ioerr"
@@ -255,6 +256,9 @@ func (h *Host) stoppedBy(ctx context.Context, runID string, err error) (Outcome,
 	case ioerr.Machine(err):
 		return stop(Interrupted, fmt.Errorf("run %s stopped by the machine, not the agent (no attempt counted): %w; free space or fix the disk, then: %s",
 			runID, ioCause(err), h.cfg.Cmd("resume", runID)))
+	case errors.Is(err, agent.ErrUnavailable):
+		return stop(Stopped, fmt.Errorf("run %s stopped by its model provider, not the agent (no attempt counted): %w\n(when the provider answers again: %s)",
+			runID, err, h.cfg.Cmd("resume", runID)))
 	}
 	// Not halted: the state still says running, and resume continues it.
 	return stop(Stopped, fmt.Errorf("run %s stopped: %w\n(fix the cause, then: %s)", runID, err, h.cfg.Cmd("resume", runID)))
