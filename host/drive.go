@@ -256,6 +256,9 @@ func (h *Host) stoppedBy(ctx context.Context, runID string, err error) (Outcome,
 	case ioerr.Machine(err):
 		return stop(Interrupted, fmt.Errorf("run %s stopped by the machine, not the agent (no attempt counted): %w; free space or fix the disk, then: %s",
 			runID, ioCause(err), h.cfg.Cmd("resume", runID)))
+	case errors.Is(err, checkpoint.ErrUnavailable):
+		return stop(Stopped, fmt.Errorf("run %s stopped: its store cannot be reached (the machine's fault; no attempt counted): %w\n(once the database answers: %s)",
+			runID, err, h.cfg.Cmd("resume", runID)))
 	case errors.Is(err, agent.ErrUnavailable):
 		return stop(Stopped, fmt.Errorf("run %s stopped by its model provider, not the agent (no attempt counted): %w\n(when the provider answers again: %s)",
 			runID, err, h.cfg.Cmd("resume", runID)))

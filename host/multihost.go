@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/checkpoint/postgres"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/internal/ioerr"
@@ -70,11 +71,12 @@ func retryOnHost(err error) bool {
 }
 
 // machineFault reports whether a run stopped by err stopped for the
-// machine's fault, not its own: a full or failing disk, a model provider
-// that is unreachable or answers 5xx or 429. serve puts such a run back
-// at the head of its queue and tries it again after a pause.
+// machine's fault, not its own: a full or failing disk, a database store
+// that cannot be reached, a model provider that is unreachable or answers
+// 5xx or 429. serve puts such a run back in its queue (requeued, not
+// failed) and tries it again after a pause.
 func machineFault(err error) bool {
-	return ioerr.Machine(err) || errors.Is(err, agent.ErrUnavailable)
+	return ioerr.Machine(err) || errors.Is(err, agent.ErrUnavailable) || errors.Is(err, checkpoint.ErrUnavailable)
 }
 
 // abandon fails a run its holders kept stopping with (a job taken over
