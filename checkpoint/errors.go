@@ -57,6 +57,10 @@ var (
 	// as it was told to: the machine's fault, not the run's. Nothing the
 	// store acknowledged is lost; the run continues once it is back.
 	ErrUnavailable = errors.New("checkpoint: the store cannot be reached")
+	// ErrDeleted is returned by Close of a store whose directory was
+	// deleted while it was open: what it held is gone, and Close does not
+	// wait for writes that can no longer land.
+	ErrDeleted = errors.New("checkpoint: store was deleted while open")
 	// ErrClosed is returned by every method of a closed store.
 	ErrClosed = errors.New("checkpoint: store is closed")
 )

@@ -43,6 +43,7 @@ type hostOptions struct {
 	dir     string           // the local directory instead of storeOf's (serve --host-id)
 	shared  bool             // a database store opened beside its holder (host.Config.Shared)
 	remote  string           // the shared remote of a serve's runs (serve --remote)
+	many    bool             // runs go in parallel, their lines in one output (serve)
 }
 
 // storeOf returns the store directory of c's flags (--store, or
@@ -93,7 +94,7 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 	if o.front != nil {
 		hf = o.front
 	}
-	cfg := host.Config{Repo: g.Repo, Store: dir, Dir: dir, Setup: setup{io: io, pace: pace, opts: o.run}, Front: hf, Logger: l.log, Cmd: l.cmd,
+	cfg := host.Config{Repo: g.Repo, Store: dir, Dir: dir, Setup: setup{io: io, pace: pace, opts: o.run, many: o.many}, Front: hf, Logger: l.log, Cmd: l.cmd,
 		Version: io.version, ReproducibleDates: reproducibleDates(os.Getenv),
 		AfterCommit: afterCommitHook(io), AfterPublish: afterPushHook(io), AfterRestore: afterRestoreHook(io),
 		Notify: &notify.Config{Before: beforeNotifyHook(io), Getenv: io.Keys.getenv}, Shared: o.shared, Remote: o.remote}
@@ -360,4 +361,13 @@ func storeOutageWait(getenv func(string) string) (time.Duration, error) {
 		return 0, usageErrorf("%s=%q: want a positive duration such as 30s or 2m", storeOutageWaitEnv, v)
 	}
 	return d, nil
+}
+
+// closeHost closes l's host. A store deleted while it was open replaces
+// *err: it is what the user must know, and the resume an interrupted
+// run's message offers cannot work without it.
+func closeHost(l *local, err *error) {
+	if cerr := l.Close(); cerr != nil {
+		*err = &ExitError{Code: ExitFailure, Err: cerr}
+	}
 }

@@ -86,7 +86,7 @@ func runCommand(io IO) *ucli.Command {
 // Run starts a run in this process and drives it to its end or its first
 // pause, with --metrics-addr serving its metrics meanwhile. A store held
 // by `gaffer serve` is refused with the command that queues the run there.
-func Run(c *ucli.Context, io IO, o RunOptions) error {
+func Run(c *ucli.Context, io IO, o RunOptions) (err error) {
 	if o.RunID == "" {
 		o.RunID = host.NewRunID(time.Now())
 	}
@@ -120,7 +120,7 @@ func Run(c *ucli.Context, io IO, o RunOptions) error {
 		}
 		return err
 	}
-	defer l.Close()
+	defer closeHost(l, &err)
 	if m != nil {
 		if err := serveMetrics(c.Context, l, addr, reg, m); err != nil {
 			return err

@@ -28,6 +28,8 @@ type setup struct {
 	// what its checks before the store opened found (the profile, the
 	// plan a pipe gave once); nil for runs of other processes (serve).
 	opts *RunOptions
+	// many is true in serve, whose output the lines of parallel runs share.
+	many bool
 }
 
 // NewRun checks the spec and the work tree and builds the run's first state.
@@ -41,7 +43,7 @@ func (s setup) NewRun(ctx context.Context, repo *workspace.Repo, spec host.RunSp
 
 // Drivers makes the drivers of a run's agents (driverFactory).
 func (s setup) Drivers(env host.DriverEnv) nodes.DriverFactory {
-	opts := agentOptions{groups: env.Groups, keys: s.io.Keys, logs: env.Transcripts, warn: env.Warn}
+	opts := agentOptions{groups: env.Groups, keys: s.io.Keys, logs: env.Transcripts, warn: env.Warn, runIDs: s.many}
 	return sessionHook(s.io, driverFactory(s.io.Out, s.pace, opts))
 }
 
@@ -177,7 +179,7 @@ func plainDriverFactory(out io.Writer, pace *time.Duration, opts agentOptions, r
 			if out != nil {
 				stdout = redactingWriter{w: out, redact: secretRedactor(keyNames(cfg), real.getenv, os.Environ())}
 			}
-			return script.NewDriver(sc, script.Options{Pace: p, Stdout: stdout,
+			return script.NewDriver(sc, script.Options{Pace: p, Stdout: stdout, RunIDs: opts.runIDs,
 				Env: agentEnviron(cfg, nil, real.getenv), Groups: opts.groups, Warn: opts.warn}), nil
 		}
 		return real.driver(role, cfg, kind)

@@ -191,8 +191,11 @@ func (h *Host) drive(ctx context.Context, runID string, s state.ExecutionState, 
 	ctx, finish := h.held.drive(ctx, runID)
 	defer func() {
 		out, err = finish(h, out, err)
-		if out.State != nil {
+		switch {
+		case out.State != nil:
 			h.endWorkTree(ctx, *out.State)
+		case taken(ctx, out, err):
+			h.dropClone(runID)
 		}
 	}()
 	end := h.front.Watch(runID)

@@ -317,13 +317,22 @@ func (h *Host) startNotify(nc notify.Config) error {
 }
 
 // Close stops what the host started and closes the store.
-func (h *Host) Close() {
+//
+// It returns the store's error when that names a loss the user must
+// know: a store deleted while it was open (checkpoint.ErrDeleted); other
+// errors of a closing store are the store's to recover from at its next
+// open (a full disk leaves its logs to replay), and are not returned.
+func (h *Host) Close() error {
 	for i := len(h.closers) - 1; i >= 0; i-- {
 		h.closers[i]()
 	}
 	h.closers = nil
-	h.closeStore()
+	err := h.closeStore()
 	restrictStore(h.dir)
+	if errors.Is(err, checkpoint.ErrDeleted) {
+		return err
+	}
+	return nil
 }
 
 // OnClose adds f to what Close runs (before the store closes).

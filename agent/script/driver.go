@@ -25,6 +25,10 @@ type Options struct {
 	// Stdout, when set, gets a line per action and the output of commands
 	// as they run.
 	Stdout io.Writer
+	// RunIDs, set, names the session's run at the start of each Stdout
+	// line ("[r-1 developer p1 a1 i1] …"), for an output that several runs
+	// share (serve's log).
+	RunIDs bool
 	// CommandTimeout bounds each run action; 0 means DefaultCommandTimeout.
 	CommandTimeout time.Duration
 	// MaxOutput is how much of a command's output is kept; 0 means
@@ -437,7 +441,11 @@ func (d *Driver) say(s agent.Session, format string, args ...any) {
 	if d.opts.Stdout == nil {
 		return
 	}
-	fmt.Fprintf(d.opts.Stdout, "[%s] %s\n", label.Of(s), fmt.Sprintf(format, args...))
+	l := label.Of(s)
+	if d.opts.RunIDs && s.RunID != "" {
+		l = s.RunID + " " + l
+	}
+	fmt.Fprintf(d.opts.Stdout, "[%s] %s\n", l, fmt.Sprintf(format, args...))
 }
 
 // finish streams a session's final text and usage.

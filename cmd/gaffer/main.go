@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -16,9 +17,24 @@ func main() {
 	os.Exit(run())
 }
 
+// run runs the command line. The first SIGINT or SIGTERM ends the
+// command's context: a run stops at its next checkpoint, serve drains.
+// A second one ends the process at once, whatever it is waiting for.
 func run() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		if _, ok := <-sigs; !ok {
+			return
+		}
+		cancel()
+		s := <-sigs
+		fmt.Fprintf(os.Stderr, "gaffer: %v again: exiting now without waiting; a run continues from its last checkpoint with: gaffer resume\n", s)
+		os.Exit(cli.ExitFailure)
+	}()
 	err := cli.NewWithIO(version, cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Keys: cli.NewKeyVault()}).RunContext(ctx, os.Args)
 	cli.Report(os.Stderr, err)
 	return cli.ExitCode(err)
