@@ -168,6 +168,27 @@ func (h *Host) dropClone(id string) {
 	}
 }
 
+// discardStart removes what the start of run id made before its first
+// checkpoint — its work tree (or clone) and its branch — once a cancel
+// stopped it there: a run with no checkpoint has nothing to keep.
+func (h *Host) discardStart(ctx context.Context, id string) error {
+	dir := h.workTreeDir(id)
+	h.repos.Forget(dir)
+	if h.remote != nil {
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("run %s: remove its clone: %w", id, err)
+		}
+		return nil
+	}
+	if err := h.repo.RemoveWorkTree(ctx, dir); err != nil {
+		return fmt.Errorf("run %s: remove its work tree: %w", id, err)
+	}
+	if err := h.repo.DeleteBranch(ctx, RunBranch(id)); err != nil {
+		return fmt.Errorf("run %s: delete its branch: %w", id, err)
+	}
+	return nil
+}
+
 // sweepWorkTrees removes the work trees of runs that ended while their
 // process was killed before it removed them (endWorkTree): a tree whose
 // run's latest checkpoint is terminal goes, its branch stays. Trees of
