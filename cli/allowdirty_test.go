@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/gaffer-dev/gaffer/profile"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -108,7 +109,7 @@ func TestAllowDirtyKeepsTheUsersChanges(t *testing.T) {
 	dir, _, script := demoRepo(t)
 	u := makeUserChanges(t, dir)
 	const runID = "r-20260101-dirty0"
-	out, code := startProc(t, bin, []string{"--repo", dir, "run", "--goal", planTitle(demo.Plan, "plan.md"), "--script", script,
+	out, code := startProc(t, bin, []string{"--repo", dir, "run", "--goal", profile.PlanTitle(demo.Plan, "plan.md"), "--script", script,
 		"--run-id", runID, "--auto-approve", "--allow-dirty", "--in-place"}, "").wait()
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)
@@ -128,7 +129,7 @@ func TestAllowDirtyKilledAtEveryCommit(t *testing.T) {
 	dir, _, script := demoRepo(t)
 	u := makeUserChanges(t, dir)
 	const runID = "r-20260101-dirty1"
-	args := []string{"--repo", dir, "run", "--goal", planTitle(demo.Plan, "plan.md"), "--script", script,
+	args := []string{"--repo", dir, "run", "--goal", profile.PlanTitle(demo.Plan, "plan.md"), "--script", script,
 		"--run-id", runID, "--auto-approve", "--allow-dirty", "--in-place"}
 	kills := 0
 	for round := 0; ; round++ {
@@ -161,7 +162,7 @@ func TestAllowDirtyKilledAtEveryCommit(t *testing.T) {
 	// its last checkpoint, and resume still puts the changes back.
 	dir, _, script = demoRepo(t)
 	u = makeUserChanges(t, dir)
-	p := startProc(t, bin, []string{"--repo", dir, "run", "--goal", planTitle(demo.Plan, "plan.md"), "--script", script,
+	p := startProc(t, bin, []string{"--repo", dir, "run", "--goal", profile.PlanTitle(demo.Plan, "plan.md"), "--script", script,
 		"--run-id", runID, "--auto-approve", "--allow-dirty", "--in-place"}, "GAFFER_TEST_PAUSE_AFTER_RESTORE=20s")
 	waitOutput(t, p, "gaffer-test: restored")
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -195,7 +196,7 @@ func TestAllowDirtyCancelAndReject(t *testing.T) {
 		dir, _, script := demoRepo(t)
 		u := makeUserChanges(t, dir)
 		const runID = "r-20260101-dirty2"
-		p := startProc(t, bin, []string{"--repo", dir, "run", "--goal", planTitle(demo.Plan, "plan.md"), "--script", script,
+		p := startProc(t, bin, []string{"--repo", dir, "run", "--goal", profile.PlanTitle(demo.Plan, "plan.md"), "--script", script,
 			"--run-id", runID, "--auto-approve", "--allow-dirty", "--in-place"}, "GAFFER_TEST_PAUSE_AFTER_COMMIT=20s")
 		if !p.killAt("after-commit", 0) {
 			t.Fatal("the run ended before its first commit")
@@ -213,7 +214,7 @@ func TestAllowDirtyCancelAndReject(t *testing.T) {
 		dir, _, script := demoRepo(t)
 		u := makeUserChanges(t, dir)
 		const runID = "r-20260101-dirty3"
-		out, code := startProc(t, bin, []string{"--repo", dir, "run", "--goal", planTitle(demo.Plan, "plan.md"), "--script", script,
+		out, code := startProc(t, bin, []string{"--repo", dir, "run", "--goal", profile.PlanTitle(demo.Plan, "plan.md"), "--script", script,
 			"--run-id", runID, "--allow-dirty", "--in-place"}, "").wait()
 		if code != ExitAwaitingApproval {
 			t.Fatalf("run: exit %d\n%s", code, out)

@@ -19,11 +19,13 @@ func approveCommand(io IO) *ucli.Command {
 			if err != nil {
 				return err
 			}
-			req := host.AnswerRequest{RunID: a.run, Approved: true, Feedback: a.String("feedback"), Decision: a.String("decision")}
-			switch req.Decision {
-			case "", "retry", "stop":
-			default:
-				return usageErrorf("--decision %q: want retry or stop", req.Decision)
+			req := host.AnswerRequest{RunID: a.run, Verdict: host.Approve, Feedback: a.String("feedback")}
+			if d := a.String("decision"); d != "" {
+				v, err := host.ParseVerdict(d)
+				if err != nil || !v.Decides() {
+					return usageErrorf("--decision %q: want retry or stop", d)
+				}
+				req.Verdict = v
 			}
 			return answer(c, io, req)
 		},
@@ -42,7 +44,7 @@ func rejectCommand(io IO) *ucli.Command {
 			if err != nil {
 				return err
 			}
-			return answer(c, io, host.AnswerRequest{RunID: a.run, Feedback: a.String("feedback")})
+			return answer(c, io, host.AnswerRequest{RunID: a.run, Verdict: host.Reject, Feedback: a.String("feedback")})
 		},
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/gaffer-dev/gaffer/runview"
 	"io"
 	"os"
 	"path/filepath"
@@ -225,7 +226,7 @@ func (a *app) runIDs(globals []string) []string {
 	if err := sub.Run(args); err != nil {
 		return nil
 	}
-	var views []RunView
+	var views []runview.Run
 	if json.Unmarshal(out.Bytes(), &views) != nil {
 		return nil
 	}

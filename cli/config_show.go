@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/gaffer-dev/gaffer/cli/config"
+	"github.com/gaffer-dev/gaffer/profile/config"
 	ucli "github.com/urfave/cli/v2"
 )
 

@@ -6,9 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	cliagent "github.com/gaffer-dev/gaffer/agent/cli"
-	"github.com/gaffer-dev/gaffer/state"
 )
 
 const showYAML = `default_profile: fast
@@ -75,57 +72,6 @@ func TestConfigShowBadFileIsExit3WithTheLine(t *testing.T) {
 	}
 	if out, code := gaffer(t, "--repo", dir, "run", "--goal", "x"); code != ExitInvalid || !strings.Contains(out, "gaffer.yaml:4: ") {
 		t.Fatalf("run with the bad file: exit %d, want %d\n%s", code, ExitInvalid, out)
-	}
-}
-
-func TestResolveProfile(t *testing.T) {
-	env := func(string) string { return "" }
-	dir := configDir(t, "profiles:\n  cc:\n    driver: cli\n    agent: claude\n    agents:\n      claude:\n        env: {ANTHROPIC_AUTH_TOKEN: hunter3}\n")
-	_, err := resolveProfile(dir, RunOptions{Profile: "cc"}, env)
-	if err == nil || ExitCode(err) != ExitInvalid || !strings.Contains(err.Error(), "agents.claude.env.ANTHROPIC_AUTH_TOKEN") {
-		t.Fatalf("a secret in a template's env: %v, want it refused (it would be stored)", err)
-	}
-	dir = configDir(t, strings.Replace(strings.Replace(showYAML, "?api_key=hunter2", "", 1), "env: {ANTHROPIC_AUTH_TOKEN: hunter3}", "env: {FOO: bar}", 1))
-	rp, err := resolveProfile(dir, RunOptions{}, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rp.name != "fast" || rp.agents.Reviewer != (state.AgentConfig{Driver: "llm", Model: "gpt-5-mini"}) || rp.agents.Developer.Model != "gpt-5" {
-		t.Errorf("agents = %+v", rp.agents)
-	}
-	if rp.drivers.Provider != "openai" || rp.drivers.APIKeyEnv != "MY_OPENAI_KEY" || rp.drivers.MaxTurns != 7 ||
-		rp.drivers.Prices["gpt-5"].Output != 10 || len(rp.drivers.CLIAgents) != 0 {
-		t.Errorf("drivers = %+v", rp.drivers)
-	}
-	if rp.limits != (state.Limits{MaxTaskReviewIterations: 4, MaxPhaseAttempts: 3, MaxPlanRevisions: 1}) || !rp.skipTDD {
-		t.Errorf("limits = %+v, skip TDD %v", rp.limits, rp.skipTDD)
-	}
-	err = checkKeys(state.RunConfig{Agents: rp.agents, Drivers: rp.drivers}, env)
-	if ExitCode(err) != ExitPrecondition || !strings.Contains(err.Error(), "MY_OPENAI_KEY") {
-		t.Errorf("checkKeys without the key: %v", err)
-	}
-
-	// The flags win over the profile, for every role.
-	rp, err = resolveProfile(dir, RunOptions{Profile: "cc", Model: "claude-opus-4-1"}, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a := rp.agents.Evaluator; a != (state.AgentConfig{Driver: "cli", Model: "claude-opus-4-1", Agent: "claude"}) {
-		t.Errorf("evaluator = %+v", a)
-	}
-	if c := rp.drivers.CLIAgents["claude"]; len(c.Command) == 0 || c.Command[0] != cliagent.ClaudeCode().Command[0] || rp.drivers.Provider != "" {
-		t.Errorf("cli settings = %+v", rp.drivers)
-	}
-	if _, err := resolveProfile(dir, RunOptions{Driver: "script"}, env); ExitCode(err) != ExitUsage {
-		t.Errorf("--driver script without --script: %v", err)
-	}
-	if _, err := resolveProfile(dir, RunOptions{Driver: "magic"}, env); ExitCode(err) != ExitUsage {
-		t.Errorf("--driver magic: %v", err)
-	}
-
-	dir = configDir(t, strings.Replace(showYAML, "env: {ANTHROPIC_AUTH_TOKEN: hunter3}", "env: {FOO: bar}", 1))
-	if _, err := resolveProfile(dir, RunOptions{}, env); ExitCode(err) != ExitInvalid || strings.Contains(err.Error(), "hunter2") {
-		t.Errorf("a key in the base URL: %v, want it refused without printing it", err)
 	}
 }
 

@@ -3,7 +3,6 @@ package cli
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -13,11 +12,11 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/checkpoint"
-	"github.com/gaffer-dev/gaffer/control"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/metrics"
 	"github.com/gaffer-dev/gaffer/notify"
+	"github.com/gaffer-dev/gaffer/profile"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
 	ucli "github.com/urfave/cli/v2"
@@ -38,12 +37,22 @@ type hostOptions struct {
 	kind    string           // the holding command, told on the socket; "" opens no socket
 	metrics *metrics.Metrics // times checkpoint writes; nil: none
 	ask     answerer         // asks for approval instead of the terminal (demo)
-	run     *RunOptions      // the run this command starts, checked before the store opened
+	setup   *profile.Setup   // the setup that checked the run this command starts; nil: newSetup's
 	front   host.Front       // the runs' front instead of the terminal (serve's noticer)
 	dir     string           // the local directory instead of storeOf's (serve --host-id)
 	shared  bool             // a database store opened beside its holder (host.Config.Shared)
 	remote  string           // the shared remote of a serve's runs (serve --remote)
-	many    bool             // runs go in parallel, their lines in one output (serve)
+}
+
+// newSetup is the run setup of c's command: the terminal's output and
+// keys, and --pace over the runs' stored pace when it is given.
+func newSetup(c *ucli.Context, io IO) *profile.Setup {
+	s := &profile.Setup{Out: io.Out, Keys: io.Keys}
+	if c.IsSet("pace") {
+		p := c.Duration("pace")
+		s.Pace = &p
+	}
+	return s
 }
 
 // storeOf returns the store directory of c's flags (--store, or
@@ -84,20 +93,18 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 		g.LogLevel = "info" // as serve's own log (opsLogger)
 	}
 	l := &local{io: io, cmd: commandFormatter(g.Repo), log: g.Logger(io.Err)}
-	var pace *time.Duration
-	if c.IsSet("pace") {
-		p := c.Duration("pace")
-		pace = &p
+	if o.setup == nil {
+		o.setup = newSetup(c, io)
 	}
 	l.front = &front{io: io, cmd: l.cmd, ask: o.ask}
 	var hf host.Front = l.front
 	if o.front != nil {
 		hf = o.front
 	}
-	cfg := host.Config{Repo: g.Repo, Store: dir, Dir: dir, Setup: setup{io: io, pace: pace, opts: o.run, many: o.many}, Front: hf, Logger: l.log, Cmd: l.cmd,
+	cfg := host.Config{Repo: g.Repo, Store: dir, Dir: dir, Setup: o.setup, Front: hf, Logger: l.log, Cmd: l.cmd,
 		Version: io.version, ReproducibleDates: reproducibleDates(os.Getenv),
 		AfterCommit: afterCommitHook(io), AfterPublish: afterPushHook(io), AfterRestore: afterRestoreHook(io),
-		Notify: &notify.Config{Before: beforeNotifyHook(io), Getenv: io.Keys.getenv}, Shared: o.shared, Remote: o.remote}
+		Notify: &notify.Config{Before: beforeNotifyHook(io), Getenv: io.Keys.Getenv}, Shared: o.shared, Remote: o.remote}
 	if o.metrics != nil {
 		m := o.metrics
 		cfg.WrapStore = func(s checkpoint.Store) checkpoint.Store { return metrics.InstrumentStore(s, m) }
@@ -136,71 +143,44 @@ func holderOf(c *ucli.Context) (*host.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	cl := host.NewClient(dir)
-	if _, err := cl.Ping(c.Context); err != nil {
-		if errors.Is(err, control.ErrStranger) || errors.Is(err, control.ErrUnsafeDir) {
-			return nil, &ExitError{Code: ExitPrecondition, Err: err}
-		}
-		return nil, nil
-	}
-	return cl, nil
+	return host.HolderAt(c.Context, dir)
 }
 
 // lockedRetry is how long a read-only command waits for a store whose
 // holder does not answer on the socket (it is starting or stopping).
 const lockedRetry = 5 * time.Second
 
-// withService calls f with the run service of c's store: the process
-// holding the store when one answers on its socket, this process
-// otherwise (the store opened for f, with the terminal as its front).
-// A command does not know which one it has. With read, a store held by
-// a process that does not answer (yet, or any more) is waited for,
-// briefly; without a store, read commands say there are no runs and the
-// others that there is no run to act on.
+// withService calls f with the run service of c's store (host.Connect):
+// the process holding the store when one answers on its socket, the
+// database's serves, this process otherwise (the store opened for f,
+// with the terminal as its front). A command does not know which one it
+// has. With read, a store held by a process that does not answer (yet,
+// or any more) is waited for, briefly; without a store, read commands
+// say there are no runs and the others that there is no run to act on.
 func withService(c *ucli.Context, io IO, read bool, f func(svc host.Service, cmd func(...string) string) error) error {
-	_, g, err := storeOf(c)
+	dir, g, err := storeOf(c)
 	if err != nil {
 		return err
 	}
 	cmd := commandFormatter(g.Repo)
-	deadline := time.Now().Add(lockedRetry)
-	for {
-		cl, err := holderOf(c)
-		if err != nil {
-			return err
-		}
-		if cl != nil {
-			err := f(cl, cmd)
-			if !errors.Is(err, control.ErrNoServer) && (!read || !errors.Is(err, host.ErrUnreachable)) {
-				return err
+	return host.Connect(c.Context, host.Connection{
+		Dir: dir, Read: read, HeldWait: lockedRetry,
+		Missing: func() error {
+			dir, err := missingStore(c)
+			if err != nil || dir != "" {
+				return cmp.Or(err, noRuns(dir))
 			}
-			// The holder went away: the store is free, or about to be.
-		}
-		if dir, err := missingStore(c); err != nil || dir != "" {
-			return cmp.Or(err, noRuns(dir))
-		}
-		if svc, closeSvc, err := viaDatabase(c, io); err != nil || svc != nil {
+			return nil
+		},
+		Database: func(context.Context) (host.Service, func(), error) { return viaDatabase(c, io) },
+		Open: func(context.Context) (host.Service, func(), error) {
+			l, err := openHost(c, io, hostOptions{kind: commandKind(c)})
 			if err != nil {
-				return err
+				return nil, nil, err
 			}
-			defer closeSvc()
-			return f(svc, cmd)
-		}
-		l, err := openHost(c, io, hostOptions{kind: commandKind(c)})
-		if err != nil {
-			if !read || host.CodeOf(err) != host.Held || time.Now().After(deadline) {
-				return err
-			}
-			select {
-			case <-c.Context.Done():
-				return err
-			case <-time.After(50 * time.Millisecond):
-			}
-			continue
-		}
-		defer l.Close()
-		return f(l.Host, l.cmd)
-	}
+			return l.Host, func() { _ = l.Close() }, nil
+		},
+	}, func(svc host.Service) error { return f(svc, cmd) })
 }
 
 // commandKind names c's command for the socket's other side.

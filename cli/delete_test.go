@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/gaffer-dev/gaffer/runview"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,7 +24,7 @@ func gafferTTY(t *testing.T, in string, args ...string) (string, int) {
 func listIDs(t *testing.T, dir string) []string {
 	t.Helper()
 	out, code := gaffer(t, "--repo", dir, "list", "--json")
-	var vs []RunView
+	var vs []runview.Run
 	if code != 0 || json.Unmarshal([]byte(out), &vs) != nil {
 		t.Fatalf("list: exit %d\n%s", code, out)
 	}

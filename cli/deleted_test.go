@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/examples/demo"
+	"github.com/gaffer-dev/gaffer/profile"
 )
 
 // waitExit waits up to limit for cmd's process (Start'ed, and waited for
@@ -31,7 +32,7 @@ func waitExit(t *testing.T, done <-chan struct{}, limit time.Duration, what stri
 func TestServeExitsOnSIGTERMOnceItsRepositoryIsDeleted(t *testing.T) {
 	bin := gafferBinary(t)
 	dir, _, script := demoRepo(t)
-	goal := planTitle(demo.Plan, "plan.md")
+	goal := profile.PlanTitle(demo.Plan, "plan.md")
 	s := startServe(t, bin, dir)
 	out, code := gafferCmd(t, bin, "--repo", dir, "submit", "--goal", goal, "--script", script, "--run-id", "r-gone", "--auto-approve", "--pace", "1s")
 	if code != 0 {
@@ -88,7 +89,7 @@ func TestRunExitsOnSIGTERMOnceItsRepositoryIsDeleted(t *testing.T) {
 func TestASecondSignalEndsServe(t *testing.T) {
 	bin := gafferBinary(t)
 	dir, _, script := demoRepo(t)
-	goal := planTitle(demo.Plan, "plan.md")
+	goal := profile.PlanTitle(demo.Plan, "plan.md")
 	s := startServe(t, bin, dir, "--drain-timeout", "5m")
 	out, code := gafferCmd(t, bin, "--repo", dir, "submit", "--goal", goal, "--script", script, "--run-id", "r-slow", "--auto-approve", "--pace", "2m")
 	if code != 0 {

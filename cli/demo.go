@@ -16,6 +16,7 @@ import (
 	"github.com/gaffer-dev/gaffer/examples/demo"
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/nodes"
+	"github.com/gaffer-dev/gaffer/profile"
 	"github.com/gaffer-dev/gaffer/recovery"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
@@ -86,11 +87,11 @@ func Demo(ctx context.Context, c *ucli.Context, io IO, o DemoOptions) error {
 	if id == "" {
 		id = host.NewRunID(time.Now())
 	}
-	spec := RunOptions{
-		PlanFile: "", Goal: planTitle(demo.Plan, "plan.md"), Driver: "script",
+	spec := host.RunSpec{
+		PlanFile: "", Goal: profile.PlanTitle(demo.Plan, "plan.md"), Driver: "script",
 		Script: filepath.Join(gd, "gaffer-demo", "script.yaml"), AutoApprove: o.AutoApprove, Pace: o.Pace, RunID: id,
 		InPlace: true, // the demo's own repository: its log shows the phases' commits
-	}.spec()
+	}
 	fmt.Fprintf(out, "Run %s: the architect plans, you approve, each phase runs in a fresh session, is reviewed and committed.\n", id)
 	fmt.Fprintf(out, "(kill it at any moment and finish it with: %s)\n\n", l.cmd("resume"))
 	l.front.ask = func(_ context.Context, req nodes.ApprovalRequest, s state.ExecutionState) (nodes.Answer, error) {

@@ -76,7 +76,7 @@ func Diff(ctx context.Context, w io.Writer, repo *workspace.Repo, snap graph.Sna
 			}
 		}
 		if last == 0 {
-			return exitf(ExitPrecondition, "run %s has committed no phase yet (%s)", id, viewOf(snap).Status)
+			return exitf(ExitPrecondition, "run %s has committed no phase yet (%s)", id, runStatus(snap))
 		}
 		from, to, what = phases[0].PreCommit, phases[last-1].PostCommit, fmt.Sprintf("phases 1–%d", last)
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"github.com/gaffer-dev/gaffer/runview"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,13 +38,13 @@ func gitRepo(t *testing.T, dir string, files map[string]string) {
 	gitOut(t, dir, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "start")
 }
 
-func procStatusJSON(t *testing.T, bin string, args ...string) RunView {
+func procStatusJSON(t *testing.T, bin string, args ...string) runview.Run {
 	t.Helper()
 	out, err := exec.Command(bin, append(args, "status", "--json")...).Output()
 	if err != nil {
 		t.Fatalf("status: %v\n%s", err, out)
 	}
-	var v RunView
+	var v runview.Run
 	if err := json.Unmarshal(out, &v); err != nil {
 		t.Fatalf("status: %v\n%s", err, out)
 	}

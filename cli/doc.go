@@ -15,14 +15,16 @@
 // through package host, the run service: cli reads flags, calls a
 // host.Service, renders what it returns and maps its outcome or refusal
 // to an exit code (report, front.go; hostExitCode, exitcodes.go). withService
-// (connect.go) gives a command the process holding the store when one
-// answers on its control socket (a host.Client), and otherwise opens the
-// store here (openHost: the repository of --repo, the Badger store of
+// (connect.go, host.Connect) gives a command the process holding the store
+// when one answers on its control socket (a host.Client), and otherwise
+// opens the store here (openHost: the repository of --repo, the Badger store of
 // --store, default <git dir>/gaffer, outside the work tree, so no reset,
 // clean or commit can touch it); the command does not know which it has.
 // A command holding the store serves host.Holder on the socket meanwhile,
 // serve serves host.Pool. The Host's Front here is the terminal (front.go)
-// and its Setup the run flags and profiles (setup.go). Output goes to the
+// and its Setup package profile's (profile.Setup: runs from a host.RunSpec
+// the flags fill, runSpec in run.go, and gaffer.yaml's profiles). Output
+// goes to the
 // IO they are given (NewWithIO); main passes os.Stdin so that, on a
 // terminal, run/approve/resume show the whole plan (paged through $PAGER
 // or less -FRX when stdout is a terminal, pager.go) and ask approve /
@@ -33,22 +35,22 @@
 //
 // --repo stands for the top of the work tree it is in (repoTop), so every
 // command works from a subdirectory. run checks everything it can before
-// it writes anything and lists every problem (preflight.go). A command's
+// it writes anything and lists every problem (profile.Setup.Preflight). A command's
 // flags may follow RUN (args.go); unknown ones are a usage error there too.
 // completion.go prints the bash, zsh and fish completion scripts and
 // answers them through the hidden __complete command.
 //
 // A run stores how it was started (drivers, script path, plan path,
 // auto-approve, pace, limits) in its state, so resume, approve and reject
-// need no flags: driverFactory rebuilds the drivers from that config — the
-// one place where a driver kind (script; llm and cli in drivers.go) is made.
+// need no flags: package profile rebuilds the drivers from that config — the
+// one place where a driver kind (script, llm, cli) is made.
 //
 // # Profiles and real agents
 //
-// run loads the configuration (cli/config: gaffer.yaml in the repository,
+// run loads the configuration (profile/config: gaffer.yaml in the repository,
 // else the user's) before it opens the store, takes the effective profile
 // of --profile (GAFFER_PROFILE; else the file's default) and lays --driver
-// and --model over every role (drivers.go, resolveProfile). What the llm
+// and --model over every role (package profile). What the llm
 // and cli drivers are built from goes into state.RunConfig: each role's
 // driver, model and CLI template name in Agents, and in Drivers the
 // provider, base URL, the API key's variable name (never a key), turn and
@@ -63,8 +65,8 @@
 // effective profile with secrets masked; a bad file is exit 3 with its
 // line.
 //
-// Before driverFactory makes any driver of a run, the variables the run's
-// profile names as keys leave gaffer's environment (KeyVault, given by
+// Before package profile makes any driver of a run, the variables the run's
+// profile names as keys leave gaffer's environment (profile.KeyVault, given by
 // main as IO.Keys) and every driver's processes start without them; a CLI
 // agent gets back those its pass_env lists. host.Open, once it holds the
 // store, kills the agents' process groups a killed gaffer left running
@@ -100,7 +102,8 @@
 // with attempts, review iterations and commits) drawn whenever a phase
 // starts, is retried or the run ends on a terminal. The script driver
 // prints each agent action as it happens. status, that tree and
-// status --watch share one view model (runview.Of, a WatchView) and one
+// status --watch, list, their --json and the inbox share one view model
+// (runview.RunOf, whose Tree is a WatchView) and one
 // renderer of its phase lines (writePhaseTree, tree.go); each adds only
 // its heading and footer.
 //

@@ -1,16 +1,15 @@
 package cli
 
 import (
-	"errors"
-
 	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/profile"
 )
 
 // Errors returned by the package. Test for them with errors.Is.
 var (
 	// ErrUsage is wrapped by every usage error: an unknown command or
 	// flag, a missing or extra argument, a flag value that is not allowed.
-	ErrUsage = errors.New("usage error")
+	ErrUsage = profile.ErrUsage
 )
 
 // Errors of the workflow commands (run, approve, resume, …).
@@ -20,5 +19,5 @@ var (
 	// ErrDirtyTree is returned by run for a work tree with changes.
 	ErrDirtyTree = host.ErrDirtyTree
 	// ErrUnsupportedDriver is returned for a driver this build cannot make.
-	ErrUnsupportedDriver = errors.New("cli: unsupported driver")
+	ErrUnsupportedDriver = profile.ErrUnsupportedDriver
 )

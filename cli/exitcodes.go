@@ -3,15 +3,15 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/gaffer-dev/gaffer/profile"
 	"io"
 	"strings"
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/checkpoint"
-	"github.com/gaffer-dev/gaffer/cli/config"
 	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/profile/config"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
 )
@@ -91,7 +91,7 @@ func ExitCode(err error) int {
 		return ExitInvalid
 	case errors.As(err, &held):
 		return ExitLocked
-	case errors.Is(err, workspace.ErrNotRepo), errors.Is(err, agent.ErrMissingKey), errors.Is(err, agent.ErrAuth):
+	case errors.Is(err, workspace.ErrNotRepo), host.BadCredentials(err):
 		return ExitPrecondition
 	case errors.Is(err, checkpoint.ErrCorrupt), errors.Is(err, checkpoint.ErrForeignStore):
 		// A damaged record or store: the message names the store and the fix.
@@ -154,8 +154,8 @@ func Report(w io.Writer, err error) {
 		return
 	}
 	msg := userMessage(storeMessage(err).Error())
-	var ie *inputError
-	if errors.As(err, &ee) && ee.Code == ExitUsage && !errors.As(err, &ie) {
+	var ie *profile.InputError
+	if (errors.As(err, &ee) && ee.Code == ExitUsage || errors.Is(err, ErrUsage)) && !errors.As(err, &ie) {
 		msg = strings.TrimPrefix(msg, ErrUsage.Error()+": ")
 		fmt.Fprintf(w, "gaffer: %s\nRun 'gaffer --help' for usage.\n", msg)
 		return
@@ -187,7 +187,7 @@ func exitf(code int, format string, args ...any) error {
 // (ErrNoRun, ErrDirtyTree, …) from a message shown to the user, at its
 // start and after a wrapping "…: ".
 func userMessage(msg string) string {
-	for _, pkg := range []string{"cli: ", "host: "} {
+	for _, pkg := range []string{"cli: ", "host: ", "profile: "} {
 		msg = strings.TrimPrefix(msg, pkg)
 		msg = strings.ReplaceAll(msg, ": "+pkg, ": ")
 	}

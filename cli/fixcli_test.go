@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gaffer-dev/gaffer/runview"
 	"io"
 	"io/fs"
 	"os"
@@ -262,7 +263,7 @@ func TestStatusTellsAStoppedRun(t *testing.T) {
 		"--auto-approve", "--pace", "300ms", "--run-id", "r-stop"}, "")
 	// While the run goes, status (answered by the run's process) does not call it stopped.
 	cl := control.NewClient(filepath.Join(dir, ".git", "gaffer"))
-	var v RunView
+	var v runview.Run
 	for deadline := time.Now().Add(60 * time.Second); ; {
 		if _, err := cl.Ping(t.Context()); err == nil {
 			if v, _ = statusOf(t, bin, dir, "r-stop"); v.Status == "running" && v.CurrentPhase > 0 {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/gaffer-dev/gaffer/profile"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +16,7 @@ func TestGoalOverTheLimitIsRefusedUpFront(t *testing.T) {
 	bin := gafferBinary(t)
 	dir, _, script := demoRepo(t)
 	head := gitOut(t, dir, "rev-parse", "HEAD")
-	over := strings.Repeat("g", maxGoalBytes) + "!"
+	over := strings.Repeat("g", profile.MaxGoalBytes) + "!"
 	const want = "gaffer: the goal is 65537 bytes, over the limit of 65536 (64 KiB); shorten it, or write the plan and give --plan FILE\n"
 	for _, cmd := range []string{"run", "submit"} {
 		out, code := gafferCmd(t, bin, "--repo", dir, cmd, "--goal", over, "--script", script, "--auto-approve")
@@ -30,7 +31,7 @@ func TestGoalOverTheLimitIsRefusedUpFront(t *testing.T) {
 		t.Errorf("HEAD moved from %s to %s", head, h)
 	}
 
-	out, code := gafferCmd(t, bin, "--repo", dir, "run", "--goal", over[:maxGoalBytes], "--script", script, "--auto-approve")
+	out, code := gafferCmd(t, bin, "--repo", dir, "run", "--goal", over[:profile.MaxGoalBytes], "--script", script, "--auto-approve")
 	if code != ExitOK || strings.Contains(out, "the goal is") {
 		t.Errorf("a goal at the limit: exit %d, want the run to complete\n%.2000s", code, out)
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/gaffer-dev/gaffer/profile"
 	"io"
 	"os"
 	"reflect"
@@ -19,7 +20,7 @@ type IO struct {
 	// Keys, when set, takes the variables a run's profile names as keys
 	// out of this process's environment when its drivers are built (see
 	// KeyVault); gaffer's main sets it. Nil leaves the environment alone.
-	Keys *KeyVault
+	Keys *profile.KeyVault
 
 	version string  // the program's version, told on the control socket
 	screen  *screen // keeps the phase tree pinned below Out on a terminal (screen.go); nil: none

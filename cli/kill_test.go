@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gaffer-dev/gaffer/profile"
+	"github.com/gaffer-dev/gaffer/runview"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -42,7 +44,7 @@ func TestKillAndResume(t *testing.T) {
 
 	bin := gafferBinary(t)
 	const runID = "r-20260101-kill00"
-	goal := planTitle(demo.Plan, "plan.md")
+	goal := profile.PlanTitle(demo.Plan, "plan.md")
 
 	// The uninterrupted run.
 	ref, _, script := demoRepo(t)
@@ -265,7 +267,7 @@ func procStatus(t *testing.T, bin, dir string) string {
 	if err != nil {
 		t.Fatalf("status: %v\n%s", err, out)
 	}
-	var v RunView
+	var v runview.Run
 	if err := json.Unmarshal(out, &v); err != nil {
 		t.Fatalf("status: %v\n%s", err, out)
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"github.com/gaffer-dev/gaffer/runview"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,7 +31,7 @@ func TestListShortensALongGoal(t *testing.T) {
 		}
 	}
 	out, code := gaffer(t, "--repo", dir, "list", "--json")
-	var vs []RunView
+	var vs []runview.Run
 	if err := json.Unmarshal([]byte(out), &vs); code != 0 || err != nil || len(vs) != 1 || vs[0].Goal != goal {
 		t.Fatalf("list --json: exit %d, %v, want the goal whole:\n%s", code, err, out)
 	}

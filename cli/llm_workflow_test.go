@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/gaffer-dev/gaffer/runview"
 	"os"
 	"path/filepath"
 	"strings"
@@ -167,7 +168,7 @@ profiles:
 // checkGreetRun checks what a completed greet run left: a commit per
 // phase with its trailers and the record commit, the files, usage with
 // cost for every role that ran.
-func checkGreetRun(t *testing.T, dir string) RunView {
+func checkGreetRun(t *testing.T, dir string) runview.Run {
 	t.Helper()
 	head := runRev(t, dir)
 	subjects := strings.Split(gitOut(t, dir, "log", "--format=%s", "-4", head), "\n")

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gaffer-dev/gaffer/profile"
 	"io"
 	"io/fs"
 	"os"
@@ -250,7 +251,7 @@ func (f *follower) file(name string) error {
 		fmt.Fprintf(f.w, "── %s ──\n", sessionTitle(name))
 	}
 	for _, l := range bytes.Split(b[:end], []byte("\n")) {
-		var tl transcriptLine
+		var tl profile.TranscriptLine
 		if err := json.Unmarshal(l, &tl); err != nil {
 			continue
 		}
@@ -275,7 +276,7 @@ func sessionTitle(name string) string {
 }
 
 // writeTranscriptLine prints one line of a transcript, indented.
-func writeTranscriptLine(w io.Writer, l transcriptLine) {
+func writeTranscriptLine(w io.Writer, l profile.TranscriptLine) {
 	var head, body string
 	switch l.Kind {
 	case "text":

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/gaffer-dev/gaffer/profile"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,7 +19,7 @@ func TestLogsPrintsTheAgentsSessions(t *testing.T) {
 	inputs := t.TempDir()
 	plan, script := filepath.Join(inputs, "plan.md"), filepath.Join(inputs, "script.yaml")
 	writeTestFile(t, plan, halfPlan)
-	long := strings.Repeat("x", maxTranscriptText+100)
+	long := strings.Repeat("x", profile.MaxTranscriptText+100)
 	writeTestFile(t, script, `developer:
   - phase: 1
     actions:

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"github.com/gaffer-dev/gaffer/profile"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,7 +29,7 @@ func TestServeTwoHostsTakeOver(t *testing.T) {
 	bin := gafferBinary(t)
 	url := pgtest.URL(t)
 	dir, _, script := demoRepo(t)
-	goal := planTitle(demo.Plan, "plan.md")
+	goal := profile.PlanTitle(demo.Plan, "plan.md")
 	t.Setenv("GAFFER_STORE", url)
 	t.Setenv("GAFFER_TEST_PAUSE_AFTER_COMMIT", "60s")
 	a := startServe(t, bin, dir, "--host-id", "a", "--queue-lease", "2s")

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gaffer-dev/gaffer/runview"
 	"io"
 	"os"
 	"os/exec"
@@ -61,7 +62,7 @@ func TestPlanShowAndApprovalShowTheWholePlan(t *testing.T) {
 		}
 	}
 	out, code = gaffer(t, "--repo", dir, "plan", "show", "r-plan", "--json")
-	var pv PlanView
+	var pv runview.Plan
 	if err := json.Unmarshal([]byte(out), &pv); code != ExitOK || err != nil {
 		t.Fatalf("plan show --json: exit %d, %v\n%s", code, err, out)
 	}

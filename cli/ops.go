@@ -122,10 +122,6 @@ func (a *app) detachOr(local ucli.ActionFunc) ucli.ActionFunc {
 		if c.IsSet(metricsAddrFlag) {
 			return usageErrorf("--detach and --%s: the serve process serves the metrics", metricsAddrFlag)
 		}
-		return Submit(c, a.io, RunOptions{
-			PlanFile: c.String("plan"), Goal: c.String("goal"), Driver: c.String("driver"), Script: c.String("script"),
-			AutoApprove: c.Bool("auto-approve"), AllowDirty: c.Bool("allow-dirty"), InPlace: c.Bool("in-place"), Pace: c.Duration("pace"),
-			TrackerID: c.String("tracker-id"), RunID: c.String("run-id"), Model: c.String("model"), Profile: c.String("profile"),
-		})
+		return Submit(c, a.io)
 	}
 }

@@ -3,6 +3,8 @@ package cli
 import (
 	"encoding/json"
 	"errors"
+	"github.com/gaffer-dev/gaffer/profile"
+	"github.com/gaffer-dev/gaffer/runview"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,7 +29,7 @@ func referenceRun(t *testing.T, bin, runID string) (tree, log string) {
 	// the same commit dates, in this run and the one compared with it.
 	t.Setenv("GAFFER_REPRODUCIBLE_DATES", "1")
 	dir, _, script := demoRepo(t)
-	out, code := gafferCmd(t, bin, "--repo", dir, "run", "--goal", planTitle(demo.Plan, "plan.md"), "--script", script,
+	out, code := gafferCmd(t, bin, "--repo", dir, "run", "--goal", profile.PlanTitle(demo.Plan, "plan.md"), "--script", script,
 		"--run-id", runID, "--auto-approve")
 	if code != 0 {
 		t.Fatalf("reference run: exit %d\n%s", code, out)
@@ -91,7 +93,7 @@ func TestServeKill9ResumesOnRestart(t *testing.T) {
 
 	dir, _, script := demoRepo(t)
 	s := startServe(t, bin, dir)
-	out, code := gafferCmd(t, bin, "--repo", dir, "submit", "--goal", planTitle(demo.Plan, "plan.md"), "--script", script,
+	out, code := gafferCmd(t, bin, "--repo", dir, "submit", "--goal", profile.PlanTitle(demo.Plan, "plan.md"), "--script", script,
 		"--run-id", runID, "--auto-approve", "--pace", "40ms")
 	if code != 0 {
 		t.Fatalf("submit: exit %d\n%s", code, out)
@@ -149,7 +151,7 @@ func TestServeSIGTERMDrainsAndReleasesTheLease(t *testing.T) {
 	const runID = "r-20260101-drain1"
 	dir, _, script := demoRepo(t)
 	s := startServe(t, bin, dir)
-	out, code := gafferCmd(t, bin, "--repo", dir, "submit", "--goal", planTitle(demo.Plan, "plan.md"), "--script", script,
+	out, code := gafferCmd(t, bin, "--repo", dir, "submit", "--goal", profile.PlanTitle(demo.Plan, "plan.md"), "--script", script,
 		"--run-id", runID, "--auto-approve", "--pace", "40ms")
 	if code != 0 {
 		t.Fatalf("submit: exit %d\n%s", code, out)
@@ -193,7 +195,7 @@ func TestStatusFromSecondProcessDuringRun(t *testing.T) {
 	bin := gafferBinary(t)
 	dir, _, script := demoRepo(t)
 	const runID = "r-20260101-second"
-	p := startProc(t, bin, []string{"--repo", dir, "run", "--goal", planTitle(demo.Plan, "plan.md"), "--script", script,
+	p := startProc(t, bin, []string{"--repo", dir, "run", "--goal", profile.PlanTitle(demo.Plan, "plan.md"), "--script", script,
 		"--run-id", runID, "--auto-approve", "--pace", "20ms"}, "")
 	// Wait until the run holds the store (its socket answers), so that our
 	// status calls do not take the store first.
@@ -245,7 +247,7 @@ func TestServeQueueAndCancel(t *testing.T) {
 	bin := gafferBinary(t)
 	dir, _, script := demoRepo(t)
 	s := startServe(t, bin, dir)
-	goal := planTitle(demo.Plan, "plan.md")
+	goal := profile.PlanTitle(demo.Plan, "plan.md")
 	const a, b = "r-20260101-queuea", "r-20260101-queueb"
 	for _, id := range []string{a, b} {
 		if out, code := gafferCmd(t, bin, "--repo", dir, "submit", "--goal", goal, "--script", script,
@@ -284,7 +286,7 @@ func TestServeResumesARunOnRequest(t *testing.T) {
 	bin := gafferBinary(t)
 	dir, _, script := demoRepo(t)
 	const runID = "r-20260101-resume"
-	p := startProc(t, bin, []string{"--repo", dir, "run", "--goal", planTitle(demo.Plan, "plan.md"), "--script", script,
+	p := startProc(t, bin, []string{"--repo", dir, "run", "--goal", profile.PlanTitle(demo.Plan, "plan.md"), "--script", script,
 		"--run-id", runID, "--auto-approve", "--pace", "40ms"}, "")
 	cl := host.NewClient(filepath.Join(dir, ".git", "gaffer"))
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
@@ -344,7 +346,7 @@ func checkDrainLog(t *testing.T, log, runID string) {
 
 // statusIfAny is statusOf for a run that may not have its first checkpoint
 // yet: a status that says there is no such run (exit 8) gives false.
-func statusIfAny(t *testing.T, bin, dir, runID string) (RunView, bool) {
+func statusIfAny(t *testing.T, bin, dir, runID string) (runview.Run, bool) {
 	t.Helper()
 	cmd := exec.Command(bin, "--repo", dir, "status", runID, "--json")
 	var stderr strings.Builder
@@ -352,12 +354,12 @@ func statusIfAny(t *testing.T, bin, dir, runID string) (RunView, bool) {
 	out, err := cmd.Output()
 	if err != nil && cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == ExitPrecondition &&
 		(strings.Contains(stderr.String(), "no run "+runID) || strings.Contains(stderr.String(), "no runs in this repository")) {
-		return RunView{}, false
+		return runview.Run{}, false
 	}
 	if err != nil {
 		t.Fatalf("status %s: %v\n%s%s", runID, err, out, stderr.String())
 	}
-	var v RunView
+	var v runview.Run
 	if err := json.Unmarshal(out, &v); err != nil {
 		t.Fatalf("status %s: %v\n%s", runID, err, out)
 	}

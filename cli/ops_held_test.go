@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/gaffer-dev/gaffer/profile"
 	"io"
 	"os"
 	"path/filepath"
@@ -65,7 +66,7 @@ func TestApproveFromSecondProcessAnswersTheRunPrompt(t *testing.T) {
 	app := NewWithIO("test", IO{In: in, Out: &out, Err: &out, Terminal: func() bool { return true }})
 	done := make(chan error, 1)
 	go func() {
-		done <- app.RunContext(t.Context(), []string{"gaffer", "--repo", dir, "run", "--goal", planTitle(demo.Plan, "plan.md"),
+		done <- app.RunContext(t.Context(), []string{"gaffer", "--repo", dir, "run", "--goal", profile.PlanTitle(demo.Plan, "plan.md"),
 			"--script", script, "--run-id", runID})
 	}()
 	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(out.String(), "Approve this plan?"); {
@@ -109,7 +110,7 @@ func TestCancelFromSecondProcessStopsTheRun(t *testing.T) {
 	bin := gafferBinary(t)
 	dir, _, script := demoRepo(t)
 	const runID = "r-20260101-cancel"
-	p := startProc(t, bin, []string{"--repo", dir, "run", "--goal", planTitle(demo.Plan, "plan.md"), "--script", script,
+	p := startProc(t, bin, []string{"--repo", dir, "run", "--goal", profile.PlanTitle(demo.Plan, "plan.md"), "--script", script,
 		"--run-id", runID, "--auto-approve", "--pace", "200ms"}, "")
 	info := waitSocket(t, dir, p.done)
 	if info.Kind != "run" {
@@ -162,7 +163,7 @@ func TestCancelFromSecondProcessAtThePrompt(t *testing.T) {
 	app := NewWithIO("test", IO{In: in, Out: &out, Err: &out, Terminal: func() bool { return true }})
 	done := make(chan error, 1)
 	go func() {
-		done <- app.RunContext(t.Context(), []string{"gaffer", "--repo", dir, "run", "--goal", planTitle(demo.Plan, "plan.md"),
+		done <- app.RunContext(t.Context(), []string{"gaffer", "--repo", dir, "run", "--goal", profile.PlanTitle(demo.Plan, "plan.md"),
 			"--script", script, "--run-id", runID})
 	}()
 	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(out.String(), "Approve this plan?"); {

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
+	"github.com/gaffer-dev/gaffer/profile"
 	"net"
 	"os/exec"
 	"strings"
@@ -18,7 +19,7 @@ func TestRunLogsEventsAsJSON(t *testing.T) {
 	dir, _, script := demoRepo(t)
 	const runID = "r-20260101-logs"
 	cmd := exec.Command(bin, "--log-format", "json", "--log-level", "debug", "--repo", dir, "run",
-		"--goal", planTitle(demo.Plan, "plan.md"), "--script", script, "--run-id", runID, "--auto-approve")
+		"--goal", profile.PlanTitle(demo.Plan, "plan.md"), "--script", script, "--run-id", runID, "--auto-approve")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if out, err := cmd.Output(); err != nil {

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/gaffer-dev/gaffer/profile"
 	"net"
 	"net/http"
 	"net/url"
@@ -102,7 +103,7 @@ scrape_configs:
 	}()
 
 	const runID = "r-20260101-promet"
-	out, code := gafferCmd(t, bin, "--repo", dir, "submit", "--goal", planTitle(demo.Plan, "plan.md"), "--script", script,
+	out, code := gafferCmd(t, bin, "--repo", dir, "submit", "--goal", profile.PlanTitle(demo.Plan, "plan.md"), "--script", script,
 		"--run-id", runID, "--auto-approve")
 	if code != 0 {
 		t.Fatalf("submit: exit %d\n%s", code, out)

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/gaffer-dev/gaffer/profile"
+	"github.com/gaffer-dev/gaffer/runview"
 	"io"
 	"net/http"
 	"os"
@@ -142,7 +144,7 @@ func gafferCmd(t *testing.T, bin string, args ...string) (string, int) {
 }
 
 // statusOf reads a run's status with `gaffer status --json`.
-func statusOf(t *testing.T, bin, dir, runID string) (RunView, string) {
+func statusOf(t *testing.T, bin, dir, runID string) (runview.Run, string) {
 	t.Helper()
 	v, stderr, err := binStatus(bin, dir, runID)
 	if err != nil {
@@ -152,18 +154,18 @@ func statusOf(t *testing.T, bin, dir, runID string) (RunView, string) {
 }
 
 // tryStatus is statusOf returning its error.
-func tryStatus(bin, dir, runID string) (RunView, error) {
+func tryStatus(bin, dir, runID string) (runview.Run, error) {
 	v, _, err := binStatus(bin, dir, runID)
 	return v, err
 }
 
 // binStatus runs bin's `status RUN --json` in dir's repository.
-func binStatus(bin, dir, runID string) (RunView, string, error) {
+func binStatus(bin, dir, runID string) (runview.Run, string, error) {
 	cmd := exec.Command(bin, "--repo", dir, "status", runID, "--json")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	var v RunView
+	var v runview.Run
 	if err == nil {
 		err = json.Unmarshal(out, &v)
 	}
@@ -174,7 +176,7 @@ func binStatus(bin, dir, runID string) (RunView, string, error) {
 }
 
 // waitStatus polls until the run has status want.
-func waitStatus(t *testing.T, bin, dir, runID, want string, s *server) RunView {
+func waitStatus(t *testing.T, bin, dir, runID, want string, s *server) runview.Run {
 	t.Helper()
 	deadline := time.Now().Add(120 * time.Second)
 	for {
@@ -208,7 +210,7 @@ func TestServeSubmitApproveThroughSocket(t *testing.T) {
 	dir, _, script := demoRepo(t)
 	s := startServe(t, bin, dir)
 	const runID = "r-20260101-serve1"
-	goal := planTitle(demo.Plan, "plan.md")
+	goal := profile.PlanTitle(demo.Plan, "plan.md")
 	out, code := gafferCmd(t, bin, "--repo", dir, "submit", "--goal", goal, "--script", script, "--run-id", runID)
 	if code != 0 || !strings.Contains(out, runID+" queued") {
 		t.Fatalf("submit: exit %d\n%s", code, out)
@@ -290,7 +292,7 @@ func grepLines(s, substr string) string {
 func TestRunDetachAndRunMetrics(t *testing.T) {
 	bin := gafferBinary(t)
 	dir, _, script := demoRepo(t)
-	goal := planTitle(demo.Plan, "plan.md")
+	goal := profile.PlanTitle(demo.Plan, "plan.md")
 
 	// Without serve, --detach says how to start one.
 	out, code := gafferCmd(t, bin, "--repo", dir, "run", "--detach", "--goal", goal, "--script", script)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gaffer-dev/gaffer/checkpoint/postgres/pgtest"
 	"github.com/gaffer-dev/gaffer/examples/demo"
+	"github.com/gaffer-dev/gaffer/profile"
 )
 
 // TestServePostgresOutageLongerThanTheLease takes the database of two
@@ -36,7 +37,7 @@ func TestServePostgresOutageLongerThanTheLease(t *testing.T) {
 	defer srv.Stop()
 	url := srv.URL("postgres")
 	dir, _, script := demoRepo(t)
-	goal := planTitle(demo.Plan, "plan.md")
+	goal := profile.PlanTitle(demo.Plan, "plan.md")
 	t.Setenv("GAFFER_STORE", url)
 	t.Setenv("GAFFER_STORE_OUTAGE_WAIT", "2s")
 	a := startServe(t, bin, dir, "--host-id", "a", "--queue-lease", "2s", "--workers", "2")

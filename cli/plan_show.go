@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/gaffer-dev/gaffer/runview"
 	"io"
 	"strings"
 
@@ -11,35 +12,6 @@ import (
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/state"
 )
-
-// PlanView is a run's stored plan as `plan show --json` prints it and
-// `status --json` carries it ("plan"): everything the human approves.
-type PlanView struct {
-	RunID    string       `json:"run_id"`
-	Goal     string       `json:"goal"`
-	Revision int          `json:"revision"`
-	Mode     string       `json:"mode"`
-	Phases   [][]string   `json:"phases"`
-	Tasks    []state.Task `json:"tasks"`
-	Markdown string       `json:"markdown"` // the plan as written (by the user, or the architect for --goal)
-}
-
-// planViewOf returns s's plan, or nil when the architect has not written
-// one yet.
-func planViewOf(s state.ExecutionState) *PlanView {
-	if s.Plan.Markdown == "" && len(s.Plan.Tasks) == 0 {
-		return nil
-	}
-	v := &PlanView{RunID: s.Run.ID, Goal: s.Run.Goal, Revision: s.Progress.PlanRevision, Mode: s.Plan.Mode.String(),
-		Phases: [][]string{}, Tasks: s.Plan.Tasks, Markdown: s.Plan.Markdown}
-	if v.Tasks == nil {
-		v.Tasks = []state.Task{}
-	}
-	for _, ph := range s.Plan.Phases {
-		v.Phases = append(v.Phases, ph.TaskIDs)
-	}
-	return v
-}
 
 // writePlanText writes the whole plan for a person: a heading, the goal,
 // the phases with their tasks, then the plan's text as written (task
@@ -86,7 +58,7 @@ func (a *app) planShowCommand() *ucli.Command {
 // written a plan yet is ExitPrecondition.
 func PlanShow(io IO, cmd func(...string) string, snap graph.Snapshot[state.ExecutionState], asJSON bool) error {
 	id := snap.RunID
-	v := planViewOf(snap.State)
+	v := runview.PlanOf(snap.State)
 	if v == nil {
 		return exitf(ExitPrecondition, "run %s has no plan yet: the architect has not written it (see %s)", id, cmd("status", id))
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gaffer-dev/gaffer/profile"
 	"io"
 	"strings"
 
@@ -81,7 +82,7 @@ type PlanValidate struct {
 // (with JSON, the problems are printed too); a file that cannot be read
 // (or a directory) is an ExitUsage error.
 func (v PlanValidate) Run(_ context.Context, w io.Writer) error {
-	src, err := readInput(v.Path)
+	src, err := profile.ReadInput(v.Path)
 	if err != nil {
 		return err
 	}

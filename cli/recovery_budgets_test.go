@@ -46,21 +46,3 @@ func TestRecoveryBudgetFromTheProfileIsTheRuns(t *testing.T) {
 		t.Fatalf("status %s recovery %+v, want halted without a replan", v.Status, v.Recovery)
 	}
 }
-
-// resolveProfile carries what the profile sets, and only that, into the
-// run's config; recovery off carries nothing.
-func TestResolveProfileCarriesRecoveryBudgets(t *testing.T) {
-	env := func(string) string { return "" }
-	dir := configDir(t, "profiles:\n  default:\n    recovery: {max_replans_per_run: 0, budget_warn_at: 0.6}\n  off:\n    recovery: {enabled: false, max_replans_per_run: 2}\n")
-	rp, err := resolveProfile(dir, RunOptions{Script: "s.yaml"}, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := rp.recovery
-	if r == nil || r.MaxReplansPerRun == nil || *r.MaxReplansPerRun != 0 || r.BudgetWarnAt == nil || *r.BudgetWarnAt != 0.6 || r.MaxReplansPerPhase != nil {
-		t.Fatalf("recovery = %+v", r)
-	}
-	if rp, err = resolveProfile(dir, RunOptions{Script: "s.yaml", Profile: "off"}, env); err != nil || rp.recovery != nil {
-		t.Fatalf("recovery off: %+v, %v", rp.recovery, err)
-	}
-}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"github.com/gaffer-dev/gaffer/runview"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -95,7 +96,7 @@ func TestRecoveryDoctorCallSurvivesSIGKILL(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var v RunView
+			var v runview.Run
 			if err := json.Unmarshal(raw, &v); err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/gaffer-dev/gaffer/profile"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,7 +35,7 @@ func TestServeTwoHostsRemote(t *testing.T) {
 	ca, cb := filepath.Join(root, "a"), filepath.Join(root, "b")
 	gitOut(t, root, "clone", "--quiet", remote, ca)
 	gitOut(t, root, "clone", "--quiet", remote, cb)
-	goal := planTitle(demo.Plan, "plan.md")
+	goal := profile.PlanTitle(demo.Plan, "plan.md")
 	t.Setenv("GAFFER_STORE", url)
 	t.Setenv("GAFFER_IN_PLACE", "false") // each run in its own clone
 	t.Setenv("GAFFER_TEST_PAUSE_AFTER_COMMIT", "60s")
@@ -108,7 +109,7 @@ type twoHosts struct {
 func newTwoHosts(t *testing.T, bin string) *twoHosts {
 	t.Helper()
 	demoDir, _, script := demoRepo(t)
-	h := &twoHosts{bin: bin, root: t.TempDir(), goal: planTitle(demo.Plan, "plan.md"), script: script}
+	h := &twoHosts{bin: bin, root: t.TempDir(), goal: profile.PlanTitle(demo.Plan, "plan.md"), script: script}
 	h.remote = filepath.Join(h.root, "remote.git")
 	gitOut(t, h.root, "clone", "--quiet", "--bare", demoDir, h.remote)
 	h.ca, h.cb = filepath.Join(h.root, "a"), filepath.Join(h.root, "b")

@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/checkpoint"
-	"github.com/gaffer-dev/gaffer/cli/config"
 	"github.com/gaffer-dev/gaffer/events"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/metrics"
+	"github.com/gaffer-dev/gaffer/profile/config"
 	"github.com/gaffer-dev/gaffer/serve"
 	ucli "github.com/urfave/cli/v2"
 )
@@ -121,7 +121,10 @@ func Serve(c *ucli.Context, io IO, o ServeOptions) (err error) {
 		return err
 	}
 	// serve's runs are nobody's to watch or ask: its front is quiet.
-	l, err := openHost(c, io, hostOptions{metrics: m, front: noticer{io: io}, dir: o.Dir, remote: o.Remote, many: true})
+	// Parallel runs share serve's output: each agent line names its run.
+	setup := newSetup(c, io)
+	setup.RunIDs = true
+	l, err := openHost(c, io, hostOptions{metrics: m, front: noticer{io: io}, dir: o.Dir, remote: o.Remote, setup: setup})
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"github.com/gaffer-dev/gaffer/profile"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -33,7 +34,7 @@ func startInbox(t *testing.T, runID string, args ...string) (s *server, bin, dir
 		t.Fatalf("serve names no inbox:\n%s", s.output())
 	}
 	base = inboxBanner.FindStringSubmatch(s.output())[1]
-	out, code := gafferCmd(t, bin, "--repo", dir, "submit", "--goal", planTitle(demo.Plan, "plan.md"), "--script", script, "--run-id", runID)
+	out, code := gafferCmd(t, bin, "--repo", dir, "submit", "--goal", profile.PlanTitle(demo.Plan, "plan.md"), "--script", script, "--run-id", runID)
 	if code != 0 {
 		t.Fatalf("submit: exit %d\n%s", code, out)
 	}

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"github.com/gaffer-dev/gaffer/profile"
+	"github.com/gaffer-dev/gaffer/runview"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,7 +20,7 @@ func TestServeWorkersRunOneRepositoryOneAtATime(t *testing.T) {
 	dir, _, script := demoRepo(t)
 	base := gitOut(t, dir, "rev-parse", "HEAD")
 	s := startServe(t, bin, dir, "--workers", "2")
-	goal := planTitle(demo.Plan, "plan.md")
+	goal := profile.PlanTitle(demo.Plan, "plan.md")
 	runs := []string{"r-20260101-keys1", "r-20260101-keys2"}
 	for _, id := range runs {
 		out, code := gafferCmd(t, bin, "--repo", dir, "submit", "--goal", goal, "--script", script, "--run-id", id, "--auto-approve", "--in-place")
@@ -84,7 +86,7 @@ func TestServeWorkersRunOneRepositoryOneAtATime(t *testing.T) {
 }
 
 // waitTerminal polls until the run has finished (completed, failed, ...).
-func waitTerminal(t *testing.T, bin, dir, runID string, s *server) RunView {
+func waitTerminal(t *testing.T, bin, dir, runID string, s *server) runview.Run {
 	t.Helper()
 	for range 1200 {
 		v, _ := statusOf(t, bin, dir, runID)
@@ -97,5 +99,5 @@ func waitTerminal(t *testing.T, bin, dir, runID string, s *server) RunView {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatalf("run %s did not finish\nserve:\n%s", runID, s.output())
-	return RunView{}
+	return runview.Run{}
 }

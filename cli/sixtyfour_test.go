@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/gaffer-dev/gaffer/profile"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -39,7 +40,7 @@ func TestServeManyRunsOfOneRepositoryUnderKillsAndClients(t *testing.T) {
 	}
 	t.Logf("seed %d (GAFFER_KILL_SEED)", seed)
 	t.Setenv("GAFFER_REPRODUCIBLE_DATES", "1")
-	goal := planTitle(demo.Plan, "plan.md")
+	goal := profile.PlanTitle(demo.Plan, "plan.md")
 	ids := make([]string, n)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("r-20260101-sf%04d", i)

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/runview"
 	"github.com/gaffer-dev/gaffer/state"
@@ -25,13 +24,6 @@ type WatchPhase = runview.Phase
 
 // WatchTask is one task of a WatchPhase.
 type WatchTask = runview.Task
-
-// watchViewFrom is the view of the run's checkpoint snap at now.
-func watchViewFrom(snap graph.Snapshot[state.ExecutionState], now time.Time) WatchView {
-	v := runview.Of(snap.State, runStatus(snap), now)
-	v.RunID, v.Checkpoint, v.Next = snap.RunID, snap.Seq, snap.Next
-	return v
-}
 
 // writeWatchTree draws v as seed 002's dashboard: a heading with the
 // checkpoint and the tokens, the phase tree, the errors.
@@ -138,11 +130,7 @@ func (a *app) fetchWatch(c *ucli.Context, runID string) (WatchView, error) {
 		if err != nil {
 			return err
 		}
-		if rs.Pending {
-			v = WatchView{RunID: rs.Snapshot.RunID, Status: rs.Status}
-			return nil
-		}
-		v = watchViewFrom(rs.Snapshot, time.Now())
+		v = runview.RunOf(rs, time.Now()).Tree
 		return nil
 	})
 	return v, err

@@ -3,12 +3,10 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
-	"time"
 
 	"github.com/gaffer-dev/gaffer/control"
 	"github.com/gaffer-dev/gaffer/host"
-	"github.com/gaffer-dev/gaffer/workspace"
+	"github.com/gaffer-dev/gaffer/profile"
 	ucli "github.com/urfave/cli/v2"
 )
 
@@ -32,47 +30,24 @@ func submitCommand(io IO) *ucli.Command {
 			if c.Args().Present() {
 				return usageErrorf("submit takes no arguments")
 			}
-			o := RunOptions{
-				PlanFile: c.String("plan"), Goal: c.String("goal"), Driver: c.String("driver"), Script: c.String("script"),
-				AutoApprove: c.Bool("auto-approve"), AllowDirty: c.Bool("allow-dirty"), InPlace: c.Bool("in-place"), Pace: c.Duration("pace"),
-				TrackerID: c.String("tracker-id"), RunID: c.String("run-id"), Profile: c.String("profile"),
-			}
-			return Submit(c, io, o)
+			return Submit(c, io)
 		},
 	}
 }
 
-// Submit sends a run to the serve process that holds the store. Files are
-// named by absolute paths, since serve runs elsewhere.
-func Submit(c *ucli.Context, io IO, o RunOptions) error {
-	if err := o.checkInputs(); err != nil { // neither or both, or a file that cannot be read: nothing is queued
+// Submit sends the run c's flags ask for to the serve process that holds
+// the store: flags, the checks that need nothing open (profile.CheckSubmit),
+// Submit, the outcome.
+func Submit(c *ucli.Context, io IO) error {
+	spec, err := runSpec(c)
+	if err != nil {
 		return err
 	}
-	for _, p := range []*string{&o.PlanFile, &o.Script} {
-		if *p != "" {
-			abs, err := filepath.Abs(*p)
-			if err != nil {
-				return fmt.Errorf("submit: %w", err)
-			}
-			*p = abs
-		}
-	}
-	if o.RunID == "" {
-		o.RunID = host.NewRunID(time.Now())
-	}
-	// serve executes runs in its own work tree: it refuses a run of another.
 	g, _, err := globalsOf(c)
 	if err != nil {
 		return err
 	}
-	repo, err := workspace.Open(g.Repo)
-	if err != nil {
-		return exitf(ExitPrecondition, "open repository %s: %w", g.Repo, err)
-	}
-	if o.Repo, err = host.RepoKey(repo.Root()); err != nil {
-		return err
-	}
-	if err := checkSubmitNotify(repo.Root(), o, g); err != nil {
+	if err := profile.CheckSubmit(g.Repo, &spec); err != nil {
 		return err
 	}
 	dir, _, err := storeOf(c)
@@ -80,7 +55,7 @@ func Submit(c *ucli.Context, io IO, o RunOptions) error {
 		return err
 	}
 	cl := host.NewClient(dir)
-	out, err := cl.Submit(c.Context, o.spec())
+	out, err := cl.Submit(c.Context, spec)
 	if errors.Is(err, control.ErrNoServer) {
 		// On a database store, the serves of any host take it (hosts.go).
 		svc, closeSvc, derr := viaDatabase(c, io)
@@ -89,7 +64,7 @@ func Submit(c *ucli.Context, io IO, o RunOptions) error {
 		}
 		if svc != nil {
 			defer closeSvc()
-			out, err = svc.Submit(c.Context, o.spec())
+			out, err = svc.Submit(c.Context, spec)
 		}
 	}
 	if errors.Is(err, control.ErrNoServer) {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/gaffer-dev/gaffer/internal/render"
 	"io"
 	"strings"
 	"time"
@@ -89,4 +90,4 @@ func writeRunTree(w io.Writer, s state.ExecutionState, now time.Time) {
 	writePhaseTree(w, v.Phases)
 }
 
-func short(sha string) string { return runview.Short(sha) }
+func short(sha string) string { return render.Short(sha) }

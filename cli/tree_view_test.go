@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/runview"
 	"slices"
 	"strings"
 	"testing"
@@ -109,16 +111,17 @@ func TestStatusLiveAndWatchDrawTheSameTree(t *testing.T) {
 	for name, s := range treeStates(now) {
 		t.Run(name, func(t *testing.T) {
 			snap := graph.Snapshot[state.ExecutionState]{RunID: s.Run.ID, Seq: 7, State: s}
+			view := runview.RunOf(host.RunStatus{Snapshot: snap}, now)
 
 			var st strings.Builder
-			writeStatusTree(&st, snap, now)
+			writeStatusTree(&st, view)
 			status := phaseLines(st.String())
 
 			l := &liveTree{now: func() time.Time { return now }, state: s, have: true}
 			live := phaseLines(strings.Join(l.frame(), "\n"))
 
 			var wt strings.Builder
-			writeWatchTree(&wt, watchViewFrom(snap, now))
+			writeWatchTree(&wt, view.Tree)
 			watch := phaseLines(wt.String())
 
 			if len(status) == 0 || !slices.Equal(status, live) || !slices.Equal(status, watch) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/gaffer-dev/gaffer/runview"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,7 +69,7 @@ func TestRunRefusesADirtyTree(t *testing.T) {
 
 // statusJSON runs `gaffer GLOBALS... status [RUN] --json`: args are global
 // flags with their values, then optionally RUN.
-func statusJSON(t *testing.T, args ...string) RunView {
+func statusJSON(t *testing.T, args ...string) runview.Run {
 	t.Helper()
 	globals, run := args, []string(nil)
 	if len(args)%2 == 1 {
@@ -79,7 +80,7 @@ func statusJSON(t *testing.T, args ...string) RunView {
 	if code != 0 {
 		t.Fatalf("status: exit %d\n%s", code, out)
 	}
-	var v RunView
+	var v runview.Run
 	if err := json.Unmarshal([]byte(out), &v); err != nil {
 		t.Fatalf("status --json: %v\n%s", err, out)
 	}
@@ -102,7 +103,7 @@ func TestApprovalWithoutTerminalThenStatusListApprove(t *testing.T) {
 		t.Fatalf("status before approval: %+v", v)
 	}
 	out, code = gaffer(t, "--repo", dir, "list", "--json")
-	var list []RunView
+	var list []runview.Run
 	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != 1 || list[0].Status != "awaiting_approval" {
 		t.Fatalf("list --json: exit %d\n%s", code, out)
 	}
@@ -251,7 +252,7 @@ func TestForkedRunGetsItsOwnID(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("fork: exit %d\n%s", code, out)
 	}
-	var list []RunView
+	var list []runview.Run
 	out, _ = gaffer(t, "--repo", dir, "list", "--json")
 	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list) != 2 {
 		t.Fatalf("list: %v\n%s", err, out)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/gaffer-dev/gaffer/profile"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -39,7 +40,7 @@ func TestTwoStoresOneWorkTree(t *testing.T) {
 	bin := gafferBinary(t)
 	dir, _, script := demoRepo(t)
 	storeA, storeB := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
-	goal := planTitle(demo.Plan, "plan.md")
+	goal := profile.PlanTitle(demo.Plan, "plan.md")
 	const runA, runB = "r-20260101-lockaa", "r-20260101-lockbb"
 	first := startProc(t, bin, []string{"--repo", dir, "--store", storeA, "run", "--in-place", "--goal", goal, "--script", script,
 		"--run-id", runA, "--auto-approve", "--pace", "200ms"}, "")

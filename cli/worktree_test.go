@@ -3,6 +3,7 @@ package cli
 import (
 	"crypto/sha256"
 	"fmt"
+	"github.com/gaffer-dev/gaffer/profile"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -77,7 +78,7 @@ func phaseTrees(t *testing.T, dir, base, rev string) string {
 func TestRunWorksInItsOwnWorkTree(t *testing.T) {
 	t.Setenv("GAFFER_REPRODUCIBLE_DATES", "1")
 	const runID = "r-20260101-ownwt1"
-	goal := planTitle(demo.Plan, "plan.md")
+	goal := profile.PlanTitle(demo.Plan, "plan.md")
 	// The reference: the same run in place, in a clean checkout.
 	ref, _, refScript := demoRepo(t)
 	refBase := gitOut(t, ref, "rev-parse", "HEAD")
@@ -128,7 +129,7 @@ func TestServeRunsOneRepositoryInParallelAndSurvivesKills(t *testing.T) {
 	t.Logf("seed %d (GAFFER_KILL_SEED)", seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	t.Setenv("GAFFER_REPRODUCIBLE_DATES", "1")
-	goal := planTitle(demo.Plan, "plan.md")
+	goal := profile.PlanTitle(demo.Plan, "plan.md")
 	ids := []string{"r-20260101-par000", "r-20260101-par001", "r-20260101-par002", "r-20260101-par003"}
 
 	// The references: each run alone, in place, in a clean checkout.

@@ -116,9 +116,12 @@ func (h *Host) Resume(ctx context.Context, req RunRequest) (Outcome, error) {
 
 // Answer answers what a run waits for (the newest waiting run for an
 // empty RunID) and continues the run here: the plan's approval, or with
-// a Decision recovery's question.
+// a Verdict that Decides recovery's question.
 func (h *Host) Answer(ctx context.Context, req AnswerRequest) (Outcome, error) {
-	if req.Decision != "" {
+	if err := req.check(); err != nil {
+		return Outcome{}, err
+	}
+	if req.Verdict.Decides() {
 		return h.decide(ctx, req)
 	}
 	id, err := h.pick(ctx, req.RunID, "waiting for approval", func(s state.RunStatus) bool { return s == state.RunAwaitingApproval })
@@ -146,14 +149,7 @@ func (h *Host) Answer(ctx context.Context, req AnswerRequest) (Outcome, error) {
 // decide answers recovery's question a run waits for and continues the
 // run here; a run waiting for its plan's approval is refused.
 func (h *Host) decide(ctx context.Context, req AnswerRequest) (Outcome, error) {
-	ans := nodes.Answer{Approved: true, Feedback: req.Feedback}
-	switch req.Decision {
-	case "retry":
-	case "stop":
-		ans.Approved = false
-	default:
-		return Outcome{}, errorf(Usage, "--decision %q: want retry or stop", req.Decision)
-	}
+	ans := req.answer()
 	id, err := h.pick(ctx, req.RunID, "waiting for approval", func(s state.RunStatus) bool { return s == state.RunAwaitingApproval })
 	if err != nil {
 		return Outcome{}, err
@@ -168,10 +164,15 @@ func (h *Host) decide(ctx context.Context, req AnswerRequest) (Outcome, error) {
 	case snap.Interrupt == nil:
 		return Outcome{}, h.refusal(ctx, id, graph.ErrNotInterrupted)
 	case snap.Interrupt.Node != nodes.NodeRecover:
-		return Outcome{}, errorf(Usage, "run %s waits for its plan's approval, not for recovery's question: approve or reject it without --decision", id)
+		return Outcome{}, notDeciding(id)
 	}
 	if err := h.checkCommits(ctx, snap); err != nil {
 		return Outcome{}, err
+	}
+	if ans.Approved {
+		if err := h.cfg.Setup.CheckKeys(snap.State.Config); err != nil { // before the answer is used up
+			return Outcome{}, err
+		}
 	}
 	return h.drive(ctx, id, snap.State, false, func(ctx context.Context) (graphResult, error) {
 		return h.runner.Resume(ctx, id, graph.WithResume(ans))

@@ -204,7 +204,7 @@ func (x holder) Answer(ctx context.Context, req AnswerRequest) (Outcome, error) 
 	hr.mu.Lock()
 	answers, waiting := r.answers, r.waiting
 	hr.mu.Unlock()
-	if answers == nil || req.Decision != "" {
+	if answers == nil || req.Verdict.Decides() {
 		return Outcome{}, errorf(Refused, "run %s is not waiting for approval (it is running in %s)", id, holderName())
 	}
 	select {

@@ -153,8 +153,8 @@ type Host struct {
 	runner     *graph.Runner[state.ExecutionState]
 	log        *slog.Logger
 
-	repos  *nodes.Repos // each run's repository: its own work tree, or repo
-	remote *remoteRepo  // the shared remote the runs' branches are pushed to; nil for none
+	repos  *nodes.Repos      // each run's repository: its own work tree, or repo
+	remote *workspace.Mirror // the shared remote the runs' branches are pushed to; nil for none
 
 	live liveSet  // runs this process is driving now
 	held heldRuns // the runs driven for other processes' answers and cancels

@@ -150,7 +150,7 @@ func TestEachOperationLocallyAndThroughTheSocket(t *testing.T) {
 		for name, op := range map[string]func() error{
 			"Status": func() error { _, err := svc.Status(ctx, RunRequest{}); return err },
 			"Resume": func() error { _, err := svc.Resume(ctx, RunRequest{}); return err },
-			"Answer": func() error { _, err := svc.Answer(ctx, AnswerRequest{Approved: true}); return err },
+			"Answer": func() error { _, err := svc.Answer(ctx, AnswerRequest{Verdict: Approve}); return err },
 		} {
 			if err := op(); CodeOf(err) != Refused || err.Error() != "no runs in this repository (the store at "+f.store+" has none)" {
 				t.Errorf("%s in a store without runs: %v (%s)", name, err, CodeOf(err))
@@ -169,7 +169,7 @@ func TestEachOperationLocallyAndThroughTheSocket(t *testing.T) {
 			t.Fatalf("Status carries %d phases, want the plan's 2", got)
 		}
 		// Answer: approved, the run goes on to its end here.
-		out, err = svc.Answer(ctx, AnswerRequest{RunID: "r-1", Approved: true})
+		out, err = svc.Answer(ctx, AnswerRequest{RunID: "r-1", Verdict: Approve})
 		if err != nil || out.Kind != Completed {
 			t.Fatalf("Answer = %+v, %v; want completed", out, err)
 		}
@@ -239,8 +239,8 @@ func TestEachOperationLocallyAndThroughTheSocket(t *testing.T) {
 		if _, err := svc.Submit(ctx, RunSpec{PlanFile: f.plan}); CodeOf(err) != Refused || !strings.Contains(err.Error(), "start one with: gaffer serve") {
 			t.Fatalf("Submit to a host that is not serve: %v (%s)", err, CodeOf(err))
 		}
-		if _, err := svc.Answer(ctx, AnswerRequest{RunID: "r-1", Decision: "maybe"}); CodeOf(err) != Usage {
-			t.Fatalf("Answer with an unknown decision: %v (%s), want usage", err, CodeOf(err))
+		if _, err := svc.Answer(ctx, AnswerRequest{RunID: "r-1"}); CodeOf(err) != Usage {
+			t.Fatalf("Answer without a verdict: %v (%s), want usage", err, CodeOf(err))
 		}
 	})
 }
@@ -264,7 +264,7 @@ func TestHolderRefusesToDriveForOthers(t *testing.T) {
 		"resume": func() error { _, err := cl.Resume(ctx, RunRequest{RunID: "r-1"}); return err },
 		"fork":   func() error { _, err := cl.Fork(ctx, ForkRequest{RunID: "r-1", Seq: 1}); return err },
 		"submit": func() error { _, err := cl.Submit(ctx, RunSpec{RunID: "r-2", PlanFile: f.plan}); return err },
-		"answer": func() error { _, err := cl.Answer(ctx, AnswerRequest{RunID: "r-1", Approved: true}); return err },
+		"answer": func() error { _, err := cl.Answer(ctx, AnswerRequest{RunID: "r-1", Verdict: Approve}); return err },
 	} {
 		if err := call(); CodeOf(err) != Held || !strings.Contains(err.Error(), "`gaffer run`, which holds the store") {
 			t.Errorf("%s through a holder: %v (%s), want held by `gaffer run`", name, err, CodeOf(err))
@@ -319,7 +319,7 @@ func TestAnswerFromAnotherProcessReachesTheQuestion(t *testing.T) {
 		done <- out
 	}()
 	<-front.asked
-	out, err := NewClient(f.store).Answer(t.Context(), AnswerRequest{Approved: true})
+	out, err := NewClient(f.store).Answer(t.Context(), AnswerRequest{Verdict: Approve})
 	if err != nil || out.Kind != HandedOn || !strings.Contains(out.Message, "Run r-1 approved; gaffer run") {
 		t.Fatalf("Answer through the socket = %+v, %v", out, err)
 	}

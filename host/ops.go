@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gaffer-dev/gaffer/internal/render"
 	"os"
 	"path/filepath"
 	"slices"
@@ -77,7 +78,7 @@ func (h *Host) cancel(ctx context.Context, runID string) (Outcome, error) {
 		case err != nil:
 			note("Phase %d's unfinished changes were left in the work tree: %v", phase, err)
 		case pre != "":
-			note("Phase %d's unfinished changes were undone: the work tree is back at %s, the last good commit.", phase, Short(pre))
+			note("Phase %d's unfinished changes were undone: the work tree is back at %s, the last good commit.", phase, render.Short(pre))
 		}
 	}
 	h.endWorkTree(ctx, after.State)
@@ -126,9 +127,6 @@ func runningPhase(s state.ExecutionState) (int, bool) {
 	}
 	return i + 1, true
 }
-
-// Short is a commit's short hash.
-func Short(sha string) string { return sha[:min(7, len(sha))] }
 
 // Status is a run's latest checkpoint (the newest run for an empty RunID).
 // A run whose store lost checkpoints its commits prove existed is refused
@@ -239,7 +237,7 @@ func (h *Host) Fork(ctx context.Context, req ForkRequest) (Forked, error) {
 	}
 	if paths := DirtPaths(workspace.Status{Modified: st.Modified, Added: st.Added, Deleted: st.Deleted}, nil); len(paths) > 0 {
 		return Forked{}, errorf(Refused, "%w (%s: %s) in %s; the fork checks out its own branch: commit or stash them first",
-			ErrDirtyTree, Plural(len(paths), "path"), ListPaths(paths, 10), h.repo.Root())
+			ErrDirtyTree, render.Plural(len(paths), "path"), render.ListPaths(paths, 10), h.repo.Root())
 	}
 	unlock, err := h.lockWorkTree(h.repo, id)
 	if err != nil {
@@ -267,9 +265,9 @@ func (h *Host) Fork(ctx context.Context, req ForkRequest) (Forked, error) {
 	branch := ForkBranchPrefix + id
 	if err := h.repo.CheckoutNewBranch(ctx, branch, base, untracked); err != nil {
 		if errors.Is(err, workspace.ErrResetConflict) {
-			return Forked{}, errorf(Refused, "fork: check out %s at %s: %w", branch, Short(base), err)
+			return Forked{}, errorf(Refused, "fork: check out %s at %s: %w", branch, render.Short(base), err)
 		}
-		return Forked{}, fmt.Errorf("fork: check out %s at %s: %w", branch, Short(base), err)
+		return Forked{}, fmt.Errorf("fork: check out %s at %s: %w", branch, render.Short(base), err)
 	}
 	if err := copyExecDir(h.repo.Root(), snap.State.Run.ExecDir, s.Run.ExecDir); err != nil {
 		return Forked{}, fmt.Errorf("fork: %w", err)
@@ -440,20 +438,4 @@ func DirtPaths(st workspace.Status, inputs []string) []string {
 		out = append(out, l)
 	}
 	return out
-}
-
-// ListPaths joins up to max paths with ", ", and says how many more there are.
-func ListPaths(paths []string, max int) string {
-	if len(paths) <= max {
-		return strings.Join(paths, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(paths[:max], ", "), len(paths)-max)
-}
-
-// Plural is "1 path", "2 paths".
-func Plural(n int, what string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, what)
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }

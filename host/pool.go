@@ -205,6 +205,9 @@ func (p *Pool) Resume(ctx context.Context, req RunRequest) (Outcome, error) {
 
 // Answer queues a human's answer to a parked run.
 func (p *Pool) Answer(ctx context.Context, req AnswerRequest) (Outcome, error) {
+	if err := req.check(); err != nil {
+		return Outcome{}, err
+	}
 	if st := p.pending(ctx, req.RunID); st != "" {
 		// Submitted, without a checkpoint yet: there is no plan to answer.
 		return Outcome{}, errorf(Refused, "run %s is not waiting for approval (it is %s)", req.RunID, st)
@@ -220,25 +223,16 @@ func (p *Pool) Answer(ctx context.Context, req AnswerRequest) (Outcome, error) {
 	if snap.Interrupt == nil || ViewStatus(snap) != state.RunAwaitingApproval {
 		return Outcome{}, errorf(Refused, "run %s is not waiting for approval (it is %s)", id, ViewStatus(snap))
 	}
-	ans := req.answer()
-	if req.Decision != "" {
-		switch {
-		case snap.Interrupt.Node != nodes.NodeRecover:
-			return Outcome{}, errorf(Usage, "run %s waits for its plan's approval, not for recovery's question: approve or reject it without --decision", id)
-		case req.Decision == "retry":
-			ans.Approved = true
-		case req.Decision == "stop":
-			ans.Approved = false
-		default:
-			return Outcome{}, errorf(Usage, "--decision %q: want retry or stop", req.Decision)
-		}
+	if req.Verdict.Decides() && snap.Interrupt.Node != nodes.NodeRecover {
+		return Outcome{}, notDeciding(id)
 	}
-	if err := p.answer(ctx, id, ans); errors.Is(err, serve.ErrDuplicate) {
+	req.RunID = id
+	if err := p.answer(ctx, id, req); errors.Is(err, serve.ErrDuplicate) {
 		return Outcome{}, errorf(Held, "run %s was answered already: the answer waits for a worker of %s (`gaffer status %s` tells when the run goes on)", id, p.serveName(), id)
 	} else if err != nil {
 		return Outcome{}, errorf(Held, "run %s: %w", id, err)
 	}
-	return Outcome{RunID: id, Kind: HandedOn, Message: fmt.Sprintf("Run %s %s; %s continues it.", id, AnswerVerb(ans), p.serveName())}, nil
+	return Outcome{RunID: id, Kind: HandedOn, Message: fmt.Sprintf("Run %s %s; %s continues it.", id, AnswerVerb(req.answer()), p.serveName())}, nil
 }
 
 // answerWait bounds how long answer waits for the job that parked a run
@@ -249,7 +243,7 @@ const answerWait = 10 * time.Second
 // written before its worker's job returns: an answer that comes in
 // between (the status said awaiting_approval) waits for the job to end
 // rather than being refused as a duplicate.
-func (p *Pool) answer(ctx context.Context, id string, ans nodes.Answer) error {
+func (p *Pool) answer(ctx context.Context, id string, ans AnswerRequest) error {
 	deadline := time.Now().Add(answerWait)
 	for {
 		err := p.q.Answer(id, ans)
@@ -352,7 +346,7 @@ func (x executor) Execute(ctx context.Context, job serve.Job) (serve.Outcome, er
 			out, err = h.Start(ctx, spec)
 		}
 	case serve.JobAnswer:
-		var ans nodes.Answer
+		var ans AnswerRequest // a journal's answer of any version (AnswerRequest.UnmarshalJSON)
 		if jerr := json.Unmarshal(job.Answer, &ans); jerr != nil {
 			return serve.OutcomeDone, fmt.Errorf("run %s: read the answer: %w", id, jerr)
 		}
@@ -360,7 +354,8 @@ func (x executor) Execute(ctx context.Context, job serve.Job) (serve.Outcome, er
 		if serr == nil && snap.Interrupt == nil && job.Recovered {
 			out, err = h.Resume(ctx, RunRequest{RunID: id}) // the answer was taken before the crash
 		} else {
-			out, err = h.Answer(ctx, AnswerRequest{RunID: id, Approved: ans.Approved, Feedback: ans.Feedback})
+			ans.RunID = id
+			out, err = h.Answer(ctx, ans)
 		}
 	default:
 		out, err = h.Resume(ctx, RunRequest{RunID: id})

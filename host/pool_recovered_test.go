@@ -68,7 +68,7 @@ func TestPoolAnswerOfAQueuedRun(t *testing.T) {
 		if _, err := svc.Submit(t.Context(), RunSpec{RunID: "r-1", PlanFile: f.plan, Script: f.script, InPlace: true}); err != nil {
 			t.Fatal(err)
 		}
-		_, err := svc.Answer(t.Context(), AnswerRequest{RunID: "r-1", Approved: true})
+		_, err := svc.Answer(t.Context(), AnswerRequest{RunID: "r-1", Verdict: Approve})
 		if CodeOf(err) != Refused || err == nil || err.Error() != "run r-1 is not waiting for approval (it is queued)" {
 			t.Fatalf("Answer of a queued run: %v (%s)", err, CodeOf(err))
 		}

@@ -167,11 +167,11 @@ func TestPoolOperationsLocallyAndThroughTheSocket(t *testing.T) {
 			t.Fatalf("Start through the pool = %+v, %v; want r-3 handed on", out, err)
 		}
 		waitStatus(t, p, svc, "r-3", "awaiting_approval")
-		if _, err := svc.Answer(ctx, AnswerRequest{RunID: "r-3", Decision: "retry"}); CodeOf(err) != Usage ||
+		if _, err := svc.Answer(ctx, AnswerRequest{RunID: "r-3", Verdict: Retry}); CodeOf(err) != Usage ||
 			!strings.Contains(err.Error(), "not for recovery's question") {
 			t.Fatalf("Answer with a decision to a plan's approval: %v (%s), want usage", err, CodeOf(err))
 		}
-		out, err = svc.Answer(ctx, AnswerRequest{RunID: "r-3", Approved: true})
+		out, err = svc.Answer(ctx, AnswerRequest{RunID: "r-3", Verdict: Approve})
 		if err != nil || out.Kind != HandedOn || out.RunID != "r-3" || !strings.Contains(out.Message, "Run r-3 approved; gaffer serve") {
 			t.Fatalf("Answer through the pool = %+v, %v; want handed on, approved", out, err)
 		}
@@ -255,7 +255,7 @@ func TestPoolAnswerWaitsForTheJobThatParkedTheRun(t *testing.T) {
 	}
 	answered := make(chan result, 1)
 	go func() {
-		out, err := p.Answer(context.Background(), AnswerRequest{RunID: "r-1", Approved: true})
+		out, err := p.Answer(context.Background(), AnswerRequest{RunID: "r-1", Verdict: Approve})
 		answered <- result{out, err}
 	}()
 	select {
@@ -280,10 +280,10 @@ func TestPoolSecondAnswerWhileTheFirstIsQueued(t *testing.T) {
 		t.Fatalf("Start = %+v, %v; want parked", out, err)
 	}
 	p := newTestPool(t, h) // no workers: answers stay queued
-	if out, err := p.Answer(t.Context(), AnswerRequest{RunID: "r-1", Approved: true}); err != nil || out.Kind != HandedOn {
+	if out, err := p.Answer(t.Context(), AnswerRequest{RunID: "r-1", Verdict: Approve}); err != nil || out.Kind != HandedOn {
 		t.Fatalf("first Answer = %+v, %v; want handed on", out, err)
 	}
-	_, err := p.Answer(t.Context(), AnswerRequest{RunID: "r-1", Approved: true})
+	_, err := p.Answer(t.Context(), AnswerRequest{RunID: "r-1", Verdict: Approve})
 	if CodeOf(err) != Held || !strings.Contains(err.Error(), "run r-1 was answered already: the answer waits for a worker") ||
 		!strings.Contains(err.Error(), "gaffer status r-1") {
 		t.Fatalf("second Answer: %v (%s)", err, CodeOf(err))
@@ -428,4 +428,34 @@ func FuzzDecodeJob(f *testing.F) {
 			t.Fatalf("round trip of %q: %+v, want %+v", b, again, spec)
 		}
 	})
+}
+
+// An answer a serve journaled before verdicts were kept (a nodes.Answer:
+// approved and feedback) recovers: the next serve answers the run with
+// it and the run goes on.
+func TestPoolRecoversAnOldJournalsAnswer(t *testing.T) {
+	f := newFixture(t)
+	key, err := RepoKey(f.repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := f.open(t)
+	if out, err := h.Start(t.Context(), RunSpec{RunID: "r-1", PlanFile: f.plan, Script: f.script, InPlace: true}); err != nil || out.Kind != Parked {
+		t.Fatalf("start: %+v, %v; want parked for approval", out, err)
+	}
+	h.Close()
+	q, _ := json.Marshal(key)
+	old := `{"version":1,"active":null,"queued":[{"run_id":"r-1","kind":"answer","answer":{"approved":true,"feedback":"go"},"key":` + string(q) + `}]}`
+	if err := os.WriteFile(serve.JournalPath(f.store), []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h = f.open(t)
+	p := newTestPool(t, h)
+	startPool(t, p)
+	waitStatus(t, p, p, "r-1", "completed")
+	rs, err := p.Status(t.Context(), RunRequest{RunID: "r-1"})
+	if err != nil || rs.Snapshot.State.Approval.Feedback != "go" {
+		t.Fatalf("the approval's feedback: %+v, %v; want the journal's", rs.Snapshot.State.Approval, err)
+	}
+	checkCommitted(t, f, h, "r-1")
 }

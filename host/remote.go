@@ -1,16 +1,14 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gaffer-dev/gaffer/internal/render"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/state"
@@ -27,7 +25,7 @@ import (
 //     <dir>.mirror, beside its local directory, fetched before each run it
 //     claims (Start or Resume, which is where a claim lands), with
 //     --prune: a branch deleted on the remote goes from the mirror. Its
-//     objects are never pruned (keepObjects: the clones borrow them).
+//     objects are never pruned (workspace.Mirror: the clones borrow them).
 //   - Each run gets its own clone of the remote (`git clone --reference`
 //     the mirror, so objects are not copied) at <dir>.worktrees/<run-id>,
 //     on branch gaffer/<run-id>. A new run's branch starts at the
@@ -55,18 +53,9 @@ import (
 // pushes the fork's branch (publishFork), and is refused without it when
 // the parent run worked on a remote (forkRefusal).
 
-// remoteRepo is the shared remote of a host's runs and the host's mirror
-// of it.
-type remoteRepo struct {
-	url    string // the remote: a URL, or an absolute path
-	mirror string // the host's mirror of it
-	mu     sync.Mutex
-	kept   bool // the mirror is set to keep its objects (keepObjects)
-}
-
 // newRemote is the remote of cfg for a host whose local directory is dir,
 // nil when the host pushes nothing.
-func newRemote(cfg Config, dir string) *remoteRepo {
+func newRemote(cfg Config, dir string) *workspace.Mirror {
 	if cfg.Remote == "" || !IsStoreURL(cfg.Store) {
 		return nil
 	}
@@ -80,96 +69,7 @@ func newRemote(cfg Config, dir string) *remoteRepo {
 	if abs, err := filepath.Abs(mirror); err == nil {
 		mirror = abs
 	}
-	return &remoteRepo{url: url, mirror: mirror}
-}
-
-// git runs the git command in dir and returns its standard output,
-// trimmed; a failure carries git's standard error.
-func git(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(errb.String())
-		if msg == "" {
-			msg = err.Error()
-		}
-		return strings.TrimSpace(out.String()), fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
-	}
-	return strings.TrimSpace(out.String()), nil
-}
-
-// sync brings the mirror up to date with the remote, making it the first
-// time (in a temporary directory renamed into place, so a crash leaves no
-// half mirror).
-func (m *remoteRepo) sync(ctx context.Context) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, err := os.Stat(filepath.Join(m.mirror, "HEAD")); err == nil {
-		if !m.kept {
-			// A mirror made before it kept its objects.
-			if err := keepObjects(ctx, m.mirror); err != nil {
-				return err
-			}
-			m.kept = true
-		}
-		if _, err := git(ctx, m.mirror, "fetch", "--quiet", "--prune", m.url, "+refs/*:refs/*"); err != nil {
-			return fmt.Errorf("fetch the remote %s into the mirror: %w", m.url, err)
-		}
-		return nil
-	}
-	tmp := m.mirror + ".tmp"
-	_ = os.RemoveAll(tmp)
-	if err := os.MkdirAll(filepath.Dir(m.mirror), 0o700); err != nil {
-		return err
-	}
-	if _, err := git(ctx, filepath.Dir(m.mirror), "clone", "--quiet", "--mirror", m.url, tmp); err != nil {
-		return fmt.Errorf("mirror the remote %s: %w", m.url, err)
-	}
-	if err := keepObjects(ctx, tmp); err != nil {
-		return err
-	}
-	m.kept = true
-	return os.Rename(tmp, m.mirror)
-}
-
-// keepObjects makes git never delete an object of the mirror: the runs'
-// clones borrow its objects (clone --reference, an alternate), and a
-// pruning gc there — git fetch runs `git gc --auto` — would take from a
-// clone an object no ref of the mirror reaches any more (a run's branch
-// deleted or rewritten on the remote while its clone is in use), leaving
-// the clone corrupt. gc still packs; refs of deleted branches still go
-// (fetch --prune). The cost is that the objects of deleted branches stay:
-// a mirror, with no clone of this host's runs in use (no serve), may be
-// removed; the next run makes it again.
-func keepObjects(ctx context.Context, mirror string) error {
-	if _, err := git(ctx, mirror, "config", "gc.pruneExpire", "never"); err != nil {
-		return fmt.Errorf("the mirror %s: %w", mirror, err)
-	}
-	return nil
-}
-
-// tip is where branch is in the mirror, "" when it has no such branch.
-func (m *remoteRepo) tip(ctx context.Context, branch string) string {
-	h, err := git(ctx, m.mirror, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch)
-	if err != nil {
-		return ""
-	}
-	return h
-}
-
-// clone makes dir a clone of the remote on branch, borrowing the
-// mirror's objects; what was at dir goes.
-func (m *remoteRepo) clone(ctx context.Context, dir, branch string) error {
-	_ = os.RemoveAll(dir)
-	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
-		return err
-	}
-	if _, err := git(ctx, filepath.Dir(dir), "clone", "--quiet", "--reference", m.mirror, "--branch", branch, m.url, dir); err != nil {
-		return fmt.Errorf("clone the remote %s: %w", m.url, err)
-	}
-	return nil
+	return workspace.NewMirror(url, mirror)
 }
 
 // newRemoteTree makes run s's own clone on its branch (at base, the
@@ -177,26 +77,26 @@ func (m *remoteRepo) clone(ctx context.Context, dir, branch string) error {
 // and records it in s as newWorkTree does.
 func (h *Host) newRemoteTree(ctx context.Context, s state.ExecutionState, base string) (state.ExecutionState, error) {
 	m, branch := h.remote, RunBranch(s.Run.ID)
-	if err := m.sync(ctx); err != nil {
+	if err := m.Sync(ctx); err != nil {
 		return s, fmt.Errorf("run %s: %w", s.Run.ID, err)
 	}
-	if m.tip(ctx, branch) == "" {
+	if m.Tip(ctx, branch) == "" {
 		if base == "" {
 			var err error
-			if base, err = git(ctx, m.mirror, "rev-parse", "--verify", "HEAD^{commit}"); err != nil {
-				return s, errorf(Refused, "the remote %s has no commit to start from: %w; push one first", m.url, err)
+			if base, err = workspace.Git(ctx, m.Path, "rev-parse", "--verify", "HEAD^{commit}"); err != nil {
+				return s, errorf(Refused, "the remote %s has no commit to start from: %w; push one first", m.URL, err)
 			}
 		}
-		if _, err := git(ctx, m.mirror, "push", "--quiet", "--force-with-lease=refs/heads/"+branch+":", m.url, base+":refs/heads/"+branch); err != nil {
+		if _, err := workspace.Git(ctx, m.Path, "push", "--quiet", "--force-with-lease=refs/heads/"+branch+":", m.URL, base+":refs/heads/"+branch); err != nil {
 			return s, fmt.Errorf("run %s: push its branch: %w", s.Run.ID, err)
 		}
-		if err := m.sync(ctx); err != nil {
+		if err := m.Sync(ctx); err != nil {
 			return s, fmt.Errorf("run %s: %w", s.Run.ID, err)
 		}
 	}
 	dir := h.workTreeDir(s.Run.ID)
 	h.repos.Forget(dir)
-	if err := m.clone(ctx, dir, branch); err != nil {
+	if err := m.Clone(ctx, dir, branch); err != nil {
 		return s, fmt.Errorf("run %s: make its clone: %w", s.Run.ID, err)
 	}
 	return h.settle(ctx, s, dir)
@@ -208,10 +108,10 @@ func (h *Host) newRemoteTree(ctx context.Context, s state.ExecutionState, base s
 // otherwise (a run this host never had, or one another host moved on).
 func (h *Host) remoteRepoOf(ctx context.Context, s state.ExecutionState) (*workspace.Repo, error) {
 	m, branch, dir := h.remote, RunBranch(s.Run.ID), h.workTreeDir(s.Run.ID)
-	if err := m.sync(ctx); err != nil {
+	if err := m.Sync(ctx); err != nil {
 		return nil, fmt.Errorf("run %s: %w", s.Run.ID, err)
 	}
-	tip := m.tip(ctx, branch)
+	tip := m.Tip(ctx, branch)
 	if tip == "" && expectedTip(s) == "" {
 		// Started, never checkpointed past its start: make it as new.
 		if _, err := h.newRemoteTree(ctx, s, ""); err != nil {
@@ -237,7 +137,7 @@ func (h *Host) remoteRepoOf(ctx context.Context, s state.ExecutionState) (*works
 		h.log.Info("make a run's clone again", "run", s.Run.ID, "dir", dir, "err", err)
 	}
 	h.repos.Forget(dir)
-	if err := m.clone(ctx, dir, branch); err != nil {
+	if err := m.Clone(ctx, dir, branch); err != nil {
 		return nil, fmt.Errorf("run %s: make its clone again: %w", s.Run.ID, err)
 	}
 	if err := workspace.CopyFiles(h.repo.Root(), dir, s.Config.Inputs); err != nil {
@@ -338,7 +238,7 @@ func (h *Host) checkRemoteTip(ctx context.Context, s state.ExecutionState, tip s
 	if tip == "" {
 		return moved
 	}
-	out, err := git(ctx, h.remote.mirror, "log", "--first-parent", fmt.Sprintf("-%d", maxOwnAhead+1),
+	out, err := workspace.Git(ctx, h.remote.Path, "log", "--first-parent", fmt.Sprintf("-%d", maxOwnAhead+1),
 		"--format=%H %(trailers:key="+nodes.TrailerRun+",valueonly,separator=%x2C)", tip)
 	if err != nil {
 		return fmt.Errorf("run %s: read its branch on the remote: %w", s.Run.ID, err)
@@ -362,11 +262,11 @@ func (h *Host) checkRemoteTip(ctx context.Context, s state.ExecutionState, tip s
 func (h *Host) publish(ctx context.Context, s state.ExecutionState, commit, old string) error {
 	dir, branch := h.runDir(s), RunBranch(s.Run.ID)
 	ref := "refs/heads/" + branch
-	_, err := git(ctx, dir, "push", "--quiet", "--force-with-lease="+ref+":"+old, "origin", commit+":"+ref)
+	_, err := workspace.Git(ctx, dir, "push", "--quiet", "--force-with-lease="+ref+":"+old, "origin", commit+":"+ref)
 	if err == nil {
 		return nil
 	}
-	out, lerr := git(ctx, dir, "ls-remote", "origin", ref)
+	out, lerr := workspace.Git(ctx, dir, "ls-remote", "origin", ref)
 	if lerr != nil {
 		return err // the remote cannot be reached: the step fails, a later attempt pushes
 	}
@@ -374,8 +274,8 @@ func (h *Host) publish(ctx context.Context, s state.ExecutionState, commit, old 
 	if tip == commit {
 		return nil
 	}
-	if head, herr := git(ctx, dir, "rev-parse", "HEAD"); herr == nil && head == tip {
-		if _, aerr := git(ctx, dir, "merge-base", "--is-ancestor", commit, tip); aerr == nil {
+	if head, herr := workspace.Git(ctx, dir, "rev-parse", "HEAD"); herr == nil && head == tip {
+		if _, aerr := workspace.Git(ctx, dir, "merge-base", "--is-ancestor", commit, tip); aerr == nil {
 			return nil
 		}
 	}
@@ -453,12 +353,12 @@ func (h *Host) forkRefusal(ctx context.Context, parent, base string) error {
 	if h.remote != nil || base == "" {
 		return nil
 	}
-	lease, err := git(ctx, h.repo.Root(), "log", "-1", "--format=%(trailers:key="+nodes.TrailerLease+",valueonly)", base+"^{commit}", "--")
+	lease, err := workspace.Git(ctx, h.repo.Root(), "log", "-1", "--format=%(trailers:key="+nodes.TrailerLease+",valueonly)", base+"^{commit}", "--")
 	if err == nil && lease == "" {
 		return nil
 	}
 	return errorf(Refused, "fork: run %s worked on a shared remote (its commit %s is pushed there): pass --remote URL, the remote of its gaffer serve",
-		parent, Short(base))
+		parent, render.Short(base))
 }
 
 // endForkClone removes the clone a command beside the serves (Shared)
@@ -481,5 +381,5 @@ func (h *Host) inPlaceRefusal(spec RunSpec) error {
 		return nil
 	}
 	return errorf(Refused, "--in-place works in one host's checkout, and these serves push each run's branch to the shared remote %s instead: leave --in-place out",
-		h.remote.url)
+		h.remote.URL)
 }

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"github.com/gaffer-dev/gaffer/workspace"
 	"os/exec"
 	"strings"
 	"testing"
@@ -35,7 +36,7 @@ func TestCheckRemoteTip(t *testing.T) {
 	own1 := commit("phase 1\n\nGaffer-Run: r-1\nGaffer-Phase: 1\nGaffer-Lease: 7")
 	own2 := commit("record\n\nGaffer-Run: r-1\nGaffer-Record: final")
 	foreign := commit("someone's")
-	h := &Host{remote: &remoteRepo{mirror: dir}}
+	h := &Host{remote: workspace.NewMirror("", dir)}
 	s := state.ExecutionState{Run: state.RunInfo{ID: "r-1"}}
 	s.Progress.Phases = []state.PhaseState{{PreCommit: base}}
 	for _, tip := range []string{base, own1, own2} {

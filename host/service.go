@@ -2,8 +2,10 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gaffer-dev/gaffer/agent"
 	"time"
 
 	"github.com/gaffer-dev/gaffer/graph"
@@ -27,7 +29,7 @@ type Service interface {
 	// unfinished run for an empty RunID).
 	Resume(ctx context.Context, req RunRequest) (Outcome, error)
 	// Answer approves or rejects a run's plan, or answers recovery's
-	// question (Decision set), and continues the run.
+	// question (a Verdict that Decides), and continues the run.
 	Answer(ctx context.Context, req AnswerRequest) (Outcome, error)
 	// Cancel ends an unfinished run for good.
 	Cancel(ctx context.Context, req RunRequest) (Outcome, error)
@@ -75,19 +77,120 @@ type RunRequest struct {
 	RunID string `json:"run_id,omitempty"`
 }
 
+// Verdict is a human's answer to what a run waits for: its plan's
+// approval (Approve, Reject) or recovery's question (Retry, Stop). It is
+// defined once and crosses every boundary as itself: the front ends, the
+// control socket, serve's queue and its journal. The zero Verdict is no
+// answer.
+type Verdict uint8
+
+// The verdicts.
+const (
+	// Approve runs the plan.
+	Approve Verdict = iota + 1
+	// Reject rejects the plan: with feedback the architect replans,
+	// without it the run ends.
+	Reject
+	// Retry gives the phase recovery asks about another attempt (the
+	// feedback its guidance).
+	Retry
+	// Stop stops the run recovery asks about.
+	Stop
+)
+
+var verdictNames = [...]string{Approve: "approve", Reject: "reject", Retry: "retry", Stop: "stop"}
+
+// String is the verdict's name: approve, reject, retry or stop.
+func (v Verdict) String() string {
+	if int(v) < len(verdictNames) && v != 0 {
+		return verdictNames[v]
+	}
+	return fmt.Sprintf("verdict(%d)", uint8(v))
+}
+
+// ParseVerdict reads a verdict's name (String).
+func ParseVerdict(name string) (Verdict, error) {
+	for v, n := range verdictNames {
+		if n != "" && n == name {
+			return Verdict(v), nil
+		}
+	}
+	return 0, fmt.Errorf("%q: want approve, reject, retry or stop", name)
+}
+
+// Decides reports whether v answers recovery's question (Retry, Stop)
+// rather than the plan's approval.
+func (v Verdict) Decides() bool { return v == Retry || v == Stop }
+
+// goesOn reports whether the run goes on as asked (Approve, Retry):
+// the graph's resume value's Approved.
+func (v Verdict) goesOn() bool { return v == Approve || v == Retry }
+
 // AnswerRequest is a human's answer to what a run waits for.
 type AnswerRequest struct {
+	RunID    string
+	Verdict  Verdict
+	Feedback string // the approval's notes, the rejection's changes, a retry's guidance
+}
+
+// answerWire is AnswerRequest as the control socket's v1 operations and
+// serve's journal carry it: approved, with a decision for recovery's
+// question, as every gaffer since v1 reads and writes it.
+type answerWire struct {
 	RunID    string `json:"run_id,omitempty"`
 	Approved bool   `json:"approved"`
 	Feedback string `json:"feedback,omitempty"`
-	// Decision answers recovery's question instead of the plan's approval:
-	// "retry" (another attempt, Feedback its guidance) or "stop".
-	Decision string `json:"decision,omitempty"`
+	Decision string `json:"decision,omitempty"` // retry or stop
 }
 
-// Answer is the graph's resume value for req.
+// MarshalJSON writes r in the v1 format (answerWire).
+func (r AnswerRequest) MarshalJSON() ([]byte, error) {
+	w := answerWire{RunID: r.RunID, Approved: r.Verdict != Reject, Feedback: r.Feedback}
+	if r.Verdict.Decides() {
+		w.Decision = r.Verdict.String()
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON reads r in the v1 format (answerWire): a decision, else
+// approved. A journal's answer written before decisions were kept (a
+// nodes.Answer: approved and feedback) reads as Approve or Reject.
+func (r *AnswerRequest) UnmarshalJSON(b []byte) error {
+	var w answerWire
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*r = AnswerRequest{RunID: w.RunID, Feedback: w.Feedback, Verdict: Reject}
+	switch {
+	case w.Decision == "retry":
+		r.Verdict = Retry
+	case w.Decision == "stop":
+		r.Verdict = Stop
+	case w.Decision != "":
+		return fmt.Errorf("decision %q: want retry or stop", w.Decision)
+	case w.Approved:
+		r.Verdict = Approve
+	}
+	return nil
+}
+
+// check refuses a request without a verdict.
+func (r AnswerRequest) check() error {
+	if r.Verdict < Approve || r.Verdict > Stop {
+		return errorf(Usage, "no answer (%s): want approve, reject, retry or stop", r.Verdict)
+	}
+	return nil
+}
+
+// notDeciding refuses retry or stop for run id, which waits for its
+// plan's approval.
+func notDeciding(id string) error {
+	return errorf(Usage, "run %s waits for its plan's approval, not for recovery's question: approve or reject it (not retry or stop)", id)
+}
+
+// answer is the graph's resume value for r.
 func (r AnswerRequest) answer() nodes.Answer {
-	return nodes.Answer{Approved: r.Approved, Feedback: r.Feedback}
+	return nodes.Answer{Approved: r.Verdict.goesOn(), Feedback: r.Feedback}
 }
 
 // ForkRequest names the checkpoint to fork.
@@ -239,3 +342,18 @@ var (
 	// ErrNoServe is Submit to a process that does not execute queued runs.
 	ErrNoServe = errors.New("host: no serve process")
 )
+
+// Every implementation of Service, checked by the compiler.
+var (
+	_ Service = (*Host)(nil)
+	_ Service = (*Client)(nil)
+	_ Service = (*Pool)(nil)
+	_ Service = holder{}
+)
+
+// BadCredentials reports whether err is an agent's key that is missing
+// or that its provider refused (agent.ErrMissingKey, agent.ErrAuth): a
+// precondition the user fixes, as front ends tell it.
+func BadCredentials(err error) bool {
+	return errors.Is(err, agent.ErrMissingKey) || errors.Is(err, agent.ErrAuth)
+}

@@ -101,27 +101,23 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	req := host.AnswerRequest{RunID: id, Feedback: strings.TrimSpace(r.PostFormValue("feedback"))}
 	action := r.PostFormValue("action")
-	switch action {
-	case "approve":
-		req.Approved = true
-	case "reject":
-		if req.Feedback == "" {
-			s.fail(w, r, http.StatusBadRequest, "a rejection needs feedback: say what the architect should change")
-			return
-		}
-	case "retry", "stop":
-		req.Decision = action
-	default:
+	v, err := host.ParseVerdict(action)
+	if err != nil {
 		s.fail(w, r, http.StatusBadRequest, fmt.Sprintf("unknown action %q: want approve, reject, retry or stop", action))
 		return
 	}
+	if v == host.Reject && req.Feedback == "" {
+		s.fail(w, r, http.StatusBadRequest, "a rejection needs feedback: say what the architect should change")
+		return
+	}
+	req.Verdict = v
 	if _, err := s.cfg.Service.Answer(r.Context(), req); err != nil {
 		s.serviceError(w, r, err)
 		return
 	}
-	said := map[string]string{"approve": "approved", "reject": "rejected"}[action]
+	said := map[host.Verdict]string{host.Approve: "approved", host.Reject: "rejected"}[v]
 	if said == "" {
-		said = action
+		said = v.String()
 	}
 	http.Redirect(w, r, "/runs/"+url.PathEscape(id)+"?said="+said, http.StatusSeeOther)
 }

@@ -359,7 +359,7 @@ func TestLoginAndAnswer(t *testing.T) {
 	if r := post(url.Values{"action": {"reject"}, "feedback": {"smaller phases"}, "csrf": {string(csrf[1])}}); r.StatusCode != http.StatusOK {
 		t.Errorf("reject: %d", r.StatusCode)
 	}
-	want := []host.AnswerRequest{{RunID: "r-20260102-plan", Approved: true}, {RunID: "r-20260102-plan", Feedback: "smaller phases"}}
+	want := []host.AnswerRequest{{RunID: "r-20260102-plan", Verdict: host.Approve}, {RunID: "r-20260102-plan", Verdict: host.Reject, Feedback: "smaller phases"}}
 	if fmt.Sprint(svc.answers) != fmt.Sprint(want) {
 		t.Errorf("answers %+v, want %+v", svc.answers, want)
 	}
@@ -402,7 +402,7 @@ func TestLoopbackOnlyWithoutToken(t *testing.T) {
 	if code := answer(url.Values{"action": {"retry"}, "feedback": {"use big.Int"}, "csrf": {csrf}}, true); code != http.StatusSeeOther {
 		t.Errorf("retry: %d, want 303", code)
 	}
-	if want := (host.AnswerRequest{RunID: "r-20260103-ask", Decision: "retry", Feedback: "use big.Int"}); len(svc.answers) != 1 || svc.answers[0] != want {
+	if want := (host.AnswerRequest{RunID: "r-20260103-ask", Verdict: host.Retry, Feedback: "use big.Int"}); len(svc.answers) != 1 || svc.answers[0] != want {
 		t.Errorf("answers %+v, want %+v", svc.answers, want)
 	}
 }

@@ -2,9 +2,9 @@ package inbox
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gaffer-dev/gaffer/internal/render"
 	"slices"
 	"strings"
 	"time"
@@ -34,36 +34,22 @@ type runItem struct {
 	Created string
 	Tree    runview.Tree
 	Usage   state.Usage
+	view    runview.Run // the whole view the item shows part of
 }
 
 // Cost is the run's total cost as the CLI prints it.
 func (r runItem) Cost() string { return fmt.Sprintf("$%.4f", r.Usage.CostUSD) }
 
-// The things a run can wait for from a person.
-const (
-	needsApproval = "plan approval"
-	needsDecision = "a decision on recovery's question"
-)
-
-// itemOf is the list's view of rs at now.
+// itemOf is the list's view of rs at now (runview.RunOf).
 func itemOf(rs host.RunStatus, now time.Time) runItem {
-	snap := rs.Snapshot
-	it := runItem{ID: snap.RunID, Status: rs.Status, Stopped: rs.Stopped, Pending: rs.Pending}
-	if rs.Pending {
+	v := runview.RunOf(rs, now)
+	it := runItem{ID: v.RunID, Status: rs.Status, Stopped: v.Stopped, Pending: v.Pending, view: v}
+	if v.Pending {
 		return it
 	}
-	s := snap.State
-	it.Goal, it.Usage = s.Run.Goal, s.TotalUsage()
-	if !s.Run.CreatedAt.IsZero() {
-		it.Created = s.Run.CreatedAt.UTC().Format("2006-01-02 15:04:05 UTC")
-	}
-	it.Tree = runview.Of(s, host.ViewStatus(snap), now)
-	it.Tree.RunID, it.Tree.Checkpoint, it.Tree.Next = snap.RunID, snap.Seq, snap.Next
-	if host.ViewStatus(snap) == state.RunAwaitingApproval && snap.Interrupt != nil {
-		it.Needs = needsApproval
-		if snap.Interrupt.Node == nodes.NodeRecover {
-			it.Needs = needsDecision
-		}
+	it.Goal, it.Usage, it.Tree, it.Needs = v.Goal, v.Tree.Usage, v.Tree, v.Asks
+	if !v.CreatedAt.IsZero() {
+		it.Created = v.CreatedAt.UTC().Format("2006-01-02 15:04:05 UTC")
 	}
 	return it
 }
@@ -151,22 +137,12 @@ func (s *Server) pageOf(ctx context.Context, rs host.RunStatus) runPage {
 	}
 	snap := rs.Snapshot
 	st := snap.State
-	p.ExecDir, p.PlanText, p.Errors = st.Run.ExecDir, st.Plan.Markdown, st.Errors
+	v := p.view
+	p.ExecDir, p.PlanText, p.Errors = v.ExecDir, st.Plan.Markdown, v.Errors
 	if p.PlanText == "" {
 		p.PlanText = st.Plan.Preamble
 	}
-	if rs.Stopped && len(st.Errors) > 0 {
-		p.LastError = st.Errors[len(st.Errors)-1]
-	}
-	if snap.Interrupt != nil && snap.Interrupt.Node == nodes.NodeRecover && p.Needs != "" {
-		var q nodes.Question
-		if json.Unmarshal(snap.Interrupt.Payload, &q) == nil {
-			p.Question = &q
-		}
-	}
-	if rv, ok := nodes.Recovery(st); ok {
-		p.Recovery = &rv
-	}
+	p.LastError, p.Question, p.Recovery = v.LastError, v.Question, v.Recovery
 	for _, r := range runview.Roles(st.Usage) {
 		p.Roles = append(p.Roles, roleUsage{Role: r, Usage: st.Usage[r]})
 	}
@@ -193,7 +169,7 @@ func (s *Server) diff(ctx context.Context, pv *phaseView, ps state.PhaseState, e
 	if s.cfg.Repo == nil || ps.PreCommit == "" || ps.PostCommit == "" {
 		return
 	}
-	pv.DiffRange = runview.Short(ps.PreCommit) + ".." + runview.Short(ps.PostCommit)
+	pv.DiffRange = render.Short(ps.PreCommit) + ".." + render.Short(ps.PostCommit)
 	stats, err := s.cfg.Repo.DiffStat(ctx, ps.PreCommit, ps.PostCommit)
 	if err != nil {
 		pv.DiffError = err.Error()

@@ -1,6 +1,7 @@
 package runview
 
 import (
+	"github.com/gaffer-dev/gaffer/internal/render"
 	"maps"
 	"slices"
 	"strings"
@@ -25,6 +26,11 @@ type Tree struct {
 	Phases          []Phase     `json:"phases,omitempty"`
 	Usage           state.Usage `json:"usage"` // all roles
 	Errors          []string    `json:"errors,omitempty"`
+	// Branch is the run's own branch, LastError the last error of a run
+	// no process runs, as Run has them; Of and RunOf leave them empty for
+	// now (status --watch --json does not show them yet).
+	Branch    string `json:"branch,omitempty"`
+	LastError string `json:"last_error,omitempty"`
 }
 
 // Phase is one phase of a Tree.
@@ -62,7 +68,7 @@ func Of(s state.ExecutionState, st state.RunStatus, now time.Time) Tree {
 		if i < len(s.Progress.Phases) {
 			ps = s.Progress.Phases[i]
 		}
-		wp := Phase{Number: i + 1, Status: ps.Status.String(), Attempt: ps.Attempt, Commit: Short(ps.PostCommit)}
+		wp := Phase{Number: i + 1, Status: ps.Status.String(), Attempt: ps.Attempt, Commit: render.Short(ps.PostCommit)}
 		if !ps.StartedAt.IsZero() {
 			end := ps.CompletedAt
 			if end.IsZero() {
@@ -147,9 +153,6 @@ func StatusWord(status string) string {
 	w := st.String()
 	return strings.ToUpper(w[:1]) + w[1:]
 }
-
-// Short is a commit's short hash (its first seven characters).
-func Short(sha string) string { return sha[:min(7, len(sha))] }
 
 func parse(s string) (state.PhaseStatus, error) {
 	var st state.PhaseStatus

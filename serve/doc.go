@@ -35,7 +35,7 @@
 //
 // # Queues
 //
-// Queue is what the front of serve works through: Pool, with the journal
+// Queue is what the front of serve works through: LocalQueue, with the journal
 // below, is the embedded default for one process; package serve/pgqueue
 // keeps the queue in PostgreSQL for the serves of many hosts sharing a
 // database store, which claim jobs with SKIP LOCKED under leases and take

@@ -93,7 +93,7 @@ func (g *gateExec) check(t *testing.T, wantOrder ...string) {
 	}
 }
 
-func startPool(t *testing.T, cfg Config) *Pool {
+func startPool(t *testing.T, cfg Config) *LocalQueue {
 	t.Helper()
 	p, err := New(cfg)
 	if err != nil {
@@ -107,7 +107,7 @@ func startPool(t *testing.T, cfg Config) *Pool {
 	return p
 }
 
-func submit(t *testing.T, p *Pool, jobs ...Job) {
+func submit(t *testing.T, p *LocalQueue, jobs ...Job) {
 	t.Helper()
 	for _, j := range jobs {
 		if err := p.Submit(j); err != nil {
@@ -116,7 +116,7 @@ func submit(t *testing.T, p *Pool, jobs ...Job) {
 	}
 }
 
-func idle(p *Pool) func() bool {
+func idle(p *LocalQueue) func() bool {
 	return func() bool { st := p.Status(); return st.Busy == 0 && len(st.Queued) == 0 }
 }
 
@@ -195,7 +195,7 @@ func TestKeyFIFOAndNoHeadOfLineBlocking(t *testing.T) {
 	g.check(t, "a1", "b1", "a2", "b2", "a3")
 }
 
-func queued(p *Pool) []string {
+func queued(p *LocalQueue) []string {
 	var ids []string
 	for _, j := range p.Status().Queued {
 		ids = append(ids, j.RunID)

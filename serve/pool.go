@@ -95,7 +95,7 @@ type Gauges interface {
 	SetWorkers(total, busy int)
 }
 
-// Config configures a Pool.
+// Config configures a LocalQueue.
 type Config struct {
 	Workers  int      // at least 1; default 1
 	Executor Executor // required
@@ -153,8 +153,8 @@ type active struct {
 	cancel context.CancelCauseFunc
 }
 
-// Pool queues jobs and executes them on Config.Workers workers.
-type Pool struct {
+// LocalQueue queues jobs and executes them on Config.Workers workers.
+type LocalQueue struct {
 	cfg Config
 
 	mu       sync.Mutex
@@ -192,7 +192,7 @@ type Status struct {
 // previous process left: the ones it was executing first (Recovered), then
 // the ones it had queued. The queued ones keep their Job.Queued; the ones
 // that were executing, and any journaled without the time, are queued now.
-func New(cfg Config) (*Pool, error) {
+func New(cfg Config) (*LocalQueue, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -200,7 +200,7 @@ func New(cfg Config) (*Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Pool{
+	p := &LocalQueue{
 		cfg:     cfg,
 		active:  map[string]*active{},
 		held:    map[string]string{},
@@ -233,7 +233,7 @@ func New(cfg Config) (*Pool, error) {
 
 // Start starts the workers. Their jobs run under ctx; cancelling it stops
 // them at once (use Drain to stop at checkpoints).
-func (p *Pool) Start(ctx context.Context) error {
+func (p *LocalQueue) Start(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.started {
@@ -254,7 +254,7 @@ func (p *Pool) Start(ctx context.Context) error {
 
 // Submit queues a job. It fails with ErrDuplicate when the run is already
 // queued or executing, and with ErrDraining once Drain has begun.
-func (p *Pool) Submit(job Job) error {
+func (p *LocalQueue) Submit(job Job) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.draining {
@@ -282,7 +282,7 @@ func (p *Pool) Submit(job Job) error {
 
 // Answer queues the answer to a parked run's pending interrupt, which
 // wakes it.
-func (p *Pool) Answer(runID string, answer any) error {
+func (p *LocalQueue) Answer(runID string, answer any) error {
 	b, err := json.Marshal(answer)
 	if err != nil {
 		return fmt.Errorf("serve: encode answer: %w", err)
@@ -292,7 +292,7 @@ func (p *Pool) Answer(runID string, answer any) error {
 
 // Cancel removes a queued job of the run, or cancels its executing job
 // (context cause ErrCancelled). It reports whether it found the run.
-func (p *Pool) Cancel(runID string) bool {
+func (p *LocalQueue) Cancel(runID string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if a := p.active[runID]; a != nil {
@@ -312,7 +312,7 @@ func (p *Pool) Cancel(runID string) bool {
 // Observe watches the runtime's events: while draining, a checkpoint saved
 // for an executing run cancels that run (cause ErrDrained), so it stops at
 // the checkpoint. Pass it to graph.Runner.Subscribe.
-func (p *Pool) Observe(e graph.Event) {
+func (p *LocalQueue) Observe(e graph.Event) {
 	if e.Kind != graph.CheckpointSaved {
 		return
 	}
@@ -329,7 +329,7 @@ func (p *Pool) Observe(e graph.Event) {
 // Drain stops taking work and waits for the executing runs to reach their
 // next checkpoint, at most timeout; then it cancels the rest and waits for
 // the workers. Jobs cut off stay in the journal for the next process.
-func (p *Pool) Drain(timeout time.Duration) {
+func (p *LocalQueue) Drain(timeout time.Duration) {
 	p.mu.Lock()
 	if !p.draining {
 		p.draining = true
@@ -363,10 +363,10 @@ func WaitOrCut(timeout time.Duration, wait, cut func()) {
 }
 
 // Wait waits for the workers to stop (after Drain, or when Start's context ends).
-func (p *Pool) Wait() { p.wg.Wait() }
+func (p *LocalQueue) Wait() { p.wg.Wait() }
 
 // Status returns a snapshot of the pool.
-func (p *Pool) Status() Status {
+func (p *LocalQueue) Status() Status {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s := Status{Workers: p.cfg.Workers, Busy: p.busy, Queued: slices.Clone(p.queue), Draining: p.draining, Retrying: p.retrying}
@@ -382,13 +382,13 @@ func (p *Pool) Status() Status {
 }
 
 // LastError returns the error the run's last job ended with, if any.
-func (p *Pool) LastError(runID string) string {
+func (p *LocalQueue) LastError(runID string) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.lastErr[runID]
 }
 
-func (p *Pool) worker(ctx context.Context) {
+func (p *LocalQueue) worker(ctx context.Context) {
 	defer p.wg.Done()
 	for {
 		job, jctx, cancel, ok := p.next(ctx)
@@ -404,7 +404,7 @@ func (p *Pool) worker(ctx context.Context) {
 // false when the pool stops. Jobs of a busy key keep their places: jobs of
 // one key run in queue order, and a job waiting for its key never holds up
 // the jobs of other keys.
-func (p *Pool) next(ctx context.Context) (job Job, jctx context.Context, cancel context.CancelCauseFunc, ok bool) {
+func (p *LocalQueue) next(ctx context.Context) (job Job, jctx context.Context, cancel context.CancelCauseFunc, ok bool) {
 	for {
 		p.mu.Lock()
 		if p.draining || ctx.Err() != nil {
@@ -450,7 +450,7 @@ func (p *Pool) next(ctx context.Context) (job Job, jctx context.Context, cancel 
 	}
 }
 
-func (p *Pool) execute(ctx, jctx context.Context, cancel context.CancelCauseFunc, job Job) {
+func (p *LocalQueue) execute(ctx, jctx context.Context, cancel context.CancelCauseFunc, job Job) {
 	log := p.cfg.Logger.With("run", job.RunID, "job", string(job.Kind))
 	log.Info("run executing", "recovered", job.Recovered)
 	outcome, err := p.cfg.Executor.Execute(jctx, job)
@@ -510,7 +510,7 @@ func (p *Pool) execute(ctx, jctx context.Context, cancel context.CancelCauseFunc
 
 // freeLocked reports whether job's key is free, and its group below
 // Config.MaxPerGroup; the caller holds mu.
-func (p *Pool) freeLocked(job Job) bool {
+func (p *LocalQueue) freeLocked(job Job) bool {
 	if job.Group != "" && p.cfg.MaxPerGroup > 0 && p.groups[job.Group] >= p.cfg.MaxPerGroup {
 		return false
 	}
@@ -523,7 +523,7 @@ func (p *Pool) freeLocked(job Job) bool {
 
 // keyLocked fills in the key and group of a job without them from
 // Config.KeyOf and Config.GroupOf.
-func (p *Pool) keyLocked(job *Job) {
+func (p *LocalQueue) keyLocked(job *Job) {
 	if job.Key == "" && p.cfg.KeyOf != nil {
 		job.Key = p.cfg.KeyOf(*job)
 	}
@@ -533,7 +533,7 @@ func (p *Pool) keyLocked(job *Job) {
 }
 
 // persistLocked writes the journal; the caller holds mu.
-func (p *Pool) persistLocked() error {
+func (p *LocalQueue) persistLocked() error {
 	j := journal{Queued: slices.Clone(p.queue)}
 	for _, a := range p.active {
 		j.Active = append(j.Active, a.job)
@@ -550,7 +550,7 @@ func (p *Pool) persistLocked() error {
 	return writeJournal(p.cfg.Journal, j)
 }
 
-func (p *Pool) gaugesLocked() {
+func (p *LocalQueue) gaugesLocked() {
 	if p.cfg.Gauges == nil {
 		return
 	}
@@ -562,7 +562,7 @@ func (p *Pool) gaugesLocked() {
 // oldestLocked returns the earliest Job.Queued of the queued jobs, the zero
 // time when none is queued. It is not always the head's: a job put back
 // goes to the head with the time it went back.
-func (p *Pool) oldestLocked() time.Time {
+func (p *LocalQueue) oldestLocked() time.Time {
 	var oldest time.Time
 	for _, j := range p.queue {
 		if oldest.IsZero() || j.Queued.Before(oldest) {
@@ -573,7 +573,7 @@ func (p *Pool) oldestLocked() time.Time {
 }
 
 // signal wakes up to n idle workers.
-func (p *Pool) signal(n int) {
+func (p *LocalQueue) signal(n int) {
 	for range n {
 		select {
 		case p.notify <- struct{}{}:

@@ -192,7 +192,7 @@ func TestCancel(t *testing.T) {
 // stepExec executes a fake run step by step, "saving a checkpoint" after
 // each through the pool's Observe, as graph.Runner would.
 type stepExec struct {
-	pool    *Pool
+	pool    *LocalQueue
 	steps   chan struct{}
 	acks    chan struct{} // one per checkpoint saved (after Observe)
 	started chan struct{}

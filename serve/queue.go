@@ -8,7 +8,7 @@ import (
 )
 
 // Queue is the run queue behind `gaffer serve`: the jobs submitted, and
-// the workers that claim and execute them. *Pool keeps it in a journal
+// the workers that claim and execute them. *LocalQueue keeps it in a journal
 // file beside the store, for one process (the embedded default);
 // package serve/pgqueue keeps it in PostgreSQL, where the serves of many
 // hosts claim from one jobs table and take over each other's runs. The
@@ -43,4 +43,4 @@ type Queue interface {
 	LastError(runID string) string
 }
 
-var _ Queue = (*Pool)(nil)
+var _ Queue = (*LocalQueue)(nil)

@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/gaffer-dev/gaffer/cli"
+	"github.com/gaffer-dev/gaffer/profile"
 )
 
 // version is set at build time: -ldflags "-X main.version=…".
@@ -27,15 +28,13 @@ func run() int {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 	go func() {
-		if _, ok := <-sigs; !ok {
-			return
-		}
+		<-sigs
 		cancel()
 		s := <-sigs
 		fmt.Fprintf(os.Stderr, "gaffer: %v again: exiting now without waiting; a run continues from its last checkpoint with: gaffer resume\n", s)
 		os.Exit(cli.ExitFailure)
 	}()
-	err := cli.NewWithIO(version, cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Keys: cli.NewKeyVault()}).RunContext(ctx, os.Args)
+	err := cli.NewWithIO(version, cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Keys: profile.NewKeyVault()}).RunContext(ctx, os.Args)
 	cli.Report(os.Stderr, err)
 	return cli.ExitCode(err)
 }

@@ -1,4 +1,4 @@
-package cli
+package profile
 
 import (
 	"errors"
@@ -7,9 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	ucli "github.com/urfave/cli/v2"
-
 	"github.com/gaffer-dev/gaffer/agent/script"
+	"github.com/gaffer-dev/gaffer/host"
 )
 
 // problems collects what stops a run from starting, so that `run` lists
@@ -30,9 +29,9 @@ func (p *problems) add(err error) {
 	}
 }
 
-// err returns nil, the one problem as it is, or an ExitError listing all
-// of them with the lowest of their exit codes: a usage error (2) before an
-// invalid plan or configuration (3) before a precondition (8).
+// err returns nil, the one problem as it is, or a *host.Error listing all
+// of them with the code that ranks first (rank): a usage error before an
+// invalid plan or configuration before a precondition.
 func (p *problems) err() error {
 	switch len(p.errs) {
 	case 0:
@@ -40,11 +39,13 @@ func (p *problems) err() error {
 	case 1:
 		return p.errs[0]
 	}
-	code := ExitCode(p.errs[0])
+	code := codeOf(p.errs[0])
 	for _, e := range p.errs[1:] {
-		code = min(code, ExitCode(e))
+		if c := codeOf(e); rank(c) < rank(code) {
+			code = c
+		}
 	}
-	return &ExitError{Code: code, Err: &problemsError{errs: slices.Clone(p.errs)}}
+	return &host.Error{Code: code, Err: &problemsError{errs: slices.Clone(p.errs)}}
 }
 
 // problemsError is several problems found before a run starts. Its
@@ -56,11 +57,10 @@ func (e *problemsError) Error() string {
 	fmt.Fprintf(&b, "the run cannot start, %d problems:", len(e.errs))
 	for _, err := range e.errs {
 		msg := err.Error()
-		var ee *ExitError
-		if errors.As(err, &ee) && ee.Code == ExitUsage {
-			msg = strings.TrimPrefix(userMessage(msg), ErrUsage.Error()+": ")
+		if codeOf(err) == host.Usage {
+			msg = strings.TrimPrefix(plain(msg), ErrUsage.Error()+": ")
 		}
-		for _, l := range strings.Split(userMessage(msg), "\n") {
+		for _, l := range strings.Split(plain(msg), "\n") {
 			b.WriteString("\n  " + l)
 		}
 	}
@@ -73,7 +73,7 @@ func (e *problemsError) Unwrap() []error { return e.errs }
 // checkScript loads the script driver's file when the run names one, so
 // that a mistake in it is reported before the run starts rather than when
 // the first agent needs it.
-func (o *RunOptions) checkScript() error {
+func (o *request) checkScript() error {
 	if o.Script == "" || checkInput(o.Script) != nil {
 		return nil // checkInputs reports a file that cannot be read
 	}
@@ -83,11 +83,11 @@ func (o *RunOptions) checkScript() error {
 	}
 	j, ok := err.(interface{ Unwrap() []error })
 	if !ok {
-		return exitf(ExitInvalid, "%w", err)
+		return errorf(host.Invalid, "%w", err)
 	}
 	var p problems // every problem of the script, each on its line
 	for _, e := range j.Unwrap() {
-		p.add(exitf(ExitInvalid, "%w", e))
+		p.add(errorf(host.Invalid, "%w", e))
 	}
 	return p.err()
 }
@@ -109,7 +109,7 @@ func checkExecutables(rp runProfile, lookPath func(string) (string, error)) erro
 			continue
 		}
 		if _, err := lookPath(t.Command[0]); err != nil {
-			p.add(exitf(ExitPrecondition, "the %s's CLI agent %q runs %q, which is not on PATH (install it, or change agents.%s.command in gaffer.yaml)",
+			p.add(errorf(host.Refused, "the %s's CLI agent %q runs %q, which is not on PATH (install it, or change agents.%s.command in gaffer.yaml)",
 				r, ac.Agent, t.Command[0], ac.Agent))
 		}
 	}
@@ -122,7 +122,7 @@ func lookPath(name string) (string, error) { return exec.LookPath(name) }
 // preflight checks everything `run` can check before it writes anything:
 // the flags and input files, the script, the profile, the CLI agents'
 // programs and API keys, and the plan; it returns every problem found.
-func (o *RunOptions) preflight(c *ucli.Context) error {
+func (o *request) preflight(repoDir string) error {
 	var probs problems
 	inputs := o.checkInputs()
 	if errors.Is(inputs, ErrUsage) {
@@ -130,7 +130,7 @@ func (o *RunOptions) preflight(c *ucli.Context) error {
 	}
 	probs.add(inputs)
 	probs.add(o.checkScript())
-	probs.add(o.resolve(c))
+	probs.add(o.resolve(repoDir))
 	if inputs == nil {
 		probs.add(o.validatePlan())
 	}

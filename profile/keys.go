@@ -1,4 +1,4 @@
-package cli
+package profile
 
 import (
 	"fmt"
@@ -67,8 +67,8 @@ func (v *KeyVault) take(names []string) error {
 	return nil
 }
 
-// getenv reads name from the vault, then from the environment.
-func (v *KeyVault) getenv(name string) string {
+// Getenv reads name from the vault, then from the environment.
+func (v *KeyVault) Getenv(name string) string {
 	if v != nil {
 		v.mu.Lock()
 		val, ok := v.keys[name]

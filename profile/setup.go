@@ -1,4 +1,4 @@
-package cli
+package profile
 
 import (
 	"context"
@@ -18,52 +18,138 @@ import (
 	"github.com/gaffer-dev/gaffer/workspace"
 )
 
-// setup is what the command line gives a host (host.Setup): runs are made
-// from gaffer.yaml's profiles and the run flags, and the agents' drivers
-// from a run's stored config.
-type setup struct {
-	io   IO
-	pace *time.Duration // --pace of this command: overrides the run's stored pace
-	// opts are the flags of the run being started in this process, with
-	// what its checks before the store opened found (the profile, the
-	// plan a pipe gave once); nil for runs of other processes (serve).
-	opts *RunOptions
-	// many is true in serve, whose output the lines of parallel runs share.
-	many bool
+// Setup is what every front end gives a host (host.Setup): runs are made
+// from gaffer.yaml's profiles and the spec, and the agents' drivers from a
+// run's stored config. Its zero value is ready; it is safe for concurrent
+// use.
+type Setup struct {
+	// Out receives the script driver's output and the test hooks'
+	// announcements; nil: nowhere.
+	Out io.Writer
+	// Keys holds the keys taken out of the environment; nil leaves the
+	// environment alone.
+	Keys *KeyVault
+	// Pace, when set, overrides the runs' stored pace in this process
+	// (resume --pace) without changing what is stored.
+	Pace *time.Duration
+	// RunIDs, set, makes every agent line name its run: several runs
+	// share the output (serve's log).
+	RunIDs bool
+
+	mu      sync.Mutex
+	checked map[string]runProfile // by run id: the profiles Preflight resolved
+}
+
+var _ host.Setup = (*Setup)(nil)
+
+// Preflight checks everything a run of spec can be checked for before
+// anything is written, for the repository in repoDir: the spec's shape and
+// input files, the script, the profile, the CLI agents' programs and API
+// keys, and the plan. It returns every problem found (a *host.Error). It
+// gives spec a run id when it has none and keeps the plan it read in
+// spec.Plan (a pipe reads once); NewRun uses the profile it resolved.
+func (s *Setup) Preflight(repoDir string, spec *host.RunSpec) error {
+	if spec.RunID == "" {
+		spec.RunID = host.NewRunID(time.Now())
+	}
+	o := request{RunSpec: *spec}
+	if err := o.preflight(repoDir); err != nil {
+		return err
+	}
+	spec.Plan = o.Plan
+	if o.profile != nil {
+		s.mu.Lock()
+		if s.checked == nil {
+			s.checked = map[string]runProfile{}
+		}
+		s.checked[spec.RunID] = *o.profile
+		s.mu.Unlock()
+	}
+	return nil
+}
+
+// CheckInputs checks spec's shape and input files only: exactly one of a
+// plan and a goal, a goal within its limit, the files readable (submit,
+// before anything is queued).
+func CheckInputs(spec host.RunSpec) error {
+	o := request{RunSpec: spec}
+	return o.checkInputs()
+}
+
+// CheckSubmit checks spec before it is queued in a serve that runs
+// elsewhere, from the repository in repoDir: its shape and input files
+// (CheckInputs; nothing is queued for a bad call), then it names its
+// files by absolute paths, gives it a run id when it has none and its
+// repository's key (serve refuses a run of another repository), and
+// checks the notify variables of its profile in this environment.
+func CheckSubmit(repoDir string, spec *host.RunSpec) error {
+	if err := CheckInputs(*spec); err != nil {
+		return err
+	}
+	for _, p := range []*string{&spec.PlanFile, &spec.Script} {
+		if *p != "" {
+			abs, err := filepath.Abs(*p)
+			if err != nil {
+				return fmt.Errorf("submit: %w", err)
+			}
+			*p = abs
+		}
+	}
+	if spec.RunID == "" {
+		spec.RunID = host.NewRunID(time.Now())
+	}
+	repo, err := workspace.Open(repoDir)
+	if err != nil {
+		return errorf(host.Refused, "open repository %s: %w", repoDir, err)
+	}
+	if spec.Repo, err = host.RepoKey(repo.Root()); err != nil {
+		return err
+	}
+	return CheckSubmitNotify(repo.Root(), *spec)
 }
 
 // NewRun checks the spec and the work tree and builds the run's first state.
-func (s setup) NewRun(ctx context.Context, repo *workspace.Repo, spec host.RunSpec) (state.ExecutionState, error) {
-	o := optionsOf(spec)
-	if s.opts != nil && s.opts.RunID == spec.RunID {
-		o.profile, o.planSrc = s.opts.profile, s.opts.planSrc
+func (s *Setup) NewRun(ctx context.Context, repo *workspace.Repo, spec host.RunSpec) (state.ExecutionState, error) {
+	o := request{RunSpec: spec}
+	s.mu.Lock()
+	if rp, ok := s.checked[spec.RunID]; ok {
+		o.profile = &rp
+		delete(s.checked, spec.RunID)
 	}
-	return newRun(ctx, repo, o, s.io.Keys.getenv)
+	s.mu.Unlock()
+	return newRun(ctx, repo, o, s.Keys.Getenv)
 }
 
 // Drivers makes the drivers of a run's agents (driverFactory).
-func (s setup) Drivers(env host.DriverEnv) nodes.DriverFactory {
-	opts := agentOptions{groups: env.Groups, keys: s.io.Keys, logs: env.Transcripts, warn: env.Warn, runIDs: s.many}
-	return sessionHook(s.io, driverFactory(s.io.Out, s.pace, opts))
+func (s *Setup) Drivers(env host.DriverEnv) nodes.DriverFactory {
+	opts := agentOptions{groups: env.Groups, keys: s.Keys, logs: env.Transcripts, warn: env.Warn, runIDs: s.RunIDs}
+	return sessionHook(s.Out, driverFactory(s.Out, s.Pace, opts))
 }
 
 // CheckKeys refuses a run whose llm drivers miss their key.
-func (s setup) CheckKeys(cfg state.RunConfig) error { return checkKeys(cfg, s.io.Keys.getenv) }
+func (s *Setup) CheckKeys(cfg state.RunConfig) error { return checkKeys(cfg, s.Keys.Getenv) }
 
-// spec is the run o asks for, as the host takes it.
-func (o RunOptions) spec() host.RunSpec {
-	return host.RunSpec{RunID: o.RunID, PlanFile: o.PlanFile, Goal: o.Goal, Driver: o.Driver, Model: o.Model, Profile: o.Profile,
-		Script: o.Script, AutoApprove: o.AutoApprove, AllowDirty: o.AllowDirty, Pace: o.Pace, TrackerID: o.TrackerID, Repo: o.Repo, Plan: o.planSrc, InPlace: o.InPlace}
+// request is a spec being checked, with what the checks found.
+type request struct {
+	host.RunSpec
+	profile *runProfile // resolved by Preflight; nil resolves in newRun
 }
 
-// optionsOf is the run flags of spec.
-func optionsOf(s host.RunSpec) RunOptions {
-	return RunOptions{RunID: s.RunID, PlanFile: s.PlanFile, Goal: s.Goal, Driver: s.Driver, Model: s.Model, Profile: s.Profile,
-		Script: s.Script, AutoApprove: s.AutoApprove, AllowDirty: s.AllowDirty, Pace: s.Pace, TrackerID: s.TrackerID, Repo: s.Repo, planSrc: s.Plan, InPlace: s.InPlace}
+// planSource reads the plan file once; later calls return what it read.
+func (o *request) planSource() ([]byte, error) {
+	if o.Plan != nil {
+		return o.Plan, nil
+	}
+	b, err := ReadInput(o.PlanFile)
+	if err != nil {
+		return nil, err
+	}
+	o.Plan = b
+	return b, nil
 }
 
 // newRun checks the preconditions and builds the run's first state.
-func newRun(ctx context.Context, repo *workspace.Repo, o RunOptions, getenv func(string) string) (state.ExecutionState, error) {
+func newRun(ctx context.Context, repo *workspace.Repo, o request, getenv func(string) string) (state.ExecutionState, error) {
 	var zero state.ExecutionState
 	if err := o.checkInputs(); err != nil {
 		return zero, err
@@ -101,7 +187,7 @@ func newRun(ctx context.Context, repo *workspace.Repo, o RunOptions, getenv func
 	}
 	goal := o.Goal
 	if goal == "" {
-		goal = planTitle(md, o.PlanFile)
+		goal = PlanTitle(md, o.PlanFile)
 	}
 	id := o.RunID
 	if id == "" {
@@ -113,7 +199,7 @@ func newRun(ctx context.Context, repo *workspace.Repo, o RunOptions, getenv func
 			ScriptPath: script, PlanPath: planPath, Inputs: inputs, AutoApprove: o.AutoApprove, AllowDirty: o.AllowDirty, Pace: o.Pace,
 		})
 	if err != nil {
-		return zero, exitf(ExitUsage, "%w", err)
+		return zero, errorf(host.Usage, "%w", err)
 	}
 	s.Plan.Markdown = md
 	return s, nil
@@ -192,7 +278,7 @@ func plainDriverFactory(out io.Writer, pace *time.Duration, opts agentOptions, r
 // session doctor/2/2"), and the one named is followed by a pause of
 // GAFFER_TEST_PAUSE_FOR (default 30s) before it runs. Unset, f is
 // returned unchanged.
-func sessionHook(cio IO, f nodes.DriverFactory) nodes.DriverFactory {
+func sessionHook(out io.Writer, f nodes.DriverFactory) nodes.DriverFactory {
 	which := os.Getenv("GAFFER_TEST_PAUSE_SESSION")
 	if which == "" {
 		return f
@@ -201,12 +287,15 @@ func sessionHook(cio IO, f nodes.DriverFactory) nodes.DriverFactory {
 	if err != nil || d <= 0 {
 		d = 30 * time.Second
 	}
+	if out == nil {
+		out = io.Discard // a Setup without Out
+	}
 	return func(role agent.Role, cfg state.RunConfig) (agent.Driver, error) {
 		drv, err := f(role, cfg)
 		if err != nil || drv == nil {
 			return drv, err
 		}
-		return announced{inner: drv, out: cio.Out, which: which, pause: d}, nil
+		return announced{inner: drv, out: out, which: which, pause: d}, nil
 	}
 }
 
@@ -227,9 +316,9 @@ func (a announced) Run(ctx context.Context, s agent.Session) (agent.Report, erro
 	return a.inner.Run(ctx, s)
 }
 
-// planTitle is a goal for a plan given without one: its first heading, or
+// PlanTitle is a goal for a plan given without one: its first heading, or
 // the file's name.
-func planTitle(md, file string) string {
+func PlanTitle(md, file string) string {
 	for _, l := range strings.Split(md, "\n") {
 		if t, ok := strings.CutPrefix(strings.TrimSpace(l), "# "); ok {
 			t = strings.TrimSpace(strings.TrimPrefix(t, "Plan:"))

@@ -1,4 +1,4 @@
-package cli
+package profile
 
 import (
 	"encoding/json"
@@ -14,9 +14,9 @@ import (
 	"github.com/gaffer-dev/gaffer/agent"
 	cliagent "github.com/gaffer-dev/gaffer/agent/cli"
 	"github.com/gaffer-dev/gaffer/agent/llm"
-	"github.com/gaffer-dev/gaffer/cli/config"
+	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/profile/config"
 	"github.com/gaffer-dev/gaffer/state"
-	ucli "github.com/urfave/cli/v2"
 )
 
 // roles lists the agent roles in the order messages name them; the
@@ -47,24 +47,72 @@ type runProfile struct {
 // (gaffer.yaml there, else the user's), takes the effective profile o
 // names (--profile, GAFFER_PROFILE; else the file's default) and lays the
 // --driver and --model flags over every role. A configuration that does
-// not load is ExitInvalid, an unknown profile or --driver ExitUsage, as is
+// not load is host.Invalid, an unknown profile or --driver host.Usage, as is
 // the script driver without --script; a profile that is incomplete for a
-// role (no model, agent or provider; an unknown driver) is ExitInvalid.
+// role (no model, agent or provider; an unknown driver) is host.Invalid.
 // Every role's problem is listed (problems), not only the first.
-func resolveProfile(repoDir string, o RunOptions, getenv func(string) string) (runProfile, error) {
-	var rp runProfile
+func resolveProfile(repoDir string, o request, getenv func(string) string) (runProfile, error) {
+	p, err := loadProfile(repoDir, o.Profile, getenv)
+	if err != nil {
+		return runProfile{}, err
+	}
+	rp := baseProfile(p)
+	var probs problems
+	var needScript []string // the roles of the script driver, without --script
+	usesLLM := false
+	for _, r := range roles() {
+		rs, on := roleSettings(p, r, rp.recovery != nil, o)
+		if !on {
+			continue
+		}
+		usesLLM = usesLLM || rs.Driver == config.DriverLLM
+		ac, err := rp.agentOf(p, r, rs, o)
+		switch {
+		case errors.Is(err, errNeedsScript):
+			if r != agent.RoleDoctor && r != agent.RoleReplanner { // optional: a script without entries has none
+				needScript = append(needScript, string(r))
+			}
+			continue
+		case errors.Is(err, errBadDriverFlag):
+			return rp, usageErrorf("--driver %q: want script, llm or cli", o.Driver) // a bad flag value, said once
+		case err != nil:
+			probs.add(err)
+			continue
+		}
+		rp.addAgent(p, r, ac)
+	}
+	if len(needScript) > 0 {
+		probs.add(usageErrorf("the script driver (%s) needs --script FILE (see agent/script/SCRIPT-FORMAT.md)", strings.Join(needScript, ", ")))
+	}
+	rp.drivers.MaxTurns = p.Limits.MaxTurns
+	rp.drivers.MaxTokensPerSession = p.Limits.MaxTokensPerSession
+	if usesLLM {
+		probs.add(rp.setProvider(p))
+	}
+	return rp, probs.err()
+}
+
+// loadProfile loads the configuration for the repository in repoDir and
+// returns the effective profile name names.
+func loadProfile(repoDir, name string, getenv func(string) string) (config.Profile, error) {
 	cfg, err := config.Load(repoDir, getenv)
 	if err != nil {
-		return rp, exitf(ExitInvalid, "%w", err)
+		return config.Profile{}, errorf(host.Invalid, "%w", err)
 	}
-	p, err := cfg.Effective(o.Profile)
+	p, err := cfg.Effective(name)
 	if errors.Is(err, config.ErrUnknownProfile) {
-		return rp, usageErrorf("--profile: %v", err)
+		return p, usageErrorf("--profile: %v", err)
 	}
 	if err != nil {
-		return rp, exitf(ExitInvalid, "%w", err)
+		return p, errorf(host.Invalid, "%w", err)
 	}
-	rp = runProfile{
+	return p, nil
+}
+
+// baseProfile is what a run takes from p besides its roles: the limits,
+// the TDD check, the notify section and, unless it is off, recovery.
+func baseProfile(p config.Profile) runProfile {
+	rp := runProfile{
 		name: p.Name,
 		limits: state.Limits{
 			MaxTaskReviewIterations: p.Limits.MaxTaskReviewIterations,
@@ -83,94 +131,105 @@ func resolveProfile(repoDir string, o RunOptions, getenv func(string) string) (r
 		}
 		rp.limits.MaxRunCostUSD, rp.limits.MaxRunTokens = p.Limits.MaxRunCostUSD, p.Limits.MaxRunTokens
 	}
-	usesLLM := false
-	var probs problems
-	var needScript []string // the roles of the script driver, without --script
-	for _, r := range roles() {
-		rs := p.Role(r)
-		if r == agent.RoleSummarizer && rs.Driver == "" {
-			continue // optional: off unless roles.summarizer names a driver
+	return rp
+}
+
+// roleSettings returns role r's settings in p with the --driver and
+// --model flags laid over them, and whether the run has the role at all:
+// the summarizer only when the profile names its driver, the doctor and
+// the replanner only with recovery.
+func roleSettings(p config.Profile, r agent.Role, recovery bool, o request) (config.RoleSettings, bool) {
+	rs := p.Role(r)
+	if r == agent.RoleSummarizer && rs.Driver == "" {
+		return rs, false // optional: off unless roles.summarizer names a driver
+	}
+	if (r == agent.RoleDoctor || r == agent.RoleReplanner) && !recovery {
+		return rs, false // recovery.enabled: false leaves the run as it was
+	}
+	if o.Driver != "" {
+		rs.Driver = config.DriverKind(o.Driver)
+	}
+	if o.Model != "" {
+		rs.Model = o.Model
+	}
+	return rs, true
+}
+
+// Why agentOf makes no agent, besides a problem to list.
+var (
+	errNeedsScript   = errors.New("the script driver needs a script")
+	errBadDriverFlag = errors.New("--driver names no driver")
+)
+
+// agentOf is role r's agent from its settings rs: errNeedsScript for the
+// script driver without a script, errBadDriverFlag for an unknown driver
+// that --driver gave, a host.Invalid refusal for a role the profile
+// leaves incomplete. A CLI agent's template goes into rp's drivers.
+func (rp *runProfile) agentOf(p config.Profile, r agent.Role, rs config.RoleSettings, o request) (state.AgentConfig, error) {
+	ac := state.AgentConfig{Driver: string(rs.Driver), Model: rs.Model}
+	if r == agent.RoleDoctor {
+		ac.StrongModel = rs.StrongModel
+	}
+	if r == agent.RoleDeveloper && rp.recovery != nil {
+		ac.EscalationModel = rs.EscalationModel
+	}
+	switch rs.Driver {
+	case config.DriverScript:
+		if o.Script == "" {
+			return ac, errNeedsScript
 		}
-		if (r == agent.RoleDoctor || r == agent.RoleReplanner) && rp.recovery == nil {
-			continue // recovery.enabled: false leaves the run as it was
+		ac.Model, ac.StrongModel, ac.EscalationModel = "", "", ""
+	case config.DriverLLM:
+		if rs.Model == "" {
+			return ac, errorf(host.Invalid, "profile %s: the %s uses driver llm but names no model; set model in gaffer.yaml or pass --model", p.Name, r)
 		}
+	case config.DriverCLI:
+		if rs.Agent == "" {
+			return ac, errorf(host.Invalid, "profile %s: the %s uses driver cli but names no agent; set agent (claude, codex or one of agents) in gaffer.yaml", p.Name, r)
+		}
+		t, ok := p.Template(rs.Agent)
+		if !ok {
+			return ac, errorf(host.Invalid, "profile %s: the %s uses driver cli with agent %q, which is not defined", p.Name, r, rs.Agent)
+		}
+		if err := storeTemplate(&rp.drivers, rs.Agent, t); err != nil {
+			return ac, err
+		}
+		ac.Agent = rs.Agent
+	default:
 		if o.Driver != "" {
-			rs.Driver = config.DriverKind(o.Driver)
+			return ac, errBadDriverFlag
 		}
-		if o.Model != "" {
-			rs.Model = o.Model
-		}
-		ac := state.AgentConfig{Driver: string(rs.Driver), Model: rs.Model}
-		if r == agent.RoleDoctor {
-			ac.StrongModel = rs.StrongModel
-		}
-		if r == agent.RoleDeveloper && rp.recovery != nil {
-			ac.EscalationModel = rs.EscalationModel
-		}
-		switch rs.Driver {
-		case config.DriverScript:
-			if o.Script == "" {
-				if r != agent.RoleDoctor && r != agent.RoleReplanner { // optional: a script without entries has none
-					needScript = append(needScript, string(r))
-				}
-				continue
-			}
-			ac.Model, ac.StrongModel, ac.EscalationModel = "", "", ""
-		case config.DriverLLM:
-			usesLLM = true
-			if rs.Model == "" {
-				probs.add(exitf(ExitInvalid, "profile %s: the %s uses driver llm but names no model; set model in gaffer.yaml or pass --model", p.Name, r))
-				continue
-			}
-		case config.DriverCLI:
-			if rs.Agent == "" {
-				probs.add(exitf(ExitInvalid, "profile %s: the %s uses driver cli but names no agent; set agent (claude, codex or one of agents) in gaffer.yaml", p.Name, r))
-				continue
-			}
-			t, ok := p.Template(rs.Agent)
-			if !ok {
-				probs.add(exitf(ExitInvalid, "profile %s: the %s uses driver cli with agent %q, which is not defined", p.Name, r, rs.Agent))
-				continue
-			}
-			if err := storeTemplate(&rp.drivers, rs.Agent, t); err != nil {
-				probs.add(err)
-				continue
-			}
-			ac.Agent = rs.Agent
-		default:
-			if o.Driver != "" { // --driver: a bad flag value, said once
-				return rp, usageErrorf("--driver %q: want script, llm or cli", o.Driver)
-			}
-			probs.add(exitf(ExitInvalid, "%w %q for the %s in profile %s: want script, llm or cli", ErrUnsupportedDriver, rs.Driver, r, p.Name))
-			continue
-		}
-		setAgent(&rp.agents, r, ac)
-		if pr, ok := p.Prices[ac.Model]; ok && ac.Model != "" {
-			if rp.drivers.Prices == nil {
-				rp.drivers.Prices = map[string]state.Price{}
-			}
-			rp.drivers.Prices[ac.Model] = pr
-		}
+		return ac, errorf(host.Invalid, "%w %q for the %s in profile %s: want script, llm or cli", ErrUnsupportedDriver, rs.Driver, r, p.Name)
 	}
-	if len(needScript) > 0 {
-		probs.add(usageErrorf("the script driver (%s) needs --script FILE (see agent/script/SCRIPT-FORMAT.md)", strings.Join(needScript, ", ")))
-	}
-	rp.drivers.MaxTurns = p.Limits.MaxTurns
-	rp.drivers.MaxTokensPerSession = p.Limits.MaxTokensPerSession
-	if usesLLM {
-		prov := p.Provider
-		if prov.Name == "" {
-			probs.add(exitf(ExitInvalid, "profile %s: driver llm needs a provider (provider.name: openai, anthropic or ollama in gaffer.yaml)", p.Name))
-			return rp, probs.err()
+	return ac, nil
+}
+
+// addAgent sets role r's agent ac in rp, with the price p gives its model.
+func (rp *runProfile) addAgent(p config.Profile, r agent.Role, ac state.AgentConfig) {
+	setAgent(&rp.agents, r, ac)
+	if pr, ok := p.Prices[ac.Model]; ok && ac.Model != "" {
+		if rp.drivers.Prices == nil {
+			rp.drivers.Prices = map[string]state.Price{}
 		}
-		if p.Masked().Provider.BaseURL != prov.BaseURL {
-			probs.add(exitf(ExitInvalid, "profile %s: provider.base_url carries a password or key, and a run's settings are stored: "+
-				"put the key in the variable provider.api_key_env names", p.Name))
-		}
-		rp.drivers.Provider, rp.drivers.BaseURL = prov.Name, prov.BaseURL
-		rp.drivers.APIKeyEnv = or(prov.APIKeyEnv, defaultKeyEnv(prov.Name))
+		rp.drivers.Prices[ac.Model] = pr
 	}
-	return rp, probs.err()
+}
+
+// setProvider sets the llm driver's provider from p: every problem with
+// it, listed.
+func (rp *runProfile) setProvider(p config.Profile) error {
+	prov := p.Provider
+	if prov.Name == "" {
+		return errorf(host.Invalid, "profile %s: driver llm needs a provider (provider.name: openai, anthropic or ollama in gaffer.yaml)", p.Name)
+	}
+	var probs problems
+	if p.Masked().Provider.BaseURL != prov.BaseURL {
+		probs.add(errorf(host.Invalid, "profile %s: provider.base_url carries a password or key, and a run's settings are stored: "+
+			"put the key in the variable provider.api_key_env names", p.Name))
+	}
+	rp.drivers.Provider, rp.drivers.BaseURL = prov.Name, prov.BaseURL
+	rp.drivers.APIKeyEnv = or(prov.APIKeyEnv, defaultKeyEnv(prov.Name))
+	return probs.err()
 }
 
 // storeTemplate adds CLI template t, as name, to d. An env value under a
@@ -178,7 +237,7 @@ func resolveProfile(repoDir string, o RunOptions, getenv func(string) string) (r
 func storeTemplate(d *state.DriverSettings, name string, t cliagent.Template) error {
 	for _, k := range slices.Sorted(maps.Keys(t.Env)) {
 		if secretName(k) {
-			return exitf(ExitInvalid, "agents.%s.env.%s looks like a secret, and a run's settings are stored: "+
+			return errorf(host.Invalid, "agents.%s.env.%s looks like a secret, and a run's settings are stored: "+
 				"set it in the environment and name it in agents.%s.pass_env instead", name, k, name)
 		}
 	}
@@ -235,7 +294,7 @@ func setAgent(a *state.Agents, r agent.Role, ac state.AgentConfig) {
 	}
 }
 
-// checkKeys returns an ExitPrecondition error naming the variable when a
+// checkKeys returns an host.Refused error naming the variable when a
 // role of cfg uses the llm driver and the API key's variable is unset or
 // empty: run and resume check it before any work.
 func checkKeys(cfg state.RunConfig, getenv func(string) string) error {
@@ -248,7 +307,7 @@ func checkKeys(cfg state.RunConfig, getenv func(string) string) error {
 			continue
 		}
 		if strings.TrimSpace(getenv(name)) == "" {
-			return exitf(ExitPrecondition, "%w: set the environment variable %s (the %s's provider %s, profile %s)",
+			return errorf(host.Refused, "%w: set the environment variable %s (the %s's provider %s, profile %s)",
 				agent.ErrMissingKey, name, r, cfg.Drivers.Provider, or(cfg.Profile, config.DefaultProfile))
 		}
 		return nil
@@ -270,7 +329,7 @@ type realDrivers struct {
 }
 
 func newRealDrivers(out io.Writer, opts agentOptions) *realDrivers {
-	return &realDrivers{out: out, getenv: opts.keys.getenv, opts: opts, llm: map[string]*llm.Driver{}}
+	return &realDrivers{out: out, getenv: opts.keys.Getenv, opts: opts, llm: map[string]*llm.Driver{}}
 }
 
 // driver returns the driver of kind for role.
@@ -344,15 +403,10 @@ func or(a, b string) string {
 	return b
 }
 
-// resolve reads --profile (and --repo) from c, resolves the profile and
+// resolve resolves the profile of o for the repository in repoDir and
 // checks the API key, before any store is opened.
-func (o *RunOptions) resolve(c *ucli.Context) error {
-	g, _, err := globalsOf(c)
-	if err != nil {
-		return err
-	}
-	o.Profile = g.Profile
-	rp, err := resolveProfile(g.Repo, *o, os.Getenv)
+func (o *request) resolve(repoDir string) error {
+	rp, err := resolveProfile(repoDir, *o, os.Getenv)
 	var probs problems
 	probs.add(err)
 	probs.add(checkKeys(state.RunConfig{Profile: rp.name, Agents: rp.agents, Drivers: rp.drivers}, os.Getenv))
@@ -367,7 +421,7 @@ func (o *RunOptions) resolve(c *ucli.Context) error {
 
 // resolved returns the profile resolve found, or resolves it now for the
 // repository at root.
-func (o RunOptions) resolved(root string, getenv func(string) string) (runProfile, error) {
+func (o request) resolved(root string, getenv func(string) string) (runProfile, error) {
 	if o.profile != nil {
 		return *o.profile, nil
 	}

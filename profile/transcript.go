@@ -1,4 +1,4 @@
-package cli
+package profile
 
 import (
 	"context"
@@ -21,16 +21,16 @@ import (
 // NNN-<role>-p<phase>-a<attempt>-i<iteration>.jsonl so that names sort in
 // the order the sessions started. They are written as the messages come
 // (so `gaffer logs --follow` in another terminal sees them), bounded
-// (maxTranscriptText per message, maxTranscriptBytes per session) and
+// (MaxTranscriptText per message, maxTranscriptBytes per session) and
 // redacted (the values of the run's keys and of every variable named like
 // a secret). The directory is private (0700, files 0600), like the store.
 const (
-	maxTranscriptText  = 8 << 10
+	MaxTranscriptText  = 8 << 10 // the longest text of one message kept, in bytes
 	maxTranscriptBytes = 2 << 20
 )
 
-// transcriptLine is one line of a transcript file.
-type transcriptLine struct {
+// TranscriptLine is one line of a transcript file.
+type TranscriptLine struct {
 	Time    time.Time    `json:"time"`
 	Kind    string       `json:"kind"` // text, tool_call, tool_result, usage; report (the session's end); truncated
 	Tool    string       `json:"tool,omitempty"`
@@ -72,7 +72,7 @@ func (d *transcribed) Run(ctx context.Context, s agent.Session) (agent.Report, e
 		return rep, err
 	}
 	defer t.close()
-	end := transcriptLine{Kind: "report", Text: fmt.Sprintf("%s: %s", rep.Status, rep.Summary)}
+	end := TranscriptLine{Kind: "report", Text: fmt.Sprintf("%s: %s", rep.Status, rep.Summary)}
 	switch {
 	case err != nil:
 		end.Text, end.IsError = "the session could not run: "+err.Error(), true
@@ -171,7 +171,7 @@ func (d *transcribed) open(s agent.Session) (*transcript, error) {
 }
 
 func (t *transcript) message(m agent.Message) {
-	l := transcriptLine{Kind: m.Kind.String(), Tool: m.Tool, Input: m.Input, Text: m.Text, IsError: m.IsError}
+	l := TranscriptLine{Kind: m.Kind.String(), Tool: m.Tool, Input: m.Input, Text: m.Text, IsError: m.IsError}
 	if m.Kind == agent.UsageUpdate {
 		u := m.Usage
 		l.Usage = &u
@@ -179,7 +179,7 @@ func (t *transcript) message(m agent.Message) {
 	t.write(l)
 }
 
-func (t *transcript) write(l transcriptLine) {
+func (t *transcript) write(l TranscriptLine) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.full {
@@ -193,7 +193,7 @@ func (t *transcript) write(l transcriptLine) {
 	}
 	if t.written+len(b)+1 > maxTranscriptBytes {
 		t.full = true
-		b, _ = json.Marshal(transcriptLine{Time: l.Time, Kind: "truncated",
+		b, _ = json.Marshal(TranscriptLine{Time: l.Time, Kind: "truncated",
 			Text: fmt.Sprintf("the transcript reached %d bytes; the session's later messages are not kept", maxTranscriptBytes)})
 	}
 	n, _ := t.f.Write(append(b, '\n'))
@@ -202,13 +202,13 @@ func (t *transcript) write(l transcriptLine) {
 
 func (t *transcript) close() { _ = t.f.Close() }
 
-// capText keeps the first maxTranscriptText bytes of s (at a rune
+// capText keeps the first MaxTranscriptText bytes of s (at a rune
 // boundary) and says how much was cut.
 func capText(s string) string {
-	if len(s) <= maxTranscriptText {
+	if len(s) <= MaxTranscriptText {
 		return s
 	}
-	cut := maxTranscriptText
+	cut := MaxTranscriptText
 	for cut > 0 && !utf8RuneStart(s[cut]) {
 		cut--
 	}

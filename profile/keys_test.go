@@ -1,4 +1,4 @@
-package cli
+package profile
 
 import (
 	"os"
@@ -43,10 +43,10 @@ func TestNotifyVariablesAreKeys(t *testing.T) {
 			t.Errorf("%s is still in the environment", n)
 		}
 	}
-	if got := v.getenv("GAFFER_TEST_K_HOOK"); got != "http://127.0.0.1:9/services/hook-canary" {
+	if got := v.Getenv("GAFFER_TEST_K_HOOK"); got != "http://127.0.0.1:9/services/hook-canary" {
 		t.Errorf("the vault answers GAFFER_TEST_K_HOOK with %q", got)
 	}
-	if got := v.getenv("GAFFER_TEST_K_SECRET"); got != "hmac-canary" {
+	if got := v.Getenv("GAFFER_TEST_K_SECRET"); got != "hmac-canary" {
 		t.Errorf("the vault answers GAFFER_TEST_K_SECRET with %q", got)
 	}
 
@@ -61,10 +61,10 @@ func TestNotifyVariablesAreKeys(t *testing.T) {
 		// Without a vault (a test's in-process App) the environment still
 		// holds the keys, and agentEnviron withholds them.
 		for _, vault := range []bool{true, false} {
-			getenv := v.getenv
+			getenv := v.Getenv
 			if !vault {
 				for _, n := range want {
-					t.Setenv(n, v.getenv(n))
+					t.Setenv(n, v.Getenv(n))
 				}
 				getenv = os.Getenv
 			}

@@ -1,4 +1,4 @@
-package host
+package workspace
 
 import (
 	"context"
@@ -40,26 +40,26 @@ func TestMirrorKeepsBorrowedObjects(t *testing.T) {
 
 	// A file:// URL, as a remote on another machine: the clone borrows
 	// the mirror's objects instead of copying the remote's.
-	m := &remoteRepo{url: "file://" + remote, mirror: filepath.Join(root, "gaffer.mirror")}
-	if err := m.sync(ctx); err != nil {
+	m := NewMirror("file://"+remote, filepath.Join(root, "gaffer.mirror"))
+	if err := m.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
 	clone := filepath.Join(root, "clone")
-	if err := m.clone(ctx, clone, "gaffer/r-1"); err != nil {
+	if err := m.Clone(ctx, clone, "gaffer/r-1"); err != nil {
 		t.Fatal(err)
 	}
 	gitT(remote, nil, "branch", "-D", "gaffer/r-1")
-	if err := m.sync(ctx); err != nil {
+	if err := m.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if m.tip(ctx, "gaffer/r-1") != "" {
+	if m.Tip(ctx, "gaffer/r-1") != "" {
 		t.Fatal("the mirror kept the branch deleted on the remote")
 	}
 	prune := filepath.Join(root, "gitconfig")
 	if err := os.WriteFile(prune, []byte("[gc]\n\tpruneExpire = now\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	gitT(m.mirror, []string{"GIT_CONFIG_GLOBAL=" + prune}, "gc", "--quiet")
+	gitT(m.Path, []string{"GIT_CONFIG_GLOBAL=" + prune}, "gc", "--quiet")
 	gitT(clone, nil, "fsck", "--full", "--no-dangling")
 	if got := gitT(clone, nil, "show", "HEAD:f"); got != "the run's work" {
 		t.Errorf("the clone's file: %q", got)

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package cli
+package profile
 
 // blankInitialEnviron does nothing where there is no /proc/PID/environ.
 func blankInitialEnviron(names []string) error { return nil }

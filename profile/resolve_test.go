@@ -1,0 +1,112 @@
+package profile
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	cliagent "github.com/gaffer-dev/gaffer/agent/cli"
+	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/state"
+)
+
+const showYAML = `default_profile: fast
+profiles:
+  fast:
+    driver: llm
+    model: gpt-5
+    roles:
+      reviewer: {model: gpt-5-mini}
+    provider: {name: openai, base_url: "https://proxy.example/v1?api_key=hunter2", api_key_env: MY_OPENAI_KEY}
+    limits: {max_turns: 7, max_task_review_iterations: 4, max_phase_attempts: 3, max_plan_revisions: 1}
+    prices:
+      gpt-5: {input: 1.25, output: 10, cached: 0.125}
+    agents:
+      claude:
+        env: {ANTHROPIC_AUTH_TOKEN: hunter3}
+    tdd: false
+  cc:
+    driver: cli
+    agent: claude
+    model: claude-sonnet-4-5
+`
+
+func configDir(t *testing.T, content string) string {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // no user file
+	if err := os.WriteFile(filepath.Join(dir, "gaffer.yaml"), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestResolveProfile(t *testing.T) {
+	env := func(string) string { return "" }
+	dir := configDir(t, "profiles:\n  cc:\n    driver: cli\n    agent: claude\n    agents:\n      claude:\n        env: {ANTHROPIC_AUTH_TOKEN: hunter3}\n")
+	_, err := resolveProfile(dir, request{RunSpec: host.RunSpec{Profile: "cc"}}, env)
+	if err == nil || host.CodeOf(err) != host.Invalid || !strings.Contains(err.Error(), "agents.claude.env.ANTHROPIC_AUTH_TOKEN") {
+		t.Fatalf("a secret in a template's env: %v, want it refused (it would be stored)", err)
+	}
+	dir = configDir(t, strings.Replace(strings.Replace(showYAML, "?api_key=hunter2", "", 1), "env: {ANTHROPIC_AUTH_TOKEN: hunter3}", "env: {FOO: bar}", 1))
+	rp, err := resolveProfile(dir, request{}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rp.name != "fast" || rp.agents.Reviewer != (state.AgentConfig{Driver: "llm", Model: "gpt-5-mini"}) || rp.agents.Developer.Model != "gpt-5" {
+		t.Errorf("agents = %+v", rp.agents)
+	}
+	if rp.drivers.Provider != "openai" || rp.drivers.APIKeyEnv != "MY_OPENAI_KEY" || rp.drivers.MaxTurns != 7 ||
+		rp.drivers.Prices["gpt-5"].Output != 10 || len(rp.drivers.CLIAgents) != 0 {
+		t.Errorf("drivers = %+v", rp.drivers)
+	}
+	if rp.limits != (state.Limits{MaxTaskReviewIterations: 4, MaxPhaseAttempts: 3, MaxPlanRevisions: 1}) || !rp.skipTDD {
+		t.Errorf("limits = %+v, skip TDD %v", rp.limits, rp.skipTDD)
+	}
+	err = checkKeys(state.RunConfig{Agents: rp.agents, Drivers: rp.drivers}, env)
+	if host.CodeOf(err) != host.Refused || !strings.Contains(err.Error(), "MY_OPENAI_KEY") {
+		t.Errorf("checkKeys without the key: %v", err)
+	}
+
+	// The flags win over the profile, for every role.
+	rp, err = resolveProfile(dir, request{RunSpec: host.RunSpec{Profile: "cc", Model: "claude-opus-4-1"}}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := rp.agents.Evaluator; a != (state.AgentConfig{Driver: "cli", Model: "claude-opus-4-1", Agent: "claude"}) {
+		t.Errorf("evaluator = %+v", a)
+	}
+	if c := rp.drivers.CLIAgents["claude"]; len(c.Command) == 0 || c.Command[0] != cliagent.ClaudeCode().Command[0] || rp.drivers.Provider != "" {
+		t.Errorf("cli settings = %+v", rp.drivers)
+	}
+	if _, err := resolveProfile(dir, request{RunSpec: host.RunSpec{Driver: "script"}}, env); host.CodeOf(err) != host.Usage {
+		t.Errorf("--driver script without --script: %v", err)
+	}
+	if _, err := resolveProfile(dir, request{RunSpec: host.RunSpec{Driver: "magic"}}, env); host.CodeOf(err) != host.Usage {
+		t.Errorf("--driver magic: %v", err)
+	}
+
+	dir = configDir(t, strings.Replace(showYAML, "env: {ANTHROPIC_AUTH_TOKEN: hunter3}", "env: {FOO: bar}", 1))
+	if _, err := resolveProfile(dir, request{}, env); host.CodeOf(err) != host.Invalid || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("a key in the base URL: %v, want it refused without printing it", err)
+	}
+}
+
+// resolveProfile carries what the profile sets, and only that, into the
+// run's config; recovery off carries nothing.
+func TestResolveProfileCarriesRecoveryBudgets(t *testing.T) {
+	env := func(string) string { return "" }
+	dir := configDir(t, "profiles:\n  default:\n    recovery: {max_replans_per_run: 0, budget_warn_at: 0.6}\n  off:\n    recovery: {enabled: false, max_replans_per_run: 2}\n")
+	rp, err := resolveProfile(dir, request{RunSpec: host.RunSpec{Script: "s.yaml"}}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rp.recovery
+	if r == nil || r.MaxReplansPerRun == nil || *r.MaxReplansPerRun != 0 || r.BudgetWarnAt == nil || *r.BudgetWarnAt != 0.6 || r.MaxReplansPerPhase != nil {
+		t.Fatalf("recovery = %+v", r)
+	}
+	if rp, err = resolveProfile(dir, request{RunSpec: host.RunSpec{Script: "s.yaml", Profile: "off"}}, env); err != nil || rp.recovery != nil {
+		t.Fatalf("recovery off: %+v, %v", rp.recovery, err)
+	}
+}

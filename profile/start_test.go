@@ -1,0 +1,111 @@
+package profile
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/state"
+	"github.com/gaffer-dev/gaffer/workspace"
+)
+
+const startPlan = `# Plan: greet
+
+### Task 1: Write hello
+- type: impl
+- depends on: none
+- files: hello.txt
+
+Write hello.txt.
+`
+
+const startScript = `developer:
+  - phase: 1
+    summary: wrote hello.txt
+    actions:
+      - write:
+          path: hello.txt
+          content: "hello\n"
+`
+
+// TestStartARunFromASpec: a front end that is not the command line (serve,
+// the inbox, a program) starts a run with a host.RunSpec, the profile
+// package as the host's Setup, and nothing of package cli: the profile
+// comes from the user's configuration, the plan and script from the
+// spec, and the run completes on its own branch with the script's work.
+// A spec the profile refuses is a *host.Error with its code.
+func TestStartARunFromASpec(t *testing.T) {
+	base := t.TempDir()
+	xdg := filepath.Join(base, "xdg")
+	t.Setenv("XDG_CONFIG_HOME", xdg)
+	if err := os.MkdirAll(filepath.Join(xdg, "gaffer"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(xdg, "gaffer", "config.yaml"), []byte("profiles:\n  default:\n    driver: script\n    tdd: false\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	root, store := filepath.Join(base, "repo"), filepath.Join(base, "store")
+	repo, err := workspace.Init(root, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "README"), []byte("greetings\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.Commit(t.Context(), "start", nil, workspace.CommitOptions{
+		Author: workspace.Signature{Name: "test", Email: "test@gaffer.invalid"}}); err != nil {
+		t.Fatal(err)
+	}
+	plan, script := filepath.Join(base, "plan.md"), filepath.Join(base, "script.yaml")
+	for p, s := range map[string]string{plan: startPlan, script: startScript} {
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	setup := &Setup{}
+	h, err := host.Open(t.Context(), host.Config{Repo: root, Store: store, Setup: setup})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+
+	// Refused before anything is written: the shape of the spec, then a
+	// profile that does not exist.
+	if _, err := h.Start(t.Context(), host.RunSpec{Script: script}); host.CodeOf(err) != host.Usage {
+		t.Fatalf("a spec without plan or goal: %v (code %s), want a usage refusal", err, host.CodeOf(err))
+	}
+	if _, err := h.Start(t.Context(), host.RunSpec{PlanFile: plan, Script: script, Profile: "nope"}); host.CodeOf(err) != host.Usage ||
+		!strings.Contains(err.Error(), "nope") {
+		t.Fatalf("an unknown profile: %v (code %s), want a usage refusal naming it", err, host.CodeOf(err))
+	}
+	if runs, err := h.List(t.Context()); err != nil || len(runs) != 0 {
+		t.Fatalf("after the refusals: %d runs, %v; want none", len(runs), err)
+	}
+
+	spec := host.RunSpec{PlanFile: plan, Script: script, AutoApprove: true}
+	if err := setup.Preflight(root, &spec); err != nil {
+		t.Fatalf("preflight: %v", err)
+	}
+	out, err := h.Start(t.Context(), spec)
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	if out.Kind != host.Completed || out.RunID != spec.RunID {
+		t.Fatalf("outcome %+v, want run %s completed", out, spec.RunID)
+	}
+	rs, err := h.Status(t.Context(), host.RunRequest{RunID: spec.RunID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rs.Snapshot.State
+	if s.Status != state.RunCompleted || s.Run.Goal != "greet" || s.Config.Profile != "default" || s.Config.Agents.Developer.Driver != "script" {
+		t.Fatalf("status %s goal %q profile %q developer %+v", s.Status, s.Run.Goal, s.Config.Profile, s.Config.Agents.Developer)
+	}
+	b, err := workspace.Git(t.Context(), root, "show", host.RunBranch(spec.RunID)+":hello.txt")
+	if err != nil || b != "hello" {
+		t.Fatalf("hello.txt on the run's branch: %q, %v", b, err)
+	}
+}

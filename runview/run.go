@@ -1,0 +1,165 @@
+package runview
+
+import (
+	"encoding/json"
+	"math"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/nodes"
+	"github.com/gaffer-dev/gaffer/state"
+)
+
+// Run is a run's whole view, the one every front end renders: its status
+// (stopped or queued), phases, cost, the question it waits on, its branch
+// and its last error. `status` and `list` print it, `status --json` and
+// `list --json` write it, the inbox's pages show it; its Tree is the phase
+// tree `status`, `status --watch`, the live view and the inbox draw.
+type Run struct {
+	RunID   string `json:"run_id"`
+	Status  string `json:"status"`
+	Goal    string `json:"goal"`
+	Mode    string `json:"mode,omitempty"`
+	ExecDir string `json:"exec_dir"`
+	// Branch and WorkTree are the run's own branch and work tree (the
+	// tree is gone once the run has ended); absent for a run in place.
+	Branch       string                 `json:"branch,omitempty"`
+	WorkTree     string                 `json:"work_tree,omitempty"`
+	CreatedAt    time.Time              `json:"created_at"`
+	CurrentPhase int                    `json:"current_phase,omitempty"` // 1-based; 0 before the plan is approved
+	PlanRevision int                    `json:"plan_revision"`
+	Phases       []RunPhase             `json:"phases,omitempty"`
+	Errors       []string               `json:"errors,omitempty"`
+	Usage        map[string]state.Usage `json:"usage,omitempty"` // by role
+	// CostUSD and the token counts are Usage added up over every role:
+	// the run's total so far, always present (0 before any agent
+	// reported usage). CostUSD is rounded to a millionth of a dollar.
+	CostUSD      float64  `json:"cost_usd"`
+	InputTokens  int      `json:"input_tokens"`
+	OutputTokens int      `json:"output_tokens"`
+	CachedTokens int      `json:"cached_tokens"`
+	Checkpoint   uint64   `json:"checkpoint"`
+	Next         []string `json:"next,omitempty"`
+	// Stopped is true for a run whose status is running that no process
+	// is running (killed, or stopped by an error): resume continues it.
+	// LastError is then the state's last error, if it has one.
+	Stopped   bool   `json:"stopped,omitempty"`
+	LastError string `json:"last_error,omitempty"`
+	// Pending is true for a run serve has queued and not started: the
+	// view has its RunID and Status only.
+	Pending bool `json:"-"`
+	// Asks is what the run waits for from a person: AsksApproval,
+	// AsksDecision, or "" for nothing. Question is recovery's question,
+	// for AsksDecision.
+	Asks     string          `json:"-"`
+	Question *nodes.Question `json:"question,omitempty"`
+	// Plan is the run's whole stored plan (status --json only; list
+	// leaves it out); nil before the architect has written one.
+	Plan *Plan `json:"plan,omitempty"`
+	// Recovery is what recovery did (Doctor calls, replans that answered
+	// with a revision and, apart, the replans reserved, escalations, the
+	// last decision and why); absent with recovery off or before a phase
+	// failed.
+	Recovery *nodes.RecoveryView `json:"recovery,omitempty"`
+	// Tree is the phase tree at the time RunOf was given.
+	Tree Tree `json:"-"`
+}
+
+// What a run can wait for from a person (Run.Asks).
+const (
+	AsksApproval = "plan approval"
+	AsksDecision = "a decision on recovery's question"
+)
+
+// RunPhase is one phase of a Run.
+type RunPhase struct {
+	Number     int                 `json:"number"`
+	Tasks      []string            `json:"tasks"`
+	Status     string              `json:"status"`
+	Attempt    int                 `json:"attempt"`
+	PreCommit  string              `json:"pre_commit,omitempty"`
+	PostCommit string              `json:"post_commit,omitempty"`
+	Review     *state.ReviewResult `json:"review,omitempty"`
+}
+
+// RunOf is the view of rs at now (the tree's running phases' times, see
+// Of).
+func RunOf(rs host.RunStatus, now time.Time) Run {
+	if rs.Pending {
+		return Run{RunID: rs.Snapshot.RunID, Status: rs.Status, Pending: true, Tree: Tree{RunID: rs.Snapshot.RunID, Status: rs.Status}}
+	}
+	snap := rs.Snapshot
+	s := snap.State
+	st := host.ViewStatus(snap)
+	v := Run{RunID: snap.RunID, Status: st.String(), Goal: s.Run.Goal, ExecDir: s.Run.ExecDir,
+		CreatedAt: s.Run.CreatedAt, PlanRevision: s.Progress.PlanRevision, Errors: s.Errors, Usage: s.Usage,
+		Checkpoint: snap.Seq, Next: snap.Next}
+	if s.Run.WorkTree != "" {
+		v.Branch, v.WorkTree = host.RunBranch(s.Run.ID), s.Run.WorkTree
+	}
+	total := s.TotalUsage()
+	v.CostUSD, v.InputTokens, v.OutputTokens, v.CachedTokens = math.Round(total.CostUSD*1e6)/1e6, total.InputTokens, total.OutputTokens, total.CachedTokens
+	if rv, ok := nodes.Recovery(s); ok {
+		v.Recovery = &rv
+	}
+	if len(s.Plan.Phases) > 0 {
+		v.Mode = s.Plan.Mode.String()
+		v.CurrentPhase = s.Progress.CurrentPhase + 1
+	}
+	for i, ph := range s.Plan.Phases {
+		pv := RunPhase{Number: i + 1, Tasks: ph.TaskIDs, Status: state.PhasePending.String()}
+		if i < len(s.Progress.Phases) {
+			ps := s.Progress.Phases[i]
+			pv.Status, pv.Attempt, pv.PreCommit, pv.PostCommit, pv.Review = ps.Status.String(), ps.Attempt, ps.PreCommit, ps.PostCommit, ps.Review
+		}
+		v.Phases = append(v.Phases, pv)
+	}
+	if rs.Stopped {
+		v.Stopped = true
+		if n := len(s.Errors); n > 0 {
+			v.LastError = s.Errors[n-1]
+		}
+	}
+	if st == state.RunAwaitingApproval && snap.Interrupt != nil {
+		v.Asks = AsksApproval
+		if snap.Interrupt.Node == nodes.NodeRecover {
+			v.Asks = AsksDecision
+			var q nodes.Question
+			if json.Unmarshal(snap.Interrupt.Payload, &q) == nil {
+				v.Question = &q
+			}
+		}
+	}
+	v.Tree = Of(s, st, now)
+	v.Tree.RunID, v.Tree.Checkpoint, v.Tree.Next = snap.RunID, snap.Seq, snap.Next
+	return v
+}
+
+// Plan is a run's stored plan as `plan show --json` prints it and
+// `status --json` carries it ("plan"): everything the human approves.
+type Plan struct {
+	RunID    string       `json:"run_id"`
+	Goal     string       `json:"goal"`
+	Revision int          `json:"revision"`
+	Mode     string       `json:"mode"`
+	Phases   [][]string   `json:"phases"`
+	Tasks    []state.Task `json:"tasks"`
+	Markdown string       `json:"markdown"` // the plan as written (by the user, or the architect for --goal)
+}
+
+// PlanOf returns s's plan, or nil when the architect has not written one
+// yet.
+func PlanOf(s state.ExecutionState) *Plan {
+	if s.Plan.Markdown == "" && len(s.Plan.Tasks) == 0 {
+		return nil
+	}
+	v := &Plan{RunID: s.Run.ID, Goal: s.Run.Goal, Revision: s.Progress.PlanRevision, Mode: s.Plan.Mode.String(),
+		Phases: [][]string{}, Tasks: s.Plan.Tasks, Markdown: s.Plan.Markdown}
+	if v.Tasks == nil {
+		v.Tasks = []state.Task{}
+	}
+	for _, ph := range s.Plan.Phases {
+		v.Phases = append(v.Phases, ph.TaskIDs)
+	}
+	return v
+}
