@@ -44,6 +44,12 @@ var (
 	// retries used up on rate limits, server errors or an unreachable
 	// endpoint, or a request the endpoint rejects.
 	ErrModel = errors.New("agent: model call failed")
+	// ErrUnavailable is returned by a driver whose model provider could
+	// not be reached or answered 5xx or 429 (overloaded, rate limited)
+	// until the driver, or the agent it ran, gave up: the machine's fault,
+	// not the agent's. The workflow stops the run resumably on it and
+	// spends no attempt, no Doctor call and no replan.
+	ErrUnavailable = errors.New("agent: the model provider is unavailable")
 	// ErrBadOutput is returned by RunStructured when a session's final output
 	// still does not parse after one retry; it wraps the parse error.
 	ErrBadOutput = errors.New("agent: output does not parse")

@@ -52,6 +52,15 @@ var (
 	// ErrLocked is returned by badger.Open when another process (or another
 	// open store in this process) holds the store directory.
 	ErrLocked = errors.New("checkpoint: store is in use by another process")
+	// ErrUnavailable is returned by a store that cannot be reached (a
+	// database that is down or restarting) after it waited for it as long
+	// as it was told to: the machine's fault, not the run's. Nothing the
+	// store acknowledged is lost; the run continues once it is back.
+	ErrUnavailable = errors.New("checkpoint: the store cannot be reached")
+	// ErrDeleted is returned by Close of a store whose directory was
+	// deleted while it was open: what it held is gone, and Close does not
+	// wait for writes that can no longer land.
+	ErrDeleted = errors.New("checkpoint: store was deleted while open")
 	// ErrClosed is returned by every method of a closed store.
 	ErrClosed = errors.New("checkpoint: store is closed")
 )

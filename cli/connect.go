@@ -111,6 +111,9 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 	}
 	if host.IsStoreURL(g.Store) {
 		cfg.Store = g.Store
+		if cfg.StoreOutageWait, err = storeOutageWait(os.Getenv); err != nil {
+			return nil, err
+		}
 	}
 	h, err := host.Open(c.Context, cfg)
 	if err != nil {
@@ -175,7 +178,7 @@ func withService(c *ucli.Context, io IO, read bool, f func(svc host.Service, cmd
 			if err != nil {
 				return nil, nil, err
 			}
-			return l.Host, l.Close, nil
+			return l.Host, func() { _ = l.Close() }, nil
 		},
 	}, func(svc host.Service) error { return f(svc, cmd) })
 }
@@ -319,4 +322,32 @@ func afterRestoreHook(io IO) func() {
 // runStatus is the status a person is told of a run's checkpoint.
 func runStatus(snap graph.Snapshot[state.ExecutionState]) state.RunStatus {
 	return host.ViewStatus(snap)
+}
+
+// storeOutageWaitEnv names how long a database store's writes wait for a
+// database that does not answer before the run stops resumably (serve
+// requeues it); unset, postgres.DefaultOutageWait.
+const storeOutageWaitEnv = "GAFFER_STORE_OUTAGE_WAIT"
+
+// storeOutageWait reads storeOutageWaitEnv: 0 when unset, a usage error
+// when it is not a positive duration.
+func storeOutageWait(getenv func(string) string) (time.Duration, error) {
+	v := getenv(storeOutageWaitEnv)
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, usageErrorf("%s=%q: want a positive duration such as 30s or 2m", storeOutageWaitEnv, v)
+	}
+	return d, nil
+}
+
+// closeHost closes l's host. A store deleted while it was open replaces
+// *err: it is what the user must know, and the resume an interrupted
+// run's message offers cannot work without it.
+func closeHost(l *local, err *error) {
+	if cerr := l.Close(); cerr != nil {
+		*err = &ExitError{Code: ExitFailure, Err: cerr}
+	}
 }

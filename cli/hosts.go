@@ -81,5 +81,5 @@ func viaDatabase(c *ucli.Context, io IO) (host.Service, func(), error) {
 		l.Close()
 		return nil, nil, err
 	}
-	return pool, l.Close, nil
+	return pool, func() { _ = l.Close() }, nil
 }

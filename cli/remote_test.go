@@ -231,7 +231,7 @@ func TestServeTwoHostsTakeovers(t *testing.T) {
 		if strings.Contains(b.output(), "the phase in progress starts again") {
 			t.Errorf("serve b redid phase 1 instead of adopting its pushed commit:\n%s", b.output())
 		}
-		if out := b.output(); strings.Contains(out, "[developer p1 ") || strings.Contains(out, "[reviewer p1 ") {
+		if out := b.output(); strings.Contains(out, " developer p1 ") || strings.Contains(out, " reviewer p1 ") {
 			t.Errorf("serve b ran phase 1's sessions again instead of adopting its pushed commit:\n%s", out)
 		}
 	})

@@ -51,7 +51,7 @@ func runCommand(io IO) *ucli.Command {
 // meanwhile: flags, the checks before the store exists (a bad call or a
 // refused work tree writes nothing), Start, the outcome. A store held by
 // `gaffer serve` is refused with the command that queues the run there.
-func Run(c *ucli.Context, io IO) error {
+func Run(c *ucli.Context, io IO) (err error) {
 	spec, err := runSpec(c)
 	if err != nil {
 		return err
@@ -64,7 +64,7 @@ func Run(c *ucli.Context, io IO) error {
 	if err != nil {
 		return err
 	}
-	defer l.Close()
+	defer closeHost(l, &err)
 	out, err := l.Start(c.Context, spec)
 	return report(io, l.cmd, out, err)
 }

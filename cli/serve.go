@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/events"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/host"
@@ -106,7 +107,7 @@ func configMaxRunsPerRepo(repoDir string, getenv func(string) string) (int, erro
 // Serve runs `gaffer serve` until c's context ends (SIGTERM or SIGINT),
 // then drains: no new work, running steps finish to their checkpoint
 // (at most o.DrainTimeout), leases are released, and it returns nil.
-func Serve(c *ucli.Context, io IO, o ServeOptions) error {
+func Serve(c *ucli.Context, io IO, o ServeOptions) (err error) {
 	log := opsLogger(c, io.Err).With("component", "serve")
 	ui, err := listenInbox(o)
 	if err != nil {
@@ -120,11 +121,14 @@ func Serve(c *ucli.Context, io IO, o ServeOptions) error {
 		return err
 	}
 	// serve's runs are nobody's to watch or ask: its front is quiet.
-	l, err := openHost(c, io, hostOptions{metrics: m, front: noticer{io: io}, dir: o.Dir, remote: o.Remote})
+	// Parallel runs share serve's output: each agent line names its run.
+	setup := newSetup(c, io)
+	setup.RunIDs = true
+	l, err := openHost(c, io, hostOptions{metrics: m, front: noticer{io: io}, dir: o.Dir, remote: o.Remote, setup: setup})
 	if err != nil {
 		return err
 	}
-	defer l.Close()
+	defer closeHost(l, &err)
 	defer l.Subscribe(m.Observe)()
 	defer l.Subscribe(eventLogger(log, "run drained at checkpoint"))()
 	if counts, err := statusCounts(c.Context, l); err == nil {
@@ -219,6 +223,9 @@ func eventLogger(log *slog.Logger, stopped string) func(graph.Event) {
 		l := log.With("run", ev.RunID)
 		cut := ev.Err != nil && (errors.Is(ev.Err, context.Canceled) || errors.Is(ev.Err, context.DeadlineExceeded) ||
 			errors.Is(ev.Err, serve.ErrDrained) || errors.Is(ev.Err, serve.ErrCancelled))
+		// Fenced: another host took the run over; this one's attempt
+		// stops, and the run goes on there.
+		fenced := errors.Is(ev.Err, checkpoint.ErrFenced)
 		switch ev.Kind {
 		case graph.CheckpointSaved:
 			mu.Lock()
@@ -235,6 +242,8 @@ func eventLogger(log *slog.Logger, stopped string) func(graph.Event) {
 				l.Info("waiting for approval", "node", ev.Node, "step", ev.Step)
 			case cut:
 				l.Debug("node interrupted", "node", ev.Node, "step", ev.Step, "duration", ev.Duration)
+			case fenced:
+				l.Info("node stopped: another host holds the run", "node", ev.Node, "step", ev.Step, "err", ev.Err)
 			case ev.Err != nil:
 				l.Error("node failed", "node", ev.Node, "step", ev.Step, "duration", ev.Duration, "err", ev.Err)
 			default:
@@ -250,6 +259,8 @@ func eventLogger(log *slog.Logger, stopped string) func(graph.Event) {
 			switch {
 			case cut:
 				l.Info(stopped, "seq", seq)
+			case fenced:
+				l.Warn("run taken over by another host; this host stopped its attempt", "seq", seq, "err", ev.Err)
 			case ev.Err != nil:
 				l.Error("run failed", "seq", seq, "err", ev.Err)
 			default:

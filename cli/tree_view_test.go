@@ -66,7 +66,7 @@ func treeStates(now time.Time) map[string]state.ExecutionState {
 	halted.Status = state.RunHalted
 	halted.Progress.CurrentPhase, halted.Progress.ReviewIteration = 1, 3
 	set(&halted, 1, state.PhaseFailed, 2, start.Add(2*time.Minute), start.Add(9*time.Minute), "")
-	halted.Errors = []string{"phase 2 halted after 2 attempt(s) and 3 review(s): tests fail"}
+	halted.Errors = []string{"phase 2 halted after 2 attempt(s), the last with 3 session(s): tests fail"}
 
 	review := base()
 	done1(&review)

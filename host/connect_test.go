@@ -18,7 +18,7 @@ func TestConnectChoosesTheService(t *testing.T) {
 		if err != nil {
 			return nil, nil, err
 		}
-		return h, h.Close, nil
+		return h, func() { _ = h.Close() }, nil
 	}
 	var got Service
 	keep := func(svc Service) error { got = svc; _, err := svc.List(t.Context()); return err }

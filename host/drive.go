@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/internal/ioerr"
@@ -65,18 +66,24 @@ func (h *Host) Start(ctx context.Context, spec RunSpec) (Outcome, error) {
 		delete(h.starting, spec.RunID)
 		h.mu.Unlock()
 	}()
+	// From here a cancel from another process reaches the run, whatever
+	// it is doing: making its work tree, or its first steps (held.go).
+	id := spec.RunID
+	ctx, finish := h.held.drive(ctx, id)
 	initial, err := h.cfg.Setup.NewRun(ctx, h.repo, spec)
 	if err != nil {
-		return Outcome{}, err
+		return finish(h, Outcome{}, err)
 	}
 	if !spec.InPlace {
 		if initial, err = h.newWorkTree(ctx, initial, ""); err != nil {
-			return Outcome{}, err
+			return finish(h, Outcome{}, err)
 		}
 	}
-	id := initial.Run.ID
+	if err := context.Cause(ctx); err != nil {
+		return finish(h, Outcome{RunID: id, Kind: Interrupted}, err)
+	}
 	h.front.Say(fmt.Sprintf("Run %s started (store %s)", id, h.dir))
-	return h.drive(ctx, id, initial, h.front.Asks(), func(ctx context.Context) (graphResult, error) { return h.runner.Run(ctx, id, initial) })
+	return h.driveHeld(ctx, finish, id, initial, h.front.Asks(), func(ctx context.Context) (graphResult, error) { return h.runner.Run(ctx, id, initial) })
 }
 
 // Resume continues a run (the newest unfinished one for an empty RunID)
@@ -192,10 +199,35 @@ func (h *Host) drive(ctx context.Context, runID string, s state.ExecutionState, 
 	}
 	defer unlock()
 	ctx, finish := h.held.drive(ctx, runID)
+	return h.steerHeld(ctx, finish, runID, asks, step)
+}
+
+// driveHeld is drive for a run already registered with held (Start
+// registers it before its work tree exists): finish is what held.drive
+// returned.
+func (h *Host) driveHeld(ctx context.Context, finish heldFinish, runID string, s state.ExecutionState, asks bool, step func(context.Context) (graphResult, error)) (Outcome, error) {
+	repo, err := h.runRepo(ctx, s)
+	if err != nil {
+		return finish(h, Outcome{}, err)
+	}
+	unlock, err := h.lockWorkTree(repo, runID)
+	if err != nil {
+		return finish(h, Outcome{}, err)
+	}
+	defer unlock()
+	return h.steerHeld(ctx, finish, runID, asks, step)
+}
+
+// steerHeld steers a registered run under its work tree's lock, and ends
+// its registration (finish) and its work tree when the run ended.
+func (h *Host) steerHeld(ctx context.Context, finish heldFinish, runID string, asks bool, step func(context.Context) (graphResult, error)) (out Outcome, err error) {
 	defer func() {
 		out, err = finish(h, out, err)
-		if out.State != nil {
+		switch {
+		case out.State != nil:
 			h.endWorkTree(ctx, *out.State)
+		case taken(ctx, out, err):
+			h.dropClone(runID)
 		}
 	}()
 	end := h.front.Watch(runID)
@@ -259,6 +291,12 @@ func (h *Host) stoppedBy(ctx context.Context, runID string, err error) (Outcome,
 	case ioerr.Machine(err):
 		return stop(Interrupted, fmt.Errorf("run %s stopped by the machine, not the agent (no attempt counted): %w; free space or fix the disk, then: %s",
 			runID, ioCause(err), h.cfg.Cmd("resume", runID)))
+	case errors.Is(err, checkpoint.ErrUnavailable):
+		return stop(Stopped, fmt.Errorf("run %s stopped: its store cannot be reached (the machine's fault; no attempt counted): %w\n(once the database answers: %s)",
+			runID, err, h.cfg.Cmd("resume", runID)))
+	case errors.Is(err, agent.ErrUnavailable):
+		return stop(Stopped, fmt.Errorf("run %s stopped by its model provider, not the agent (no attempt counted): %w\n(when the provider answers again: %s)",
+			runID, err, h.cfg.Cmd("resume", runID)))
 	}
 	// Not halted: the state still says running, and resume continues it.
 	return stop(Stopped, fmt.Errorf("run %s stopped: %w\n(fix the cause, then: %s)", runID, err, h.cfg.Cmd("resume", runID)))

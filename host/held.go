@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/state"
 )
@@ -43,7 +44,10 @@ type heldRun struct {
 // context, which Cancel from another process ends, and what to call with
 // the drive's outcome: when the run was cancelled that way, it writes the
 // cancel checkpoint and returns the Cancelled outcome.
-func (hr *heldRuns) drive(ctx context.Context, runID string) (context.Context, func(h *Host, out Outcome, err error) (Outcome, error)) {
+// heldFinish ends a registration of held.drive with the drive's outcome.
+type heldFinish = func(h *Host, out Outcome, err error) (Outcome, error)
+
+func (hr *heldRuns) drive(ctx context.Context, runID string) (context.Context, heldFinish) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	r := &heldRun{cancel: cancel, done: make(chan struct{})}
 	hr.mu.Lock()
@@ -55,7 +59,16 @@ func (hr *heldRuns) drive(ctx context.Context, runID string) (context.Context, f
 	return ctx, func(h *Host, out Outcome, err error) (Outcome, error) {
 		var result error
 		if errors.Is(context.Cause(ctx), ErrCancelRequested) {
-			if _, cerr := h.cancel(context.WithoutCancel(ctx), runID); cerr != nil {
+			bg := context.WithoutCancel(ctx)
+			var cerr error
+			if _, serr := h.runner.State(bg, runID); errors.Is(serr, graph.ErrRunNotFound) {
+				// Cancelled before its first checkpoint (while its work
+				// tree was made): nothing of it is kept.
+				cerr = h.discardStart(bg, runID)
+			} else {
+				_, cerr = h.cancel(bg, runID)
+			}
+			if cerr != nil {
 				result = cerr
 			} else {
 				h.front.Say(fmt.Sprintf("\nRun %s cancelled from another terminal.", runID))

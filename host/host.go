@@ -88,6 +88,10 @@ func (Quiet) Ask(context.Context, nodes.ApprovalRequest, state.ExecutionState, <
 type Config struct {
 	Repo  string // the repository's work tree
 	Store string // the store directory, or a postgres:// URL (IsStoreURL)
+	// StoreOutageWait is how long a database store's writes wait for a
+	// database that does not answer before the run stops resumably
+	// (postgres.Options.OutageWait; 0 is its default).
+	StoreOutageWait time.Duration
 	// Dir is, for a URL store, the local directory that stands for the
 	// store on this host: the socket, agents' process groups, transcripts
 	// and the serve journal are kept beside it (Dir.sock, Dir.groups,
@@ -189,7 +193,7 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 		return nil, err
 	}
 	if IsStoreURL(cfg.Store) {
-		store, closeStore, err := openURLStore(ctx, cfg.Store, dir, !cfg.Shared)
+		store, closeStore, err := openURLStore(ctx, cfg.Store, dir, !cfg.Shared, cfg.StoreOutageWait)
 		if err != nil {
 			return nil, err
 		}
@@ -313,13 +317,22 @@ func (h *Host) startNotify(nc notify.Config) error {
 }
 
 // Close stops what the host started and closes the store.
-func (h *Host) Close() {
+//
+// It returns the store's error when that names a loss the user must
+// know: a store deleted while it was open (checkpoint.ErrDeleted); other
+// errors of a closing store are the store's to recover from at its next
+// open (a full disk leaves its logs to replay), and are not returned.
+func (h *Host) Close() error {
 	for i := len(h.closers) - 1; i >= 0; i-- {
 		h.closers[i]()
 	}
 	h.closers = nil
-	h.closeStore()
+	err := h.closeStore()
 	restrictStore(h.dir)
+	if errors.Is(err, checkpoint.ErrDeleted) {
+		return err
+	}
+	return nil
 }
 
 // OnClose adds f to what Close runs (before the store closes).

@@ -121,7 +121,7 @@ func (f fixture) open(t *testing.T) *Host {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(h.Close)
+	t.Cleanup(func() { _ = h.Close() })
 	return h
 }
 

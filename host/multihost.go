@@ -2,10 +2,13 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
 
+	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/checkpoint/postgres"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/internal/ioerr"
@@ -64,7 +67,16 @@ func (p *Pool) dbQueue(cfg PoolConfig) (q serve.Queue, ok bool, err error) {
 // executes a run in the same work tree; a holder's lease has yet to
 // expire).
 func retryOnHost(err error) bool {
-	return ioerr.Machine(err) || CodeOf(err) == Held
+	return machineFault(err) || CodeOf(err) == Held
+}
+
+// machineFault reports whether a run stopped by err stopped for the
+// machine's fault, not its own: a full or failing disk, a database store
+// that cannot be reached, a model provider that is unreachable or answers
+// 5xx or 429. serve puts such a run back in its queue (requeued, not
+// failed) and tries it again after a pause.
+func machineFault(err error) bool {
+	return ioerr.Machine(err) || errors.Is(err, agent.ErrUnavailable) || errors.Is(err, checkpoint.ErrUnavailable)
 }
 
 // abandon fails a run its holders kept stopping with (a job taken over

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/gaffer-dev/gaffer/internal/ioerr"
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/serve"
 	"github.com/gaffer-dev/gaffer/state"
@@ -73,7 +72,7 @@ func NewPool(h *Host, cfg PoolConfig) (*Pool, error) {
 	}
 	p.q, err = serve.New(serve.Config{Workers: cfg.Workers, Executor: executor{p}, Journal: serve.JournalPath(h.dir), Logger: cfg.Logger,
 		Gauges: cfg.Gauges, KeyOf: p.keyOf, GroupOf: func(serve.Job) string { return key }, MaxPerGroup: cfg.MaxRunsPerRepo,
-		Retry: ioerr.Machine})
+		Retry: machineFault})
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/checkpoint/postgres"
@@ -25,9 +26,9 @@ var errHeld = errors.New("held by another process")
 // that keeps one gaffer process per local directory, as the Badger store's
 // own lock does. Without lock (Config.Shared) it takes none. It returns
 // the store and what closes both.
-func openURLStore(ctx context.Context, url, dir string, lock bool) (checkpoint.Store, func() error, error) {
+func openURLStore(ctx context.Context, url, dir string, lock bool, outageWait time.Duration) (checkpoint.Store, func() error, error) {
 	if !lock {
-		store, err := openPostgres(ctx, url)
+		store, err := openPostgres(ctx, url, outageWait)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -46,7 +47,7 @@ func openURLStore(ctx context.Context, url, dir string, lock bool) (checkpoint.S
 	}
 	_ = lockFile.Truncate(0)
 	_, _ = lockFile.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	store, err := openPostgres(ctx, url)
+	store, err := openPostgres(ctx, url, outageWait)
 	if err != nil {
 		lockFile.Close()
 		return nil, nil, err
@@ -59,8 +60,8 @@ func openURLStore(ctx context.Context, url, dir string, lock bool) (checkpoint.S
 }
 
 // openPostgres opens the database store at url.
-func openPostgres(ctx context.Context, url string) (*postgres.Store, error) {
-	store, err := postgres.Open(ctx, url, postgres.Options{})
+func openPostgres(ctx context.Context, url string, outageWait time.Duration) (*postgres.Store, error) {
+	store, err := postgres.Open(ctx, url, postgres.Options{OutageWait: outageWait})
 	if err != nil {
 		if errors.Is(err, checkpoint.ErrForeignStore) {
 			return nil, &Error{Code: Refused, Err: err} // one line naming the database and the fix

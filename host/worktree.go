@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/nodes"
+	"github.com/gaffer-dev/gaffer/serve/pgqueue"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
 )
@@ -142,6 +144,49 @@ func (h *Host) endWorkTree(ctx context.Context, s state.ExecutionState) {
 	if err := h.repo.RemoveWorkTree(context.WithoutCancel(ctx), dir); err != nil {
 		h.log.Warn("remove a finished run's work tree", "run", s.Run.ID, "dir", dir, "err", err)
 	}
+}
+
+// taken reports whether a run's attempt here stopped because another
+// host took the run over: a write refused by the fence, or serve's
+// queue saying the lease went elsewhere.
+func taken(ctx context.Context, out Outcome, err error) bool {
+	return errors.Is(err, checkpoint.ErrFenced) || errors.Is(out.Err, checkpoint.ErrFenced) || errors.Is(context.Cause(ctx), pgqueue.ErrLost)
+}
+
+// dropClone removes this host's clone of run id, whose attempt here
+// stopped because another host took the run over: its work is on the
+// shared remote, and the clone would only stay behind. A work tree of a
+// run on one host (no remote) is left: the run is still this host's.
+func (h *Host) dropClone(id string) {
+	if h.remote == nil {
+		return
+	}
+	dir := h.workTreeDir(id)
+	h.repos.Forget(dir)
+	if err := os.RemoveAll(dir); err != nil {
+		h.log.Warn("remove the clone of a run another host took over", "run", id, "dir", dir, "err", err)
+	}
+}
+
+// discardStart removes what the start of run id made before its first
+// checkpoint — its work tree (or clone) and its branch — once a cancel
+// stopped it there: a run with no checkpoint has nothing to keep.
+func (h *Host) discardStart(ctx context.Context, id string) error {
+	dir := h.workTreeDir(id)
+	h.repos.Forget(dir)
+	if h.remote != nil {
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("run %s: remove its clone: %w", id, err)
+		}
+		return nil
+	}
+	if err := h.repo.RemoveWorkTree(ctx, dir); err != nil {
+		return fmt.Errorf("run %s: remove its work tree: %w", id, err)
+	}
+	if err := h.repo.DeleteBranch(ctx, RunBranch(id)); err != nil {
+		return fmt.Errorf("run %s: delete its branch: %w", id, err)
+	}
+	return nil
 }
 
 // sweepWorkTrees removes the work trees of runs that ended while their

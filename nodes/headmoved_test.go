@@ -158,7 +158,7 @@ developer:
 	res, err := h.start(taskPlan, state.RunConfig{AutoApprove: true, Limits: state.Limits{MaxTaskReviewIterations: 2}})
 	s := mustDone(t, res, err, state.RunHalted)
 	last := s.Errors[len(s.Errors)-1]
-	if !strings.HasPrefix(last, "phase 1 halted after 1 attempt(s) and 2 review(s): the developer agent reported failure: ") ||
+	if !strings.HasPrefix(last, "phase 1 halted after 1 attempt(s), the last with 2 session(s): the developer agent reported failure: ") ||
 		!strings.Contains(last, "go build failed") || !strings.Contains(last, "undefined: Add") || strings.Contains(last, "\n") {
 		t.Fatalf("halt message %q lacks the agent's error", last)
 	}

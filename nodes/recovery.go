@@ -243,10 +243,11 @@ const errorKindDriver = "driver"
 
 // driverFailure turns a developer session's driver error into a failed
 // attempt when recovery is on, so that the Doctor sees an infra failure
-// instead of the run failing; a cancelled ctx or a script without an
-// entry stays an error.
+// instead of the run failing; a cancelled ctx, a script without an entry
+// and a provider that is unavailable (agent.ErrUnavailable: the machine's
+// fault, which stops the run resumably and spends nothing) stay errors.
 func driverFailure(ctx context.Context, s state.ExecutionState, err error) bool {
-	return recoveryOn(s) && ctx.Err() == nil && errors.Is(err, agent.ErrModel)
+	return recoveryOn(s) && ctx.Err() == nil && errors.Is(err, agent.ErrModel) && !errors.Is(err, agent.ErrUnavailable)
 }
 
 // failed records a rejected attempt of phase ps (decision says whether an

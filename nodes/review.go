@@ -84,7 +84,11 @@ func (w *workflow) review(ctx context.Context, s state.ExecutionState) (state.Ex
 			decision = decideRecover
 		}
 	}
-	graph.Emit(ctx, events.EventReview, events.Review{Phase: ps.Index + 1, Iteration: iteration, Approved: rr.Approved})
+	if ps.Error == "" {
+		// A review ran (or its commit was adopted); a session that failed
+		// was not reviewed, and the view must not say it was.
+		graph.Emit(ctx, events.EventReview, events.Review{Phase: ps.Index + 1, Iteration: iteration, Approved: rr.Approved})
+	}
 	ps.Review = &rr
 	attempt := ps.Attempt
 	var outcome string
@@ -318,7 +322,7 @@ func (w *workflow) halt(ctx context.Context, s state.ExecutionState, ps state.Ph
 	if err != nil {
 		return s, err
 	}
-	msg := fmt.Sprintf("phase %d halted after %d attempt(s) and %d review(s): %s", ps.Index+1, ps.Attempt,
+	msg := fmt.Sprintf("phase %d halted after %d attempt(s), the last with %d session(s): %s", ps.Index+1, ps.Attempt,
 		s.Progress.ReviewIteration, haltCause(ps))
 	switch {
 	case strings.HasPrefix(why, recovery.BudgetSpentPrefix):

@@ -155,4 +155,5 @@ type agentOptions struct {
 	keys   *KeyVault           // nil: the environment is left alone
 	warn   func(string)
 	logs   string // the transcripts' directory (transcript.go); "": none kept
+	runIDs bool   // agent lines name their run: several runs share the output (serve)
 }

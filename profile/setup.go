@@ -32,6 +32,9 @@ type Setup struct {
 	// Pace, when set, overrides the runs' stored pace in this process
 	// (resume --pace) without changing what is stored.
 	Pace *time.Duration
+	// RunIDs, set, makes every agent line name its run: several runs
+	// share the output (serve's log).
+	RunIDs bool
 
 	mu      sync.Mutex
 	checked map[string]runProfile // by run id: the profiles Preflight resolved
@@ -119,7 +122,7 @@ func (s *Setup) NewRun(ctx context.Context, repo *workspace.Repo, spec host.RunS
 
 // Drivers makes the drivers of a run's agents (driverFactory).
 func (s *Setup) Drivers(env host.DriverEnv) nodes.DriverFactory {
-	opts := agentOptions{groups: env.Groups, keys: s.Keys, logs: env.Transcripts, warn: env.Warn}
+	opts := agentOptions{groups: env.Groups, keys: s.Keys, logs: env.Transcripts, warn: env.Warn, runIDs: s.RunIDs}
 	return sessionHook(s.Out, driverFactory(s.Out, s.Pace, opts))
 }
 
@@ -262,7 +265,7 @@ func plainDriverFactory(out io.Writer, pace *time.Duration, opts agentOptions, r
 			if out != nil {
 				stdout = redactingWriter{w: out, redact: secretRedactor(keyNames(cfg), real.getenv, os.Environ())}
 			}
-			return script.NewDriver(sc, script.Options{Pace: p, Stdout: stdout,
+			return script.NewDriver(sc, script.Options{Pace: p, Stdout: stdout, RunIDs: opts.runIDs,
 				Env: agentEnviron(cfg, nil, real.getenv), Groups: opts.groups, Warn: opts.warn}), nil
 		}
 		return real.driver(role, cfg, kind)

@@ -147,6 +147,18 @@ func (r *Repo) RemoveWorkTree(ctx context.Context, dir string) error {
 	return nil
 }
 
+// DeleteBranch deletes branch name (`git branch -D`); a branch that does
+// not exist is no error.
+func (r *Repo) DeleteBranch(ctx context.Context, name string) error {
+	if _, err := gitCLI(ctx, r.root, "rev-parse", "--verify", "--quiet", "refs/heads/"+name); err != nil {
+		return nil
+	}
+	if _, err := gitCLI(ctx, r.root, "branch", "-D", name); err != nil {
+		return &Error{Op: "delete branch", Path: name, Err: err}
+	}
+	return nil
+}
+
 // Included lists the files of r's work tree that its IncludeFile names
 // and that are untracked or ignored, slash paths relative to the root;
 // none without an IncludeFile.

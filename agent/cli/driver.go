@@ -151,6 +151,9 @@ func NewDriver(opts Options) (*Driver, error) {
 //
 // Run returns an error when the command cannot start (the program is
 // missing, s.Dir does not exist) and when ctx ends (wrapping ctx.Err()).
+// A failed session whose provider was unreachable or answered 5xx or 429
+// (see outage) is the machine's fault, not the agent's: Run returns its
+// report with an error wrapping agent.ErrUnavailable.
 func (d *Driver) Run(ctx context.Context, s agent.Session) (agent.Report, error) {
 	if !s.Role.Valid() {
 		return agent.Report{}, fmt.Errorf("%w %q", agent.ErrUnknownRole, s.Role)
@@ -213,10 +216,16 @@ func (d *Driver) Run(ctx context.Context, s agent.Session) (agent.Report, error)
 		return agent.Report{}, fmt.Errorf("agent: %s: %w", label.Of(s), ctx.Err())
 	}
 
-	rep := d.report(s, argv[0], resuming, run)
+	rep, res := d.report(s, argv[0], resuming, run)
 	if isRepo {
 		if after, ok := snapshotTree(context.WithoutCancel(ctx), dir, d.opts.Environ); ok {
 			rep.FilesChanged = changedPaths(before, after)
+		}
+	}
+	if rep.Status == agent.StatusFailed {
+		if why := outage(run, res); why != "" {
+			return rep, fmt.Errorf("%w: %s: %s: %s (%d file(s) changed)", agent.ErrUnavailable, label.Of(s),
+				filepath.Base(argv[0]), d.redact(why), len(rep.FilesChanged))
 		}
 	}
 	return rep, nil
@@ -224,7 +233,7 @@ func (d *Driver) Run(ctx context.Context, s agent.Session) (agent.Report, error)
 
 // report reads the session's report from how its process ended, and
 // streams its messages.
-func (d *Driver) report(s agent.Session, program string, resuming bool, run cliRun) agent.Report {
+func (d *Driver) report(s agent.Session, program string, resuming bool, run cliRun) (agent.Report, cliResult) {
 	res := parseCLIOutput(d.opts.Template.output(), run.stdout)
 	rep := agent.Report{Status: agent.StatusCompleted, Output: res.text, SessionID: res.sessionID, Usage: res.usage}
 	if !res.parsed {
@@ -259,7 +268,7 @@ func (d *Driver) report(s agent.Session, program string, resuming bool, run cliR
 	if !rep.Usage.IsZero() {
 		s.Emit(agent.Message{Kind: agent.UsageUpdate, Usage: rep.Usage})
 	}
-	return rep
+	return rep, res
 }
 
 // failure returns why the session failed, or "" when it did not.

@@ -20,6 +20,12 @@ type cliResult struct {
 	isError   bool // the agent reported failure
 	errText   string
 	messages  []agent.Message // what the session did, in order
+	// apiStatus and apiError are Claude Code's api_error_status (the
+	// provider's HTTP status) and api_error ("connection_failed", …) of a
+	// session that ended on an API error; zero and "" otherwise.
+	apiStatus int
+	apiError  string
+	claude    bool // the result is Claude Code's, whose errText may be the agent's own words
 }
 
 // parseCLIOutput reads stdout in format f. It never fails: output that is
@@ -46,6 +52,8 @@ type claudeEvent struct {
 	TotalCostUSD *float64     `json:"total_cost_usd"`
 	Usage        *claudeUsage `json:"usage"`
 	Errors       []string     `json:"errors"`
+	APIStatus    *int         `json:"api_error_status"`
+	APIError     string       `json:"api_error"`
 	Message      *struct {
 		Content json.RawMessage `json:"content"`
 	} `json:"message"`
@@ -113,7 +121,11 @@ func decodeClaude(b []byte) (claudeEvent, bool) {
 }
 
 func (r *cliResult) takeClaudeResult(ev claudeEvent) {
-	r.parsed = true
+	r.parsed, r.claude = true, true
+	if ev.APIStatus != nil {
+		r.apiStatus = *ev.APIStatus
+	}
+	r.apiError = ev.APIError
 	r.text = ev.Result
 	if ev.SessionID != "" {
 		r.sessionID = ev.SessionID

@@ -104,8 +104,8 @@ func ClaudeCode() Template {
 // Codex returns the template for OpenAI's Codex ("codex exec"):
 // the prompt on stdin ("-"), JSON lines on stdout, approvals and sandbox
 // bypassed (the session runs unattended in its own repository), and
-// "resume SESSION" to continue a thread. Unlike the Claude Code template,
-// it has not been tried against the real program here.
+// "resume SESSION" to continue a thread. It is tried against the real
+// program (pinned in internal/codexcli) in cli's outage tests.
 func Codex() Template {
 	base := []string{"codex", "exec", "--json", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check", "--cd={dir}", "--model={model}"}
 	return Template{

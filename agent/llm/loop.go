@@ -139,6 +139,7 @@ func (l *loop) call(ctx context.Context, hist []llms.MessageContent, tools []llm
 		opts = append(opts, llms.WithMaxTokens(cfg.MaxOutputTokens))
 	}
 	var last error
+	unavailable := false // the last failure was the provider's: 429, 5xx, no answer
 	for attempt := 1; attempt <= cfg.MaxAttempts; attempt++ {
 		doer := &statusDoer{c: cfg.HTTPClient}
 		m, err := l.d.newModel(doer, l.model)
@@ -162,6 +163,7 @@ func (l *loop) call(ctx context.Context, hist []llms.MessageContent, tools []llm
 			// Retry: rate limited, server trouble, no answer, or an answer
 			// that could not be read.
 			last = fmt.Errorf("%w: %s model %s: %w", agent.ErrModel, cfg.Provider, l.model, err)
+			unavailable = st != 200
 		default:
 			return nil, fmt.Errorf("%w: %s model %s answered %d: %w", agent.ErrModel, cfg.Provider, l.model, st, err)
 		}
@@ -175,6 +177,9 @@ func (l *loop) call(ctx context.Context, hist []llms.MessageContent, tools []llm
 		if err := cfg.Sleep(ctx, wait); err != nil {
 			return nil, fmt.Errorf("agent: llm %s session stopped: %w", l.s.Role, err)
 		}
+	}
+	if unavailable {
+		return nil, fmt.Errorf("%w after %d attempts: %w", agent.ErrUnavailable, cfg.MaxAttempts, last)
 	}
 	return nil, fmt.Errorf("after %d attempts: %w", cfg.MaxAttempts, last)
 }

@@ -30,6 +30,10 @@ type Options struct {
 	// Stdout, when set, gets a line per action and the output of commands
 	// as they run.
 	Stdout io.Writer
+	// RunIDs, set, names the session's run at the start of each Stdout
+	// line ("[r-1 developer p1 a1 i1] …"), for an output that several runs
+	// share (serve's log).
+	RunIDs bool
 	// CommandTimeout bounds each run action; 0 means DefaultCommandTimeout.
 	CommandTimeout time.Duration
 	// MaxOutput is how much of a command's output is kept; 0 means
@@ -456,6 +460,9 @@ func (d *Driver) say(s agent.Session, format string, args ...any) {
 	l := label.Of(s)
 	if s.Model != "" { // an escalation or the Doctor's tier shows
 		l += " " + s.Model
+	}
+	if d.opts.RunIDs && s.RunID != "" {
+		l = s.RunID + " " + l
 	}
 	fmt.Fprintf(d.opts.Stdout, "[%s] %s\n", l, fmt.Sprintf(format, args...))
 }

@@ -384,15 +384,49 @@ func (s *Store) Dir() string { return s.dir }
 // database open and returns a *NoSpaceError: every write it acknowledged
 // is in its logs, which the next open replays, as after a killed process.
 // Call Close again once there is room; the process may also just exit.
+//
+// A store whose directory was deleted while it was open (the repository
+// removed under a run) is not closed: Badger would retry flushing its
+// memtable there for ever. Close returns at once, or as soon as it sees
+// the directory go, an error matching checkpoint.ErrDeleted.
 func (s *Store) Close() error {
 	if s.db.IsClosed() {
 		return nil
 	}
+	if err := s.deleted(); err != nil {
+		return err
+	}
 	if err := s.roomToWrite(); err != nil {
 		return fmt.Errorf("checkpoint: close store %s: %w", s.dir, err)
 	}
-	if err := s.db.Close(); err != nil {
-		return fmt.Errorf("checkpoint: close store %s: %w", s.dir, err)
+	done := make(chan error, 1)
+	go func() { done <- s.db.Close() }()
+	tick := time.NewTicker(closePoll)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				return fmt.Errorf("checkpoint: close store %s: %w", s.dir, err)
+			}
+			return nil
+		case <-tick.C:
+			if err := s.deleted(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// closePoll is how often Close looks whether the store's directory is
+// still there while Badger closes.
+const closePoll = 250 * time.Millisecond
+
+// deleted returns an error matching checkpoint.ErrDeleted when the
+// store's directory, or its manifest, is gone.
+func (s *Store) deleted() error {
+	if _, err := os.Stat(filepath.Join(s.dir, "MANIFEST")); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: %s is gone, and the runs and checkpoints it held with it", checkpoint.ErrDeleted, s.dir)
 	}
 	privateFiles(s.dir)
 	return nil

@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/url"
 	"strings"
 	"sync/atomic"
+	"syscall"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -28,7 +32,17 @@ type Options struct {
 	// Alive reports whether a lease holder's pid is alive on this host
 	// (default: kill(pid, 0), as checkpoint.LeaseRules).
 	Alive func(pid int) bool
+	// OutageWait is how long a checkpoint write waits, retrying with
+	// backoff, for a database that does not answer (down, restarting)
+	// before it fails with checkpoint.ErrUnavailable (default
+	// DefaultOutageWait).
+	OutageWait time.Duration
 }
+
+// DefaultOutageWait is Options.OutageWait's default: longer than a
+// server's crash and restart, short enough that a lasting outage stops
+// the run (resumably) instead of holding it.
+const DefaultOutageWait = 30 * time.Second
 
 func (o Options) validate() (Options, error) {
 	if o.Schema == "" {
@@ -45,6 +59,12 @@ func (o Options) validate() (Options, error) {
 	}
 	if o.MaxConns < 0 {
 		return o, fmt.Errorf("%w: max conns %d is negative", checkpoint.ErrInvalid, o.MaxConns)
+	}
+	if o.OutageWait == 0 {
+		o.OutageWait = DefaultOutageWait
+	}
+	if o.OutageWait < 0 {
+		return o, fmt.Errorf("%w: outage wait %v is negative", checkpoint.ErrInvalid, o.OutageWait)
 	}
 	o.Alive = checkpoint.LeaseRules{Alive: o.Alive}.WithDefaults().Alive
 	return o, nil
@@ -144,7 +164,29 @@ func (s *Store) wrap(op string, err error) error {
 	if s.closed.Load() {
 		return checkpoint.ErrClosed
 	}
+	if unreachable(err) {
+		return fmt.Errorf("%w: postgres store %s: %s: %w", checkpoint.ErrUnavailable, s.name, op, err)
+	}
 	return fmt.Errorf("checkpoint: postgres store %s: %s: %w", s.name, op, err)
+}
+
+// unreachable reports whether err says the database could not be reached
+// or is going down or coming up — no connection, a connection lost, the
+// server's classes 08 (connection exception) and 57P (operator
+// intervention: shutdown, crash, cannot connect now) — rather than an
+// answer to the statement.
+func unreachable(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, pgx.ErrNoRows) {
+		return false
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return strings.HasPrefix(pgErr.Code, "57P") || strings.HasPrefix(pgErr.Code, "08")
+	}
+	var connErr *pgconn.ConnectError
+	var netErr net.Error
+	return errors.As(err, &connErr) || errors.As(err, &netErr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || pgconn.SafeToRetry(err)
 }
 
 // ambiguous reports whether err may have left a write committed without

@@ -59,13 +59,12 @@ SELECT blob_gen FROM run`
 	WHERE r.run_id = $1`
 )
 
-// putAttempts bounds how often Put sends its statement: again after a
-// connection that failed (the answer lost, or the server restarting), or
-// when the blobs it skipped as already stored were removed meanwhile.
-// Between attempts it backs off exponentially, putBackoff doubling up to
-// putMaxBackoff: 50, 100, 200, 400, 800 ms and then 1 s, about 5.5 s in
-// all, which outlasts a server's crash and restart (pg_ctl stop -m
-// immediate, then start) without holding a step up for long.
+// putAttempts bounds how often Put sends its statement when the blobs it
+// skipped as already stored were removed meanwhile; after a connection
+// that failed (the answer lost, or the server down or restarting) it
+// keeps sending it until Options.OutageWait has passed. Between attempts
+// it backs off exponentially, putBackoff doubling up to putMaxBackoff:
+// 50, 100, 200, 400, 800 ms and then every second.
 const (
 	putAttempts   = 10
 	putBackoff    = 50 * time.Millisecond
@@ -104,7 +103,8 @@ func (s *Store) Put(ctx context.Context, cp checkpoint.Checkpoint, opts checkpoi
 	}
 	lost := false // an attempt's answer was lost: it may have committed
 	var last error
-	for attempt := range putAttempts {
+	deadline := time.Now().Add(s.opts.OutageWait)
+	for attempt := 0; attempt < putAttempts || (lost && time.Now().Before(deadline)); attempt++ {
 		if attempt > 0 {
 			select { // back off: the server may be restarting
 			case <-ctx.Done():

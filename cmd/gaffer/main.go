@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"github.com/gaffer-dev/gaffer/profile"
+	"fmt"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/cli"
+	"github.com/gaffer-dev/gaffer/profile"
 )
 
 // version, when set at build time (-ldflags "-X main.version=…"), names
@@ -21,9 +22,22 @@ func main() {
 	os.Exit(run())
 }
 
+// run runs the command line. The first SIGINT or SIGTERM ends the
+// command's context: a run stops at its next checkpoint, serve drains.
+// A second one ends the process at once, whatever it is waiting for.
 func run() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		<-sigs
+		cancel()
+		s := <-sigs
+		fmt.Fprintf(os.Stderr, "gaffer: %v again: exiting now without waiting; a run continues from its last checkpoint with: gaffer resume\n", s)
+		os.Exit(cli.ExitFailure)
+	}()
 	bi, ok := debug.ReadBuildInfo()
 	err := cli.NewWithIO(versionOf(version, bi, ok), cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Keys: profile.NewKeyVault()}).RunContext(ctx, os.Args)
 	cli.Report(os.Stderr, err)

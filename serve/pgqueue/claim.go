@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/serve"
 )
 
@@ -148,15 +150,25 @@ func (q *Queue) execute(ctx context.Context, c claimed) {
 
 	lastErr := ""
 	switch {
-	case errors.Is(cause, errLost):
-		log.Warn("run taken over by another host", "err", err)
+	case errors.Is(cause, ErrLost) || errors.Is(err, checkpoint.ErrFenced):
+		// Another host holds the run now (this one was paused or cut off
+		// past its lease): no failure of the run, which goes on there.
+		log.Warn("run taken over by another host; this host stopped its attempt", "err", err)
 		q.done(job.RunID, "")
 		return
 	case errors.Is(cause, serve.ErrDrained) || (err != nil && ctx.Err() != nil):
 		log.Info("run stopped for drain; another serve (or the next start) resumes it", "err", err)
 		q.finish(ctx, c, "queued", "")
 	case err != nil && q.cfg.Retry != nil && q.cfg.Retry(err):
-		log.Error("run stopped by the machine; serve tries it again", "err", err, "retry_in", q.cfg.RetryAfter.String())
+		// Said once at WARN; the same error again (a holder paused for
+		// longer than a retry, a database still down) at DEBUG.
+		level := slog.LevelWarn
+		q.mu.Lock()
+		if q.lastErr[job.RunID] == err.Error() {
+			level = slog.LevelDebug
+		}
+		q.mu.Unlock()
+		log.Log(ctx, level, "run stopped by the machine or held elsewhere; serve tries it again", "err", err, "retry_in", q.cfg.RetryAfter.String())
 		lastErr = err.Error()
 		q.mu.Lock()
 		q.paused = time.Now().Add(q.cfg.RetryAfter)
@@ -318,7 +330,7 @@ func (q *Queue) beat(ctx context.Context, hostname string) {
 		}
 		switch {
 		case !held[id]:
-			a.cancel(errLost)
+			a.cancel(ErrLost)
 		case cancelled[id]:
 			a.cancel(serve.ErrCancelled)
 		}

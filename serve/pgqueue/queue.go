@@ -113,8 +113,9 @@ func (c *Config) validate() error {
 	return nil
 }
 
-// errLost is the context cause of a job whose lease another host took.
-var errLost = errors.New("pgqueue: the job's lease expired and another host took it")
+// ErrLost is the context cause of a job whose lease another host took:
+// the job's executor stops its attempt, and the run goes on there.
+var ErrLost = errors.New("pgqueue: the job's lease expired and another host took it")
 
 // active is a job this host executes.
 type active struct {

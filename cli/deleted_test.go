@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/examples/demo"
+	"github.com/gaffer-dev/gaffer/profile"
+)
+
+// waitExit waits up to limit for cmd's process (Start'ed, and waited for
+// by the goroutine that closes done) to end; it fails the test when it
+// does not.
+func waitExit(t *testing.T, done <-chan struct{}, limit time.Duration, what string, out func() string) {
+	t.Helper()
+	select {
+	case <-done:
+	case <-time.After(limit):
+		t.Fatalf("%s did not exit within %v:\n%s", what, limit, out())
+	}
+}
+
+// TestServeExitsOnSIGTERMOnceItsRepositoryIsDeleted: `gaffer serve`
+// runs a run; the repository, and with it the store in .git/gaffer, is
+// deleted; SIGTERM ends serve within seconds (it used to hang in Badger's
+// Close, retrying the memtable's flush), with one line naming what was
+// lost.
+func TestServeExitsOnSIGTERMOnceItsRepositoryIsDeleted(t *testing.T) {
+	bin := gafferBinary(t)
+	dir, _, script := demoRepo(t)
+	goal := profile.PlanTitle(demo.Plan, "plan.md")
+	s := startServe(t, bin, dir)
+	out, code := gafferCmd(t, bin, "--repo", dir, "submit", "--goal", goal, "--script", script, "--run-id", "r-gone", "--auto-approve", "--pace", "1s")
+	if code != 0 {
+		t.Fatalf("submit: exit %d\n%s", code, out)
+	}
+	waitStatus(t, bin, dir, "r-gone", "running", s)
+	time.Sleep(1500 * time.Millisecond) // a step or two into the run
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	waitExit(t, s.done, 20*time.Second, "serve", s.output)
+	t.Logf("serve exited %v after SIGTERM", time.Since(start).Round(time.Millisecond))
+	if !strings.Contains(s.output(), "was deleted") {
+		t.Errorf("serve's output does not name what was lost:\n%s", s.output())
+	}
+}
+
+// TestRunExitsOnSIGTERMOnceItsRepositoryIsDeleted: the same for `gaffer
+// run` in the foreground.
+func TestRunExitsOnSIGTERMOnceItsRepositoryIsDeleted(t *testing.T) {
+	bin := gafferBinary(t)
+	dir, plan, script := demoRepo(t)
+	cmd := exec.Command(bin, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--pace", "1s")
+	var buf syncBuffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(buf.String(), "phased_execution") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the run did not reach its first phase:\n%s", buf.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	waitExit(t, done, 20*time.Second, "run", buf.String)
+	t.Logf("run exited:\n%s", buf.String())
+	if !strings.Contains(buf.String(), "was deleted") {
+		t.Errorf("run's output does not name what was lost:\n%s", buf.String())
+	}
+}
+
+// TestASecondSignalEndsServe: serve drains on SIGTERM, waiting for a
+// step to reach its checkpoint; a second signal ends it at once.
+func TestASecondSignalEndsServe(t *testing.T) {
+	bin := gafferBinary(t)
+	dir, _, script := demoRepo(t)
+	goal := profile.PlanTitle(demo.Plan, "plan.md")
+	s := startServe(t, bin, dir, "--drain-timeout", "5m")
+	out, code := gafferCmd(t, bin, "--repo", dir, "submit", "--goal", goal, "--script", script, "--run-id", "r-slow", "--auto-approve", "--pace", "2m")
+	if code != 0 {
+		t.Fatalf("submit: exit %d\n%s", code, out)
+	}
+	waitStatus(t, bin, dir, "r-slow", "running", s)
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	time.Sleep(500 * time.Millisecond)
+	_ = s.cmd.Process.Signal(syscall.SIGINT)
+	waitExit(t, s.done, 10*time.Second, "serve after a second signal", s.output)
+}

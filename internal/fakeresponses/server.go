@@ -1,0 +1,142 @@
+package fakeresponses
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+)
+
+// Reply is the model's answer to one request.
+type Reply struct {
+	Text  string // an assistant message, when not empty (it comes before the calls)
+	Calls []Call // function calls
+
+	// Status, when not 0, makes the request fail with this HTTP status and
+	// an OpenAI error body with ErrorMessage.
+	Status       int
+	ErrorMessage string
+}
+
+// Call is one function call: Arguments is marshalled to JSON.
+type Call struct {
+	Name      string
+	Arguments any
+}
+
+// Request is one recorded responses request.
+type Request struct {
+	Body []byte // the whole request body
+}
+
+// Contains reports whether the request's body contains s.
+func (r Request) Contains(s string) bool { return strings.Contains(string(r.Body), s) }
+
+// HasCallOutput reports whether the request carries a function call's
+// output (the model's earlier call came back).
+func (r Request) HasCallOutput() bool { return r.Contains(`"function_call_output"`) }
+
+// Server is a running fake. Close it when done.
+type Server struct {
+	URL     string // http://127.0.0.1:PORT/v1, for a Codex model provider's base_url
+	srv     *http.Server
+	mu      sync.Mutex
+	respond func(Request) Reply
+	reqs    []Request
+	n       int
+}
+
+// Start listens on 127.0.0.1 and serves until Close; respond answers
+// every responses request.
+func Start(respond func(Request) Reply) (*Server, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("fakeresponses: %w", err)
+	}
+	s := &Server{URL: "http://" + ln.Addr().String() + "/v1", respond: respond}
+	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve)}
+	go s.srv.Serve(ln) //nolint:errcheck // returns on Close
+	return s, nil
+}
+
+// Close stops the server.
+func (s *Server) Close() error { return s.srv.Close() }
+
+// SetRespond replaces the script: a provider that comes back.
+func (s *Server) SetRespond(respond func(Request) Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.respond = respond
+}
+
+// Requests returns the responses requests seen so far, in order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.reqs...)
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/responses" {
+		writeJSON(w, http.StatusNotFound, apiError("no route for "+r.Method+" "+r.URL.Path))
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, apiError(err.Error()))
+		return
+	}
+	s.mu.Lock()
+	req := Request{Body: body}
+	s.reqs = append(s.reqs, req)
+	s.n++
+	n, respond := s.n, s.respond
+	reply := respond(req)
+	s.mu.Unlock()
+	if reply.Status != 0 {
+		writeJSON(w, reply.Status, apiError(reply.ErrorMessage))
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	id := fmt.Sprintf("resp_%d", n)
+	sse(w, "response.created", map[string]any{"type": "response.created", "response": map[string]any{"id": id}})
+	var items []map[string]any
+	if reply.Text != "" {
+		items = append(items, map[string]any{"type": "message", "role": "assistant", "id": fmt.Sprintf("msg_%d", n),
+			"content": []map[string]any{{"type": "output_text", "text": reply.Text, "annotations": []any{}}}})
+	}
+	for i, c := range reply.Calls {
+		args, _ := json.Marshal(c.Arguments)
+		items = append(items, map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%d_%d", n, i),
+			"call_id": fmt.Sprintf("call_%d_%d", n, i), "name": c.Name, "arguments": string(args)})
+	}
+	for i, it := range items {
+		sse(w, "response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": i, "item": it})
+		sse(w, "response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": i, "item": it})
+	}
+	sse(w, "response.completed", map[string]any{"type": "response.completed", "response": map[string]any{
+		"id": id, "usage": map[string]any{"input_tokens": 100, "input_tokens_details": map[string]int{"cached_tokens": 0},
+			"output_tokens": 10, "output_tokens_details": map[string]int{"reasoning_tokens": 0}, "total_tokens": 110}}})
+}
+
+func apiError(msg string) map[string]any {
+	return map[string]any{"error": map[string]any{"message": msg, "type": "server_error", "code": nil}}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func sse(w http.ResponseWriter, event string, v any) {
+	b, _ := json.Marshal(v)
+	fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b)
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
