@@ -194,12 +194,25 @@ func TestCLIReportedErrorIsFailedReport(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if rep.Status != agent.StatusFailed || !strings.Contains(rep.Error, "API Error: 529 overloaded") ||
+	if rep.Status != agent.StatusFailed || !strings.Contains(rep.Error, "API Error: 400 invalid_request_error") ||
 		!strings.Contains(rep.Error, "exited with status 1") || rep.SessionID != "s-err" {
 		t.Fatalf("report = %+v, want failed with the API error and the session id", rep)
 	}
-	if rep.Summary != "API Error: 529 overloaded" {
+	if rep.Summary != "API Error: 400 invalid_request_error" {
 		t.Errorf("Summary = %q", rep.Summary)
+	}
+}
+
+// An overloaded provider (Claude Code's "API Error: 529") is the machine's
+// fault: Run returns the failed report with agent.ErrUnavailable.
+func TestCLIOverloadedProviderIsUnavailable(t *testing.T) {
+	d := newCLI(t, Options{Template: fakeAgent(t, OutputClaudeJSON, "claude-overloaded")})
+	rep, err := d.Run(context.Background(), agent.Session{Role: agent.RoleDeveloper, Dir: t.TempDir()})
+	if !errors.Is(err, agent.ErrUnavailable) || !strings.Contains(err.Error(), "529 overloaded") {
+		t.Fatalf("Run: %v, want agent.ErrUnavailable naming the 529", err)
+	}
+	if rep.Status != agent.StatusFailed || rep.SessionID != "s-err" {
+		t.Fatalf("report = %+v, want failed with the session id", rep)
 	}
 }
 

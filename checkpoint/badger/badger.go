@@ -409,6 +409,7 @@ func (s *Store) Close() error {
 			if err != nil {
 				return fmt.Errorf("checkpoint: close store %s: %w", s.dir, err)
 			}
+			privateFiles(s.dir)
 			return nil
 		case <-tick.C:
 			if err := s.deleted(); err != nil {
@@ -428,7 +429,6 @@ func (s *Store) deleted() error {
 	if _, err := os.Stat(filepath.Join(s.dir, "MANIFEST")); errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%w: %s is gone, and the runs and checkpoints it held with it", checkpoint.ErrDeleted, s.dir)
 	}
-	privateFiles(s.dir)
 	return nil
 }
 

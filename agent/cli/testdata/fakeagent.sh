@@ -34,7 +34,13 @@ argv)
 	echo "env:SECRET_API_KEY=$SECRET_API_KEY"
 	;;
 claude-error)
-	# A Claude Code result object that reports an error, and its exit status.
+	# A Claude Code result object that reports an error of the request (the
+	# agent's, not the provider's), and its exit status.
+	echo '{"type":"result","subtype":"success","is_error":true,"result":"API Error: 400 invalid_request_error","session_id":"s-err","num_turns":1,"total_cost_usd":0}'
+	exit 1
+	;;
+claude-overloaded)
+	# The same with the provider overloaded: an outage, not the agent's fault.
 	echo '{"type":"result","subtype":"success","is_error":true,"result":"API Error: 529 overloaded","session_id":"s-err","num_turns":1,"total_cost_usd":0}'
 	exit 1
 	;;
