@@ -114,10 +114,12 @@ scrape_configs:
 	want := map[string]float64{
 		`gaffer_phase_outcomes_total{job="gaffer",outcome="completed"}`: phases,
 		// The demo's phase 2 is rejected once by its reviewer; phase 4
-		// fails twice (go test), is replanned and passes at attempt 3.
+		// fails twice (go test, before any review), is replanned and
+		// passes at attempt 3. Only the one review that ran and rejected
+		// counts as a rejected verdict (issue 20: counts must be true).
 		`gaffer_phase_outcomes_total{job="gaffer",outcome="retried"}`:     3,
 		`gaffer_phase_outcomes_total{job="gaffer",outcome="halted"}`:      0,
-		`gaffer_review_verdicts_total{job="gaffer",verdict="rejected"}`:   3,
+		`gaffer_review_verdicts_total{job="gaffer",verdict="rejected"}`:   1,
 		`gaffer_replans_total{job="gaffer",outcome="accepted"}`:           1,
 		`gaffer_runs{job="gaffer",status="completed"}`:                    1,
 		`gaffer_pending_approvals{job="gaffer"}`:                          0,
