@@ -325,8 +325,8 @@ func TestStatusListHistoryReadWell(t *testing.T) {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}
 	out, _ := gafferIn(t, bin, dir, "status")
-	if !strings.Contains(out, "\ncheckpoint: 3 (next: approval)\n") {
-		t.Errorf("status, want next without Go slice syntax:\n%s", out)
+	if !strings.Contains(out, "\ncheckpoint: 3\nnext:      plan approval\n") {
+		t.Errorf("status, want next in the user's words:\n%s", out)
 	}
 	v := statusJSON(t, "--repo", dir)
 	for _, tz := range []struct{ env, label string }{{"Asia/Tokyo", "JST"}, {"UTC", "UTC"}, {"America/St_Johns", ""}} {
