@@ -70,6 +70,16 @@ func TestStoppedRunKeepsWhy(t *testing.T) {
 		t.Errorf("list, want r-why stopped in phase 1/4 and the footnote:\n%s", out)
 	}
 
+	// Stopped again at the same checkpoint for another cause: status
+	// shows the newer one.
+	writeTestFile(t, script, "developer: [\n")
+	if out, code := gafferCmd(t, bin, "--repo", dir, "resume"); code != ExitStopped {
+		t.Fatalf("resume with a broken script: exit %d, want %d\n%s", code, ExitStopped, out)
+	}
+	if v2 := statusJSON(t, "--repo", dir); v2.LastError == v.LastError || v2.LastError == "" || strings.Contains(v2.LastError, "\n") {
+		t.Fatalf("status --json after a second stop: last_error %q, want a newer one line than %q", v2.LastError, v.LastError)
+	}
+
 	if err := os.Rename(moved, script); err != nil {
 		t.Fatal(err)
 	}
