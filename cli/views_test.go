@@ -230,3 +230,36 @@ func TestStatusWatchSaysWhereItLeft(t *testing.T) {
 		t.Fatalf("status --watch after SIGINT: %v, last line %q, want %q\n%s", err, lines[len(lines)-1], want, buf.String())
 	}
 }
+
+// TestServeShowsWhyARunStopped (issue 23 items 1 and 6, through serve):
+// a run stopped on an error (approve exits 9: its script is gone), then
+// serve holds the store: status --json, status and list --json, answered
+// through serve's socket, carry the run's branch and why it stopped.
+func TestServeShowsWhyARunStopped(t *testing.T) {
+	bin := gafferBinary(t)
+	dir, plan, script := demoRepo(t)
+	const runID = "r-20260101-why"
+	if out, code := gafferCmd(t, bin, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", runID); code != ExitAwaitingApproval {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	if err := os.Rename(script, script+".away"); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := gafferCmd(t, bin, "--repo", dir, "approve"); code != ExitStopped {
+		t.Fatalf("approve with the script gone: exit %d, want %d\n%s", code, ExitStopped, out)
+	}
+	s := startServe(t, bin, dir)
+	v, _ := statusOf(t, bin, dir, runID)
+	if !v.Stopped || !strings.Contains(v.LastError, "load script: open ") || v.Branch != "gaffer/"+runID {
+		t.Errorf("status --json through serve: stopped %v, last_error %q, branch %q\nserve:\n%s", v.Stopped, v.LastError, v.Branch, s.output())
+	}
+	text, _ := gafferCmd(t, bin, "--repo", dir, "status", runID)
+	if !strings.Contains(text, "\nlast error: "+v.LastError+"\n") || !strings.Contains(text, "\nbranch:    gaffer/"+runID+"\n") {
+		t.Errorf("status through serve:\n%s", text)
+	}
+	lj, _ := gafferCmd(t, bin, "--repo", dir, "list", "--json")
+	var vs []runview.Run
+	if err := json.Unmarshal([]byte(lj), &vs); err != nil || len(vs) != 1 || vs[0].LastError != v.LastError || vs[0].Branch != v.Branch {
+		t.Errorf("list --json through serve: %v\n%s", err, lj)
+	}
+}
