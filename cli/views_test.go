@@ -93,8 +93,8 @@ func TestStoppedRunKeepsWhy(t *testing.T) {
 }
 
 // TestListFitsAndSaysWhereWorkWent (issue 23 items 1 and 7): list, with
-// a 64-character run id, a long goal and a stopped run, keeps every line
-// within 80 columns off a terminal (as COLUMNS=80 reads); it names each
+// a 64-character run id and a long goal, keeps every line within 80
+// columns off a terminal (termSize's width there is 80); it names each
 // run's branch, marks the one that holds work the current branch lacks,
 // and status of that finished run prints the merge command. After
 // gaffer merge, the mark and the command are gone.
@@ -114,7 +114,6 @@ func TestListFitsAndSaysWhereWorkWent(t *testing.T) {
 	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-2"); code != ExitOK {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}
-	t.Setenv("COLUMNS", "80")
 	out, code := gaffer(t, "--repo", dir, "list")
 	if code != ExitOK || len(longLines(out, 80)) > 0 {
 		t.Fatalf("list: exit %d, lines over 80 columns %q:\n%s", code, longLines(out, 80), out)
