@@ -275,8 +275,10 @@ func (d *Driver) report(s agent.Session, program string, resuming bool, run cliR
 func (d *Driver) failure(program string, run cliRun, res cliResult) string {
 	var why []string
 	switch {
+	case run.timedOut && run.busy != "":
+		why = append(why, fmt.Sprintf("%s ran longer than the session limit of %v while running %s, and was killed", filepath.Base(program), d.opts.Timeout, short.FirstLine(run.busy)))
 	case run.timedOut:
-		why = append(why, fmt.Sprintf("%s ran longer than %v and was killed", filepath.Base(program), d.opts.Timeout))
+		why = append(why, fmt.Sprintf("%s ran longer than the session limit of %v, waiting for its model, and was killed", filepath.Base(program), d.opts.Timeout))
 	case res.isError:
 		why = append(why, res.errText)
 		if run.exitCode != 0 {
@@ -350,6 +352,9 @@ type cliRun struct {
 	stderr   string // the end of it
 	exitCode int    // -1 when killed by a signal
 	timedOut bool
+	// busy names the tool the agent was running when it timed out; ""
+	// when it was waiting for its model or its output does not say.
+	busy     string
 	streamed int // messages already sent to Session.OnMessage while it ran
 }
 
@@ -448,7 +453,13 @@ wait:
 				}
 			}
 		case <-timer.C:
-			run.timedOut = true
+			for _, line := range lines.next() { // what it said last: was it running a tool?
+				for _, m := range parser.messages(line) {
+					s.Emit(m)
+					run.streamed++
+				}
+			}
+			run.timedOut, run.busy = true, parser.busy()
 			d.stop(cmd, done)
 			break wait
 		case <-ctx.Done():

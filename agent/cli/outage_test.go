@@ -28,7 +28,9 @@ func TestOutage(t *testing.T) {
 		{"stderr only", cliRun{exitCode: 1, stderr: "warning\nError: connect ECONNREFUSED 127.0.0.1:443"}, cliResult{}, true},
 		{"tests failed", cliRun{exitCode: 1, stderr: "FAIL example.com/greet"}, cliResult{isError: true, errText: "tests fail"}, false},
 		{"timed out reconnecting", cliRun{exitCode: -1, timedOut: true}, cliResult{isError: true, errText: "Reconnecting... waiting for network (Connection failed: error sending request)"}, true},
-		{"timed out working", cliRun{exitCode: -1, timedOut: true, stderr: "running go test"}, cliResult{}, false},
+		{"timed out in a command", cliRun{exitCode: -1, timedOut: true, busy: "Bash", stderr: "running go test"}, cliResult{}, false},
+		{"timed out in a command, provider away", cliRun{exitCode: -1, timedOut: true, busy: "Bash"}, cliResult{isError: true, errText: "stream disconnected before completion"}, true},
+		{"timed out waiting for the model", cliRun{exitCode: -1, timedOut: true, stderr: "thinking"}, cliResult{}, true},
 	}
 	for _, c := range cases {
 		if got := outage(c.run, c.res) != ""; got != c.want {
