@@ -224,6 +224,9 @@ func (d *Driver) Run(ctx context.Context, s agent.Session) (agent.Report, error)
 	}
 	if rep.Status == agent.StatusFailed {
 		if why := outage(run, res); why != "" {
+			if run.timedOut {
+				why = fmt.Sprintf("the session limit of %v was reached: %s", d.opts.Timeout, why)
+			}
 			return rep, fmt.Errorf("%w: %s: %s: %s (%d file(s) changed)", agent.ErrUnavailable, label.Of(s),
 				filepath.Base(argv[0]), d.redact(why), len(rep.FilesChanged))
 		}
