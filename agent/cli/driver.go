@@ -53,7 +53,9 @@ type Options struct {
 	// fresh HOME, ...
 	Env map[string]string
 	// Timeout bounds a session; 0 means DefaultCLITimeout. A session that
-	// runs longer is killed and reported failed.
+	// runs longer has its process group killed and is reported failed;
+	// Run also returns agent.ErrUnavailable unless the agent's streamed
+	// output shows one of its commands still running (see outage).
 	Timeout time.Duration
 	// KillGrace is how long the process group has between SIGTERM and
 	// SIGKILL; 0 means DefaultCLIKillGrace.
@@ -151,9 +153,10 @@ func NewDriver(opts Options) (*Driver, error) {
 //
 // Run returns an error when the command cannot start (the program is
 // missing, s.Dir does not exist) and when ctx ends (wrapping ctx.Err()).
-// A failed session whose provider was unreachable or answered 5xx or 429
-// (see outage) is the machine's fault, not the agent's: Run returns its
-// report with an error wrapping agent.ErrUnavailable.
+// A failed session whose provider was unreachable or answered 5xx or 429,
+// or that ran out its Timeout waiting for its model (see outage), is the
+// machine's fault, not the agent's: Run returns its report with an error
+// wrapping agent.ErrUnavailable.
 func (d *Driver) Run(ctx context.Context, s agent.Session) (agent.Report, error) {
 	if !s.Role.Valid() {
 		return agent.Report{}, fmt.Errorf("%w %q", agent.ErrUnknownRole, s.Role)
