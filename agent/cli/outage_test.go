@@ -22,6 +22,7 @@ func TestOutage(t *testing.T) {
 		{"claude max turns", cliRun{exitCode: 1}, cliResult{claude: true, isError: true, errText: "Reached maximum number of turns (2)"}, false},
 		{"codex 500", cliRun{exitCode: 1}, cliResult{isError: true, errText: "We’re currently experiencing high demand, which may cause temporary errors."}, true},
 		{"codex 429", cliRun{exitCode: 1}, cliResult{isError: true, errText: "exceeded retry limit, last status: 429 Too Many Requests"}, true},
+		{"codex 529", cliRun{exitCode: 1}, cliResult{isError: true, errText: "unexpected status 529 <unknown status code>: Overloaded, url: http://127.0.0.1:43529/v1/responses"}, true},
 		{"codex 503", cliRun{exitCode: 1}, cliResult{isError: true, errText: "unexpected status 503 Service Unavailable: down, url: http://127.0.0.1:1/v1/responses"}, true},
 		{"codex unreachable", cliRun{exitCode: 1}, cliResult{isError: true, errText: "Reconnecting... waiting for network (Connection failed: error sending request)"}, true},
 		{"codex 400", cliRun{exitCode: 1}, cliResult{isError: true, errText: `{"error":{"message":"bad request","type":"invalid_request_error"}}`}, false},
