@@ -179,7 +179,7 @@ func (l *loop) call(ctx context.Context, hist []llms.MessageContent, tools []llm
 			// Retry: rate limited, server trouble, no answer, or an answer
 			// that could not be read.
 			last = fmt.Errorf("%w: %s model %s: %w", agent.ErrModel, cfg.Provider, l.model, err)
-			unavailable = st != 200
+			unavailable = st != 200 || callTimedOut // an answer begun and never finished is no answer
 		default:
 			return nil, fmt.Errorf("%w: %s model %s answered %d: %w", agent.ErrModel, cfg.Provider, l.model, st, err)
 		}

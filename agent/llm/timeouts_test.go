@@ -15,21 +15,23 @@ import (
 )
 
 // hungServer is a provider at 127.0.0.1 that accepts connections, reads
-// what it is sent and never answers.
+// what it is sent and never answers, or with begin set begins an answer
+// and never finishes it.
 type hungServer struct {
+	begin bool
 	ln    net.Listener
 	conns atomic.Int32
 	mu    sync.Mutex
 	open  []net.Conn
 }
 
-func newHungServer(t *testing.T) *hungServer {
+func newHungServer(t *testing.T, begin bool) *hungServer {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &hungServer{ln: ln}
+	h := &hungServer{ln: ln, begin: begin}
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -40,7 +42,12 @@ func newHungServer(t *testing.T) *hungServer {
 			h.mu.Lock()
 			h.open = append(h.open, c)
 			h.mu.Unlock()
-			go func() { _, _ = c.Read(make([]byte, 1<<16)) }()
+			go func() {
+				_, _ = c.Read(make([]byte, 1<<16))
+				if h.begin {
+					_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 4096\r\n\r\n{\"id\": \"chatcmpl-1\","))
+				}
+			}()
 		}
 	}()
 	t.Cleanup(func() {
@@ -55,9 +62,9 @@ func newHungServer(t *testing.T) *hungServer {
 }
 
 // hungDriver is a driver of an OpenAI-compatible provider that hangs.
-func hungDriver(t *testing.T, cfg Config) (*Driver, *hungServer, *[]time.Duration) {
+func hungDriver(t *testing.T, cfg Config, begin bool) (*Driver, *hungServer, *[]time.Duration) {
 	t.Helper()
-	h := newHungServer(t)
+	h := newHungServer(t, begin)
 	t.Setenv(testKeyEnv, testKey)
 	var sleeps []time.Duration
 	cfg.Provider, cfg.BaseURL, cfg.APIKeyEnv, cfg.Model = ProviderOpenAI, "http://"+h.ln.Addr().String()+"/v1", testKeyEnv, "test-model"
@@ -74,7 +81,7 @@ func hungDriver(t *testing.T, cfg Config) (*Driver, *hungServer, *[]time.Duratio
 // with agent.ErrUnavailable (the provider's fault), saying the timeout.
 func TestLLMDriverCallTimeoutPerRole(t *testing.T) {
 	d, h, sleeps := hungDriver(t, Config{CallTimeout: 200 * time.Millisecond, MaxAttempts: 3,
-		Limits: map[agent.Role]RoleLimits{agent.RoleArchitect: {MaxAttempts: 2}}})
+		Limits: map[agent.Role]RoleLimits{agent.RoleArchitect: {MaxAttempts: 2}}}, false)
 	for _, c := range []struct {
 		role     agent.Role
 		attempts int
@@ -94,11 +101,24 @@ func TestLLMDriverCallTimeoutPerRole(t *testing.T) {
 	}
 }
 
+// TestLLMDriverCallTimeoutMidAnswer: an answer that begins (200, part of
+// the body) and never ends is no answer either: the provider's fault.
+func TestLLMDriverCallTimeoutMidAnswer(t *testing.T) {
+	d, h, _ := hungDriver(t, Config{CallTimeout: 200 * time.Millisecond, MaxAttempts: 2}, true)
+	_, err := d.Run(context.Background(), agent.Session{Role: agent.RoleDeveloper, Prompt: "go", Dir: t.TempDir()})
+	if !errors.Is(err, agent.ErrUnavailable) || !strings.Contains(err.Error(), "call timeout of 200ms") {
+		t.Fatalf("error %v, want ErrUnavailable naming the call timeout", err)
+	}
+	if n := h.conns.Load(); n != 2 {
+		t.Errorf("%d calls, want 2", n)
+	}
+}
+
 // TestLLMDriverSessionTimeoutWaitingForTheModel: the session timeout
 // reached while a model call is under way is the provider's fault.
 func TestLLMDriverSessionTimeoutWaitingForTheModel(t *testing.T) {
 	d, _, _ := hungDriver(t, Config{CallTimeout: time.Hour,
-		Limits: map[agent.Role]RoleLimits{agent.RoleReviewer: {SessionTimeout: 300 * time.Millisecond}}})
+		Limits: map[agent.Role]RoleLimits{agent.RoleReviewer: {SessionTimeout: 300 * time.Millisecond}}}, false)
 	_, err := d.Run(context.Background(), agent.Session{Role: agent.RoleReviewer, Prompt: "go", Dir: t.TempDir()})
 	if !errors.Is(err, agent.ErrUnavailable) || !strings.Contains(err.Error(), "limit of 300ms") {
 		t.Fatalf("error %v, want ErrUnavailable naming the session limit", err)
