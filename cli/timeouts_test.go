@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gaffer-dev/gaffer/internal/fakeanthropic"
 	"github.com/gaffer-dev/gaffer/internal/fakellm"
 	"github.com/gaffer-dev/gaffer/internal/fakeresponses"
 )
@@ -202,5 +203,105 @@ func TestConfigShowTimeouts(t *testing.T) {
 		if code != ExitInvalid || !strings.Contains(out, want) || strings.Count(strings.TrimSpace(out), "\n") > 0 {
 			t.Errorf("%v: exit %d, want %d with one line\n%s", args, code, ExitInvalid, out)
 		}
+	}
+}
+
+// TestClaudeCodeSessionLimitWhoseFault: the real Claude Code as the
+// developer, with a session limit of 10s. While it waits on a provider
+// that never answers, reaching the limit stops the run with exit 9 and
+// resume finishes it. While its own Bash command hangs (tail -f /dev/null),
+// reaching the limit is its failed attempt, counted as such. Either way no
+// process of the session — the command's tail included — survives.
+func TestClaudeCodeSessionLimitWhoseFault(t *testing.T) {
+	needLinuxProc(t)
+	bin := gafferBinary(t)
+	var mode atomic.Int32 // 0 answers, 1 hangs, 2 runs a command that hangs
+	mode.Store(1)
+	var home atomic.Value // HOME=…, once claudeOnPath has set it
+	home.Store("")
+	var seen atomic.Int32
+	srv := claudeOnPath(t, func(r fakeanthropic.Request) fakeanthropic.Reply {
+		last := lastMessage(r)
+		switch m := mode.Load(); {
+		case m == 1:
+			if kv := home.Load().(string); kv != "" && seen.Load() == 0 {
+				seen.Store(int32(len(scanEnv(t, kv))))
+			}
+			return fakeanthropic.Reply{Hang: true}
+		case m == 2 && !r.HasToolResult():
+			return fakeanthropic.Reply{Text: "Running the tests.", ToolUses: []fakeanthropic.ToolUse{{Name: "Bash",
+				Input: map[string]any{"command": "tail -f /dev/null", "timeout": 600000}}}}
+		case r.HasToolResult():
+			return fakeanthropic.Reply{Text: "Done.", Usage: fakeanthropic.Usage{InputTokens: 600, OutputTokens: 5}}
+		case strings.Contains(last, "Execute phase 2 of"):
+			return claudeWrite("greet.go", greetImpl)
+		case strings.Contains(last, "Execute phase 1 of"):
+			return claudeWrite("greet_test.go", greetTest)
+		}
+		return fakeanthropic.Reply{Status: 400, ErrorMessage: "the fake cannot place this request"}
+	})
+	home.Store("HOME=" + os.Getenv("HOME"))
+	tmp := t.TempDir()
+	plan, script := filepath.Join(tmp, "plan.md"), filepath.Join(tmp, "script.yaml")
+	writeTestFile(t, plan, greetPlan)
+	writeTestFile(t, script, "reviewer: []\n")
+	profile := strings.Replace(claudeProfile(srv.URL, 2, 1), "model: claude-sonnet-4-5}", "model: claude-sonnet-4-5, timeouts: {session: 10s}}", 1)
+	if !strings.Contains(profile, "session: 10s") {
+		t.Fatal("the profile has no session limit")
+	}
+
+	// The provider hangs: exit 9, nothing spent, nothing left running.
+	dir := greetRepo(t, map[string]string{"gaffer.yaml": strings.Replace(profile, "    tdd: false\n", "    recovery: {}\n    tdd: false\n", 1)})
+	out, code := gafferCmd(t, bin, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
+	checkStoppedByOutage(t, dir, out, code)
+	if !strings.Contains(out, "session limit of 10s") {
+		t.Errorf("the output does not name the session limit:\n%s", out)
+	}
+	if seen.Load() == 0 {
+		t.Fatal("no process of the Claude Code session was seen while it ran: the check below cannot fail")
+	}
+	if left := processesWithEnv(t, home.Load().(string)); len(left) > 0 {
+		t.Fatalf("processes of the Claude Code session survived it: %v", left)
+	}
+	mode.Store(0)
+	if out, code = gafferCmd(t, bin, "--repo", dir, "resume"); code != 0 {
+		t.Fatalf("resume after the hang: exit %d\n%s", code, out)
+	}
+	if v := statusJSON(t, "--repo", dir); v.Status != "completed" || v.Phases[0].Attempt != 1 {
+		t.Errorf("status %q, phase 1 attempt %d; want completed on the first attempt", v.Status, v.Phases[0].Attempt)
+	}
+
+	// Its command hangs: the agent's failed attempt (one allowed), and the
+	// command's tail dies with the session.
+	mode.Store(2)
+	dir = greetRepo(t, map[string]string{"gaffer.yaml": profile})
+	stop, watched := make(chan struct{}), make(chan bool)
+	go func() { // watch for the hung command while the run goes on
+		saw := false
+		for {
+			for _, p := range scanEnv(t, home.Load().(string)) {
+				saw = saw || strings.Contains(p, "tail -f /dev/null")
+			}
+			select {
+			case <-stop:
+				watched <- saw
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}()
+	out, code = gafferCmd(t, bin, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
+	close(stop)
+	if !<-watched {
+		t.Fatalf("the agent's command (tail -f /dev/null) was never seen running: the check below cannot fail\n%s", out)
+	}
+	if code != ExitHalted || strings.Contains(out, "no attempt counted") {
+		t.Fatalf("run: exit %d, want %d: a hung command of the agent's is its failed attempt (one allowed), not an outage\n%s", code, ExitHalted, out)
+	}
+	if !strings.Contains(out, "session limit of 10s while running Bash") {
+		t.Errorf("the output does not say the session limit was reached in a command:\n%s", out)
+	}
+	if left := processesWithEnv(t, home.Load().(string)); len(left) > 0 {
+		t.Fatalf("processes of the Claude Code session survived it: %v", left)
 	}
 }
