@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -206,7 +205,7 @@ func TestStatusWatchSaysWhereItLeft(t *testing.T) {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}
 	cmd := exec.Command(bin, "--repo", dir, "status", "--watch", "--interval", "50ms")
-	var buf bytes.Buffer
+	var buf syncBuffer // the process writes while the test reads
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
