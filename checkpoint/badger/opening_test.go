@@ -64,7 +64,7 @@ func TestOpenKilledBeforeTheLogHasItsSize(t *testing.T) {
 			t.Fatal(err)
 		}
 		// A close killed between Badger's cutting the log and removing it.
-		if err := os.WriteFile(filepath.Join(dir, closingFile), []byte(filepath.Base(mem)), 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, closingFile), []byte(filepath.Base(mem)+" 65536\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(mem, nil, 0o600); err != nil {
@@ -77,6 +77,27 @@ func TestOpenKilledBeforeTheLogHasItsSize(t *testing.T) {
 		defer s.Close()
 		if cp, err := s.Latest(bg, "r"); err != nil || cp.Seq != 4 {
 			t.Errorf("latest = %d, %v; want the 4 checkpoints flushed before", cp.Seq, err)
+		}
+	})
+	t.Run("header-only value log emptied by an open", func(t *testing.T) {
+		dir, _ := killedStore(t, 4)
+		// Badger deletes a value log holding only its header when it
+		// opens the store; this open was killed between the cut and the
+		// removal.
+		vlog := filepath.Join(dir, "000009.vlog")
+		if err := os.WriteFile(filepath.Join(dir, openingFile), []byte("000009.vlog 20\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(vlog, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s, err := Open(dir, Options{})
+		if err != nil {
+			t.Fatalf("open after a kill inside the previous open: %v", err)
+		}
+		defer s.Close()
+		if cp, err := s.Latest(bg, "r"); err != nil || cp.Seq != 4 {
+			t.Errorf("latest = %d, %v; want the 4 checkpoints written before", cp.Seq, err)
 		}
 	})
 	t.Run("empty log without a marker", func(t *testing.T) {
