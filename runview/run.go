@@ -137,6 +137,7 @@ func RunOf(rs host.RunStatus, now time.Time) Run {
 	}
 	v.Tree = Of(s, st, now)
 	v.Tree.RunID, v.Tree.Checkpoint, v.Tree.Next = snap.RunID, snap.Seq, snap.Next
+	v.Tree.Branch, v.Tree.LastError = v.Branch, v.LastError
 	return v
 }
 
