@@ -87,6 +87,17 @@ func TestPhasedRunCommitsPerPhaseAndRetryLeavesNoTrace(t *testing.T) {
 		t.Fatalf("git status:\n%s", got)
 	}
 
+	// The rejection stays in the phase's state beside the approval that
+	// followed it (the inbox's phase card shows it).
+	if ps := s.Progress.Phases[1]; ps.Review == nil || !ps.Review.Approved || len(ps.Rejections) != 1 ||
+		ps.Rejections[0].Attempt != 1 || ps.Rejections[0].Iteration != 1 || ps.Rejections[0].Review.Approved ||
+		ps.Rejections[0].Review.Comments != "impl.txt is wrong" || len(ps.Rejections[0].Review.Items) != 2 {
+		t.Fatalf("phase 2's reviews: latest %+v, rejections %+v", ps.Review, ps.Rejections)
+	}
+	if n := len(s.Progress.Phases[0].Rejections); n != 0 {
+		t.Fatalf("phase 1 has %d rejections, want none", n)
+	}
+
 	// The execution directory is committed, and the summary's commands work.
 	ex := s.Run.ExecDir
 	for _, f := range []string{"plan.md", "execution-state.json", "phase-1/summary.md", "phase-2/summary.md", "phase-2/review-feedback.md"} {
