@@ -86,8 +86,10 @@ type runPage struct {
 	Plan         template.HTML
 	PlanRevision int
 	TaskDetail   bool
-	// Merge is the command that takes a completed run's branch into the
-	// user's branch; "" for a run not completed or run in place.
+	// Merge is the command that takes a finished run's branch into the
+	// user's branch (all of a completed run's work, the approved phases of
+	// one halted, failed or cancelled); "" for a run not finished or run
+	// in place.
 	Merge     string
 	Phases    []phaseView
 	Errors    []string
@@ -177,10 +179,13 @@ func (s *Server) pageOf(ctx context.Context, rs host.RunStatus) runPage {
 	if strings.TrimSpace(plan) != "" {
 		p.Plan = renderMarkdown(plan)
 	}
-	if v.Branch != "" && v.Status == state.RunCompleted.String() {
+	if v.Branch != "" && st.Status.Terminal() {
 		p.Merge = "gaffer merge " + v.RunID
 	}
 	p.LastError, p.Question, p.Recovery = v.LastError, v.Question, v.Recovery
+	if n := len(v.Errors); p.LastError == "" && n > 0 && (v.Status == state.RunHalted.String() || v.Status == state.RunFailed.String()) {
+		p.LastError = v.Errors[n-1] // what ended it, at the top of its page
+	}
 	for _, r := range runview.Roles(st.Usage) {
 		p.Roles = append(p.Roles, roleUsage{Role: r, Usage: st.Usage[r]})
 	}

@@ -99,6 +99,15 @@ func TestStoppedRunShowsItsLastErrorAndBranch(t *testing.T) {
 	if !strings.Contains(body, "Branch <code>gaffer/r-20260105-stop</code>: the run commits its work there") || strings.Contains(body, "gaffer merge") {
 		t.Errorf("the running run's page does not name its branch alone:\n%s", body)
 	}
+	// A halted run shows what halted it at the top too.
+	st.Run.ID, st.Status = "r-20260106-halt", state.RunHalted
+	st.Errors = []string{"phase 1 halted: the reviewer rejected attempt 2 of 2"}
+	svc.runs = append(svc.runs, host.RunStatus{Snapshot: graph.Snapshot[state.ExecutionState]{RunID: st.Run.ID, Seq: 9, State: st}, Status: "halted"})
+	body = get(t, s, "/runs/r-20260106-halt", fixedCookie(s)).Body.String()
+	if !strings.Contains(body, `<strong>Stopped by:</strong> phase 1 halted: the reviewer rejected attempt 2 of 2</p>`) ||
+		!strings.Contains(body, `take the phases it committed into your branch with <code class="cmd">gaffer merge r-20260106-halt</code>`) {
+		t.Errorf("the halted run's page does not show what halted it and the merge of its phases:\n%s", body)
+	}
 }
 
 func TestSplitPatchOneBlockPerFileWithMarkedLines(t *testing.T) {
