@@ -2,6 +2,7 @@ package inbox
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"os"
@@ -81,7 +82,8 @@ func browserRepo(t *testing.T) (repo *workspace.Repo, pre, post string) {
 }
 
 // browserRuns are the runs the browser test looks at: one waiting for its
-// plan's approval, one running a phase again after a rejected review,
+// plan's approval, one asking recovery's question, one running a phase
+// again after a rejected review,
 // one completed whose phase was rejected and then approved, one stopped
 // by an error.
 func browserRuns(pre, post string) []host.RunStatus {
@@ -120,6 +122,17 @@ func browserRuns(pre, post string) []host.RunStatus {
 	stopped.Progress = state.Progress{Phases: []state.PhaseState{{Index: 0, Status: state.PhaseRunning, Attempt: 1, StartedAt: t0.Add(-29 * time.Minute), PreCommit: pre}}}
 	stopped.Errors = []string{"nodes: developer session (phase 1, attempt 1): anthropic: 529 overloaded: the provider is down; gaffer resume r-20260110-stop continues the run"}
 
+	asking := run("r-20260110-ask", "Speed up the tokenizer", 15*time.Minute)
+	asking.Progress = state.Progress{Phases: []state.PhaseState{{Index: 0, Status: state.PhaseRetrying, Attempt: 3, StartedAt: t0.Add(-14 * time.Minute),
+		PreCommit: pre, Error: "go test failed", Rejections: []state.Rejection{rejected}}}}
+	q := nodes.Question{RunID: asking.Run.ID, Kind: nodes.QuestionKind, Phase: 1, Attempt: 3, Decision: "needs_human",
+		Why:       "the tests fail the same way three times",
+		Diagnosis: "--- FAIL: TestTokenizeLongInput (0.02s)\n    tokenizer_test.go:88: Tokenize(strings.Repeat(\"a \", 1<<20)) took the slow path: want the fast path for inputs longer than 64 KiB, got allocation of 134217728 bytes"}
+	payload, err := json.Marshal(q)
+	if err != nil {
+		panic(err)
+	}
+
 	snap := func(st state.ExecutionState, seq uint64) graph.Snapshot[state.ExecutionState] {
 		return graph.Snapshot[state.ExecutionState]{RunID: st.Run.ID, Seq: seq, State: st}
 	}
@@ -128,8 +141,11 @@ func browserRuns(pre, post string) []host.RunStatus {
 	// Done's branch is named by its work tree, which is gone once a run
 	// has ended: the state keeps the path.
 	done.Run.WorkTree = "/home/me/src/calc/.git/gaffer.worktrees/r-20260110-done"
+	as := snap(asking, 15)
+	as.Interrupt = &graph.PendingInterrupt{Node: nodes.NodeRecover, Payload: payload}
 	return []host.RunStatus{
 		{Snapshot: ps, Status: "awaiting_approval"},
+		{Snapshot: as, Status: "awaiting_approval"},
 		{Snapshot: snap(stopped, 7), Status: "running", Stopped: true},
 		{Snapshot: snap(running, 12), Status: "running"},
 		{Snapshot: snap(done, 30), Status: "completed"},
@@ -207,6 +223,7 @@ func TestInboxPagesInTheBrowser(t *testing.T) {
 	pages := []struct{ name, path string }{
 		{"list", "/"},
 		{"approval", "/runs/r-20260110-plan"},
+		{"question", "/runs/r-20260110-ask"},
 		{"running", "/runs/r-20260110-live"},
 		{"stopped", "/runs/r-20260110-stop"},
 		{"completed", "/runs/r-20260110-done"},
@@ -261,6 +278,10 @@ func TestInboxPagesInTheBrowser(t *testing.T) {
 				if size.name == "wide" && !eval(`document.getElementById("approve").getBoundingClientRect().bottom <= window.innerHeight`) {
 					t.Errorf("%s: the Approve button is not in view beside the plan", where)
 				}
+			case "question":
+				if !eval(`!!document.querySelector("#answer #retry") && !!document.querySelector("#answer #stop") && !!document.querySelector("label[for=guidance]")`) {
+					t.Errorf("%s: recovery's question has no Retry and Stop with a labelled guidance", where)
+				}
 			case "running", "stopped", "completed":
 				id := strings.TrimPrefix(pg.path, "/runs/")
 				if got := text(`document.getElementById("branch").textContent`); !strings.Contains(got, "gaffer/"+id) {
@@ -272,7 +293,7 @@ func TestInboxPagesInTheBrowser(t *testing.T) {
 				if got := text(`document.querySelector(".last-error").textContent`); !strings.Contains(got, "529 overloaded") {
 					t.Errorf("%s: the last error says %q", where, got)
 				}
-			case "running", "completed":
+			case "question", "running", "completed":
 				card := text(`document.querySelector("#phase-1 .review.rejected").textContent`)
 				if !strings.Contains(card, "Review rejected") || !strings.Contains(card, "int64 wraps silently") || !strings.Contains(card, "Add still wraps") {
 					t.Errorf("%s: phase 1's card shows the rejection as %q", where, card)

@@ -249,6 +249,31 @@ reviewer:
 	}
 }
 
+// TestPhaseKeepsItsLastRejections: a phase rejected seven times keeps
+// the last state.MaxRejections of those reviews, oldest first, each with
+// its attempt and iteration.
+func TestPhaseKeepsItsLastRejections(t *testing.T) {
+	h := newHarness(t, `
+developer:
+  - phase: 1
+    actions:
+      - write: {path: one.txt, content: "1\n"}
+reviewer:
+  - {phase: 1, approved: false, comments: "never"}
+`)
+	res, err := h.start(taskPlan, state.RunConfig{AutoApprove: true, Limits: state.Limits{MaxTaskReviewIterations: 7}})
+	s := mustDone(t, res, err, state.RunHalted)
+	rs := s.Progress.Phases[0].Rejections
+	if len(rs) != state.MaxRejections {
+		t.Fatalf("%d rejections kept, want %d: %+v", len(rs), state.MaxRejections, rs)
+	}
+	for i, r := range rs {
+		if r.Attempt != 1 || r.Iteration != 7-state.MaxRejections+1+i || r.Review.Approved || r.Review.Comments != "never" {
+			t.Errorf("rejection %d: %+v, want attempt 1 iteration %d", i, r, 7-state.MaxRejections+1+i)
+		}
+	}
+}
+
 func TestRejectWithFeedbackReplans(t *testing.T) {
 	h := newHarness(t, `
 architect:
