@@ -1,0 +1,34 @@
+package cli
+
+import (
+	"path/filepath"
+	"testing"
+)
+
+// Issue 23 item 4: an invalid plan no longer hides the other problems of
+// the call: each of the plan's lines and the unknown driver are listed,
+// one a line, with the exit code of the first (usage), and nothing is
+// written.
+func TestInvalidPlanAndBadDriverAreAllListed(t *testing.T) {
+	dir, _, _ := demoRepo(t)
+	bad := filepath.Join(t.TempDir(), "bad.md")
+	writeTestFile(t, bad, "# Plan\n\n## Phase 1\n### Task 1a: one\n**Type**: tset\nDo it.\n### Task 1b: two\n**Type**: imp\nDo it again.\n")
+	out, code := gaffer(t, "--repo", dir, "run", "--plan", bad, "--driver", "bogus")
+	want := "gaffer: the run cannot start, 3 problems:\n" +
+		"  --driver \"bogus\": want script, llm or cli\n" +
+		"  " + bad + ":5: task 1a: unknown type \"tset\" (want test, impl or refactor)\n" +
+		"  " + bad + ":8: task 1b: unknown type \"imp\" (want test, impl or refactor)\n" +
+		"Run 'gaffer --help' for usage.\n"
+	if code != ExitUsage || out != want {
+		t.Errorf("exit %d, output\n%s\nwant exit %d and\n%s", code, out, ExitUsage, want)
+	}
+	noStore(t, dir)
+	// With a known driver the plan alone is still reported as its lines.
+	_, _, script := demoRepo(t)
+	out, code = gaffer(t, "--repo", dir, "run", "--plan", bad, "--script", script)
+	want = bad + ":5: task 1a: unknown type \"tset\" (want test, impl or refactor)\n" + bad + ":8: task 1b: unknown type \"imp\" (want test, impl or refactor)\n"
+	if code != ExitInvalid || out != want {
+		t.Errorf("plan alone: exit %d, output\n%s\nwant exit %d and\n%s", code, out, ExitInvalid, want)
+	}
+	noStore(t, dir)
+}
