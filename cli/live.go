@@ -71,7 +71,7 @@ func (p *progress) liveEvent(e graph.Event) {
 	case graph.NodeFinished:
 		p.live.node = ""
 		var ie *graph.InterruptError
-		if e.Err != nil && !errors.As(e.Err, &ie) {
+		if e.Err != nil && !errors.As(e.Err, &ie) && !errors.Is(e.Err, context.Canceled) {
 			fmt.Fprintf(p.w, "✗ %s: %v\n", e.Node, e.Err)
 		}
 	case graph.Custom:

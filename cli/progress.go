@@ -84,8 +84,11 @@ func (p *progress) event(e graph.Event) {
 			}
 		}
 	case graph.NodeFinished:
+		// A node ended by a question (an interrupt) or by the run's own
+		// cancellation (Ctrl-C, `gaffer cancel`) did not fail: the run's
+		// outcome line says what happened.
 		var ie *graph.InterruptError
-		if e.Err != nil && !errors.As(e.Err, &ie) {
+		if e.Err != nil && !errors.As(e.Err, &ie) && !errors.Is(e.Err, context.Canceled) {
 			fmt.Fprintf(p.w, "✗ %s: %v\n", e.Node, e.Err)
 		}
 	}
