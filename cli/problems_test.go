@@ -2,6 +2,7 @@ package cli
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -31,4 +32,29 @@ func TestInvalidPlanAndBadDriverAreAllListed(t *testing.T) {
 		t.Errorf("plan alone: exit %d, output\n%s\nwant exit %d and\n%s", code, out, ExitInvalid, want)
 	}
 	noStore(t, dir)
+}
+
+// Issue 23 item 8c: logs --phase N beyond the run's phases is refused as
+// diff refuses it: exit 2 and one line naming the run's phase count.
+func TestLogsAndDiffRefuseAPhaseBeyondTheRun(t *testing.T) {
+	dir, plan, script := demoRepo(t)
+	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-phases"); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	const want = "gaffer: --phase 9: run r-phases has 4 phases\nRun 'gaffer --help' for usage.\n"
+	for _, args := range [][]string{
+		{"logs", "r-phases", "--phase", "9"},
+		{"logs", "--phase", "9"},
+		{"diff", "r-phases", "--phase", "9"},
+	} {
+		out, code := gaffer(t, append([]string{"--repo", dir}, args...)...)
+		if code != ExitUsage || out != want {
+			t.Errorf("%v: exit %d, output %q; want exit %d and %q", args, code, out, ExitUsage, want)
+		}
+	}
+	// A phase the run has still prints its sessions.
+	out, code := gaffer(t, "--repo", dir, "logs", "r-phases", "--phase", "4")
+	if code != 0 || !strings.Contains(out, "phase 4") {
+		t.Errorf("logs --phase 4: exit %d\n%s", code, out)
+	}
 }
