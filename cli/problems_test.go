@@ -24,6 +24,18 @@ func TestInvalidPlanAndBadDriverAreAllListed(t *testing.T) {
 		t.Errorf("exit %d, output\n%s\nwant exit %d and\n%s", code, out, ExitUsage, want)
 	}
 	noStore(t, dir)
+	// A bad --pace is one more problem, listed first, not the only one.
+	out, code = gaffer(t, "--repo", dir, "run", "--plan", bad, "--driver", "bogus", "--pace", "1x")
+	want = "gaffer: the run cannot start, 4 problems:\n" +
+		"  --pace \"1x\": want a duration such as 500ms or 2s\n" +
+		"  --driver \"bogus\": want script, llm or cli\n" +
+		"  " + bad + ":5: task 1a: unknown type \"tset\" (want test, impl or refactor)\n" +
+		"  " + bad + ":8: task 1b: unknown type \"imp\" (want test, impl or refactor)\n" +
+		"Run 'gaffer --help' for usage.\n"
+	if code != ExitUsage || out != want {
+		t.Errorf("with --pace 1x: exit %d, output\n%s\nwant exit %d and\n%s", code, out, ExitUsage, want)
+	}
+	noStore(t, dir)
 	// With a known driver the plan alone is still reported as its lines.
 	_, _, script := demoRepo(t)
 	out, code = gaffer(t, "--repo", dir, "run", "--plan", bad, "--script", script)

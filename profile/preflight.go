@@ -74,6 +74,19 @@ func onePlan(errs []error) *state.PlanError {
 	return all
 }
 
+// JoinProblems is errs (nil ones left out) as run reports them: nil, the
+// one problem as it is, or every problem listed, each on its own line, a
+// list among them flattened, with the exit code of the first kind (usage,
+// then invalid, then refused). The command line adds its own problems
+// (a bad flag value) to Setup.Preflight's this way.
+func JoinProblems(errs ...error) error {
+	var p problems
+	for _, err := range errs {
+		p.add(err)
+	}
+	return p.err()
+}
+
 // problemsError is several problems found before a run starts. Its
 // message lists each on its own indented line(s).
 type problemsError struct{ errs []error }
