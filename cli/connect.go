@@ -124,7 +124,7 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 	if o.kind == "" {
 		return l, nil
 	}
-	if c.IsSet("log-level") || c.IsSet("log-format") {
+	if globalSet(c, "log-level") || globalSet(c, "log-format") {
 		// Asked for logs: the run's events go there as serve logs its
 		// runs' (without, the terminal shows the progress view alone).
 		h.OnClose(h.Subscribe(eventLogger(l.log, "run interrupted at checkpoint")))
@@ -253,13 +253,7 @@ func withTrailingGlobals(cmds []*ucli.Command) []*ucli.Command {
 // first); storeSet reports whether a store was given at all (flag or
 // GAFFER_STORE).
 func globalsOf(c *ucli.Context) (g Globals, storeSet bool, err error) {
-	root := c
-	for _, l := range c.Lineage() {
-		if isRoot(l) {
-			root = l
-			break
-		}
-	}
+	root := rootOf(c)
 	if g, err = GlobalsFrom(root); err != nil {
 		return g, false, err
 	}
@@ -295,6 +289,25 @@ func globalsOf(c *ucli.Context) (g Globals, storeSet bool, err error) {
 		g.LogFormat = v
 	}
 	return g, storeSet, nil
+}
+
+// rootOf is the application's context in c's lineage (c when none is).
+func rootOf(c *ucli.Context) *ucli.Context {
+	for _, l := range c.Lineage() {
+		if isRoot(l) {
+			return l
+		}
+	}
+	return c
+}
+
+// globalSet reports whether global flag name was given, before the
+// command or after it (or by its environment variable). A command's own
+// copy of it hides the global one from c.IsSet.
+func globalSet(c *ucli.Context, name string) bool {
+	root := rootOf(c)
+	_, after := trailingGlobal(c, root, name)
+	return after || root.IsSet(name)
 }
 
 // trailingGlobal returns global flag name as given after a command of

@@ -22,9 +22,17 @@ func TestGlobalFlagsAfterTheCommand(t *testing.T) {
 		"--log-level", "error", "--log-format", "json"); code != 0 {
 		t.Fatalf("run with globals after it: exit %d\n%s", code, out)
 	}
+	// --log-level after the command turns the run's event log on, as before it.
+	out, code := gaffer(t, "run", "--repo", dir, "--plan", plan, "--script", script, "--run-id", "r-after-log", "--log-level", "info")
+	if code != ExitAwaitingApproval || !strings.Contains(out, `level=INFO msg="waiting for approval" run=r-after-log`) {
+		t.Errorf("run … --log-level info: exit %d, want the approval's INFO line in\n%s", code, out)
+	}
+	if out, code := gaffer(t, "reject", "r-after-log", "--repo", dir); code != ExitRejected {
+		t.Fatalf("reject: exit %d\n%s", code, out)
+	}
 	for _, args := range [][]string{
-		{"status", "--store", store, "--json"},
-		{"status", "--repo", dir, "--profile", "none", "--log-format", "json", "--json"},
+		{"status", "r-after", "--store", store, "--json"},
+		{"status", "r-after", "--repo", dir, "--profile", "none", "--log-format", "json", "--json"},
 		{"status", "r-after", "--repo", dir, "--log-level", "debug", "--json"},
 		{"status", "--log-format=text", "--repo=" + dir, "r-after", "--json"},
 	} {
@@ -57,7 +65,7 @@ func TestGlobalFlagsAfterTheCommand(t *testing.T) {
 		}
 	}
 	// The hidden ones stay out of the command's help.
-	out, code := gaffer(t, "status", "--help")
+	out, code = gaffer(t, "status", "--help")
 	if code != 0 || strings.Contains(out, "--profile") || strings.Contains(out, "--log-level") || !strings.Contains(out, "--repo") {
 		t.Errorf("status --help:\n%s", out)
 	}
