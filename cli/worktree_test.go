@@ -187,7 +187,12 @@ func TestServeRunsOneRepositoryInParallelAndSurvivesKills(t *testing.T) {
 	if after := checkoutPrint(t, dir); after != before {
 		t.Errorf("the user's checkout changed:\nbefore\n%s\nafter\n%s", before, after)
 	}
+	// A kill may land between a run's last checkpoint and the removal of
+	// its work tree; the next command that opens the store sweeps it.
 	s.stop(9)
+	if out, code := gafferCmd(t, bin, "--repo", dir, "list"); code != 0 {
+		t.Fatalf("list after serve: exit %d\n%s", code, out)
+	}
 	if left, _ := os.ReadDir(host.WorkTreesDir(filepath.Join(dir, ".git", "gaffer"))); len(left) != 0 {
 		t.Errorf("work trees left after every run ended: %v", left)
 	}

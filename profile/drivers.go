@@ -168,6 +168,13 @@ var (
 // leaves incomplete. A CLI agent's template goes into rp's drivers.
 func (rp *runProfile) agentOf(p config.Profile, r agent.Role, rs config.RoleSettings, o request) (state.AgentConfig, error) {
 	ac := state.AgentConfig{Driver: string(rs.Driver), Model: rs.Model}
+	call, attempts, session := rs.Timeouts.Values()
+	switch rs.Driver {
+	case config.DriverLLM:
+		ac.CallTimeout, ac.CallAttempts, ac.SessionTimeout = call, attempts, session
+	case config.DriverCLI:
+		ac.SessionTimeout = session // a CLI agent makes its own model calls
+	}
 	if r == agent.RoleDoctor {
 		ac.StrongModel = rs.StrongModel
 	}
@@ -347,16 +354,19 @@ func (d *realDrivers) driver(role agent.Role, cfg state.RunConfig, kind string) 
 
 func (d *realDrivers) llmDriver(cfg state.RunConfig) (agent.Driver, error) {
 	models := map[agent.Role]string{}
+	limits := map[agent.Role]llm.RoleLimits{}
 	for _, r := range roles() {
 		if ac := cfg.Agents.Role(string(r)); ac.Driver == string(config.DriverLLM) {
 			models[r] = ac.Model
+			limits[r] = llm.RoleLimits{CallTimeout: ac.CallTimeout, MaxAttempts: ac.CallAttempts, SessionTimeout: ac.SessionTimeout}
 		}
 	}
 	key, err := json.Marshal(struct {
 		D state.DriverSettings
 		M map[agent.Role]string
+		L map[agent.Role]llm.RoleLimits
 		K []string // the keys its tools' environment lacks (agentEnviron)
-	}{cfg.Drivers, models, keyNames(cfg)})
+	}{cfg.Drivers, models, limits, keyNames(cfg)})
 	if err != nil {
 		return nil, fmt.Errorf("llm driver settings: %w", err)
 	}
@@ -367,7 +377,7 @@ func (d *realDrivers) llmDriver(cfg state.RunConfig) (agent.Driver, error) {
 	}
 	drv, err := llm.NewDriver(llm.Config{
 		Provider: llm.Provider(cfg.Drivers.Provider), BaseURL: cfg.Drivers.BaseURL, APIKeyEnv: cfg.Drivers.APIKeyEnv,
-		Models: models, MaxTurns: cfg.Drivers.MaxTurns, TokenBudget: cfg.Drivers.MaxTokensPerSession,
+		Models: models, Limits: limits, MaxTurns: cfg.Drivers.MaxTurns, TokenBudget: cfg.Drivers.MaxTokensPerSession,
 		Prices: maps.Clone(cfg.Drivers.Prices), Getenv: d.getenv,
 		Toolbox: agent.ToolboxOptions{Env: agentEnviron(cfg, nil, d.getenv), Groups: d.opts.groups, Warn: d.opts.warn},
 	})
@@ -391,7 +401,7 @@ func (d *realDrivers) cliDriver(role agent.Role, cfg state.RunConfig) (agent.Dri
 			PassEnv: slices.Clone(t.PassEnv), Prompt: cliagent.PromptMode(t.Prompt), Output: cliagent.OutputFormat(t.Output),
 			Writable: slices.Clone(t.Writable),
 		},
-		Model: ac.Model, MaxTurns: cfg.Drivers.MaxTurns,
+		Model: ac.Model, MaxTurns: cfg.Drivers.MaxTurns, Timeout: ac.SessionTimeout,
 		Environ: agentEnviron(cfg, t.PassEnv, d.getenv), Groups: d.opts.groups, Warn: d.opts.warn,
 		Cost: func(model string, u state.Usage) float64 { return prices[model].Cost(u) },
 	})

@@ -5,9 +5,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	cliagent "github.com/gaffer-dev/gaffer/agent/cli"
 	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/profile/config"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
@@ -54,7 +56,8 @@ func TestResolveProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rp.name != "fast" || rp.agents.Reviewer != (state.AgentConfig{Driver: "llm", Model: "gpt-5-mini"}) || rp.agents.Developer.Model != "gpt-5" {
+	if rp.name != "fast" || rp.agents.Reviewer != (state.AgentConfig{Driver: "llm", Model: "gpt-5-mini",
+		CallTimeout: config.DefaultCallTimeout, CallAttempts: config.DefaultCallAttempts, SessionTimeout: config.DefaultSessionTimeout}) || rp.agents.Developer.Model != "gpt-5" {
 		t.Errorf("agents = %+v", rp.agents)
 	}
 	if rp.drivers.Provider != "openai" || rp.drivers.APIKeyEnv != "MY_OPENAI_KEY" || rp.drivers.MaxTurns != 7 ||
@@ -74,7 +77,7 @@ func TestResolveProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := rp.agents.Evaluator; a != (state.AgentConfig{Driver: "cli", Model: "claude-opus-4-1", Agent: "claude"}) {
+	if a := rp.agents.Evaluator; a != (state.AgentConfig{Driver: "cli", Model: "claude-opus-4-1", Agent: "claude", SessionTimeout: config.DefaultSessionTimeout}) {
 		t.Errorf("evaluator = %+v", a)
 	}
 	if c := rp.drivers.CLIAgents["claude"]; len(c.Command) == 0 || c.Command[0] != cliagent.ClaudeCode().Command[0] || rp.drivers.Provider != "" {
@@ -90,6 +93,42 @@ func TestResolveProfile(t *testing.T) {
 	dir = configDir(t, strings.Replace(showYAML, "env: {ANTHROPIC_AUTH_TOKEN: hunter3}", "env: {FOO: bar}", 1))
 	if _, err := resolveProfile(dir, request{}, env); host.CodeOf(err) != host.Invalid || strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("a key in the base URL: %v, want it refused without printing it", err)
+	}
+}
+
+// TestResolveProfileTimeoutsPerRole: a mixed profile (the architect on
+// llm, the developer on a CLI agent) stores each role's own timeouts with
+// the run: an llm role its call timeout, tries and session limit, a CLI
+// role its session limit only (the agent makes its own calls).
+func TestResolveProfileTimeoutsPerRole(t *testing.T) {
+	env := func(string) string { return "" }
+	dir := configDir(t, `profiles:
+  mixed:
+    driver: cli
+    agent: codex
+    timeouts: {session: 45m, call: 2m}
+    roles:
+      architect: {driver: llm, model: gpt-5, timeouts: {call: 90s, call_attempts: 2}}
+      developer: {timeouts: {session: 2h}}
+    provider: {name: openai}
+`)
+	rp, err := resolveProfile(dir, request{RunSpec: host.RunSpec{Profile: "mixed"}}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		role string
+		got  state.AgentConfig
+		want state.AgentConfig
+	}{
+		{"architect", rp.agents.Architect, state.AgentConfig{Driver: "llm", Model: "gpt-5", CallTimeout: 90 * time.Second, CallAttempts: 2, SessionTimeout: 45 * time.Minute}},
+		{"replanner", rp.agents.Replanner, state.AgentConfig{Driver: "llm", Model: "gpt-5", CallTimeout: 90 * time.Second, CallAttempts: 2, SessionTimeout: 45 * time.Minute}},
+		{"developer", rp.agents.Developer, state.AgentConfig{Driver: "cli", Agent: "codex", SessionTimeout: 2 * time.Hour}},
+		{"reviewer", rp.agents.Reviewer, state.AgentConfig{Driver: "cli", Agent: "codex", SessionTimeout: 45 * time.Minute}},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %+v\nwant %+v", c.role, c.got, c.want)
+		}
 	}
 }
 

@@ -217,6 +217,15 @@ type AgentConfig struct {
 	// EscalationModel is the developer's model for a phase the stuck
 	// handler escalated (that phase only).
 	EscalationModel string `json:"escalation_model,omitempty"`
+	// CallTimeout bounds one model call of the llm driver; 0 takes the
+	// driver's default.
+	CallTimeout time.Duration `json:"call_timeout,omitempty"`
+	// CallAttempts is how many times the llm driver tries one model call
+	// on 429, 5xx or no answer; 0 takes the driver's default.
+	CallAttempts int `json:"call_attempts,omitempty"`
+	// SessionTimeout bounds one session's wall time (a CLI agent's
+	// process, an llm session); 0 takes the driver's default.
+	SessionTimeout time.Duration `json:"session_timeout,omitempty"`
 }
 
 // Limits bound the workflow's loops. Zero means "use the default".

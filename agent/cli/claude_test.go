@@ -19,7 +19,7 @@ import (
 )
 
 // These tests drive the real Claude Code CLI (installed from npm at the
-// pinned version, see scripts/install-claude-code.sh) against a fake
+// pinned version, see scripts/install-npm-cli.sh claudecode) against a fake
 // Anthropic Messages server on 127.0.0.1 that scripts the model's side.
 
 // claudeCode returns a Driver running the real Claude Code, with the

@@ -53,7 +53,9 @@ type Options struct {
 	// fresh HOME, ...
 	Env map[string]string
 	// Timeout bounds a session; 0 means DefaultCLITimeout. A session that
-	// runs longer is killed and reported failed.
+	// runs longer has its process group killed and is reported failed;
+	// Run also returns agent.ErrUnavailable unless the agent's streamed
+	// output shows one of its commands still running (see outage).
 	Timeout time.Duration
 	// KillGrace is how long the process group has between SIGTERM and
 	// SIGKILL; 0 means DefaultCLIKillGrace.
@@ -151,9 +153,10 @@ func NewDriver(opts Options) (*Driver, error) {
 //
 // Run returns an error when the command cannot start (the program is
 // missing, s.Dir does not exist) and when ctx ends (wrapping ctx.Err()).
-// A failed session whose provider was unreachable or answered 5xx or 429
-// (see outage) is the machine's fault, not the agent's: Run returns its
-// report with an error wrapping agent.ErrUnavailable.
+// A failed session whose provider was unreachable or answered 5xx or 429,
+// or that ran out its Timeout waiting for its model (see outage), is the
+// machine's fault, not the agent's: Run returns its report with an error
+// wrapping agent.ErrUnavailable.
 func (d *Driver) Run(ctx context.Context, s agent.Session) (agent.Report, error) {
 	if !s.Role.Valid() {
 		return agent.Report{}, fmt.Errorf("%w %q", agent.ErrUnknownRole, s.Role)
@@ -224,6 +227,9 @@ func (d *Driver) Run(ctx context.Context, s agent.Session) (agent.Report, error)
 	}
 	if rep.Status == agent.StatusFailed {
 		if why := outage(run, res); why != "" {
+			if run.timedOut {
+				why = fmt.Sprintf("the session limit of %v was reached: %s", d.opts.Timeout, why)
+			}
 			return rep, fmt.Errorf("%w: %s: %s: %s (%d file(s) changed)", agent.ErrUnavailable, label.Of(s),
 				filepath.Base(argv[0]), d.redact(why), len(rep.FilesChanged))
 		}
@@ -275,8 +281,10 @@ func (d *Driver) report(s agent.Session, program string, resuming bool, run cliR
 func (d *Driver) failure(program string, run cliRun, res cliResult) string {
 	var why []string
 	switch {
+	case run.timedOut && run.busy != "":
+		why = append(why, fmt.Sprintf("%s ran longer than the session limit of %v while running %s, and was killed", filepath.Base(program), d.opts.Timeout, short.FirstLine(run.busy)))
 	case run.timedOut:
-		why = append(why, fmt.Sprintf("%s ran longer than %v and was killed", filepath.Base(program), d.opts.Timeout))
+		why = append(why, fmt.Sprintf("%s ran longer than the session limit of %v, waiting for its model, and was killed", filepath.Base(program), d.opts.Timeout))
 	case res.isError:
 		why = append(why, res.errText)
 		if run.exitCode != 0 {
@@ -350,6 +358,9 @@ type cliRun struct {
 	stderr   string // the end of it
 	exitCode int    // -1 when killed by a signal
 	timedOut bool
+	// busy names the tool the agent was running when it timed out; ""
+	// when it was waiting for its model or its output does not say.
+	busy     string
 	streamed int // messages already sent to Session.OnMessage while it ran
 }
 
@@ -448,7 +459,13 @@ wait:
 				}
 			}
 		case <-timer.C:
-			run.timedOut = true
+			for _, line := range lines.next() { // what it said last: was it running a tool?
+				for _, m := range parser.messages(line) {
+					s.Emit(m)
+					run.streamed++
+				}
+			}
+			run.timedOut, run.busy = true, parser.busy()
 			d.stop(cmd, done)
 			break wait
 		case <-ctx.Done():

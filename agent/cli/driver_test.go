@@ -92,10 +92,12 @@ func TestCLITimeoutKillsProcessGroup(t *testing.T) {
 		KillGrace: 100 * time.Millisecond,
 	})
 	rep, err := d.Run(context.Background(), agent.Session{Role: agent.RoleDeveloper, Dir: dir, Prompt: "hang"})
-	if err != nil {
-		t.Fatalf("Run: %v", err)
+	// Its output does not say it was running a command: it was waiting for
+	// its model, whose provider is at fault.
+	if !errors.Is(err, agent.ErrUnavailable) {
+		t.Fatalf("Run: %v, want ErrUnavailable", err)
 	}
-	if rep.Status != agent.StatusFailed || !strings.Contains(rep.Error, "ran longer than 3s and was killed") {
+	if rep.Status != agent.StatusFailed || !strings.Contains(rep.Error, "ran longer than the session limit of 3s, waiting for its model, and was killed") {
 		t.Fatalf("report = %+v, want failed for the timeout", rep)
 	}
 	pids := readPids(t, pidFile)
@@ -106,6 +108,48 @@ func TestCLITimeoutKillsProcessGroup(t *testing.T) {
 		if alive(t, pid) {
 			t.Errorf("process %d outlived the session (the shell ignores SIGTERM, so only SIGKILL to the group ends it)", pid)
 		}
+	}
+}
+
+// TestCLITimeoutWhoseFault: a session past its limit while the agent's
+// command runs is the agent's failed session; while it waits for its
+// model after a command finished, the provider's (agent.ErrUnavailable).
+// Either way its whole process group is killed.
+func TestCLITimeoutWhoseFault(t *testing.T) {
+	needProc(t)
+	cases := []struct {
+		name     string
+		out      OutputFormat
+		args     []string
+		provider bool
+		want     string
+	}{
+		{"claude in a command", OutputClaudeJSON, []string{"hang-in-tool", "claude"}, false, "while running Bash"},
+		{"codex in a command", OutputCodexJSONL, []string{"hang-in-tool", "codex"}, false, "while running command go test ./..."},
+		{"codex waiting for the model", OutputCodexJSONL, []string{"hang-after-tool"}, true, "waiting for its model"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			pidFile := filepath.Join(dir, "pids")
+			d := newCLI(t, Options{
+				Template:  fakeAgent(t, c.out, c.args[0], append(c.args[1:], pidFile)...),
+				Timeout:   3 * time.Second,
+				KillGrace: 100 * time.Millisecond,
+			})
+			rep, err := d.Run(context.Background(), agent.Session{Role: agent.RoleDeveloper, Dir: dir, Prompt: "hang"})
+			if got := errors.Is(err, agent.ErrUnavailable); got != c.provider || (!c.provider && err != nil) {
+				t.Fatalf("Run error %v; want the provider's fault: %v; report %+v", err, c.provider, rep)
+			}
+			if rep.Status != agent.StatusFailed || !strings.Contains(rep.Error, "session limit of 3s") || !strings.Contains(rep.Error, c.want) {
+				t.Fatalf("report error %q, want failed for the session limit %s", rep.Error, c.want)
+			}
+			for _, pid := range readPids(t, pidFile) {
+				if alive(t, pid) {
+					t.Errorf("process %d outlived the session", pid)
+				}
+			}
+		})
 	}
 }
 

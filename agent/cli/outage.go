@@ -12,10 +12,17 @@ import (
 // (api_error_status, api_error), the error text the agent reported
 // (Claude Code's "API Error: 529 …", Codex's turn.failed and error events)
 // and the end of its stderr. A session whose provider answered 4xx other
-// than 408 and 429 (a refused request, a bad key) is not an outage, nor is
-// one that ran out of time with nothing saying the provider was away (a
-// hung provider that Codex keeps reconnecting to is).
+// than 408 and 429 (a refused request, a bad key) is not an outage.
+//
+// A session that ran past its limit is an outage when the agent was
+// waiting for its model: nothing in its output says one of its tools was
+// running (a hung provider, or one Codex keeps reconnecting to). It is the
+// agent's failure when a tool it started had not finished (its command
+// hung), unless its output says the provider was away.
 func outage(run cliRun, res cliResult) string {
+	if run.timedOut && run.busy == "" {
+		return firstLine(outageLine(res.errText+"\n"+run.stderr), "no answer from the provider within the session limit")
+	}
 	if res.apiStatus != 0 {
 		if transientStatus(res.apiStatus) {
 			return firstLine(res.errText, "the provider answered "+strconv.Itoa(res.apiStatus))

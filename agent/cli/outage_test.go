@@ -22,13 +22,16 @@ func TestOutage(t *testing.T) {
 		{"claude max turns", cliRun{exitCode: 1}, cliResult{claude: true, isError: true, errText: "Reached maximum number of turns (2)"}, false},
 		{"codex 500", cliRun{exitCode: 1}, cliResult{isError: true, errText: "We’re currently experiencing high demand, which may cause temporary errors."}, true},
 		{"codex 429", cliRun{exitCode: 1}, cliResult{isError: true, errText: "exceeded retry limit, last status: 429 Too Many Requests"}, true},
+		{"codex 529", cliRun{exitCode: 1}, cliResult{isError: true, errText: "unexpected status 529 <unknown status code>: Overloaded, url: http://127.0.0.1:43529/v1/responses"}, true},
 		{"codex 503", cliRun{exitCode: 1}, cliResult{isError: true, errText: "unexpected status 503 Service Unavailable: down, url: http://127.0.0.1:1/v1/responses"}, true},
 		{"codex unreachable", cliRun{exitCode: 1}, cliResult{isError: true, errText: "Reconnecting... waiting for network (Connection failed: error sending request)"}, true},
 		{"codex 400", cliRun{exitCode: 1}, cliResult{isError: true, errText: `{"error":{"message":"bad request","type":"invalid_request_error"}}`}, false},
 		{"stderr only", cliRun{exitCode: 1, stderr: "warning\nError: connect ECONNREFUSED 127.0.0.1:443"}, cliResult{}, true},
 		{"tests failed", cliRun{exitCode: 1, stderr: "FAIL example.com/greet"}, cliResult{isError: true, errText: "tests fail"}, false},
 		{"timed out reconnecting", cliRun{exitCode: -1, timedOut: true}, cliResult{isError: true, errText: "Reconnecting... waiting for network (Connection failed: error sending request)"}, true},
-		{"timed out working", cliRun{exitCode: -1, timedOut: true, stderr: "running go test"}, cliResult{}, false},
+		{"timed out in a command", cliRun{exitCode: -1, timedOut: true, busy: "Bash", stderr: "running go test"}, cliResult{}, false},
+		{"timed out in a command, provider away", cliRun{exitCode: -1, timedOut: true, busy: "Bash"}, cliResult{isError: true, errText: "stream disconnected before completion"}, true},
+		{"timed out waiting for the model", cliRun{exitCode: -1, timedOut: true, stderr: "thinking"}, cliResult{}, true},
 	}
 	for _, c := range cases {
 		if got := outage(c.run, c.res) != ""; got != c.want {

@@ -284,6 +284,20 @@ func decodeCodex(b []byte) (codexEvent, bool) {
 type lineParser struct {
 	format OutputFormat
 	tools  map[string]string // Claude's tool_use ids and their tools' names
+	// running counts the tool calls started and not yet answered, and
+	// last names the latest: whether the agent was running one of its
+	// tools or waiting for its model.
+	running int
+	last    string
+}
+
+// busy returns the tool the agent is running, "" when none: it is waiting
+// for its model, or its output does not say.
+func (p *lineParser) busy() string {
+	if p.running > 0 {
+		return p.last
+	}
+	return ""
 }
 
 func newLineParser(f OutputFormat) *lineParser {
@@ -295,10 +309,33 @@ func (p *lineParser) messages(line []byte) []agent.Message {
 	switch p.format {
 	case OutputClaudeJSON:
 		if ev, ok := decodeClaude(line); ok && (ev.Type == "assistant" || ev.Type == "user") && ev.Message != nil {
-			return claudeMessages(ev.Message.Content, p.tools)
+			msgs := claudeMessages(ev.Message.Content, p.tools)
+			for _, m := range msgs {
+				switch m.Kind {
+				case agent.ToolCall:
+					p.running++
+					p.last = m.Tool
+				case agent.ToolResult:
+					p.running = max(p.running-1, 0)
+				}
+			}
+			return msgs
 		}
 	case OutputCodexJSONL:
-		if ev, ok := decodeCodex(line); ok && ev.Type == "item.completed" && ev.Item != nil {
+		ev, ok := decodeCodex(line)
+		if !ok || ev.Item == nil {
+			return nil
+		}
+		if ev.Item.Type == "command_execution" {
+			switch ev.Type {
+			case "item.started":
+				p.running++
+				p.last = "command " + ev.Item.Command
+			case "item.completed":
+				p.running = max(p.running-1, 0)
+			}
+		}
+		if ev.Type == "item.completed" {
 			return codexItemMessages(ev)
 		}
 	}

@@ -43,7 +43,11 @@ const (
 	DefaultMaxTurns        = 60
 	DefaultTokenBudget     = 2_000_000
 	DefaultMaxOutputTokens = 8192
-	DefaultModelAttempts   = 5
+	// DefaultModelAttempts is how many times one model call is tried.
+	DefaultModelAttempts = 4
+	// DefaultCallTimeout bounds one model call: the request and its whole
+	// answer.
+	DefaultCallTimeout = 5 * time.Minute
 )
 
 // Config configures an Driver. Provider and a model (Model or an entry
@@ -78,10 +82,24 @@ type Config struct {
 	// Prices maps a model's name to its price; a model not in it costs 0.
 	Prices map[string]state.Price
 	// MaxAttempts bounds the tries of one model call on rate limits (429),
-	// server errors (5xx) and transport errors; 0 means DefaultModelAttempts.
+	// server errors (5xx) and transport errors (no answer within
+	// CallTimeout among them); 0 means DefaultModelAttempts.
 	MaxAttempts int
-	// HTTPClient sends the requests; nil means a client with a 10 minute
-	// timeout.
+	// CallTimeout bounds one model call, the request and its whole answer;
+	// a call that outlives it is tried again, like a transport error. 0
+	// means DefaultCallTimeout.
+	CallTimeout time.Duration
+	// SessionTimeout bounds one Run's wall time; 0 means none (MaxTurns
+	// and TokenBudget still bound it). Reached while the model is being
+	// called, it is the provider's fault: Run returns an error wrapping
+	// agent.ErrUnavailable. Reached while a tool runs, the session ends
+	// failed.
+	SessionTimeout time.Duration
+	// Limits sets MaxAttempts, CallTimeout and SessionTimeout per role; a
+	// role's zero field takes the Config's.
+	Limits map[agent.Role]RoleLimits
+	// HTTPClient sends the requests; nil means a client without a timeout
+	// of its own (CallTimeout bounds each call).
 	HTTPClient *http.Client
 	// Sleep waits between attempts; nil means a timer that ends early with
 	// ctx. Tests pass one that returns at once.
@@ -91,6 +109,29 @@ type Config struct {
 	// Toolbox configures the file and command tools (command timeout,
 	// output kept).
 	Toolbox agent.ToolboxOptions
+}
+
+// RoleLimits are one role's bounds on its model calls and sessions; a
+// zero field takes the Config's.
+type RoleLimits struct {
+	CallTimeout    time.Duration `json:"call_timeout,omitempty"`
+	MaxAttempts    int           `json:"max_attempts,omitempty"`
+	SessionTimeout time.Duration `json:"session_timeout,omitempty"`
+}
+
+// limits returns role r's bounds, the Config's where Limits gives none.
+func (c Config) limits(r agent.Role) RoleLimits {
+	l := c.Limits[r]
+	if l.CallTimeout <= 0 {
+		l.CallTimeout = c.CallTimeout
+	}
+	if l.MaxAttempts <= 0 {
+		l.MaxAttempts = c.MaxAttempts
+	}
+	if l.SessionTimeout <= 0 {
+		l.SessionTimeout = c.SessionTimeout
+	}
+	return l
 }
 
 // validate fills in the defaults and rejects nonsense.
@@ -113,8 +154,16 @@ func (c Config) validate() (Config, error) {
 			return c, fmt.Errorf("agent: llm config: empty model for role %s", r)
 		}
 	}
-	if c.MaxTurns < 0 || c.TokenBudget < 0 || c.MaxOutputTokens < 0 || c.MaxAttempts < 0 {
+	if c.MaxTurns < 0 || c.TokenBudget < 0 || c.MaxOutputTokens < 0 || c.MaxAttempts < 0 || c.CallTimeout < 0 || c.SessionTimeout < 0 {
 		return c, fmt.Errorf("agent: llm config: negative limit")
+	}
+	for r, l := range c.Limits {
+		if !r.Valid() {
+			return c, fmt.Errorf("agent: llm config: limits for %w %q", agent.ErrUnknownRole, r)
+		}
+		if l.CallTimeout < 0 || l.MaxAttempts < 0 || l.SessionTimeout < 0 {
+			return c, fmt.Errorf("agent: llm config: negative limit for role %s", r)
+		}
 	}
 	for m, p := range c.Prices {
 		if p.Input < 0 || p.Output < 0 || p.Cached < 0 {
@@ -135,8 +184,11 @@ func (c Config) validate() (Config, error) {
 	c.TokenBudget = cmpOr(c.TokenBudget, DefaultTokenBudget)
 	c.MaxOutputTokens = cmpOr(c.MaxOutputTokens, DefaultMaxOutputTokens)
 	c.MaxAttempts = cmpOr(c.MaxAttempts, DefaultModelAttempts)
+	if c.CallTimeout == 0 {
+		c.CallTimeout = DefaultCallTimeout
+	}
 	if c.HTTPClient == nil {
-		c.HTTPClient = &http.Client{Timeout: 10 * time.Minute}
+		c.HTTPClient = &http.Client{}
 	}
 	if c.Sleep == nil {
 		c.Sleep = sleepCtx
@@ -241,7 +293,12 @@ func (d *Driver) Run(ctx context.Context, s agent.Session) (agent.Report, error)
 	id, sess := d.session(s)
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
-	l := &loop{d: d, s: s, tb: tb, model: model, id: id, sess: sess}
+	l := &loop{d: d, s: s, tb: tb, model: model, id: id, sess: sess, limits: d.cfg.limits(s.Role)}
+	if t := l.limits.SessionTimeout; t > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, t, errSessionTimeout)
+		defer cancel()
+	}
 	rep, err := l.run(ctx)
 	return d.redactReport(rep), d.redactErr(err)
 }

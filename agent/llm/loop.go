@@ -24,6 +24,7 @@ type loop struct {
 	model   string
 	id      string
 	sess    *llmSession
+	limits  RoleLimits // the role's call timeout, attempts, session timeout
 	usage   state.Usage
 	changed changes.Set
 	// expansions counts expand_context calls by phase (at most
@@ -57,6 +58,11 @@ func (l *loop) run(ctx context.Context) (agent.Report, error) {
 		if turn > l.d.cfg.MaxTurns {
 			return failed(fmt.Sprintf("the turn limit of %d model calls was reached before the agent finished", l.d.cfg.MaxTurns))
 		}
+		if sessionTimedOut(ctx) {
+			// Its tools ran out the time: the agent's doing, not the
+			// provider's.
+			return failed(fmt.Sprintf("the session limit of %v was reached while the agent's tools ran, before it finished", l.limits.SessionTimeout))
+		}
 		resp, err := l.call(ctx, hist, tools)
 		if err != nil {
 			return stopped(err)
@@ -79,6 +85,9 @@ func (l *loop) run(ctx context.Context) (agent.Report, error) {
 		}
 		for _, c := range calls {
 			res, isErr, err := l.callTool(ctx, c)
+			if err != nil && sessionTimedOut(ctx) {
+				return failed(fmt.Sprintf("the session limit of %v was reached while the agent's tool %s ran, before it finished", l.limits.SessionTimeout, c.FunctionCall.Name))
+			}
 			if err != nil {
 				return stopped(fmt.Errorf("agent: llm %s session stopped: %w", l.s.Role, err))
 			}
@@ -140,13 +149,17 @@ func (l *loop) call(ctx context.Context, hist []llms.MessageContent, tools []llm
 	}
 	var last error
 	unavailable := false // the last failure was the provider's: 429, 5xx, no answer
-	for attempt := 1; attempt <= cfg.MaxAttempts; attempt++ {
+	attempts := l.limits.MaxAttempts
+	for attempt := 1; attempt <= attempts; attempt++ {
 		doer := &statusDoer{c: cfg.HTTPClient}
 		m, err := l.d.newModel(doer, l.model)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s client: %w", agent.ErrModel, cfg.Provider, err)
 		}
-		resp, err := m.GenerateContent(ctx, hist, opts...)
+		callCtx, cancel := context.WithTimeoutCause(ctx, l.limits.CallTimeout, errCallTimeout)
+		resp, err := m.GenerateContent(callCtx, hist, opts...)
+		callTimedOut := context.Cause(callCtx) == errCallTimeout
+		cancel()
 		if err == nil && resp != nil && len(resp.Choices) > 0 {
 			return resp, nil
 		}
@@ -154,7 +167,10 @@ func (l *loop) call(ctx context.Context, hist []llms.MessageContent, tools []llm
 			err = errors.New("the response has no choices")
 		}
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("agent: llm %s session stopped: %w", l.s.Role, ctx.Err())
+			return nil, l.stoppedWaiting(ctx, attempt, ctx.Err())
+		}
+		if callTimedOut {
+			err = fmt.Errorf("no answer within the call timeout of %v", l.limits.CallTimeout)
 		}
 		switch st := doer.status; {
 		case st == 401 || st == 403:
@@ -163,11 +179,11 @@ func (l *loop) call(ctx context.Context, hist []llms.MessageContent, tools []llm
 			// Retry: rate limited, server trouble, no answer, or an answer
 			// that could not be read.
 			last = fmt.Errorf("%w: %s model %s: %w", agent.ErrModel, cfg.Provider, l.model, err)
-			unavailable = st != 200
+			unavailable = st != 200 || callTimedOut // an answer begun and never finished is no answer
 		default:
 			return nil, fmt.Errorf("%w: %s model %s answered %d: %w", agent.ErrModel, cfg.Provider, l.model, st, err)
 		}
-		if attempt == cfg.MaxAttempts {
+		if attempt == attempts {
 			break
 		}
 		wait := backoff(attempt)
@@ -175,13 +191,37 @@ func (l *loop) call(ctx context.Context, hist []llms.MessageContent, tools []llm
 			wait = doer.retryAfter
 		}
 		if err := cfg.Sleep(ctx, wait); err != nil {
-			return nil, fmt.Errorf("agent: llm %s session stopped: %w", l.s.Role, err)
+			return nil, l.stoppedWaiting(ctx, attempt, err)
 		}
 	}
 	if unavailable {
-		return nil, fmt.Errorf("%w after %d attempts: %w", agent.ErrUnavailable, cfg.MaxAttempts, last)
+		return nil, fmt.Errorf("%w after %d attempts: %w", agent.ErrUnavailable, attempts, last)
 	}
-	return nil, fmt.Errorf("after %d attempts: %w", cfg.MaxAttempts, last)
+	return nil, fmt.Errorf("after %d attempts: %w", attempts, last)
+}
+
+// Causes of a model call's and a session's context ending.
+var (
+	errCallTimeout    = errors.New("the model call timed out")
+	errSessionTimeout = errors.New("the session timed out")
+)
+
+// sessionTimedOut reports whether ctx, a Run's, ended because the session
+// timeout was reached.
+func sessionTimedOut(ctx context.Context) bool {
+	return ctx.Err() != nil && context.Cause(ctx) == errSessionTimeout
+}
+
+// stoppedWaiting is the error of a model call that ended with err (ctx's,
+// or the wait's between tries) after attempt tries: the session timeout
+// reached while waiting for the provider is the provider's fault
+// (agent.ErrUnavailable); otherwise the session was stopped.
+func (l *loop) stoppedWaiting(ctx context.Context, attempt int, err error) error {
+	if sessionTimedOut(ctx) {
+		return fmt.Errorf("%w: the %s session's limit of %v was reached waiting for %s model %s (attempt %d)",
+			agent.ErrUnavailable, l.s.Role, l.limits.SessionTimeout, l.d.cfg.Provider, l.model, attempt)
+	}
+	return fmt.Errorf("agent: llm %s session stopped: %w", l.s.Role, err)
 }
 
 // keyVar names where the key came from, for error messages.

@@ -110,10 +110,20 @@ func Open(dir string, opts Options) (s *Store, err error) {
 	if err == nil {
 		err = checkTables(dir)
 	}
+	leftovers := leftoverLogs(dir)
 	if err == nil {
-		err = checkLogs(dir)
+		err = checkLogs(dir, leftovers)
 	}
 	tables, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
+	if err == nil {
+		clearLeftovers(dir, leftovers)
+		markLogs(dir, openingFile)
+		defer func() {
+			if err != nil { // a failed open leaves no marker behind
+				unmark(dir, openingFile)
+			}
+		}()
+	}
 	unlock()
 	var full *checkpoint.NoSpaceError
 	if errors.As(err, &full) {
@@ -144,6 +154,7 @@ func Open(dir string, opts Options) (s *Store, err error) {
 	if err != nil {
 		return nil, classifyOpenError(dir, err)
 	}
+	unmark(dir, openingFile)
 	s = &Store{db: db, dir: dir, opts: opts,
 		env: checkpoint.LeaseRules{Now: opts.Now, Alive: opts.ProcessAlive}.WithDefaults()}
 	if err := s.init(len(tables) > 0); err != nil {
@@ -208,10 +219,11 @@ type flatError struct {
 func (e *flatError) Error() string { return e.msg }
 func (e *flatError) Unwrap() error { return e.errno }
 
-// badgerFiles are the names Badger keeps in its directory.
+// isBadgerFile reports whether name is one Badger (or the store, see
+// openingFile) keeps in its directory.
 func isBadgerFile(name string) bool {
 	switch name {
-	case "MANIFEST", "KEYREGISTRY", "LOCK", "DISCARD", "MANIFEST-REWRITE", "KEYREGISTRY-REWRITE":
+	case "MANIFEST", "KEYREGISTRY", "LOCK", "DISCARD", "MANIFEST-REWRITE", "KEYREGISTRY-REWRITE", openingFile, closingFile:
 		return true
 	}
 	for _, ext := range []string{".sst", ".vlog", ".mem"} {
@@ -399,6 +411,7 @@ func (s *Store) Close() error {
 	if err := s.roomToWrite(); err != nil {
 		return fmt.Errorf("checkpoint: close store %s: %w", s.dir, err)
 	}
+	markLogs(s.dir, closingFile)
 	done := make(chan error, 1)
 	go func() { done <- s.db.Close() }()
 	tick := time.NewTicker(closePoll)
@@ -409,6 +422,7 @@ func (s *Store) Close() error {
 			if err != nil {
 				return fmt.Errorf("checkpoint: close store %s: %w", s.dir, err)
 			}
+			unmark(s.dir, closingFile)
 			privateFiles(s.dir)
 			return nil
 		case <-tick.C:

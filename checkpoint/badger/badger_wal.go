@@ -33,11 +33,15 @@ const maxLogKey = 1 << 16
 // zeros and is followed by zeros only, so it is not damage (Badger drops
 // it, and no caller was told it was written). An entry whose last byte
 // happens to be zero and is damaged looks the same: it goes undetected.
-func checkLogs(dir string) error {
+// Leftovers (see openingFile) are not checked.
+func checkLogs(dir string, leftovers map[string]bool) error {
 	mems, _ := filepath.Glob(filepath.Join(dir, "*.mem"))
 	vlogs, _ := filepath.Glob(filepath.Join(dir, "*.vlog"))
 	slices.Sort(vlogs) // fixed-width numbers: the newest sorts last
 	for _, path := range append(slices.Clone(mems), vlogs...) {
+		if leftovers[path] {
+			continue
+		}
 		if err := checkLogHeader(path); err != nil {
 			return logError(path, err)
 		}
@@ -47,6 +51,9 @@ func checkLogs(dir string) error {
 		logs = append(logs, vlogs[len(vlogs)-1])
 	}
 	for _, path := range logs {
+		if leftovers[path] {
+			continue
+		}
 		if err := checkLog(path); err != nil {
 			return logError(path, err)
 		}

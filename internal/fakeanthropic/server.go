@@ -22,6 +22,10 @@ type Reply struct {
 	Status       int
 	ErrorType    string
 	ErrorMessage string
+
+	// Hang accepts the request and never answers: the handler returns
+	// when the client gives up or the server closes.
+	Hang bool
 }
 
 // ToolUse is one tool call: Input is marshalled to JSON and streamed in
@@ -150,6 +154,10 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	n := s.next
 	s.mu.Unlock()
 
+	if reply.Hang {
+		<-r.Context().Done()
+		return
+	}
 	if reply.Status != 0 {
 		typ := reply.ErrorType
 		if typ == "" {

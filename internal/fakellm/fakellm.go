@@ -24,6 +24,9 @@ type Turn struct {
 	Input      int // usage: input tokens (for Anthropic: uncached)
 	Output     int
 	Cached     int // input tokens read from the cache
+	// Hang accepts the request and never answers: the handler returns
+	// when the client gives up (or the server closes).
+	Hang bool
 }
 
 // Request is what the server received.
@@ -126,6 +129,10 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		t = Turn{Status: http.StatusInternalServerError, Text: fmt.Sprintf("the script has %d turns; this is request %d", len(s.turns), n+1)}
 	}
 	s.mu.Unlock()
+	if t.Hang {
+		<-r.Context().Done()
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	if t.Status != 0 {
 		if t.RetryAfter != "" {

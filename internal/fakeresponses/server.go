@@ -19,6 +19,10 @@ type Reply struct {
 	// an OpenAI error body with ErrorMessage.
 	Status       int
 	ErrorMessage string
+
+	// Hang accepts the request and never answers: the handler returns
+	// when the client gives up or the server closes.
+	Hang bool
 }
 
 // Call is one function call: Arguments is marshalled to JSON.
@@ -96,6 +100,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	n, respond := s.n, s.respond
 	reply := respond(req)
 	s.mu.Unlock()
+	if reply.Hang {
+		<-r.Context().Done()
+		return
+	}
 	if reply.Status != 0 {
 		writeJSON(w, reply.Status, apiError(reply.ErrorMessage))
 		return

@@ -213,13 +213,18 @@ func (c *Config) validate() error {
 // checkOwn rejects nonsense in the settings a profile gives itself.
 func (c *Config) checkOwn(at string, p Profile) error {
 	roles := map[string]RoleSettings{
-		"": {Driver: p.Driver}, "roles.architect": p.Roles.Architect, "roles.developer": p.Roles.Developer,
+		"": {Driver: p.Driver, Timeouts: p.Timeouts}, "roles.architect": p.Roles.Architect, "roles.developer": p.Roles.Developer,
 		"roles.reviewer": p.Roles.Reviewer, "roles.evaluator": p.Roles.Evaluator, "roles.summarizer": p.Roles.Summarizer,
 		"roles.doctor": p.Roles.Doctor, "roles.replanner": p.Roles.Replanner,
 	}
 	for _, sub := range slices.Sorted(maps.Keys(roles)) {
 		if d := roles[sub].Driver; d != "" && !d.Valid() {
 			return c.errAt(strictyaml.Join(strictyaml.Join(at, sub), "driver"), "unknown driver %q in %s (want script, llm or cli)", d, strictyaml.Join(at, sub))
+		}
+	}
+	for _, sub := range slices.Sorted(maps.Keys(roles)) {
+		if err := c.checkTimeouts(strictyaml.Join(strictyaml.Join(at, sub), "timeouts"), roles[sub].Timeouts); err != nil {
+			return err
 		}
 	}
 	if n := p.Provider.Name; n != "" && !slices.Contains(providers(), n) {

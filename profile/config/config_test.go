@@ -29,11 +29,12 @@ func TestExampleFile(t *testing.T) {
 	if p.Name != "fast" {
 		t.Errorf("default profile = %q, want fast (default_profile)", p.Name)
 	}
+	tm := Timeouts{Call: "3m", CallAttempts: DefaultCallAttempts, Session: "1h"}
 	roles := map[agent.Role]RoleSettings{
-		agent.RoleArchitect: {Driver: DriverLLM, Model: "claude-opus-4-1", Agent: "claude"},
-		agent.RoleDeveloper: {Driver: DriverCLI, Model: "claude-sonnet-4-5", Agent: "claude"},
-		agent.RoleReviewer:  {Driver: DriverCLI, Model: "claude-sonnet-4-5", Agent: "claude"},
-		agent.RoleEvaluator: {Driver: DriverCLI, Model: "claude-sonnet-4-5", Agent: "claude"},
+		agent.RoleArchitect: {Driver: DriverLLM, Model: "claude-opus-4-1", Agent: "claude", Timeouts: Timeouts{Call: "3m", CallAttempts: 2, Session: "1h"}},
+		agent.RoleDeveloper: {Driver: DriverCLI, Model: "claude-sonnet-4-5", Agent: "claude", Timeouts: tm},
+		agent.RoleReviewer:  {Driver: DriverCLI, Model: "claude-sonnet-4-5", Agent: "claude", Timeouts: tm},
+		agent.RoleEvaluator: {Driver: DriverCLI, Model: "claude-sonnet-4-5", Agent: "claude", Timeouts: tm},
 	}
 	for r, want := range roles {
 		if got := p.Role(r); got != want {
@@ -353,7 +354,7 @@ func TestSummarizerRoleIsOptional(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := on.Role(agent.RoleSummarizer), (RoleSettings{Driver: DriverCLI, Model: "m1", Agent: "claude"}); got != want {
+	if got, want := on.Role(agent.RoleSummarizer), (RoleSettings{Driver: DriverCLI, Model: "m1", Agent: "claude", Timeouts: Builtin().Timeouts}); got != want {
 		t.Errorf("summarizer = %+v, want %+v", got, want)
 	}
 	if _, err := Parse("gaffer.yaml", []byte("profiles:\n  p:\n    roles:\n      summarizer: {driver: robot}\n")); err == nil || !strings.Contains(err.Error(), "roles.summarizer") {

@@ -23,10 +23,14 @@
 //	    driver: cli                # script, llm or cli: every role unless roles says otherwise
 //	    agent: claude              # the CLI template for driver cli (built-in: claude, codex)
 //	    model: claude-sonnet-4-5
+//	    timeouts:                  # every role's; roles.<role>.timeouts overrides key by key
+//	      call: 5m                 # llm: one model call (default 5m)
+//	      call_attempts: 4         # llm: tries of a call on 429, 5xx, no answer (default 4)
+//	      session: 1h              # one session's wall time, llm or cli (default 1h)
 //	    roles:                     # architect, developer, reviewer, evaluator; summarizer (optional, off unless it names a driver)
 //	      architect: {driver: llm, model: claude-opus-4-1}
 //	      doctor: {model: claude-haiku-4-5, strong_model: claude-opus-4-1}   # replanner: the architect's
-//	      developer: {escalation_model: claude-opus-4-1}                      # a stuck phase's bigger model
+//	      developer: {escalation_model: claude-opus-4-1, timeouts: {session: 2h}}   # a stuck phase's bigger model
 //	    provider:                  # for driver llm
 //	      name: anthropic          # anthropic, openai or ollama
 //	      base_url: https://api.anthropic.com

@@ -44,6 +44,8 @@ type RoleSettings struct {
 	// EscalationModel is the model a phase the stuck handler escalates
 	// runs with (roles.developer only; that phase only).
 	EscalationModel string `yaml:"escalation_model,omitempty"`
+	// Timeouts are the role's own; a key left out takes the profile's.
+	Timeouts Timeouts `yaml:"timeouts,omitempty"`
 }
 
 // Roles holds settings for each role; an empty field takes the profile's.
@@ -117,6 +119,7 @@ type Profile struct {
 	Driver   DriverKind                   `yaml:"driver,omitempty"`
 	Model    string                       `yaml:"model,omitempty"`
 	Agent    string                       `yaml:"agent,omitempty"`
+	Timeouts Timeouts                     `yaml:"timeouts,omitempty"` // every role's, unless its own say otherwise
 	Roles    Roles                        `yaml:"roles,omitempty"`
 	Provider Provider                     `yaml:"provider,omitempty"`
 	Limits   Limits                       `yaml:"limits,omitempty"`
@@ -136,6 +139,11 @@ func Builtin() Profile {
 	return Profile{
 		Name:   DefaultProfile,
 		Driver: DriverScript,
+		Timeouts: Timeouts{
+			Call:         FormatDuration(DefaultCallTimeout),
+			CallAttempts: DefaultCallAttempts,
+			Session:      FormatDuration(DefaultSessionTimeout),
+		},
 		Limits: Limits{
 			MaxTurns:                DefaultMaxTurns,
 			MaxTaskReviewIterations: DefaultMaxTaskReviewIterations,
@@ -176,7 +184,7 @@ func (p Profile) Role(r agent.Role) RoleSettings {
 	case agent.RoleReplanner:
 		return mergeRole(p.Role(agent.RoleArchitect), p.Roles.Replanner)
 	}
-	return mergeRole(RoleSettings{Driver: p.Driver, Model: p.Model, Agent: p.Agent}, rs)
+	return mergeRole(RoleSettings{Driver: p.Driver, Model: p.Model, Agent: p.Agent, Timeouts: p.Timeouts}, rs)
 }
 
 // Template returns the CLI template named name.
@@ -208,6 +216,7 @@ func merge(base, over Profile) Profile {
 	r := mergeRole(RoleSettings{Driver: base.Driver, Model: base.Model, Agent: base.Agent},
 		RoleSettings{Driver: over.Driver, Model: over.Model, Agent: over.Agent})
 	out.Driver, out.Model, out.Agent = r.Driver, r.Model, r.Agent
+	out.Timeouts = mergeTimeouts(base.Timeouts, over.Timeouts)
 	out.Roles = Roles{
 		Architect:  mergeRole(base.Roles.Architect, over.Roles.Architect),
 		Developer:  mergeRole(base.Roles.Developer, over.Roles.Developer),
@@ -277,7 +286,8 @@ func (p Profile) resolveRoles() Profile {
 
 func mergeRole(base, over RoleSettings) RoleSettings {
 	return RoleSettings{Driver: or(over.Driver, base.Driver), Model: or(over.Model, base.Model), Agent: or(over.Agent, base.Agent),
-		StrongModel: or(over.StrongModel, base.StrongModel), EscalationModel: or(over.EscalationModel, base.EscalationModel)}
+		StrongModel: or(over.StrongModel, base.StrongModel), EscalationModel: or(over.EscalationModel, base.EscalationModel),
+		Timeouts: mergeTimeouts(base.Timeouts, over.Timeouts)}
 }
 
 func mergeTemplate(base, over cliagent.Template) cliagent.Template {
@@ -334,8 +344,8 @@ func or[T comparable](a, b T) T {
 }
 
 // CLIOptions returns the options of a cliagent.Driver for role r: the
-// role's template and model, the profile's turn limit and prices. The
-// caller adds what the environment gives (Environ, Env, Timeout). It is an
+// role's template, model and session timeout, the profile's turn limit and
+// prices. The caller adds what the environment gives (Environ, Env). It is an
 // error when the role does not use driver cli or names no known template.
 func (p Profile) CLIOptions(r agent.Role) (cliagent.Options, error) {
 	rs := p.Role(r)
@@ -346,5 +356,6 @@ func (p Profile) CLIOptions(r agent.Role) (cliagent.Options, error) {
 	if !ok {
 		return cliagent.Options{}, fmt.Errorf("config: profile %s: the %s uses agent %q, which is not defined", p.Name, r, rs.Agent)
 	}
-	return cliagent.Options{Template: t, Model: rs.Model, MaxTurns: p.Limits.MaxTurns, Cost: p.Cost}, nil
+	_, _, session := rs.Timeouts.Values()
+	return cliagent.Options{Template: t, Model: rs.Model, MaxTurns: p.Limits.MaxTurns, Cost: p.Cost, Timeout: session}, nil
 }

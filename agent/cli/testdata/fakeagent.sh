@@ -13,6 +13,35 @@ hang)
 	echo "$$ $!" > "$1"
 	while :; do sleep 1; done
 	;;
+hang-in-tool)
+	# Say, in the output format $1 (claude or codex), that a command
+	# started, then hang as above: the agent's command, not its model, ran
+	# out the time.
+	format=$1
+	shift
+	if [ "$format" = claude ]; then
+		echo '{"type":"system","subtype":"init","session_id":"s-hang"}'
+		echo '{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"go test ./..."}}]}}'
+	else
+		echo '{"type":"thread.started","thread_id":"th-hang"}'
+		echo '{"type":"item.started","item":{"type":"command_execution","command":"go test ./...","status":"in_progress"}}'
+	fi
+	trap '' TERM
+	sleep 300 &
+	echo "$$ $!" > "$1"
+	while :; do sleep 1; done
+	;;
+hang-after-tool)
+	# A command that finished (Codex's JSON lines), then no answer from the
+	# model: the provider ran out the time.
+	echo '{"type":"thread.started","thread_id":"th-hang"}'
+	echo '{"type":"item.started","item":{"type":"command_execution","command":"ls","status":"in_progress"}}'
+	echo '{"type":"item.completed","item":{"type":"command_execution","command":"ls","aggregated_output":"a","exit_code":0,"status":"completed"}}'
+	trap '' TERM
+	sleep 300 &
+	echo "$$ $!" > "$1"
+	while :; do sleep 1; done
+	;;
 leftover)
 	# Leave a child running and exit at once.
 	sleep 300 &

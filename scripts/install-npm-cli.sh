@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs a CLI pinned in one of gaffer's internal packages (its
+# `const Version` and `var Pin`, see internal/npmpin) into the directory
+# the agent tests look in, and prints the binary's path. The tests install
+# it themselves when npm is there; CI runs this first so that the download
+# is a separate, visible step.
+#
+#   scripts/install-npm-cli.sh claudecode     # Claude Code
+#   scripts/install-npm-cli.sh codexcli       # Codex
+#   GAFFER_CODEX_DIR=/opt/codex scripts/install-npm-cli.sh codexcli
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+pkgdir=internal/${1:?usage: install-npm-cli.sh claudecode|codexcli}
+src=$pkgdir/install.go
+if [ ! -f "$src" ]; then
+  echo "install-npm-cli: $src does not exist; name a package that pins a CLI: claudecode or codexcli" >&2
+  exit 2
+fi
+field() { sed -n "s/^[[:space:]]*$1:[[:space:]]*\"\(.*\)\",\$/\1/p" "$src"; }
+version=$(sed -n 's/^const Version = "\(.*\)"$/\1/p' "$src")
+name=$(field Name) package=$(field Package) binname=$(field Bin) direnv=$(field DirEnv) title=$(field Title)
+if [ -z "$version" ] || [ -z "$name" ] || [ -z "$package" ] || [ -z "$binname" ] || [ -z "$direnv" ]; then
+  echo "install-npm-cli: no pin (const Version, Pin{Name, Package, Bin, DirEnv}) in $src" >&2
+  exit 1
+fi
+dir=${!direnv:-${XDG_CACHE_HOME:-$HOME/.cache}/gaffer/$name-$version}
+bin=$dir/node_modules/.bin/$binname
+pkg=$dir/node_modules/$package/package.json
+
+if [ -x "$bin" ] && grep -q "\"version\": *\"$version\"" "$pkg" 2>/dev/null; then
+  echo "$bin"
+  exit 0
+fi
+if ! command -v npm >/dev/null 2>&1; then
+  echo "install-npm-cli: npm not found; the $title tests will be skipped" >&2
+  exit 1
+fi
+mkdir -p "$dir"
+npm install --prefix "$dir" --no-audit --no-fund --loglevel=error "$package@$version" >&2
+"$bin" --version >&2
+echo "$bin"
