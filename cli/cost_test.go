@@ -59,7 +59,7 @@ Run r-cost completed.`
 	}
 	out, code = gaffer(t, "--repo", dir, "list")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if code != 0 || len(lines) != 2 || !strings.Contains(lines[0], " COST ") || !strings.Contains(lines[1], " $1.0200 ") {
+	if code != 0 || len(lines) < 3 || !strings.HasSuffix(lines[0], " COST") || !strings.HasSuffix(lines[1], " $1.0200") {
 		t.Fatalf("list: exit %d\n%s", code, out)
 	}
 }

@@ -287,7 +287,7 @@ func TestStatusTellsAStoppedRun(t *testing.T) {
 		t.Errorf("after the run's process was killed: %+v", v)
 	}
 	out, _ := gaffer(t, "--repo", dir, "status")
-	if !strings.Contains(out, "status:    running (stopped: no process is running it — gaffer resume continues it)\n") {
+	if !strings.Contains(out, "status:    running (stopped: no process runs it; gaffer resume continues it)\n") {
 		t.Errorf("status:\n%s", out)
 	}
 	out, _ = gaffer(t, "--repo", dir, "list", "--json")
@@ -295,7 +295,7 @@ func TestStatusTellsAStoppedRun(t *testing.T) {
 		t.Errorf("list --json:\n%s", out)
 	}
 	out, _ = gaffer(t, "--repo", dir, "list")
-	if !strings.Contains(out, "running (stopped: ") {
+	if !strings.Contains(out, "\nr-stop  stopped  ") || !strings.Contains(out, "\nstopped: no process runs it; ") {
 		t.Errorf("list:\n%s", out)
 	}
 }

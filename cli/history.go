@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/nodes"
 	ucli "github.com/urfave/cli/v2"
 )
 
@@ -38,21 +40,57 @@ func historyCommand(io IO) *ucli.Command {
 // CheckpointView is one checkpoint as `history --json` shows it.
 type CheckpointView = host.Checkpoint
 
-// writeHistory prints a run's checkpoints, newest first: seq, nodes ran,
-// nodes next, status, time (with asJSON, CheckpointViews).
+// writeHistory prints a run's checkpoints, newest first: seq, the plan's
+// phase and attempt the run was at, the step that ran and the one due
+// next in the user's words, status and time, every line within 80
+// columns (with asJSON, CheckpointViews).
 func writeHistory(w io.Writer, views []CheckpointView, asJSON bool) error {
 	if asJSON {
 		return writeJSON(w, views)
 	}
 	zone := displayZone(time.Now())
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "SEQ\tRAN\tNEXT\tSTATUS\tTIME (%s)\n", zone)
+	fmt.Fprintf(tw, "SEQ\tPHASE\tATTEMPT\tRAN\tNEXT\tSTATUS\tTIME (%s)\n", zone)
 	for _, v := range views {
-		next := strings.Join(v.Next, ",")
-		if next == "" {
-			next = graph.END
+		phase, attempt := "-", "-"
+		if v.Phases > 0 {
+			phase = fmt.Sprintf("%d/%d", v.Phase, v.Phases)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", v.Seq, strings.Join(v.Ran, ","), next, v.Status, v.Time.In(zone).Format(time.DateTime))
+		if v.Attempt > 0 {
+			attempt = fmt.Sprint(v.Attempt)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", v.Seq, phase, attempt, stepWords(v.Ran, "-"), stepWords(v.Next, "end"),
+			v.Status, v.Time.In(zone).Format(time.DateTime))
 	}
 	return tw.Flush()
+}
+
+// stepWord names a workflow node in history as the user knows the step.
+var stepWord = map[string]string{
+	graph.START:         "start",
+	graph.END:           "end",
+	nodes.NodeArchitect: "plan",
+	nodes.NodeValidator: "check",
+	nodes.NodeApproval:  "approval",
+	nodes.NodePhase:     "phase",
+	nodes.NodeReview:    "review",
+	nodes.NodeNextTask:  "summary",
+	nodes.NodeRecover:   "recovery",
+	nodes.NodeRestore:   "restore",
+}
+
+// stepWords is the steps of nodes in history's words, none when empty
+// (a checkpoint that waits on an interrupt ran no step).
+func stepWords(ns []string, none string) string {
+	if len(ns) == 0 {
+		return none
+	}
+	if len(ns) == 1 && ns[0] == graph.START {
+		return "start"
+	}
+	out := make([]string, 0, len(ns))
+	for _, n := range ns {
+		out = append(out, cmp.Or(stepWord[n], n))
+	}
+	return strings.Join(out, ",")
 }

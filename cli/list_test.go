@@ -9,8 +9,9 @@ import (
 )
 
 // TestListShortensALongGoal: list prints a goal longer than 60 runes on
-// one line, cut to 60 runes ending in "…" (counting runes, not bytes), on
-// a terminal and off; list --json and status keep it whole.
+// one line under the run's row, after its branch, cut to 60 runes ending
+// in "…" (counting runes, not bytes), on a terminal and off; list --json
+// and status keep it whole.
 func TestListShortensALongGoal(t *testing.T) {
 	dir, _, script := demoRepo(t)
 	goal := "Teach the calculator to évaluate\tnested parentheses, unary minus and exponents without breaking Parse"
@@ -19,15 +20,15 @@ func TestListShortensALongGoal(t *testing.T) {
 	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-long"); code != ExitAwaitingApproval {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}
-	const want = "  -     Teach the calculator to évaluate nested parentheses, unary…\n"
+	const want = "  gaffer/r-long · Teach the calculator to évaluate nested parentheses, unary…\n"
 	for name, list := range map[string]func(t *testing.T, args ...string) (string, int){
 		"off a terminal": gaffer,
 		"on a terminal":  func(t *testing.T, args ...string) (string, int) { return gafferTTY(t, "", args...) },
 	} {
 		out, code := list(t, "--repo", dir, "list")
 		lines := strings.SplitAfter(out, "\n")
-		if code != 0 || len(lines) != 3 || !strings.HasSuffix(lines[1], want) {
-			t.Errorf("list %s: exit %d, want its row to end in %q:\n%s", name, code, want, out)
+		if code != 0 || len(lines) != 4 || lines[2] != want {
+			t.Errorf("list %s: exit %d, want the line under its row %q:\n%s", name, code, want, out)
 		}
 	}
 	out, code := gaffer(t, "--repo", dir, "list", "--json")

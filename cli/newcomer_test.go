@@ -325,8 +325,8 @@ func TestStatusListHistoryReadWell(t *testing.T) {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}
 	out, _ := gafferIn(t, bin, dir, "status")
-	if !strings.Contains(out, "\ncheckpoint: 3 (next: approval)\n") {
-		t.Errorf("status, want next without Go slice syntax:\n%s", out)
+	if !strings.Contains(out, "\ncheckpoint: 3\nnext:      plan approval\n") {
+		t.Errorf("status, want next in the user's words:\n%s", out)
 	}
 	v := statusJSON(t, "--repo", dir)
 	for _, tz := range []struct{ env, label string }{{"Asia/Tokyo", "JST"}, {"UTC", "UTC"}, {"America/St_Johns", ""}} {
@@ -478,6 +478,11 @@ func TestWatchFitsAShortTerminal(t *testing.T) {
 		t.Errorf("want home and erase-below, not clear-screen:\n%q", out[:min(len(out), 200)])
 	}
 	frame := strings.TrimPrefix(out, "\x1b[H\x1b[J")
+	// Left, the watch ends with one line below the picture: the 24th.
+	frame, left, _ := strings.Cut(frame, "\r\x1b[K")
+	if !strings.HasPrefix(left, "Stopped watching: run r-tall is awaiting_approval") || strings.Count(left, "\n") != 1 {
+		t.Errorf("want the picture, then one line saying where the watch left the run:\n%q", left)
+	}
 	lines := strings.Split(strings.TrimSuffix(frame, "\n"), "\n")
 	if len(lines) != 23 || !strings.HasPrefix(lines[0], "… ") || !strings.Contains(lines[22], "Phase 30") && !strings.Contains(lines[22], "step 30") {
 		t.Errorf("want 23 lines ending with the last phase, got %d:\n%s", len(lines), frame)

@@ -168,6 +168,15 @@ func TestServeInboxBrowser(t *testing.T) {
 	if got, err := chromedp.Run(ctx, status); err != nil || got != "awaiting_approval" {
 		t.Fatalf("the page says %q (%v), want awaiting_approval", got, err)
 	}
+	// The plan, rendered from its Markdown, comes before the Approve
+	// button (above it, or beside it on its left).
+	before := `(() => { const p = document.getElementById("plan"), a = document.getElementById("approve");
+		if (!p || !p.querySelector(".md h1, .md h2, .md p")) return false;
+		const r = p.getBoundingClientRect(), b = a.getBoundingClientRect();
+		return r.bottom <= b.top || (r.right <= b.left && r.top <= b.top); })()`
+	if ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](before)); err != nil || !ok {
+		t.Errorf("the plan is not rendered before the Approve button (%v)", err)
+	}
 	shot(t, ctx, "inbox-approval.png")
 	// Click Approve; the page comes back from the POST, then the events
 	// update it until the run has completed — no reload by the test.
@@ -187,6 +196,11 @@ func TestServeInboxBrowser(t *testing.T) {
 	}
 	if v, _ := statusOf(t, bin, dir, runID); v.Status != "completed" {
 		t.Errorf("the page says completed, status says %s", v.Status)
+	}
+	// The completed run's page names its branch and the merge command.
+	if got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.getElementById("branch") || {}).textContent || ""`)); err != nil ||
+		!strings.Contains(got, "gaffer/"+runID) || !strings.Contains(got, "gaffer merge "+runID) {
+		t.Errorf("the completed run's branch line is %q (%v), want its branch and gaffer merge %s", got, err, runID)
 	}
 	shot(t, ctx, "inbox-completed.png")
 }

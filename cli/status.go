@@ -6,7 +6,6 @@ import (
 	"github.com/gaffer-dev/gaffer/runview"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 	"unicode/utf8"
 
@@ -33,7 +32,7 @@ func statusCommand(io IO) *ucli.Command {
 				if err != nil {
 					return err
 				}
-				return writeStatus(io.Out, cmd, rs, a.Bool("json"))
+				return writeStatus(io.Out, cmd, rs, a.Bool("json"), unmergedBranches(c))
 			})
 		},
 	}
@@ -42,7 +41,7 @@ func statusCommand(io IO) *ucli.Command {
 // runView is the view of rs now (runview.RunOf).
 func runView(rs host.RunStatus) runview.Run { return runview.RunOf(rs, time.Now()) }
 
-// statusText is v's status for text output: "running (stopped: …)" for a
+// statusText is v's status for status: "running (stopped: …)" for a
 // stopped run.
 func statusText(v runview.Run) string {
 	if v.Stopped {
@@ -51,14 +50,16 @@ func statusText(v runview.Run) string {
 	return v.Status
 }
 
-// stoppedNote follows "running" in status and list for a run that no
-// process is running.
-const stoppedNote = "stopped: no process is running it — gaffer resume continues it"
+// stoppedNote follows "running" in status for a run that no process is
+// running (the status line stays within 80 columns).
+const stoppedNote = "stopped: no process runs it; gaffer resume continues it"
 
 // writeStatus prints one run: its heading, phase tree, errors and what to
-// do next (with asJSON, its runview.Run with the plan).
-func writeStatus(w io.Writer, cmd func(...string) string, rs host.RunStatus, asJSON bool) error {
+// do next (with asJSON, its runview.Run with the plan). unmerged is the
+// runs' branches that hold work the current branch lacks.
+func writeStatus(w io.Writer, cmd func(...string) string, rs host.RunStatus, asJSON bool, unmerged map[string]bool) error {
 	v := runView(rs)
+	v.Unmerged = v.Branch != "" && unmerged[v.Branch]
 	if rs.Pending {
 		if asJSON {
 			return writeJSON(w, v)
@@ -72,22 +73,25 @@ func writeStatus(w io.Writer, cmd func(...string) string, rs host.RunStatus, asJ
 		return writeJSON(w, v)
 	}
 	id := v.RunID
-	next := strings.Join(v.Next, ", ")
-	if next == "" {
-		next = "none"
-	}
-	fmt.Fprintf(w, "run:       %s\nstatus:    %s\ngoal:      %s\nexec dir:  %s\ncheckpoint: %d (next: %s)\ncost:      %s\n\n",
-		v.RunID, statusText(v), v.Goal, v.ExecDir, v.Checkpoint, next, usageText(snap.State.TotalUsage()))
+	fmt.Fprintf(w, "run:       %s\nstatus:    %s\ngoal:      %s\nexec dir:  %s\ncheckpoint: %d\nnext:      %s\ncost:      %s\n\n",
+		v.RunID, statusText(v), v.Goal, v.ExecDir, v.Checkpoint, nodes.NextStep(snap.State, v.Next), usageText(snap.State.TotalUsage()))
 	if v.Branch != "" {
 		tree := v.WorkTree
 		if snap.State.Status.Terminal() {
 			tree = "removed (the run has ended)"
 		}
-		fmt.Fprintf(w, "branch:    %s\nwork tree: %s\n\n", v.Branch, tree)
+		fmt.Fprintf(w, "branch:    %s\nwork tree: %s\n", v.Branch, tree)
+		if v.Unmerged && snap.State.Status.Terminal() {
+			fmt.Fprintf(w, "merge:     %s (takes its work into your current branch)\n", cmd("merge", id))
+		}
+		fmt.Fprintln(w)
 	}
 	writeStatusTree(w, v)
 	for _, m := range v.Errors {
 		fmt.Fprintf(w, "\nerror: %s\n", m)
+	}
+	if v.LastError != "" && (len(v.Errors) == 0 || v.LastError != v.Errors[len(v.Errors)-1]) {
+		fmt.Fprintf(w, "\nlast error: %s\n", v.LastError)
 	}
 	if q, ok := nodes.PendingQuestion(snap.State); ok && v.Status == state.RunAwaitingApproval.String() {
 		writeQuestion(w, cmd, id, q)
@@ -127,32 +131,26 @@ func listCommand(io IO) *ucli.Command {
 				if err != nil {
 					return err
 				}
-				return writeList(io.Out, rs, c.Bool("json"))
+				cols, _ := termSize(io.Out)()
+				return writeList(io.Out, rs, c.Bool("json"), unmergedBranches(c), cols)
 			})
 		},
 	}
 }
 
-// writeList prints every run of the store.
-func writeList(w io.Writer, rs []host.RunStatus, asJSON bool) error {
+// writeList prints every run of the store (listview.go), its runs'
+// branches checked against the repository's current branch.
+func writeList(w io.Writer, rs []host.RunStatus, asJSON bool, unmerged map[string]bool, cols int) error {
 	views := make([]runview.Run, 0, len(rs))
 	for _, r := range rs {
-		views = append(views, runView(r))
+		v := runView(r)
+		v.Unmerged = v.Branch != "" && unmerged[v.Branch]
+		views = append(views, v)
 	}
 	if asJSON {
 		return writeJSON(w, views)
 	}
-	zone := displayZone(time.Now())
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "RUN\tSTATUS\tPHASE\tCREATED (%s)\tCOST\tGOAL\n", zone)
-	for _, v := range views {
-		phase := "-"
-		if len(v.Phases) > 0 {
-			phase = fmt.Sprintf("%d/%d", v.CurrentPhase, len(v.Phases))
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.RunID, statusText(v), phase, v.CreatedAt.In(zone).Format(time.DateTime), listCost(v.Usage), listGoal(v.Goal))
-	}
-	return tw.Flush()
+	return writeListTable(w, views, displayZone(time.Now()), cols)
 }
 
 // listGoalRunes is the most runes of a goal that list prints.

@@ -63,7 +63,8 @@ func (a *app) watchOr(next ucli.ActionFunc) ucli.ActionFunc {
 }
 
 // watch redraws the run until it ends or ctx is done. Leaving it (Ctrl-C)
-// is a success that says nothing: watching never touches the run.
+// is a success that ends with one line, the run's state as last seen
+// (watchLeft; on stderr with --json): watching never touches the run.
 func (a *app) watch(c *ucli.Context, runID string, interval time.Duration, asJSON bool) error {
 	ctx := c.Context
 	tty := a.io.terminal() && !plainTerminal(os.Getenv)
@@ -72,18 +73,34 @@ func (a *app) watch(c *ucli.Context, runID string, interval time.Duration, asJSO
 		term = a.io.screen.term
 	}
 	fit := newScreen(nil, termSize(term)) // the picture fits the window: nothing scrolls away
-	var last string
+	var (
+		last string
+		seen WatchView
+	)
+	left := func() error {
+		if seen.RunID == "" {
+			return nil
+		}
+		w, pre := a.io.Out, ""
+		if asJSON {
+			w = a.io.Err
+		} else if tty {
+			pre = "\r\x1b[K" // over the terminal's ^C
+		}
+		_, err := io.WriteString(w, pre+watchLeft(seen)+"\n")
+		return err
+	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		v, err := a.fetchWatch(c, runID)
 		if ctx.Err() != nil {
-			return nil
+			return left()
 		}
 		if err != nil {
 			return err
 		}
-		runID = v.RunID // follow the run picked first
+		runID, seen = v.RunID, v // follow the run picked first
 		var b strings.Builder
 		if asJSON {
 			j, _ := json.Marshal(v)
@@ -115,10 +132,20 @@ func (a *app) watch(c *ucli.Context, runID string, interval time.Duration, asJSO
 		}
 		select {
 		case <-ctx.Done():
-			return nil
+			return left()
 		case <-t.C:
 		}
 	}
+}
+
+// watchLeft is the line status --watch ends with when left (Ctrl-C): the
+// run, its status, phase and checkpoint as last seen, and that it goes on.
+func watchLeft(v WatchView) string {
+	where := ""
+	if v.CurrentPhase > 0 && len(v.Phases) > 0 {
+		where = fmt.Sprintf(", phase %d of %d", v.CurrentPhase, len(v.Phases))
+	}
+	return fmt.Sprintf("Stopped watching: run %s is %s%s (checkpoint %d); watching did not change it.", v.RunID, v.Status, where, v.Checkpoint)
 }
 
 // fetchWatch asks the run's host for its view: the process holding the

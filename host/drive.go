@@ -122,7 +122,7 @@ func (h *Host) Resume(ctx context.Context, req RunRequest) (Outcome, error) {
 			return graphResult{Status: graph.Interrupted, State: snap.State, Seq: snap.Seq, Interrupt: snap.Interrupt}, nil
 		})
 	}
-	h.front.Say(fmt.Sprintf("Resuming run %s from checkpoint %d (next: %v)", id, snap.Seq, snap.Next))
+	h.front.Say(fmt.Sprintf("Resuming run %s from checkpoint %d; next: %s", id, snap.Seq, nodes.NextStep(snap.State, snap.Next)))
 	return h.drive(ctx, id, snap.State, h.front.Asks(), func(ctx context.Context) (graphResult, error) { return h.runner.Resume(ctx, id) })
 }
 
@@ -293,6 +293,11 @@ func (h *Host) stoppedBy(ctx context.Context, runID string, err error) (Outcome,
 	}
 	stop := func(kind Kind, err error) (Outcome, error) {
 		return Outcome{RunID: runID, Kind: kind, Message: err.Error(), Err: err}, nil
+	}
+	if ctx.Err() == nil {
+		// Why the run stopped outlives this process: status shows it
+		// (RunStatus.LastError) until the run goes on.
+		h.keepLastError(ctx, runID, err.Error())
 	}
 	switch {
 	case ctx.Err() != nil:

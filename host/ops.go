@@ -153,11 +153,17 @@ func (h *Host) Status(ctx context.Context, req RunRequest) (RunStatus, error) {
 	if err := h.checkCommits(ctx, snap); err != nil {
 		return RunStatus{}, err
 	}
-	return h.statusOf(snap), nil
+	return h.statusOf(ctx, snap), nil
 }
 
-func (h *Host) statusOf(snap graph.Snapshot[state.ExecutionState]) RunStatus {
-	return RunStatus{Snapshot: snap, Status: ViewStatus(snap).String(), Stopped: h.stopped(snap)}
+// statusOf is snap's RunStatus; a stopped run's carries why it stopped
+// (one read of its latest checkpoint's writes).
+func (h *Host) statusOf(ctx context.Context, snap graph.Snapshot[state.ExecutionState]) RunStatus {
+	rs := RunStatus{Snapshot: snap, Status: ViewStatus(snap).String(), Stopped: h.stopped(snap)}
+	if rs.Stopped {
+		rs.LastError = h.lastError(ctx, snap.RunID, snap.Seq)
+	}
+	return rs
 }
 
 // List is every run of the store, newest first.
@@ -168,7 +174,7 @@ func (h *Host) List(ctx context.Context) ([]RunStatus, error) {
 	}
 	out := make([]RunStatus, 0, len(rs))
 	for _, snap := range rs {
-		out = append(out, h.statusOf(snap))
+		out = append(out, h.statusOf(ctx, snap))
 	}
 	return out, nil
 }
@@ -188,6 +194,13 @@ func (h *Host) History(ctx context.Context, req RunRequest) ([]Checkpoint, error
 		if s.Interrupt != nil {
 			v.Status = state.RunAwaitingApproval.String()
 			v.Interrupt = s.Interrupt.Node
+		}
+		if n := len(s.State.Plan.Phases); n > 0 {
+			i := s.State.Progress.CurrentPhase
+			v.Phase, v.Phases = i+1, n
+			if i >= 0 && i < len(s.State.Progress.Phases) {
+				v.Attempt = s.State.Progress.Phases[i].Attempt
+			}
 		}
 		views = append(views, v)
 		return nil

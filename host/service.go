@@ -220,6 +220,9 @@ type RunStatus struct {
 	// Stopped is true for a run whose status is running that no process
 	// runs (killed, or stopped by an error): Resume continues it.
 	Stopped bool `json:"stopped,omitempty"`
+	// LastError is, for a Stopped run, why it stopped (one line), as the
+	// process that ran it kept it in the store; "" when none was kept.
+	LastError string `json:"last_error,omitempty"`
 	// Pending is true for a run serve has queued and not started.
 	Pending bool `json:"pending,omitempty"`
 }
@@ -234,6 +237,11 @@ type Checkpoint struct {
 	Status    string    `json:"status"`
 	Interrupt string    `json:"interrupt,omitempty"` // the node waiting on an interrupt
 	Time      time.Time `json:"time"`
+	// Phase is the plan's phase the run was at (1-based) of Phases, with
+	// its Attempt (0 before it started); all 0 before the plan exists.
+	Phase   int `json:"phase,omitempty"`
+	Phases  int `json:"phases,omitempty"`
+	Attempt int `json:"attempt,omitempty"`
 }
 
 // Kind is what became of a run an operation drove, queued or handed on.

@@ -77,8 +77,22 @@ const patch = `diff --git a/calc/calc.go b/calc/calc.go
 +func Add(a, b int) int { return a + b }
 `
 
+// planMarkdown is the plan as written, in Markdown.
+const planMarkdown = `# Build a calculator
+
+A **small** package with one function.
+
+## Phase 1: tests
+
+- 1a Write tests for Add: table tests in ` + "`calc/calc_test.go`" + `.
+
+## Phase 2: implementation
+
+- 2a Implement Add in ` + "`calc/calc.go`" + `.
+`
+
 func plan() state.Plan {
-	return state.Plan{Preamble: "Build a calculator.\n", Mode: state.ModeTask,
+	return state.Plan{Preamble: "Build a calculator.\n", Markdown: planMarkdown, Mode: state.ModeTask,
 		Tasks: []state.Task{
 			{ID: "1a", Title: "Write tests for Add", Type: state.TypeTest, Files: []string{"calc/calc_test.go"}, Description: "Table tests."},
 			{ID: "2a", Title: "Implement Add", Type: state.TypeImpl, DependsOn: []string{"1a"}, Files: []string{"calc/calc.go"}},
@@ -91,14 +105,17 @@ func plan() state.Plan {
 // one queued.
 func fixtures() []host.RunStatus {
 	done := state.ExecutionState{
-		Run:  state.RunInfo{ID: "r-20260101-done", Goal: "Add a calculator", CreatedAt: t0.Add(-time.Hour), ExecDir: "docs/gaffer/run"},
+		Run: state.RunInfo{ID: "r-20260101-done", Goal: "Add a calculator", CreatedAt: t0.Add(-time.Hour), ExecDir: "docs/gaffer/run",
+			WorkTree: "/src/calc/.git/gaffer.worktrees/r-20260101-done"},
 		Plan: plan(), Status: state.RunCompleted,
 		Progress: state.Progress{CurrentPhase: 2, Phases: []state.PhaseState{
 			{Index: 0, Status: state.PhaseCompleted, Attempt: 1, StartedAt: t0.Add(-50 * time.Minute), CompletedAt: t0.Add(-48 * time.Minute),
 				PreCommit: "1111111aaaa", PostCommit: "2222222bbbb", Review: &state.ReviewResult{Approved: true, Comments: "Tests cover the edge cases."}},
 			{Index: 1, Status: state.PhaseCompleted, Attempt: 2, StartedAt: t0.Add(-47 * time.Minute), CompletedAt: t0.Add(-40*time.Minute - 30*time.Second),
 				PreCommit: "2222222bbbb", PostCommit: "3333333cccc", Error: "",
-				Review: &state.ReviewResult{Approved: false, Items: []state.ReviewItem{{Text: "Handle overflow", Verdict: state.VerdictImplement, Reason: "int64 wraps"}}}},
+				Review: &state.ReviewResult{Approved: true, Comments: "Overflow is handled now."},
+				Rejections: []state.Rejection{{Attempt: 1, Iteration: 1, Review: state.ReviewResult{Comments: "Add wraps on overflow.",
+					Items: []state.ReviewItem{{Text: "Handle overflow", Verdict: state.VerdictImplement, Reason: "int64 wraps"}}}}}},
 		}},
 		Usage: map[string]state.Usage{"developer": {InputTokens: 1200, OutputTokens: 300, CostUSD: 0.0081}, "reviewer": {InputTokens: 400, OutputTokens: 50, CachedTokens: 100, CostUSD: 0.002}},
 	}

@@ -3,6 +3,7 @@ package inbox
 import (
 	"html/template"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gaffer-dev/gaffer/runview"
 )
@@ -11,10 +12,29 @@ import (
 // and words from runview (the ones the command line draws).
 func parseTemplates() (*template.Template, error) {
 	funcs := template.FuncMap{
-		"mark": runview.Mark,
-		"word": runview.StatusWord,
-		"kind": runview.Kind,
-		"join": strings.Join,
+		"mark":  runview.Mark,
+		"word":  runview.StatusWord,
+		"kind":  runview.Kind,
+		"join":  strings.Join,
+		"short": short,
 	}
 	return template.New("inbox").Funcs(funcs).ParseFS(templateFS, "templates/*.html")
+}
+
+// maxReviewText is how much of a review's comments a phase card shows.
+const maxReviewText = 600
+
+// short is s cut at about maxReviewText bytes, on a rune boundary, with
+// "…" when cut: a phase card shows the gist of a review, the transcript
+// the rest.
+func short(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= maxReviewText {
+		return s
+	}
+	cut := maxReviewText
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strings.TrimSpace(s[:cut]) + " …"
 }

@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gaffer-dev/gaffer/internal/render"
+	"html/template"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/internal/render"
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/runview"
 	"github.com/gaffer-dev/gaffer/state"
@@ -32,6 +33,7 @@ type runItem struct {
 	Pending bool   // queued in serve, not started
 	Goal    string
 	Created string
+	Branch  string // the run's own branch (gaffer/RUN); "" for a run in place
 	Tree    runview.Tree
 	Usage   state.Usage
 	view    runview.Run // the whole view the item shows part of
@@ -47,7 +49,7 @@ func itemOf(rs host.RunStatus, now time.Time) runItem {
 	if v.Pending {
 		return it
 	}
-	it.Goal, it.Usage, it.Tree, it.Needs = v.Goal, v.Tree.Usage, v.Tree, v.Asks
+	it.Goal, it.Usage, it.Tree, it.Needs, it.Branch = v.Goal, v.Tree.Usage, v.Tree, v.Asks, v.Branch
 	if !v.CreatedAt.IsZero() {
 		it.Created = v.CreatedAt.UTC().Format("2006-01-02 15:04:05 UTC")
 	}
@@ -76,8 +78,19 @@ func listOf(rs []host.RunStatus, now time.Time) []runItem {
 // runPage is one run's page.
 type runPage struct {
 	runItem
-	ExecDir   string
-	PlanText  string // the plan as written (its preamble for a plan without)
+	ExecDir string
+	// Plan is the plan as written (its preamble for a plan without),
+	// rendered from Markdown; PlanRevision its revision. Tasks' own
+	// descriptions are shown on the phase cards only when the plan has
+	// no Markdown (TaskDetail): the plan is shown once.
+	Plan         template.HTML
+	PlanRevision int
+	TaskDetail   bool
+	// Merge is the command that takes a finished run's branch into the
+	// user's branch (all of a completed run's work, the approved phases of
+	// one halted, failed or cancelled); "" for a run not finished or run
+	// in place.
+	Merge     string
 	Phases    []phaseView
 	Errors    []string
 	Question  *nodes.Question
@@ -94,15 +107,35 @@ type runPage struct {
 // diff and review.
 type phaseView struct {
 	runview.Phase
-	Kind      string
-	Tasks     []taskView
-	Error     string
-	Review    *state.ReviewResult
+	Kind  string
+	Tasks []taskView
+	Error string
+	// Reviews are the phase's reviews worth showing on its card: those
+	// that rejected an attempt, oldest first, then the latest when it
+	// approved (or when the state kept no rejection).
+	Reviews   []reviewView
 	DiffRange string // "abc1234..def5678"
-	Files     []fileStat
-	Patch     string
+	Files     []diffFile
 	PatchCut  bool
 	DiffError string
+}
+
+// reviewView is a review on a phase card.
+type reviewView struct {
+	state.ReviewResult
+	Attempt, Iteration int // 0 when unknown (the latest review)
+}
+
+// reviewsOf is ps's reviews for its card (phaseView.Reviews).
+func reviewsOf(ps state.PhaseState) []reviewView {
+	var rs []reviewView
+	for _, r := range ps.Rejections {
+		rs = append(rs, reviewView{ReviewResult: r.Review, Attempt: r.Attempt, Iteration: r.Iteration})
+	}
+	if r := ps.Review; r != nil && (r.Approved || len(rs) == 0) {
+		rs = append(rs, reviewView{ReviewResult: *r})
+	}
+	return rs
 }
 
 // taskView is a task of the plan with its tree status.
@@ -138,11 +171,21 @@ func (s *Server) pageOf(ctx context.Context, rs host.RunStatus) runPage {
 	snap := rs.Snapshot
 	st := snap.State
 	v := p.view
-	p.ExecDir, p.PlanText, p.Errors = v.ExecDir, st.Plan.Markdown, v.Errors
-	if p.PlanText == "" {
-		p.PlanText = st.Plan.Preamble
+	p.ExecDir, p.Errors, p.PlanRevision = v.ExecDir, v.Errors, v.PlanRevision
+	plan := st.Plan.Markdown
+	if plan == "" {
+		plan, p.TaskDetail = st.Plan.Preamble, true
+	}
+	if strings.TrimSpace(plan) != "" {
+		p.Plan = renderMarkdown(plan)
+	}
+	if v.Branch != "" && st.Status.Terminal() {
+		p.Merge = "gaffer merge " + v.RunID
 	}
 	p.LastError, p.Question, p.Recovery = v.LastError, v.Question, v.Recovery
+	if n := len(v.Errors); p.LastError == "" && n > 0 && (v.Status == state.RunHalted.String() || v.Status == state.RunFailed.String()) {
+		p.LastError = v.Errors[n-1] // what ended it, at the top of its page
+	}
 	for _, r := range runview.Roles(st.Usage) {
 		p.Roles = append(p.Roles, roleUsage{Role: r, Usage: st.Usage[r]})
 	}
@@ -154,7 +197,7 @@ func (s *Server) pageOf(ctx context.Context, rs host.RunStatus) runPage {
 		}
 		if i < len(st.Progress.Phases) {
 			ps := st.Progress.Phases[i]
-			pv.Error, pv.Review = ps.Error, ps.Review
+			pv.Error, pv.Reviews = ps.Error, reviewsOf(ps)
 			s.diff(ctx, &pv, ps, st.Run.ExecDir)
 		}
 		p.Phases = append(p.Phases, pv)
@@ -176,9 +219,10 @@ func (s *Server) diff(ctx context.Context, pv *phaseView, ps state.PhaseState, e
 		return
 	}
 	inExec := func(p string) bool { return execDir != "" && (p == execDir || strings.HasPrefix(p, execDir+"/")) }
+	var files []fileStat
 	for _, f := range stats {
 		if !inExec(f.Path) {
-			pv.Files = append(pv.Files, fileStat{Path: f.Path, Added: f.Added, Deleted: f.Deleted, Binary: f.Binary})
+			files = append(files, fileStat{Path: f.Path, Added: f.Added, Deleted: f.Deleted, Binary: f.Binary})
 		}
 	}
 	var exclude []string
@@ -189,5 +233,5 @@ func (s *Server) diff(ctx context.Context, pv *phaseView, ps state.PhaseState, e
 	if err := s.cfg.Repo.Diff(ctx, ps.PreCommit, ps.PostCommit, exclude, w); err != nil && !errors.Is(err, errCapped) {
 		pv.DiffError = err.Error()
 	}
-	pv.Patch, pv.PatchCut = w.b.String(), w.cut
+	pv.Files, pv.PatchCut = filesOf(files, w.b.String()), w.cut
 }

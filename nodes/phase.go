@@ -62,7 +62,7 @@ func (w *workflow) preparePhase(ctx context.Context, s state.ExecutionState, i i
 		ps.Untracked = append(nestedOnly(ps.Untracked), inputsIn(ps.Untracked, s.Config.Inputs)...)
 	}
 	ps.Status, ps.Attempt, ps.StartedAt = state.PhaseRunning, 1, w.cfg.Clock().UTC()
-	ps.Review, ps.Error, ps.ErrorKind = nil, "", ""
+	ps.Review, ps.Rejections, ps.Error, ps.ErrorKind = nil, nil, "", ""
 	setTasks(&ps, state.PhaseRunning)
 	return c.WithPhaseState(ps)
 }

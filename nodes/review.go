@@ -88,6 +88,12 @@ func (w *workflow) review(ctx context.Context, s state.ExecutionState) (state.Ex
 		// A review ran (or its commit was adopted); a session that failed
 		// was not reviewed, and the view must not say it was.
 		graph.Emit(ctx, events.EventReview, events.Review{Phase: ps.Index + 1, Iteration: iteration, Approved: rr.Approved})
+		if !rr.Approved {
+			ps.Rejections = append(ps.Rejections, state.Rejection{Attempt: ps.Attempt, Iteration: iteration, Review: rr})
+			if n := len(ps.Rejections); n > state.MaxRejections {
+				ps.Rejections = slices.Clone(ps.Rejections[n-state.MaxRejections:])
+			}
+		}
 	}
 	ps.Review = &rr
 	attempt := ps.Attempt

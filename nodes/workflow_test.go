@@ -87,6 +87,17 @@ func TestPhasedRunCommitsPerPhaseAndRetryLeavesNoTrace(t *testing.T) {
 		t.Fatalf("git status:\n%s", got)
 	}
 
+	// The rejection stays in the phase's state beside the approval that
+	// followed it (the inbox's phase card shows it).
+	if ps := s.Progress.Phases[1]; ps.Review == nil || !ps.Review.Approved || len(ps.Rejections) != 1 ||
+		ps.Rejections[0].Attempt != 1 || ps.Rejections[0].Iteration != 1 || ps.Rejections[0].Review.Approved ||
+		ps.Rejections[0].Review.Comments != "impl.txt is wrong" || len(ps.Rejections[0].Review.Items) != 2 {
+		t.Fatalf("phase 2's reviews: latest %+v, rejections %+v", ps.Review, ps.Rejections)
+	}
+	if n := len(s.Progress.Phases[0].Rejections); n != 0 {
+		t.Fatalf("phase 1 has %d rejections, want none", n)
+	}
+
 	// The execution directory is committed, and the summary's commands work.
 	ex := s.Run.ExecDir
 	for _, f := range []string{"plan.md", "execution-state.json", "phase-1/summary.md", "phase-2/summary.md", "phase-2/review-feedback.md"} {
@@ -235,6 +246,31 @@ reviewer:
 	}
 	if got := h.git("status", "--porcelain"); got != "?? notes.txt" {
 		t.Fatalf("tree:\n%s", got)
+	}
+}
+
+// TestPhaseKeepsItsLastRejections: a phase rejected seven times keeps
+// the last state.MaxRejections of those reviews, oldest first, each with
+// its attempt and iteration.
+func TestPhaseKeepsItsLastRejections(t *testing.T) {
+	h := newHarness(t, `
+developer:
+  - phase: 1
+    actions:
+      - write: {path: one.txt, content: "1\n"}
+reviewer:
+  - {phase: 1, approved: false, comments: "never"}
+`)
+	res, err := h.start(taskPlan, state.RunConfig{AutoApprove: true, Limits: state.Limits{MaxTaskReviewIterations: 7}})
+	s := mustDone(t, res, err, state.RunHalted)
+	rs := s.Progress.Phases[0].Rejections
+	if len(rs) != state.MaxRejections {
+		t.Fatalf("%d rejections kept, want %d: %+v", len(rs), state.MaxRejections, rs)
+	}
+	for i, r := range rs {
+		if r.Attempt != 1 || r.Iteration != 7-state.MaxRejections+1+i || r.Review.Approved || r.Review.Comments != "never" {
+			t.Errorf("rejection %d: %+v, want attempt 1 iteration %d", i, r, 7-state.MaxRejections+1+i)
+		}
 	}
 }
 

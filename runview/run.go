@@ -23,8 +23,12 @@ type Run struct {
 	ExecDir string `json:"exec_dir"`
 	// Branch and WorkTree are the run's own branch and work tree (the
 	// tree is gone once the run has ended); absent for a run in place.
-	Branch       string                 `json:"branch,omitempty"`
-	WorkTree     string                 `json:"work_tree,omitempty"`
+	Branch   string `json:"branch,omitempty"`
+	WorkTree string `json:"work_tree,omitempty"`
+	// Unmerged is true when Branch holds commits the user's current
+	// branch lacks: work `gaffer merge RUN` would take. The front end
+	// that has the repository sets it (RunOf leaves it false).
+	Unmerged     bool                   `json:"unmerged,omitempty"`
 	CreatedAt    time.Time              `json:"created_at"`
 	CurrentPhase int                    `json:"current_phase,omitempty"` // 1-based; 0 before the plan is approved
 	PlanRevision int                    `json:"plan_revision"`
@@ -116,7 +120,8 @@ func RunOf(rs host.RunStatus, now time.Time) Run {
 	}
 	if rs.Stopped {
 		v.Stopped = true
-		if n := len(s.Errors); n > 0 {
+		v.LastError = rs.LastError
+		if n := len(s.Errors); v.LastError == "" && n > 0 {
 			v.LastError = s.Errors[n-1]
 		}
 	}
@@ -132,6 +137,7 @@ func RunOf(rs host.RunStatus, now time.Time) Run {
 	}
 	v.Tree = Of(s, st, now)
 	v.Tree.RunID, v.Tree.Checkpoint, v.Tree.Next = snap.RunID, snap.Seq, snap.Next
+	v.Tree.Branch, v.Tree.LastError = v.Branch, v.LastError
 	return v
 }
 

@@ -58,3 +58,17 @@ func TestRunOfIsTheWholeView(t *testing.T) {
 		t.Errorf("pending: %+v", v)
 	}
 }
+
+// TestRunOfGivesTheTreeBranchAndLastError: the tree status --watch
+// draws carries the run's branch and, stopped, why it stopped.
+func TestRunOfGivesTheTreeBranchAndLastError(t *testing.T) {
+	var rs host.RunStatus
+	rs.Snapshot.RunID = "r-1"
+	rs.Snapshot.State.Run = state.RunInfo{ID: "r-1", WorkTree: "/repo/.git/gaffer.worktrees/r-1"}
+	rs.Snapshot.State.Status = state.RunRunning
+	rs.Stopped, rs.LastError = true, "boom"
+	v := RunOf(rs, time.Time{})
+	if v.Branch != "gaffer/r-1" || v.LastError != "boom" || v.Tree.Branch != v.Branch || v.Tree.LastError != v.LastError {
+		t.Fatalf("RunOf: branch %q, last error %q; tree %q, %q", v.Branch, v.LastError, v.Tree.Branch, v.Tree.LastError)
+	}
+}

@@ -27,8 +27,8 @@ type Tree struct {
 	Usage           state.Usage `json:"usage"` // all roles
 	Errors          []string    `json:"errors,omitempty"`
 	// Branch is the run's own branch, LastError the last error of a run
-	// no process runs, as Run has them; Of and RunOf leave them empty for
-	// now (status --watch --json does not show them yet).
+	// no process runs, as Run has them: RunOf fills them (status --watch
+	// --json shows them), Of leaves them empty.
 	Branch    string `json:"branch,omitempty"`
 	LastError string `json:"last_error,omitempty"`
 }

@@ -363,7 +363,21 @@ type PhaseState struct {
 	// it there too. The next phase's commit clears it.
 	Summary string        `json:"summary,omitempty"`
 	Review  *ReviewResult `json:"review,omitempty"` // the latest review
-	Tasks   []TaskState   `json:"tasks,omitempty"`
+	// Rejections are the phase's reviews that rejected an attempt, oldest
+	// first (the last MaxRejections), kept when a later review approves:
+	// the inbox's phase card shows them.
+	Rejections []Rejection `json:"rejections,omitempty"`
+	Tasks      []TaskState `json:"tasks,omitempty"`
+}
+
+// MaxRejections is how many rejected reviews a PhaseState keeps.
+const MaxRejections = 5
+
+// Rejection is a review that rejected an attempt of a phase.
+type Rejection struct {
+	Attempt   int          `json:"attempt"`
+	Iteration int          `json:"iteration"` // the review's number within the attempt, from 1
+	Review    ReviewResult `json:"review"`
 }
 
 // TaskState is the progress of one task within its phase.

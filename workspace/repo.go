@@ -11,9 +11,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-billy/v5/osfs"
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 
 	"github.com/gaffer-dev/gaffer/internal/inputfile"
 )
@@ -73,7 +78,7 @@ func Open(dir string) (*Repo, error) {
 		}
 		return nil, &Error{Op: "open", Path: dir, Err: err}
 	}
-	repo, err := git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+	repo, err := openGit(abs, gitDir, commonDir)
 	if err != nil {
 		if errors.Is(err, git.ErrRepositoryNotExists) {
 			return nil, notRepo(abs)
@@ -131,6 +136,28 @@ func isBareRepo(dir string) bool {
 // findGitDir locates the git directory of the work tree at root: root/.git,
 // or the directory a .git file points to. commonDir is where a linked
 // worktree's shared objects, refs and config live.
+// objectCacheSize bounds the objects go-git keeps once read. Its default
+// (96 MiB) filled up over a long run with every phase's execution state
+// and trees, none read again; the trees gaffer does read again it keeps
+// itself, by hash.
+const objectCacheSize = 8 * cache.MiByte
+
+// openGit opens the repository whose work tree is root, as
+// git.PlainOpenWithOptions does with EnableDotGitCommonDir (a linked work
+// tree's objects and refs are its common directory's), with a bounded
+// object cache.
+func openGit(root, gitDir, commonDir string) (*git.Repository, error) {
+	if _, err := os.Stat(gitDir); errors.Is(err, fs.ErrNotExist) {
+		return nil, git.ErrRepositoryNotExists
+	}
+	var common billy.Filesystem
+	if commonDir != gitDir {
+		common = osfs.New(commonDir)
+	}
+	dot := dotgit.NewRepositoryFilesystem(osfs.New(gitDir), common)
+	return git.Open(filesystem.NewStorage(dot, cache.NewObjectLRU(objectCacheSize)), osfs.New(root))
+}
+
 func findGitDir(root string) (gitDir, commonDir string, err error) {
 	dotGit := filepath.Join(root, ".git")
 	fi, err := os.Stat(dotGit)

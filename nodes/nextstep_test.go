@@ -1,0 +1,38 @@
+package nodes
+
+import (
+	"testing"
+
+	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/state"
+)
+
+// TestNextStepSpeaksThePlansTerms: the step due is named by phase,
+// attempt and review, never by the graph's node names.
+func TestNextStepSpeaksThePlansTerms(t *testing.T) {
+	var s state.ExecutionState
+	s.Plan.Phases = make([]state.Phase, 3)
+	s.Progress.Phases = make([]state.PhaseState, 3)
+	s.Progress.CurrentPhase = 1
+	s.Progress.Phases[1].Attempt = 2
+	for next, want := range map[string]string{
+		NodePhase:     "phase 2 of 3 (attempt 2)",
+		NodeReview:    "review of phase 2 (attempt 2)",
+		NodeNextTask:  "phase 2's summary, then phase 3 of 3",
+		NodeApproval:  "plan approval",
+		NodeRecover:   "recovery of phase 2",
+		graph.END:     "the end",
+		"custom_node": "custom_node",
+	} {
+		if got := NextStep(s, []string{next}); got != want {
+			t.Errorf("NextStep(%s) = %q, want %q", next, got, want)
+		}
+	}
+	if got := NextStep(s, nil); got != "nothing: the run has ended" {
+		t.Errorf("NextStep(none) = %q", got)
+	}
+	s.Progress.Phases[1].Attempt = 0 // not started yet: its first attempt is next
+	if got := NextStep(s, []string{NodePhase}); got != "phase 2 of 3 (attempt 1)" {
+		t.Errorf("NextStep(phase before its start) = %q", got)
+	}
+}
