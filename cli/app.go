@@ -54,12 +54,12 @@ func NewWithIO(version string, io IO) *ucli.App {
 // commands lists gaffer's commands, in the order help shows them. Add a
 // command here, with its constructor in a file of its own.
 func (a *app) commands() []*ucli.Command {
-	return a.withOps([]*ucli.Command{
+	return withTrailingGlobals(a.withOps([]*ucli.Command{
 		runCommand(a.io), approveCommand(a.io), rejectCommand(a.io), resumeCommand(a.io),
 		statusCommand(a.io), listCommand(a.io), historyCommand(a.io), forkCommand(a.io), diffCommand(a.io), logsCommand(a.io),
 		cancelCommand(a.io), mergeCommand(a.io), deleteCommand(a.io), pruneCommand(a.io), demoCommand(a.io), graphCommand(a.io),
 		a.planCommand(), configCommand(a.io), a.completionCommand(), a.completeCommand(),
-	})
+	}))
 }
 
 // groupAction is the action of the application and of command groups

@@ -66,7 +66,7 @@ func parseArgs(c *ucli.Context, bools ...string) (cmdArgs, error) {
 			return a, exitf(ExitUsage, "%w", err)
 		}
 	}
-	for _, g := range []string{"repo", "store", "pace"} {
+	for _, g := range []string{"repo", "store", "profile", "log-level", "log-format", "pace"} {
 		if v, ok := a.extra[g]; ok {
 			if err := c.Set(g, v); err != nil {
 				return a, exitf(ExitUsage, "--%s: %w", g, err)

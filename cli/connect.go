@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -123,7 +124,7 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 	if o.kind == "" {
 		return l, nil
 	}
-	if c.IsSet("log-level") || c.IsSet("log-format") {
+	if globalSet(c, "log-level") || globalSet(c, "log-format") {
 		// Asked for logs: the run's events go there as serve logs its
 		// runs' (without, the terminal shows the progress view alone).
 		h.OnClose(h.Subscribe(eventLogger(l.log, "run interrupted at checkpoint")))
@@ -214,7 +215,9 @@ func quote(s string) string {
 
 // localGlobals are --repo and --store again on each workflow command, so
 // that `gaffer resume --repo DIR` works as well as `gaffer --repo DIR
-// resume` (urfave/cli reads global flags before the command only).
+// resume` (urfave/cli reads global flags before the command only), and
+// its help lists them; withTrailingGlobals adds the other global flags,
+// hidden, to every command.
 func localGlobals(flags ...ucli.Flag) []ucli.Flag {
 	return append(flags,
 		&ucli.StringFlag{Name: "repo", Usage: "the git repository (as the global --repo)"},
@@ -222,31 +225,105 @@ func localGlobals(flags ...ucli.Flag) []ucli.Flag {
 	)
 }
 
-// globalsOf reads the global flags, with --repo and --store given after
-// the command taking precedence; storeSet reports whether a store was
-// given at all (flag or GAFFER_STORE).
-func globalsOf(c *ucli.Context) (g Globals, storeSet bool, err error) {
-	root := c
-	for _, l := range c.Lineage() {
-		if isRoot(l) {
-			root = l
-			break
+// withTrailingGlobals gives every command of cmds (and their
+// subcommands) each global flag it does not define itself, hidden from
+// its help and with no default or environment variable of its own: `gaffer
+// serve --repo X` and `gaffer status --store S` mean what they mean
+// before the command (globalsOf reads them).
+func withTrailingGlobals(cmds []*ucli.Command) []*ucli.Command {
+	for _, cmd := range cmds {
+		has := map[string]bool{}
+		for _, f := range cmd.Flags {
+			for _, n := range f.Names() {
+				has[n] = true
+			}
 		}
+		for _, gf := range globalFlags() {
+			if n := gf.Names()[0]; !has[n] {
+				cmd.Flags = append(cmd.Flags, &ucli.StringFlag{Name: n, Hidden: true, Usage: "as the global --" + n})
+			}
+		}
+		withTrailingGlobals(cmd.Subcommands)
 	}
+	return cmds
+}
+
+// globalsOf reads the global flags, each given after the command taking
+// precedence over the same flag before it (the innermost command's
+// first); storeSet reports whether a store was given at all (flag or
+// GAFFER_STORE).
+func globalsOf(c *ucli.Context) (g Globals, storeSet bool, err error) {
+	root := rootOf(c)
 	if g, err = GlobalsFrom(root); err != nil {
 		return g, false, err
 	}
-	storeSet = root.IsSet("store")
-	if c != root && c.IsSet("repo") {
-		g.Repo = c.String("repo")
+	storeSet = root.IsSet("store") && root.String("store") != "" // GAFFER_STORE= names none
+	if c == root {
+		return g, storeSet, nil
 	}
-	if c != root && c.IsSet("store") {
-		g.Store, storeSet = c.String("store"), true
+	if v, ok := trailingGlobal(c, root, "repo"); ok {
+		g.Repo = repoTop(v)
+		if !storeSet { // the default store is the one of this repository
+			g.Store = filepath.Join(gitDir(g.Repo), "gaffer")
+		}
+	}
+	if v, ok := trailingGlobal(c, root, "store"); ok {
+		g.Store, storeSet = v, true
 		if !host.IsStoreURL(g.Store) {
 			g.Store = filepath.Clean(g.Store)
 		}
 	}
+	if v, ok := trailingGlobal(c, root, "profile"); ok {
+		g.Profile = v
+	}
+	if v, ok := trailingGlobal(c, root, "log-level"); ok {
+		if _, err := parseLevel(strings.ToLower(v)); err != nil {
+			return g, false, err
+		}
+		g.LogLevel = strings.ToLower(v)
+	}
+	if v, ok := trailingGlobal(c, root, "log-format"); ok {
+		if v = strings.ToLower(v); v != "text" && v != "json" {
+			return g, false, usageErrorf("--log-format %q: want text or json", v)
+		}
+		g.LogFormat = v
+	}
 	return g, storeSet, nil
+}
+
+// rootOf is the application's context in c's lineage (c when none is).
+func rootOf(c *ucli.Context) *ucli.Context {
+	for _, l := range c.Lineage() {
+		if isRoot(l) {
+			return l
+		}
+	}
+	return c
+}
+
+// globalSet reports whether global flag name was given, before the
+// command or after it (or by its environment variable). A command's own
+// copy of it hides the global one from c.IsSet.
+func globalSet(c *ucli.Context, name string) bool {
+	root := rootOf(c)
+	_, after := trailingGlobal(c, root, name)
+	return after || root.IsSet(name)
+}
+
+// trailingGlobal returns global flag name as given after a command of
+// c's lineage below root, the innermost first.
+func trailingGlobal(c, root *ucli.Context, name string) (string, bool) {
+	for _, l := range c.Lineage() {
+		if l == root || l.Command == nil {
+			break
+		}
+		for _, f := range l.Command.Flags {
+			if slices.Contains(f.Names(), name) && l.IsSet(name) {
+				return l.String(name), true
+			}
+		}
+	}
+	return "", false
 }
 
 // reproducibleDates reports whether GAFFER_REPRODUCIBLE_DATES asks for

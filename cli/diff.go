@@ -61,7 +61,7 @@ func Diff(ctx context.Context, w io.Writer, repo *workspace.Repo, snap graph.Sna
 	var from, to, what string
 	switch {
 	case n > len(phases) || (n > 0 && len(phases) == 0):
-		return exitf(ExitUsage, "--phase %d: run %s has %s", n, id, plural(len(phases), "phase"))
+		return phaseRange(n, id, len(phases))
 	case n > 0:
 		ps := phases[n-1]
 		if ps.PostCommit == "" {

@@ -1,7 +1,9 @@
 // Package cli is gaffer's command line, built on urfave/cli/v2: New
 // returns the application with its global flags (--repo, --store,
 // --profile, --log-level, --log-format, each also read from a GAFFER_*
-// environment variable) and its commands. Each command lives in a file of
+// environment variable; each is also accepted after a command, where
+// withTrailingGlobals gives every command a copy, and globalsOf reads
+// them) and its commands. Each command lives in a file of
 // its own; the urfave/cli glue reads flags into options and calls the
 // run service or a renderer with the writer it is given. Commands return errors and never exit: main hands the error
 // to Report, which prints it, and to ExitCode, which maps it to one of the
@@ -114,7 +116,7 @@
 // --json: GAFFER_JSON, --from: GAFFER_FROM, --feedback: GAFFER_FEEDBACK);
 // the flag wins over the variable. These read none, on purpose:
 //
-//   - --repo and --store given after a command, and config show's
+//   - the global flags given after a command, and config show's
 //     --profile: the global flags already read GAFFER_REPO, GAFFER_STORE
 //     and GAFFER_PROFILE, and a command's copy set from the environment
 //     would override a global flag typed on the command line.

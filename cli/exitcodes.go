@@ -151,8 +151,7 @@ func Report(w io.Writer, err error) {
 	if err == nil || errors.As(err, &ee) && ee.Err == nil {
 		return
 	}
-	var pe *state.PlanError
-	if errors.As(err, &pe) {
+	if pe := onlyPlanError(err); pe != nil {
 		fmt.Fprintln(w, pe.Error())
 		return
 	}
@@ -195,4 +194,19 @@ func userMessage(msg string) string {
 		msg = strings.ReplaceAll(msg, ": "+pkg, ": ")
 	}
 	return msg
+}
+
+// onlyPlanError returns the *state.PlanError err is, when an invalid plan
+// is its only problem: a list of problems (a plan's lines and a bad
+// driver) is reported whole.
+func onlyPlanError(err error) *state.PlanError {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if pe, ok := e.(*state.PlanError); ok {
+			return pe
+		}
+		if _, ok := e.(interface{ Unwrap() []error }); ok {
+			return nil
+		}
+	}
+	return nil
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -70,8 +69,7 @@ func (p *progress) liveEvent(e graph.Event) {
 		}
 	case graph.NodeFinished:
 		p.live.node = ""
-		var ie *graph.InterruptError
-		if e.Err != nil && !errors.As(e.Err, &ie) {
+		if nodeFailure(e.Err) {
 			fmt.Fprintf(p.w, "✗ %s: %v\n", e.Node, e.Err)
 		}
 	case graph.Custom:

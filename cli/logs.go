@@ -49,9 +49,57 @@ func logsCommand(io IO) *ucli.Command {
 			if err != nil {
 				return err
 			}
+			if err := checkLogsPhase(c, io, dir, a.run, phase); err != nil {
+				return err
+			}
 			return LogsWith(c.Context, io.Out, dir, a.run, phase, a.Bool("follow") || a.Bool("f"), 200*time.Millisecond, holderRuns(c))
 		},
 	}
+}
+
+// checkLogsPhase refuses --phase N beyond the run's phases (exit 2, as
+// diff does) when the run (the newest with transcripts for "") has no
+// session of phase N recorded: the run's phases are asked of its store
+// then only, so that logs keeps working without one. A store that cannot
+// tell is no refusal.
+func checkLogsPhase(c *ucli.Context, io IO, dir, runID string, phase int) error {
+	if phase <= 0 {
+		return nil
+	}
+	if runID == "" {
+		id, err := newestTranscript(dir)
+		if err != nil {
+			return nil // LogsWith says so
+		}
+		runID = id
+	}
+	f := &follower{phase: phase}
+	if entries, err := os.ReadDir(filepath.Join(dir, runID)); err == nil {
+		for _, e := range entries {
+			if strings.HasSuffix(e.Name(), ".jsonl") && f.wants(e.Name()) {
+				return nil
+			}
+		}
+	}
+	var n int
+	found := false
+	_ = withService(c, io, true, func(svc host.Service, _ func(...string) string) error {
+		rs, err := svc.Status(c.Context, host.RunRequest{RunID: runID})
+		if err == nil {
+			n, found = len(rs.Snapshot.State.Progress.Phases), true
+		}
+		return err
+	})
+	if found && phase > n {
+		return phaseRange(phase, runID, n)
+	}
+	return nil
+}
+
+// phaseRange is the refusal of --phase N beyond run id's n phases (diff,
+// logs).
+func phaseRange(phase int, id string, n int) error {
+	return exitf(ExitUsage, "--phase %d: run %s has %s", phase, id, plural(n, "phase"))
 }
 
 // logsDir is the transcripts' directory of the store the command names.

@@ -80,7 +80,7 @@ func flagString(c *ucli.Context, name string) string {
 
 // opsLogger returns a slog logger for the operations commands.
 func opsLogger(c *ucli.Context, w io.Writer) *slog.Logger {
-	g, err := GlobalsFrom(c)
+	g, _, err := globalsOf(c)
 	if err != nil {
 		return slog.New(slog.NewTextHandler(w, nil))
 	}

@@ -135,6 +135,10 @@ func TestCancelFromSecondProcessStopsTheRun(t *testing.T) {
 	if rc != ExitHalted {
 		t.Fatalf("run: exit %d, want %d\n%s", rc, ExitHalted, out)
 	}
+	// Issue 23 item 8a: the cancellation's line alone, no node error of it.
+	if !strings.Contains(out, "Run "+runID+" cancelled from another terminal.") || strings.Contains(out, "✗") || strings.Contains(out, "context canceled") {
+		t.Errorf("the run's output should say it was cancelled from another terminal and nothing of a failure:\n%s", out)
+	}
 	if v, _ := statusOf(t, bin, dir, runID); v.Status != "cancelled" {
 		t.Errorf("status = %s, want cancelled\n%s", v.Status, out)
 	}

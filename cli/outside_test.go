@@ -36,6 +36,10 @@ func TestRunStopsOnEditsOutsideTheSession(t *testing.T) {
 	if code != ExitPrecondition || m == nil || !strings.Contains(out, "nothing committed") {
 		t.Fatalf("run: exit %d, want %d naming a.txt and the fix\n%s", code, ExitPrecondition, out)
 	}
+	// Issue 23 item 8b: the refusal's paragraph is printed once.
+	if n := strings.Count(out, "changed outside the agent's session"); n != 1 {
+		t.Errorf("the refusal is printed %d times, want once:\n%s", n, out)
+	}
 	if got := gitOut(t, dir, "log", "--format=%s"); strings.Contains(got, "phase 1") {
 		t.Fatalf("phase 1 was committed:\n%s", got)
 	}

@@ -28,10 +28,34 @@ func (o IO) ttyOut() *os.File {
 }
 
 // page shows text: through $PAGER (default less -FRX) when stdout is a
-// terminal, written as it is otherwise. A pager that cannot be started
-// falls back to writing the text.
+// terminal that can take one (pagerFor), written as it is otherwise. A
+// pager that cannot be started falls back to writing the text.
 func (o IO) page(text string) error {
-	return pageTo(o.Out, o.ttyOut(), os.Getenv("PAGER"), text)
+	tty := o.ttyOut()
+	pager, ok := pagerFor(os.Getenv, exec.LookPath)
+	if !ok {
+		tty = nil // plain text, before any question about it
+	}
+	return pageTo(o.Out, tty, pager, text)
+}
+
+// pagerFor returns the pager command line to page through, and false
+// when the text is to be written plainly instead: TERM is dumb or
+// NO_COLOR is set (plainTerminal: a pager there garbles the text or
+// quits unseen), or the pager's program ($PAGER's first word, or less)
+// is not on PATH.
+func pagerFor(getenv func(string) string, lookPath func(string) (string, error)) (string, bool) {
+	if plainTerminal(getenv) {
+		return "", false
+	}
+	pager := getenv("PAGER")
+	if strings.TrimSpace(pager) == "" {
+		pager = defaultPager
+	}
+	if _, err := lookPath(strings.Fields(pager)[0]); err != nil {
+		return "", false
+	}
+	return pager, true
 }
 
 // pageTo is page with its inputs explicit: tty is stdout's terminal (nil

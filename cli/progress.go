@@ -84,11 +84,26 @@ func (p *progress) event(e graph.Event) {
 			}
 		}
 	case graph.NodeFinished:
-		var ie *graph.InterruptError
-		if e.Err != nil && !errors.As(e.Err, &ie) {
+		if nodeFailure(e.Err) {
 			fmt.Fprintf(p.w, "✗ %s: %v\n", e.Node, e.Err)
 		}
 	}
+}
+
+// nodeFailure reports whether a node's err is printed as its failure
+// ("✗ node: err"). A question (an interrupt) and the run's own
+// cancellation (Ctrl-C, `gaffer cancel`) are no failures, and a stop
+// the run's outcome tells in full with its fix (files changed outside
+// the agent's session, HEAD moved, git settings changed) is told once,
+// there.
+func nodeFailure(err error) bool {
+	var ie *graph.InterruptError
+	switch {
+	case err == nil, errors.As(err, &ie), errors.Is(err, context.Canceled),
+		errors.Is(err, nodes.ErrOutsideEdits), errors.Is(err, nodes.ErrHeadMoved), errors.Is(err, nodes.ErrGitSettings):
+		return false
+	}
+	return true
 }
 
 func (p *progress) custom(e graph.Event) {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -47,6 +48,7 @@ func resetKeepsWhatItFinds(t *testing.T, bin string, m runMode) {
 
 	// Approve in a process that is killed while phase 2's session works,
 	// and leave a new file while it is stopped.
+	began := time.Now().Unix()
 	p := startProc(t, bin, []string{"--repo", root, "approve", "r-rescue", "--pace", "40ms"}, "")
 	for {
 		p.mu.Lock()
@@ -85,6 +87,15 @@ func resetKeepsWhatItFinds(t *testing.T, bin string, m runMode) {
 	}
 	if len(hashes) != 2 {
 		t.Fatalf("want two notices (phase 1 after the approval, the next phase after the resume), got %d:\n%s\n---\n%s", len(hashes), out1, out2)
+	}
+	// Issue 23 item 8f: each rescue is dated when it happened, not one
+	// second after its parent (the demo's commits are years old).
+	ended := time.Now().Unix()
+	for _, h := range hashes {
+		var ct int64
+		if _, err := fmt.Sscan(gitOut(t, root, "log", "-1", "--format=%ct", h), &ct); err != nil || ct < began || ct > ended {
+			t.Errorf("rescue %s is dated %d, want between %d and %d (%v)", h, ct, began, ended, err)
+		}
 	}
 	if refs := strings.Fields(gitOut(t, root, "for-each-ref", "--format=%(refname)", "refs/gaffer/rescue/")); len(refs) != 2 {
 		t.Errorf("rescue refs %v, want 2 (the demo's retry in phase 2 keeps nothing)", refs)

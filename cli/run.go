@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"fmt"
+	"time"
+
 	"github.com/gaffer-dev/gaffer/profile"
 
 	"github.com/gaffer-dev/gaffer/host"
@@ -38,7 +41,7 @@ func runCommand(io IO) *ucli.Command {
 			&ucli.BoolFlag{Name: "auto-approve", EnvVars: []string{"GAFFER_AUTO_APPROVE"}, Usage: "run the plan without asking"},
 			&ucli.BoolFlag{Name: "allow-dirty", EnvVars: []string{"GAFFER_ALLOW_DIRTY"}, Usage: "start on a work tree with uncommitted changes (with --in-place)"},
 			&ucli.BoolFlag{Name: "in-place", EnvVars: []string{"GAFFER_IN_PLACE"}, Usage: "work in this checkout instead of the run's own work tree and branch (gaffer/<run-id>)"},
-			&ucli.DurationFlag{Name: "pace", EnvVars: []string{"GAFFER_PACE"}, Usage: "pause before each agent action, to follow a run"},
+			&ucli.GenericFlag{Name: "pace", EnvVars: []string{"GAFFER_PACE"}, Value: &lenientDuration{}, Usage: "pause before each agent action, to follow a run (a duration: 500ms, 2s)"},
 			&ucli.StringFlag{Name: "tracker-id", EnvVars: []string{"GAFFER_TRACKER_ID"}, Usage: "an issue key for the execution directory's name"},
 			&ucli.StringFlag{Name: "run-id", Hidden: true, Usage: "use this run id (tests)"},
 		),
@@ -76,10 +79,42 @@ func checkRun(c *ucli.Context, setup *profile.Setup, spec *host.RunSpec) error {
 	if err != nil {
 		return err
 	}
-	if err := setup.Preflight(g.Repo, spec); err != nil {
+	if err := profile.JoinProblems(flagProblem(c), setup.Preflight(g.Repo, spec)); err != nil {
 		return err
 	}
 	return profile.PrecheckTree(c.Context, g.Repo, *spec)
+}
+
+// lenientDuration is the value of run's --pace: it takes any text, so
+// that a bad one is listed with the run's other problems (flagProblem)
+// instead of hiding them. String is the text as given, which urfave/cli's
+// Duration parses (a bad one reads as 0).
+type lenientDuration struct {
+	raw string
+	err error
+}
+
+// Set records s and whether it is a duration; it never fails.
+func (v *lenientDuration) Set(s string) error {
+	v.raw = s
+	_, v.err = time.ParseDuration(s)
+	return nil
+}
+
+func (v *lenientDuration) String() string {
+	if v == nil {
+		return ""
+	}
+	return v.raw
+}
+
+// flagProblem is the usage error of a --pace that is no duration; nil
+// when it is one, or not given.
+func flagProblem(c *ucli.Context) error {
+	if v, ok := c.Generic("pace").(*lenientDuration); ok && v.err != nil {
+		return &host.Error{Code: host.Usage, Err: fmt.Errorf("--pace %q: want a duration such as 500ms or 2s", v.raw)}
+	}
+	return nil
 }
 
 // openRunHost opens the store for a run here, serving --metrics-addr

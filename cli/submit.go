@@ -43,6 +43,9 @@ func Submit(c *ucli.Context, io IO) error {
 	if err != nil {
 		return err
 	}
+	if err := flagProblem(c); err != nil { // run --detach's --pace
+		return err
+	}
 	g, _, err := globalsOf(c)
 	if err != nil {
 		return err

@@ -74,7 +74,11 @@ func (h *Host) Start(ctx context.Context, spec RunSpec) (Outcome, error) {
 	if err != nil {
 		return finish(h, Outcome{}, err)
 	}
+	var left []string // the user's uncommitted changes the run starts without
 	if !spec.InPlace {
+		if st, err := h.repo.Status(ctx); err == nil {
+			left = uncommitted(st)
+		}
 		if initial, err = h.newWorkTree(ctx, initial, ""); err != nil {
 			return finish(h, Outcome{}, err)
 		}
@@ -83,6 +87,11 @@ func (h *Host) Start(ctx context.Context, spec RunSpec) (Outcome, error) {
 		return finish(h, Outcome{RunID: id, Kind: Interrupted}, err)
 	}
 	h.front.Say(fmt.Sprintf("Run %s started (store %s)", id, h.dir))
+	branch, _ := h.repo.Branch(ctx)
+	h.front.Say(WhereLine(initial, branch))
+	if len(left) > 0 {
+		h.front.Say(LeftOutLine(left))
+	}
 	return h.driveHeld(ctx, finish, id, initial, h.front.Asks(), func(ctx context.Context) (graphResult, error) { return h.runner.Run(ctx, id, initial) })
 }
 

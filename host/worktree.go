@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/gaffer-dev/gaffer/checkpoint"
@@ -50,6 +51,42 @@ func BranchHint(s state.ExecutionState) string {
 	}
 	b := RunBranch(s.Run.ID)
 	return fmt.Sprintf("Branch %s holds the run's commits: gaffer merge %s takes them into your branch (or open a PR from it)", b, s.Run.ID)
+}
+
+// WhereLine is the line that tells, as run s starts, where its work goes:
+// its branch and work tree and the command that takes the work into
+// branch (the user's checked-out branch, "" when HEAD is detached); or,
+// for a run in place, that it commits on branch.
+func WhereLine(s state.ExecutionState, branch string) string {
+	if s.Run.WorkTree == "" {
+		if branch == "" {
+			return "It works in place: its commits go on top of your detached HEAD, in this checkout."
+		}
+		return fmt.Sprintf("It works in place: its commits go on your branch %s, in this checkout.", branch)
+	}
+	into := "your branch"
+	if branch != "" {
+		into = branch
+	}
+	return fmt.Sprintf("Its work goes to branch %s (work tree %s), not to your checkout: when it is done, gaffer merge %s takes it into %s.",
+		RunBranch(s.Run.ID), s.Run.WorkTree, s.Run.ID, into)
+}
+
+// LeftOutLine is the line that tells a run in its own work tree started
+// from HEAD without the user's uncommitted changes to paths (tracked
+// files, at most 10 named).
+func LeftOutLine(paths []string) string {
+	return fmt.Sprintf("Your uncommitted changes to %s are not in this run: it starts from HEAD without them "+
+		"(commit them first, or run with --in-place --allow-dirty to work on them).", workspace.PathList(paths, 10))
+}
+
+// uncommitted lists the tracked files st has changes to (staged or not),
+// sorted; untracked files are not the user's edits to the code the run
+// starts from, and .worktreeinclude names those a run needs.
+func uncommitted(st workspace.Status) []string {
+	paths := append(append(append([]string{}, st.Modified...), st.Added...), st.Deleted...)
+	sort.Strings(paths)
+	return paths
 }
 
 // newWorkTree makes run s's own work tree at base (the user's HEAD when

@@ -52,7 +52,7 @@ func DiscardPhase(ctx context.Context, repo *workspace.Repo, s state.ExecutionSt
 			return "", nil
 		}
 	}
-	ref, h, err := rescue(ctx, repo, time.Now(), s, ps, ps.Untracked)
+	ref, h, err := rescue(ctx, repo, time.Now(), true, s, ps, ps.Untracked)
 	if err != nil {
 		return "", err
 	}

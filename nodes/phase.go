@@ -212,7 +212,7 @@ func (w *workflow) ensureAtPreCommit(ctx context.Context, s state.ExecutionState
 	}
 	var ref, h string
 	if last, ok := w.ran.Load(s.Run.ID); !ok || last != ps.Index {
-		if ref, h, err = rescue(ctx, repo, w.cfg.Clock(), s, ps, keepList(s, ps)); err != nil {
+		if ref, h, err = rescue(ctx, repo, w.cfg.Clock(), !w.cfg.ReproducibleDates, s, ps, keepList(s, ps)); err != nil {
 			return err
 		}
 	}
@@ -231,14 +231,19 @@ func (w *workflow) ensureAtPreCommit(ctx context.Context, s state.ExecutionState
 // nothing else can tell apart. They are kept by a ref under
 // workspace.RescueRefPrefix (RUN/pN-aA-TIME); the ref and the commit's hash
 // are returned ("" when the tree had nothing to lose), so a reset never
-// loses anything.
-func rescue(ctx context.Context, repo *workspace.Repo, now time.Time, s state.ExecutionState, ps state.PhaseState, keep []string) (ref, hash string, err error) {
+// loses anything. Its commits are dated now, when the changes were found
+// (with dated false, for reproducible dates, one second after HEAD).
+func rescue(ctx context.Context, repo *workspace.Repo, now time.Time, dated bool, s state.ExecutionState, ps state.PhaseState, keep []string) (ref, hash string, err error) {
 	name := fmt.Sprintf("%s/p%d-a%d-%s", s.Run.ID, ps.Index+1, ps.Attempt, now.UTC().Format("20060102T150405.000000000Z"))
 	known := ""
 	if s.Stash.Pending() {
 		known = s.Stash.Commit // --allow-dirty's stash holds the user's changes before phase 1
 	}
-	h, err := repo.Rescue(ctx, name, keep, known)
+	when := now
+	if !dated {
+		when = time.Time{}
+	}
+	h, err := repo.Rescue(ctx, name, keep, known, when)
 	if err != nil {
 		return "", "", fmt.Errorf("nodes: phase %d: keep the work tree's changes before the reset: %w", ps.Index+1, err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gaffer-dev/gaffer/agent/script"
 	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/state"
 )
 
 // problems collects what stops a run from starting, so that `run` lists
@@ -20,10 +21,15 @@ type problems struct{ errs []error }
 // by one.
 func (p *problems) add(err error) {
 	var pe *problemsError
+	var plan *state.PlanError
 	switch {
 	case err == nil:
 	case errors.As(err, &pe):
 		p.errs = append(p.errs, pe.errs...)
+	case errors.As(err, &plan) && len(plan.Problems) > 1:
+		for _, pr := range plan.Problems { // each "FILE:LINE: message" is a problem of its own
+			p.errs = append(p.errs, &host.Error{Code: host.Invalid, Err: &state.PlanError{File: plan.File, Problems: []state.Problem{pr}}})
+		}
 	default:
 		p.errs = append(p.errs, err)
 	}
@@ -39,6 +45,9 @@ func (p *problems) err() error {
 	case 1:
 		return p.errs[0]
 	}
+	if plan := onePlan(p.errs); plan != nil {
+		return &host.Error{Code: host.Invalid, Err: plan} // its lines as they are
+	}
 	code := codeOf(p.errs[0])
 	for _, e := range p.errs[1:] {
 		if c := codeOf(e); rank(c) < rank(code) {
@@ -46,6 +55,36 @@ func (p *problems) err() error {
 		}
 	}
 	return &host.Error{Code: code, Err: &problemsError{errs: slices.Clone(p.errs)}}
+}
+
+// onePlan returns the one plan's problems errs are, as one PlanError;
+// nil when errs hold any other problem.
+func onePlan(errs []error) *state.PlanError {
+	var all *state.PlanError
+	for _, err := range errs {
+		var pe *state.PlanError
+		if !errors.As(err, &pe) || all != nil && pe.File != all.File {
+			return nil
+		}
+		if all == nil {
+			all = &state.PlanError{File: pe.File}
+		}
+		all.Problems = append(all.Problems, pe.Problems...)
+	}
+	return all
+}
+
+// JoinProblems is errs (nil ones left out) as run reports them: nil, the
+// one problem as it is, or every problem listed, each on its own line, a
+// list among them flattened, with the exit code of the first kind (usage,
+// then invalid, then refused). The command line adds its own problems
+// (a bad flag value) to Setup.Preflight's this way.
+func JoinProblems(errs ...error) error {
+	var p problems
+	for _, err := range errs {
+		p.add(err)
+	}
+	return p.err()
 }
 
 // problemsError is several problems found before a run starts. Its

@@ -50,20 +50,22 @@ const RescueRefPrefix = "refs/gaffer/rescue/"
 // have the shape of git stash's, so `git stash apply HASH` puts the
 // changes back. When known is the hash of a commit Stash made whose index
 // and work trees are the changes found, they are kept already: Rescue
-// records nothing and returns "".
-func (r *Repo) Rescue(ctx context.Context, name string, exclude []string, known string) (string, error) {
+// records nothing and returns "". The commits are dated when, the time
+// of the rescue (zero: one second after HEAD, as Stash's, for
+// reproducible commits).
+func (r *Repo) Rescue(ctx context.Context, name string, exclude []string, known string, when time.Time) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return retry(r, func() (string, error) {
-		return r.stashUnless(ctx, RescueRefPrefix+name, name, exclude, known)
+		return r.stashUnless(ctx, RescueRefPrefix+name, name, exclude, known, when)
 	})
 }
 
 func (r *Repo) stash(ctx context.Context, ref, name string, exclude []string) (string, error) {
-	return r.stashUnless(ctx, ref, name, exclude, "")
+	return r.stashUnless(ctx, ref, name, exclude, "", time.Time{})
 }
 
 // sameChanges reports whether known is a stash commit (work tree commit
@@ -77,7 +79,9 @@ func (r *Repo) sameChanges(known string, indexTree, workTree plumbing.Hash) bool
 	return err == nil && i.TreeHash == indexTree
 }
 
-func (r *Repo) stashUnless(ctx context.Context, ref, name string, exclude []string, known string) (string, error) {
+// stashUnless is Stash and Rescue: their commits are dated when, or
+// with when zero one second after HEAD.
+func (r *Repo) stashUnless(ctx context.Context, ref, name string, exclude []string, known string, when time.Time) (string, error) {
 	snap, err := r.snapshot(ctx)
 	if err != nil {
 		return "", err
@@ -111,8 +115,10 @@ func (r *Repo) stashUnless(ctx context.Context, ref, name string, exclude []stri
 	if err != nil {
 		return "", err
 	}
-	// Dated one second after HEAD: the same changes make the same commits.
-	when := head.Committer.When.Add(time.Second)
+	if when.IsZero() {
+		// Dated one second after HEAD: the same changes make the same commits.
+		when = head.Committer.When.Add(time.Second)
+	}
 	sig := r.author()
 	osig := object.Signature{Name: sanitizeIdent(sig.Name), Email: sanitizeIdent(sig.Email), When: when}
 	mk := func(msg string, tree plumbing.Hash, parents ...plumbing.Hash) (plumbing.Hash, error) {

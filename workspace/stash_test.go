@@ -1,9 +1,11 @@
 package workspace
 
 import (
+	"fmt"
 	"maps"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestStashCleanRestore records tracked, staged, executable, symlinked,
@@ -112,5 +114,41 @@ func TestStashOfACleanTreeIsNothing(t *testing.T) {
 	f.write(".git/info/exclude", "*.log\n")
 	if w, err := f.repo.Stash(f.ctx, "r-1", nil); err != nil || w != "" {
 		t.Fatalf("Stash of a clean tree: %q, %v", w, err)
+	}
+}
+
+// Issue 23 item 8f: a rescue's commits are dated when the rescue
+// happened, not one second after HEAD; with no time given they are
+// dated as Stash's.
+func TestRescueIsDatedWhenItHappened(t *testing.T) {
+	f := newFixture(t)
+	f.write("a.txt", "a\n")
+	f.commit("start")
+	headDate := strings.TrimSpace(f.git("log", "-1", "--format=%ct", "HEAD"))
+	f.write("a.txt", "a, the user's edit\n")
+	when := time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)
+	w, err := f.repo.Rescue(f.ctx, "r-1/p1-a1", nil, "", when)
+	if err != nil || w == "" {
+		t.Fatalf("Rescue: %q, %v", w, err)
+	}
+	for _, rev := range []string{w, w + "^2"} { // the work tree's commit and the index's
+		got := strings.TrimSpace(f.git("log", "-1", "--format=%ct %at", rev))
+		want := fmt.Sprintf("%d %d", when.Unix(), when.Unix())
+		if got != want {
+			t.Errorf("%s is dated %s, want %s (HEAD is %s)", rev, got, want, headDate)
+		}
+	}
+	if got := strings.TrimSpace(f.git("show", w+":a.txt")); got != "a, the user's edit" {
+		t.Errorf("the rescue holds a.txt = %q", got)
+	}
+	// No time: one second after HEAD, the same changes the same commit.
+	w2, err := f.repo.Rescue(f.ctx, "r-1/p1-a2", nil, "", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hd int64
+	fmt.Sscan(headDate, &hd)
+	if got := strings.TrimSpace(f.git("log", "-1", "--format=%ct", w2)); got != fmt.Sprint(hd+1) {
+		t.Errorf("undated rescue at %s, want HEAD's %d + 1", got, hd)
 	}
 }
