@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -34,9 +35,16 @@ type stepRun struct {
 	runner *graph.Runner[state.ExecutionState]
 	start  state.ExecutionState
 	limit  int // steps: validator, approval, then three per phase
+	phases int // phases the run goes through
 }
 
 func newStepRun(tb testing.TB, n int) *stepRun {
+	tb.Helper()
+	return newStepRunPhases(tb, n, stepPhases)
+}
+
+// newStepRunPhases is newStepRun going through its first phases phases.
+func newStepRunPhases(tb testing.TB, n, phases int) *stepRun {
 	tb.Helper()
 	ctx := context.Background()
 	var md strings.Builder
@@ -79,7 +87,7 @@ func newStepRun(tb testing.TB, n int) *stepRun {
 
 	var sc strings.Builder
 	sc.WriteString("developer:\n")
-	for i := 1; i <= stepPhases; i++ {
+	for i := 1; i <= phases; i++ {
 		fmt.Fprintf(&sc, "  - phase: %d\n    actions:\n      - write: {path: src/app.go, content: \"package src // %d\\n\"}\n", i, i)
 	}
 	parsed, err := script.Parse("script.yaml", []byte(sc.String()))
@@ -101,12 +109,15 @@ func newStepRun(tb testing.TB, n int) *stepRun {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	limit := 2 + 3*stepPhases
+	limit := 2 + 3*phases
+	if phases == n {
+		limit += 20 // to the run's end, past its last phase
+	}
 	r, err := g.Compile(graph.WithStore(bs), graph.WithDurability(graph.Async), graph.WithCodec(NewCodec()), graph.WithStepLimit(limit))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &stepRun{repo: repo, runner: r, start: s, limit: limit}
+	return &stepRun{repo: repo, runner: r, start: s, limit: limit, phases: phases}
 }
 
 // run takes the run's steps and returns how many it took.
@@ -124,8 +135,8 @@ func (r *stepRun) run(tb testing.TB) int {
 	if len(s.Errors) > 0 {
 		tb.Fatalf("run errors: %q", s.Errors)
 	}
-	if done := s.Progress.CurrentPhase; done < stepPhases {
-		tb.Fatalf("run is in phase %d after %d steps, want %d phases done (status %v)", done+1, snap.Seq, stepPhases, s.Status)
+	if done := s.Progress.CurrentPhase; done < r.phases && !(r.phases == len(s.Plan.Phases) && s.Status == state.RunCompleted) {
+		tb.Fatalf("run is in phase %d after %d steps, want %d phases done (status %v)", done+1, snap.Seq, r.phases, s.Status)
 	}
 	return int(snap.Seq)
 }
@@ -188,4 +199,37 @@ func TestStepWorkIsFlat(t *testing.T) {
 			t.Errorf("%s/step: %.1f at 1,000 tasks, over 3× the %.1f at 10 tasks", k, large[k], small[k])
 		}
 	}
+}
+
+// TestWholeRunMemory prints the peak RSS (VmHWM) of this process after a
+// run of a 1,000-task plan (one task a phase) goes through every phase to
+// its end: the workflow, a Badger store and the script driver in one
+// process. It is a measurement, not a check: without
+// GAFFER_MEASURE_WHOLE_RUN (the number of tasks, 1000) it is skipped.
+//
+//	GAFFER_MEASURE_WHOLE_RUN=1000 go test -count=1 -run TestWholeRunMemory -v -timeout 60m ./nodes
+func TestWholeRunMemory(t *testing.T) {
+	v := os.Getenv("GAFFER_MEASURE_WHOLE_RUN")
+	if v == "" {
+		t.Skip("a measurement: set GAFFER_MEASURE_WHOLE_RUN=1000 to run it")
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("GAFFER_MEASURE_WHOLE_RUN=%q: want a number of tasks", v)
+	}
+	r := newStepRunPhases(t, n, n)
+	t0 := time.Now()
+	steps := r.run(t)
+	var b []byte
+	b, err = os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hwm := "?"
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			hwm = strings.TrimSpace(v)
+		}
+	}
+	t.Logf("%d-task run, %d checkpoints to its end in %v: peak RSS %s", n, steps, time.Since(t0).Round(time.Second), hwm)
 }

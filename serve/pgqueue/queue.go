@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -138,6 +139,9 @@ type Queue struct {
 	retrying string
 	lastErr  map[string]string
 	started  bool
+	// claimsEmpty counts the claims that found nothing to do: an idle
+	// queue makes one per worker per Poll, or per wake.
+	claimsEmpty atomic.Int64
 
 	wake   chan struct{}
 	stop   chan struct{}
@@ -395,7 +399,14 @@ func (q *Queue) worker(ctx context.Context) {
 			q.cfg.Logger.Warn("pgqueue: claim", "err", err)
 		}
 		if !ok {
-			q.unreserve()
+			// Nothing to claim: give the slot back without waking anyone.
+			// A wake here would find the same empty queue, and its claim
+			// would wake the next one: the workers would poll the
+			// database back to back forever (issue 22: an idle serve
+			// used half a core). A job queued meanwhile has left its own
+			// wake (LISTEN/NOTIFY), and the poll finds it otherwise.
+			q.release()
+			q.claimsEmpty.Add(1)
 			q.idle(ctx)
 			continue
 		}
@@ -431,11 +442,11 @@ func (q *Queue) reserve(ctx context.Context) bool {
 	}
 }
 
-func (q *Queue) unreserve() {
+// release gives a slot back.
+func (q *Queue) release() {
 	q.mu.Lock()
 	q.busy--
 	q.mu.Unlock()
-	q.signal(q.cfg.Workers)
 }
 
 // idle waits for a notification or the next poll.

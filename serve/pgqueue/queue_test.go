@@ -351,3 +351,26 @@ func TestStatusQueuedAt(t *testing.T) {
 		t.Errorf("r-1 queued at %v, r-2 at %v: want r-1 90s earlier", a, b)
 	}
 }
+
+// TestIdleQueueDoesNotSpin: with nothing queued, workers claim once per
+// poll each (and once when the listener comes up), not back to back: a
+// claim that found nothing used to wake the next worker, whose claim woke
+// the next, forever (half a core and ~30,000 wake-ups a second for an
+// idle serve on PostgreSQL, issue 22).
+func TestIdleQueueDoesNotSpin(t *testing.T) {
+	db := database(t)
+	rec := newRecorder()
+	q := newQueue(t, Config{DB: db, HostID: "a", Executor: rec, Workers: 4, Poll: time.Minute})
+	started(t, q)
+	time.Sleep(2 * time.Second)
+	// Each of 4 workers: its first claim, and one per wake (the listener
+	// wakes them once when it is up): 8; a spin makes thousands.
+	if n := q.claimsEmpty.Load(); n > 16 {
+		t.Fatalf("%d empty claims in 2 s of an idle queue with a 1-minute poll, want at most 16", n)
+	}
+	// Still woken by a notification, well before the poll.
+	submit(t, newQueue(t, Config{DB: db, HostID: "client"}), "r-idle")
+	if j := rec.wait(t, 5*time.Second); j.RunID != "r-idle" {
+		t.Fatalf("executed %+v", j)
+	}
+}
