@@ -93,7 +93,7 @@ func TestCodexSessionLimitStopsResumably(t *testing.T) {
 	writeTestFile(t, plan, greetPlan)
 	writeTestFile(t, script, "reviewer: []\n")
 	profile := strings.Replace(codexProfile, "developer: {driver: cli, agent: codex, model: gpt-5-codex}",
-		"developer: {driver: cli, agent: codex, model: gpt-5-codex, timeouts: {session: 8s}}", 1)
+		"developer: {driver: cli, agent: codex, model: gpt-5-codex, timeouts: {session: 30s}}", 1)
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": profile})
 
 	out, code := gafferCmd(t, bin, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
@@ -101,7 +101,7 @@ func TestCodexSessionLimitStopsResumably(t *testing.T) {
 	if len(srv.Requests()) == 0 {
 		t.Fatal("Codex never reached the provider")
 	}
-	if !strings.Contains(out, "session limit of 8s") {
+	if !strings.Contains(out, "session limit of 30s") {
 		t.Errorf("the output does not name the session limit:\n%s", out)
 	}
 	if seen.Load() == 0 {
@@ -207,7 +207,8 @@ func TestConfigShowTimeouts(t *testing.T) {
 }
 
 // TestClaudeCodeSessionLimitWhoseFault: the real Claude Code as the
-// developer, with a session limit of 10s. While it waits on a provider
+// developer, with a session limit of 30s (long enough for the CLI to
+// start and reach the provider on a loaded machine). While it waits on a provider
 // that never answers, reaching the limit stops the run with exit 9 and
 // resume finishes it. While its own Bash command hangs (tail -f /dev/null),
 // reaching the limit is its failed attempt, counted as such. Either way no
@@ -245,8 +246,8 @@ func TestClaudeCodeSessionLimitWhoseFault(t *testing.T) {
 	plan, script := filepath.Join(tmp, "plan.md"), filepath.Join(tmp, "script.yaml")
 	writeTestFile(t, plan, greetPlan)
 	writeTestFile(t, script, "reviewer: []\n")
-	profile := strings.Replace(claudeProfile(srv.URL, 2, 1), "model: claude-sonnet-4-5}", "model: claude-sonnet-4-5, timeouts: {session: 10s}}", 1)
-	if !strings.Contains(profile, "session: 10s") {
+	profile := strings.Replace(claudeProfile(srv.URL, 2, 1), "model: claude-sonnet-4-5}", "model: claude-sonnet-4-5, timeouts: {session: 30s}}", 1)
+	if !strings.Contains(profile, "session: 30s") {
 		t.Fatal("the profile has no session limit")
 	}
 
@@ -254,7 +255,7 @@ func TestClaudeCodeSessionLimitWhoseFault(t *testing.T) {
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": strings.Replace(profile, "    tdd: false\n", "    recovery: {}\n    tdd: false\n", 1)})
 	out, code := gafferCmd(t, bin, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
 	checkStoppedByOutage(t, dir, out, code)
-	if !strings.Contains(out, "session limit of 10s") {
+	if !strings.Contains(out, "session limit of 30s") {
 		t.Errorf("the output does not name the session limit:\n%s", out)
 	}
 	if seen.Load() == 0 {
@@ -298,7 +299,7 @@ func TestClaudeCodeSessionLimitWhoseFault(t *testing.T) {
 	if code != ExitHalted || strings.Contains(out, "no attempt counted") {
 		t.Fatalf("run: exit %d, want %d: a hung command of the agent's is its failed attempt (one allowed), not an outage\n%s", code, ExitHalted, out)
 	}
-	if !strings.Contains(out, "session limit of 10s while running Bash") {
+	if !strings.Contains(out, "session limit of 30s while running Bash") {
 		t.Errorf("the output does not say the session limit was reached in a command:\n%s", out)
 	}
 	if left := processesWithEnv(t, home.Load().(string)); len(left) > 0 {
