@@ -3,9 +3,9 @@ package host
 import (
 	"context"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/internal/render"
 )
 
 // lastErrorTask is the task id of the pending write that keeps why a run
@@ -22,15 +22,11 @@ const maxLastError = 500
 // at most maxLastError bytes (cut at a rune, ending in "…").
 func lastErrorLine(msg string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(msg), "\n")
-	line = strings.TrimSpace(line)
-	if len(line) <= maxLastError {
-		return line
+	line, cut := render.Clip(strings.TrimSpace(line), maxLastError)
+	if cut {
+		line += "…"
 	}
-	cut := maxLastError
-	for cut > 0 && !utf8.RuneStart(line[cut]) {
-		cut--
-	}
-	return line[:cut] + "…"
+	return line
 }
 
 // keepLastError saves msg as why runID stopped, at its latest checkpoint

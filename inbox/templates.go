@@ -3,8 +3,8 @@ package inbox
 import (
 	"html/template"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/gaffer-dev/gaffer/internal/render"
 	"github.com/gaffer-dev/gaffer/runview"
 )
 
@@ -28,13 +28,9 @@ const maxReviewText = 600
 // "…" when cut: a phase card shows the gist of a review, the transcript
 // the rest.
 func short(s string) string {
-	s = strings.TrimSpace(s)
-	if len(s) <= maxReviewText {
+	s, cut := render.Clip(strings.TrimSpace(s), maxReviewText)
+	if !cut {
 		return s
 	}
-	cut := maxReviewText
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return strings.TrimSpace(s[:cut]) + " …"
+	return strings.TrimSpace(s) + " …"
 }

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Short is a commit's short hash: its first seven digits.
@@ -22,4 +23,17 @@ func Plural(n int, what string) string {
 		return fmt.Sprintf("%d %s", n, what)
 	}
 	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// Clip returns s cut to at most max bytes at a rune boundary, and whether
+// it was cut.
+func Clip(s string, max int) (string, bool) {
+	if len(s) <= max {
+		return s, false
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut], true
 }

@@ -21,4 +21,10 @@ func TestRender(t *testing.T) {
 	if got := ListPaths([]string{"a", "b", "c", "d"}, 2); got != "a, b and 2 more" {
 		t.Errorf("ListPaths over max = %q", got)
 	}
+	if got, cut := Clip("héllo", 2); got != "h" || !cut {
+		t.Errorf("Clip inside a rune = %q, %v; want \"h\", true", got, cut)
+	}
+	if got, cut := Clip("abc", 3); got != "abc" || cut {
+		t.Errorf("Clip within max = %q, %v", got, cut)
+	}
 }
