@@ -198,6 +198,17 @@ func (s *Store) Put(ctx context.Context, cp checkpoint.Checkpoint, opts checkpoi
 		if err := txn.Set(cpKey(cp.RunID, cp.Seq), rec); err != nil {
 			return err
 		}
+		// The summary has a key of its own, not a field of the index
+		// record: stores written before summaries existed read as they
+		// were, and older gaffers read this one.
+		if cp.Summary != nil {
+			err = txn.Set(runPrefix(kindSummary, cp.RunID), cloneBytes(cp.Summary))
+		} else if ok {
+			err = txn.Delete(runPrefix(kindSummary, cp.RunID))
+		}
+		if err != nil {
+			return err
+		}
 		x = runIndex{latest: cp.Seq, stamp: s.nextStamp(), status: cp.Status, time: cp.Time}
 		return txn.Set(runPrefix(kindIndex, cp.RunID), encodeIndex(x))
 	})
@@ -415,6 +426,10 @@ func (s *Store) Runs(ctx context.Context) ([]checkpoint.RunInfo, error) {
 	}
 	var items []item
 	err := s.view(func(txn *badger.Txn) error {
+		sums, err := summaries(txn)
+		if err != nil {
+			return err
+		}
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{kindIndex}})
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
@@ -424,7 +439,7 @@ func (s *Store) Runs(ctx context.Context) ([]checkpoint.RunInfo, error) {
 			}
 			err := it.Item().Value(func(v []byte) error {
 				x, err := decodeIndex(runID, v)
-				items = append(items, item{checkpoint.RunInfo{RunID: runID, Latest: x.latest, Status: x.status, Time: x.time}, x.stamp})
+				items = append(items, item{checkpoint.RunInfo{RunID: runID, Latest: x.latest, Status: x.status, Time: x.time, Summary: sums[runID]}, x.stamp})
 				return err
 			})
 			if err != nil {
@@ -442,6 +457,25 @@ func (s *Store) Runs(ctx context.Context) ([]checkpoint.RunInfo, error) {
 	out := make([]checkpoint.RunInfo, len(items))
 	for i, it := range items {
 		out[i] = it.info
+	}
+	return out, nil
+}
+
+// summaries reads every run's summary in one pass over their keys.
+func summaries(txn *badger.Txn) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{kindSummary}, PrefetchValues: true})
+	defer it.Close()
+	for it.Rewind(); it.Valid(); it.Next() {
+		runID, ok := runOfKey(it.Item().Key())
+		if !ok {
+			return nil, &checkpoint.CorruptError{What: "run summary key", Err: errBadKey}
+		}
+		v, err := it.Item().ValueCopy(nil)
+		if err != nil {
+			return nil, err
+		}
+		out[runID] = v
 	}
 	return out, nil
 }
