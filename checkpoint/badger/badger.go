@@ -107,8 +107,9 @@ func Open(dir string, opts Options) (s *Store, err error) {
 	}
 	// Badger writes as it opens (a new memtable log), through a memory map.
 	err = checkSpace(dir, opts.minFree())
+	var verified map[uint64]tableStamp
 	if err == nil {
-		err = checkTables(dir)
+		verified, err = checkTables(dir)
 	}
 	leftovers := leftoverLogs(dir)
 	if err == nil {
@@ -146,6 +147,7 @@ func Open(dir string, opts Options) (s *Store, err error) {
 		WithCompression(options.ZSTD).
 		WithCompactL0OnClose(true).
 		WithMetricsEnabled(false).
+		WithChecksumVerificationMode(options.OnBlockRead).
 		WithSyncWrites(opts.SyncWrites)
 	if err := checkReadOnly(dir, bo, len(tables) > 0); err != nil {
 		return nil, err
@@ -160,6 +162,9 @@ func Open(dir string, opts Options) (s *Store, err error) {
 	if err := s.init(len(tables) > 0); err != nil {
 		db.Close()
 		return nil, err
+	}
+	if verified != nil {
+		writeVerified(dir, verified)
 	}
 	privateFiles(dir)
 	return s, nil
@@ -223,7 +228,8 @@ func (e *flatError) Unwrap() error { return e.errno }
 // openingFile) keeps in its directory.
 func isBadgerFile(name string) bool {
 	switch name {
-	case "MANIFEST", "KEYREGISTRY", "LOCK", "DISCARD", "MANIFEST-REWRITE", "KEYREGISTRY-REWRITE", openingFile, closingFile:
+	case "MANIFEST", "KEYREGISTRY", "LOCK", "DISCARD", "MANIFEST-REWRITE", "KEYREGISTRY-REWRITE", openingFile, closingFile,
+		verifiedFile, verifiedFile + ".tmp":
 		return true
 	}
 	for _, ext := range []string{".sst", ".vlog", ".mem"} {
