@@ -201,12 +201,7 @@ func (s *Store) Put(ctx context.Context, cp checkpoint.Checkpoint, opts checkpoi
 		// The summary has a key of its own, not a field of the index
 		// record: stores written before summaries existed read as they
 		// were, and older gaffers read this one.
-		if cp.Summary != nil {
-			err = txn.Set(runPrefix(kindSummary, cp.RunID), cloneBytes(cp.Summary))
-		} else if ok {
-			err = txn.Delete(runPrefix(kindSummary, cp.RunID))
-		}
-		if err != nil {
+		if err := putSummary(txn, cp, ok); err != nil {
 			return err
 		}
 		x = runIndex{latest: cp.Seq, stamp: s.nextStamp(), status: cp.Status, time: cp.Time}
@@ -459,6 +454,26 @@ func (s *Store) Runs(ctx context.Context) ([]checkpoint.RunInfo, error) {
 		out[i] = it.info
 	}
 	return out, nil
+}
+
+// putSummary keeps cp's summary as its run's; an earlier checkpoint's
+// goes when cp has none (hadRun: the run has a checkpoint already).
+func putSummary(txn *badger.Txn, cp checkpoint.Checkpoint, hadRun bool) error {
+	key := runPrefix(kindSummary, cp.RunID)
+	if cp.Summary != nil {
+		return txn.Set(key, cloneBytes(cp.Summary))
+	}
+	if !hadRun {
+		return nil
+	}
+	_, err := txn.Get(key)
+	switch {
+	case errors.Is(err, badger.ErrKeyNotFound):
+		return nil // no tombstone for a key that is not there
+	case err != nil:
+		return err
+	}
+	return txn.Delete(key)
 }
 
 // summaries reads every run's summary in one pass over their keys.
