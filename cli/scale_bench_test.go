@@ -68,6 +68,22 @@ func copyRuns(b *testing.B, storeDir, from string, n int) {
 	if err != nil || len(cps) == 0 {
 		b.Fatalf("checkpoints of %s: %d, %v", from, len(cps), err)
 	}
+	// The runs' summaries: the store keeps the latest checkpoint's with
+	// the run, and List does not return it.
+	infos, err := st.Runs(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var summary []byte
+	for _, in := range infos {
+		if in.RunID == from {
+			summary = in.Summary
+		}
+	}
+	if summary == nil {
+		b.Fatalf("run %s has no summary", from)
+	}
+	cps[0].Summary = summary
 	base := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
 	for i := range n {
 		id := fmt.Sprintf("r-%s-%06x", base.Add(time.Duration(i)*time.Minute).Format("20060102"), i+1)

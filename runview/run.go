@@ -78,7 +78,7 @@ const (
 // RunPhase is one phase of a Run.
 type RunPhase struct {
 	Number     int                 `json:"number"`
-	Tasks      []string            `json:"tasks"`
+	Tasks      []string            `json:"tasks,omitempty"`
 	Status     string              `json:"status"`
 	Attempt    int                 `json:"attempt"`
 	PreCommit  string              `json:"pre_commit,omitempty"`

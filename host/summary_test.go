@@ -1,0 +1,99 @@
+package host
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/state"
+)
+
+func sampleSummary() runSummary {
+	at := time.Date(2026, 3, 1, 9, 0, 0, 123, time.FixedZone("", 3600))
+	return runSummary{Goal: "a calculator\nthat adds · ü", Slug: "a-calculator", CreatedAt: at, ExecDir: "docs/gaffer/x",
+		WorkTree: "/w/r", Status: state.RunHalted, Mode: state.ModePhased, CurrentPhase: -1, ReviewIteration: 3, PlanRevision: 2,
+		Phases: []phaseSummary{{Status: state.PhaseCompleted, Attempt: 1, Started: at, Completed: at.Add(time.Minute), Commit: "abc"}, {}},
+		Usage:  map[string]state.Usage{"developer": {InputTokens: 5, OutputTokens: 6, CachedTokens: 7, CostUSD: 0.1 + 0.2}, "": {}},
+		LastError: "boom", Stash: "def", Next: []string{"phase", "review"}}
+}
+
+// TestSummaryRoundTrip: a summary reads back as it was written, times in
+// their zones and costs to the bit; an empty one too.
+func TestSummaryRoundTrip(t *testing.T) {
+	for _, want := range []runSummary{sampleSummary(), {}} {
+		b, err := encodeSummary(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := decodeSummary(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("round trip:\n got %+v\nwant %+v", got, want)
+		}
+	}
+}
+
+// TestSummaryRefusesWhatItDidNotWrite: another version, a cut record and
+// trailing bytes are errors (the run's state is read instead).
+func TestSummaryRefusesWhatItDidNotWrite(t *testing.T) {
+	b, _ := encodeSummary(sampleSummary())
+	bad := map[string][]byte{
+		"empty":      nil,
+		"json":       []byte(`{"v":1}`),
+		"version 2":  append([]byte{2}, b[1:]...),
+		"cut":        b[:len(b)/2],
+		"cut by one": b[:len(b)-1],
+		"trailing":   append(append([]byte(nil), b...), 0),
+	}
+	for name, in := range bad {
+		if _, err := decodeSummary(in); err == nil {
+			t.Errorf("%s: decoded", name)
+		}
+	}
+}
+
+// FuzzSummary: any bytes decode to a summary or an error, never a panic
+// or a huge allocation; what decodes encodes back to the same bytes.
+func FuzzSummary(f *testing.F) {
+	b, _ := encodeSummary(sampleSummary())
+	f.Add(b)
+	e, _ := encodeSummary(runSummary{})
+	f.Add(e)
+	f.Add([]byte{1, 0x80})
+	f.Fuzz(func(t *testing.T, in []byte) {
+		sum, err := decodeSummary(in)
+		if err != nil {
+			return
+		}
+		again, err := encodeSummary(sum)
+		if err != nil {
+			t.Fatalf("re-encode: %v", err)
+		}
+		back, err := decodeSummary(again)
+		if err != nil || !reflect.DeepEqual(back, sum) {
+			t.Fatalf("decode(encode(decode(in))) = %+v, %v; want %+v", back, err, sum)
+		}
+	})
+}
+
+// TestPermute: permute moves every element to its place, whatever the
+// cycles of the order.
+func TestPermute(t *testing.T) {
+	for _, order := range [][]int{{}, {0}, {1, 0}, {2, 0, 1}, {0, 2, 1, 3}, {4, 3, 2, 1, 0}, {1, 2, 3, 4, 0, 6, 5}} {
+		s := make([]string, len(order))
+		want := make([]string, len(order))
+		for i := range s {
+			s[i] = string(rune('a' + i))
+		}
+		for i, j := range order {
+			want[i] = s[j]
+		}
+		permute(s, slices.Clone(order))
+		if !slices.Equal(s, want) {
+			t.Errorf("permute by %v = %v, want %v", order, s, want)
+		}
+	}
+}
