@@ -397,7 +397,9 @@ func (h *Host) runs(ctx context.Context) ([]RunStatus, error) {
 	rs := make([]RunStatus, len(infos))
 	for i, in := range infos {
 		var ok bool
-		if rs[i].Snapshot, ok = fromSummary(in); !ok {
+		if rs[i].Snapshot, ok = fromSummary(in); ok {
+			rs[i].listed = &infos[i]
+		} else {
 			if rs[i].Snapshot, err = h.runner.State(ctx, in.RunID); err != nil {
 				return nil, fmt.Errorf("run %s: %w", in.RunID, err)
 			}

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"encoding/json"
 	"reflect"
 	"slices"
 	"testing"
@@ -13,8 +14,8 @@ func sampleSummary() runSummary {
 	at := time.Date(2026, 3, 1, 9, 0, 0, 123, time.FixedZone("", 3600))
 	return runSummary{Goal: "a calculator\nthat adds · ü", Slug: "a-calculator", CreatedAt: at, ExecDir: "docs/gaffer/x",
 		WorkTree: "/w/r", Status: state.RunHalted, Mode: state.ModePhased, CurrentPhase: -1, ReviewIteration: 3, PlanRevision: 2,
-		Phases: []phaseSummary{{Status: state.PhaseCompleted, Attempt: 1, Started: at, Completed: at.Add(time.Minute), Commit: "abc"}, {}},
-		Usage:  map[string]state.Usage{"developer": {InputTokens: 5, OutputTokens: 6, CachedTokens: 7, CostUSD: 0.1 + 0.2}, "": {}},
+		Phases:    []phaseSummary{{Status: state.PhaseCompleted, Attempt: 1, Started: at, Completed: at.Add(time.Minute), Commit: "abc"}, {}},
+		Usage:     map[string]state.Usage{"developer": {InputTokens: 5, OutputTokens: 6, CachedTokens: 7, CostUSD: 0.1 + 0.2}, "": {}},
 		LastError: "boom", Stash: "def", Next: []string{"phase", "review"}}
 }
 
@@ -95,5 +96,59 @@ func TestPermute(t *testing.T) {
 		if !slices.Equal(s, want) {
 			t.Errorf("permute by %v = %v, want %v", order, s, want)
 		}
+	}
+}
+
+// TestListThroughTheSocketIsTheLocalList: the socket carries a listed
+// run as its summary and a run on an interrupt whole; the client's List
+// is the holder's, field for field, and a summary this binary cannot read
+// is asked for whole.
+func TestListThroughTheSocketIsTheLocalList(t *testing.T) {
+	f := newFixture(t)
+	h := f.open(t)
+	ctx := t.Context()
+	if _, err := h.Start(ctx, RunSpec{RunID: "r-done", PlanFile: f.plan, Script: f.script, AutoApprove: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Start(ctx, RunSpec{RunID: "r-waits", PlanFile: f.plan, Script: f.script}); err != nil {
+		t.Fatal(err)
+	}
+	local, err := h.List(ctx)
+	if err != nil || len(local) != 2 {
+		t.Fatalf("List = %d runs, %v", len(local), err)
+	}
+	listed := 0
+	for _, r := range local {
+		if r.listed != nil {
+			listed++
+		}
+	}
+	if listed != 1 {
+		t.Fatalf("%d runs listed through their summaries, want the finished one", listed)
+	}
+	if _, _, err := h.Listen(ctx, "test", h); err != nil {
+		t.Fatal(err)
+	}
+	remote, err := NewClient(f.store).List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(local)
+	got, _ := json.Marshal(remote)
+	if string(got) != string(want) {
+		t.Fatalf("List through the socket:\n%s\nwant:\n%s", got, want)
+	}
+
+	// A summary of another version: the client asks for the run.
+	c := NewClient(f.store)
+	src := local[0].listed
+	if src == nil {
+		src = local[1].listed
+	}
+	info := *src
+	info.Summary = append([]byte{summaryVersion + 1}, info.Summary[1:]...)
+	rs, err := c.unlisted(ctx, listedRun{Info: &info, Status: "completed"})
+	if err != nil || rs.Snapshot.RunID != info.RunID || len(rs.Snapshot.State.Plan.Tasks) == 0 {
+		t.Fatalf("a summary of another version: %+v, %v; want the run's whole status", rs.Snapshot.RunID, err)
 	}
 }
