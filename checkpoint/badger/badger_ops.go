@@ -1,6 +1,7 @@
 package badger
 
 import (
+	"encoding/binary"
 	"bytes"
 	"cmp"
 	"context"
@@ -434,11 +435,19 @@ func (s *Store) Runs(ctx context.Context) ([]checkpoint.RunInfo, error) {
 			}
 			err := it.Item().Value(func(v []byte) error {
 				x, err := decodeIndex(runID, v)
-				items = append(items, item{checkpoint.RunInfo{RunID: runID, Latest: x.latest, Status: x.status, Time: x.time, Summary: sums[runID]}, x.stamp})
+				items = append(items, item{checkpoint.RunInfo{RunID: runID, Latest: x.latest, Status: x.status, Time: x.time}, x.stamp})
 				return err
 			})
 			if err != nil {
 				return err
+			}
+			// Both kinds of key end in the same run part, in the same
+			// order: the run's summary, if it has one, is the next.
+			for len(sums) > 0 && runKeyLess(sums[0].runID, runID) {
+				sums = sums[1:]
+			}
+			if len(sums) > 0 && sums[0].runID == runID {
+				items[len(items)-1].info.Summary, sums = sums[0].summary, sums[1:]
 			}
 		}
 		return nil
@@ -454,6 +463,18 @@ func (s *Store) Runs(ctx context.Context) ([]checkpoint.RunInfo, error) {
 		out[i] = it.info
 	}
 	return out, nil
+}
+
+// runKeyLess orders run ids as their keys are ordered: by the bytes of
+// their length's uvarint, then by their own (see runPrefix).
+func runKeyLess(a, b string) bool {
+	var la, lb [binary.MaxVarintLen64]byte
+	na := binary.PutUvarint(la[:], uint64(len(a)))
+	nb := binary.PutUvarint(lb[:], uint64(len(b)))
+	if c := bytes.Compare(la[:na], lb[:nb]); c != 0 {
+		return c < 0
+	}
+	return a < b
 }
 
 // putSummary keeps cp's summary as its run's; an earlier checkpoint's
@@ -476,21 +497,36 @@ func putSummary(txn *badger.Txn, cp checkpoint.Checkpoint, hadRun bool) error {
 	return txn.Delete(key)
 }
 
-// summaries reads every run's summary in one pass over their keys.
-func summaries(txn *badger.Txn) (map[string][]byte, error) {
-	out := map[string][]byte{}
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{kindSummary}, PrefetchValues: true})
+// runSummary is one run's summary as summaries reads it.
+type runSummary struct {
+	runID   string
+	summary []byte
+}
+
+// summaries reads every run's summary in one pass over their keys, in
+// key order, into one buffer.
+func summaries(txn *badger.Txn) ([]runSummary, error) {
+	var out []runSummary
+	var buf []byte
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{kindSummary}})
 	defer it.Close()
 	for it.Rewind(); it.Valid(); it.Next() {
 		runID, ok := runOfKey(it.Item().Key())
 		if !ok {
 			return nil, &checkpoint.CorruptError{What: "run summary key", Err: errBadKey}
 		}
-		v, err := it.Item().ValueCopy(nil)
+		err := it.Item().Value(func(v []byte) error {
+			if len(buf)+len(v) > cap(buf) {
+				buf = make([]byte, 0, max(64<<10, len(v)))
+			}
+			start := len(buf)
+			buf = append(buf, v...)
+			out = append(out, runSummary{runID: runID, summary: buf[start:len(buf):len(buf)]})
+			return nil
+		})
 		if err != nil {
 			return nil, err
 		}
-		out[runID] = v
 	}
 	return out, nil
 }

@@ -636,6 +636,32 @@ func testRunSummaries(t *testing.T, s checkpoint.Store) {
 	if got := summaryOf("a"); got != nil {
 		t.Fatalf("summary of a deleted and started again = %q, want nil", got)
 	}
+	// Each run its own, whatever the lengths of the ids (a store may
+	// order keys by a length prefix), some runs without one.
+	var ids []string
+	for i, n := range []int{1, 2, 9, 126, 127, 128, 129, 200, 255, 256, 300, 1000} {
+		for _, c := range "xyz" {
+			id := strings.Repeat(string(c), n)
+			ids = append(ids, id)
+			if (i+int(c))%3 == 0 {
+				put(t, s, cp(id, 1))
+				continue
+			}
+			put(t, s, with(cp(id, 1), "summary of "+id))
+		}
+	}
+	for i, n := range []int{1, 2, 9, 126, 127, 128, 129, 200, 255, 256, 300, 1000} {
+		for _, c := range "xyz" {
+			id := strings.Repeat(string(c), n)
+			want := "summary of " + id
+			if (i+int(c))%3 == 0 {
+				want = ""
+			}
+			if got := summaryOf(id); string(got) != want {
+				t.Errorf("summary of a run id of %d bytes: %.30q, want %.30q", n, got, want)
+			}
+		}
+	}
 }
 
 func testLease(t *testing.T, s checkpoint.Store) {
