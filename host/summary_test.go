@@ -31,10 +31,31 @@ func TestSummaryRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(got, want) {
+		if !reflect.DeepEqual(inZones(got), inZones(want)) {
 			t.Errorf("round trip:\n got %+v\nwant %+v", got, want)
 		}
+		if !got.CreatedAt.Equal(want.CreatedAt) || got.CreatedAt.Format(time.RFC3339Nano) != want.CreatedAt.Format(time.RFC3339Nano) {
+			t.Errorf("created %v, want %v", got.CreatedAt, want.CreatedAt)
+		}
 	}
+}
+
+// inZones is sum with each time in a zone of its offset: a time decoded
+// in the local zone (the one of that offset) compares equal.
+func inZones(sum runSummary) runSummary {
+	z := func(t time.Time) time.Time {
+		if t.IsZero() {
+			return t
+		}
+		_, off := t.Zone()
+		return t.In(time.FixedZone("", off))
+	}
+	sum.CreatedAt = z(sum.CreatedAt)
+	sum.Phases = slices.Clone(sum.Phases)
+	for i := range sum.Phases {
+		sum.Phases[i].Started, sum.Phases[i].Completed = z(sum.Phases[i].Started), z(sum.Phases[i].Completed)
+	}
+	return sum
 }
 
 // TestSummaryRefusesWhatItDidNotWrite: another version, a cut record and
