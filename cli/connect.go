@@ -45,7 +45,8 @@ type hostOptions struct {
 	remote  string           // the shared remote of a serve's runs (serve --remote)
 	// read is a command that only reads the store (list, status, …): it
 	// delivers no notices (the processes that write them, or the next
-	// that drives a run, do), so that it costs what it reads.
+	// that drives a run, do) and Badger compacts nothing in it, so that
+	// it costs what it reads.
 	read bool
 }
 
@@ -111,7 +112,7 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 		AfterCommit: afterCommitHook(io), AfterPublish: afterPushHook(io), AfterRestore: afterRestoreHook(io),
 		Notify: &notify.Config{Before: beforeNotifyHook(io), Getenv: io.Keys.Getenv}, Shared: o.shared, Remote: o.remote}
 	if o.read {
-		cfg.Notify = nil
+		cfg.Notify, cfg.Reading = nil, true
 	}
 	if o.metrics != nil {
 		m := o.metrics

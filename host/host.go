@@ -126,6 +126,10 @@ type Config struct {
 	// delivers no notices: that is the holder's work. A store directory
 	// ignores it.
 	Shared bool
+	// Reading opens a store directory for a command that only reads it:
+	// Badger compacts nothing while it is open or as it closes
+	// (badger.Options.Reading), which the processes that write do.
+	Reading bool
 	// Notify, when set, delivers the runs' notices (package notify) from
 	// this process while it holds the store: after each checkpoint of a
 	// run, and once at Open for every run's pending ones. The host fills
@@ -199,7 +203,7 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 		}
 		return open(cfg, repo, dir, store, closeStore)
 	}
-	store, err := badger.Open(dir, badger.Options{SyncWrites: true})
+	store, err := badger.Open(dir, badger.Options{SyncWrites: true, Reading: cfg.Reading})
 	if errors.Is(err, checkpoint.ErrLocked) {
 		return nil, errorf(Held, "store %s is in use by %s; wait for it to finish or stop it", dir, lockHolder(dir))
 	}

@@ -49,6 +49,11 @@ type Options struct {
 	// ProcessAlive reports whether a pid on this host is alive (default:
 	// kill(pid, 0) does not fail with ESRCH).
 	ProcessAlive func(pid int) bool
+	// Reading opens the store for a process that reads it and writes
+	// little or nothing (a listing): Badger compacts nothing, neither
+	// while it is open nor as it closes; the processes that write leave
+	// that to be done. Writes still work.
+	Reading bool
 }
 
 func (o Options) validate() (Options, error) {
@@ -149,6 +154,9 @@ func Open(dir string, opts Options) (s *Store, err error) {
 		WithMetricsEnabled(false).
 		WithChecksumVerificationMode(options.OnBlockRead).
 		WithSyncWrites(opts.SyncWrites)
+	if opts.Reading {
+		bo = bo.WithNumCompactors(0).WithCompactL0OnClose(false)
+	}
 	if err := checkReadOnly(dir, bo, len(tables) > 0); err != nil {
 		return nil, err
 	}
