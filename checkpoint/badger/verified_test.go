@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -114,5 +115,42 @@ func TestOpenChecksumsEachTableOnce(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), filepath.Base(f)) || !errors.Is(err, checkpoint.ErrCorrupt) {
 		t.Fatalf("open: %v; want the table named as damaged", err)
+	}
+}
+
+// TestReadingOpenCompactsNothing: a store opened for reading compacts
+// nothing as it closes (its table files stay; the write's memtable is
+// flushed to a table of its own), still takes writes, and opens again
+// with them.
+func TestReadingOpenCompactsNothing(t *testing.T) {
+	dir := t.TempDir()
+	fillStore(t, dir, 50)
+	before, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
+	s, err := Open(dir, Options{Reading: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Runs(bg); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(bg, loopCheckpoint("r", 51, loopPayload()), checkpoint.PutOptions{Sync: true}); err != nil {
+		t.Fatalf("a write to a store opened for reading: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
+	for _, f := range before { // the write's memtable is flushed to a new one
+		if !slices.Contains(after, f) {
+			t.Errorf("table files before %v, after %v: the reading open compacted", before, after)
+		}
+	}
+	s, err = Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if cp, err := s.Latest(bg, "r"); err != nil || cp.Seq != 51 {
+		t.Fatalf("latest after the reading open's write: %d, %v", cp.Seq, err)
 	}
 }
