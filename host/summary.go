@@ -12,8 +12,8 @@ import (
 // summaryVersion is the first byte of a summary's encoding (see
 // encodeSummary). A summary of another version (or none: a run whose
 // latest checkpoint an older gaffer wrote) is not read; the run's state
-// is.
-const summaryVersion = 1
+// is. (Version 1 was a layout that never shipped.)
+const summaryVersion = 2
 
 // summaryErrorBytes bounds the one error a summary keeps.
 const summaryErrorBytes = 400

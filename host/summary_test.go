@@ -63,12 +63,12 @@ func inZones(sum runSummary) runSummary {
 func TestSummaryRefusesWhatItDidNotWrite(t *testing.T) {
 	b, _ := encodeSummary(sampleSummary())
 	bad := map[string][]byte{
-		"empty":      nil,
-		"json":       []byte(`{"v":1}`),
-		"version 2":  append([]byte{2}, b[1:]...),
-		"cut":        b[:len(b)/2],
-		"cut by one": b[:len(b)-1],
-		"trailing":   append(append([]byte(nil), b...), 0),
+		"empty":        nil,
+		"json":         []byte(`{"v":1}`),
+		"next version": append([]byte{summaryVersion + 1}, b[1:]...),
+		"cut":          b[:len(b)/2],
+		"cut by one":   b[:len(b)-1],
+		"trailing":     append(append([]byte(nil), b...), 0),
 	}
 	for name, in := range bad {
 		if _, err := decodeSummary(in); err == nil {

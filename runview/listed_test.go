@@ -2,6 +2,7 @@ package runview
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -75,6 +76,11 @@ func TestListedRunIsTheListsView(t *testing.T) {
 				want := RunOf(rs, now)
 				rs.Snapshot = listed
 				got := RunOf(rs, now)
+				row, whole := RowOf(rs), got
+				whole.Tree = Tree{}
+				if !reflect.DeepEqual(row, whole) {
+					t.Errorf("RowOf is not RunOf without its tree:\n%+v\n%+v", row, whole)
+				}
 				want = listView(want)
 				wj, _ := json.MarshalIndent(want, "", "  ")
 				gj, _ := json.MarshalIndent(got, "", "  ")

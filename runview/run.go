@@ -89,8 +89,22 @@ type RunPhase struct {
 // RunOf is the view of rs at now (the tree's running phases' times, see
 // Of).
 func RunOf(rs host.RunStatus, now time.Time) Run {
+	v := RowOf(rs)
 	if rs.Pending {
-		return Run{RunID: rs.Snapshot.RunID, Status: rs.Status, Pending: true, Tree: Tree{RunID: rs.Snapshot.RunID, Status: rs.Status}}
+		v.Tree = Tree{RunID: rs.Snapshot.RunID, Status: rs.Status}
+		return v
+	}
+	v.Tree = Of(rs.Snapshot.State, host.ViewStatus(rs.Snapshot), now)
+	v.Tree.RunID, v.Tree.Checkpoint, v.Tree.Next = rs.Snapshot.RunID, rs.Snapshot.Seq, rs.Snapshot.Next
+	v.Tree.Branch, v.Tree.LastError = v.Branch, v.LastError
+	return v
+}
+
+// RowOf is RunOf without the phase tree (Run.Tree is empty): a row of a
+// listing of many runs, list's and list --json's.
+func RowOf(rs host.RunStatus) Run {
+	if rs.Pending {
+		return Run{RunID: rs.Snapshot.RunID, Status: rs.Status, Pending: true}
 	}
 	snap := rs.Snapshot
 	s := snap.State
@@ -135,9 +149,6 @@ func RunOf(rs host.RunStatus, now time.Time) Run {
 			}
 		}
 	}
-	v.Tree = Of(s, st, now)
-	v.Tree.RunID, v.Tree.Checkpoint, v.Tree.Next = snap.RunID, snap.Seq, snap.Next
-	v.Tree.Branch, v.Tree.LastError = v.Branch, v.LastError
 	return v
 }
 
