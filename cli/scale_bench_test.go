@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,6 +36,7 @@ func BenchmarkListManyRuns(b *testing.B) {
 			b.Fatalf("GAFFER_BENCH_RUNS=%q: %v", v, err)
 		}
 	}
+	sp := startSpawner(b) // before the setup makes this process large
 	dir, plan, script := demoRepoB(b)
 	if out, code := gafferB(b, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-20260101-000000"); code != 0 {
 		b.Fatalf("run: exit %d\n%s", code, out)
@@ -40,26 +44,102 @@ func BenchmarkListManyRuns(b *testing.B) {
 	ids := copyRuns(b, filepath.Join(dir, ".git", "gaffer"), "r-20260101-000000", n-1)
 	branchRuns(b, dir, "r-20260101-000000", ids)
 	bin := buildGafferB(b)
-	// The first command after the copies checks the tables they wrote
-	// (once: see GAFFER-VERIFIED) and compacts them; a store is not
-	// listed right after 10,000 runs were written into it at once.
-	if out, err := exec.Command(bin, "--repo", dir, "list").CombinedOutput(); err != nil {
-		b.Fatalf("gaffer list: %v\n%s", err, out)
-	}
+	// The first command after the copies checks the tables they wrote,
+	// once (see GAFFER-VERIFIED).
+	sp.run(b, bin, "--repo", dir, "list")
 	for _, cmd := range []string{"list", "status"} {
 		b.Run(cmd, func(b *testing.B) {
 			var rss int64
 			for b.Loop() {
-				c := exec.Command(bin, "--repo", dir, cmd)
-				if out, err := c.CombinedOutput(); err != nil {
-					b.Fatalf("gaffer %s: %v\n%s", cmd, err, out)
-				}
-				if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok {
-					rss = max(rss, ru.Maxrss)
-				}
+				rss = max(rss, sp.run(b, bin, "--repo", dir, cmd))
 			}
 			b.ReportMetric(float64(rss)/1024, "peak-rss-MB")
 		})
+	}
+}
+
+// spawner runs a benchmark's commands from a process that stays small. A
+// command started by the benchmark's own process, which its setup made
+// large, is charged that size in its peak RSS (ru_maxrss counts the
+// parent's memory the child shares until it execs).
+type spawner struct {
+	in  io.Writer
+	out *bufio.Scanner
+}
+
+// spawned is the spawner's answer for one command.
+type spawned struct {
+	MaxRSS int64 // KiB
+	Out    string
+	Err    string
+}
+
+func startSpawner(b *testing.B) *spawner {
+	b.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestBenchSpawner$")
+	cmd.Env = append(os.Environ(), "GAFFER_BENCH_SPAWNER=1")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { in.Close(); _ = cmd.Wait() })
+	sc := bufio.NewScanner(out)
+	sc.Buffer(nil, 64<<20)
+	return &spawner{in: in, out: sc}
+}
+
+// run runs args and returns its peak RSS in KiB; a failure fails b.
+func (s *spawner) run(b *testing.B, args ...string) int64 {
+	b.Helper()
+	line, _ := json.Marshal(args)
+	if _, err := s.in.Write(append(line, '\n')); err != nil {
+		b.Fatal(err)
+	}
+	for s.out.Scan() {
+		var r spawned
+		if json.Unmarshal(s.out.Bytes(), &r) != nil {
+			continue // the test binary's own lines
+		}
+		if r.Err != "" {
+			b.Fatalf("%v: %s\n%s", args, r.Err, r.Out)
+		}
+		return r.MaxRSS
+	}
+	b.Fatalf("the spawner ended: %v", s.out.Err())
+	return 0
+}
+
+// TestBenchSpawner is the spawner's process (GAFFER_BENCH_SPAWNER=1): it
+// runs each command given on stdin, as a JSON array, and answers with a
+// spawned line.
+func TestBenchSpawner(t *testing.T) {
+	if os.Getenv("GAFFER_BENCH_SPAWNER") != "1" {
+		t.Skip("the benchmarks' command runner (startSpawner)")
+	}
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		var args []string
+		if err := json.Unmarshal(in.Bytes(), &args); err != nil || len(args) == 0 {
+			t.Fatalf("spawner: %q: %v", in.Bytes(), err)
+		}
+		c := exec.Command(args[0], args[1:]...)
+		out, err := c.CombinedOutput()
+		r := spawned{Out: string(out)}
+		if err != nil {
+			r.Err = err.Error()
+		}
+		if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok && c.ProcessState != nil {
+			r.MaxRSS = ru.Maxrss
+		}
+		line, _ := json.Marshal(r)
+		fmt.Printf("%s\n", line)
 	}
 }
 
