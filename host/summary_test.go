@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
@@ -172,4 +174,42 @@ func TestListThroughTheSocketIsTheLocalList(t *testing.T) {
 	if err != nil || rs.Snapshot.RunID != info.RunID || len(rs.Snapshot.State.Plan.Tasks) == 0 {
 		t.Fatalf("a summary of another version: %+v, %v; want the run's whole status", rs.Snapshot.RunID, err)
 	}
+}
+
+// BenchmarkSummary is the cost a summary adds to each checkpoint (made)
+// and to each run of a listing (read): per operation, with allocations.
+func BenchmarkSummary(b *testing.B) {
+	sum := sampleSummary()
+	phases := make([]state.Phase, len(sum.Phases))
+	progress := make([]state.PhaseState, len(sum.Phases))
+	for i, p := range sum.Phases {
+		phases[i] = state.Phase{Index: i, TaskIDs: []string{"1", "2"}}
+		progress[i] = state.PhaseState{Index: i, Status: p.Status, Attempt: p.Attempt, StartedAt: p.Started, CompletedAt: p.Completed, PostCommit: p.Commit}
+	}
+	snap := graph.Snapshot[state.ExecutionState]{RunID: "r-20260301-abcdef", Seq: 30, Next: sum.Next, State: state.ExecutionState{
+		Run:  state.RunInfo{ID: "r-20260301-abcdef", Goal: sum.Goal, CreatedAt: sum.CreatedAt, ExecDir: sum.ExecDir, WorkTree: sum.WorkTree},
+		Plan: state.Plan{Mode: sum.Mode, Phases: phases}, Progress: state.Progress{Phases: progress, CurrentPhase: 1},
+		Usage: sum.Usage, Status: sum.Status, Errors: []string{"boom"}}}
+	enc, err := summarize(snap)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("make", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := summarize(snap); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(len(enc)), "bytes")
+	})
+	b.Run("read", func(b *testing.B) {
+		b.ReportAllocs()
+		info := checkpoint.RunInfo{RunID: snap.RunID, Latest: 30, Status: graph.StatusRunning, Summary: enc}
+		for b.Loop() {
+			if _, ok := fromSummary(info); !ok {
+				b.Fatal("not read")
+			}
+		}
+	})
 }
