@@ -28,8 +28,12 @@ import (
 // drive runs: how a spec becomes a run's first state (the program's
 // configuration and profiles) and how the agents' drivers are made.
 type Setup interface {
-	// NewRun checks spec and builds the run's first state for repo.
-	NewRun(ctx context.Context, repo *workspace.Repo, spec RunSpec) (state.ExecutionState, error)
+	// NewRun checks spec and builds the run's first state for repo. It
+	// returns too the tracked files with uncommitted changes it found in
+	// the work tree's status (Uncommitted), which a run in its own work
+	// tree starts without: one status of a large checkout is seconds, so
+	// the host does not read it again.
+	NewRun(ctx context.Context, repo *workspace.Repo, spec RunSpec) (state.ExecutionState, []string, error)
 	// Drivers makes the drivers of a run's agents.
 	Drivers(env DriverEnv) nodes.DriverFactory
 	// CheckKeys refuses a run whose drivers miss a key, before an answer
