@@ -32,7 +32,11 @@ func statusCommand(io IO) *ucli.Command {
 				if err != nil {
 					return err
 				}
-				return writeStatus(io.Out, cmd, rs, a.Bool("json"), unmergedBranches(c))
+				var unmerged map[string]bool
+				if b := runView(rs).Branch; b != "" {
+					unmerged = unmergedUnder(c, b)
+				}
+				return writeStatus(io.Out, cmd, rs, a.Bool("json"), unmerged)
 			})
 		},
 	}
