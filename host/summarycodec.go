@@ -70,7 +70,7 @@ func decodeSummary(b []byte) (runSummary, error) {
 	if len(b) == 0 || b[0] != summaryVersion {
 		return sum, errors.New("not a summary of this version")
 	}
-	d := summaryDecoder{b: b[1:]}
+	d := summaryDecoder{b: b[1:], s: string(b[1:])}
 	sum.Goal = d.str()
 	sum.Slug = d.str()
 	sum.CreatedAt = d.time()
@@ -136,8 +136,11 @@ func (e *summaryEncoder) time(t time.Time) error {
 	return nil
 }
 
+// summaryDecoder reads a summary; its strings are cut from one copy of
+// it (s), not allocated one by one.
 type summaryDecoder struct {
 	b   []byte
+	s   string // b's bytes, as b is cut from the front: s[len(s)-len(b):] is b
 	err error
 }
 
@@ -176,7 +179,9 @@ func (d *summaryDecoder) str() string {
 		return ""
 	}
 	d.b = d.b[w:]
-	return string(d.take(int(n)))
+	at := len(d.s) - len(d.b)
+	d.take(int(n))
+	return d.s[at : at+int(n)]
 }
 
 // count reads a list's length: at most one entry per byte left, so that a
