@@ -12,8 +12,8 @@ import (
 // summaryVersion is the first byte of a summary's encoding (see
 // encodeSummary). A summary of another version (or none: a run whose
 // latest checkpoint an older gaffer wrote) is not read; the run's state
-// is. (Version 1 was a layout that never shipped.)
-const summaryVersion = 2
+// is. (Versions 1 and 2 were layouts that never shipped.)
+const summaryVersion = 3
 
 // summaryErrorBytes bounds the one error a summary keeps.
 const summaryErrorBytes = 400
@@ -26,6 +26,10 @@ const summaryErrorBytes = 400
 // bytes: the plan, the reviews, the commits of finished phases' work and
 // all but the last error stay in the state.
 type runSummary struct {
+	// Seq is the checkpoint the summary was made for: the run's latest
+	// must be that one for the summary to be read (a summary left behind
+	// by an older gaffer's Delete, say, is not the run's).
+	Seq             uint64
 	Goal            string
 	Slug            string
 	CreatedAt       time.Time
@@ -55,7 +59,7 @@ type phaseSummary struct {
 // summarize is the summary a checkpoint of the workflow carries.
 func summarize(snap graph.Snapshot[state.ExecutionState]) ([]byte, error) {
 	s := snap.State
-	sum := runSummary{Goal: s.Run.Goal, Slug: s.Run.Slug, CreatedAt: s.Run.CreatedAt,
+	sum := runSummary{Seq: snap.Seq, Goal: s.Run.Goal, Slug: s.Run.Slug, CreatedAt: s.Run.CreatedAt,
 		ExecDir: s.Run.ExecDir, WorkTree: s.Run.WorkTree, Status: s.Status, Mode: s.Plan.Mode,
 		CurrentPhase: s.Progress.CurrentPhase, ReviewIteration: s.Progress.ReviewIteration,
 		PlanRevision: s.Progress.PlanRevision, Usage: s.Usage, Next: snap.Next}
@@ -89,7 +93,7 @@ func fromSummary(info checkpoint.RunInfo) (graph.Snapshot[state.ExecutionState],
 		return graph.Snapshot[state.ExecutionState]{}, false
 	}
 	sum, err := decodeSummary(info.Summary)
-	if err != nil {
+	if err != nil || sum.Seq != info.Latest {
 		return graph.Snapshot[state.ExecutionState]{}, false
 	}
 	s := state.ExecutionState{

@@ -14,7 +14,7 @@ import (
 
 func sampleSummary() runSummary {
 	at := time.Date(2026, 3, 1, 9, 0, 0, 123, time.FixedZone("", 3600))
-	return runSummary{Goal: "a calculator\nthat adds · ü", Slug: "a-calculator", CreatedAt: at, ExecDir: "docs/gaffer/x",
+	return runSummary{Seq: 30, Goal: "a calculator\nthat adds · ü", Slug: "a-calculator", CreatedAt: at, ExecDir: "docs/gaffer/x",
 		WorkTree: "/w/r", Status: state.RunHalted, Mode: state.ModePhased, CurrentPhase: -1, ReviewIteration: 3, PlanRevision: 2,
 		Phases:    []phaseSummary{{Status: state.PhaseCompleted, Attempt: 1, Started: at, Completed: at.Add(time.Minute), Commit: "abc"}, {}},
 		Usage:     map[string]state.Usage{"developer": {InputTokens: 5, OutputTokens: 6, CachedTokens: 7, CostUSD: 0.1 + 0.2}, "": {}},
@@ -212,4 +212,25 @@ func BenchmarkSummary(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestStaleSummaryIsNotRead: a summary made for another checkpoint than
+// the run's latest (one an older gaffer's Delete left behind, for a run id
+// used again) is not the run's: the run is read whole.
+func TestStaleSummaryIsNotRead(t *testing.T) {
+	sum := sampleSummary()
+	b, err := encodeSummary(sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := checkpoint.RunInfo{RunID: "r", Latest: sum.Seq, Status: graph.StatusRunning, Summary: b}
+	if _, ok := fromSummary(info); !ok {
+		t.Fatal("the latest checkpoint's summary was not read")
+	}
+	for _, latest := range []uint64{sum.Seq - 1, sum.Seq + 1} {
+		info.Latest = latest
+		if _, ok := fromSummary(info); ok {
+			t.Errorf("a summary of checkpoint %d was read for checkpoint %d", sum.Seq, latest)
+		}
+	}
 }
