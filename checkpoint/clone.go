@@ -41,6 +41,7 @@ func cloneCheckpoint(cp Checkpoint) Checkpoint {
 		out.Interrupt = &in
 	}
 	out.Meta = maps.Clone(cp.Meta)
+	out.Summary = cloneBytes(cp.Summary)
 	out.Time = cp.Time.Round(0) // drop the monotonic reading, as a disk store would
 	return out
 }

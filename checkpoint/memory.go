@@ -236,7 +236,7 @@ func (m *Memory) Runs(ctx context.Context) ([]RunInfo, error) {
 			continue // only a lease so far
 		}
 		cp := r.cps[r.latest]
-		items = append(items, item{RunInfo{RunID: id, Latest: r.latest, Status: cp.Status, Time: cp.Time}, r.stamp})
+		items = append(items, item{RunInfo{RunID: id, Latest: r.latest, Status: cp.Status, Time: cp.Time, Summary: cloneBytes(cp.Summary)}, r.stamp})
 	}
 	slices.SortFunc(items, func(a, b item) int {
 		return cmp.Or(cmp.Compare(b.stamp, a.stamp), cmp.Compare(a.info.RunID, b.info.RunID))

@@ -32,6 +32,13 @@ type Checkpoint struct {
 	Status string            // free-form run status set by the runtime ("running", "interrupted", "done", ...)
 	Meta   map[string]string // small metadata: source ("loop", "update", "fork"), fork origin, ...
 	Time   time.Time         // wall-clock time the checkpoint was made (set by the caller)
+
+	// Summary is a small digest of the state made by the caller (what a
+	// listing of runs shows), nil for none. Stores keep the latest
+	// checkpoint's with the run's index, written in the same transaction
+	// as the checkpoint, so that Runs returns it without reading any
+	// state; Get, Latest and List need not return it.
+	Summary []byte
 }
 
 // Interrupt records a node that stopped the run waiting for outside input.
@@ -75,6 +82,8 @@ type RunInfo struct {
 	Latest uint64 // Seq of the newest checkpoint
 	Status string
 	Time   time.Time // time of the newest checkpoint
+	// Summary is the newest checkpoint's Summary (nil when it had none).
+	Summary []byte
 }
 
 // Owner identifies the holder of a lease.

@@ -43,6 +43,11 @@ type hostOptions struct {
 	dir     string           // the local directory instead of storeOf's (serve --host-id)
 	shared  bool             // a database store opened beside its holder (host.Config.Shared)
 	remote  string           // the shared remote of a serve's runs (serve --remote)
+	// read is a command that only reads the store (list, status, …): it
+	// delivers no notices (the processes that write them, or the next
+	// that drives a run, do) and Badger compacts nothing in it, so that
+	// it costs what it reads.
+	read bool
 }
 
 // newSetup is the run setup of c's command: the terminal's output and
@@ -106,6 +111,9 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 		Version: io.version, ReproducibleDates: reproducibleDates(os.Getenv),
 		AfterCommit: afterCommitHook(io), AfterPublish: afterPushHook(io), AfterRestore: afterRestoreHook(io),
 		Notify: &notify.Config{Before: beforeNotifyHook(io), Getenv: io.Keys.Getenv}, Shared: o.shared, Remote: o.remote}
+	if o.read {
+		cfg.Notify, cfg.Reading = nil, true
+	}
 	if o.metrics != nil {
 		m := o.metrics
 		cfg.WrapStore = func(s checkpoint.Store) checkpoint.Store { return metrics.InstrumentStore(s, m) }
@@ -175,7 +183,7 @@ func withService(c *ucli.Context, io IO, read bool, f func(svc host.Service, cmd
 		},
 		Database: func(context.Context) (host.Service, func(), error) { return viaDatabase(c, io) },
 		Open: func(context.Context) (host.Service, func(), error) {
-			l, err := openHost(c, io, hostOptions{kind: commandKind(c)})
+			l, err := openHost(c, io, hostOptions{kind: commandKind(c), read: read})
 			if err != nil {
 				return nil, nil, err
 			}

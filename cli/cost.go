@@ -48,9 +48,7 @@ func usageText(u state.Usage) string {
 }
 
 // totalOf sums the usage of every role.
-func totalOf(usage map[string]state.Usage) state.Usage {
-	return state.ExecutionState{Usage: usage}.TotalUsage()
-}
+func totalOf(usage map[string]state.Usage) state.Usage { return state.TotalOf(usage) }
 
 // listCost is the COST column of list: the run's total cost, "-" when no
 // agent reported usage.

@@ -17,6 +17,12 @@ import (
 // repository's current branch lacks, by one git call; nil when the
 // repository cannot be read (list then says nothing of merges).
 func unmergedBranches(c *ucli.Context) map[string]bool {
+	return unmergedUnder(c, host.ForkBranchPrefix)
+}
+
+// unmergedUnder is unmergedBranches of the branches under prefix: status
+// asks of its run's branch alone (git reads the one ref, not 10,000).
+func unmergedUnder(c *ucli.Context, prefix string) map[string]bool {
 	g, _, err := globalsOf(c)
 	if err != nil {
 		return nil
@@ -25,7 +31,7 @@ func unmergedBranches(c *ucli.Context) map[string]bool {
 	if err != nil {
 		return nil
 	}
-	m, err := repo.Unmerged(c.Context, host.ForkBranchPrefix)
+	m, err := repo.Unmerged(c.Context, prefix)
 	if err != nil {
 		return nil
 	}

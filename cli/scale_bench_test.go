@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,31 +36,135 @@ func BenchmarkListManyRuns(b *testing.B) {
 			b.Fatalf("GAFFER_BENCH_RUNS=%q: %v", v, err)
 		}
 	}
+	sp := startSpawner(b) // before the setup makes this process large
 	dir, plan, script := demoRepoB(b)
 	if out, code := gafferB(b, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-20260101-000000"); code != 0 {
 		b.Fatalf("run: exit %d\n%s", code, out)
 	}
-	copyRuns(b, filepath.Join(dir, ".git", "gaffer"), "r-20260101-000000", n-1)
+	ids := copyRuns(b, filepath.Join(dir, ".git", "gaffer"), "r-20260101-000000", n-1)
+	branchRuns(b, dir, "r-20260101-000000", ids)
 	bin := buildGafferB(b)
+	// The first command after the copies checks the tables they wrote,
+	// once (see GAFFER-VERIFIED).
+	sp.run(b, bin, "--repo", dir, "list")
 	for _, cmd := range []string{"list", "status"} {
 		b.Run(cmd, func(b *testing.B) {
 			var rss int64
 			for b.Loop() {
-				c := exec.Command(bin, "--repo", dir, cmd)
-				if out, err := c.CombinedOutput(); err != nil {
-					b.Fatalf("gaffer %s: %v\n%s", cmd, err, out)
-				}
-				if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok {
-					rss = max(rss, ru.Maxrss)
-				}
+				rss = max(rss, sp.run(b, bin, "--repo", dir, cmd))
 			}
 			b.ReportMetric(float64(rss)/1024, "peak-rss-MB")
 		})
 	}
 }
 
-// copyRuns copies every checkpoint of run from under n new run ids.
-func copyRuns(b *testing.B, storeDir, from string, n int) {
+// spawner runs a benchmark's commands from a process that stays small. A
+// command started by the benchmark's own process, which its setup made
+// large, is charged that size in its peak RSS (ru_maxrss counts the
+// parent's memory the child shares until it execs).
+type spawner struct {
+	in  io.Writer
+	out *bufio.Scanner
+}
+
+// spawned is the spawner's answer for one command.
+type spawned struct {
+	MaxRSS int64 // KiB
+	Out    string
+	Err    string
+}
+
+func startSpawner(b *testing.B) *spawner {
+	b.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestBenchSpawner$")
+	cmd.Env = append(os.Environ(), "GAFFER_BENCH_SPAWNER=1")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { in.Close(); _ = cmd.Wait() })
+	sc := bufio.NewScanner(out)
+	sc.Buffer(nil, 64<<20)
+	return &spawner{in: in, out: sc}
+}
+
+// run runs args and returns its peak RSS in KiB; a failure fails b.
+func (s *spawner) run(b *testing.B, args ...string) int64 {
+	b.Helper()
+	line, _ := json.Marshal(args)
+	if _, err := s.in.Write(append(line, '\n')); err != nil {
+		b.Fatal(err)
+	}
+	for s.out.Scan() {
+		var r spawned
+		if json.Unmarshal(s.out.Bytes(), &r) != nil {
+			continue // the test binary's own lines
+		}
+		if r.Err != "" {
+			b.Fatalf("%v: %s\n%s", args, r.Err, r.Out)
+		}
+		return r.MaxRSS
+	}
+	b.Fatalf("the spawner ended: %v", s.out.Err())
+	return 0
+}
+
+// TestBenchSpawner is the spawner's process (GAFFER_BENCH_SPAWNER=1): it
+// runs each command given on stdin, as a JSON array, and answers with a
+// spawned line.
+func TestBenchSpawner(t *testing.T) {
+	if os.Getenv("GAFFER_BENCH_SPAWNER") != "1" {
+		t.Skip("the benchmarks' command runner (startSpawner)")
+	}
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		var args []string
+		if err := json.Unmarshal(in.Bytes(), &args); err != nil || len(args) == 0 {
+			t.Fatalf("spawner: %q: %v", in.Bytes(), err)
+		}
+		c := exec.Command(args[0], args[1:]...)
+		out, err := c.CombinedOutput()
+		r := spawned{Out: string(out)}
+		if err != nil {
+			r.Err = err.Error()
+		}
+		if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok && c.ProcessState != nil {
+			r.MaxRSS = ru.Maxrss
+		}
+		line, _ := json.Marshal(r)
+		fmt.Printf("%s\n", line)
+	}
+}
+
+// branchRuns gives each run of ids its branch gaffer/ID at the commit of
+// run from's, as a run in its own work tree leaves it: list asks git
+// which of them hold unmerged work.
+func branchRuns(b *testing.B, dir, from string, ids []string) {
+	tip, err := exec.Command("git", "-C", dir, "rev-parse", "refs/heads/gaffer/"+from).Output()
+	if err != nil {
+		b.Fatalf("the branch of %s: %v", from, err)
+	}
+	var in strings.Builder
+	for _, id := range ids {
+		fmt.Fprintf(&in, "create refs/heads/gaffer/%s %s\n", id, strings.TrimSpace(string(tip)))
+	}
+	cmd := exec.Command("git", "-C", dir, "update-ref", "--stdin")
+	cmd.Stdin = strings.NewReader(in.String())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("git update-ref: %v\n%s", err, out)
+	}
+}
+
+// copyRuns copies every checkpoint of run from under n new run ids, and
+// returns them.
+func copyRuns(b *testing.B, storeDir, from string, n int) []string {
 	ctx := context.Background()
 	st, err := badger.Open(storeDir, badger.Options{})
 	if err != nil {
@@ -68,9 +175,27 @@ func copyRuns(b *testing.B, storeDir, from string, n int) {
 	if err != nil || len(cps) == 0 {
 		b.Fatalf("checkpoints of %s: %d, %v", from, len(cps), err)
 	}
+	// The runs' summaries: the store keeps the latest checkpoint's with
+	// the run, and List does not return it.
+	infos, err := st.Runs(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var summary []byte
+	for _, in := range infos {
+		if in.RunID == from {
+			summary = in.Summary
+		}
+	}
+	if summary == nil {
+		b.Fatalf("run %s has no summary", from)
+	}
+	cps[0].Summary = summary
 	base := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
+	ids := make([]string, n)
 	for i := range n {
 		id := fmt.Sprintf("r-%s-%06x", base.Add(time.Duration(i)*time.Minute).Format("20060102"), i+1)
+		ids[i] = id
 		for j := len(cps) - 1; j >= 0; j-- { // oldest first
 			cp := cps[j]
 			cp.RunID = id
@@ -79,6 +204,7 @@ func copyRuns(b *testing.B, storeDir, from string, n int) {
 			}
 		}
 	}
+	return ids
 }
 
 func demoRepoB(b *testing.B) (dir, plan, script string) {

@@ -32,7 +32,11 @@ func statusCommand(io IO) *ucli.Command {
 				if err != nil {
 					return err
 				}
-				return writeStatus(io.Out, cmd, rs, a.Bool("json"), unmergedBranches(c))
+				var unmerged map[string]bool
+				if b := runView(rs).Branch; b != "" {
+					unmerged = unmergedUnder(c, b)
+				}
+				return writeStatus(io.Out, cmd, rs, a.Bool("json"), unmerged)
 			})
 		},
 	}
@@ -126,13 +130,17 @@ func listCommand(io IO) *ucli.Command {
 				_, err := fmt.Fprintln(io.Out, noRunsLine(dir))
 				return err
 			}
+			// git's answer on the branches comes while the store is read:
+			// with 10,000 run branches it takes as long.
+			unmerged := make(chan map[string]bool, 1)
+			go func() { unmerged <- unmergedBranches(c) }()
 			return withService(c, io, true, func(svc host.Service, _ func(...string) string) error {
 				rs, err := svc.List(c.Context)
 				if err != nil {
 					return err
 				}
 				cols, _ := termSize(io.Out)()
-				return writeList(io.Out, rs, c.Bool("json"), unmergedBranches(c), cols)
+				return writeList(io.Out, rs, c.Bool("json"), <-unmerged, cols)
 			})
 		},
 	}
@@ -142,8 +150,8 @@ func listCommand(io IO) *ucli.Command {
 // branches checked against the repository's current branch.
 func writeList(w io.Writer, rs []host.RunStatus, asJSON bool, unmerged map[string]bool, cols int) error {
 	views := make([]runview.Run, 0, len(rs))
-	for _, r := range rs {
-		v := runView(r)
+	for i := range rs {
+		v := runview.RowOf(rs[i])
 		v.Unmerged = v.Branch != "" && unmerged[v.Branch]
 		views = append(views, v)
 	}

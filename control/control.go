@@ -22,8 +22,13 @@ import (
 // holds 108 bytes on Linux and 104 on the BSDs, with the terminating NUL).
 const MaxPathLen = 103
 
-// maxMessage bounds one request or response.
-const maxMessage = 16 << 20
+// maxMessage bounds one request. A response is bounded by maxResponse:
+// it comes from a server the client has checked is this user's, and a
+// listing of 10,000 runs is over 16 MB.
+const (
+	maxMessage  = 16 << 20
+	maxResponse = 1 << 30
+)
 
 // OpPing is the operation every server answers with its Info.
 const OpPing = "ping"
@@ -463,7 +468,7 @@ func (c *Client) Call(ctx context.Context, op string, args, result any) error {
 		return fmt.Errorf("control: send %s: %w", op, err)
 	}
 	var resp Response
-	line, err := bufio.NewReaderSize(io.LimitReader(conn, maxMessage), 64<<10).ReadBytes('\n')
+	line, err := bufio.NewReaderSize(io.LimitReader(conn, maxResponse), 64<<10).ReadBytes('\n')
 	if err != nil && !(errors.Is(err, io.EOF) && len(line) > 0) {
 		if ctx.Err() != nil {
 			return fmt.Errorf("control: %s: %w", op, ctx.Err())

@@ -62,6 +62,9 @@ func testMux() *Mux {
 		}
 		return map[string]string{"run_id": a.RunID, "status": "running"}, nil
 	})
+	mux.Handle("big", func(context.Context, json.RawMessage) (any, error) {
+		return strings.Repeat("x", 40<<20), nil // a listing of many runs
+	})
 	mux.Handle("fail", func(context.Context, json.RawMessage) (any, error) {
 		return nil, fmt.Errorf("run x: %w", codeErr{7})
 	})
@@ -106,6 +109,12 @@ func TestCallRoundTrip(t *testing.T) {
 	}
 	if info.PID != os.Getpid() || info.Kind != "serve" || info.Store != "/s" {
 		t.Errorf("ping = %+v", info)
+	}
+
+	// A response may be larger than a request may be.
+	var big string
+	if err := c.Call(context.Background(), "big", nil, &big); err != nil || len(big) != 40<<20 {
+		t.Errorf("a 40 MB response: %d bytes, %v", len(big), err)
 	}
 
 	err = c.Call(context.Background(), "fail", nil, nil)
@@ -376,8 +385,8 @@ func TestHandleTwicePanics(t *testing.T) {
 	}
 	mustPanic(t, "empty op", func() { mux.Handle("", second) })
 	mustPanic(t, "nil handler", func() { mux.Handle("other", nil) })
-	if len(mux.Ops()) != 3 {
-		t.Errorf("ops = %v, want the three of testMux", mux.Ops())
+	if len(mux.Ops()) != 4 {
+		t.Errorf("ops = %v, want the four of testMux", mux.Ops())
 	}
 
 	path := SocketPath(filepath.Join(shortDir(t), "gaffer"))

@@ -66,6 +66,13 @@ func (g *Graph[S]) Compile(opts ...Option) (*Runner[S], error) {
 	default:
 		problems = append(problems, fmt.Sprintf("merge function %T does not take the state type %T", m, *new(S)))
 	}
+	switch f := cfg.summary.(type) {
+	case nil:
+	case SummaryFunc[S]:
+		r.summary = f
+	default:
+		problems = append(problems, fmt.Sprintf("summary function %T does not take the state type %T", f, *new(S)))
+	}
 	if r.merge == nil {
 		for _, from := range sortedKeys(r.edges) {
 			if n := len(r.edges[from]); n > 1 || (n == 1 && r.conds[from] != nil) {

@@ -27,7 +27,10 @@
 // the routers which nodes are due next, and writes one checkpoint: run id,
 // sequence number, parent, step, the nodes that ran, the nodes due next, the
 // encoded state, any pending interrupt, status, time and the schema version
-// (Meta[MetaSchema]). Routers and merges see the state the step produced.
+// (Meta[MetaSchema]), and, with WithSummary, a small digest of the state
+// that the store keeps with the run's index, so that Store.Runs lists many
+// runs without reading their states. Routers and merges see the state the
+// step produced.
 //
 // Run writes a first checkpoint (seq 1, step 0) holding the input, with the
 // nodes after START due, before any node runs. Each later checkpoint is

@@ -113,11 +113,15 @@ func (r *Runner[S]) Fork(ctx context.Context, runID string, seq uint64, newRunID
 		}
 		return Snapshot[S]{}, fmt.Errorf("graph: fork %s seq %d: %w", runID, seq, err)
 	}
-	if _, err := r.decode(src); err != nil {
+	state, err := r.decode(src)
+	if err != nil {
 		return Snapshot[S]{}, err
 	}
 	cp := src
 	cp.RunID, cp.Seq, cp.Parent, cp.Time = newRunID, 1, 0, r.cfg.clock()
+	if cp.Summary, err = r.summarize(cp, state); err != nil {
+		return Snapshot[S]{}, err
+	}
 	cp.Meta = map[string]string{
 		MetaSchema: src.Meta[MetaSchema], MetaSource: "fork",
 		MetaForkOf: runID + "@" + strconv.FormatUint(seq, 10),

@@ -55,6 +55,7 @@ type config struct {
 	durability    Durability
 	codec         any // Codec[S], checked at Compile
 	merge         any // MergeFunc[S], checked at Compile
+	summary       any // SummaryFunc[S], checked at Compile
 	stepLimit     int
 	clock         func() time.Time
 	sleep         func(context.Context, time.Duration) error
@@ -137,6 +138,22 @@ type MergeFunc[S any] func(ctx context.Context, base S, branches []S) (S, error)
 // static fan-outs.
 func WithMerge[S any](m func(ctx context.Context, base S, branches []S) (S, error)) Option {
 	return func(c *config) { c.merge = MergeFunc[S](m) }
+}
+
+// SummaryFunc makes a checkpoint's summary from what it holds: its state
+// and the nodes due (and its run id, step and time).
+type SummaryFunc[S any] func(Snapshot[S]) ([]byte, error)
+
+// WithSummary makes every checkpoint carry summary's digest of it
+// (checkpoint.Checkpoint.Summary). The store keeps the latest one's with
+// the run's index, written with the checkpoint, and Store.Runs returns it:
+// a listing of many runs then reads no state. A summary should be small (a
+// few hundred bytes); an error from it fails the step, as the state's
+// encoding would. It is made from the state, not from the interrupt: a
+// checkpoint that only records an interrupt (or starts a fork) carries the
+// summary of the state it holds.
+func WithSummary[S any](summary func(Snapshot[S]) ([]byte, error)) Option {
+	return func(c *config) { c.summary = SummaryFunc[S](summary) }
 }
 
 // WithStepLimit bounds the number of steps of a run, counted from its start

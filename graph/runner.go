@@ -71,6 +71,7 @@ type Runner[S any] struct {
 	conds         map[string]*condEdge[S]
 	cfg           config
 	codec         Codec[S]
+	summary       SummaryFunc[S] // nil: checkpoints carry no summary
 	merge         MergeFunc[S]
 	before, after map[string]bool
 	hasDeferred   bool
@@ -188,6 +189,11 @@ func (r *Runner[S]) resume(ctx context.Context, runID string, rc resumeConfig, o
 	}
 	state, err := r.decode(cp)
 	if err != nil {
+		return res, err
+	}
+	// Stores need not return a summary: the checkpoints that keep this
+	// one's state (an interrupt's) carry it, made again.
+	if cp.Summary, err = r.summarize(cp, state); err != nil {
 		return res, err
 	}
 	for _, n := range cp.Next {

@@ -244,7 +244,23 @@ func (r *Runner[S]) newCheckpoint(prev checkpoint.Checkpoint, step int, ran, nex
 	case cp.Interrupt != nil:
 		cp.Status = StatusInterrupted
 	}
-	return cp, nil
+	var err error
+	cp.Summary, err = r.summarize(cp, s)
+	return cp, err
+}
+
+// summarize is cp's summary, holding s (nil without WithSummary or a
+// store).
+func (r *Runner[S]) summarize(cp checkpoint.Checkpoint, s S) ([]byte, error) {
+	if r.summary == nil || r.cfg.store == nil {
+		return nil, nil
+	}
+	sum, err := r.summary(Snapshot[S]{RunID: cp.RunID, Seq: cp.Seq, Parent: cp.Parent, Step: cp.Step, State: s,
+		Ran: cp.Ran, Next: cp.Next, Time: cp.Time})
+	if err != nil {
+		return nil, fmt.Errorf("graph: run %s step %d: summary: %w", cp.RunID, cp.Step, err)
+	}
+	return sum, nil
 }
 
 // addSends records the inputs of the sends due next in cp, so that a
@@ -288,15 +304,16 @@ func (r *Runner[S]) staticInterrupt(runID string, step int, ran, next []string) 
 // due nodes, and no interrupt.
 func (r *Runner[S]) restamp(prev checkpoint.Checkpoint, source string) checkpoint.Checkpoint {
 	return checkpoint.Checkpoint{
-		RunID:  prev.RunID,
-		Seq:    prev.Seq + 1,
-		Parent: prev.Seq,
-		Step:   prev.Step,
-		Next:   prev.Next,
-		Values: prev.Values,
-		Status: StatusInterrupted,
-		Meta:   restampMeta(prev, r.cfg.schema, source),
-		Time:   r.cfg.clock(),
+		RunID:   prev.RunID,
+		Seq:     prev.Seq + 1,
+		Parent:  prev.Seq,
+		Step:    prev.Step,
+		Next:    prev.Next,
+		Values:  prev.Values,
+		Summary: prev.Summary,
+		Status:  StatusInterrupted,
+		Meta:    restampMeta(prev, r.cfg.schema, source),
+		Time:    r.cfg.clock(),
 	}
 }
 

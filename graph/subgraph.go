@@ -113,7 +113,7 @@ func (r *Runner[S]) boundTo(pc config) *Runner[S] {
 	cfg.clock, cfg.sleep = pc.clock, pc.sleep
 	c := &Runner[S]{
 		nodes: make(map[string]*node[S], len(r.nodes)), order: r.order, edges: r.edges, conds: r.conds,
-		cfg: cfg, codec: r.codec, merge: r.merge, before: r.before, after: r.after,
+		cfg: cfg, codec: r.codec, merge: r.merge, summary: r.summary, before: r.before, after: r.after,
 		hasDeferred: r.hasDeferred, cache: r.cache,
 	}
 	for name, n := range r.nodes {

@@ -70,15 +70,15 @@ func (h *Host) Start(ctx context.Context, spec RunSpec) (Outcome, error) {
 	// it is doing: making its work tree, or its first steps (held.go).
 	id := spec.RunID
 	ctx, finish := h.held.drive(ctx, id)
-	initial, err := h.cfg.Setup.NewRun(ctx, h.repo, spec)
+	// left: the user's uncommitted changes a run in its own work tree
+	// starts without.
+	initial, left, err := h.cfg.Setup.NewRun(ctx, h.repo, spec)
 	if err != nil {
 		return finish(h, Outcome{}, err)
 	}
-	var left []string // the user's uncommitted changes the run starts without
-	if !spec.InPlace {
-		if st, err := h.repo.Status(ctx); err == nil {
-			left = uncommitted(st)
-		}
+	if spec.InPlace {
+		left = nil
+	} else {
 		if initial, err = h.newWorkTree(ctx, initial, ""); err != nil {
 			return finish(h, Outcome{}, err)
 		}

@@ -28,8 +28,12 @@ import (
 // drive runs: how a spec becomes a run's first state (the program's
 // configuration and profiles) and how the agents' drivers are made.
 type Setup interface {
-	// NewRun checks spec and builds the run's first state for repo.
-	NewRun(ctx context.Context, repo *workspace.Repo, spec RunSpec) (state.ExecutionState, error)
+	// NewRun checks spec and builds the run's first state for repo. It
+	// returns too the tracked files with uncommitted changes it found in
+	// the work tree's status (Uncommitted), which a run in its own work
+	// tree starts without: one status of a large checkout is seconds, so
+	// the host does not read it again.
+	NewRun(ctx context.Context, repo *workspace.Repo, spec RunSpec) (state.ExecutionState, []string, error)
 	// Drivers makes the drivers of a run's agents.
 	Drivers(env DriverEnv) nodes.DriverFactory
 	// CheckKeys refuses a run whose drivers miss a key, before an answer
@@ -126,6 +130,10 @@ type Config struct {
 	// delivers no notices: that is the holder's work. A store directory
 	// ignores it.
 	Shared bool
+	// Reading opens a store directory for a command that only reads it:
+	// Badger compacts nothing while it is open or as it closes
+	// (badger.Options.Reading), which the processes that write do.
+	Reading bool
 	// Notify, when set, delivers the runs' notices (package notify) from
 	// this process while it holds the store: after each checkpoint of a
 	// run, and once at Open for every run's pending ones. The host fills
@@ -199,7 +207,7 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 		}
 		return open(cfg, repo, dir, store, closeStore)
 	}
-	store, err := badger.Open(dir, badger.Options{SyncWrites: true})
+	store, err := badger.Open(dir, badger.Options{SyncWrites: true, Reading: cfg.Reading})
 	if errors.Is(err, checkpoint.ErrLocked) {
 		return nil, errorf(Held, "store %s is in use by %s; wait for it to finish or stop it", dir, lockHolder(dir))
 	}
@@ -262,7 +270,8 @@ func open(cfg Config, repo *workspace.Repo, dir string, store checkpoint.Store, 
 		s = cfg.WrapStore(s)
 	}
 	h.store = store
-	h.runner, err = gr.Compile(graph.WithStore(s), graph.WithDurability(graph.Sync), graph.WithCodec(nodes.NewCodec()))
+	h.runner, err = gr.Compile(graph.WithStore(s), graph.WithDurability(graph.Sync), graph.WithCodec(nodes.NewCodec()),
+		graph.WithSummary(summarize))
 	if err != nil {
 		closeStore()
 		return nil, err
@@ -383,27 +392,63 @@ func ViewStatus(snap graph.Snapshot[state.ExecutionState]) state.RunStatus {
 	return snap.State.Status
 }
 
-// runs returns the store's runs with their latest state, newest first.
-func (h *Host) runs(ctx context.Context) ([]graph.Snapshot[state.ExecutionState], error) {
+// runs returns the store's runs with their latest state, newest first:
+// the state as the run's summary keeps it (fromSummary), enough to list
+// the runs and choose one, or the whole state where there is no summary
+// to read. Views of one run read its state (Status). Only the Snapshots
+// of the RunStatuses are set.
+func (h *Host) runs(ctx context.Context) ([]RunStatus, error) {
 	infos, err := h.store.Runs(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
-	var out []graph.Snapshot[state.ExecutionState]
-	for _, in := range infos {
-		snap, err := h.runner.State(ctx, in.RunID)
-		if err != nil {
-			return nil, fmt.Errorf("run %s: %w", in.RunID, err)
+	rs := make([]RunStatus, len(infos))
+	for i, in := range infos {
+		var ok bool
+		if rs[i].Snapshot, ok = fromSummary(in); ok {
+			rs[i].listed = &infos[i]
+		} else {
+			if rs[i].Snapshot, err = h.runner.State(ctx, in.RunID); err != nil {
+				return nil, fmt.Errorf("run %s: %w", in.RunID, err)
+			}
 		}
-		out = append(out, snap)
 	}
-	slices.SortStableFunc(out, func(a, b graph.Snapshot[state.ExecutionState]) int {
+	// Sorted by index, then moved once: a state is large to move about.
+	order := make([]int, len(rs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(i, j int) int {
+		a, b := &rs[i].Snapshot, &rs[j].Snapshot
 		if c := b.State.Run.CreatedAt.Compare(a.State.Run.CreatedAt); c != 0 {
 			return c
 		}
 		return strings.Compare(b.RunID, a.RunID)
 	})
-	return out, nil
+	permute(rs, order)
+	return rs, nil
+}
+
+// permute puts s[order[i]] at i, for every i, in place.
+func permute[T any](s []T, order []int) {
+	for i := range order {
+		if order[i] < 0 {
+			continue
+		}
+		// Follow the cycle through i: each element moves once.
+		tmp := s[i]
+		j := i
+		for {
+			k := order[j]
+			order[j] = -1
+			if k == i {
+				s[j] = tmp
+				break
+			}
+			s[j] = s[k]
+			j = k
+		}
+	}
 }
 
 // pick returns arg, or the newest run for which fits is true.
@@ -415,9 +460,9 @@ func (h *Host) pick(ctx context.Context, arg, what string, fits func(state.RunSt
 	if err != nil {
 		return "", err
 	}
-	for _, r := range rs {
-		if fits(ViewStatus(r)) {
-			return r.RunID, nil
+	for i := range rs {
+		if fits(ViewStatus(rs[i].Snapshot)) {
+			return rs[i].Snapshot.RunID, nil
 		}
 	}
 	if len(rs) == 0 {
@@ -471,9 +516,9 @@ func (h *Host) unfinished(ctx context.Context, arg, what string, stash bool) (st
 		if err != nil {
 			return "", zero, err
 		}
-		for _, r := range rs {
-			if fits(r) {
-				id = r.RunID
+		for i := range rs {
+			if fits(rs[i].Snapshot) {
+				id = rs[i].Snapshot.RunID
 				break
 			}
 		}

@@ -53,18 +53,18 @@ const testScript = `developer:
 // driver: the program around a host, as small as it gets.
 type testSetup struct{}
 
-func (testSetup) NewRun(_ context.Context, _ *workspace.Repo, spec RunSpec) (state.ExecutionState, error) {
+func (testSetup) NewRun(_ context.Context, _ *workspace.Repo, spec RunSpec) (state.ExecutionState, []string, error) {
 	md, err := os.ReadFile(spec.PlanFile)
 	if err != nil {
-		return state.ExecutionState{}, errorf(Usage, "plan: %w", err)
+		return state.ExecutionState{}, nil, errorf(Usage, "plan: %w", err)
 	}
 	s, err := state.NewRun(state.RunInfo{ID: spec.RunID, Goal: "greet", CreatedAt: time.Now()},
 		state.RunConfig{ScriptPath: spec.Script, PlanPath: spec.PlanFile, SkipTDDCheck: true, AutoApprove: spec.AutoApprove})
 	if err != nil {
-		return s, err
+		return s, nil, err
 	}
 	s.Plan.Markdown = string(md)
-	return s, nil
+	return s, nil, nil
 }
 
 func (testSetup) Drivers(env DriverEnv) nodes.DriverFactory {
@@ -346,7 +346,7 @@ type blockingSetup struct {
 	started, release chan struct{}
 }
 
-func (b blockingSetup) NewRun(ctx context.Context, repo *workspace.Repo, spec RunSpec) (state.ExecutionState, error) {
+func (b blockingSetup) NewRun(ctx context.Context, repo *workspace.Repo, spec RunSpec) (state.ExecutionState, []string, error) {
 	close(b.started)
 	<-b.release
 	return b.testSetup.NewRun(ctx, repo, spec)

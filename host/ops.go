@@ -159,11 +159,20 @@ func (h *Host) Status(ctx context.Context, req RunRequest) (RunStatus, error) {
 // statusOf is snap's RunStatus; a stopped run's carries why it stopped
 // (one read of its latest checkpoint's writes).
 func (h *Host) statusOf(ctx context.Context, snap graph.Snapshot[state.ExecutionState]) RunStatus {
-	rs := RunStatus{Snapshot: snap, Status: ViewStatus(snap).String(), Stopped: h.stopped(snap)}
+	rs := RunStatus{Snapshot: snap}
+	h.setStatus(ctx, &rs)
+	return rs
+}
+
+// setStatus sets what rs says of its Snapshot: its status, whether it
+// stopped, and why.
+func (h *Host) setStatus(ctx context.Context, rs *RunStatus) {
+	snap := &rs.Snapshot
+	rs.Status = ViewStatus(*snap).String()
+	rs.Stopped = h.stopped(*snap)
 	if rs.Stopped {
 		rs.LastError = h.lastError(ctx, snap.RunID, snap.Seq)
 	}
-	return rs
 }
 
 // List is every run of the store, newest first.
@@ -172,11 +181,10 @@ func (h *Host) List(ctx context.Context) ([]RunStatus, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]RunStatus, 0, len(rs))
-	for _, snap := range rs {
-		out = append(out, h.statusOf(ctx, snap))
+	for i := range rs {
+		h.setStatus(ctx, &rs[i])
 	}
-	return out, nil
+	return rs, nil
 }
 
 // History is a run's checkpoints, newest first (the newest run's for an

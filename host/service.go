@@ -8,6 +8,7 @@ import (
 	"github.com/gaffer-dev/gaffer/agent"
 	"time"
 
+	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/state"
@@ -225,6 +226,10 @@ type RunStatus struct {
 	LastError string `json:"last_error,omitempty"`
 	// Pending is true for a run serve has queued and not started.
 	Pending bool `json:"pending,omitempty"`
+
+	// listed is the store's record of the run when Snapshot was made
+	// from its summary (List): the socket carries that instead.
+	listed *checkpoint.RunInfo
 }
 
 // Checkpoint is one checkpoint of a run's history.

@@ -80,10 +80,10 @@ func LeftOutLine(paths []string) string {
 		"(commit them first, or run with --in-place --allow-dirty to work on them).", workspace.PathList(paths, 10))
 }
 
-// uncommitted lists the tracked files st has changes to (staged or not),
+// Uncommitted lists the tracked files st has changes to (staged or not),
 // sorted; untracked files are not the user's edits to the code the run
 // starts from, and .worktreeinclude names those a run needs.
-func uncommitted(st workspace.Status) []string {
+func Uncommitted(st workspace.Status) []string {
 	paths := append(append(append([]string{}, st.Modified...), st.Added...), st.Deleted...)
 	sort.Strings(paths)
 	return paths

@@ -11,12 +11,20 @@ import (
 
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/state"
 )
+
+// indexShown is how many runs that need no one the index shows, the
+// newest (all of them with ?all=1): every run that needs a person is
+// shown. With every run of a store of 10,000 the page was 9 MB.
+const indexShown = 100
 
 // indexPage is the list of runs.
 type indexPage struct {
-	Runs  []runItem
-	Needs int // how many runs need a person
+	Runs   []runItem
+	Needs  int  // how many runs need a person
+	Hidden int  // older runs left out (All shows them)
+	All    bool // ?all=1: every run
 }
 
 func (s *Server) indexData(r *http.Request) (indexPage, error) {
@@ -24,13 +32,32 @@ func (s *Server) indexData(r *http.Request) (indexPage, error) {
 	if err != nil {
 		return indexPage{}, err
 	}
-	p := indexPage{Runs: listOf(rs, s.cfg.Now())}
+	p := indexPage{All: r.URL.Query().Get("all") == "1"}
+	shown := make([]host.RunStatus, 0, min(len(rs), indexShown))
+	others := 0
+	for i := range rs {
+		if !waitsForAPerson(rs[i]) {
+			if others++; others > indexShown && !p.All {
+				p.Hidden++
+				continue
+			}
+		}
+		shown = append(shown, rs[i])
+	}
+	p.Runs = listOf(shown, s.cfg.Now())
 	for _, it := range p.Runs {
 		if it.Needs != "" {
 			p.Needs++
 		}
 	}
 	return p, nil
+}
+
+// waitsForAPerson reports whether rs waits on an answer (its plan's
+// approval, recovery's question): what runview.Run.Asks says, without
+// the view.
+func waitsForAPerson(rs host.RunStatus) bool {
+	return !rs.Pending && rs.Snapshot.Interrupt != nil && host.ViewStatus(rs.Snapshot) == state.RunAwaitingApproval
 }
 
 func (s *Server) index(w http.ResponseWriter, r *http.Request) {

@@ -108,8 +108,10 @@ func CheckSubmit(repoDir string, spec *host.RunSpec) error {
 	return CheckSubmitNotify(repo.Root(), *spec)
 }
 
-// NewRun checks the spec and the work tree and builds the run's first state.
-func (s *Setup) NewRun(ctx context.Context, repo *workspace.Repo, spec host.RunSpec) (state.ExecutionState, error) {
+// NewRun checks the spec and the work tree and builds the run's first
+// state; it returns too the tracked files with uncommitted changes it
+// found (host.Setup).
+func (s *Setup) NewRun(ctx context.Context, repo *workspace.Repo, spec host.RunSpec) (state.ExecutionState, []string, error) {
 	o := request{RunSpec: spec}
 	s.mu.Lock()
 	if rp, ok := s.checked[spec.RunID]; ok {
@@ -148,25 +150,26 @@ func (o *request) planSource() ([]byte, error) {
 	return b, nil
 }
 
-// newRun checks the preconditions and builds the run's first state.
-func newRun(ctx context.Context, repo *workspace.Repo, o request, getenv func(string) string) (state.ExecutionState, error) {
+// newRun checks the preconditions and builds the run's first state; it
+// returns too the tracked files with uncommitted changes (checkTree).
+func newRun(ctx context.Context, repo *workspace.Repo, o request, getenv func(string) string) (state.ExecutionState, []string, error) {
 	var zero state.ExecutionState
 	if err := o.checkInputs(); err != nil {
-		return zero, err
+		return zero, nil, err
 	}
 	rp, err := o.resolved(repo.Root(), getenv)
 	if err != nil {
-		return zero, err
+		return zero, nil, err
 	}
-	inputs, err := checkTree(ctx, repo, o)
+	inputs, left, err := checkTree(ctx, repo, o)
 	if err != nil {
-		return zero, err
+		return zero, nil, err
 	}
 	var md string
 	if o.PlanFile != "" {
 		b, err := o.planSource()
 		if err != nil {
-			return zero, err
+			return zero, nil, err
 		}
 		md = string(b)
 	}
@@ -174,10 +177,10 @@ func newRun(ctx context.Context, repo *workspace.Repo, o request, getenv func(st
 	if script != "" {
 		abs, err := filepath.Abs(script)
 		if err != nil {
-			return zero, fmt.Errorf("script path: %w", err)
+			return zero, nil, fmt.Errorf("script path: %w", err)
 		}
 		if err := checkInput(script); err != nil {
-			return zero, err
+			return zero, nil, err
 		}
 		script = abs
 	}
@@ -199,10 +202,10 @@ func newRun(ctx context.Context, repo *workspace.Repo, o request, getenv func(st
 			ScriptPath: script, PlanPath: planPath, Inputs: inputs, AutoApprove: o.AutoApprove, AllowDirty: o.AllowDirty, Pace: o.Pace,
 		})
 	if err != nil {
-		return zero, errorf(host.Usage, "%w", err)
+		return zero, nil, errorf(host.Usage, "%w", err)
 	}
 	s.Plan.Markdown = md
-	return s, nil
+	return s, left, nil
 }
 
 // driverFactory makes the agents' drivers from a run's stored config: one

@@ -16,23 +16,24 @@ import (
 // place, unless o.AllowDirty: a run in its own work tree leaves the
 // user's changes alone) and a repository without a commit to start from. It returns
 // the run's own inputs that are untracked in the tree (the plan, the script,
-// gaffer.yaml): they are not the user's changes.
-func checkTree(ctx context.Context, repo *workspace.Repo, o request) ([]string, error) {
+// gaffer.yaml): they are not the user's changes; and the tracked files
+// with uncommitted changes (host.Uncommitted).
+func checkTree(ctx context.Context, repo *workspace.Repo, o request) (inputs, uncommitted []string, err error) {
 	st, err := repo.Status(ctx)
 	if err != nil {
-		return nil, errorf(host.Refused, "read the work tree's status: %w", err)
+		return nil, nil, errorf(host.Refused, "read the work tree's status: %w", err)
 	}
-	inputs := runInputs(repo.Root(), st.Untracked, o.PlanFile, o.Script, filepath.Join(repo.Root(), config.RepoFile))
+	inputs = runInputs(repo.Root(), st.Untracked, o.PlanFile, o.Script, filepath.Join(repo.Root(), config.RepoFile))
 	if o.InPlace && !o.AllowDirty {
 		if paths := host.DirtPaths(st, inputs); len(paths) > 0 {
-			return nil, errorf(host.Refused, "%w (%s: %s) in %s; commit or stash them, or pass --allow-dirty",
+			return nil, nil, errorf(host.Refused, "%w (%s: %s) in %s; commit or stash them, or pass --allow-dirty",
 				host.ErrDirtyTree, render.Plural(len(paths), "path"), render.ListPaths(paths, 10), repo.Root())
 		}
 	}
 	if err := checkHead(ctx, repo); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return inputs, nil
+	return inputs, host.Uncommitted(st), nil
 }
 
 // checkHead refuses a repository without a commit to start from.
@@ -62,7 +63,7 @@ func PrecheckTree(ctx context.Context, repoDir string, spec host.RunSpec) error 
 		return nil
 	}
 	defer l.Unlock()
-	_, err = checkTree(ctx, repo, request{RunSpec: spec})
+	_, _, err = checkTree(ctx, repo, request{RunSpec: spec})
 	return err
 }
 

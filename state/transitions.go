@@ -221,10 +221,14 @@ func (s ExecutionState) WithUsage(role string, u Usage) ExecutionState {
 
 // TotalUsage returns the usage of every role added up, in role order so
 // the cost sums the same way every time.
-func (s ExecutionState) TotalUsage() Usage {
+func (s ExecutionState) TotalUsage() Usage { return TotalOf(s.Usage) }
+
+// TotalOf adds up usage by role, in the roles' order (so that the float
+// sum of the costs is the same every time).
+func TotalOf(usage map[string]Usage) Usage {
 	var total Usage
-	for _, role := range slices.Sorted(maps.Keys(s.Usage)) {
-		total = total.Add(s.Usage[role])
+	for _, role := range slices.Sorted(maps.Keys(usage)) {
+		total = total.Add(usage[role])
 	}
 	return total
 }

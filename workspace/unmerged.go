@@ -7,19 +7,46 @@ import (
 
 // Unmerged returns the local branches under prefix ("gaffer/") that hold
 // commits HEAD lacks, by short name: one `git for-each-ref --no-merged`,
-// however many branches there are. A repository without commits has
-// none.
+// however many branches there are. A prefix without a trailing slash is
+// one branch ("gaffer/r-1"), asked alone: git reads every ref beside the
+// one a pattern names (10,000 files for a store of 10,000 runs). A
+// repository without commits has none.
 func (r *Repo) Unmerged(ctx context.Context, prefix string) (map[string]bool, error) {
 	if _, err := gitCLI(ctx, r.root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}"); err != nil {
 		return map[string]bool{}, nil
 	}
-	out, err := gitCLI(ctx, r.root, "for-each-ref", "--no-merged=HEAD", "--format=%(refname:short)", "refs/heads/"+strings.TrimSuffix(prefix, "/"))
+	if !strings.HasSuffix(prefix, "/") {
+		return r.unmergedBranch(ctx, prefix)
+	}
+	// The full name, cut here: git's short name checks each ref for an
+	// ambiguous one (ten stats a ref: 0.15 s of 10,000 packed refs,
+	// against 0.01 s).
+	out, err := gitCLI(ctx, r.root, "for-each-ref", "--no-merged=HEAD", "--format=%(refname)", "refs/heads/"+strings.TrimSuffix(prefix, "/"))
 	if err != nil {
 		return nil, &Error{Op: "branch", Path: prefix, Err: err}
 	}
 	m := map[string]bool{}
-	for _, b := range strings.Fields(string(out)) {
-		m[b] = true
+	for _, b := range strings.Split(string(out), "\n") {
+		if b, ok := strings.CutPrefix(b, "refs/heads/"); ok {
+			m[b] = true
+		}
 	}
 	return m, nil
+}
+
+// unmergedBranch is Unmerged of one branch: itself when it has a commit
+// HEAD lacks; none when it does not, or does not exist.
+func (r *Repo) unmergedBranch(ctx context.Context, branch string) (map[string]bool, error) {
+	ref := "refs/heads/" + branch
+	out, err := gitCLI(ctx, r.root, "rev-list", "--max-count=1", "HEAD.."+ref, "--")
+	if err != nil {
+		if _, missing := gitCLI(ctx, r.root, "rev-parse", "--verify", "--quiet", ref+"^{commit}"); missing != nil {
+			return map[string]bool{}, nil
+		}
+		return nil, &Error{Op: "branch", Path: branch, Err: err}
+	}
+	if strings.TrimSpace(string(out)) == "" {
+		return map[string]bool{}, nil
+	}
+	return map[string]bool{branch: true}, nil
 }

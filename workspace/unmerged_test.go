@@ -25,10 +25,20 @@ func TestUnmergedNamesRunBranchesWithWork(t *testing.T) {
 	if err != nil || !slices.Equal(slices.Sorted(maps.Keys(got)), []string{"gaffer/r1"}) {
 		t.Fatalf("Unmerged = %v, %v; want gaffer/r1 only", got, err)
 	}
+	// One branch, asked alone.
+	for b, want := range map[string]bool{"gaffer/r1": true, "gaffer/empty": false, "gaffer/none": false, "feature": true} {
+		got, err := f.repo.Unmerged(f.ctx, b)
+		if err != nil || got[b] != want || len(got) > 1 {
+			t.Errorf("Unmerged(%q) = %v, %v; want %v", b, got, err, want)
+		}
+	}
 	if _, err := f.repo.MergeBranch(f.ctx, "gaffer/r1", "merge"); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := f.repo.Unmerged(f.ctx, "gaffer/"); err != nil || len(got) != 0 {
 		t.Fatalf("Unmerged after the merge = %v, %v", got, err)
+	}
+	if got, err := f.repo.Unmerged(f.ctx, "gaffer/r1"); err != nil || len(got) != 0 {
+		t.Fatalf("Unmerged(gaffer/r1) after the merge = %v, %v", got, err)
 	}
 }

@@ -49,6 +49,11 @@ type Options struct {
 	// ProcessAlive reports whether a pid on this host is alive (default:
 	// kill(pid, 0) does not fail with ESRCH).
 	ProcessAlive func(pid int) bool
+	// Reading opens the store for a process that reads it and writes
+	// little or nothing (a listing): Badger compacts nothing, neither
+	// while it is open nor as it closes; the processes that write leave
+	// that to be done. Writes still work.
+	Reading bool
 }
 
 func (o Options) validate() (Options, error) {
@@ -107,8 +112,9 @@ func Open(dir string, opts Options) (s *Store, err error) {
 	}
 	// Badger writes as it opens (a new memtable log), through a memory map.
 	err = checkSpace(dir, opts.minFree())
+	var verified map[uint64]tableStamp
 	if err == nil {
-		err = checkTables(dir)
+		verified, err = checkTables(dir)
 	}
 	leftovers := leftoverLogs(dir)
 	if err == nil {
@@ -146,7 +152,11 @@ func Open(dir string, opts Options) (s *Store, err error) {
 		WithCompression(options.ZSTD).
 		WithCompactL0OnClose(true).
 		WithMetricsEnabled(false).
+		WithChecksumVerificationMode(options.OnBlockRead).
 		WithSyncWrites(opts.SyncWrites)
+	if opts.Reading {
+		bo = bo.WithNumCompactors(0).WithCompactL0OnClose(false)
+	}
 	if err := checkReadOnly(dir, bo, len(tables) > 0); err != nil {
 		return nil, err
 	}
@@ -160,6 +170,9 @@ func Open(dir string, opts Options) (s *Store, err error) {
 	if err := s.init(len(tables) > 0); err != nil {
 		db.Close()
 		return nil, err
+	}
+	if verified != nil {
+		writeVerified(dir, verified)
 	}
 	privateFiles(dir)
 	return s, nil
@@ -223,7 +236,8 @@ func (e *flatError) Unwrap() error { return e.errno }
 // openingFile) keeps in its directory.
 func isBadgerFile(name string) bool {
 	switch name {
-	case "MANIFEST", "KEYREGISTRY", "LOCK", "DISCARD", "MANIFEST-REWRITE", "KEYREGISTRY-REWRITE", openingFile, closingFile:
+	case "MANIFEST", "KEYREGISTRY", "LOCK", "DISCARD", "MANIFEST-REWRITE", "KEYREGISTRY-REWRITE", openingFile, closingFile,
+		verifiedFile, verifiedFile + ".tmp":
 		return true
 	}
 	for _, ext := range []string{".sst", ".vlog", ".mem"} {

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/dgraph-io/badger/v4"
@@ -23,17 +26,20 @@ import (
 // into an error.
 // Only tables the MANIFEST lists are checked (Badger deletes the others),
 // each with the compression the MANIFEST records for it.
-func checkTables(dir string) (err error) {
+//
+// It returns the tables to list in verifiedFile once the store has opened
+// (nil when the list is current): a failed open changes no file.
+func checkTables(dir string) (verified map[uint64]tableStamp, err error) {
 	f, err := os.Open(filepath.Join(dir, "MANIFEST"))
 	if errors.Is(err, fs.ErrNotExist) {
 		if orphans := unlistedTables(dir, badger.Manifest{}); len(orphans) > 0 {
-			return damagef("MANIFEST is missing but %d table files (%s ...) are not; opening would delete them",
+			return nil, damagef("MANIFEST is missing but %d table files (%s ...) are not; opening would delete them",
 				len(orphans), orphans[0])
 		}
-		return nil // a new store
+		return nil, nil // a new store
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer f.Close()
 	defer func() {
@@ -43,27 +49,101 @@ func checkTables(dir string) (err error) {
 	}()
 	m, valid, err := badger.ReplayManifestFile(f, 0, badger.DefaultOptions(dir))
 	if err != nil {
-		return damagef("MANIFEST: %v", err)
+		return nil, damagef("MANIFEST: %v", err)
 	}
 	// Badger truncates a damaged MANIFEST to its last good change and then
 	// deletes every table it no longer lists. Refuse instead of losing them.
 	if info, err := f.Stat(); err == nil && valid < info.Size() {
 		if orphans := unlistedTables(dir, m); len(orphans) > 0 {
-			return damagef("MANIFEST is damaged after byte %d and no longer lists %d table files (%s ...); opening would delete them",
+			return nil, damagef("MANIFEST is damaged after byte %d and no longer lists %d table files (%s ...); opening would delete them",
 				valid, len(orphans), orphans[0])
 		}
 	}
+	listed := readVerified(dir)
+	now := make(map[uint64]tableStamp, len(m.Tables))
 	for id, tm := range m.Tables {
 		path := table.NewFilename(id, dir)
-		if err := checkTable(path, tm.Compression); err != nil {
+		info, err := os.Stat(path)
+		if err != nil {
+			return nil, err // unreadable (permission denied, a failing disk), not damaged
+		}
+		stamp := tableStamp{size: info.Size(), mtime: info.ModTime().UnixNano()}
+		if listed[id] != stamp || stamp.size == 0 {
+			err = checkTable(path, tm.Compression)
+		}
+		if err != nil {
 			var pe *fs.PathError
 			if errors.As(err, &pe) {
-				return err // unreadable (permission denied, a failing disk), not damaged
+				return nil, err // unreadable (permission denied, a failing disk), not damaged
 			}
-			return damagef("table %s: %v", filepath.Base(path), err)
+			return nil, damagef("table %s: %v", filepath.Base(path), err)
+		}
+		now[id] = stamp
+	}
+	if maps.Equal(now, listed) {
+		return nil, nil
+	}
+	return now, nil
+}
+
+// verifiedFile lists the table files whose every block checkTables has
+// checksummed, each with its size and modification time. A table file
+// never changes once Badger has written it, so the next open leaves one
+// listed with the same size and time to Badger, which checks its index's
+// checksum as it opens it and each block's as it reads it
+// (options.OnBlockRead); a cut file (the damage Badger panics on) has
+// another size. Opening a store costs what its new tables cost, not what
+// all of them hold.
+const verifiedFile = "GAFFER-VERIFIED"
+
+// verifiedHeader is the first line of verifiedFile.
+const verifiedHeader = "gaffer-verified-tables/1"
+
+// tableStamp is what verifiedFile keeps of a table file.
+type tableStamp struct {
+	size, mtime int64
+}
+
+// readVerified returns the tables verifiedFile lists; none when it is
+// missing or not of this format (every table is then checked whole).
+func readVerified(dir string) map[uint64]tableStamp {
+	b, err := os.ReadFile(filepath.Join(dir, verifiedFile))
+	if err != nil {
+		return nil
+	}
+	lines := strings.Split(string(b), "\n")
+	if len(lines) == 0 || lines[0] != verifiedHeader {
+		return nil
+	}
+	out := make(map[uint64]tableStamp, len(lines))
+	for _, l := range lines[1:] {
+		var id uint64
+		var st tableStamp
+		if n, err := fmt.Sscanf(l, "%d %d %d", &id, &st.size, &st.mtime); err == nil && n == 3 {
+			out[id] = st
 		}
 	}
-	return nil
+	return out
+}
+
+// writeVerified replaces verifiedFile with tables, through a temporary
+// file and a rename: a kill leaves the old list or the new one. A store
+// that cannot be written (read-only) keeps checking every table.
+func writeVerified(dir string, tables map[uint64]tableStamp) {
+	var b strings.Builder
+	b.WriteString(verifiedHeader + "\n")
+	for _, id := range slices.Sorted(maps.Keys(tables)) {
+		st := tables[id]
+		fmt.Fprintf(&b, "%d %d %d\n", id, st.size, st.mtime)
+	}
+	tmp := filepath.Join(dir, verifiedFile+".tmp")
+	if err := os.WriteFile(tmp, []byte(b.String()), 0o600); err != nil {
+		os.Remove(tmp)
+		return
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, verifiedFile)); err != nil {
+		os.Remove(tmp)
+	}
 }
 
 func checkTable(path string, compression options.CompressionType) (err error) {

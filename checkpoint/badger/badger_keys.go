@@ -16,6 +16,7 @@ const (
 	kindBlob       = 'b' // b run sha256                       -> raw value
 	kindLease      = 'l' // l run                              -> lease record
 	kindIndex      = 'i' // i run                              -> run index record
+	kindSummary    = 's' // s run                              -> the latest checkpoint's Summary (absent for none)
 )
 
 var (

@@ -36,6 +36,9 @@ func (s *Store) Delete(ctx context.Context, runID string) error {
 			if err := txn.Delete(runPrefix(kindLease, runID)); err != nil {
 				return err
 			}
+			if err := txn.Delete(runPrefix(kindSummary, runID)); err != nil {
+				return err
+			}
 			return txn.Delete(runPrefix(kindIndex, runID))
 		})
 		if err != nil {

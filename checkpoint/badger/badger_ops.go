@@ -1,6 +1,7 @@
 package badger
 
 import (
+	"encoding/binary"
 	"bytes"
 	"cmp"
 	"context"
@@ -196,6 +197,12 @@ func (s *Store) Put(ctx context.Context, cp checkpoint.Checkpoint, opts checkpoi
 			}
 		}
 		if err := txn.Set(cpKey(cp.RunID, cp.Seq), rec); err != nil {
+			return err
+		}
+		// The summary has a key of its own, not a field of the index
+		// record: stores written before summaries existed read as they
+		// were, and older gaffers read this one.
+		if err := putSummary(txn, cp, ok); err != nil {
 			return err
 		}
 		x = runIndex{latest: cp.Seq, stamp: s.nextStamp(), status: cp.Status, time: cp.Time}
@@ -415,6 +422,10 @@ func (s *Store) Runs(ctx context.Context) ([]checkpoint.RunInfo, error) {
 	}
 	var items []item
 	err := s.view(func(txn *badger.Txn) error {
+		sums, err := summaries(txn)
+		if err != nil {
+			return err
+		}
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{kindIndex}})
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
@@ -430,6 +441,14 @@ func (s *Store) Runs(ctx context.Context) ([]checkpoint.RunInfo, error) {
 			if err != nil {
 				return err
 			}
+			// Both kinds of key end in the same run part, in the same
+			// order: the run's summary, if it has one, is the next.
+			for len(sums) > 0 && runKeyLess(sums[0].runID, runID) {
+				sums = sums[1:]
+			}
+			if len(sums) > 0 && sums[0].runID == runID {
+				items[len(items)-1].info.Summary, sums = sums[0].summary, sums[1:]
+			}
 		}
 		return nil
 	})
@@ -442,6 +461,72 @@ func (s *Store) Runs(ctx context.Context) ([]checkpoint.RunInfo, error) {
 	out := make([]checkpoint.RunInfo, len(items))
 	for i, it := range items {
 		out[i] = it.info
+	}
+	return out, nil
+}
+
+// runKeyLess orders run ids as their keys are ordered: by the bytes of
+// their length's uvarint, then by their own (see runPrefix).
+func runKeyLess(a, b string) bool {
+	var la, lb [binary.MaxVarintLen64]byte
+	na := binary.PutUvarint(la[:], uint64(len(a)))
+	nb := binary.PutUvarint(lb[:], uint64(len(b)))
+	if c := bytes.Compare(la[:na], lb[:nb]); c != 0 {
+		return c < 0
+	}
+	return a < b
+}
+
+// putSummary keeps cp's summary as its run's; an earlier checkpoint's
+// goes when cp has none (hadRun: the run has a checkpoint already).
+func putSummary(txn *badger.Txn, cp checkpoint.Checkpoint, hadRun bool) error {
+	key := runPrefix(kindSummary, cp.RunID)
+	if cp.Summary != nil {
+		return txn.Set(key, cloneBytes(cp.Summary))
+	}
+	if !hadRun {
+		return nil
+	}
+	_, err := txn.Get(key)
+	switch {
+	case errors.Is(err, badger.ErrKeyNotFound):
+		return nil // no tombstone for a key that is not there
+	case err != nil:
+		return err
+	}
+	return txn.Delete(key)
+}
+
+// runSummary is one run's summary as summaries reads it.
+type runSummary struct {
+	runID   string
+	summary []byte
+}
+
+// summaries reads every run's summary in one pass over their keys, in
+// key order, into one buffer.
+func summaries(txn *badger.Txn) ([]runSummary, error) {
+	var out []runSummary
+	var buf []byte
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{kindSummary}})
+	defer it.Close()
+	for it.Rewind(); it.Valid(); it.Next() {
+		runID, ok := runOfKey(it.Item().Key())
+		if !ok {
+			return nil, &checkpoint.CorruptError{What: "run summary key", Err: errBadKey}
+		}
+		err := it.Item().Value(func(v []byte) error {
+			if len(buf)+len(v) > cap(buf) {
+				buf = make([]byte, 0, max(64<<10, len(v)))
+			}
+			start := len(buf)
+			buf = append(buf, v...)
+			out = append(out, runSummary{runID: runID, summary: buf[start:len(buf):len(buf)]})
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

@@ -34,6 +34,7 @@ func Run(t *testing.T, open func(t *testing.T) checkpoint.Store) {
 		{"Prune", testPrune},
 		{"Delete", testDelete},
 		{"Runs", testRuns},
+		{"RunSummaries", testRunSummaries},
 		{"Lease", testLease},
 		{"LeaseExpiry", testLeaseExpiry},
 		{"LeaseDeadHolder", testLeaseDeadHolder},
@@ -569,6 +570,97 @@ func testRuns(t *testing.T, s checkpoint.Store) {
 	}
 	if r := runs[0]; r.Latest != 2 || r.Status != "done" || !r.Time.Equal(done.Time) {
 		t.Fatalf("Runs[0] = %+v, want latest 2, status done, time %v", r, done.Time)
+	}
+}
+
+// testRunSummaries: Runs returns the latest checkpoint's Summary, never
+// an older one's; a failed Put, a Prune and a retried Put leave it; a
+// deleted run's does not come back with the id.
+func testRunSummaries(t *testing.T, s checkpoint.Store) {
+	summaryOf := func(run string) []byte {
+		t.Helper()
+		runs, err := s.Runs(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range runs {
+			if r.RunID == run {
+				return r.Summary
+			}
+		}
+		t.Fatalf("Runs has no run %s: %+v", run, runs)
+		return nil
+	}
+	with := func(c checkpoint.Checkpoint, sum string) checkpoint.Checkpoint {
+		c.Summary = []byte(sum)
+		return c
+	}
+	put(t, s, with(cp("a", 1), "a one"), cp("b", 1))
+	if got := summaryOf("a"); string(got) != "a one" {
+		t.Fatalf("summary of a = %q, want %q", got, "a one")
+	}
+	if got := summaryOf("b"); got != nil {
+		t.Fatalf("summary of b (none given) = %q, want nil", got)
+	}
+	long := strings.Repeat("ü", 3000) // 6,000 bytes
+	put(t, s, with(cp("a", 2), long))
+	if got := summaryOf("a"); string(got) != long {
+		t.Fatalf("summary of a after its second checkpoint: %d bytes, want %d", len(got), len(long))
+	}
+	// A Put that fails changes nothing.
+	if err := s.Put(ctx, with(cp("a", 2), "conflict"), checkpoint.PutOptions{}); err == nil {
+		t.Fatal("a second Put of a 2 succeeded")
+	}
+	if err := s.Put(ctx, with(cp("a", 4), "gap"), checkpoint.PutOptions{}); err == nil {
+		t.Fatal("a Put whose parent is not the latest succeeded")
+	}
+	if got := summaryOf("a"); string(got) != long {
+		t.Fatalf("summary of a after failed Puts = %.20q…, want the second checkpoint's", got)
+	}
+	// The latest's, even when it has none.
+	put(t, s, cp("a", 3))
+	if got := summaryOf("a"); got != nil {
+		t.Fatalf("summary of a after a checkpoint without one = %.20q…, want nil", got)
+	}
+	put(t, s, with(cp("a", 4), "a four"))
+	if err := s.Prune(ctx, "a", 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := summaryOf("a"); string(got) != "a four" {
+		t.Fatalf("summary of a after Prune = %q, want %q", got, "a four")
+	}
+	if err := s.Delete(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	put(t, s, cp("a", 1))
+	if got := summaryOf("a"); got != nil {
+		t.Fatalf("summary of a deleted and started again = %q, want nil", got)
+	}
+	// Each run its own, whatever the lengths of the ids (a store may
+	// order keys by a length prefix), some runs without one.
+	var ids []string
+	for i, n := range []int{1, 2, 9, 126, 127, 128, 129, 200, 255, 256, 300, 1000} {
+		for _, c := range "xyz" {
+			id := strings.Repeat(string(c), n)
+			ids = append(ids, id)
+			if (i+int(c))%3 == 0 {
+				put(t, s, cp(id, 1))
+				continue
+			}
+			put(t, s, with(cp(id, 1), "summary of "+id))
+		}
+	}
+	for i, n := range []int{1, 2, 9, 126, 127, 128, 129, 200, 255, 256, 300, 1000} {
+		for _, c := range "xyz" {
+			id := strings.Repeat(string(c), n)
+			want := "summary of " + id
+			if (i+int(c))%3 == 0 {
+				want = ""
+			}
+			if got := summaryOf(id); string(got) != want {
+				t.Errorf("summary of a run id of %d bytes: %.30q, want %.30q", n, got, want)
+			}
+		}
 	}
 }
 

@@ -49,7 +49,7 @@ const (
 	SELECT run.run_id, b.sum, b.data FROM run, unnest($7::bytea[], $8::bytea[]) AS b(sum, data)
 	ON CONFLICT DO NOTHING
 ), cp AS (
-	INSERT INTO checkpoints (run_id, seq, refs, record) SELECT run_id, $3, $9, $10 FROM run
+	INSERT INTO checkpoints (run_id, seq, refs, record, summary) SELECT run_id, $3, $9, $10, $11 FROM run
 )
 SELECT blob_gen FROM run`
 
@@ -121,7 +121,7 @@ func (s *Store) Put(ctx context.Context, cp checkpoint.Checkpoint, opts checkpoi
 		}
 		var got int64
 		err := s.pool.QueryRow(ctx, sql, []byte(cp.RunID), int64(cp.Parent), int64(cp.Seq), int64(opts.Fence), gen, syncCommit,
-			sums, data, e.refs, e.record).Scan(&got)
+			sums, data, e.refs, e.record, cp.Summary).Scan(&got)
 		switch {
 		case err == nil:
 			s.blobs.remember(cp.RunID, got, e.blobs)

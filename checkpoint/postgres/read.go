@@ -91,7 +91,7 @@ func (s *Store) Runs(ctx context.Context) ([]checkpoint.RunInfo, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, `SELECT r.run_id, r.latest, c.record
+	rows, err := s.pool.Query(ctx, `SELECT r.run_id, r.latest, c.record, c.summary
 	FROM runs r JOIN checkpoints c ON c.run_id = r.run_id AND c.seq = r.latest
 	WHERE r.latest > 0 ORDER BY r.stamp DESC, r.run_id`)
 	if err != nil {
@@ -100,9 +100,12 @@ func (s *Store) Runs(ctx context.Context) ([]checkpoint.RunInfo, error) {
 	out := []checkpoint.RunInfo{}
 	var id []byte
 	var latest int64
-	var rec []byte
-	_, err = pgx.ForEachRow(rows, []any{&id, &latest, &rec}, func() error {
+	var rec, sum []byte
+	_, err = pgx.ForEachRow(rows, []any{&id, &latest, &rec, &sum}, func() error {
 		info, err := summary(string(id), uint64(latest), rec)
+		if sum != nil {
+			info.Summary = append([]byte(nil), sum...)
+		}
 		out = append(out, info)
 		return err
 	})

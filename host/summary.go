@@ -1,0 +1,142 @@
+package host
+
+import (
+	"time"
+
+	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/internal/render"
+	"github.com/gaffer-dev/gaffer/state"
+)
+
+// summaryVersion is the first byte of a summary's encoding (see
+// encodeSummary). A summary of another version (or none: a run whose
+// latest checkpoint an older gaffer wrote) is not read; the run's state
+// is. (Versions 1 and 2 were layouts that never shipped.)
+const summaryVersion = 3
+
+// summaryErrorBytes bounds the one error a summary keeps.
+const summaryErrorBytes = 400
+
+// runSummary is what a listing shows of a run (list, list --json, the
+// inbox's index, the runs gauge, prune, and the choice of "the newest
+// run"): every checkpoint carries one (graph.WithSummary), and the store
+// keeps the latest one's with the run's index, so listing 10,000 runs
+// reads 10,000 of these rather than 10,000 states. It is a few hundred
+// bytes: the plan, the reviews, the commits of finished phases' work and
+// all but the last error stay in the state.
+type runSummary struct {
+	// Seq is the checkpoint the summary was made for: the run's latest
+	// must be that one for the summary to be read (a summary left behind
+	// by an older gaffer's Delete, say, is not the run's).
+	Seq             uint64
+	Goal            string
+	Slug            string
+	CreatedAt       time.Time
+	ExecDir         string
+	WorkTree        string
+	Status          state.RunStatus
+	Mode            state.Mode
+	CurrentPhase    int
+	ReviewIteration int
+	PlanRevision    int
+	Phases          []phaseSummary
+	Usage           map[string]state.Usage
+	LastError       string
+	Stash           string // the user's stash commit, while not restored
+	Next            []string
+}
+
+// phaseSummary is one phase of a runSummary.
+type phaseSummary struct {
+	Status    state.PhaseStatus
+	Attempt   int
+	Started   time.Time
+	Completed time.Time
+	Commit    string
+}
+
+// summarize is the summary a checkpoint of the workflow carries.
+func summarize(snap graph.Snapshot[state.ExecutionState]) ([]byte, error) {
+	s := snap.State
+	sum := runSummary{Seq: snap.Seq, Goal: s.Run.Goal, Slug: s.Run.Slug, CreatedAt: s.Run.CreatedAt,
+		ExecDir: s.Run.ExecDir, WorkTree: s.Run.WorkTree, Status: s.Status, Mode: s.Plan.Mode,
+		CurrentPhase: s.Progress.CurrentPhase, ReviewIteration: s.Progress.ReviewIteration,
+		PlanRevision: s.Progress.PlanRevision, Usage: s.Usage, Next: snap.Next}
+	if n := len(s.Errors); n > 0 {
+		sum.LastError, _ = render.Clip(s.Errors[n-1], summaryErrorBytes)
+	}
+	if s.Stash.Pending() {
+		sum.Stash = s.Stash.Commit
+	}
+	if len(s.Plan.Phases) > 0 {
+		sum.Phases = make([]phaseSummary, len(s.Plan.Phases))
+		for i := range sum.Phases {
+			if i < len(s.Progress.Phases) {
+				ps := s.Progress.Phases[i]
+				sum.Phases[i] = phaseSummary{Status: ps.Status, Attempt: ps.Attempt, Started: ps.StartedAt,
+					Completed: ps.CompletedAt, Commit: ps.PostCommit}
+			}
+		}
+	}
+	return encodeSummary(sum)
+}
+
+// fromSummary is the snapshot a run's summary stands for: the run's latest
+// checkpoint, its state holding what the summary keeps (the views of a
+// listing read nothing else), and whether the summary could be read. A
+// run waiting on an interrupt is read whole instead (the question asked is
+// in the interrupt), as is one whose summary is missing or of another
+// version.
+func fromSummary(info checkpoint.RunInfo) (graph.Snapshot[state.ExecutionState], bool) {
+	if info.Summary == nil || info.Status == graph.StatusInterrupted {
+		return graph.Snapshot[state.ExecutionState]{}, false
+	}
+	sum, err := decodeSummary(info.Summary)
+	if err != nil || sum.Seq != info.Latest {
+		return graph.Snapshot[state.ExecutionState]{}, false
+	}
+	s := state.ExecutionState{
+		Run: state.RunInfo{ID: info.RunID, Goal: sum.Goal, Slug: sum.Slug, CreatedAt: sum.CreatedAt,
+			ExecDir: sum.ExecDir, WorkTree: sum.WorkTree},
+		Plan: state.Plan{Mode: sum.Mode},
+		Progress: state.Progress{CurrentPhase: sum.CurrentPhase, ReviewIteration: sum.ReviewIteration,
+			PlanRevision: sum.PlanRevision},
+		Usage:  sum.Usage,
+		Status: sum.Status,
+		Stash:  state.UserStash{Commit: sum.Stash},
+	}
+	if sum.LastError != "" {
+		s.Errors = []string{sum.LastError}
+	}
+	if len(sum.Phases) > 0 {
+		s.Plan.Phases = make([]state.Phase, len(sum.Phases))
+		s.Progress.Phases = make([]state.PhaseState, len(sum.Phases))
+		for i, p := range sum.Phases {
+			s.Plan.Phases[i] = state.Phase{Index: i}
+			s.Progress.Phases[i] = state.PhaseState{Index: i, Status: p.Status, Attempt: p.Attempt,
+				StartedAt: p.Started, CompletedAt: p.Completed, PostCommit: p.Commit}
+		}
+	}
+	return graph.Snapshot[state.ExecutionState]{RunID: info.RunID, Seq: info.Latest, State: s, Next: sum.Next,
+		Status: info.Status, Time: info.Time}, true
+}
+
+// Listed is snap as List (and the choice of "the newest run") sees it:
+// through the summary its checkpoint carries. ok is false for a snapshot
+// that List reads whole: a run waiting on an interrupt.
+func Listed(snap graph.Snapshot[state.ExecutionState]) (listed graph.Snapshot[state.ExecutionState], ok bool, err error) {
+	sum, err := summarize(snap)
+	if err != nil {
+		return snap, false, err
+	}
+	status := snap.Status
+	if snap.Interrupt != nil {
+		status = graph.StatusInterrupted
+	}
+	listed, ok = fromSummary(checkpoint.RunInfo{RunID: snap.RunID, Latest: snap.Seq, Status: status, Time: snap.Time, Summary: sum})
+	if !ok {
+		return snap, false, nil
+	}
+	return listed, true, nil
+}

@@ -1,0 +1,236 @@
+package host
+
+import (
+	"encoding/json"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/state"
+)
+
+func sampleSummary() runSummary {
+	at := time.Date(2026, 3, 1, 9, 0, 0, 123, time.FixedZone("", 3600))
+	return runSummary{Seq: 30, Goal: "a calculator\nthat adds · ü", Slug: "a-calculator", CreatedAt: at, ExecDir: "docs/gaffer/x",
+		WorkTree: "/w/r", Status: state.RunHalted, Mode: state.ModePhased, CurrentPhase: -1, ReviewIteration: 3, PlanRevision: 2,
+		Phases:    []phaseSummary{{Status: state.PhaseCompleted, Attempt: 1, Started: at, Completed: at.Add(time.Minute), Commit: "abc"}, {}},
+		Usage:     map[string]state.Usage{"developer": {InputTokens: 5, OutputTokens: 6, CachedTokens: 7, CostUSD: 0.1 + 0.2}, "": {}},
+		LastError: "boom", Stash: "def", Next: []string{"phase", "review"}}
+}
+
+// TestSummaryRoundTrip: a summary reads back as it was written, times in
+// their zones and costs to the bit; an empty one too.
+func TestSummaryRoundTrip(t *testing.T) {
+	for _, want := range []runSummary{sampleSummary(), {}} {
+		b, err := encodeSummary(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := decodeSummary(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(inZones(got), inZones(want)) {
+			t.Errorf("round trip:\n got %+v\nwant %+v", got, want)
+		}
+		if !got.CreatedAt.Equal(want.CreatedAt) || got.CreatedAt.Format(time.RFC3339Nano) != want.CreatedAt.Format(time.RFC3339Nano) {
+			t.Errorf("created %v, want %v", got.CreatedAt, want.CreatedAt)
+		}
+	}
+}
+
+// inZones is sum with each time in a zone of its offset: a time decoded
+// in the local zone (the one of that offset) compares equal.
+func inZones(sum runSummary) runSummary {
+	z := func(t time.Time) time.Time {
+		if t.IsZero() {
+			return t
+		}
+		_, off := t.Zone()
+		return t.In(time.FixedZone("", off))
+	}
+	sum.CreatedAt = z(sum.CreatedAt)
+	sum.Phases = slices.Clone(sum.Phases)
+	for i := range sum.Phases {
+		sum.Phases[i].Started, sum.Phases[i].Completed = z(sum.Phases[i].Started), z(sum.Phases[i].Completed)
+	}
+	return sum
+}
+
+// TestSummaryRefusesWhatItDidNotWrite: another version, a cut record and
+// trailing bytes are errors (the run's state is read instead).
+func TestSummaryRefusesWhatItDidNotWrite(t *testing.T) {
+	b, _ := encodeSummary(sampleSummary())
+	bad := map[string][]byte{
+		"empty":        nil,
+		"json":         []byte(`{"v":1}`),
+		"next version": append([]byte{summaryVersion + 1}, b[1:]...),
+		"cut":          b[:len(b)/2],
+		"cut by one":   b[:len(b)-1],
+		"trailing":     append(append([]byte(nil), b...), 0),
+	}
+	for name, in := range bad {
+		if _, err := decodeSummary(in); err == nil {
+			t.Errorf("%s: decoded", name)
+		}
+	}
+}
+
+// FuzzSummary: any bytes decode to a summary or an error, never a panic
+// or a huge allocation; what decodes encodes back to the same bytes.
+func FuzzSummary(f *testing.F) {
+	b, _ := encodeSummary(sampleSummary())
+	f.Add(b)
+	e, _ := encodeSummary(runSummary{})
+	f.Add(e)
+	f.Add([]byte{1, 0x80})
+	f.Fuzz(func(t *testing.T, in []byte) {
+		sum, err := decodeSummary(in)
+		if err != nil {
+			return
+		}
+		again, err := encodeSummary(sum)
+		if err != nil {
+			t.Fatalf("re-encode: %v", err)
+		}
+		back, err := decodeSummary(again)
+		if err != nil || !reflect.DeepEqual(back, sum) {
+			t.Fatalf("decode(encode(decode(in))) = %+v, %v; want %+v", back, err, sum)
+		}
+	})
+}
+
+// TestPermute: permute moves every element to its place, whatever the
+// cycles of the order.
+func TestPermute(t *testing.T) {
+	for _, order := range [][]int{{}, {0}, {1, 0}, {2, 0, 1}, {0, 2, 1, 3}, {4, 3, 2, 1, 0}, {1, 2, 3, 4, 0, 6, 5}} {
+		s := make([]string, len(order))
+		want := make([]string, len(order))
+		for i := range s {
+			s[i] = string(rune('a' + i))
+		}
+		for i, j := range order {
+			want[i] = s[j]
+		}
+		permute(s, slices.Clone(order))
+		if !slices.Equal(s, want) {
+			t.Errorf("permute by %v = %v, want %v", order, s, want)
+		}
+	}
+}
+
+// TestListThroughTheSocketIsTheLocalList: the socket carries a listed
+// run as its summary and a run on an interrupt whole; the client's List
+// is the holder's, field for field, and a summary this binary cannot read
+// is asked for whole.
+func TestListThroughTheSocketIsTheLocalList(t *testing.T) {
+	f := newFixture(t)
+	h := f.open(t)
+	ctx := t.Context()
+	if _, err := h.Start(ctx, RunSpec{RunID: "r-done", PlanFile: f.plan, Script: f.script, AutoApprove: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Start(ctx, RunSpec{RunID: "r-waits", PlanFile: f.plan, Script: f.script}); err != nil {
+		t.Fatal(err)
+	}
+	local, err := h.List(ctx)
+	if err != nil || len(local) != 2 {
+		t.Fatalf("List = %d runs, %v", len(local), err)
+	}
+	listed := 0
+	for _, r := range local {
+		if r.listed != nil {
+			listed++
+		}
+	}
+	if listed != 1 {
+		t.Fatalf("%d runs listed through their summaries, want the finished one", listed)
+	}
+	if _, _, err := h.Listen(ctx, "test", h); err != nil {
+		t.Fatal(err)
+	}
+	remote, err := NewClient(f.store).List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(local)
+	got, _ := json.Marshal(remote)
+	if string(got) != string(want) {
+		t.Fatalf("List through the socket:\n%s\nwant:\n%s", got, want)
+	}
+
+	// A summary of another version: the client asks for the run.
+	c := NewClient(f.store)
+	src := local[0].listed
+	if src == nil {
+		src = local[1].listed
+	}
+	info := *src
+	info.Summary = append([]byte{summaryVersion + 1}, info.Summary[1:]...)
+	rs, err := c.unlisted(ctx, listedRun{Info: &info, Status: "completed"})
+	if err != nil || rs.Snapshot.RunID != info.RunID || len(rs.Snapshot.State.Plan.Tasks) == 0 {
+		t.Fatalf("a summary of another version: %+v, %v; want the run's whole status", rs.Snapshot.RunID, err)
+	}
+}
+
+// BenchmarkSummary is the cost a summary adds to each checkpoint (made)
+// and to each run of a listing (read): per operation, with allocations.
+func BenchmarkSummary(b *testing.B) {
+	sum := sampleSummary()
+	phases := make([]state.Phase, len(sum.Phases))
+	progress := make([]state.PhaseState, len(sum.Phases))
+	for i, p := range sum.Phases {
+		phases[i] = state.Phase{Index: i, TaskIDs: []string{"1", "2"}}
+		progress[i] = state.PhaseState{Index: i, Status: p.Status, Attempt: p.Attempt, StartedAt: p.Started, CompletedAt: p.Completed, PostCommit: p.Commit}
+	}
+	snap := graph.Snapshot[state.ExecutionState]{RunID: "r-20260301-abcdef", Seq: 30, Next: sum.Next, State: state.ExecutionState{
+		Run:  state.RunInfo{ID: "r-20260301-abcdef", Goal: sum.Goal, CreatedAt: sum.CreatedAt, ExecDir: sum.ExecDir, WorkTree: sum.WorkTree},
+		Plan: state.Plan{Mode: sum.Mode, Phases: phases}, Progress: state.Progress{Phases: progress, CurrentPhase: 1},
+		Usage: sum.Usage, Status: sum.Status, Errors: []string{"boom"}}}
+	enc, err := summarize(snap)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("make", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := summarize(snap); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(len(enc)), "bytes")
+	})
+	b.Run("read", func(b *testing.B) {
+		b.ReportAllocs()
+		info := checkpoint.RunInfo{RunID: snap.RunID, Latest: 30, Status: graph.StatusRunning, Summary: enc}
+		for b.Loop() {
+			if _, ok := fromSummary(info); !ok {
+				b.Fatal("not read")
+			}
+		}
+	})
+}
+
+// TestStaleSummaryIsNotRead: a summary made for another checkpoint than
+// the run's latest (one an older gaffer's Delete left behind, for a run id
+// used again) is not the run's: the run is read whole.
+func TestStaleSummaryIsNotRead(t *testing.T) {
+	sum := sampleSummary()
+	b, err := encodeSummary(sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := checkpoint.RunInfo{RunID: "r", Latest: sum.Seq, Status: graph.StatusRunning, Summary: b}
+	if _, ok := fromSummary(info); !ok {
+		t.Fatal("the latest checkpoint's summary was not read")
+	}
+	for _, latest := range []uint64{sum.Seq - 1, sum.Seq + 1} {
+		info.Latest = latest
+		if _, ok := fromSummary(info); ok {
+			t.Errorf("a summary of checkpoint %d was read for checkpoint %d", sum.Seq, latest)
+		}
+	}
+}
