@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/state"
@@ -41,8 +43,37 @@ type phaseIndex struct {
 // Decode reads the checkpoints of earlier gaffers too (the phase states
 // inside the "progress" value; no "outbox" value), so old stores stay
 // readable.
+//
+// Encode also remembers, for each of the last few runs it encoded, the
+// plan and each chunk it last encoded with their bytes, and reuses the
+// bytes of those that are unchanged (state.Plan.Equal,
+// state.PhaseState.Equal: comparing allocates nothing), so a step encodes
+// the chunk it changed, not the plan and every phase: the same bytes, at
+// the cost of the phase.
 type Codec struct {
 	inner *graph.JSONCodec[state.ExecutionState]
+
+	mu   sync.Mutex
+	runs []*encoded // most recently used first; at most encodedRuns
+}
+
+// encodedRuns is how many runs' encodings a Codec remembers: the runs a
+// process steps at once, usually one.
+const encodedRuns = 8
+
+// encoded is what a Codec last encoded for one run: deep copies of the
+// plan and of each chunk of phase states, so that a state changed in
+// place after Encode cannot make them look unchanged.
+type encoded struct {
+	run       string
+	plan      state.Plan
+	planBytes []byte // nil until the plan is encoded
+	chunks    []encodedChunk
+}
+
+type encodedChunk struct {
+	phases []state.PhaseState
+	bytes  []byte
 }
 
 var _ graph.Codec[state.ExecutionState] = (*Codec)(nil)
@@ -56,8 +87,8 @@ func chunkKey(k int) string { return phasesKey + "." + strconv.Itoa(k) }
 
 // Encode implements graph.Codec.
 func (c *Codec) Encode(s state.ExecutionState) (map[string][]byte, error) {
-	phases := s.Progress.Phases
-	s.Progress.Phases = nil // s is a copy: the caller's state is not touched
+	phases, plan := s.Progress.Phases, s.Plan
+	s.Progress.Phases, s.Plan = nil, state.Plan{} // s is a copy: the caller's state is not touched
 	out, err := c.inner.Encode(s)
 	if err != nil {
 		return nil, err
@@ -67,14 +98,61 @@ func (c *Codec) Encode(s state.ExecutionState) (map[string][]byte, error) {
 		return nil, fmt.Errorf("%w: encode %s: %w", graph.ErrCodec, phasesKey, err)
 	}
 	out[phasesKey] = idx
-	for k := 0; k*PhaseChunk < len(phases); k++ {
-		b, err := json.Marshal(phases[k*PhaseChunk : min(len(phases), (k+1)*PhaseChunk)])
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.encodedFor(s.Run.ID)
+	if e.planBytes == nil || !e.plan.Equal(plan) {
+		b, err := json.Marshal(plan)
 		if err != nil {
-			return nil, fmt.Errorf("%w: encode %s: %w", graph.ErrCodec, chunkKey(k), err)
+			return nil, fmt.Errorf("%w: encode field %s: %w", graph.ErrCodec, planKey, err)
 		}
-		out[chunkKey(k)] = b
+		e.plan, e.planBytes = plan.Clone(), b
+	}
+	out[planKey] = e.planBytes
+	n := (len(phases) + PhaseChunk - 1) / PhaseChunk
+	if len(e.chunks) != n {
+		e.chunks = make([]encodedChunk, n)
+	}
+	for k := range n {
+		part := phases[k*PhaseChunk : min(len(phases), (k+1)*PhaseChunk)]
+		ch := &e.chunks[k]
+		if ch.bytes == nil || !slices.EqualFunc(ch.phases, part, state.PhaseState.Equal) {
+			b, err := json.Marshal(part)
+			if err != nil {
+				return nil, fmt.Errorf("%w: encode %s: %w", graph.ErrCodec, chunkKey(k), err)
+			}
+			ch.phases = ch.phases[:0]
+			for _, ps := range part {
+				ch.phases = append(ch.phases, ps.Clone())
+			}
+			ch.bytes = b
+		}
+		out[chunkKey(k)] = ch.bytes
 	}
 	return out, nil
+}
+
+// planKey names the plan's value, as graph.JSONCodec names it.
+const planKey = "plan"
+
+// encodedFor returns what c remembers of run, made the most recently
+// used, or a new empty record in place of the least recently used one.
+// c.mu is held.
+func (c *Codec) encodedFor(run string) *encoded {
+	i := slices.IndexFunc(c.runs, func(e *encoded) bool { return e.run == run })
+	var e *encoded
+	switch {
+	case i >= 0:
+		e = c.runs[i]
+		c.runs = slices.Delete(c.runs, i, i+1)
+	default:
+		e = &encoded{run: run}
+		if len(c.runs) == encodedRuns {
+			c.runs = c.runs[:encodedRuns-1]
+		}
+	}
+	c.runs = slices.Insert(c.runs, 0, e)
+	return e
 }
 
 // Decode implements graph.Codec. Like graph.JSONCodec it is strict: a

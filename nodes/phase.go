@@ -36,7 +36,7 @@ func (w *workflow) preparePhase(ctx context.Context, s state.ExecutionState, i i
 	if err != nil {
 		return s, err
 	}
-	c := s.Clone()
+	c := s
 	c.Progress.CurrentPhase = i
 	c.Progress.ReviewIteration = 0
 	c.Progress.DriverSessionID = ""

@@ -178,7 +178,7 @@ func withRecovery(s state.ExecutionState, rs recoveryState) (state.ExecutionStat
 	if err != nil {
 		return s, fmt.Errorf("nodes: recovery state: %w", err)
 	}
-	c := s.Clone()
+	c := s
 	c.Progress.Recovery = b
 	return c, nil
 }

@@ -41,7 +41,7 @@ func (w *workflow) stashUserChanges(ctx context.Context, s state.ExecutionState)
 	if h == "" {
 		return s, nil
 	}
-	c := s.Clone()
+	c := s
 	c.Stash = state.UserStash{Commit: h}
 	return c, nil
 }
@@ -72,7 +72,7 @@ func (w *workflow) restore(ctx context.Context, s state.ExecutionState) (state.E
 	if err := repo.DropStash(ctx, s.Run.ID); err != nil {
 		return s, fmt.Errorf("nodes: put back the user's uncommitted changes: %w", err)
 	}
-	c := s.Clone()
+	c := s
 	c.Stash.Restored, c.Stash.Overlap = true, overlap
 	w.cfg.Logger.Info("the user's uncommitted changes are back", "run", s.Run.ID, "also_changed_by_the_run", strings.Join(overlap, ", "))
 	return c, nil

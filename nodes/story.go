@@ -50,7 +50,7 @@ func (w *workflow) writeStoryRecord(s state.ExecutionState, sess agent.Session, 
 	if err := w.write(s, path.Join(storyDir(s), r.Name()), string(data)); err != nil {
 		return s, err
 	}
-	c := s.Clone()
+	c := s
 	c.Progress.Story.Records, c.Progress.Story.Latest = r.Seq, story.Hash(data)
 	return c, nil
 }

@@ -91,7 +91,7 @@ func (s ExecutionState) WithNotice(event string, at time.Time, title, body strin
 	if !s.Config.Notify.Wants(event) {
 		return s
 	}
-	c := s.Clone()
+	c := s
 	c.Outbox.Last++
 	entries := append(slices.Clone(s.Outbox.Entries), Notice{Seq: c.Outbox.Last, Event: event, Time: at, Title: title, Body: body})
 	if n := len(entries); n > OutboxKeep {

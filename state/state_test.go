@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -111,36 +112,74 @@ func mustEncode(t *testing.T, s ExecutionState) []byte {
 	return b
 }
 
-// TestTransitionsDoNotMutate runs every exported transition on a full
-// state and checks, through its encoding, that the input is unchanged; it
-// then changes the output everywhere it can and checks again, which
-// catches shared slices, maps and pointers.
-func TestTransitionsDoNotMutate(t *testing.T) {
-	transitions := map[string]func(ExecutionState) (ExecutionState, error){
-		"Clone":            func(s ExecutionState) (ExecutionState, error) { return s.Clone(), nil },
-		"WithPlan":         func(s ExecutionState) (ExecutionState, error) { return s.WithPlan(s.Plan), nil },
-		"WithPlanRevision": func(s ExecutionState) (ExecutionState, error) { return s.WithPlanRevision(), nil },
-		"WithStatus":       func(s ExecutionState) (ExecutionState, error) { return s.WithStatus(RunHalted), nil },
-		"WithError":        func(s ExecutionState) (ExecutionState, error) { return s.WithError("again"), nil },
-		"WithApproval":     func(s ExecutionState) (ExecutionState, error) { return s.WithApproval(Approval{}), nil },
-		"WithUsage": func(s ExecutionState) (ExecutionState, error) {
-			return s.WithUsage("developer", Usage{InputTokens: 1}), nil
-		},
-		"WithDriverSession":   func(s ExecutionState) (ExecutionState, error) { return s.WithDriverSession("sess"), nil },
-		"WithReviewIteration": func(s ExecutionState) (ExecutionState, error) { return s.WithReviewIteration(3), nil },
-		"WithNextPhase":       func(s ExecutionState) (ExecutionState, error) { return s.WithNextPhase(), nil },
-		"WithPhaseState": func(s ExecutionState) (ExecutionState, error) {
-			ps, err := s.PhaseState(0)
-			if err != nil {
-				return ExecutionState{}, err
-			}
-			ps.Status = PhaseCompleted
-			return s.WithPhaseState(ps)
-		},
+// calls makes each call of a transition in transitions write values the
+// others do not, so that two that wrote into one shared array would be
+// told apart.
+var calls int
+
+// transitions are every exported transition.
+var transitions = map[string]func(ExecutionState) (ExecutionState, error){
+	"WithPlan":         func(s ExecutionState) (ExecutionState, error) { return s.WithPlan(s.Plan), nil },
+	"WithPlanRevision": func(s ExecutionState) (ExecutionState, error) { return s.WithPlanRevision(), nil },
+	"WithStatus":       func(s ExecutionState) (ExecutionState, error) { return s.WithStatus(RunHalted), nil },
+	"WithError": func(s ExecutionState) (ExecutionState, error) {
+		calls++
+		return s.WithError(fmt.Sprint("again ", calls)), nil
+	},
+	"WithApproval": func(s ExecutionState) (ExecutionState, error) { return s.WithApproval(Approval{}), nil },
+	"WithUsage": func(s ExecutionState) (ExecutionState, error) {
+		calls++
+		return s.WithUsage("developer", Usage{InputTokens: calls}), nil
+	},
+	"WithDriverSession":   func(s ExecutionState) (ExecutionState, error) { return s.WithDriverSession("sess"), nil },
+	"WithReviewIteration": func(s ExecutionState) (ExecutionState, error) { return s.WithReviewIteration(3), nil },
+	"WithNextPhase":       func(s ExecutionState) (ExecutionState, error) { return s.WithNextPhase(), nil },
+	"WithNotice": func(s ExecutionState) (ExecutionState, error) {
+		calls++
+		return s.WithNotice(NoticeFailed, time.Unix(int64(calls), 0).UTC(), "t", "b"), nil
+	},
+	"WithPhaseState": func(s ExecutionState) (ExecutionState, error) {
+		ps, err := s.PhaseState(0)
+		if err != nil {
+			return ExecutionState{}, err
+		}
+		calls++
+		ps.Status, ps.Attempt = PhaseCompleted, calls
+		if len(ps.Untracked) > 0 && ps.Review != nil {
+			ps.Untracked[0] = "changed"      // ps is a deep copy: s is not changed
+			ps.Review.Items[0].Text = "done" // nor through the review
+		}
+		return s.WithPhaseState(ps)
+	},
+}
+
+// sharingSample is sample with notifications on, a second phase's state
+// and errors with room to spare in their array, so that a transition
+// that appended in place would write into memory its input sees.
+func sharingSample(t *testing.T) ExecutionState {
+	t.Helper()
+	s := sample(t)
+	s.Config.Notify = &NotifyConfig{Events: []string{NoticeFailed}}
+	s, err := s.WithPhaseState(PhaseState{Index: 1, Status: PhasePending, Written: map[string]string{"a.go": "h"},
+		GitSettings: map[string]string{"config": "g"}, Tasks: []TaskState{{TaskID: "2"}}})
+	if err != nil {
+		t.Fatal(err)
 	}
+	s = s.WithNotice(NoticeFailed, time.Unix(0, 0).UTC(), "first", "")
+	s.Errors = append(make([]string, 0, 8), s.Errors...)
+	s.Outbox.Entries = append(make([]Notice, 0, 8), s.Outbox.Entries...)
+	return s
+}
+
+// TestTransitionsDoNotMutate runs every exported transition on a full
+// state and checks, through its encoding, that the input is unchanged:
+// after the transition, after further transitions of its result, and
+// after a second transition of the same input (two steps taken from one
+// state must not see each other, though they share what neither changed).
+func TestTransitionsDoNotMutate(t *testing.T) {
 	for name, tr := range transitions {
 		t.Run(name, func(t *testing.T) {
-			in := sample(t)
+			in := sharingSample(t)
 			before := mustEncode(t, in)
 			out, err := tr(in)
 			if err != nil {
@@ -149,11 +188,76 @@ func TestTransitionsDoNotMutate(t *testing.T) {
 			if after := mustEncode(t, in); !bytes.Equal(before, after) {
 				t.Fatalf("%s changed its input:\n%s\nbecame\n%s", name, before, after)
 			}
-			scribble(&out)
-			if after := mustEncode(t, in); !bytes.Equal(before, after) {
-				t.Fatalf("changing %s's result changed its input:\n%s\nbecame\n%s", name, before, after)
+			outBytes := mustEncode(t, out)
+			for other, tr2 := range transitions {
+				if _, err := tr2(out); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := tr2(in); err != nil {
+					t.Fatal(err)
+				}
+				if after := mustEncode(t, in); !bytes.Equal(before, after) {
+					t.Fatalf("%s after %s changed the first one's input:\n%s\nbecame\n%s", other, name, before, after)
+				}
+				if after := mustEncode(t, out); !bytes.Equal(outBytes, after) {
+					t.Fatalf("%s of %s's input changed %s's result:\n%s\nbecame\n%s", other, name, name, outBytes, after)
+				}
 			}
 		})
+	}
+}
+
+// TestCloneSharesNothing changes a deep copy everywhere it can, in
+// place, and checks that the original is unchanged; and so for a copy of
+// one phase's state.
+func TestCloneSharesNothing(t *testing.T) {
+	in := sharingSample(t)
+	before := mustEncode(t, in)
+	out := in.Clone()
+	scribble(&out)
+	if after := mustEncode(t, in); !bytes.Equal(before, after) {
+		t.Fatalf("changing a Clone changed the original:\n%s\nbecame\n%s", before, after)
+	}
+	for i := range in.Progress.Phases {
+		ps, err := in.PhaseState(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		one := ExecutionState{Progress: Progress{Phases: []PhaseState{ps}}}
+		scribble(&one)
+	}
+	if after := mustEncode(t, in); !bytes.Equal(before, after) {
+		t.Fatalf("changing a PhaseState changed the state:\n%s\nbecame\n%s", before, after)
+	}
+}
+
+// TestWithPhaseStateSharesTheRest checks that a step's update copies only
+// the phase it changes: the plan and the other phases' contents are the
+// input's own (the same arrays and maps), so an update costs the phase,
+// not the plan.
+func TestWithPhaseStateSharesTheRest(t *testing.T) {
+	in := sharingSample(t)
+	ps, err := in.PhaseState(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps.Status = PhaseCompleted
+	out, err := in.WithPhaseState(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Progress.Phases[0].Status != PhaseCompleted || in.Progress.Phases[0].Status == PhaseCompleted {
+		t.Fatalf("phase 1 status: %s in the result, %s in the input", out.Progress.Phases[0].Status, in.Progress.Phases[0].Status)
+	}
+	if &out.Plan.Tasks[0] != &in.Plan.Tasks[0] || &out.Plan.Phases[0] != &in.Plan.Phases[0] {
+		t.Error("the plan was copied")
+	}
+	o, i := out.Progress.Phases[1], in.Progress.Phases[1]
+	if &o.Tasks[0] != &i.Tasks[0] || reflect.ValueOf(o.Written).UnsafePointer() != reflect.ValueOf(i.Written).UnsafePointer() {
+		t.Error("phase 2's state was copied")
+	}
+	if &out.Progress.Phases[0].Untracked[0] == &in.Progress.Phases[0].Untracked[0] {
+		t.Error("phase 1's state is shared with the input")
 	}
 }
 
@@ -183,8 +287,24 @@ func scribble(s *ExecutionState) {
 			}
 		}
 	}
-	s.Usage["developer"] = Usage{InputTokens: 999}
-	s.Config.Drivers.Prices["m"] = Price{Input: 999}
+	for i := range s.Progress.Phases {
+		p := &s.Progress.Phases[i]
+		for k := range p.Written {
+			p.Written[k] = "zz"
+		}
+		for k := range p.GitSettings {
+			p.GitSettings[k] = "zz"
+		}
+	}
+	if s.Usage != nil {
+		s.Usage["developer"] = Usage{InputTokens: 999}
+	}
+	if s.Config.Drivers.Prices != nil {
+		s.Config.Drivers.Prices["m"] = Price{Input: 999}
+	}
+	if len(s.Outbox.Entries) > 0 {
+		s.Outbox.Entries[0].Title = "zz"
+	}
 	for _, a := range s.Config.Drivers.CLIAgents {
 		a.Command[0], a.Env["A"], a.PassEnv[0] = "zz", "zz", "zz"
 	}

@@ -58,8 +58,9 @@ func RunSuffix(id string) string {
 }
 
 // Clone returns a deep copy of s: no slice, map or pointer is shared, so
-// the copy can be changed freely. Transitions a package needs that have
-// no With… method are written as "c := s.Clone(); change c; return c".
+// the copy can be changed freely, in place too. It costs as much as the
+// plan and the progress are big; a transition that only assigns fields
+// does not need it (see ExecutionState on sharing).
 func (s ExecutionState) Clone() ExecutionState {
 	s.Config = s.Config.Clone()
 	s.Plan = s.Plan.Clone()
@@ -165,7 +166,7 @@ func (r ReviewResult) Clone() ReviewResult {
 // the current phase 0, no review iteration and no session. The plan
 // revision count and everything else are kept.
 func (s ExecutionState) WithPlan(plan Plan) ExecutionState {
-	c := s.Clone()
+	c := s
 	c.Plan = plan.Clone()
 	phases := make([]PhaseState, len(plan.Phases))
 	for i, ph := range plan.Phases {
@@ -182,7 +183,7 @@ func (s ExecutionState) WithPlan(plan Plan) ExecutionState {
 // WithPlanRevision returns s with the plan revision count one higher and
 // the human's earlier answer cleared: a revised plan needs a new one.
 func (s ExecutionState) WithPlanRevision() ExecutionState {
-	c := s.Clone()
+	c := s
 	c.Progress.PlanRevision++
 	c.Approval = Approval{}
 	return c
@@ -190,32 +191,31 @@ func (s ExecutionState) WithPlanRevision() ExecutionState {
 
 // WithStatus returns s with the run status set to st.
 func (s ExecutionState) WithStatus(st RunStatus) ExecutionState {
-	c := s.Clone()
+	c := s
 	c.Status = st
 	return c
 }
 
 // WithError returns s with msg appended to its errors.
 func (s ExecutionState) WithError(msg string) ExecutionState {
-	c := s.Clone()
-	c.Errors = append(c.Errors, msg)
+	c := s
+	c.Errors = append(slices.Clip(s.Errors), msg) // a new array: s's is shared
 	return c
 }
 
 // WithApproval returns s with the human's answer set to a.
 func (s ExecutionState) WithApproval(a Approval) ExecutionState {
-	c := s.Clone()
+	c := s
 	c.Approval = a
 	return c
 }
 
 // WithUsage returns s with u added to the usage of role.
 func (s ExecutionState) WithUsage(role string, u Usage) ExecutionState {
-	c := s.Clone()
-	if c.Usage == nil {
-		c.Usage = make(map[string]Usage)
-	}
-	c.Usage[role] = c.Usage[role].Add(u)
+	c := s
+	c.Usage = make(map[string]Usage, len(s.Usage)+1) // s's map is shared
+	maps.Copy(c.Usage, s.Usage)
+	c.Usage[role] = s.Usage[role].Add(u)
 	return c
 }
 
@@ -236,14 +236,14 @@ func TotalOf(usage map[string]Usage) Usage {
 // WithDriverSession returns s with the developer session to continue set
 // to id ("" for a fresh session next time).
 func (s ExecutionState) WithDriverSession(id string) ExecutionState {
-	c := s.Clone()
+	c := s
 	c.Progress.DriverSessionID = id
 	return c
 }
 
 // WithReviewIteration returns s with the review iteration set to n.
 func (s ExecutionState) WithReviewIteration(n int) ExecutionState {
-	c := s.Clone()
+	c := s
 	c.Progress.ReviewIteration = n
 	return c
 }
@@ -254,7 +254,9 @@ func (s ExecutionState) WithPhaseState(ps PhaseState) (ExecutionState, error) {
 	if ps.Index < 0 || ps.Index >= len(s.Progress.Phases) {
 		return ExecutionState{}, fmt.Errorf("%w: index %d of %d", ErrNoPhase, ps.Index, len(s.Progress.Phases))
 	}
-	c := s.Clone()
+	c := s
+	// A new list of the phases' states, the others' contents shared.
+	c.Progress.Phases = slices.Clone(s.Progress.Phases)
 	c.Progress.Phases[ps.Index] = ps.Clone()
 	return c, nil
 }
@@ -270,7 +272,7 @@ func (s ExecutionState) PhaseState(i int) (PhaseState, error) {
 // WithNextPhase returns s moved on to the next phase: the current phase
 // index one higher, the review iteration 0 and no session to continue.
 func (s ExecutionState) WithNextPhase() ExecutionState {
-	c := s.Clone()
+	c := s
 	c.Progress.CurrentPhase++
 	c.Progress.ReviewIteration = 0
 	c.Progress.DriverSessionID = ""

@@ -8,8 +8,20 @@ import (
 // ExecutionState is the whole state of one workflow run: how it was
 // started, the plan, the progress through its phases, the human's answer,
 // the usage and the outcome. It is a value: transitions return a changed
-// copy (see Clone and the With… methods) and never change the state they
-// are given. It is saved as execution-state.json with Encode.
+// copy (the With… methods) and never change the state they are given. It
+// is saved as execution-state.json with Encode.
+//
+// A copy shares with the state it was made from every slice, map and
+// pointer it did not change: WithPhaseState makes a new list of the
+// phases' states holding a copy of the one phase it replaces, and shares
+// the others' contents, the plan, and so on. A step's transitions thus
+// cost what they change, not what the plan holds. So a transition may
+// assign a copy's fields (c := s; c.Status = …; c.Progress.Phases = …)
+// but must never change a shared slice's or map's elements in place
+// (c.Progress.Phases[i].Status = …, c.Usage[role] = …, append to a
+// slice with room to spare): that would change s too. To change
+// elements in place, take Clone, a deep copy, or PhaseState, a deep copy
+// of one phase's state, first.
 //
 // Each field is a group that changes at its own pace (Run and Config are
 // fixed at start, Plan changes only when the plan is revised, Progress
