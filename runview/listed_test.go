@@ -19,7 +19,7 @@ import (
 func listedStates() map[string]graph.Snapshot[state.ExecutionState] {
 	created := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	plan := state.Plan{Markdown: "# Plan\n\n### Task 1: a\n### Task 2: b\n### Task 3: c\n", Mode: state.ModePhased,
-		Tasks: []state.Task{{ID: "1", Title: "a", Type: state.TypeTest}, {ID: "2", Title: "b", Type: state.TypeImpl}, {ID: "3", Title: "c"}},
+		Tasks:  []state.Task{{ID: "1", Title: "a", Type: state.TypeTest}, {ID: "2", Title: "b", Type: state.TypeImpl}, {ID: "3", Title: "c"}},
 		Phases: []state.Phase{{Index: 0, TaskIDs: []string{"1", "2"}}, {Index: 1, TaskIDs: []string{"3"}}}}
 	review := &state.ReviewResult{Approved: false, Comments: "the test does not fail first"}
 	progress := state.Progress{CurrentPhase: 1, ReviewIteration: 2, PlanRevision: 1, Phases: []state.PhaseState{

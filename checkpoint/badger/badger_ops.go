@@ -1,10 +1,10 @@
 package badger
 
 import (
-	"encoding/binary"
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
