@@ -638,11 +638,9 @@ func testRunSummaries(t *testing.T, s checkpoint.Store) {
 	}
 	// Each run its own, whatever the lengths of the ids (a store may
 	// order keys by a length prefix), some runs without one.
-	var ids []string
 	for i, n := range []int{1, 2, 9, 126, 127, 128, 129, 200, 255, 256, 300, 1000} {
 		for _, c := range "xyz" {
 			id := strings.Repeat(string(c), n)
-			ids = append(ids, id)
 			if (i+int(c))%3 == 0 {
 				put(t, s, cp(id, 1))
 				continue
