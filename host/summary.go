@@ -18,6 +18,11 @@ const summaryVersion = 3
 // summaryErrorBytes bounds the one error a summary keeps.
 const summaryErrorBytes = 400
 
+// summaryMaxPhases bounds the phases a summary lists: a run of a longer
+// plan has no summary (a listing reads its state), so that no step of a
+// 1,000-task plan writes 20 KB of summary beside the chunk it changed.
+const summaryMaxPhases = 64
+
 // runSummary is what a listing shows of a run (list, list --json, the
 // inbox's index, the runs gauge, prune, and the choice of "the newest
 // run"): every checkpoint carries one (graph.WithSummary), and the store
@@ -56,9 +61,13 @@ type phaseSummary struct {
 	Commit    string
 }
 
-// summarize is the summary a checkpoint of the workflow carries.
+// summarize is the summary a checkpoint of the workflow carries; nil for
+// a plan of more than summaryMaxPhases phases.
 func summarize(snap graph.Snapshot[state.ExecutionState]) ([]byte, error) {
 	s := snap.State
+	if len(s.Plan.Phases) > summaryMaxPhases {
+		return nil, nil
+	}
 	sum := runSummary{Seq: snap.Seq, Goal: s.Run.Goal, Slug: s.Run.Slug, CreatedAt: s.Run.CreatedAt,
 		ExecDir: s.Run.ExecDir, WorkTree: s.Run.WorkTree, Status: s.Status, Mode: s.Plan.Mode,
 		CurrentPhase: s.Progress.CurrentPhase, ReviewIteration: s.Progress.ReviewIteration,

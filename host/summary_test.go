@@ -234,3 +234,24 @@ func TestStaleSummaryIsNotRead(t *testing.T) {
 		}
 	}
 }
+
+// TestLongPlanHasNoSummary: a run of a plan longer than summaryMaxPhases
+// carries no summary (each step would write its every phase) and a
+// listing reads it whole; one at the bound has one.
+func TestLongPlanHasNoSummary(t *testing.T) {
+	for _, n := range []int{summaryMaxPhases, summaryMaxPhases + 1, 1000} {
+		var s state.ExecutionState
+		s.Run = state.RunInfo{ID: "r", Goal: "long"}
+		s.Plan.Phases = make([]state.Phase, n)
+		s.Progress.Phases = make([]state.PhaseState, n)
+		snap := graph.Snapshot[state.ExecutionState]{RunID: "r", Seq: 3, State: s, Status: graph.StatusRunning}
+		sum, err := summarize(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, listed, err := Listed(snap)
+		if want := n <= summaryMaxPhases; (sum != nil) != want || listed != want || err != nil {
+			t.Errorf("%d phases: summary of %d bytes, listed through it %v (%v); want %v", n, len(sum), listed, err, want)
+		}
+	}
+}
