@@ -15,6 +15,7 @@ import (
 	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/internal/memlimit"
 	"github.com/gaffer-dev/gaffer/metrics"
 	"github.com/gaffer-dev/gaffer/notify"
 	"github.com/gaffer-dev/gaffer/profile"
@@ -129,6 +130,10 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 		return nil, err
 	}
 	l.Host, l.front.states = h, h
+	if io.LimitMemory && !o.read && commandKind(c) != "serve" {
+		// For the rest of the process: the store's close compacts too.
+		_ = memlimit.Start(os.Getenv, memlimit.Default, time.Second)
+	}
 	if o.kind == "" {
 		return l, nil
 	}

@@ -21,6 +21,11 @@ type IO struct {
 	// out of this process's environment when its drivers are built (see
 	// KeyVault); gaffer's main sets it. Nil leaves the environment alone.
 	Keys *profile.KeyVault
+	// LimitMemory, set by gaffer's main, keeps the heap of a command that
+	// drives a run in this process (not serve, not a reading command)
+	// near what it holds: a soft memory limit, unless GOMEMLIMIT is set
+	// (package memlimit). Tests leave it off: the limit is the process's.
+	LimitMemory bool
 
 	version string  // the program's version, told on the control socket
 	screen  *screen // keeps the phase tree pinned below Out on a terminal (screen.go); nil: none
