@@ -68,7 +68,11 @@ func checkTables(dir string) (verified map[uint64]tableStamp, err error) {
 			return nil, err // unreadable (permission denied, a failing disk), not damaged
 		}
 		stamp := tableStamp{size: info.Size(), mtime: info.ModTime().UnixNano()}
-		if listed[id] != stamp || stamp.size == 0 {
+		if listed[id] == stamp && stamp.size > 0 {
+			// Its footer and index: Badger opens tables on goroutines
+			// of its own, and its way out of a damaged one races.
+			err = checkTableIndex(path, info.Size())
+		} else {
 			err = checkTable(path, tm.Compression)
 		}
 		if err != nil {
@@ -88,12 +92,10 @@ func checkTables(dir string) (verified map[uint64]tableStamp, err error) {
 
 // verifiedFile lists the table files whose every block checkTables has
 // checksummed, each with its size and modification time. A table file
-// never changes once Badger has written it, so the next open leaves one
-// listed with the same size and time to Badger, which checks its index's
-// checksum as it opens it and each block's as it reads it
-// (options.OnBlockRead); a cut file (the damage Badger panics on) has
-// another size. Opening a store costs what its new tables cost, not what
-// all of them hold.
+// never changes once Badger has written it, so the next open checks only
+// the footer and index of one listed with the same size and time (Badger
+// then checks each block as it reads it, options.OnBlockRead): opening a
+// store costs what its new tables cost, not what all of them hold.
 const verifiedFile = "GAFFER-VERIFIED"
 
 // verifiedHeader is the first line of verifiedFile.

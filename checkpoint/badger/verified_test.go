@@ -109,8 +109,9 @@ func TestOpenChecksumsEachTableOnce(t *testing.T) {
 		t.Error("no read found the damaged block")
 	}
 
-	// The index damaged behind the same size and time: Badger's own
-	// check of the index refuses the store, without a panic.
+	// The index damaged behind the same size and time: its check at
+	// open refuses the store (Badger is not left to find it: its way out
+	// of a table it cannot open races).
 	index := append([]byte(nil), data...)
 	chkLen := int(index[len(index)-1]) | int(index[len(index)-2])<<8
 	index[len(index)-4-chkLen-4-1] ^= 0xff
