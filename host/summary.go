@@ -12,8 +12,8 @@ import (
 // summaryVersion is the first byte of a summary's encoding (see
 // encodeSummary). A summary of another version (or none: a run whose
 // latest checkpoint an older gaffer wrote) is not read; the run's state
-// is. (Versions 1 and 2 were layouts that never shipped.)
-const summaryVersion = 3
+// is. (Versions 1 to 3 were layouts that never shipped.)
+const summaryVersion = 4
 
 // summaryErrorBytes bounds the one error a summary keeps.
 const summaryErrorBytes = 400

@@ -21,7 +21,7 @@ import (
 func encodeSummary(sum runSummary) ([]byte, error) {
 	e := summaryEncoder{b: make([]byte, 0, 256)}
 	e.b = append(e.b, summaryVersion)
-	e.b = binary.AppendUvarint(e.b, sum.Seq)
+	e.int(int64(sum.Seq))
 	e.str(sum.Goal)
 	e.str(sum.Slug)
 	if err := e.time(sum.CreatedAt); err != nil {
@@ -72,7 +72,7 @@ func decodeSummary(b []byte) (runSummary, error) {
 		return sum, errors.New("not a summary of this version")
 	}
 	d := summaryDecoder{b: b[1:], s: string(b[1:])}
-	sum.Seq = d.uint()
+	sum.Seq = uint64(d.int())
 	sum.Goal = d.str()
 	sum.Slug = d.str()
 	sum.CreatedAt = d.time()
@@ -151,16 +151,6 @@ func (d *summaryDecoder) fail(err error) {
 		d.err = err
 	}
 	d.b = nil
-}
-
-func (d *summaryDecoder) uint() uint64 {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.fail(errors.New("a number is cut"))
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
 }
 
 func (d *summaryDecoder) int() int64 {
