@@ -9,9 +9,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// openPTY opens a pseudo-terminal and returns its terminal side, which
-// isCharDevice takes for a terminal; both sides close with the test.
-func openPTY(t *testing.T) *os.File {
+// openPTYPair opens a pseudo-terminal and returns its master and its
+// terminal side; both close with the test.
+func openPTYPair(t *testing.T) (master, tty *os.File) {
 	t.Helper()
 	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
@@ -25,10 +25,18 @@ func openPTY(t *testing.T) *os.File {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tty, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	tty, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tty.Close() })
+	return master, tty
+}
+
+// openPTY opens a pseudo-terminal and returns its terminal side, which
+// isCharDevice takes for a terminal; both sides close with the test.
+func openPTY(t *testing.T) *os.File {
+	t.Helper()
+	_, tty := openPTYPair(t)
 	return tty
 }
