@@ -8,7 +8,6 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -17,7 +16,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
 	"github.com/gaffer-dev/gaffer/examples/demo"
+	"github.com/gaffer-dev/gaffer/internal/browsertest"
 )
 
 var inboxBanner = regexp.MustCompile(`gaffer serve: inbox (http://[0-9.:]+/)`)
@@ -134,30 +135,9 @@ func TestServeInboxApprove(t *testing.T) {
 // over the DevTools protocol: it clicks Approve and sees the run complete
 // on the page (the live update), and saves a screenshot.
 func TestServeInboxBrowser(t *testing.T) {
-	chrome := "/usr/bin/chromium"
-	if p, err := exec.LookPath("chromium"); err == nil {
-		chrome = p
-	} else if _, err := os.Stat(chrome); err != nil {
-		t.Skipf("no chromium to drive (install Debian's chromium package): %v", err)
-	}
+	ctx := browsertest.Start(t, chromedp.Flag("disable-quic", true), chromedp.WindowSize(1000, 900))
 	const runID = "r-20260101-inbox2"
 	s, bin, dir, base := startInbox(t, runID)
-
-	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath(chrome), chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-quic", true), chromedp.Flag("no-first-run", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true), chromedp.WindowSize(1000, 900)}
-	actx, cancelAlloc := chromedp.NewExecAllocator(t.Context(), opts...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	// The first call starts the browser, on a context without a timeout
-	// (a timeout would stop the browser with it).
-	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
-		t.Skipf("chromium cannot start here: %v", err)
-	}
-	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancelT()
 
 	// The page's status, read in one evaluation: a live update may replace
 	// the element between a query and its read.

@@ -1,7 +1,6 @@
 package inbox
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
@@ -13,8 +12,10 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/internal/browsertest"
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
@@ -172,12 +173,7 @@ func screenshotDir(t *testing.T) string {
 // the merge command, the rejected review on its phase's card, the diff's
 // lines marked, and no page wider than the screen.
 func TestInboxPagesInTheBrowser(t *testing.T) {
-	chrome := "/usr/bin/chromium"
-	if p, err := exec.LookPath("chromium"); err == nil {
-		chrome = p
-	} else if _, err := os.Stat(chrome); err != nil {
-		t.Skipf("no chromium to drive (install Debian's chromium package): %v", err)
-	}
+	ctx := browsertest.Start(t, chromedp.Flag("hide-scrollbars", true))
 	repo, pre, post := browserRepo(t)
 	svc := &fakeService{runs: browserRuns(pre, post)}
 	s, err := New(Config{Service: svc, Repo: repo, Key: []byte("browser key"), Now: func() time.Time { return t0 }})
@@ -189,20 +185,6 @@ func TestInboxPagesInTheBrowser(t *testing.T) {
 	t.Cleanup(srv.Close)
 	base := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
 	dir := screenshotDir(t)
-
-	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath(chrome), chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("no-first-run", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true), chromedp.Flag("hide-scrollbars", true)}
-	actx, cancelAlloc := chromedp.NewExecAllocator(t.Context(), opts...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
-		t.Skipf("chromium cannot start here: %v", err)
-	}
-	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancelT()
 
 	eval := func(js string) bool {
 		t.Helper()
