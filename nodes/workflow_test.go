@@ -230,15 +230,18 @@ reviewer:
 	}
 }
 
-func TestTaskModeHaltsAfterMaxReviewIterations(t *testing.T) {
-	h := newHarness(t, `
+// neverApproved is a script whose reviewer rejects phase 1 every time.
+const neverApproved = `
 developer:
   - phase: 1
     actions:
       - write: {path: one.txt, content: "1\n"}
 reviewer:
   - {phase: 1, approved: false, comments: "never"}
-`)
+`
+
+func TestTaskModeHaltsAfterMaxReviewIterations(t *testing.T) {
+	h := newHarness(t, neverApproved)
 	res, err := h.start(taskPlan, state.RunConfig{AutoApprove: true, Limits: state.Limits{MaxTaskReviewIterations: 3}})
 	mustDone(t, res, err, state.RunHalted)
 	if revs, _ := h.rec.of(agent.RoleReviewer); len(revs) != 3 {
@@ -253,14 +256,7 @@ reviewer:
 // the last state.MaxRejections of those reviews, oldest first, each with
 // its attempt and iteration.
 func TestPhaseKeepsItsLastRejections(t *testing.T) {
-	h := newHarness(t, `
-developer:
-  - phase: 1
-    actions:
-      - write: {path: one.txt, content: "1\n"}
-reviewer:
-  - {phase: 1, approved: false, comments: "never"}
-`)
+	h := newHarness(t, neverApproved)
 	res, err := h.start(taskPlan, state.RunConfig{AutoApprove: true, Limits: state.Limits{MaxTaskReviewIterations: 7}})
 	s := mustDone(t, res, err, state.RunHalted)
 	rs := s.Progress.Phases[0].Rejections
