@@ -103,9 +103,11 @@ type Store struct {
 	env  checkpoint.LeaseRules
 
 	mu    sync.Mutex
-	stamp int64           // last activity stamp handed out
-	wals  map[string]bool // memtable logs whose directory entry is synced
-	known knownBlobs      // blobs committed per run, so Put skips their lookup
+	stamp int64 // last activity stamp handed out
+	// stamped is true once loadStamp has read the newest stamp on disk.
+	stamped bool
+	wals    map[string]bool // memtable logs whose directory entry is synced
+	known   knownBlobs      // blobs committed per run, so Put skips their lookup
 
 	tokens tokenSource // fencing tokens, reserved on disk a block at a time
 	syncer groupSync   // batches the flushes of concurrent Sync writes
@@ -134,8 +136,9 @@ func Open(dir string, opts Options) (s *Store, err error) {
 	// Badger writes as it opens (a new memtable log), through a memory map.
 	err = checkSpace(dir, opts.minFree())
 	var verified map[uint64]tableStamp
+	judged := false
 	if err == nil {
-		verified, err = checkTables(dir)
+		verified, judged, err = checkTables(dir)
 	}
 	leftovers := leftoverLogs(dir)
 	if err == nil {
@@ -179,8 +182,10 @@ func Open(dir string, opts Options) (s *Store, err error) {
 	if opts.Reading {
 		bo = bo.WithNumCompactors(0).WithCompactL0OnClose(false)
 	}
-	if err := checkReadOnly(dir, bo, len(tables) > 0); err != nil {
-		return nil, err
+	if !judged {
+		if err := checkReadOnly(dir, bo, len(tables) > 0); err != nil {
+			return nil, err
+		}
 	}
 	db, err := openBadgerDB(bo)
 	if err != nil {
@@ -193,7 +198,7 @@ func Open(dir string, opts Options) (s *Store, err error) {
 		db.Close()
 		return nil, err
 	}
-	if verified != nil {
+	if verified != nil && !judged {
 		writeVerified(dir, verified)
 	}
 	privateFiles(dir)
@@ -317,7 +322,7 @@ func (s *Store) init(hadTables bool) error {
 		}
 		return nil
 	}
-	return s.loadStamp()
+	return nil
 }
 
 // readMarker returns the format marker, nil when there is none, and
@@ -392,9 +397,17 @@ func checkReadOnly(dir string, bo badger.Options, hadTables bool) error {
 	return s.judgeMarker(marker, empty, hadTables)
 }
 
-// loadStamp makes activity stamps continue after the newest one on disk.
+// loadStamp makes activity stamps continue after the newest one on disk,
+// once: on the first Put, not at Open, so that a command that only reads
+// does not read every run's index for it.
 func (s *Store) loadStamp() error {
-	return s.view(func(txn *badger.Txn) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stamped {
+		return nil
+	}
+	var newest int64
+	err := s.view(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{kindIndex}, PrefetchValues: false})
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
@@ -402,7 +415,7 @@ func (s *Store) loadStamp() error {
 			err := it.Item().Value(func(v []byte) error {
 				// A damaged index is reported when its run is used.
 				if x, err := decodeIndex(runID, v); err == nil {
-					s.stamp = max(s.stamp, x.stamp)
+					newest = max(newest, x.stamp)
 				}
 				return nil
 			})
@@ -412,6 +425,11 @@ func (s *Store) loadStamp() error {
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	s.stamp, s.stamped = max(s.stamp, newest), true
+	return nil
 }
 
 func (s *Store) nextStamp() int64 {

@@ -27,19 +27,23 @@ import (
 // Only tables the MANIFEST lists are checked (Badger deletes the others),
 // each with the compression the MANIFEST records for it.
 //
-// It returns the tables to list in verifiedFile once the store has opened
-// (nil when the list is current): a failed open changes no file.
-func checkTables(dir string) (verified map[uint64]tableStamp, err error) {
+// It returns every table's stamp (nil for a new store), to list in
+// verifiedFile once the store has opened: a failed open changes no file.
+//
+// judged is true when the tables are exactly those verifiedFile lists and
+// it names this build's format marker: the open that wrote it found the
+// marker in them, and a store's marker changes only with its tables.
+func checkTables(dir string) (verified map[uint64]tableStamp, judged bool, err error) {
 	f, err := os.Open(filepath.Join(dir, "MANIFEST"))
 	if errors.Is(err, fs.ErrNotExist) {
 		if orphans := unlistedTables(dir, badger.Manifest{}); len(orphans) > 0 {
-			return nil, damagef("MANIFEST is missing but %d table files (%s ...) are not; opening would delete them",
+			return nil, false, damagef("MANIFEST is missing but %d table files (%s ...) are not; opening would delete them",
 				len(orphans), orphans[0])
 		}
-		return nil, nil // a new store
+		return nil, false, nil // a new store
 	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer f.Close()
 	defer func() {
@@ -49,23 +53,23 @@ func checkTables(dir string) (verified map[uint64]tableStamp, err error) {
 	}()
 	m, valid, err := badger.ReplayManifestFile(f, 0, badger.DefaultOptions(dir))
 	if err != nil {
-		return nil, damagef("MANIFEST: %v", err)
+		return nil, false, damagef("MANIFEST: %v", err)
 	}
 	// Badger truncates a damaged MANIFEST to its last good change and then
 	// deletes every table it no longer lists. Refuse instead of losing them.
 	if info, err := f.Stat(); err == nil && valid < info.Size() {
 		if orphans := unlistedTables(dir, m); len(orphans) > 0 {
-			return nil, damagef("MANIFEST is damaged after byte %d and no longer lists %d table files (%s ...); opening would delete them",
+			return nil, false, damagef("MANIFEST is damaged after byte %d and no longer lists %d table files (%s ...); opening would delete them",
 				valid, len(orphans), orphans[0])
 		}
 	}
-	listed := readVerified(dir)
+	listed, marker := readVerified(dir)
 	now := make(map[uint64]tableStamp, len(m.Tables))
 	for id, tm := range m.Tables {
 		path := table.NewFilename(id, dir)
 		info, err := os.Stat(path)
 		if err != nil {
-			return nil, err // unreadable (permission denied, a failing disk), not damaged
+			return nil, false, err // unreadable (permission denied, a failing disk), not damaged
 		}
 		stamp := tableStamp{size: info.Size(), mtime: info.ModTime().UnixNano()}
 		if listed[id] == stamp && stamp.size > 0 {
@@ -78,16 +82,13 @@ func checkTables(dir string) (verified map[uint64]tableStamp, err error) {
 		if err != nil {
 			var pe *fs.PathError
 			if errors.As(err, &pe) {
-				return nil, err // unreadable (permission denied, a failing disk), not damaged
+				return nil, false, err // unreadable (permission denied, a failing disk), not damaged
 			}
-			return nil, damagef("table %s: %v", filepath.Base(path), err)
+			return nil, false, damagef("table %s: %v", filepath.Base(path), err)
 		}
 		now[id] = stamp
 	}
-	if maps.Equal(now, listed) {
-		return nil, nil
-	}
-	return now, nil
+	return now, maps.Equal(now, listed) && marker == markerValue, nil
 }
 
 // verifiedFile lists the table files whose every block checkTables has
@@ -106,34 +107,46 @@ type tableStamp struct {
 	size, mtime int64
 }
 
-// readVerified returns the tables verifiedFile lists; none when it is
-// missing or not of this format (every table is then checked whole).
-func readVerified(dir string) map[uint64]tableStamp {
+// readVerified returns the tables verifiedFile lists, none when it is
+// missing or not of this format (every table is then checked whole), and
+// the format marker of the store the open that wrote it judged ("" when
+// the file does not say: an older gaffer wrote it).
+func readVerified(dir string) (tables map[uint64]tableStamp, marker string) {
 	b, err := os.ReadFile(filepath.Join(dir, verifiedFile))
 	if err != nil {
-		return nil
+		return nil, ""
 	}
 	lines := strings.Split(string(b), "\n")
 	if len(lines) == 0 || lines[0] != verifiedHeader {
-		return nil
+		return nil, ""
 	}
 	out := make(map[uint64]tableStamp, len(lines))
 	for _, l := range lines[1:] {
+		if m, ok := strings.CutPrefix(l, verifiedMarker); ok {
+			marker = m
+			continue
+		}
 		var id uint64
 		var st tableStamp
 		if n, err := fmt.Sscanf(l, "%d %d %d", &id, &st.size, &st.mtime); err == nil && n == 3 {
 			out[id] = st
 		}
 	}
-	return out
+	return out, marker
 }
+
+// verifiedMarker starts verifiedFile's line naming the format marker the
+// store held when the file was written (an older gaffer skips the line).
+const verifiedMarker = "marker "
 
 // writeVerified replaces verifiedFile with tables, through a temporary
 // file and a rename: a kill leaves the old list or the new one. A store
-// that cannot be written (read-only) keeps checking every table.
+// that cannot be written (read-only) keeps checking every table. Call it
+// only once the store's marker has been judged to be this build's.
 func writeVerified(dir string, tables map[uint64]tableStamp) {
 	var b strings.Builder
 	b.WriteString(verifiedHeader + "\n")
+	b.WriteString(verifiedMarker + markerValue + "\n")
 	for _, id := range slices.Sorted(maps.Keys(tables)) {
 		st := tables[id]
 		fmt.Fprintf(&b, "%d %d %d\n", id, st.size, st.mtime)
@@ -193,12 +206,27 @@ func checkTableIndex(path string, size int64) error {
 		return err
 	}
 	defer f.Close()
+	// The file's tail, which usually holds the whole index: one read, not
+	// four, for each of a large store's hundreds of tables.
+	tail := make([]byte, min(size, tableTailBytes))
+	if _, err := f.ReadAt(tail, size-int64(len(tail))); err != nil {
+		return err
+	}
+	// at returns the n bytes at off, from the tail when it holds them.
+	at := func(off, n int64) ([]byte, error) {
+		if start := off - (size - int64(len(tail))); start >= 0 {
+			return tail[start : start+n], nil
+		}
+		b := make([]byte, n)
+		_, err := f.ReadAt(b, off)
+		return b, err
+	}
 	u32 := func(off int64) (int64, error) {
-		var b [4]byte
-		if _, err := f.ReadAt(b[:], off); err != nil {
+		b, err := at(off, 4)
+		if err != nil {
 			return 0, err
 		}
-		return int64(binary.BigEndian.Uint32(b[:])), nil
+		return int64(binary.BigEndian.Uint32(b)), nil
 	}
 	truncated := fmt.Errorf("truncated: the index footer points outside the file's %d bytes", size)
 	pos := size - 4
@@ -212,8 +240,8 @@ func checkTableIndex(path string, size int64) error {
 	if pos -= chkLen + 4; chkLen > size-8 || pos < 0 {
 		return truncated
 	}
-	chk := make([]byte, chkLen)
-	if _, err := f.ReadAt(chk, pos+4); err != nil {
+	chk, err := at(pos+4, chkLen)
+	if err != nil {
 		return err
 	}
 	algo, sum, ok := parseChecksum(chk)
@@ -227,8 +255,8 @@ func checkTableIndex(path string, size int64) error {
 	if idxLen > pos {
 		return truncated
 	}
-	idx := make([]byte, idxLen)
-	if _, err := f.ReadAt(idx, pos-idxLen); err != nil {
+	idx, err := at(pos-idxLen, idxLen)
+	if err != nil {
 		return err
 	}
 	if y.CalculateChecksum(idx, algo) != sum {
@@ -236,6 +264,10 @@ func checkTableIndex(path string, size int64) error {
 	}
 	return nil
 }
+
+// tableTailBytes is how much of a table's end checkTableIndex reads at
+// first: a 256 KiB table's index and bloom filter take a few KiB.
+const tableTailBytes = 16 << 10
 
 // parseChecksum decodes a pb.Checksum message: field 1 the algorithm, field
 // 2 the sum, both varints. It accepts only the algorithms Badger knows.

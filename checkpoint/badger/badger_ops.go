@@ -156,6 +156,9 @@ func (s *Store) Put(ctx context.Context, cp checkpoint.Checkpoint, opts checkpoi
 			return fmt.Errorf("%w: run %s seq %d: value %q is %d bytes, over MaxValueSize", checkpoint.ErrInvalid, cp.RunID, cp.Seq, name, len(v))
 		}
 	}
+	if err := s.loadStamp(); err != nil {
+		return err
+	}
 	rec, blobs := encodeCheckpointSums(cp, s.opts.BlobThreshold, s.hasher(cp.RunID, opts.Fence))
 	var gen uint64
 	err := s.update(ctx, func(txn *badger.Txn) error {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -54,7 +55,10 @@ func TestOpenChecksumsEachTableOnce(t *testing.T) {
 	if len(tables) == 0 {
 		t.Fatal("store has no table file")
 	}
-	listed := readVerified(dir)
+	listed, marker := readVerified(dir)
+	if marker != markerValue {
+		t.Errorf("GAFFER-VERIFIED names marker %q, want %q", marker, markerValue)
+	}
 	f, biggest := "", int64(0)
 	for _, tf := range tables {
 		info, err := os.Stat(tf)
@@ -181,4 +185,79 @@ func TestReadingOpenCompactsNothing(t *testing.T) {
 	if cp, err := s.Latest(bg, "r"); err != nil || cp.Seq != 51 {
 		t.Fatalf("latest after the reading open's write: %d, %v", cp.Seq, err)
 	}
+}
+
+// TestOpenTrustsAJudgedStore: an open that found this build's marker
+// names it in GAFFER-VERIFIED, and the next open of the same tables skips
+// the read-only open that judges the marker first. A file an older gaffer
+// wrote (no marker line) is judged again and then completed. A store
+// whose marker changed (a newer format, written over it) has other tables,
+// and is refused as before, changing nothing.
+func TestOpenTrustsAJudgedStore(t *testing.T) {
+	dir := t.TempDir()
+	fillStore(t, dir, 3)
+	for range 2 { // the first open of a new store has no MANIFEST to list
+		s, err := Open(dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+	if _, judged, err := checkTables(dir); err != nil || !judged {
+		t.Fatalf("checkTables after two opens: judged %v, %v; want judged", judged, err)
+	}
+
+	// An older gaffer's file: the same tables, no marker line.
+	path := filepath.Join(dir, verifiedFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := strings.Replace(string(b), verifiedMarker+markerValue+"\n", "", 1)
+	if old == string(b) {
+		t.Fatalf("GAFFER-VERIFIED has no marker line:\n%s", b)
+	}
+	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, judged, _ := checkTables(dir); judged {
+		t.Fatal("a file without a marker line is trusted")
+	}
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, judged, _ := checkTables(dir); !judged {
+		t.Fatal("the open did not name the marker it found")
+	}
+
+	// A newer format over the judged store.
+	rawSet(t, dir, map[string][]byte{string(markerKey): []byte("gaffer-checkpoint/99")})
+	before := dirStamps(t, dir)
+	_, err = Open(dir, Options{})
+	if !errors.Is(err, checkpoint.ErrForeignStore) || !strings.Contains(err.Error(), "gaffer-checkpoint/99") {
+		t.Fatalf("open of a store of another format = %v, want ErrForeignStore naming it", err)
+	}
+	if after := dirStamps(t, dir); !maps.Equal(before, after) {
+		t.Fatalf("the refused open changed the store:\nbefore %v\nafter  %v", before, after)
+	}
+}
+
+// dirStamps is every file of dir with its size and modification time.
+func dirStamps(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[string]string, len(es))
+	for _, e := range es {
+		info, err := e.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[e.Name()] = fmt.Sprintf("%d %d", info.Size(), info.ModTime().UnixNano())
+	}
+	return out
 }
