@@ -403,9 +403,9 @@ func (h *Host) runs(ctx context.Context) ([]RunStatus, error) {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
 	rs := make([]RunStatus, len(infos))
+	var sl slabs
 	for i, in := range infos {
-		var ok bool
-		if rs[i].Snapshot, ok = fromSummary(in); ok {
+		if fromSummaryTo(in, &rs[i].Snapshot, &sl) {
 			rs[i].listed = &infos[i]
 		} else {
 			if rs[i].Snapshot, err = h.runner.State(ctx, in.RunID); err != nil {

@@ -98,37 +98,96 @@ func summarize(snap graph.Snapshot[state.ExecutionState]) ([]byte, error) {
 // in the interrupt), as is one whose summary is missing or of another
 // version.
 func fromSummary(info checkpoint.RunInfo) (graph.Snapshot[state.ExecutionState], bool) {
+	var snap graph.Snapshot[state.ExecutionState]
+	ok := fromSummaryTo(info, &snap, nil)
+	return snap, ok
+}
+
+// fromSummaryTo is fromSummary into *dst (left as it was when it returns
+// false), its lists cut from sl's (see slabs; nil allocates each).
+func fromSummaryTo(info checkpoint.RunInfo, dst *graph.Snapshot[state.ExecutionState], sl *slabs) bool {
 	if info.Summary == nil || info.Status == graph.StatusInterrupted {
-		return graph.Snapshot[state.ExecutionState]{}, false
+		return false
 	}
-	sum, err := decodeSummary(info.Summary)
-	if err != nil || sum.Seq != info.Latest {
-		return graph.Snapshot[state.ExecutionState]{}, false
+	var sum runSummary
+	if err := decodeSummaryTo(info.Summary, &sum, sl); err != nil || sum.Seq != info.Latest {
+		return false
 	}
-	s := state.ExecutionState{
-		Run: state.RunInfo{ID: info.RunID, Goal: sum.Goal, Slug: sum.Slug, CreatedAt: sum.CreatedAt,
-			ExecDir: sum.ExecDir, WorkTree: sum.WorkTree},
-		Plan: state.Plan{Mode: sum.Mode},
-		Progress: state.Progress{CurrentPhase: sum.CurrentPhase, ReviewIteration: sum.ReviewIteration,
-			PlanRevision: sum.PlanRevision},
-		Usage:  sum.Usage,
-		Status: sum.Status,
-		Stash:  state.UserStash{Commit: sum.Stash},
-	}
+	*dst = graph.Snapshot[state.ExecutionState]{RunID: info.RunID, Seq: info.Latest, Next: sum.Next,
+		Status: info.Status, Time: info.Time}
+	s := &dst.State
+	s.Run = state.RunInfo{ID: info.RunID, Goal: sum.Goal, Slug: sum.Slug, CreatedAt: sum.CreatedAt,
+		ExecDir: sum.ExecDir, WorkTree: sum.WorkTree}
+	s.Plan.Mode = sum.Mode
+	s.Progress.CurrentPhase, s.Progress.ReviewIteration, s.Progress.PlanRevision = sum.CurrentPhase, sum.ReviewIteration, sum.PlanRevision
+	s.Usage, s.Status, s.Stash.Commit = sum.Usage, sum.Status, sum.Stash
 	if sum.LastError != "" {
-		s.Errors = []string{sum.LastError}
+		s.Errors = carve(sl.stringList(), 1)
+		s.Errors[0] = sum.LastError
 	}
-	if len(sum.Phases) > 0 {
-		s.Plan.Phases = make([]state.Phase, len(sum.Phases))
-		s.Progress.Phases = make([]state.PhaseState, len(sum.Phases))
+	if n := len(sum.Phases); n > 0 {
+		s.Plan.Phases = carve(sl.phaseList(), n)
+		s.Progress.Phases = carve(sl.phaseStateList(), n)
 		for i, p := range sum.Phases {
 			s.Plan.Phases[i] = state.Phase{Index: i}
 			s.Progress.Phases[i] = state.PhaseState{Index: i, Status: p.Status, Attempt: p.Attempt,
 				StartedAt: p.Started, CompletedAt: p.Completed, PostCommit: p.Commit}
 		}
 	}
-	return graph.Snapshot[state.ExecutionState]{RunID: info.RunID, Seq: info.Latest, State: s, Next: sum.Next,
-		Status: info.Status, Time: info.Time}, true
+	return true
+}
+
+// slabs hold the lists of a listing's snapshots (10,000 runs, each with a
+// few phases and an error): each list is cut from a slab that serves many
+// runs, rather than allocated on its own. A nil *slabs allocates each
+// list.
+type slabs struct {
+	phases      []state.Phase
+	phaseStates []state.PhaseState
+	strs        []string
+	sums        []phaseSummary
+}
+
+func (sl *slabs) phaseList() *[]state.Phase {
+	if sl == nil {
+		return new([]state.Phase)
+	}
+	return &sl.phases
+}
+
+func (sl *slabs) phaseStateList() *[]state.PhaseState {
+	if sl == nil {
+		return new([]state.PhaseState)
+	}
+	return &sl.phaseStates
+}
+
+func (sl *slabs) stringList() *[]string {
+	if sl == nil {
+		return new([]string)
+	}
+	return &sl.strs
+}
+
+func (sl *slabs) phaseSummaries() *[]phaseSummary {
+	if sl == nil {
+		return new([]phaseSummary)
+	}
+	return &sl.sums
+}
+
+// slabLen is how many entries a slab is made with, at the least.
+const slabLen = 512
+
+// carve returns the next n entries of *slab, a new slab when it has fewer
+// left. Its capacity is n: an append to it does not reach the next list.
+func carve[T any](slab *[]T, n int) []T {
+	if len(*slab) < n {
+		*slab = make([]T, max(n, slabLen))
+	}
+	s := (*slab)[:n:n]
+	*slab = (*slab)[n:]
+	return s
 }
 
 // Listed is snap as List (and the choice of "the newest run") sees it:

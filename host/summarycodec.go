@@ -68,8 +68,14 @@ func encodeSummary(sum runSummary) ([]byte, error) {
 // else (another version, a cut or damaged record).
 func decodeSummary(b []byte) (runSummary, error) {
 	var sum runSummary
+	err := decodeSummaryTo(b, &sum, nil)
+	return sum, err
+}
+
+// decodeSummaryTo is decodeSummary into *sum, its lists cut from sl's.
+func decodeSummaryTo(b []byte, sum *runSummary, sl *slabs) error {
 	if len(b) == 0 || b[0] != summaryVersion {
-		return sum, errors.New("not a summary of this version")
+		return errors.New("not a summary of this version")
 	}
 	d := summaryDecoder{b: b[1:], s: string(b[1:])}
 	sum.Seq = uint64(d.int())
@@ -84,7 +90,7 @@ func decodeSummary(b []byte) (runSummary, error) {
 	sum.ReviewIteration = int(d.int())
 	sum.PlanRevision = int(d.int())
 	if n := d.count(); n > 0 {
-		sum.Phases = make([]phaseSummary, n)
+		sum.Phases = carve(sl.phaseSummaries(), n)
 		for i := range sum.Phases {
 			sum.Phases[i] = phaseSummary{Status: state.PhaseStatus(d.int()), Attempt: int(d.int()),
 				Started: d.time(), Completed: d.time(), Commit: d.str()}
@@ -102,7 +108,7 @@ func decodeSummary(b []byte) (runSummary, error) {
 	sum.LastError = d.str()
 	sum.Stash = d.str()
 	if n := d.count(); n > 0 {
-		sum.Next = make([]string, n)
+		sum.Next = carve(sl.stringList(), n)
 		for i := range sum.Next {
 			sum.Next[i] = d.str()
 		}
@@ -110,7 +116,7 @@ func decodeSummary(b []byte) (runSummary, error) {
 	if d.err == nil && len(d.b) > 0 {
 		d.err = fmt.Errorf("%d bytes after the summary", len(d.b))
 	}
-	return sum, d.err
+	return d.err
 }
 
 type summaryEncoder struct{ b []byte }
