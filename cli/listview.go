@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"bufio"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -58,19 +60,27 @@ const (
 // PHASE, CREATED and COST per run, then a line with its branch (and
 // whether it is merged) and its goal, cut to fit. A run id too long for
 // the row puts the row's cells on a line of their own under it.
+//
+// A listing may have 10,000 rows: each cell is made once, and the lines
+// go out through one buffer rather than a string per line.
 func writeListTable(w io.Writer, views []runview.Run, zone *time.Location, cols int) error {
 	cols = max(cols, 40)
-	head := []string{"RUN", "STATUS", "PHASE", fmt.Sprintf("CREATED (%s)", zone), "COST"}
-	rows := make([][]string, 0, len(views))
-	for _, v := range views {
+	head := listRow{"RUN", "STATUS", "PHASE", fmt.Sprintf("CREATED (%s)", zone), "COST"}
+	rows := make([]listRow, len(views))
+	var stamp []byte
+	for i, v := range views {
 		phase := "-"
 		if len(v.Phases) > 0 {
-			phase = fmt.Sprintf("%d/%d", v.CurrentPhase, len(v.Phases))
+			phase = strconv.Itoa(v.CurrentPhase) + "/" + strconv.Itoa(len(v.Phases))
 		}
-		rows = append(rows, []string{v.RunID, listStatus(v), phase, v.CreatedAt.In(zone).Format(time.DateTime), listCost(v.Usage)})
+		stamp = v.CreatedAt.In(zone).AppendFormat(stamp[:0], time.DateTime)
+		rows[i] = listRow{v.RunID, listStatus(v), phase, string(stamp), listCost(v.Usage)}
 	}
-	widths := make([]int, len(head))
-	for _, r := range append([][]string{head}, rows...) {
+	var widths [len(listRow{})]int
+	for i, c := range head {
+		widths[i] = utf8.RuneCountInString(c)
+	}
+	for _, r := range rows {
 		for i, c := range r {
 			widths[i] = max(widths[i], utf8.RuneCountInString(c))
 		}
@@ -82,45 +92,59 @@ func writeListTable(w io.Writer, views []runview.Run, zone *time.Location, cols 
 	// Too wide (long run ids): the id alone on its line, the cells
 	// after it indented below.
 	split := total-2 > cols
-	line := func(r []string) string {
-		var b strings.Builder
+	bw := bufio.NewWriterSize(w, 64<<10)
+	line := func(r listRow) {
 		for i, c := range r {
-			if split && i == 0 {
-				b.WriteString(c + "\n  ")
-				continue
-			}
-			b.WriteString(c)
-			if i < len(r)-1 {
-				b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)+2))
+			bw.WriteString(c)
+			switch {
+			case split && i == 0:
+				bw.WriteString("\n  ")
+			case i < len(r)-1:
+				pad(bw, widths[i]-utf8.RuneCountInString(c)+2)
 			}
 		}
-		return b.String()
+		bw.WriteByte('\n')
 	}
-	var out strings.Builder
-	if split {
-		out.WriteString(line(append([]string{"RUN"}, head[1:]...)) + "\n")
-		widths[0] = 0
-	} else {
-		out.WriteString(line(head) + "\n")
-	}
+	line(head)
 	stopped, unmerged := false, false
 	for i, v := range views {
-		out.WriteString(line(rows[i]) + "\n")
-		out.WriteString(cut("  "+listDetail(v), cols) + "\n")
+		line(rows[i])
+		detail := listDetail(v)
+		if utf8.RuneCountInString(detail)+2 <= cols {
+			bw.WriteString("  ")
+			bw.WriteString(detail)
+		} else {
+			bw.WriteString(cut("  "+detail, cols))
+		}
+		bw.WriteByte('\n')
 		stopped = stopped || v.Stopped
 		unmerged = unmerged || v.Unmerged
 	}
 	if stopped || unmerged {
-		out.WriteString("\n")
+		bw.WriteString("\n")
 	}
 	if stopped {
-		out.WriteString(listStoppedNote + "\n")
+		bw.WriteString(listStoppedNote + "\n")
 	}
 	if unmerged {
-		out.WriteString(listUnmergedNote + "\n")
+		bw.WriteString(listUnmergedNote + "\n")
 	}
-	_, err := io.WriteString(w, out.String())
-	return err
+	return bw.Flush()
+}
+
+// listRow is one row of list's table: RUN, STATUS, PHASE, CREATED, COST.
+type listRow [5]string
+
+// spaces pads list's cells.
+const spaces = "                                                                "
+
+// pad writes n spaces.
+func pad(w *bufio.Writer, n int) {
+	for n > 0 {
+		k := min(n, len(spaces))
+		w.WriteString(spaces[:k])
+		n -= k
+	}
 }
 
 // listDetail is a run's second line in list: its branch, after

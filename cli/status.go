@@ -169,11 +169,27 @@ const listGoalRunes = 60
 // listGoalRunes runes ending in "…" when it is longer. list --json and
 // status keep the goal whole.
 func listGoal(goal string) string {
+	if len(goal) <= listGoalRunes && oneLine(goal) {
+		return goal // most goals: nothing to change, nothing to allocate
+	}
 	g := strings.Join(strings.Fields(goal), " ")
 	if utf8.RuneCountInString(g) <= listGoalRunes {
 		return g
 	}
 	return strings.TrimRight(string([]rune(g)[:listGoalRunes-1]), " ") + "…"
+}
+
+// oneLine reports whether s is ASCII without a control character, a
+// space at either end or two spaces in a row: what listGoal leaves as it
+// is.
+func oneLine(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < ' ' || c >= 0x7f || c == ' ' && (i == 0 || i == len(s)-1 || s[i-1] == ' ') {
+			return false
+		}
+	}
+	return true
 }
 
 // displayZone is the one zone list and history print times in: the local

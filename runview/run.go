@@ -127,6 +127,9 @@ func RowOf(rs host.RunStatus) Run {
 		v.Mode = s.Plan.Mode.String()
 		v.CurrentPhase = s.Progress.CurrentPhase + 1
 	}
+	if len(s.Plan.Phases) > 0 {
+		v.Phases = make([]RunPhase, 0, len(s.Plan.Phases))
+	}
 	for i, ph := range s.Plan.Phases {
 		pv := RunPhase{Number: i + 1, Tasks: ph.TaskIDs, Status: state.PhasePending.String()}
 		if i < len(s.Progress.Phases) {
