@@ -18,6 +18,8 @@ import (
 
 	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/checkpoint/badger"
+	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/workspace"
 )
 
 // BenchmarkListManyRuns times the real binary's `list` and `status` on a
@@ -144,7 +146,7 @@ func TestBenchSpawner(t *testing.T) {
 }
 
 // branchRuns gives each run of ids its branch gaffer/ID at the commit of
-// run from's, as a run in its own work tree leaves it: list asks git
+// run from's, as runs in their own work trees leave them: list asks git
 // which of them hold unmerged work.
 func branchRuns(b *testing.B, dir, from string, ids []string) {
 	tip, err := exec.Command("git", "-C", dir, "rev-parse", "refs/heads/gaffer/"+from).Output()
@@ -159,6 +161,15 @@ func branchRuns(b *testing.B, dir, from string, ids []string) {
 	cmd.Stdin = strings.NewReader(in.String())
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("git update-ref: %v\n%s", err, out)
+	}
+	// As the runs' own starts leave them: AddWorkTree packs the refs once
+	// LooseBranchesToPack branches are loose.
+	repo, err := workspace.Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := repo.PackLooseBranches(context.Background(), strings.TrimSuffix(host.ForkBranchPrefix, "/"), workspace.LooseBranchesToPack); err != nil {
+		b.Fatal(err)
 	}
 }
 

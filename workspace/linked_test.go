@@ -3,6 +3,7 @@ package workspace
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -197,5 +198,64 @@ func TestAddWorkTreesAtOnce(t *testing.T) {
 	}
 	if out := f.git("worktree", "list", "--porcelain"); strings.Count(out, "worktree ") != 1 {
 		t.Errorf("git's records of work trees after every tree was removed:\n%s", out)
+	}
+}
+
+// TestAddWorkTreePacksLooseBranches: once LooseBranchesToPack run
+// branches are loose, AddWorkTree packs the refs (a listing reads every
+// run's branch, and git reads packed refs ten times faster); every branch
+// still names its commit. Fewer loose branches are left loose.
+func TestAddWorkTreePacksLooseBranches(t *testing.T) {
+	f := newFixture(t)
+	f.write("a.txt", "a\n")
+	base := f.commit("base")
+	loose := func() int {
+		es, err := os.ReadDir(filepath.Join(f.dir, ".git", "refs", "heads", "gaffer"))
+		if err != nil && !os.IsNotExist(err) { // git removes the emptied folder
+			t.Fatal(err)
+		}
+		return len(es)
+	}
+	branches := func(from, n int) {
+		var in strings.Builder
+		for i := from; i < from+n; i++ {
+			fmt.Fprintf(&in, "create refs/heads/gaffer/b-%d %s\n", i, base)
+		}
+		cmd := exec.Command("git", "-C", f.dir, "update-ref", "--stdin")
+		cmd.Stdin = strings.NewReader(in.String())
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("update-ref: %v\n%s", err, out)
+		}
+	}
+
+	branches(0, 10)
+	if _, err := f.repo.AddWorkTree(f.ctx, filepath.Join(t.TempDir(), "r-few"), "gaffer/r-few", base); err != nil {
+		t.Fatal(err)
+	}
+	if n := loose(); n != 11 {
+		t.Fatalf("%d loose branches after a run's start, want the 11 left loose", n)
+	}
+
+	branches(10, LooseBranchesToPack)
+	if n := loose(); n < LooseBranchesToPack {
+		t.Fatalf("%d loose branches, want at least %d", n, LooseBranchesToPack)
+	}
+	if _, err := f.repo.AddWorkTree(f.ctx, filepath.Join(t.TempDir(), "r-many"), "gaffer/r-many", base); err != nil {
+		t.Fatal(err)
+	}
+	if n := loose(); n != 0 {
+		t.Fatalf("%d loose branches after a run's start, want them packed", n)
+	}
+	refs := strings.Fields(f.git("for-each-ref", "--format=%(objectname)", "refs/heads/gaffer/"))
+	if len(refs) != LooseBranchesToPack+12 {
+		t.Fatalf("%d run branches after packing, want %d", len(refs), LooseBranchesToPack+12)
+	}
+	for _, h := range refs {
+		if h != base {
+			t.Fatalf("a packed branch names %s, want %s", h, base)
+		}
+	}
+	if got := strings.TrimSpace(f.git("rev-parse", "gaffer/b-7")); got != base {
+		t.Fatalf("gaffer/b-7 = %s after packing, want %s", got, base)
 	}
 }
