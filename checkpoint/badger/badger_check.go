@@ -8,8 +8,11 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/dgraph-io/badger/v4"
@@ -64,31 +67,65 @@ func checkTables(dir string) (verified map[uint64]tableStamp, judged bool, err e
 		}
 	}
 	listed, marker := readVerified(dir)
-	now := make(map[uint64]tableStamp, len(m.Tables))
-	for id, tm := range m.Tables {
-		path := table.NewFilename(id, dir)
-		info, err := os.Stat(path)
-		if err != nil {
-			return nil, false, err // unreadable (permission denied, a failing disk), not damaged
-		}
-		stamp := tableStamp{size: info.Size(), mtime: info.ModTime().UnixNano()}
-		if listed[id] == stamp && stamp.size > 0 {
-			// Its footer and index: Badger opens tables on goroutines
-			// of its own, and its way out of a damaged one races.
-			err = checkTableIndex(path, info.Size())
-		} else {
-			err = checkTable(path, tm.Compression)
-		}
+	// The tables are checked on every core: a large store has hundreds.
+	ids := slices.Sorted(maps.Keys(m.Tables))
+	stamps := make([]tableStamp, len(ids))
+	errs := make([]error, len(ids))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range max(1, min(runtime.GOMAXPROCS(0), 4, len(ids))) {
+		wg.Go(func() {
+			tail := make([]byte, tableTailBytes)
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(ids) {
+					return
+				}
+				stamps[i], errs[i] = checkListedTable(dir, ids[i], m.Tables[ids[i]].Compression, listed, tail)
+			}
+		})
+	}
+	wg.Wait()
+	now := make(map[uint64]tableStamp, len(ids))
+	for i, err := range errs {
 		if err != nil {
 			var pe *fs.PathError
 			if errors.As(err, &pe) {
 				return nil, false, err // unreadable (permission denied, a failing disk), not damaged
 			}
-			return nil, false, damagef("table %s: %v", filepath.Base(path), err)
+			return nil, false, damagef("table %s: %v", filepath.Base(table.NewFilename(ids[i], dir)), err)
 		}
-		now[id] = stamp
+		now[ids[i]] = stamps[i]
 	}
 	return now, maps.Equal(now, listed) && marker == markerValue, nil
+}
+
+// checkListedTable checks table id of dir: its footer and index when
+// listed has it with the file's size and time (Badger opens tables on
+// goroutines of its own, and its way out of a damaged one races), every
+// block otherwise. It returns the file's stamp; tail is a buffer of
+// tableTailBytes for checkTableIndexOf.
+func checkListedTable(dir string, id uint64, compression options.CompressionType, listed map[uint64]tableStamp, tail []byte) (_ tableStamp, err error) {
+	defer func() { // on a goroutine of checkTables', out of reach of its recover
+		if r := recover(); r != nil {
+			err = fmt.Errorf("unreadable: %s", oneLine(fmt.Sprint(r)))
+		}
+	}()
+	path := table.NewFilename(id, dir)
+	f, err := os.Open(path)
+	if err != nil {
+		return tableStamp{}, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return tableStamp{}, err
+	}
+	stamp := tableStamp{size: info.Size(), mtime: info.ModTime().UnixNano()}
+	if listed[id] == stamp && stamp.size > 0 {
+		return stamp, checkTableIndexOf(f, stamp.size, tail)
+	}
+	return stamp, checkTable(path, compression)
 }
 
 // verifiedFile lists the table files whose every block checkTables has
@@ -206,9 +243,15 @@ func checkTableIndex(path string, size int64) error {
 		return err
 	}
 	defer f.Close()
+	return checkTableIndexOf(f, size, make([]byte, tableTailBytes))
+}
+
+// checkTableIndexOf is checkTableIndex of the open file f, tail a buffer
+// of tableTailBytes.
+func checkTableIndexOf(f *os.File, size int64, tail []byte) error {
 	// The file's tail, which usually holds the whole index: one read, not
 	// four, for each of a large store's hundreds of tables.
-	tail := make([]byte, min(size, tableTailBytes))
+	tail = tail[:min(size, int64(len(tail)))]
 	if _, err := f.ReadAt(tail, size-int64(len(tail))); err != nil {
 		return err
 	}

@@ -425,32 +425,48 @@ func (s *Store) Runs(ctx context.Context) ([]checkpoint.RunInfo, error) {
 	}
 	var items []item
 	err := s.view(func(txn *badger.Txn) error {
-		sums, err := summaries(txn)
-		if err != nil {
-			return err
-		}
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{kindIndex}})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			runID, ok := runOfKey(it.Item().Key())
-			if !ok {
-				return &checkpoint.CorruptError{What: "run index key", Err: errBadKey}
-			}
-			err := it.Item().Value(func(v []byte) error {
-				x, err := decodeIndex(runID, v)
-				items = append(items, item{checkpoint.RunInfo{RunID: runID, Latest: x.latest, Status: x.status, Time: x.time}, x.stamp})
+		// The summaries are read beside the index, on another core: most
+		// of a listing's bytes are theirs.
+		var sums []runSummary
+		serr := make(chan error, 1)
+		go func() {
+			err := s.guard(func() (err error) {
+				sums, err = summaries(txn)
 				return err
 			})
-			if err != nil {
-				return err
+			serr <- err
+		}()
+		err := func() error {
+			it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{kindIndex}})
+			defer it.Close()
+			for it.Rewind(); it.Valid(); it.Next() {
+				runID, ok := runOfKey(it.Item().Key())
+				if !ok {
+					return &checkpoint.CorruptError{What: "run index key", Err: errBadKey}
+				}
+				err := it.Item().Value(func(v []byte) error {
+					x, err := decodeIndex(runID, v)
+					items = append(items, item{checkpoint.RunInfo{RunID: runID, Latest: x.latest, Status: x.status, Time: x.time}, x.stamp})
+					return err
+				})
+				if err != nil {
+					return err
+				}
 			}
-			// Both kinds of key end in the same run part, in the same
-			// order: the run's summary, if it has one, is the next.
+			return nil
+		}()
+		if err := cmp.Or(<-serr, err); err != nil {
+			return err
+		}
+		// Both kinds of key end in the same run part, in the same order:
+		// a run's summary, if it has one, is the next.
+		for i := range items {
+			runID := items[i].info.RunID
 			for len(sums) > 0 && runKeyLess(sums[0].runID, runID) {
 				sums = sums[1:]
 			}
 			if len(sums) > 0 && sums[0].runID == runID {
-				items[len(items)-1].info.Summary, sums = sums[0].summary, sums[1:]
+				items[i].info.Summary, sums = sums[0].summary, sums[1:]
 			}
 		}
 		return nil
