@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"github.com/gaffer-dev/gaffer/runview"
@@ -134,24 +135,34 @@ func listCommand(io IO) *ucli.Command {
 			// with 10,000 run branches it takes as long.
 			unmerged := make(chan map[string]bool, 1)
 			go func() { unmerged <- unmergedBranches(c) }()
-			return withService(c, io, true, func(svc host.Service, _ func(...string) string) error {
-				rs, err := svc.List(c.Context)
+			// The listing is printed while the store closes: a store of
+			// many runs has hundreds of table files to close.
+			var written chan error
+			err := withService(c, io, true, func(svc host.Service, _ func(...string) string) error {
+				es, err := host.Entries(c.Context, svc)
 				if err != nil {
 					return err
 				}
 				cols, _ := termSize(io.Out)()
-				return writeList(io.Out, rs, c.Bool("json"), <-unmerged, cols)
+				um := <-unmerged
+				written = make(chan error, 1)
+				go func() { written <- writeList(io.Out, es, c.Bool("json"), um, cols) }()
+				return nil
 			})
+			if written != nil {
+				err = cmp.Or(err, <-written)
+			}
+			return err
 		},
 	}
 }
 
 // writeList prints every run of the store (listview.go), its runs'
 // branches checked against the repository's current branch.
-func writeList(w io.Writer, rs []host.RunStatus, asJSON bool, unmerged map[string]bool, cols int) error {
-	views := make([]runview.Run, 0, len(rs))
-	for i := range rs {
-		v := runview.RowOf(rs[i])
+func writeList(w io.Writer, es []host.ListEntry, asJSON bool, unmerged map[string]bool, cols int) error {
+	views := make([]runview.Run, 0, len(es))
+	for i := range es {
+		v := runview.RowOfEntry(&es[i])
 		v.Unmerged = v.Branch != "" && unmerged[v.Branch]
 		views = append(views, v)
 	}

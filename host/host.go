@@ -456,16 +456,16 @@ func (h *Host) pick(ctx context.Context, arg, what string, fits func(state.RunSt
 	if arg != "" {
 		return arg, nil
 	}
-	rs, err := h.runs(ctx)
+	es, err := h.entries(ctx, false)
 	if err != nil {
 		return "", err
 	}
-	for i := range rs {
-		if fits(ViewStatus(rs[i].Snapshot)) {
-			return rs[i].Snapshot.RunID, nil
+	for i := range es {
+		if st, _ := es[i].view(); fits(st) {
+			return es[i].RunID, nil
 		}
 	}
-	if len(rs) == 0 {
+	if len(es) == 0 {
 		return "", h.noRuns()
 	}
 	return "", errorf(Refused, "%w: no run %s in %s", ErrNoRun, what, h.dir)
@@ -512,17 +512,17 @@ func (h *Host) unfinished(ctx context.Context, arg, what string, stash bool) (st
 	}
 	id := arg
 	if id == "" {
-		rs, err := h.runs(ctx)
+		es, err := h.entries(ctx, false)
 		if err != nil {
 			return "", zero, err
 		}
-		for i := range rs {
-			if fits(rs[i].Snapshot) {
-				id = rs[i].Snapshot.RunID
+		for i := range es {
+			if st, stashed := es[i].view(); !st.Terminal() || (stash && stashed) {
+				id = es[i].RunID
 				break
 			}
 		}
-		if len(rs) == 0 {
+		if len(es) == 0 {
 			return "", zero, h.noRuns()
 		}
 		if id == "" {

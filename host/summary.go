@@ -23,14 +23,15 @@ const summaryErrorBytes = 400
 // 1,000-task plan writes 20 KB of summary beside the chunk it changed.
 const summaryMaxPhases = 64
 
-// runSummary is what a listing shows of a run (list, list --json, the
+// RunSummary is what a listing shows of a run (list, list --json, the
 // inbox's index, the runs gauge, prune, and the choice of "the newest
 // run"): every checkpoint carries one (graph.WithSummary), and the store
 // keeps the latest one's with the run's index, so listing 10,000 runs
 // reads 10,000 of these rather than 10,000 states. It is a few hundred
 // bytes: the plan, the reviews, the commits of finished phases' work and
-// all but the last error stay in the state.
-type runSummary struct {
+// all but the last error stay in the state. Entries hands them out as
+// they are; read them, do not change them.
+type RunSummary struct {
 	// Seq is the checkpoint the summary was made for: the run's latest
 	// must be that one for the summary to be read (a summary left behind
 	// by an older gaffer's Delete, say, is not the run's).
@@ -45,15 +46,16 @@ type runSummary struct {
 	CurrentPhase    int
 	ReviewIteration int
 	PlanRevision    int
-	Phases          []phaseSummary
+	Phases          []PhaseSummary
 	Usage           map[string]state.Usage
 	LastError       string
 	Stash           string // the user's stash commit, while not restored
 	Next            []string
 }
 
-// phaseSummary is one phase of a runSummary.
-type phaseSummary struct {
+// PhaseSummary is one phase of a RunSummary: Commit is the commit of its
+// work once it is done.
+type PhaseSummary struct {
 	Status    state.PhaseStatus
 	Attempt   int
 	Started   time.Time
@@ -68,7 +70,7 @@ func summarize(snap graph.Snapshot[state.ExecutionState]) ([]byte, error) {
 	if len(s.Plan.Phases) > summaryMaxPhases {
 		return nil, nil
 	}
-	sum := runSummary{Seq: snap.Seq, Goal: s.Run.Goal, Slug: s.Run.Slug, CreatedAt: s.Run.CreatedAt,
+	sum := RunSummary{Seq: snap.Seq, Goal: s.Run.Goal, Slug: s.Run.Slug, CreatedAt: s.Run.CreatedAt,
 		ExecDir: s.Run.ExecDir, WorkTree: s.Run.WorkTree, Status: s.Status, Mode: s.Plan.Mode,
 		CurrentPhase: s.Progress.CurrentPhase, ReviewIteration: s.Progress.ReviewIteration,
 		PlanRevision: s.Progress.PlanRevision, Usage: s.Usage, Next: snap.Next}
@@ -79,11 +81,11 @@ func summarize(snap graph.Snapshot[state.ExecutionState]) ([]byte, error) {
 		sum.Stash = s.Stash.Commit
 	}
 	if len(s.Plan.Phases) > 0 {
-		sum.Phases = make([]phaseSummary, len(s.Plan.Phases))
+		sum.Phases = make([]PhaseSummary, len(s.Plan.Phases))
 		for i := range sum.Phases {
 			if i < len(s.Progress.Phases) {
 				ps := s.Progress.Phases[i]
-				sum.Phases[i] = phaseSummary{Status: ps.Status, Attempt: ps.Attempt, Started: ps.StartedAt,
+				sum.Phases[i] = PhaseSummary{Status: ps.Status, Attempt: ps.Attempt, Started: ps.StartedAt,
 					Completed: ps.CompletedAt, Commit: ps.PostCommit}
 			}
 		}
@@ -106,11 +108,8 @@ func fromSummary(info checkpoint.RunInfo) (graph.Snapshot[state.ExecutionState],
 // fromSummaryTo is fromSummary into *dst (left as it was when it returns
 // false), its lists cut from sl's (see slabs; nil allocates each).
 func fromSummaryTo(info checkpoint.RunInfo, dst *graph.Snapshot[state.ExecutionState], sl *slabs) bool {
-	if info.Summary == nil || info.Status == graph.StatusInterrupted {
-		return false
-	}
-	var sum runSummary
-	if err := decodeSummaryTo(info.Summary, &sum, sl); err != nil || sum.Seq != info.Latest {
+	var sum RunSummary
+	if !summaryOf(info, &sum, sl) {
 		return false
 	}
 	*dst = graph.Snapshot[state.ExecutionState]{RunID: info.RunID, Seq: info.Latest, Next: sum.Next,
@@ -137,6 +136,17 @@ func fromSummaryTo(info checkpoint.RunInfo, dst *graph.Snapshot[state.ExecutionS
 	return true
 }
 
+// summaryOf decodes info's summary into *sum, its lists cut from sl's,
+// and reports whether there is one to read: not for a run waiting on an
+// interrupt (the question is in the interrupt), nor for one whose summary
+// is missing, of another version or not its latest checkpoint's.
+func summaryOf(info checkpoint.RunInfo, sum *RunSummary, sl *slabs) bool {
+	if info.Summary == nil || info.Status == graph.StatusInterrupted {
+		return false
+	}
+	return decodeSummaryTo(info.Summary, sum, sl) == nil && sum.Seq == info.Latest
+}
+
 // slabs hold the lists of a listing's snapshots (10,000 runs, each with a
 // few phases and an error): each list is cut from a slab that serves many
 // runs, rather than allocated on its own. A nil *slabs allocates each
@@ -145,7 +155,7 @@ type slabs struct {
 	phases      []state.Phase
 	phaseStates []state.PhaseState
 	strs        []string
-	sums        []phaseSummary
+	sums        []PhaseSummary
 }
 
 func (sl *slabs) phaseList() *[]state.Phase {
@@ -169,9 +179,9 @@ func (sl *slabs) stringList() *[]string {
 	return &sl.strs
 }
 
-func (sl *slabs) phaseSummaries() *[]phaseSummary {
+func (sl *slabs) phaseSummaries() *[]PhaseSummary {
 	if sl == nil {
-		return new([]phaseSummary)
+		return new([]PhaseSummary)
 	}
 	return &sl.sums
 }
@@ -207,4 +217,22 @@ func Listed(snap graph.Snapshot[state.ExecutionState]) (listed graph.Snapshot[st
 		return snap, false, nil
 	}
 	return listed, true, nil
+}
+
+// ListedEntry is snap as Entries has it: through the summary its
+// checkpoint carries, its status as List sets it for a run a process is
+// driving. ok is false for a snapshot that Entries reads whole: a run
+// waiting on an interrupt.
+func ListedEntry(snap graph.Snapshot[state.ExecutionState]) (e ListEntry, ok bool, err error) {
+	sum, err := summarize(snap)
+	if err != nil || snap.Interrupt != nil {
+		return ListEntry{}, false, err
+	}
+	info := &checkpoint.RunInfo{RunID: snap.RunID, Latest: snap.Seq, Status: snap.Status, Time: snap.Time, Summary: sum}
+	e = ListEntry{RunID: snap.RunID, Seq: snap.Seq, Summary: new(RunSummary), info: info}
+	if !summaryOf(*info, e.Summary, nil) {
+		return ListEntry{}, false, nil
+	}
+	e.Status = e.Summary.Status.String()
+	return e, true, nil
 }

@@ -12,11 +12,11 @@ import (
 	"github.com/gaffer-dev/gaffer/state"
 )
 
-func sampleSummary() runSummary {
+func sampleSummary() RunSummary {
 	at := time.Date(2026, 3, 1, 9, 0, 0, 123, time.FixedZone("", 3600))
-	return runSummary{Seq: 30, Goal: "a calculator\nthat adds · ü", Slug: "a-calculator", CreatedAt: at, ExecDir: "docs/gaffer/x",
+	return RunSummary{Seq: 30, Goal: "a calculator\nthat adds · ü", Slug: "a-calculator", CreatedAt: at, ExecDir: "docs/gaffer/x",
 		WorkTree: "/w/r", Status: state.RunHalted, Mode: state.ModePhased, CurrentPhase: -1, ReviewIteration: 3, PlanRevision: 2,
-		Phases:    []phaseSummary{{Status: state.PhaseCompleted, Attempt: 1, Started: at, Completed: at.Add(time.Minute), Commit: "abc"}, {}},
+		Phases:    []PhaseSummary{{Status: state.PhaseCompleted, Attempt: 1, Started: at, Completed: at.Add(time.Minute), Commit: "abc"}, {}},
 		Usage:     map[string]state.Usage{"developer": {InputTokens: 5, OutputTokens: 6, CachedTokens: 7, CostUSD: 0.1 + 0.2}, "": {}},
 		LastError: "boom", Stash: "def", Next: []string{"phase", "review"}}
 }
@@ -24,7 +24,7 @@ func sampleSummary() runSummary {
 // TestSummaryRoundTrip: a summary reads back as it was written, times in
 // their zones and costs to the bit; an empty one too.
 func TestSummaryRoundTrip(t *testing.T) {
-	for _, want := range []runSummary{sampleSummary(), {}} {
+	for _, want := range []RunSummary{sampleSummary(), {}} {
 		b, err := encodeSummary(want)
 		if err != nil {
 			t.Fatal(err)
@@ -44,7 +44,7 @@ func TestSummaryRoundTrip(t *testing.T) {
 
 // inZones is sum with each time in a zone of its offset: a time decoded
 // in the local zone (the one of that offset) compares equal.
-func inZones(sum runSummary) runSummary {
+func inZones(sum RunSummary) RunSummary {
 	z := func(t time.Time) time.Time {
 		if t.IsZero() {
 			return t
@@ -84,7 +84,7 @@ func TestSummaryRefusesWhatItDidNotWrite(t *testing.T) {
 func FuzzSummary(f *testing.F) {
 	b, _ := encodeSummary(sampleSummary())
 	f.Add(b)
-	e, _ := encodeSummary(runSummary{})
+	e, _ := encodeSummary(RunSummary{})
 	f.Add(e)
 	f.Add([]byte{1, 0x80})
 	f.Fuzz(func(t *testing.T, in []byte) {
@@ -252,6 +252,104 @@ func TestLongPlanHasNoSummary(t *testing.T) {
 		_, listed, err := Listed(snap)
 		if want := n <= summaryMaxPhases; (sum != nil) != want || listed != want || err != nil {
 			t.Errorf("%d phases: summary of %d bytes, listed through it %v (%v); want %v", n, len(sum), listed, err, want)
+		}
+	}
+}
+
+// TestEntriesAreTheList: Entries lists the runs List lists, in its order,
+// with its statuses: a run through its summary, which stands for the
+// snapshot List made of it, and a run on an interrupt whole, as List has
+// it. Through the socket the entries are the holder's.
+func TestEntriesAreTheList(t *testing.T) {
+	f := newFixture(t)
+	h := f.open(t)
+	ctx := t.Context()
+	for _, spec := range []RunSpec{
+		{RunID: "r-done", PlanFile: f.plan, Script: f.script, AutoApprove: true},
+		{RunID: "r-waits", PlanFile: f.plan, Script: f.script},
+		{RunID: "r-done-too", PlanFile: f.plan, Script: f.script, AutoApprove: true},
+	} {
+		if _, err := h.Start(ctx, spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rs, err := h.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	es, err := h.Entries(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(how string, es []ListEntry) {
+		t.Helper()
+		if len(es) != len(rs) {
+			t.Fatalf("%s: %d entries, List has %d runs", how, len(es), len(rs))
+		}
+		summaries := 0
+		for i, e := range es {
+			r := rs[i]
+			if e.RunID != r.Snapshot.RunID || e.Seq != r.Snapshot.Seq || e.Status != r.Status || e.Stopped != r.Stopped || e.LastError != r.LastError {
+				t.Errorf("%s: entry %d is %s seq %d %q, List's %s seq %d %q", how, i, e.RunID, e.Seq, e.Status, r.Snapshot.RunID, r.Snapshot.Seq, r.Status)
+			}
+			switch {
+			case e.Summary != nil && e.Whole == nil:
+				summaries++
+				snap, ok := fromSummary(*e.info)
+				got, _ := json.Marshal(snap)
+				want, _ := json.Marshal(r.Snapshot)
+				if !ok || string(got) != string(want) {
+					t.Errorf("%s: %s through its summary:\n%s\nList's:\n%s", how, e.RunID, got, want)
+				}
+			case e.Whole != nil && e.Summary == nil:
+				got, _ := json.Marshal(e.Whole)
+				want, _ := json.Marshal(r)
+				if string(got) != string(want) {
+					t.Errorf("%s: %s whole:\n%s\nList's:\n%s", how, e.RunID, got, want)
+				}
+			default:
+				t.Errorf("%s: entry %s has a summary %v and a whole run %v", how, e.RunID, e.Summary != nil, e.Whole != nil)
+			}
+			got, _ := json.Marshal(e.RunStatus())
+			want, _ := json.Marshal(r)
+			if string(got) != string(want) {
+				t.Errorf("%s: %s's RunStatus:\n%s\nList's:\n%s", how, e.RunID, got, want)
+			}
+		}
+		if summaries != 2 {
+			t.Errorf("%s: %d runs through their summaries, want the 2 finished ones", how, summaries)
+		}
+	}
+	check("local", es)
+	if _, _, err := h.Listen(ctx, "test", h); err != nil {
+		t.Fatal(err)
+	}
+	remote, err := NewClient(f.store).Entries(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("through the socket", remote)
+}
+
+// TestEntryViewIsTheState: the choice of "the newest run" of a kind, made
+// on entries, sees what the state says: the status a person is told and
+// whether the user's changes are still to be put back, through a summary
+// or whole.
+func TestEntryViewIsTheState(t *testing.T) {
+	for _, st := range []state.RunStatus{state.RunRunning, state.RunCompleted, state.RunFailed, state.RunHalted, state.RunCancelled} {
+		for _, stash := range []state.UserStash{{}, {Commit: "abc"}, {Commit: "abc", Restored: true}} {
+			snap := graph.Snapshot[state.ExecutionState]{RunID: "r", Seq: 3, Status: graph.StatusDone,
+				State: state.ExecutionState{Run: state.RunInfo{ID: "r"}, Status: st, Stash: stash}}
+			e, ok, err := ListedEntry(snap)
+			if err != nil || !ok {
+				t.Fatalf("ListedEntry: %v, %v", ok, err)
+			}
+			whole := EntriesOf([]RunStatus{{Snapshot: snap}})[0]
+			for how, e := range map[string]ListEntry{"summary": e, "whole": whole} {
+				if v, stashed := e.view(); v != ViewStatus(snap) || stashed != stash.Pending() {
+					t.Errorf("%s of %s, stash %+v: view %s, stashed %v", how, st, stash, v, stashed)
+				}
+			}
 		}
 	}
 }

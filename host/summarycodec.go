@@ -13,12 +13,12 @@ import (
 
 // A summary is read for every run of a listing (10,000 of them in well
 // under 100 ms), so it is encoded by hand: the version byte, then each
-// field of runSummary in order, strings and lists length-prefixed with
+// field of RunSummary in order, strings and lists length-prefixed with
 // uvarints, numbers as varints, times as Unix time and zone offset, and a
 // cost as the bits of its float64.
 
 // encodeSummary encodes sum (version summaryVersion).
-func encodeSummary(sum runSummary) ([]byte, error) {
+func encodeSummary(sum RunSummary) ([]byte, error) {
 	e := summaryEncoder{b: make([]byte, 0, 256)}
 	e.b = append(e.b, summaryVersion)
 	e.int(int64(sum.Seq))
@@ -66,14 +66,14 @@ func encodeSummary(sum runSummary) ([]byte, error) {
 
 // decodeSummary decodes what encodeSummary made; an error for anything
 // else (another version, a cut or damaged record).
-func decodeSummary(b []byte) (runSummary, error) {
-	var sum runSummary
+func decodeSummary(b []byte) (RunSummary, error) {
+	var sum RunSummary
 	err := decodeSummaryTo(b, &sum, nil)
 	return sum, err
 }
 
 // decodeSummaryTo is decodeSummary into *sum, its lists cut from sl's.
-func decodeSummaryTo(b []byte, sum *runSummary, sl *slabs) error {
+func decodeSummaryTo(b []byte, sum *RunSummary, sl *slabs) error {
 	if len(b) == 0 || b[0] != summaryVersion {
 		return errors.New("not a summary of this version")
 	}
@@ -92,7 +92,7 @@ func decodeSummaryTo(b []byte, sum *runSummary, sl *slabs) error {
 	if n := d.count(); n > 0 {
 		sum.Phases = carve(sl.phaseSummaries(), n)
 		for i := range sum.Phases {
-			sum.Phases[i] = phaseSummary{Status: state.PhaseStatus(d.int()), Attempt: int(d.int()),
+			sum.Phases[i] = PhaseSummary{Status: state.PhaseStatus(d.int()), Attempt: int(d.int()),
 				Started: d.time(), Completed: d.time(), Commit: d.str()}
 		}
 	}

@@ -94,13 +94,13 @@ func Register(mux *control.Mux, svc Service) {
 	handle(mux, opStatus, svc.Status)
 	handle(mux, opList, func(ctx context.Context, _ listRequest) ([]RunStatus, error) { return svc.List(ctx) })
 	handle(mux, opRuns, func(ctx context.Context, _ listRequest) ([]listedRun, error) {
-		rs, err := svc.List(ctx)
+		es, err := Entries(ctx, svc)
 		if err != nil {
 			return nil, err
 		}
-		out := make([]listedRun, len(rs))
-		for i := range rs {
-			out[i] = listedOf(&rs[i])
+		out := make([]listedRun, len(es))
+		for i := range es {
+			out[i] = listedOf(&es[i])
 		}
 		return out, nil
 	})
@@ -211,11 +211,11 @@ type listedRun struct {
 	Whole     *RunStatus          `json:"whole,omitempty"`
 }
 
-func listedOf(rs *RunStatus) listedRun {
-	if rs.listed == nil {
-		return listedRun{Whole: rs}
+func listedOf(e *ListEntry) listedRun {
+	if e.info == nil {
+		return listedRun{Whole: e.Whole}
 	}
-	return listedRun{Info: rs.listed, Status: rs.Status, Stopped: rs.Stopped, LastError: rs.LastError}
+	return listedRun{Info: e.info, Status: e.Status, Stopped: e.Stopped, LastError: e.LastError}
 }
 
 // unlisted is the RunStatus r stands for: a summary this binary cannot

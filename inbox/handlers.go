@@ -28,21 +28,24 @@ type indexPage struct {
 }
 
 func (s *Server) indexData(r *http.Request) (indexPage, error) {
-	rs, err := s.cfg.Service.List(r.Context())
+	// Entries, not List: of 10,000 runs the page shows those that wait
+	// for a person (read whole: the question is in the interrupt) and the
+	// newest others.
+	es, err := host.Entries(r.Context(), s.cfg.Service)
 	if err != nil {
 		return indexPage{}, err
 	}
 	p := indexPage{All: r.URL.Query().Get("all") == "1"}
-	shown := make([]host.RunStatus, 0, min(len(rs), indexShown))
+	shown := make([]host.RunStatus, 0, min(len(es), indexShown))
 	others := 0
-	for i := range rs {
-		if !waitsForAPerson(rs[i]) {
+	for i := range es {
+		if es[i].Whole == nil || !waitsForAPerson(*es[i].Whole) {
 			if others++; others > indexShown && !p.All {
 				p.Hidden++
 				continue
 			}
 		}
-		shown = append(shown, rs[i])
+		shown = append(shown, es[i].RunStatus())
 	}
 	p.Runs = listOf(shown, s.cfg.Now())
 	for _, it := range p.Runs {

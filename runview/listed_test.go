@@ -117,6 +117,48 @@ func TestListedRunIsTheListsView(t *testing.T) {
 	}
 }
 
+// TestEntryRowIsTheRow: a listing's row made from a run's entry (its
+// summary) is the row RowOf makes of the run's listed snapshot, stopped
+// or not, with the stop's reason kept or not; an entry of a run read
+// whole is RowOf's row of it.
+func TestEntryRowIsTheRow(t *testing.T) {
+	for name, full := range listedStates() {
+		t.Run(name, func(t *testing.T) {
+			listed, ok, err := host.Listed(full)
+			if err != nil || !ok {
+				t.Fatalf("Listed: %v, %v", ok, err)
+			}
+			e, ok, err := host.ListedEntry(full)
+			if err != nil || !ok {
+				t.Fatalf("ListedEntry: %v, %v", ok, err)
+			}
+			for _, stopped := range []bool{false, true} {
+				for _, reason := range []string{"", "killed by the machine"} {
+					rs := host.RunStatus{Snapshot: listed, Status: host.ViewStatus(listed).String(),
+						Stopped: stopped && host.ViewStatus(listed) == state.RunRunning}
+					if rs.Stopped {
+						rs.LastError = reason
+					}
+					e.Status, e.Stopped, e.LastError = rs.Status, rs.Stopped, rs.LastError
+					want, got := RowOf(rs), RowOfEntry(&e)
+					if !reflect.DeepEqual(got, want) {
+						t.Errorf("stopped %v, reason %q: the entry's row:\n%+v\nRowOf's:\n%+v", stopped, reason, got, want)
+					}
+					whole := host.EntriesOf([]host.RunStatus{rs})[0]
+					if got := RowOfEntry(&whole); !reflect.DeepEqual(got, want) {
+						t.Errorf("stopped %v: a whole entry's row:\n%+v\nRowOf's:\n%+v", stopped, got, want)
+					}
+				}
+			}
+		})
+	}
+	asking := listedStates()["phase under way"]
+	asking.Interrupt = &graph.PendingInterrupt{Node: "recover", Payload: []byte(`{}`)}
+	if _, ok, err := host.ListedEntry(asking); ok || err != nil {
+		t.Errorf("ListedEntry of a run on an interrupt: %v, %v; want it read whole", ok, err)
+	}
+}
+
 // listView is v as a listing shows it: status --json's view without what
 // only status gives (see TestListedRunIsTheListsView).
 func listView(v Run) Run {

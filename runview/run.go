@@ -1,6 +1,7 @@
 package runview
 
 import (
+	"cmp"
 	"encoding/json"
 	"math"
 	"time"
@@ -154,6 +155,38 @@ func RowOf(rs host.RunStatus) Run {
 				v.Question = &q
 			}
 		}
+	}
+	return v
+}
+
+// RowOfEntry is RowOf of the run e stands for: the same row, made from
+// its summary when it was listed through one (TestEntryRowIsTheRow).
+func RowOfEntry(e *host.ListEntry) Run {
+	if e.Whole != nil {
+		return RowOf(*e.Whole)
+	}
+	s := e.Summary
+	v := Run{RunID: e.RunID, Status: s.Status.String(), Goal: s.Goal, ExecDir: s.ExecDir, CreatedAt: s.CreatedAt,
+		PlanRevision: s.PlanRevision, Usage: s.Usage, Checkpoint: e.Seq, Next: s.Next}
+	if s.LastError != "" {
+		v.Errors = []string{s.LastError}
+	}
+	if s.WorkTree != "" {
+		v.Branch, v.WorkTree = host.RunBranch(e.RunID), s.WorkTree
+	}
+	total := state.TotalOf(s.Usage)
+	v.CostUSD, v.InputTokens, v.OutputTokens, v.CachedTokens = math.Round(total.CostUSD*1e6)/1e6, total.InputTokens, total.OutputTokens, total.CachedTokens
+	if len(s.Phases) > 0 {
+		v.Mode = s.Mode.String()
+		v.CurrentPhase = s.CurrentPhase + 1
+		v.Phases = make([]RunPhase, len(s.Phases))
+		for i, p := range s.Phases {
+			v.Phases[i] = RunPhase{Number: i + 1, Status: p.Status.String(), Attempt: p.Attempt, PostCommit: p.Commit}
+		}
+	}
+	if e.Stopped {
+		v.Stopped = true
+		v.LastError = cmp.Or(e.LastError, s.LastError)
 	}
 	return v
 }
