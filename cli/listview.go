@@ -64,23 +64,50 @@ const (
 // A listing may have 10,000 rows: each cell is made once, and the lines
 // go out through one buffer rather than a string per line.
 func writeListTable(w io.Writer, views []runview.Run, zone *time.Location, cols int) error {
-	cols = max(cols, 40)
-	head := listRow{"RUN", "STATUS", "PHASE", fmt.Sprintf("CREATED (%s)", zone), "COST"}
-	rows := make([]listRow, len(views))
-	var stamp []byte
-	for i, v := range views {
-		phase := "-"
-		if len(v.Phases) > 0 {
-			phase = strconv.Itoa(v.CurrentPhase) + "/" + strconv.Itoa(len(v.Phases))
-		}
-		stamp = v.CreatedAt.In(zone).AppendFormat(stamp[:0], time.DateTime)
-		rows[i] = listRow{v.RunID, listStatus(v), phase, string(stamp), listCost(v.Usage)}
+	t := newListTable(zone, len(views))
+	for i := range views {
+		t.add(&views[i])
 	}
+	return t.write(w, cols)
+}
+
+// listTable is list's table as it is made, a run at a time: a listing
+// of 10,000 runs keeps their cells, not their views.
+type listTable struct {
+	zone              *time.Location
+	rows              []listRow
+	details           []string // each run's second line, before it is cut
+	stopped, unmerged bool
+	stamp             []byte
+}
+
+func newListTable(zone *time.Location, n int) *listTable {
+	return &listTable{zone: zone, rows: make([]listRow, 0, n), details: make([]string, 0, n)}
+}
+
+// add makes v's row.
+func (t *listTable) add(v *runview.Run) {
+	phase := "-"
+	if len(v.Phases) > 0 {
+		phase = strconv.Itoa(v.CurrentPhase) + "/" + strconv.Itoa(len(v.Phases))
+	}
+	t.stamp = v.CreatedAt.In(t.zone).AppendFormat(t.stamp[:0], time.DateTime)
+	t.rows = append(t.rows, listRow{v.RunID, listStatus(*v), phase, string(t.stamp), listCost(v.Usage)})
+	t.details = append(t.details, listDetail(*v))
+	t.stopped = t.stopped || v.Stopped
+	t.unmerged = t.unmerged || v.Unmerged
+}
+
+// write prints the table, every line at most cols columns wide (see
+// writeListTable).
+func (t *listTable) write(w io.Writer, cols int) error {
+	cols = max(cols, 40)
+	head := listRow{"RUN", "STATUS", "PHASE", fmt.Sprintf("CREATED (%s)", t.zone), "COST"}
 	var widths [len(listRow{})]int
 	for i, c := range head {
 		widths[i] = utf8.RuneCountInString(c)
 	}
-	for _, r := range rows {
+	for _, r := range t.rows {
 		for i, c := range r {
 			widths[i] = max(widths[i], utf8.RuneCountInString(c))
 		}
@@ -106,27 +133,23 @@ func writeListTable(w io.Writer, views []runview.Run, zone *time.Location, cols 
 		bw.WriteByte('\n')
 	}
 	line(head)
-	stopped, unmerged := false, false
-	for i, v := range views {
-		line(rows[i])
-		detail := listDetail(v)
-		if utf8.RuneCountInString(detail)+2 <= cols {
+	for i, r := range t.rows {
+		line(r)
+		if detail := t.details[i]; utf8.RuneCountInString(detail)+2 <= cols {
 			bw.WriteString("  ")
 			bw.WriteString(detail)
 		} else {
 			bw.WriteString(cut("  "+detail, cols))
 		}
 		bw.WriteByte('\n')
-		stopped = stopped || v.Stopped
-		unmerged = unmerged || v.Unmerged
 	}
-	if stopped || unmerged {
+	if t.stopped || t.unmerged {
 		bw.WriteString("\n")
 	}
-	if stopped {
+	if t.stopped {
 		bw.WriteString(listStoppedNote + "\n")
 	}
-	if unmerged {
+	if t.unmerged {
 		bw.WriteString(listUnmergedNote + "\n")
 	}
 	return bw.Flush()

@@ -160,16 +160,24 @@ func listCommand(io IO) *ucli.Command {
 // writeList prints every run of the store (listview.go), its runs'
 // branches checked against the repository's current branch.
 func writeList(w io.Writer, es []host.ListEntry, asJSON bool, unmerged map[string]bool, cols int) error {
-	views := make([]runview.Run, 0, len(es))
-	for i := range es {
+	row := func(i int) runview.Run {
 		v := runview.RowOfEntry(&es[i])
 		v.Unmerged = v.Branch != "" && unmerged[v.Branch]
-		views = append(views, v)
+		return v
 	}
 	if asJSON {
+		views := make([]runview.Run, len(es))
+		for i := range es {
+			views[i] = row(i)
+		}
 		return writeJSON(w, views)
 	}
-	return writeListTable(w, views, displayZone(time.Now()), cols)
+	t := newListTable(displayZone(time.Now()), len(es))
+	for i := range es {
+		v := row(i)
+		t.add(&v)
+	}
+	return t.write(w, cols)
 }
 
 // listGoalRunes is the most runes of a goal that list prints.
