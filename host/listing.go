@@ -129,7 +129,7 @@ func (x holder) Entries(ctx context.Context) ([]ListEntry, error) { return x.h.E
 // Entries asks the holder for every run of the store, as Host.Entries: a
 // run listed through its summary crosses the socket as that summary.
 func (c *Client) Entries(ctx context.Context) ([]ListEntry, error) {
-	lr, err := call[[]listedRun](ctx, c, opRuns, listRequest{})
+	lr, err := c.listed(ctx)
 	if errors.Is(err, ErrProtocolVersion) {
 		rs, err := call[[]RunStatus](ctx, c, opList, listRequest{})
 		return EntriesOf(rs), err
@@ -154,6 +154,23 @@ func (c *Client) Entries(ctx context.Context) ([]ListEntry, error) {
 		*e = EntriesOf([]RunStatus{rs})[0]
 	}
 	return es, nil
+}
+
+// listed asks the holder for its entries as one record (an older holder,
+// as a list of runs), ErrProtocolVersion from a holder that has neither.
+func (c *Client) listed(ctx context.Context) ([]listedRun, error) {
+	a, err := call[entriesAnswer](ctx, c, opEntries, listRequest{})
+	if errors.Is(err, ErrProtocolVersion) {
+		return call[[]listedRun](ctx, c, opRuns, listRequest{})
+	}
+	if err != nil {
+		return nil, err
+	}
+	lr, err := unpackEntries(a.Blob)
+	if err != nil {
+		return nil, fmt.Errorf("the entries of the process holding the store: %w", err)
+	}
+	return lr, nil
 }
 
 // entryLister is a Service that lists its runs as entries.

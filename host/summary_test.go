@@ -353,3 +353,81 @@ func TestEntryViewIsTheState(t *testing.T) {
 		}
 	}
 }
+
+// TestEntriesRecord: the entries operation's record gives back the runs
+// it was made of, through their summaries or whole, and refuses every
+// cut of it and a record of another version, without a panic.
+func TestEntriesRecord(t *testing.T) {
+	f := newFixture(t)
+	h := f.open(t)
+	ctx := t.Context()
+	for _, spec := range []RunSpec{
+		{RunID: "r-done", PlanFile: f.plan, Script: f.script, AutoApprove: true},
+		{RunID: "r-waits", PlanFile: f.plan, Script: f.script},
+	} {
+		if _, err := h.Start(ctx, spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	es, err := h.Entries(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := encodeEntries(es)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lr, err := decodeEntries(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]listedRun, len(es))
+	for i := range es {
+		want[i] = listedOf(&es[i])
+	}
+	wj, _ := json.Marshal(want)
+	gj, _ := json.Marshal(lr)
+	if string(gj) != string(wj) {
+		t.Fatalf("entries back from their record:\n%s\nwant:\n%s", gj, wj)
+	}
+	for n := range len(b) {
+		if _, err := decodeEntries(b[:n]); err == nil {
+			t.Fatalf("a record cut to %d of %d bytes was read", n, len(b))
+		}
+	}
+	if _, err := decodeEntries(append([]byte{entriesVersion + 1}, b[1:]...)); err == nil {
+		t.Fatal("a record of another version was read")
+	}
+}
+
+// FuzzEntries: decodeEntries reads any record, from a holder of any
+// version, without a panic; what it reads, encoded again from its
+// entries, reads back the same.
+func FuzzEntries(f *testing.F) {
+	sum, _ := encodeSummary(sampleSummary())
+	info := &checkpoint.RunInfo{RunID: "r-1", Latest: 30, Status: "done", Time: time.Unix(1e9, 0).UTC(), Summary: sum}
+	b, _ := encodeEntries([]ListEntry{{RunID: "r-1", Seq: 30, Status: "completed", info: info},
+		{RunID: "r-2", Whole: &RunStatus{Status: "awaiting_approval"}}})
+	f.Add(b)
+	f.Add([]byte{entriesVersion, 0})
+	f.Fuzz(func(t *testing.T, in []byte) {
+		lr, err := decodeEntries(in)
+		if err != nil {
+			return
+		}
+		es := make([]ListEntry, len(lr))
+		for i, r := range lr {
+			es[i] = ListEntry{Whole: r.Whole, Status: r.Status, Stopped: r.Stopped, LastError: r.LastError, info: r.Info}
+		}
+		again, err := encodeEntries(es)
+		if err != nil {
+			t.Fatalf("re-encode: %v", err)
+		}
+		back, err := decodeEntries(again)
+		bj, _ := json.Marshal(back)
+		lj, _ := json.Marshal(lr)
+		if err != nil || string(bj) != string(lj) {
+			t.Fatalf("decode(encode(decode(in))) = %s, %v; want %s", bj, err, lj)
+		}
+	})
+}

@@ -24,7 +24,8 @@ const (
 	opCancel  = "cancel"
 	opStatus  = "status"
 	opList    = "list"
-	opRuns    = "runs" // List, each run as its summary where it has one
+	opRuns    = "runs"    // List, each run as its summary where it has one
+	opEntries = "entries" // Entries, as one binary record
 	opHistory = "history"
 	opFork    = "fork"
 	opSubmit  = "submit"
@@ -103,6 +104,14 @@ func Register(mux *control.Mux, svc Service) {
 			out[i] = listedOf(&es[i])
 		}
 		return out, nil
+	})
+	handle(mux, opEntries, func(ctx context.Context, _ listRequest) (entriesAnswer, error) {
+		es, err := Entries(ctx, svc)
+		if err != nil {
+			return entriesAnswer{}, err
+		}
+		b, err := packEntries(es)
+		return entriesAnswer{Blob: b}, err
 	})
 	handle(mux, opHistory, svc.History)
 	handle(mux, opFork, svc.Fork)
