@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,14 +129,8 @@ func TestPermute(t *testing.T) {
 // is asked for whole.
 func TestListThroughTheSocketIsTheLocalList(t *testing.T) {
 	f := newFixture(t)
-	h := f.open(t)
+	h := f.started(t, "r-done", "r-waits")
 	ctx := t.Context()
-	if _, err := h.Start(ctx, RunSpec{RunID: "r-done", PlanFile: f.plan, Script: f.script, AutoApprove: true}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.Start(ctx, RunSpec{RunID: "r-waits", PlanFile: f.plan, Script: f.script}); err != nil {
-		t.Fatal(err)
-	}
 	local, err := h.List(ctx)
 	if err != nil || len(local) != 2 {
 		t.Fatalf("List = %d runs, %v", len(local), err)
@@ -262,17 +257,8 @@ func TestLongPlanHasNoSummary(t *testing.T) {
 // it. Through the socket the entries are the holder's.
 func TestEntriesAreTheList(t *testing.T) {
 	f := newFixture(t)
-	h := f.open(t)
+	h := f.started(t, "r-done", "r-waits", "r-done-too")
 	ctx := t.Context()
-	for _, spec := range []RunSpec{
-		{RunID: "r-done", PlanFile: f.plan, Script: f.script, AutoApprove: true},
-		{RunID: "r-waits", PlanFile: f.plan, Script: f.script},
-		{RunID: "r-done-too", PlanFile: f.plan, Script: f.script, AutoApprove: true},
-	} {
-		if _, err := h.Start(ctx, spec); err != nil {
-			t.Fatal(err)
-		}
-	}
 	rs, err := h.List(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -359,16 +345,8 @@ func TestEntryViewIsTheState(t *testing.T) {
 // cut of it and a record of another version, without a panic.
 func TestEntriesRecord(t *testing.T) {
 	f := newFixture(t)
-	h := f.open(t)
+	h := f.started(t, "r-done", "r-waits")
 	ctx := t.Context()
-	for _, spec := range []RunSpec{
-		{RunID: "r-done", PlanFile: f.plan, Script: f.script, AutoApprove: true},
-		{RunID: "r-waits", PlanFile: f.plan, Script: f.script},
-	} {
-		if _, err := h.Start(ctx, spec); err != nil {
-			t.Fatal(err)
-		}
-	}
 	es, err := h.Entries(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -430,4 +408,19 @@ func FuzzEntries(f *testing.F) {
 			t.Fatalf("decode(encode(decode(in))) = %s, %v; want %s", bj, err, lj)
 		}
 	})
+}
+
+// started opens f's store with a run of f's plan for each id, driven to
+// its end, or left waiting for its plan's approval when the id ends in
+// "waits".
+func (f *fixture) started(t *testing.T, ids ...string) *Host {
+	t.Helper()
+	h := f.open(t)
+	for _, id := range ids {
+		spec := RunSpec{RunID: id, PlanFile: f.plan, Script: f.script, AutoApprove: !strings.HasSuffix(id, "waits")}
+		if _, err := h.Start(t.Context(), spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return h
 }
