@@ -176,9 +176,40 @@ func (r *Repo) RemoveWorkTree(ctx context.Context, dir string) error {
 		return nil
 	}
 	if _, err := gitCLI(ctx, r.root, "worktree", "remove", "--force", "--force", dir); err != nil {
-		return &Error{Op: "remove work tree", Path: dir, Err: err}
+		// A `git worktree add` cut short (a run cancelled as its tree was
+		// made) leaves a directory git does not count as a work tree:
+		// it goes as AddWorkTree clears what such an add left.
+		if known, lerr := r.knownWorkTree(ctx, dir); lerr != nil || known {
+			return &Error{Op: "remove work tree", Path: dir, Err: err}
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			return &Error{Op: "remove work tree", Path: dir, Err: err}
+		}
+		if _, err := gitCLI(ctx, r.root, "worktree", "prune"); err != nil {
+			return &Error{Op: "remove work tree", Path: dir, Err: err}
+		}
 	}
 	return nil
+}
+
+// knownWorkTree reports whether git lists dir as one of the repository's
+// work trees.
+func (r *Repo) knownWorkTree(ctx context.Context, dir string) (bool, error) {
+	out, err := gitCLI(ctx, r.root, "worktree", "list", "--porcelain", "-z")
+	if err != nil {
+		return false, err
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return false, err
+	}
+	real, _ := filepath.EvalSymlinks(abs)
+	for _, field := range strings.Split(string(out), "\x00") {
+		if p, ok := strings.CutPrefix(field, "worktree "); ok && (p == abs || p == real) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // DeleteBranch deletes branch name (`git branch -D`); a branch that does

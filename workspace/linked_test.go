@@ -259,3 +259,42 @@ func TestAddWorkTreePacksLooseBranches(t *testing.T) {
 		t.Fatalf("gaffer/b-7 = %s after packing, want %s", got, base)
 	}
 }
+
+// TestRemoveWorkTreeOfACutShortAdd: a `git worktree add` killed after it
+// made the directory (a run cancelled as its tree was made) leaves one git
+// does not count as a work tree; RemoveWorkTree removes it rather than
+// fail on git's "is not a working tree", and the run's branch can go.
+func TestRemoveWorkTreeOfACutShortAdd(t *testing.T) {
+	f := newFixture(t)
+	f.write("a.txt", "a\n")
+	base := f.commit("base")
+	f.git("branch", "gaffer/r-cut", base)
+	dir := filepath.Join(t.TempDir(), "wt", "r-cut")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.repo.RemoveWorkTree(f.ctx, dir); err != nil {
+		t.Fatalf("RemoveWorkTree of a directory git does not know: %v", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("the directory stays: %v", err)
+	}
+	if err := f.repo.DeleteBranch(f.ctx, "gaffer/r-cut"); err != nil {
+		t.Fatal(err)
+	}
+
+	// A work tree git knows is removed by git, as before.
+	known := filepath.Join(t.TempDir(), "wt", "r-known")
+	if _, err := f.repo.AddWorkTree(f.ctx, known, "gaffer/r-known", base); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.repo.RemoveWorkTree(f.ctx, known); err != nil {
+		t.Fatal(err)
+	}
+	if wt := f.git("worktree", "list"); strings.Contains(wt, "r-known") {
+		t.Fatalf("the work tree stays:\n%s", wt)
+	}
+}
