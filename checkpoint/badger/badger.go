@@ -36,21 +36,23 @@ const valueThreshold = 64 << 10
 // builders, which hold a whole table uncompressed (and its compressed
 // blocks) while they write it, several at once during a compaction, and
 // keep their buffers in a pool afterwards. A table's size counts
-// compressed bytes, and checkpoints' JSON compresses about tenfold, so
-// 1 MiB tables (the setting before) held ~10 MiB each in a builder; and a
-// phase chunk (a few KiB to tens of KiB) overflowed a 4 KiB block, whose
-// buffer a builder grows by doubling, keeping every old copy. With 64
-// KiB blocks and tables, a 1,000-task run's peak RSS went from 312 to 205
-// MB (docs/performance.md) and its store from 9.4 to 3.8 MB (larger
-// blocks compress better). Tables are 256 KiB: every command opens and
-// closes every table file, and 64 KiB tables made a store of 10,000 runs
-// 534 files (list 0.38 s) where 256 KiB make 178 (0.23 s), for the same
-// peak of that run (132 MB with the soft memory limit, 229 MB without;
-// 1 MiB: 67 files, 0.22 s, 138 and 248 MB). Deeper levels' tables grow by
-// Badger's TableSizeMultiplier (2).
+// compressed bytes, and checkpoints' JSON compresses about tenfold, so a
+// 1 MiB table holds ~10 MiB in a builder; and a phase chunk (a few KiB to
+// tens of KiB) overflowed a 4 KiB block, whose buffer a builder grows by
+// doubling, keeping every old copy. With 64 KiB blocks (and, at first,
+// tables), a 1,000-task run's peak RSS went from 312 to 205 MB
+// (docs/performance.md) and its store from 9.4 to 3.8 MB (larger blocks
+// compress better); the blocks did most of it, and the soft memory limit
+// (internal/memlimit) the rest. Tables are 1 MiB: every command opens, checks
+// and closes every table file (closing one syncs it), and a store of
+// 10,000 runs is 534 files of 64 KiB, 170 of 256 KiB or 64 of 1 MiB;
+// once the rest of list's work was gone, 256 KiB tables cost it 7 ms
+// more than 1 MiB (94 against 87 ms), for the same peak of the 1,000-task
+// run (135-140 MB with the soft memory limit). Deeper levels' tables
+// grow by Badger's TableSizeMultiplier (2).
 const (
 	blockSize     = 64 << 10
-	baseTableSize = 256 << 10
+	baseTableSize = 1 << 20
 )
 
 // Options configures Open. The zero value is a good default.
