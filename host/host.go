@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -390,65 +389,6 @@ func ViewStatus(snap graph.Snapshot[state.ExecutionState]) state.RunStatus {
 		return state.RunAwaitingApproval
 	}
 	return snap.State.Status
-}
-
-// runs returns the store's runs with their latest state, newest first:
-// the state as the run's summary keeps it (fromSummary), enough to list
-// the runs and choose one, or the whole state where there is no summary
-// to read. Views of one run read its state (Status). Only the Snapshots
-// of the RunStatuses are set.
-func (h *Host) runs(ctx context.Context) ([]RunStatus, error) {
-	infos, err := h.store.Runs(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
-	}
-	rs := make([]RunStatus, len(infos))
-	var sl slabs
-	for i, in := range infos {
-		if fromSummaryTo(in, &rs[i].Snapshot, &sl) {
-			rs[i].listed = &infos[i]
-		} else {
-			if rs[i].Snapshot, err = h.runner.State(ctx, in.RunID); err != nil {
-				return nil, fmt.Errorf("run %s: %w", in.RunID, err)
-			}
-		}
-	}
-	// Sorted by index, then moved once: a state is large to move about.
-	order := make([]int, len(rs))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(i, j int) int {
-		a, b := &rs[i].Snapshot, &rs[j].Snapshot
-		if c := b.State.Run.CreatedAt.Compare(a.State.Run.CreatedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(b.RunID, a.RunID)
-	})
-	permute(rs, order)
-	return rs, nil
-}
-
-// permute puts s[order[i]] at i, for every i, in place.
-func permute[T any](s []T, order []int) {
-	for i := range order {
-		if order[i] < 0 {
-			continue
-		}
-		// Follow the cycle through i: each element moves once.
-		tmp := s[i]
-		j := i
-		for {
-			k := order[j]
-			order[j] = -1
-			if k == i {
-				s[j] = tmp
-				break
-			}
-			s[j] = s[k]
-			j = k
-		}
-	}
 }
 
 // pick returns arg, or the newest run for which fits is true.

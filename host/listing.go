@@ -191,12 +191,17 @@ func Entries(ctx context.Context, svc Service) ([]ListEntry, error) {
 // RunStatus is the RunStatus List has for e's run: the run read whole, or
 // the snapshot its summary stands for (see fromSummary).
 func (e *ListEntry) RunStatus() RunStatus {
-	if e.Whole != nil {
-		return *e.Whole
-	}
-	rs := RunStatus{Status: e.Status, Stopped: e.Stopped, LastError: e.LastError, listed: e.info}
-	if !fromSummaryTo(*e.info, &rs.Snapshot, nil) {
-		rs.Snapshot.RunID, rs.Snapshot.Seq = e.RunID, e.Seq // not reached: the entry was made from this summary
-	}
+	var rs RunStatus
+	e.runStatusTo(&rs, nil)
 	return rs
+}
+
+// runStatusTo is RunStatus into *rs, the snapshot's lists cut from sl's.
+func (e *ListEntry) runStatusTo(rs *RunStatus, sl *slabs) {
+	if e.Whole != nil {
+		*rs = *e.Whole
+		return
+	}
+	*rs = RunStatus{Status: e.Status, Stopped: e.Stopped, LastError: e.LastError, listed: e.info}
+	snapshotOf(*e.info, e.Summary, &rs.Snapshot, sl)
 }

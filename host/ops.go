@@ -177,12 +177,14 @@ func (h *Host) setStatus(ctx context.Context, rs *RunStatus) {
 
 // List is every run of the store, newest first.
 func (h *Host) List(ctx context.Context) ([]RunStatus, error) {
-	rs, err := h.runs(ctx)
+	es, err := h.Entries(ctx)
 	if err != nil {
 		return nil, err
 	}
-	for i := range rs {
-		h.setStatus(ctx, &rs[i])
+	rs := make([]RunStatus, len(es))
+	var sl slabs
+	for i := range es {
+		es[i].runStatusTo(&rs[i], &sl)
 	}
 	return rs, nil
 }

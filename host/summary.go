@@ -101,17 +101,17 @@ func summarize(snap graph.Snapshot[state.ExecutionState]) ([]byte, error) {
 // version.
 func fromSummary(info checkpoint.RunInfo) (graph.Snapshot[state.ExecutionState], bool) {
 	var snap graph.Snapshot[state.ExecutionState]
-	ok := fromSummaryTo(info, &snap, nil)
-	return snap, ok
+	var sum RunSummary
+	if !summaryOf(info, &sum, nil) {
+		return snap, false
+	}
+	snapshotOf(info, &sum, &snap, nil)
+	return snap, true
 }
 
-// fromSummaryTo is fromSummary into *dst (left as it was when it returns
-// false), its lists cut from sl's (see slabs; nil allocates each).
-func fromSummaryTo(info checkpoint.RunInfo, dst *graph.Snapshot[state.ExecutionState], sl *slabs) bool {
-	var sum RunSummary
-	if !summaryOf(info, &sum, sl) {
-		return false
-	}
+// snapshotOf sets *dst to the snapshot info's decoded summary sum stands
+// for (see fromSummary), its lists cut from sl's.
+func snapshotOf(info checkpoint.RunInfo, sum *RunSummary, dst *graph.Snapshot[state.ExecutionState], sl *slabs) {
 	*dst = graph.Snapshot[state.ExecutionState]{RunID: info.RunID, Seq: info.Latest, Next: sum.Next,
 		Status: info.Status, Time: info.Time}
 	s := &dst.State
@@ -133,7 +133,6 @@ func fromSummaryTo(info checkpoint.RunInfo, dst *graph.Snapshot[state.ExecutionS
 				StartedAt: p.Started, CompletedAt: p.Completed, PostCommit: p.Commit}
 		}
 	}
-	return true
 }
 
 // summaryOf decodes info's summary into *sum, its lists cut from sl's,

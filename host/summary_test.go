@@ -104,25 +104,6 @@ func FuzzSummary(f *testing.F) {
 	})
 }
 
-// TestPermute: permute moves every element to its place, whatever the
-// cycles of the order.
-func TestPermute(t *testing.T) {
-	for _, order := range [][]int{{}, {0}, {1, 0}, {2, 0, 1}, {0, 2, 1, 3}, {4, 3, 2, 1, 0}, {1, 2, 3, 4, 0, 6, 5}} {
-		s := make([]string, len(order))
-		want := make([]string, len(order))
-		for i := range s {
-			s[i] = string(rune('a' + i))
-		}
-		for i, j := range order {
-			want[i] = s[j]
-		}
-		permute(s, slices.Clone(order))
-		if !slices.Equal(s, want) {
-			t.Errorf("permute by %v = %v, want %v", order, s, want)
-		}
-	}
-}
-
 // TestListThroughTheSocketIsTheLocalList: the socket carries a listed
 // run as its summary and a run on an interrupt whole; the client's List
 // is the holder's, field for field, and a summary this binary cannot read
