@@ -13,7 +13,7 @@ import (
 	"github.com/gaffer-dev/gaffer/state"
 )
 
-// TestListTableIsTheSimpleOne: writeListTable, written to print 10,000
+// TestListTableIsTheSimpleOne: listTable, written to print 10,000
 // rows without a string per line, prints what the plain version it
 // replaced printed (kept below as the reference), for random listings:
 // long and short run ids (the split layout), goals with runs of white
@@ -68,6 +68,15 @@ func TestListTableIsTheSimpleOne(t *testing.T) {
 			}
 		}
 	}
+}
+
+// writeListTable prints views through a listTable, as list does.
+func writeListTable(w io.Writer, views []runview.Run, zone *time.Location, cols int) error {
+	t := newListTable(zone, len(views))
+	for i := range views {
+		t.add(&views[i])
+	}
+	return t.write(w, cols)
 }
 
 // The reference: list's table and goal as first written.

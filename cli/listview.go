@@ -55,24 +55,16 @@ const (
 	listUnmergedNote = "unmerged: its branch holds commits your current branch lacks; gaffer merge RUN\n  takes them."
 )
 
-// writeListTable prints views as list does, every line at most cols
-// columns wide (80 at the least considered): one row of RUN, STATUS,
-// PHASE, CREATED and COST per run, then a line with its branch (and
-// whether it is merged) and its goal, cut to fit. A run id too long for
-// the row puts the row's cells on a line of their own under it.
+// listTable is list's table, made a run at a time (add) and then printed
+// (write), every line at most cols columns wide (80 at the least
+// considered): one row of RUN, STATUS, PHASE, CREATED and COST per run,
+// then a line with its branch (and whether it is merged) and its goal,
+// cut to fit. A run id too long for the row puts the row's cells on a
+// line of their own under it.
 //
-// A listing may have 10,000 rows: each cell is made once, and the lines
-// go out through one buffer rather than a string per line.
-func writeListTable(w io.Writer, views []runview.Run, zone *time.Location, cols int) error {
-	t := newListTable(zone, len(views))
-	for i := range views {
-		t.add(&views[i])
-	}
-	return t.write(w, cols)
-}
-
-// listTable is list's table as it is made, a run at a time: a listing
-// of 10,000 runs keeps their cells, not their views.
+// A listing may have 10,000 rows: it keeps their cells, not their views,
+// each cell is made once, and the lines go out through one buffer rather
+// than a string per line.
 type listTable struct {
 	zone              *time.Location
 	rows              []listRow
@@ -98,8 +90,7 @@ func (t *listTable) add(v *runview.Run) {
 	t.unmerged = t.unmerged || v.Unmerged
 }
 
-// write prints the table, every line at most cols columns wide (see
-// writeListTable).
+// write prints the table, every line at most cols columns wide.
 func (t *listTable) write(w io.Writer, cols int) error {
 	cols = max(cols, 40)
 	head := listRow{"RUN", "STATUS", "PHASE", fmt.Sprintf("CREATED (%s)", t.zone), "COST"}
