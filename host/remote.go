@@ -163,19 +163,22 @@ func (h *Host) redoPhase(ctx context.Context, id string) error {
 		return nil // no checkpoint yet: nothing to redo
 	}
 	s := snap.State
-	if s.Status.Terminal() || s.Progress.DriverSessionID == "" || len(s.Progress.Phases) == 0 {
+	if s.Status.Terminal() || len(s.Progress.Phases) == 0 {
 		return nil
 	}
-	if ps, err := s.PhaseState(s.Progress.CurrentPhase); err != nil || ps.PostCommit != "" {
+	ps, err := s.PhaseState(s.Progress.CurrentPhase())
+	if err != nil || ps.PostCommit != "" || !ps.HasSession() {
 		return nil
 	}
-	c := s.Clone()
-	c.Progress.DriverSessionID = ""
+	c, err := s.Clone().WithPhaseState(ps.FreshLanes())
+	if err != nil {
+		return err
+	}
 	c.Progress.Story.Records, c.Progress.Story.Latest = storyIn(h.workTreeDir(id), s)
 	if _, err := h.runner.UpdateState(ctx, id, c, nodes.NodeNextTask); err != nil {
 		return h.refusal(ctx, id, err)
 	}
-	h.log.Info("the phase in progress starts again: its work was in another host's clone", "run", id, "phase", s.Progress.CurrentPhase+1)
+	h.log.Info("the phase in progress starts again: its work was in another host's clone", "run", id, "phase", s.Progress.CurrentPhase()+1)
 	return nil
 }
 
@@ -216,7 +219,7 @@ func expectedTip(s state.ExecutionState) string {
 	if len(s.Progress.Phases) == 0 {
 		return ""
 	}
-	ps, err := s.PhaseState(s.Progress.CurrentPhase)
+	ps, err := s.PhaseState(s.Progress.CurrentPhase())
 	if err != nil {
 		return ""
 	}
@@ -330,7 +333,7 @@ func (h *Host) publishFork(ctx context.Context, repo *workspace.Repo, s state.Ex
 	if err := h.publish(ctx, s, commit, base); err != nil {
 		return s, err
 	}
-	i := s.Progress.CurrentPhase
+	i := s.Progress.CurrentPhase()
 	if i < 0 || i >= len(s.Progress.Phases) || s.Progress.Phases[i].Status != state.PhaseRunning {
 		return s, nil // the next phase starts at HEAD, the commit
 	}

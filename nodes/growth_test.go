@@ -46,18 +46,23 @@ func growthGraph(tb testing.TB, opts ...graph.Option) *graph.Runner[state.Execut
 	hash := func(i, k int) string { return fmt.Sprintf("%040x", i*7919+k) }
 	g := graph.New[state.ExecutionState]()
 	g.AddNode("phase", func(_ context.Context, s state.ExecutionState) (state.ExecutionState, error) {
-		i := s.Progress.CurrentPhase
+		i := 0
+		if ps := s.Progress.Phases[s.Progress.CurrentPhase()]; ps.Status == state.PhaseCompleted {
+			i = ps.Index + 1 // the next phase, as next_task prepares it
+		}
 		ps, err := s.PhaseState(i)
 		if err != nil {
 			return s, err
 		}
 		ps.Status, ps.Attempt, ps.PreCommit = state.PhaseRunning, 1, hash(i, 0)
 		ps.StartedAt = time.Unix(1_700_000_000+int64(i), 0)
-		s = s.WithDriverSession(fmt.Sprintf("session-%d", i)).WithUsage("developer", state.Usage{InputTokens: 1200, OutputTokens: 300})
+		ps.Lanes = []state.LaneProgress{{Tasks: s.Plan.Phases[i].TaskIDs, Status: state.LaneDone, Attempt: 1,
+			SessionID: fmt.Sprintf("session-%d", i), Base: ps.PreCommit, Usage: state.Usage{InputTokens: 1200, OutputTokens: 300}}}
+		s = s.WithUsage("developer", state.Usage{InputTokens: 1200, OutputTokens: 300})
 		return s.WithPhaseState(ps)
 	})
 	g.AddNode("review", func(_ context.Context, s state.ExecutionState) (state.ExecutionState, error) {
-		i := s.Progress.CurrentPhase
+		i := s.Progress.CurrentPhase()
 		ps, err := s.PhaseState(i)
 		if err != nil {
 			return s, err
@@ -70,11 +75,12 @@ func growthGraph(tb testing.TB, opts ...graph.Option) *graph.Runner[state.Execut
 		for j := range ps.Tasks {
 			ps.Tasks[j].Status = state.PhaseCompleted
 		}
-		s = s.WithReviewIteration(1).WithUsage("reviewer", state.Usage{InputTokens: 800, OutputTokens: 100})
+		ps = ps.WithIteration(1)
+		s = s.WithUsage("reviewer", state.Usage{InputTokens: 800, OutputTokens: 100})
 		return s.WithPhaseState(ps)
 	})
 	g.AddNode("next", func(_ context.Context, s state.ExecutionState) (state.ExecutionState, error) {
-		return s.WithNextPhase(), nil
+		return s, nil // the next phase starts in "phase"
 	})
 	g.AddEdge(graph.START, "phase")
 	g.AddEdge("phase", "review")

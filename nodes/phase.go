@@ -37,9 +37,6 @@ func (w *workflow) preparePhase(ctx context.Context, s state.ExecutionState, i i
 		return s, err
 	}
 	c := s
-	c.Progress.CurrentPhase = i
-	c.Progress.ReviewIteration = 0
-	c.Progress.DriverSessionID = ""
 	ps, err := c.PhaseState(i)
 	if err != nil {
 		return s, fmt.Errorf("nodes: prepare phase %d: %w", i+1, err)
@@ -64,6 +61,7 @@ func (w *workflow) preparePhase(ctx context.Context, s state.ExecutionState, i i
 	ps.Status, ps.Attempt, ps.StartedAt = state.PhaseRunning, 1, w.cfg.Clock().UTC()
 	ps.Review, ps.Rejections, ps.Error, ps.ErrorKind = nil, nil, "", ""
 	setTasks(&ps, state.PhaseRunning)
+	ps.Lanes = state.NewLanes([][]string{slices.Clone(s.Plan.Phases[i].TaskIDs)}, head)
 	return c.WithPhaseState(ps)
 }
 
@@ -84,7 +82,8 @@ func (w *workflow) phase(ctx context.Context, s state.ExecutionState) (state.Exe
 	if c, stopped, err := w.budgetStop(ctx, s, ps); err != nil || stopped {
 		return c, err
 	}
-	if s.Progress.DriverSessionID == "" {
+	lane := soleLane(s, ps)
+	if lane.SessionID == "" {
 		if err := w.ensureAtPreCommit(ctx, s, ps); err != nil {
 			return s, err
 		}
@@ -117,8 +116,8 @@ func (w *workflow) phase(ctx context.Context, s state.ExecutionState) (state.Exe
 	}
 	sess := agent.Session{
 		Role: agent.RoleDeveloper, RunID: s.Run.ID, Phase: ps.Index + 1, Attempt: ps.Attempt,
-		Iteration: s.Progress.ReviewIteration + 1, Prompt: prompt, Dir: repo.Root(),
-		SessionID: s.Progress.DriverSessionID, Tools: agent.DefaultTools(agent.RoleDeveloper),
+		Iteration: lane.Iteration + 1, Prompt: prompt, Dir: repo.Root(),
+		SessionID: lane.SessionID, Tools: agent.DefaultTools(agent.RoleDeveloper),
 		StoryDir: storyDir(s), Model: escalatedModel(s, ps),
 	}
 	w.ran.Store(s.Run.ID, ps.Index)
@@ -131,9 +130,10 @@ func (w *workflow) phase(ctx context.Context, s state.ExecutionState) (state.Exe
 		// endpoint's 5xx, 429, refused connection): a failed attempt of
 		// its own kind, which the Doctor sees at once.
 		c := w.usage(ctx, s, agent.RoleDeveloper, rep.Usage)
-		c.Progress.DriverSessionID = fmt.Sprintf("%s-p%d-a%d", s.Run.ID, ps.Index+1, ps.Attempt)
+		lane.SessionID = fmt.Sprintf("%s-p%d-a%d", s.Run.ID, ps.Index+1, ps.Attempt)
+		lane.Status, lane.Error, lane.Usage = state.LaneFailed, err.Error(), lane.Usage.Add(rep.Usage)
 		ps.Status, ps.Error, ps.ErrorKind = state.PhaseRunning, err.Error(), errorKindDriver
-		return c.WithPhaseState(ps)
+		return c.WithPhaseState(withSoleLane(ps, lane))
 	}
 	if rep.Expansions > 0 {
 		w.cfg.Logger.Info("expand_context used", "phase", ps.Index+1, "attempt", ps.Attempt, "calls", rep.Expansions)
@@ -146,7 +146,7 @@ func (w *workflow) phase(ctx context.Context, s state.ExecutionState) (state.Exe
 	if sid == "" {
 		sid = fmt.Sprintf("%s-p%d-a%d", s.Run.ID, ps.Index+1, ps.Attempt)
 	}
-	c.Progress.DriverSessionID = sid
+	lane.SessionID, lane.Status, lane.Error, lane.Usage = sid, state.LaneDone, "", lane.Usage.Add(rep.Usage)
 	ps.Status, ps.Error, ps.ErrorKind = state.PhaseRunning, "", ""
 	if err := w.checkGitSettings(ctx, c, ps); err != nil {
 		return s, err
@@ -159,8 +159,9 @@ func (w *workflow) phase(ctx context.Context, s state.ExecutionState) (state.Exe
 		if ps.Error == "" {
 			ps.Error = "the agent reported failure without saying why"
 		}
+		lane.Status, lane.Error = state.LaneFailed, ps.Error
 	}
-	return c.WithPhaseState(ps)
+	return c.WithPhaseState(withSoleLane(ps, lane))
 }
 
 // nextTask writes the summary of the phase just committed and prepares the

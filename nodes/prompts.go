@@ -123,7 +123,7 @@ func PhasePromptWith(s state.ExecutionState, sc StoryContext) (string, error) {
 func retryContext(s state.ExecutionState, ps state.PhaseState) string {
 	var b strings.Builder
 	if s.Plan.Mode == state.ModeTask {
-		it := s.Progress.ReviewIteration + 1
+		it := ps.ReviewIteration() + 1
 		fmt.Fprintf(&b, "## Review iteration %d\n\nYour last change was reviewed and rejected. %s\n", it,
 			retryFraming(it-2))
 	} else {

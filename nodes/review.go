@@ -63,7 +63,7 @@ func (w *workflow) review(ctx context.Context, s state.ExecutionState) (state.Ex
 		}
 	}
 	decision := DecideAfterReview(s, rr.Approved)
-	iteration := s.Progress.ReviewIteration + 1
+	iteration := ps.ReviewIteration() + 1
 	if recoveryOn(s) {
 		if c, err = w.checkBudget(ctx, c); err != nil {
 			return s, err
@@ -104,28 +104,24 @@ func (w *workflow) review(ctx context.Context, s state.ExecutionState) (state.Ex
 		outcome = events.OutcomeCompleted
 	case DecideIterate:
 		ps.Status = state.PhaseRetrying
-		c, err = c.WithPhaseState(ps)
-		if err == nil {
-			c = c.WithReviewIteration(iteration)
-		}
+		// Task mode: one task, one lane, whose session goes on.
+		lane := soleLane(c, ps)
+		lane.Iteration, lane.Status = iteration, state.LanePending
+		c, err = c.WithPhaseState(withSoleLane(ps, lane))
 		outcome = events.OutcomeRetried
 	case DecideRetry:
 		ps.Status, ps.Attempt = state.PhaseRetrying, ps.Attempt+1
 		setTasks(&ps, state.PhaseRetrying)
+		ps = ps.FreshLanes()
 		c, err = c.WithPhaseState(ps)
-		if err == nil {
-			c = c.WithReviewIteration(0).WithDriverSession("")
-		}
 		outcome = events.OutcomeRetried
 	case decideRecover:
 		ps.Status = state.PhaseRetrying
+		ps = ps.WithIteration(iteration)
 		c, err = c.WithPhaseState(ps)
-		if err == nil {
-			c = c.WithReviewIteration(iteration)
-		}
 		outcome = events.OutcomeRetried
 	case DecideHalt:
-		c, err = w.halt(ctx, c.WithReviewIteration(iteration), ps, "")
+		c, err = w.halt(ctx, c, ps.WithIteration(iteration), "")
 		outcome = events.OutcomeHalted
 		if ps.Error != "" {
 			outcome = events.OutcomeFailed
@@ -161,7 +157,7 @@ func (w *workflow) judge(ctx context.Context, s state.ExecutionState) (state.Exe
 	}
 	sess := agent.Session{
 		Role: agent.RoleReviewer, RunID: s.Run.ID, Phase: ps.Index + 1, Attempt: ps.Attempt,
-		Iteration: s.Progress.ReviewIteration + 1, Prompt: prompt, Dir: repo.Root(),
+		Iteration: ps.ReviewIteration() + 1, Prompt: prompt, Dir: repo.Root(),
 		Tools: agent.DefaultTools(agent.RoleReviewer),
 	}
 	rv, rep, err := structured(ctx, w, d, sess, agent.ParseReview)
@@ -275,7 +271,6 @@ func (w *workflow) approve(ctx context.Context, s state.ExecutionState, ps state
 	if c, err = c.WithPhaseState(ps); err != nil {
 		return s, err
 	}
-	c.Progress.CurrentPhase = len(c.Plan.Phases) - 1
 	c = w.withStatus(ctx, c, state.RunCompleted)
 	if err := w.writeRecord(c); err != nil {
 		return s, err
@@ -329,7 +324,7 @@ func (w *workflow) halt(ctx context.Context, s state.ExecutionState, ps state.Ph
 		return s, err
 	}
 	msg := fmt.Sprintf("phase %d halted after %d attempt(s), the last with %d session(s): %s", ps.Index+1, ps.Attempt,
-		s.Progress.ReviewIteration, haltCause(ps))
+		ps.ReviewIteration(), haltCause(ps))
 	switch {
 	case strings.HasPrefix(why, recovery.BudgetSpentPrefix):
 		msg = fmt.Sprintf("run halted: %s", why) // the phase's attempt did not start
