@@ -144,7 +144,12 @@ func ArchitectPrompt(s state.ExecutionState) string {
 You are the architect. Write a plan in markdown for the goal below. Each task is a
 "### Task <id>: <title>" heading, optionally followed by "- type: test|impl|refactor",
 "- depends on: <ids>|none" and "- files: <paths>" lines, then its description.
-Write test tasks before the impl tasks that make them pass. Reply with the plan only.
+Write test tasks before the impl tasks that make them pass.
+Tasks whose dependencies are done run at once, each in its own fresh session and work
+tree, unless their "- files:" lines overlap (or a task has none): then they run one
+after another in one session. So where the work allows, give every task a "- files:"
+line naming the paths it creates or changes, and keep the tasks of one layer to
+disjoint files. Reply with the plan only.
 `)
 	fmt.Fprintf(&b, "\n## Goal\n\n%s\n", s.Run.Goal)
 	if p := planProblems(s); p != "" {

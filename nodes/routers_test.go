@@ -193,6 +193,9 @@ func TestArchitectPromptCarriesProblemsAndFeedback(t *testing.T) {
 	if !strings.Contains(p, "Revision 1") || !strings.Contains(p, "9") {
 		t.Fatalf("problems missing:\n%s", p)
 	}
+	if !strings.Contains(p, "disjoint files") || !strings.Contains(p, `"- files:"`) {
+		t.Fatalf("the prompt does not ask for disjoint files:\n%s", p)
+	}
 	s = plannedState(t, taskPlan, 0)
 	s.Approval = state.Approval{Decision: state.DecisionRejected, Feedback: "split task 2"}
 	if p := ArchitectPrompt(s); !strings.Contains(p, "split task 2") {

@@ -37,6 +37,9 @@ type runProfile struct {
 	drivers state.DriverSettings
 	limits  state.Limits
 	skipTDD bool
+	// parallel is how many lanes of a phase run at once (the profile's
+	// parallel, its default filled in).
+	parallel int
 	// recovery is set unless the profile says recovery.enabled: false;
 	// nil, nothing of it reaches the run's state.
 	recovery *state.RecoveryConfig
@@ -119,8 +122,9 @@ func baseProfile(p config.Profile) runProfile {
 			MaxPhaseAttempts:        p.Limits.MaxPhaseAttempts,
 			MaxPlanRevisions:        p.Limits.MaxPlanRevisions,
 		},
-		skipTDD: !p.TDDCheck(),
-		notify:  p.Notify.RunConfig(),
+		skipTDD:  !p.TDDCheck(),
+		parallel: p.Parallel,
+		notify:   p.Notify.RunConfig(),
 	}
 	if p.Recovery.On() {
 		// The thresholds and budgets the profile sets are the run's from

@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -200,6 +201,7 @@ func newRun(ctx context.Context, repo *workspace.Repo, o request, getenv func(st
 		state.RunConfig{
 			Profile: rp.name, Agents: rp.agents, Drivers: rp.drivers, Limits: rp.limits, SkipTDDCheck: rp.skipTDD, Recovery: rp.recovery, Notify: rp.notify,
 			ScriptPath: script, PlanPath: planPath, Inputs: inputs, AutoApprove: o.AutoApprove, AllowDirty: o.AllowDirty, Pace: o.Pace,
+			Parallel: cmp.Or(o.Parallel, rp.parallel),
 		})
 	if err != nil {
 		return zero, nil, errorf(host.Usage, "%w", err)

@@ -20,6 +20,7 @@ import (
 	"github.com/gaffer-dev/gaffer/internal/inputfile"
 	"github.com/gaffer-dev/gaffer/internal/strictyaml"
 	"github.com/gaffer-dev/gaffer/recovery"
+	"github.com/gaffer-dev/gaffer/state"
 )
 
 // RepoFile is the configuration file's name in a repository.
@@ -242,6 +243,10 @@ func (c *Config) checkOwn(at string, p Profile) error {
 		if limits[k] < 0 {
 			return c.errAt(at+".limits."+k, "%s must not be negative, got %d", k, limits[k])
 		}
+	}
+	if n := p.Parallel; n < 0 || n > state.MaxParallel {
+		return c.errAt(at+".parallel", "parallel must be from 1 to %d lanes at once (0 or absent: the default %d), got %d",
+			state.MaxParallel, state.DefaultParallel, n)
 	}
 	if err := c.checkTuning(at, p.Recovery.RecoveryTuning); err != nil {
 		return err

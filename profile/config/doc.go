@@ -58,6 +58,7 @@
 //	        prompt: file           # stdin, arg ({prompt}) or file ({prompt_file})
 //	        output: text           # claude-json, codex-jsonl or text
 //	    tdd: false
+//	    parallel: 2                # lanes of a phase at once (default 4; 1: one after another)
 //	    notify:                    # whom a run tells (see the README's Notifications); replaces the default's as a whole
 //	      url: http://127.0.0.1:8080       # the inbox: notices link to <url>/runs/<id>
 //	      events: [awaiting_approval, completed]   # default: all six

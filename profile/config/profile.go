@@ -126,8 +126,11 @@ type Profile struct {
 	Prices   map[string]state.Price       `yaml:"prices,omitempty"`
 	Agents   map[string]cliagent.Template `yaml:"agents,omitempty"` // CLI templates; over the built-in claude and codex
 	TDD      *bool                        `yaml:"tdd,omitempty"`    // check that impl tasks depend on test tasks
-	Recovery Recovery                     `yaml:"recovery,omitempty"`
-	Notify   *Notify                      `yaml:"notify,omitempty"` // whom runs notify (notify.go)
+	// Parallel is how many lanes of a phase run at once (1 to
+	// state.MaxParallel); 0 or absent takes the default.
+	Parallel int      `yaml:"parallel,omitempty"`
+	Recovery Recovery `yaml:"recovery,omitempty"`
+	Notify   *Notify  `yaml:"notify,omitempty"` // whom runs notify (notify.go)
 }
 
 // Builtin returns the built-in default profile: every role on the script
@@ -156,8 +159,9 @@ func Builtin() Profile {
 			"claude-haiku-4-5":  {Input: 1, Output: 5, Cached: 0.1},
 			"gpt-5":             {Input: 1.25, Output: 10, Cached: 0.125},
 		},
-		Agents: cliagent.BuiltinTemplates(),
-		TDD:    &tdd,
+		Agents:   cliagent.BuiltinTemplates(),
+		TDD:      &tdd,
+		Parallel: state.DefaultParallel,
 	}
 }
 
@@ -256,6 +260,7 @@ func merge(base, over Profile) Profile {
 		v := *over.TDD
 		out.TDD = &v
 	}
+	out.Parallel = or(over.Parallel, base.Parallel)
 	if over.Recovery.Enabled != nil {
 		v := *over.Recovery.Enabled
 		out.Recovery.Enabled = &v
