@@ -320,3 +320,50 @@ func genRepo(b *testing.B, dir string, n int) {
 	writeBench(b, filepath.Join(dir, "notes.txt"), "the user's notes\n")
 	writeBench(b, filepath.Join(dir, filepath.FromSlash(benchExecDir), "plan.md"), "# plan\n")
 }
+
+// BenchmarkLaneTree measures a lane's work tree on a generated repository
+// of 10k files: AddLaneTree beside `git worktree add --detach` at the same
+// commit (setup-x-native, the goal ≤ 1.2), and RemoveLaneTree beside `git
+// worktree remove --force` (remove-x-native). The two sides alternate
+// within an iteration, so a loaded machine slows both alike.
+//
+//	go test -run '^$' -bench LaneTree -benchtime 5x ./workspace
+func BenchmarkLaneTree(b *testing.B) {
+	ctx := context.Background()
+	dir := filepath.Join(b.TempDir(), "repo")
+	genRepo(b, dir, 10000)
+	r, err := Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	head, err := r.Head(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var gAdd, nAdd, gRm, nRm time.Duration
+	for b.Loop() {
+		lane := filepath.Join(r.LaneTrees(), "bench", "lane")
+		t0 := time.Now()
+		if _, err := r.AddLaneTree(ctx, lane, head); err != nil {
+			b.Fatal(err)
+		}
+		gAdd += time.Since(t0)
+		native := filepath.Join(filepath.Dir(dir), "native-lane")
+		t0 = time.Now()
+		benchGit(b, dir, "worktree", "add", "-q", "--detach", native, head)
+		nAdd += time.Since(t0)
+		t0 = time.Now()
+		if err := r.RemoveLaneTree(ctx, lane); err != nil {
+			b.Fatal(err)
+		}
+		gRm += time.Since(t0)
+		t0 = time.Now()
+		benchGit(b, dir, "worktree", "remove", "--force", native)
+		nRm += time.Since(t0)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(gAdd.Milliseconds())/n, "setup-ms/op")
+	b.ReportMetric(float64(nAdd.Milliseconds())/n, "native-setup-ms/op")
+	b.ReportMetric(float64(gAdd)/float64(nAdd), "setup-x-native")
+	b.ReportMetric(float64(gRm)/float64(nRm), "remove-x-native")
+}
