@@ -38,11 +38,15 @@ const LaneTreesDir = "gaffer-lanes"
 func (r *Repo) LaneTrees() string { return filepath.Join(r.commonDir, LaneTreesDir) }
 
 // AddLaneTree makes dir a fresh linked work tree of r's repository with a
-// detached HEAD at base (`git worktree add --detach`), and opens it. What
-// a killed process left at dir (a tree, half checked out, or git's record
-// of one) is removed first; dir must be a directory gaffer owns. Lane
-// trees are added while others are (a shared hold of WorkTreesLockFile):
-// only a prune of git's records waits for them.
+// detached HEAD at base, and opens it. What a killed process left at dir
+// (a tree, half checked out, or git's record of one) is removed first;
+// dir must be a directory gaffer owns.
+//
+// Lanes are made at once, but two `git worktree add` at once fail (each
+// reads the records of the others, one of which may be half written): the
+// record is made under WorkTreesLockFile (`git worktree add
+// --no-checkout`, which writes no file of the tree), and the tree's files
+// are checked out after, outside the lock, each lane in its own index.
 func (r *Repo) AddLaneTree(ctx context.Context, dir, base string) (*Repo, error) {
 	if _, err := os.Lstat(dir); err == nil {
 		if err := r.RemoveLaneTree(ctx, dir); err != nil {
@@ -52,14 +56,18 @@ func (r *Repo) AddLaneTree(ctx context.Context, dir, base string) (*Repo, error)
 	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
 		return nil, &Error{Op: "add lane tree", Path: dir, Err: err}
 	}
-	unlock, err := r.lockWorkTreesShared(ctx)
+	unlock, err := r.lockWorkTrees(ctx)
 	if err != nil {
 		return nil, &Error{Op: "add lane tree", Path: dir, Err: err}
 	}
-	defer unlock()
 	// -f -f: a record of dir that a killed add left (missing, or locked
 	// while "initializing") is replaced.
-	if _, err := gitCLI(ctx, r.root, "worktree", "add", "-q", "-f", "-f", "--detach", dir, base); err != nil {
+	_, err = gitCLI(ctx, r.root, "worktree", "add", "-q", "-f", "-f", "--no-checkout", "--detach", dir, base)
+	unlock()
+	if err != nil {
+		return nil, &Error{Op: "add lane tree", Path: dir, Err: err}
+	}
+	if _, err := gitCLI(ctx, dir, "reset", "-q", "--hard"); err != nil {
 		return nil, &Error{Op: "add lane tree", Path: dir, Err: err}
 	}
 	wt, err := Open(dir)
@@ -75,23 +83,37 @@ func (r *Repo) AddLaneTree(ctx context.Context, dir, base string) (*Repo, error)
 	return wt, nil
 }
 
-// RemoveLaneTree removes the lane tree at dir and git's record of it
-// (`git worktree remove --force`); a dir already gone is no error.
+// RemoveLaneTree removes the lane tree at dir and git's record of it; a
+// dir already gone is no error. The files go outside WorkTreesLockFile
+// (lanes are removed at once), the record under it.
 func (r *Repo) RemoveLaneTree(ctx context.Context, dir string) error {
 	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	unlock, err := r.lockWorkTreesShared(ctx)
+	record := ""
+	if b, err := os.ReadFile(filepath.Join(dir, ".git")); err == nil {
+		if g, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: "); ok {
+			g = absFrom(dir, g)
+			// Only a record of this repository's, never a path a
+			// stranger's .git file names.
+			if filepath.Dir(g) == filepath.Join(r.commonDir, "worktrees") {
+				record = g
+			}
+		}
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return &Error{Op: "remove lane tree", Path: dir, Err: err}
+	}
+	if record == "" {
+		return nil // no record, or one the next add replaces
+	}
+	unlock, err := r.lockWorkTrees(ctx)
 	if err != nil {
 		return &Error{Op: "remove lane tree", Path: dir, Err: err}
 	}
 	defer unlock()
-	if _, err := gitCLI(ctx, r.root, "worktree", "remove", "--force", "--force", dir); err != nil {
-		// Not a work tree git knows (an add cut short): the directory
-		// goes; its record, if any, is replaced by the next add.
-		if err := os.RemoveAll(dir); err != nil {
-			return &Error{Op: "remove lane tree", Path: dir, Err: err}
-		}
+	if err := os.RemoveAll(record); err != nil {
+		return &Error{Op: "remove lane tree", Path: record, Err: err}
 	}
 	return nil
 }

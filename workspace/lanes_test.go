@@ -2,9 +2,11 @@ package workspace
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -182,21 +184,27 @@ func TestApplyTreeRefusesOthersEdits(t *testing.T) {
 func TestLaneTreesAtOnce(t *testing.T) {
 	f, base := laneFixture(t)
 	var wg sync.WaitGroup
-	errs := make(chan error, 16)
-	for i := range 6 {
+	var errs chan error
+	errs = make(chan error, 64)
+	for i := range 8 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			dir := filepath.Join(f.repo.LaneTrees(), "r-2", string(rune('a'+i)))
-			lr, err := f.repo.AddLaneTree(f.ctx, dir, base)
-			if err != nil {
-				errs <- err
-				return
+			for round := range 3 {
+				dir := filepath.Join(f.repo.LaneTrees(), "r-2", string(rune('a'+i))+strconv.Itoa(round))
+				lr, err := f.repo.AddLaneTree(f.ctx, dir, base)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if h, err := lr.Head(f.ctx); err != nil || h != base {
+					errs <- errors.Join(err, errors.New("lane tree not at base: "+h))
+				}
+				if st, err := lr.Status(f.ctx); err != nil || !st.IsClean() {
+					errs <- errors.Join(err, fmt.Errorf("lane tree not clean: %v", st))
+				}
+				errs <- f.repo.RemoveLaneTree(f.ctx, dir)
 			}
-			if h, err := lr.Head(f.ctx); err != nil || h != base {
-				errs <- errors.Join(err, errors.New("lane tree not at base: "+h))
-			}
-			errs <- f.repo.RemoveLaneTree(f.ctx, dir)
 		}()
 	}
 	wg.Add(1)
@@ -215,6 +223,9 @@ func TestLaneTreesAtOnce(t *testing.T) {
 		if err != nil {
 			t.Error(err)
 		}
+	}
+	if left := strings.TrimSpace(f.git("worktree", "list", "--porcelain")); strings.Count(left, "worktree ") != 1 {
+		t.Errorf("git still knows other work trees:\n%s", left)
 	}
 }
 

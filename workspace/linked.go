@@ -139,17 +139,6 @@ const WorkTreesLockFile = "gaffer-worktrees.lock"
 // another process or goroutine that holds it until ctx ends, and returns
 // its release.
 func (r *Repo) lockWorkTrees(ctx context.Context) (func(), error) {
-	return r.lockWorkTreesHow(ctx, tryLock)
-}
-
-// lockWorkTreesShared takes WorkTreesLockFile shared: the lanes' trees,
-// each added and removed on its own (no prune), go at once, while a
-// prune (lockWorkTrees) waits for them and they for it.
-func (r *Repo) lockWorkTreesShared(ctx context.Context) (func(), error) {
-	return r.lockWorkTreesHow(ctx, tryLockShared)
-}
-
-func (r *Repo) lockWorkTreesHow(ctx context.Context, tryLock func(*os.File) (bool, error)) (func(), error) {
 	path := filepath.Join(r.commonDir, WorkTreesLockFile)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {

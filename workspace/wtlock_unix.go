@@ -10,15 +10,9 @@ import (
 
 // tryLock takes an exclusive flock on f without waiting; false when
 // another open file holds it.
-func tryLock(f *os.File) (bool, error) { return flockNB(f, syscall.LOCK_EX) }
-
-// tryLockShared takes a shared flock on f without waiting; false when
-// another open file holds it exclusively.
-func tryLockShared(f *os.File) (bool, error) { return flockNB(f, syscall.LOCK_SH) }
-
-func flockNB(f *os.File, how int) (bool, error) {
+func tryLock(f *os.File) (bool, error) {
 	for {
-		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		switch {
 		case err == nil:
 			return true, nil
