@@ -89,6 +89,7 @@ func (h *Host) Start(ctx context.Context, spec RunSpec) (Outcome, error) {
 	h.front.Say(fmt.Sprintf("Run %s started (store %s)", id, h.dir))
 	branch, _ := h.repo.Branch(ctx)
 	h.front.Say(WhereLine(initial, branch))
+	h.front.Say(nodes.LanesLine(initial))
 	if len(left) > 0 {
 		h.front.Say(LeftOutLine(left))
 	}

@@ -270,7 +270,7 @@ func open(cfg Config, repo *workspace.Repo, dir string, store checkpoint.Store, 
 	}
 	h.store = store
 	h.runner, err = gr.Compile(graph.WithStore(s), graph.WithDurability(graph.Sync), graph.WithCodec(nodes.NewCodec()),
-		graph.WithSummary(summarize))
+		graph.WithMerge(nodes.Merge), graph.WithSummary(summarize))
 	if err != nil {
 		closeStore()
 		return nil, err

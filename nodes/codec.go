@@ -99,6 +99,11 @@ func (c *Codec) Encode(s state.ExecutionState) (map[string][]byte, error) {
 		return nil, fmt.Errorf("%w: encode %s: %w", graph.ErrCodec, phasesKey, err)
 	}
 	out[phasesKey] = idx
+	if s.Progress.Lane != 0 && len(plan.Phases) == 0 {
+		// A lane's result (laneResult): small, and not the run's state,
+		// so it does not displace what the run's last encoding left.
+		return encodeLaneResult(out, plan, phases)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.encodedFor(s.Run.ID)
@@ -129,6 +134,22 @@ func (c *Codec) Encode(s state.ExecutionState) (map[string][]byte, error) {
 			ch.bytes = b
 		}
 		out[chunkKey(k)] = ch.bytes
+	}
+	return out, nil
+}
+
+// encodeLaneResult adds the plan and the phase states of a lane's result
+// to out, encoded as they are.
+func encodeLaneResult(out map[string][]byte, plan state.Plan, phases []state.PhaseState) (map[string][]byte, error) {
+	b, err := json.Marshal(plan)
+	if err != nil {
+		return nil, fmt.Errorf("%w: encode field %s: %w", graph.ErrCodec, planKey, err)
+	}
+	out[planKey] = b
+	for k := 0; k*PhaseChunk < len(phases); k++ {
+		if out[chunkKey(k)], err = json.Marshal(phases[k*PhaseChunk : min(len(phases), (k+1)*PhaseChunk)]); err != nil {
+			return nil, fmt.Errorf("%w: encode %s: %w", graph.ErrCodec, chunkKey(k), err)
+		}
 	}
 	return out, nil
 }

@@ -110,6 +110,9 @@ type workflow struct {
 	// and has not made yet; a pending call missing here was cut off by a
 	// crash (see recover).
 	reserved sync.Map
+	// gates maps a run id to its lanes' places (a channel of
+	// RunConfig.Parallel): a lane holds one while it runs.
+	gates sync.Map
 }
 
 // Build wires the workflow's nodes and routers into a graph:
@@ -122,7 +125,8 @@ type workflow struct {
 // from anywhere, which is how `cancel` stops a run (UpdateState).
 //
 // Compile the graph with graph.WithCodec(NewCodec()), so that a step
-// writes only the phase states it changed.
+// writes only the phase states it changed, and graph.WithMerge(Merge),
+// which puts a phase's lanes (graph.Send branches) into the run's state.
 func Build(cfg Config) (*graph.Graph[state.ExecutionState], error) {
 	cfg, err := cfg.validate()
 	if err != nil {
@@ -138,11 +142,15 @@ func Build(cfg Config) (*graph.Graph[state.ExecutionState], error) {
 	g.AddNode(NodeNextTask, w.nextTask)
 	g.AddNode(NodeRestore, w.restore)
 	g.AddNode(NodeRecover, w.recover)
+	g.AddNode(NodeLane, w.lane)
+	g.AddNode(NodeCombine, w.combine)
 	g.AddConditionalEdge(graph.START, router(RouteStart), NodeArchitect, NodeValidator, NodeRestore, graph.END)
 	g.AddConditionalEdge(NodeArchitect, router(RouteAfterArchitect), NodeValidator, NodeRestore, graph.END)
 	g.AddConditionalEdge(NodeValidator, router(RouteAfterValidator), NodeApproval, NodeArchitect, NodeRestore, graph.END)
 	g.AddConditionalEdge(NodeApproval, router(RouteAfterApproval), NodePhase, NodeArchitect, NodeRestore, graph.END)
-	g.AddConditionalEdge(NodePhase, router(RouteAfterPhase), NodeReview, NodeRecover, NodeRestore, graph.END)
+	g.AddSendEdge(NodePhase, RouteAfterPhaseSends, NodeReview, NodeRecover, NodeRestore, graph.END, NodeLane, NodeCombine)
+	g.AddConditionalEdge(NodeLane, router(RouteAfterLanes), NodeCombine, NodeRestore, graph.END)
+	g.AddConditionalEdge(NodeCombine, router(RouteAfterCombine), NodeReview, NodePhase, NodeRestore, graph.END)
 	g.AddConditionalEdge(NodeReview, router(RouteAfterReview), NodeNextTask, NodePhase, NodeRecover, NodeRestore, graph.END)
 	g.AddConditionalEdge(NodeRecover, router(RouteAfterRecover), NodeRecover, NodePhase, NodeRestore, graph.END)
 	g.AddConditionalEdge(NodeNextTask, router(RouteAfterNextTask), NodePhase, NodeRestore, graph.END)

@@ -61,7 +61,7 @@ func (w *workflow) preparePhase(ctx context.Context, s state.ExecutionState, i i
 	ps.Status, ps.Attempt, ps.StartedAt = state.PhaseRunning, 1, w.cfg.Clock().UTC()
 	ps.Review, ps.Rejections, ps.Error, ps.ErrorKind = nil, nil, "", ""
 	setTasks(&ps, state.PhaseRunning)
-	ps.Lanes = state.NewLanes([][]string{slices.Clone(s.Plan.Phases[i].TaskIDs)}, head)
+	ps.Lanes = state.NewLanes(s.Plan.PhaseLanes(i), head)
 	return c.WithPhaseState(ps)
 }
 
@@ -81,6 +81,9 @@ func (w *workflow) phase(ctx context.Context, s state.ExecutionState) (state.Exe
 	}
 	if c, stopped, err := w.budgetStop(ctx, s, ps); err != nil || stopped {
 		return c, err
+	}
+	if ps.Parallel() {
+		return w.dispatch(ctx, s, ps)
 	}
 	lane := soleLane(s, ps)
 	if lane.SessionID == "" {

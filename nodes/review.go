@@ -112,7 +112,7 @@ func (w *workflow) review(ctx context.Context, s state.ExecutionState) (state.Ex
 	case DecideRetry:
 		ps.Status, ps.Attempt = state.PhaseRetrying, ps.Attempt+1
 		setTasks(&ps, state.PhaseRetrying)
-		ps = ps.FreshLanes()
+		ps = retryLanes(ps, rr)
 		c, err = c.WithPhaseState(ps)
 		outcome = events.OutcomeRetried
 	case decideRecover:
@@ -178,7 +178,7 @@ func (w *workflow) judge(ctx context.Context, s state.ExecutionState) (state.Exe
 			return s, state.ReviewResult{}, err
 		}
 	}
-	rr := state.ReviewResult{Approved: rv.Approved, Comments: rv.Comments}
+	rr := state.ReviewResult{Approved: rv.Approved, Comments: rv.Comments, Tasks: rv.Tasks}
 	for _, it := range items {
 		v := state.Verdict(strings.ToUpper(string(it.Disposition)))
 		if v == "" || !v.Valid() {
@@ -251,6 +251,9 @@ func (w *workflow) approve(ctx context.Context, s state.ExecutionState, ps state
 	if err := w.publish(ctx, c, post, ps.PreCommit); err != nil {
 		return s, err
 	}
+	if err := w.cleanLanes(ctx, c, ps); err != nil {
+		return s, err
+	}
 	ps.PostCommit = post
 	if c, err = c.WithPhaseState(ps); err != nil {
 		return s, err
@@ -304,6 +307,9 @@ func (w *workflow) halt(ctx context.Context, s state.ExecutionState, ps state.Ph
 	}
 	if err := w.gitOp(repo, func() error { return repo.ResetTo(ctx, ps.PreCommit, keep) }); err != nil {
 		return s, fmt.Errorf("nodes: halt phase %d: reset to %s: %w", ps.Index+1, short(ps.PreCommit), err)
+	}
+	if err := w.cleanLanes(ctx, s, ps); err != nil {
+		return s, err
 	}
 	if recoveryOn(s) {
 		// The run ends here: its last decision records go on its branch.

@@ -113,7 +113,7 @@ func newStepRunPhases(tb testing.TB, n, phases int) *stepRun {
 	if phases == n {
 		limit += 20 // to the run's end, past its last phase
 	}
-	r, err := g.Compile(graph.WithStore(bs), graph.WithDurability(graph.Async), graph.WithCodec(NewCodec()), graph.WithStepLimit(limit))
+	r, err := g.Compile(graph.WithStore(bs), graph.WithDurability(graph.Async), graph.WithCodec(NewCodec()), graph.WithMerge(Merge), graph.WithStepLimit(limit))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -38,8 +38,15 @@ func (w *workflow) writeStoryRecord(s state.ExecutionState, sess agent.Session, 
 	if rep.Story.IsZero() {
 		return s, nil
 	}
-	r := story.Record{Seq: s.Progress.Story.Records + 1, Role: string(sess.Role), Phase: sess.Phase, Attempt: sess.Attempt,
+	r := story.Record{Role: string(sess.Role), Phase: sess.Phase, Attempt: sess.Attempt,
 		Iteration: sess.Iteration, Summary: rep.Summary, Facts: rep.Story}
+	return w.putStoryRecord(s, r)
+}
+
+// putStoryRecord writes r as the story's next record (number Records+1;
+// see writeStoryRecord) and returns s with the counters advanced.
+func (w *workflow) putStoryRecord(s state.ExecutionState, r story.Record) (state.ExecutionState, error) {
+	r.Seq = s.Progress.Story.Records + 1
 	data, err := r.Encode()
 	if err != nil {
 		return s, fmt.Errorf("nodes: story: %w", err)

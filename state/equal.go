@@ -44,7 +44,7 @@ func (p PhaseState) Equal(o PhaseState) bool {
 // Equal reports whether r and o are the same review, field by field.
 func (r ReviewResult) Equal(o ReviewResult) bool {
 	return r.Approved == o.Approved && r.Comments == o.Comments &&
-		slices.Equal(r.Items, o.Items) && (r.Items == nil) == (o.Items == nil)
+		slices.Equal(r.Items, o.Items) && (r.Items == nil) == (o.Items == nil) && sameStrings(r.Tasks, o.Tasks)
 }
 
 // Equal reports whether r and o are the same rejection, field by field.

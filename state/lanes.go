@@ -1,6 +1,8 @@
 package state
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"path"
 	"slices"
@@ -82,12 +84,17 @@ type LaneProgress struct {
 	Conflict    []string  `json:"conflict,omitempty"`
 	StartedAt   time.Time `json:"started_at,omitzero"`
 	CompletedAt time.Time `json:"completed_at,omitzero"`
+	// Record is the decision record (story.Record, JSON) of the lane's
+	// latest session, held until the phase's lanes are combined: the
+	// records of lanes that ran at once are numbered then, in lane order.
+	Record json.RawMessage `json:"record,omitempty"`
 }
 
 // Clone returns a deep copy of l.
 func (l LaneProgress) Clone() LaneProgress {
 	l.Tasks = slices.Clone(l.Tasks)
 	l.Conflict = slices.Clone(l.Conflict)
+	l.Record = slices.Clone(l.Record)
 	return l
 }
 
@@ -98,7 +105,7 @@ func (l LaneProgress) Equal(o LaneProgress) bool {
 		l.Iteration == o.Iteration && l.SessionID == o.SessionID && l.WorkTree == o.WorkTree &&
 		l.Base == o.Base && l.Head == o.Head && l.Usage == o.Usage && l.Spent == o.Spent &&
 		l.Error == o.Error && sameStrings(l.Conflict, o.Conflict) &&
-		l.StartedAt == o.StartedAt && l.CompletedAt == o.CompletedAt
+		l.StartedAt == o.StartedAt && l.CompletedAt == o.CompletedAt && bytes.Equal(l.Record, o.Record)
 }
 
 // Label names the lane by its tasks: "1" or "2a+2b".
@@ -109,7 +116,7 @@ func (l LaneProgress) Label() string { return strings.Join(l.Tasks, "+") }
 func (l LaneProgress) Fresh(base string) LaneProgress {
 	l = l.Clone()
 	l.Status, l.Attempt, l.Iteration = LanePending, l.Attempt+1, 0
-	l.SessionID, l.WorkTree, l.Base, l.Head, l.Error, l.Conflict = "", "", base, "", "", nil
+	l.SessionID, l.WorkTree, l.Base, l.Head, l.Error, l.Conflict, l.Record = "", "", base, "", "", nil, nil
 	l.StartedAt, l.CompletedAt = time.Time{}, time.Time{}
 	return l
 }

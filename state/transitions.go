@@ -165,6 +165,7 @@ func (p PhaseState) Clone() PhaseState {
 // Clone returns a deep copy of r.
 func (r ReviewResult) Clone() ReviewResult {
 	r.Items = slices.Clone(r.Items)
+	r.Tasks = slices.Clone(r.Tasks)
 	return r
 }
 

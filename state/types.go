@@ -415,6 +415,9 @@ type ReviewResult struct {
 	Approved bool         `json:"approved"`
 	Comments string       `json:"comments,omitempty"`
 	Items    []ReviewItem `json:"items,omitempty"`
+	// Tasks are the tasks a rejection is about, when the reviewer named
+	// them: in a phase of several lanes only their lanes run again.
+	Tasks []string `json:"tasks,omitempty"`
 }
 
 // ReviewItem is one point of a review.
