@@ -9,9 +9,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
@@ -42,40 +44,33 @@ func (r *Repo) LaneTrees() string { return filepath.Join(r.commonDir, LaneTreesD
 // (a tree, half checked out, or git's record of one) is removed first;
 // dir must be a directory gaffer owns.
 //
-// Lanes are made at once, but two `git worktree add` at once fail (each
-// reads the records of the others, one of which may be half written): the
-// record is made under WorkTreesLockFile (`git worktree add
-// --no-checkout`, which writes no file of the tree), and the tree's files
-// are checked out after, outside the lock, each lane in its own index.
+// Lanes are made at once, and two `git worktree add` at once fail (each
+// reads the others' records, one of which may be half written). So the
+// record (.git/worktrees/NAME: gitdir, commondir, HEAD, as git writes
+// it) is made here, complete, in a directory of its own and renamed into
+// place, after the tree's .git file that points at it: git never sees a
+// record half made, nor one whose tree is missing (which a prune would
+// take). The tree's files are then checked out by `git reset --hard`, in
+// its own index, lanes at once.
 func (r *Repo) AddLaneTree(ctx context.Context, dir, base string) (*Repo, error) {
-	if _, err := os.Lstat(dir); err == nil {
-		if err := r.RemoveLaneTree(ctx, dir); err != nil {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, &Error{Op: "add lane tree", Path: dir, Err: err}
+	}
+	if _, err := os.Lstat(abs); err == nil {
+		if err := r.RemoveLaneTree(ctx, abs); err != nil {
 			return nil, err
 		}
 	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+	if err := r.laneRecord(abs, base); err != nil {
 		return nil, &Error{Op: "add lane tree", Path: dir, Err: err}
 	}
-	unlock, err := r.lockWorkTrees(ctx)
-	if err != nil {
+	if _, err := gitCLI(ctx, abs, "reset", "-q", "--hard"); err != nil {
 		return nil, &Error{Op: "add lane tree", Path: dir, Err: err}
 	}
-	// -f -f: a record of dir that a killed add left (missing, or locked
-	// while "initializing") is replaced.
-	_, err = gitCLI(ctx, r.root, "worktree", "add", "-q", "-f", "-f", "--no-checkout", "--detach", dir, base)
-	unlock()
-	if err != nil {
-		return nil, &Error{Op: "add lane tree", Path: dir, Err: err}
-	}
-	if _, err := gitCLI(ctx, dir, "reset", "-q", "--hard"); err != nil {
-		return nil, &Error{Op: "add lane tree", Path: dir, Err: err}
-	}
-	wt, err := Open(dir)
+	wt, err := Open(abs)
 	if err != nil {
 		return nil, err
-	}
-	if err := os.Chmod(dir, 0o700); err != nil {
-		return nil, &Error{Op: "add lane tree", Path: dir, Err: err}
 	}
 	if err := private(wt.gitDir); err != nil {
 		return nil, &Error{Op: "add lane tree", Path: wt.gitDir, Err: err}
@@ -83,39 +78,116 @@ func (r *Repo) AddLaneTree(ctx context.Context, dir, base string) (*Repo, error)
 	return wt, nil
 }
 
+// laneRecord makes the directory dir (0700) with its .git file and git's
+// record of it, HEAD detached at base (see AddLaneTree).
+func (r *Repo) laneRecord(dir, base string) error {
+	if h := plumbing.NewHash(base); h.IsZero() || h.String() != base {
+		return fmt.Errorf("%q is not a commit hash", base)
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		return err
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return err
+	}
+	records := filepath.Join(r.commonDir, "worktrees")
+	if err := os.MkdirAll(records, 0o755); err != nil {
+		return err
+	}
+	staging := filepath.Join(r.LaneTrees(), ".staging")
+	if err := os.MkdirAll(staging, 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(staging, filepath.Base(dir)+"-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp) // gone once renamed; a leftover otherwise
+	for name, content := range map[string]string{
+		"gitdir":    filepath.Join(dir, ".git") + "\n",
+		"commondir": filepath.Join("..", "..") + "\n",
+		"HEAD":      base + "\n",
+	} {
+		if err := os.WriteFile(filepath.Join(tmp, name), []byte(content), 0o600); err != nil {
+			return err
+		}
+	}
+	name := filepath.Base(dir)
+	for n := 1; ; n++ {
+		record := filepath.Join(records, name)
+		if n > 1 {
+			record = fmt.Sprintf("%s%d", record, n)
+		}
+		if err := os.WriteFile(filepath.Join(dir, ".git"), []byte("gitdir: "+record+"\n"), 0o600); err != nil {
+			return err
+		}
+		err := os.Rename(tmp, record)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, os.ErrExist) && !errors.Is(err, syscall.ENOTEMPTY) {
+			return err
+		}
+		// A record of that name: ours (a tree a crash removed), or
+		// another tree's; ours goes, another's stays and the name takes
+		// a number.
+		if b, rerr := os.ReadFile(filepath.Join(record, "gitdir")); rerr == nil && strings.TrimSpace(string(b)) == filepath.Join(dir, ".git") {
+			if err := r.dropRecord(record); err != nil {
+				return err
+			}
+			n--
+		}
+		if n > 100 {
+			return fmt.Errorf("no free name for git's record of %s", dir)
+		}
+	}
+}
+
 // RemoveLaneTree removes the lane tree at dir and git's record of it; a
-// dir already gone is no error. The files go outside WorkTreesLockFile
-// (lanes are removed at once), the record under it.
+// dir already gone is no error. The record goes first, by a rename out of
+// git's sight (lanes are removed at once, while others are made), then
+// the files.
 func (r *Repo) RemoveLaneTree(ctx context.Context, dir string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	record := ""
 	if b, err := os.ReadFile(filepath.Join(dir, ".git")); err == nil {
 		if g, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: "); ok {
 			g = absFrom(dir, g)
 			// Only a record of this repository's, never a path a
 			// stranger's .git file names.
 			if filepath.Dir(g) == filepath.Join(r.commonDir, "worktrees") {
-				record = g
+				if err := r.dropRecord(g); err != nil {
+					return &Error{Op: "remove lane tree", Path: dir, Err: err}
+				}
 			}
 		}
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return &Error{Op: "remove lane tree", Path: dir, Err: err}
 	}
-	if record == "" {
-		return nil // no record, or one the next add replaces
-	}
-	unlock, err := r.lockWorkTrees(ctx)
-	if err != nil {
-		return &Error{Op: "remove lane tree", Path: dir, Err: err}
-	}
-	defer unlock()
-	if err := os.RemoveAll(record); err != nil {
-		return &Error{Op: "remove lane tree", Path: record, Err: err}
-	}
 	return nil
+}
+
+// dropRecord removes git's record of a work tree: renamed out of
+// .git/worktrees at once, then removed.
+func (r *Repo) dropRecord(record string) error {
+	trash := filepath.Join(r.LaneTrees(), ".trash")
+	if err := os.MkdirAll(trash, 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(trash, filepath.Base(record)+"-")
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(record, filepath.Join(tmp, "record")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		os.Remove(tmp)
+		return err
+	}
+	return os.RemoveAll(tmp)
 }
 
 // SetRef points the ref name (a full name under refs/) at commit,
@@ -166,61 +238,170 @@ var combineSignature = object.Signature{Name: "gaffer", Email: "gaffer@localhost
 
 // Combine merges heads, commits of the phase's lanes made on base (or on
 // an earlier Combined.Commit), in order onto base, without touching a
-// work tree or the index: the first that descends from base is taken as
-// it is, each next one merged with git merge-tree --write-tree (a
-// three-way merge at their merge base, so two lanes that changed
-// different lines of one file merge). A lane whose merge conflicts is
-// left out and named in Conflicts, with the paths; the others go on. An
-// empty head is skipped. The same heads give the same result.
+// work tree or the index. The first that descends from base is taken as
+// it is; each next one is merged into what is merged so far: at once,
+// in-process, when the paths it changed (from base) are apart from those
+// already merged (none the same, none a directory of another: the lanes'
+// usual case), else with git merge-tree --write-tree, a three-way merge
+// at their merge base, so two lanes that changed different lines of one
+// file merge too. A lane whose merge conflicts is left out and named in
+// Conflicts, with the paths; the others go on. An empty head is skipped.
+// The same heads give the same result, and the same as merge-tree's.
 func (r *Repo) Combine(ctx context.Context, base string, heads []string) (Combined, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	out := Combined{Commit: base}
+	bc, err := r.commitAt(base)
+	if err != nil {
+		return out, err
+	}
+	baseSeen := map[plumbing.Hash]struct{}{}
+	baseFiles, err := r.treeFilesSeen(ctx, bc.TreeHash, baseSeen)
+	if err != nil {
+		return out, err
+	}
+	merged := map[string]*treeFile{} // what is merged so far, by path: its file, nil for removed
+	tree := bc.TreeHash
 	for i, h := range heads {
 		if h == "" {
 			continue
 		}
-		if out.Commit == base {
-			if _, err := gitCLI(ctx, r.root, "merge-base", "--is-ancestor", base, h); err == nil {
-				out.Commit = h
-				out.Merged = append(out.Merged, i)
-				continue
+		hc, err := r.commitAt(h)
+		if err != nil {
+			return out, err
+		}
+		files, err := r.treeFiles(ctx, hc.TreeHash)
+		if err != nil {
+			return out, err
+		}
+		changes := diffFiles(baseFiles, files)
+		if out.Commit == base && len(hc.ParentHashes) == 1 && hc.ParentHashes[0].String() == base {
+			out.Commit, tree, merged = h, hc.TreeHash, changes
+			out.Merged = append(out.Merged, i)
+			continue
+		}
+		if apart(merged, changes) {
+			for p, f := range changes {
+				merged[p] = f
 			}
+			t, err := r.treeOf(baseFiles, merged, baseSeen)
+			if err != nil {
+				return out, err
+			}
+			if out.Commit, err = r.mergeCommit(t.String(), out.Commit, h); err != nil {
+				return out, err
+			}
+			tree = t
+			out.Merged = append(out.Merged, i)
+			continue
 		}
 		b, err := gitCLI(ctx, r.root, "merge-tree", "--write-tree", "--name-only", "--no-messages", "-z", out.Commit, h)
 		fields := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
-		tree := strings.TrimSpace(fields[0])
+		t := strings.TrimSpace(fields[0])
 		if err != nil {
 			// A conflict: the tree git would write, then the paths.
-			if len(fields) < 2 || !plumbing.IsHash(tree) {
+			if len(fields) < 2 || !plumbing.IsHash(t) {
 				return out, &Error{Op: "combine", Path: h, Err: err}
 			}
 			out.Conflicts = append(out.Conflicts, LaneConflict{Lane: i, Paths: slices.Compact(slices.Clone(fields[1:]))})
 			continue
 		}
-		if !plumbing.IsHash(tree) {
+		if !plumbing.IsHash(t) {
 			return out, &Error{Op: "combine", Path: h, Err: fmt.Errorf("git merge-tree printed %q, not a tree", b)}
 		}
-		m, err := r.mergeCommit(tree, out.Commit, h)
+		if out.Commit, err = r.mergeCommit(t, out.Commit, h); err != nil {
+			return out, err
+		}
+		tree = plumbing.NewHash(t)
+		now, err := r.treeFiles(ctx, tree)
 		if err != nil {
 			return out, err
 		}
-		out.Commit = m
+		merged = diffFiles(baseFiles, now)
 		out.Merged = append(out.Merged, i)
 	}
-	t, err := gitCLI(ctx, r.root, "rev-parse", "--verify", "--quiet", out.Commit+"^{tree}")
-	if err != nil {
-		return out, &Error{Op: "combine", Path: out.Commit, Err: err}
-	}
-	out.Tree = strings.TrimSpace(string(t))
+	out.Tree = tree.String()
 	return out, nil
 }
 
+// commitAt reads the commit object h. r.mu is held.
+func (r *Repo) commitAt(h string) (*object.Commit, error) {
+	c, err := object.GetCommit(r.repo.Storer, plumbing.NewHash(h))
+	if err != nil || c.Hash.String() != h {
+		return nil, &Error{Op: "combine", Path: h, Err: fmt.Errorf("not a commit: %w", err)}
+	}
+	return c, nil
+}
+
+// diffFiles is what goes from a to b, by path: b's file, nil for one b
+// does not have.
+func diffFiles(a, b map[string]treeFile) map[string]*treeFile {
+	out := map[string]*treeFile{}
+	for p, f := range a {
+		if g, ok := b[p]; !ok {
+			out[p] = nil
+		} else if g != f {
+			g := g
+			out[p] = &g
+		}
+	}
+	for p, g := range b {
+		if _, ok := a[p]; !ok {
+			g := g
+			out[p] = &g
+		}
+	}
+	return out
+}
+
+// apart reports whether no path of b is one of a's or holds or is held by
+// one of a's: two lanes that changed such paths are merged by git.
+func apart(a, b map[string]*treeFile) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return true
+	}
+	dirs := map[string]bool{}
+	for p := range a {
+		for d := path.Dir(p); d != "."; d = path.Dir(d) {
+			dirs[d] = true
+		}
+	}
+	for p := range b {
+		if _, ok := a[p]; ok || dirs[p] {
+			return false
+		}
+		for d := path.Dir(p); d != "."; d = path.Dir(d) {
+			if _, ok := a[d]; ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// treeOf writes (objects only) the tree of base's files with changes laid
+// over them, and returns its hash; base's trees (have) are not written
+// again. r.mu is held.
+func (r *Repo) treeOf(base map[string]treeFile, changes map[string]*treeFile, have map[plumbing.Hash]struct{}) (plumbing.Hash, error) {
+	entries := make([]*index.Entry, 0, len(base)+len(changes))
+	for p, f := range base {
+		if _, changed := changes[p]; !changed {
+			entries = append(entries, &index.Entry{Name: p, Hash: f.hash, Mode: f.mode})
+		}
+	}
+	for p, f := range changes {
+		if f != nil {
+			entries = append(entries, &index.Entry{Name: p, Hash: f.hash, Mode: f.mode})
+		}
+	}
+	return r.writeTree(entries, have, nil)
+}
+
 // mergeCommit writes (objects only) the commit of tree with parents a and
-// b, signed combineSignature.
+// b, signed combineSignature. r.mu is held.
 func (r *Repo) mergeCommit(tree, a, b string) (string, error) {
 	c := &object.Commit{Author: combineSignature, Committer: combineSignature, Message: "gaffer: lanes combined\n",
 		TreeHash: plumbing.NewHash(tree), ParentHashes: []plumbing.Hash{plumbing.NewHash(a), plumbing.NewHash(b)}}
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	obj := r.repo.Storer.NewEncodedObject()
 	if err := c.Encode(obj); err != nil {
 		return "", &Error{Op: "combine", Path: tree, Err: err}

@@ -3,6 +3,7 @@ package workspace
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -260,5 +261,61 @@ func TestAddLaneTreeReplacesALeftover(t *testing.T) {
 	}
 	if _, err := f.repo.AddLaneTree(f.ctx, dir, base); err != nil {
 		t.Fatalf("over a record without its directory: %v", err)
+	}
+}
+
+// TestCombineIsGitsMerge checks the in-process merge of lanes that
+// changed paths apart against git merge-tree doing every merge: random
+// lanes adding, changing and removing files, in directories apart, nested
+// or the same, must combine to the tree git makes, conflicts and all.
+func TestCombineIsGitsMerge(t *testing.T) {
+	f, base := laneFixture(t)
+	for i := range 6 {
+		f.write(filepath.Join("d"+strconv.Itoa(i%3), "f"+strconv.Itoa(i)+".txt"), "line 1\nline 2\nline 3\n")
+	}
+	base = f.commit("more files")
+	rng := rand.New(rand.NewPCG(31, 7))
+	for round := range 6 {
+		var heads []string
+		for k := range 3 + rng.IntN(3) {
+			heads = append(heads, laneWork(t, f, fmt.Sprintf("r%d-%d", round, k), base, func(l *fixture) {
+				for range 1 + rng.IntN(3) {
+					p := filepath.Join("d"+strconv.Itoa(rng.IntN(4)), "f"+strconv.Itoa(rng.IntN(8))+".txt")
+					switch rng.IntN(4) {
+					case 0:
+						if l.exists(p) {
+							l.remove(p)
+						}
+					case 1:
+						l.write(p, fmt.Sprintf("lane %d round %d\nline 2\nline 3\n", k, round))
+					default:
+						l.write(p, fmt.Sprintf("line 1\nline 2\nline 3 of lane %d\n", k))
+					}
+				}
+			}))
+		}
+		c, err := f.repo.Combine(f.ctx, base, heads)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// git alone: each head merged into what merged so far.
+		cur, tree := base, strings.TrimSpace(f.git("rev-parse", base+"^{tree}"))
+		var conflicts []int
+		for i, h := range heads {
+			out, err := gitMayFail(f.dir, "merge-tree", "--write-tree", "--name-only", "--no-messages", cur, h)
+			if err != nil {
+				conflicts = append(conflicts, i)
+				continue
+			}
+			tree = strings.TrimSpace(strings.Split(out, "\n")[0])
+			cur = strings.TrimSpace(runGit(t, f.dir, "commit-tree", tree, "-p", cur, "-p", h, "-m", "m"))
+		}
+		var got []int
+		for _, cf := range c.Conflicts {
+			got = append(got, cf.Lane)
+		}
+		if c.Tree != tree || !slices.Equal(got, conflicts) {
+			t.Fatalf("round %d: Combine made tree %s with conflicts %v; git %s with %v", round, c.Tree, got, tree, conflicts)
+		}
 	}
 }
