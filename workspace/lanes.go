@@ -208,6 +208,22 @@ func (r *Repo) SetRef(ctx context.Context, name, commit string) error {
 	return r.setRef(name, h)
 }
 
+// ClearRefLock removes the lock file of the ref name (a full name under
+// refs/) that a process killed while it set the ref left behind. Only a
+// caller that knows no live process sets the ref may call it: the
+// workflow for its run's lane refs, which only the run's lease holder
+// sets.
+func (r *Repo) ClearRefLock(name string) error {
+	if !strings.HasPrefix(name, "refs/") || strings.Contains(name, "..") {
+		return &Error{Op: "clear ref lock", Path: name, Err: errors.New("not a ref under refs/")}
+	}
+	lock := r.refFile(plumbing.ReferenceName(name)) + ".lock"
+	if err := os.Remove(lock); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return &Error{Op: "clear ref lock", Path: lock, Err: err}
+	}
+	return nil
+}
+
 // Combined is what Combine made of the lanes' commits.
 type Combined struct {
 	// Commit holds base with every merged lane's work: base itself when

@@ -319,3 +319,36 @@ func TestCombineIsGitsMerge(t *testing.T) {
 		}
 	}
 }
+
+// TestCommitCheckSeesTheCommitAndCanStopIt: Check is given every path the
+// commit changes, with their hashes in the commit and at HEAD; an error
+// from it leaves HEAD, the index and the tree as they were.
+func TestCommitCheckSeesTheCommitAndCanStopIt(t *testing.T) {
+	f, base := laneFixture(t)
+	f.write("a.txt", "changed\n")
+	f.remove("b.txt")
+	f.write("new.txt", "new\n")
+	f.write("notes.txt", "the user's\n")
+	before := f.porcelain()
+	stop := errors.New("not this commit")
+	var changed []string
+	var newHash, headA, headNew string
+	_, err := f.repo.Commit(f.ctx, "x", nil, CommitOptions{Author: testAuthor, Exclude: []string{"notes.txt"},
+		Check: func(c []string, file, head func(string) string) error {
+			changed, newHash, headA, headNew = c, file("new.txt"), head("a.txt"), head("new.txt")
+			return stop
+		}})
+	if !errors.Is(err, stop) {
+		t.Fatalf("Commit = %v, want the check's error", err)
+	}
+	if !slices.Equal(changed, []string{"a.txt", "b.txt", "new.txt"}) || newHash == "" || headA == "" || headNew != "" {
+		t.Fatalf("check saw %v, new.txt %q, HEAD's a.txt %q, HEAD's new.txt %q", changed, newHash, headA, headNew)
+	}
+	if f.head() != base || !slices.Equal(f.porcelain(), before) {
+		t.Fatalf("a stopped commit changed HEAD or the tree: %v", f.porcelain())
+	}
+	if _, err := f.repo.Commit(f.ctx, "x", nil, CommitOptions{Author: testAuthor, Exclude: []string{"notes.txt"},
+		Check: func([]string, func(string) string, func(string) string) error { return nil }}); err != nil {
+		t.Fatal(err)
+	}
+}
