@@ -51,7 +51,8 @@ type Config struct {
 	// terminal's view of what the agent does).
 	OnMessage func(role agent.Role, m agent.Message)
 	// AfterCommit, when set, is called after each commit this package
-	// makes (not after one it adopts), before the step's checkpoint: the
+	// makes (not after one it adopts) — a lane's too, once its ref is
+	// set — before the step's checkpoint (a lane's pending write): the
 	// kill test pauses there to SIGKILL a run between a commit and its
 	// checkpoint.
 	AfterCommit func(subject string)
@@ -113,6 +114,9 @@ type workflow struct {
 	// gates maps a run id to its lanes' places (a channel of
 	// RunConfig.Parallel): a lane holds one while it runs.
 	gates sync.Map
+	// notes maps a run id to what this process last verified of its
+	// tree (notes.go).
+	notes sync.Map
 }
 
 // Build wires the workflow's nodes and routers into a graph:
@@ -180,6 +184,7 @@ func (w *workflow) driver(role agent.Role, cfg state.RunConfig) (agent.Driver, e
 // session runs one agent session; the caller adds its usage to the state
 // (usage), emitting the agent_usage event.
 func (w *workflow) session(ctx context.Context, d agent.Driver, s agent.Session) (agent.Report, error) {
+	w.notes.Delete(s.RunID) // an agent may change the tree
 	rep, err := d.Run(ctx, w.withMessages(s))
 	if err != nil {
 		return rep, fmt.Errorf("nodes: %s: %w", sessionLabel(s), err)
@@ -202,6 +207,7 @@ func (w *workflow) withMessages(s agent.Session) agent.Session {
 // does not parse is an error matching agent.ErrBadOutput, with the report
 // (and its usage) of both runs.
 func structured[T any](ctx context.Context, w *workflow, d agent.Driver, s agent.Session, parse func(string) (T, error)) (T, agent.Report, error) {
+	w.notes.Delete(s.RunID) // an agent may change the tree
 	v, rep, err := agent.RunStructured(ctx, d, w.withMessages(s), parse)
 	if err != nil && !errors.Is(err, agent.ErrBadOutput) {
 		return v, rep, fmt.Errorf("nodes: %s: %w", sessionLabel(s), err)

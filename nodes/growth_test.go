@@ -178,9 +178,14 @@ func BenchmarkPlanGrowth(b *testing.B) {
 }
 
 // TestPlanGrowthIsFlat holds a step's cost to what changed: a step of a
-// 600-phase plan adds at most three times what a step of a 10-phase plan
-// adds to the store (measured: about 2×). With the whole phase list in
-// one value (graph.JSONCodec, as before) it was over 200×.
+// 600-phase plan adds at most 3.5 times what a step of a 10-phase plan
+// adds to the store. With the whole phase list in one value
+// (graph.JSONCodec, as before) it was over 200×. A step rewrites the
+// chunk of the phase it changed: the 10 phases of the small plan, 32
+// (PhaseChunk) of the large one. Measured: 2.15× (269 and 578 bytes)
+// while every step also rewrote the run's cursor in "progress"; 3.0×
+// (211 and 631) since the cursor is the phases' lanes, which the large
+// plan's chunk holds 32 of.
 func TestPlanGrowthIsFlat(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes 1,800 checkpoints")
@@ -188,8 +193,8 @@ func TestPlanGrowthIsFlat(t *testing.T) {
 	small := growthBytesPerStep(t, 10, NewCodec())
 	large := growthBytesPerStep(t, 600, NewCodec())
 	t.Logf("bytes/step: %.0f at 10 phases, %.0f at 600 phases (ratio %.2f)", small, large, large/small)
-	if large > 3*small {
-		t.Fatalf("a step of a 600-phase plan adds %.0f bytes, over 3× the %.0f of a 10-phase plan", large, small)
+	if large > 3.5*small {
+		t.Fatalf("a step of a 600-phase plan adds %.0f bytes, over 3.5× the %.0f of a 10-phase plan", large, small)
 	}
 }
 

@@ -45,11 +45,28 @@ func (w *workflow) preparePhase(ctx context.Context, s state.ExecutionState, i i
 	if err != nil {
 		return s, fmt.Errorf("nodes: prepare phase %d: %w", i+1, err)
 	}
-	untracked, err := repo.UntrackedOutside(ctx, []string{s.Run.ExecDir})
-	if err != nil {
-		return s, fmt.Errorf("nodes: prepare phase %d: %w", i+1, err)
+	// Right after this process committed the phase before (notes.go),
+	// the tree is clean but for that phase's untracked files: no walk.
+	// Otherwise one walk tells both the untracked files and whether the
+	// tree is clean, which the phase's first session then need not ask.
+	var st *workspace.Status
+	known := false
+	if i > 0 {
+		if prev, err := c.PhaseState(i - 1); err == nil {
+			if n, ok := w.take(s, noteClean, prev, head); ok {
+				ps.Untracked, known = stillThere(repo.Root(), n.untracked), true
+			}
+		}
 	}
-	ps.PreCommit, ps.Untracked = head, outside(untracked, s.Run.ExecDir)
+	if !known {
+		got, err := repo.StatusOutside(ctx, []string{s.Run.ExecDir})
+		if err != nil {
+			return s, fmt.Errorf("nodes: prepare phase %d: %w", i+1, err)
+		}
+		st = &got
+		ps.Untracked = outside(got.Untracked, s.Run.ExecDir)
+	}
+	ps.PreCommit = head
 	if ps, err = recordGitSettings(ctx, repo, ps); err != nil {
 		return s, err
 	}
@@ -57,6 +74,11 @@ func (w *workflow) preparePhase(ctx context.Context, s state.ExecutionState, i i
 		// The user's files are in the stash: phase 1 starts clean, but
 		// for the run's own inputs, which the stash left in place.
 		ps.Untracked = append(nestedOnly(ps.Untracked), inputsIn(ps.Untracked, s.Config.Inputs)...)
+	}
+	if st == nil || !dirty(*st, keepList(s, ps)) {
+		w.note(s, treeNote{kind: noteClean, phase: i, head: head})
+	} else {
+		w.forget(s)
 	}
 	ps.Status, ps.Attempt, ps.StartedAt = state.PhaseRunning, 1, w.cfg.Clock().UTC()
 	ps.Review, ps.Rejections, ps.Error, ps.ErrorKind = nil, nil, "", ""
@@ -204,6 +226,9 @@ func (w *workflow) ensureAtPreCommit(ctx context.Context, s state.ExecutionState
 	head, err := w.resettable(ctx, s, ps)
 	if err != nil {
 		return err
+	}
+	if _, ok := w.take(s, noteClean, ps, head); ok && head == ps.PreCommit {
+		return nil // preparePhase just found it clean (notes.go)
 	}
 	if head == ps.PreCommit {
 		st, err := repo.StatusOutside(ctx, keepList(s, ps)) // dirty ignores them anyway
@@ -401,6 +426,13 @@ func (w *workflow) find(ctx context.Context, s state.ExecutionState, trailers []
 // dated its parent's time plus one second, so the same work on the same
 // repository gives the same commit.
 func (w *workflow) commit(ctx context.Context, s state.ExecutionState, subject string, trailers []workspace.Trailer, exclude []string) (string, error) {
+	return w.commitChecked(ctx, s, subject, trailers, exclude, nil)
+}
+
+// commitChecked is commit with check given the commit's files before it
+// is made (workspace.CommitOptions.Check); an error of check stops it.
+func (w *workflow) commitChecked(ctx context.Context, s state.ExecutionState, subject string, trailers []workspace.Trailer, exclude []string,
+	check func(changed []string, file, head func(string) string) error) (string, error) {
 	repo, err := w.repo(s)
 	if err != nil {
 		return "", err
@@ -423,9 +455,13 @@ func (w *workflow) commit(ctx context.Context, s state.ExecutionState, subject s
 	}
 	var h string
 	err = w.gitOp(repo, func() (err error) {
-		h, err = repo.Commit(ctx, subject, trailers, workspace.CommitOptions{When: when, Exclude: exclude, AllowEmpty: true})
+		h, err = repo.Commit(ctx, subject, trailers, workspace.CommitOptions{When: when, Exclude: exclude, AllowEmpty: true, Check: check})
 		return err
 	})
+	var oe *OutsideEditsError
+	if errors.As(err, &oe) {
+		return "", err
+	}
 	if err != nil {
 		return "", fmt.Errorf("nodes: commit %q: %w", subject, err)
 	}

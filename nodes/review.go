@@ -238,15 +238,20 @@ func (w *workflow) approve(ctx context.Context, s state.ExecutionState, ps state
 		return s, err
 	}
 	if post == "" {
-		if err := w.checkOutsideEdits(ctx, c, ps); err != nil {
+		// What the session left is checked as it is committed
+		// (writtenCheck): one walk of the tree, not two.
+		if err := w.checkGitSettings(ctx, c, ps); err != nil {
 			return s, err
 		}
 		if err := w.writeRecord(c); err != nil {
 			return s, err
 		}
-		if post, err = w.commit(ctx, c, phaseSubject(c, ps), phaseTrailers(c, ps), ps.Untracked); err != nil {
+		if post, err = w.commitChecked(ctx, c, phaseSubject(c, ps), phaseTrailers(c, ps), ps.Untracked, writtenCheck(c, ps)); err != nil {
 			return s, err
 		}
+		// The tree is clean now but for the user's untracked files, which
+		// the next phase's preparePhase takes from here (notes.go).
+		w.note(c, treeNote{kind: noteClean, phase: ps.Index, head: post, untracked: ps.Untracked})
 	}
 	if err := w.publish(ctx, c, post, ps.PreCommit); err != nil {
 		return s, err
