@@ -89,11 +89,12 @@ func withSoleLane(ps state.PhaseState, l state.LaneProgress) state.PhaseState {
 	return ps
 }
 
-// laneTree is the work tree of lane k (0-based) of phase ps at its
-// attempt: under the repository's lane trees, by run, phase, lane and
-// attempt.
-func laneTree(repo *workspace.Repo, s state.ExecutionState, ps state.PhaseState, k int, l state.LaneProgress) string {
-	return filepath.Join(repo.LaneTrees(), s.Run.ID, fmt.Sprintf("p%d-l%d-a%d", ps.Index+1, k+1, l.Attempt))
+// laneTree is the work tree of lane k (0-based) of phase ps: under the
+// repository's lane trees, by run, phase and lane. It is the same path
+// each time the lane runs, as an agent CLI that continues a session wants
+// (Claude Code's --resume finds a conversation by its directory).
+func laneTree(repo *workspace.Repo, s state.ExecutionState, ps state.PhaseState, k int) string {
+	return filepath.Join(repo.LaneTrees(), s.Run.ID, fmt.Sprintf("p%d-l%d", ps.Index+1, k+1))
 }
 
 // laneRef keeps lane k's commit of phase ps until the phase is committed.
@@ -146,7 +147,7 @@ func (w *workflow) dispatch(ctx context.Context, s state.ExecutionState, ps stat
 			l.Base = ps.PreCommit
 		}
 		l.Status, l.StartedAt, l.CompletedAt, l.Head = state.LaneRunning, now, time.Time{}, ""
-		l.WorkTree = laneTree(repo, s, ps, k, l)
+		l.WorkTree = laneTree(repo, s, ps, k)
 		ps.Lanes[k] = l
 	}
 	ps.Status, ps.Error, ps.ErrorKind = state.PhaseRunning, "", ""
@@ -367,7 +368,7 @@ func (w *workflow) laneCommit(ctx context.Context, repo *workspace.Repo, s state
 			continue
 		}
 		if rev == "HEAD" {
-			if err := repo.SetRef(ctx, laneRef(s, ps, k), h); err != nil {
+			if err := setLaneRef(ctx, repo, laneRef(s, ps, k), h); err != nil {
 				return "", laneReport{}, false, fmt.Errorf("nodes: lane %d of phase %d: %w", k+1, ps.Index+1, err)
 			}
 		}
@@ -431,10 +432,23 @@ func (w *workflow) commitLane(ctx context.Context, repo, lr *workspace.Repo, s s
 	if err != nil {
 		return "", fmt.Errorf("nodes: commit lane %d of phase %d: %w", k+1, ps.Index+1, err)
 	}
-	if err := repo.SetRef(ctx, laneRef(s, ps, k), h); err != nil {
+	if err := setLaneRef(ctx, repo, laneRef(s, ps, k), h); err != nil {
 		return "", fmt.Errorf("nodes: lane %d of phase %d: %w", k+1, ps.Index+1, err)
 	}
+	if w.cfg.AfterCommit != nil {
+		w.cfg.AfterCommit(fmt.Sprintf("lane %d of phase %d: %s", k+1, ps.Index+1, l.Label()))
+	}
 	return h, nil
+}
+
+// setLaneRef points a lane's ref at its commit. The ref is the run's own:
+// only the process that holds the run's lease sets it, each lane its own,
+// so a lock file on it is what a killed process left, and goes first.
+func setLaneRef(ctx context.Context, repo *workspace.Repo, ref, commit string) error {
+	if err := repo.ClearRefLock(ref); err != nil {
+		return err
+	}
+	return repo.SetRef(ctx, ref, commit)
 }
 
 // removeLaneTree removes lane l's work tree: its work is in its commit.
@@ -494,7 +508,7 @@ func (w *workflow) combine(ctx context.Context, s state.ExecutionState) (state.E
 	}
 	if len(cmb.Conflicts) > 0 {
 		for _, cf := range cmb.Conflicts {
-			l := ps.Lanes[cf.Lane].Fresh(cmb.Commit)
+			l := ps.Lanes[cf.Lane].Again(cmb.Commit)
 			l.Conflict = slices.Clone(cf.Paths)
 			l.Error = fmt.Sprintf("its work conflicted with the other lanes' in %s", workspace.PathList(cf.Paths, 10))
 			ps.Lanes[cf.Lane] = l
@@ -507,6 +521,7 @@ func (w *workflow) combine(ctx context.Context, s state.ExecutionState) (state.E
 	}
 	ps.Written, ps.Error, ps.ErrorKind = written, "", ""
 	w.ran.Store(s.Run.ID, ps.Index) // a reset of this phase undoes only the lanes' work
+	w.note(s, treeNote{kind: noteWritten, phase: ps.Index, attempt: ps.Attempt, iteration: ps.ReviewIteration(), head: ps.PreCommit})
 	return c.WithPhaseState(ps)
 }
 
@@ -578,6 +593,9 @@ func (w *workflow) cleanLanes(ctx context.Context, s state.ExecutionState, ps st
 		return err
 	}
 	for k, l := range ps.Lanes {
+		if err := repo.ClearRefLock(laneRef(s, ps, k)); err != nil {
+			return fmt.Errorf("nodes: phase %d: %w", ps.Index+1, err)
+		}
 		if err := repo.DeleteRef(ctx, laneRef(s, ps, k)); err != nil {
 			return fmt.Errorf("nodes: phase %d: %w", ps.Index+1, err)
 		}
@@ -637,10 +655,12 @@ func (w *workflow) gate(ctx context.Context, s state.ExecutionState) (func(), er
 }
 
 // retryLanes returns ps, whose attempt was just counted up after review
-// rejected it, with the lanes to run again due from the pre-phase commit
-// in fresh sessions: those whose tasks the review named (review.Tasks),
-// or that failed; all of them when the review named none of their tasks.
-// The other lanes keep their work.
+// rejected it, with the lanes to run again due: those whose tasks the
+// review named (review.Tasks), or that failed; all of them when the
+// review named none of their tasks. Each continues its own session (the
+// review's feedback in its prompt) from its own last work, its review
+// iteration one higher; the other lanes keep their work. A phase of one
+// lane starts again from the pre-phase commit in a fresh session.
 func retryLanes(ps state.PhaseState, review state.ReviewResult) state.PhaseState {
 	if !ps.Parallel() {
 		return ps.FreshLanes()
@@ -656,13 +676,16 @@ func retryLanes(ps state.PhaseState, review state.ReviewResult) state.PhaseState
 		}
 		return false
 	}
-	if !slices.ContainsFunc(ps.Lanes, at) {
-		return ps.FreshLanes()
-	}
+	all := !slices.ContainsFunc(ps.Lanes, at)
 	lanes := slices.Clone(ps.Lanes)
 	for k, l := range lanes {
-		if at(l) {
-			lanes[k] = l.Fresh(ps.PreCommit)
+		if all || at(l) {
+			base := l.Head
+			if base == "" {
+				base = ps.PreCommit
+			}
+			lanes[k] = l.Again(base)
+			lanes[k].Iteration++
 		}
 	}
 	ps.Lanes = lanes

@@ -143,7 +143,11 @@ func phasePrompt(s state.ExecutionState, ps state.PhaseState, k int, sc StoryCon
 	} else {
 		fmt.Fprintf(&b, "\n## Phase %d of %d: the plan's sections for it\n\n%s", n, total, ctx)
 	}
-	if ps.Review != nil && !ps.Review.Approved {
+	switch {
+	case ps.Review == nil || ps.Review.Approved:
+	case k >= 0:
+		b.WriteString("\n" + laneRetryContext(s, ps, lane))
+	default:
 		b.WriteString("\n" + retryContext(s, ps))
 	}
 	if len(lane.Conflict) > 0 {
@@ -194,6 +198,17 @@ func retryContext(s state.ExecutionState, ps state.PhaseState) string {
 			retryFraming(ps.Attempt-2))
 	}
 	fmt.Fprintf(&b, "\n### Previous attempt's errors and review\n\n%s\n", feedbackBody(ps, false))
+	fmt.Fprintf(&b, "Full feedback: `%s`\n", feedbackPath(s, ps.Index))
+	return b.String()
+}
+
+// laneRetryContext is retryContext for a lane a rejected review runs
+// again: its session goes on, its earlier work in its tree.
+func laneRetryContext(s state.ExecutionState, ps state.PhaseState, l state.LaneProgress) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Review %d of the phase rejected it\n\nYour lane's earlier work is in this tree: change it as the review asks. %s\n",
+		l.Iteration, retryFraming(l.Iteration-1))
+	fmt.Fprintf(&b, "\n### The review\n\n%s\n", feedbackBody(ps, false))
 	fmt.Fprintf(&b, "Full feedback: `%s`\n", feedbackPath(s, ps.Index))
 	return b.String()
 }

@@ -121,6 +121,19 @@ func (l LaneProgress) Fresh(base string) LaneProgress {
 	return l
 }
 
+// Again returns l due to run again from base, its session continued: its
+// attempt one higher, no work tree or head, no error; its session id and
+// review iteration kept. A lane runs again so after a conflict (base is
+// the other lanes' combined work) or a rejected review (base is its own
+// last work).
+func (l LaneProgress) Again(base string) LaneProgress {
+	l = l.Clone()
+	l.Status, l.Attempt = LanePending, l.Attempt+1
+	l.WorkTree, l.Base, l.Head, l.Error, l.Conflict, l.Record = "", base, "", "", nil, nil
+	l.StartedAt, l.CompletedAt = time.Time{}, time.Time{}
+	return l
+}
+
 // DefaultParallel is how many lanes of a phase run at once when the
 // profile does not say (RunConfig.Parallel 0). See docs/configuration.md
 // for why 4.
