@@ -92,7 +92,7 @@ func parallelPhase(b *testing.B, bin string, n int) time.Duration {
 
 // storedState reads run id's latest state from the store at dir, which no
 // process holds.
-func storedState(b *testing.B, dir, id string) state.ExecutionState {
+func storedState(b testing.TB, dir, id string) state.ExecutionState {
 	b.Helper()
 	st, err := badger.Open(dir, badger.Options{})
 	if err != nil {
