@@ -6,10 +6,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
 )
@@ -266,5 +269,56 @@ func TestLaneCrashResumesOnlyUnfinishedLanes(t *testing.T) {
 	after, _ := h.rec.of(agent.RoleDeveloper)
 	if len(after) != 4 { // phase 2's only: the three lanes' pending writes were saved
 		t.Fatalf("%d developer sessions in all, want 4 (no lane again)", len(after))
+	}
+}
+
+// inFlight counts a driver's sessions at once, and the most there were.
+type inFlight struct {
+	inner agent.Driver
+	mu    sync.Mutex
+	now   int
+	most  int
+}
+
+func (d *inFlight) Run(ctx context.Context, s agent.Session) (agent.Report, error) {
+	d.mu.Lock()
+	d.now++
+	d.most = max(d.most, d.now)
+	d.mu.Unlock()
+	defer func() { d.mu.Lock(); d.now--; d.mu.Unlock() }()
+	return d.inner.Run(ctx, s)
+}
+
+// TestParallelBoundsTheLanesAtOnce: a phase of three lanes whose sessions
+// take a while runs them all at once with parallel 3, and one after
+// another, each a fresh session of its own, with parallel 1.
+func TestParallelBoundsTheLanesAtOnce(t *testing.T) {
+	script := strings.ReplaceAll(laneScript, "    actions:\n      - write: {path: hello.txt", "    actions:\n      - wait: 300ms\n      - write: {path: hello.txt")
+	script = strings.ReplaceAll(script, "    actions:\n      - write: {path: bye.txt", "    actions:\n      - wait: 300ms\n      - write: {path: bye.txt")
+	script = strings.ReplaceAll(script, "      - run: \"test ! -e hello.txt && test ! -e bye.txt\"", "      - wait: 300ms\n      - run: \"test ! -e hello.txt && test ! -e bye.txt\"")
+	for _, c := range []struct{ parallel, most int }{{3, 3}, {1, 1}} {
+		h := newHarness(t, script)
+		counted := &inFlight{inner: h.rec}
+		g, err := Build(Config{Repo: h.repo, Clock: func() time.Time { return fixedTime }, Drivers: func(agent.Role, state.RunConfig) (agent.Driver, error) {
+			return counted, nil
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.runner, err = g.Compile(graph.WithStore(h.store), graph.WithCodec(NewCodec()), graph.WithMerge(Merge)); err != nil {
+			t.Fatal(err)
+		}
+		res, err := h.start(lanePlan, state.RunConfig{AutoApprove: true, Parallel: c.parallel})
+		s := mustDone(t, res, err, state.RunCompleted)
+		if counted.most != c.most {
+			t.Errorf("parallel %d: %d sessions at most at once, want %d", c.parallel, counted.most, c.most)
+		}
+		ids := map[string]bool{}
+		for _, l := range s.Progress.Phases[0].Lanes {
+			ids[l.SessionID] = true
+		}
+		if len(ids) != 3 {
+			t.Errorf("parallel %d: the lanes' sessions %v, want three of their own", c.parallel, ids)
+		}
 	}
 }
