@@ -48,7 +48,8 @@ type Config struct {
 	ReproducibleDates bool
 	Logger            *slog.Logger // review items that are deferred or rejected; default discards
 	// OnMessage, when set, receives every agent session's messages (the
-	// terminal's view of what the agent does).
+	// terminal's view of what the agent does), one at a time, also from
+	// a phase's lanes that run at once.
 	OnMessage func(role agent.Role, m agent.Message)
 	// AfterCommit, when set, is called after each commit this package
 	// makes (not after one it adopts) — a lane's too, once its ref is
@@ -117,6 +118,9 @@ type workflow struct {
 	// notes maps a run id to what this process last verified of its
 	// tree (notes.go).
 	notes sync.Map
+	// msgMu makes the sessions' messages reach Config.OnMessage one at
+	// a time; hookMu the lanes' commits Config.AfterCommit.
+	msgMu, hookMu sync.Mutex
 }
 
 // Build wires the workflow's nodes and routers into a graph:
@@ -192,11 +196,18 @@ func (w *workflow) session(ctx context.Context, d agent.Driver, s agent.Session)
 	return rep, nil
 }
 
-// withMessages returns s sending its messages to Config.OnMessage.
+// withMessages returns s sending its messages to Config.OnMessage, one
+// at a time: a phase's lanes run their sessions at once, and
+// Config.OnMessage is called as a session's own callback is, never
+// concurrently.
 func (w *workflow) withMessages(s agent.Session) agent.Session {
 	if w.cfg.OnMessage != nil {
 		role := s.Role
-		s.OnMessage = func(m agent.Message) { w.cfg.OnMessage(role, m) }
+		s.OnMessage = func(m agent.Message) {
+			w.msgMu.Lock()
+			defer w.msgMu.Unlock()
+			w.cfg.OnMessage(role, m)
+		}
 	}
 	return s
 }

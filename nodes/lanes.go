@@ -436,7 +436,9 @@ func (w *workflow) commitLane(ctx context.Context, repo, lr *workspace.Repo, s s
 		return "", fmt.Errorf("nodes: lane %d of phase %d: %w", k+1, ps.Index+1, err)
 	}
 	if w.cfg.AfterCommit != nil {
+		w.hookMu.Lock() // lanes commit at once; the hook is called one at a time
 		w.cfg.AfterCommit(fmt.Sprintf("lane %d of phase %d: %s", k+1, ps.Index+1, l.Label()))
+		w.hookMu.Unlock()
 	}
 	return h, nil
 }
