@@ -1,6 +1,7 @@
 package story
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -59,12 +60,18 @@ func (r Record) Name() string {
 }
 
 // Encode returns the record's file content: indented JSON and a newline.
+// '<', '>' and '&' stay as they are (encoding/json would write \u003c),
+// since agents read these files: plugins/<name>/<version> must reach
+// them as written.
 func (r Record) Encode() ([]byte, error) {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
 		return nil, fmt.Errorf("story: encode record %d: %w", r.Seq, err)
 	}
-	return append(b, '\n'), nil
+	return b.Bytes(), nil
 }
 
 // Decode reads a record written by Encode.

@@ -330,3 +330,21 @@ func TestStoryLevelsSayNothingTwice(t *testing.T) {
 		t.Errorf("Level1Without(this, \"\") differs from Level1:\n%s", got)
 	}
 }
+
+// A record's file carries '<', '>' and '&' as written: agents read it.
+func TestEncodeKeepsBracketsRaw(t *testing.T) {
+	r := rec(1, 1, 1, Facts{Decisions: []Decision{{What: "plugins live under plugins/<name>/<version>", Why: "a & b -> c"}}})
+	b, err := r.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "plugins/<name>/<version>") || !strings.Contains(string(b), "a & b -> c") || strings.Contains(string(b), `\u00`) {
+		t.Fatalf("encoded record escapes brackets:\n%s", b)
+	}
+	// Records written before keep decoding: \u003c is still '<'.
+	old := []byte(`{"seq": 1, "role": "developer", "phase": 1, "decisions": [{"what": "plugins/\u003cname\u003e"}]}`)
+	got, err := Decode(old)
+	if err != nil || got.Decisions[0].What != "plugins/<name>" {
+		t.Fatalf("Decode of an escaped record: %+v, %v", got, err)
+	}
+}
