@@ -171,15 +171,37 @@ func (w *workflow) phaseStory(s state.ExecutionState, ps state.PhaseState) (Stor
 			sc.SoFar = w.summaryStory(s, ps.Index-1)
 		}
 		if sc.SoFar == "" {
-			if sc.SoFar, err = story.Level2Without(before, this, 0); err != nil {
+			if sc.SoFar, err = story.Level2Without(before, this, storyNeed(s, ps.Index), 0); err != nil {
 				w.cfg.Logger.Warn("story so far over budget", "phase", ps.Index+1, "err", err)
 			}
 		}
 	}
-	if sc.ThisPhase, err = story.Level1Without(this, sc.SoFar, 0); err != nil {
+	if sc.ThisPhase, err = story.Level1Without(this, sc.SoFar, storyNeed(s, ps.Index), 0); err != nil {
 		w.cfg.Logger.Warn("phase story over budget", "phase", ps.Index+1, "err", err)
 	}
 	return sc, nil
+}
+
+// storyNeed is what the work still to come names, from phase index on:
+// the goal, and the titles, bodies and files of the tasks of that phase
+// and the later ones. Under budget pressure the story keeps what it
+// names before routine notes (story.Need).
+func storyNeed(s state.ExecutionState, index int) story.Need {
+	var b strings.Builder
+	b.WriteString(s.Run.Goal + "\n")
+	for _, ph := range s.Plan.Phases {
+		if ph.Index < index {
+			continue
+		}
+		for _, id := range ph.TaskIDs {
+			for _, t := range s.Plan.Tasks {
+				if t.ID == id {
+					fmt.Fprintf(&b, "%s\n%s\n%s\n", t.Title, t.Description, strings.Join(t.Files, " "))
+				}
+			}
+		}
+	}
+	return story.Need(b.String())
 }
 
 // summaryStory returns the story section of phase i's summary.md, or "".
@@ -217,7 +239,7 @@ func (w *workflow) storySoFar(ctx context.Context, s state.ExecutionState, i int
 		return s, "", nil
 	}
 	_, this = split(this, i+1)
-	text, err := story.Level2(upto, 0)
+	text, err := story.Level2(upto, storyNeed(s, i+1), 0)
 	if err != nil {
 		w.cfg.Logger.Warn("story so far over budget", "phase", i+1, "err", err)
 	}
@@ -289,7 +311,7 @@ func ContextShare(s state.ExecutionState) float64 {
 // would cost about twice the tokens). The prompt does not grow with the
 // run.
 func SummarizerPrompt(deterministic string, rs []story.Record) string {
-	this, _ := story.Level1(rs, 0)
+	this, _ := story.Level1(rs, "", 0)
 	return fmt.Sprintf(`## Summarize the Task Story
 
 You are the summarizer. Rewrite the story so far below in at most %d tokens for the next
