@@ -187,7 +187,14 @@
 // writes the same record again, never a second one. Records are untracked
 // until the phase's commit takes them (a retry's reset keeps the execution
 // directory, so a failed attempt's record stays for the next attempt; a
-// halt resets them away with the phase); git is the history. The state
+// halt resets them away with the phase); git is the history. A review
+// that says something (a rejection, items, an approval with more than a
+// word or three) gets a reviewer's record too, written by review as soon
+// as the reviewer answers (story/NNN-reviewer-pP-aA.json: the verdict and
+// comments as its summary, items to implement as recommendations,
+// deferred ones as TODOs), so its "do Y instead" reaches later phases; a
+// resume that adopts the phase's commit counts the record that commit
+// holds. The state
 // keeps only Progress.Story (the count, the latest record's hash, how
 // many summaries the summarizer wrote), so checkpoints do not grow with
 // the story.
