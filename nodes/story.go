@@ -29,9 +29,11 @@ func storyDir(s state.ExecutionState) string { return path.Join(s.Run.ExecDir, "
 const storySection = "## Story so far"
 
 // writeStoryRecord writes the record of a session whose report carries a
-// story, as number Records+1, and returns s with the counters advanced.
+// story or a summary, as number Records+1, and returns s with the
+// counters advanced. A summary alone is a record too: what a session
+// said it did is where a fact stated in passing lives.
 func (w *workflow) writeStoryRecord(s state.ExecutionState, sess agent.Session, rep agent.Report) (state.ExecutionState, error) {
-	if rep.Story.IsZero() {
+	if rep.Story.IsZero() && strings.TrimSpace(rep.Summary) == "" {
 		return s, nil
 	}
 	return w.putStoryRecord(s, story.Record{Seq: s.Progress.Story.Records + 1, Role: string(sess.Role), Phase: sess.Phase, Attempt: sess.Attempt,
@@ -254,28 +256,25 @@ func (w *workflow) phaseStory(s state.ExecutionState, ps state.PhaseState) (Stor
 			sc.SoFar = w.summaryStory(s, ps.Index-1)
 		}
 		if sc.SoFar == "" {
-			if sc.SoFar, err = story.Level2Without(before, this, storyNeed(s, ps.Index), 0); err != nil {
+			if sc.SoFar, err = story.Level2Without(before, this, storyNeed(s), 0); err != nil {
 				w.cfg.Logger.Warn("story so far over budget", "phase", ps.Index+1, "err", err)
 			}
 		}
 	}
-	if sc.ThisPhase, err = story.Level1Without(this, sc.SoFar, storyNeed(s, ps.Index), 0); err != nil {
+	if sc.ThisPhase, err = story.Level1Without(this, sc.SoFar, storyNeed(s), 0); err != nil {
 		w.cfg.Logger.Warn("phase story over budget", "phase", ps.Index+1, "err", err)
 	}
 	return sc, nil
 }
 
-// storyNeed is what the work still to come names, from phase index on:
-// the goal, and the titles, bodies and files of the tasks of that phase
-// and the later ones. Under budget pressure the story keeps what it
-// names before routine notes (story.Need).
-func storyNeed(s state.ExecutionState, index int) story.Need {
-	var b strings.Builder
-	b.WriteString(s.Run.Goal + "\n")
+// storyNeed is the plan the story serves: the goal and each phase's
+// tasks (titles, bodies, files). Under budget pressure the story keeps
+// what a task after a unit's own phase names before routine notes
+// (story.Need).
+func storyNeed(s state.ExecutionState) story.Need {
+	n := story.Need{Goal: s.Run.Goal}
 	for _, ph := range s.Plan.Phases {
-		if ph.Index < index {
-			continue
-		}
+		var b strings.Builder
 		for _, id := range ph.TaskIDs {
 			for _, t := range s.Plan.Tasks {
 				if t.ID == id {
@@ -283,8 +282,9 @@ func storyNeed(s state.ExecutionState, index int) story.Need {
 				}
 			}
 		}
+		n.Phases = append(n.Phases, b.String())
 	}
-	return story.Need(b.String())
+	return n
 }
 
 // summaryStory returns the story section of phase i's summary.md, or "".
@@ -322,7 +322,7 @@ func (w *workflow) storySoFar(ctx context.Context, s state.ExecutionState, i int
 		return s, "", nil
 	}
 	_, this = split(this, i+1)
-	text, err := story.Level2(upto, storyNeed(s, i+1), 0)
+	text, err := story.Level2(upto, storyNeed(s), 0)
 	if err != nil {
 		w.cfg.Logger.Warn("story so far over budget", "phase", i+1, "err", err)
 	}
@@ -394,7 +394,7 @@ func ContextShare(s state.ExecutionState) float64 {
 // would cost about twice the tokens). The prompt does not grow with the
 // run.
 func SummarizerPrompt(deterministic string, rs []story.Record) string {
-	this, _ := story.Level1(rs, "", 0)
+	this, _ := story.Level1(rs, story.Need{}, 0)
 	return fmt.Sprintf(`## Summarize the Task Story
 
 You are the summarizer. Rewrite the story so far below in at most %d tokens for the next

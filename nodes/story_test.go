@@ -83,7 +83,8 @@ func TestTaskStoryAcrossPhases(t *testing.T) {
 	s := mustDone(t, res, err, state.RunCompleted)
 	sd := storyDir(s)
 	files := strings.Split(h.git("ls-files", sd), "\n")
-	want := []string{"001-developer-p1-a1.json", "002-developer-p2-a1.json", "003-reviewer-p2-a1.json", "004-developer-p2-a2.json", "005-developer-p3-a1.json"}
+	want := []string{"001-developer-p1-a1.json", "002-developer-p2-a1.json", "003-reviewer-p2-a1.json", "004-developer-p2-a2.json", "005-developer-p3-a1.json",
+		"006-developer-p4-a1.json"} // phase 4 reports a summary only: a record too
 	for i := range files {
 		files[i] = strings.TrimPrefix(files[i], sd+"/")
 	}
@@ -94,10 +95,10 @@ func TestTaskStoryAcrossPhases(t *testing.T) {
 	if got := h.git("log", "--format=%s", "-1", "--", sd+"/004-developer-p2-a2.json"); got != "phase 2: the queue" {
 		t.Fatalf("record 4 committed by %q", got)
 	}
-	if s.Progress.Story.Records != 5 {
+	if s.Progress.Story.Records != 6 {
 		t.Fatalf("state counts %d records", s.Progress.Story.Records)
 	}
-	latest, err := os.ReadFile(filepath.Join(h.dir, sd, want[4]))
+	latest, err := os.ReadFile(filepath.Join(h.dir, sd, want[5]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +306,7 @@ func TestStoryRecordsSurviveCrashAtEveryCheckpoint(t *testing.T) {
 		if got := h.git("status", "--porcelain", "--untracked-files=all"); got != "?? notes.txt" {
 			t.Fatalf("checkpoint %d lost: leftovers\n%s", k, got)
 		}
-		if end.Progress.Story.Records != 6 {
+		if end.Progress.Story.Records != 7 {
 			t.Fatalf("checkpoint %d lost: the state counts %d records", k, end.Progress.Story.Records)
 		}
 	}

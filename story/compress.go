@@ -19,12 +19,27 @@ const (
 // bytes of UTF-8, rounded up.
 func Tokens(text string) int { return (len(text) + 3) / 4 }
 
-// Need is the text of the work still to come when a story is rendered:
-// the goal and the titles, bodies and files of the tasks of the phase the
-// story is for and of the phases after it. Under budget pressure a unit
-// the work to come names outweighs one it does not (see need.go). ""
-// judges units by constraints, names and recency alone.
-type Need string
+// Need is the plan a story serves: the goal, and the text of each
+// phase's tasks (titles, bodies, files), phase 1 first. A unit of the
+// story is needed when the goal or a task of a phase after its own names
+// it: the work still to come, and the work it was stated for. Under
+// budget pressure a needed unit outweighs one that is not (need.go).
+// The zero Need judges units by constraints, names and recency alone.
+type Need struct {
+	Goal   string
+	Phases []string
+}
+
+// after is the text of the goal and of the tasks of the phases after
+// phase (1-based).
+func (n Need) after(phase int) string {
+	var b strings.Builder
+	b.WriteString(n.Goal + "\n")
+	for i := max(phase, 0); i < len(n.Phases); i++ {
+		b.WriteString(n.Phases[i] + "\n")
+	}
+	return b.String()
+}
 
 // Level1 renders the records of one phase within budget tokens (0 means
 // Level1Budget): every session's summary, every decision with its reason
@@ -217,13 +232,18 @@ func score(us []unit, need Need) {
 		}
 		last = max(last, u.phase)
 	}
-	want := terms(string(need))
+	wants := map[int]map[string]bool{}
 	rare := max(2, len(us)/10)
 	why := map[int]float64{}
 	for k := range us {
 		u := &us[k]
 		if Constraint(u.text) {
 			u.score += wConstraint
+		}
+		want, ok := wants[u.phase]
+		if !ok {
+			want = terms(need.after(u.phase))
+			wants[u.phase] = want
 		}
 		n := 0
 		for t := range ts[k] {
@@ -237,12 +257,7 @@ func score(us []unit, need Need) {
 		if givesName(u.text) {
 			u.score += wName
 		}
-		switch u.kind {
-		case uWhat, uReview:
-			u.score += 0.5
-		case uTodo:
-			u.score += 0.3
-		}
+		u.score += kindWeight[u.kind]
 		u.score += wRecency * float64(max(u.phase, 0)) / float64(last)
 		if u.kind == uWhy {
 			why[u.i] = u.score

@@ -34,6 +34,11 @@ const (
 	wRecency    = 0.4 // times phase / the last phase
 )
 
+// kindWeight breaks ties by kind, a little: a decision or a review is
+// said on purpose, an open TODO is work left; less than recency, so a
+// routine decision of long ago goes before a routine note of late.
+var kindWeight = map[unitKind]float64{uWhat: 0.2, uReview: 0.2, uTodo: 0.1}
+
 // constraintRe marks a unit that states a constraint.
 var constraintRe = regexp.MustCompile(`(?i)\b(?:never|must|mustn't|shall|always|forbidden|prohibited|mandatory|required|requires|do not|don't|cannot|can't|no more than|no less than|no later than|at most|at least|up to|not exceed|exceeds?|limit(?:s|ed)?|cap(?:s|ped)?|maximum|minimum|quota|budget|window|deadline|timeouts?|rate[- ]limit\w*|ports?)\b` +
 	`|\b\d{1,2}:\d{2}\b|\b[A-Za-z][\w.-]*:\d{2,5}\b|\b\d+(?:\.\d+)?\s?(?:ms|s|sec|secs|seconds?|minutes?|mins?|hours?|h|days?|weeks?|months?|years?|[kmgt]i?b|req/s|rps|qps)\b|\b\d+(?:\.\d+)?\s?%` +

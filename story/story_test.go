@@ -130,7 +130,7 @@ func TestLevelsFitTheirBudgetsAndKeepVerbatimItems(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			text, err := tc.level(tc.recs, "", tc.budget)
+			text, err := tc.level(tc.recs, Need{}, tc.budget)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -167,7 +167,7 @@ func TestLevel2KeepsReasonsWhileTheBudgetAllows(t *testing.T) {
 		{Seq: 2, Role: "developer", Phase: 2, Facts: Facts{Recommendations: []string{"keep concurrency at 4"}, Commands: []string{"TODO: add retries"}}},
 		{Seq: 3, Role: "developer", Phase: 3, Summary: "Wrote the importer.", Facts: Facts{Decisions: []Decision{{What: "batch size is 500", Why: "the API caps pages at 500"}}}},
 	}
-	text, err := Level2(rs, "", 0)
+	text, err := Level2(rs, Need{}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestLevel2KeepsReasonsWhileTheBudgetAllows(t *testing.T) {
 	prev := Tokens(text)
 	var shed []string
 	for b := prev - 1; b > 25; b-- {
-		got, _ := Level2(rs, "", b)
+		got, _ := Level2(rs, Need{}, b)
 		if Tokens(got) > b {
 			break
 		}
@@ -199,14 +199,14 @@ func TestLevel2KeepsReasonsWhileTheBudgetAllows(t *testing.T) {
 		t.Errorf("shed in the order %q: want the stated limit last", shed)
 	}
 	rs[0].Summary = "wrote the service"
-	l1, _ := Level1(rs[:1], "", 0)
+	l1, _ := Level1(rs[:1], Need{}, 0)
 	if !strings.Contains(l1, "Kafka was rejected") || !strings.Contains(l1, "attempt 0, iteration 0: wrote the service") {
 		t.Fatalf("level 1 lost detail that fits:\n%s", l1)
 	}
 }
 
 func TestOverBudgetWhenVerbatimItemsDoNotFit(t *testing.T) {
-	if _, err := Level2(bigRecords(30), "", 50); !errors.Is(err, ErrOverBudget) {
+	if _, err := Level2(bigRecords(30), Need{}, 50); !errors.Is(err, ErrOverBudget) {
 		t.Fatalf("err = %v, want ErrOverBudget", err)
 	}
 	// Past the budget the text stays within it: the oldest methods go
@@ -215,7 +215,7 @@ func TestOverBudgetWhenVerbatimItemsDoNotFit(t *testing.T) {
 	// phases feed it.
 	rs := bigRecords(100)
 	rs[0].Requirements = []string{"The user's requirement stays."}
-	text, err := Level2(rs, "", 0)
+	text, err := Level2(rs, Need{}, 0)
 	if !errors.Is(err, ErrOverBudget) || Tokens(text) > Level2Budget {
 		t.Fatalf("%d tokens, err %v; want at most %d and ErrOverBudget", Tokens(text), err, Level2Budget)
 	}
@@ -228,7 +228,7 @@ func TestOverBudgetWhenVerbatimItemsDoNotFit(t *testing.T) {
 	if strings.Contains(text, "Service1.Do(x int) error") || !strings.Contains(text, "Service100.Do(x int) error") || !strings.Contains(text, "older left out; see the story/ files") {
 		t.Errorf("the oldest methods should go first, with a pointer:\n%s", text)
 	}
-	if s, err := Level1(nil, "", 0); s != "" || err != nil {
+	if s, err := Level1(nil, Need{}, 0); s != "" || err != nil {
 		t.Fatalf("empty: %q, %v", s, err)
 	}
 }
@@ -305,11 +305,11 @@ func TestStoryLevelsSayNothingTwice(t *testing.T) {
 			Methods: []string{"Sessions.Issue(ctx context.Context, user UserID) (Token, error)"}, Dependencies: []string{"pgx", "argon2"},
 			Commands: []string{"DONE: rotate keys", "NOT TODO: write our own crypto", "NOT TODO: log tokens"}}),
 	}
-	l2, err := Level2Without(before, this, "", 0)
+	l2, err := Level2Without(before, this, Need{}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l1, err := Level1Without(this, l2, "", 0)
+	l1, err := Level1Without(this, l2, Need{}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,11 +325,11 @@ func TestStoryLevelsSayNothingTwice(t *testing.T) {
 			t.Errorf("%q said %d times, want once:\n%s", once, n, both)
 		}
 	}
-	plain, _ := Level2(before, "", 0)
-	if got, _ := Level2Without(before, nil, "", 0); got != plain {
+	plain, _ := Level2(before, Need{}, 0)
+	if got, _ := Level2Without(before, nil, Need{}, 0); got != plain {
 		t.Errorf("Level2Without(before, nil) = %q, want Level2's %q", got, plain)
 	}
-	if got, _ := Level1Without(this, "", "", 0); got != func() string { s, _ := Level1(this, "", 0); return s }() {
+	if got, _ := Level1Without(this, "", Need{}, 0); got != func() string { s, _ := Level1(this, Need{}, 0); return s }() {
 		t.Errorf("Level1Without(this, \"\") differs from Level1:\n%s", got)
 	}
 }
@@ -381,7 +381,7 @@ func shedRecords() []Record {
 // needs, a reviewer's limit — whatever kind of record holds it.
 func TestLevel2ShedsByNeedNotKind(t *testing.T) {
 	rs := shedRecords()
-	need := Need("### Task 9: set up alerting on replication lag\nAlerts go to the on-call.")
+	need := Need{Goal: "replicated orders", Phases: []string{"", "", "", "", "", "", "", "", "set up alerting on replication lag\nAlerts go to the on-call."}}
 	facts := []string{"The maintenance window is Sunday 02:00 to 04:00 UTC, and nothing may restart outside it.", "metrics.internal:9464",
 		"the search index is named orders_by_customer_v2", "page the on-call through alerting when replication lag stays high for a while",
 		"Use exponential backoff capped at 30 s instead."}
@@ -424,10 +424,10 @@ func TestNeedNamesWhatALaterTaskNeeds(t *testing.T) {
 	rs := []Record{{Seq: 1, Role: "developer", Phase: 1, Facts: Facts{Recommendations: []string{
 		"page the on-call through alerting when replication lag stays high",
 		"move the contributing notes into the wiki where people read them more"}}}}
-	full, _ := Level2(rs, "", 0)
+	full, _ := Level2(rs, Need{}, 0)
 	b := Tokens(full) - 3
-	plain, _ := Level2(rs, "", b)
-	needed, _ := Level2(rs, "### Task 4: alerting for replication lag", b)
+	plain, _ := Level2(rs, Need{}, b)
+	needed, _ := Level2(rs, Need{Phases: []string{"", "", "", "alerting for replication lag"}}, b)
 	if !strings.Contains(needed, "alerting") || strings.Contains(needed, "contributing notes") {
 		t.Errorf("with a later task about alerting, the alerting recommendation should stay:\n%s", needed)
 	}
@@ -485,7 +485,7 @@ func TestSupersededItemsLeaveTheStory(t *testing.T) {
 		t.Errorf("methods %q", methods)
 	}
 	for _, level := range []func([]Record, Need, int) (string, error){Level1, Level2} {
-		text, err := level(rs, "", 0)
+		text, err := level(rs, Need{}, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
