@@ -254,16 +254,24 @@ var (
 	commentRe  = regexp.MustCompile(`^\s*(?://|#|/\*|\*)\s?(.*)$`)
 )
 
+// commentedAssertRe marks a commented-out assertion whatever its
+// receiver: "// tb.Fatalf(…)".
+var commentedAssertRe = regexp.MustCompile(`\b\w+\.(?:Errorf?|Fatalf?|Fail(?:Now)?)\(`)
+
 // testCounts counts a test file's test functions, assertions, table
 // rows, skips and commented-out test lines.
 type testCounts struct{ funcs, asserts, rows, skips, commented int }
 
-func countTests(text string) testCounts {
+// countTests counts the test file p whose text is text. A Go file is
+// counted by what its calls call (testcount.go: any testing receiver,
+// require and assert, and the helpers hs holds), other files
+// by the usual patterns.
+func countTests(p, text string, hs helperSet) testCounts {
 	var c testCounts
 	var live strings.Builder
 	for _, line := range strings.Split(text, "\n") {
 		if m := commentRe.FindStringSubmatch(line); m != nil {
-			if testFuncRe.MatchString(m[1]) || assertRe.MatchString(m[1]) || tableRowRe.MatchString(m[1]) {
+			if testFuncRe.MatchString(m[1]) || assertRe.MatchString(m[1]) || commentedAssertRe.MatchString(m[1]) || tableRowRe.MatchString(m[1]) {
 				c.commented++
 			}
 			continue
@@ -271,9 +279,25 @@ func countTests(text string) testCounts {
 		live.WriteString(line + "\n")
 	}
 	l := live.String()
+	c.rows = len(tableRowRe.FindAllStringIndex(l, -1))
+	if strings.HasSuffix(p, ".go") {
+		if g, ok := parseGo(text); ok {
+			c.funcs, c.asserts, c.skips = g.count(hs)
+			return c
+		}
+		// Text that does not parse: the patterns, with the names it
+		// gives testing values.
+		names := map[string]bool{}
+		for _, m := range goTestValues.FindAllStringSubmatch(l, -1) {
+			names[m[1]] = true
+		}
+		c.funcs = len(testFuncRe.FindAllStringIndex(l, -1))
+		c.asserts = len(goAssertRe(names).FindAllStringIndex(l, -1))
+		c.skips = len(skipRe.FindAllStringIndex(l, -1))
+		return c
+	}
 	c.funcs = len(testFuncRe.FindAllStringIndex(l, -1))
 	c.asserts = len(assertRe.FindAllStringIndex(l, -1))
-	c.rows = len(tableRowRe.FindAllStringIndex(l, -1))
 	c.skips = len(skipRe.FindAllStringIndex(l, -1))
 	return c
 }
@@ -282,16 +306,32 @@ func countTests(text string) testCounts {
 // judged from the test files' content before and after: fewer test
 // functions, fewer assertions, fewer table cases, a skip added (t.Skip,
 // xit, xdescribe, it.skip, @pytest.mark.skip, …), test lines commented
-// out, a test file deleted. None for changes that keep or add tests.
+// out, a test file deleted. None for changes that keep or add tests. Go
+// assertions are counted by what they call, whatever the test value is
+// named, a helper's call counting as its assertion (testcount.go), so
+// moving assertions into a helper is no narrowing.
 func CheckTestChanges(changes []FileChange) []string {
 	var out []string
 	sorted := slices.Clone(changes)
 	slices.SortFunc(sorted, func(a, b FileChange) int { return strings.Compare(a.Path, b.Path) })
+	// The helpers of every Go file changed, before and after: a helper
+	// moved to another file of the change still counts where it is called.
+	var gos []goFile
+	for _, ch := range sorted {
+		if strings.HasSuffix(ch.Path, ".go") {
+			for _, text := range []string{ch.Before, ch.After} {
+				if g, ok := parseGo(text); ok {
+					gos = append(gos, g)
+				}
+			}
+		}
+	}
+	hs := goHelpers(gos)
 	for _, ch := range sorted {
 		if !IsTestFile(ch.Path) || ch.Before == ch.After {
 			continue
 		}
-		b, a := countTests(ch.Before), countTests(ch.After)
+		b, a := countTests(ch.Path, ch.Before, hs), countTests(ch.Path, ch.After, hs)
 		p := cleanFile(ch.Path)
 		if ch.After == "" && b.funcs+b.asserts > 0 {
 			out = append(out, fmt.Sprintf("%s: the test file is deleted (%d test functions, %d assertions)", p, b.funcs, b.asserts))
