@@ -41,15 +41,23 @@ var commonCapitalized = map[string]bool{"I": true, "The": true, "A": true, "An":
 // backticks with a space, or a "$ " line) and acceptance criteria (short
 // quoted literals such as "1h30m"). Each item appears once, with the first
 // task that names it.
-func RequiredOf(a Anchor) []Required {
+func RequiredOf(a Anchor) []Required { return required(a, false) }
+
+// required is RequiredOf; with perTask, an item appears once per task
+// that names it.
+func required(a Anchor, perTask bool) []Required {
 	var out []Required
 	seen := map[string]bool{}
 	add := func(kind, text, task string) {
 		text = strings.TrimSpace(text)
-		if text == "" || seen[kind+"\x00"+text] {
+		key := kind + "\x00" + text
+		if perTask {
+			key += "\x00" + task
+		}
+		if text == "" || seen[key] {
 			return
 		}
-		seen[kind+"\x00"+text] = true
+		seen[key] = true
 		out = append(out, Required{Kind: kind, Text: text, Task: task})
 	}
 	for _, t := range a.Tasks {
@@ -160,9 +168,6 @@ func identRune(b byte) bool {
 	return b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
 }
 
-// deferral marks a sentence that puts something off, drops or weakens it.
-var deferral = regexp.MustCompile(`(?i)\b(?:defer(?:s|red|ring)?|later|postpone[sd]?|out of scope|follow[- ]?up|drop(?:s|ped|ping)?|remove[sd]?|omit(?:s|ted|ting)?|leave out|left out|not (?:be )?(?:needed|required|done)|no longer|skip(?:s|ped|ping)?|disabl(?:e|es|ed|ing)|comment(?:s|ed)? out|for now|simplif(?:y|ied|ies|ying)|partial(?:ly)?|only|mock(?:s|ed|ing)?|fake[sd]?|ignor(?:e|es|ed|ing)|relax(?:es|ed|ing)?|loosen(?:s|ed|ing)?)\b`)
-
 // testWord marks a sentence about tests.
 var testWord = regexp.MustCompile(`(?i)\b(?:tests?|test cases?|cases?|assert\w*|assertions?|checks?|specs?|coverage|expectations?)\b`)
 
@@ -172,17 +177,18 @@ var sentenceEnd = regexp.MustCompile(`[.;!?]\s+|\n+`)
 func sentences(text string) []string { return sentenceEnd.Split(text, -1) }
 
 // narrowedBy returns the anchored items and tests a sentence of the
-// revision puts off or weakens ("subtraction is deferred", "skip the
-// bad-input cases"): a deferral word together with a required name (or a
-// word that begins with it, as "subtraction" with Sub), file, command,
-// criterion, or a word about tests. A sentence the anchor itself has is
-// not the revision's.
+// revision puts off or weakens ("subtraction is deferred", "Sub lands in
+// the next milestone", "skip the bad-input cases"): a sentence that
+// Defers, together with a required name (or a word that begins with it,
+// as "subtraction" with Sub), file, command, criterion, or a word about
+// tests. A sentence the anchor itself has is not the revision's.
 func narrowedBy(revision, anchorText string, req []Required) []string {
 	var out []string
 	anchorNorm := normSpace(anchorText)
 	for _, s := range sentences(revision) {
 		s = strings.TrimSpace(s)
-		if s == "" || !deferral.MatchString(s) || strings.Contains(anchorNorm, normSpace(s)) {
+		how := Defers(s)
+		if s == "" || how == "" || strings.Contains(anchorNorm, normSpace(s)) {
 			continue
 		}
 		var hits []string
@@ -195,7 +201,7 @@ func narrowedBy(revision, anchorText string, req []Required) []string {
 			hits = append(hits, "tests")
 		}
 		if len(hits) > 0 {
-			out = append(out, fmt.Sprintf("%q puts off or weakens %s", s, strings.Join(hits, ", ")))
+			out = append(out, fmt.Sprintf("%q puts off or weakens %s (%s)", s, strings.Join(hits, ", "), how))
 		}
 	}
 	return out
