@@ -705,7 +705,10 @@ func (w *workflow) replan(ctx context.Context, s state.ExecutionState, rs recove
 	out, problems := recovery.ReplanNoRevision, []string(nil)
 	if perr == nil {
 		out = recovery.ReplanAccepted
-		if problems = recovery.CheckRevision(*pm.Anchor, rev.Tasks, rev.Approach); len(problems) > 0 {
+		if c, rs, problems, err = w.checkRevision(ctx, c, rs, ps, *pm.Anchor, rev.Tasks, rev.Approach); err != nil {
+			return s, err
+		}
+		if len(problems) > 0 {
 			out = recovery.ReplanRefused
 		}
 	}
