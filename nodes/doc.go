@@ -264,7 +264,11 @@
 // one more attempt for a hint, an accepted revision, an escalation or a
 // human's retry, and otherwise runs the stuck handler, whose stop is
 // today's halt (the same reset, message and history; the decision
-// records under the execution directory's recovery/ stay). Reduce-scope,
+// records under the execution directory's recovery/ stay). A revision
+// that passes recovery.CheckRevision but rewrites the anchored tasks is
+// put to the reviewer model, when the profile names one, within the same
+// pending replan call (checkRevision: a crash before the replan's
+// checkpoint asks both again, once); its no refuses the revision. Reduce-scope,
 // needs-human and a refused (narrowing) revision interrupt in recover
 // with a Question; an Answer resumes it (Approved: another attempt with
 // the feedback in its prompt; not approved: the halt). With recovery

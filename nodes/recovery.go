@@ -804,7 +804,8 @@ func ReplanPrompt(s state.ExecutionState, pm recovery.PhaseMemory) string {
 	b.WriteString(`Answer with one JSON object and nothing else:
 {"approach": "<how the next attempt does the tasks>",
  "tasks": [{"id": "...", "title": "...", "type": "...", "files": ["..."], "description": "..."}]}
-The tasks are the anchor's tasks: the same ids, types and files, nothing dropped or narrowed.
+The tasks deliver the anchor's tasks: split, merged or reordered if the approach needs it, with every
+name, file and test kept in a task of its kind, nothing dropped, put off or narrowed.
 `)
 	return b.String()
 }

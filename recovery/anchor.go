@@ -320,7 +320,8 @@ func (a Anchor) Constraint() string {
 	var b strings.Builder
 	b.WriteString("## Hard constraint: the goal of this phase is fixed\n\n")
 	fmt.Fprintf(&b, "These are the tasks of phase %d as the human approved them (anchor %s).\n", a.Phase+1, a.Hash[:min(12, len(a.Hash))])
-	b.WriteString("Your revision must keep every task id, every file and every test these tasks require.\n")
+	b.WriteString("Your revision may split, merge or reorder these tasks, but every function, file and test they\n")
+	b.WriteString("require must stay in a revised task of the same kind (tests in test tasks), each task typed.\n")
 	b.WriteString("Change HOW the phase achieves them, never WHAT it achieves: do not reduce scope, stub,\n")
 	b.WriteString("skip, mock, leave placeholders or TODOs, or narrow a task to a part of it.\n")
 	b.WriteString("Keep naming every function, file, command and test case the tasks name: a revision\n")
