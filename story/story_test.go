@@ -448,6 +448,9 @@ func TestSupersedesRequirement(t *testing.T) {
 		{"Keep audit logs for 14 days.", "Keep audit logs for 14 days.", false},
 		{"Exports run nightly at 02:00 UTC.", "Keep audit logs for 14 days.", false},
 		{"Keep audit logs.", "Keep audit logs for 14 days.", false},
+		{"Allow 100 requests per second for admins.", "Allow 10 requests per second.", false},
+		{"Retries are raised to 8 attempts instead of 5.", "Retries stop after 5 attempts.", false},
+		{"Retries stop after 8 attempts.", "Retries stop after 5 attempts.", true},
 	} {
 		if got := SupersedesRequirement(tc.newer, tc.older); got != tc.want {
 			t.Errorf("SupersedesRequirement(%q, %q) = %v, want %v", tc.newer, tc.older, got, tc.want)
@@ -507,5 +510,28 @@ func TestSupersededItemsLeaveTheStory(t *testing.T) {
 	rs[1].Recommendations = []string{"rename Client.FetchAll to Client.ListItems later"}
 	if m := Merge(rs); len(m.Methods) != 2 {
 		t.Errorf("a recommended rename dropped a method: %+v", m.Methods)
+	}
+}
+
+// A method whose bare name is an English word ("Run") is renamed where
+// it is the method (Worker.Run, Run()), not where it is the word.
+func TestRenameLeavesOrdinaryWordsAlone(t *testing.T) {
+	rs := []Record{
+		{Seq: 1, Role: "developer", Phase: 1, Summary: "Run the tests with -race. Worker.Run drains the queue; Run() returns on cancel.",
+			Facts: Facts{Methods: []string{"Worker.Run(ctx context.Context) error"}}},
+		{Seq: 2, Role: "developer", Phase: 2, Summary: "Renamed Worker.Run to Worker.Start.",
+			Facts: Facts{Methods: []string{"Worker.Start(ctx context.Context) error"}}},
+	}
+	text, err := Level2(rs, Need{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Run the tests with -race.", "Worker.Start drains the queue; Start() returns on cancel.", "Named Worker.Start."} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the story lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "Worker.Run") || strings.Contains(text, "Start the tests") {
+		t.Errorf("the rename went wrong:\n%s", text)
 	}
 }

@@ -37,11 +37,12 @@ func reqWords(s string) (content, values map[string]bool) {
 // SupersedesRequirement reports whether requirement newer replaces older:
 // the same requirement with another value ("Keep audit logs for 14 days."
 // then "Keep audit logs for 30 days."). Every content word of older is
-// in newer, which adds at most three of its own ("now", "instead"), and
-// the values differ. Two requirements about different things ("reads
-// must finish in 5 ms", "writes must finish in 20 ms") differ in a
-// content word and both stay; so does a paraphrase that shares too few
-// words (docs/context.md, what is not caught).
+// in newer, which adds none of its own but words that say a change
+// ("now", "instead", "raised", …), and the values differ. Two
+// requirements about different things ("reads must finish in 5 ms",
+// "writes must finish in 20 ms"), or one narrower than the other ("10
+// requests per second", "100 requests per second for admins"), both
+// stay; so does a paraphrase (docs/context.md, what is not caught).
 func SupersedesRequirement(newer, older string) bool {
 	if norm(newer) == norm(older) {
 		return false
@@ -51,19 +52,15 @@ func SupersedesRequirement(newer, older string) bool {
 	if len(ca) < 2 || len(va) == 0 || len(vb) == 0 {
 		return false
 	}
-	added := 0
 	for w := range cb {
-		if !ca[w] {
-			added++
+		if !ca[w] && !changeWords[w] {
+			return false // a qualifier ("for admins"): another requirement
 		}
 	}
 	for w := range ca {
 		if !cb[w] {
 			return false
 		}
-	}
-	if added > 3 {
-		return false
 	}
 	for v := range vb {
 		if !va[v] {
@@ -177,7 +174,12 @@ func bare(name string) string { return name[strings.LastIndexByte(name, '.')+1:]
 // name.
 func (r rename) apply(text string) string {
 	text = replaceIdent(text, r.oldFull, r.newFull)
-	text = replaceIdent(text, r.oldBare, r.newBare)
+	if distinctive(r.oldBare) {
+		text = replaceIdent(text, r.oldBare, r.newBare)
+	} else {
+		// "Run" alone is also an English word: only a call is the method.
+		text = strings.ReplaceAll(replaceIdent(text+"\x00", r.oldBare+"(", r.newBare+"("), "\x00", "")
+	}
 	for _, re := range renameRes {
 		text = re.re.ReplaceAllStringFunc(text, func(s string) string {
 			m := re.re.FindStringSubmatch(s)
@@ -191,6 +193,21 @@ func (r rename) apply(text string) string {
 		})
 	}
 	return text
+}
+
+// distinctive reports whether a bare name cannot be an ordinary word:
+// camelCase inside, or with a '_' or a digit (FetchAll, fetch_all, V2;
+// not Run or Get).
+func distinctive(name string) bool {
+	if strings.ContainsAny(name, "_0123456789") {
+		return true
+	}
+	for i := 1; i < len(name); i++ {
+		if name[i] >= 'A' && name[i] <= 'Z' {
+			return true
+		}
+	}
+	return false
 }
 
 // replaceIdent replaces old with new in text where old is a whole
@@ -219,6 +236,13 @@ func replaceIdent(text, old, new string) string {
 func identByte(c byte) bool {
 	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
+
+// changeWords are the words a changed requirement may add to the old
+// one's: they say that it changed, not what it is about.
+var changeWords = map[string]bool{"instead": true, "rather": true, "changed": true, "change": true, "updated": true, "update": true,
+	"raised": true, "raise": true, "lowered": true, "lower": true, "increased": true, "increase": true, "decreased": true, "decrease": true,
+	"reduced": true, "reduce": true, "extended": true, "extend": true, "shortened": true, "previously": true, "formerly": true,
+	"was": true, "were": true, "longer": true, "shorter": true, "fewer": true, "bumped": true}
 
 // stopWords are words too common to tell two requirements, or a story
 // item and the work to come, apart.
