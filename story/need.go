@@ -39,15 +39,43 @@ const (
 // routine decision of long ago goes before a routine note of late.
 var kindWeight = map[unitKind]float64{uWhat: 0.2, uReview: 0.2, uTodo: 0.1}
 
-// constraintRe marks a unit that states a constraint.
-var constraintRe = regexp.MustCompile(`(?i)\b(?:never|must|mustn't|shall|always|forbidden|prohibited|mandatory|required|requires|do not|don't|cannot|can't|no more than|no less than|no later than|at most|at least|up to|not exceed|exceeds?|limit(?:s|ed)?|cap(?:s|ped)?|maximum|minimum|quota|budget|window|deadline|timeouts?|rate[- ]limit\w*|ports?)\b` +
-	`|\b\d{1,2}:\d{2}\b|\b[A-Za-z][\w.-]*:\d{2,5}\b|\b\d+(?:\.\d+)?\s?(?:ms|s|sec|secs|seconds?|minutes?|mins?|hours?|h|days?|weeks?|months?|years?|[kmgt]i?b|req/s|rps|qps)\b|\b\d+(?:\.\d+)?\s?%` +
-	`|\b(?:mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?|utc)\b`)
+// constraintWords are the words that state a constraint, matched whole
+// and lower-cased; constraintPhrases the phrases, matched as text.
+var (
+	constraintWords = func() map[string]bool {
+		m := map[string]bool{}
+		for _, w := range strings.Fields(`never must mustn't shall always forbidden prohibited mandatory required requires
+			cannot can't don't exceed exceeds limit limits limited cap caps capped maximum minimum quota budget window
+			deadline timeout timeouts port ports utc monday mondays tuesday tuesdays wednesday wednesdays thursday
+			thursdays friday fridays saturday saturdays sunday sundays`) {
+			m[w] = true
+		}
+		return m
+	}()
+	constraintPhrases = []string{"do not", "no more than", "no less than", "no later than", "at most", "at least", "up to", "not exceed", "rate limit", "rate-limit"}
+)
+
+// constraintNumber marks a quantity with a unit, a time of day or a
+// host:port; it runs only on text with a digit.
+var constraintNumber = regexp.MustCompile(`\b\d{1,2}:\d{2}\b|\b[A-Za-z][\w.-]*:\d{2,5}\b|\b\d+(?:\.\d+)?\s?(?i:ms|s|sec|secs|seconds?|minutes?|mins?|hours?|h|days?|weeks?|months?|years?|[kmgt]i?b|req/s|rps|qps)\b|\d%|\d %`)
 
 // Constraint reports whether text states a constraint: "never", "must",
 // a limit, a window, a port, a deadline, a quantity with a unit (500 ms,
 // 30 days, 2 GiB, 80%), a time of day or a host:port.
-func Constraint(text string) bool { return constraintRe.MatchString(text) }
+func Constraint(text string) bool {
+	lower := strings.ToLower(text)
+	for _, w := range strings.FieldsFunc(lower, func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' }) {
+		if constraintWords[w] {
+			return true
+		}
+	}
+	for _, p := range constraintPhrases {
+		if strings.Contains(lower, p) {
+			return true
+		}
+	}
+	return strings.ContainsAny(text, "0123456789") && constraintNumber.MatchString(text)
+}
 
 var (
 	headerRe = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+$`)

@@ -137,6 +137,9 @@ type rename struct {
 // renamesIn returns the renames text states of the methods in live: a
 // rename whose old name is not a live method is no rename of ours.
 func renamesIn(text string, live []Tagged[string]) []rename {
+	if len(live) == 0 || !mayRename(text) {
+		return nil
+	}
 	var out []rename
 	for _, r := range renameRes {
 		for _, m := range r.re.FindAllStringSubmatch(text, -1) {
@@ -165,6 +168,18 @@ func renamesIn(text string, live []Tagged[string]) []rename {
 	return out
 }
 
+// mayRename is the cheap test before the rename patterns: text has one
+// of their words or arrows.
+func mayRename(text string) bool {
+	l := strings.ToLower(text)
+	for _, k := range []string{"renam", "→", "->", "=>", "replaces", "supersedes"} {
+		if strings.Contains(l, k) {
+			return true
+		}
+	}
+	return false
+}
+
 // bare is a dotted name's last part.
 func bare(name string) string { return name[strings.LastIndexByte(name, '.')+1:] }
 
@@ -181,6 +196,9 @@ func (r rename) apply(text string) string {
 		text = strings.ReplaceAll(replaceIdent(text+"\x00", r.oldBare+"(", r.newBare+"("), "\x00", "")
 	}
 	for _, re := range renameRes {
+		if !mayRename(text) {
+			break
+		}
 		text = re.re.ReplaceAllStringFunc(text, func(s string) string {
 			m := re.re.FindStringSubmatch(s)
 			if m[1] != m[2] {
