@@ -825,7 +825,20 @@ func TestContextEconomyBaseline(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plays 24 scripted runs")
 	}
-	got := economy(t, loadFixtures(t))
+	// Each fixture plays in its own repository: they run side by side.
+	fixtures := loadFixtures(t)
+	got := EconomyReport{Fixtures: make([]FixtureResult, len(fixtures))}
+	t.Run("play", func(t *testing.T) {
+		for i, f := range fixtures {
+			t.Run(f.Name, func(t *testing.T) {
+				t.Parallel()
+				got.Fixtures[i] = economy(t, []ecoFixture{f}).Fixtures[0]
+			})
+		}
+	})
+	if t.Failed() {
+		return
+	}
 	data, err := os.ReadFile(ecoBaseline)
 	if err != nil {
 		t.Fatalf("%v (write it with %s=1 go test -run '^$' -bench BenchmarkContextEconomy -benchtime 1x ./nodes)", err, ecoUpdateEnv)
@@ -1079,6 +1092,7 @@ func TestStoryRetryPromptSaysNothingTwice(t *testing.T) {
 // plugins/<name>/<version> reaches every later prompt, every story file
 // and every summary.md with its brackets raw, never as \u003c.
 func TestSupersededAndBracketsInEveryPrompt(t *testing.T) {
+	t.Parallel()
 	var f ecoFixture
 	for _, g := range loadFixtures(t) {
 		if g.Name == "plugin-registry" {
