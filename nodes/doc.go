@@ -191,8 +191,9 @@
 // that says something (a rejection, items, an approval with more than a
 // word or three) gets a reviewer's record too, written by review as soon
 // as the reviewer answers (story/NNN-reviewer-pP-aA.json: the verdict and
-// comments as its summary, items to implement as recommendations,
-// deferred ones as TODOs), so its "do Y instead" reaches later phases; a
+// comments as its summary, items to implement as recommendations; a
+// deferred or rejected item stays in review-feedback.md only), so its
+// "do Y instead" reaches later phases; a
 // resume that adopts the phase's commit counts the record that commit
 // holds. The state
 // keeps only Progress.Story (the count, the latest record's hash, how

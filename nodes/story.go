@@ -64,8 +64,9 @@ func (w *workflow) putStoryRecord(s state.ExecutionState, r story.Record) (state
 // reviewRecord is what review rr of phase ps said, as a reviewer's
 // record (issue 33: a reviewer's "rejected because X, do Y instead"
 // reached the retry's prompt and no later phase): the verdict and the
-// comments as its summary, the items to implement as recommendations,
-// the deferred ones as TODOs (a rejected item is nothing to keep). An
+// comments as its summary, the items to implement as recommendations.
+// A deferred or rejected item is not acted on (review-feedback.md keeps
+// it): in the story it would reach the retry's prompt as work to do. An
 // approval with no items and a comment of three words or fewer ("LGTM")
 // says nothing a later phase needs: no record.
 func reviewRecord(s state.ExecutionState, ps state.PhaseState, rr state.ReviewResult) (story.Record, bool) {
@@ -84,11 +85,8 @@ func reviewRecord(s state.ExecutionState, ps state.PhaseState, rr state.ReviewRe
 		if text == "" {
 			continue
 		}
-		switch it.Verdict {
-		case state.VerdictImplement, "":
+		if it.Verdict == state.VerdictImplement || it.Verdict == "" {
 			r.Recommendations = append(r.Recommendations, text)
-		case state.VerdictDefer:
-			r.Commands = append(r.Commands, "TODO: "+text)
 		}
 	}
 	return r, true
