@@ -114,7 +114,7 @@ func Demo(ctx context.Context, c *ucli.Context, io IO, o DemoOptions) error {
 // takes the work into the user's branch.
 func demoEpilogue(ctx context.Context, l *local, dir, id string, skipTest bool) error {
 	out := l.io.Out
-	snap, err := l.State(ctx, id)
+	snap, err := l.State(ctx, host.RunRequest{RunID: id})
 	if err != nil {
 		return err
 	}

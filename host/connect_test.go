@@ -21,7 +21,7 @@ func TestConnectChoosesTheService(t *testing.T) {
 		return h, func() { _ = h.Close() }, nil
 	}
 	var got Service
-	keep := func(svc Service) error { got = svc; _, err := svc.List(t.Context()); return err }
+	keep := func(svc Service) error { got = svc; _, err := svc.List(t.Context(), ListRequest{}); return err }
 
 	// Nobody holds the store: it is opened here.
 	if err := Connect(t.Context(), Connection{Dir: f.store, Open: open}, keep); err != nil {

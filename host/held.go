@@ -246,7 +246,21 @@ func (x holder) Status(ctx context.Context, req RunRequest) (RunStatus, error) {
 	return x.h.Status(ctx, req)
 }
 
-func (x holder) List(ctx context.Context) ([]RunStatus, error) { return x.h.List(ctx) }
+func (x holder) State(ctx context.Context, req RunRequest) (graph.Snapshot[state.ExecutionState], error) {
+	return x.h.State(ctx, req)
+}
+
+func (x holder) List(ctx context.Context, req ListRequest) ([]ListEntry, error) {
+	return x.h.List(ctx, req)
+}
+
+// Delete removes a run of the store that this host does not drive.
+func (x holder) Delete(ctx context.Context, req RunRequest) error {
+	if r, _ := x.h.held.find(req.RunID); req.RunID != "" && r != nil {
+		return errorf(Held, "run %s is held by %s: `gaffer %s` is driving it; cancel it first", req.RunID, holderName(), x.h.held.holderKind())
+	}
+	return x.h.Delete(ctx, req)
+}
 
 func (x holder) History(ctx context.Context, req RunRequest) ([]Checkpoint, error) {
 	return x.h.History(ctx, req)

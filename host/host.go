@@ -356,13 +356,24 @@ func (h *Host) StoreDir() string { return h.dir }
 // returned function is called (graph.Runner.Subscribe).
 func (h *Host) Subscribe(f func(graph.Event)) (unsubscribe func()) { return h.runner.Subscribe(f) }
 
-// State is run's latest checkpoint.
-func (h *Host) State(ctx context.Context, runID string) (graph.Snapshot[state.ExecutionState], error) {
-	return h.runner.State(ctx, runID)
+// State is a run's latest checkpoint (the newest run's for an empty
+// RunID); a run the store does not have, or that another process holds,
+// is refused (*Error) in a line naming the fix.
+func (h *Host) State(ctx context.Context, req RunRequest) (graph.Snapshot[state.ExecutionState], error) {
+	_, snap, err := h.latest(ctx, req.RunID)
+	return snap, err
 }
 
-// Delete removes a run's checkpoints and transcripts from the store.
-func (h *Host) Delete(ctx context.Context, runID string) error {
+// Delete removes a run's checkpoints and transcripts from the store; a
+// run this process is driving is refused (Held).
+func (h *Host) Delete(ctx context.Context, req RunRequest) error {
+	runID := req.RunID
+	if err := CheckRunID(runID); err != nil {
+		return errorf(Usage, "%w", err)
+	}
+	if h.live.driving(runID) {
+		return errorf(Held, "run %s is being driven by %s; cancel it first", runID, holderName())
+	}
 	if err := h.store.Delete(ctx, runID); err != nil {
 		return fmt.Errorf("delete run %s: %w", runID, err)
 	}

@@ -219,7 +219,7 @@ func TestEachOperationLocallyAndThroughTheSocket(t *testing.T) {
 		if err != nil || out.Kind != Parked {
 			t.Fatalf("Resume of the fork = %+v, %v; want parked for approval", out, err)
 		}
-		list, err := svc.List(ctx)
+		list, err := svc.List(ctx, ListRequest{})
 		if err != nil || len(list) != 2 {
 			t.Fatalf("List = %d runs, %v; want 2", len(list), err)
 		}
@@ -230,6 +230,25 @@ func TestEachOperationLocallyAndThroughTheSocket(t *testing.T) {
 		}
 		if rs, err := svc.Status(ctx, RunRequest{RunID: fk.RunID}); err != nil || rs.Status != "cancelled" {
 			t.Fatalf("Status of the cancelled fork = %q, %v", rs.Status, err)
+		}
+		// State is the latest checkpoint as it is; the newest run's without
+		// a run id.
+		snap, err := svc.State(ctx, RunRequest{})
+		if err != nil || snap.RunID != fk.RunID || snap.State.Status != state.RunCancelled || len(snap.State.Plan.Phases) != 2 {
+			t.Fatalf("State = %s %s, %v; want the cancelled fork with its plan", snap.RunID, snap.State.Status, err)
+		}
+		// Delete takes the fork out of the store; its branch stays.
+		if err := svc.Delete(ctx, RunRequest{RunID: fk.RunID}); err != nil {
+			t.Fatalf("Delete: %v", err)
+		}
+		if _, err := svc.State(ctx, RunRequest{RunID: fk.RunID}); CodeOf(err) != Refused || err.Error() != "no run "+fk.RunID+" in "+f.store {
+			t.Fatalf("State of the deleted fork: %v (%s)", err, CodeOf(err))
+		}
+		if list, err := svc.List(ctx, ListRequest{}); err != nil || len(list) != 1 || list[0].RunID != "r-1" {
+			t.Fatalf("List after the delete = %d runs, %v; want r-1", len(list), err)
+		}
+		if err := svc.Delete(ctx, RunRequest{RunID: "../r-1"}); CodeOf(err) != Usage {
+			t.Fatalf("Delete of a path: %v (%s), want usage", err, CodeOf(err))
 		}
 		// Refusals keep their code and their one line across the socket.
 		_, err = svc.Status(ctx, RunRequest{RunID: "r-none"})
@@ -319,6 +338,9 @@ func TestAnswerFromAnotherProcessReachesTheQuestion(t *testing.T) {
 		done <- out
 	}()
 	<-front.asked
+	if err := NewClient(f.store).Delete(t.Context(), RunRequest{RunID: "r-1"}); CodeOf(err) != Held || !strings.Contains(err.Error(), "is driving it") {
+		t.Fatalf("Delete of the run the holder drives: %v (%s), want held", err, CodeOf(err))
+	}
 	out, err := NewClient(f.store).Answer(t.Context(), AnswerRequest{Verdict: Approve})
 	if err != nil || out.Kind != HandedOn || !strings.Contains(out.Message, "Run r-1 approved; gaffer run") {
 		t.Fatalf("Answer through the socket = %+v, %v", out, err)
@@ -329,7 +351,7 @@ func TestAnswerFromAnotherProcessReachesTheQuestion(t *testing.T) {
 }
 
 func TestNoServerIsNoServer(t *testing.T) {
-	_, err := NewClient(filepath.Join(t.TempDir(), "store")).List(t.Context())
+	_, err := NewClient(filepath.Join(t.TempDir(), "store")).List(t.Context(), ListRequest{})
 	if err == nil || CodeOf(err) != Failure {
 		t.Fatalf("List without a server: %v", err)
 	}

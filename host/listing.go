@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,7 +11,7 @@ import (
 	"github.com/gaffer-dev/gaffer/state"
 )
 
-// ListEntry is one run of a listing of many runs (Entries): the run's
+// ListEntry is one run of a listing of many runs (List): the run's
 // summary when the store keeps one for its latest checkpoint, the run
 // read whole otherwise (one waiting on a person, one of a plan too long
 // for a summary, one an older gaffer wrote). A summary and its entry take
@@ -44,12 +43,14 @@ func (e *ListEntry) CreatedAt() time.Time {
 	return e.Whole.Snapshot.State.Run.CreatedAt
 }
 
-// Entries is every run of the store, newest first, as List orders them,
-// each as its summary where it has one: what list prints, at a fraction
-// of List's memory.
-func (h *Host) Entries(ctx context.Context) ([]ListEntry, error) { return h.entries(ctx, true) }
+// List is every run of the store, newest first, each as its summary
+// where it has one: what list prints, at a fraction of the memory of the
+// runs' states.
+func (h *Host) List(ctx context.Context, _ ListRequest) ([]ListEntry, error) {
+	return h.entries(ctx, true)
+}
 
-// entries is Entries, with the entries' Status, Stopped and LastError set
+// entries is List, with the entries' Status, Stopped and LastError set
 // only when status is true (choosing a run needs none of them).
 func (h *Host) entries(ctx context.Context, status bool) ([]ListEntry, error) {
 	infos, err := h.store.Runs(ctx)
@@ -109,83 +110,26 @@ func sortEntries(es []ListEntry) {
 	})
 }
 
-// EntriesOf is rs as a listing's entries, each whole: for a Service that
-// has no Entries of its own.
+// EntriesOf is rs as a listing's entries, each whole (a holder of an
+// older gaffer answers a listing with the runs' statuses).
 func EntriesOf(rs []RunStatus) []ListEntry {
 	es := make([]ListEntry, len(rs))
 	for i := range rs {
 		r := &rs[i]
-		es[i] = ListEntry{RunID: r.Snapshot.RunID, Seq: r.Snapshot.Seq, Whole: r, Status: r.Status, Stopped: r.Stopped, LastError: r.LastError,
-			info: r.listed}
+		es[i] = ListEntry{RunID: r.Snapshot.RunID, Seq: r.Snapshot.Seq, Whole: r, Status: r.Status, Stopped: r.Stopped, LastError: r.LastError}
 	}
 	return es
 }
 
-// Entries is the Host's.
-func (p *Pool) Entries(ctx context.Context) ([]ListEntry, error) { return p.h.Entries(ctx) }
-
-func (x holder) Entries(ctx context.Context) ([]ListEntry, error) { return x.h.Entries(ctx) }
-
-// Entries asks the holder for every run of the store, as Host.Entries: a
-// run listed through its summary crosses the socket as that summary.
-func (c *Client) Entries(ctx context.Context) ([]ListEntry, error) {
-	lr, err := c.listed(ctx)
-	if errors.Is(err, ErrProtocolVersion) {
-		rs, err := call[[]RunStatus](ctx, c, opList, listRequest{})
-		return EntriesOf(rs), err
-	}
-	if err != nil {
-		return nil, err
-	}
-	es := make([]ListEntry, len(lr))
-	sums := make([]RunSummary, len(lr))
+// StatusesOf is es as the runs' statuses (ListEntry.RunStatus), the
+// snapshots' lists cut from a few slabs rather than made one by one.
+func StatusesOf(es []ListEntry) []RunStatus {
+	rs := make([]RunStatus, len(es))
 	var sl slabs
-	for i, r := range lr {
-		e := &es[i]
-		if r.Info != nil && summaryOf(*r.Info, &sums[i], &sl) {
-			*e = ListEntry{RunID: r.Info.RunID, Seq: r.Info.Latest, Summary: &sums[i], Status: r.Status, Stopped: r.Stopped,
-				LastError: r.LastError, info: r.Info}
-			continue
-		}
-		rs, err := c.unlisted(ctx, r)
-		if err != nil {
-			return nil, err
-		}
-		*e = EntriesOf([]RunStatus{rs})[0]
+	for i := range es {
+		es[i].runStatusTo(&rs[i], &sl)
 	}
-	return es, nil
-}
-
-// listed asks the holder for its entries as one record (an older holder,
-// as a list of runs), ErrProtocolVersion from a holder that has neither.
-func (c *Client) listed(ctx context.Context) ([]listedRun, error) {
-	a, err := call[entriesAnswer](ctx, c, opEntries, listRequest{})
-	if errors.Is(err, ErrProtocolVersion) {
-		return call[[]listedRun](ctx, c, opRuns, listRequest{})
-	}
-	if err != nil {
-		return nil, err
-	}
-	lr, err := unpackEntries(a.Blob)
-	if err != nil {
-		return nil, fmt.Errorf("the entries of the process holding the store: %w", err)
-	}
-	return lr, nil
-}
-
-// entryLister is a Service that lists its runs as entries.
-type entryLister interface {
-	Entries(ctx context.Context) ([]ListEntry, error)
-}
-
-// Entries is svc's entries: its own when it has them, its List's
-// otherwise.
-func Entries(ctx context.Context, svc Service) ([]ListEntry, error) {
-	if el, ok := svc.(entryLister); ok {
-		return el.Entries(ctx)
-	}
-	rs, err := svc.List(ctx)
-	return EntriesOf(rs), err
+	return rs
 }
 
 // RunStatus is the RunStatus List has for e's run: the run read whole, or
@@ -202,6 +146,6 @@ func (e *ListEntry) runStatusTo(rs *RunStatus, sl *slabs) {
 		*rs = *e.Whole
 		return
 	}
-	*rs = RunStatus{Status: e.Status, Stopped: e.Stopped, LastError: e.LastError, listed: e.info}
+	*rs = RunStatus{Status: e.Status, Stopped: e.Stopped, LastError: e.LastError}
 	snapshotOf(*e.info, e.Summary, &rs.Snapshot, sl)
 }

@@ -175,20 +175,6 @@ func (h *Host) setStatus(ctx context.Context, rs *RunStatus) {
 	}
 }
 
-// List is every run of the store, newest first.
-func (h *Host) List(ctx context.Context) ([]RunStatus, error) {
-	es, err := h.Entries(ctx)
-	if err != nil {
-		return nil, err
-	}
-	rs := make([]RunStatus, len(es))
-	var sl slabs
-	for i := range es {
-		es[i].runStatusTo(&rs[i], &sl)
-	}
-	return rs, nil
-}
-
 // History is a run's checkpoints, newest first (the newest run's for an
 // empty RunID), read a page at a time: a long run's full states do not fit
 // in memory at once.

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/serve"
 	"github.com/gaffer-dev/gaffer/state"
@@ -304,7 +305,29 @@ func (p *Pool) Status(ctx context.Context, req RunRequest) (RunStatus, error) {
 }
 
 // List is the Host's.
-func (p *Pool) List(ctx context.Context) ([]RunStatus, error) { return p.h.List(ctx) }
+func (p *Pool) List(ctx context.Context, req ListRequest) ([]ListEntry, error) {
+	return p.h.List(ctx, req)
+}
+
+// State is the Host's.
+func (p *Pool) State(ctx context.Context, req RunRequest) (graph.Snapshot[state.ExecutionState], error) {
+	return p.h.State(ctx, req)
+}
+
+// Delete is the Host's, for a run the pool neither holds in its queue nor
+// executes.
+func (p *Pool) Delete(ctx context.Context, req RunRequest) error {
+	st := p.q.Status()
+	for _, j := range st.Queued {
+		if j.RunID == req.RunID {
+			return errorf(Held, "run %s is queued in %s; cancel it first", req.RunID, p.serveName())
+		}
+	}
+	if slices.Contains(st.Active, req.RunID) {
+		return errorf(Held, "run %s is executing in %s; cancel it first", req.RunID, p.serveName())
+	}
+	return p.h.Delete(ctx, req)
+}
 
 // History is the Host's.
 func (p *Pool) History(ctx context.Context, req RunRequest) ([]Checkpoint, error) {

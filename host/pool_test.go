@@ -130,6 +130,10 @@ func TestPoolOperationsLocallyAndThroughTheSocket(t *testing.T) {
 		if err != nil || !rs.Pending || rs.Status != StatusQueued || rs.Snapshot.RunID != "r-1" {
 			t.Fatalf("Status of a queued run = %s %q pending=%v, %v; want r-1 queued, pending", rs.Snapshot.RunID, rs.Status, rs.Pending, err)
 		}
+		// A queued run is not deleted.
+		if err := svc.Delete(ctx, RunRequest{RunID: "r-1"}); CodeOf(err) != Held || !strings.Contains(err.Error(), "queued") {
+			t.Fatalf("Delete of a queued run: %v (%s), want held", err, CodeOf(err))
+		}
 		// A queued run is refused a second place in the queue.
 		if _, err := svc.Submit(ctx, RunSpec{RunID: "r-1", PlanFile: f.plan, Script: f.script}); CodeOf(err) != Held {
 			t.Fatalf("Submit of a queued run id: %v (%s), want held", err, CodeOf(err))
@@ -205,11 +209,11 @@ func TestPoolOperationsLocallyAndThroughTheSocket(t *testing.T) {
 		}
 
 		// Reads are the Host's.
-		list, err := svc.List(ctx)
+		list, err := svc.List(ctx, ListRequest{})
 		if err != nil || len(list) != 2 {
 			t.Fatalf("List = %d runs, %v; want 2 (r-4 never started)", len(list), err)
 		}
-		for _, r := range list {
+		for _, r := range StatusesOf(list) {
 			if r.Status != "completed" || r.Pending {
 				t.Errorf("List: run %s is %q pending=%v, want completed", r.Snapshot.RunID, r.Status, r.Pending)
 			}

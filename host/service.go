@@ -8,7 +8,6 @@ import (
 	"github.com/gaffer-dev/gaffer/agent"
 	"time"
 
-	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/state"
@@ -37,14 +36,22 @@ type Service interface {
 	// Status is one run's latest checkpoint (the newest run for an empty
 	// RunID) with what the host knows beside it.
 	Status(ctx context.Context, req RunRequest) (RunStatus, error)
-	// List is every run of the store, newest first.
-	List(ctx context.Context) ([]RunStatus, error)
+	// State is one run's latest checkpoint as it is (the newest run's for
+	// an empty RunID): what a view of the run is drawn from.
+	State(ctx context.Context, req RunRequest) (graph.Snapshot[state.ExecutionState], error)
+	// List is every run of the store, newest first, each as its summary
+	// where it has one (ListEntry): the one listing operation.
+	List(ctx context.Context, req ListRequest) ([]ListEntry, error)
 	// History is a run's checkpoints, newest first.
 	History(ctx context.Context, req RunRequest) ([]Checkpoint, error)
 	// Fork copies a checkpoint of a run into a new run on its own branch.
 	Fork(ctx context.Context, req ForkRequest) (Forked, error)
 	// Submit queues a new run in the process that executes runs (serve).
 	Submit(ctx context.Context, spec RunSpec) (Outcome, error)
+	// Delete removes a run's checkpoints and transcripts from the store;
+	// its commits stay in git. A run a process is driving is refused; the
+	// caller checks that the run has finished (gaffer delete, prune).
+	Delete(ctx context.Context, req RunRequest) error
 }
 
 // RunSpec is a run to start: what `gaffer run` and `submit` are given, and
@@ -77,6 +84,9 @@ type RunSpec struct {
 type RunRequest struct {
 	RunID string `json:"run_id,omitempty"`
 }
+
+// ListRequest asks for a listing of the store's runs: all of them.
+type ListRequest struct{}
 
 // Verdict is a human's answer to what a run waits for: its plan's
 // approval (Approve, Reject) or recovery's question (Retry, Stop). It is
@@ -226,10 +236,6 @@ type RunStatus struct {
 	LastError string `json:"last_error,omitempty"`
 	// Pending is true for a run serve has queued and not started.
 	Pending bool `json:"pending,omitempty"`
-
-	// listed is the store's record of the run when Snapshot was made
-	// from its summary (List): the socket carries that instead.
-	listed *checkpoint.RunInfo
 }
 
 // Checkpoint is one checkpoint of a run's history.

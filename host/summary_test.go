@@ -112,38 +112,37 @@ func TestListThroughTheSocketIsTheLocalList(t *testing.T) {
 	f := newFixture(t)
 	h := f.started(t, "r-done", "r-waits")
 	ctx := t.Context()
-	local, err := h.List(ctx)
+	local, err := h.List(ctx, ListRequest{})
 	if err != nil || len(local) != 2 {
 		t.Fatalf("List = %d runs, %v", len(local), err)
 	}
-	listed := 0
-	for _, r := range local {
-		if r.listed != nil {
-			listed++
+	var src *checkpoint.RunInfo
+	for _, e := range local {
+		if e.info != nil {
+			if src != nil {
+				t.Fatal("two runs listed through their summaries, want the finished one")
+			}
+			src = e.info
 		}
 	}
-	if listed != 1 {
-		t.Fatalf("%d runs listed through their summaries, want the finished one", listed)
+	if src == nil {
+		t.Fatal("no run listed through its summary, want the finished one")
 	}
 	if _, _, err := h.Listen(ctx, "test", h); err != nil {
 		t.Fatal(err)
 	}
-	remote, err := NewClient(f.store).List(ctx)
+	remote, err := NewClient(f.store).List(ctx, ListRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := json.Marshal(local)
-	got, _ := json.Marshal(remote)
+	want, _ := json.Marshal(StatusesOf(local))
+	got, _ := json.Marshal(StatusesOf(remote))
 	if string(got) != string(want) {
 		t.Fatalf("List through the socket:\n%s\nwant:\n%s", got, want)
 	}
 
 	// A summary of another version: the client asks for the run.
 	c := NewClient(f.store)
-	src := local[0].listed
-	if src == nil {
-		src = local[1].listed
-	}
 	info := *src
 	info.Summary = append([]byte{summaryVersion + 1}, info.Summary[1:]...)
 	rs, err := c.unlisted(ctx, listedRun{Info: &info, Status: "completed"})
@@ -232,55 +231,53 @@ func TestLongPlanHasNoSummary(t *testing.T) {
 	}
 }
 
-// TestEntriesAreTheList: Entries lists the runs List lists, in its order,
-// with its statuses: a run through its summary, which stands for the
-// snapshot List made of it, and a run on an interrupt whole, as List has
-// it. Through the socket the entries are the holder's.
-func TestEntriesAreTheList(t *testing.T) {
+// TestEntriesAreTheRuns: List lists every run, newest first, with the
+// status Status tells of it: a run through its summary, which stands for
+// the snapshot Listed makes of the run's state, and a run on an interrupt
+// whole, as Status has it. Through the socket the entries are the
+// holder's.
+func TestEntriesAreTheRuns(t *testing.T) {
 	f := newFixture(t)
 	h := f.started(t, "r-done", "r-waits", "r-done-too")
 	ctx := t.Context()
-	rs, err := h.List(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	es, err := h.Entries(ctx)
+	es, err := h.List(ctx, ListRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	check := func(how string, es []ListEntry) {
 		t.Helper()
-		if len(es) != len(rs) {
-			t.Fatalf("%s: %d entries, List has %d runs", how, len(es), len(rs))
+		if len(es) != 3 {
+			t.Fatalf("%s: %d entries, want 3", how, len(es))
 		}
 		summaries := 0
 		for i, e := range es {
-			r := rs[i]
-			if e.RunID != r.Snapshot.RunID || e.Seq != r.Snapshot.Seq || e.Status != r.Status || e.Stopped != r.Stopped || e.LastError != r.LastError {
-				t.Errorf("%s: entry %d is %s seq %d %q, List's %s seq %d %q", how, i, e.RunID, e.Seq, e.Status, r.Snapshot.RunID, r.Snapshot.Seq, r.Status)
+			r, err := h.Status(ctx, RunRequest{RunID: e.RunID})
+			if err != nil {
+				t.Fatal(err)
 			}
+			if i > 0 && es[i-1].CreatedAt().Before(e.CreatedAt()) {
+				t.Errorf("%s: %s is listed after the older %s", how, e.RunID, es[i-1].RunID)
+			}
+			if e.Seq != r.Snapshot.Seq || e.Status != r.Status || e.Stopped != r.Stopped || e.LastError != r.LastError {
+				t.Errorf("%s: entry %d is %s seq %d %q, Status's %s seq %d %q", how, i, e.RunID, e.Seq, e.Status, r.Snapshot.RunID, r.Snapshot.Seq, r.Status)
+			}
+			want := r
 			switch {
 			case e.Summary != nil && e.Whole == nil:
 				summaries++
-				snap, ok := fromSummary(*e.info)
-				got, _ := json.Marshal(snap)
-				want, _ := json.Marshal(r.Snapshot)
-				if !ok || string(got) != string(want) {
-					t.Errorf("%s: %s through its summary:\n%s\nList's:\n%s", how, e.RunID, got, want)
+				listed, ok, err := Listed(r.Snapshot)
+				if !ok || err != nil {
+					t.Fatalf("%s: %s is listed through its summary, and Listed reads it whole: %v", how, e.RunID, err)
 				}
+				want.Snapshot = listed
 			case e.Whole != nil && e.Summary == nil:
-				got, _ := json.Marshal(e.Whole)
-				want, _ := json.Marshal(r)
-				if string(got) != string(want) {
-					t.Errorf("%s: %s whole:\n%s\nList's:\n%s", how, e.RunID, got, want)
-				}
 			default:
 				t.Errorf("%s: entry %s has a summary %v and a whole run %v", how, e.RunID, e.Summary != nil, e.Whole != nil)
 			}
 			got, _ := json.Marshal(e.RunStatus())
-			want, _ := json.Marshal(r)
-			if string(got) != string(want) {
-				t.Errorf("%s: %s's RunStatus:\n%s\nList's:\n%s", how, e.RunID, got, want)
+			wj, _ := json.Marshal(want)
+			if string(got) != string(wj) {
+				t.Errorf("%s: %s's RunStatus:\n%s\nwant:\n%s", how, e.RunID, got, wj)
 			}
 		}
 		if summaries != 2 {
@@ -291,7 +288,7 @@ func TestEntriesAreTheList(t *testing.T) {
 	if _, _, err := h.Listen(ctx, "test", h); err != nil {
 		t.Fatal(err)
 	}
-	remote, err := NewClient(f.store).Entries(ctx)
+	remote, err := NewClient(f.store).List(ctx, ListRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +325,7 @@ func TestEntriesRecord(t *testing.T) {
 	f := newFixture(t)
 	h := f.started(t, "r-done", "r-waits")
 	ctx := t.Context()
-	es, err := h.Entries(ctx)
+	es, err := h.List(ctx, ListRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}

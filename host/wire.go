@@ -8,6 +8,8 @@ import (
 
 	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/control"
+	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/state"
 )
 
 // ProtocolVersion is the version of the Service on the control socket.
@@ -23,12 +25,20 @@ const (
 	opAnswer  = "answer"
 	opCancel  = "cancel"
 	opStatus  = "status"
-	opList    = "list"
-	opRuns    = "runs"    // List, each run as its summary where it has one
-	opEntries = "entries" // Entries, as one binary record
+	opState   = "state"
+	opEntries = "entries" // List, as one binary record
 	opHistory = "history"
 	opFork    = "fork"
 	opSubmit  = "submit"
+	opDelete  = "delete"
+)
+
+// The listing operations of older gaffers, answered for their clients
+// and asked of their holders: List as the runs' statuses (list), then as
+// a JSON list of runs, each as its summary where it has one (runs).
+const (
+	opList = "list"
+	opRuns = "runs"
 )
 
 // ErrUnreachable is a call no process answered: nobody holds the store
@@ -58,9 +68,6 @@ type reply[T any] struct {
 	Result T          `json:"result"`
 	Error  *wireError `json:"error,omitempty"`
 }
-
-// listRequest is List's request: nothing yet.
-type listRequest struct{}
 
 // handle registers op on mux: decode Req, call fn, encode its result or
 // its refusal in a reply.
@@ -93,9 +100,17 @@ func Register(mux *control.Mux, svc Service) {
 	handle(mux, opAnswer, svc.Answer)
 	handle(mux, opCancel, svc.Cancel)
 	handle(mux, opStatus, svc.Status)
-	handle(mux, opList, func(ctx context.Context, _ listRequest) ([]RunStatus, error) { return svc.List(ctx) })
-	handle(mux, opRuns, func(ctx context.Context, _ listRequest) ([]listedRun, error) {
-		es, err := Entries(ctx, svc)
+	handle(mux, opState, svc.State)
+	handle(mux, opEntries, func(ctx context.Context, req ListRequest) (entriesAnswer, error) {
+		es, err := svc.List(ctx, req)
+		if err != nil {
+			return entriesAnswer{}, err
+		}
+		b, err := packEntries(es)
+		return entriesAnswer{Blob: b}, err
+	})
+	handle(mux, opRuns, func(ctx context.Context, req ListRequest) ([]listedRun, error) {
+		es, err := svc.List(ctx, req)
 		if err != nil {
 			return nil, err
 		}
@@ -105,17 +120,14 @@ func Register(mux *control.Mux, svc Service) {
 		}
 		return out, nil
 	})
-	handle(mux, opEntries, func(ctx context.Context, _ listRequest) (entriesAnswer, error) {
-		es, err := Entries(ctx, svc)
-		if err != nil {
-			return entriesAnswer{}, err
-		}
-		b, err := packEntries(es)
-		return entriesAnswer{Blob: b}, err
+	handle(mux, opList, func(ctx context.Context, req ListRequest) ([]RunStatus, error) {
+		es, err := svc.List(ctx, req)
+		return StatusesOf(es), err
 	})
 	handle(mux, opHistory, svc.History)
 	handle(mux, opFork, svc.Fork)
 	handle(mux, opSubmit, svc.Submit)
+	handle(mux, opDelete, func(ctx context.Context, req RunRequest) (struct{}, error) { return struct{}{}, svc.Delete(ctx, req) })
 }
 
 // Client is the Service of the process that holds a store, over its
@@ -189,24 +201,58 @@ func (c *Client) Status(ctx context.Context, req RunRequest) (RunStatus, error) 
 	return call[RunStatus](ctx, c, opStatus, req)
 }
 
-// List asks the holder for every run: each as its summary where it has
-// one (a holder of an earlier gaffer, which knows no such answer, is
-// asked for the runs whole).
-func (c *Client) List(ctx context.Context) ([]RunStatus, error) {
-	lr, err := call[[]listedRun](ctx, c, opRuns, listRequest{})
+// State asks the holder for a run's latest checkpoint.
+func (c *Client) State(ctx context.Context, req RunRequest) (graph.Snapshot[state.ExecutionState], error) {
+	return call[graph.Snapshot[state.ExecutionState]](ctx, c, opState, req)
+}
+
+// List asks the holder for every run of the store, as Host.List: a run
+// listed through its summary crosses the socket as that summary. A holder
+// of an earlier gaffer is asked as it was: for the runs as a JSON list,
+// or for their statuses.
+func (c *Client) List(ctx context.Context, req ListRequest) ([]ListEntry, error) {
+	lr, err := c.listed(ctx, req)
 	if errors.Is(err, ErrProtocolVersion) {
-		return call[[]RunStatus](ctx, c, opList, listRequest{})
+		rs, err := call[[]RunStatus](ctx, c, opList, req)
+		return EntriesOf(rs), err
 	}
 	if err != nil {
 		return nil, err
 	}
-	out := make([]RunStatus, len(lr))
+	es := make([]ListEntry, len(lr))
+	sums := make([]RunSummary, len(lr))
+	var sl slabs
 	for i, r := range lr {
-		if out[i], err = c.unlisted(ctx, r); err != nil {
+		e := &es[i]
+		if r.Info != nil && summaryOf(*r.Info, &sums[i], &sl) {
+			*e = ListEntry{RunID: r.Info.RunID, Seq: r.Info.Latest, Summary: &sums[i], Status: r.Status, Stopped: r.Stopped,
+				LastError: r.LastError, info: r.Info}
+			continue
+		}
+		rs, err := c.unlisted(ctx, r)
+		if err != nil {
 			return nil, err
 		}
+		*e = EntriesOf([]RunStatus{rs})[0]
 	}
-	return out, nil
+	return es, nil
+}
+
+// listed asks the holder for its entries as one record (an older holder,
+// as a list of runs), ErrProtocolVersion from a holder that has neither.
+func (c *Client) listed(ctx context.Context, req ListRequest) ([]listedRun, error) {
+	a, err := call[entriesAnswer](ctx, c, opEntries, req)
+	if errors.Is(err, ErrProtocolVersion) {
+		return call[[]listedRun](ctx, c, opRuns, req)
+	}
+	if err != nil {
+		return nil, err
+	}
+	lr, err := unpackEntries(a.Blob)
+	if err != nil {
+		return nil, fmt.Errorf("the entries of the process holding the store: %w", err)
+	}
+	return lr, nil
 }
 
 // listedRun is one run of a runs answer. A run List read through its
@@ -240,7 +286,7 @@ func (c *Client) unlisted(ctx context.Context, r listedRun) (RunStatus, error) {
 	if !ok {
 		return c.Status(ctx, RunRequest{RunID: r.Info.RunID})
 	}
-	return RunStatus{Snapshot: snap, Status: r.Status, Stopped: r.Stopped, LastError: r.LastError, listed: r.Info}, nil
+	return RunStatus{Snapshot: snap, Status: r.Status, Stopped: r.Stopped, LastError: r.LastError}, nil
 }
 
 // History asks the holder for a run's checkpoints.
@@ -256,6 +302,12 @@ func (c *Client) Fork(ctx context.Context, req ForkRequest) (Forked, error) {
 // Submit asks the holder (serve) to queue a run.
 func (c *Client) Submit(ctx context.Context, spec RunSpec) (Outcome, error) {
 	return call[Outcome](ctx, c, opSubmit, spec)
+}
+
+// Delete asks the holder to delete a run.
+func (c *Client) Delete(ctx context.Context, req RunRequest) error {
+	_, err := call[struct{}](ctx, c, opDelete, req)
+	return err
 }
 
 // Listen serves svc on the control socket of the host's store until ctx

@@ -81,7 +81,7 @@ func TestStartARunFromASpec(t *testing.T) {
 		!strings.Contains(err.Error(), "nope") {
 		t.Fatalf("an unknown profile: %v (code %s), want a usage refusal naming it", err, host.CodeOf(err))
 	}
-	if runs, err := h.List(t.Context()); err != nil || len(runs) != 0 {
+	if runs, err := h.List(t.Context(), host.ListRequest{}); err != nil || len(runs) != 0 {
 		t.Fatalf("after the refusals: %d runs, %v; want none", len(runs), err)
 	}
 
