@@ -15,6 +15,7 @@ import (
 	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/host/hoststore"
 	"github.com/gaffer-dev/gaffer/internal/memlimit"
 	"github.com/gaffer-dev/gaffer/metrics"
 	"github.com/gaffer-dev/gaffer/notify"
@@ -72,7 +73,7 @@ func storeOf(c *ucli.Context) (string, Globals, error) {
 	if err != nil {
 		return "", g, err
 	}
-	if storeSet && !host.IsStoreURL(g.Store) {
+	if storeSet && !hoststore.IsURL(g.Store) {
 		return g.Store, g, nil
 	}
 	repo, err := workspace.Open(g.Repo)
@@ -83,7 +84,7 @@ func storeOf(c *ucli.Context) (string, Globals, error) {
 }
 
 // openHost opens the repository and store of c's flags in this process
-// (host.Open) and, with o.kind, serves the store's socket to other
+// (hoststore.Open) and, with o.kind, serves the store's socket to other
 // processes (host.Holder) while it is open.
 func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 	dir, g, err := storeOf(c)
@@ -108,10 +109,11 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 	if o.front != nil {
 		hf = o.front
 	}
-	cfg := host.Config{Repo: g.Repo, Store: dir, Dir: dir, Setup: o.setup, Front: hf, Logger: l.log, Cmd: l.cmd,
+	cfg := hoststore.Config{Repo: g.Repo, Store: dir, Config: host.Config{Dir: dir, Setup: o.setup, Front: hf, Logger: l.log, Cmd: l.cmd,
 		Version: io.version, ReproducibleDates: reproducibleDates(os.Getenv),
 		AfterCommit: afterCommitHook(io), AfterPublish: afterPushHook(io), AfterRestore: afterRestoreHook(io),
-		Notify: &notify.Config{Before: beforeNotifyHook(io), Getenv: io.Keys.Getenv}, Shared: o.shared, Remote: o.remote}
+		Shared: o.shared, Remote: o.remote},
+		Notify: &notify.Config{Before: beforeNotifyHook(io), Getenv: io.Keys.Getenv}}
 	if o.read {
 		cfg.Notify, cfg.Reading = nil, true
 	}
@@ -119,13 +121,13 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 		m := o.metrics
 		cfg.WrapStore = func(s checkpoint.Store) checkpoint.Store { return metrics.InstrumentStore(s, m) }
 	}
-	if host.IsStoreURL(g.Store) {
+	if hoststore.IsURL(g.Store) {
 		cfg.Store = g.Store
 		if cfg.StoreOutageWait, err = storeOutageWait(os.Getenv); err != nil {
 			return nil, err
 		}
 	}
-	h, err := host.Open(c.Context, cfg)
+	h, err := hoststore.Open(c.Context, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -282,7 +284,7 @@ func globalsOf(c *ucli.Context) (g Globals, storeSet bool, err error) {
 	}
 	if v, ok := trailingGlobal(c, root, "store"); ok {
 		g.Store, storeSet = v, true
-		if !host.IsStoreURL(g.Store) {
+		if !hoststore.IsURL(g.Store) {
 			g.Store = filepath.Clean(g.Store)
 		}
 	}

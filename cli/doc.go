@@ -70,7 +70,7 @@
 // Before package profile makes any driver of a run, the variables the run's
 // profile names as keys leave gaffer's environment (profile.KeyVault, given by
 // main as IO.Keys) and every driver's processes start without them; a CLI
-// agent gets back those its pass_env lists. host.Open, once it holds the
+// agent gets back those its pass_env lists. hoststore.Open, once it holds the
 // store, kills the agents' process groups a killed gaffer left running
 // (internal/procgroup, .git/gaffer.groups) before anything else, and makes
 // the store 0700 and its files 0600.

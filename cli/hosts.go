@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/host/hoststore"
 	ucli "github.com/urfave/cli/v2"
 )
 
@@ -47,7 +48,7 @@ func serveHosts(c *ucli.Context) (host.HostsConfig, string, error) {
 		return hc, "", usageErrorf("--%s %q: want a name without slashes", hostIDFlag, hc.ID)
 	}
 	dir, g, err := storeOf(c)
-	if err != nil || !host.IsStoreURL(g.Store) {
+	if err != nil || !hoststore.IsURL(g.Store) {
 		return hc, "", err
 	}
 	return hc, filepath.Join(dir, "hosts", hc.ID), nil
@@ -61,7 +62,7 @@ func serveHosts(c *ucli.Context) (host.HostsConfig, string, error) {
 // command opens the store itself, as ever.
 func viaDatabase(c *ucli.Context, io IO) (host.Service, func(), error) {
 	_, g, err := storeOf(c)
-	if err != nil || !host.IsStoreURL(g.Store) {
+	if err != nil || !hoststore.IsURL(g.Store) {
 		return nil, nil, err
 	}
 	l, err := openHost(c, io, hostOptions{shared: true})

@@ -14,6 +14,7 @@ import (
 	"github.com/gaffer-dev/gaffer/events"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/host/hoststore"
 	"github.com/gaffer-dev/gaffer/metrics"
 	"github.com/gaffer-dev/gaffer/profile/config"
 	"github.com/gaffer-dev/gaffer/serve"
@@ -83,7 +84,7 @@ func serveCommand(io IO) *ucli.Command {
 				return err
 			}
 			if o.Remote = c.String(remoteFlag); o.Remote != "" {
-				if _, g, err := storeOf(c); err == nil && !host.IsStoreURL(g.Store) {
+				if _, g, err := storeOf(c); err == nil && !hoststore.IsURL(g.Store) {
 					return usageErrorf("--%s needs a database store (--store postgres://…): a store directory serves one host", remoteFlag)
 				}
 			}
@@ -134,7 +135,7 @@ func Serve(c *ucli.Context, io IO, o ServeOptions) (err error) {
 	if counts, err := statusCounts(c.Context, l); err == nil {
 		m.SetRuns(counts)
 	}
-	if _, g, err := storeOf(c); err == nil && host.IsStoreURL(g.Store) {
+	if _, g, err := storeOf(c); err == nil && hoststore.IsURL(g.Store) {
 		// Every host of the database counts its runs: each scrape reads
 		// them (store="shared"), so that a dashboard counts them once.
 		m.ProbeRuns(func(ctx context.Context) (map[string]int, error) { return statusCounts(ctx, l) }, log)

@@ -14,7 +14,7 @@ func TestConnectChoosesTheService(t *testing.T) {
 	opened := 0
 	open := func(ctx context.Context) (Service, func(), error) {
 		opened++
-		h, err := Open(ctx, Config{Repo: f.repo, Store: f.store, Setup: testSetup{}})
+		h, err := f.newHost(Config{})
 		if err != nil {
 			return nil, nil, err
 		}

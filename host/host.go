@@ -13,12 +13,9 @@ import (
 
 	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/checkpoint"
-	"github.com/gaffer-dev/gaffer/checkpoint/badger"
 	"github.com/gaffer-dev/gaffer/graph"
-	"github.com/gaffer-dev/gaffer/internal/ioerr"
 	"github.com/gaffer-dev/gaffer/internal/procgroup"
 	"github.com/gaffer-dev/gaffer/nodes"
-	"github.com/gaffer-dev/gaffer/notify"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
 )
@@ -87,20 +84,13 @@ func (Quiet) Ask(context.Context, nodes.ApprovalRequest, state.ExecutionState, <
 	return nodes.Answer{}, errors.New("host: nobody to ask")
 }
 
-// Config opens a Host.
+// Config makes a Host (New).
 type Config struct {
-	Repo  string // the repository's work tree
-	Store string // the store directory, or a postgres:// URL (IsStoreURL)
-	// StoreOutageWait is how long a database store's writes wait for a
-	// database that does not answer before the run stops resumably
-	// (postgres.Options.OutageWait; 0 is its default).
-	StoreOutageWait time.Duration
-	// Dir is, for a URL store, the local directory that stands for the
-	// store on this host: the socket, agents' process groups, transcripts
-	// and the serve journal are kept beside it (Dir.sock, Dir.groups,
-	// Dir.logs, Dir.journal) as they are beside a store directory. The
-	// cli uses the repository's .git/gaffer. Unused for a store directory,
-	// which is its own.
+	// Dir is the store's local directory: the socket, agents' process
+	// groups, transcripts, the serve journal and the runs' work trees are
+	// kept beside it (Dir.sock, Dir.groups, Dir.logs, Dir.serve.json,
+	// Dir.worktrees). A store directory is its own; for a database store
+	// the cli uses the repository's .git/gaffer.
 	Dir   string
 	Setup Setup
 	Front Front // nil: Quiet
@@ -121,29 +111,20 @@ type Config struct {
 	AfterCommit  func(subject string)
 	AfterPublish func(commit string)
 	AfterRestore func()
-	// Shared opens a database store (IsStoreURL) without the local
-	// directory's lock, beside the serve that may hold it on this host:
-	// for a command that reads the runs, or hands its work to the serves
-	// through the database (NewPool's queue, not started). It ends nothing
-	// a killed process left (git locks, agents' process groups) and
-	// delivers no notices: that is the holder's work. A store directory
-	// ignores it.
+	// Shared is a database store opened without the local directory's
+	// lock, beside the serve that may hold it on this host: for a command
+	// that reads the runs, or hands its work to the serves through the
+	// database (NewPool's queue, not started). It ends nothing a killed
+	// process left (git locks, agents' process groups): that is the
+	// holder's work. Only a database store is shared (package hoststore).
 	Shared bool
-	// Reading opens a store directory for a command that only reads it:
-	// Badger compacts nothing while it is open or as it closes
-	// (badger.Options.Reading), which the processes that write do.
-	Reading bool
-	// Notify, when set, delivers the runs' notices (package notify) from
-	// this process while it holds the store: after each checkpoint of a
-	// run, and once at Open for every run's pending ones. The host fills
-	// in Cursor (beside the store), Load, Runs and Logger where unset.
-	Notify *notify.Config
 	// Remote, on a database store, is the shared remote (a URL or a path)
 	// the runs' branches are pushed to, so that any host may take a run
 	// over (remote.go): each host keeps a mirror of it and each run its
-	// own clone. "" (and a store directory) pushes nothing; with Shared
-	// (a command opened beside the serves) only fork uses it, to push the
-	// fork's branch.
+	// own clone. "" pushes nothing, as a store directory never does
+	// (package hoststore leaves it out there); with Shared (a command
+	// opened beside the serves) only fork uses it, to push the fork's
+	// branch.
 	Remote string
 }
 
@@ -172,10 +153,12 @@ type Host struct {
 	closers  []func()
 }
 
-// Open opens the repository and the store of cfg, ends what a killed
-// gaffer process left behind (git lock files, agents' process groups)
-// and compiles the workflow.
-func Open(ctx context.Context, cfg Config) (*Host, error) {
+// New makes the Host of cfg on repo and store, an open store (package
+// hoststore opens the one a configuration names) that Close closes with
+// closeStore: it ends what a killed gaffer process left behind (git lock
+// files, agents' process groups) and compiles the workflow. The store is
+// closed when New fails.
+func New(cfg Config, repo *workspace.Repo, store checkpoint.Store, closeStore func() error) (*Host, error) {
 	if cfg.Front == nil {
 		cfg.Front = Quiet{}
 	}
@@ -185,54 +168,13 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 	if cfg.Cmd == nil {
 		cfg.Cmd = func(args ...string) string { return strings.Join(append([]string{"gaffer"}, args...), " ") }
 	}
-	repo, err := workspace.Open(cfg.Repo)
-	if err != nil {
-		return nil, errorf(Refused, "open repository %s: %w", cfg.Repo, err)
-	}
-	dir := cfg.Store
-	if IsStoreURL(cfg.Store) {
-		dir = cfg.Dir
-		if dir == "" {
-			return nil, errorf(Refused, "store %s: no local directory to keep its socket and logs beside", cfg.Store)
-		}
-	}
-	if err := privateDir(dir); err != nil {
-		return nil, err
-	}
-	if IsStoreURL(cfg.Store) {
-		store, closeStore, err := openURLStore(ctx, cfg.Store, dir, !cfg.Shared, cfg.StoreOutageWait)
-		if err != nil {
-			return nil, err
-		}
-		return open(cfg, repo, dir, store, closeStore)
-	}
-	store, err := badger.Open(dir, badger.Options{SyncWrites: true, Reading: cfg.Reading})
-	if errors.Is(err, checkpoint.ErrLocked) {
-		return nil, errorf(Held, "store %s is in use by %s; wait for it to finish or stop it", dir, lockHolder(dir))
-	}
-	if errors.Is(err, checkpoint.ErrCorrupt) || errors.Is(err, checkpoint.ErrForeignStore) {
-		// The store's own message names the directory and the fix.
-		return nil, &Error{Code: Refused, Err: err}
-	}
-	if ioerr.Machine(err) {
-		// A full or failing disk is not a damaged store: nothing is lost.
-		return nil, errorf(Machine, "%s; free space on its disk (or fix the disk), then run the command again (a stopped run continues with %s)",
-			strings.TrimPrefix(err.Error(), "checkpoint: "), "gaffer resume")
-	}
-	if err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
-	}
-	return open(cfg, repo, dir, store, store.Close)
-}
-
-// open builds the host on an open store, closing the store when it fails.
-func open(cfg Config, repo *workspace.Repo, dir string, store checkpoint.Store, closeStore func() error) (*Host, error) {
+	dir := cfg.Dir
 	h := &Host{cfg: cfg, front: cfg.Front, repo: repo, repos: nodes.NewRepos(repo), dir: dir, store: store, closeStore: closeStore, log: cfg.Logger,
 		wt: map[string]*workspace.WorkTreeLock{}, remote: newRemote(cfg, dir)}
 	// With the store's lock held no other gaffer process works on this
 	// repository's runs: git locks a killed one left can go.
 	// A shared host holds no lock: what was left is the holder's to end.
-	shared := cfg.Shared && IsStoreURL(cfg.Store)
+	shared := cfg.Shared
 	if removed, err := recoverGitLocks(repo.Root(), shared); err != nil {
 		closeStore()
 		return nil, err
@@ -248,7 +190,6 @@ func open(cfg Config, repo *workspace.Repo, dir string, store checkpoint.Store, 
 	} else if len(killed) > 0 {
 		h.front.Notice(fmt.Sprintf("gaffer: killed agent process groups left running by a killed gaffer process: %v", killed))
 	}
-	restrictStore(dir)
 	var warnOnce sync.Once
 	drivers := cfg.Setup.Drivers(DriverEnv{Groups: groups, Transcripts: TranscriptDir(dir), Warn: func(msg string) {
 		warnOnce.Do(func() { h.log.Warn(msg) })
@@ -268,7 +209,6 @@ func open(cfg Config, repo *workspace.Repo, dir string, store checkpoint.Store, 
 	if cfg.WrapStore != nil {
 		s = cfg.WrapStore(s)
 	}
-	h.store = store
 	h.runner, err = gr.Compile(graph.WithStore(s), graph.WithDurability(graph.Sync), graph.WithCodec(nodes.NewCodec()),
 		graph.WithSummary(summarize))
 	if err != nil {
@@ -279,49 +219,7 @@ func open(cfg Config, repo *workspace.Repo, dir string, store checkpoint.Store, 
 	if !shared {
 		h.sweepWorkTrees(context.Background())
 	}
-	if cfg.Notify != nil && !shared {
-		if err := h.startNotify(*cfg.Notify); err != nil {
-			h.Close()
-			return nil, err
-		}
-	}
 	return h, nil
-}
-
-// startNotify starts delivering the runs' notices (Config.Notify): a
-// run's checkpoint pokes the deliverer, which reads the run's outbox on
-// its own goroutine, so a step never waits for a delivery. Close flushes
-// it, within its bounded wait, before the store closes.
-func (h *Host) startNotify(nc notify.Config) error {
-	if nc.Cursor == "" {
-		nc.Cursor = notify.CursorFile(h.dir)
-	}
-	if nc.Logger == nil {
-		nc.Logger = h.log
-	}
-	nc.Load = func(ctx context.Context, runID string) (state.ExecutionState, error) {
-		snap, err := h.runner.State(ctx, runID)
-		return snap.State, err
-	}
-	nc.Runs = func(ctx context.Context) ([]string, error) {
-		infos, err := h.store.Runs(ctx)
-		ids := make([]string, len(infos))
-		for i, in := range infos {
-			ids[i] = in.RunID
-		}
-		return ids, err
-	}
-	d, err := notify.Start(nc)
-	if err != nil {
-		return err
-	}
-	unsubscribe := h.runner.Subscribe(func(e graph.Event) {
-		if e.Kind == graph.CheckpointSaved {
-			d.Poke(e.RunID)
-		}
-	})
-	h.closers = append(h.closers, func() { unsubscribe(); d.Close() })
-	return nil
 }
 
 // Close stops what the host started and closes the store.
@@ -336,7 +234,6 @@ func (h *Host) Close() error {
 	}
 	h.closers = nil
 	err := h.closeStore()
-	restrictStore(h.dir)
 	if errors.Is(err, checkpoint.ErrDeleted) {
 		return err
 	}
@@ -345,6 +242,12 @@ func (h *Host) Close() error {
 
 // OnClose adds f to what Close runs (before the store closes).
 func (h *Host) OnClose(f func()) { h.closers = append(h.closers, f) }
+
+// Logger is the host's logger (Config.Logger).
+func (h *Host) Logger() *slog.Logger { return h.log }
+
+// Store is the store the host works on.
+func (h *Host) Store() checkpoint.Store { return h.store }
 
 // Repo is the host's repository.
 func (h *Host) Repo() *workspace.Repo { return h.repo }
@@ -379,17 +282,6 @@ func (h *Host) Delete(ctx context.Context, req RunRequest) error {
 	}
 	_ = os.RemoveAll(filepath.Join(TranscriptDir(h.dir), runID))
 	return nil
-}
-
-// lockHolder names the process holding Badger's directory lock, from the
-// pid Badger writes in its LOCK file.
-func lockHolder(dir string) string {
-	host, _ := os.Hostname()
-	b, err := os.ReadFile(filepath.Join(dir, "LOCK"))
-	if err != nil {
-		return "another gaffer process on host " + host
-	}
-	return fmt.Sprintf("pid %s on host %s", strings.TrimSpace(string(b)), host)
 }
 
 // ViewStatus is the status a person is told of a run's checkpoint:
@@ -607,37 +499,6 @@ func (h *Host) lockWorkTree(repo *workspace.Repo, runID string) (func(), error) 
 		h.mu.Unlock()
 		l.Unlock()
 	}, nil
-}
-
-// privateDir makes the store directory dir, when it is missing, with mode
-// 0700 whatever the umask.
-func privateDir(dir string) error {
-	if _, err := os.Stat(dir); err == nil {
-		return nil
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create store %s: %w", dir, err)
-	}
-	if err := os.Chmod(dir, 0o700); err != nil {
-		return fmt.Errorf("create store %s: %w", dir, err)
-	}
-	return nil
-}
-
-// restrictStore makes the store directory 0700 and its files 0600,
-// whatever the umask was when they were made: Badger makes its LOCK and
-// table files 0666 less the umask. It runs when the store is opened and
-// closed; files Badger makes in between keep their mode until then,
-// inside the 0700 directory, which no other user can enter. Errors are
-// ignored: the store works either way.
-func restrictStore(dir string) {
-	_ = os.Chmod(dir, 0o700)
-	entries, _ := os.ReadDir(dir)
-	for _, en := range entries {
-		if en.Type().IsRegular() {
-			_ = os.Chmod(filepath.Join(dir, en.Name()), 0o600)
-		}
-	}
 }
 
 // TranscriptDir is where the transcripts of the runs of the store at

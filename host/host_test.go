@@ -12,6 +12,7 @@ import (
 
 	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/agent/script"
+	"github.com/gaffer-dev/gaffer/checkpoint/badger"
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
@@ -117,12 +118,30 @@ func newFixture(t *testing.T) fixture {
 
 func (f fixture) open(t *testing.T) *Host {
 	t.Helper()
-	h, err := Open(t.Context(), Config{Repo: f.repo, Store: f.store, Setup: testSetup{}})
+	h, err := f.newHost(Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = h.Close() })
 	return h
+}
+
+// newHost opens f's repository and store (a Badger directory) and the
+// host of cfg on them, with testSetup unless cfg names a Setup.
+func (f fixture) newHost(cfg Config) (*Host, error) {
+	repo, err := workspace.Open(f.repo)
+	if err != nil {
+		return nil, err
+	}
+	store, err := badger.Open(f.store, badger.Options{SyncWrites: true})
+	if err != nil {
+		return nil, err
+	}
+	cfg.Dir = f.store
+	if cfg.Setup == nil {
+		cfg.Setup = testSetup{}
+	}
+	return New(cfg, repo, store, store.Close)
 }
 
 // services runs test with the fixture's Host as the Service, and again
@@ -321,7 +340,7 @@ func (f askingFront) Ask(ctx context.Context, _ nodes.ApprovalRequest, _ state.E
 func TestAnswerFromAnotherProcessReachesTheQuestion(t *testing.T) {
 	f := newFixture(t)
 	front := askingFront{asked: make(chan struct{})}
-	h, err := Open(t.Context(), Config{Repo: f.repo, Store: f.store, Setup: testSetup{}, Front: front})
+	h, err := f.newHost(Config{Front: front})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,7 +399,7 @@ func (b blockingSetup) NewRun(ctx context.Context, repo *workspace.Repo, spec Ru
 func TestStatusOfARunStartingIsStarting(t *testing.T) {
 	f := newFixture(t)
 	b := blockingSetup{started: make(chan struct{}), release: make(chan struct{})}
-	h, err := Open(t.Context(), Config{Repo: f.repo, Store: f.store, Setup: b})
+	h, err := f.newHost(Config{Setup: b})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,7 @@ import (
 // newRemote is the remote of cfg for a host whose local directory is dir,
 // nil when the host pushes nothing.
 func newRemote(cfg Config, dir string) *workspace.Mirror {
-	if cfg.Remote == "" || !IsStoreURL(cfg.Store) {
+	if cfg.Remote == "" {
 		return nil
 	}
 	url := cfg.Remote

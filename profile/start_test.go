@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/host/hoststore"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
 )
@@ -66,7 +67,7 @@ func TestStartARunFromASpec(t *testing.T) {
 	}
 
 	setup := &Setup{}
-	h, err := host.Open(t.Context(), host.Config{Repo: root, Store: store, Setup: setup})
+	h, err := hoststore.Open(t.Context(), hoststore.Config{Repo: root, Store: store, Config: host.Config{Setup: setup}})
 	if err != nil {
 		t.Fatal(err)
 	}
