@@ -7,6 +7,7 @@ import (
 
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/host/hoststore"
+	"github.com/gaffer-dev/gaffer/host/pool"
 	ucli "github.com/urfave/cli/v2"
 )
 
@@ -36,8 +37,8 @@ func serveHostFlags() []ucli.Flag {
 // serveHosts reads serve's host flags: the host config of its pool, and
 // the local directory of a serve with a --host-id on a database store
 // ("" for storeOf's).
-func serveHosts(c *ucli.Context) (host.HostsConfig, string, error) {
-	hc := host.HostsConfig{ID: c.String(hostIDFlag), Lease: c.Duration("queue-lease")}
+func serveHosts(c *ucli.Context) (pool.HostsConfig, string, error) {
+	hc := pool.HostsConfig{ID: c.String(hostIDFlag), Lease: c.Duration("queue-lease")}
 	if hc.Lease < 0 {
 		return hc, "", usageErrorf("--queue-lease %v: want a positive duration", hc.Lease)
 	}
@@ -69,7 +70,7 @@ func viaDatabase(c *ucli.Context, io IO) (host.Service, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	n, err := l.ServingHosts(c.Context)
+	n, err := pool.ServingHosts(c.Context, l.Host)
 	if err != nil || n == 0 {
 		l.Close()
 		if err != nil {
@@ -77,10 +78,10 @@ func viaDatabase(c *ucli.Context, io IO) (host.Service, func(), error) {
 		}
 		return nil, nil, nil
 	}
-	pool, err := host.NewPool(l.Host, host.PoolConfig{Client: true, Logger: l.log})
+	p, err := pool.New(l.Host, pool.Config{Client: true, Logger: l.log})
 	if err != nil {
 		l.Close()
 		return nil, nil, err
 	}
-	return pool, func() { _ = l.Close() }, nil
+	return p, func() { _ = l.Close() }, nil
 }

@@ -130,17 +130,17 @@ func (h *Host) Resume(ctx context.Context, req RunRequest) (Outcome, error) {
 // empty RunID) and continues the run here: the plan's approval, or with
 // a Verdict that Decides recovery's question.
 func (h *Host) Answer(ctx context.Context, req AnswerRequest) (Outcome, error) {
-	if err := req.check(); err != nil {
+	if err := req.Check(); err != nil {
 		return Outcome{}, err
 	}
 	if req.Verdict.Decides() {
 		return h.decide(ctx, req)
 	}
-	id, err := h.pick(ctx, req.RunID, "waiting for approval", func(s state.RunStatus) bool { return s == state.RunAwaitingApproval })
+	id, err := h.Pick(ctx, req.RunID, "waiting for approval", func(s state.RunStatus) bool { return s == state.RunAwaitingApproval })
 	if err != nil {
 		return Outcome{}, err
 	}
-	ans := req.answer()
+	ans := req.Answer()
 	var s state.ExecutionState
 	if snap, err := h.runner.State(ctx, id); err == nil {
 		s = snap.State
@@ -161,8 +161,8 @@ func (h *Host) Answer(ctx context.Context, req AnswerRequest) (Outcome, error) {
 // decide answers recovery's question a run waits for and continues the
 // run here; a run waiting for its plan's approval is refused.
 func (h *Host) decide(ctx context.Context, req AnswerRequest) (Outcome, error) {
-	ans := req.answer()
-	id, err := h.pick(ctx, req.RunID, "waiting for approval", func(s state.RunStatus) bool { return s == state.RunAwaitingApproval })
+	ans := req.Answer()
+	id, err := h.Pick(ctx, req.RunID, "waiting for approval", func(s state.RunStatus) bool { return s == state.RunAwaitingApproval })
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -176,7 +176,7 @@ func (h *Host) decide(ctx context.Context, req AnswerRequest) (Outcome, error) {
 	case snap.Interrupt == nil:
 		return Outcome{}, h.refusal(ctx, id, graph.ErrNotInterrupted)
 	case snap.Interrupt.Node != nodes.NodeRecover:
-		return Outcome{}, notDeciding(id)
+		return Outcome{}, NotDeciding(id)
 	}
 	if err := h.checkCommits(ctx, snap); err != nil {
 		return Outcome{}, err
@@ -235,8 +235,8 @@ func (h *Host) steerHeld(ctx context.Context, finish heldFinish, runID string, a
 		switch {
 		case out.State != nil:
 			h.endWorkTree(ctx, *out.State)
-		case taken(ctx, out, err):
-			h.dropClone(runID)
+		case taken(out, err):
+			h.DropClone(runID)
 		}
 	}()
 	end := h.front.Watch(runID)

@@ -208,14 +208,14 @@ func (x holder) Answer(ctx context.Context, req AnswerRequest) (Outcome, error) 
 		return Outcome{}, errorf(Refused, "run %s is not waiting for approval (it is running in %s)", id, holderName())
 	}
 	select {
-	case answers <- req.answer():
+	case answers <- req.Answer():
 	case <-waiting:
 		return Outcome{}, errorf(Refused, "run %s is not waiting for approval any more (it was answered in its terminal)", id)
 	case <-ctx.Done():
 		return Outcome{}, ctx.Err()
 	}
 	return Outcome{RunID: id, Kind: HandedOn, Message: fmt.Sprintf("Run %s %s; gaffer %s (pid %d) continues it.",
-		id, AnswerVerb(req.answer()), hr.holderKind(), os.Getpid())}, nil
+		id, AnswerVerb(req.Answer()), hr.holderKind(), os.Getpid())}, nil
 }
 
 // Cancel cancels a run this host drives, through its context (drive

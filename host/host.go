@@ -284,6 +284,22 @@ func (h *Host) Delete(ctx context.Context, req RunRequest) error {
 	return nil
 }
 
+// recoverGitLocks is nodes.RecoverGitLocks, except for a shared host.
+func recoverGitLocks(root string, shared bool) ([]string, error) {
+	if shared {
+		return nil, nil
+	}
+	return nodes.RecoverGitLocks(root)
+}
+
+// killOrphans is groups.KillOrphans, except for a shared host.
+func killOrphans(groups *procgroup.Registry, shared bool) ([]int, error) {
+	if shared {
+		return nil, nil
+	}
+	return groups.KillOrphans()
+}
+
 // ViewStatus is the status a person is told of a run's checkpoint:
 // awaiting_approval while the run waits on an interrupt, the state's
 // status otherwise.
@@ -294,8 +310,9 @@ func ViewStatus(snap graph.Snapshot[state.ExecutionState]) state.RunStatus {
 	return snap.State.Status
 }
 
-// pick returns arg, or the newest run for which fits is true.
-func (h *Host) pick(ctx context.Context, arg, what string, fits func(state.RunStatus) bool) (string, error) {
+// Pick returns arg, or the id of the newest run whose status (ViewStatus)
+// fits; without one, the refusal names what (a run "to resume").
+func (h *Host) Pick(ctx context.Context, arg, what string, fits func(state.RunStatus) bool) (string, error) {
 	if arg != "" {
 		return arg, nil
 	}
@@ -333,7 +350,7 @@ func (e noRunError) Is(target error) bool { return target == ErrNoRun }
 // latest picks run arg (the newest run of any status without it) and
 // reads its latest checkpoint.
 func (h *Host) latest(ctx context.Context, arg string) (string, graph.Snapshot[state.ExecutionState], error) {
-	id, err := h.pick(ctx, arg, "at all", func(state.RunStatus) bool { return true })
+	id, err := h.Pick(ctx, arg, "at all", func(state.RunStatus) bool { return true })
 	if err != nil {
 		return "", graph.Snapshot[state.ExecutionState]{}, err
 	}

@@ -179,7 +179,7 @@ func (h *Host) setStatus(ctx context.Context, rs *RunStatus) {
 // empty RunID), read a page at a time: a long run's full states do not fit
 // in memory at once.
 func (h *Host) History(ctx context.Context, req RunRequest) ([]Checkpoint, error) {
-	runID, err := h.pick(ctx, req.RunID, "at all", func(state.RunStatus) bool { return true })
+	runID, err := h.Pick(ctx, req.RunID, "at all", func(state.RunStatus) bool { return true })
 	if err != nil {
 		return nil, err
 	}
@@ -453,4 +453,19 @@ func DirtPaths(st workspace.Status, inputs []string) []string {
 		out = append(out, l)
 	}
 	return out
+}
+
+// Fail ends an unfinished run as failed, with cause as its last error:
+// serve's queue gives up a run its holders kept stopping with. A run that
+// has ended already, or that has no checkpoint, is left as it is.
+func (h *Host) Fail(ctx context.Context, runID string, cause error) error {
+	snap, err := h.runner.State(ctx, runID)
+	if err != nil || snap.State.Status.Terminal() {
+		return nil // no checkpoint to fail: the cause is all there is
+	}
+	if _, err := h.runner.UpdateState(ctx, runID, snap.State.WithStatus(state.RunFailed).WithError(cause.Error()), graph.START); err != nil {
+		return h.refusal(ctx, runID, err)
+	}
+	markTranscriptEnd(h.dir, runID)
+	return nil
 }

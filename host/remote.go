@@ -94,7 +94,7 @@ func (h *Host) newRemoteTree(ctx context.Context, s state.ExecutionState, base s
 			return s, fmt.Errorf("run %s: %w", s.Run.ID, err)
 		}
 	}
-	dir := h.workTreeDir(s.Run.ID)
+	dir := h.WorkTreeDir(s.Run.ID)
 	h.repos.Forget(dir)
 	if err := m.Clone(ctx, dir, branch); err != nil {
 		return s, fmt.Errorf("run %s: make its clone: %w", s.Run.ID, err)
@@ -107,7 +107,7 @@ func (h *Host) newRemoteTree(ctx context.Context, s state.ExecutionState, base s
 // host's clone of the run used when it is at that tip, made again there
 // otherwise (a run this host never had, or one another host moved on).
 func (h *Host) remoteRepoOf(ctx context.Context, s state.ExecutionState) (*workspace.Repo, error) {
-	m, branch, dir := h.remote, RunBranch(s.Run.ID), h.workTreeDir(s.Run.ID)
+	m, branch, dir := h.remote, RunBranch(s.Run.ID), h.WorkTreeDir(s.Run.ID)
 	if err := m.Sync(ctx); err != nil {
 		return nil, fmt.Errorf("run %s: %w", s.Run.ID, err)
 	}
@@ -171,7 +171,7 @@ func (h *Host) redoPhase(ctx context.Context, id string) error {
 	}
 	c := s.Clone()
 	c.Progress.DriverSessionID = ""
-	c.Progress.Story.Records, c.Progress.Story.Latest = storyIn(h.workTreeDir(id), s)
+	c.Progress.Story.Records, c.Progress.Story.Latest = storyIn(h.WorkTreeDir(id), s)
 	if _, err := h.runner.UpdateState(ctx, id, c, nodes.NodeNextTask); err != nil {
 		return h.refusal(ctx, id, err)
 	}
@@ -290,7 +290,7 @@ func (h *Host) publish(ctx context.Context, s state.ExecutionState, commit, old 
 // the clone of the host that started it).
 func (h *Host) runDir(s state.ExecutionState) string {
 	if s.Run.WorkTree != "" && h.remote != nil {
-		return h.workTreeDir(s.Run.ID)
+		return h.WorkTreeDir(s.Run.ID)
 	}
 	return s.Run.WorkTree
 }

@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/gaffer-dev/gaffer/agent"
+	"path/filepath"
 	"time"
 
+	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/state"
@@ -78,6 +79,22 @@ type RunSpec struct {
 	// Plan is the plan file's content when the front end has read it
 	// already (a pipe reads once); it does not cross a process.
 	Plan []byte `json:"-"`
+}
+
+// RepoKey is the key of the repository whose work tree is root: its
+// absolute, symlink-resolved path, so that two spellings of one work tree
+// are one key. A RunSpec's Repo is its key; serve's pool keys the runs in
+// place by it.
+func RepoKey(root string) (string, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", fmt.Errorf("serve: repository %s: %w", root, err)
+	}
+	key, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("serve: repository %s: %w", root, err)
+	}
+	return key, nil
 }
 
 // RunRequest names a run; "" picks the newest run that fits the operation.
@@ -185,22 +202,22 @@ func (r *AnswerRequest) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// check refuses a request without a verdict.
-func (r AnswerRequest) check() error {
+// Check refuses a request without a verdict.
+func (r AnswerRequest) Check() error {
 	if r.Verdict < Approve || r.Verdict > Stop {
 		return errorf(Usage, "no answer (%s): want approve, reject, retry or stop", r.Verdict)
 	}
 	return nil
 }
 
-// notDeciding refuses retry or stop for run id, which waits for its
+// NotDeciding refuses retry or stop for run id, which waits for its
 // plan's approval.
-func notDeciding(id string) error {
+func NotDeciding(id string) error {
 	return errorf(Usage, "run %s waits for its plan's approval, not for recovery's question: approve or reject it (not retry or stop)", id)
 }
 
-// answer is the graph's resume value for r.
-func (r AnswerRequest) answer() nodes.Answer {
+// Answer is the graph's resume value for r.
+func (r AnswerRequest) Answer() nodes.Answer {
 	return nodes.Answer{Approved: r.Verdict.goesOn(), Feedback: r.Feedback}
 }
 
@@ -237,6 +254,13 @@ type RunStatus struct {
 	// Pending is true for a run serve has queued and not started.
 	Pending bool `json:"pending,omitempty"`
 }
+
+// The statuses of a run without a checkpoint yet: waiting for a worker of
+// serve's, or taken by one (or by Start).
+const (
+	StatusQueued   = "queued"
+	StatusStarting = "starting"
+)
 
 // Checkpoint is one checkpoint of a run's history.
 type Checkpoint struct {
@@ -366,7 +390,6 @@ var (
 var (
 	_ Service = (*Host)(nil)
 	_ Service = (*Client)(nil)
-	_ Service = (*Pool)(nil)
 	_ Service = holder{}
 )
 

@@ -185,7 +185,7 @@ func (c *Client) Resume(ctx context.Context, req RunRequest) (Outcome, error) {
 
 // Answer gives the holder a human's answer.
 func (c *Client) Answer(ctx context.Context, req AnswerRequest) (Outcome, error) {
-	if err := req.check(); err != nil { // the wire has no words for no answer
+	if err := req.Check(); err != nil { // the wire has no words for no answer
 		return Outcome{}, err
 	}
 	return call[Outcome](ctx, c, opAnswer, req)

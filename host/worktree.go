@@ -12,7 +12,6 @@ import (
 
 	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/nodes"
-	"github.com/gaffer-dev/gaffer/serve/pgqueue"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
 )
@@ -31,8 +30,8 @@ import (
 // storeDir are kept: beside it.
 func WorkTreesDir(storeDir string) string { return storeDir + ".worktrees" }
 
-// workTreeDir is run id's own work tree, absolute.
-func (h *Host) workTreeDir(id string) string {
+// WorkTreeDir is run id's own work tree, absolute (for a run that has one).
+func (h *Host) WorkTreeDir(id string) string {
 	dir := filepath.Join(WorkTreesDir(h.dir), id)
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
@@ -104,7 +103,7 @@ func (h *Host) newWorkTree(ctx context.Context, s state.ExecutionState, base str
 			return s, errorf(Refused, "the repository has no commit to start from: %w; make one first", err)
 		}
 	}
-	dir := h.workTreeDir(s.Run.ID)
+	dir := h.WorkTreeDir(s.Run.ID)
 	if _, err := h.repo.AddWorkTree(ctx, dir, RunBranch(s.Run.ID), base); err != nil {
 		return s, fmt.Errorf("run %s: make its work tree: %w", s.Run.ID, err)
 	}
@@ -184,21 +183,22 @@ func (h *Host) endWorkTree(ctx context.Context, s state.ExecutionState) {
 }
 
 // taken reports whether a run's attempt here stopped because another
-// host took the run over: a write refused by the fence, or serve's
-// queue saying the lease went elsewhere.
-func taken(ctx context.Context, out Outcome, err error) bool {
-	return errors.Is(err, checkpoint.ErrFenced) || errors.Is(out.Err, checkpoint.ErrFenced) || errors.Is(context.Cause(ctx), pgqueue.ErrLost)
+// host took the run over: a write refused by the fence. (Serve's queue
+// saying the lease went elsewhere is its own to tell: it drops the clone,
+// DropClone.)
+func taken(out Outcome, err error) bool {
+	return errors.Is(err, checkpoint.ErrFenced) || errors.Is(out.Err, checkpoint.ErrFenced)
 }
 
-// dropClone removes this host's clone of run id, whose attempt here
+// DropClone removes this host's clone of run id, whose attempt here
 // stopped because another host took the run over: its work is on the
 // shared remote, and the clone would only stay behind. A work tree of a
 // run on one host (no remote) is left: the run is still this host's.
-func (h *Host) dropClone(id string) {
+func (h *Host) DropClone(id string) {
 	if h.remote == nil {
 		return
 	}
-	dir := h.workTreeDir(id)
+	dir := h.WorkTreeDir(id)
 	h.repos.Forget(dir)
 	if err := os.RemoveAll(dir); err != nil {
 		h.log.Warn("remove the clone of a run another host took over", "run", id, "dir", dir, "err", err)
@@ -209,7 +209,7 @@ func (h *Host) dropClone(id string) {
 // checkpoint — its work tree (or clone) and its branch — once a cancel
 // stopped it there: a run with no checkpoint has nothing to keep.
 func (h *Host) discardStart(ctx context.Context, id string) error {
-	dir := h.workTreeDir(id)
+	dir := h.WorkTreeDir(id)
 	h.repos.Forget(dir)
 	if h.remote != nil {
 		if err := os.RemoveAll(dir); err != nil {

@@ -1,4 +1,4 @@
-package host
+package pool
 
 import (
 	"context"
@@ -7,13 +7,14 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/serve"
+	"github.com/gaffer-dev/gaffer/serve/pgqueue"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
@@ -22,7 +23,7 @@ import (
 // operations a terminal calls (Start, Resume, Answer, Cancel). Reads go
 // to the Host, with the runs still queued told as such.
 type Pool struct {
-	h   *Host
+	h   *host.Host
 	q   serve.Queue
 	log *slog.Logger
 	// key is the repository's key (RepoKey): the pool key of runs in
@@ -36,8 +37,8 @@ type Pool struct {
 	client bool
 }
 
-// PoolConfig makes a Pool.
-type PoolConfig struct {
+// Config makes a Pool.
+type Config struct {
 	Workers int
 	// MaxRunsPerRepo, when above 0, is how many runs of the repository
 	// execute at once at most (max_runs_per_repo).
@@ -54,15 +55,15 @@ type PoolConfig struct {
 	Hosts HostsConfig
 }
 
-// NewPool makes the Pool of h, reading back the journal beside its store
+// New makes the Pool of h, reading back the journal beside its store
 // (the runs a previous serve left queued or executing).
-func NewPool(h *Host, cfg PoolConfig) (*Pool, error) {
-	key, err := RepoKey(h.repo.Root())
+func New(h *host.Host, cfg Config) (*Pool, error) {
+	key, err := host.RepoKey(h.Repo().Root())
 	if err != nil {
 		return nil, err
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = h.log
+		cfg.Logger = h.Logger()
 	}
 	p := &Pool{h: h, log: cfg.Logger, key: key, client: cfg.Client}
 	if q, ok, err := p.dbQueue(cfg); err != nil {
@@ -71,7 +72,7 @@ func NewPool(h *Host, cfg PoolConfig) (*Pool, error) {
 		p.q = q
 		return p, nil
 	}
-	p.q, err = serve.New(serve.Config{Workers: cfg.Workers, Executor: executor{p}, Journal: serve.JournalPath(h.dir), Logger: cfg.Logger,
+	p.q, err = serve.New(serve.Config{Workers: cfg.Workers, Executor: executor{p}, Journal: serve.JournalPath(h.StoreDir()), Logger: cfg.Logger,
 		Gauges: cfg.Gauges, KeyOf: p.keyOf, GroupOf: func(serve.Job) string { return key }, MaxPerGroup: cfg.MaxRunsPerRepo,
 		Retry: machineFault})
 	if err != nil {
@@ -87,11 +88,11 @@ func (p *Pool) keyOf(job serve.Job) string {
 		if spec, err := decodeJob(job.Spec); err == nil && spec.InPlace {
 			return p.key
 		}
-		if _, err := p.h.runner.State(context.Background(), job.RunID); err != nil {
-			return p.h.workTreeDir(job.RunID)
+		if _, err := p.h.State(context.Background(), host.RunRequest{RunID: job.RunID}); err != nil {
+			return p.h.WorkTreeDir(job.RunID)
 		}
 	}
-	snap, err := p.h.runner.State(context.Background(), job.RunID)
+	snap, err := p.h.State(context.Background(), host.RunRequest{RunID: job.RunID})
 	if err != nil || snap.State.Run.WorkTree == "" {
 		return p.key
 	}
@@ -101,28 +102,6 @@ func (p *Pool) keyOf(job serve.Job) string {
 // Queue is the pool of workers (start, drain and watch it): the file
 // journal's, or the database's on a PostgreSQL store.
 func (p *Pool) Queue() serve.Queue { return p.q }
-
-// RepoKey is the pool key of the runs of the repository whose work tree
-// is root: its absolute, symlink-resolved path, so that two spellings of
-// one work tree are one key.
-func RepoKey(root string) (string, error) {
-	abs, err := filepath.Abs(root)
-	if err != nil {
-		return "", fmt.Errorf("serve: repository %s: %w", root, err)
-	}
-	key, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return "", fmt.Errorf("serve: repository %s: %w", root, err)
-	}
-	return key, nil
-}
-
-// The statuses of a submitted run without a checkpoint yet: waiting for a
-// worker, or taken by one.
-const (
-	StatusQueued   = "queued"
-	StatusStarting = "starting"
-)
 
 // pending returns "queued" for a run that waits in the queue and
 // "starting" for one a worker took, while neither has a checkpoint yet;
@@ -135,105 +114,107 @@ func (p *Pool) pending(ctx context.Context, runID string) string {
 	status := ""
 	for _, j := range st.Queued {
 		if j.RunID == runID {
-			status = StatusQueued
+			status = host.StatusQueued
 		}
 	}
 	for _, id := range st.Active {
 		if id == runID {
-			status = StatusStarting
+			status = host.StatusStarting
 		}
 	}
 	if status == "" {
 		return ""
 	}
-	if _, err := p.h.runner.State(ctx, runID); err == nil {
+	if _, err := p.h.State(ctx, host.RunRequest{RunID: runID}); err == nil {
 		return ""
 	}
 	return status
 }
 
 // Start queues a new run: Submit.
-func (p *Pool) Start(ctx context.Context, spec RunSpec) (Outcome, error) { return p.Submit(ctx, spec) }
+func (p *Pool) Start(ctx context.Context, spec host.RunSpec) (host.Outcome, error) {
+	return p.Submit(ctx, spec)
+}
 
 // Submit queues a new run of the pool's repository.
-func (p *Pool) Submit(ctx context.Context, spec RunSpec) (Outcome, error) {
+func (p *Pool) Submit(ctx context.Context, spec host.RunSpec) (host.Outcome, error) {
 	if spec.RunID == "" {
-		spec.RunID = NewRunID(time.Now())
+		spec.RunID = host.NewRunID(time.Now())
 	}
 	if spec.Repo != "" && spec.Repo != p.key {
-		return Outcome{}, errorf(Refused, "the gaffer serve holding store %s (pid %d) works in repository %s, not %s; start a serve in %s with a store of its own (gaffer --repo %s serve)",
-			p.h.dir, os.Getpid(), p.key, spec.Repo, spec.Repo, spec.Repo)
+		return host.Outcome{}, errorf(host.Refused, "the gaffer serve holding store %s (pid %d) works in repository %s, not %s; start a serve in %s with a store of its own (gaffer --repo %s serve)",
+			p.h.StoreDir(), os.Getpid(), p.key, spec.Repo, spec.Repo, spec.Repo)
 	}
-	if _, err := p.h.runner.State(ctx, spec.RunID); err == nil {
-		return Outcome{}, errorf(Refused, "run %s already exists", spec.RunID)
+	if _, err := p.h.State(ctx, host.RunRequest{RunID: spec.RunID}); err == nil {
+		return host.Outcome{}, errorf(host.Refused, "run %s already exists", spec.RunID)
 	}
 	b, err := encodeJob(spec)
 	if err != nil {
-		return Outcome{}, fmt.Errorf("submit: %w", err)
+		return host.Outcome{}, fmt.Errorf("submit: %w", err)
 	}
 	job := serve.Job{RunID: spec.RunID, Kind: serve.JobStart, Spec: b, Group: p.key}
 	job.Key = p.keyOf(job)
 	if err := p.q.Submit(job); err != nil {
-		return Outcome{}, errorf(Held, "submit: %w", err)
+		return host.Outcome{}, errorf(host.Held, "submit: %w", err)
 	}
 	n := len(p.q.Status().Queued)
-	return Outcome{RunID: spec.RunID, Kind: HandedOn,
+	return host.Outcome{RunID: spec.RunID, Kind: host.HandedOn,
 		Message: fmt.Sprintf("Run %s queued (%d waiting for a worker or for their repository).", spec.RunID, n)}, nil
 }
 
 // Resume queues a stopped run to continue.
-func (p *Pool) Resume(ctx context.Context, req RunRequest) (Outcome, error) {
-	id, err := p.h.pick(ctx, req.RunID, "to resume", func(s state.RunStatus) bool { return !s.Terminal() })
+func (p *Pool) Resume(ctx context.Context, req host.RunRequest) (host.Outcome, error) {
+	id, err := p.h.Pick(ctx, req.RunID, "to resume", func(s state.RunStatus) bool { return !s.Terminal() })
 	if err != nil {
-		return Outcome{}, err
+		return host.Outcome{}, err
 	}
-	snap, err := p.h.runner.State(ctx, id)
+	snap, err := p.h.State(ctx, host.RunRequest{RunID: id})
 	if err != nil {
-		return Outcome{}, p.h.refusal(ctx, id, err)
+		return host.Outcome{}, err
 	}
-	if st := ViewStatus(snap); st.Terminal() {
-		return Outcome{}, errorf(Refused, "run %s has already finished: %s", id, st)
+	if st := host.ViewStatus(snap); st.Terminal() {
+		return host.Outcome{}, errorf(host.Refused, "run %s has already finished: %s", id, st)
 	} else if st == state.RunAwaitingApproval {
-		return Outcome{}, errorf(Waiting, "run %s is waiting for approval; answer with gaffer approve or reject", id)
+		return host.Outcome{}, errorf(host.Waiting, "run %s is waiting for approval; answer with gaffer approve or reject", id)
 	}
 	job := serve.Job{RunID: id, Kind: serve.JobResume, Group: p.key}
 	job.Key = p.keyOf(job)
 	if err := p.q.Submit(job); err != nil {
-		return Outcome{}, errorf(Held, "resume: %w", err)
+		return host.Outcome{}, errorf(host.Held, "resume: %w", err)
 	}
-	return Outcome{RunID: id, Kind: HandedOn, Message: fmt.Sprintf("Run %s queued to resume in %s.", id, p.serveName())}, nil
+	return host.Outcome{RunID: id, Kind: host.HandedOn, Message: fmt.Sprintf("Run %s queued to resume in %s.", id, p.serveName())}, nil
 }
 
 // Answer queues a human's answer to a parked run.
-func (p *Pool) Answer(ctx context.Context, req AnswerRequest) (Outcome, error) {
-	if err := req.check(); err != nil {
-		return Outcome{}, err
+func (p *Pool) Answer(ctx context.Context, req host.AnswerRequest) (host.Outcome, error) {
+	if err := req.Check(); err != nil {
+		return host.Outcome{}, err
 	}
 	if st := p.pending(ctx, req.RunID); st != "" {
 		// Submitted, without a checkpoint yet: there is no plan to answer.
-		return Outcome{}, errorf(Refused, "run %s is not waiting for approval (it is %s)", req.RunID, st)
+		return host.Outcome{}, errorf(host.Refused, "run %s is not waiting for approval (it is %s)", req.RunID, st)
 	}
-	id, err := p.h.pick(ctx, req.RunID, "waiting for approval", func(s state.RunStatus) bool { return s == state.RunAwaitingApproval })
+	id, err := p.h.Pick(ctx, req.RunID, "waiting for approval", func(s state.RunStatus) bool { return s == state.RunAwaitingApproval })
 	if err != nil {
-		return Outcome{}, err
+		return host.Outcome{}, err
 	}
-	snap, err := p.h.runner.State(ctx, id)
+	snap, err := p.h.State(ctx, host.RunRequest{RunID: id})
 	if err != nil {
-		return Outcome{}, p.h.refusal(ctx, id, err)
+		return host.Outcome{}, err
 	}
-	if snap.Interrupt == nil || ViewStatus(snap) != state.RunAwaitingApproval {
-		return Outcome{}, errorf(Refused, "run %s is not waiting for approval (it is %s)", id, ViewStatus(snap))
+	if snap.Interrupt == nil || host.ViewStatus(snap) != state.RunAwaitingApproval {
+		return host.Outcome{}, errorf(host.Refused, "run %s is not waiting for approval (it is %s)", id, host.ViewStatus(snap))
 	}
 	if req.Verdict.Decides() && snap.Interrupt.Node != nodes.NodeRecover {
-		return Outcome{}, notDeciding(id)
+		return host.Outcome{}, host.NotDeciding(id)
 	}
 	req.RunID = id
 	if err := p.answer(ctx, id, req); errors.Is(err, serve.ErrDuplicate) {
-		return Outcome{}, errorf(Held, "run %s was answered already: the answer waits for a worker of %s (`gaffer status %s` tells when the run goes on)", id, p.serveName(), id)
+		return host.Outcome{}, errorf(host.Held, "run %s was answered already: the answer waits for a worker of %s (`gaffer status %s` tells when the run goes on)", id, p.serveName(), id)
 	} else if err != nil {
-		return Outcome{}, errorf(Held, "run %s: %w", id, err)
+		return host.Outcome{}, errorf(host.Held, "run %s: %w", id, err)
 	}
-	return Outcome{RunID: id, Kind: HandedOn, Message: fmt.Sprintf("Run %s %s; %s continues it.", id, AnswerVerb(req.answer()), p.serveName())}, nil
+	return host.Outcome{RunID: id, Kind: host.HandedOn, Message: fmt.Sprintf("Run %s %s; %s continues it.", id, host.AnswerVerb(req.Answer()), p.serveName())}, nil
 }
 
 // answerWait bounds how long answer waits for the job that parked a run
@@ -244,7 +225,7 @@ const answerWait = 10 * time.Second
 // written before its worker's job returns: an answer that comes in
 // between (the status said awaiting_approval) waits for the job to end
 // rather than being refused as a duplicate.
-func (p *Pool) answer(ctx context.Context, id string, ans AnswerRequest) error {
+func (p *Pool) answer(ctx context.Context, id string, ans host.AnswerRequest) error {
 	deadline := time.Now().Add(answerWait)
 	for {
 		err := p.q.Answer(id, ans)
@@ -265,20 +246,20 @@ func (p *Pool) parking(ctx context.Context, id string) bool {
 	if !slices.Contains(p.q.Status().Active, id) {
 		return false
 	}
-	snap, err := p.h.runner.State(ctx, id)
-	return err == nil && snap.Interrupt != nil && ViewStatus(snap) == state.RunAwaitingApproval
+	snap, err := p.h.State(ctx, host.RunRequest{RunID: id})
+	return err == nil && snap.Interrupt != nil && host.ViewStatus(snap) == state.RunAwaitingApproval
 }
 
 // Cancel takes a run out of the queue, stops it on its worker (which
 // writes the cancel checkpoint), or cancels it here.
-func (p *Pool) Cancel(ctx context.Context, req RunRequest) (Outcome, error) {
+func (p *Pool) Cancel(ctx context.Context, req host.RunRequest) (host.Outcome, error) {
 	if req.RunID != "" && p.q.Cancel(req.RunID) {
-		if _, err := p.h.runner.State(ctx, req.RunID); err != nil {
-			return Outcome{RunID: req.RunID, Kind: Cancelled, Message: fmt.Sprintf("Run %s removed from the queue.", req.RunID)}, nil
+		if _, err := p.h.State(ctx, host.RunRequest{RunID: req.RunID}); err != nil {
+			return host.Outcome{RunID: req.RunID, Kind: host.Cancelled, Message: fmt.Sprintf("Run %s removed from the queue.", req.RunID)}, nil
 		}
 		for _, id := range p.q.Status().Active {
 			if id == req.RunID {
-				return Outcome{RunID: req.RunID, Kind: HandedOn, Message: fmt.Sprintf("Run %s is being cancelled.", req.RunID)}, nil
+				return host.Outcome{RunID: req.RunID, Kind: host.HandedOn, Message: fmt.Sprintf("Run %s is being cancelled.", req.RunID)}, nil
 			}
 		}
 	}
@@ -287,55 +268,57 @@ func (p *Pool) Cancel(ctx context.Context, req RunRequest) (Outcome, error) {
 
 // Status is a run's status; a run queued without a checkpoint yet is
 // Pending, "queued" or "starting".
-func (p *Pool) Status(ctx context.Context, req RunRequest) (RunStatus, error) {
+func (p *Pool) Status(ctx context.Context, req host.RunRequest) (host.RunStatus, error) {
 	if st := p.pending(ctx, req.RunID); st != "" {
-		rs := RunStatus{Status: st, Pending: true}
+		rs := host.RunStatus{Status: st, Pending: true}
 		rs.Snapshot.RunID = req.RunID
 		return rs, nil
 	}
 	rs, err := p.h.Status(ctx, req)
-	if err != nil && req.RunID != "" && CodeOf(err) == Refused {
+	if err != nil && req.RunID != "" && host.CodeOf(err) == host.Refused {
 		if msg := p.q.LastError(req.RunID); msg != "" {
 			// Submitted, and failed before its first checkpoint: say why
 			// instead of that there is no such run.
-			return rs, errorf(Refused, "run %s failed before its first checkpoint: %s; submit it again once that is fixed", req.RunID, msg)
+			return rs, errorf(host.Refused, "run %s failed before its first checkpoint: %s; submit it again once that is fixed", req.RunID, msg)
 		}
 	}
 	return rs, err
 }
 
 // List is the Host's.
-func (p *Pool) List(ctx context.Context, req ListRequest) ([]ListEntry, error) {
+func (p *Pool) List(ctx context.Context, req host.ListRequest) ([]host.ListEntry, error) {
 	return p.h.List(ctx, req)
 }
 
 // State is the Host's.
-func (p *Pool) State(ctx context.Context, req RunRequest) (graph.Snapshot[state.ExecutionState], error) {
+func (p *Pool) State(ctx context.Context, req host.RunRequest) (graph.Snapshot[state.ExecutionState], error) {
 	return p.h.State(ctx, req)
 }
 
 // Delete is the Host's, for a run the pool neither holds in its queue nor
 // executes.
-func (p *Pool) Delete(ctx context.Context, req RunRequest) error {
+func (p *Pool) Delete(ctx context.Context, req host.RunRequest) error {
 	st := p.q.Status()
 	for _, j := range st.Queued {
 		if j.RunID == req.RunID {
-			return errorf(Held, "run %s is queued in %s; cancel it first", req.RunID, p.serveName())
+			return errorf(host.Held, "run %s is queued in %s; cancel it first", req.RunID, p.serveName())
 		}
 	}
 	if slices.Contains(st.Active, req.RunID) {
-		return errorf(Held, "run %s is executing in %s; cancel it first", req.RunID, p.serveName())
+		return errorf(host.Held, "run %s is executing in %s; cancel it first", req.RunID, p.serveName())
 	}
 	return p.h.Delete(ctx, req)
 }
 
 // History is the Host's.
-func (p *Pool) History(ctx context.Context, req RunRequest) ([]Checkpoint, error) {
+func (p *Pool) History(ctx context.Context, req host.RunRequest) ([]host.Checkpoint, error) {
 	return p.h.History(ctx, req)
 }
 
 // Fork is the Host's: refused (Held) while a worker runs in the work tree.
-func (p *Pool) Fork(ctx context.Context, req ForkRequest) (Forked, error) { return p.h.Fork(ctx, req) }
+func (p *Pool) Fork(ctx context.Context, req host.ForkRequest) (host.Forked, error) {
+	return p.h.Fork(ctx, req)
+}
 
 // executor executes the pool's jobs with the Host's operations.
 type executor struct{ p *Pool }
@@ -354,7 +337,7 @@ func (x executor) Execute(ctx context.Context, job serve.Job) (serve.Outcome, er
 	if p.finished(ctx, job) {
 		return serve.OutcomeDone, nil // its holder finished it before it stopped
 	}
-	var out Outcome
+	var out host.Outcome
 	var err error
 	switch job.Kind {
 	case serve.JobStart:
@@ -363,28 +346,31 @@ func (x executor) Execute(ctx context.Context, job serve.Job) (serve.Outcome, er
 			return serve.OutcomeDone, fmt.Errorf("run %s: read the submitted options: %w", id, jerr)
 		}
 		spec.RunID = id
-		if _, serr := h.runner.State(ctx, id); serr == nil {
-			out, err = h.Resume(ctx, RunRequest{RunID: id}) // recovered: the run started before the crash
+		if _, serr := h.State(ctx, host.RunRequest{RunID: id}); serr == nil {
+			out, err = h.Resume(ctx, host.RunRequest{RunID: id}) // recovered: the run started before the crash
 		} else {
 			out, err = h.Start(ctx, spec)
 		}
 	case serve.JobAnswer:
-		var ans AnswerRequest // a journal's answer of any version (AnswerRequest.UnmarshalJSON)
+		var ans host.AnswerRequest // a journal's answer of any version (host.AnswerRequest.UnmarshalJSON)
 		if jerr := json.Unmarshal(job.Answer, &ans); jerr != nil {
 			return serve.OutcomeDone, fmt.Errorf("run %s: read the answer: %w", id, jerr)
 		}
-		snap, serr := h.runner.State(ctx, id)
+		snap, serr := h.State(ctx, host.RunRequest{RunID: id})
 		if serr == nil && snap.Interrupt == nil && job.Recovered {
-			out, err = h.Resume(ctx, RunRequest{RunID: id}) // the answer was taken before the crash
+			out, err = h.Resume(ctx, host.RunRequest{RunID: id}) // the answer was taken before the crash
 		} else {
 			ans.RunID = id
 			out, err = h.Answer(ctx, ans)
 		}
 	default:
-		out, err = h.Resume(ctx, RunRequest{RunID: id})
+		out, err = h.Resume(ctx, host.RunRequest{RunID: id})
+	}
+	if errors.Is(context.Cause(ctx), pgqueue.ErrLost) {
+		h.DropClone(id) // another host took the run over: its work is on the remote
 	}
 	if errors.Is(context.Cause(ctx), serve.ErrCancelled) {
-		if _, cerr := h.cancel(context.WithoutCancel(ctx), id); cerr != nil {
+		if _, cerr := h.Cancel(context.WithoutCancel(ctx), host.RunRequest{RunID: id}); cerr != nil {
 			return serve.OutcomeDone, fmt.Errorf("run %s: cancel: %w", id, cerr)
 		}
 		return serve.OutcomeDone, nil
@@ -396,17 +382,25 @@ func (x executor) Execute(ctx context.Context, job serve.Job) (serve.Outcome, er
 		return serve.OutcomeDone, err
 	}
 	switch out.Kind {
-	case Parked, Asking:
+	case host.Parked, host.Asking:
 		return serve.OutcomeParked, nil
-	case Stopped, Interrupted:
+	case host.Stopped, host.Interrupted:
 		return serve.OutcomeDone, out.Err
-	case Halted, Rejected, Cancelled:
+	case host.Halted, host.Rejected, host.Cancelled:
 		p.log.Info("run ended", "run", id, "outcome", out.Kind, "msg", out.Message)
 	}
 	if out.State != nil && out.State.Status.Terminal() {
-		if l := BranchHint(*out.State); l != "" {
+		if l := host.BranchHint(*out.State); l != "" {
 			p.log.Info(l, "run", id)
 		}
 	}
 	return serve.OutcomeDone, nil
+}
+
+// Pool is a Service, checked by the compiler.
+var _ host.Service = (*Pool)(nil)
+
+// errorf returns a *host.Error of code with a formatted cause (%w works).
+func errorf(code host.Code, format string, args ...any) error {
+	return &host.Error{Code: code, Err: fmt.Errorf(format, args...)}
 }
