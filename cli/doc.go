@@ -17,8 +17,8 @@
 // through package host, the run service: cli reads flags, calls a
 // host.Service, renders what it returns and maps its outcome or refusal
 // to an exit code (report, front.go; hostExitCode, exitcodes.go). withService
-// (connect.go, host.Connect) gives a command the process holding the store
-// when one answers on its control socket (a host.Client), and otherwise
+// (connect.go, socket.Connect) gives a command the process holding the store
+// when one answers on its control socket (a socket.Client), and otherwise
 // opens the store here (openHost: the repository of --repo, the Badger store of
 // --store, default <git dir>/gaffer, outside the work tree, so no reset,
 // clean or commit can touch it); the command does not know which it has.

@@ -11,10 +11,12 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/control"
 	"github.com/gaffer-dev/gaffer/events"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/host/hoststore"
 	"github.com/gaffer-dev/gaffer/host/pool"
+	"github.com/gaffer-dev/gaffer/host/socket"
 	"github.com/gaffer-dev/gaffer/metrics"
 	"github.com/gaffer-dev/gaffer/profile/config"
 	"github.com/gaffer-dev/gaffer/serve"
@@ -151,7 +153,7 @@ func Serve(c *ucli.Context, io IO, o ServeOptions) (err error) {
 	if err != nil {
 		return metricsListenError(o.MetricsAddr, err)
 	}
-	stopSocket, sock, err := l.Listen(c.Context, "serve", svc)
+	stopSocket, sock, err := socket.Listen(c.Context, l.Host, svc, control.Info{Kind: "serve", Version: io.version})
 	if err != nil {
 		ln.Close()
 		return exitf(ExitLocked, "control socket: %w", err)

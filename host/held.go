@@ -147,11 +147,16 @@ func holderName() string {
 }
 
 // Holder is the Service a host offers other processes on its socket
-// while a command holds the store (run, approve, resume, status, …):
-// they read its runs, answer the question of the run it drives and
-// cancel runs; starting, resuming or forking runs waits until the command
-// ends.
-func (h *Host) Holder() Service { return holder{h} }
+// while a command holds the store (run, approve, resume, status, …; kind
+// names it in the refusals): they read its runs, answer the question of
+// the run it drives and cancel runs; starting, resuming or forking runs
+// waits until the command ends.
+func (h *Host) Holder(kind string) Service {
+	h.held.mu.Lock()
+	h.held.kind = kind
+	h.held.mu.Unlock()
+	return holder{h}
+}
 
 type holder struct{ h *Host }
 

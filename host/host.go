@@ -14,6 +14,7 @@ import (
 	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/host/listing"
 	"github.com/gaffer-dev/gaffer/internal/procgroup"
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/state"
@@ -102,8 +103,6 @@ type Config struct {
 	// WrapStore, when set, wraps the store the runner writes to (the
 	// metrics time checkpoint writes).
 	WrapStore func(checkpoint.Store) checkpoint.Store
-	// Version is the program's version, told on the control socket.
-	Version string
 	// ReproducibleDates dates each commit one second after its parent.
 	ReproducibleDates bool
 	// AfterCommit, AfterPublish and AfterRestore are the kill tests'
@@ -210,7 +209,7 @@ func New(cfg Config, repo *workspace.Repo, store checkpoint.Store, closeStore fu
 		s = cfg.WrapStore(s)
 	}
 	h.runner, err = gr.Compile(graph.WithStore(s), graph.WithDurability(graph.Sync), graph.WithCodec(nodes.NewCodec()),
-		graph.WithSummary(summarize))
+		graph.WithSummary(listing.Summarize))
 	if err != nil {
 		closeStore()
 		return nil, err

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/host/listing"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
@@ -21,7 +23,7 @@ type ListEntry struct {
 	RunID string
 	Seq   uint64 // the run's latest checkpoint
 	// Summary is the run's summary; nil when Whole is set.
-	Summary *RunSummary
+	Summary *listing.Summary
 	// Whole is the run read whole, with its status set as List sets it;
 	// nil when Summary is set.
 	Whole *RunStatus
@@ -29,10 +31,9 @@ type ListEntry struct {
 	Status    string
 	Stopped   bool
 	LastError string
-
-	// info is the store's record the summary came from: the socket
-	// carries it (see listedRun).
-	info *checkpoint.RunInfo
+	// Record is the store's record the summary was read from, which a
+	// listing crosses the socket as (listing.Row); nil when Whole is set.
+	Record *checkpoint.RunInfo
 }
 
 // CreatedAt is when the entry's run was created.
@@ -58,14 +59,14 @@ func (h *Host) entries(ctx context.Context, status bool) ([]ListEntry, error) {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
 	es := make([]ListEntry, len(infos))
-	sums := make([]RunSummary, len(infos))
-	var sl slabs
+	sums := make([]listing.Summary, len(infos))
+	var sl listing.Slabs
 	for i := range infos {
 		in := &infos[i]
 		e := &es[i]
 		e.RunID, e.Seq = in.RunID, in.Latest
-		if summaryOf(*in, &sums[i], &sl) {
-			e.Summary, e.info = &sums[i], in
+		if listing.Read(*in, &sums[i], &sl) {
+			e.Summary, e.Record = &sums[i], in
 			if !status {
 				continue
 			}
@@ -125,7 +126,7 @@ func EntriesOf(rs []RunStatus) []ListEntry {
 // snapshots' lists cut from a few slabs rather than made one by one.
 func StatusesOf(es []ListEntry) []RunStatus {
 	rs := make([]RunStatus, len(es))
-	var sl slabs
+	var sl listing.Slabs
 	for i := range es {
 		es[i].runStatusTo(&rs[i], &sl)
 	}
@@ -133,7 +134,7 @@ func StatusesOf(es []ListEntry) []RunStatus {
 }
 
 // RunStatus is the RunStatus List has for e's run: the run read whole, or
-// the snapshot its summary stands for (see fromSummary).
+// the snapshot its summary stands for (see listing.FromRecord).
 func (e *ListEntry) RunStatus() RunStatus {
 	var rs RunStatus
 	e.runStatusTo(&rs, nil)
@@ -141,11 +142,29 @@ func (e *ListEntry) RunStatus() RunStatus {
 }
 
 // runStatusTo is RunStatus into *rs, the snapshot's lists cut from sl's.
-func (e *ListEntry) runStatusTo(rs *RunStatus, sl *slabs) {
+func (e *ListEntry) runStatusTo(rs *RunStatus, sl *listing.Slabs) {
 	if e.Whole != nil {
 		*rs = *e.Whole
 		return
 	}
 	*rs = RunStatus{Status: e.Status, Stopped: e.Stopped, LastError: e.LastError}
-	snapshotOf(*e.info, e.Summary, &rs.Snapshot, sl)
+	listing.SnapshotOf(*e.Record, e.Summary, &rs.Snapshot, sl)
+}
+
+// ListedEntry is snap as List has it: through the summary its checkpoint
+// carries, its status as List sets it for a run a process is driving. ok
+// is false for a snapshot that List reads whole: a run waiting on an
+// interrupt.
+func ListedEntry(snap graph.Snapshot[state.ExecutionState]) (e ListEntry, ok bool, err error) {
+	sum, err := listing.Summarize(snap)
+	if err != nil || snap.Interrupt != nil {
+		return ListEntry{}, false, err
+	}
+	info := &checkpoint.RunInfo{RunID: snap.RunID, Latest: snap.Seq, Status: snap.Status, Time: snap.Time, Summary: sum}
+	e = ListEntry{RunID: snap.RunID, Seq: snap.Seq, Summary: new(listing.Summary), Record: info}
+	if !listing.Read(*info, e.Summary, nil) {
+		return ListEntry{}, false, nil
+	}
+	e.Status = e.Summary.Status.String()
+	return e, true, nil
 }

@@ -389,7 +389,6 @@ var (
 // Every implementation of Service, checked by the compiler.
 var (
 	_ Service = (*Host)(nil)
-	_ Service = (*Client)(nil)
 	_ Service = holder{}
 )
 

@@ -12,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gaffer-dev/gaffer/control"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/host/hosttest"
+	"github.com/gaffer-dev/gaffer/host/socket"
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/serve"
 )
@@ -65,10 +67,10 @@ func poolServices(t *testing.T, test func(t *testing.T, f hosttest.Fixture, p *P
 		f := hosttest.New(t)
 		h := f.Open(t, host.Config{})
 		p := newTestPool(t, h)
-		if _, _, err := h.Listen(t.Context(), "serve", p); err != nil {
+		if _, _, err := socket.Listen(t.Context(), h, p, control.Info{Kind: "serve"}); err != nil {
 			t.Fatal(err)
 		}
-		test(t, f, p, host.NewClient(f.Store))
+		test(t, f, p, socket.NewClient(f.Store))
 	})
 }
 

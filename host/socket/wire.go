@@ -1,4 +1,4 @@
-package host
+package socket
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/control"
 	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/host/listing"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
@@ -56,11 +58,11 @@ func opName(op string) string { return fmt.Sprintf("v%d.%s", ProtocolVersion, op
 // codeClosing is the wire code of a call the holder cut off as it
 // closed; the Client turns it into ErrUnreachable (a reader tries the
 // store itself).
-const codeClosing Code = "closing"
+const codeClosing host.Code = "closing"
 
 type wireError struct {
-	Code    Code   `json:"code"`
-	Message string `json:"message"`
+	Code    host.Code `json:"code"`
+	Message string    `json:"message"`
 }
 
 // reply is every operation's response: its typed result, or a refusal.
@@ -76,7 +78,7 @@ func handle[Req, Res any](mux *control.Mux, op string, fn func(context.Context, 
 		var req Req
 		if len(args) > 0 {
 			if err := json.Unmarshal(args, &req); err != nil {
-				return reply[Res]{Error: &wireError{Code: Usage, Message: fmt.Sprintf("%s: %v", op, err)}}, nil
+				return reply[Res]{Error: &wireError{Code: host.Usage, Message: fmt.Sprintf("%s: %v", op, err)}}, nil
 			}
 		}
 		res, err := fn(ctx, req)
@@ -86,7 +88,7 @@ func handle[Req, Res any](mux *control.Mux, op string, fn func(context.Context, 
 			return reply[Res]{Error: &wireError{Code: codeClosing, Message: err.Error()}}, nil
 		}
 		if err != nil {
-			return reply[Res]{Error: &wireError{Code: CodeOf(err), Message: err.Error()}}, nil
+			return reply[Res]{Error: &wireError{Code: host.CodeOf(err), Message: err.Error()}}, nil
 		}
 		return reply[Res]{Result: res}, nil
 	})
@@ -94,14 +96,14 @@ func handle[Req, Res any](mux *control.Mux, op string, fn func(context.Context, 
 
 // Register serves svc's operations on mux, each once (control.Mux panics
 // on a second registration).
-func Register(mux *control.Mux, svc Service) {
+func Register(mux *control.Mux, svc host.Service) {
 	handle(mux, opStart, svc.Start)
 	handle(mux, opResume, svc.Resume)
 	handle(mux, opAnswer, svc.Answer)
 	handle(mux, opCancel, svc.Cancel)
 	handle(mux, opStatus, svc.Status)
 	handle(mux, opState, svc.State)
-	handle(mux, opEntries, func(ctx context.Context, req ListRequest) (entriesAnswer, error) {
+	handle(mux, opEntries, func(ctx context.Context, req host.ListRequest) (entriesAnswer, error) {
 		es, err := svc.List(ctx, req)
 		if err != nil {
 			return entriesAnswer{}, err
@@ -109,7 +111,7 @@ func Register(mux *control.Mux, svc Service) {
 		b, err := packEntries(es)
 		return entriesAnswer{Blob: b}, err
 	})
-	handle(mux, opRuns, func(ctx context.Context, req ListRequest) ([]listedRun, error) {
+	handle(mux, opRuns, func(ctx context.Context, req host.ListRequest) ([]listedRun, error) {
 		es, err := svc.List(ctx, req)
 		if err != nil {
 			return nil, err
@@ -120,14 +122,16 @@ func Register(mux *control.Mux, svc Service) {
 		}
 		return out, nil
 	})
-	handle(mux, opList, func(ctx context.Context, req ListRequest) ([]RunStatus, error) {
+	handle(mux, opList, func(ctx context.Context, req host.ListRequest) ([]host.RunStatus, error) {
 		es, err := svc.List(ctx, req)
-		return StatusesOf(es), err
+		return host.StatusesOf(es), err
 	})
 	handle(mux, opHistory, svc.History)
 	handle(mux, opFork, svc.Fork)
 	handle(mux, opSubmit, svc.Submit)
-	handle(mux, opDelete, func(ctx context.Context, req RunRequest) (struct{}, error) { return struct{}{}, svc.Delete(ctx, req) })
+	handle(mux, opDelete, func(ctx context.Context, req host.RunRequest) (struct{}, error) {
+		return struct{}{}, svc.Delete(ctx, req)
+	})
 }
 
 // Client is the Service of the process that holds a store, over its
@@ -151,10 +155,10 @@ func call[Res any](ctx context.Context, c *Client, op string, req any) (Res, err
 	var r reply[Res]
 	err := c.cl.Call(ctx, opName(op), req, &r)
 	if errors.Is(err, control.ErrUnknownOp) {
-		return r.Result, &Error{Code: Held, Err: fmt.Errorf("%w (version %d): %w", ErrProtocolVersion, ProtocolVersion, err)}
+		return r.Result, &host.Error{Code: host.Held, Err: fmt.Errorf("%w (version %d): %w", ErrProtocolVersion, ProtocolVersion, err)}
 	}
 	if errors.Is(err, control.ErrStranger) || errors.Is(err, control.ErrUnsafeDir) {
-		return r.Result, &Error{Code: Refused, Err: err}
+		return r.Result, &host.Error{Code: host.Refused, Err: err}
 	}
 	var re *control.RemoteError
 	if err != nil && !errors.As(err, &re) {
@@ -168,41 +172,41 @@ func call[Res any](ctx context.Context, c *Client, op string, req any) (Res, err
 		return r.Result, fmt.Errorf("%w: it closed during the call (%s)", ErrUnreachable, r.Error.Message)
 	}
 	if r.Error != nil {
-		return r.Result, &Error{Code: r.Error.Code, Err: errors.New(r.Error.Message)}
+		return r.Result, &host.Error{Code: r.Error.Code, Err: errors.New(r.Error.Message)}
 	}
 	return r.Result, nil
 }
 
 // Start asks the holder to start a run (serve queues it).
-func (c *Client) Start(ctx context.Context, spec RunSpec) (Outcome, error) {
-	return call[Outcome](ctx, c, opStart, spec)
+func (c *Client) Start(ctx context.Context, spec host.RunSpec) (host.Outcome, error) {
+	return call[host.Outcome](ctx, c, opStart, spec)
 }
 
 // Resume asks the holder to continue a run.
-func (c *Client) Resume(ctx context.Context, req RunRequest) (Outcome, error) {
-	return call[Outcome](ctx, c, opResume, req)
+func (c *Client) Resume(ctx context.Context, req host.RunRequest) (host.Outcome, error) {
+	return call[host.Outcome](ctx, c, opResume, req)
 }
 
 // Answer gives the holder a human's answer.
-func (c *Client) Answer(ctx context.Context, req AnswerRequest) (Outcome, error) {
+func (c *Client) Answer(ctx context.Context, req host.AnswerRequest) (host.Outcome, error) {
 	if err := req.Check(); err != nil { // the wire has no words for no answer
-		return Outcome{}, err
+		return host.Outcome{}, err
 	}
-	return call[Outcome](ctx, c, opAnswer, req)
+	return call[host.Outcome](ctx, c, opAnswer, req)
 }
 
 // Cancel asks the holder to cancel a run.
-func (c *Client) Cancel(ctx context.Context, req RunRequest) (Outcome, error) {
-	return call[Outcome](ctx, c, opCancel, req)
+func (c *Client) Cancel(ctx context.Context, req host.RunRequest) (host.Outcome, error) {
+	return call[host.Outcome](ctx, c, opCancel, req)
 }
 
 // Status asks the holder for a run's status.
-func (c *Client) Status(ctx context.Context, req RunRequest) (RunStatus, error) {
-	return call[RunStatus](ctx, c, opStatus, req)
+func (c *Client) Status(ctx context.Context, req host.RunRequest) (host.RunStatus, error) {
+	return call[host.RunStatus](ctx, c, opStatus, req)
 }
 
 // State asks the holder for a run's latest checkpoint.
-func (c *Client) State(ctx context.Context, req RunRequest) (graph.Snapshot[state.ExecutionState], error) {
+func (c *Client) State(ctx context.Context, req host.RunRequest) (graph.Snapshot[state.ExecutionState], error) {
 	return call[graph.Snapshot[state.ExecutionState]](ctx, c, opState, req)
 }
 
@@ -210,37 +214,37 @@ func (c *Client) State(ctx context.Context, req RunRequest) (graph.Snapshot[stat
 // listed through its summary crosses the socket as that summary. A holder
 // of an earlier gaffer is asked as it was: for the runs as a JSON list,
 // or for their statuses.
-func (c *Client) List(ctx context.Context, req ListRequest) ([]ListEntry, error) {
+func (c *Client) List(ctx context.Context, req host.ListRequest) ([]host.ListEntry, error) {
 	lr, err := c.listed(ctx, req)
 	if errors.Is(err, ErrProtocolVersion) {
-		rs, err := call[[]RunStatus](ctx, c, opList, req)
-		return EntriesOf(rs), err
+		rs, err := call[[]host.RunStatus](ctx, c, opList, req)
+		return host.EntriesOf(rs), err
 	}
 	if err != nil {
 		return nil, err
 	}
-	es := make([]ListEntry, len(lr))
-	sums := make([]RunSummary, len(lr))
-	var sl slabs
+	es := make([]host.ListEntry, len(lr))
+	sums := make([]listing.Summary, len(lr))
+	var sl listing.Slabs
 	for i, r := range lr {
 		e := &es[i]
-		if r.Info != nil && summaryOf(*r.Info, &sums[i], &sl) {
-			*e = ListEntry{RunID: r.Info.RunID, Seq: r.Info.Latest, Summary: &sums[i], Status: r.Status, Stopped: r.Stopped,
-				LastError: r.LastError, info: r.Info}
+		if r.Info != nil && listing.Read(*r.Info, &sums[i], &sl) {
+			*e = host.ListEntry{RunID: r.Info.RunID, Seq: r.Info.Latest, Summary: &sums[i], Status: r.Status, Stopped: r.Stopped,
+				LastError: r.LastError, Record: r.Info}
 			continue
 		}
 		rs, err := c.unlisted(ctx, r)
 		if err != nil {
 			return nil, err
 		}
-		*e = EntriesOf([]RunStatus{rs})[0]
+		*e = host.EntriesOf([]host.RunStatus{rs})[0]
 	}
 	return es, nil
 }
 
 // listed asks the holder for its entries as one record (an older holder,
 // as a list of runs), ErrProtocolVersion from a holder that has neither.
-func (c *Client) listed(ctx context.Context, req ListRequest) ([]listedRun, error) {
+func (c *Client) listed(ctx context.Context, req host.ListRequest) ([]listedRun, error) {
 	a, err := call[entriesAnswer](ctx, c, opEntries, req)
 	if errors.Is(err, ErrProtocolVersion) {
 		return call[[]listedRun](ctx, c, opRuns, req)
@@ -263,68 +267,62 @@ type listedRun struct {
 	Status    string              `json:"status,omitempty"`
 	Stopped   bool                `json:"stopped,omitempty"`
 	LastError string              `json:"last_error,omitempty"`
-	Whole     *RunStatus          `json:"whole,omitempty"`
+	Whole     *host.RunStatus     `json:"whole,omitempty"`
 }
 
-func listedOf(e *ListEntry) listedRun {
-	if e.info == nil {
+func listedOf(e *host.ListEntry) listedRun {
+	if e.Record == nil {
 		return listedRun{Whole: e.Whole}
 	}
-	return listedRun{Info: e.info, Status: e.Status, Stopped: e.Stopped, LastError: e.LastError}
+	return listedRun{Info: e.Record, Status: e.Status, Stopped: e.Stopped, LastError: e.LastError}
 }
 
 // unlisted is the RunStatus r stands for: a summary this binary cannot
 // read (a holder of another gaffer) is asked for the run's status.
-func (c *Client) unlisted(ctx context.Context, r listedRun) (RunStatus, error) {
+func (c *Client) unlisted(ctx context.Context, r listedRun) (host.RunStatus, error) {
 	switch {
 	case r.Whole != nil:
 		return *r.Whole, nil
 	case r.Info == nil:
-		return RunStatus{}, fmt.Errorf("%w: a listed run without its record", ErrUnreachable)
+		return host.RunStatus{}, fmt.Errorf("%w: a listed run without its record", ErrUnreachable)
 	}
-	snap, ok := fromSummary(*r.Info)
+	snap, ok := listing.FromRecord(*r.Info)
 	if !ok {
-		return c.Status(ctx, RunRequest{RunID: r.Info.RunID})
+		return c.Status(ctx, host.RunRequest{RunID: r.Info.RunID})
 	}
-	return RunStatus{Snapshot: snap, Status: r.Status, Stopped: r.Stopped, LastError: r.LastError}, nil
+	return host.RunStatus{Snapshot: snap, Status: r.Status, Stopped: r.Stopped, LastError: r.LastError}, nil
 }
 
 // History asks the holder for a run's checkpoints.
-func (c *Client) History(ctx context.Context, req RunRequest) ([]Checkpoint, error) {
-	return call[[]Checkpoint](ctx, c, opHistory, req)
+func (c *Client) History(ctx context.Context, req host.RunRequest) ([]host.Checkpoint, error) {
+	return call[[]host.Checkpoint](ctx, c, opHistory, req)
 }
 
 // Fork asks the holder to fork a run.
-func (c *Client) Fork(ctx context.Context, req ForkRequest) (Forked, error) {
-	return call[Forked](ctx, c, opFork, req)
+func (c *Client) Fork(ctx context.Context, req host.ForkRequest) (host.Forked, error) {
+	return call[host.Forked](ctx, c, opFork, req)
 }
 
 // Submit asks the holder (serve) to queue a run.
-func (c *Client) Submit(ctx context.Context, spec RunSpec) (Outcome, error) {
-	return call[Outcome](ctx, c, opSubmit, spec)
+func (c *Client) Submit(ctx context.Context, spec host.RunSpec) (host.Outcome, error) {
+	return call[host.Outcome](ctx, c, opSubmit, spec)
 }
 
 // Delete asks the holder to delete a run.
-func (c *Client) Delete(ctx context.Context, req RunRequest) error {
+func (c *Client) Delete(ctx context.Context, req host.RunRequest) error {
 	_, err := call[struct{}](ctx, c, opDelete, req)
 	return err
 }
 
-// Listen serves svc on the control socket of the host's store until ctx
-// ends; kind names the holding command for other processes ("run",
-// "serve"). Without an error, the socket is closed when the returned
-// function is called (Close calls it too).
-func (h *Host) Listen(ctx context.Context, kind string, svc Service) (stop func(), path string, err error) {
-	h.held.mu.Lock()
-	h.held.kind = kind
-	h.held.mu.Unlock()
+// Listen serves svc on the control socket of h's store until ctx ends;
+// info tells other processes the holding command's kind ("run", "serve")
+// and the program's version. Without an error, the socket is closed when
+// the returned function is called (h's Close calls it too).
+func Listen(ctx context.Context, h *host.Host, svc host.Service, info control.Info) (stop func(), path string, err error) {
 	mux := control.NewMux()
 	Register(mux, svc)
-	srv, err := control.Listen(control.Config{
-		Path: control.SocketPath(h.dir),
-		Mux:  mux,
-		Info: control.Info{Kind: kind, Version: h.cfg.Version, Store: h.dir},
-	})
+	info.Store = h.StoreDir()
+	srv, err := control.Listen(control.Config{Path: control.SocketPath(h.StoreDir()), Mux: mux, Info: info})
 	if err != nil {
 		return nil, "", err
 	}
@@ -332,6 +330,6 @@ func (h *Host) Listen(ctx context.Context, kind string, svc Service) (stop func(
 	done := make(chan struct{})
 	go func() { defer close(done); _ = srv.Serve(ctx) }()
 	stop = func() { cancel(); <-done }
-	h.closers = append(h.closers, stop)
+	h.OnClose(stop)
 	return stop, srv.Path(), nil
 }
