@@ -12,7 +12,6 @@ import (
 
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/state"
-	"github.com/gaffer-dev/gaffer/story"
 	"github.com/gaffer-dev/gaffer/workspace"
 )
 
@@ -152,56 +151,23 @@ func (h *Host) remoteRepoOf(ctx context.Context, s state.ExecutionState) (*works
 }
 
 // redoPhase makes the phase in progress of run id start again with a
-// fresh session, when its checkpoint relies on work of the agent's that
-// is not committed (a session to continue, a tree the review is to
-// judge): that work was in the clone of the host that held the run, not
-// in this host's new one, which is at the phase's pre-phase commit. The
-// checkpoint written stands for next_task, so phased_execution follows.
+// fresh session when its checkpoint relies on work that was in another
+// host's clone (nodes.RedoPhase). The checkpoint written stands for
+// next_task, so phased_execution follows.
 func (h *Host) redoPhase(ctx context.Context, id string) error {
 	snap, err := h.runner.State(ctx, id)
 	if err != nil {
 		return nil // no checkpoint yet: nothing to redo
 	}
-	s := snap.State
-	if s.Status.Terminal() || s.Progress.DriverSessionID == "" || len(s.Progress.Phases) == 0 {
+	c, ok := nodes.RedoPhase(snap.State, h.WorkTreeDir(id))
+	if !ok {
 		return nil
 	}
-	if ps, err := s.PhaseState(s.Progress.CurrentPhase); err != nil || ps.PostCommit != "" {
-		return nil
-	}
-	c := s.Clone()
-	c.Progress.DriverSessionID = ""
-	c.Progress.Story.Records, c.Progress.Story.Latest = storyIn(h.WorkTreeDir(id), s)
 	if _, err := h.runner.UpdateState(ctx, id, c, nodes.NodeNextTask); err != nil {
 		return h.refusal(ctx, id, err)
 	}
-	h.log.Info("the phase in progress starts again: its work was in another host's clone", "run", id, "phase", s.Progress.CurrentPhase+1)
+	h.log.Info("the phase in progress starts again: its work was in another host's clone", "run", id, "phase", c.Progress.CurrentPhase+1)
 	return nil
-}
-
-// storyIn is the count of the Task Story's records in run s's clone at
-// dir and the hash of the latest one: the records the phase's sessions
-// wrote in another host's clone are gone with it, and the phase's new
-// session writes its record under the number that follows these.
-func storyIn(dir string, s state.ExecutionState) (int, string) {
-	d := filepath.Join(dir, filepath.FromSlash(s.Run.ExecDir), "story")
-	ents, err := os.ReadDir(d)
-	if err != nil {
-		return 0, ""
-	}
-	n, latest := 0, ""
-	for _, e := range ents {
-		var k int
-		if _, err := fmt.Sscanf(e.Name(), "%d-", &k); err != nil || e.IsDir() || !strings.HasSuffix(e.Name(), ".json") {
-			continue
-		}
-		if k > n {
-			if data, err := os.ReadFile(filepath.Join(d, e.Name())); err == nil {
-				n, latest = k, story.Hash(data)
-			}
-		}
-	}
-	return n, latest
 }
 
 // maxOwnAhead bounds how far the remote's tip may be ahead of the
