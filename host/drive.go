@@ -32,27 +32,48 @@ func NewRunID(now time.Time) string {
 	return "r-" + now.UTC().Format("20060102") + "-" + hex.EncodeToString(b)
 }
 
-// Start starts a run from spec and drives it here, to its end or its
-// first pause: in its own work tree on its own branch (worktree.go), or
-// with spec.InPlace in the user's checkout.
+// Start prepares a run of spec (Setup.Prepare) and launches it here:
+// how a run queued in serve, or a program's, starts.
 func (h *Host) Start(ctx context.Context, spec RunSpec) (Outcome, error) {
-	if spec.RunID == "" {
-		spec.RunID = NewRunID(time.Now())
+	if err := h.inPlaceRefusal(spec); err != nil {
+		return Outcome{}, err
+	}
+	run, err := h.cfg.Setup.Prepare(ctx, h.repo, spec)
+	if err != nil {
+		return Outcome{}, err
+	}
+	return h.Launch(ctx, run)
+}
+
+// Launch starts a prepared run and drives it here, to its end or its
+// first pause: in its own work tree on its own branch (worktree.go), or
+// in place in the user's checkout, under the checkout's lock (the one the
+// run took for its check, or one taken here before the run checks it).
+func (h *Host) Launch(ctx context.Context, run Prepared) (Outcome, error) {
+	spec, taken := run.Spec(), run.TakeLock()
+	release := func() {
+		if taken != nil {
+			taken.Unlock()
+		}
 	}
 	if err := CheckRunID(spec.RunID); err != nil {
+		release()
 		return Outcome{}, errorf(Usage, "%w", err)
 	}
 	if err := h.inPlaceRefusal(spec); err != nil {
+		release()
 		return Outcome{}, err
 	}
 	if spec.InPlace {
 		// The work tree's lock comes before the checks of the tree: a second
 		// process is told who works there, not that the tree is dirty.
-		unlock, err := h.lockWorkTree(h.repo, spec.RunID)
+		unlock, err := h.adoptWorkTree(h.repo, spec.RunID, taken)
 		if err != nil {
 			return Outcome{}, err
 		}
 		defer unlock()
+	} else {
+		release()
 	}
 	// Until its first checkpoint, Status tells the run as starting.
 	h.mu.Lock()
@@ -72,7 +93,7 @@ func (h *Host) Start(ctx context.Context, spec RunSpec) (Outcome, error) {
 	ctx, finish := h.held.drive(ctx, id)
 	// left: the user's uncommitted changes a run in its own work tree
 	// starts without.
-	initial, left, err := h.cfg.Setup.NewRun(ctx, h.repo, spec)
+	initial, left, err := run.Begin(ctx, h.repo)
 	if err != nil {
 		return finish(h, Outcome{}, err)
 	}

@@ -22,20 +22,40 @@ import (
 )
 
 // Setup is what a host needs from the program around it to start and
-// drive runs: how a spec becomes a run's first state (the program's
+// drive runs: how a spec becomes a run ready to start (the program's
 // configuration and profiles) and how the agents' drivers are made.
 type Setup interface {
-	// NewRun checks spec and builds the run's first state for repo. It
-	// returns too the tracked files with uncommitted changes it found in
-	// the work tree's status (Uncommitted), which a run in its own work
-	// tree starts without: one status of a large checkout is seconds, so
-	// the host does not read it again.
-	NewRun(ctx context.Context, repo *workspace.Repo, spec RunSpec) (state.ExecutionState, []string, error)
+	// Prepare checks spec and prepares its run for repo (Start's way: a
+	// run queued in serve, a program's), minting its run id when it has
+	// none. The work tree is the run's to check (Prepared.Begin), once.
+	Prepare(ctx context.Context, repo *workspace.Repo, spec RunSpec) (Prepared, error)
 	// Drivers makes the drivers of a run's agents.
 	Drivers(env DriverEnv) nodes.DriverFactory
 	// CheckKeys refuses a run whose drivers miss a key, before an answer
 	// is used up on it.
 	CheckKeys(cfg state.RunConfig) error
+}
+
+// Prepared is a run made ready to start, resolved once and handed down:
+// its run id minted, its profile resolved, its plan read and its inputs
+// checked (package profile prepares one from a RunSpec: Setup.Preflight
+// for the command line, before any store is opened, or Setup.Prepare).
+// Launch starts it.
+type Prepared interface {
+	// Spec is the run's spec, with its run id.
+	Spec() RunSpec
+	// Begin checks the work tree of repo, the user's checkout (a check
+	// made already, before the store opened, is not made again), and
+	// builds the run's first state. It returns too the tracked files with
+	// uncommitted changes it found, which a run in its own work tree
+	// starts without: one status of a large checkout is seconds, so it is
+	// read once. The host calls it once, holding the checkout's lock for
+	// a run in place.
+	Begin(ctx context.Context, repo *workspace.Repo) (state.ExecutionState, []string, error)
+	// TakeLock hands over the lock of the checkout a run in place took for
+	// its check before the store opened; nil when it holds none. The host
+	// keeps it while it drives the run.
+	TakeLock() *workspace.WorkTreeLock
 }
 
 // DriverEnv is what a host gives Setup.Drivers: the record of agents'
@@ -491,22 +511,35 @@ func lastCause(err error) error {
 // work tree has its own lock: the user's checkout for runs in place, and
 // each run's own work tree.
 func (h *Host) lockWorkTree(repo *workspace.Repo, runID string) (func(), error) {
+	return h.adoptWorkTree(repo, runID, nil)
+}
+
+// adoptWorkTree is lockWorkTree with the lock taken already when taken is
+// not nil (a prepared run's, Prepared.TakeLock).
+func (h *Host) adoptWorkTree(repo *workspace.Repo, runID string, taken *workspace.WorkTreeLock) (func(), error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var held *workspace.WorkTreeHeldError
 	root := repo.Root()
 	if l := h.wt[root]; l != nil {
+		if taken != nil {
+			taken.Unlock() // not to be had while this host holds the tree: a caller's mistake
+		}
 		if hd := l.Holder(); hd.Run != runID { // this process executes another run there
 			return nil, errorf(Held, "work tree %s is in use by %s; wait for it to finish or stop it", root, hd)
 		}
 		return func() {}, nil
 	}
-	l, err := repo.LockWorkTree(runID)
-	if errors.As(err, &held) {
-		return nil, errorf(Held, "work tree %s is in use by %s; wait for it to finish or stop it", held.Root, held.Holder)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("lock the work tree: %w", err)
+	l := taken
+	if l == nil {
+		var err error
+		l, err = repo.LockWorkTree(runID)
+		if errors.As(err, &held) {
+			return nil, errorf(Held, "work tree %s is in use by %s; wait for it to finish or stop it", held.Root, held.Holder)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("lock the work tree: %w", err)
+		}
 	}
 	h.wt[root] = l
 	return func() {

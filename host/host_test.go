@@ -13,17 +13,27 @@ import (
 	"github.com/gaffer-dev/gaffer/workspace"
 )
 
-// blockingSetup's NewRun waits for release: the moment between Start
-// taking a run and its first checkpoint.
+// blockingSetup's runs wait for release as they begin: the moment
+// between Start taking a run and its first checkpoint.
 type blockingSetup struct {
 	hosttest.Setup
 	started, release chan struct{}
 }
 
-func (b blockingSetup) NewRun(ctx context.Context, repo *workspace.Repo, spec host.RunSpec) (state.ExecutionState, []string, error) {
-	close(b.started)
-	<-b.release
-	return b.Setup.NewRun(ctx, repo, spec)
+func (b blockingSetup) Prepare(ctx context.Context, repo *workspace.Repo, spec host.RunSpec) (host.Prepared, error) {
+	p, err := b.Setup.Prepare(ctx, repo, spec)
+	return blockingRun{p, b}, err
+}
+
+type blockingRun struct {
+	host.Prepared
+	b blockingSetup
+}
+
+func (r blockingRun) Begin(ctx context.Context, repo *workspace.Repo) (state.ExecutionState, []string, error) {
+	close(r.b.started)
+	<-r.b.release
+	return r.Prepared.Begin(ctx, repo)
 }
 
 // A run Start has taken but not checkpointed yet is told as starting, not

@@ -38,33 +38,8 @@ const startScript = `developer:
 // spec, and the run completes on its own branch with the script's work.
 // A spec the profile refuses is a *host.Error with its code.
 func TestStartARunFromASpec(t *testing.T) {
-	base := t.TempDir()
-	xdg := filepath.Join(base, "xdg")
-	t.Setenv("XDG_CONFIG_HOME", xdg)
-	if err := os.MkdirAll(filepath.Join(xdg, "gaffer"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(xdg, "gaffer", "config.yaml"), []byte("profiles:\n  default:\n    driver: script\n    tdd: false\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	root, store := filepath.Join(base, "repo"), filepath.Join(base, "store")
-	repo, err := workspace.Init(root, "main")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, "README"), []byte("greetings\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := repo.Commit(t.Context(), "start", nil, workspace.CommitOptions{
-		Author: workspace.Signature{Name: "test", Email: "test@gaffer.invalid"}}); err != nil {
-		t.Fatal(err)
-	}
-	plan, script := filepath.Join(base, "plan.md"), filepath.Join(base, "script.yaml")
-	for p, s := range map[string]string{plan: startPlan, script: startScript} {
-		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	root, plan, script := startRepo(t)
+	store := filepath.Join(t.TempDir(), "store")
 
 	setup := &Setup{}
 	h, err := hoststore.Open(t.Context(), hoststore.Config{Repo: root, Store: store, Config: host.Config{Setup: setup}})
@@ -86,13 +61,14 @@ func TestStartARunFromASpec(t *testing.T) {
 		t.Fatalf("after the refusals: %d runs, %v; want none", len(runs), err)
 	}
 
-	spec := host.RunSpec{PlanFile: plan, Script: script, AutoApprove: true}
-	if err := setup.Preflight(root, &spec); err != nil {
+	run, err := setup.Preflight(root, host.RunSpec{PlanFile: plan, Script: script, AutoApprove: true})
+	if err != nil {
 		t.Fatalf("preflight: %v", err)
 	}
-	out, err := h.Start(t.Context(), spec)
+	spec := run.Spec()
+	out, err := h.Launch(t.Context(), run)
 	if err != nil {
-		t.Fatalf("start: %v", err)
+		t.Fatalf("launch: %v", err)
 	}
 	if out.Kind != host.Completed || out.RunID != spec.RunID {
 		t.Fatalf("outcome %+v, want run %s completed", out, spec.RunID)
@@ -109,4 +85,40 @@ func TestStartARunFromASpec(t *testing.T) {
 	if err != nil || b != "hello" {
 		t.Fatalf("hello.txt on the run's branch: %q, %v", b, err)
 	}
+}
+
+// startRepo makes a repository with one commit, and a user's
+// configuration whose default profile drives every role with the script
+// driver; it returns the repository and the plan and script of a
+// one-phase run beside it.
+func startRepo(t *testing.T) (root, plan, script string) {
+	t.Helper()
+	base := t.TempDir()
+	xdg := filepath.Join(base, "xdg")
+	t.Setenv("XDG_CONFIG_HOME", xdg)
+	if err := os.MkdirAll(filepath.Join(xdg, "gaffer"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(xdg, "gaffer", "config.yaml"), []byte("profiles:\n  default:\n    driver: script\n    tdd: false\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	root = filepath.Join(base, "repo")
+	repo, err := workspace.Init(root, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "README"), []byte("greetings\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.Commit(t.Context(), "start", nil, workspace.CommitOptions{
+		Author: workspace.Signature{Name: "test", Email: "test@gaffer.invalid"}}); err != nil {
+		t.Fatal(err)
+	}
+	plan, script = filepath.Join(base, "plan.md"), filepath.Join(base, "script.yaml")
+	for p, s := range map[string]string{plan: startPlan, script: startScript} {
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root, plan, script
 }

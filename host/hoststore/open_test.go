@@ -20,8 +20,8 @@ import (
 // noRuns is a Setup that starts nothing: these tests open stores.
 type noRuns struct{}
 
-func (noRuns) NewRun(context.Context, *workspace.Repo, host.RunSpec) (state.ExecutionState, []string, error) {
-	return state.ExecutionState{}, nil, errors.New("no runs here")
+func (noRuns) Prepare(context.Context, *workspace.Repo, host.RunSpec) (host.Prepared, error) {
+	return nil, errors.New("no runs here")
 }
 
 func (noRuns) Drivers(host.DriverEnv) nodes.DriverFactory {

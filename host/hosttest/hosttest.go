@@ -62,14 +62,29 @@ const Script = `developer:
 // driver: the program around a host, as small as it gets.
 type Setup struct{}
 
-// NewRun reads spec's plan and makes the run's first state.
-func (Setup) NewRun(_ context.Context, _ *workspace.Repo, spec host.RunSpec) (state.ExecutionState, []string, error) {
-	md, err := os.ReadFile(spec.PlanFile)
+// Prepare prepares a run of spec as it is: its plan is read as it begins.
+func (Setup) Prepare(_ context.Context, _ *workspace.Repo, spec host.RunSpec) (host.Prepared, error) {
+	return Prepared{RunSpec: spec}, nil
+}
+
+// Prepared is a run of a plan file (Setup.Prepare); a test makes one of
+// its own spec to launch it (host.Host.Launch).
+type Prepared struct{ host.RunSpec }
+
+// Spec is the run's spec.
+func (p Prepared) Spec() host.RunSpec { return p.RunSpec }
+
+// TakeLock holds no lock.
+func (Prepared) TakeLock() *workspace.WorkTreeLock { return nil }
+
+// Begin reads the run's plan and makes its first state.
+func (p Prepared) Begin(context.Context, *workspace.Repo) (state.ExecutionState, []string, error) {
+	md, err := os.ReadFile(p.PlanFile)
 	if err != nil {
 		return state.ExecutionState{}, nil, &host.Error{Code: host.Usage, Err: fmt.Errorf("plan: %w", err)}
 	}
-	s, err := state.NewRun(state.RunInfo{ID: spec.RunID, Goal: "greet", CreatedAt: time.Now()},
-		state.RunConfig{ScriptPath: spec.Script, PlanPath: spec.PlanFile, SkipTDDCheck: true, AutoApprove: spec.AutoApprove})
+	s, err := state.NewRun(state.RunInfo{ID: p.RunID, Goal: "greet", CreatedAt: time.Now()},
+		state.RunConfig{ScriptPath: p.Script, PlanPath: p.PlanFile, SkipTDDCheck: true, AutoApprove: p.AutoApprove})
 	if err != nil {
 		return s, nil, err
 	}
