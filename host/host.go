@@ -160,8 +160,9 @@ type Host struct {
 	runner     *graph.Runner[state.ExecutionState]
 	log        *slog.Logger
 
-	repos  *nodes.Repos      // each run's repository: its own work tree, or repo
-	remote *workspace.Mirror // the shared remote the runs' branches are pushed to; nil for none
+	repos  *nodes.Repos       // each run's repository: its own work tree, or repo
+	remote *workspace.Mirror  // the shared remote the runs' branches are pushed to; nil for none
+	trees  workspace.RunTrees // the runs' own work trees (or clones of remote)
 
 	live liveSet  // runs this process is driving now
 	held heldRuns // the runs driven for other processes' answers and cancels
@@ -190,24 +191,12 @@ func New(cfg Config, repo *workspace.Repo, store checkpoint.Store, closeStore fu
 	dir := cfg.Dir
 	h := &Host{cfg: cfg, front: cfg.Front, repo: repo, repos: nodes.NewRepos(repo), dir: dir, store: store, closeStore: closeStore, log: cfg.Logger,
 		wt: map[string]*workspace.WorkTreeLock{}, remote: newRemote(cfg, dir)}
-	// With the store's lock held no other gaffer process works on this
-	// repository's runs: git locks a killed one left can go.
-	// A shared host holds no lock: what was left is the holder's to end.
+	h.trees = runTrees(repo, dir, h.remote)
 	shared := cfg.Shared
-	if removed, err := recoverGitLocks(repo.Root(), shared); err != nil {
+	groups, err := h.endLeftovers(shared)
+	if err != nil {
 		closeStore()
 		return nil, err
-	} else if len(removed) > 0 {
-		h.front.Notice(fmt.Sprintf("gaffer: removed git lock files left by a killed gaffer process: %s", strings.Join(removed, ", ")))
-	}
-	// Likewise, agents' process groups a killed one left running are ended
-	// before anything else happens.
-	groups := procgroup.Open(dir + ".groups")
-	if killed, err := killOrphans(groups, shared); err != nil {
-		closeStore()
-		return nil, fmt.Errorf("end the agents a killed gaffer process left running: %w", err)
-	} else if len(killed) > 0 {
-		h.front.Notice(fmt.Sprintf("gaffer: killed agent process groups left running by a killed gaffer process: %v", killed))
 	}
 	var warnOnce sync.Once
 	drivers := cfg.Setup.Drivers(DriverEnv{Groups: groups, Transcripts: TranscriptDir(dir), Warn: func(msg string) {
@@ -301,6 +290,27 @@ func (h *Host) Delete(ctx context.Context, req RunRequest) error {
 	}
 	_ = os.RemoveAll(filepath.Join(TranscriptDir(h.dir), runID))
 	return nil
+}
+
+// endLeftovers ends what a killed gaffer process left, before anything
+// else happens, and returns the record of the agents' process groups.
+// With the store's lock held no other gaffer process works on this
+// repository's runs: the git locks a killed one left can go, and the
+// agents' process groups it left running are ended. A shared host holds
+// no lock: what was left is the holder's to end.
+func (h *Host) endLeftovers(shared bool) (*procgroup.Registry, error) {
+	if removed, err := recoverGitLocks(h.repo.Root(), shared); err != nil {
+		return nil, err
+	} else if len(removed) > 0 {
+		h.front.Notice(fmt.Sprintf("gaffer: removed git lock files left by a killed gaffer process: %s", strings.Join(removed, ", ")))
+	}
+	groups := procgroup.Open(h.dir + ".groups")
+	if killed, err := killOrphans(groups, shared); err != nil {
+		return nil, fmt.Errorf("end the agents a killed gaffer process left running: %w", err)
+	} else if len(killed) > 0 {
+		h.front.Notice(fmt.Sprintf("gaffer: killed agent process groups left running by a killed gaffer process: %v", killed))
+	}
+	return groups, nil
 }
 
 // recoverGitLocks is nodes.RecoverGitLocks, except for a shared host.

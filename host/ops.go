@@ -351,7 +351,7 @@ func (h *Host) forkOwn(ctx context.Context, req ForkRequest, id string, parent s
 		return Forked{}, fmt.Errorf("fork: set the new run id: %w", err)
 	}
 	if h.remote != nil && h.cfg.Shared {
-		h.endForkClone(s) // a serve resumes it, in a clone of its own
+		h.endForkClone(ctx, s) // a serve resumes it, in a clone of its own
 	}
 	return Forked{RunID: id, From: req.RunID, Seq: req.Seq, Branch: RunBranch(id), Base: base}, nil
 }
