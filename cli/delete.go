@@ -85,10 +85,9 @@ func pruneCommand(io IO) *ucli.Command {
 			if err != nil {
 				return err
 			}
-			rs := host.StatusesOf(es)
 			var old []string
 			kept := 0
-			for _, r := range rs { // newest first
+			for _, r := range host.StatusesOf(es) { // newest first
 				if !deletable(r.Snapshot) {
 					continue
 				}

@@ -75,18 +75,7 @@ func (h *Host) Launch(ctx context.Context, run Prepared) (Outcome, error) {
 	} else {
 		release()
 	}
-	// Until its first checkpoint, Status tells the run as starting.
-	h.mu.Lock()
-	if h.starting == nil {
-		h.starting = map[string]bool{}
-	}
-	h.starting[spec.RunID] = true
-	h.mu.Unlock()
-	defer func() {
-		h.mu.Lock()
-		delete(h.starting, spec.RunID)
-		h.mu.Unlock()
-	}()
+	defer h.starts(spec.RunID)()
 	// From here a cancel from another process reaches the run, whatever
 	// it is doing: making its work tree, or its first steps (held.go).
 	id := spec.RunID
@@ -114,6 +103,22 @@ func (h *Host) Launch(ctx context.Context, run Prepared) (Outcome, error) {
 		h.front.Say(LeftOutLine(left))
 	}
 	return h.driveHeld(ctx, finish, id, initial, h.front.Asks(), func(ctx context.Context) (graphResult, error) { return h.runner.Run(ctx, id, initial) })
+}
+
+// starts tells runID as starting (Status) until its first checkpoint: the
+// returned function ends that.
+func (h *Host) starts(runID string) (end func()) {
+	h.mu.Lock()
+	if h.starting == nil {
+		h.starting = map[string]bool{}
+	}
+	h.starting[runID] = true
+	h.mu.Unlock()
+	return func() {
+		h.mu.Lock()
+		delete(h.starting, runID)
+		h.mu.Unlock()
+	}
 }
 
 // Resume continues a run (the newest unfinished one for an empty RunID)

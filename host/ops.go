@@ -72,21 +72,7 @@ func (h *Host) cancel(ctx context.Context, runID string) (Outcome, error) {
 		return out, nil
 	}
 	defer unlock()
-	if running {
-		// Before the user's changes come back: the reset must not touch them.
-		pre, err := nodes.DiscardPhase(ctx, repo, after.State, func(msg string) { note("%s", msg) })
-		switch {
-		case err != nil:
-			note("Phase %d's unfinished changes were left in the work tree: %v", phase, err)
-		case pre != "":
-			note("Phase %d's unfinished changes were undone: the work tree is back at %s, the last good commit.", phase, render.Short(pre))
-		}
-	}
-	if rec, err := nodes.CommitDecisions(ctx, repo, after.State); err != nil {
-		note("The run's last decision records were left uncommitted in %s: %v", after.State.Run.ExecDir, err)
-	} else if rec != "" {
-		note("The run's last decision records are committed in %s.", render.Short(rec))
-	}
+	tidyCancelled(ctx, repo, after.State, phase, running, note)
 	h.endWorkTree(ctx, after.State)
 	if !after.State.Stash.Pending() {
 		return out, nil
@@ -100,6 +86,28 @@ func (h *Host) cancel(ctx context.Context, runID string) (Outcome, error) {
 		note("%s", l)
 	}
 	return out, nil
+}
+
+// tidyCancelled leaves the work tree of run s, just cancelled, at its
+// last good commit: the unfinished phase's own changes undone (when one
+// was running), the run's last decision records committed; each step's
+// outcome goes to note.
+func tidyCancelled(ctx context.Context, repo *workspace.Repo, s state.ExecutionState, phase int, running bool, note func(string, ...any)) {
+	if running {
+		// Before the user's changes come back: the reset must not touch them.
+		pre, err := nodes.DiscardPhase(ctx, repo, s, func(msg string) { note("%s", msg) })
+		switch {
+		case err != nil:
+			note("Phase %d's unfinished changes were left in the work tree: %v", phase, err)
+		case pre != "":
+			note("Phase %d's unfinished changes were undone: the work tree is back at %s, the last good commit.", phase, render.Short(pre))
+		}
+	}
+	if rec, err := nodes.CommitDecisions(ctx, repo, s); err != nil {
+		note("The run's last decision records were left uncommitted in %s: %v", s.Run.ExecDir, err)
+	} else if rec != "" {
+		note("The run's last decision records are committed in %s.", render.Short(rec))
+	}
 }
 
 // UserChangesLine is the one line that says the user's uncommitted
@@ -246,13 +254,8 @@ func (h *Host) Fork(ctx context.Context, req ForkRequest) (Forked, error) {
 	if len(parent) > 0 && parent[0].State.Run.WorkTree != "" {
 		return h.forkOwn(ctx, req, id, parent[0].State)
 	}
-	st, err := h.repo.Status(ctx)
-	if err != nil {
-		return Forked{}, errorf(Refused, "read the work tree's status: %w", err)
-	}
-	if paths := DirtPaths(workspace.Status{Modified: st.Modified, Added: st.Added, Deleted: st.Deleted}, nil); len(paths) > 0 {
-		return Forked{}, errorf(Refused, "%w (%s: %s) in %s; the fork checks out its own branch: commit or stash them first",
-			ErrDirtyTree, render.Plural(len(paths), "path"), render.ListPaths(paths, 10), h.repo.Root())
+	if err := h.refuseChanges(ctx); err != nil {
+		return Forked{}, err
 	}
 	unlock, err := h.lockWorkTree(h.repo, id)
 	if err != nil {
@@ -297,6 +300,20 @@ func (h *Host) Fork(ctx context.Context, req ForkRequest) (Forked, error) {
 		return Forked{}, fmt.Errorf("fork: set the new run id: %w", err)
 	}
 	return Forked{RunID: id, From: runID, Seq: seq, Branch: branch, Base: base}, nil
+}
+
+// refuseChanges refuses a checkout with changes to tracked files, which
+// a fork's checkout of its own branch would overwrite.
+func (h *Host) refuseChanges(ctx context.Context) error {
+	st, err := h.repo.Status(ctx)
+	if err != nil {
+		return errorf(Refused, "read the work tree's status: %w", err)
+	}
+	if paths := DirtPaths(workspace.Status{Modified: st.Modified, Added: st.Added, Deleted: st.Deleted}, nil); len(paths) > 0 {
+		return errorf(Refused, "%w (%s: %s) in %s; the fork checks out its own branch: commit or stash them first",
+			ErrDirtyTree, render.Plural(len(paths), "path"), render.ListPaths(paths, 10), h.repo.Root())
+	}
+	return nil
 }
 
 // forkOwn forks a run that works in its own work tree: the fork gets one

@@ -16,9 +16,10 @@ import (
 
 // Service is what every front end works through: the command line, the
 // socket's other side, a web page. A *Host implements it in the process
-// that holds the store; a *Client implements it over the control socket,
-// reaching the process that holds it; serve's Pool queues the runs it is
-// asked to start. A caller does not know which one it has.
+// that holds the store, and Holder for other processes while a command
+// holds it; a socket.Client implements it over the control socket,
+// reaching the process that holds it; serve's pool.Pool queues the runs
+// it is asked to start. A caller does not know which one it has.
 //
 // Operations return domain outcomes (a run completed, parked for a human,
 // halted, handed to the process that drives it, …) and *Error for what

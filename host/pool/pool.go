@@ -337,35 +337,7 @@ func (x executor) Execute(ctx context.Context, job serve.Job) (serve.Outcome, er
 	if p.finished(ctx, job) {
 		return serve.OutcomeDone, nil // its holder finished it before it stopped
 	}
-	var out host.Outcome
-	var err error
-	switch job.Kind {
-	case serve.JobStart:
-		spec, jerr := decodeJob(job.Spec)
-		if jerr != nil {
-			return serve.OutcomeDone, fmt.Errorf("run %s: read the submitted options: %w", id, jerr)
-		}
-		spec.RunID = id
-		if _, serr := h.State(ctx, host.RunRequest{RunID: id}); serr == nil {
-			out, err = h.Resume(ctx, host.RunRequest{RunID: id}) // recovered: the run started before the crash
-		} else {
-			out, err = h.Start(ctx, spec)
-		}
-	case serve.JobAnswer:
-		var ans host.AnswerRequest // a journal's answer of any version (host.AnswerRequest.UnmarshalJSON)
-		if jerr := json.Unmarshal(job.Answer, &ans); jerr != nil {
-			return serve.OutcomeDone, fmt.Errorf("run %s: read the answer: %w", id, jerr)
-		}
-		snap, serr := h.State(ctx, host.RunRequest{RunID: id})
-		if serr == nil && snap.Interrupt == nil && job.Recovered {
-			out, err = h.Resume(ctx, host.RunRequest{RunID: id}) // the answer was taken before the crash
-		} else {
-			ans.RunID = id
-			out, err = h.Answer(ctx, ans)
-		}
-	default:
-		out, err = h.Resume(ctx, host.RunRequest{RunID: id})
-	}
+	out, err := x.drive(ctx, job)
 	if errors.Is(context.Cause(ctx), pgqueue.ErrLost) {
 		h.DropClone(id) // another host took the run over: its work is on the remote
 	}
@@ -395,6 +367,36 @@ func (x executor) Execute(ctx context.Context, job serve.Job) (serve.Outcome, er
 		}
 	}
 	return serve.OutcomeDone, nil
+}
+
+// drive starts, answers or resumes job's run on the Host, as the job
+// says; a job whose options or answer cannot be read is an error.
+func (x executor) drive(ctx context.Context, job serve.Job) (host.Outcome, error) {
+	h, id := x.p.h, job.RunID
+	switch job.Kind {
+	case serve.JobStart:
+		spec, err := decodeJob(job.Spec)
+		if err != nil {
+			return host.Outcome{}, fmt.Errorf("run %s: read the submitted options: %w", id, err)
+		}
+		spec.RunID = id
+		if _, serr := h.State(ctx, host.RunRequest{RunID: id}); serr == nil {
+			return h.Resume(ctx, host.RunRequest{RunID: id}) // recovered: the run started before the crash
+		}
+		return h.Start(ctx, spec)
+	case serve.JobAnswer:
+		var ans host.AnswerRequest // a journal's answer of any version (host.AnswerRequest.UnmarshalJSON)
+		if err := json.Unmarshal(job.Answer, &ans); err != nil {
+			return host.Outcome{}, fmt.Errorf("run %s: read the answer: %w", id, err)
+		}
+		snap, serr := h.State(ctx, host.RunRequest{RunID: id})
+		if serr == nil && snap.Interrupt == nil && job.Recovered {
+			return h.Resume(ctx, host.RunRequest{RunID: id}) // the answer was taken before the crash
+		}
+		ans.RunID = id
+		return h.Answer(ctx, ans)
+	}
+	return h.Resume(ctx, host.RunRequest{RunID: id})
 }
 
 // Pool is a Service, checked by the compiler.
