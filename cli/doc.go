@@ -23,7 +23,7 @@
 // --store, default <git dir>/gaffer, outside the work tree, so no reset,
 // clean or commit can touch it); the command does not know which it has.
 // A command holding the store serves host.Holder on the socket meanwhile,
-// serve serves host.Pool. The Host's Front here is the terminal (front.go)
+// serve serves pool.Pool. The Host's Front here is the terminal (front.go)
 // and its Setup package profile's (profile.Setup: runs from a host.RunSpec
 // the flags fill, runSpec in run.go, and gaffer.yaml's profiles). Output
 // goes to the

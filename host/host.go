@@ -133,7 +133,7 @@ type Config struct {
 	// Shared is a database store opened without the local directory's
 	// lock, beside the serve that may hold it on this host: for a command
 	// that reads the runs, or hands its work to the serves through the
-	// database (NewPool's queue, not started). It ends nothing a killed
+	// database (a client pool.Pool's queue, not started). It ends nothing a killed
 	// process left (git locks, agents' process groups): that is the
 	// holder's work. Only a database store is shared (package hoststore).
 	Shared bool

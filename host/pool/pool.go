@@ -28,12 +28,12 @@ type Pool struct {
 	log *slog.Logger
 	// key is the repository's key (RepoKey): the pool key of runs in
 	// place, which share the user's checkout and execute one at a time,
-	// and the group of every run (PoolConfig.MaxRunsPerRepo). A run in
+	// and the group of every run (Config.MaxRunsPerRepo). A run in
 	// its own work tree has that tree as its key: the runs of one
 	// repository execute at once.
 	key string
 	// client is a pool that hands its work to the serves through the
-	// database (PoolConfig.Client).
+	// database (Config.Client).
 	client bool
 }
 
