@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/host/hosttest"
 	"github.com/gaffer-dev/gaffer/workspace"
 )
 
@@ -46,7 +47,7 @@ func TestPreparedRunIsResolvedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Begin: %v", err)
 	}
-	if s.Run.ID != id || s.Config.Profile != "default" || s.Config.Agents.Developer.Driver != "script" || s.Plan.Markdown != startPlan {
+	if s.Run.ID != id || s.Config.Profile != "default" || s.Config.Agents.Developer.Driver != "script" || s.Plan.Markdown != hosttest.Plan {
 		t.Fatalf("the first state: run %s, profile %q, developer %+v; want run %s of the resolved profile", s.Run.ID, s.Config.Profile, s.Config.Agents.Developer, id)
 	}
 	if !slices.Equal(left, []string{"README"}) {

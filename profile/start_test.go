@@ -8,28 +8,10 @@ import (
 
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/host/hoststore"
+	"github.com/gaffer-dev/gaffer/host/hosttest"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
 )
-
-const startPlan = `# Plan: greet
-
-### Task 1: Write hello
-- type: impl
-- depends on: none
-- files: hello.txt
-
-Write hello.txt.
-`
-
-const startScript = `developer:
-  - phase: 1
-    summary: wrote hello.txt
-    actions:
-      - write:
-          path: hello.txt
-          content: "hello\n"
-`
 
 // TestStartARunFromASpec: a front end that is not the command line (serve,
 // the inbox, a program) starts a run with a host.RunSpec, the profile
@@ -87,14 +69,14 @@ func TestStartARunFromASpec(t *testing.T) {
 	}
 }
 
-// startRepo makes a repository with one commit, and a user's
-// configuration whose default profile drives every role with the script
-// driver; it returns the repository and the plan and script of a
-// one-phase run beside it.
+// startRepo makes a repository with one commit (hosttest.New), and a
+// user's configuration whose default profile drives every role with the
+// script driver; it returns the repository and the plan and script of a
+// run beside it.
 func startRepo(t *testing.T) (root, plan, script string) {
 	t.Helper()
-	base := t.TempDir()
-	xdg := filepath.Join(base, "xdg")
+	f := hosttest.New(t)
+	xdg := filepath.Join(t.TempDir(), "xdg")
 	t.Setenv("XDG_CONFIG_HOME", xdg)
 	if err := os.MkdirAll(filepath.Join(xdg, "gaffer"), 0o700); err != nil {
 		t.Fatal(err)
@@ -102,23 +84,5 @@ func startRepo(t *testing.T) (root, plan, script string) {
 	if err := os.WriteFile(filepath.Join(xdg, "gaffer", "config.yaml"), []byte("profiles:\n  default:\n    driver: script\n    tdd: false\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	root = filepath.Join(base, "repo")
-	repo, err := workspace.Init(root, "main")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, "README"), []byte("greetings\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := repo.Commit(t.Context(), "start", nil, workspace.CommitOptions{
-		Author: workspace.Signature{Name: "test", Email: "test@gaffer.invalid"}}); err != nil {
-		t.Fatal(err)
-	}
-	plan, script = filepath.Join(base, "plan.md"), filepath.Join(base, "script.yaml")
-	for p, s := range map[string]string{plan: startPlan, script: startScript} {
-		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root, plan, script
+	return f.Repo, f.Plan, f.Script
 }
