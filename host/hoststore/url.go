@@ -1,4 +1,4 @@
-package host
+package hoststore
 
 import (
 	"context"
@@ -11,11 +11,12 @@ import (
 
 	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/checkpoint/postgres"
+	"github.com/gaffer-dev/gaffer/host"
 )
 
-// IsStoreURL reports whether store names a database (postgres:// or
+// IsURL reports whether store names a database (postgres:// or
 // postgresql://) rather than a store directory.
-func IsStoreURL(store string) bool { return postgres.IsURL(store) }
+func IsURL(store string) bool { return postgres.IsURL(store) }
 
 var errHeld = errors.New("held by another process")
 
@@ -24,7 +25,7 @@ var errHeld = errors.New("held by another process")
 // may be shared; the local directory is this host's, so the host takes an
 // exclusive lock on dir/LOCK (holding its pid, as Badger's LOCK does)
 // that keeps one gaffer process per local directory, as the Badger store's
-// own lock does. Without lock (Config.Shared) it takes none. It returns
+// own lock does. Without lock (host.Config.Shared) it takes none. It returns
 // the store and what closes both.
 func openURLStore(ctx context.Context, url, dir string, lock bool, outageWait time.Duration) (checkpoint.Store, func() error, error) {
 	if !lock {
@@ -41,7 +42,7 @@ func openURLStore(ctx context.Context, url, dir string, lock bool, outageWait ti
 	if err := flock(lockFile.Fd()); err != nil {
 		lockFile.Close()
 		if errors.Is(err, errHeld) {
-			return nil, nil, errorf(Held, "store %s is in use by %s; wait for it to finish or stop it", dir, lockHolder(dir))
+			return nil, nil, errorf(host.Held, "store %s is in use by %s; wait for it to finish or stop it", dir, lockHolder(dir))
 		}
 		return nil, nil, fmt.Errorf("open store: lock %s: %w", dir, err)
 	}
@@ -64,7 +65,7 @@ func openPostgres(ctx context.Context, url string, outageWait time.Duration) (*p
 	store, err := postgres.Open(ctx, url, postgres.Options{OutageWait: outageWait})
 	if err != nil {
 		if errors.Is(err, checkpoint.ErrForeignStore) {
-			return nil, &Error{Code: Refused, Err: err} // one line naming the database and the fix
+			return nil, &host.Error{Code: host.Refused, Err: err} // one line naming the database and the fix
 		}
 		return nil, fmt.Errorf("open store %s: %w", postgres.Redact(url), err)
 	}

@@ -1,4 +1,4 @@
-package host
+package pool
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/host/hosttest"
 	"github.com/gaffer-dev/gaffer/serve"
 )
 
@@ -13,11 +15,11 @@ import (
 // leaves the finished run's job in the journal. The next serve takes the
 // job as done: no "run failed", no error kept for the run.
 func TestPoolRecoveredJobOfAFinishedRunIsDone(t *testing.T) {
-	f := newFixture(t)
-	h := f.open(t)
+	f := hosttest.New(t)
+	h := f.Open(t, host.Config{})
 	first := newTestPool(t, h)
 	startPool(t, first)
-	spec := RunSpec{RunID: "r-1", PlanFile: f.plan, Script: f.script, InPlace: true, AutoApprove: true}
+	spec := host.RunSpec{RunID: "r-1", PlanFile: f.Plan, Script: f.Script, InPlace: true, AutoApprove: true}
 	if _, err := first.Submit(t.Context(), spec); err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +27,7 @@ func TestPoolRecoveredJobOfAFinishedRunIsDone(t *testing.T) {
 	first.Queue().Drain(time.Minute)
 
 	// The journal as the killed serve left it: r-1 still executing.
-	key, err := RepoKey(f.repo)
+	key, err := host.RepoKey(f.Repo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +40,7 @@ func TestPoolRecoveredJobOfAFinishedRunIsDone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(serve.JournalPath(f.store), j, 0o600); err != nil {
+	if err := os.WriteFile(serve.JournalPath(f.Store), j, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	next := newTestPool(t, h)
@@ -56,7 +58,7 @@ func TestPoolRecoveredJobOfAFinishedRunIsDone(t *testing.T) {
 	if msg := next.Queue().LastError("r-1"); msg != "" {
 		t.Errorf("the recovered job of the finished run failed: %s", msg)
 	}
-	if rs, err := next.Status(t.Context(), RunRequest{RunID: "r-1"}); err != nil || rs.Status != "completed" {
+	if rs, err := next.Status(t.Context(), host.RunRequest{RunID: "r-1"}); err != nil || rs.Status != "completed" {
 		t.Errorf("status %q, %v; want completed", rs.Status, err)
 	}
 }
@@ -64,13 +66,13 @@ func TestPoolRecoveredJobOfAFinishedRunIsDone(t *testing.T) {
 // Approving a run that is queued (submitted, no checkpoint yet) says so,
 // as its status does, instead of that there is no such run.
 func TestPoolAnswerOfAQueuedRun(t *testing.T) {
-	poolServices(t, func(t *testing.T, f fixture, p *Pool, svc Service) {
-		if _, err := svc.Submit(t.Context(), RunSpec{RunID: "r-1", PlanFile: f.plan, Script: f.script, InPlace: true}); err != nil {
+	poolServices(t, func(t *testing.T, f hosttest.Fixture, p *Pool, svc host.Service) {
+		if _, err := svc.Submit(t.Context(), host.RunSpec{RunID: "r-1", PlanFile: f.Plan, Script: f.Script, InPlace: true}); err != nil {
 			t.Fatal(err)
 		}
-		_, err := svc.Answer(t.Context(), AnswerRequest{RunID: "r-1", Verdict: Approve})
-		if CodeOf(err) != Refused || err == nil || err.Error() != "run r-1 is not waiting for approval (it is queued)" {
-			t.Fatalf("Answer of a queued run: %v (%s)", err, CodeOf(err))
+		_, err := svc.Answer(t.Context(), host.AnswerRequest{RunID: "r-1", Verdict: host.Approve})
+		if host.CodeOf(err) != host.Refused || err == nil || err.Error() != "run r-1 is not waiting for approval (it is queued)" {
+			t.Fatalf("Answer of a queued run: %v (%s)", err, host.CodeOf(err))
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package host
+package socket
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/control"
+	"github.com/gaffer-dev/gaffer/host"
 )
 
 // Connection is how a front end reaches the run service of a store: the
@@ -22,18 +23,18 @@ type Connection struct {
 	// (no store yet): its error is the caller's words for it.
 	Missing func() error
 	// Database, when set, reaches the service through a database store
-	// (its serves, on any host): a nil Service without an error when the
+	// (its serves, on any host): a nil host.Service without an error when the
 	// store is not a database.
-	Database func(ctx context.Context) (Service, func(), error)
+	Database func(ctx context.Context) (host.Service, func(), error)
 	// Open opens the store in this process.
-	Open func(ctx context.Context) (Service, func(), error)
+	Open func(ctx context.Context) (host.Service, func(), error)
 }
 
 // Connect calls f with the run service of c's store, chosen as Connection
 // says; a caller does not know which one it has. A holder that goes away
 // during f (the store is free, or about to be) is not an error: the
 // choice is made again.
-func Connect(ctx context.Context, c Connection, f func(Service) error) error {
+func Connect(ctx context.Context, c Connection, f func(host.Service) error) error {
 	deadline := time.Now().Add(c.HeldWait)
 	for {
 		cl, err := holderAt(ctx, c.Dir)
@@ -63,7 +64,7 @@ func Connect(ctx context.Context, c Connection, f func(Service) error) error {
 		}
 		svc, closeSvc, err := c.Open(ctx)
 		if err != nil {
-			if !c.Read || CodeOf(err) != Held || time.Now().After(deadline) {
+			if !c.Read || host.CodeOf(err) != host.Held || time.Now().After(deadline) {
 				return err
 			}
 			select {
@@ -80,14 +81,14 @@ func Connect(ctx context.Context, c Connection, f func(Service) error) error {
 
 // HolderAt returns the client of the process holding the store whose local
 // directory is dir when one answers on its socket, nil when none does. A
-// socket of another user, or in a directory others can write, is Refused.
+// socket of another user, or in a directory others can write, is host.Refused.
 func HolderAt(ctx context.Context, dir string) (*Client, error) { return holderAt(ctx, dir) }
 
 func holderAt(ctx context.Context, dir string) (*Client, error) {
 	cl := NewClient(dir)
 	if _, err := cl.Ping(ctx); err != nil {
 		if errors.Is(err, control.ErrStranger) || errors.Is(err, control.ErrUnsafeDir) {
-			return nil, &Error{Code: Refused, Err: err}
+			return nil, &host.Error{Code: host.Refused, Err: err}
 		}
 		return nil, nil
 	}

@@ -1,4 +1,4 @@
-package host
+package pool
 
 import (
 	"context"
@@ -12,7 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gaffer-dev/gaffer/control"
 	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/host/hosttest"
+	"github.com/gaffer-dev/gaffer/host/socket"
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/serve"
 )
@@ -24,9 +28,9 @@ const pollDeadline = 2 * time.Minute
 // newTestPool makes the Pool of h as serve does (its Observe subscribed,
 // so a drain stops runs at their checkpoints), without starting its
 // workers. The pool is drained at the test's end, before h closes.
-func newTestPool(t *testing.T, h *Host) *Pool {
+func newTestPool(t *testing.T, h *host.Host) *Pool {
 	t.Helper()
-	p, err := NewPool(h, PoolConfig{Workers: 1})
+	p, err := New(h, Config{Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,31 +57,31 @@ func startPool(t *testing.T, p *Pool) {
 // poolServices runs test with a fixture's Pool as the Service, and again
 // with a Client reaching that Pool through the control socket its Host
 // serves as "serve": one set of assertions for both.
-func poolServices(t *testing.T, test func(t *testing.T, f fixture, p *Pool, svc Service)) {
+func poolServices(t *testing.T, test func(t *testing.T, f hosttest.Fixture, p *Pool, svc host.Service)) {
 	t.Run("local", func(t *testing.T) {
-		f := newFixture(t)
-		p := newTestPool(t, f.open(t))
+		f := hosttest.New(t)
+		p := newTestPool(t, f.Open(t, host.Config{}))
 		test(t, f, p, p)
 	})
 	t.Run("socket", func(t *testing.T) {
-		f := newFixture(t)
-		h := f.open(t)
+		f := hosttest.New(t)
+		h := f.Open(t, host.Config{})
 		p := newTestPool(t, h)
-		if _, _, err := h.Listen(t.Context(), "serve", p); err != nil {
+		if _, _, err := socket.Listen(t.Context(), h, p, control.Info{Kind: "serve"}); err != nil {
 			t.Fatal(err)
 		}
-		test(t, f, p, NewClient(f.store))
+		test(t, f, p, socket.NewClient(f.Store))
 	})
 }
 
 // waitStatus polls svc until run id's status is want, failing at once
 // when p's job of the run failed, or at pollDeadline with the last status
 // it saw.
-func waitStatus(t *testing.T, p *Pool, svc Service, id, want string) RunStatus {
+func waitStatus(t *testing.T, p *Pool, svc host.Service, id, want string) host.RunStatus {
 	t.Helper()
 	deadline := time.Now().Add(pollDeadline)
 	for {
-		rs, err := svc.Status(t.Context(), RunRequest{RunID: id})
+		rs, err := svc.Status(t.Context(), host.RunRequest{RunID: id})
 		if err == nil && rs.Status == want && !rs.Pending {
 			return rs
 		}
@@ -93,10 +97,10 @@ func waitStatus(t *testing.T, p *Pool, svc Service, id, want string) RunStatus {
 
 // checkCommitted checks that run id's files are in the work tree and that
 // its phases were committed (commits with its Gaffer-Run trailer).
-func checkCommitted(t *testing.T, f fixture, h *Host, id string) {
+func checkCommitted(t *testing.T, f hosttest.Fixture, h *host.Host, id string) {
 	t.Helper()
 	for _, name := range []string{"hello.txt", "bye.txt"} {
-		if _, err := os.Stat(filepath.Join(f.repo, name)); err != nil {
+		if _, err := os.Stat(filepath.Join(f.Repo, name)); err != nil {
 			t.Errorf("run %s's %s: %v", id, name, err)
 		}
 	}
@@ -119,37 +123,41 @@ func checkCommitted(t *testing.T, f fixture, h *Host, id string) {
 }
 
 func TestPoolOperationsLocallyAndThroughTheSocket(t *testing.T) {
-	poolServices(t, func(t *testing.T, f fixture, p *Pool, svc Service) {
+	poolServices(t, func(t *testing.T, f hosttest.Fixture, p *Pool, svc host.Service) {
 		ctx := t.Context()
 		// Submit, before any worker runs: queued, and told so.
-		out, err := svc.Submit(ctx, RunSpec{RunID: "r-1", PlanFile: f.plan, Script: f.script, InPlace: true, AutoApprove: true})
-		if err != nil || out.Kind != HandedOn || out.RunID != "r-1" || !strings.Contains(out.Message, "queued") {
+		out, err := svc.Submit(ctx, host.RunSpec{RunID: "r-1", PlanFile: f.Plan, Script: f.Script, InPlace: true, AutoApprove: true})
+		if err != nil || out.Kind != host.HandedOn || out.RunID != "r-1" || !strings.Contains(out.Message, "queued") {
 			t.Fatalf("Submit = %+v, %v; want r-1 handed on, queued", out, err)
 		}
-		rs, err := svc.Status(ctx, RunRequest{RunID: "r-1"})
-		if err != nil || !rs.Pending || rs.Status != StatusQueued || rs.Snapshot.RunID != "r-1" {
+		rs, err := svc.Status(ctx, host.RunRequest{RunID: "r-1"})
+		if err != nil || !rs.Pending || rs.Status != host.StatusQueued || rs.Snapshot.RunID != "r-1" {
 			t.Fatalf("Status of a queued run = %s %q pending=%v, %v; want r-1 queued, pending", rs.Snapshot.RunID, rs.Status, rs.Pending, err)
 		}
+		// A queued run is not deleted.
+		if err := svc.Delete(ctx, host.RunRequest{RunID: "r-1"}); host.CodeOf(err) != host.Held || !strings.Contains(err.Error(), "queued") {
+			t.Fatalf("Delete of a queued run: %v (%s), want held", err, host.CodeOf(err))
+		}
 		// A queued run is refused a second place in the queue.
-		if _, err := svc.Submit(ctx, RunSpec{RunID: "r-1", PlanFile: f.plan, Script: f.script}); CodeOf(err) != Held {
-			t.Fatalf("Submit of a queued run id: %v (%s), want held", err, CodeOf(err))
+		if _, err := svc.Submit(ctx, host.RunSpec{RunID: "r-1", PlanFile: f.Plan, Script: f.Script}); host.CodeOf(err) != host.Held {
+			t.Fatalf("Submit of a queued run id: %v (%s), want held", err, host.CodeOf(err))
 		}
 		// Cancel of a queued run takes it out of the queue: it never runs.
-		if _, err := svc.Submit(ctx, RunSpec{RunID: "r-2", PlanFile: f.plan, Script: f.script, InPlace: true}); err != nil {
+		if _, err := svc.Submit(ctx, host.RunSpec{RunID: "r-2", PlanFile: f.Plan, Script: f.Script, InPlace: true}); err != nil {
 			t.Fatal(err)
 		}
-		out, err = svc.Cancel(ctx, RunRequest{RunID: "r-2"})
-		if err != nil || out.Kind != Cancelled || out.RunID != "r-2" || !strings.Contains(out.Message, "removed from the queue") {
+		out, err = svc.Cancel(ctx, host.RunRequest{RunID: "r-2"})
+		if err != nil || out.Kind != host.Cancelled || out.RunID != "r-2" || !strings.Contains(out.Message, "removed from the queue") {
 			t.Fatalf("Cancel of a queued run = %+v, %v; want removed from the queue", out, err)
 		}
-		if _, err := svc.Status(ctx, RunRequest{RunID: "r-2"}); CodeOf(err) != Refused || err.Error() != "no run r-2 in "+f.store {
-			t.Fatalf("Status of a run cancelled in the queue: %v (%s), want no such run", err, CodeOf(err))
+		if _, err := svc.Status(ctx, host.RunRequest{RunID: "r-2"}); host.CodeOf(err) != host.Refused || err.Error() != "no run r-2 in "+f.Store {
+			t.Fatalf("Status of a run cancelled in the queue: %v (%s), want no such run", err, host.CodeOf(err))
 		}
 		// Another repository's run is refused: its work tree is not this one.
 		other := t.TempDir()
-		if _, err := svc.Submit(ctx, RunSpec{RunID: "r-x", PlanFile: f.plan, Repo: other}); CodeOf(err) != Refused ||
+		if _, err := svc.Submit(ctx, host.RunSpec{RunID: "r-x", PlanFile: f.Plan, Repo: other}); host.CodeOf(err) != host.Refused ||
 			!strings.Contains(err.Error(), "not "+other) {
-			t.Fatalf("Submit for another repository: %v (%s), want refused naming it", err, CodeOf(err))
+			t.Fatalf("Submit for another repository: %v (%s), want refused naming it", err, host.CodeOf(err))
 		}
 
 		// The workers take r-1; AutoApprove carries it to its end.
@@ -162,17 +170,17 @@ func TestPoolOperationsLocallyAndThroughTheSocket(t *testing.T) {
 
 		// A run without AutoApprove parks at its plan's approval (Start
 		// queues like Submit); the answer goes through the pool.
-		out, err = svc.Start(ctx, RunSpec{RunID: "r-3", PlanFile: f.plan, Script: f.script, InPlace: true})
-		if err != nil || out.Kind != HandedOn || out.RunID != "r-3" {
+		out, err = svc.Start(ctx, host.RunSpec{RunID: "r-3", PlanFile: f.Plan, Script: f.Script, InPlace: true})
+		if err != nil || out.Kind != host.HandedOn || out.RunID != "r-3" {
 			t.Fatalf("Start through the pool = %+v, %v; want r-3 handed on", out, err)
 		}
 		waitStatus(t, p, svc, "r-3", "awaiting_approval")
-		if _, err := svc.Answer(ctx, AnswerRequest{RunID: "r-3", Verdict: Retry}); CodeOf(err) != Usage ||
+		if _, err := svc.Answer(ctx, host.AnswerRequest{RunID: "r-3", Verdict: host.Retry}); host.CodeOf(err) != host.Usage ||
 			!strings.Contains(err.Error(), "not for recovery's question") {
-			t.Fatalf("Answer with a decision to a plan's approval: %v (%s), want usage", err, CodeOf(err))
+			t.Fatalf("Answer with a decision to a plan's approval: %v (%s), want usage", err, host.CodeOf(err))
 		}
-		out, err = svc.Answer(ctx, AnswerRequest{RunID: "r-3", Verdict: Approve})
-		if err != nil || out.Kind != HandedOn || out.RunID != "r-3" || !strings.Contains(out.Message, "Run r-3 approved; gaffer serve") {
+		out, err = svc.Answer(ctx, host.AnswerRequest{RunID: "r-3", Verdict: host.Approve})
+		if err != nil || out.Kind != host.HandedOn || out.RunID != "r-3" || !strings.Contains(out.Message, "Run r-3 approved; gaffer serve") {
 			t.Fatalf("Answer through the pool = %+v, %v; want handed on, approved", out, err)
 		}
 		waitStatus(t, p, svc, "r-3", "completed")
@@ -180,48 +188,48 @@ func TestPoolOperationsLocallyAndThroughTheSocket(t *testing.T) {
 		// A run that fails before its first checkpoint is told as such, with
 		// the cause, not as no such run.
 		missing := filepath.Join(t.TempDir(), "gone.md")
-		if _, err := svc.Submit(ctx, RunSpec{RunID: "r-4", PlanFile: missing, Script: f.script, InPlace: true}); err != nil {
+		if _, err := svc.Submit(ctx, host.RunSpec{RunID: "r-4", PlanFile: missing, Script: f.Script, InPlace: true}); err != nil {
 			t.Fatal(err)
 		}
 		for {
-			_, err := svc.Status(ctx, RunRequest{RunID: "r-4"})
+			_, err := svc.Status(ctx, host.RunRequest{RunID: "r-4"})
 			if err == nil {
 				time.Sleep(10 * time.Millisecond)
 				continue
 			}
-			if CodeOf(err) != Refused || !strings.Contains(err.Error(), "run r-4 failed before its first checkpoint") || !strings.Contains(err.Error(), "gone.md") {
-				t.Fatalf("Status of a run that failed to start: %v (%s)", err, CodeOf(err))
+			if host.CodeOf(err) != host.Refused || !strings.Contains(err.Error(), "run r-4 failed before its first checkpoint") || !strings.Contains(err.Error(), "gone.md") {
+				t.Fatalf("Status of a run that failed to start: %v (%s)", err, host.CodeOf(err))
 			}
 			break
 		}
 
 		// Finished runs: Resume is refused, and so is a new run of their id.
-		if _, err := svc.Resume(ctx, RunRequest{RunID: "r-1"}); CodeOf(err) != Refused || !strings.Contains(err.Error(), "already finished") {
-			t.Fatalf("Resume of a finished run: %v (%s), want refused", err, CodeOf(err))
+		if _, err := svc.Resume(ctx, host.RunRequest{RunID: "r-1"}); host.CodeOf(err) != host.Refused || !strings.Contains(err.Error(), "already finished") {
+			t.Fatalf("Resume of a finished run: %v (%s), want refused", err, host.CodeOf(err))
 		}
-		if _, err := svc.Submit(ctx, RunSpec{RunID: "r-1", PlanFile: f.plan, Script: f.script}); CodeOf(err) != Refused ||
+		if _, err := svc.Submit(ctx, host.RunSpec{RunID: "r-1", PlanFile: f.Plan, Script: f.Script}); host.CodeOf(err) != host.Refused ||
 			!strings.Contains(err.Error(), "run r-1 already exists") {
-			t.Fatalf("Submit of an existing run id: %v (%s), want refused", err, CodeOf(err))
+			t.Fatalf("Submit of an existing run id: %v (%s), want refused", err, host.CodeOf(err))
 		}
 
 		// Reads are the Host's.
-		list, err := svc.List(ctx)
+		list, err := svc.List(ctx, host.ListRequest{})
 		if err != nil || len(list) != 2 {
 			t.Fatalf("List = %d runs, %v; want 2 (r-4 never started)", len(list), err)
 		}
-		for _, r := range list {
+		for _, r := range host.StatusesOf(list) {
 			if r.Status != "completed" || r.Pending {
 				t.Errorf("List: run %s is %q pending=%v, want completed", r.Snapshot.RunID, r.Status, r.Pending)
 			}
 		}
-		hist, err := svc.History(ctx, RunRequest{RunID: "r-3"})
+		hist, err := svc.History(ctx, host.RunRequest{RunID: "r-3"})
 		if err != nil || len(hist) < 4 {
 			t.Fatalf("History = %d checkpoints, %v", len(hist), err)
 		}
 		if hist[0].Seq <= hist[len(hist)-1].Seq || hist[0].Status != "completed" {
 			t.Fatalf("History is not newest first ending completed: %+v", hist[0])
 		}
-		if !slices.ContainsFunc(hist, func(c Checkpoint) bool { return c.Interrupt == nodes.NodeApproval }) {
+		if !slices.ContainsFunc(hist, func(c host.Checkpoint) bool { return c.Interrupt == nodes.NodeApproval }) {
 			t.Fatal("History of the answered run has no checkpoint waiting for approval")
 		}
 	})
@@ -231,8 +239,8 @@ func TestPoolOperationsLocallyAndThroughTheSocket(t *testing.T) {
 // returns: an answer in between (the status already says
 // awaiting_approval) waits for the job to end, and is queued then.
 func TestPoolAnswerWaitsForTheJobThatParkedTheRun(t *testing.T) {
-	f := newFixture(t)
-	h := f.open(t)
+	f := hosttest.New(t)
+	h := f.Open(t, host.Config{})
 	p := newTestPool(t, h)
 	interrupted, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
@@ -245,17 +253,17 @@ func TestPoolAnswerWaitsForTheJobThatParkedTheRun(t *testing.T) {
 	})()
 	defer once.Do(func() {}) // a failed test does not hold the worker
 	startPool(t, p)
-	if _, err := p.Submit(t.Context(), RunSpec{RunID: "r-1", PlanFile: f.plan, Script: f.script, InPlace: true}); err != nil {
+	if _, err := p.Submit(t.Context(), host.RunSpec{RunID: "r-1", PlanFile: f.Plan, Script: f.Script, InPlace: true}); err != nil {
 		t.Fatal(err)
 	}
 	<-interrupted
 	type result struct {
-		out Outcome
+		out host.Outcome
 		err error
 	}
 	answered := make(chan result, 1)
 	go func() {
-		out, err := p.Answer(context.Background(), AnswerRequest{RunID: "r-1", Verdict: Approve})
+		out, err := p.Answer(context.Background(), host.AnswerRequest{RunID: "r-1", Verdict: host.Approve})
 		answered <- result{out, err}
 	}()
 	select {
@@ -265,7 +273,7 @@ func TestPoolAnswerWaitsForTheJobThatParkedTheRun(t *testing.T) {
 	case <-time.After(100 * time.Millisecond):
 	}
 	close(release)
-	if r := <-answered; r.err != nil || r.out.Kind != HandedOn {
+	if r := <-answered; r.err != nil || r.out.Kind != host.HandedOn {
 		t.Fatalf("Answer = %+v, %v; want handed on", r.out, r.err)
 	}
 	waitStatus(t, p, p, "r-1", "completed")
@@ -274,19 +282,19 @@ func TestPoolAnswerWaitsForTheJobThatParkedTheRun(t *testing.T) {
 // A second answer while the first waits in the queue is told so, with
 // the command that says when the run goes on.
 func TestPoolSecondAnswerWhileTheFirstIsQueued(t *testing.T) {
-	f := newFixture(t)
-	h := f.open(t)
-	if out, err := h.Start(t.Context(), RunSpec{RunID: "r-1", PlanFile: f.plan, Script: f.script, InPlace: true}); err != nil || out.Kind != Parked {
+	f := hosttest.New(t)
+	h := f.Open(t, host.Config{})
+	if out, err := h.Start(t.Context(), host.RunSpec{RunID: "r-1", PlanFile: f.Plan, Script: f.Script, InPlace: true}); err != nil || out.Kind != host.Parked {
 		t.Fatalf("Start = %+v, %v; want parked", out, err)
 	}
 	p := newTestPool(t, h) // no workers: answers stay queued
-	if out, err := p.Answer(t.Context(), AnswerRequest{RunID: "r-1", Verdict: Approve}); err != nil || out.Kind != HandedOn {
+	if out, err := p.Answer(t.Context(), host.AnswerRequest{RunID: "r-1", Verdict: host.Approve}); err != nil || out.Kind != host.HandedOn {
 		t.Fatalf("first Answer = %+v, %v; want handed on", out, err)
 	}
-	_, err := p.Answer(t.Context(), AnswerRequest{RunID: "r-1", Verdict: Approve})
-	if CodeOf(err) != Held || !strings.Contains(err.Error(), "run r-1 was answered already: the answer waits for a worker") ||
+	_, err := p.Answer(t.Context(), host.AnswerRequest{RunID: "r-1", Verdict: host.Approve})
+	if host.CodeOf(err) != host.Held || !strings.Contains(err.Error(), "run r-1 was answered already: the answer waits for a worker") ||
 		!strings.Contains(err.Error(), "gaffer status r-1") {
-		t.Fatalf("second Answer: %v (%s)", err, CodeOf(err))
+		t.Fatalf("second Answer: %v (%s)", err, host.CodeOf(err))
 	}
 }
 
@@ -302,14 +310,14 @@ const legacyJournal = `{"version":1,"active":null,"queued":[{"run_id":"r-old","k
 func TestPoolRecoversAVersion1Journal(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		journal func(f fixture, key string) string
+		journal func(f hosttest.Fixture, key string) string
 	}{
-		{"version 1", func(f fixture, key string) string {
+		{"version 1", func(f hosttest.Fixture, key string) string {
 			q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
-			return strings.NewReplacer("$PLAN", q(f.plan), "$SCRIPT", q(f.script), "$REPO", q(key)).Replace(legacyJournal)
+			return strings.NewReplacer("$PLAN", q(f.Plan), "$SCRIPT", q(f.Script), "$REPO", q(key)).Replace(legacyJournal)
 		}},
-		{"version 2", func(f fixture, key string) string {
-			spec, err := encodeJob(RunSpec{RunID: "r-old", PlanFile: f.plan, Script: f.script, InPlace: true, AutoApprove: true, Repo: key})
+		{"version 2", func(f hosttest.Fixture, key string) string {
+			spec, err := encodeJob(host.RunSpec{RunID: "r-old", PlanFile: f.Plan, Script: f.Script, InPlace: true, AutoApprove: true, Repo: key})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -321,17 +329,17 @@ func TestPoolRecoversAVersion1Journal(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t)
-			key, err := RepoKey(f.repo)
+			f := hosttest.New(t)
+			key, err := host.RepoKey(f.Repo)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(serve.JournalPath(f.store), []byte(tc.journal(f, key)), 0o600); err != nil {
+			if err := os.WriteFile(serve.JournalPath(f.Store), []byte(tc.journal(f, key)), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			h := f.open(t)
+			h := f.Open(t, host.Config{})
 			p := newTestPool(t, h)
-			if rs, err := p.Status(t.Context(), RunRequest{RunID: "r-old"}); err != nil || !rs.Pending || rs.Status != StatusQueued {
+			if rs, err := p.Status(t.Context(), host.RunRequest{RunID: "r-old"}); err != nil || !rs.Pending || rs.Status != host.StatusQueued {
 				t.Fatalf("Status of the journal's run = %q pending=%v, %v; want queued", rs.Status, rs.Pending, err)
 			}
 			startPool(t, p)
@@ -342,7 +350,7 @@ func TestPoolRecoversAVersion1Journal(t *testing.T) {
 }
 
 func TestDecodeJob(t *testing.T) {
-	spec := RunSpec{RunID: "r-1", PlanFile: "/p/plan.md", Goal: "greet", Driver: "script", Model: "m", Profile: "fast",
+	spec := host.RunSpec{RunID: "r-1", PlanFile: "/p/plan.md", Goal: "greet", Driver: "script", Model: "m", Profile: "fast",
 		Script: "/p/s.yaml", AutoApprove: true, AllowDirty: true, Pace: 2 * time.Second, TrackerID: "T-1", Repo: "/p/repo"}
 	b, err := encodeJob(spec)
 	if err != nil {
@@ -397,7 +405,7 @@ func TestDecodeJob(t *testing.T) {
 }
 
 // decodeJob never panics, and what it accepts survives the journal: the
-// spec re-encoded (version 2) decodes to the same RunSpec.
+// spec re-encoded (version 2) decodes to the same host.RunSpec.
 func FuzzDecodeJob(f *testing.F) {
 	for _, s := range []string{
 		`{"type":"gaffer.run","version":2,"run":{"run_id":"r-1","plan_file":"/p/plan.md","auto_approve":true,"pace":1500000000}}`,
@@ -434,26 +442,26 @@ func FuzzDecodeJob(f *testing.F) {
 // approved and feedback) recovers: the next serve answers the run with
 // it and the run goes on.
 func TestPoolRecoversAnOldJournalsAnswer(t *testing.T) {
-	f := newFixture(t)
-	key, err := RepoKey(f.repo)
+	f := hosttest.New(t)
+	key, err := host.RepoKey(f.Repo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := f.open(t)
-	if out, err := h.Start(t.Context(), RunSpec{RunID: "r-1", PlanFile: f.plan, Script: f.script, InPlace: true}); err != nil || out.Kind != Parked {
+	h := f.Open(t, host.Config{})
+	if out, err := h.Start(t.Context(), host.RunSpec{RunID: "r-1", PlanFile: f.Plan, Script: f.Script, InPlace: true}); err != nil || out.Kind != host.Parked {
 		t.Fatalf("start: %+v, %v; want parked for approval", out, err)
 	}
 	h.Close()
 	q, _ := json.Marshal(key)
 	old := `{"version":1,"active":null,"queued":[{"run_id":"r-1","kind":"answer","answer":{"approved":true,"feedback":"go"},"key":` + string(q) + `}]}`
-	if err := os.WriteFile(serve.JournalPath(f.store), []byte(old), 0o600); err != nil {
+	if err := os.WriteFile(serve.JournalPath(f.Store), []byte(old), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h = f.open(t)
+	h = f.Open(t, host.Config{})
 	p := newTestPool(t, h)
 	startPool(t, p)
 	waitStatus(t, p, p, "r-1", "completed")
-	rs, err := p.Status(t.Context(), RunRequest{RunID: "r-1"})
+	rs, err := p.Status(t.Context(), host.RunRequest{RunID: "r-1"})
 	if err != nil || rs.Snapshot.State.Approval.Feedback != "go" {
 		t.Fatalf("the approval's feedback: %+v, %v; want the journal's", rs.Snapshot.State.Approval, err)
 	}

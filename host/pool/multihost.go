@@ -1,4 +1,4 @@
-package host
+package pool
 
 import (
 	"context"
@@ -10,16 +10,13 @@ import (
 	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/checkpoint/postgres"
-	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/internal/ioerr"
-	"github.com/gaffer-dev/gaffer/internal/procgroup"
-	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/serve"
 	"github.com/gaffer-dev/gaffer/serve/pgqueue"
-	"github.com/gaffer-dev/gaffer/state"
 )
 
-// HostsConfig is the PostgreSQL queue's part of a PoolConfig: on a
+// HostsConfig is the PostgreSQL queue's part of a Config: on a
 // database store the serves of many hosts claim runs from one jobs table
 // (package serve/pgqueue), each under its host id.
 type HostsConfig struct {
@@ -45,8 +42,8 @@ func DefaultHostID() string {
 
 // dbQueue makes the PostgreSQL queue of a host on a database store; ok is
 // false for a store directory (the file journal's pool then).
-func (p *Pool) dbQueue(cfg PoolConfig) (q serve.Queue, ok bool, err error) {
-	db, isDB := p.h.store.(*postgres.Store)
+func (p *Pool) dbQueue(cfg Config) (q serve.Queue, ok bool, err error) {
+	db, isDB := p.h.Store().(*postgres.Store)
 	if !isDB {
 		return nil, false, nil
 	}
@@ -67,7 +64,7 @@ func (p *Pool) dbQueue(cfg PoolConfig) (q serve.Queue, ok bool, err error) {
 // executes a run in the same work tree; a holder's lease has yet to
 // expire).
 func retryOnHost(err error) bool {
-	return machineFault(err) || CodeOf(err) == Held
+	return machineFault(err) || host.CodeOf(err) == host.Held
 }
 
 // machineFault reports whether a run stopped by err stopped for the
@@ -83,16 +80,7 @@ func machineFault(err error) bool {
 // more than pgqueue's MaxTakeovers times): its status becomes failed,
 // with err, which names the last holder, as its last error.
 func (p *Pool) abandon(ctx context.Context, job serve.Job, err error) error {
-	snap, serr := p.h.runner.State(ctx, job.RunID)
-	if serr != nil || snap.State.Status.Terminal() {
-		return nil // no checkpoint to fail: the job's error is all there is
-	}
-	_, uerr := p.h.runner.UpdateState(ctx, job.RunID, snap.State.WithStatus(state.RunFailed).WithError(err.Error()), graph.START)
-	if uerr != nil {
-		return p.h.refusal(ctx, job.RunID, uerr)
-	}
-	markTranscriptEnd(p.h.dir, job.RunID)
-	return nil
+	return p.h.Fail(ctx, job.RunID, err)
 }
 
 // finished reports whether a recovered job's run has already ended: its
@@ -102,37 +90,21 @@ func (p *Pool) finished(ctx context.Context, job serve.Job) bool {
 	if !job.Recovered {
 		return false
 	}
-	snap, err := p.h.runner.State(ctx, job.RunID)
+	snap, err := p.h.State(ctx, host.RunRequest{RunID: job.RunID})
 	return err == nil && snap.State.Status.Terminal() && !snap.State.Stash.Pending()
 }
 
 // ServingHosts counts the serves alive on the database store of h (their
 // heartbeat is not past); 0 for a store directory. A command with no
 // holder on this host goes through the database when one is alive.
-func (h *Host) ServingHosts(ctx context.Context) (int, error) {
-	db, ok := h.store.(*postgres.Store)
+func ServingHosts(ctx context.Context, h *host.Host) (int, error) {
+	db, ok := h.Store().(*postgres.Store)
 	if !ok {
 		return 0, nil
 	}
 	var n int
 	err := db.Pool().QueryRow(ctx, `SELECT count(*) FROM serve_hosts WHERE lease_until > now()`).Scan(&n)
 	return n, err
-}
-
-// recoverGitLocks is nodes.RecoverGitLocks, except for a shared host.
-func recoverGitLocks(root string, shared bool) ([]string, error) {
-	if shared {
-		return nil, nil
-	}
-	return nodes.RecoverGitLocks(root)
-}
-
-// killOrphans is groups.KillOrphans, except for a shared host.
-func killOrphans(groups *procgroup.Registry, shared bool) ([]int, error) {
-	if shared {
-		return nil, nil
-	}
-	return groups.KillOrphans()
 }
 
 // serveName names the serve that executes what the pool queued, in its

@@ -1,4 +1,4 @@
-package host
+package listing
 
 import (
 	"encoding/binary"
@@ -13,14 +13,14 @@ import (
 
 // A summary is read for every run of a listing (10,000 of them in well
 // under 100 ms), so it is encoded by hand: the version byte, then each
-// field of RunSummary in order, strings and lists length-prefixed with
+// field of Summary in order, strings and lists length-prefixed with
 // uvarints, numbers as varints, times as Unix time and zone offset, and a
 // cost as the bits of its float64.
 
-// encodeSummary encodes sum (version summaryVersion).
-func encodeSummary(sum RunSummary) ([]byte, error) {
-	e := summaryEncoder{b: make([]byte, 0, 256)}
-	e.b = append(e.b, summaryVersion)
+// Encode encodes sum (version Version).
+func Encode(sum Summary) ([]byte, error) {
+	e := encoder{b: make([]byte, 0, 256)}
+	e.b = append(e.b, Version)
 	e.int(int64(sum.Seq))
 	e.str(sum.Goal)
 	e.str(sum.Slug)
@@ -64,20 +64,20 @@ func encodeSummary(sum RunSummary) ([]byte, error) {
 	return e.b, nil
 }
 
-// decodeSummary decodes what encodeSummary made; an error for anything
-// else (another version, a cut or damaged record).
-func decodeSummary(b []byte) (RunSummary, error) {
-	var sum RunSummary
-	err := decodeSummaryTo(b, &sum, nil)
+// Decode decodes what Encode made; an error for anything else (another
+// version, a cut or damaged record).
+func Decode(b []byte) (Summary, error) {
+	var sum Summary
+	err := decodeTo(b, &sum, nil)
 	return sum, err
 }
 
-// decodeSummaryTo is decodeSummary into *sum, its lists cut from sl's.
-func decodeSummaryTo(b []byte, sum *RunSummary, sl *slabs) error {
-	if len(b) == 0 || b[0] != summaryVersion {
+// decodeTo is Decode into *sum, its lists cut from sl's.
+func decodeTo(b []byte, sum *Summary, sl *Slabs) error {
+	if len(b) == 0 || b[0] != Version {
 		return errors.New("not a summary of this version")
 	}
-	d := summaryDecoder{b: b[1:], s: string(b[1:])}
+	d := decoder{b: b[1:], s: string(b[1:])}
 	sum.Seq = uint64(d.int())
 	sum.Goal = d.str()
 	sum.Slug = d.str()
@@ -92,7 +92,7 @@ func decodeSummaryTo(b []byte, sum *RunSummary, sl *slabs) error {
 	if n := d.count(); n > 0 {
 		sum.Phases = carve(sl.phaseSummaries(), n)
 		for i := range sum.Phases {
-			sum.Phases[i] = PhaseSummary{Status: state.PhaseStatus(d.int()), Attempt: int(d.int()),
+			sum.Phases[i] = Phase{Status: state.PhaseStatus(d.int()), Attempt: int(d.int()),
 				Started: d.time(), Completed: d.time(), Commit: d.str()}
 		}
 	}
@@ -119,11 +119,11 @@ func decodeSummaryTo(b []byte, sum *RunSummary, sl *slabs) error {
 	return d.err
 }
 
-type summaryEncoder struct{ b []byte }
+type encoder struct{ b []byte }
 
-func (e *summaryEncoder) int(v int64) { e.b = binary.AppendVarint(e.b, v) }
+func (e *encoder) int(v int64) { e.b = binary.AppendVarint(e.b, v) }
 
-func (e *summaryEncoder) str(s string) {
+func (e *encoder) str(s string) {
 	e.b = binary.AppendUvarint(e.b, uint64(len(s)))
 	e.b = append(e.b, s...)
 }
@@ -131,7 +131,7 @@ func (e *summaryEncoder) str(s string) {
 // time encodes t as its Unix seconds, nanoseconds and zone offset (a
 // zero time as one 0 byte): what a time is in the state's JSON, where
 // text made these three parses of nine times per summary.
-func (e *summaryEncoder) time(t time.Time) error {
+func (e *encoder) time(t time.Time) error {
 	if t.IsZero() {
 		e.b = append(e.b, 0)
 		return nil
@@ -144,22 +144,22 @@ func (e *summaryEncoder) time(t time.Time) error {
 	return nil
 }
 
-// summaryDecoder reads a summary; its strings are cut from one copy of
-// it (s), not allocated one by one.
-type summaryDecoder struct {
+// decoder reads a summary (or a listing's record); its strings are cut
+// from one copy of it (s), not allocated one by one.
+type decoder struct {
 	b   []byte
 	s   string // b's bytes, as b is cut from the front: s[len(s)-len(b):] is b
 	err error
 }
 
-func (d *summaryDecoder) fail(err error) {
+func (d *decoder) fail(err error) {
 	if d.err == nil {
 		d.err = err
 	}
 	d.b = nil
 }
 
-func (d *summaryDecoder) int() int64 {
+func (d *decoder) int() int64 {
 	v, n := binary.Varint(d.b)
 	if n <= 0 {
 		d.fail(errors.New("a number is cut"))
@@ -170,7 +170,7 @@ func (d *summaryDecoder) int() int64 {
 }
 
 // take returns the next n bytes (zeros once the record is cut).
-func (d *summaryDecoder) take(n int) []byte {
+func (d *decoder) take(n int) []byte {
 	if n < 0 || n > len(d.b) {
 		d.fail(errors.New("the summary is cut"))
 		return make([]byte, max(n, 0))
@@ -180,7 +180,7 @@ func (d *summaryDecoder) take(n int) []byte {
 	return v
 }
 
-func (d *summaryDecoder) str() string {
+func (d *decoder) str() string {
 	n, w := binary.Uvarint(d.b)
 	if w <= 0 || n > uint64(len(d.b)-w) {
 		d.fail(errors.New("a string is cut"))
@@ -194,7 +194,7 @@ func (d *summaryDecoder) str() string {
 
 // count reads a list's length: at most one entry per byte left, so that a
 // damaged length allocates nothing large.
-func (d *summaryDecoder) count() int {
+func (d *decoder) count() int {
 	n := d.int()
 	if n < 0 || n > int64(len(d.b)) {
 		d.fail(fmt.Errorf("a list of %d entries", n))
@@ -203,10 +203,10 @@ func (d *summaryDecoder) count() int {
 	return int(n)
 }
 
-// time decodes what summaryEncoder.time wrote, in the zone JSON would
+// time decodes what encoder.time wrote, in the zone JSON would
 // give the same time: UTC for offset 0, the local zone when it has that
 // offset then, a zone of that offset otherwise.
-func (d *summaryDecoder) time() time.Time {
+func (d *decoder) time() time.Time {
 	flag := d.take(1)
 	if d.err != nil || flag[0] == 0 {
 		return time.Time{}

@@ -1,5 +1,5 @@
 //go:build !unix
 
-package host
+package hoststore
 
 func flock(uintptr) error { return nil }

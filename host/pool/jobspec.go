@@ -1,10 +1,12 @@
-package host
+package pool
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/gaffer-dev/gaffer/host"
 )
 
 // The job spec serve's journal keeps for a run not started yet is tagged
@@ -20,11 +22,11 @@ const (
 	jobVersion = 2
 )
 
-// jobSpec is the envelope of a journaled RunSpec.
+// jobSpec is the envelope of a journaled host.RunSpec.
 type jobSpec struct {
-	Type    string  `json:"type"`
-	Version int     `json:"version"`
-	Run     RunSpec `json:"run"`
+	Type    string       `json:"type"`
+	Version int          `json:"version"`
+	Run     host.RunSpec `json:"run"`
 }
 
 // legacySpec is version 1: cli.RunOptions as the serve of that version
@@ -45,38 +47,38 @@ type legacySpec struct {
 }
 
 // encodeJob is the journal's record of spec.
-func encodeJob(spec RunSpec) ([]byte, error) {
+func encodeJob(spec host.RunSpec) ([]byte, error) {
 	return json.Marshal(jobSpec{Type: jobType, Version: jobVersion, Run: spec})
 }
 
 // decodeJob reads a journaled spec of any version this binary knows,
 // strictly: an unknown type, version or field is an error naming it.
-func decodeJob(b []byte) (RunSpec, error) {
+func decodeJob(b []byte) (host.RunSpec, error) {
 	var tag struct {
 		Type    string `json:"type"`
 		Version int    `json:"version"`
 	}
 	if err := json.Unmarshal(b, &tag); err != nil {
-		return RunSpec{}, fmt.Errorf("job spec: %w", err)
+		return host.RunSpec{}, fmt.Errorf("job spec: %w", err)
 	}
 	if tag.Type == "" && tag.Version == 0 {
 		var l legacySpec
 		if err := strictJSON(b, &l); err != nil {
-			return RunSpec{}, fmt.Errorf("job spec (version 1): %w", err)
+			return host.RunSpec{}, fmt.Errorf("job spec (version 1): %w", err)
 		}
-		return RunSpec{RunID: l.RunID, PlanFile: l.PlanFile, Goal: l.Goal, Driver: l.Driver, Model: l.Model, Profile: l.Profile,
+		return host.RunSpec{RunID: l.RunID, PlanFile: l.PlanFile, Goal: l.Goal, Driver: l.Driver, Model: l.Model, Profile: l.Profile,
 			Script: l.Script, AutoApprove: l.AutoApprove, AllowDirty: l.AllowDirty, Pace: l.Pace, TrackerID: l.TrackerID, Repo: l.Repo,
 			InPlace: true}, nil // version 1 knew no other way
 	}
 	if tag.Type != jobType {
-		return RunSpec{}, fmt.Errorf("job spec: type %q, want %q", tag.Type, jobType)
+		return host.RunSpec{}, fmt.Errorf("job spec: type %q, want %q", tag.Type, jobType)
 	}
 	if tag.Version != jobVersion {
-		return RunSpec{}, fmt.Errorf("job spec: version %d, this gaffer reads versions 1 and %d; finish the queued runs with the gaffer that queued them", tag.Version, jobVersion)
+		return host.RunSpec{}, fmt.Errorf("job spec: version %d, this gaffer reads versions 1 and %d; finish the queued runs with the gaffer that queued them", tag.Version, jobVersion)
 	}
 	var j jobSpec
 	if err := strictJSON(b, &j); err != nil {
-		return RunSpec{}, fmt.Errorf("job spec: %w", err)
+		return host.RunSpec{}, fmt.Errorf("job spec: %w", err)
 	}
 	return j.Run, nil
 }
