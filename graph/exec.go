@@ -339,21 +339,18 @@ func (x *execution[S]) step(ctx context.Context) error {
 	}
 	stepNo := base.Step + 1
 	var next S
+	var err error
 	if len(tasks) == 1 && !sends {
 		next = results[0].out
-	} else {
-		if r.merge == nil {
-			return fmt.Errorf("%w: run %s step %d ran %v", ErrNoMerge, x.runID, stepNo, ran)
+		if r.nodes[tasks[0].node].partial {
+			w := write[S]{node: tasks[0].node, val: next, ops: make([]fieldOp, len(r.plan.fields))}
+			r.plan.partialOps(&w.val, w.ops)
+			if next, err = r.plan.apply(x.state, []write[S]{w}); err != nil {
+				return &NodeError{Node: tasks[0].node, Step: stepNo, Err: err}
+			}
 		}
-		outs := make([]S, len(results))
-		for i := range results {
-			outs[i] = results[i].out
-		}
-		m, err := r.merge(ctx, x.state, outs)
-		if err != nil {
-			return fmt.Errorf("graph: run %s step %d: merge: %w", x.runID, stepNo, err)
-		}
-		next = m
+	} else if next, err = x.merge(ctx, stepNo, ran, tasks, results); err != nil {
+		return err
 	}
 	var cmds []*Command[S]
 	for i, res := range results {
@@ -393,6 +390,70 @@ func (x *execution[S]) step(ctx context.Context) error {
 	x.setCheckpoint(cp, next, sendsNext)
 	x.emitValues(stepNo, ran, results, next)
 	return nil
+}
+
+// merge combines the branches of a fan-out step: with the merge function,
+// or else through the state's reducers.
+func (x *execution[S]) merge(ctx context.Context, stepNo int, ran []string, tasks []*task, results []taskResult[S]) (S, error) {
+	r := x.r
+	var next S
+	var err error
+	switch {
+	case r.merge != nil:
+		outs := make([]S, len(results))
+		for i := range results {
+			outs[i] = results[i].out
+		}
+		next, err = r.merge(ctx, x.state, outs)
+	case r.mergeB != nil:
+		next, err = r.mergeB(ctx, x.state, x.branches(tasks, results))
+	case r.plan != nil && r.plan.reducing:
+		next, err = x.reduce(tasks, results)
+	default:
+		return next, fmt.Errorf("%w: run %s step %d ran %v", ErrNoMerge, x.runID, stepNo, ran)
+	}
+	if err != nil {
+		return next, fmt.Errorf("graph: run %s step %d: merge: %w", x.runID, stepNo, err)
+	}
+	return next, nil
+}
+
+// branches describes a step's branches for a BranchMergeFunc.
+func (x *execution[S]) branches(tasks []*task, results []taskResult[S]) []Branch[S] {
+	bs := make([]Branch[S], len(tasks))
+	sends := 0
+	for i, t := range tasks {
+		b := Branch[S]{Node: t.node, Index: t.branch, Send: -1, Input: x.state, Result: results[i].out}
+		if in, ok := x.sends[t.branch]; ok {
+			b.Send, b.Input = sends, in
+			sends++
+		}
+		bs[i] = b
+	}
+	return bs
+}
+
+// reduce combines a step's branches through the state's reducers. A
+// Partial node's result is its write, and so is a send's (it ran on its
+// own input, not on the state); a named node that returned the whole state
+// wrote what it changed (fieldPlan.diff).
+func (x *execution[S]) reduce(tasks []*task, results []taskResult[S]) (S, error) {
+	p := x.r.plan
+	nf := len(p.fields)
+	ops := make([]fieldOp, len(tasks)*nf)
+	ws := make([]write[S], len(tasks))
+	for i, t := range tasks {
+		w := &ws[i]
+		w.node, w.ops = t.node, ops[i*nf:(i+1)*nf:(i+1)*nf]
+		_, send := x.sends[t.branch]
+		if send || x.r.nodes[t.node].partial {
+			w.val = results[i].out
+			p.partialOps(&w.val, w.ops)
+		} else {
+			p.diff(&x.state, &results[i].out, &w.val, w.ops, true)
+		}
+	}
+	return p.apply(x.state, ws)
 }
 
 // setCheckpoint makes cp, holding state s with sends due, the latest.
@@ -538,7 +599,7 @@ func (x *execution[S]) runTask(ctx context.Context, t *task, in S) (S, *Command[
 		out, cmd, err := x.attempt(ctx, n, t, in)
 		x.emit(Event{Kind: NodeFinished, RunID: t.runID, Step: t.step, Node: t.node, Attempt: attempt, Err: err, Duration: r.cfg.clock().Sub(start)})
 		if err == nil && n.cache != nil {
-			cacheStore(r, n, key, out)
+			cacheStore(r, n, key, in, out)
 		}
 		if err == nil || attempt >= attempts || !retryable(ctx, n.retry, err) {
 			return out, cmd, err
