@@ -288,6 +288,7 @@ func (x *execution[S]) step(ctx context.Context) error {
 	}
 	results := make([]taskResult[S], len(tasks))
 	sends := len(x.sends) > 0
+	fanned := false // the branches ran with pending writes, and streamed their updates
 	if len(tasks) == 1 && !sends {
 		results[0].out, results[0].cmd, results[0].err = x.runTask(ctx, tasks[0], x.state)
 	} else {
@@ -303,6 +304,8 @@ func (x *execution[S]) step(ctx context.Context) error {
 			results[0].out, results[0].cmd, results[0].err = x.runTask(ctx, tasks[0], ins[0])
 		} else if err := x.fanOut(ctx, base, tasks, ins, results); err != nil {
 			return err
+		} else {
+			fanned = true
 		}
 	}
 	x.resumed = false
@@ -388,7 +391,7 @@ func (x *execution[S]) step(ctx context.Context) error {
 		return err
 	}
 	x.setCheckpoint(cp, next, sendsNext)
-	x.emitValues(stepNo, ran, results, next)
+	x.emitValues(stepNo, tasks, results, next, fanned)
 	return nil
 }
 
@@ -548,14 +551,23 @@ func (x *execution[S]) fanOut(ctx context.Context, base checkpoint.Checkpoint, t
 			prior[w.TaskID] = w.Value
 		}
 	}
+	var done []bool // the branches an earlier attempt saved, streamed before the others start
+	if len(prior) > 0 {
+		done = make([]bool, len(tasks))
+		for i, t := range tasks {
+			if b, ok := prior[t.id]; ok {
+				res, err := r.unpackResult(b)
+				if err != nil {
+					return &CheckpointError{RunID: x.runID, Seq: wseq, Err: fmt.Errorf("pending write %s: %w", t.id, err)}
+				}
+				results[i], done[i] = res, true
+				x.emitPending(t, res.out)
+			}
+		}
+	}
 	var wg sync.WaitGroup
 	for i, t := range tasks {
-		if b, ok := prior[t.id]; ok {
-			res, err := r.unpackResult(b)
-			if err != nil {
-				return &CheckpointError{RunID: x.runID, Seq: wseq, Err: fmt.Errorf("pending write %s: %w", t.id, err)}
-			}
-			results[i] = res
+		if done != nil && done[i] {
 			continue
 		}
 		wg.Add(1)
@@ -570,6 +582,9 @@ func (x *execution[S]) fanOut(ctx context.Context, base checkpoint.Checkpoint, t
 				}
 			}
 			results[i] = taskResult[S]{out: out, cmd: cmd, err: err}
+			if err == nil {
+				x.emitPending(t, out)
+			}
 		}()
 	}
 	wg.Wait()
@@ -587,24 +602,24 @@ func (x *execution[S]) runTask(ctx context.Context, t *task, in S) (S, *Command[
 		var out S
 		key, out, hit = cacheLookup(r, n, in)
 		if hit {
-			x.emit(Event{Kind: NodeCached, RunID: t.runID, Step: t.step, Node: t.node})
+			x.emit(Event{Kind: NodeCached, RunID: t.runID, Step: t.step, Node: t.node, Branch: t.branch})
 			return out, nil, nil
 		}
 	}
 	attempts := max(1, n.retry.MaxAttempts)
 	wait := n.retry.Backoff
 	for attempt := 1; ; attempt++ {
-		x.emit(Event{Kind: NodeStarted, RunID: t.runID, Step: t.step, Node: t.node, Attempt: attempt})
+		x.emit(Event{Kind: NodeStarted, RunID: t.runID, Step: t.step, Node: t.node, Branch: t.branch, Attempt: attempt})
 		start := r.cfg.clock()
 		out, cmd, err := x.attempt(ctx, n, t, in)
-		x.emit(Event{Kind: NodeFinished, RunID: t.runID, Step: t.step, Node: t.node, Attempt: attempt, Err: err, Duration: r.cfg.clock().Sub(start)})
+		x.emit(Event{Kind: NodeFinished, RunID: t.runID, Step: t.step, Node: t.node, Branch: t.branch, Attempt: attempt, Err: err, Duration: r.cfg.clock().Sub(start)})
 		if err == nil && n.cache != nil {
 			cacheStore(r, n, key, in, out)
 		}
 		if err == nil || attempt >= attempts || !retryable(ctx, n.retry, err) {
 			return out, cmd, err
 		}
-		x.emit(Event{Kind: NodeRetry, RunID: t.runID, Step: t.step, Node: t.node, Attempt: attempt + 1, Err: err, Duration: wait})
+		x.emit(Event{Kind: NodeRetry, RunID: t.runID, Step: t.step, Node: t.node, Branch: t.branch, Attempt: attempt + 1, Err: err, Duration: wait})
 		if serr := r.cfg.sleep(ctx, wait); serr != nil {
 			return out, cmd, fmt.Errorf("graph: waiting to retry: %w (after %w)", serr, err)
 		}
@@ -697,16 +712,35 @@ func (r *Runner[S]) decode(cp checkpoint.Checkpoint) (S, error) {
 	return s, nil
 }
 
-// emitValues sends a step's NodeUpdate events, one per branch, and its
-// StepValues event, when anyone listens.
-func (x *execution[S]) emitValues(step int, ran []string, results []taskResult[S], s S) {
+// emitValues sends a step's NodeUpdate events, one per branch, unless the
+// branches sent theirs as they finished (fanned), and its StepValues event,
+// when anyone listens.
+func (x *execution[S]) emitValues(step int, tasks []*task, results []taskResult[S], s S, fanned bool) {
 	if x.up == nil {
 		return
 	}
-	for i, res := range results {
-		x.emit(Event{Kind: NodeUpdate, RunID: x.runID, Step: step, Seq: x.cp.Seq, Node: ran[i], Payload: res.out})
+	if !fanned {
+		for i, res := range results {
+			x.emit(Event{Kind: NodeUpdate, RunID: x.runID, Step: step, Seq: x.cp.Seq, Node: tasks[i].node, Branch: tasks[i].branch, Payload: res.out})
+		}
 	}
-	x.emit(Event{Kind: StepValues, RunID: x.runID, Step: step, Seq: x.cp.Seq, Node: strings.Join(ran, ","), Payload: s})
+	node := tasks[0].node
+	if len(tasks) > 1 {
+		names := make([]string, len(tasks))
+		for i, t := range tasks {
+			names[i] = t.node
+		}
+		node = strings.Join(names, ",")
+	}
+	x.emit(Event{Kind: StepValues, RunID: x.runID, Step: step, Seq: x.cp.Seq, Node: node, Payload: s})
+}
+
+// emitPending streams the update of a fan-out branch whose pending write is
+// saved, before the step's checkpoint.
+func (x *execution[S]) emitPending(t *task, out S) {
+	if x.up != nil {
+		x.emit(Event{Kind: NodeUpdate, RunID: x.runID, Step: t.step, Node: t.node, Branch: t.branch, Pending: true, Payload: out})
+	}
 }
 
 // stopHere stops the run before its next step, as a stream whose reader
