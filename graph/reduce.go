@@ -304,25 +304,28 @@ type write[S any] struct {
 
 // apply returns base with the writes applied in order. A field without a
 // reducer written by two writes is an error, as LangGraph's
-// InvalidUpdateError. base is not changed: appends go to new slices.
+// InvalidUpdateError. base is not changed: appends go to a new slice, made
+// once per field with room for every write's elements.
 func (p *fieldPlan[S]) apply(base S, ws []write[S]) (S, error) {
+	if len(ws) > 1 {
+		if err := p.checkWriters(ws); err != nil {
+			return base, err
+		}
+	}
 	next := base
 	v := reflect.ValueOf(&next).Elem()
-	var grow []int // per field: the elements still to append, for one allocation
-	var owned []bool
+	// grow[i]: elements still to append to field i; grow[nf+i] is 1 once
+	// field i holds a slice of apply's own.
+	var grow []int
+	nf := len(p.fields)
 	for wi := range ws {
 		for i, op := range ws[wi].ops {
 			if op == opAppend {
 				if grow == nil {
-					grow, owned = make([]int, len(p.fields)), make([]bool, len(p.fields))
+					grow = make([]int, 2*nf)
 				}
 				grow[i] += reflect.ValueOf(&ws[wi].val).Elem().Field(p.fields[i].index).Len()
 			}
-		}
-	}
-	if len(ws) > 1 {
-		if err := p.checkWriters(ws); err != nil {
-			return base, err
 		}
 	}
 	for wi := range ws {
@@ -337,18 +340,21 @@ func (p *fieldPlan[S]) apply(base S, ws []write[S]) (S, error) {
 			switch op {
 			case opSet:
 				dst.Set(src)
-				if owned != nil {
-					owned[i] = false
+				if grow != nil {
+					grow[nf+i] = 0
 				}
 			case opAppend:
-				n := src.Len()
-				if !owned[i] {
-					s := reflect.MakeSlice(dst.Type(), dst.Len(), dst.Len()+grow[i])
+				n, l := src.Len(), dst.Len()
+				if grow[nf+i] == 0 {
+					s := reflect.MakeSlice(dst.Type(), l, l+grow[i])
 					reflect.Copy(s, dst)
 					dst.Set(s)
-					owned[i] = true
+					grow[nf+i] = 1
 				}
-				dst.Set(reflect.AppendSlice(dst, src))
+				dst.SetLen(l + n) // within the capacity made above
+				for j := range n {
+					dst.Index(l + j).Set(src.Index(j))
+				}
 				grow[i] -= n
 			case opAdd:
 				switch {
@@ -374,16 +380,23 @@ func (p *fieldPlan[S]) checkWriters(ws []write[S]) error {
 		if f.kind != reduceOnce {
 			continue
 		}
+		n := 0
+		for _, w := range ws {
+			if w.ops[i] != opNone {
+				n++
+			}
+		}
+		if n < 2 {
+			continue
+		}
 		var by []string
 		for _, w := range ws {
 			if w.ops[i] != opNone {
 				by = append(by, w.node)
 			}
 		}
-		if len(by) > 1 {
-			return fmt.Errorf("%w: field %s was written by %s in one step; give it a reducer (a graph:\"last\", \"append\" or \"sum\" tag, or Graph.Reduce) or merge with WithMerge",
-				ErrConflict, f.name, strings.Join(by, ", "))
-		}
+		return fmt.Errorf("%w: field %s was written by %s in one step; give it a reducer (a graph:\"last\", \"append\" or \"sum\" tag, or Graph.Reduce) or merge with WithMerge",
+			ErrConflict, f.name, strings.Join(by, ", "))
 	}
 	return nil
 }
