@@ -288,7 +288,7 @@ func (x *execution[S]) step(ctx context.Context) error {
 	}
 	results := make([]taskResult[S], len(tasks))
 	sends := len(x.sends) > 0
-	fanned := false // the branches ran with pending writes, and streamed their updates
+	fanned := len(tasks) > 1 // the branches run with pending writes, and stream their updates
 	if len(tasks) == 1 && !sends {
 		results[0].out, results[0].cmd, results[0].err = x.runTask(ctx, tasks[0], x.state)
 	} else {
@@ -300,12 +300,10 @@ func (x *execution[S]) step(ctx context.Context) error {
 				ins[i] = x.state
 			}
 		}
-		if len(tasks) == 1 {
+		if !fanned {
 			results[0].out, results[0].cmd, results[0].err = x.runTask(ctx, tasks[0], ins[0])
 		} else if err := x.fanOut(ctx, base, tasks, ins, results); err != nil {
 			return err
-		} else {
-			fanned = true
 		}
 	}
 	x.resumed = false
