@@ -39,6 +39,7 @@ func (g *Graph[S]) Compile(opts ...Option) (*Runner[S], error) {
 		}
 		r.nodes[name] = &n
 		r.hasDeferred = r.hasDeferred || n.deferred
+		r.hasPartial = r.hasPartial || n.partial
 		if n.cache != nil && r.cache == nil {
 			r.cache = &nodeCache{}
 		}

@@ -343,7 +343,7 @@ func (x *execution[S]) step(ctx context.Context) error {
 	var err error
 	if len(tasks) == 1 && !sends {
 		next = results[0].out
-		if r.nodes[tasks[0].node].partial {
+		if r.hasPartial && r.nodes[tasks[0].node].partial {
 			w := write[S]{node: tasks[0].node, val: next, ops: make([]fieldOp, len(r.plan.fields))}
 			r.plan.partialOps(&w.val, w.ops)
 			if next, err = r.plan.apply(x.state, []write[S]{w}); err != nil {

@@ -64,9 +64,13 @@ func Reducer[S, T any](field func(*S) *T, fn func(current, written T) T) FieldRe
 	}
 }
 
-// Reduce gives fields of the state custom reducers (see Reducer). With a
-// reducer on any field, by tag or by Reduce, a fan-out needs no merge
-// function: the reducers combine the branches.
+// Reduce gives fields of the state custom reducers (see Reducer). The
+// built-in reducers are struct tags on the state's fields: graph:"append"
+// (a slice: writes are appended), graph:"sum" (a number: writes are added)
+// and graph:"last" (the last write in branch order wins); a field with no
+// reducer takes one write per step. With a reducer on any field, by tag or
+// by Reduce, a fan-out needs no merge function: the reducers combine the
+// branches.
 func (g *Graph[S]) Reduce(rs ...FieldReducer[S]) *Graph[S] {
 	g.reducers = append(g.reducers, rs...)
 	return g

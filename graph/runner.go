@@ -77,6 +77,7 @@ type Runner[S any] struct {
 	plan          *fieldPlan[S] // the state's reducers; nil for a state that is not a struct
 	before, after map[string]bool
 	hasDeferred   bool
+	hasPartial    bool // some node is Partial
 	cache         *nodeCache
 	hub           hub
 }

@@ -124,7 +124,7 @@ func (r *Runner[S]) boundTo(pc config) *Runner[S] {
 	c := &Runner[S]{
 		nodes: make(map[string]*node[S], len(r.nodes)), order: r.order, edges: r.edges, conds: r.conds,
 		cfg: cfg, codec: r.codec, merge: r.merge, mergeB: r.mergeB, plan: r.plan, summary: r.summary, before: r.before, after: r.after,
-		hasDeferred: r.hasDeferred, cache: r.cache,
+		hasDeferred: r.hasDeferred, hasPartial: r.hasPartial, cache: r.cache,
 	}
 	for name, n := range r.nodes {
 		if n.sub != nil {
