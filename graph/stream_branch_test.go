@@ -171,6 +171,7 @@ func TestAsk(t *testing.T) {
 	type answer struct {
 		Qty  int
 		Note string
+		By   string // the answer's shape is its own, not the state's
 	}
 	g := graph.New[order]().
 		AddNode("ask", func(ctx context.Context, s order) (order, error) {
