@@ -251,7 +251,9 @@ func (w *workflow) writeSummary(ctx context.Context, s state.ExecutionState, ps 
 // writePendingSummary writes again, before phase ps's agent starts, the
 // previous phase's summary.md that no commit has taken yet, when the
 // state keeps it (a run on a shared remote): another host may have
-// written it, in its own clone, before this host took the run over.
+// written it, in its own clone, before this host took the run over. It
+// goes in this run's execution directory: a fork's state names its
+// parent's (SummaryPath), where none of the fork's work goes.
 func (w *workflow) writePendingSummary(s state.ExecutionState, ps state.PhaseState) error {
 	if ps.Index == 0 {
 		return nil
@@ -260,7 +262,7 @@ func (w *workflow) writePendingSummary(s state.ExecutionState, ps state.PhaseSta
 	if err != nil || prev.Summary == "" || prev.SummaryPath == "" {
 		return nil
 	}
-	return w.write(s, prev.SummaryPath, prev.Summary)
+	return w.write(s, summaryPath(s, prev.Index), prev.Summary)
 }
 
 // committedSummary returns s with the previous phase's pending summary

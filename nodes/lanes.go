@@ -254,7 +254,7 @@ func (w *workflow) lane(ctx context.Context, s state.ExecutionState) (state.Exec
 			l.Error = "the agent reported failure without saying why"
 		}
 	}
-	if !rep.Story.IsZero() {
+	if !rep.Story.IsZero() || strings.TrimSpace(rep.Summary) != "" { // a summary alone is a record too (writeStoryRecord)
 		r := story.Record{Role: string(agent.RoleDeveloper), Phase: sess.Phase, Attempt: sess.Attempt,
 			Iteration: sess.Iteration, Summary: rep.Summary, Facts: rep.Story}
 		if l.Record, err = json.Marshal(r); err != nil {
@@ -573,6 +573,7 @@ func (w *workflow) writeLaneRecords(s state.ExecutionState, ps state.PhaseState)
 			return s, ps, fmt.Errorf("nodes: story: lane %s: %w", l.Label(), err)
 		}
 		var err error
+		r.Seq = c.Progress.Story.Records + 1
 		if c, err = w.putStoryRecord(c, r); err != nil {
 			return s, ps, err
 		}

@@ -20,12 +20,15 @@ import (
 // not "reviews" that did not all run — issue 20. The retry's changed
 // once on purpose too: its phase 2 keeps the review that rejected attempt
 // 1, in "rejections", for the inbox's phase card — issue 23. Both
-// changed once more with lanes — issue 31: the run's cursor is gone, each
-// phase's lanes hold its session and review iteration, and the config
-// says how many lanes run at once; the git history did not change.)
+// changed once more: a session that reports only a summary, and a review
+// that says something, now write Task Story records, committed with the
+// phase, whether recovery is on or off — issue 33. And once more with
+// lanes — issue 31: the run's cursor is gone, each phase's lanes hold its
+// session and review iteration, and the config says how many lanes run at
+// once; the git history did not change by that.)
 var offFingerprints = map[string][2]string{
-	"retry": {"7e377dec38216d77fea80634ea6bd3158d4d614b97dbf7043d730847d659f4e6", "b8fcec234f619587e03edeaf323a04d6f9e3825e805d66f824a3b4a7432cda55"},
-	"halt":  {"583b43e610a92c3f1262e7f4287114f1b9b57743eb6eb954cf3aac20c6610046", "1a6b11ac0368fc48dc48cd27280c14cea572b0f0356df4ed1f60861ae3dfc893"},
+	"retry": {"f6dde6b819271db4f04db3b6b90c36f6a1c3dbe10418beaf8edebccaa059518d", "7b651d05d5893e525d2a78fac00e967016924e0a5acc89e019bdee624ed381da"},
+	"halt":  {"4f0aa6664e397817e289931e5ff294fbe03d877397f692d2d2ca75b46d38e470", "ed8282314925a8d15576603c5860acbd334feda7f7af62a5092a5cf2d49b8f74"},
 }
 
 // TestRecoveryOffIsTodaysRun runs a halting run and a run that needs a

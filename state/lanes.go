@@ -167,8 +167,7 @@ func GroupLanes(tasks []Task) [][]string {
 	for i := range parent {
 		parent[i] = i
 	}
-	var find func(int) int
-	find = func(i int) int {
+	find := func(i int) int {
 		for parent[i] != i {
 			parent[i] = parent[parent[i]]
 			i = parent[i]
@@ -352,6 +351,34 @@ func (ps PhaseState) WithoutSessions() PhaseState {
 func (ps PhaseState) HasSession() bool {
 	for i := range ps.Lanes {
 		if ps.Lanes[i].SessionID != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// WithPreCommit returns ps with commit as its pre-phase commit, and as the
+// base of each lane that stood on the old one (a fork's phase in progress
+// starts again on the fork's own commit). ps's lanes are copied.
+func (ps PhaseState) WithPreCommit(commit string) PhaseState {
+	ps.Lanes = slices.Clone(ps.Lanes)
+	for i := range ps.Lanes {
+		if ps.Lanes[i].Base == ps.PreCommit {
+			ps.Lanes[i].Base = commit
+		}
+	}
+	ps.PreCommit = commit
+	return ps
+}
+
+// InClone reports whether ps's progress relies on work that is only in
+// the run's clone: a lane's session to continue, or lanes at work in
+// trees of their own, whose commits only the clone's refs keep. A host
+// that takes the run over in a new clone runs such a phase again
+// (nodes.RedoPhase).
+func (ps PhaseState) InClone() bool {
+	for i := range ps.Lanes {
+		if l := &ps.Lanes[i]; l.SessionID != "" || l.WorkTree != "" || l.Head != "" {
 			return true
 		}
 	}

@@ -185,8 +185,7 @@ func TestApplyTreeRefusesOthersEdits(t *testing.T) {
 func TestLaneTreesAtOnce(t *testing.T) {
 	f, base := laneFixture(t)
 	var wg sync.WaitGroup
-	var errs chan error
-	errs = make(chan error, 64)
+	errs := make(chan error, 64)
 	for i := range 8 {
 		wg.Add(1)
 		go func() {
@@ -269,11 +268,11 @@ func TestAddLaneTreeReplacesALeftover(t *testing.T) {
 // lanes adding, changing and removing files, in directories apart, nested
 // or the same, must combine to the tree git makes, conflicts and all.
 func TestCombineIsGitsMerge(t *testing.T) {
-	f, base := laneFixture(t)
+	f, _ := laneFixture(t)
 	for i := range 6 {
 		f.write(filepath.Join("d"+strconv.Itoa(i%3), "f"+strconv.Itoa(i)+".txt"), "line 1\nline 2\nline 3\n")
 	}
-	base = f.commit("more files")
+	base := f.commit("more files")
 	rng := rand.New(rand.NewPCG(31, 7))
 	for round := range 6 {
 		var heads []string
