@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -58,5 +59,112 @@ reviewer:
 	text := gitOut(t, dir, "show", rev+":"+fb[0])
 	if !strings.Contains(text, "Attempt 1 approved: nothing to act on now") || !strings.Contains(text, "- name the operands x and y (style, not this phase)") {
 		t.Errorf("review-feedback.md:\n%s", text)
+	}
+}
+
+// wholePlanText has no task headings: it is one task, the whole plan.
+const wholePlanText = `# Plan: a notes file
+
+Write NOTES.md with one line, "notes", so the repository has notes.
+`
+
+// Item 5: a plan without tasks runs as one task, the whole plan in one
+// session, and the plan check says so.
+func TestPlanWithoutTasksRunsAsOneTask(t *testing.T) {
+	t.Parallel()
+	dir, plan, sp := recoveryRepo(t, `
+developer:
+  - phase: 1
+    actions:
+      - write: {path: NOTES.md, content: "notes\n"}
+`)
+	writeFile(t, plan, wholePlanText)
+	out, code := bin(t, "plan", "validate", plan)
+	if code != 0 || !strings.Contains(out, "1 task in 1 phase (task mode)") || !strings.Contains(out, "it runs as one task, the whole plan in one session") {
+		t.Fatalf("plan validate: exit %d\n%s", code, out)
+	}
+	out, code = bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve", "--run-id", "r-whole")
+	if code != 0 || !strings.Contains(out, "it runs as one task, the whole plan in one session") {
+		t.Fatalf("run: exit %d, want 0 and the plan check's word\n%s", code, out)
+	}
+	rev := runRev(t, dir)
+	if got := gitOut(t, dir, "show", rev+"~1:NOTES.md"); got != "notes" {
+		t.Errorf("NOTES.md = %q", got)
+	}
+	if got := gitOut(t, dir, "log", "--format=%s", rev+"~1", "-1"); got != "phase 1: the whole plan" {
+		t.Errorf("the phase's commit: %q", got)
+	}
+	if out, code := bin(t, "plan", "validate", plan+".missing"); code == 0 {
+		t.Errorf("a missing plan validated:\n%s", out)
+	}
+}
+
+// twoTestsPlan has two independent test tasks and their impl: phased, two
+// phases; with mode: task, three, in the plan's order.
+const twoTestsPlan = `# Plan: two tests
+
+### Task 1: test a
+- type: test
+- depends on: none
+
+### Task 2: test b
+- type: test
+- depends on: none
+
+### Task 3: implement
+- type: impl
+- depends on: 1, 2
+`
+
+// Item 5: a profile's mode: task turns phased execution off; a mode no
+// one knows is refused when the file is read, with its line.
+func TestProfileModeTaskRunsOneTaskPerPhase(t *testing.T) {
+	t.Parallel()
+	script := `
+developer:
+  - phase: 1
+    actions:
+      - write: {path: a_test.txt, content: "a\n"}
+  - phase: 2
+    actions:
+      - write: {path: b_test.txt, content: "b\n"}
+  - phase: 3
+    actions:
+      - write: {path: impl.txt, content: "i\n"}
+`
+	for _, c := range []struct {
+		mode   string
+		phases int
+	}{{"auto", 2}, {"task", 3}} {
+		dir, plan, sp := recoveryRepo(t, script)
+		writeFile(t, plan, twoTestsPlan)
+		writeFile(t, dir+"/gaffer.yaml", "profiles:\n  default:\n    mode: "+c.mode+"\n")
+		out, code := bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve", "--run-id", "r-"+c.mode)
+		if code != 0 {
+			t.Fatalf("mode %s: exit %d\n%s", c.mode, code, out)
+		}
+		var phases int
+		for _, s := range strings.Split(gitOut(t, dir, "log", "--format=%s", runRev(t, dir)), "\n") {
+			if strings.HasPrefix(s, "phase ") {
+				phases++
+			}
+		}
+		if phases != c.phases {
+			t.Errorf("mode %s: %d phase commits, want %d", c.mode, phases, c.phases)
+		}
+	}
+	dir, plan, sp := recoveryRepo(t, script)
+	writeFile(t, plan, twoTestsPlan)
+	writeFile(t, dir+"/gaffer.yaml", "profiles:\n  default:\n    mode: lanes\n")
+	out, code := bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve")
+	if code != ExitInvalid || !strings.Contains(out, `gaffer.yaml:3: mode must be auto, task or phased, not "lanes"`) {
+		t.Fatalf("an unknown mode: exit %d, want %d naming the line\n%s", code, ExitInvalid, out)
+	}
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
