@@ -168,3 +168,70 @@ func writeFile(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// Item 8: the human's feedback is a Task Story record. A plan rejected
+// with --feedback leaves a user record that phase 1 commits and whose
+// requirement the story so far keeps; so does an answer to recovery's
+// question.
+func TestHumanFeedbackIsAStoryRecord(t *testing.T) {
+	t.Parallel()
+	t.Run("plan feedback", func(t *testing.T) {
+		t.Parallel()
+		dir, _, sp := recoveryRepo(t, `
+architect:
+  - plan: "# Plan: two files\n\n### Task 1: test\n- type: test\n- depends on: none\n\n### Task 2: impl\n- type: impl\n- depends on: 1\n"
+developer:
+  - phase: 1
+    actions:
+      - write: {path: a_test.txt, content: "t\n"}
+  - phase: 2
+    actions:
+      - write: {path: impl.txt, content: "i\n"}
+`)
+		if out, code := bin(t, "--repo", dir, "run", "--goal", "two files", "--script", sp, "--run-id", "r-fb"); code != ExitAwaitingApproval {
+			t.Fatalf("run: exit %d\n%s", code, out)
+		}
+		if out, code := bin(t, "--repo", dir, "reject", "r-fb", "--feedback", "name the test file a_test.txt"); code != ExitAwaitingApproval {
+			t.Fatalf("reject --feedback: exit %d, want the revised plan waiting\n%s", code, out)
+		}
+		if out, code := bin(t, "--repo", dir, "approve", "r-fb"); code != 0 {
+			t.Fatalf("approve: exit %d\n%s", code, out)
+		}
+		rev := runRev(t, dir)
+		recs := lsRun(t, dir, rev+"~2", "/story/001-user-p0-a0.json")
+		if len(recs) != 1 {
+			t.Fatalf("phase 1's commit has no user record: %v", lsRun(t, dir, rev+"~2", "/story/"))
+		}
+		rec := gitOut(t, dir, "show", rev+"~2:"+recs[0])
+		if !strings.Contains(rec, `"role": "user"`) || !strings.Contains(rec, "The user asked: name the test file a_test.txt") ||
+			!strings.Contains(rec, "rejected plan revision 0 with feedback") {
+			t.Errorf("the user record:\n%s", rec)
+		}
+		sum := lsRun(t, dir, rev, "phase-1/summary.md")
+		if len(sum) != 1 || !strings.Contains(gitOut(t, dir, "show", rev+":"+sum[0]), "The user asked: name the test file a_test.txt") {
+			t.Errorf("phase 1's story so far does not keep the user's requirement: %v", sum)
+		}
+	})
+	t.Run("recovery answer", func(t *testing.T) {
+		t.Parallel()
+		narrow := `'{"approach":"only stub the sum and skip the hard cases","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`
+		dir, plan, sp := recoveryRepo(t, strings.Replace(repeatedFailure, "%s", narrow, 1))
+		if out, code := bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve", "--run-id", "r-ans"); code != ExitAwaitingApproval {
+			t.Fatalf("run: exit %d\n%s", code, out)
+		}
+		if out, code := bin(t, "--repo", dir, "approve", "r-ans", "--decision", "retry", "--feedback", "keep every case; use a table"); code != 0 {
+			t.Fatalf("approve --decision retry: exit %d\n%s", code, out)
+		}
+		rev := runRev(t, dir)
+		var found bool
+		for _, f := range lsRun(t, dir, rev, "/story/") {
+			if strings.Contains(f, "-user-p2-") {
+				rec := gitOut(t, dir, "show", rev+":"+f)
+				found = strings.Contains(rec, "The user asked: keep every case; use a table") && strings.Contains(rec, "with another attempt")
+			}
+		}
+		if !found {
+			t.Errorf("no user record of the answer: %v", lsRun(t, dir, rev, "/story/"))
+		}
+	})
+}

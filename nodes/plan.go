@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/gaffer-dev/gaffer/agent"
@@ -149,9 +150,16 @@ func (w *workflow) approval(ctx context.Context, s state.ExecutionState) (state.
 		if err != nil {
 			return s, err
 		}
+		if c, err = w.writeUserRecord(c, 0, 0, "approved the plan with a remark", fb); err != nil {
+			return s, err
+		}
 		return w.preparePhase(ctx, c, 0)
 	case fb != "":
-		c := s.WithApproval(state.Approval{Decision: state.DecisionRejected, Feedback: fb})
+		c, err := w.writeUserRecord(s, 0, 0, "rejected plan revision "+strconv.Itoa(s.Progress.PlanRevision)+" with feedback", fb)
+		if err != nil {
+			return s, err
+		}
+		c = c.WithApproval(state.Approval{Decision: state.DecisionRejected, Feedback: fb})
 		c.Progress.PlanRevision++
 		return c, nil
 	}
