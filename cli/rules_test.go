@@ -235,3 +235,61 @@ developer:
 		}
 	})
 }
+
+// declaredPlan declares each task's files; the script's phase 1 writes
+// one more file than its task declares.
+const declaredPlan = `# Plan: declared files
+
+### Task 1: test
+- type: test
+- depends on: none
+- files: a_test.txt
+
+### Task 2: impl
+- type: impl
+- depends on: 1
+- files: impl.txt
+`
+
+const declaredScript = `
+developer:
+  - phase: 1
+    actions:
+      - write: {path: a_test.txt, content: "t\n"}
+      - write: {path: extra.txt, content: "not declared\n"}
+  - phase: 2
+    actions:
+      - write: {path: impl.txt, content: "i\n"}
+`
+
+// Item 4: after each session the changed paths no task declared, and the
+// declared files left untouched, are told (an event, shown by the run);
+// with strict_files: true either list is a failed attempt.
+func TestDeclaredFilesAreChecked(t *testing.T) {
+	t.Parallel()
+	t.Run("told", func(t *testing.T) {
+		t.Parallel()
+		dir, plan, sp := recoveryRepo(t, declaredScript)
+		writeFile(t, plan, declaredPlan)
+		out, code := bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve", "--run-id", "r-told")
+		if code != 0 || !strings.Contains(out, "phase 1 attempt 1: changed files no task declares: extra.txt") {
+			t.Fatalf("run: exit %d, want 0 and the undeclared file told\n%s", code, out)
+		}
+		if strings.Contains(out, "phase 2 attempt 1: changed files") || strings.Contains(out, "declared files not created") {
+			t.Errorf("phase 2 kept to its files but was told otherwise:\n%s", out)
+		}
+	})
+	t.Run("strict", func(t *testing.T) {
+		t.Parallel()
+		dir, plan, sp := recoveryRepo(t, declaredScript)
+		writeFile(t, plan, declaredPlan)
+		writeFile(t, dir+"/gaffer.yaml", "profiles:\n  default:\n    strict_files: true\n    recovery: {enabled: false}\n")
+		out, code := bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve", "--run-id", "r-strict")
+		if code != ExitHalted || !strings.Contains(out, "strict_files: the session did not keep to its tasks' declared files: changed files no task declares: extra.txt") {
+			t.Fatalf("run: exit %d, want %d with the list as the error\n%s", code, ExitHalted, out)
+		}
+		if strings.Contains(out, "review of phase 1") {
+			t.Errorf("the reviewer judged an attempt strict_files failed:\n%s", out)
+		}
+	})
+}
