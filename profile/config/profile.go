@@ -132,9 +132,9 @@ type Profile struct {
 	Mode string `yaml:"mode,omitempty"`
 	// StrictFiles makes a session's changes outside its tasks' files:
 	// lines, or a declared file left untouched, a failed attempt.
-	StrictFiles *bool `yaml:"strict_files,omitempty"`
-	Recovery Recovery                     `yaml:"recovery,omitempty"`
-	Notify   *Notify                      `yaml:"notify,omitempty"` // whom runs notify (notify.go)
+	StrictFiles *bool    `yaml:"strict_files,omitempty"`
+	Recovery    Recovery `yaml:"recovery,omitempty"`
+	Notify      *Notify  `yaml:"notify,omitempty"` // whom runs notify (notify.go)
 }
 
 // Builtin returns the built-in default profile: every role on the script
