@@ -357,6 +357,20 @@ func (r *Repo) WorkTreesUnder(under string) ([]string, error) {
 	return slices.Sorted(maps.Keys(seen)), nil
 }
 
+// WorkTreeLeft reports whether anything of a work tree at dir is there:
+// its directory, or a record of git's of it (RemoveWorkTree's).
+func (r *Repo) WorkTreeLeft(dir string) bool {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return false
+	}
+	if _, err := os.Lstat(abs); err == nil {
+		return true
+	}
+	recs, err := r.workTreeRecords(abs)
+	return err == nil && len(recs) > 0
+}
+
 // CheckedOut returns the work tree (the user's checkout, or a linked one)
 // that has branch checked out, "" when none has: git refuses to delete
 // such a branch.
