@@ -130,8 +130,10 @@ type Config struct {
 	// ignores it.
 	Shared bool
 	// Reading opens a store directory for a command that only reads it:
-	// Badger compacts nothing while it is open or as it closes
-	// (badger.Options.Reading), which the processes that write do.
+	// read-only, beside other readers, where Badger can
+	// (badger.Options.Reading): a write then fails. Such a host serves
+	// no socket. A host that writes waits up to ReadersWait for the
+	// readers to finish.
 	Reading bool
 	// Notify, when set, delivers the runs' notices (package notify) from
 	// this process while it holds the store: after each checkpoint of a
@@ -146,6 +148,12 @@ type Config struct {
 	// fork's branch.
 	Remote string
 }
+
+// ReadersWait is how long opening a store directory for writing waits
+// for the commands reading it (each holds it as long as it reads, a
+// tenth of a second for a list of 10,000 runs) before it is refused as
+// held.
+const ReadersWait = 10 * time.Second
 
 // Host owns a store and the runner on it: the runs it drives, the one it
 // holds for other processes, and the work tree's lock. Open one per
@@ -206,7 +214,10 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 		}
 		return open(cfg, repo, dir, store, closeStore)
 	}
-	store, err := badger.Open(dir, badger.Options{SyncWrites: true, Reading: cfg.Reading})
+	// A command that writes waits, briefly and saying so, for the
+	// commands reading the store (opened read-only, beside each other).
+	store, err := badger.Open(dir, badger.Options{SyncWrites: true, Reading: cfg.Reading, WaitForReaders: ReadersWait,
+		OnWait: func() { cfg.Front.Notice("gaffer: waiting for the gaffer commands reading the store to finish…") }})
 	if errors.Is(err, checkpoint.ErrLocked) {
 		return nil, errorf(Held, "store %s is in use by %s; wait for it to finish or stop it", dir, lockHolder(dir))
 	}
