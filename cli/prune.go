@@ -61,12 +61,13 @@ func pruneCommand(io IO) *ucli.Command {
 }
 
 // Prune deletes the finished runs of l's store but the newest keep (as
-// Delete, which asks first on a terminal unless yes), and what no run of
-// the store owns, naming each: the work trees under treesDir of no run
-// (a start killed before its first checkpoint), and the run branches
-// (gaffer/ID) of no run that hold no unmerged work; with branches, those
-// of deleted runs that do, and their rescue refs. A branch of no run
-// that is checked out in a work tree outside treesDir is left, named.
+// Delete, which asks first on a terminal unless yes), then removes what
+// no run of the store owns (asking first the same way), naming each: the
+// work trees under treesDir of no run (a start killed before its first
+// checkpoint), and the run branches (gaffer/ID) of no run that hold no
+// unmerged work; with branches, those of deleted runs that do, and their
+// rescue refs. A branch of no run that is checked out in a work tree
+// outside treesDir is left, named, as is one of a deleted run.
 func Prune(ctx context.Context, l *local, treesDir string, keep int, yes, branches bool) error {
 	rs, err := l.List(ctx)
 	if err != nil {

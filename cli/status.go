@@ -161,33 +161,44 @@ func listCommand(io IO) *ucli.Command {
 // writeList prints every run of the store (listview.go), its runs'
 // branches checked against the repository's current branch.
 func writeList(w io.Writer, es []host.ListEntry, asJSON bool, unmerged map[string]bool, cols int) error {
+	listedUnmerged := 0 // of the unmerged branches, those of the store's runs
 	row := func(i int) runview.Run {
 		v := runview.RowOfEntry(&es[i])
 		v.Unmerged = v.Branch != "" && unmerged[v.Branch]
+		if v.Unmerged {
+			listedUnmerged++
+		}
 		return v
 	}
-	deleted := deletedRows(es, unmerged)
+	// The other unmerged branches are deleted runs' (see deletedRows).
+	deleted := func() []runview.Run {
+		if listedUnmerged == len(unmerged) {
+			return nil
+		}
+		return deletedRows(es, unmerged)
+	}
 	if asJSON {
-		views := make([]runview.Run, len(es), len(es)+len(deleted))
+		views := make([]runview.Run, len(es))
 		for i := range es {
 			views[i] = row(i)
 		}
-		return writeJSON(w, append(views, deleted...))
+		return writeJSON(w, append(views, deleted()...))
 	}
-	t := newListTable(displayZone(time.Now()), len(es)+len(deleted))
+	t := newListTable(displayZone(time.Now()), len(es))
 	for i := range es {
 		v := row(i)
 		t.add(&v)
 	}
-	for i := range deleted {
-		t.add(&deleted[i])
+	rows := deleted()
+	for i := range rows {
+		t.add(&rows[i])
 	}
 	return t.write(w, cols)
 }
 
 // deletedRows are the rows of the runs deleted from the store whose
 // branches (gaffer/RUN, in unmerged) were kept for the work they hold,
-// after the store's runs, newest id first.
+// to follow the store's runs, newest id first.
 func deletedRows(es []host.ListEntry, unmerged map[string]bool) []runview.Run {
 	if len(unmerged) == 0 {
 		return nil
