@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/control"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/internal/memlimit"
@@ -197,6 +198,12 @@ func withService(c *ucli.Context, io IO, read bool, f func(svc host.Service, cmd
 			l, err := openHost(c, io, hostOptions{kind: kind, read: read})
 			if err != nil {
 				return nil, nil, err
+			}
+			if read {
+				// With the store held, no process answers on its socket:
+				// one a killed holder left goes, as a holder's Listen
+				// removes it.
+				_, _ = control.RemoveStale(control.SocketPath(dir))
 			}
 			return l.Host, func() { _ = l.Close() }, nil
 		},
