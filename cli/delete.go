@@ -102,7 +102,7 @@ func Delete(ctx context.Context, l *local, ids []string, yes, branches bool) err
 	}
 	var notes []string
 	for i, id := range ids {
-		if err := l.Delete(ctx, id); err != nil {
+		if err := l.Delete(ctx, host.RunRequest{RunID: id}); err != nil {
 			return err
 		}
 		n, err := plans[i].apply(ctx, repo, l.cmd)

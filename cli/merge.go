@@ -136,7 +136,7 @@ func mergeBranch(ctx context.Context, w io.Writer, repo *workspace.Repo, id, mes
 
 // hasRun reports whether the store svc serves has run id.
 func hasRun(ctx context.Context, svc host.Service, id string) (bool, error) {
-	es, err := host.Entries(ctx, svc)
+	es, err := svc.List(ctx, host.ListRequest{})
 	if err != nil {
 		return false, err
 	}

@@ -69,14 +69,14 @@ func pruneCommand(io IO) *ucli.Command {
 // rescue refs. A branch of no run that is checked out in a work tree
 // outside treesDir is left, named, as is one of a deleted run.
 func Prune(ctx context.Context, l *local, treesDir string, keep int, yes, branches bool) error {
-	rs, err := l.List(ctx)
+	es, err := l.List(ctx, host.ListRequest{})
 	if err != nil {
 		return err
 	}
-	owned := make(map[string]bool, len(rs))
+	owned := make(map[string]bool, len(es))
 	var old []string
 	kept := 0
-	for _, r := range rs { // newest first
+	for _, r := range host.StatusesOf(es) { // newest first
 		owned[r.Snapshot.RunID] = true
 		if !deletable(r.Snapshot) {
 			continue
