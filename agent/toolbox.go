@@ -15,6 +15,7 @@ import (
 
 	"github.com/gaffer-dev/gaffer/agent/internal/proc"
 	"github.com/gaffer-dev/gaffer/agent/internal/short"
+	"github.com/gaffer-dev/gaffer/internal/secretenv"
 )
 
 // ToolboxOptions configures a Toolbox. The zero value is ready to use.
@@ -371,34 +372,11 @@ func writeFile(path, content string) error {
 	return os.WriteFile(path, []byte(content), perm)
 }
 
-// secretSuffixes end the names of environment variables that commands do
-// not get.
-func secretSuffixes() []string {
-	return []string{"API_KEY", "ACCESS_KEY", "SECRET", "SECRET_KEY", "TOKEN", "PASSWORD"}
-}
-
 // withoutSecrets returns env without the variables named like secrets.
-func withoutSecrets(env []string) []string {
-	out := make([]string, 0, len(env))
-	for _, kv := range env {
-		name, _, _ := strings.Cut(kv, "=")
-		if !isSecretName(name) {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
+func withoutSecrets(env []string) []string { return secretenv.Without(env) }
 
 // isSecretName reports whether an environment variable's name marks a secret.
-func isSecretName(name string) bool {
-	upper := strings.ToUpper(name)
-	for _, s := range secretSuffixes() {
-		if upper == s || strings.HasSuffix(upper, "_"+s) {
-			return true
-		}
-	}
-	return false
-}
+func isSecretName(name string) bool { return secretenv.IsSecret(name) }
 
 // capWriter keeps the first quarter and the last three quarters of at most
 // max bytes written to it.
