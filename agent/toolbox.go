@@ -81,9 +81,10 @@ type Toolbox struct {
 	warn    sync.Once
 	iso     proc.Isolator
 	isoWarn sync.Once
-	// helper confines in-place runs' commands (see sandbox).
+	// helper starts commands in namespaces of their own (see sandbox).
 	helper     proc.Helper
 	helperWarn sync.Once
+	pidWarn    sync.Once
 }
 
 // NewToolbox returns a Toolbox for the repository at dir.
