@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -155,6 +156,24 @@ func (r Repo) Command(ctx context.Context, env []string, args ...string) *exec.C
 // output; a failure is an *Error.
 func (r Repo) Run(ctx context.Context, args ...string) ([]byte, error) {
 	return run(r.Command(ctx, nil, args...), args)
+}
+
+// At returns the Repo of the work tree dir when its .git is a directory
+// (not a .git file, nor a symbolic link): git would find that one itself,
+// but named it cannot be swapped for another through the environment.
+// ok is false otherwise (a linked work tree, a bare repository), where
+// the caller names the git directory it knows (Repo) or leaves git to
+// find it (Command).
+func At(dir string) (r Repo, ok bool) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return Repo{}, false
+	}
+	dot := filepath.Join(abs, ".git")
+	if fi, err := os.Lstat(dot); err != nil || !fi.IsDir() {
+		return Repo{}, false
+	}
+	return Repo{GitDir: dot, WorkTree: abs}, true
 }
 
 // locating are the environment variables with which git finds a
