@@ -124,3 +124,14 @@ func PIDNamespaceRefused() string {
 	}
 	return ""
 }
+
+// PIDNamespaceNote is what a run's start line and `gaffer config show`
+// add when the agents' sessions and commands cannot get a PID namespace
+// of their own (see PIDNamespaceRefused): "" when they can.
+func PIDNamespaceNote() string {
+	why := PIDNamespaceRefused()
+	if why == "" {
+		return ""
+	}
+	return "agents get no PID namespace of their own (" + why + "): they can see every process's command line and signal gaffer"
+}
