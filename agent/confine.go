@@ -97,15 +97,6 @@ func (t *Toolbox) warnf(msg string) {
 	}
 }
 
-// layered reports whether the helper layers the Go caches for commands.
-func (t *Toolbox) layered() bool {
-	if exe, _ := t.helper.Get(); exe == "" {
-		return false
-	}
-	ok, _ := t.helper.Layers()
-	return ok
-}
-
 // PIDNamespaceWarning begins what Warn is told when sessions and commands
 // cannot get a PID namespace of their own; why follows it.
 const PIDNamespaceWarning = "agent commands can see every process and its command line, and signal gaffer (no PID namespace of their own): "
@@ -133,5 +124,5 @@ func PIDNamespaceNote() string {
 	if why == "" {
 		return ""
 	}
-	return "agents get no PID namespace of their own (" + why + "): they can see every process's command line and signal gaffer"
+	return "agents get no PID namespace of their own, so they can see every process's command line and signal gaffer: " + why
 }

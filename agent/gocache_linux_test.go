@@ -64,7 +64,7 @@ echo caches: "$GOCACHE" "$GOMODCACHE"`, nil)
 	if got := string(mustRead(t, filepath.Join(build, "entry"))); got != "cached\n" {
 		t.Errorf("the user's build cache entry is now %q\n%s", got, res.Output)
 	}
-	if tb.layered() {
+	if tb.helper.Layered() {
 		// Layered, the command saw its own writes at the caches' paths.
 		if !strings.Contains(res.Output, "wrote-module") || !strings.Contains(res.Output, "wrote-build-cache") ||
 			!strings.Contains(res.Output, "caches: "+build+" "+mod) {
@@ -91,7 +91,7 @@ func TestToolboxRunChangesGoCachesWhenOff(t *testing.T) {
 // (GOPROXY=off): the layered caches hold what the build needs.
 func TestToolboxRunBuildsWithLayeredCaches(t *testing.T) {
 	tb, dir := newTestToolbox(t, ToolboxOptions{})
-	if !tb.layered() {
+	if !tb.helper.Layered() {
 		t.Skip("the Go caches are not layered here (no helper or no overlay)")
 	}
 	sum, err := os.ReadFile(filepath.Join("..", "go.sum"))

@@ -38,7 +38,7 @@ func (t *Toolbox) runCommand(cmd *exec.Cmd) error {
 	cmd.Env = append(environ.Without(cmd.Env, "TMPDIR"), "TMPDIR="+tmp)
 	writable := []string{t.root, tmp}
 	var layers []proc.Layer
-	if layered := t.layered(); layered || rules != nil {
+	if layered := t.helper.Layered(); layered || rules != nil {
 		// The Go caches are the user's: a command sees them layered, or
 		// gets caches of its own (see proc.GoCaches).
 		var caches []string

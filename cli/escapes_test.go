@@ -408,20 +408,9 @@ func TestRunActionLeavesNothing(t *testing.T) {
 	for i, m := range runModes {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
-			dir, _, _ := demoRepo(t)
-			aux := t.TempDir()
 			marker := strconv.Itoa(3600 + os.Getpid()%300 + i)
-			plan, script := filepath.Join(aux, "plan.md"), filepath.Join(aux, "script.yaml")
-			writeTestFile(t, plan, "# Escape\n\n### Task 1: One\n\nWrite one.txt.\n")
-			writeTestFile(t, script, `developer:
-  - phase: 1
-    actions:
-      - run: "setsid sh -c 'while :; do echo x >> escaped.txt; sleep 0.01; done' `+marker+` </dev/null >/dev/null 2>&1 & (setsid sleep `+marker+` </dev/null >/dev/null 2>&1 &); setsid sleep `+marker+` & sleep 0.3; echo left"
-      - write: {path: one.txt, content: "one\n"}
-reviewer:
-  - approved: true
-    comments: fine
-`)
+			dir, plan, script := oneTaskRun(t, "setsid sh -c 'while :; do echo x >> escaped.txt; sleep 0.01; done' "+marker+
+				" </dev/null >/dev/null 2>&1 & (setsid sleep "+marker+" </dev/null >/dev/null 2>&1 &); setsid sleep "+marker+" & sleep 0.3; echo left")
 			out, code := binRun(t, bin, nil, nil, m.args("--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")...)
 			if code != 0 || strings.Contains(out, "WaitDelay") {
 				t.Fatalf("run: exit %d\n%s", code, out)
@@ -476,19 +465,8 @@ func TestGoModuleCacheStaysTheUsers(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.Chmod(filepath.Dir(modFile), 0o755) })
-	dir, _, _ := demoRepo(t)
-	aux := t.TempDir()
-	plan, script := filepath.Join(aux, "plan.md"), filepath.Join(aux, "script.yaml")
-	writeTestFile(t, plan, "# Cache\n\n### Task 1: One\n\nWrite one.txt.\n")
-	writeTestFile(t, script, `developer:
-  - phase: 1
-    actions:
-      - run: 'f="$GOMODCACHE/example.com/m@v1.0.0/m.go"; chmod u+w "$(dirname "$f")" "$f"; echo "package m // evil" > "$f"; echo poisoned > "$GOCACHE/entry"; true'
-      - write: {path: one.txt, content: "one\n"}
-reviewer:
-  - approved: true
-    comments: fine
-`)
+	dir, plan, script := oneTaskRun(t, `f="$GOMODCACHE/example.com/m@v1.0.0/m.go"; chmod u+w "$(dirname "$f")" "$f"; `+
+		`echo "package m // evil" > "$f"; echo poisoned > "$GOCACHE/entry"; true`)
 	out, code := binRun(t, bin, nil, []string{"GOMODCACHE=" + mod, "GOCACHE=" + build}, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)
@@ -499,6 +477,28 @@ reviewer:
 	if got := readText(t, filepath.Join(build, "entry")); got != "cached\n" {
 		t.Errorf("the user's build cache entry is now %q", got)
 	}
+}
+
+// oneTaskRun writes, for a run of the demo's repository, a plan of one
+// task and a script whose developer runs command and writes one.txt and
+// whose reviewer approves; it returns the repository, the plan and the
+// script.
+func oneTaskRun(t *testing.T, command string) (dir, plan, script string) {
+	t.Helper()
+	dir, _, _ = demoRepo(t)
+	aux := t.TempDir()
+	plan, script = filepath.Join(aux, "plan.md"), filepath.Join(aux, "script.yaml")
+	writeTestFile(t, plan, "# One\n\n### Task 1: One\n\nWrite one.txt.\n")
+	writeTestFile(t, script, `developer:
+  - phase: 1
+    actions:
+      - run: `+strconv.Quote(command)+`
+      - write: {path: one.txt, content: "one\n"}
+reviewer:
+  - approved: true
+    comments: fine
+`)
+	return dir, plan, script
 }
 
 // findProcesses returns the live processes whose command line (NUL

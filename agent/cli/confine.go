@@ -71,15 +71,6 @@ func (d *Driver) warnf(msg string) {
 	}
 }
 
-// layered reports whether the helper layers the Go caches for sessions.
-func (d *Driver) layered() bool {
-	if exe, _ := d.helper.Get(); exe == "" {
-		return false
-	}
-	ok, _ := d.helper.Layers()
-	return ok
-}
-
 // writable returns the paths a confined session of program may write
 // beneath besides the Go caches (see proc.GoCaches): the repository dir,
 // its TMPDIR tmp, the agent's own state (see agentState) and the

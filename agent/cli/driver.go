@@ -215,7 +215,7 @@ func (d *Driver) Run(ctx context.Context, s agent.Session) (agent.Report, error)
 		}
 		env = append(environ.Without(env, "TMPDIR"), "TMPDIR="+agentTmp)
 		conf = &confined{rules: d.confinement()}
-		if layered := d.layered(); layered || conf.rules != nil {
+		if layered := d.helper.Layered(); layered || conf.rules != nil {
 			// The Go caches are the user's: the session sees them
 			// layered, or gets caches of its own (see proc.GoCaches).
 			var caches []string

@@ -115,6 +115,14 @@ func (h *Helper) Layers() (bool, string) {
 	return h.p.layers, h.p.layersWhy
 }
 
+// Layered reports whether commands started through the helper get the
+// directories they are given layered: the program carries the helper and
+// the kernel allows its mount namespace and overlays.
+func (h *Helper) Layered() bool {
+	h.probe()
+	return h.p.exe != "" && h.p.layers
+}
+
 func (h *Helper) probe() {
 	h.once.Do(func() { h.p = probeHelper() })
 }

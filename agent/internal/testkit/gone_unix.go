@@ -41,6 +41,15 @@ func FindProcess(part string) int {
 // FindProcesses returns the pids of the live processes FindProcess
 // would find.
 func FindProcesses(part string) []int {
+	return livePids(func(n string) bool {
+		b, err := os.ReadFile("/proc/" + n + "/cmdline")
+		return err == nil && strings.Contains(string(b), part)
+	})
+}
+
+// livePids returns the live processes but this one (not zombies) for
+// whose /proc entry name keep is true.
+func livePids(keep func(name string) bool) []int {
 	d, err := os.Open("/proc")
 	if err != nil {
 		return nil
@@ -50,11 +59,7 @@ func FindProcesses(part string) []int {
 	var out []int
 	for _, n := range names {
 		pid, err := strconv.Atoi(n)
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + n + "/cmdline")
-		if err == nil && strings.Contains(string(b), part) && Pgrp(pid) > 0 {
+		if err == nil && pid != os.Getpid() && keep(n) && Pgrp(pid) > 0 {
 			out = append(out, pid)
 		}
 	}
@@ -108,23 +113,10 @@ func ProcessesIn(dir string) []int {
 	if r, err := filepath.EvalSymlinks(dir); err == nil {
 		want[r] = true
 	}
-	d, err := os.Open("/proc")
-	if err != nil {
-		return nil
-	}
-	names, _ := d.Readdirnames(-1)
-	d.Close()
-	var out []int
-	for _, n := range names {
-		pid, err := strconv.Atoi(n)
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		if cwd, err := os.Readlink("/proc/" + n + "/cwd"); err == nil && want[cwd] && Pgrp(pid) > 0 {
-			out = append(out, pid)
-		}
-	}
-	return out
+	return livePids(func(n string) bool {
+		cwd, err := os.Readlink("/proc/" + n + "/cwd")
+		return err == nil && want[cwd]
+	})
 }
 
 // NoneIn waits (up to ten seconds) until no live process works in dir
