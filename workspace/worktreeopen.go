@@ -43,6 +43,11 @@ func (r *Repo) OpenWorkTree(dir string) (*Repo, error) {
 	return &Repo{root: abs, gitDir: gitDir, commonDir: r.commonDir, repo: repo, now: r.now}, nil
 }
 
+// GitDir returns the work tree's git directory, as Open or OpenWorkTree
+// found it when the Repo was opened (HEAD, the index and a linked work
+// tree's own files live there), not as the tree's .git says now.
+func (r *Repo) GitDir() string { return r.gitDir }
+
 // linkedGitDir returns the git directory, in r's common directory, of
 // the linked work tree at dir (absolute): the worktrees/NAME whose gitdir
 // file names dir's .git; "" when none does.
