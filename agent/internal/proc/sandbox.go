@@ -8,10 +8,19 @@ import (
 )
 
 // helperExe is the executable that can run as the sandbox helper (see
-// HelperMain): set once, by HelperMain, when this program is one. It is
-// the one package-level variable here: whether the running program
-// carries the helper is a fact of the process, like its executable path.
+// HelperMain): set once, by HelperMain, when this program is one. It and
+// helperProbe are the package-level variables here: whether the running
+// program carries the helper, and what the kernel lets it do, are facts
+// of the process, like its executable path.
 var helperExe atomic.Pointer[string]
+
+// helperProbe is what probeHelper found, found once for the process:
+// every session and command would otherwise start the helper once more
+// to ask the same kernel the same questions.
+var helperProbe struct {
+	once sync.Once
+	p    probed
+}
 
 // helperArg0 is the argv[0] with which a program that calls HelperMain
 // runs as the helper.
@@ -76,15 +85,13 @@ func GitDirsIn(dirs []string) []string {
 	return out
 }
 
-// Helper says, once, whether commands can be started through the sandbox
+// Helper says whether commands can be started through the sandbox
 // helper: the program carries it (HelperMain) and the kernel lets it
 // make a mount namespace inside a user namespace; and whether it can give
-// them a PID namespace of their own and layer directories for them. Its
-// zero value is ready.
-type Helper struct {
-	once sync.Once
-	p    probed
-}
+// them a PID namespace of their own and layer directories for them. It
+// finds out once for the process (the first asks, by starting the helper
+// on a temporary directory). Its zero value is ready.
+type Helper struct{}
 
 // probed is what probeHelper found.
 type probed struct {
@@ -97,32 +104,33 @@ type probed struct {
 
 // Get returns the helper's executable, or "" and why there is none.
 func (h *Helper) Get() (string, string) {
-	h.probe()
-	return h.p.exe, h.p.why
+	p := h.probe()
+	return p.exe, p.why
 }
 
 // PID says whether the helper can start commands in a PID namespace of
 // their own (Sandbox.PID), or why not.
 func (h *Helper) PID() (bool, string) {
-	h.probe()
-	return h.p.pid, h.p.pidWhy
+	p := h.probe()
+	return p.pid, p.pidWhy
 }
 
 // Layers says whether the helper can layer directories for commands
 // (Sandbox.Layers), or why not.
 func (h *Helper) Layers() (bool, string) {
-	h.probe()
-	return h.p.layers, h.p.layersWhy
+	p := h.probe()
+	return p.layers, p.layersWhy
 }
 
 // Layered reports whether commands started through the helper get the
 // directories they are given layered: the program carries the helper and
 // the kernel allows its mount namespace and overlays.
 func (h *Helper) Layered() bool {
-	h.probe()
-	return h.p.exe != "" && h.p.layers
+	p := h.probe()
+	return p.exe != "" && p.layers
 }
 
-func (h *Helper) probe() {
-	h.once.Do(func() { h.p = probeHelper() })
+func (h *Helper) probe() *probed {
+	helperProbe.once.Do(func() { helperProbe.p = probeHelper() })
+	return &helperProbe.p
 }
