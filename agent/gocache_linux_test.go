@@ -135,3 +135,35 @@ func mustRead(t *testing.T, path string) []byte {
 	}
 	return b
 }
+
+// TestToolboxCommandsShareTheirCaches: what one command of a session
+// writes into the Go caches (a build's output) the next command finds,
+// so that it need not build it again, while the user's caches stay as
+// they were; Close removes it.
+func TestToolboxCommandsShareTheirCaches(t *testing.T) {
+	if r, why := landlock.Available(); r == nil {
+		t.Skip(why)
+	}
+	build, mod, _ := goCaches(t)
+	tb, _ := newTestToolbox(t, ToolboxOptions{Env: append(os.Environ(), "GOCACHE="+build, "GOMODCACHE="+mod)})
+	if res, err := tb.Run(context.Background(), `echo built > "$GOCACHE/new-entry"`, nil); err != nil || res.Failed() {
+		t.Fatalf("first command: %v\n%s", err, res.Output)
+	}
+	res, err := tb.Run(context.Background(), `cat "$GOCACHE/new-entry"`, nil)
+	if err != nil || res.Failed() || !strings.Contains(res.Output, "built") {
+		t.Fatalf("the second command does not find the first's entry: %v\n%s", err, res.Output)
+	}
+	if _, err := os.Stat(filepath.Join(build, "new-entry")); err == nil {
+		t.Errorf("the entry is in the user's build cache")
+	}
+	kept := tb.caches
+	if kept == "" {
+		t.Fatal("no caches kept between the commands")
+	}
+	if err := tb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(kept); err == nil {
+		t.Errorf("Close left %s", kept)
+	}
+}

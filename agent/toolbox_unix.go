@@ -40,9 +40,15 @@ func (t *Toolbox) runCommand(cmd *exec.Cmd) error {
 	var layers []proc.Layer
 	if layered := t.helper.Layered(); layered || rules != nil {
 		// The Go caches are the user's: a command sees them layered, or
-		// gets caches of its own (see proc.GoCaches).
+		// gets caches of its own (see proc.GoCaches), which the next
+		// command of the session finds as this one left them.
+		where := work
+		if shared, release := t.sharedCaches(); shared != "" {
+			defer release()
+			where = shared
+		}
 		var caches []string
-		layers, caches, cmd.Env = proc.GoCaches(cmd.Env, work, layered)
+		layers, caches, cmd.Env = proc.GoCaches(cmd.Env, where, layered)
 		writable = append(writable, caches...)
 	}
 	if exe, sb := t.sandbox(writable, rules != nil, layers); exe != "" {
