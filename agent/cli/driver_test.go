@@ -37,26 +37,6 @@ func newCLI(t *testing.T, opts Options) *Driver {
 	return d
 }
 
-// alive reports whether process pid still runs after SIGKILL has had time
-// to land: a process is gone when /proc no longer lists it or lists it as a
-// zombie. SIGKILL is delivered asynchronously, so this waits up to 10s for
-// the process to go before saying it is alive.
-func alive(t *testing.T, pid int) bool {
-	t.Helper()
-	for range 1000 {
-		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			return false
-		}
-		s := string(data)
-		if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) && s[i+2] == 'Z' {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return true
-}
-
 // readPids reads the "SHELL CHILD" pids a fakeagent.sh mode wrote.
 func readPids(t *testing.T, path string) []int {
 	t.Helper()
