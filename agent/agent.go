@@ -67,7 +67,7 @@ type Session struct {
 	Phase     int // 1-based phase (or task) number; 0 for the architect
 	Attempt   int // 1-based attempt of this phase (a fresh session each attempt in phased mode)
 	Iteration int // 1-based review iteration within the phase or task
-	Revision  int // architect: 0 for the first plan, 1.. for revisions after validator problems or human feedback
+	Revision  int // architect: 0 for the first plan, 1.. for revisions after validator problems or human feedback; reviewer: 0 for a review, 1.. for recovery's second opinion on the phase's Revision-th replan
 	Prompt    string
 	Dir       string // repository root; all tool and file work is confined to it
 	SessionID string // a session to continue; "" starts a fresh one

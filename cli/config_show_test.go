@@ -6,41 +6,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gaffer-dev/gaffer/profile/config/configtest"
 )
 
-const showYAML = `default_profile: fast
-profiles:
-  fast:
-    driver: llm
-    model: gpt-5
-    roles:
-      reviewer: {model: gpt-5-mini}
-    provider: {name: openai, base_url: "https://proxy.example/v1?api_key=hunter2", api_key_env: MY_OPENAI_KEY}
-    limits: {max_turns: 7, max_task_review_iterations: 4, max_phase_attempts: 3, max_plan_revisions: 1}
-    prices:
-      gpt-5: {input: 1.25, output: 10, cached: 0.125}
-    agents:
-      claude:
-        env: {ANTHROPIC_AUTH_TOKEN: hunter3}
-    tdd: false
-  cc:
-    driver: cli
-    agent: claude
-    model: claude-sonnet-4-5
-`
-
-func configDir(t *testing.T, content string) string {
-	t.Helper()
-	dir := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // no user file
-	if err := os.WriteFile(filepath.Join(dir, "gaffer.yaml"), []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
 func TestConfigShowMasksSecrets(t *testing.T) {
-	dir := configDir(t, showYAML)
+	dir := configtest.Dir(t, configtest.Profiles)
 	out, code := gaffer(t, "--repo", dir, "config", "show")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, out)
@@ -65,7 +36,7 @@ func TestConfigShowMasksSecrets(t *testing.T) {
 }
 
 func TestConfigShowBadFileIsExit3WithTheLine(t *testing.T) {
-	dir := configDir(t, "profiles:\n  fast:\n    limits:\n      max_turn: 3\n")
+	dir := configtest.Dir(t, "profiles:\n  fast:\n    limits:\n      max_turn: 3\n")
 	out, code := gaffer(t, "--repo", dir, "config", "show")
 	if code != ExitInvalid || !strings.Contains(out, "gaffer.yaml:4: ") || !strings.Contains(out, "max_turn") {
 		t.Fatalf("exit %d, want %d with gaffer.yaml:4\n%s", code, ExitInvalid, out)
@@ -80,7 +51,7 @@ func TestConfigShowBadFileIsExit3WithTheLine(t *testing.T) {
 // config show says so above the settings for the templates the profile
 // uses, and beside each such flag.
 func TestConfigShowMarksAgentsThatSkipPermissionPrompts(t *testing.T) {
-	dir := configDir(t, showYAML)
+	dir := configtest.Dir(t, configtest.Profiles)
 	out, code := gaffer(t, "--repo", dir, "config", "show", "--profile", "cc")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, out)
@@ -114,7 +85,7 @@ func TestConfigShowMarksAgentsThatSkipPermissionPrompts(t *testing.T) {
 // TestMaxRunsPerRepoFromConfig: gaffer.yaml's max_runs_per_repo is what
 // serve uses without --max-runs-per-repo, and config show names it.
 func TestMaxRunsPerRepoFromConfig(t *testing.T) {
-	dir := configDir(t, "max_runs_per_repo: 2\n"+showYAML)
+	dir := configtest.Dir(t, "max_runs_per_repo: 2\n"+configtest.Profiles)
 	if n, err := configMaxRunsPerRepo(dir, os.Getenv); err != nil || n != 2 {
 		t.Errorf("configMaxRunsPerRepo = %d, %v; want 2", n, err)
 	}
@@ -122,14 +93,14 @@ func TestMaxRunsPerRepoFromConfig(t *testing.T) {
 	if want := "# max_runs_per_repo: 2 (gaffer serve: runs of this repository at once at most)\n"; code != 0 || !strings.Contains(out, want) {
 		t.Errorf("config show: exit %d, no %q:\n%s", code, want, out)
 	}
-	if out, _ := gaffer(t, "--repo", configDir(t, showYAML), "config", "show"); strings.Contains(out, "max_runs_per_repo") {
+	if out, _ := gaffer(t, "--repo", configtest.Dir(t, configtest.Profiles), "config", "show"); strings.Contains(out, "max_runs_per_repo") {
 		t.Errorf("config show names max_runs_per_repo the file does not set:\n%s", out)
 	}
-	if n, err := configMaxRunsPerRepo(configDir(t, showYAML), os.Getenv); err != nil || n != 0 {
+	if n, err := configMaxRunsPerRepo(configtest.Dir(t, configtest.Profiles), os.Getenv); err != nil || n != 0 {
 		t.Errorf("configMaxRunsPerRepo without the key = %d, %v; want 0", n, err)
 	}
 	// serve reads it when the flag is not given: a bad value stops it.
-	bad := configDir(t, "max_runs_per_repo: -1\n")
+	bad := configtest.Dir(t, "max_runs_per_repo: -1\n")
 	out, code = gaffer(t, "--repo", bad, "serve")
 	if code != ExitInvalid || !strings.Contains(out, "gaffer.yaml:1: max_runs_per_repo must not be negative, got -1") {
 		t.Errorf("serve with a bad max_runs_per_repo: exit %d\n%s", code, out)

@@ -13,8 +13,11 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/control"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/host/hoststore"
+	"github.com/gaffer-dev/gaffer/host/socket"
 	"github.com/gaffer-dev/gaffer/internal/memlimit"
 	"github.com/gaffer-dev/gaffer/metrics"
 	"github.com/gaffer-dev/gaffer/notify"
@@ -72,7 +75,7 @@ func storeOf(c *ucli.Context) (string, Globals, error) {
 	if err != nil {
 		return "", g, err
 	}
-	if storeSet && !host.IsStoreURL(g.Store) {
+	if storeSet && !hoststore.IsURL(g.Store) {
 		return g.Store, g, nil
 	}
 	repo, err := workspace.Open(g.Repo)
@@ -83,8 +86,8 @@ func storeOf(c *ucli.Context) (string, Globals, error) {
 }
 
 // openHost opens the repository and store of c's flags in this process
-// (host.Open) and, with o.kind, serves the store's socket to other
-// processes (host.Holder) while it is open.
+// (hoststore.Open) and, with o.kind, serves the store's socket to other
+// processes (Host.Holder) while it is open.
 func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 	dir, g, err := storeOf(c)
 	if err != nil {
@@ -108,10 +111,9 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 	if o.front != nil {
 		hf = o.front
 	}
-	cfg := host.Config{Repo: g.Repo, Store: dir, Dir: dir, Setup: o.setup, Front: hf, Logger: l.log, Cmd: l.cmd,
-		Version: io.version, ReproducibleDates: reproducibleDates(os.Getenv),
-		AfterCommit: afterCommitHook(io), AfterPublish: afterPushHook(io), AfterRestore: afterRestoreHook(io),
-		Notify: &notify.Config{Before: beforeNotifyHook(io), Getenv: io.Keys.Getenv}, Shared: o.shared, Remote: o.remote}
+	hc := host.Config{Dir: dir, Setup: o.setup, Front: hf, Logger: l.log, Cmd: l.cmd, ReproducibleDates: reproducibleDates(os.Getenv),
+		AfterCommit: afterCommitHook(io), AfterPublish: afterPushHook(io), AfterRestore: afterRestoreHook(io), Shared: o.shared, Remote: o.remote}
+	cfg := hoststore.Config{Config: hc, Repo: g.Repo, Store: dir, Notify: &notify.Config{Before: beforeNotifyHook(io), Getenv: io.Keys.Getenv}}
 	if o.read {
 		cfg.Notify, cfg.Reading = nil, true
 	}
@@ -119,13 +121,13 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 		m := o.metrics
 		cfg.WrapStore = func(s checkpoint.Store) checkpoint.Store { return metrics.InstrumentStore(s, m) }
 	}
-	if host.IsStoreURL(g.Store) {
+	if hoststore.IsURL(g.Store) {
 		cfg.Store = g.Store
 		if cfg.StoreOutageWait, err = storeOutageWait(os.Getenv); err != nil {
 			return nil, err
 		}
 	}
-	h, err := host.Open(c.Context, cfg)
+	h, err := hoststore.Open(c.Context, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +144,7 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 		// runs' (without, the terminal shows the progress view alone).
 		h.OnClose(h.Subscribe(eventLogger(l.log, "run interrupted at checkpoint")))
 	}
-	if _, _, err := h.Listen(c.Context, o.kind, h.Holder()); err != nil {
+	if _, _, err := socket.Listen(c.Context, h, h.Holder(o.kind), control.Info{Kind: o.kind, Version: io.version}); err != nil {
 		// The store is ours, so the socket is only a convenience: say why
 		// others cannot reach us and go on.
 		l.log.Warn("control socket unavailable; other gaffer commands wait for this one", "err", err)
@@ -152,19 +154,19 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 
 // holderOf returns the client of the process holding c's store when one
 // answers on its socket, nil when none does.
-func holderOf(c *ucli.Context) (*host.Client, error) {
+func holderOf(c *ucli.Context) (*socket.Client, error) {
 	dir, _, err := storeOf(c)
 	if err != nil {
 		return nil, err
 	}
-	return host.HolderAt(c.Context, dir)
+	return socket.HolderAt(c.Context, dir)
 }
 
 // lockedRetry is how long a read-only command waits for a store whose
 // holder does not answer on the socket (it is starting or stopping).
 const lockedRetry = 5 * time.Second
 
-// withService calls f with the run service of c's store (host.Connect):
+// withService calls f with the run service of c's store (socket.Connect):
 // the process holding the store when one answers on its socket, the
 // database's serves, this process otherwise (the store opened for f,
 // with the terminal as its front). A command does not know which one it
@@ -177,7 +179,7 @@ func withService(c *ucli.Context, io IO, read bool, f func(svc host.Service, cmd
 		return err
 	}
 	cmd := commandFormatter(g.Repo)
-	return host.Connect(c.Context, host.Connection{
+	return socket.Connect(c.Context, socket.Connection{
 		Dir: dir, Read: read, HeldWait: lockedRetry,
 		Missing: func() error {
 			dir, err := missingStore(c)
@@ -282,7 +284,7 @@ func globalsOf(c *ucli.Context) (g Globals, storeSet bool, err error) {
 	}
 	if v, ok := trailingGlobal(c, root, "store"); ok {
 		g.Store, storeSet = v, true
-		if !host.IsStoreURL(g.Store) {
+		if !hoststore.IsURL(g.Store) {
 			g.Store = filepath.Clean(g.Store)
 		}
 	}

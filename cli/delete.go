@@ -81,13 +81,13 @@ func pruneCommand(io IO) *ucli.Command {
 				return err
 			}
 			defer l.Close()
-			rs, err := l.List(c.Context)
+			es, err := l.List(c.Context, host.ListRequest{})
 			if err != nil {
 				return err
 			}
 			var old []string
 			kept := 0
-			for _, r := range rs { // newest first
+			for _, r := range host.StatusesOf(es) { // newest first
 				if !deletable(r.Snapshot) {
 					continue
 				}
@@ -150,7 +150,7 @@ func Delete(ctx context.Context, l *local, ids []string, yes, branches bool) err
 	}
 	var notes []string
 	for _, id := range ids {
-		if err := l.Delete(ctx, id); err != nil {
+		if err := l.Delete(ctx, host.RunRequest{RunID: id}); err != nil {
 			return err
 		}
 		n, err := dropRunRefs(ctx, l.Repo(), id, branches, l.cmd)

@@ -78,20 +78,21 @@ func Demo(ctx context.Context, c *ucli.Context, io IO, o DemoOptions) error {
 	if err := c.Set("repo", dir); err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	l, err := openHost(c, io, hostOptions{kind: commandKind(c)})
+	setup := newSetup(c, io)
+	l, err := openHost(c, io, hostOptions{kind: commandKind(c), setup: setup})
 	if err != nil {
 		return err
 	}
 	defer l.Close()
 	gd := gitDir(dir)
-	id := o.RunID
-	if id == "" {
-		id = host.NewRunID(time.Now())
-	}
-	spec := host.RunSpec{
+	run, err := setup.Preflight(dir, host.RunSpec{
 		PlanFile: "", Goal: profile.PlanTitle(demo.Plan, "plan.md"), Driver: "script",
-		Script: filepath.Join(gd, "gaffer-demo", "script.yaml"), AutoApprove: o.AutoApprove, Pace: o.Pace, RunID: id,
+		Script: filepath.Join(gd, "gaffer-demo", "script.yaml"), AutoApprove: o.AutoApprove, Pace: o.Pace, RunID: o.RunID,
+	})
+	if err != nil {
+		return err
 	}
+	id := run.Spec().RunID
 	fmt.Fprintf(out, "Run %s: the architect plans, you approve, each phase runs in a fresh session, is reviewed and committed.\n", id)
 	fmt.Fprintf(out, "It works on its own branch, %s, in its own work tree: your checkout stays as it is.\n", host.RunBranch(id))
 	fmt.Fprintf(out, "(kill it at any moment and finish it with: %s)\n\n", l.cmd("resume"))
@@ -101,7 +102,7 @@ func Demo(ctx context.Context, c *ucli.Context, io IO, o DemoOptions) error {
 		fmt.Fprintf(out, "\nThe demo answers the approval itself: approving… (a real run waits for `%s`)\n\n", l.cmd("approve"))
 		return nodes.Answer{Approved: true, Feedback: "approved by the demo"}, nil
 	}
-	res, err := l.Start(ctx, spec)
+	res, err := l.Launch(ctx, run)
 	if err := report(io, l.cmd, res, err); err != nil {
 		return err
 	}
@@ -114,7 +115,7 @@ func Demo(ctx context.Context, c *ucli.Context, io IO, o DemoOptions) error {
 // takes the work into the user's branch.
 func demoEpilogue(ctx context.Context, l *local, dir, id string, skipTest bool) error {
 	out := l.io.Out
-	snap, err := l.State(ctx, id)
+	snap, err := l.State(ctx, host.RunRequest{RunID: id})
 	if err != nil {
 		return err
 	}

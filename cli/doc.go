@@ -17,13 +17,13 @@
 // through package host, the run service: cli reads flags, calls a
 // host.Service, renders what it returns and maps its outcome or refusal
 // to an exit code (report, front.go; hostExitCode, exitcodes.go). withService
-// (connect.go, host.Connect) gives a command the process holding the store
-// when one answers on its control socket (a host.Client), and otherwise
+// (connect.go, socket.Connect) gives a command the process holding the store
+// when one answers on its control socket (a socket.Client), and otherwise
 // opens the store here (openHost: the repository of --repo, the Badger store of
 // --store, default <git dir>/gaffer, outside the work tree, so no reset,
 // clean or commit can touch it); the command does not know which it has.
 // A command holding the store serves host.Holder on the socket meanwhile,
-// serve serves host.Pool. The Host's Front here is the terminal (front.go)
+// serve serves pool.Pool. The Host's Front here is the terminal (front.go)
 // and its Setup package profile's (profile.Setup: runs from a host.RunSpec
 // the flags fill, runSpec in run.go, and gaffer.yaml's profiles). Output
 // goes to the
@@ -70,7 +70,7 @@
 // Before package profile makes any driver of a run, the variables the run's
 // profile names as keys leave gaffer's environment (profile.KeyVault, given by
 // main as IO.Keys) and every driver's processes start without them; a CLI
-// agent gets back those its pass_env lists. host.Open, once it holds the
+// agent gets back those its pass_env lists. hoststore.Open, once it holds the
 // store, kills the agents' process groups a killed gaffer left running
 // (internal/procgroup, .git/gaffer.groups) before anything else, and makes
 // the store 0700 and its files 0600.

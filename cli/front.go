@@ -21,7 +21,7 @@ type answerer func(ctx context.Context, req nodes.ApprovalRequest, s state.Execu
 
 // stateReader reads a run's latest checkpoint (a host).
 type stateReader interface {
-	State(ctx context.Context, runID string) (graph.Snapshot[state.ExecutionState], error)
+	State(ctx context.Context, req host.RunRequest) (graph.Snapshot[state.ExecutionState], error)
 }
 
 // front is the terminal a command's host works for (host.Front): what

@@ -9,7 +9,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/host/hoststore"
 	"github.com/gaffer-dev/gaffer/internal/inputfile"
 )
 
@@ -59,7 +59,7 @@ func GlobalsFrom(c *ucli.Context) (Globals, error) {
 	}
 	// DIR/ is DIR: the files kept beside the store (DIR.groups, DIR.logs,
 	// DIR.sock) must not land inside it. A database URL stays as given.
-	if !host.IsStoreURL(g.Store) {
+	if !hoststore.IsURL(g.Store) {
 		g.Store = filepath.Clean(g.Store)
 	}
 	return g, nil

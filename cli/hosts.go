@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/host/hoststore"
+	"github.com/gaffer-dev/gaffer/host/pool"
 	ucli "github.com/urfave/cli/v2"
 )
 
@@ -35,8 +37,8 @@ func serveHostFlags() []ucli.Flag {
 // serveHosts reads serve's host flags: the host config of its pool, and
 // the local directory of a serve with a --host-id on a database store
 // ("" for storeOf's).
-func serveHosts(c *ucli.Context) (host.HostsConfig, string, error) {
-	hc := host.HostsConfig{ID: c.String(hostIDFlag), Lease: c.Duration("queue-lease")}
+func serveHosts(c *ucli.Context) (pool.HostsConfig, string, error) {
+	hc := pool.HostsConfig{ID: c.String(hostIDFlag), Lease: c.Duration("queue-lease")}
 	if hc.Lease < 0 {
 		return hc, "", usageErrorf("--queue-lease %v: want a positive duration", hc.Lease)
 	}
@@ -47,7 +49,7 @@ func serveHosts(c *ucli.Context) (host.HostsConfig, string, error) {
 		return hc, "", usageErrorf("--%s %q: want a name without slashes", hostIDFlag, hc.ID)
 	}
 	dir, g, err := storeOf(c)
-	if err != nil || !host.IsStoreURL(g.Store) {
+	if err != nil || !hoststore.IsURL(g.Store) {
 		return hc, "", err
 	}
 	return hc, filepath.Join(dir, "hosts", hc.ID), nil
@@ -61,14 +63,14 @@ func serveHosts(c *ucli.Context) (host.HostsConfig, string, error) {
 // command opens the store itself, as ever.
 func viaDatabase(c *ucli.Context, io IO) (host.Service, func(), error) {
 	_, g, err := storeOf(c)
-	if err != nil || !host.IsStoreURL(g.Store) {
+	if err != nil || !hoststore.IsURL(g.Store) {
 		return nil, nil, err
 	}
 	l, err := openHost(c, io, hostOptions{shared: true})
 	if err != nil {
 		return nil, nil, err
 	}
-	n, err := l.ServingHosts(c.Context)
+	n, err := pool.ServingHosts(c.Context, l.Host)
 	if err != nil || n == 0 {
 		l.Close()
 		if err != nil {
@@ -76,10 +78,10 @@ func viaDatabase(c *ucli.Context, io IO) (host.Service, func(), error) {
 		}
 		return nil, nil, nil
 	}
-	pool, err := host.NewPool(l.Host, host.PoolConfig{Client: true, Logger: l.log})
+	p, err := pool.New(l.Host, pool.Config{Client: true, Logger: l.log})
 	if err != nil {
 		l.Close()
 		return nil, nil, err
 	}
-	return pool, func() { _ = l.Close() }, nil
+	return p, func() { _ = l.Close() }, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/runview"
 	"github.com/gaffer-dev/gaffer/state"
 )
@@ -84,7 +85,7 @@ func (p *progress) liveEvent(e graph.Event) {
 // refreshLocked reads the run's latest checkpoint; before the first one
 // there is nothing to draw yet.
 func (p *progress) refreshLocked() {
-	if snap, err := p.runner.State(context.Background(), p.runID); err == nil {
+	if snap, err := p.runner.State(context.Background(), host.RunRequest{RunID: p.runID}); err == nil {
 		p.live.state, p.live.have = snap.State, true
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gaffer-dev/gaffer/control"
 	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/host/socket"
 	"github.com/gaffer-dev/gaffer/workspace"
 	ucli "github.com/urfave/cli/v2"
 )
@@ -198,7 +199,7 @@ func holderRuns(c *ucli.Context) func(context.Context, string) bool {
 		}
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		rs, err := host.NewClient(dir).Status(ctx, host.RunRequest{RunID: runID})
+		rs, err := socket.NewClient(dir).Status(ctx, host.RunRequest{RunID: runID})
 		if err != nil {
 			return !errors.Is(err, control.ErrNoServer)
 		}

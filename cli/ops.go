@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/metrics"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -57,13 +58,13 @@ func serveMetrics(ctx context.Context, l *local, addr string, reg *prometheus.Re
 
 // statusCounts counts the store's runs by status, for the runs gauge.
 func statusCounts(ctx context.Context, l *local) (map[string]int, error) {
-	rs, err := l.List(ctx)
+	es, err := l.List(ctx, host.ListRequest{})
 	if err != nil {
 		return nil, err
 	}
 	counts := map[string]int{}
-	for _, r := range rs {
-		counts[r.Status]++
+	for _, e := range es {
+		counts[e.Status]++
 	}
 	return counts, nil
 }

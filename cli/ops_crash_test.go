@@ -18,6 +18,7 @@ import (
 	"github.com/gaffer-dev/gaffer/control"
 	"github.com/gaffer-dev/gaffer/examples/demo"
 	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/host/socket"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
@@ -288,7 +289,7 @@ func TestServeResumesARunOnRequest(t *testing.T) {
 	const runID = "r-20260101-resume"
 	p := startProc(t, bin, []string{"--repo", dir, "run", "--goal", profile.PlanTitle(demo.Plan, "plan.md"), "--script", script,
 		"--run-id", runID, "--auto-approve", "--pace", "40ms"}, "")
-	cl := host.NewClient(filepath.Join(dir, ".git", "gaffer"))
+	cl := socket.NewClient(filepath.Join(dir, ".git", "gaffer"))
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		rs, err := cl.Status(t.Context(), host.RunRequest{RunID: runID})
 		if ps := rs.Snapshot.State.Progress.Phases; err == nil && len(ps) > 0 && ps[0].Status == state.PhaseCompleted {

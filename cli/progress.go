@@ -11,6 +11,7 @@ import (
 
 	"github.com/gaffer-dev/gaffer/events"
 	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/state"
 )
@@ -79,7 +80,7 @@ func (p *progress) event(e graph.Event) {
 		p.custom(e)
 	case graph.CheckpointSaved:
 		if p.tty && (p.last == nodes.NodeReview || p.last == nodes.NodeNextTask || p.last == nodes.NodeApproval) {
-			if snap, err := p.runner.State(context.Background(), p.runID); err == nil && p.worthDrawing(snap.State) {
+			if snap, err := p.runner.State(context.Background(), host.RunRequest{RunID: p.runID}); err == nil && p.worthDrawing(snap.State) {
 				p.treeLocked(snap.State, "")
 			}
 		}

@@ -8,7 +8,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/host/hoststore"
 	"github.com/gaffer-dev/gaffer/workspace"
 )
 
@@ -23,7 +23,7 @@ func missingStore(c *ucli.Context) (string, error) {
 		return "", err
 	}
 	dir := g.Store
-	if host.IsStoreURL(dir) {
+	if hoststore.IsURL(dir) {
 		return "", nil // a database: opening it says what is wrong
 	}
 	if !storeSet {

@@ -51,38 +51,46 @@ func runCommand(io IO) *ucli.Command {
 
 // Run starts the run c's flags ask for in this process and drives it to
 // its end or its first pause, with --metrics-addr serving its metrics
-// meanwhile: flags, the checks before the store exists (a bad call or a
-// refused work tree writes nothing), Start, the outcome. A store held by
-// `gaffer serve` is refused with the command that queues the run there.
+// meanwhile: flags, the run prepared before the store exists (a bad call
+// or a refused work tree writes nothing), Launch, the outcome. A store
+// held by `gaffer serve` is refused with the command that queues the run
+// there.
 func Run(c *ucli.Context, io IO) (err error) {
 	spec, err := runSpec(c)
 	if err != nil {
 		return err
 	}
 	setup := newSetup(c, io)
-	if err := checkRun(c, setup, &spec); err != nil {
+	run, err := prepareRun(c, setup, spec)
+	if err != nil {
 		return err
 	}
+	defer run.Release() // the checkout's lock, when no host took it
 	l, err := openRunHost(c, io, setup)
 	if err != nil {
 		return err
 	}
 	defer closeHost(l, &err)
-	out, err := l.Start(c.Context, spec)
+	out, err := l.Launch(c.Context, run)
 	return report(io, l.cmd, out, err)
 }
 
-// checkRun checks spec before the store exists (profile.Setup.Preflight,
-// profile.PrecheckTree): a bad call or a refused work tree writes nothing.
-func checkRun(c *ucli.Context, setup *profile.Setup, spec *host.RunSpec) error {
+// prepareRun prepares the run of spec before the store exists
+// (profile.Setup.Preflight, then the work tree's check, Run.Precheck): a
+// bad call or a refused work tree writes nothing.
+func prepareRun(c *ucli.Context, setup *profile.Setup, spec host.RunSpec) (*profile.Run, error) {
 	g, _, err := globalsOf(c)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := profile.JoinProblems(flagProblem(c), setup.Preflight(g.Repo, spec)); err != nil {
-		return err
+	run, err := setup.Preflight(g.Repo, spec)
+	if err := profile.JoinProblems(flagProblem(c), err); err != nil {
+		return nil, err
 	}
-	return profile.PrecheckTree(c.Context, g.Repo, *spec)
+	if err := run.Precheck(c.Context, g.Repo); err != nil {
+		return nil, err
+	}
+	return run, nil
 }
 
 // lenientDuration is the value of run's --pace: it takes any text, so

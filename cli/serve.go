@@ -11,9 +11,12 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/control"
 	"github.com/gaffer-dev/gaffer/events"
 	"github.com/gaffer-dev/gaffer/graph"
-	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/host/hoststore"
+	"github.com/gaffer-dev/gaffer/host/pool"
+	"github.com/gaffer-dev/gaffer/host/socket"
 	"github.com/gaffer-dev/gaffer/metrics"
 	"github.com/gaffer-dev/gaffer/profile/config"
 	"github.com/gaffer-dev/gaffer/serve"
@@ -38,7 +41,7 @@ type ServeOptions struct {
 	// Hosts is the pool's part on a database store (--host-id,
 	// --queue-lease), and Dir the local directory of a serve given a
 	// --host-id there (cli/hosts.go).
-	Hosts host.HostsConfig
+	Hosts pool.HostsConfig
 	Dir   string
 	// Remote is the shared remote the runs' branches are pushed to on a
 	// database store (--remote; host.Config.Remote).
@@ -83,7 +86,7 @@ func serveCommand(io IO) *ucli.Command {
 				return err
 			}
 			if o.Remote = c.String(remoteFlag); o.Remote != "" {
-				if _, g, err := storeOf(c); err == nil && !host.IsStoreURL(g.Store) {
+				if _, g, err := storeOf(c); err == nil && !hoststore.IsURL(g.Store) {
 					return usageErrorf("--%s needs a database store (--store postgres://…): a store directory serves one host", remoteFlag)
 				}
 			}
@@ -134,23 +137,23 @@ func Serve(c *ucli.Context, io IO, o ServeOptions) (err error) {
 	if counts, err := statusCounts(c.Context, l); err == nil {
 		m.SetRuns(counts)
 	}
-	if _, g, err := storeOf(c); err == nil && host.IsStoreURL(g.Store) {
+	if _, g, err := storeOf(c); err == nil && hoststore.IsURL(g.Store) {
 		// Every host of the database counts its runs: each scrape reads
 		// them (store="shared"), so that a dashboard counts them once.
 		m.ProbeRuns(func(ctx context.Context) (map[string]int, error) { return statusCounts(ctx, l) }, log)
 	}
-	svc, err := host.NewPool(l.Host, host.PoolConfig{Workers: o.Workers, MaxRunsPerRepo: o.MaxPerRepo, Logger: log, Gauges: m, Hosts: o.Hosts})
+	svc, err := pool.New(l.Host, pool.Config{Workers: o.Workers, MaxRunsPerRepo: o.MaxPerRepo, Logger: log, Gauges: m, Hosts: o.Hosts})
 	if err != nil {
 		return err
 	}
-	pool := svc.Queue()
-	defer l.Subscribe(pool.Observe)()
+	queue := svc.Queue()
+	defer l.Subscribe(queue.Observe)()
 
 	ln, err := metrics.Listen(o.MetricsAddr)
 	if err != nil {
 		return metricsListenError(o.MetricsAddr, err)
 	}
-	stopSocket, sock, err := l.Listen(c.Context, "serve", svc)
+	stopSocket, sock, err := socket.Listen(c.Context, l.Host, svc, control.Info{Kind: "serve", Version: io.version})
 	if err != nil {
 		ln.Close()
 		return exitf(ExitLocked, "control socket: %w", err)
@@ -166,7 +169,7 @@ func Serve(c *ucli.Context, io IO, o ServeOptions) (err error) {
 	go func() {
 		defer wg.Done()
 		ready := func() error {
-			st := pool.Status()
+			st := queue.Status()
 			if st.Draining {
 				return errors.New("draining")
 			}
@@ -187,11 +190,11 @@ func Serve(c *ucli.Context, io IO, o ServeOptions) (err error) {
 		return err
 	}
 	stop := func() { stopInbox(); stopSvc(); stopSocket(); wg.Wait() }
-	if err := pool.Start(runCtx); err != nil {
+	if err := queue.Start(runCtx); err != nil {
 		stop()
 		return err
 	}
-	st := pool.Status()
+	st := queue.Status()
 	log.Info("serving", "store", l.StoreDir(), "socket", sock, "metrics", "http://"+ln.Addr().String()+"/metrics",
 		"workers", o.Workers, "recovered", len(st.Queued), "pid", os.Getpid())
 	fmt.Fprintf(io.Out, "gaffer serve: store %s, socket %s, metrics http://%s/metrics, %d worker(s)\n",
@@ -203,9 +206,9 @@ func Serve(c *ucli.Context, io IO, o ServeOptions) (err error) {
 
 	<-c.Context.Done()
 	log.Info("draining", "timeout", o.DrainTimeout)
-	pool.Drain(o.DrainTimeout)
+	queue.Drain(o.DrainTimeout)
 	stop()
-	left := pool.Status().Queued
+	left := queue.Status().Queued
 	log.Info("stopped", "left_for_next_start", len(left))
 	fmt.Fprintf(io.Out, "gaffer serve: stopped; %d run(s) resume at the next start\n", len(left))
 	return nil

@@ -139,7 +139,7 @@ func listCommand(io IO) *ucli.Command {
 			// many runs has hundreds of table files to close.
 			var written chan error
 			err := withService(c, io, true, func(svc host.Service, _ func(...string) string) error {
-				es, err := host.Entries(c.Context, svc)
+				es, err := svc.List(c.Context, host.ListRequest{})
 				if err != nil {
 					return err
 				}

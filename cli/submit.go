@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gaffer-dev/gaffer/control"
-	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/host/socket"
 	"github.com/gaffer-dev/gaffer/profile"
 	ucli "github.com/urfave/cli/v2"
 )
@@ -57,7 +57,7 @@ func Submit(c *ucli.Context, io IO) error {
 	if err != nil {
 		return err
 	}
-	cl := host.NewClient(dir)
+	cl := socket.NewClient(dir)
 	out, err := cl.Submit(c.Context, spec)
 	if errors.Is(err, control.ErrNoServer) {
 		// On a database store, the serves of any host take it (hosts.go).

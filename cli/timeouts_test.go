@@ -12,6 +12,7 @@ import (
 	"github.com/gaffer-dev/gaffer/internal/fakeanthropic"
 	"github.com/gaffer-dev/gaffer/internal/fakellm"
 	"github.com/gaffer-dev/gaffer/internal/fakeresponses"
+	"github.com/gaffer-dev/gaffer/profile/config/configtest"
 )
 
 // These tests hang the model provider — it accepts each request and never
@@ -175,7 +176,7 @@ func scanEnv(t *testing.T, kv string) []string {
 // takes them, and a bad duration is refused with exit 3 in one line
 // naming the key, by config show and by run alike.
 func TestConfigShowTimeouts(t *testing.T) {
-	dir := configDir(t, `profiles:
+	dir := configtest.Dir(t, `profiles:
   default:
     driver: cli
     agent: codex
@@ -196,7 +197,7 @@ func TestConfigShowTimeouts(t *testing.T) {
 			t.Errorf("config show lacks\n%s\nin:\n%s", want, out)
 		}
 	}
-	dir = configDir(t, "profiles:\n  default:\n    roles:\n      developer: {timeouts: {session: 0s}}\n")
+	dir = configtest.Dir(t, "profiles:\n  default:\n    roles:\n      developer: {timeouts: {session: 0s}}\n")
 	for _, args := range [][]string{{"config", "show"}, {"run", "--goal", "x"}} {
 		out, code := gaffer(t, append([]string{"--repo", dir}, args...)...)
 		want := `gaffer.yaml:4: roles.developer.timeouts.session must be above 0, got "0s"; give a duration such as 60m, or leave it out for the default`

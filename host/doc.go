@@ -1,33 +1,45 @@
 // Package host is the run host: the one service every front end of gaffer
-// works through. A Host owns a store (Badger), the compiled workflow's
-// runner on it, the runs it is driving now and their work trees' locks
-// (each run works on its own branch in its own work tree beside the store,
-// or with RunSpec.InPlace in the user's checkout: worktree.go), and
-// offers typed operations — Start, Resume, Answer, Cancel, Status, List,
-// History, Fork and Submit (the Service interface) — that return domain
-// outcomes (a run completed, parked for a human, halted, stopped on an
-// error, handed to the process that holds it; see Kind) and *Error for
-// what they refuse (with a Code: held, refused, usage, …), never exit
-// codes: front ends map those. The program around a host gives it a Setup
-// (how a RunSpec becomes a run's first state, how drivers are made) and a
-// Front (the person it works for: what it says, how a driven run's
-// progress is shown, how a plan's approval is asked). The control socket
-// serves a Service once per operation, typed and versioned ("v1.status"
-// …, see Register and ProtocolVersion), and a Client implements the same
-// Service over it, so a command does not know whether it runs locally or
-// talks to the process holding the store: that process offers Holder (it
-// reads and cancels runs for others, and hands answers to the question it
-// asks), and `gaffer serve` offers Pool, which queues runs for its
-// workers; the workers execute them with the same Host operations, from a
-// journal whose job spec is tagged and versioned (jobspec.go) or, on a
-// PostgreSQL store, from the database's run queue that the serves of many
-// hosts share (multihost.go: host ids, takeovers; a command with no serve
-// on its host opens the store Shared and reaches them through the
-// database, with a client Pool; with Config.Remote each host mirrors a
-// shared git remote, each run works in its own clone of it, and each
-// phase's commit is pushed with compare-and-swap before its checkpoint, so
-// that any host may take a run over: remote.go). With
-// Config.Notify the host delivers the runs' notices (package notify) while
-// it holds the store: after each checkpoint and, at Open, every run's
-// pending ones; Close flushes them within a bounded wait.
+// works through.
+//
+// # The service
+//
+// Service is the API: Start, Resume, Answer, Cancel, Status, State, List,
+// History, Fork, Submit and Delete. Its operations take typed requests
+// and return domain outcomes (a run completed, parked for a human,
+// halted, stopped on an error, handed to the process that drives it: see
+// Kind), and an *Error for what they refuse, whose Code (held, refused,
+// usage, …) each front end maps; never exit codes. A caller does not know
+// which implementation it has:
+//
+//   - a *Host, in the process that holds the store;
+//   - the Holder a command serves to other processes while it holds the
+//     store: it reads and cancels runs and takes the answer to the question
+//     it asks, and refuses to start or resume runs until it ends;
+//   - serve's Pool (package host/pool), which queues runs for its workers;
+//   - a Client (package host/socket), the same Service over the store's
+//     control socket, in any other process.
+//
+// # The host
+//
+// A Host owns an open store (package host/hoststore opens a Badger
+// directory or a PostgreSQL database for it), the compiled workflow's
+// runner on it, the runs it drives now and the locks of their work trees.
+// The program around it gives it a Setup, which prepares a run from a
+// RunSpec once (package profile: its id minted, its profile resolved, its
+// inputs and work tree checked; Prepared) and makes the agents' drivers,
+// and a Front, the person it works for: what it says, how a driven run's
+// progress is shown, how a plan's approval is asked (Quiet for nobody).
+//
+// # Runs and their work trees
+//
+// A run works on its own branch, gaffer/<run-id>, in its own work tree
+// beside the store (workspace.RunTrees), or with RunSpec.InPlace in the
+// user's checkout, under that checkout's lock; the tree goes when the run
+// ends and the branch stays (worktree.go). On a database store with a
+// shared remote (Config.Remote) each run works in a clone of the remote,
+// and each phase's commit is pushed with compare-and-swap before its
+// checkpoint, so that the serve of any host may take a run over
+// (remote.go). A listing reads each run through the summary its latest
+// checkpoint carries (package host/listing), so that 10,000 runs list in
+// well under 100 ms.
 package host

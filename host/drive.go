@@ -32,47 +32,57 @@ func NewRunID(now time.Time) string {
 	return "r-" + now.UTC().Format("20060102") + "-" + hex.EncodeToString(b)
 }
 
-// Start starts a run from spec and drives it here, to its end or its
-// first pause: in its own work tree on its own branch (worktree.go), or
-// with spec.InPlace in the user's checkout.
+// Start prepares a run of spec (Setup.Prepare) and launches it here:
+// how a run queued in serve, or a program's, starts.
 func (h *Host) Start(ctx context.Context, spec RunSpec) (Outcome, error) {
-	if spec.RunID == "" {
-		spec.RunID = NewRunID(time.Now())
+	if err := h.inPlaceRefusal(spec); err != nil {
+		return Outcome{}, err
+	}
+	run, err := h.cfg.Setup.Prepare(ctx, h.repo, spec)
+	if err != nil {
+		return Outcome{}, err
+	}
+	return h.Launch(ctx, run)
+}
+
+// Launch starts a prepared run and drives it here, to its end or its
+// first pause: in its own work tree on its own branch (worktree.go), or
+// in place in the user's checkout, under the checkout's lock (the one the
+// run took for its check, or one taken here before the run checks it).
+func (h *Host) Launch(ctx context.Context, run Prepared) (Outcome, error) {
+	spec, taken := run.Spec(), run.TakeLock()
+	release := func() {
+		if taken != nil {
+			taken.Unlock()
+		}
 	}
 	if err := CheckRunID(spec.RunID); err != nil {
+		release()
 		return Outcome{}, errorf(Usage, "%w", err)
 	}
 	if err := h.inPlaceRefusal(spec); err != nil {
+		release()
 		return Outcome{}, err
 	}
 	if spec.InPlace {
 		// The work tree's lock comes before the checks of the tree: a second
 		// process is told who works there, not that the tree is dirty.
-		unlock, err := h.lockWorkTree(h.repo, spec.RunID)
+		unlock, err := h.adoptWorkTree(h.repo, spec.RunID, taken)
 		if err != nil {
 			return Outcome{}, err
 		}
 		defer unlock()
+	} else {
+		release()
 	}
-	// Until its first checkpoint, Status tells the run as starting.
-	h.mu.Lock()
-	if h.starting == nil {
-		h.starting = map[string]bool{}
-	}
-	h.starting[spec.RunID] = true
-	h.mu.Unlock()
-	defer func() {
-		h.mu.Lock()
-		delete(h.starting, spec.RunID)
-		h.mu.Unlock()
-	}()
+	defer h.starts(spec.RunID)()
 	// From here a cancel from another process reaches the run, whatever
 	// it is doing: making its work tree, or its first steps (held.go).
 	id := spec.RunID
 	ctx, finish := h.held.drive(ctx, id)
 	// left: the user's uncommitted changes a run in its own work tree
 	// starts without.
-	initial, left, err := h.cfg.Setup.NewRun(ctx, h.repo, spec)
+	initial, left, err := run.Begin(ctx, h.repo)
 	if err != nil {
 		return finish(h, Outcome{}, err)
 	}
@@ -97,6 +107,22 @@ func (h *Host) Start(ctx context.Context, spec RunSpec) (Outcome, error) {
 		h.front.Say(LeftOutLine(left))
 	}
 	return h.driveHeld(ctx, finish, id, initial, h.front.Asks(), func(ctx context.Context) (graphResult, error) { return h.runner.Run(ctx, id, initial) })
+}
+
+// starts tells runID as starting (Status) until its first checkpoint: the
+// returned function ends that.
+func (h *Host) starts(runID string) (end func()) {
+	h.mu.Lock()
+	if h.starting == nil {
+		h.starting = map[string]bool{}
+	}
+	h.starting[runID] = true
+	h.mu.Unlock()
+	return func() {
+		h.mu.Lock()
+		delete(h.starting, runID)
+		h.mu.Unlock()
+	}
 }
 
 // Resume continues a run (the newest unfinished one for an empty RunID)
@@ -134,17 +160,17 @@ func (h *Host) Resume(ctx context.Context, req RunRequest) (Outcome, error) {
 // empty RunID) and continues the run here: the plan's approval, or with
 // a Verdict that Decides recovery's question.
 func (h *Host) Answer(ctx context.Context, req AnswerRequest) (Outcome, error) {
-	if err := req.check(); err != nil {
+	if err := req.Check(); err != nil {
 		return Outcome{}, err
 	}
 	if req.Verdict.Decides() {
 		return h.decide(ctx, req)
 	}
-	id, err := h.pick(ctx, req.RunID, "waiting for approval", func(s state.RunStatus) bool { return s == state.RunAwaitingApproval })
+	id, err := h.Pick(ctx, req.RunID, "waiting for approval", func(s state.RunStatus) bool { return s == state.RunAwaitingApproval })
 	if err != nil {
 		return Outcome{}, err
 	}
-	ans := req.answer()
+	ans := req.Answer()
 	var s state.ExecutionState
 	if snap, err := h.runner.State(ctx, id); err == nil {
 		s = snap.State
@@ -165,8 +191,8 @@ func (h *Host) Answer(ctx context.Context, req AnswerRequest) (Outcome, error) {
 // decide answers recovery's question a run waits for and continues the
 // run here; a run waiting for its plan's approval is refused.
 func (h *Host) decide(ctx context.Context, req AnswerRequest) (Outcome, error) {
-	ans := req.answer()
-	id, err := h.pick(ctx, req.RunID, "waiting for approval", func(s state.RunStatus) bool { return s == state.RunAwaitingApproval })
+	ans := req.Answer()
+	id, err := h.Pick(ctx, req.RunID, "waiting for approval", func(s state.RunStatus) bool { return s == state.RunAwaitingApproval })
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -180,7 +206,7 @@ func (h *Host) decide(ctx context.Context, req AnswerRequest) (Outcome, error) {
 	case snap.Interrupt == nil:
 		return Outcome{}, h.refusal(ctx, id, graph.ErrNotInterrupted)
 	case snap.Interrupt.Node != nodes.NodeRecover:
-		return Outcome{}, notDeciding(id)
+		return Outcome{}, NotDeciding(id)
 	}
 	if err := h.checkCommits(ctx, snap); err != nil {
 		return Outcome{}, err
@@ -239,8 +265,8 @@ func (h *Host) steerHeld(ctx context.Context, finish heldFinish, runID string, a
 		switch {
 		case out.State != nil:
 			h.endWorkTree(ctx, *out.State)
-		case taken(ctx, out, err):
-			h.dropClone(runID)
+		case taken(out, err):
+			h.DropClone(runID)
 		}
 	}()
 	end := h.front.Watch(runID)

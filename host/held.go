@@ -147,11 +147,16 @@ func holderName() string {
 }
 
 // Holder is the Service a host offers other processes on its socket
-// while a command holds the store (run, approve, resume, status, …):
-// they read its runs, answer the question of the run it drives and
-// cancel runs; starting, resuming or forking runs waits until the command
-// ends.
-func (h *Host) Holder() Service { return holder{h} }
+// while a command holds the store (run, approve, resume, status, …; kind
+// names it in the refusals): they read its runs, answer the question of
+// the run it drives and cancel runs; starting, resuming or forking runs
+// waits until the command ends.
+func (h *Host) Holder(kind string) Service {
+	h.held.mu.Lock()
+	h.held.kind = kind
+	h.held.mu.Unlock()
+	return holder{h}
+}
 
 type holder struct{ h *Host }
 
@@ -208,14 +213,14 @@ func (x holder) Answer(ctx context.Context, req AnswerRequest) (Outcome, error) 
 		return Outcome{}, errorf(Refused, "run %s is not waiting for approval (it is running in %s)", id, holderName())
 	}
 	select {
-	case answers <- req.answer():
+	case answers <- req.Answer():
 	case <-waiting:
 		return Outcome{}, errorf(Refused, "run %s is not waiting for approval any more (it was answered in its terminal)", id)
 	case <-ctx.Done():
 		return Outcome{}, ctx.Err()
 	}
 	return Outcome{RunID: id, Kind: HandedOn, Message: fmt.Sprintf("Run %s %s; gaffer %s (pid %d) continues it.",
-		id, AnswerVerb(req.answer()), hr.holderKind(), os.Getpid())}, nil
+		id, AnswerVerb(req.Answer()), hr.holderKind(), os.Getpid())}, nil
 }
 
 // Cancel cancels a run this host drives, through its context (drive
@@ -246,7 +251,21 @@ func (x holder) Status(ctx context.Context, req RunRequest) (RunStatus, error) {
 	return x.h.Status(ctx, req)
 }
 
-func (x holder) List(ctx context.Context) ([]RunStatus, error) { return x.h.List(ctx) }
+func (x holder) State(ctx context.Context, req RunRequest) (graph.Snapshot[state.ExecutionState], error) {
+	return x.h.State(ctx, req)
+}
+
+func (x holder) List(ctx context.Context, req ListRequest) ([]ListEntry, error) {
+	return x.h.List(ctx, req)
+}
+
+// Delete removes a run of the store that this host does not drive.
+func (x holder) Delete(ctx context.Context, req RunRequest) error {
+	if r, _ := x.h.held.find(req.RunID); req.RunID != "" && r != nil {
+		return errorf(Held, "run %s is held by %s: `gaffer %s` is driving it; cancel it first", req.RunID, holderName(), x.h.held.holderKind())
+	}
+	return x.h.Delete(ctx, req)
+}
 
 func (x holder) History(ctx context.Context, req RunRequest) ([]Checkpoint, error) {
 	return x.h.History(ctx, req)

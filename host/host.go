@@ -13,31 +13,49 @@ import (
 
 	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/checkpoint"
-	"github.com/gaffer-dev/gaffer/checkpoint/badger"
 	"github.com/gaffer-dev/gaffer/graph"
-	"github.com/gaffer-dev/gaffer/internal/ioerr"
+	"github.com/gaffer-dev/gaffer/host/listing"
 	"github.com/gaffer-dev/gaffer/internal/procgroup"
 	"github.com/gaffer-dev/gaffer/nodes"
-	"github.com/gaffer-dev/gaffer/notify"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
 )
 
 // Setup is what a host needs from the program around it to start and
-// drive runs: how a spec becomes a run's first state (the program's
+// drive runs: how a spec becomes a run ready to start (the program's
 // configuration and profiles) and how the agents' drivers are made.
 type Setup interface {
-	// NewRun checks spec and builds the run's first state for repo. It
-	// returns too the tracked files with uncommitted changes it found in
-	// the work tree's status (Uncommitted), which a run in its own work
-	// tree starts without: one status of a large checkout is seconds, so
-	// the host does not read it again.
-	NewRun(ctx context.Context, repo *workspace.Repo, spec RunSpec) (state.ExecutionState, []string, error)
+	// Prepare checks spec and prepares its run for repo (Start's way: a
+	// run queued in serve, a program's), minting its run id when it has
+	// none. The work tree is the run's to check (Prepared.Begin), once.
+	Prepare(ctx context.Context, repo *workspace.Repo, spec RunSpec) (Prepared, error)
 	// Drivers makes the drivers of a run's agents.
 	Drivers(env DriverEnv) nodes.DriverFactory
 	// CheckKeys refuses a run whose drivers miss a key, before an answer
 	// is used up on it.
 	CheckKeys(cfg state.RunConfig) error
+}
+
+// Prepared is a run made ready to start, resolved once and handed down:
+// its run id minted, its profile resolved, its plan read and its inputs
+// checked (package profile prepares one from a RunSpec: Setup.Preflight
+// for the command line, before any store is opened, or Setup.Prepare).
+// Launch starts it.
+type Prepared interface {
+	// Spec is the run's spec, with its run id.
+	Spec() RunSpec
+	// Begin checks the work tree of repo, the user's checkout (a check
+	// made already, before the store opened, is not made again), and
+	// builds the run's first state. It returns too the tracked files with
+	// uncommitted changes it found, which a run in its own work tree
+	// starts without: one status of a large checkout is seconds, so it is
+	// read once. The host calls it once, holding the checkout's lock for
+	// a run in place.
+	Begin(ctx context.Context, repo *workspace.Repo) (state.ExecutionState, []string, error)
+	// TakeLock hands over the lock of the checkout a run in place took for
+	// its check before the store opened; nil when it holds none. The host
+	// keeps it while it drives the run.
+	TakeLock() *workspace.WorkTreeLock
 }
 
 // DriverEnv is what a host gives Setup.Drivers: the record of agents'
@@ -87,20 +105,13 @@ func (Quiet) Ask(context.Context, nodes.ApprovalRequest, state.ExecutionState, <
 	return nodes.Answer{}, errors.New("host: nobody to ask")
 }
 
-// Config opens a Host.
+// Config makes a Host (New).
 type Config struct {
-	Repo  string // the repository's work tree
-	Store string // the store directory, or a postgres:// URL (IsStoreURL)
-	// StoreOutageWait is how long a database store's writes wait for a
-	// database that does not answer before the run stops resumably
-	// (postgres.Options.OutageWait; 0 is its default).
-	StoreOutageWait time.Duration
-	// Dir is, for a URL store, the local directory that stands for the
-	// store on this host: the socket, agents' process groups, transcripts
-	// and the serve journal are kept beside it (Dir.sock, Dir.groups,
-	// Dir.logs, Dir.journal) as they are beside a store directory. The
-	// cli uses the repository's .git/gaffer. Unused for a store directory,
-	// which is its own.
+	// Dir is the store's local directory: the socket, agents' process
+	// groups, transcripts, the serve journal and the runs' work trees are
+	// kept beside it (Dir.sock, Dir.groups, Dir.logs, Dir.serve.json,
+	// Dir.worktrees). A store directory is its own; for a database store
+	// the cli uses the repository's .git/gaffer.
 	Dir   string
 	Setup Setup
 	Front Front // nil: Quiet
@@ -112,8 +123,6 @@ type Config struct {
 	// WrapStore, when set, wraps the store the runner writes to (the
 	// metrics time checkpoint writes).
 	WrapStore func(checkpoint.Store) checkpoint.Store
-	// Version is the program's version, told on the control socket.
-	Version string
 	// ReproducibleDates dates each commit one second after its parent.
 	ReproducibleDates bool
 	// AfterCommit, AfterPublish and AfterRestore are the kill tests'
@@ -121,29 +130,20 @@ type Config struct {
 	AfterCommit  func(subject string)
 	AfterPublish func(commit string)
 	AfterRestore func()
-	// Shared opens a database store (IsStoreURL) without the local
-	// directory's lock, beside the serve that may hold it on this host:
-	// for a command that reads the runs, or hands its work to the serves
-	// through the database (NewPool's queue, not started). It ends nothing
-	// a killed process left (git locks, agents' process groups) and
-	// delivers no notices: that is the holder's work. A store directory
-	// ignores it.
+	// Shared is a database store opened without the local directory's
+	// lock, beside the serve that may hold it on this host: for a command
+	// that reads the runs, or hands its work to the serves through the
+	// database (a client pool.Pool's queue, not started). It ends nothing a killed
+	// process left (git locks, agents' process groups): that is the
+	// holder's work. Only a database store is shared (package hoststore).
 	Shared bool
-	// Reading opens a store directory for a command that only reads it:
-	// Badger compacts nothing while it is open or as it closes
-	// (badger.Options.Reading), which the processes that write do.
-	Reading bool
-	// Notify, when set, delivers the runs' notices (package notify) from
-	// this process while it holds the store: after each checkpoint of a
-	// run, and once at Open for every run's pending ones. The host fills
-	// in Cursor (beside the store), Load, Runs and Logger where unset.
-	Notify *notify.Config
 	// Remote, on a database store, is the shared remote (a URL or a path)
 	// the runs' branches are pushed to, so that any host may take a run
 	// over (remote.go): each host keeps a mirror of it and each run its
-	// own clone. "" (and a store directory) pushes nothing; with Shared
-	// (a command opened beside the serves) only fork uses it, to push the
-	// fork's branch.
+	// own clone. "" pushes nothing, as a store directory never does
+	// (package hoststore leaves it out there); with Shared (a command
+	// opened beside the serves) only fork uses it, to push the fork's
+	// branch.
 	Remote string
 }
 
@@ -160,8 +160,9 @@ type Host struct {
 	runner     *graph.Runner[state.ExecutionState]
 	log        *slog.Logger
 
-	repos  *nodes.Repos      // each run's repository: its own work tree, or repo
-	remote *workspace.Mirror // the shared remote the runs' branches are pushed to; nil for none
+	repos  *nodes.Repos       // each run's repository: its own work tree, or repo
+	remote *workspace.Mirror  // the shared remote the runs' branches are pushed to; nil for none
+	trees  workspace.RunTrees // the runs' own work trees (or clones of remote)
 
 	live liveSet  // runs this process is driving now
 	held heldRuns // the runs driven for other processes' answers and cancels
@@ -172,10 +173,12 @@ type Host struct {
 	closers  []func()
 }
 
-// Open opens the repository and the store of cfg, ends what a killed
-// gaffer process left behind (git lock files, agents' process groups)
-// and compiles the workflow.
-func Open(ctx context.Context, cfg Config) (*Host, error) {
+// New makes the Host of cfg on repo and store, an open store (package
+// hoststore opens the one a configuration names) that Close closes with
+// closeStore: it ends what a killed gaffer process left behind (git lock
+// files, agents' process groups) and compiles the workflow. The store is
+// closed when New fails.
+func New(cfg Config, repo *workspace.Repo, store checkpoint.Store, closeStore func() error) (*Host, error) {
 	if cfg.Front == nil {
 		cfg.Front = Quiet{}
 	}
@@ -185,70 +188,16 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 	if cfg.Cmd == nil {
 		cfg.Cmd = func(args ...string) string { return strings.Join(append([]string{"gaffer"}, args...), " ") }
 	}
-	repo, err := workspace.Open(cfg.Repo)
-	if err != nil {
-		return nil, errorf(Refused, "open repository %s: %w", cfg.Repo, err)
-	}
-	dir := cfg.Store
-	if IsStoreURL(cfg.Store) {
-		dir = cfg.Dir
-		if dir == "" {
-			return nil, errorf(Refused, "store %s: no local directory to keep its socket and logs beside", cfg.Store)
-		}
-	}
-	if err := privateDir(dir); err != nil {
-		return nil, err
-	}
-	if IsStoreURL(cfg.Store) {
-		store, closeStore, err := openURLStore(ctx, cfg.Store, dir, !cfg.Shared, cfg.StoreOutageWait)
-		if err != nil {
-			return nil, err
-		}
-		return open(cfg, repo, dir, store, closeStore)
-	}
-	store, err := badger.Open(dir, badger.Options{SyncWrites: true, Reading: cfg.Reading})
-	if errors.Is(err, checkpoint.ErrLocked) {
-		return nil, errorf(Held, "store %s is in use by %s; wait for it to finish or stop it", dir, lockHolder(dir))
-	}
-	if errors.Is(err, checkpoint.ErrCorrupt) || errors.Is(err, checkpoint.ErrForeignStore) {
-		// The store's own message names the directory and the fix.
-		return nil, &Error{Code: Refused, Err: err}
-	}
-	if ioerr.Machine(err) {
-		// A full or failing disk is not a damaged store: nothing is lost.
-		return nil, errorf(Machine, "%s; free space on its disk (or fix the disk), then run the command again (a stopped run continues with %s)",
-			strings.TrimPrefix(err.Error(), "checkpoint: "), "gaffer resume")
-	}
-	if err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
-	}
-	return open(cfg, repo, dir, store, store.Close)
-}
-
-// open builds the host on an open store, closing the store when it fails.
-func open(cfg Config, repo *workspace.Repo, dir string, store checkpoint.Store, closeStore func() error) (*Host, error) {
+	dir := cfg.Dir
 	h := &Host{cfg: cfg, front: cfg.Front, repo: repo, repos: nodes.NewRepos(repo), dir: dir, store: store, closeStore: closeStore, log: cfg.Logger,
 		wt: map[string]*workspace.WorkTreeLock{}, remote: newRemote(cfg, dir)}
-	// With the store's lock held no other gaffer process works on this
-	// repository's runs: git locks a killed one left can go.
-	// A shared host holds no lock: what was left is the holder's to end.
-	shared := cfg.Shared && IsStoreURL(cfg.Store)
-	if removed, err := recoverGitLocks(repo.Root(), shared); err != nil {
+	h.trees = runTrees(repo, dir, h.remote)
+	shared := cfg.Shared
+	groups, err := h.endLeftovers(shared)
+	if err != nil {
 		closeStore()
 		return nil, err
-	} else if len(removed) > 0 {
-		h.front.Notice(fmt.Sprintf("gaffer: removed git lock files left by a killed gaffer process: %s", strings.Join(removed, ", ")))
 	}
-	// Likewise, agents' process groups a killed one left running are ended
-	// before anything else happens.
-	groups := procgroup.Open(dir + ".groups")
-	if killed, err := killOrphans(groups, shared); err != nil {
-		closeStore()
-		return nil, fmt.Errorf("end the agents a killed gaffer process left running: %w", err)
-	} else if len(killed) > 0 {
-		h.front.Notice(fmt.Sprintf("gaffer: killed agent process groups left running by a killed gaffer process: %v", killed))
-	}
-	restrictStore(dir)
 	var warnOnce sync.Once
 	drivers := cfg.Setup.Drivers(DriverEnv{Groups: groups, Transcripts: TranscriptDir(dir), Warn: func(msg string) {
 		warnOnce.Do(func() { h.log.Warn(msg) })
@@ -268,9 +217,8 @@ func open(cfg Config, repo *workspace.Repo, dir string, store checkpoint.Store, 
 	if cfg.WrapStore != nil {
 		s = cfg.WrapStore(s)
 	}
-	h.store = store
 	h.runner, err = gr.Compile(graph.WithStore(s), graph.WithDurability(graph.Sync), graph.WithCodec(nodes.NewCodec()),
-		graph.WithSummary(summarize))
+		graph.WithSummary(listing.Summarize))
 	if err != nil {
 		closeStore()
 		return nil, err
@@ -279,49 +227,7 @@ func open(cfg Config, repo *workspace.Repo, dir string, store checkpoint.Store, 
 	if !shared {
 		h.sweepWorkTrees(context.Background())
 	}
-	if cfg.Notify != nil && !shared {
-		if err := h.startNotify(*cfg.Notify); err != nil {
-			h.Close()
-			return nil, err
-		}
-	}
 	return h, nil
-}
-
-// startNotify starts delivering the runs' notices (Config.Notify): a
-// run's checkpoint pokes the deliverer, which reads the run's outbox on
-// its own goroutine, so a step never waits for a delivery. Close flushes
-// it, within its bounded wait, before the store closes.
-func (h *Host) startNotify(nc notify.Config) error {
-	if nc.Cursor == "" {
-		nc.Cursor = notify.CursorFile(h.dir)
-	}
-	if nc.Logger == nil {
-		nc.Logger = h.log
-	}
-	nc.Load = func(ctx context.Context, runID string) (state.ExecutionState, error) {
-		snap, err := h.runner.State(ctx, runID)
-		return snap.State, err
-	}
-	nc.Runs = func(ctx context.Context) ([]string, error) {
-		infos, err := h.store.Runs(ctx)
-		ids := make([]string, len(infos))
-		for i, in := range infos {
-			ids[i] = in.RunID
-		}
-		return ids, err
-	}
-	d, err := notify.Start(nc)
-	if err != nil {
-		return err
-	}
-	unsubscribe := h.runner.Subscribe(func(e graph.Event) {
-		if e.Kind == graph.CheckpointSaved {
-			d.Poke(e.RunID)
-		}
-	})
-	h.closers = append(h.closers, func() { unsubscribe(); d.Close() })
-	return nil
 }
 
 // Close stops what the host started and closes the store.
@@ -336,7 +242,6 @@ func (h *Host) Close() error {
 	}
 	h.closers = nil
 	err := h.closeStore()
-	restrictStore(h.dir)
 	if errors.Is(err, checkpoint.ErrDeleted) {
 		return err
 	}
@@ -345,6 +250,12 @@ func (h *Host) Close() error {
 
 // OnClose adds f to what Close runs (before the store closes).
 func (h *Host) OnClose(f func()) { h.closers = append(h.closers, f) }
+
+// Logger is the host's logger (Config.Logger).
+func (h *Host) Logger() *slog.Logger { return h.log }
+
+// Store is the store the host works on.
+func (h *Host) Store() checkpoint.Store { return h.store }
 
 // Repo is the host's repository.
 func (h *Host) Repo() *workspace.Repo { return h.repo }
@@ -356,13 +267,24 @@ func (h *Host) StoreDir() string { return h.dir }
 // returned function is called (graph.Runner.Subscribe).
 func (h *Host) Subscribe(f func(graph.Event)) (unsubscribe func()) { return h.runner.Subscribe(f) }
 
-// State is run's latest checkpoint.
-func (h *Host) State(ctx context.Context, runID string) (graph.Snapshot[state.ExecutionState], error) {
-	return h.runner.State(ctx, runID)
+// State is a run's latest checkpoint (the newest run's for an empty
+// RunID); a run the store does not have, or that another process holds,
+// is refused (*Error) in a line naming the fix.
+func (h *Host) State(ctx context.Context, req RunRequest) (graph.Snapshot[state.ExecutionState], error) {
+	_, snap, err := h.latest(ctx, req.RunID)
+	return snap, err
 }
 
-// Delete removes a run's checkpoints and transcripts from the store.
-func (h *Host) Delete(ctx context.Context, runID string) error {
+// Delete removes a run's checkpoints and transcripts from the store; a
+// run this process is driving is refused (Held).
+func (h *Host) Delete(ctx context.Context, req RunRequest) error {
+	runID := req.RunID
+	if err := CheckRunID(runID); err != nil {
+		return errorf(Usage, "%w", err)
+	}
+	if h.live.driving(runID) {
+		return errorf(Held, "run %s is being driven by %s; cancel it first", runID, holderName())
+	}
 	if err := h.store.Delete(ctx, runID); err != nil {
 		return fmt.Errorf("delete run %s: %w", runID, err)
 	}
@@ -370,15 +292,41 @@ func (h *Host) Delete(ctx context.Context, runID string) error {
 	return nil
 }
 
-// lockHolder names the process holding Badger's directory lock, from the
-// pid Badger writes in its LOCK file.
-func lockHolder(dir string) string {
-	host, _ := os.Hostname()
-	b, err := os.ReadFile(filepath.Join(dir, "LOCK"))
-	if err != nil {
-		return "another gaffer process on host " + host
+// endLeftovers ends what a killed gaffer process left, before anything
+// else happens, and returns the record of the agents' process groups.
+// With the store's lock held no other gaffer process works on this
+// repository's runs: the git locks a killed one left can go, and the
+// agents' process groups it left running are ended. A shared host holds
+// no lock: what was left is the holder's to end.
+func (h *Host) endLeftovers(shared bool) (*procgroup.Registry, error) {
+	if removed, err := recoverGitLocks(h.repo.Root(), shared); err != nil {
+		return nil, err
+	} else if len(removed) > 0 {
+		h.front.Notice(fmt.Sprintf("gaffer: removed git lock files left by a killed gaffer process: %s", strings.Join(removed, ", ")))
 	}
-	return fmt.Sprintf("pid %s on host %s", strings.TrimSpace(string(b)), host)
+	groups := procgroup.Open(h.dir + ".groups")
+	if killed, err := killOrphans(groups, shared); err != nil {
+		return nil, fmt.Errorf("end the agents a killed gaffer process left running: %w", err)
+	} else if len(killed) > 0 {
+		h.front.Notice(fmt.Sprintf("gaffer: killed agent process groups left running by a killed gaffer process: %v", killed))
+	}
+	return groups, nil
+}
+
+// recoverGitLocks is nodes.RecoverGitLocks, except for a shared host.
+func recoverGitLocks(root string, shared bool) ([]string, error) {
+	if shared {
+		return nil, nil
+	}
+	return nodes.RecoverGitLocks(root)
+}
+
+// killOrphans is groups.KillOrphans, except for a shared host.
+func killOrphans(groups *procgroup.Registry, shared bool) ([]int, error) {
+	if shared {
+		return nil, nil
+	}
+	return groups.KillOrphans()
 }
 
 // ViewStatus is the status a person is told of a run's checkpoint:
@@ -391,8 +339,9 @@ func ViewStatus(snap graph.Snapshot[state.ExecutionState]) state.RunStatus {
 	return snap.State.Status
 }
 
-// pick returns arg, or the newest run for which fits is true.
-func (h *Host) pick(ctx context.Context, arg, what string, fits func(state.RunStatus) bool) (string, error) {
+// Pick returns arg, or the id of the newest run whose status (ViewStatus)
+// fits; without one, the refusal names what (a run "to resume").
+func (h *Host) Pick(ctx context.Context, arg, what string, fits func(state.RunStatus) bool) (string, error) {
 	if arg != "" {
 		return arg, nil
 	}
@@ -430,7 +379,7 @@ func (e noRunError) Is(target error) bool { return target == ErrNoRun }
 // latest picks run arg (the newest run of any status without it) and
 // reads its latest checkpoint.
 func (h *Host) latest(ctx context.Context, arg string) (string, graph.Snapshot[state.ExecutionState], error) {
-	id, err := h.pick(ctx, arg, "at all", func(state.RunStatus) bool { return true })
+	id, err := h.Pick(ctx, arg, "at all", func(state.RunStatus) bool { return true })
 	if err != nil {
 		return "", graph.Snapshot[state.ExecutionState]{}, err
 	}
@@ -572,22 +521,35 @@ func lastCause(err error) error {
 // work tree has its own lock: the user's checkout for runs in place, and
 // each run's own work tree.
 func (h *Host) lockWorkTree(repo *workspace.Repo, runID string) (func(), error) {
+	return h.adoptWorkTree(repo, runID, nil)
+}
+
+// adoptWorkTree is lockWorkTree with the lock taken already when taken is
+// not nil (a prepared run's, Prepared.TakeLock).
+func (h *Host) adoptWorkTree(repo *workspace.Repo, runID string, taken *workspace.WorkTreeLock) (func(), error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var held *workspace.WorkTreeHeldError
 	root := repo.Root()
 	if l := h.wt[root]; l != nil {
+		if taken != nil {
+			taken.Unlock() // not to be had while this host holds the tree: a caller's mistake
+		}
 		if hd := l.Holder(); hd.Run != runID { // this process executes another run there
 			return nil, errorf(Held, "work tree %s is in use by %s; wait for it to finish or stop it", root, hd)
 		}
 		return func() {}, nil
 	}
-	l, err := repo.LockWorkTree(runID)
-	if errors.As(err, &held) {
-		return nil, errorf(Held, "work tree %s is in use by %s; wait for it to finish or stop it", held.Root, held.Holder)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("lock the work tree: %w", err)
+	l := taken
+	if l == nil {
+		var err error
+		l, err = repo.LockWorkTree(runID)
+		if errors.As(err, &held) {
+			return nil, errorf(Held, "work tree %s is in use by %s; wait for it to finish or stop it", held.Root, held.Holder)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("lock the work tree: %w", err)
+		}
 	}
 	h.wt[root] = l
 	return func() {
@@ -596,37 +558,6 @@ func (h *Host) lockWorkTree(repo *workspace.Repo, runID string) (func(), error) 
 		h.mu.Unlock()
 		l.Unlock()
 	}, nil
-}
-
-// privateDir makes the store directory dir, when it is missing, with mode
-// 0700 whatever the umask.
-func privateDir(dir string) error {
-	if _, err := os.Stat(dir); err == nil {
-		return nil
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create store %s: %w", dir, err)
-	}
-	if err := os.Chmod(dir, 0o700); err != nil {
-		return fmt.Errorf("create store %s: %w", dir, err)
-	}
-	return nil
-}
-
-// restrictStore makes the store directory 0700 and its files 0600,
-// whatever the umask was when they were made: Badger makes its LOCK and
-// table files 0666 less the umask. It runs when the store is opened and
-// closed; files Badger makes in between keep their mode until then,
-// inside the 0700 directory, which no other user can enter. Errors are
-// ignored: the store works either way.
-func restrictStore(dir string) {
-	_ = os.Chmod(dir, 0o700)
-	entries, _ := os.ReadDir(dir)
-	for _, en := range entries {
-		if en.Type().IsRegular() {
-			_ = os.Chmod(filepath.Join(dir, en.Name()), 0o600)
-		}
-	}
 }
 
 // TranscriptDir is where the transcripts of the runs of the store at

@@ -2,17 +2,18 @@ package host
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/host/listing"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
-// ListEntry is one run of a listing of many runs (Entries): the run's
+// ListEntry is one run of a listing of many runs (List): the run's
 // summary when the store keeps one for its latest checkpoint, the run
 // read whole otherwise (one waiting on a person, one of a plan too long
 // for a summary, one an older gaffer wrote). A summary and its entry take
@@ -22,7 +23,7 @@ type ListEntry struct {
 	RunID string
 	Seq   uint64 // the run's latest checkpoint
 	// Summary is the run's summary; nil when Whole is set.
-	Summary *RunSummary
+	Summary *listing.Summary
 	// Whole is the run read whole, with its status set as List sets it;
 	// nil when Summary is set.
 	Whole *RunStatus
@@ -30,10 +31,9 @@ type ListEntry struct {
 	Status    string
 	Stopped   bool
 	LastError string
-
-	// info is the store's record the summary came from: the socket
-	// carries it (see listedRun).
-	info *checkpoint.RunInfo
+	// Record is the store's record the summary was read from, which a
+	// listing crosses the socket as (listing.Row); nil when Whole is set.
+	Record *checkpoint.RunInfo
 }
 
 // CreatedAt is when the entry's run was created.
@@ -44,12 +44,14 @@ func (e *ListEntry) CreatedAt() time.Time {
 	return e.Whole.Snapshot.State.Run.CreatedAt
 }
 
-// Entries is every run of the store, newest first, as List orders them,
-// each as its summary where it has one: what list prints, at a fraction
-// of List's memory.
-func (h *Host) Entries(ctx context.Context) ([]ListEntry, error) { return h.entries(ctx, true) }
+// List is every run of the store, newest first, each as its summary
+// where it has one: what list prints, at a fraction of the memory of the
+// runs' states.
+func (h *Host) List(ctx context.Context, _ ListRequest) ([]ListEntry, error) {
+	return h.entries(ctx, true)
+}
 
-// entries is Entries, with the entries' Status, Stopped and LastError set
+// entries is List, with the entries' Status, Stopped and LastError set
 // only when status is true (choosing a run needs none of them).
 func (h *Host) entries(ctx context.Context, status bool) ([]ListEntry, error) {
 	infos, err := h.store.Runs(ctx)
@@ -57,14 +59,14 @@ func (h *Host) entries(ctx context.Context, status bool) ([]ListEntry, error) {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
 	es := make([]ListEntry, len(infos))
-	sums := make([]RunSummary, len(infos))
-	var sl slabs
+	sums := make([]listing.Summary, len(infos))
+	var sl listing.Slabs
 	for i := range infos {
 		in := &infos[i]
 		e := &es[i]
 		e.RunID, e.Seq = in.RunID, in.Latest
-		if summaryOf(*in, &sums[i], &sl) {
-			e.Summary, e.info = &sums[i], in
+		if listing.Read(*in, &sums[i], &sl) {
+			e.Summary, e.Record = &sums[i], in
 			if !status {
 				continue
 			}
@@ -109,87 +111,30 @@ func sortEntries(es []ListEntry) {
 	})
 }
 
-// EntriesOf is rs as a listing's entries, each whole: for a Service that
-// has no Entries of its own.
+// EntriesOf is rs as a listing's entries, each whole (a holder of an
+// older gaffer answers a listing with the runs' statuses).
 func EntriesOf(rs []RunStatus) []ListEntry {
 	es := make([]ListEntry, len(rs))
 	for i := range rs {
 		r := &rs[i]
-		es[i] = ListEntry{RunID: r.Snapshot.RunID, Seq: r.Snapshot.Seq, Whole: r, Status: r.Status, Stopped: r.Stopped, LastError: r.LastError,
-			info: r.listed}
+		es[i] = ListEntry{RunID: r.Snapshot.RunID, Seq: r.Snapshot.Seq, Whole: r, Status: r.Status, Stopped: r.Stopped, LastError: r.LastError}
 	}
 	return es
 }
 
-// Entries is the Host's.
-func (p *Pool) Entries(ctx context.Context) ([]ListEntry, error) { return p.h.Entries(ctx) }
-
-func (x holder) Entries(ctx context.Context) ([]ListEntry, error) { return x.h.Entries(ctx) }
-
-// Entries asks the holder for every run of the store, as Host.Entries: a
-// run listed through its summary crosses the socket as that summary.
-func (c *Client) Entries(ctx context.Context) ([]ListEntry, error) {
-	lr, err := c.listed(ctx)
-	if errors.Is(err, ErrProtocolVersion) {
-		rs, err := call[[]RunStatus](ctx, c, opList, listRequest{})
-		return EntriesOf(rs), err
+// StatusesOf is es as the runs' statuses (ListEntry.RunStatus), the
+// snapshots' lists cut from a few slabs rather than made one by one.
+func StatusesOf(es []ListEntry) []RunStatus {
+	rs := make([]RunStatus, len(es))
+	var sl listing.Slabs
+	for i := range es {
+		es[i].runStatusTo(&rs[i], &sl)
 	}
-	if err != nil {
-		return nil, err
-	}
-	es := make([]ListEntry, len(lr))
-	sums := make([]RunSummary, len(lr))
-	var sl slabs
-	for i, r := range lr {
-		e := &es[i]
-		if r.Info != nil && summaryOf(*r.Info, &sums[i], &sl) {
-			*e = ListEntry{RunID: r.Info.RunID, Seq: r.Info.Latest, Summary: &sums[i], Status: r.Status, Stopped: r.Stopped,
-				LastError: r.LastError, info: r.Info}
-			continue
-		}
-		rs, err := c.unlisted(ctx, r)
-		if err != nil {
-			return nil, err
-		}
-		*e = EntriesOf([]RunStatus{rs})[0]
-	}
-	return es, nil
-}
-
-// listed asks the holder for its entries as one record (an older holder,
-// as a list of runs), ErrProtocolVersion from a holder that has neither.
-func (c *Client) listed(ctx context.Context) ([]listedRun, error) {
-	a, err := call[entriesAnswer](ctx, c, opEntries, listRequest{})
-	if errors.Is(err, ErrProtocolVersion) {
-		return call[[]listedRun](ctx, c, opRuns, listRequest{})
-	}
-	if err != nil {
-		return nil, err
-	}
-	lr, err := unpackEntries(a.Blob)
-	if err != nil {
-		return nil, fmt.Errorf("the entries of the process holding the store: %w", err)
-	}
-	return lr, nil
-}
-
-// entryLister is a Service that lists its runs as entries.
-type entryLister interface {
-	Entries(ctx context.Context) ([]ListEntry, error)
-}
-
-// Entries is svc's entries: its own when it has them, its List's
-// otherwise.
-func Entries(ctx context.Context, svc Service) ([]ListEntry, error) {
-	if el, ok := svc.(entryLister); ok {
-		return el.Entries(ctx)
-	}
-	rs, err := svc.List(ctx)
-	return EntriesOf(rs), err
+	return rs
 }
 
 // RunStatus is the RunStatus List has for e's run: the run read whole, or
-// the snapshot its summary stands for (see fromSummary).
+// the snapshot its summary stands for (see listing.FromRecord).
 func (e *ListEntry) RunStatus() RunStatus {
 	var rs RunStatus
 	e.runStatusTo(&rs, nil)
@@ -197,11 +142,29 @@ func (e *ListEntry) RunStatus() RunStatus {
 }
 
 // runStatusTo is RunStatus into *rs, the snapshot's lists cut from sl's.
-func (e *ListEntry) runStatusTo(rs *RunStatus, sl *slabs) {
+func (e *ListEntry) runStatusTo(rs *RunStatus, sl *listing.Slabs) {
 	if e.Whole != nil {
 		*rs = *e.Whole
 		return
 	}
-	*rs = RunStatus{Status: e.Status, Stopped: e.Stopped, LastError: e.LastError, listed: e.info}
-	snapshotOf(*e.info, e.Summary, &rs.Snapshot, sl)
+	*rs = RunStatus{Status: e.Status, Stopped: e.Stopped, LastError: e.LastError}
+	listing.SnapshotOf(*e.Record, e.Summary, &rs.Snapshot, sl)
+}
+
+// ListedEntry is snap as List has it: through the summary its checkpoint
+// carries, its status as List sets it for a run a process is driving. ok
+// is false for a snapshot that List reads whole: a run waiting on an
+// interrupt.
+func ListedEntry(snap graph.Snapshot[state.ExecutionState]) (e ListEntry, ok bool, err error) {
+	sum, err := listing.Summarize(snap)
+	if err != nil || snap.Interrupt != nil {
+		return ListEntry{}, false, err
+	}
+	info := &checkpoint.RunInfo{RunID: snap.RunID, Latest: snap.Seq, Status: snap.Status, Time: snap.Time, Summary: sum}
+	e = ListEntry{RunID: snap.RunID, Seq: snap.Seq, Summary: new(listing.Summary), Record: info}
+	if !listing.Read(*info, e.Summary, nil) {
+		return ListEntry{}, false, nil
+	}
+	e.Status = e.Summary.Status.String()
+	return e, true, nil
 }

@@ -72,21 +72,7 @@ func (h *Host) cancel(ctx context.Context, runID string) (Outcome, error) {
 		return out, nil
 	}
 	defer unlock()
-	if running {
-		// Before the user's changes come back: the reset must not touch them.
-		pre, err := nodes.DiscardPhase(ctx, repo, after.State, func(msg string) { note("%s", msg) })
-		switch {
-		case err != nil:
-			note("Phase %d's unfinished changes were left in the work tree: %v", phase, err)
-		case pre != "":
-			note("Phase %d's unfinished changes were undone: the work tree is back at %s, the last good commit.", phase, render.Short(pre))
-		}
-	}
-	if rec, err := nodes.CommitDecisions(ctx, repo, after.State); err != nil {
-		note("The run's last decision records were left uncommitted in %s: %v", after.State.Run.ExecDir, err)
-	} else if rec != "" {
-		note("The run's last decision records are committed in %s.", render.Short(rec))
-	}
+	tidyCancelled(ctx, repo, after.State, phase, running, note)
 	h.endWorkTree(ctx, after.State)
 	if !after.State.Stash.Pending() {
 		return out, nil
@@ -100,6 +86,28 @@ func (h *Host) cancel(ctx context.Context, runID string) (Outcome, error) {
 		note("%s", l)
 	}
 	return out, nil
+}
+
+// tidyCancelled leaves the work tree of run s, just cancelled, at its
+// last good commit: the unfinished phase's own changes undone (when one
+// was running), the run's last decision records committed; each step's
+// outcome goes to note.
+func tidyCancelled(ctx context.Context, repo *workspace.Repo, s state.ExecutionState, phase int, running bool, note func(string, ...any)) {
+	if running {
+		// Before the user's changes come back: the reset must not touch them.
+		pre, err := nodes.DiscardPhase(ctx, repo, s, func(msg string) { note("%s", msg) })
+		switch {
+		case err != nil:
+			note("Phase %d's unfinished changes were left in the work tree: %v", phase, err)
+		case pre != "":
+			note("Phase %d's unfinished changes were undone: the work tree is back at %s, the last good commit.", phase, render.Short(pre))
+		}
+	}
+	if rec, err := nodes.CommitDecisions(ctx, repo, s); err != nil {
+		note("The run's last decision records were left uncommitted in %s: %v", s.Run.ExecDir, err)
+	} else if rec != "" {
+		note("The run's last decision records are committed in %s.", render.Short(rec))
+	}
 }
 
 // UserChangesLine is the one line that says the user's uncommitted
@@ -175,25 +183,11 @@ func (h *Host) setStatus(ctx context.Context, rs *RunStatus) {
 	}
 }
 
-// List is every run of the store, newest first.
-func (h *Host) List(ctx context.Context) ([]RunStatus, error) {
-	es, err := h.Entries(ctx)
-	if err != nil {
-		return nil, err
-	}
-	rs := make([]RunStatus, len(es))
-	var sl slabs
-	for i := range es {
-		es[i].runStatusTo(&rs[i], &sl)
-	}
-	return rs, nil
-}
-
 // History is a run's checkpoints, newest first (the newest run's for an
 // empty RunID), read a page at a time: a long run's full states do not fit
 // in memory at once.
 func (h *Host) History(ctx context.Context, req RunRequest) ([]Checkpoint, error) {
-	runID, err := h.pick(ctx, req.RunID, "at all", func(state.RunStatus) bool { return true })
+	runID, err := h.Pick(ctx, req.RunID, "at all", func(state.RunStatus) bool { return true })
 	if err != nil {
 		return nil, err
 	}
@@ -260,13 +254,8 @@ func (h *Host) Fork(ctx context.Context, req ForkRequest) (Forked, error) {
 	if len(parent) > 0 && parent[0].State.Run.WorkTree != "" {
 		return h.forkOwn(ctx, req, id, parent[0].State)
 	}
-	st, err := h.repo.Status(ctx)
-	if err != nil {
-		return Forked{}, errorf(Refused, "read the work tree's status: %w", err)
-	}
-	if paths := DirtPaths(workspace.Status{Modified: st.Modified, Added: st.Added, Deleted: st.Deleted}, nil); len(paths) > 0 {
-		return Forked{}, errorf(Refused, "%w (%s: %s) in %s; the fork checks out its own branch: commit or stash them first",
-			ErrDirtyTree, render.Plural(len(paths), "path"), render.ListPaths(paths, 10), h.repo.Root())
+	if err := h.refuseChanges(ctx); err != nil {
+		return Forked{}, err
 	}
 	unlock, err := h.lockWorkTree(h.repo, id)
 	if err != nil {
@@ -311,6 +300,20 @@ func (h *Host) Fork(ctx context.Context, req ForkRequest) (Forked, error) {
 		return Forked{}, fmt.Errorf("fork: set the new run id: %w", err)
 	}
 	return Forked{RunID: id, From: runID, Seq: seq, Branch: branch, Base: base}, nil
+}
+
+// refuseChanges refuses a checkout with changes to tracked files, which
+// a fork's checkout of its own branch would overwrite.
+func (h *Host) refuseChanges(ctx context.Context) error {
+	st, err := h.repo.Status(ctx)
+	if err != nil {
+		return errorf(Refused, "read the work tree's status: %w", err)
+	}
+	if paths := DirtPaths(workspace.Status{Modified: st.Modified, Added: st.Added, Deleted: st.Deleted}, nil); len(paths) > 0 {
+		return errorf(Refused, "%w (%s: %s) in %s; the fork checks out its own branch: commit or stash them first",
+			ErrDirtyTree, render.Plural(len(paths), "path"), render.ListPaths(paths, 10), h.repo.Root())
+	}
+	return nil
 }
 
 // forkOwn forks a run that works in its own work tree: the fork gets one
@@ -365,7 +368,7 @@ func (h *Host) forkOwn(ctx context.Context, req ForkRequest, id string, parent s
 		return Forked{}, fmt.Errorf("fork: set the new run id: %w", err)
 	}
 	if h.remote != nil && h.cfg.Shared {
-		h.endForkClone(s) // a serve resumes it, in a clone of its own
+		h.endForkClone(ctx, s) // a serve resumes it, in a clone of its own
 	}
 	return Forked{RunID: id, From: req.RunID, Seq: req.Seq, Branch: RunBranch(id), Base: base}, nil
 }
@@ -467,4 +470,19 @@ func DirtPaths(st workspace.Status, inputs []string) []string {
 		out = append(out, l)
 	}
 	return out
+}
+
+// Fail ends an unfinished run as failed, with cause as its last error:
+// serve's queue gives up a run its holders kept stopping with. A run that
+// has ended already, or that has no checkpoint, is left as it is.
+func (h *Host) Fail(ctx context.Context, runID string, cause error) error {
+	snap, err := h.runner.State(ctx, runID)
+	if err != nil || snap.State.Status.Terminal() {
+		return nil // no checkpoint to fail: the cause is all there is
+	}
+	if _, err := h.runner.UpdateState(ctx, runID, snap.State.WithStatus(state.RunFailed).WithError(cause.Error()), graph.START); err != nil {
+		return h.refusal(ctx, runID, err)
+	}
+	markTranscriptEnd(h.dir, runID)
+	return nil
 }

@@ -4,15 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gaffer-dev/gaffer/internal/render"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
+
+	"github.com/gaffer-dev/gaffer/internal/render"
 
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/state"
-	"github.com/gaffer-dev/gaffer/story"
 	"github.com/gaffer-dev/gaffer/workspace"
 )
 
@@ -56,7 +54,7 @@ import (
 // newRemote is the remote of cfg for a host whose local directory is dir,
 // nil when the host pushes nothing.
 func newRemote(cfg Config, dir string) *workspace.Mirror {
-	if cfg.Remote == "" || !IsStoreURL(cfg.Store) {
+	if cfg.Remote == "" {
 		return nil
 	}
 	url := cfg.Remote
@@ -72,49 +70,19 @@ func newRemote(cfg Config, dir string) *workspace.Mirror {
 	return workspace.NewMirror(url, mirror)
 }
 
-// newRemoteTree makes run s's own clone on its branch (at base, the
-// remote's HEAD when ""), pushing the branch when the remote has none,
-// and records it in s as newWorkTree does.
-func (h *Host) newRemoteTree(ctx context.Context, s state.ExecutionState, base string) (state.ExecutionState, error) {
-	m, branch := h.remote, RunBranch(s.Run.ID)
-	if err := m.Sync(ctx); err != nil {
-		return s, fmt.Errorf("run %s: %w", s.Run.ID, err)
-	}
-	if m.Tip(ctx, branch) == "" {
-		if base == "" {
-			var err error
-			if base, err = workspace.Git(ctx, m.Path, "rev-parse", "--verify", "HEAD^{commit}"); err != nil {
-				return s, errorf(Refused, "the remote %s has no commit to start from: %w; push one first", m.URL, err)
-			}
-		}
-		if _, err := workspace.Git(ctx, m.Path, "push", "--quiet", "--force-with-lease=refs/heads/"+branch+":", m.URL, base+":refs/heads/"+branch); err != nil {
-			return s, fmt.Errorf("run %s: push its branch: %w", s.Run.ID, err)
-		}
-		if err := m.Sync(ctx); err != nil {
-			return s, fmt.Errorf("run %s: %w", s.Run.ID, err)
-		}
-	}
-	dir := h.workTreeDir(s.Run.ID)
-	h.repos.Forget(dir)
-	if err := m.Clone(ctx, dir, branch); err != nil {
-		return s, fmt.Errorf("run %s: make its clone: %w", s.Run.ID, err)
-	}
-	return h.settle(ctx, s, dir)
-}
-
 // remoteRepoOf is runRepo on a remote: the mirror is fetched, the
 // branch's tip checked against the checkpoint (checkRemoteTip), and the
 // host's clone of the run used when it is at that tip, made again there
 // otherwise (a run this host never had, or one another host moved on).
 func (h *Host) remoteRepoOf(ctx context.Context, s state.ExecutionState) (*workspace.Repo, error) {
-	m, branch, dir := h.remote, RunBranch(s.Run.ID), h.workTreeDir(s.Run.ID)
+	m, branch, dir := h.remote, RunBranch(s.Run.ID), h.WorkTreeDir(s.Run.ID)
 	if err := m.Sync(ctx); err != nil {
 		return nil, fmt.Errorf("run %s: %w", s.Run.ID, err)
 	}
 	tip := m.Tip(ctx, branch)
 	if tip == "" && expectedTip(s) == "" {
 		// Started, never checkpointed past its start: make it as new.
-		if _, err := h.newRemoteTree(ctx, s, ""); err != nil {
+		if _, err := h.newWorkTree(ctx, s, ""); err != nil {
 			return nil, err
 		}
 		return h.repos.At(dir)
@@ -122,26 +90,19 @@ func (h *Host) remoteRepoOf(ctx context.Context, s state.ExecutionState) (*works
 	if err := h.checkRemoteTip(ctx, s, tip); err != nil {
 		return nil, err
 	}
-	if wt, err := workspace.Open(dir); err == nil {
-		head, herr := wt.Head(ctx)
-		b, berr := wt.Branch(ctx)
-		if herr == nil && berr == nil && head == tip && b == branch {
-			if removed, err := nodes.RecoverGitLocks(dir); err != nil {
-				return nil, err
-			} else if len(removed) > 0 {
-				h.front.Notice(fmt.Sprintf("gaffer: removed git lock files left by a killed gaffer process: %s", strings.Join(removed, ", ")))
-			}
-			return h.repos.At(dir)
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	usable, err := h.trees.Usable(ctx, s.Run.ID, branch, tip)
+	if err != nil {
 		h.log.Info("make a run's clone again", "run", s.Run.ID, "dir", dir, "err", err)
 	}
-	h.repos.Forget(dir)
-	if err := m.Clone(ctx, dir, branch); err != nil {
-		return nil, fmt.Errorf("run %s: make its clone again: %w", s.Run.ID, err)
+	if usable {
+		if err := h.recoverLocks(dir); err != nil {
+			return nil, err
+		}
+		return h.repos.At(dir)
 	}
-	if err := workspace.CopyFiles(h.repo.Root(), dir, s.Config.Inputs); err != nil {
-		return nil, fmt.Errorf("run %s: copy the files %s names: %w", s.Run.ID, workspace.IncludeFile, err)
+	h.repos.Forget(dir)
+	if err := h.trees.Reclone(ctx, s.Run.ID, branch, s.Config.Inputs); err != nil {
+		return nil, fmt.Errorf("run %s: %w", s.Run.ID, err)
 	}
 	if tip == expectedTip(s) {
 		if err := h.redoPhase(ctx, s.Run.ID); err != nil {
@@ -152,56 +113,23 @@ func (h *Host) remoteRepoOf(ctx context.Context, s state.ExecutionState) (*works
 }
 
 // redoPhase makes the phase in progress of run id start again with a
-// fresh session, when its checkpoint relies on work of the agent's that
-// is not committed (a session to continue, a tree the review is to
-// judge): that work was in the clone of the host that held the run, not
-// in this host's new one, which is at the phase's pre-phase commit. The
-// checkpoint written stands for next_task, so phased_execution follows.
+// fresh session when its checkpoint relies on work that was in another
+// host's clone (nodes.RedoPhase). The checkpoint written stands for
+// next_task, so phased_execution follows.
 func (h *Host) redoPhase(ctx context.Context, id string) error {
 	snap, err := h.runner.State(ctx, id)
 	if err != nil {
 		return nil // no checkpoint yet: nothing to redo
 	}
-	s := snap.State
-	if s.Status.Terminal() || s.Progress.DriverSessionID == "" || len(s.Progress.Phases) == 0 {
+	c, ok := nodes.RedoPhase(snap.State, h.WorkTreeDir(id))
+	if !ok {
 		return nil
 	}
-	if ps, err := s.PhaseState(s.Progress.CurrentPhase); err != nil || ps.PostCommit != "" {
-		return nil
-	}
-	c := s.Clone()
-	c.Progress.DriverSessionID = ""
-	c.Progress.Story.Records, c.Progress.Story.Latest = storyIn(h.workTreeDir(id), s)
 	if _, err := h.runner.UpdateState(ctx, id, c, nodes.NodeNextTask); err != nil {
 		return h.refusal(ctx, id, err)
 	}
-	h.log.Info("the phase in progress starts again: its work was in another host's clone", "run", id, "phase", s.Progress.CurrentPhase+1)
+	h.log.Info("the phase in progress starts again: its work was in another host's clone", "run", id, "phase", c.Progress.CurrentPhase+1)
 	return nil
-}
-
-// storyIn is the count of the Task Story's records in run s's clone at
-// dir and the hash of the latest one: the records the phase's sessions
-// wrote in another host's clone are gone with it, and the phase's new
-// session writes its record under the number that follows these.
-func storyIn(dir string, s state.ExecutionState) (int, string) {
-	d := filepath.Join(dir, filepath.FromSlash(s.Run.ExecDir), "story")
-	ents, err := os.ReadDir(d)
-	if err != nil {
-		return 0, ""
-	}
-	n, latest := 0, ""
-	for _, e := range ents {
-		var k int
-		if _, err := fmt.Sscanf(e.Name(), "%d-", &k); err != nil || e.IsDir() || !strings.HasSuffix(e.Name(), ".json") {
-			continue
-		}
-		if k > n {
-			if data, err := os.ReadFile(filepath.Join(d, e.Name())); err == nil {
-				n, latest = k, story.Hash(data)
-			}
-		}
-	}
-	return n, latest
 }
 
 // maxOwnAhead bounds how far the remote's tip may be ahead of the
@@ -238,17 +166,15 @@ func (h *Host) checkRemoteTip(ctx context.Context, s state.ExecutionState, tip s
 	if tip == "" {
 		return moved
 	}
-	out, err := workspace.Git(ctx, h.remote.Path, "log", "--first-parent", fmt.Sprintf("-%d", maxOwnAhead+1),
-		"--format=%H %(trailers:key="+nodes.TrailerRun+",valueonly,separator=%x2C)", tip)
+	commits, err := h.remote.FirstParents(ctx, tip, maxOwnAhead+1, nodes.TrailerRun)
 	if err != nil {
 		return fmt.Errorf("run %s: read its branch on the remote: %w", s.Run.ID, err)
 	}
-	for _, line := range strings.Split(out, "\n") {
-		hash, run, _ := strings.Cut(line, " ")
-		if hash == want {
+	for _, c := range commits {
+		if c.Hash == want {
 			return nil
 		}
-		if strings.TrimSpace(run) != s.Run.ID {
+		if c.Value != s.Run.ID {
 			return moved
 		}
 	}
@@ -260,27 +186,10 @@ func (h *Host) checkRemoteTip(ctx context.Context, s state.ExecutionState, tip s
 // already at commit, or past it at the clone's own HEAD (both pushed
 // before a crash), is success; one elsewhere is a *nodes.RemoteMovedError.
 func (h *Host) publish(ctx context.Context, s state.ExecutionState, commit, old string) error {
-	dir, branch := h.runDir(s), RunBranch(s.Run.ID)
-	ref := "refs/heads/" + branch
-	_, err := workspace.Git(ctx, dir, "push", "--quiet", "--force-with-lease="+ref+":"+old, "origin", commit+":"+ref)
-	if err == nil {
-		return nil
-	}
-	out, lerr := workspace.Git(ctx, dir, "ls-remote", "origin", ref)
-	if lerr != nil {
-		return err // the remote cannot be reached: the step fails, a later attempt pushes
-	}
-	tip, _, _ := strings.Cut(out, "\t")
-	if tip == commit {
-		return nil
-	}
-	if head, herr := workspace.Git(ctx, dir, "rev-parse", "HEAD"); herr == nil && head == tip {
-		if _, aerr := workspace.Git(ctx, dir, "merge-base", "--is-ancestor", commit, tip); aerr == nil {
-			return nil
-		}
-	}
-	if tip != old {
-		return &nodes.RemoteMovedError{Branch: branch, Tip: tip, Expected: old}
+	err := workspace.PushLease(ctx, h.runDir(s), RunBranch(s.Run.ID), commit, old)
+	var moved *workspace.BranchMovedError
+	if errors.As(err, &moved) {
+		return &nodes.RemoteMovedError{Branch: moved.Branch, Tip: moved.Tip, Expected: moved.Expected}
 	}
 	return err
 }
@@ -290,7 +199,7 @@ func (h *Host) publish(ctx context.Context, s state.ExecutionState, commit, old 
 // the clone of the host that started it).
 func (h *Host) runDir(s state.ExecutionState) string {
 	if s.Run.WorkTree != "" && h.remote != nil {
-		return h.workTreeDir(s.Run.ID)
+		return h.WorkTreeDir(s.Run.ID)
 	}
 	return s.Run.WorkTree
 }
@@ -353,8 +262,8 @@ func (h *Host) forkRefusal(ctx context.Context, parent, base string) error {
 	if h.remote != nil || base == "" {
 		return nil
 	}
-	lease, err := workspace.Git(ctx, h.repo.Root(), "log", "-1", "--format=%(trailers:key="+nodes.TrailerLease+",valueonly)", base+"^{commit}", "--")
-	if err == nil && lease == "" {
+	trailers, err := h.repo.Trailers(ctx, base)
+	if lease, _ := workspace.TrailerValue(trailers, nodes.TrailerLease); err == nil && lease == "" {
 		return nil
 	}
 	return errorf(Refused, "fork: run %s worked on a shared remote (its commit %s is pushed there): pass --remote URL, the remote of its gaffer serve",
@@ -364,10 +273,10 @@ func (h *Host) forkRefusal(ctx context.Context, parent, base string) error {
 // endForkClone removes the clone a command beside the serves (Shared)
 // made for fork s: the fork is on the remote, and the serve that resumes
 // it makes its own.
-func (h *Host) endForkClone(s state.ExecutionState) {
+func (h *Host) endForkClone(ctx context.Context, s state.ExecutionState) {
 	dir := h.runDir(s)
 	h.repos.Forget(dir)
-	if err := os.RemoveAll(dir); err != nil {
+	if err := h.trees.Remove(ctx, dir); err != nil {
 		h.log.Warn("remove a fork's clone", "run", s.Run.ID, "dir", dir, "err", err)
 	}
 }

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/gaffer-dev/gaffer/agent"
+	"path/filepath"
 	"time"
 
-	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/state"
@@ -16,9 +16,10 @@ import (
 
 // Service is what every front end works through: the command line, the
 // socket's other side, a web page. A *Host implements it in the process
-// that holds the store; a *Client implements it over the control socket,
-// reaching the process that holds it; serve's Pool queues the runs it is
-// asked to start. A caller does not know which one it has.
+// that holds the store, and Holder for other processes while a command
+// holds it; a socket.Client implements it over the control socket,
+// reaching the process that holds it; serve's pool.Pool queues the runs
+// it is asked to start. A caller does not know which one it has.
 //
 // Operations return domain outcomes (a run completed, parked for a human,
 // halted, handed to the process that drives it, …) and *Error for what
@@ -37,14 +38,22 @@ type Service interface {
 	// Status is one run's latest checkpoint (the newest run for an empty
 	// RunID) with what the host knows beside it.
 	Status(ctx context.Context, req RunRequest) (RunStatus, error)
-	// List is every run of the store, newest first.
-	List(ctx context.Context) ([]RunStatus, error)
+	// State is one run's latest checkpoint as it is (the newest run's for
+	// an empty RunID): what a view of the run is drawn from.
+	State(ctx context.Context, req RunRequest) (graph.Snapshot[state.ExecutionState], error)
+	// List is every run of the store, newest first, each as its summary
+	// where it has one (ListEntry): the one listing operation.
+	List(ctx context.Context, req ListRequest) ([]ListEntry, error)
 	// History is a run's checkpoints, newest first.
 	History(ctx context.Context, req RunRequest) ([]Checkpoint, error)
 	// Fork copies a checkpoint of a run into a new run on its own branch.
 	Fork(ctx context.Context, req ForkRequest) (Forked, error)
 	// Submit queues a new run in the process that executes runs (serve).
 	Submit(ctx context.Context, spec RunSpec) (Outcome, error)
+	// Delete removes a run's checkpoints and transcripts from the store;
+	// its commits stay in git. A run a process is driving is refused; the
+	// caller checks that the run has finished (gaffer delete, prune).
+	Delete(ctx context.Context, req RunRequest) error
 }
 
 // RunSpec is a run to start: what `gaffer run` and `submit` are given, and
@@ -73,10 +82,29 @@ type RunSpec struct {
 	Plan []byte `json:"-"`
 }
 
+// RepoKey is the key of the repository whose work tree is root: its
+// absolute, symlink-resolved path, so that two spellings of one work tree
+// are one key. A RunSpec's Repo is its key; serve's pool keys the runs in
+// place by it.
+func RepoKey(root string) (string, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", fmt.Errorf("serve: repository %s: %w", root, err)
+	}
+	key, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("serve: repository %s: %w", root, err)
+	}
+	return key, nil
+}
+
 // RunRequest names a run; "" picks the newest run that fits the operation.
 type RunRequest struct {
 	RunID string `json:"run_id,omitempty"`
 }
+
+// ListRequest asks for a listing of the store's runs: all of them.
+type ListRequest struct{}
 
 // Verdict is a human's answer to what a run waits for: its plan's
 // approval (Approve, Reject) or recovery's question (Retry, Stop). It is
@@ -175,22 +203,22 @@ func (r *AnswerRequest) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// check refuses a request without a verdict.
-func (r AnswerRequest) check() error {
+// Check refuses a request without a verdict.
+func (r AnswerRequest) Check() error {
 	if r.Verdict < Approve || r.Verdict > Stop {
 		return errorf(Usage, "no answer (%s): want approve, reject, retry or stop", r.Verdict)
 	}
 	return nil
 }
 
-// notDeciding refuses retry or stop for run id, which waits for its
+// NotDeciding refuses retry or stop for run id, which waits for its
 // plan's approval.
-func notDeciding(id string) error {
+func NotDeciding(id string) error {
 	return errorf(Usage, "run %s waits for its plan's approval, not for recovery's question: approve or reject it (not retry or stop)", id)
 }
 
-// answer is the graph's resume value for r.
-func (r AnswerRequest) answer() nodes.Answer {
+// Answer is the graph's resume value for r.
+func (r AnswerRequest) Answer() nodes.Answer {
 	return nodes.Answer{Approved: r.Verdict.goesOn(), Feedback: r.Feedback}
 }
 
@@ -226,11 +254,14 @@ type RunStatus struct {
 	LastError string `json:"last_error,omitempty"`
 	// Pending is true for a run serve has queued and not started.
 	Pending bool `json:"pending,omitempty"`
-
-	// listed is the store's record of the run when Snapshot was made
-	// from its summary (List): the socket carries that instead.
-	listed *checkpoint.RunInfo
 }
+
+// The statuses of a run without a checkpoint yet: waiting for a worker of
+// serve's, or taken by one (or by Start).
+const (
+	StatusQueued   = "queued"
+	StatusStarting = "starting"
+)
 
 // Checkpoint is one checkpoint of a run's history.
 type Checkpoint struct {
@@ -359,8 +390,6 @@ var (
 // Every implementation of Service, checked by the compiler.
 var (
 	_ Service = (*Host)(nil)
-	_ Service = (*Client)(nil)
-	_ Service = (*Pool)(nil)
 	_ Service = holder{}
 )
 

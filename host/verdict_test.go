@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-
-	"github.com/gaffer-dev/gaffer/control"
 )
 
 // The verdict crosses the socket and the journal in the v1 format: what
@@ -59,34 +57,5 @@ func TestVerdictReadsAndWritesTheV1Format(t *testing.T) {
 	}
 	if _, err := ParseVerdict("maybe"); err == nil {
 		t.Error("ParseVerdict(maybe) succeeded")
-	}
-}
-
-// An older client's v1 Answer request, as raw bytes on the socket,
-// reaches the host as its verdict: a retry sent to a run waiting for its
-// plan's approval is refused as a retry (a decision), not taken as an
-// approval.
-func TestOldClientsAnswerOverTheSocket(t *testing.T) {
-	f := newFixture(t)
-	h := f.open(t)
-	if _, _, err := h.Listen(t.Context(), "run", h); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.Start(t.Context(), RunSpec{RunID: "r-1", PlanFile: f.plan, Script: f.script}); err != nil {
-		t.Fatal(err)
-	}
-	cl := control.NewClient(f.store)
-	var res reply[Outcome]
-	err := cl.Call(t.Context(), "v1.answer", json.RawMessage(`{"run_id":"r-1","approved":true,"decision":"retry"}`), &res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Error == nil || res.Error.Code != Usage || !strings.Contains(res.Error.Message, "not for recovery's question") {
-		t.Fatalf("a v1 retry to a plan's approval: %+v, want refused as a decision", res)
-	}
-	res = reply[Outcome]{}
-	err = cl.Call(t.Context(), "v1.answer", json.RawMessage(`{"run_id":"r-1","approved":true}`), &res)
-	if err != nil || res.Error != nil || res.Result.Kind != Completed {
-		t.Fatalf("a v1 approval: %+v, %v; want the run completed", res, err)
 	}
 }

@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/nodes"
-	"github.com/gaffer-dev/gaffer/serve/pgqueue"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
 )
@@ -23,7 +20,10 @@ import (
 // checkout is never touched while it goes on, and several runs of one
 // repository execute at once. The untracked files the run needs (a .env)
 // are copied in from the repository's .worktreeinclude. When the run
-// ends, its work tree goes and its branch stays. A run in place
+// ends, its work tree goes and its branch stays. The trees' git work
+// (making, checking and removing them, on one host or on a shared remote)
+// is workspace.RunTrees'; which run has one, and when it goes, is the
+// host's. A run in place
 // (RunSpec.InPlace, `gaffer run --in-place`; every run stored before work
 // trees existed) works in the user's checkout as before.
 
@@ -31,13 +31,17 @@ import (
 // storeDir are kept: beside it.
 func WorkTreesDir(storeDir string) string { return storeDir + ".worktrees" }
 
-// workTreeDir is run id's own work tree, absolute.
-func (h *Host) workTreeDir(id string) string {
-	dir := filepath.Join(WorkTreesDir(h.dir), id)
-	if abs, err := filepath.Abs(dir); err == nil {
-		dir = abs
+// WorkTreeDir is run id's own work tree, absolute (for a run that has one).
+func (h *Host) WorkTreeDir(id string) string { return h.trees.Path(id) }
+
+// runTrees are the runs' own work trees of the host whose local directory
+// is dir: linked work trees of repo, or clones of remote.
+func runTrees(repo *workspace.Repo, dir string, remote *workspace.Mirror) workspace.RunTrees {
+	trees := WorkTreesDir(dir)
+	if abs, err := filepath.Abs(trees); err == nil {
+		trees = abs
 	}
-	return dir
+	return workspace.RunTrees{Repo: repo, Dir: trees, Mirror: remote}
 }
 
 // RunBranch is the branch of a run that works in its own work tree.
@@ -89,43 +93,29 @@ func Uncommitted(st workspace.Status) []string {
 	return paths
 }
 
-// newWorkTree makes run s's own work tree at base (the user's HEAD when
-// ""), on its branch, copies the files .worktreeinclude names into it
-// and records it in s: those files are the run's inputs (never committed,
-// never reset away), and the user's uncommitted changes stay where they
-// are (--allow-dirty has nothing to put aside).
+// newWorkTree makes run s's own work tree at base (the user's HEAD, or
+// on a remote the remote's, when ""), on its branch, copies the files
+// .worktreeinclude names into it and records it in s: those files are the
+// run's inputs (never committed, never reset away), and the user's
+// uncommitted changes stay where they are (--allow-dirty has nothing to
+// put aside).
 func (h *Host) newWorkTree(ctx context.Context, s state.ExecutionState, base string) (state.ExecutionState, error) {
 	if h.remote != nil {
-		return h.newRemoteTree(ctx, s, base)
+		h.repos.Forget(h.trees.Path(s.Run.ID))
 	}
-	if base == "" {
-		var err error
-		if base, err = h.repo.Head(ctx); err != nil {
-			return s, errorf(Refused, "the repository has no commit to start from: %w; make one first", err)
-		}
-	}
-	dir := h.workTreeDir(s.Run.ID)
-	if _, err := h.repo.AddWorkTree(ctx, dir, RunBranch(s.Run.ID), base); err != nil {
-		return s, fmt.Errorf("run %s: make its work tree: %w", s.Run.ID, err)
-	}
-	return h.settle(ctx, s, dir)
-}
-
-// settle makes dir, a new work tree or clone of run s, the run's: the
-// untracked files .worktreeinclude names are copied into it and become
-// the run's inputs, and the user's changes are not the run's business
-// there (no --allow-dirty stash).
-func (h *Host) settle(ctx context.Context, s state.ExecutionState, dir string) (state.ExecutionState, error) {
-	inc, err := h.repo.Included(ctx)
-	if err != nil {
+	dir, inputs, err := h.trees.Make(ctx, s.Run.ID, RunBranch(s.Run.ID), base)
+	var none *workspace.NoCommitError
+	switch {
+	case errors.As(err, &none) && none.Remote != "":
+		return s, errorf(Refused, "%w; push one first", none)
+	case errors.As(err, &none):
+		return s, errorf(Refused, "%w; make one first", none)
+	case err != nil:
 		return s, fmt.Errorf("run %s: %w", s.Run.ID, err)
-	}
-	if err := workspace.CopyFiles(h.repo.Root(), dir, inc); err != nil {
-		return s, fmt.Errorf("run %s: copy the files %s names: %w", s.Run.ID, workspace.IncludeFile, err)
 	}
 	c := s.Clone()
 	c.Run.WorkTree = dir
-	c.Config.Inputs = inc
+	c.Config.Inputs = inputs
 	c.Config.AllowDirty = false
 	return c, nil
 }
@@ -141,18 +131,28 @@ func (h *Host) runRepo(ctx context.Context, s state.ExecutionState) (*workspace.
 	if h.remote != nil {
 		return h.remoteRepoOf(ctx, s)
 	}
-	if _, err := os.Stat(filepath.Join(dir, ".git")); errors.Is(err, fs.ErrNotExist) {
+	if made, err := h.trees.Restore(ctx, dir, RunBranch(s.Run.ID)); err != nil {
+		return nil, fmt.Errorf("run %s: %w", s.Run.ID, err)
+	} else if made {
 		h.repos.Forget(dir)
-		if _, err := h.repo.AddWorkTree(ctx, dir, RunBranch(s.Run.ID), ""); err != nil {
-			return nil, fmt.Errorf("run %s: make its work tree again: %w", s.Run.ID, err)
-		}
 	}
-	if removed, err := nodes.RecoverGitLocks(dir); err != nil {
+	if err := h.recoverLocks(dir); err != nil {
 		return nil, err
-	} else if len(removed) > 0 {
-		h.front.Notice(fmt.Sprintf("gaffer: removed git lock files left by a killed gaffer process: %s", strings.Join(removed, ", ")))
 	}
 	return h.repos.At(dir)
+}
+
+// recoverLocks removes the git lock files a killed process left in the
+// work tree at dir (nodes.RecoverGitLocks), telling the Front.
+func (h *Host) recoverLocks(dir string) error {
+	removed, err := nodes.RecoverGitLocks(dir)
+	if err != nil {
+		return err
+	}
+	if len(removed) > 0 {
+		h.front.Notice(fmt.Sprintf("gaffer: removed git lock files left by a killed gaffer process: %s", strings.Join(removed, ", ")))
+	}
+	return nil
 }
 
 // repoOf is the repository run s works in, as it is.
@@ -171,36 +171,34 @@ func (h *Host) endWorkTree(ctx context.Context, s state.ExecutionState) {
 		return
 	}
 	h.repos.Forget(dir)
-	if h.remote != nil {
-		// A clone of the remote, where the run's branch stays.
-		if err := os.RemoveAll(dir); err != nil {
-			h.log.Warn("remove a finished run's clone", "run", s.Run.ID, "dir", dir, "err", err)
+	if err := h.trees.Remove(ctx, dir); err != nil {
+		what := "remove a finished run's work tree"
+		if h.remote != nil {
+			what = "remove a finished run's clone" // a clone of the remote, where the run's branch stays
 		}
-		return
-	}
-	if err := h.repo.RemoveWorkTree(context.WithoutCancel(ctx), dir); err != nil {
-		h.log.Warn("remove a finished run's work tree", "run", s.Run.ID, "dir", dir, "err", err)
+		h.log.Warn(what, "run", s.Run.ID, "dir", dir, "err", err)
 	}
 }
 
 // taken reports whether a run's attempt here stopped because another
-// host took the run over: a write refused by the fence, or serve's
-// queue saying the lease went elsewhere.
-func taken(ctx context.Context, out Outcome, err error) bool {
-	return errors.Is(err, checkpoint.ErrFenced) || errors.Is(out.Err, checkpoint.ErrFenced) || errors.Is(context.Cause(ctx), pgqueue.ErrLost)
+// host took the run over: a write refused by the fence. (Serve's queue
+// saying the lease went elsewhere is its own to tell: it drops the clone,
+// DropClone.)
+func taken(out Outcome, err error) bool {
+	return errors.Is(err, checkpoint.ErrFenced) || errors.Is(out.Err, checkpoint.ErrFenced)
 }
 
-// dropClone removes this host's clone of run id, whose attempt here
+// DropClone removes this host's clone of run id, whose attempt here
 // stopped because another host took the run over: its work is on the
 // shared remote, and the clone would only stay behind. A work tree of a
 // run on one host (no remote) is left: the run is still this host's.
-func (h *Host) dropClone(id string) {
+func (h *Host) DropClone(id string) {
 	if h.remote == nil {
 		return
 	}
-	dir := h.workTreeDir(id)
+	dir := h.trees.Path(id)
 	h.repos.Forget(dir)
-	if err := os.RemoveAll(dir); err != nil {
+	if err := h.trees.Remove(context.Background(), dir); err != nil {
 		h.log.Warn("remove the clone of a run another host took over", "run", id, "dir", dir, "err", err)
 	}
 }
@@ -209,19 +207,9 @@ func (h *Host) dropClone(id string) {
 // checkpoint — its work tree (or clone) and its branch — once a cancel
 // stopped it there: a run with no checkpoint has nothing to keep.
 func (h *Host) discardStart(ctx context.Context, id string) error {
-	dir := h.workTreeDir(id)
-	h.repos.Forget(dir)
-	if h.remote != nil {
-		if err := os.RemoveAll(dir); err != nil {
-			return fmt.Errorf("run %s: remove its clone: %w", id, err)
-		}
-		return nil
-	}
-	if err := h.repo.RemoveWorkTree(ctx, dir); err != nil {
-		return fmt.Errorf("run %s: remove its work tree: %w", id, err)
-	}
-	if err := h.repo.DeleteBranch(ctx, RunBranch(id)); err != nil {
-		return fmt.Errorf("run %s: delete its branch: %w", id, err)
+	h.repos.Forget(h.trees.Path(id))
+	if err := h.trees.Discard(ctx, id, RunBranch(id)); err != nil {
+		return fmt.Errorf("run %s: %w", id, err)
 	}
 	return nil
 }
@@ -232,15 +220,8 @@ func (h *Host) discardStart(ctx context.Context, id string) error {
 // runs not ended, or with no checkpoint yet (a start cut short, which
 // resume or serve's journal rebuilds), are left alone.
 func (h *Host) sweepWorkTrees(ctx context.Context) {
-	entries, err := os.ReadDir(WorkTreesDir(h.dir))
-	if err != nil {
-		return
-	}
-	for _, en := range entries {
-		if !en.IsDir() {
-			continue
-		}
-		snap, err := h.runner.State(ctx, en.Name())
+	for _, id := range h.trees.Runs() {
+		snap, err := h.runner.State(ctx, id)
 		if err != nil || snap.State.Run.WorkTree == "" || !snap.State.Status.Terminal() {
 			continue
 		}

@@ -28,10 +28,9 @@ type indexPage struct {
 }
 
 func (s *Server) indexData(r *http.Request) (indexPage, error) {
-	// Entries, not List: of 10,000 runs the page shows those that wait
-	// for a person (read whole: the question is in the interrupt) and the
-	// newest others.
-	es, err := host.Entries(r.Context(), s.cfg.Service)
+	// Of 10,000 runs the page shows those that wait for a person (read
+	// whole: the question is in the interrupt) and the newest others.
+	es, err := s.cfg.Service.List(r.Context(), host.ListRequest{})
 	if err != nil {
 		return indexPage{}, err
 	}

@@ -38,7 +38,9 @@ type fakeService struct {
 	answers      []host.AnswerRequest
 }
 
-func (f *fakeService) List(context.Context) ([]host.RunStatus, error) { return f.runs, nil }
+func (f *fakeService) List(context.Context, host.ListRequest) ([]host.ListEntry, error) {
+	return host.EntriesOf(f.runs), nil
+}
 
 func (f *fakeService) Status(_ context.Context, req host.RunRequest) (host.RunStatus, error) {
 	for _, r := range f.runs {

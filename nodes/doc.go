@@ -187,7 +187,15 @@
 // writes the same record again, never a second one. Records are untracked
 // until the phase's commit takes them (a retry's reset keeps the execution
 // directory, so a failed attempt's record stays for the next attempt; a
-// halt resets them away with the phase); git is the history. The state
+// halt resets them away with the phase); git is the history. A review
+// that says something (a rejection, items, an approval with more than a
+// word or three) gets a reviewer's record too, written by review as soon
+// as the reviewer answers (story/NNN-reviewer-pP-aA.json: the verdict and
+// comments as its summary, items to implement as recommendations; a
+// deferred or rejected item stays in review-feedback.md only), so its
+// "do Y instead" reaches later phases; a
+// resume that adopts the phase's commit counts the record that commit
+// holds. The state
 // keeps only Progress.Story (the count, the latest record's hash, how
 // many summaries the summarizer wrote), so checkpoints do not grow with
 // the story.
@@ -257,7 +265,11 @@
 // one more attempt for a hint, an accepted revision, an escalation or a
 // human's retry, and otherwise runs the stuck handler, whose stop is
 // today's halt (the same reset, message and history; the decision
-// records under the execution directory's recovery/ stay). Reduce-scope,
+// records under the execution directory's recovery/ stay). A revision
+// that passes recovery.CheckRevision but rewrites the anchored tasks is
+// put to the reviewer model, when the profile names one, within the same
+// pending replan call (checkRevision: a crash before the replan's
+// checkpoint asks both again, once); its no refuses the revision. Reduce-scope,
 // needs-human and a refused (narrowing) revision interrupt in recover
 // with a Question; an Answer resumes it (Approved: another attempt with
 // the feedback in its prompt; not approved: the halt). With recovery

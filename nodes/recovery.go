@@ -705,7 +705,10 @@ func (w *workflow) replan(ctx context.Context, s state.ExecutionState, rs recove
 	out, problems := recovery.ReplanNoRevision, []string(nil)
 	if perr == nil {
 		out = recovery.ReplanAccepted
-		if problems = recovery.CheckRevision(*pm.Anchor, rev.Tasks, rev.Approach); len(problems) > 0 {
+		if c, rs, problems, err = w.checkRevision(ctx, c, rs, ps, *pm.Anchor, rev.Tasks, rev.Approach); err != nil {
+			return s, err
+		}
+		if len(problems) > 0 {
 			out = recovery.ReplanRefused
 		}
 	}
@@ -801,7 +804,8 @@ func ReplanPrompt(s state.ExecutionState, pm recovery.PhaseMemory) string {
 	b.WriteString(`Answer with one JSON object and nothing else:
 {"approach": "<how the next attempt does the tasks>",
  "tasks": [{"id": "...", "title": "...", "type": "...", "files": ["..."], "description": "..."}]}
-The tasks are the anchor's tasks: the same ids, types and files, nothing dropped or narrowed.
+The tasks deliver the anchor's tasks: split, merged or reordered if the approach needs it, with every
+name, file and test kept in a task of its kind, nothing dropped, put off or narrowed.
 `)
 	return b.String()
 }

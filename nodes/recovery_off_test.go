@@ -19,10 +19,13 @@ import (
 // purpose since: its message counts the sessions of the last attempt,
 // not "reviews" that did not all run — issue 20. The retry's changed
 // once on purpose too: its phase 2 keeps the review that rejected attempt
-// 1, in "rejections", for the inbox's phase card — issue 23.)
+// 1, in "rejections", for the inbox's phase card — issue 23. Both
+// changed once more: a session that reports only a summary, and a review
+// that says something, now write Task Story records, committed with the
+// phase, whether recovery is on or off — issue 33.)
 var offFingerprints = map[string][2]string{
-	"retry": {"805add45453205c2ccfe856e1d0ee221834aeb99ff2d6147e52f5e5e9aa1848e", "b8fcec234f619587e03edeaf323a04d6f9e3825e805d66f824a3b4a7432cda55"},
-	"halt":  {"e8b86df884041f9fe53eb23782455c5f4ced4dfc50eea5e3c3a81e14565b0080", "1a6b11ac0368fc48dc48cd27280c14cea572b0f0356df4ed1f60861ae3dfc893"},
+	"retry": {"6dadd34e4df4c3f6f5b9622df59a3a5ec0604a36876deb668a5e32738a01faa2", "7b651d05d5893e525d2a78fac00e967016924e0a5acc89e019bdee624ed381da"},
+	"halt":  {"bb6f4118d60b358d49a2af0255387303e4c114dbaffeea2d9621aa381e689be3", "ed8282314925a8d15576603c5860acbd334feda7f7af62a5092a5cf2d49b8f74"},
 }
 
 // TestRecoveryOffIsTodaysRun runs a halting run and a run that needs a

@@ -45,6 +45,9 @@ func (w *workflow) review(ctx context.Context, s state.ExecutionState) (state.Ex
 	switch {
 	case adopted:
 		rr = state.ReviewResult{Approved: true, Comments: "adopted the phase's commit found at HEAD"}
+		if c, err = w.adoptReviewRecord(c, ps); err != nil {
+			return s, err
+		}
 	case ps.Error != "":
 		rr = state.ReviewResult{Comments: "The developer agent reported failure:\n\n" + ps.Error}
 	default:
@@ -54,6 +57,9 @@ func (w *workflow) review(ctx context.Context, s state.ExecutionState) (state.Ex
 		}
 		c, rr, err = w.judge(ctx, s)
 		if err != nil {
+			return s, err
+		}
+		if c, err = w.writeReviewRecord(c, ps, rr); err != nil {
 			return s, err
 		}
 		if rr.Approved {

@@ -30,17 +30,23 @@ func storyDir(s state.ExecutionState) string { return path.Join(s.Run.ExecDir, "
 const storySection = "## Story so far"
 
 // writeStoryRecord writes the record of a session whose report carries a
-// story, as number Records+1, and returns s with the counters advanced.
-// The file's name depends only on that number, the role, the phase and
-// the attempt, and files numbered from it on are removed first, so a node
-// run again after a crash (its checkpoint lost) rewrites the same record
-// instead of adding a second one.
+// story or a summary, as number Records+1, and returns s with the
+// counters advanced. A summary alone is a record too: what a session
+// said it did is where a fact stated in passing lives.
 func (w *workflow) writeStoryRecord(s state.ExecutionState, sess agent.Session, rep agent.Report) (state.ExecutionState, error) {
-	if rep.Story.IsZero() {
+	if rep.Story.IsZero() && strings.TrimSpace(rep.Summary) == "" {
 		return s, nil
 	}
-	r := story.Record{Seq: s.Progress.Story.Records + 1, Role: string(sess.Role), Phase: sess.Phase, Attempt: sess.Attempt,
-		Iteration: sess.Iteration, Summary: rep.Summary, Facts: rep.Story}
+	return w.putStoryRecord(s, story.Record{Seq: s.Progress.Story.Records + 1, Role: string(sess.Role), Phase: sess.Phase, Attempt: sess.Attempt,
+		Iteration: sess.Iteration, Summary: rep.Summary, Facts: rep.Story})
+}
+
+// putStoryRecord writes r (numbered Records+1) and returns s with the
+// counters advanced. The file's name depends only on that number, the
+// role, the phase and the attempt, and files numbered from it on are
+// removed first, so a node run again after a crash (its checkpoint lost)
+// rewrites the same record instead of adding a second one.
+func (w *workflow) putStoryRecord(s state.ExecutionState, r story.Record) (state.ExecutionState, error) {
 	data, err := r.Encode()
 	if err != nil {
 		return s, fmt.Errorf("nodes: story: %w", err)
@@ -54,6 +60,83 @@ func (w *workflow) writeStoryRecord(s state.ExecutionState, sess agent.Session, 
 	c := s
 	c.Progress.Story.Records, c.Progress.Story.Latest = r.Seq, story.Hash(data)
 	return c, nil
+}
+
+// reviewRecord is what review rr of phase ps said, as a reviewer's
+// record (issue 33: a reviewer's "rejected because X, do Y instead"
+// reached the retry's prompt and no later phase): the verdict and the
+// comments as its summary, the items to implement as recommendations.
+// A deferred or rejected item is not acted on (review-feedback.md keeps
+// it): in the story it would reach the retry's prompt as work to do. An
+// approval with no items and a comment of three words or fewer ("LGTM")
+// says nothing a later phase needs: no record.
+func reviewRecord(s state.ExecutionState, ps state.PhaseState, rr state.ReviewResult) (story.Record, bool) {
+	comments := strings.TrimSpace(rr.Comments)
+	if rr.Approved && len(rr.Items) == 0 && len(strings.Fields(comments)) <= 3 {
+		return story.Record{}, false
+	}
+	verdict := "rejected"
+	if rr.Approved {
+		verdict = "approved"
+	}
+	r := story.Record{Seq: s.Progress.Story.Records + 1, Role: story.RoleReviewer, Phase: ps.Index + 1, Attempt: ps.Attempt,
+		Iteration: s.Progress.ReviewIteration + 1, Summary: strings.TrimSpace(verdict + ": " + comments)}
+	for _, it := range rr.Items {
+		text := strings.TrimSpace(it.Text)
+		if text == "" {
+			continue
+		}
+		if it.Verdict == state.VerdictImplement || it.Verdict == "" {
+			r.Recommendations = append(r.Recommendations, text)
+		}
+	}
+	return r, true
+}
+
+// writeReviewRecord writes the reviewer's record of review rr of the
+// current phase (reviewRecord), when it has something to say; review
+// calls it once the reviewer answered, before the phase is committed or
+// retried, so the record goes with the phase like a developer's.
+func (w *workflow) writeReviewRecord(s state.ExecutionState, ps state.PhaseState, rr state.ReviewResult) (state.ExecutionState, error) {
+	r, ok := reviewRecord(s, ps, rr)
+	if !ok {
+		return s, nil
+	}
+	return w.putStoryRecord(s, r)
+}
+
+// adoptReviewRecord counts the reviewer's record of phase ps that a
+// crash left uncounted: review wrote it and committed the phase, and the
+// checkpoint was lost. The adopted commit holds the file; without this
+// the next record would take its number and remove it.
+func (w *workflow) adoptReviewRecord(s state.ExecutionState, ps state.PhaseState) (state.ExecutionState, error) {
+	repo, err := w.repo(s)
+	if err != nil {
+		return s, err
+	}
+	seq := s.Progress.Story.Records + 1
+	names, err := w.storyFiles(s)
+	if err != nil {
+		return s, err
+	}
+	for _, n := range names {
+		var k int
+		if _, err := fmt.Sscanf(n, "%d-", &k); err != nil || k != seq {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(repo.Root(), filepath.FromSlash(storyDir(s)), n))
+		if err != nil {
+			return s, fmt.Errorf("nodes: story: %w", err)
+		}
+		r, err := story.Decode(data)
+		if err != nil || r.Role != story.RoleReviewer || r.Phase != ps.Index+1 || r.Attempt != ps.Attempt {
+			continue
+		}
+		c := s
+		c.Progress.Story.Records, c.Progress.Story.Latest = r.Seq, story.Hash(data)
+		return c, nil
+	}
+	return s, nil
 }
 
 // removeStoryFrom removes the record files numbered seq or more: debris
@@ -175,15 +258,35 @@ func (w *workflow) phaseStory(s state.ExecutionState, ps state.PhaseState) (Stor
 			sc.SoFar = w.summaryStory(s, ps.Index-1)
 		}
 		if sc.SoFar == "" {
-			if sc.SoFar, err = story.Level2Without(before, this, 0); err != nil {
+			if sc.SoFar, err = story.Level2Without(before, this, storyNeed(s), 0); err != nil {
 				w.cfg.Logger.Warn("story so far over budget", "phase", ps.Index+1, "err", err)
 			}
 		}
 	}
-	if sc.ThisPhase, err = story.Level1Without(this, sc.SoFar, 0); err != nil {
+	if sc.ThisPhase, err = story.Level1Without(this, sc.SoFar, storyNeed(s), 0); err != nil {
 		w.cfg.Logger.Warn("phase story over budget", "phase", ps.Index+1, "err", err)
 	}
 	return sc, nil
+}
+
+// storyNeed is the plan the story serves: the goal and each phase's
+// tasks (titles, bodies, files). Under budget pressure the story keeps
+// what a task after a unit's own phase names before routine notes
+// (story.Need).
+func storyNeed(s state.ExecutionState) story.Need {
+	n := story.Need{Goal: s.Run.Goal}
+	for _, ph := range s.Plan.Phases {
+		var b strings.Builder
+		for _, id := range ph.TaskIDs {
+			for _, t := range s.Plan.Tasks {
+				if t.ID == id {
+					fmt.Fprintf(&b, "%s\n%s\n%s\n", t.Title, t.Description, strings.Join(t.Files, " "))
+				}
+			}
+		}
+		n.Phases = append(n.Phases, b.String())
+	}
+	return n
 }
 
 // summaryStory returns the story section of phase i's summary.md, or "".
@@ -221,7 +324,7 @@ func (w *workflow) storySoFar(ctx context.Context, s state.ExecutionState, i int
 		return s, "", nil
 	}
 	_, this = split(this, i+1)
-	text, err := story.Level2(upto, 0)
+	text, err := story.Level2(upto, storyNeed(s), 0)
 	if err != nil {
 		w.cfg.Logger.Warn("story so far over budget", "phase", i+1, "err", err)
 	}
@@ -293,7 +396,7 @@ func ContextShare(s state.ExecutionState) float64 {
 // would cost about twice the tokens). The prompt does not grow with the
 // run.
 func SummarizerPrompt(deterministic string, rs []story.Record) string {
-	this, _ := story.Level1(rs, 0)
+	this, _ := story.Level1(rs, story.Need{}, 0)
 	return fmt.Sprintf(`## Summarize the Task Story
 
 You are the summarizer. Rewrite the story so far below in at most %d tokens for the next

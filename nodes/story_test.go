@@ -83,7 +83,8 @@ func TestTaskStoryAcrossPhases(t *testing.T) {
 	s := mustDone(t, res, err, state.RunCompleted)
 	sd := storyDir(s)
 	files := strings.Split(h.git("ls-files", sd), "\n")
-	want := []string{"001-developer-p1-a1.json", "002-developer-p2-a1.json", "003-developer-p2-a2.json", "004-developer-p3-a1.json"}
+	want := []string{"001-developer-p1-a1.json", "002-developer-p2-a1.json", "003-reviewer-p2-a1.json", "004-developer-p2-a2.json", "005-developer-p3-a1.json",
+		"006-developer-p4-a1.json"} // phase 4 reports a summary only: a record too
 	for i := range files {
 		files[i] = strings.TrimPrefix(files[i], sd+"/")
 	}
@@ -91,13 +92,13 @@ func TestTaskStoryAcrossPhases(t *testing.T) {
 		t.Fatalf("committed records %q, want %q", files, want)
 	}
 	// The record of phase 2 rides in phase 2's commit.
-	if got := h.git("log", "--format=%s", "-1", "--", sd+"/003-developer-p2-a2.json"); got != "phase 2: the queue" {
-		t.Fatalf("record 3 committed by %q", got)
+	if got := h.git("log", "--format=%s", "-1", "--", sd+"/004-developer-p2-a2.json"); got != "phase 2: the queue" {
+		t.Fatalf("record 4 committed by %q", got)
 	}
-	if s.Progress.Story.Records != 4 {
+	if s.Progress.Story.Records != 6 {
 		t.Fatalf("state counts %d records", s.Progress.Story.Records)
 	}
-	latest, err := os.ReadFile(filepath.Join(h.dir, sd, want[3]))
+	latest, err := os.ReadFile(filepath.Join(h.dir, sd, want[5]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +128,8 @@ func TestTaskStoryAcrossPhases(t *testing.T) {
 	// Phase 4 sees what phases 1-3 decided, superseded items gone.
 	p4 := devs[4].Prompt
 	for _, f := range []string{"golang.org/x/sync", "Queue.Push(v int) error", "Queue.Pop() (int, bool)", "Worker.Run(ctx context.Context) error",
-		"NOT TODO: drop items silently", "Workers must stop within 1s of cancel.", "return ErrFull on overflow", "a bounded ring buffer"} {
+		"NOT TODO: drop items silently", "Workers must stop within 1s of cancel.", "return ErrFull on overflow", "a bounded ring buffer",
+		"phase 2: rejected: overflow must not lose data"} {
 		if !strings.Contains(p4, f) {
 			t.Errorf("phase 4's prompt lacks %q", f)
 		}
@@ -270,14 +272,20 @@ func TestSummarizer(t *testing.T) {
 // the records of the run that never crashed, committed, none twice, and
 // nothing left over in story/.
 func TestStoryRecordsSurviveCrashAtEveryCheckpoint(t *testing.T) {
-	ref := newHarness(t, storyScript(""))
+	// Phase 3's approval has something to say: its reviewer's record
+	// rides in the phase's commit, which a resume adopts.
+	const approved = "  - {phase: 3, approved: true, comments: the worker must drain the queue before it stops}\n"
+	ref := newHarness(t, storyScript(approved))
 	res, err := ref.start(fourPhasePlan, state.RunConfig{AutoApprove: true})
 	s := mustDone(t, res, err, state.RunCompleted)
 	sd := storyDir(s)
 	wantFiles, wantTree := ref.git("ls-files", sd), ref.git("rev-parse", "HEAD^{tree}")
+	if !strings.Contains(wantFiles, "006-reviewer-p3-a1.json") {
+		t.Fatalf("no reviewer record of phase 3's approval:\n%s", wantFiles)
+	}
 	puts := ref.store.puts.Load()
 	for k := int64(2); k <= puts; k++ {
-		h := newHarness(t, storyScript(""))
+		h := newHarness(t, storyScript(approved))
 		var n int64
 		h.store.fail = func(checkpoint.Checkpoint) bool { n++; return n == k }
 		ctx := context.Background()
@@ -298,7 +306,7 @@ func TestStoryRecordsSurviveCrashAtEveryCheckpoint(t *testing.T) {
 		if got := h.git("status", "--porcelain", "--untracked-files=all"); got != "?? notes.txt" {
 			t.Fatalf("checkpoint %d lost: leftovers\n%s", k, got)
 		}
-		if end.Progress.Story.Records != 4 {
+		if end.Progress.Story.Records != 7 {
 			t.Fatalf("checkpoint %d lost: the state counts %d records", k, end.Progress.Story.Records)
 		}
 	}

@@ -431,13 +431,11 @@ func (o *request) resolve(repoDir string) error {
 	return nil
 }
 
-// resolved returns the profile resolve found, or resolves it now for the
-// repository at root.
-func (o request) resolved(root string, getenv func(string) string) (runProfile, error) {
-	if o.profile != nil {
-		return *o.profile, nil
-	}
-	rp, err := resolveProfile(root, o, os.Getenv)
+// resolved resolves the profile of spec for the repository at root, with
+// its keys (in getenv), notify variables and CLI agents' programs
+// checked: the first problem found.
+func resolved(root string, spec host.RunSpec, getenv func(string) string) (runProfile, error) {
+	rp, err := resolveProfile(root, request{RunSpec: spec}, os.Getenv)
 	if err != nil {
 		return rp, err
 	}

@@ -1,8 +1,6 @@
 package profile
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,48 +8,18 @@ import (
 	cliagent "github.com/gaffer-dev/gaffer/agent/cli"
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/profile/config"
+	"github.com/gaffer-dev/gaffer/profile/config/configtest"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
-const showYAML = `default_profile: fast
-profiles:
-  fast:
-    driver: llm
-    model: gpt-5
-    roles:
-      reviewer: {model: gpt-5-mini}
-    provider: {name: openai, base_url: "https://proxy.example/v1?api_key=hunter2", api_key_env: MY_OPENAI_KEY}
-    limits: {max_turns: 7, max_task_review_iterations: 4, max_phase_attempts: 3, max_plan_revisions: 1}
-    prices:
-      gpt-5: {input: 1.25, output: 10, cached: 0.125}
-    agents:
-      claude:
-        env: {ANTHROPIC_AUTH_TOKEN: hunter3}
-    tdd: false
-  cc:
-    driver: cli
-    agent: claude
-    model: claude-sonnet-4-5
-`
-
-func configDir(t *testing.T, content string) string {
-	t.Helper()
-	dir := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // no user file
-	if err := os.WriteFile(filepath.Join(dir, "gaffer.yaml"), []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
 func TestResolveProfile(t *testing.T) {
 	env := func(string) string { return "" }
-	dir := configDir(t, "profiles:\n  cc:\n    driver: cli\n    agent: claude\n    agents:\n      claude:\n        env: {ANTHROPIC_AUTH_TOKEN: hunter3}\n")
+	dir := configtest.Dir(t, "profiles:\n  cc:\n    driver: cli\n    agent: claude\n    agents:\n      claude:\n        env: {ANTHROPIC_AUTH_TOKEN: hunter3}\n")
 	_, err := resolveProfile(dir, request{RunSpec: host.RunSpec{Profile: "cc"}}, env)
 	if err == nil || host.CodeOf(err) != host.Invalid || !strings.Contains(err.Error(), "agents.claude.env.ANTHROPIC_AUTH_TOKEN") {
 		t.Fatalf("a secret in a template's env: %v, want it refused (it would be stored)", err)
 	}
-	dir = configDir(t, strings.Replace(strings.Replace(showYAML, "?api_key=hunter2", "", 1), "env: {ANTHROPIC_AUTH_TOKEN: hunter3}", "env: {FOO: bar}", 1))
+	dir = configtest.Dir(t, strings.Replace(strings.Replace(configtest.Profiles, "?api_key=hunter2", "", 1), "env: {ANTHROPIC_AUTH_TOKEN: hunter3}", "env: {FOO: bar}", 1))
 	rp, err := resolveProfile(dir, request{}, env)
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +58,7 @@ func TestResolveProfile(t *testing.T) {
 		t.Errorf("--driver magic: %v", err)
 	}
 
-	dir = configDir(t, strings.Replace(showYAML, "env: {ANTHROPIC_AUTH_TOKEN: hunter3}", "env: {FOO: bar}", 1))
+	dir = configtest.Dir(t, strings.Replace(configtest.Profiles, "env: {ANTHROPIC_AUTH_TOKEN: hunter3}", "env: {FOO: bar}", 1))
 	if _, err := resolveProfile(dir, request{}, env); host.CodeOf(err) != host.Invalid || strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("a key in the base URL: %v, want it refused without printing it", err)
 	}
@@ -102,7 +70,7 @@ func TestResolveProfile(t *testing.T) {
 // role its session limit only (the agent makes its own calls).
 func TestResolveProfileTimeoutsPerRole(t *testing.T) {
 	env := func(string) string { return "" }
-	dir := configDir(t, `profiles:
+	dir := configtest.Dir(t, `profiles:
   mixed:
     driver: cli
     agent: codex
@@ -136,7 +104,7 @@ func TestResolveProfileTimeoutsPerRole(t *testing.T) {
 // run's config; recovery off carries nothing.
 func TestResolveProfileCarriesRecoveryBudgets(t *testing.T) {
 	env := func(string) string { return "" }
-	dir := configDir(t, "profiles:\n  default:\n    recovery: {max_replans_per_run: 0, budget_warn_at: 0.6}\n  off:\n    recovery: {enabled: false, max_replans_per_run: 2}\n")
+	dir := configtest.Dir(t, "profiles:\n  default:\n    recovery: {max_replans_per_run: 0, budget_warn_at: 0.6}\n  off:\n    recovery: {enabled: false, max_replans_per_run: 2}\n")
 	rp, err := resolveProfile(dir, request{RunSpec: host.RunSpec{Script: "s.yaml"}}, env)
 	if err != nil {
 		t.Fatal(err)

@@ -18,10 +18,10 @@ import (
 	"github.com/gaffer-dev/gaffer/workspace"
 )
 
-// Setup is what every front end gives a host (host.Setup): runs are made
-// from gaffer.yaml's profiles and the spec, and the agents' drivers from a
-// run's stored config. Its zero value is ready; it is safe for concurrent
-// use.
+// Setup is what every front end gives a host (host.Setup): runs are
+// prepared from gaffer.yaml's profiles and the spec (Preflight, Prepare),
+// and the agents' drivers made from a run's stored config. Its zero value
+// is ready; it is safe for concurrent use.
 type Setup struct {
 	// Out receives the script driver's output and the test hooks'
 	// announcements; nil: nowhere.
@@ -35,37 +35,56 @@ type Setup struct {
 	// RunIDs, set, makes every agent line name its run: several runs
 	// share the output (serve's log).
 	RunIDs bool
-
-	mu      sync.Mutex
-	checked map[string]runProfile // by run id: the profiles Preflight resolved
 }
 
 var _ host.Setup = (*Setup)(nil)
 
 // Preflight checks everything a run of spec can be checked for before
-// anything is written, for the repository in repoDir: the spec's shape and
-// input files, the script, the profile, the CLI agents' programs and API
-// keys, and the plan. It returns every problem found (a *host.Error). It
-// gives spec a run id when it has none and keeps the plan it read in
-// spec.Plan (a pipe reads once); NewRun uses the profile it resolved.
-func (s *Setup) Preflight(repoDir string, spec *host.RunSpec) error {
+// anything is written, for the repository in repoDir: the spec's shape
+// and input files, the script, the profile, the CLI agents' programs and
+// API keys, and the plan. It returns every problem found (a *host.Error),
+// or the run prepared: its run id minted when spec has none, its profile
+// resolved, its plan read (a pipe reads once). The command line checks
+// the work tree next (Run.Precheck), then opens the store and launches
+// the run (host.Host.Launch).
+func (s *Setup) Preflight(repoDir string, spec host.RunSpec) (*Run, error) {
+	o := request{RunSpec: withRunID(spec)}
+	if err := o.preflight(repoDir); err != nil {
+		return nil, err
+	}
+	return &Run{o: o, getenv: s.Keys.Getenv}, nil
+}
+
+// Prepare prepares a run of spec for repo (host.Setup): the spec's shape
+// and input files, the profile with its keys and programs, the plan read
+// and a run id minted when spec has none. The work tree is checked when
+// the host begins the run (Run.Begin), under its lock. It is how a run
+// queued in serve, or started by any program through Host.Start, is
+// prepared.
+func (s *Setup) Prepare(_ context.Context, repo *workspace.Repo, spec host.RunSpec) (host.Prepared, error) {
+	o := request{RunSpec: withRunID(spec)}
+	if err := o.checkInputs(); err != nil {
+		return nil, err
+	}
+	rp, err := resolved(repo.Root(), o.RunSpec, s.Keys.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	o.profile = &rp
+	if o.PlanFile != "" {
+		if _, err := o.planSource(); err != nil {
+			return nil, err
+		}
+	}
+	return &Run{o: o, getenv: s.Keys.Getenv}, nil
+}
+
+// withRunID is spec with a run id: the one place a run's id is minted.
+func withRunID(spec host.RunSpec) host.RunSpec {
 	if spec.RunID == "" {
 		spec.RunID = host.NewRunID(time.Now())
 	}
-	o := request{RunSpec: *spec}
-	if err := o.preflight(repoDir); err != nil {
-		return err
-	}
-	spec.Plan = o.Plan
-	if o.profile != nil {
-		s.mu.Lock()
-		if s.checked == nil {
-			s.checked = map[string]runProfile{}
-		}
-		s.checked[spec.RunID] = *o.profile
-		s.mu.Unlock()
-	}
-	return nil
+	return spec
 }
 
 // CheckInputs checks spec's shape and input files only: exactly one of a
@@ -95,9 +114,7 @@ func CheckSubmit(repoDir string, spec *host.RunSpec) error {
 			*p = abs
 		}
 	}
-	if spec.RunID == "" {
-		spec.RunID = host.NewRunID(time.Now())
-	}
+	*spec = withRunID(*spec)
 	repo, err := workspace.Open(repoDir)
 	if err != nil {
 		return errorf(host.Refused, "open repository %s: %w", repoDir, err)
@@ -106,20 +123,6 @@ func CheckSubmit(repoDir string, spec *host.RunSpec) error {
 		return err
 	}
 	return CheckSubmitNotify(repo.Root(), *spec)
-}
-
-// NewRun checks the spec and the work tree and builds the run's first
-// state; it returns too the tracked files with uncommitted changes it
-// found (host.Setup).
-func (s *Setup) NewRun(ctx context.Context, repo *workspace.Repo, spec host.RunSpec) (state.ExecutionState, []string, error) {
-	o := request{RunSpec: spec}
-	s.mu.Lock()
-	if rp, ok := s.checked[spec.RunID]; ok {
-		o.profile = &rp
-		delete(s.checked, spec.RunID)
-	}
-	s.mu.Unlock()
-	return newRun(ctx, repo, o, s.Keys.Getenv)
 }
 
 // Drivers makes the drivers of a run's agents (driverFactory).
@@ -134,7 +137,7 @@ func (s *Setup) CheckKeys(cfg state.RunConfig) error { return checkKeys(cfg, s.K
 // request is a spec being checked, with what the checks found.
 type request struct {
 	host.RunSpec
-	profile *runProfile // resolved by Preflight; nil resolves in newRun
+	profile *runProfile // resolved by the checks; nil until then
 }
 
 // planSource reads the plan file once; later calls return what it read.
@@ -148,64 +151,6 @@ func (o *request) planSource() ([]byte, error) {
 	}
 	o.Plan = b
 	return b, nil
-}
-
-// newRun checks the preconditions and builds the run's first state; it
-// returns too the tracked files with uncommitted changes (checkTree).
-func newRun(ctx context.Context, repo *workspace.Repo, o request, getenv func(string) string) (state.ExecutionState, []string, error) {
-	var zero state.ExecutionState
-	if err := o.checkInputs(); err != nil {
-		return zero, nil, err
-	}
-	rp, err := o.resolved(repo.Root(), getenv)
-	if err != nil {
-		return zero, nil, err
-	}
-	inputs, left, err := checkTree(ctx, repo, o)
-	if err != nil {
-		return zero, nil, err
-	}
-	var md string
-	if o.PlanFile != "" {
-		b, err := o.planSource()
-		if err != nil {
-			return zero, nil, err
-		}
-		md = string(b)
-	}
-	script := o.Script
-	if script != "" {
-		abs, err := filepath.Abs(script)
-		if err != nil {
-			return zero, nil, fmt.Errorf("script path: %w", err)
-		}
-		if err := checkInput(script); err != nil {
-			return zero, nil, err
-		}
-		script = abs
-	}
-	planPath := ""
-	if o.PlanFile != "" {
-		planPath, _ = filepath.Abs(o.PlanFile)
-	}
-	goal := o.Goal
-	if goal == "" {
-		goal = PlanTitle(md, o.PlanFile)
-	}
-	id := o.RunID
-	if id == "" {
-		id = host.NewRunID(time.Now())
-	}
-	s, err := state.NewRun(state.RunInfo{ID: id, Goal: goal, TrackerID: o.TrackerID, CreatedAt: time.Now()},
-		state.RunConfig{
-			Profile: rp.name, Agents: rp.agents, Drivers: rp.drivers, Limits: rp.limits, SkipTDDCheck: rp.skipTDD, Recovery: rp.recovery, Notify: rp.notify,
-			ScriptPath: script, PlanPath: planPath, Inputs: inputs, AutoApprove: o.AutoApprove, AllowDirty: o.AllowDirty, Pace: o.Pace,
-		})
-	if err != nil {
-		return zero, nil, errorf(host.Usage, "%w", err)
-	}
-	s.Plan.Markdown = md
-	return s, left, nil
 }
 
 // driverFactory makes the agents' drivers from a run's stored config: one

@@ -7,28 +7,11 @@ import (
 	"testing"
 
 	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/host/hoststore"
+	"github.com/gaffer-dev/gaffer/host/hosttest"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
 )
-
-const startPlan = `# Plan: greet
-
-### Task 1: Write hello
-- type: impl
-- depends on: none
-- files: hello.txt
-
-Write hello.txt.
-`
-
-const startScript = `developer:
-  - phase: 1
-    summary: wrote hello.txt
-    actions:
-      - write:
-          path: hello.txt
-          content: "hello\n"
-`
 
 // TestStartARunFromASpec: a front end that is not the command line (serve,
 // the inbox, a program) starts a run with a host.RunSpec, the profile
@@ -37,36 +20,11 @@ const startScript = `developer:
 // spec, and the run completes on its own branch with the script's work.
 // A spec the profile refuses is a *host.Error with its code.
 func TestStartARunFromASpec(t *testing.T) {
-	base := t.TempDir()
-	xdg := filepath.Join(base, "xdg")
-	t.Setenv("XDG_CONFIG_HOME", xdg)
-	if err := os.MkdirAll(filepath.Join(xdg, "gaffer"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(xdg, "gaffer", "config.yaml"), []byte("profiles:\n  default:\n    driver: script\n    tdd: false\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	root, store := filepath.Join(base, "repo"), filepath.Join(base, "store")
-	repo, err := workspace.Init(root, "main")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, "README"), []byte("greetings\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := repo.Commit(t.Context(), "start", nil, workspace.CommitOptions{
-		Author: workspace.Signature{Name: "test", Email: "test@gaffer.invalid"}}); err != nil {
-		t.Fatal(err)
-	}
-	plan, script := filepath.Join(base, "plan.md"), filepath.Join(base, "script.yaml")
-	for p, s := range map[string]string{plan: startPlan, script: startScript} {
-		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	root, plan, script := startRepo(t)
+	store := filepath.Join(t.TempDir(), "store")
 
 	setup := &Setup{}
-	h, err := host.Open(t.Context(), host.Config{Repo: root, Store: store, Setup: setup})
+	h, err := hoststore.Open(t.Context(), hoststore.Config{Repo: root, Store: store, Config: host.Config{Setup: setup}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,17 +39,18 @@ func TestStartARunFromASpec(t *testing.T) {
 		!strings.Contains(err.Error(), "nope") {
 		t.Fatalf("an unknown profile: %v (code %s), want a usage refusal naming it", err, host.CodeOf(err))
 	}
-	if runs, err := h.List(t.Context()); err != nil || len(runs) != 0 {
+	if runs, err := h.List(t.Context(), host.ListRequest{}); err != nil || len(runs) != 0 {
 		t.Fatalf("after the refusals: %d runs, %v; want none", len(runs), err)
 	}
 
-	spec := host.RunSpec{PlanFile: plan, Script: script, AutoApprove: true}
-	if err := setup.Preflight(root, &spec); err != nil {
+	run, err := setup.Preflight(root, host.RunSpec{PlanFile: plan, Script: script, AutoApprove: true})
+	if err != nil {
 		t.Fatalf("preflight: %v", err)
 	}
-	out, err := h.Start(t.Context(), spec)
+	spec := run.Spec()
+	out, err := h.Launch(t.Context(), run)
 	if err != nil {
-		t.Fatalf("start: %v", err)
+		t.Fatalf("launch: %v", err)
 	}
 	if out.Kind != host.Completed || out.RunID != spec.RunID {
 		t.Fatalf("outcome %+v, want run %s completed", out, spec.RunID)
@@ -108,4 +67,22 @@ func TestStartARunFromASpec(t *testing.T) {
 	if err != nil || b != "hello" {
 		t.Fatalf("hello.txt on the run's branch: %q, %v", b, err)
 	}
+}
+
+// startRepo makes a repository with one commit (hosttest.New), and a
+// user's configuration whose default profile drives every role with the
+// script driver; it returns the repository and the plan and script of a
+// run beside it.
+func startRepo(t *testing.T) (root, plan, script string) {
+	t.Helper()
+	f := hosttest.New(t)
+	xdg := filepath.Join(t.TempDir(), "xdg")
+	t.Setenv("XDG_CONFIG_HOME", xdg)
+	if err := os.MkdirAll(filepath.Join(xdg, "gaffer"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(xdg, "gaffer", "config.yaml"), []byte("profiles:\n  default:\n    driver: script\n    tdd: false\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return f.Repo, f.Plan, f.Script
 }

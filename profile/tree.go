@@ -44,29 +44,6 @@ func checkHead(ctx context.Context, repo *workspace.Repo) error {
 	return nil
 }
 
-// PrecheckTree runs the checks of the work tree before a store is opened,
-// so that a run refused for its work tree creates no store. It checks only
-// while it can take the work tree's lock: a tree another process works in
-// is that process's to change, and the host names the holder. A run in its
-// own work tree needs only a commit to start from. Whatever it cannot open
-// is left to the host to report.
-func PrecheckTree(ctx context.Context, repoDir string, spec host.RunSpec) error {
-	repo, err := workspace.Open(repoDir)
-	if err != nil {
-		return nil
-	}
-	if !spec.InPlace {
-		return checkHead(ctx, repo)
-	}
-	l, err := repo.LockWorkTree(spec.RunID)
-	if err != nil {
-		return nil
-	}
-	defer l.Unlock()
-	_, _, err = checkTree(ctx, repo, request{RunSpec: spec})
-	return err
-}
-
 // runInputs returns the files among files (paths as given) that the run
 // itself reads and that are untracked in the work tree at root: they are
 // not the user's changes (see state.RunConfig.Inputs). untracked is the

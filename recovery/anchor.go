@@ -121,21 +121,28 @@ var narrowingTerms = []struct {
 
 // CheckRevision compares a revised approach of the anchor's phase with the
 // anchor and returns the ways it narrows the phase's goal, nil when it
-// does not. The checks are mechanical:
+// does not. A revision may restructure the phase — split a task in two,
+// merge tasks, reorder them, give them new ids — as long as it still
+// delivers everything the anchor requires; it is refused only for what
+// it drops or puts off:
 //
-//   - the revised tasks have exactly the anchor's ids; a test task is
-//     still a test task (the TDD rule) and an anchored task with a type
-//     keeps one; every anchored file is still in some revised task's
-//     files;
+//   - every anchored file is still in some revised task's files, and an
+//     anchored test task's files are in a revised test task's; a phase
+//     with test tasks keeps at least one (the TDD rule); a task that keeps
+//     its id and was a test task is one still, and an anchored task with
+//     a type keeps one; in a typed plan every new task has a type;
 //   - every name, file, command and acceptance criterion the anchored
-//     tasks name (RequiredOf) is still named by the revision (its tasks
-//     or its approach);
-//   - no sentence of the revision puts off or weakens one of them, or
-//     the tests ("Add applies; subtraction is deferred", "skip the
-//     bad-input cases"), while "skip the slow rebuild" alone is fine;
-//   - no task's title and body, nor the approach, uses a word that always
-//     narrows ("stub", "placeholder", "TODO", "not implemented",
-//     "hardcode", "xfail") more often than the anchored text did.
+//     tasks name (RequiredOf) is promised by the revised tasks: a
+//     sentence of a revised task names it and does not put it off
+//     (Defers). Naming it only in the approach, or only to put it off,
+//     does not deliver it, whatever the prose says;
+//   - no sentence of the revision (its tasks or its approach) puts off or
+//     weakens a required item or the tests ("Add applies; subtraction is
+//     deferred", "Sub lands in the next milestone", "skip the bad-input
+//     cases"), while "skip the slow rebuild" alone is fine;
+//   - neither the tasks nor the approach use a word that always narrows
+//     ("stub", "placeholder", "TODO", "not implemented", "hardcode",
+//     "xfail") more often than the anchored text did.
 //
 // A revision that narrows goes to a human, not to the developer. The
 // phase's diff is judged apart (CheckTestChanges).
@@ -148,53 +155,122 @@ func CheckRevision(a Anchor, revised []state.Task, approach string) []string {
 		}
 		byID[t.ID] = t
 	}
-	anchored, dropped := map[string]bool{}, map[string]bool{}
-	revisedFiles := map[string]bool{}
+	revisedFiles, testFiles := map[string]bool{}, map[string]bool{}
+	revisedTests := 0
+	var taskText strings.Builder
+	// The sentences of the revised tasks: all, the test tasks', the others'.
+	var taskSentences, testSentences, otherSentences []string
 	for _, t := range revised {
 		for _, f := range t.Files {
 			revisedFiles[cleanFile(f)] = true
+			if t.Type == state.TypeTest {
+				testFiles[cleanFile(f)] = true
+			}
+		}
+		if t.Type == state.TypeTest {
+			revisedTests++
+		}
+		text := t.Title + ".\n" + t.Description + "\n" + strings.Join(t.Files, "\n") + "\n"
+		taskText.WriteString(text)
+		taskSentences = append(taskSentences, sentences(text)...)
+		if t.Type == state.TypeTest {
+			testSentences = append(testSentences, sentences(text)...)
+		} else {
+			otherSentences = append(otherSentences, sentences(text)...)
 		}
 	}
+	anchored, testLost := map[string]bool{}, map[string]bool{}
+	typed, anchorTests := false, 0
 	var anchorText strings.Builder
 	for _, at := range a.Tasks {
 		anchored[at.ID] = true
+		typed = typed || at.Type != state.TypeNone
+		if at.Type == state.TypeTest {
+			anchorTests++
+		}
 		anchorText.WriteString(at.Title + "\n" + at.Body + "\n")
-		rt, ok := byID[at.ID]
-		if !ok {
-			dropped[at.ID] = true
-			reasons = append(reasons, fmt.Sprintf("task %s (%s) is dropped", at.ID, at.Title))
-			continue
-		}
-		switch {
-		case at.Type == state.TypeTest && rt.Type != state.TypeTest:
-			reasons = append(reasons, fmt.Sprintf("task %s is no longer a test task (now %s): the TDD rule requires its tests", at.ID, rt.Type))
-		case at.Type != state.TypeNone && rt.Type == state.TypeNone:
-			reasons = append(reasons, fmt.Sprintf("task %s lost its type %s", at.ID, at.Type))
-		}
-		for _, f := range at.Files {
-			if !revisedFiles[cleanFile(f)] {
-				reasons = append(reasons, fmt.Sprintf("task %s: file %s is dropped", at.ID, f))
+		notTest := false
+		if rt, ok := byID[at.ID]; ok { // kept its id; one split, merged or renumbered is judged by what it requires
+			switch {
+			case at.Type == state.TypeTest && rt.Type != state.TypeTest:
+				notTest, testLost[at.ID] = true, true
+				reasons = append(reasons, fmt.Sprintf("task %s is no longer a test task (now %s): the TDD rule requires its tests", at.ID, rt.Type))
+			case at.Type != state.TypeNone && rt.Type == state.TypeNone:
+				reasons = append(reasons, fmt.Sprintf("task %s lost its type %s", at.ID, at.Type))
 			}
 		}
-		reasons = append(reasons, addedTerms("task "+at.ID, at.Title+"\n"+at.Body, rt.Title+"\n"+rt.Description)...)
-	}
-	var revText strings.Builder
-	for _, t := range revised {
-		if !anchored[t.ID] {
-			reasons = append(reasons, fmt.Sprintf("task %s (%s) is not in the anchor", t.ID, t.Title))
+		for _, f := range at.Files {
+			switch {
+			case !revisedFiles[cleanFile(f)]:
+				reasons = append(reasons, fmt.Sprintf("task %s: file %s is dropped", at.ID, f))
+			case at.Type == state.TypeTest && !testFiles[cleanFile(f)] && !notTest:
+				testLost[at.ID] = true
+				reasons = append(reasons, fmt.Sprintf("task %s: test file %s is in no revised test task: the TDD rule requires its tests", at.ID, f))
+			}
 		}
-		revText.WriteString(t.Title + ".\n" + t.Description + "\n" + strings.Join(t.Files, "\n") + "\n")
 	}
+	if anchorTests > 0 && revisedTests == 0 {
+		if !slices.ContainsFunc(reasons, func(r string) bool { return strings.Contains(r, "TDD rule") }) {
+			reasons = append(reasons, fmt.Sprintf("the revision has no test task, the anchor %d: the TDD rule requires its tests", anchorTests))
+		}
+		for _, at := range a.Tasks {
+			if at.Type == state.TypeTest {
+				testLost[at.ID] = true
+			}
+		}
+	}
+	for _, t := range revised {
+		if !anchored[t.ID] && typed && t.Type == state.TypeNone {
+			reasons = append(reasons, fmt.Sprintf("task %s (%s) has no type, in a plan whose tasks have types", t.ID, t.Title))
+		}
+	}
+	reasons = append(reasons, addedTerms("the revised tasks", anchorText.String(), taskText.String())...)
 	reasons = append(reasons, addedTerms("the approach", anchorText.String(), approach)...)
-	revText.WriteString(approach + "\n")
 	req := RequiredOf(a)
-	all := revText.String()
-	for _, r := range req {
-		if dropped[r.Task] || r.Kind == "file" && revisedFiles[r.Text] {
+	all := taskText.String() + approach + "\n"
+	anchorNorm := normSpace(anchorText.String())
+	tasks := taskText.String()
+	types := map[string]state.TaskType{}
+	for _, at := range a.Tasks {
+		types[at.ID] = at.Type
+	}
+	reported := map[string]bool{}
+	for _, r := range required(a, true) {
+		key := r.Kind + "\x00" + r.Text
+		if reported[key] || r.Kind == "file" && revisedFiles[r.Text] {
 			continue
 		}
-		if !mentions(all, r) && !(r.Kind == "file" && mentions(all, Required{Kind: "file", Text: path.Base(r.Text)})) {
-			reasons = append(reasons, fmt.Sprintf("the %s %s that task %s names is no longer required", kindName(r.Kind), r.Text, r.Task))
+		// A name or criterion a test task names is delivered by a test
+		// task, one an impl (or other typed) task names by a task that is
+		// not a test task: a split keeps the work where it was.
+		own, kind := taskSentences, ""
+		if r.Kind == "name" || r.Kind == "criterion" {
+			switch types[r.Task] {
+			case state.TypeNone:
+			case state.TypeTest:
+				own, kind = testSentences, "test"
+			default:
+				own, kind = otherSentences, "non-test"
+			}
+		}
+		var why string
+		switch {
+		case promised(own, anchorNorm, r):
+		case kind != "" && promised(taskSentences, anchorNorm, r):
+			if testLost[r.Task] {
+				break // the lost test task is the reason already
+			}
+			why = fmt.Sprintf("the %s %s that task %s names is promised by no revised %s task", kindName(r.Kind), r.Text, r.Task, kind)
+		case mentions(tasks, r):
+			// Named only where it is put off: narrowedBy says so.
+		case mentions(all, r) || r.Kind == "file" && mentions(all, Required{Kind: "file", Text: path.Base(r.Text)}):
+			why = fmt.Sprintf("the %s %s that task %s names is no longer required by the revised tasks: only the approach names it", kindName(r.Kind), r.Text, r.Task)
+		default:
+			why = fmt.Sprintf("the %s %s that task %s names is no longer required", kindName(r.Kind), r.Text, r.Task)
+		}
+		if why != "" {
+			reported[key] = true
+			reasons = append(reasons, why)
 		}
 	}
 	for _, n := range narrowedBy(all, anchorText.String(), req) {
@@ -210,7 +286,7 @@ func addedTerms(where, before, after string) []string {
 	for _, term := range narrowingTerms {
 		nb, na := len(term.re.FindAllStringIndex(before, -1)), len(term.re.FindAllStringIndex(after, -1))
 		if na > nb {
-			out = append(out, fmt.Sprintf("%s adds the narrowing word %q", where, term.name))
+			out = append(out, fmt.Sprintf("%s add the narrowing word %q", where, term.name))
 		}
 	}
 	return out
@@ -244,7 +320,8 @@ func (a Anchor) Constraint() string {
 	var b strings.Builder
 	b.WriteString("## Hard constraint: the goal of this phase is fixed\n\n")
 	fmt.Fprintf(&b, "These are the tasks of phase %d as the human approved them (anchor %s).\n", a.Phase+1, a.Hash[:min(12, len(a.Hash))])
-	b.WriteString("Your revision must keep every task id, every file and every test these tasks require.\n")
+	b.WriteString("Your revision may split, merge or reorder these tasks, but every function, file and test they\n")
+	b.WriteString("require must stay in a revised task of the same kind (tests in test tasks), each task typed.\n")
 	b.WriteString("Change HOW the phase achieves them, never WHAT it achieves: do not reduce scope, stub,\n")
 	b.WriteString("skip, mock, leave placeholders or TODOs, or narrow a task to a part of it.\n")
 	b.WriteString("Keep naming every function, file, command and test case the tasks name: a revision\n")

@@ -106,10 +106,14 @@ func TestCheckRevision(t *testing.T) {
 			ts[0].Files = []string{"parse/units.go", "parse/duration.go", "parse/scan.go"}
 			return ts
 		}, "", nil},
-		{"task dropped", 1, func([]state.Task) []state.Task { return nil }, "", []string{"task 2 (ParseDuration) is dropped"}},
+		{"task dropped", 1, func([]state.Task) []state.Task { return nil }, "", []string{"file parse/duration.go is dropped", "file parse/units.go is dropped",
+			"name ParseDuration that task 2 names is no longer required"}},
 		{"task added", 1, func(ts []state.Task) []state.Task {
+			return append(ts, state.Task{ID: "2b", Title: "Extra", Type: state.TypeRefactor})
+		}, "", nil},
+		{"task added without a type", 1, func(ts []state.Task) []state.Task {
 			return append(ts, state.Task{ID: "2b", Title: "Extra"})
-		}, "", []string{"task 2b (Extra) is not in the anchor"}},
+		}, "", []string{"task 2b (Extra) has no type"}},
 		{"file dropped", 1, func(ts []state.Task) []state.Task {
 			ts[0].Files = []string{"parse/duration.go"}
 			return ts
@@ -260,5 +264,113 @@ func TestConstraintCarriesTheAnchorVerbatim(t *testing.T) {
 	c := a.Constraint()
 	if !strings.Contains(c, "<goal-anchor>\n"+a.Text()+"</goal-anchor>\n") || !strings.Contains(c, a.Hash[:12]) || !strings.Contains(c, "phase 1") {
 		t.Errorf("constraint lacks the anchor:\n%s", c)
+	}
+}
+
+// Deferral is found by meaning: every paraphrase of "later",
+// "separately", "follow-up", "out of scope for now" and "another plan"
+// that names Sub is refused; sentences that put off nothing the goal
+// requires are not.
+func TestDeferralByMeaning(t *testing.T) {
+	plan, err := state.ParsePlan("calc.md", calcPlanMD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := FreezeAnchor(plan, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep := []state.Task{{ID: "2", Title: "Implement Add and Sub", Type: state.TypeImpl, Files: []string{"calc/calc.go"}, Description: "Implement Add and Sub over int64."}}
+	for _, approach := range []string{
+		"Sub lands in the next milestone.",
+		"Sub ships in a later release.",
+		"Sub will be handled separately.",
+		"Sub goes into another plan.",
+		"Sub is a follow-up.",
+		"Sub is out of scope for now.",
+		"Sub is not part of this phase.",
+		"We will not implement Sub in this phase.",
+		"Sub can wait until Add is stable.",
+		"Sub comes afterwards.",
+		"Sub is parked in the backlog.",
+		"Sub is tracked in a separate ticket.",
+		"Leave Sub for a future iteration.",
+	} {
+		got := CheckRevision(a, keep, approach)
+		if len(got) != 1 || !strings.Contains(got[0], "puts off or weakens") || !strings.Contains(got[0], "Sub (") {
+			t.Errorf("%q: reasons = %q, want it refused for putting off Sub", approach, got)
+		}
+	}
+	for _, approach := range []string{
+		"Skip the slow rebuild between attempts by caching the module download.",
+		"Write Sub with math/bits so that overflow is caught.",
+		"Implement Add first, then Sub, in this phase.",
+		"Keep the documentation for a later phase of the plan.",
+	} {
+		if got := CheckRevision(a, keep, approach); got != nil {
+			t.Errorf("%q: reasons = %q, want none", approach, got)
+		}
+	}
+	// Better than any word list: the tasks must promise Sub. A revision
+	// whose tasks no longer name it is refused whatever its approach says
+	// — here, words no list has.
+	addOnly := []state.Task{{ID: "2", Title: "Implement Add", Type: state.TypeImpl, Files: []string{"calc/calc.go"}, Description: "Implement Add over int64."}}
+	for _, approach := range []string{"Sub arrives with the quarterly refresh.", "Get Add right first."} {
+		got := CheckRevision(a, addOnly, approach)
+		if !slices.ContainsFunc(got, func(r string) bool { return strings.Contains(r, "name Sub that task 2 names is no longer required") }) {
+			t.Errorf("%q: reasons = %q, want Sub no longer required", approach, got)
+		}
+	}
+}
+
+// A split, a merge, a reorder and new ids are not a narrowing: accepted
+// while every required name, file and test is still delivered; refused
+// for what they drop or put off. The anchor is one phase of two tasks,
+// a test and its impl (a layer of a plan run with the TDD check off).
+func TestRestructuringIsNotNarrowing(t *testing.T) {
+	a := Anchor{Tasks: []AnchorTask{
+		{ID: "1", Title: "Tests for Add and Sub", Type: state.TypeTest, Files: []string{"calc/calc_test.go"},
+			Body: "Table tests for Add and Sub, run with `go test ./calc/`."},
+		{ID: "2", Title: "Implement Add and Sub", Type: state.TypeImpl, Files: []string{"calc/calc.go"},
+			Body: "Implement Add and Sub over int64; Sub(a, b) returns a - b."},
+	}}
+	a.Hash = anchorHash(a.Tasks)
+	test := state.Task{ID: "1", Title: "Tests for Add and Sub", Type: state.TypeTest, Files: []string{"calc/calc_test.go"},
+		Description: "Table tests for Add and Sub, run with `go test ./calc/`."}
+	impl := func(id, title, desc string) state.Task {
+		return state.Task{ID: id, Title: title, Type: state.TypeImpl, Files: []string{"calc/calc.go"}, Description: desc}
+	}
+	for _, c := range []struct {
+		name  string
+		tasks []state.Task
+		want  []string
+	}{
+		{"split in two", []state.Task{test, impl("2a", "Implement Add", "Implement Add over int64."), impl("2b", "Implement Sub", "Implement Sub over int64; Sub(a, b) returns a - b.")}, nil},
+		{"reordered", []state.Task{impl("2", "Implement Add and Sub", "Implement Add and Sub over int64; Sub(a, b) returns a - b."), test}, nil},
+		{"tests split by operation", []state.Task{
+			{ID: "1a", Title: "Tests for Add", Type: state.TypeTest, Files: []string{"calc/calc_test.go"}, Description: "Table tests for Add, run with `go test ./calc/`."},
+			{ID: "1b", Title: "Tests for Sub", Type: state.TypeTest, Files: []string{"calc/calc_test.go"}, Description: "Table tests for Sub."},
+			impl("2", "Implement Add and Sub", "Implement Add and Sub over int64; Sub(a, b) returns a - b.")}, nil},
+		{"split that drops Sub", []state.Task{test, impl("2a", "Implement Add", "Implement Add over int64.")},
+			[]string{"name Sub that task 2 names is promised by no revised non-test task"}},
+		{"split that defers Sub", []state.Task{test, impl("2a", "Implement Add", "Implement Add over int64."), impl("2b", "Sub", "Sub lands in the next milestone.")},
+			[]string{`"Sub lands in the next milestone" puts off or weakens Sub`}},
+		{"tests merged into the impl", []state.Task{impl("2", "Implement and test Add and Sub", "Implement Add and Sub with table tests, run with `go test ./calc/`; Sub(a, b) returns a - b. Files calc/calc_test.go too.")},
+			[]string{"file calc/calc_test.go is dropped", "no test task"}},
+		{"the test file moved to an impl task", []state.Task{impl("2", "Implement Add and Sub", "Implement Add and Sub over int64 with table tests run with `go test ./calc/`; Sub(a, b) returns a - b."),
+			{ID: "3", Title: "More", Type: state.TypeRefactor, Files: []string{"calc/calc_test.go"}}},
+			[]string{"test file calc/calc_test.go is in no revised test task"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := CheckRevision(a, c.tasks, "Restructure the phase.")
+			if len(got) != len(c.want) {
+				t.Fatalf("reasons = %q, want %d matching %q", got, len(c.want), c.want)
+			}
+			for _, w := range c.want {
+				if !slices.ContainsFunc(got, func(r string) bool { return strings.Contains(r, w) }) {
+					t.Errorf("no reason mentions %q: %q", w, got)
+				}
+			}
+		})
 	}
 }

@@ -57,13 +57,18 @@
 //     calls draw on the infra budget instead of the phase's).
 //   - ParseDoctorAnswer: strict JSON; a malformed answer is a counted call
 //     and no advice, never a default action.
-//   - FreezeAnchor and CheckRevision: a revision keeps the anchor's task
-//     ids, test tasks and files, still names every name, file, command
-//     and criterion the goal names (RequiredOf), puts none of them or the
-//     tests off, and adds no word that always narrows; Constraint
-//     renders the anchor verbatim for the replan prompt.
+//   - FreezeAnchor and CheckRevision: a revision may split, merge or
+//     reorder the anchor's tasks, but keeps its files and test tasks,
+//     promises in its tasks every name, file, command and criterion the
+//     goal names (RequiredOf), each in a task of its kind, puts none of
+//     them or the tests off (Defers reads deferral by meaning), and adds
+//     no word that always narrows; Constraint renders the anchor verbatim
+//     for the replan prompt. RewritesTasks and SecondOpinionPrompt are
+//     the reviewer model's question about a revision that passes but
+//     rewrites the tasks: its no can only add a refusal.
 //   - CheckTestChanges: a phase's test files before and after, judged for
-//     fewer tests, assertions or cases, skips and commented-out lines.
+//     fewer tests, assertions or cases, skips and commented-out lines;
+//     Go assertions counted by what they call (testcount.go).
 //   - Budget: the run's cost and token spending; Remaining feeds the
 //     stuck handler, Warn says when 80% is spent, Over and
 //     BudgetSpentWhy name the limits spent with their true figures.

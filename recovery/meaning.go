@@ -41,15 +41,23 @@ var commonCapitalized = map[string]bool{"I": true, "The": true, "A": true, "An":
 // backticks with a space, or a "$ " line) and acceptance criteria (short
 // quoted literals such as "1h30m"). Each item appears once, with the first
 // task that names it.
-func RequiredOf(a Anchor) []Required {
+func RequiredOf(a Anchor) []Required { return required(a, false) }
+
+// required is RequiredOf; with perTask, an item appears once per task
+// that names it.
+func required(a Anchor, perTask bool) []Required {
 	var out []Required
 	seen := map[string]bool{}
 	add := func(kind, text, task string) {
 		text = strings.TrimSpace(text)
-		if text == "" || seen[kind+"\x00"+text] {
+		key := kind + "\x00" + text
+		if perTask {
+			key += "\x00" + task
+		}
+		if text == "" || seen[key] {
 			return
 		}
-		seen[kind+"\x00"+text] = true
+		seen[key] = true
 		out = append(out, Required{Kind: kind, Text: text, Task: task})
 	}
 	for _, t := range a.Tasks {
@@ -160,9 +168,6 @@ func identRune(b byte) bool {
 	return b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
 }
 
-// deferral marks a sentence that puts something off, drops or weakens it.
-var deferral = regexp.MustCompile(`(?i)\b(?:defer(?:s|red|ring)?|later|postpone[sd]?|out of scope|follow[- ]?up|drop(?:s|ped|ping)?|remove[sd]?|omit(?:s|ted|ting)?|leave out|left out|not (?:be )?(?:needed|required|done)|no longer|skip(?:s|ped|ping)?|disabl(?:e|es|ed|ing)|comment(?:s|ed)? out|for now|simplif(?:y|ied|ies|ying)|partial(?:ly)?|only|mock(?:s|ed|ing)?|fake[sd]?|ignor(?:e|es|ed|ing)|relax(?:es|ed|ing)?|loosen(?:s|ed|ing)?)\b`)
-
 // testWord marks a sentence about tests.
 var testWord = regexp.MustCompile(`(?i)\b(?:tests?|test cases?|cases?|assert\w*|assertions?|checks?|specs?|coverage|expectations?)\b`)
 
@@ -172,17 +177,18 @@ var sentenceEnd = regexp.MustCompile(`[.;!?]\s+|\n+`)
 func sentences(text string) []string { return sentenceEnd.Split(text, -1) }
 
 // narrowedBy returns the anchored items and tests a sentence of the
-// revision puts off or weakens ("subtraction is deferred", "skip the
-// bad-input cases"): a deferral word together with a required name (or a
-// word that begins with it, as "subtraction" with Sub), file, command,
-// criterion, or a word about tests. A sentence the anchor itself has is
-// not the revision's.
+// revision puts off or weakens ("subtraction is deferred", "Sub lands in
+// the next milestone", "skip the bad-input cases"): a sentence that
+// Defers, together with a required name (or a word that begins with it,
+// as "subtraction" with Sub), file, command, criterion, or a word about
+// tests. A sentence the anchor itself has is not the revision's.
 func narrowedBy(revision, anchorText string, req []Required) []string {
 	var out []string
 	anchorNorm := normSpace(anchorText)
 	for _, s := range sentences(revision) {
 		s = strings.TrimSpace(s)
-		if s == "" || !deferral.MatchString(s) || strings.Contains(anchorNorm, normSpace(s)) {
+		how := Defers(s)
+		if s == "" || how == "" || strings.Contains(anchorNorm, normSpace(s)) {
 			continue
 		}
 		var hits []string
@@ -195,7 +201,7 @@ func narrowedBy(revision, anchorText string, req []Required) []string {
 			hits = append(hits, "tests")
 		}
 		if len(hits) > 0 {
-			out = append(out, fmt.Sprintf("%q puts off or weakens %s", s, strings.Join(hits, ", ")))
+			out = append(out, fmt.Sprintf("%q puts off or weakens %s (%s)", s, strings.Join(hits, ", "), how))
 		}
 	}
 	return out
@@ -254,16 +260,24 @@ var (
 	commentRe  = regexp.MustCompile(`^\s*(?://|#|/\*|\*)\s?(.*)$`)
 )
 
+// commentedAssertRe marks a commented-out assertion whatever its
+// receiver: "// tb.Fatalf(…)".
+var commentedAssertRe = regexp.MustCompile(`\b\w+\.(?:Errorf?|Fatalf?|Fail(?:Now)?)\(`)
+
 // testCounts counts a test file's test functions, assertions, table
 // rows, skips and commented-out test lines.
 type testCounts struct{ funcs, asserts, rows, skips, commented int }
 
-func countTests(text string) testCounts {
+// countTests counts the test file p whose text is text. A Go file is
+// counted by what its calls call (testcount.go: any testing receiver,
+// require and assert, and the helpers hs holds), other files
+// by the usual patterns.
+func countTests(p, text string, hs helperSet) testCounts {
 	var c testCounts
 	var live strings.Builder
 	for _, line := range strings.Split(text, "\n") {
 		if m := commentRe.FindStringSubmatch(line); m != nil {
-			if testFuncRe.MatchString(m[1]) || assertRe.MatchString(m[1]) || tableRowRe.MatchString(m[1]) {
+			if testFuncRe.MatchString(m[1]) || assertRe.MatchString(m[1]) || commentedAssertRe.MatchString(m[1]) || tableRowRe.MatchString(m[1]) {
 				c.commented++
 			}
 			continue
@@ -271,9 +285,25 @@ func countTests(text string) testCounts {
 		live.WriteString(line + "\n")
 	}
 	l := live.String()
+	c.rows = len(tableRowRe.FindAllStringIndex(l, -1))
+	if strings.HasSuffix(p, ".go") {
+		if g, ok := parseGo(text); ok {
+			c.funcs, c.asserts, c.skips = g.count(hs)
+			return c
+		}
+		// Text that does not parse: the patterns, with the names it
+		// gives testing values.
+		names := map[string]bool{}
+		for _, m := range goTestValues.FindAllStringSubmatch(l, -1) {
+			names[m[1]] = true
+		}
+		c.funcs = len(testFuncRe.FindAllStringIndex(l, -1))
+		c.asserts = len(goAssertRe(names).FindAllStringIndex(l, -1))
+		c.skips = len(skipRe.FindAllStringIndex(l, -1))
+		return c
+	}
 	c.funcs = len(testFuncRe.FindAllStringIndex(l, -1))
 	c.asserts = len(assertRe.FindAllStringIndex(l, -1))
-	c.rows = len(tableRowRe.FindAllStringIndex(l, -1))
 	c.skips = len(skipRe.FindAllStringIndex(l, -1))
 	return c
 }
@@ -282,16 +312,32 @@ func countTests(text string) testCounts {
 // judged from the test files' content before and after: fewer test
 // functions, fewer assertions, fewer table cases, a skip added (t.Skip,
 // xit, xdescribe, it.skip, @pytest.mark.skip, …), test lines commented
-// out, a test file deleted. None for changes that keep or add tests.
+// out, a test file deleted. None for changes that keep or add tests. Go
+// assertions are counted by what they call, whatever the test value is
+// named, a helper's call counting as its assertion (testcount.go), so
+// moving assertions into a helper is no narrowing.
 func CheckTestChanges(changes []FileChange) []string {
 	var out []string
 	sorted := slices.Clone(changes)
 	slices.SortFunc(sorted, func(a, b FileChange) int { return strings.Compare(a.Path, b.Path) })
+	// The helpers of every Go file changed, before and after: a helper
+	// moved to another file of the change still counts where it is called.
+	var gos []goFile
+	for _, ch := range sorted {
+		if strings.HasSuffix(ch.Path, ".go") {
+			for _, text := range []string{ch.Before, ch.After} {
+				if g, ok := parseGo(text); ok {
+					gos = append(gos, g)
+				}
+			}
+		}
+	}
+	hs := goHelpers(gos)
 	for _, ch := range sorted {
 		if !IsTestFile(ch.Path) || ch.Before == ch.After {
 			continue
 		}
-		b, a := countTests(ch.Before), countTests(ch.After)
+		b, a := countTests(ch.Path, ch.Before, hs), countTests(ch.Path, ch.After, hs)
 		p := cleanFile(ch.Path)
 		if ch.After == "" && b.funcs+b.asserts > 0 {
 			out = append(out, fmt.Sprintf("%s: the test file is deleted (%d test functions, %d assertions)", p, b.funcs, b.asserts))

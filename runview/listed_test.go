@@ -9,6 +9,7 @@ import (
 
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/host/listing"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
@@ -67,7 +68,7 @@ func TestListedRunIsTheListsView(t *testing.T) {
 	now := time.Date(2026, 3, 1, 9, 30, 0, 0, time.UTC)
 	for name, full := range listedStates() {
 		t.Run(name, func(t *testing.T) {
-			listed, ok, err := host.Listed(full)
+			listed, ok, err := listing.Listed(full)
 			if err != nil || !ok {
 				t.Fatalf("Listed: %v, %v", ok, err)
 			}
@@ -112,7 +113,7 @@ func TestListedRunIsTheListsView(t *testing.T) {
 	// interrupt.
 	asking := listedStates()["phase under way"]
 	asking.Interrupt = &graph.PendingInterrupt{Node: "recover", Payload: []byte(`{}`)}
-	if _, ok, err := host.Listed(asking); ok || err != nil {
+	if _, ok, err := listing.Listed(asking); ok || err != nil {
 		t.Errorf("Listed of a run on an interrupt: %v, %v; want it read whole", ok, err)
 	}
 }
@@ -124,7 +125,7 @@ func TestListedRunIsTheListsView(t *testing.T) {
 func TestEntryRowIsTheRow(t *testing.T) {
 	for name, full := range listedStates() {
 		t.Run(name, func(t *testing.T) {
-			listed, ok, err := host.Listed(full)
+			listed, ok, err := listing.Listed(full)
 			if err != nil || !ok {
 				t.Fatalf("Listed: %v, %v", ok, err)
 			}

@@ -1,6 +1,7 @@
 package story
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -59,12 +60,18 @@ func (r Record) Name() string {
 }
 
 // Encode returns the record's file content: indented JSON and a newline.
+// '<', '>' and '&' stay as they are (encoding/json would write \u003c),
+// since agents read these files: plugins/<name>/<version> must reach
+// them as written.
 func (r Record) Encode() ([]byte, error) {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
 		return nil, fmt.Errorf("story: encode record %d: %w", r.Seq, err)
 	}
-	return append(b, '\n'), nil
+	return b.Bytes(), nil
 }
 
 // Decode reads a record written by Encode.
@@ -131,9 +138,11 @@ type Merged struct {
 	// Sessions are "attempt A, iteration I: summary", one per record with
 	// a summary (the role first when not a developer's), tagged with the
 	// record's phase; Summaries the same summaries bare, for Level 2,
-	// which keeps each phase's latest only.
+	// which keeps each phase's latest only, and Reviews what the
+	// reviewers said (every review with something to say), for Level 2.
 	Sessions        []Tagged[string]
 	Summaries       []Tagged[string]
+	Reviews         []Tagged[string]
 	Requirements    []Tagged[string]
 	Dependencies    []Tagged[string]
 	Methods         []Tagged[string]
@@ -144,16 +153,26 @@ type Merged struct {
 	Recommendations []Tagged[string]
 }
 
+// RoleReviewer is the role of a reviewer's record: what a review said,
+// which Level 2 keeps beside what each phase said it did.
+const RoleReviewer = "reviewer"
+
 // Merge folds records (in sequence order) into one story: exact
 // duplicates go (the first stays), a decision is superseded by a later one
 // of the same topic (or the same what, when it has no topic), a method by
-// a later one of the same name, a TODO by a later DONE or NOT TODO of the
+// a later one of the same name or by a later record that renames it
+// ("rename FetchAll to ListItems", "FetchAll → ListItems": every other
+// item then says the new name), a requirement by a later one that
+// changes its value (SupersedesRequirement: the old one, and any sentence
+// that restates it, goes), a TODO by a later DONE or NOT TODO of the
 // same text. Requirements, dependencies, methods and NOT TODOs are kept
-// verbatim.
+// verbatim otherwise.
 func Merge(rs []Record) Merged {
 	rs = slices.Clone(rs)
 	Sort(rs)
 	var m Merged
+	var renames []rename
+	var oldReqs [][2]string // a requirement superseded, and the one that superseded it
 	addUnique := func(l *[]Tagged[string], p int, v string, key func(string) string) {
 		v = strings.TrimSpace(v)
 		if v == "" {
@@ -178,12 +197,22 @@ func Merge(rs []Record) Merged {
 				who = r.Role + ", "
 			}
 			m.Sessions = append(m.Sessions, Tagged[string]{p, fmt.Sprintf("%sattempt %d, iteration %d: %s", who, r.Attempt, r.Iteration, s)})
-			if r.Role == "developer" {
+			switch r.Role {
+			case "developer":
 				m.Summaries = slices.DeleteFunc(m.Summaries, func(t Tagged[string]) bool { return t.Phase == p })
 				m.Summaries = append(m.Summaries, Tagged[string]{p, s})
+			case RoleReviewer:
+				m.Reviews = append(m.Reviews, Tagged[string]{p, s})
 			}
 		}
 		for _, v := range r.Requirements {
+			v = strings.TrimSpace(v)
+			for _, t := range m.Requirements {
+				if SupersedesRequirement(v, t.Item) {
+					oldReqs = append(oldReqs, [2]string{t.Item, v})
+				}
+			}
+			m.Requirements = slices.DeleteFunc(m.Requirements, func(t Tagged[string]) bool { return SupersedesRequirement(v, t.Item) })
 			keepFirst(&m.Requirements, p, v)
 		}
 		for _, v := range r.Dependencies {
@@ -191,6 +220,22 @@ func Merge(rs []Record) Merged {
 		}
 		for _, v := range r.Methods {
 			addUnique(&m.Methods, p, v, func(s string) string { return norm(methodName(s)) })
+		}
+		own := map[string]bool{}
+		for _, v := range r.Methods {
+			own[methodName(v)] = true
+		}
+		said := r.Summary + "\n"
+		for _, d := range r.Decisions {
+			said += d.What + "\n" + d.Why + "\n"
+		}
+		// What a session did, not what it recommends or leaves to do.
+		for _, rn := range renamesIn(said, m.Methods) {
+			if own[rn.oldFull] {
+				continue // the record lists the old name itself: no rename
+			}
+			m.Methods = slices.DeleteFunc(m.Methods, func(t Tagged[string]) bool { return methodName(t.Item) == rn.oldFull })
+			renames = append(renames, rn)
 		}
 		for _, d := range r.Decisions {
 			if strings.TrimSpace(d.What) == "" {
@@ -224,6 +269,77 @@ func Merge(rs []Record) Merged {
 			keepFirst(&m.Recommendations, p, v)
 		}
 	}
+	return m.current(renames, oldReqs)
+}
+
+// current returns m as it reads once renames and changed requirements
+// are applied: every item but the methods and dependencies says a
+// renamed method's new name, and no item restates a requirement that a
+// later one replaced (Restates; a summary loses that sentence only).
+func (m Merged) current(renames []rename, oldReqs [][2]string) Merged {
+	if len(renames) == 0 && len(oldReqs) == 0 {
+		return m
+	}
+	stale := func(s string) bool {
+		for _, o := range oldReqs {
+			if Restates(s, o[0], o[1]) {
+				return true
+			}
+		}
+		return false
+	}
+	fix := func(s string) string {
+		for _, rn := range renames {
+			s = rn.apply(s)
+		}
+		return s
+	}
+	texts := func(l []Tagged[string], split bool) []Tagged[string] {
+		var out []Tagged[string]
+		for _, t := range l {
+			v := t.Item
+			if split {
+				var keep []string
+				for _, s := range sentencesOf(v) {
+					if !stale(s) {
+						keep = append(keep, s)
+					}
+				}
+				if len(keep) == 0 {
+					continue
+				}
+				if len(keep) < len(sentencesOf(v)) {
+					v = strings.Join(keep, " ")
+				}
+			} else if stale(v) {
+				continue
+			}
+			out = append(out, Tagged[string]{t.Phase, fix(v)})
+		}
+		return out
+	}
+	m.Sessions, m.Summaries, m.Reviews = texts(m.Sessions, true), texts(m.Summaries, true), texts(m.Reviews, true)
+	// Requirements and NOT TODOs are live by now, whatever they restate.
+	for _, l := range []*[]Tagged[string]{&m.Requirements, &m.NotTodos} {
+		*l = slices.Clone(*l)
+		for i, t := range *l {
+			(*l)[i].Item = fix(t.Item)
+		}
+	}
+	m.Todos, m.Other, m.Recommendations = texts(m.Todos, false), texts(m.Other, false), texts(m.Recommendations, false)
+	var ds []Tagged[Decision]
+	for _, t := range m.Decisions {
+		if stale(t.Item.What) {
+			continue
+		}
+		d := t.Item
+		d.What, d.Why = fix(d.What), fix(d.Why)
+		if stale(d.Why) {
+			d.Why = ""
+		}
+		ds = append(ds, Tagged[Decision]{t.Phase, d})
+	}
+	m.Decisions = ds
 	return m
 }
 
@@ -235,7 +351,7 @@ func (m Merged) filter(keep func(Tagged[string]) bool, keepDecision func(Tagged[
 	}
 	m.Requirements, m.Dependencies, m.Methods = f(m.Requirements), f(m.Dependencies), f(m.Methods)
 	m.NotTodos, m.Todos, m.Other, m.Recommendations = f(m.NotTodos), f(m.Todos), f(m.Other), f(m.Recommendations)
-	m.Sessions, m.Summaries = f(m.Sessions), f(m.Summaries)
+	m.Sessions, m.Summaries, m.Reviews = f(m.Sessions), f(m.Summaries), f(m.Reviews)
 	m.Decisions = slices.DeleteFunc(slices.Clone(m.Decisions), func(t Tagged[Decision]) bool { return !keepDecision(t) })
 	return m
 }

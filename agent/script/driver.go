@@ -152,7 +152,11 @@ func (d *Driver) architect(ctx context.Context, s agent.Session) (agent.Report, 
 func (d *Driver) reviewer(ctx context.Context, s agent.Session) (agent.Report, error) {
 	review := agent.Review{Approved: true, Comments: "LGTM"}
 	var usage state.Usage
-	if st, ok := pick(d.script.Reviewer, s); ok {
+	// A session with a revision is recovery's second opinion on a
+	// replan's revision: only second_opinion entries answer it, and
+	// only they answer it.
+	steps := slices.DeleteFunc(slices.Clone(d.script.Reviewer), func(st ReviewerStep) bool { return st.SecondOpinion != (s.Revision > 0) })
+	if st, ok := pick(steps, s); ok {
 		if err := checkItems(st.Items, false); err != nil {
 			return agent.Report{}, d.invalid(st.line, "reviewer entry for %s: %v", st.Match, err)
 		}

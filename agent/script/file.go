@@ -127,11 +127,16 @@ type DeveloperStep struct {
 
 // ReviewerStep is one review.
 type ReviewerStep struct {
-	Match    `yaml:",inline"`
-	Approved bool               `yaml:"approved" script:"required"`
-	Comments string             `yaml:"comments"`
-	Items    []agent.ReviewItem `yaml:"items"`
-	Usage    state.Usage        `yaml:"usage"`
+	Match `yaml:",inline"`
+	// SecondOpinion makes the entry answer recovery's question about a
+	// replan's revision ("does it still deliver the goal?", a session with
+	// Revision set) instead of a phase's review: approved is the yes or
+	// no, comments the reason. Entries without it answer reviews only.
+	SecondOpinion bool               `yaml:"second_opinion"`
+	Approved      bool               `yaml:"approved" script:"required"`
+	Comments      string             `yaml:"comments"`
+	Items         []agent.ReviewItem `yaml:"items"`
+	Usage         state.Usage        `yaml:"usage"`
 
 	line int
 }
@@ -468,13 +473,20 @@ func (s *Script) Validate() error {
 			}
 		}
 	}
-	clear(matches)
-	for i, st := range s.Reviewer {
-		if err := checkMatch("reviewer", i, st.Match, st.line, st.Usage); err != nil {
-			return err
-		}
-		if err := checkItems(st.Items, false); err != nil {
-			return fail(st.line, "reviewer[%d]: %v", i, err)
+	// Reviews and second opinions are different sessions: each kind's
+	// entries must tell its own sessions apart.
+	for _, second := range []bool{false, true} {
+		clear(matches)
+		for i, st := range s.Reviewer {
+			if st.SecondOpinion != second {
+				continue
+			}
+			if err := checkMatch("reviewer", i, st.Match, st.line, st.Usage); err != nil {
+				return err
+			}
+			if err := checkItems(st.Items, false); err != nil {
+				return fail(st.line, "reviewer[%d]: %v", i, err)
+			}
 		}
 	}
 	clear(matches)

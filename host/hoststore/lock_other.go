@@ -1,0 +1,5 @@
+//go:build !unix
+
+package hoststore
+
+func flock(uintptr) error { return nil }

@@ -1,0 +1,197 @@
+package hoststore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/checkpoint/badger"
+	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/internal/ioerr"
+	"github.com/gaffer-dev/gaffer/notify"
+	"github.com/gaffer-dev/gaffer/state"
+	"github.com/gaffer-dev/gaffer/workspace"
+)
+
+// Config opens a Host on its store.
+type Config struct {
+	// Config is the host's. Its Dir is the store's local directory: the
+	// store directory itself (Dir "" takes Store), or for a database the
+	// directory that stands for the store on this host. Shared and Remote
+	// apply to a database store only.
+	host.Config
+	Repo  string // the repository's work tree
+	Store string // the store directory, or a postgres:// URL (IsURL)
+	// StoreOutageWait is how long a database store's writes wait for a
+	// database that does not answer before the run stops resumably
+	// (postgres.Options.OutageWait; 0 is its default).
+	StoreOutageWait time.Duration
+	// Reading opens a store directory for a command that only reads it:
+	// Badger compacts nothing while it is open or as it closes
+	// (badger.Options.Reading), which the processes that write do.
+	Reading bool
+	// Notify, when set, delivers the runs' notices (package notify) from
+	// this process while it holds the store: after each checkpoint of a
+	// run, and once at Open for every run's pending ones. Open fills in
+	// Cursor (beside the store), Load, Runs and Logger where unset. A
+	// shared host (Config.Shared) delivers none: the holder does.
+	Notify *notify.Config
+}
+
+// Open opens the repository and the store of cfg and the Host on them
+// (host.New), which ends what a killed gaffer process left behind (git
+// lock files, agents' process groups) and compiles the workflow.
+func Open(ctx context.Context, cfg Config) (*host.Host, error) {
+	repo, err := workspace.Open(cfg.Repo)
+	if err != nil {
+		return nil, errorf(host.Refused, "open repository %s: %w", cfg.Repo, err)
+	}
+	dir := cfg.Store
+	if IsURL(cfg.Store) {
+		dir = cfg.Dir
+		if dir == "" {
+			return nil, errorf(host.Refused, "store %s: no local directory to keep its socket and logs beside", cfg.Store)
+		}
+	} else {
+		cfg.Shared, cfg.Remote = false, "" // nothing to share, nothing to push
+	}
+	cfg.Dir = dir
+	if err := privateDir(dir); err != nil {
+		return nil, err
+	}
+	store, closeStore, err := openStore(ctx, cfg, dir)
+	if err != nil {
+		return nil, err
+	}
+	restrictStore(dir)
+	h, err := host.New(cfg.Config, repo, store, func() error {
+		err := closeStore()
+		restrictStore(dir)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Notify != nil && !cfg.Shared {
+		if err := startNotify(h, *cfg.Notify); err != nil {
+			h.Close()
+			return nil, err
+		}
+	}
+	return h, nil
+}
+
+// openStore opens the store of cfg, whose local directory is dir, and
+// returns what closes it.
+func openStore(ctx context.Context, cfg Config, dir string) (checkpoint.Store, func() error, error) {
+	if IsURL(cfg.Store) {
+		return openURLStore(ctx, cfg.Store, dir, !cfg.Shared, cfg.StoreOutageWait)
+	}
+	store, err := badger.Open(dir, badger.Options{SyncWrites: true, Reading: cfg.Reading})
+	if errors.Is(err, checkpoint.ErrLocked) {
+		return nil, nil, errorf(host.Held, "store %s is in use by %s; wait for it to finish or stop it", dir, lockHolder(dir))
+	}
+	if errors.Is(err, checkpoint.ErrCorrupt) || errors.Is(err, checkpoint.ErrForeignStore) {
+		// The store's own message names the directory and the fix.
+		return nil, nil, &host.Error{Code: host.Refused, Err: err}
+	}
+	if ioerr.Machine(err) {
+		// A full or failing disk is not a damaged store: nothing is lost.
+		return nil, nil, errorf(host.Machine, "%s; free space on its disk (or fix the disk), then run the command again (a stopped run continues with %s)",
+			strings.TrimPrefix(err.Error(), "checkpoint: "), "gaffer resume")
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("open store: %w", err)
+	}
+	return store, store.Close, nil
+}
+
+// startNotify starts delivering the runs' notices of h (Config.Notify): a
+// run's checkpoint pokes the deliverer, which reads the run's outbox on
+// its own goroutine, so a step never waits for a delivery. The host's
+// Close flushes it, within its bounded wait, before the store closes.
+func startNotify(h *host.Host, nc notify.Config) error {
+	if nc.Cursor == "" {
+		nc.Cursor = notify.CursorFile(h.StoreDir())
+	}
+	if nc.Logger == nil {
+		nc.Logger = h.Logger()
+	}
+	store := h.Store()
+	nc.Load = func(ctx context.Context, runID string) (state.ExecutionState, error) {
+		snap, err := h.State(ctx, host.RunRequest{RunID: runID})
+		return snap.State, err
+	}
+	nc.Runs = func(ctx context.Context) ([]string, error) {
+		infos, err := store.Runs(ctx)
+		ids := make([]string, len(infos))
+		for i, in := range infos {
+			ids[i] = in.RunID
+		}
+		return ids, err
+	}
+	d, err := notify.Start(nc)
+	if err != nil {
+		return err
+	}
+	unsubscribe := h.Subscribe(func(e graph.Event) {
+		if e.Kind == graph.CheckpointSaved {
+			d.Poke(e.RunID)
+		}
+	})
+	h.OnClose(func() { unsubscribe(); d.Close() })
+	return nil
+}
+
+// errorf returns a *host.Error of code with a formatted cause (%w works).
+func errorf(code host.Code, format string, args ...any) error {
+	return &host.Error{Code: code, Err: fmt.Errorf(format, args...)}
+}
+
+// lockHolder names the process holding Badger's directory lock, from the
+// pid Badger writes in its LOCK file.
+func lockHolder(dir string) string {
+	name, _ := os.Hostname()
+	b, err := os.ReadFile(filepath.Join(dir, "LOCK"))
+	if err != nil {
+		return "another gaffer process on host " + name
+	}
+	return fmt.Sprintf("pid %s on host %s", strings.TrimSpace(string(b)), name)
+}
+
+// privateDir makes the store directory dir, when it is missing, with mode
+// 0700 whatever the umask.
+func privateDir(dir string) error {
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create store %s: %w", dir, err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("create store %s: %w", dir, err)
+	}
+	return nil
+}
+
+// restrictStore makes the store directory 0700 and its files 0600,
+// whatever the umask was when they were made: Badger makes its LOCK and
+// table files 0666 less the umask. It runs when the store is opened and
+// closed; files Badger makes in between keep their mode until then,
+// inside the 0700 directory, which no other user can enter. Errors are
+// ignored: the store works either way.
+func restrictStore(dir string) {
+	_ = os.Chmod(dir, 0o700)
+	entries, _ := os.ReadDir(dir)
+	for _, en := range entries {
+		if en.Type().IsRegular() {
+			_ = os.Chmod(filepath.Join(dir, en.Name()), 0o600)
+		}
+	}
+}

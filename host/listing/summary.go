@@ -1,0 +1,219 @@
+package listing
+
+import (
+	"time"
+
+	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/internal/render"
+	"github.com/gaffer-dev/gaffer/state"
+)
+
+// Version is the first byte of a summary's encoding (see Encode). A summary of another version (or none: a run whose
+// latest checkpoint an older gaffer wrote) is not read; the run's state
+// is. (Versions 1 to 3 were layouts that never shipped.)
+const Version = 4
+
+// summaryErrorBytes bounds the one error a summary keeps.
+const summaryErrorBytes = 400
+
+// MaxPhases bounds the phases a summary lists: a run of a longer
+// plan has no summary (a listing reads its state), so that no step of a
+// 1,000-task plan writes 20 KB of summary beside the chunk it changed.
+const MaxPhases = 64
+
+// Summary is what a listing shows of a run (list, list --json, the
+// inbox's index, the runs gauge, prune, and the choice of "the newest
+// run"): every checkpoint carries one (graph.WithSummary(Summarize)), and
+// the store keeps the latest one's with the run's index, so listing
+// 10,000 runs reads 10,000 of these rather than 10,000 states. It is a
+// few hundred bytes: the plan, the reviews, the commits of finished
+// phases' work and all but the last error stay in the state. A listing
+// hands them out as they are; read them, do not change them.
+type Summary struct {
+	// Seq is the checkpoint the summary was made for: the run's latest
+	// must be that one for the summary to be read (a summary left behind
+	// by an older gaffer's Delete, say, is not the run's).
+	Seq             uint64
+	Goal            string
+	Slug            string
+	CreatedAt       time.Time
+	ExecDir         string
+	WorkTree        string
+	Status          state.RunStatus
+	Mode            state.Mode
+	CurrentPhase    int
+	ReviewIteration int
+	PlanRevision    int
+	Phases          []Phase
+	Usage           map[string]state.Usage
+	LastError       string
+	Stash           string // the user's stash commit, while not restored
+	Next            []string
+}
+
+// Phase is one phase of a Summary: Commit is the commit of its work once
+// it is done.
+type Phase struct {
+	Status    state.PhaseStatus
+	Attempt   int
+	Started   time.Time
+	Completed time.Time
+	Commit    string
+}
+
+// Summarize is the summary a checkpoint of the workflow carries
+// (graph.WithSummary); nil for a plan of more than MaxPhases phases.
+func Summarize(snap graph.Snapshot[state.ExecutionState]) ([]byte, error) {
+	s := snap.State
+	if len(s.Plan.Phases) > MaxPhases {
+		return nil, nil
+	}
+	sum := Summary{Seq: snap.Seq, Goal: s.Run.Goal, Slug: s.Run.Slug, CreatedAt: s.Run.CreatedAt,
+		ExecDir: s.Run.ExecDir, WorkTree: s.Run.WorkTree, Status: s.Status, Mode: s.Plan.Mode,
+		CurrentPhase: s.Progress.CurrentPhase, ReviewIteration: s.Progress.ReviewIteration,
+		PlanRevision: s.Progress.PlanRevision, Usage: s.Usage, Next: snap.Next}
+	if n := len(s.Errors); n > 0 {
+		sum.LastError, _ = render.Clip(s.Errors[n-1], summaryErrorBytes)
+	}
+	if s.Stash.Pending() {
+		sum.Stash = s.Stash.Commit
+	}
+	if len(s.Plan.Phases) > 0 {
+		sum.Phases = make([]Phase, len(s.Plan.Phases))
+		for i := range sum.Phases {
+			if i < len(s.Progress.Phases) {
+				ps := s.Progress.Phases[i]
+				sum.Phases[i] = Phase{Status: ps.Status, Attempt: ps.Attempt, Started: ps.StartedAt,
+					Completed: ps.CompletedAt, Commit: ps.PostCommit}
+			}
+		}
+	}
+	return Encode(sum)
+}
+
+// FromRecord is the snapshot a run's record (its summary) stands for:
+// the run's latest checkpoint, its state holding what the summary keeps
+// (the views of a listing read nothing else), and whether the summary
+// could be read. A run waiting on an interrupt is read whole instead (the
+// question asked is in the interrupt), as is one whose summary is missing
+// or of another version.
+func FromRecord(info checkpoint.RunInfo) (graph.Snapshot[state.ExecutionState], bool) {
+	var snap graph.Snapshot[state.ExecutionState]
+	var sum Summary
+	if !Read(info, &sum, nil) {
+		return snap, false
+	}
+	SnapshotOf(info, &sum, &snap, nil)
+	return snap, true
+}
+
+// SnapshotOf sets *dst to the snapshot info's decoded summary sum stands
+// for (see FromRecord), its lists cut from sl's (nil: each made alone).
+func SnapshotOf(info checkpoint.RunInfo, sum *Summary, dst *graph.Snapshot[state.ExecutionState], sl *Slabs) {
+	*dst = graph.Snapshot[state.ExecutionState]{RunID: info.RunID, Seq: info.Latest, Next: sum.Next,
+		Status: info.Status, Time: info.Time}
+	s := &dst.State
+	s.Run = state.RunInfo{ID: info.RunID, Goal: sum.Goal, Slug: sum.Slug, CreatedAt: sum.CreatedAt,
+		ExecDir: sum.ExecDir, WorkTree: sum.WorkTree}
+	s.Plan.Mode = sum.Mode
+	s.Progress.CurrentPhase, s.Progress.ReviewIteration, s.Progress.PlanRevision = sum.CurrentPhase, sum.ReviewIteration, sum.PlanRevision
+	s.Usage, s.Status, s.Stash.Commit = sum.Usage, sum.Status, sum.Stash
+	if sum.LastError != "" {
+		s.Errors = carve(sl.stringList(), 1)
+		s.Errors[0] = sum.LastError
+	}
+	if n := len(sum.Phases); n > 0 {
+		s.Plan.Phases = carve(sl.phaseList(), n)
+		s.Progress.Phases = carve(sl.phaseStateList(), n)
+		for i, p := range sum.Phases {
+			s.Plan.Phases[i] = state.Phase{Index: i}
+			s.Progress.Phases[i] = state.PhaseState{Index: i, Status: p.Status, Attempt: p.Attempt,
+				StartedAt: p.Started, CompletedAt: p.Completed, PostCommit: p.Commit}
+		}
+	}
+}
+
+// Read decodes info's summary into *sum, its lists cut from sl's (nil:
+// each made alone), and reports whether there is one to read: not for a
+// run waiting on an interrupt (the question is in the interrupt), nor for
+// one whose summary is missing, of another version or not its latest
+// checkpoint's.
+func Read(info checkpoint.RunInfo, sum *Summary, sl *Slabs) bool {
+	if info.Summary == nil || info.Status == graph.StatusInterrupted {
+		return false
+	}
+	return decodeTo(info.Summary, sum, sl) == nil && sum.Seq == info.Latest
+}
+
+// Slabs hold the lists of a listing's snapshots (10,000 runs, each with a
+// few phases and an error): each list is cut from a slab that serves many
+// runs, rather than allocated on its own. Its zero value is ready; a nil
+// *Slabs allocates each list.
+type Slabs struct {
+	phases      []state.Phase
+	phaseStates []state.PhaseState
+	strs        []string
+	sums        []Phase
+}
+
+func (sl *Slabs) phaseList() *[]state.Phase {
+	if sl == nil {
+		return new([]state.Phase)
+	}
+	return &sl.phases
+}
+
+func (sl *Slabs) phaseStateList() *[]state.PhaseState {
+	if sl == nil {
+		return new([]state.PhaseState)
+	}
+	return &sl.phaseStates
+}
+
+func (sl *Slabs) stringList() *[]string {
+	if sl == nil {
+		return new([]string)
+	}
+	return &sl.strs
+}
+
+func (sl *Slabs) phaseSummaries() *[]Phase {
+	if sl == nil {
+		return new([]Phase)
+	}
+	return &sl.sums
+}
+
+// slabLen is how many entries a slab is made with, at the least.
+const slabLen = 512
+
+// carve returns the next n entries of *slab, a new slab when it has fewer
+// left. Its capacity is n: an append to it does not reach the next list.
+func carve[T any](slab *[]T, n int) []T {
+	if len(*slab) < n {
+		*slab = make([]T, max(n, slabLen))
+	}
+	s := (*slab)[:n:n]
+	*slab = (*slab)[n:]
+	return s
+}
+
+// Listed is snap as a listing (and the choice of "the newest run") sees
+// it: through the summary its checkpoint carries. ok is false for a
+// snapshot that a listing reads whole: a run waiting on an interrupt.
+func Listed(snap graph.Snapshot[state.ExecutionState]) (listed graph.Snapshot[state.ExecutionState], ok bool, err error) {
+	sum, err := Summarize(snap)
+	if err != nil {
+		return snap, false, err
+	}
+	status := snap.Status
+	if snap.Interrupt != nil {
+		status = graph.StatusInterrupted
+	}
+	listed, ok = FromRecord(checkpoint.RunInfo{RunID: snap.RunID, Latest: snap.Seq, Status: status, Time: snap.Time, Summary: sum})
+	if !ok {
+		return snap, false, nil
+	}
+	return listed, true, nil
+}

@@ -1,0 +1,228 @@
+package listing
+
+import (
+	"encoding/json"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/state"
+)
+
+func sampleSummary() Summary {
+	at := time.Date(2026, 3, 1, 9, 0, 0, 123, time.FixedZone("", 3600))
+	return Summary{Seq: 30, Goal: "a calculator\nthat adds · ü", Slug: "a-calculator", CreatedAt: at, ExecDir: "docs/gaffer/x",
+		WorkTree: "/w/r", Status: state.RunHalted, Mode: state.ModePhased, CurrentPhase: -1, ReviewIteration: 3, PlanRevision: 2,
+		Phases:    []Phase{{Status: state.PhaseCompleted, Attempt: 1, Started: at, Completed: at.Add(time.Minute), Commit: "abc"}, {}},
+		Usage:     map[string]state.Usage{"developer": {InputTokens: 5, OutputTokens: 6, CachedTokens: 7, CostUSD: 0.1 + 0.2}, "": {}},
+		LastError: "boom", Stash: "def", Next: []string{"phase", "review"}}
+}
+
+func TestSummaryRoundTrip(t *testing.T) {
+	for _, want := range []Summary{sampleSummary(), {}} {
+		b, err := Encode(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(inZones(got), inZones(want)) {
+			t.Errorf("round trip:\n got %+v\nwant %+v", got, want)
+		}
+		if !got.CreatedAt.Equal(want.CreatedAt) || got.CreatedAt.Format(time.RFC3339Nano) != want.CreatedAt.Format(time.RFC3339Nano) {
+			t.Errorf("created %v, want %v", got.CreatedAt, want.CreatedAt)
+		}
+	}
+}
+
+func inZones(sum Summary) Summary {
+	z := func(t time.Time) time.Time {
+		if t.IsZero() {
+			return t
+		}
+		_, off := t.Zone()
+		return t.In(time.FixedZone("", off))
+	}
+	sum.CreatedAt = z(sum.CreatedAt)
+	sum.Phases = slices.Clone(sum.Phases)
+	for i := range sum.Phases {
+		sum.Phases[i].Started, sum.Phases[i].Completed = z(sum.Phases[i].Started), z(sum.Phases[i].Completed)
+	}
+	return sum
+}
+
+func TestSummaryRefusesWhatItDidNotWrite(t *testing.T) {
+	b, _ := Encode(sampleSummary())
+	bad := map[string][]byte{
+		"empty":        nil,
+		"json":         []byte(`{"v":1}`),
+		"next version": append([]byte{Version + 1}, b[1:]...),
+		"cut":          b[:len(b)/2],
+		"cut by one":   b[:len(b)-1],
+		"trailing":     append(append([]byte(nil), b...), 0),
+	}
+	for name, in := range bad {
+		if _, err := Decode(in); err == nil {
+			t.Errorf("%s: decoded", name)
+		}
+	}
+}
+
+func FuzzSummary(f *testing.F) {
+	b, _ := Encode(sampleSummary())
+	f.Add(b)
+	e, _ := Encode(Summary{})
+	f.Add(e)
+	f.Add([]byte{1, 0x80})
+	f.Fuzz(func(t *testing.T, in []byte) {
+		sum, err := Decode(in)
+		if err != nil {
+			return
+		}
+		again, err := Encode(sum)
+		if err != nil {
+			t.Fatalf("re-encode: %v", err)
+		}
+		back, err := Decode(again)
+		if err != nil || !reflect.DeepEqual(back, sum) {
+			t.Fatalf("decode(encode(decode(in))) = %+v, %v; want %+v", back, err, sum)
+		}
+	})
+}
+
+func BenchmarkSummary(b *testing.B) {
+	sum := sampleSummary()
+	phases := make([]state.Phase, len(sum.Phases))
+	progress := make([]state.PhaseState, len(sum.Phases))
+	for i, p := range sum.Phases {
+		phases[i] = state.Phase{Index: i, TaskIDs: []string{"1", "2"}}
+		progress[i] = state.PhaseState{Index: i, Status: p.Status, Attempt: p.Attempt, StartedAt: p.Started, CompletedAt: p.Completed, PostCommit: p.Commit}
+	}
+	snap := graph.Snapshot[state.ExecutionState]{RunID: "r-20260301-abcdef", Seq: 30, Next: sum.Next, State: state.ExecutionState{
+		Run:  state.RunInfo{ID: "r-20260301-abcdef", Goal: sum.Goal, CreatedAt: sum.CreatedAt, ExecDir: sum.ExecDir, WorkTree: sum.WorkTree},
+		Plan: state.Plan{Mode: sum.Mode, Phases: phases}, Progress: state.Progress{Phases: progress, CurrentPhase: 1},
+		Usage: sum.Usage, Status: sum.Status, Errors: []string{"boom"}}}
+	enc, err := Summarize(snap)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("make", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := Summarize(snap); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(len(enc)), "bytes")
+	})
+	b.Run("read", func(b *testing.B) {
+		b.ReportAllocs()
+		info := checkpoint.RunInfo{RunID: snap.RunID, Latest: 30, Status: graph.StatusRunning, Summary: enc}
+		for b.Loop() {
+			if _, ok := FromRecord(info); !ok {
+				b.Fatal("not read")
+			}
+		}
+	})
+}
+
+func TestStaleSummaryIsNotRead(t *testing.T) {
+	sum := sampleSummary()
+	b, err := Encode(sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := checkpoint.RunInfo{RunID: "r", Latest: sum.Seq, Status: graph.StatusRunning, Summary: b}
+	if _, ok := FromRecord(info); !ok {
+		t.Fatal("the latest checkpoint's summary was not read")
+	}
+	for _, latest := range []uint64{sum.Seq - 1, sum.Seq + 1} {
+		info.Latest = latest
+		if _, ok := FromRecord(info); ok {
+			t.Errorf("a summary of checkpoint %d was read for checkpoint %d", sum.Seq, latest)
+		}
+	}
+}
+
+func TestLongPlanHasNoSummary(t *testing.T) {
+	for _, n := range []int{MaxPhases, MaxPhases + 1, 1000} {
+		var s state.ExecutionState
+		s.Run = state.RunInfo{ID: "r", Goal: "long"}
+		s.Plan.Phases = make([]state.Phase, n)
+		s.Progress.Phases = make([]state.PhaseState, n)
+		snap := graph.Snapshot[state.ExecutionState]{RunID: "r", Seq: 3, State: s, Status: graph.StatusRunning}
+		sum, err := Summarize(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, listed, err := Listed(snap)
+		if want := n <= MaxPhases; (sum != nil) != want || listed != want || err != nil {
+			t.Errorf("%d phases: summary of %d bytes, listed through it %v (%v); want %v", n, len(sum), listed, err, want)
+		}
+	}
+}
+
+// TestRowsRecord: a listing's record gives back the rows it was made of,
+// through their summaries or whole, and refuses every cut of it and a
+// record of another version, without a panic.
+func TestRowsRecord(t *testing.T) {
+	sum, _ := Encode(sampleSummary())
+	rows := []Row{
+		{Info: &checkpoint.RunInfo{RunID: "r-1", Latest: 30, Status: "done", Time: time.Unix(1e9, 0).UTC(), Summary: sum},
+			Status: "completed", Stopped: true, LastError: "boom"},
+		{Whole: []byte(`{"status":"awaiting_approval"}`)},
+		{Info: &checkpoint.RunInfo{RunID: "r-3", Latest: 2, Status: "running"}, Status: "running"},
+	}
+	b, err := EncodeRows(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := DecodeRows(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wj, _ := json.Marshal(rows)
+	gj, _ := json.Marshal(back)
+	if string(gj) != string(wj) {
+		t.Fatalf("rows back from their record:\n%s\nwant:\n%s", gj, wj)
+	}
+	for n := range len(b) {
+		if _, err := DecodeRows(b[:n]); err == nil {
+			t.Fatalf("a record cut to %d of %d bytes was read", n, len(b))
+		}
+	}
+	if _, err := DecodeRows(append([]byte{rowsVersion + 1}, b[1:]...)); err == nil {
+		t.Fatal("a record of another version was read")
+	}
+}
+
+// FuzzRows: DecodeRows reads any record, from a holder of any version,
+// without a panic; what it reads, encoded again, reads back the same.
+func FuzzRows(f *testing.F) {
+	sum, _ := Encode(sampleSummary())
+	info := &checkpoint.RunInfo{RunID: "r-1", Latest: 30, Status: "done", Time: time.Unix(1e9, 0).UTC(), Summary: sum}
+	b, _ := EncodeRows([]Row{{Info: info, Status: "completed"}, {Whole: []byte(`{"status":"awaiting_approval"}`)}})
+	f.Add(b)
+	f.Add([]byte{rowsVersion, 0})
+	f.Fuzz(func(t *testing.T, in []byte) {
+		rows, err := DecodeRows(in)
+		if err != nil {
+			return
+		}
+		again, err := EncodeRows(rows)
+		if err != nil {
+			t.Fatalf("re-encode: %v", err)
+		}
+		back, err := DecodeRows(again)
+		bj, _ := json.Marshal(back)
+		rj, _ := json.Marshal(rows)
+		if err != nil || string(bj) != string(rj) {
+			t.Fatalf("decode(encode(decode(in))) = %s, %v; want %s", bj, err, rj)
+		}
+	})
+}

@@ -1,5 +1,0 @@
-//go:build !unix
-
-package host
-
-func flock(uintptr) error { return nil }
