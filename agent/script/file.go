@@ -8,11 +8,12 @@ import (
 	"strconv"
 	"strings"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/internal/inputfile"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/story"
-	"gopkg.in/yaml.v3"
 )
 
 // Script is what the script driver plays back: per role, a list of entries
