@@ -210,8 +210,12 @@ func readerWriting(dir string) bool {
 
 // openWritingAsReader opens the store in dir for writing for a reading
 // open (openReader), holding readerFile's flock while the store is open.
+// It makes nothing: the file is made by every open for writing
+// (openWriting), so that a reader of a store it must not change (a
+// damaged one) changes nothing; a store without it (opened for writing
+// by no gaffer that makes it) is opened as before.
 func openWritingAsReader(dir string, opts Options) (*Store, error) {
-	f, err := os.OpenFile(filepath.Join(dir, readerFile), os.O_RDONLY|os.O_CREATE, 0o600)
+	f, err := os.Open(filepath.Join(dir, readerFile))
 	if err != nil {
 		return openWriting(dir, opts) // a writer then finds it held, as before
 	}
@@ -435,6 +439,11 @@ func openWriting(dir string, opts Options) (s *Store, err error) {
 	}
 	if verified != nil && !judged {
 		writeVerified(dir, verified)
+	}
+	// For the readers that must open the store for writing one day
+	// (openWritingAsReader).
+	if f, err := os.OpenFile(filepath.Join(dir, readerFile), os.O_RDONLY|os.O_CREATE, 0o600); err == nil {
+		f.Close()
 	}
 	privateFiles(dir)
 	return s, nil
