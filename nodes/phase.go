@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -185,6 +186,10 @@ func (w *workflow) phase(ctx context.Context, s state.ExecutionState) (state.Exe
 			ps.Error = "the agent reported failure without saying why"
 		}
 		lane.Status, lane.Error = state.LaneFailed, ps.Error
+	} else if tasks, err := c.Plan.PhaseTasks(ps.Index); err == nil {
+		if ps.Error = checkDeclared(ctx, c, ps, tasks, slices.Sorted(maps.Keys(ps.Written))); ps.Error != "" {
+			lane.Status, lane.Error = state.LaneFailed, ps.Error
+		}
 	}
 	return c.WithPhaseState(withSoleLane(ps, lane))
 }

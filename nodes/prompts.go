@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -19,6 +20,8 @@ You are a developer agent executing one phase of a phased development plan.
 - Read the code and the files named below to learn the current state: this
   prompt is a signpost, not the whole story.
 - When a task cannot be done, stop and report the failure with its output.
+  A test task's tests failing for the missing behaviour is its expected
+  result, not a failure: do not implement around them.
 - End your report with a JSON block for the agents after you (leave out what
   you have nothing for): {"decisions": [{"topic": "", "what": "", "why": ""}],
   "commands": ["TODO: ...", "NOT TODO: ..."], "methods": ["Name(signature)"],
@@ -143,6 +146,7 @@ func phasePrompt(s state.ExecutionState, ps state.PhaseState, k int, sc StoryCon
 	} else {
 		fmt.Fprintf(&b, "\n## Phase %d of %d: the plan's sections for it\n\n%s", n, total, ctx)
 	}
+	b.WriteString(developerTypeRules(tasks))
 	switch {
 	case ps.Review == nil || ps.Review.Approved:
 	case k >= 0:
@@ -227,8 +231,10 @@ Tasks whose dependencies are done run at once, each in its own fresh session and
 tree, unless their "- files:" lines overlap (or a task has none): then they run one
 after another in one session. So where the work allows, give every task a "- files:"
 line naming the paths it creates or changes, and keep the tasks of one layer to
-disjoint files. Reply with the plan only.
+disjoint files.
 `)
+	b.WriteString(architectTDD)
+	b.WriteString("Reply with the plan only.\n")
 	fmt.Fprintf(&b, "\n## Goal\n\n%s\n", s.Run.Goal)
 	if p := planProblems(s); p != "" {
 		fmt.Fprintf(&b, "\n## Revision %d: the validator refused your last plan\n\n%s\n", s.Progress.PlanRevision, p)
@@ -251,28 +257,31 @@ func ReviewerPrompt(s state.ExecutionState) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("nodes: reviewer prompt: %w", err)
 	}
+	tasks, err := s.Plan.PhaseTasks(ps.Index)
+	if err != nil {
+		return "", fmt.Errorf("nodes: reviewer prompt: %w", err)
+	}
+	filesNote := reviewerFilesNote(CheckDeclared(tasks, slices.Sorted(maps.Keys(ps.Written))))
 	if ps.Parallel() {
 		// Several lanes did the phase's tasks at once: a rejection may
 		// name the tasks at fault, and only their lanes run again.
 		return fmt.Sprintf(`## Review
 
 You are the reviewer. Review the uncommitted changes of phase %d (see `+"`git status`"+` and
-`+"`git diff`"+`) against the plan's sections below. Run the tests if you can. The phase's
-tasks were done at once, in lanes (%s); their work is combined here.
-
-%s
+`+"`git diff`"+`) against the plan's sections below. The phase's tasks were done at once, in lanes (%s);
+their work is combined here. %s
+%s%s
 Reply with JSON only: {"approved": true|false, "comments": "...", "items": [{"text": "..."}], "tasks": ["..."]}
 When you reject the change for some tasks only, list their ids in "tasks": only they are done again.
-`, ps.Index+1, laneList(ps), ctx), nil
+`, ps.Index+1, laneList(ps), reviewerTypeRules(tasks), ctx, filesNote), nil
 	}
 	return fmt.Sprintf(`## Review
 
 You are the reviewer. Review the uncommitted changes of phase %d (see `+"`git status`"+` and
-`+"`git diff`"+`) against the plan's sections below. Run the tests if you can.
-
-%s
+`+"`git diff`"+`) against the plan's sections below. %s
+%s%s
 Reply with JSON only: {"approved": true|false, "comments": "...", "items": [{"text": "..."}]}
-`, ps.Index+1, ctx), nil
+`, ps.Index+1, reviewerTypeRules(tasks), ctx, filesNote), nil
 }
 
 // laneList shows a phase's lanes as "1, 2 | 3".

@@ -12,7 +12,7 @@ import (
 	"sync"
 
 	"github.com/gaffer-dev/gaffer/agent"
-	cliagent "github.com/gaffer-dev/gaffer/agent/cli"
+	cliagent "github.com/gaffer-dev/gaffer/agent/cliagent"
 	"github.com/gaffer-dev/gaffer/agent/llm"
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/profile/config"
@@ -40,6 +40,8 @@ type runProfile struct {
 	// parallel is how many lanes of a phase run at once (the profile's
 	// parallel, its default filled in).
 	parallel int
+	mode     state.ExecMode // the profile's mode:
+	strict   bool           // strict_files: true
 	// recovery is set unless the profile says recovery.enabled: false;
 	// nil, nothing of it reaches the run's state.
 	recovery *state.RecoveryConfig
@@ -124,6 +126,7 @@ func baseProfile(p config.Profile) runProfile {
 		},
 		skipTDD:  !p.TDDCheck(),
 		parallel: p.Parallel,
+		strict:   p.Strict(),
 		notify:   p.Notify.RunConfig(),
 	}
 	if p.Recovery.On() {
@@ -134,6 +137,7 @@ func baseProfile(p config.Profile) runProfile {
 			rp.recovery.Fatal = append(rp.recovery.Fatal, state.FatalPattern{Name: f.Name, Pattern: f.Pattern})
 		}
 	}
+	rp.mode, _ = state.ParseExecMode(p.Mode) // checked when the file was read
 	// The run's budget is a limit with recovery on or off.
 	rp.limits.MaxRunCostUSD, rp.limits.MaxRunTokens = p.Limits.MaxRunCostUSD, p.Limits.MaxRunTokens
 	return rp

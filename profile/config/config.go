@@ -228,6 +228,9 @@ func (c *Config) checkOwn(at string, p Profile) error {
 			return err
 		}
 	}
+	if _, ok := state.ParseExecMode(p.Mode); !ok {
+		return c.errAt(at+".mode", "mode must be auto, task or phased, not %q", p.Mode)
+	}
 	if n := p.Provider.Name; n != "" && !slices.Contains(providers(), n) {
 		return c.errAt(at+".provider.name", "unknown provider %q (want %s)", n, strings.Join(providers(), ", "))
 	}
