@@ -1,13 +1,17 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -401,5 +405,102 @@ func TestMCPCancelledRequest(t *testing.T) {
 	}
 	if v.Status != "cancelled" {
 		t.Fatalf("after run_cancel: %+v (%+v)", v, ans)
+	}
+}
+
+// bearer adds a bearer token to every request.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+// startMCPHTTP starts `gaffer mcp --http 127.0.0.1:0` with args and
+// returns its address.
+func startMCPHTTP(t *testing.T, bin, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"--repo", dir, "mcp", "--http", "127.0.0.1:0"}, args...)...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() })
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		if a, ok := strings.CutPrefix(sc.Text(), "gaffer mcp on http://"); ok {
+			go func() { _, _ = io.Copy(io.Discard, stderr) }()
+			return strings.TrimSuffix(a, "/")
+		}
+	}
+	t.Fatalf("gaffer mcp --http did not say where it listens")
+	return ""
+}
+
+// TestMCPOverHTTPNeedsTheTokenAndALoopbackHost serves MCP over Streamable
+// HTTP: with a token every request needs it; without one, a request that
+// names another host (DNS rebinding) is refused; an address that is not
+// loopback is refused at the start.
+func TestMCPOverHTTPNeedsTheTokenAndALoopbackHost(t *testing.T) {
+	t.Parallel()
+	bin := gafferBinary(t)
+	dir, _, _ := demoRepo(t)
+	if out, code := gafferCmd(t, bin, "--repo", dir, "mcp", "--http", "0.0.0.0:0"); code != ExitUsage || !strings.Contains(out, "loopback") {
+		t.Fatalf("--http 0.0.0.0:0: exit %d\n%s", code, out)
+	}
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte("s3cret-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := startMCPHTTP(t, bin, dir, "--token-file", tokenFile)
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+	post := func(addr, host, token string) int {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/", strings.NewReader(init))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if host != "" {
+			req.Host = host
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := post(addr, "", ""); code != http.StatusUnauthorized {
+		t.Errorf("no token: %d", code)
+	}
+	if code := post(addr, "", "wrong"); code != http.StatusUnauthorized {
+		t.Errorf("wrong token: %d", code)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "gaffer-test", Version: "1"}, nil)
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/",
+		HTTPClient: &http.Client{Transport: bearer{"s3cret-token", http.DefaultTransport}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "plan_validate", Arguments: map[string]any{"plan": "### Task 1: a\n"}})
+	if err != nil || res.IsError {
+		t.Fatalf("plan_validate over HTTP: %v %s", err, resultText(res))
+	}
+
+	open := startMCPHTTP(t, bin, dir)
+	if code := post(open, "evil.example:80", ""); code != http.StatusForbidden {
+		t.Errorf("another host without a token: %d", code)
+	}
+	if code := post(open, "", ""); code != http.StatusOK {
+		t.Errorf("loopback without a token: %d", code)
 	}
 }
