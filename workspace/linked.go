@@ -24,8 +24,12 @@ const IncludeFile = ".worktreeinclude"
 // gitCLI runs the git command in the work tree at dir and returns its
 // standard output; a failure is a *gitcmd.Error carrying git's standard
 // error. It is gitcmd.Run: every git command gaffer runs goes through
-// gitcmd, with the repository's hooks, fsmonitor and other commands off.
+// gitcmd, with the repository's hooks, fsmonitor and other commands off;
+// a work tree whose .git is a directory is named (gitcmd.At).
 func gitCLI(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	if repo, ok := gitcmd.At(dir); ok {
+		return repo.Run(ctx, args...)
+	}
 	return gitcmd.Run(ctx, dir, args...)
 }
 
