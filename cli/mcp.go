@@ -148,8 +148,8 @@ func newMCPBackend(c *ucli.Context, io IO) (*mcpBackend, error) {
 	return &mcpBackend{c: c, io: quiet, dir: dir, g: g, set: set, exe: exe, poll: 50 * time.Millisecond}, nil
 }
 
-// service calls f with the run service (withService's, for a call's
-// context).
+// service calls f with the run service: withService's connection, for
+// a call's context.
 func (b *mcpBackend) service(ctx context.Context, read bool, f func(host.Service) error) error {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
@@ -164,9 +164,16 @@ func (b *mcpBackend) service(ctx context.Context, read bool, f func(host.Service
 		},
 		Database: func(context.Context) (host.Service, func(), error) { return viaDatabase(b.c, b.io) },
 		Open: func(context.Context) (host.Service, func(), error) {
-			l, err := openHost(b.c, b.io, hostOptions{kind: "mcp", read: read})
+			kind := "mcp"
+			if read {
+				kind = "" // read-only beside other readers, as withService's
+			}
+			l, err := openHost(b.c, b.io, hostOptions{kind: kind, read: read})
 			if err != nil {
 				return nil, nil, err
+			}
+			if read {
+				_, _ = control.RemoveStale(control.SocketPath(b.dir))
 			}
 			return l.Host, func() { _ = l.Close() }, nil
 		},
@@ -286,7 +293,7 @@ func (b *mcpBackend) Answer(ctx context.Context, req host.AnswerRequest) (host.O
 		args = append(args, "--feedback", req.Feedback)
 	}
 	verb := host.AnswerVerb(req.Answer())
-	pid, status, err := b.detach(ctx, req.RunID, args, func(st string) bool { return st != "awaiting_approval" })
+	pid, status, err := b.detach(ctx, req.RunID, args, func(rs host.RunStatus) bool { return !rs.Pending && rs.Status != "awaiting_approval" })
 	if err != nil {
 		return host.Outcome{}, err
 	}
@@ -359,7 +366,7 @@ func (b *mcpBackend) Start(ctx context.Context, req mcpserve.StartRequest) (mcps
 	if spec.AutoApprove {
 		args = append(args, "--auto-approve")
 	}
-	pid, status, err := b.detach(ctx, id, args, func(string) bool { return true })
+	pid, status, err := b.detach(ctx, id, args, func(rs host.RunStatus) bool { return !rs.Pending })
 	if err != nil {
 		return started, err
 	}
@@ -414,10 +421,10 @@ const detachWait = 60 * time.Second
 
 // detach starts gaffer with args in a session of its own (it outlives
 // this server and its client), its output in DIR.mcp/ID.log, and waits
-// until it holds the store and run id's status is one moved says it
-// moved to, or it has ended. A process that ended with an error is that
+// until it holds the store and run id's status is one moved accepts (a
+// checkpoint past the one it was asked about), or it has ended. A process that ended with an error is that
 // error, told as its last line said it.
-func (b *mcpBackend) detach(ctx context.Context, id string, args []string, moved func(status string) bool) (pid int, status string, err error) {
+func (b *mcpBackend) detach(ctx context.Context, id string, args []string, moved func(host.RunStatus) bool) (pid int, status string, err error) {
 	b.mu.Lock()
 	locked := true
 	defer func() {
@@ -461,7 +468,7 @@ func (b *mcpBackend) detach(ctx context.Context, id string, args []string, moved
 			// A run that stopped to wait for approval, or halted, ends its
 			// process with an exit code too: the store says what happened.
 			rs, err := b.Status(ctx, id)
-			if err == nil && moved(rs.Status) {
+			if err == nil && moved(rs) {
 				return pid, rs.Status, nil
 			}
 			if werr != nil {
@@ -478,7 +485,7 @@ func (b *mcpBackend) detach(ctx context.Context, id string, args []string, moved
 		if err != nil || cl == nil {
 			continue
 		}
-		if rs, err := cl.Status(ctx, host.RunRequest{RunID: id}); err == nil && moved(rs.Status) {
+		if rs, err := cl.Status(ctx, host.RunRequest{RunID: id}); err == nil && moved(rs) {
 			return pid, rs.Status, nil
 		}
 	}

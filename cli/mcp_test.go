@@ -50,7 +50,6 @@ func startMCP(t *testing.T, bin, dir string, env ...string) *mcpClient {
 	m.cs = cs
 	t.Cleanup(func() {
 		_ = cs.Close()
-		waitDetached(t, dir)
 		if t.Failed() { // what the detached processes said
 			logs, _ := filepath.Glob(filepath.Join(dir, ".git", "gaffer.mcp", "*.log"))
 			for _, l := range logs {
@@ -58,6 +57,7 @@ func startMCP(t *testing.T, bin, dir string, env ...string) *mcpClient {
 				t.Logf("%s:\n%s", filepath.Base(l), b)
 			}
 		}
+		waitDetached(t, dir)
 	})
 	return m
 }
