@@ -1,10 +1,11 @@
 package cli
 
 import (
-	"github.com/gaffer-dev/gaffer/profile"
 	"io"
 	"os"
 	"reflect"
+
+	"github.com/gaffer-dev/gaffer/profile"
 )
 
 // IO is where the workflow commands read and write. Commands never touch

@@ -4,10 +4,11 @@ import (
 	"errors"
 	"fmt"
 
+	ucli "github.com/urfave/cli/v2"
+
 	"github.com/gaffer-dev/gaffer/control"
 	"github.com/gaffer-dev/gaffer/host/socket"
 	"github.com/gaffer-dev/gaffer/profile"
-	ucli "github.com/urfave/cli/v2"
 )
 
 func submitCommand(io IO) *ucli.Command {
