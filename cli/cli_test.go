@@ -133,6 +133,7 @@ func TestUsageAndFileErrors(t *testing.T) {
 		{[]string{"frob"}, ExitUsage, `unknown command "frob"`},
 		{[]string{"--log-level", "loud", "plan", "validate", demoPlan}, ExitUsage, `--log-level "loud"`},
 		{[]string{"--log-format", "xml", "plan", "validate", demoPlan}, ExitUsage, `--log-format "xml"`},
+		{[]string{"serve", "--max-sessions", "0"}, ExitUsage, "--max-sessions 0: want at least 1"},
 	} {
 		out, errs, code := run(t, c.args...)
 		if code != c.code || !strings.Contains(errs, c.msg) || strings.Count(errs, "gaffer:") != 1 {

@@ -48,6 +48,9 @@ type hostOptions struct {
 	dir     string           // the local directory instead of storeOf's (serve --host-id)
 	shared  bool             // a database store opened beside its holder (host.Config.Shared)
 	remote  string           // the shared remote of a serve's runs (serve --remote)
+	// maxSessions caps the agent sessions of all the host's runs at once
+	// (serve --max-sessions); 0: no cap.
+	maxSessions int
 	// read is a command that only reads the store (list, status, …): it
 	// delivers no notices (the processes that write them, or the next
 	// that drives a run, do) and Badger compacts nothing in it, so that
@@ -113,7 +116,7 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 		hf = o.front
 	}
 	hc := host.Config{Dir: dir, Setup: o.setup, Front: hf, Logger: l.log, Cmd: l.cmd, ReproducibleDates: reproducibleDates(os.Getenv),
-		AfterCommit: afterCommitHook(io), AfterPublish: afterPushHook(io), AfterRestore: afterRestoreHook(io), Shared: o.shared, Remote: o.remote}
+		AfterCommit: afterCommitHook(io), AfterPublish: afterPushHook(io), AfterRestore: afterRestoreHook(io), Shared: o.shared, Remote: o.remote, MaxSessions: o.maxSessions}
 	cfg := hoststore.Config{Config: hc, Repo: g.Repo, Store: dir, Notify: &notify.Config{Before: beforeNotifyHook(io), Getenv: io.Keys.Getenv}}
 	if o.read {
 		cfg.Notify, cfg.Reading = nil, true

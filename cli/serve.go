@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -30,8 +31,11 @@ const defaultServeMetricsAddr = "127.0.0.1:9464"
 
 // ServeOptions are the flags of `gaffer serve`.
 type ServeOptions struct {
-	Workers      int
-	MaxPerRepo   int // runs of one repository executing at once at most; 0: --workers
+	Workers    int
+	MaxPerRepo int // runs of one repository executing at once at most; 0: --workers
+	// MaxSessions caps the agent sessions of all serve's runs at once,
+	// their lanes together (DefaultMaxSessions when not given).
+	MaxSessions  int
 	MetricsAddr  string
 	DrainTimeout time.Duration
 	// UIAddr is where the inbox's web pages are served ("" for nowhere);
@@ -55,6 +59,7 @@ func serveCommand(io IO) *ucli.Command {
 		Usage: "own the store and execute submitted runs on a pool of workers, resuming interrupted ones",
 		Flags: append([]ucli.Flag{
 			&ucli.IntFlag{Name: "workers", Value: 1, EnvVars: []string{"GAFFER_WORKERS"}, Usage: "runs executed at once: each run works in its own work tree, so runs of one repository run in parallel (runs --in-place share the checkout and run one at a time)"},
+			&ucli.IntFlag{Name: "max-sessions", Value: DefaultMaxSessions(), EnvVars: []string{"GAFFER_MAX_SESSIONS"}, Usage: "agent sessions at once across all the runs and their lanes (default: 4, or the number of CPUs when more)"},
 			&ucli.IntFlag{Name: "max-runs-per-repo", EnvVars: []string{"GAFFER_MAX_RUNS_PER_REPO"}, Usage: "runs of one repository executed at once at most (default: gaffer.yaml's max_runs_per_repo, else --workers)"},
 			&ucli.StringFlag{Name: metricsAddrFlag, Value: defaultServeMetricsAddr, EnvVars: []string{"GAFFER_METRICS_ADDR"}, Usage: "serve /metrics, /healthz and /readyz here (127.0.0.1 unless it names a host)"},
 			&ucli.StringFlag{Name: "ui-addr", EnvVars: []string{"GAFFER_UI_ADDR"}, Usage: "serve the inbox's web pages (the runs, approve and reject) here, 127.0.0.1:PORT (127.0.0.1 unless it names a host)"},
@@ -65,7 +70,7 @@ func serveCommand(io IO) *ucli.Command {
 			if c.Args().Present() {
 				return usageErrorf("serve takes no arguments")
 			}
-			o := ServeOptions{Workers: c.Int("workers"), MaxPerRepo: c.Int("max-runs-per-repo"), MetricsAddr: c.String(metricsAddrFlag), DrainTimeout: c.Duration("drain-timeout"),
+			o := ServeOptions{Workers: c.Int("workers"), MaxPerRepo: c.Int("max-runs-per-repo"), MaxSessions: c.Int("max-sessions"), MetricsAddr: c.String(metricsAddrFlag), DrainTimeout: c.Duration("drain-timeout"),
 				UIAddr: c.String("ui-addr"), UITokenFile: c.String("ui-token-file")}
 			if o.MaxPerRepo < 0 {
 				return usageErrorf("--max-runs-per-repo %d: want at least 1", o.MaxPerRepo)
@@ -78,6 +83,9 @@ func serveCommand(io IO) *ucli.Command {
 				if o.MaxPerRepo, err = configMaxRunsPerRepo(g.Repo, os.Getenv); err != nil {
 					return err
 				}
+			}
+			if o.MaxSessions < 1 {
+				return usageErrorf("--max-sessions %d: want at least 1", o.MaxSessions)
 			}
 			if o.Workers < 1 {
 				return usageErrorf("--workers %d: want at least 1", o.Workers)
@@ -95,6 +103,14 @@ func serveCommand(io IO) *ucli.Command {
 		},
 	}
 }
+
+// DefaultMaxSessions is serve's cap on agent sessions at once when
+// --max-sessions is not given: 4 (one run's lanes at the default
+// parallel), or the number of CPUs when more. Sessions wait on their
+// model most of the time, but each runs the project's builds and tests
+// on this machine: 4 runs of 4 lanes do not start 16 on a 2-core host
+// unless asked.
+func DefaultMaxSessions() int { return max(4, runtime.NumCPU()) }
 
 // configMaxRunsPerRepo is the max_runs_per_repo of the configuration
 // found for the repository in repoDir (gaffer.yaml, else the user's): what
@@ -128,7 +144,7 @@ func Serve(c *ucli.Context, io IO, o ServeOptions) (err error) {
 	// Parallel runs share serve's output: each agent line names its run.
 	setup := newSetup(c, io)
 	setup.RunIDs = true
-	l, err := openHost(c, io, hostOptions{metrics: m, front: noticer{io: io}, dir: o.Dir, remote: o.Remote, setup: setup})
+	l, err := openHost(c, io, hostOptions{metrics: m, front: noticer{io: io}, dir: o.Dir, remote: o.Remote, setup: setup, maxSessions: o.MaxSessions})
 	if err != nil {
 		return err
 	}

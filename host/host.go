@@ -130,6 +130,9 @@ type Config struct {
 	AfterCommit  func(subject string)
 	AfterPublish func(commit string)
 	AfterRestore func()
+	// MaxSessions caps the agent sessions the host's runs run at once,
+	// lanes and runs together (serve --max-sessions); 0: no cap.
+	MaxSessions int
 	// Shared is a database store opened without the local directory's
 	// lock, beside the serve that may hold it on this host: for a command
 	// that reads the runs, or hands its work to the serves through the
@@ -204,7 +207,8 @@ func New(cfg Config, repo *workspace.Repo, store checkpoint.Store, closeStore fu
 	}})
 	nc := nodes.Config{Repo: repo, RepoFor: h.repoFor, Drivers: drivers, Clock: time.Now, Logger: h.log,
 		ReproducibleDates: cfg.ReproducibleDates, AfterCommit: cfg.AfterCommit, AfterPublish: cfg.AfterPublish, AfterRestore: cfg.AfterRestore,
-		Notice: func(msg string) { h.front.Notice("gaffer: " + msg) }}
+		MaxSessions: cfg.MaxSessions,
+		Notice:      func(msg string) { h.front.Notice("gaffer: " + msg) }}
 	if h.remote != nil {
 		nc.Publish = h.publish
 	}

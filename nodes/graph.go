@@ -57,6 +57,10 @@ type Config struct {
 	// kill test pauses there to SIGKILL a run between a commit and its
 	// checkpoint.
 	AfterCommit func(subject string)
+	// MaxSessions caps the agent sessions this workflow runs at once,
+	// across all its runs and their lanes (serve --max-sessions); a
+	// session waits for a place. 0: no cap but each run's parallel.
+	MaxSessions int
 	// Publish, when set, makes each commit of a run durable before the
 	// checkpoint that records it: it pushes commit to the run's branch on
 	// a shared remote if the branch there is at old (compare-and-swap,
@@ -86,6 +90,9 @@ func (c Config) validate() (Config, error) {
 	}
 	if c.Drivers == nil {
 		return c, fmt.Errorf("%w: no driver factory", ErrInvalidConfig)
+	}
+	if c.MaxSessions < 0 {
+		return c, fmt.Errorf("%w: max sessions %d", ErrInvalidConfig, c.MaxSessions)
 	}
 	if c.Clock == nil {
 		c.Clock = time.Now
@@ -118,6 +125,9 @@ type workflow struct {
 	// notes maps a run id to what this process last verified of its
 	// tree (notes.go).
 	notes sync.Map
+	// seats holds a place per agent session running, Config.MaxSessions
+	// of them; nil without a cap.
+	seats chan struct{}
 	// msgMu makes the sessions' messages reach Config.OnMessage one at
 	// a time; hookMu the lanes' commits Config.AfterCommit.
 	msgMu, hookMu sync.Mutex
@@ -141,6 +151,9 @@ func Build(cfg Config) (*graph.Graph[state.ExecutionState], error) {
 		return nil, err
 	}
 	w := &workflow{cfg: cfg}
+	if cfg.MaxSessions > 0 {
+		w.seats = make(chan struct{}, cfg.MaxSessions)
+	}
 	g := graph.New[state.ExecutionState]()
 	g.AddNode(NodeArchitect, w.architect)
 	g.AddNode(NodeValidator, w.validator)
@@ -188,12 +201,31 @@ func (w *workflow) driver(role agent.Role, cfg state.RunConfig) (agent.Driver, e
 // session runs one agent session; the caller adds its usage to the state
 // (usage), emitting the agent_usage event.
 func (w *workflow) session(ctx context.Context, d agent.Driver, s agent.Session) (agent.Report, error) {
+	release, err := w.seat(ctx)
+	if err != nil {
+		return agent.Report{}, err
+	}
+	defer release()
 	w.notes.Delete(s.RunID) // an agent may change the tree
 	rep, err := d.Run(ctx, w.withMessages(s))
 	if err != nil {
 		return rep, fmt.Errorf("nodes: %s: %w", sessionLabel(s), err)
 	}
 	return rep, nil
+}
+
+// seat waits for a place among Config.MaxSessions agent sessions and
+// returns its release; at once without a cap.
+func (w *workflow) seat(ctx context.Context) (func(), error) {
+	if w.seats == nil {
+		return func() {}, nil
+	}
+	select {
+	case w.seats <- struct{}{}:
+		return func() { <-w.seats }, nil
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
 }
 
 // withMessages returns s sending its messages to Config.OnMessage, one
@@ -219,6 +251,12 @@ func (w *workflow) withMessages(s agent.Session) agent.Session {
 // (and its usage) of both runs.
 func structured[T any](ctx context.Context, w *workflow, d agent.Driver, s agent.Session, parse func(string) (T, error)) (T, agent.Report, error) {
 	w.notes.Delete(s.RunID) // an agent may change the tree
+	release, err := w.seat(ctx)
+	if err != nil {
+		var zero T
+		return zero, agent.Report{}, err
+	}
+	defer release()
 	v, rep, err := agent.RunStructured(ctx, d, w.withMessages(s), parse)
 	if err != nil && !errors.Is(err, agent.ErrBadOutput) {
 		return v, rep, fmt.Errorf("nodes: %s: %w", sessionLabel(s), err)

@@ -291,17 +291,19 @@ func (d *inFlight) Run(ctx context.Context, s agent.Session) (agent.Report, erro
 
 // TestParallelBoundsTheLanesAtOnce: a phase of three lanes whose sessions
 // take a while runs them all at once with parallel 3, and one after
-// another, each a fresh session of its own, with parallel 1.
+// another, each a fresh session of its own, with parallel 1; a workflow
+// capped at two sessions (serve --max-sessions 2) runs two at once
+// whatever the run's parallel.
 func TestParallelBoundsTheLanesAtOnce(t *testing.T) {
 	script := strings.ReplaceAll(laneScript, "    actions:\n      - write: {path: hello.txt", "    actions:\n      - wait: 300ms\n      - write: {path: hello.txt")
 	script = strings.ReplaceAll(script, "    actions:\n      - write: {path: bye.txt", "    actions:\n      - wait: 300ms\n      - write: {path: bye.txt")
 	script = strings.ReplaceAll(script, "      - run: \"test ! -e hello.txt && test ! -e bye.txt\"", "      - wait: 300ms\n      - run: \"test ! -e hello.txt && test ! -e bye.txt\"")
-	for _, c := range []struct{ parallel, most int }{{3, 3}, {1, 1}} {
+	for _, c := range []struct{ parallel, maxSessions, most int }{{3, 0, 3}, {1, 0, 1}, {3, 2, 2}} {
 		h := newHarness(t, script)
 		counted := &inFlight{inner: h.rec}
 		g, err := Build(Config{Repo: h.repo, Clock: func() time.Time { return fixedTime }, Drivers: func(agent.Role, state.RunConfig) (agent.Driver, error) {
 			return counted, nil
-		}})
+		}, MaxSessions: c.maxSessions})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -311,7 +313,7 @@ func TestParallelBoundsTheLanesAtOnce(t *testing.T) {
 		res, err := h.start(lanePlan, state.RunConfig{AutoApprove: true, Parallel: c.parallel})
 		s := mustDone(t, res, err, state.RunCompleted)
 		if counted.most != c.most {
-			t.Errorf("parallel %d: %d sessions at most at once, want %d", c.parallel, counted.most, c.most)
+			t.Errorf("parallel %d, max sessions %d: %d sessions at most at once, want %d", c.parallel, c.maxSessions, counted.most, c.most)
 		}
 		ids := map[string]bool{}
 		for _, l := range s.Progress.Phases[0].Lanes {
