@@ -186,7 +186,8 @@ func TestUnknownFlagAfterRunIsAUsageError(t *testing.T) {
 	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-flags"); code != ExitAwaitingApproval {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}
-	const want = "gaffer: flag provided but not defined: -dry-run\nRun 'gaffer --help' for usage.\n"
+	// Each points to its own command's help.
+	const want = "gaffer: flag provided but not defined: -dry-run\nRun 'gaffer %s --help' for usage.\n"
 	// Before RUN urfave/cli refuses it; after RUN it must too, and nothing happens.
 	for _, args := range [][]string{
 		{"fork", "--dry-run", "r-flags", "--from", "1"},
@@ -202,6 +203,11 @@ func TestUnknownFlagAfterRunIsAUsageError(t *testing.T) {
 		{"logs", "r-flags", "--dry-run"},
 		{"delete", "r-flags", "--dry-run"},
 	} {
+		cmd := args[0]
+		if cmd == "plan" {
+			cmd = "plan show"
+		}
+		want := fmt.Sprintf(want, cmd)
 		out, code := gaffer(t, append([]string{"--repo", dir}, args...)...)
 		if code != ExitUsage || out != want {
 			t.Errorf("%v: exit %d, output %q; want exit 2 and %q", args, code, out, want)
@@ -276,8 +282,8 @@ func TestExitCodesMatchTheReadme(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"run", "--plan", plan, "--driver", "magic"}, "gaffer: --driver \"magic\": want script, llm or cli\nRun 'gaffer --help' for usage.\n"},
-		{[]string{"run", "--plan", plan, "--driver", "script"}, "gaffer: the script driver (architect, developer, reviewer, evaluator) needs --script FILE (see agent/script/SCRIPT-FORMAT.md)\nRun 'gaffer --help' for usage.\n"},
+		{[]string{"run", "--plan", plan, "--driver", "magic"}, "gaffer: --driver \"magic\": want script, llm or cli\nRun 'gaffer run --help' for usage.\n"},
+		{[]string{"run", "--plan", plan, "--driver", "script"}, "gaffer: the script driver (architect, developer, reviewer, evaluator) needs --script FILE (its format: gaffer help script-format)\nRun 'gaffer run --help' for usage.\n"},
 	} {
 		if out, code := gaffer(t, append([]string{"--repo", dir}, c.args...)...); code != ExitUsage || out != c.want {
 			t.Errorf("%v: exit %d, output %q; want exit 2 and %q", c.args, code, out, c.want)
