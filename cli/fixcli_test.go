@@ -68,11 +68,11 @@ func TestRunUsageAndInputFiles(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"run"}, "gaffer: give --plan FILE or --goal TEXT\nRun 'gaffer --help' for usage.\n"},
-		{[]string{"run", "--plan", plan, "--goal", "x", "--script", script}, "gaffer: give --plan FILE or --goal TEXT, not both\nRun 'gaffer --help' for usage.\n"},
-		{[]string{"run", "--plan", missing, "--script", script}, "gaffer: open " + missing + ": no such file or directory\n"},
-		{[]string{"run", "--plan", tmp, "--script", script}, "gaffer: open " + tmp + ": is a directory\n"},
-		{[]string{"run", "--plan", plan, "--script", missing}, "gaffer: open " + missing + ": no such file or directory\n"},
+		{[]string{"run"}, "gaffer: give --plan FILE or --goal TEXT\nRun 'gaffer run --help' for usage.\n"},
+		{[]string{"run", "--plan", plan, "--goal", "x", "--script", script}, "gaffer: give --plan FILE or --goal TEXT, not both\nRun 'gaffer run --help' for usage.\n"},
+		{[]string{"run", "--plan", missing, "--script", script}, "gaffer: --plan " + missing + ": no such file\n"},
+		{[]string{"run", "--plan", tmp, "--script", script}, "gaffer: --plan " + tmp + ": is a directory\n"},
+		{[]string{"run", "--plan", plan, "--script", missing}, "gaffer: --script " + missing + ": no such file\n"},
 		{[]string{"plan", "validate", tmp}, "gaffer: open " + tmp + ": is a directory\n"},
 	} {
 		out, code := gaffer(t, append([]string{"--repo", dir}, c.args...)...)
@@ -321,7 +321,7 @@ func TestSubmitChecksItsInputs(t *testing.T) {
 		want string
 	}{
 		{[]string{"submit", "--plan", plan, "--goal", "x"}, "not both"},
-		{[]string{"submit", "--plan", plan, "--script", missing}, "gaffer: open " + missing + ": no such file or directory\n"},
+		{[]string{"submit", "--plan", plan, "--script", missing}, "gaffer: --script " + missing + ": no such file\n"},
 	} {
 		out, code := gaffer(t, append([]string{"--repo", dir}, c.args...)...)
 		if code != ExitUsage || !strings.Contains(out, c.want) {

@@ -172,7 +172,7 @@ func TestRunListsEveryProblemBeforeWritingAnything(t *testing.T) {
 	// Both input files missing: both named.
 	m1, m2 := filepath.Join(t.TempDir(), "p.md"), filepath.Join(t.TempDir(), "s.yaml")
 	out, code = gaffer(t, "--repo", dir, "run", "--plan", m1, "--script", m2, "--driver", "script")
-	want = "gaffer: the run cannot start, 2 problems:\n  open " + m1 + ": no such file or directory\n  open " + m2 + ": no such file or directory\n"
+	want = "gaffer: the run cannot start, 2 problems:\n  --plan " + m1 + ": no such file\n  --script " + m2 + ": no such file\n"
 	if code != ExitUsage || out != want {
 		t.Errorf("missing files: exit %d, output\n%s\nwant\n%s", code, out, want)
 	}
