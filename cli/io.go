@@ -26,6 +26,11 @@ type IO struct {
 	// near what it holds: a soft memory limit, unless GOMEMLIMIT is set
 	// (package memlimit). Tests leave it off: the limit is the process's.
 	LimitMemory bool
+	// Program is the command that started gaffer as the user typed it
+	// (os.Args[0]; gaffer's main sets it). The demo names it in the
+	// commands it suggests when gaffer on PATH is not this program
+	// (./bin/gaffer right after make build). "": gaffer.
+	Program string
 
 	version string  // the program's version, told on the control socket
 	screen  *screen // keeps the phase tree pinned below Out on a terminal (screen.go); nil: none

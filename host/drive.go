@@ -98,7 +98,7 @@ func (h *Host) Launch(ctx context.Context, run Prepared) (Outcome, error) {
 	}
 	h.front.Say(fmt.Sprintf("Run %s started (store %s)", id, h.dir))
 	branch, _ := h.repo.Branch(ctx)
-	h.front.Say(WhereLine(initial, branch))
+	h.front.Say(WhereLine(initial, branch, h.cfg.Cmd))
 	if len(left) > 0 {
 		h.front.Say(LeftOutLine(left))
 	}
