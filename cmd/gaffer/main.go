@@ -31,6 +31,13 @@ func run() int {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	// A closed stdout (`gaffer run … | head`) must not kill a run with
+	// SIGPIPE: asked for, the signal only makes the write fail (EPIPE),
+	// and cli's output says nothing more on that pipe. Programs gaffer
+	// starts get the default action back.
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	defer signal.Stop(pipes)
 	go func() {
 		<-sigs
 		cancel()
