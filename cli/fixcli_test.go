@@ -300,7 +300,8 @@ func TestStatusTellsAStoppedRun(t *testing.T) {
 		t.Errorf("after the run's process was killed: %+v", v)
 	}
 	out, _ := gaffer(t, "--repo", dir, "status")
-	if !strings.Contains(out, "status:    running (stopped: no process runs it; gaffer resume continues it)\n") {
+	if !strings.Contains(out, "status:    running (stopped: no process runs it)\nstopped:   interrupted at ") ||
+		!strings.Contains(out, "\nresume:    gaffer --repo "+dir+" resume r-stop continues it\n") {
 		t.Errorf("status:\n%s", out)
 	}
 	out, _ = gaffer(t, "--repo", dir, "list", "--json")
