@@ -549,7 +549,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{""}, "run\napprove\nreject\nresume\nstatus\nlist\nhistory\nfork\ndiff\nlogs\ncancel\nmerge\ndelete\nprune\ndemo\ngraph\nplan\nconfig\ncompletion\nserve\nsubmit\nhelp\n"},
 		{[]string{"st"}, "status\n"},
 		{[]string{"--repo", dir, "status", "--j"}, "--json\n"},
-		{[]string{"fork", "--"}, "--from\n--remote\n--repo\n--store\n"},
+		{[]string{"fork", "--"}, "--from\n--remote\n--repo\n--store\n--profile\n--log-level\n--log-format\n"},
 		{[]string{"plan", ""}, "validate\nshow\n"},
 		{[]string{"--repo", dir, "approve", ""}, "r-comp\n"},
 		{[]string{"--repo", dir, "plan", "show", "r-"}, "r-comp\n"},
