@@ -192,6 +192,9 @@ func report(io IO, cmd func(...string) string, out host.Outcome, err error) erro
 	}
 	switch out.Kind {
 	case host.Completed:
+		if items := nodes.DeferredItems(*out.State); len(items) > 0 {
+			fmt.Fprintf(w, "\nReview items not acted on (each phase's review-feedback.md has them):\n  %s\n", strings.Join(items, "\n  "))
+		}
 		fmt.Fprintf(w, "\nRun %s completed. Execution directory: %s\n", out.RunID, out.State.Run.ExecDir)
 		if l := host.BranchHint(*out.State, cmd); l != "" {
 			fmt.Fprintln(w, l)

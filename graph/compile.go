@@ -39,6 +39,7 @@ func (g *Graph[S]) Compile(opts ...Option) (*Runner[S], error) {
 		}
 		r.nodes[name] = &n
 		r.hasDeferred = r.hasDeferred || n.deferred
+		r.hasPartial = r.hasPartial || n.partial
 		if n.cache != nil && r.cache == nil {
 			r.cache = &nodeCache{}
 		}
@@ -66,6 +67,24 @@ func (g *Graph[S]) Compile(opts ...Option) (*Runner[S], error) {
 	default:
 		problems = append(problems, fmt.Sprintf("merge function %T does not take the state type %T", m, *new(S)))
 	}
+	switch m := cfg.mergeB.(type) {
+	case nil:
+	case BranchMergeFunc[S]:
+		r.mergeB = m
+		if r.merge != nil {
+			problems = append(problems, "both WithMerge and WithMergeBranches: a runner has one merge function")
+		}
+	default:
+		problems = append(problems, fmt.Sprintf("merge function %T does not take the state type %T", m, *new(S)))
+	}
+	plan, pp := newFieldPlan(g.reducers)
+	r.plan = plan
+	problems = append(problems, pp...)
+	for _, name := range g.order {
+		if n := r.nodes[name]; n.partial && plan == nil {
+			problems = append(problems, fmt.Sprintf("node %q: Partial needs a struct state, not %T", name, *new(S)))
+		}
+	}
 	switch f := cfg.summary.(type) {
 	case nil:
 	case SummaryFunc[S]:
@@ -73,15 +92,15 @@ func (g *Graph[S]) Compile(opts ...Option) (*Runner[S], error) {
 	default:
 		problems = append(problems, fmt.Sprintf("summary function %T does not take the state type %T", f, *new(S)))
 	}
-	if r.merge == nil {
+	if !r.merges() {
 		for _, from := range sortedKeys(r.edges) {
 			if n := len(r.edges[from]); n > 1 || (n == 1 && r.conds[from] != nil) {
-				problems = append(problems, fmt.Sprintf("node %q fans out without a merge function (WithMerge)", from))
+				problems = append(problems, fmt.Sprintf("node %q fans out without a merge function (WithMerge, or reducers on the state's fields)", from))
 			}
 		}
 		for _, from := range sortedKeys(r.conds) {
-			if r.conds[from].send != nil {
-				problems = append(problems, fmt.Sprintf("node %q sends without a merge function (WithMerge)", from))
+			if r.conds[from].sends {
+				problems = append(problems, fmt.Sprintf("node %q sends without a merge function (WithMerge, or reducers on the state's fields)", from))
 			}
 		}
 	}
@@ -101,6 +120,12 @@ func (g *Graph[S]) Compile(opts ...Option) (*Runner[S], error) {
 		return nil, &CompileError{Problems: problems}
 	}
 	return r, nil
+}
+
+// merges reports whether r can combine the branches of a fan-out step: with
+// a merge function, or through the state's reducers.
+func (r *Runner[S]) merges() bool {
+	return r.merge != nil || r.mergeB != nil || (r.plan != nil && r.plan.reducing)
 }
 
 // checkEdges checks every edge and declared target, reachability from START

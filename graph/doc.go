@@ -19,11 +19,31 @@
 //	res, err := r.Run(ctx, "run-1", State{})              // res.Status: Done or Interrupted
 //	res, err = r.Resume(ctx, "run-1", graph.WithResume(true)) // answers an interrupt
 //
+// # Reducers and partial updates
+//
+// A struct state's fields may carry reducers, as LangGraph's annotated
+// channels: graph:"append" (a slice: writes are appended), graph:"sum" (a
+// number: writes are added), graph:"last" (the last write in branch order
+// wins), or a custom function given with Graph.Reduce and Reducer. A field
+// without one may be written by one branch per step (ErrConflict
+// otherwise). Compile checks them; a graph that declares none runs as if
+// reducers did not exist.
+//
+// A node returns the whole next state, or, with Partial, an update: only
+// the fields it sets (not zero) are written, through their reducers. In a
+// fan-out step without a merge function the reducers combine the branches:
+// a Partial node's or a send's result is its write; a named node that
+// returned the whole state wrote what it changed (what it appended to an
+// append field, what it added to a sum field, the new value of any other
+// changed field). WithMerge and WithMergeBranches, when given, combine the
+// branches instead.
+//
 // # Steps and what is persisted when
 //
 // A run is a sequence of steps. A step runs the nodes that are due (one, or
-// several after a fan-out), computes the next state (the node's result, or
-// the merge function's combination of the branches, in branch order), asks
+// several after a fan-out), computes the next state (the node's result or
+// update, or the combination of the branches by the merge function or the
+// reducers, in branch order), asks
 // the routers which nodes are due next, and writes one checkpoint: run id,
 // sequence number, parent, step, the nodes that ran, the nodes due next, the
 // encoded state, any pending interrupt, status, time and the schema version
@@ -111,13 +131,15 @@
 //
 // # Sends, commands, tasks, subgraphs and the rest of LangGraph's kit
 //
-// A SendRouter (AddSendEdge) may start sends: branches that run a node on
-// their own input instead of the step's state, as LangGraph's Send for
-// map-reduce. The checkpoint that makes them due keeps their inputs (in
-// Values, listed by Meta[MetaSends]), each send is a branch of the next
-// step saved as a pending write when it finishes, and the MergeFunc
-// (required) combines the branches in branch order. A finished send is
-// never run again after a crash, as any fan-out branch.
+// A router (AddRoute, as LangGraph's conditional edges; AddConditionalEdge
+// and AddSendEdge are its older forms) returns node names and may start
+// sends: branches that run a node on their own input instead of the step's
+// state, as LangGraph's Send for map-reduce. The checkpoint that makes them
+// due keeps their inputs (in Values, listed by Meta[MetaSends]), each send
+// is a branch of the next step saved as a pending write when it finishes,
+// and the merge function or the reducers combine the branches in branch
+// order. A finished send is never run again after a crash, as any fan-out
+// branch; a failing one does not cancel the others (see AddSendEdge).
 //
 // A command node (AddCommandNode) returns a Command: its update and where
 // to go (Goto, Sends), beside its static edges. Compile checks every
@@ -129,22 +151,28 @@
 // interrupt) gets the result instead of calling the function again; see
 // Task for what is and is not exactly-once.
 //
-// AddSubgraph runs a compiled graph of another state type as a node. The
+// AddSubgraph runs a compiled graph as a node (Graph.AddSubgraph for one of
+// the same state type, the package function for another). The
 // child is a run of its own (ChildRunID: the parent's id, NamespaceSep, then
 // node:step:branch) in the parent's store, under the same durability and
 // lease rules, so a crash at any depth resumes exactly: the parent runs the
 // subgraph node again, which resumes the child from its latest checkpoint.
 // An interrupt in the child stops the whole run; Resume answers it in the
-// child. Subgraph and Children read the child's checkpoints. A child's
-// Command with Parent ends the child and sends the parent to its nodes.
+// child. SubgraphAt (by a path of subgraph nodes), Subgraph and Children
+// read the child's checkpoints. A child's Command with Parent ends the
+// child and sends the parent to its nodes.
 //
 // Stream yields a run's events as a Go iterator, by StreamMode (values,
 // updates, custom, tasks, checkpoints, debug, and subgraph events with
-// their Namespace); stopping the loop leaves the run interrupted with
-// KindStop after the step under way, and Resume continues it.
+// their Namespace); StateOf reads their states typed. In a parallel step
+// each branch's update is yielded as its pending write is saved, before
+// the step's checkpoint (Event.Pending). Stopping the loop leaves the run
+// interrupted with KindStop after the step under way, and Resume
+// continues it.
 //
-// Cache (a CachePolicy with a key and a TTL) skips a node whose input was
-// seen within the TTL, using the result kept in the Runner's memory.
+// Cache (a CachePolicy with a key and a TTL; CacheKey types the key)
+// skips a node whose input's key was seen within the TTL, applying the
+// write the node made then, kept in the Runner's memory, to this input.
 // Defer makes a node wait until no other branch is pending, and run once.
 // Mermaid and DOT draw the compiled graph.
 //

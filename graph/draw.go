@@ -44,7 +44,7 @@ func (r *Runner[S]) drawing() *drawGraph {
 	for _, from := range sources {
 		if c := r.conds[from]; c != nil {
 			label := ""
-			if c.send != nil {
+			if c.sends {
 				label = "send"
 			}
 			for _, to := range c.targets {

@@ -47,6 +47,9 @@ var (
 	// ErrSchemaVersion is returned when a checkpoint was written with a
 	// schema version other than the runner's.
 	ErrSchemaVersion = errors.New("graph: unknown schema version")
+	// ErrConflict is returned when branches of one step write a field that
+	// has no reducer (LangGraph's InvalidUpdateError).
+	ErrConflict = errors.New("graph: conflicting writes")
 	// ErrNoParent is returned when a node returns a Command with Parent in
 	// a run that is not a subgraph's.
 	ErrNoParent = errors.New("graph: command to the parent graph outside a subgraph")

@@ -25,8 +25,22 @@ const (
 	TaskReplayed                         // a Task call returned its journaled result without running (Name)
 	TaskFailed                           // a Task call's function failed; nothing was journaled (Name)
 	StepValues                           // a step's checkpoint holds this state (Payload: S; Node: the nodes that ran, comma-separated); streams only
-	NodeUpdate                           // a node's result in a step (Node; Payload: S, the node's output before the merge); streams only
+	NodeUpdate                           // a node's result in a step (Node, Branch; Payload: S, the node's output before the merge; Pending: not checkpointed yet); streams only
 )
+
+// StateOf returns the state an event carries, typed: the state after a
+// step (StepValues) or a node's result (NodeUpdate), when it is an S. For a
+// subgraph's event (Namespace set) S is the subgraph's state type.
+//
+//	if s, ok := graph.StateOf[State](ev); ok { ... }
+func StateOf[S any](e Event) (S, bool) {
+	if e.Kind != StepValues && e.Kind != NodeUpdate {
+		var zero S
+		return zero, false
+	}
+	s, ok := e.Payload.(S)
+	return s, ok
+}
 
 // streamOnly reports whether events of kind k go to streams but not to
 // subscribers (which predate them and would see each state twice).
@@ -80,13 +94,21 @@ type Event struct {
 	Step      int
 	Seq       uint64
 	Node      string
-	Name      string
-	Payload   any
-	Err       error
-	Attempt   int
-	Duration  time.Duration
-	Bytes     int
-	Time      time.Time
+	// Branch is the index of the node's task in its step, for the events
+	// of a node (NodeStarted, NodeFinished, NodeRetry, NodeCached,
+	// NodeUpdate, Custom and the Task events): it tells apart the branches
+	// of one node in a fan-out, each send among them.
+	Branch int
+	// Pending marks a NodeUpdate streamed when a fan-out branch's pending
+	// write was saved, before the step's checkpoint (Seq is then 0).
+	Pending  bool
+	Name     string
+	Payload  any
+	Err      error
+	Attempt  int
+	Duration time.Duration
+	Bytes    int
+	Time     time.Time
 }
 
 // hub delivers events to subscribers synchronously, one event at a time, in

@@ -288,6 +288,7 @@ func (x *execution[S]) step(ctx context.Context) error {
 	}
 	results := make([]taskResult[S], len(tasks))
 	sends := len(x.sends) > 0
+	fanned := len(tasks) > 1 // the branches run with pending writes, and stream their updates
 	if len(tasks) == 1 && !sends {
 		results[0].out, results[0].cmd, results[0].err = x.runTask(ctx, tasks[0], x.state)
 	} else {
@@ -299,7 +300,7 @@ func (x *execution[S]) step(ctx context.Context) error {
 				ins[i] = x.state
 			}
 		}
-		if len(tasks) == 1 {
+		if !fanned {
 			results[0].out, results[0].cmd, results[0].err = x.runTask(ctx, tasks[0], ins[0])
 		} else if err := x.fanOut(ctx, base, tasks, ins, results); err != nil {
 			return err
@@ -339,21 +340,18 @@ func (x *execution[S]) step(ctx context.Context) error {
 	}
 	stepNo := base.Step + 1
 	var next S
+	var err error
 	if len(tasks) == 1 && !sends {
 		next = results[0].out
-	} else {
-		if r.merge == nil {
-			return fmt.Errorf("%w: run %s step %d ran %v", ErrNoMerge, x.runID, stepNo, ran)
+		if r.hasPartial && r.nodes[tasks[0].node].partial {
+			w := write[S]{node: tasks[0].node, val: next, ops: make([]fieldOp, len(r.plan.fields))}
+			r.plan.partialOps(&w.val, w.ops)
+			if next, err = r.plan.apply(x.state, []write[S]{w}); err != nil {
+				return &NodeError{Node: tasks[0].node, Step: stepNo, Err: err}
+			}
 		}
-		outs := make([]S, len(results))
-		for i := range results {
-			outs[i] = results[i].out
-		}
-		m, err := r.merge(ctx, x.state, outs)
-		if err != nil {
-			return fmt.Errorf("graph: run %s step %d: merge: %w", x.runID, stepNo, err)
-		}
-		next = m
+	} else if next, err = x.merge(ctx, stepNo, ran, tasks, results); err != nil {
+		return err
 	}
 	var cmds []*Command[S]
 	for i, res := range results {
@@ -391,8 +389,72 @@ func (x *execution[S]) step(ctx context.Context) error {
 		return err
 	}
 	x.setCheckpoint(cp, next, sendsNext)
-	x.emitValues(stepNo, ran, results, next)
+	x.emitValues(stepNo, tasks, results, next, fanned)
 	return nil
+}
+
+// merge combines the branches of a fan-out step: with the merge function,
+// or else through the state's reducers.
+func (x *execution[S]) merge(ctx context.Context, stepNo int, ran []string, tasks []*task, results []taskResult[S]) (S, error) {
+	r := x.r
+	var next S
+	var err error
+	switch {
+	case r.merge != nil:
+		outs := make([]S, len(results))
+		for i := range results {
+			outs[i] = results[i].out
+		}
+		next, err = r.merge(ctx, x.state, outs)
+	case r.mergeB != nil:
+		next, err = r.mergeB(ctx, x.state, x.branches(tasks, results))
+	case r.plan != nil && r.plan.reducing:
+		next, err = x.reduce(tasks, results)
+	default:
+		return next, fmt.Errorf("%w: run %s step %d ran %v", ErrNoMerge, x.runID, stepNo, ran)
+	}
+	if err != nil {
+		return next, fmt.Errorf("graph: run %s step %d: merge: %w", x.runID, stepNo, err)
+	}
+	return next, nil
+}
+
+// branches describes a step's branches for a BranchMergeFunc.
+func (x *execution[S]) branches(tasks []*task, results []taskResult[S]) []Branch[S] {
+	bs := make([]Branch[S], len(tasks))
+	sends := 0
+	for i, t := range tasks {
+		b := Branch[S]{Node: t.node, Index: t.branch, Send: -1, Input: x.state, Result: results[i].out}
+		if in, ok := x.sends[t.branch]; ok {
+			b.Send, b.Input = sends, in
+			sends++
+		}
+		bs[i] = b
+	}
+	return bs
+}
+
+// reduce combines a step's branches through the state's reducers. A
+// Partial node's result is its write, and so is a send's (it ran on its
+// own input, not on the state); a named node that returned the whole state
+// wrote what it changed (fieldPlan.diff).
+func (x *execution[S]) reduce(tasks []*task, results []taskResult[S]) (S, error) {
+	p := x.r.plan
+	nf := len(p.fields)
+	ops := make([]fieldOp, len(tasks)*nf)
+	ws := make([]write[S], len(tasks))
+	for i, t := range tasks {
+		w := &ws[i]
+		w.node, w.ops = t.node, ops[i*nf:(i+1)*nf:(i+1)*nf]
+		_, send := x.sends[t.branch]
+		if send || x.r.nodes[t.node].partial {
+			w.val = results[i].out
+			p.partialOps(&w.val, w.ops)
+		} else {
+			p.diff(&x.state, &results[i].out, &w.val, w.ops, true)
+		}
+	}
+	return p.apply(x.state, ws)
 }
 
 // setCheckpoint makes cp, holding state s with sends due, the latest.
@@ -487,14 +549,23 @@ func (x *execution[S]) fanOut(ctx context.Context, base checkpoint.Checkpoint, t
 			prior[w.TaskID] = w.Value
 		}
 	}
+	var done []bool // the branches an earlier attempt saved, streamed before the others start
+	if len(prior) > 0 {
+		done = make([]bool, len(tasks))
+		for i, t := range tasks {
+			if b, ok := prior[t.id]; ok {
+				res, err := r.unpackResult(b)
+				if err != nil {
+					return &CheckpointError{RunID: x.runID, Seq: wseq, Err: fmt.Errorf("pending write %s: %w", t.id, err)}
+				}
+				results[i], done[i] = res, true
+				x.emitPending(t, res.out)
+			}
+		}
+	}
 	var wg sync.WaitGroup
 	for i, t := range tasks {
-		if b, ok := prior[t.id]; ok {
-			res, err := r.unpackResult(b)
-			if err != nil {
-				return &CheckpointError{RunID: x.runID, Seq: wseq, Err: fmt.Errorf("pending write %s: %w", t.id, err)}
-			}
-			results[i] = res
+		if done != nil && done[i] {
 			continue
 		}
 		wg.Add(1)
@@ -509,6 +580,9 @@ func (x *execution[S]) fanOut(ctx context.Context, base checkpoint.Checkpoint, t
 				}
 			}
 			results[i] = taskResult[S]{out: out, cmd: cmd, err: err}
+			if err == nil {
+				x.emitPending(t, out)
+			}
 		}()
 	}
 	wg.Wait()
@@ -526,24 +600,24 @@ func (x *execution[S]) runTask(ctx context.Context, t *task, in S) (S, *Command[
 		var out S
 		key, out, hit = cacheLookup(r, n, in)
 		if hit {
-			x.emit(Event{Kind: NodeCached, RunID: t.runID, Step: t.step, Node: t.node})
+			x.emit(Event{Kind: NodeCached, RunID: t.runID, Step: t.step, Node: t.node, Branch: t.branch})
 			return out, nil, nil
 		}
 	}
 	attempts := max(1, n.retry.MaxAttempts)
 	wait := n.retry.Backoff
 	for attempt := 1; ; attempt++ {
-		x.emit(Event{Kind: NodeStarted, RunID: t.runID, Step: t.step, Node: t.node, Attempt: attempt})
+		x.emit(Event{Kind: NodeStarted, RunID: t.runID, Step: t.step, Node: t.node, Branch: t.branch, Attempt: attempt})
 		start := r.cfg.clock()
 		out, cmd, err := x.attempt(ctx, n, t, in)
-		x.emit(Event{Kind: NodeFinished, RunID: t.runID, Step: t.step, Node: t.node, Attempt: attempt, Err: err, Duration: r.cfg.clock().Sub(start)})
+		x.emit(Event{Kind: NodeFinished, RunID: t.runID, Step: t.step, Node: t.node, Branch: t.branch, Attempt: attempt, Err: err, Duration: r.cfg.clock().Sub(start)})
 		if err == nil && n.cache != nil {
-			cacheStore(r, n, key, out)
+			cacheStore(r, n, key, in, out)
 		}
 		if err == nil || attempt >= attempts || !retryable(ctx, n.retry, err) {
 			return out, cmd, err
 		}
-		x.emit(Event{Kind: NodeRetry, RunID: t.runID, Step: t.step, Node: t.node, Attempt: attempt + 1, Err: err, Duration: wait})
+		x.emit(Event{Kind: NodeRetry, RunID: t.runID, Step: t.step, Node: t.node, Branch: t.branch, Attempt: attempt + 1, Err: err, Duration: wait})
 		if serr := r.cfg.sleep(ctx, wait); serr != nil {
 			return out, cmd, fmt.Errorf("graph: waiting to retry: %w (after %w)", serr, err)
 		}
@@ -636,16 +710,35 @@ func (r *Runner[S]) decode(cp checkpoint.Checkpoint) (S, error) {
 	return s, nil
 }
 
-// emitValues sends a step's NodeUpdate events, one per branch, and its
-// StepValues event, when anyone listens.
-func (x *execution[S]) emitValues(step int, ran []string, results []taskResult[S], s S) {
+// emitValues sends a step's NodeUpdate events, one per branch, unless the
+// branches sent theirs as they finished (fanned), and its StepValues event,
+// when anyone listens.
+func (x *execution[S]) emitValues(step int, tasks []*task, results []taskResult[S], s S, fanned bool) {
 	if x.up == nil {
 		return
 	}
-	for i, res := range results {
-		x.emit(Event{Kind: NodeUpdate, RunID: x.runID, Step: step, Seq: x.cp.Seq, Node: ran[i], Payload: res.out})
+	if !fanned {
+		for i, res := range results {
+			x.emit(Event{Kind: NodeUpdate, RunID: x.runID, Step: step, Seq: x.cp.Seq, Node: tasks[i].node, Branch: tasks[i].branch, Payload: res.out})
+		}
 	}
-	x.emit(Event{Kind: StepValues, RunID: x.runID, Step: step, Seq: x.cp.Seq, Node: strings.Join(ran, ","), Payload: s})
+	node := tasks[0].node
+	if len(tasks) > 1 {
+		names := make([]string, len(tasks))
+		for i, t := range tasks {
+			names[i] = t.node
+		}
+		node = strings.Join(names, ",")
+	}
+	x.emit(Event{Kind: StepValues, RunID: x.runID, Step: step, Seq: x.cp.Seq, Node: node, Payload: s})
+}
+
+// emitPending streams the update of a fan-out branch whose pending write is
+// saved, before the step's checkpoint.
+func (x *execution[S]) emitPending(t *task, out S) {
+	if x.up != nil {
+		x.emit(Event{Kind: NodeUpdate, RunID: x.runID, Step: t.step, Node: t.node, Branch: t.branch, Pending: true, Payload: out})
+	}
 }
 
 // stopHere stops the run before its next step, as a stream whose reader

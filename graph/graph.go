@@ -57,9 +57,25 @@ type nodeSpec struct {
 	retry         RetryPolicy
 	timeout       time.Duration
 	deferred      bool
+	partial       bool // the node returns a partial update (Partial)
 	cache         *CachePolicy
+	cacheKey      any // a CacheKey's func(S) string, checked at Compile
 	parentTargets []string
 }
+
+// Partial makes a node return a partial update, as a LangGraph node returns
+// {"log": ["x"]}: only the fields of its result that are not their zero
+// value are written, each through its reducer (a graph tag or Graph.Reduce;
+// a field without one is set). So a node no longer copies the state:
+//
+//	func(_ context.Context, s St) (St, error) { return St{Log: []string{"x"}}, nil }
+//
+// with Log tagged graph:"append", adds "x" to the log and leaves the other
+// fields alone. A field cannot be set to its zero value by a partial
+// update; a node that must do so returns the whole state (no Partial).
+// The state must be a struct; a subgraph node cannot be partial. A command
+// node with Partial returns its partial update in Command.Update.
+func Partial() NodeOption { return func(n *nodeSpec) { n.partial = true } }
 
 // nodeRun is a node as the runtime calls it: plain nodes return no Command.
 type nodeRun[S any] func(ctx context.Context, s S) (S, *Command[S], error)
@@ -75,8 +91,8 @@ type node[S any] struct {
 }
 
 type condEdge[S any] struct {
-	router  Router[S]
-	send    SendRouter[S]
+	route   RouteFunc[S]
+	sends   bool // added by AddSendEdge: it may send (drawn "send"; needs a merge)
 	targets []string
 }
 
@@ -88,6 +104,7 @@ type Graph[S any] struct {
 	order    []string // node names in the order they were added
 	edges    map[string][]string
 	conds    map[string]*condEdge[S]
+	reducers []FieldReducer[S]
 	problems []string
 }
 
@@ -168,19 +185,29 @@ func (g *Graph[S]) AddEdge(from, to string) *Graph[S] {
 
 // AddConditionalEdge routes from a node with a router. targets lists every
 // node the router may return (END included), so that Compile can check the
-// graph; a router returning an undeclared target fails the step.
+// graph; a router returning an undeclared target fails the step. It is
+// AddRoute for a router that returns node names only.
 func (g *Graph[S]) AddConditionalEdge(from string, r Router[S], targets ...string) *Graph[S] {
 	if r == nil {
 		g.problem("conditional edge from %q has a nil router", from)
 		return g
 	}
+	route := func(ctx context.Context, s S) (Routes[S], error) {
+		nodes, err := r(ctx, s)
+		return Routes[S]{Nodes: nodes}, err
+	}
+	return g.addCond("conditional edge", from, route, false, targets)
+}
+
+// addCond records a conditional edge of any kind.
+func (g *Graph[S]) addCond(what, from string, route RouteFunc[S], sends bool, targets []string) *Graph[S] {
 	if _, dup := g.conds[from]; dup {
 		g.problem("node %q has two conditional edges", from)
 		return g
 	}
 	if len(targets) == 0 {
-		g.problem("conditional edge from %q declares no targets", from)
+		g.problem("%s from %q declares no targets", what, from)
 	}
-	g.conds[from] = &condEdge[S]{router: r, targets: append([]string(nil), targets...)}
+	g.conds[from] = &condEdge[S]{route: route, sends: sends, targets: append([]string(nil), targets...)}
 	return g
 }

@@ -121,6 +121,35 @@ func Interrupt(ctx context.Context, payload any) (json.RawMessage, error) {
 	return nil, &InterruptError{Index: i, Payload: b}
 }
 
+// Ask is Interrupt with a typed answer, as LangGraph's interrupt(): it
+// stops the run with payload, and when the run is resumed with
+// WithResume(v) it returns v decoded as a T. The node must return Ask's
+// error unchanged, as Interrupt's:
+//
+//	ok, err := graph.Ask[bool](ctx, "ship "+s.Plan+"?")
+//	if err != nil {
+//		return s, err
+//	}
+//
+// An answer that does not decode as a T is an error matching ErrCodec,
+// naming the node: the Resume call fails, the run stays interrupted, and a
+// Resume with a well-formed answer runs the node again.
+func Ask[T any](ctx context.Context, payload any) (T, error) {
+	var v T
+	raw, err := Interrupt(ctx, payload)
+	if err != nil {
+		return v, err
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		node := ""
+		if t := taskFrom(ctx); t != nil {
+			node = " in node " + t.node
+		}
+		return v, fmt.Errorf("%w: the answer %s%s is not a %T: %w", ErrCodec, raw, node, v, err)
+	}
+	return v, nil
+}
+
 // LeaseToken is the fencing token of the lease on the run that the
 // calling node's runner holds (checkpoint.Lease.Token): the token every
 // checkpoint of this execution is written under, so a side effect that
@@ -158,7 +187,7 @@ func Emit(ctx context.Context, name string, payload any) {
 	if t.abandoned {
 		return
 	}
-	t.emit(Event{Kind: Custom, RunID: t.runID, Step: t.step, Node: t.node, Name: name, Payload: payload})
+	t.emit(Event{Kind: Custom, RunID: t.runID, Step: t.step, Node: t.node, Branch: t.branch, Name: name, Payload: payload})
 }
 
 // StepOf returns the step the calling node runs in (1 for the first step

@@ -43,6 +43,7 @@ var killScenarios = map[string]killScenario{
 	"send":     sendKill,
 	"task":     taskKill,
 	"subgraph": subgraphKill,
+	"reduce":   reduceKill,
 }
 
 type syncWriter struct {

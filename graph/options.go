@@ -55,6 +55,7 @@ type config struct {
 	durability    Durability
 	codec         any // Codec[S], checked at Compile
 	merge         any // MergeFunc[S], checked at Compile
+	mergeB        any // BranchMergeFunc[S], checked at Compile
 	summary       any // SummaryFunc[S], checked at Compile
 	stepLimit     int
 	clock         func() time.Time
@@ -133,11 +134,35 @@ func WithCodec[S any](codec Codec[S]) Option { return func(c *config) { c.codec 
 // with the state the branches started from.
 type MergeFunc[S any] func(ctx context.Context, base S, branches []S) (S, error)
 
-// WithMerge sets the function that combines fan-out branches. Without it a
+// WithMerge sets the function that combines fan-out branches. Without it
+// (or WithMergeBranches, or reducers on the state's fields: see Reduce) a
 // step that runs several nodes fails with ErrNoMerge, and Compile rejects
-// static fan-outs.
+// static fan-outs. With it, the merge function combines the branches even
+// when the state has reducers.
 func WithMerge[S any](m func(ctx context.Context, base S, branches []S) (S, error)) Option {
 	return func(c *config) { c.merge = MergeFunc[S](m) }
+}
+
+// Branch is one branch of a fan-out step, as a BranchMergeFunc sees it.
+type Branch[S any] struct {
+	Node   string // the node that ran
+	Index  int    // the branch's index in the step
+	Send   int    // the send's index among the step's sends, or -1 for a named node
+	Input  S      // what the node ran on: the step's state, or the send's input
+	Result S      // what the node returned (its update, for a Partial node)
+}
+
+// BranchMergeFunc combines the branches of a fan-out step, in branch order,
+// with the state the step started from; unlike a MergeFunc it is told each
+// branch's node, send index and input.
+type BranchMergeFunc[S any] func(ctx context.Context, base S, branches []Branch[S]) (S, error)
+
+// WithMergeBranches sets the function that combines fan-out branches, as
+// WithMerge does, giving it each branch's node, send index and input, so
+// that a graph that mixes named branches and sends can tell them apart. A
+// runner has one merge function: this one or WithMerge's.
+func WithMergeBranches[S any](m func(ctx context.Context, base S, branches []Branch[S]) (S, error)) Option {
+	return func(c *config) { c.mergeB = BranchMergeFunc[S](m) }
 }
 
 // SummaryFunc makes a checkpoint's summary from what it holds: its state

@@ -73,8 +73,11 @@ type Runner[S any] struct {
 	codec         Codec[S]
 	summary       SummaryFunc[S] // nil: checkpoints carry no summary
 	merge         MergeFunc[S]
+	mergeB        BranchMergeFunc[S]
+	plan          *fieldPlan[S] // the state's reducers; nil for a state that is not a struct
 	before, after map[string]bool
 	hasDeferred   bool
+	hasPartial    bool // some node is Partial
 	cache         *nodeCache
 	hub           hub
 }

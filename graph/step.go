@@ -131,40 +131,24 @@ func (r *Runner[S]) route(ctx context.Context, ran []string, s S, cmds []*Comman
 
 // routeCond asks the conditional edge from a node where to go.
 func (r *Runner[S]) routeCond(ctx context.Context, c *condEdge[S], from string, s S, add func(string), sends *[]Send[S], check func(what, from, to string, targets []string) error) error {
-	if c.send != nil {
-		rs, err := c.send(ctx, s)
-		if err != nil {
-			return fmt.Errorf("graph: router after %s: %w", from, err)
-		}
-		if len(rs.Nodes) == 0 && len(rs.Sends) == 0 {
-			return fmt.Errorf("graph: router after %s chose no target", from)
-		}
-		for _, to := range rs.Nodes {
-			if err := check("router after", from, to, c.targets); err != nil {
-				return err
-			}
-			add(to)
-		}
-		for _, snd := range rs.Sends {
-			if err := check("send router after", from, snd.Node, c.targets); err != nil {
-				return err
-			}
-			*sends = append(*sends, snd)
-		}
-		return nil
-	}
-	targets, err := c.router(ctx, s)
+	rs, err := c.route(ctx, s)
 	if err != nil {
 		return fmt.Errorf("graph: router after %s: %w", from, err)
 	}
-	if len(targets) == 0 {
+	if len(rs.Nodes) == 0 && len(rs.Sends) == 0 {
 		return fmt.Errorf("graph: router after %s chose no target", from)
 	}
-	for _, to := range targets {
-		if !slices.Contains(c.targets, to) {
-			return fmt.Errorf("graph: router after %s chose %q, which is not a declared target %v", from, to, c.targets)
+	for _, to := range rs.Nodes {
+		if err := check("router after", from, to, c.targets); err != nil {
+			return err
 		}
 		add(to)
+	}
+	for _, snd := range rs.Sends {
+		if err := check("send router after", from, snd.Node, c.targets); err != nil {
+			return err
+		}
+		*sends = append(*sends, snd)
 	}
 	return nil
 }

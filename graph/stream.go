@@ -95,6 +95,23 @@ func (f streamFilter) wants(e Event) bool {
 // Stream starts the run runID from initial, as Run does, and yields its
 // events as they happen, filtered by modes (StreamValues when none is
 // given). A run that fails yields its error last, with a zero Event.
+// StateOf reads the state a StepValues or NodeUpdate event carries.
+//
+// Updates (StreamUpdates) come as each branch finishes, as LangGraph
+// streams them. In a step that runs several branches (a fan-out, or
+// sends), each branch's NodeUpdate is yielded as soon as the branch has
+// finished and its result is saved as a pending write (buffered, with Exit
+// durability; without a store, as soon as it finishes), in the order the
+// branches finish, with Pending set and Seq 0: the step is not
+// checkpointed yet, but Resume will not run that branch again. Branch
+// tells the branches of one node apart (each send is one). Only after
+// every branch, the step's checkpoint is written (CheckpointSaved) and its
+// state yielded (StepValues). A branch that fails or interrupts yields no
+// update; when Resume runs the step again, the branches saved before are
+// yielded, Pending, as they are loaded, then the others as they finish. A
+// step of one node (or one send) has no pending write: its NodeUpdate
+// comes after its checkpoint, Pending false, with Seq set. Each node run
+// yields its update once.
 //
 // The run goes on only as fast as the loop reads: each event waits for the
 // reader. Stopping the loop (break, or return) stops the run cleanly: the
@@ -109,12 +126,30 @@ func (r *Runner[S]) Stream(ctx context.Context, runID string, initial S, modes .
 	})
 }
 
+// StreamOption is an option of ResumeStream: a StreamMode or a
+// ResumeOption (WithResume).
+type StreamOption interface{ streamOption() }
+
+func (StreamMode) streamOption()   {}
+func (ResumeOption) streamOption() {}
+
 // ResumeStream resumes the run runID, as Resume does, and yields its events
-// as Stream does.
-func (r *Runner[S]) ResumeStream(ctx context.Context, runID string, opts []ResumeOption, modes ...StreamMode) iter.Seq2[Event, error] {
+// as Stream does. opts are the stream modes and the resume options, in any
+// order (a nil option is skipped):
+//
+//	r.ResumeStream(ctx, "run-1", graph.WithResume(true), graph.StreamUpdates)
+func (r *Runner[S]) ResumeStream(ctx context.Context, runID string, opts ...StreamOption) iter.Seq2[Event, error] {
 	var rc resumeConfig
+	var modes []StreamMode
 	for _, o := range opts {
-		o(&rc)
+		switch o := o.(type) {
+		case StreamMode:
+			modes = append(modes, o)
+		case ResumeOption:
+			if o != nil {
+				o(&rc)
+			}
+		}
 	}
 	return r.stream(ctx, modes, func(ctx context.Context, o execOpts) error {
 		if rc.err != nil {

@@ -84,6 +84,16 @@ func AddSubgraph[P, C any](g *Graph[P], name string, child *Runner[C], in func(P
 	return g
 }
 
+// AddSubgraph adds node name that runs the compiled graph child, whose
+// state type is the graph's own, as LangGraph's add_node(name, subgraph):
+// the child starts from the state, and its final state is the node's
+// result. It is the package function AddSubgraph without the in and out
+// functions; see there for how the child runs, is resumed and is read
+// (SubgraphAt).
+func (g *Graph[S]) AddSubgraph(name string, child *Runner[S], opts ...NodeOption) *Graph[S] {
+	return AddSubgraph(g, name, child, func(s S) S { return s }, func(_, c S) S { return c }, opts...)
+}
+
 // parentTargets returns every node of a parent graph r's nodes may go to.
 func (r *Runner[S]) parentTargets() []string {
 	var out []string
@@ -113,8 +123,8 @@ func (r *Runner[S]) boundTo(pc config) *Runner[S] {
 	cfg.clock, cfg.sleep = pc.clock, pc.sleep
 	c := &Runner[S]{
 		nodes: make(map[string]*node[S], len(r.nodes)), order: r.order, edges: r.edges, conds: r.conds,
-		cfg: cfg, codec: r.codec, merge: r.merge, summary: r.summary, before: r.before, after: r.after,
-		hasDeferred: r.hasDeferred, cache: r.cache,
+		cfg: cfg, codec: r.codec, merge: r.merge, mergeB: r.mergeB, plan: r.plan, summary: r.summary, before: r.before, after: r.after,
+		hasDeferred: r.hasDeferred, hasPartial: r.hasPartial, cache: r.cache,
 	}
 	for name, n := range r.nodes {
 		if n.sub != nil {
@@ -242,6 +252,122 @@ func Subgraph[C, P any](r *Runner[P], name string) (*Runner[C], error) {
 		return nil, fmt.Errorf("graph: subgraph %q runs %T, not a Runner of %T", name, n.bound, *new(C))
 	}
 	return c, nil
+}
+
+// SubRun is one subgraph run of a run, as SubgraphAt finds it: the
+// subgraph's runner, bound to the parent's store, and the child run's id.
+type SubRun[C any] struct {
+	Runner *Runner[C]
+	RunID  string
+}
+
+// State returns the child run's latest checkpoint.
+func (s SubRun[C]) State(ctx context.Context) (Snapshot[C], error) {
+	return s.Runner.State(ctx, s.RunID)
+}
+
+// History returns up to limit checkpoints of the child run, newest first
+// (limit <= 0: all of them).
+func (s SubRun[C]) History(ctx context.Context, limit int) ([]Snapshot[C], error) {
+	return s.Runner.History(ctx, s.RunID, limit)
+}
+
+// subgraphHost is a runner of any state type, as SubgraphAt walks them.
+type subgraphHost interface {
+	boundSub(name string) (any, bool)
+}
+
+func (r *Runner[S]) boundSub(name string) (any, bool) {
+	n, ok := r.nodes[name]
+	if !ok || n.bound == nil {
+		return nil, false
+	}
+	return n.bound, true
+}
+
+// SubgraphAt finds a subgraph run of run runID by its path of subgraph
+// nodes, outermost first, at any depth: each element names a subgraph node
+// of the graph before it, as "node" (that node's latest run in its parent
+// run: the highest step, then the highest branch) or as the namespace
+// segment "node:step:branch" of one run (see Children). C is the state
+// type of the last subgraph.
+//
+//	sub, err := graph.SubgraphAt[Clearance](ctx, r, "run-1", "review", "legal")
+//	snap, err := sub.State(ctx)
+func SubgraphAt[C, P any](ctx context.Context, r *Runner[P], runID string, path ...string) (SubRun[C], error) {
+	if r.cfg.store == nil {
+		return SubRun[C]{}, ErrNoStore
+	}
+	if len(path) == 0 {
+		return SubRun[C]{}, fmt.Errorf("graph: SubgraphAt needs a path of subgraph nodes")
+	}
+	runs, err := checkpoint.ChildRuns(ctx, r.cfg.store, runID)
+	if err != nil {
+		return SubRun[C]{}, fmt.Errorf("graph: run %s: %w", runID, err)
+	}
+	var cur subgraphHost = r
+	id := runID
+	for _, seg := range path {
+		node, exact := seg, ""
+		b, ok := cur.boundSub(seg)
+		if !ok {
+			if n, _, _, parsed := parseSegment(seg); parsed {
+				node, exact = n, seg
+				b, ok = cur.boundSub(n)
+			}
+		}
+		if !ok {
+			return SubRun[C]{}, fmt.Errorf("%w: %q is not a subgraph node (path %v)", ErrUnknownNode, seg, path)
+		}
+		best, bestStep, bestBranch := "", -1, -1
+		for _, ri := range runs {
+			rest, ok := strings.CutPrefix(ri.RunID, id+NamespaceSep)
+			if !ok || strings.Contains(rest, NamespaceSep) {
+				continue
+			}
+			n, step, branch, ok := parseSegment(rest)
+			switch {
+			case !ok || n != node:
+			case exact != "":
+				if rest == exact {
+					best = ri.RunID
+				}
+			case step > bestStep || (step == bestStep && branch > bestBranch):
+				best, bestStep, bestBranch = ri.RunID, step, branch
+			}
+		}
+		if best == "" {
+			return SubRun[C]{}, fmt.Errorf("%w: run %s has no run of subgraph %s", ErrRunNotFound, id, seg)
+		}
+		host, ok := b.(subgraphHost)
+		if !ok {
+			return SubRun[C]{}, fmt.Errorf("graph: subgraph %q runs %T", seg, b)
+		}
+		cur, id = host, best
+	}
+	c, ok := cur.(*Runner[C])
+	if !ok {
+		return SubRun[C]{}, fmt.Errorf("graph: subgraph %q runs %T, not a Runner of %T", path[len(path)-1], cur, *new(C))
+	}
+	return SubRun[C]{Runner: c, RunID: id}, nil
+}
+
+// parseSegment splits a namespace segment "node:step:branch".
+func parseSegment(seg string) (node string, step, branch int, ok bool) {
+	i := strings.LastIndex(seg, ":")
+	if i < 0 {
+		return "", 0, 0, false
+	}
+	j := strings.LastIndex(seg[:i], ":")
+	if j < 0 {
+		return "", 0, 0, false
+	}
+	step, err1 := strconv.Atoi(seg[j+1 : i])
+	branch, err2 := strconv.Atoi(seg[i+1:])
+	if err1 != nil || err2 != nil {
+		return "", 0, 0, false
+	}
+	return seg[:j], step, branch, true
 }
 
 // ChildRun is a subgraph run of a run, as Children lists it.

@@ -85,7 +85,7 @@ func (t *task) emitTask(kind EventKind, name string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !t.abandoned {
-		t.emit(Event{Kind: kind, RunID: t.runID, Step: t.step, Node: t.node, Name: name})
+		t.emit(Event{Kind: kind, RunID: t.runID, Step: t.step, Node: t.node, Branch: t.branch, Name: name})
 	}
 }
 

@@ -18,6 +18,8 @@ You are a developer agent executing one phase of a phased development plan.
 - Read the code and the files named below to learn the current state: this
   prompt is a signpost, not the whole story.
 - When a task cannot be done, stop and report the failure with its output.
+  A test task's tests failing for the missing behaviour is its expected
+  result, not a failure: do not implement around them.
 - End your report with a JSON block for the agents after you (leave out what
   you have nothing for): {"decisions": [{"topic": "", "what": "", "why": ""}],
   "commands": ["TODO: ...", "NOT TODO: ..."], "methods": ["Name(signature)"],
@@ -105,6 +107,7 @@ func PhasePromptWith(s state.ExecutionState, sc StoryContext) (string, error) {
 		}
 	}
 	fmt.Fprintf(&b, "\n## Phase %d of %d: the plan's sections for it\n\n%s", n, total, ctx)
+	b.WriteString(developerTypeRules(tasks))
 	if ps.Review != nil && !ps.Review.Approved {
 		b.WriteString("\n" + retryContext(s, ps))
 	}
@@ -144,8 +147,10 @@ func ArchitectPrompt(s state.ExecutionState) string {
 You are the architect. Write a plan in markdown for the goal below. Each task is a
 "### Task <id>: <title>" heading, optionally followed by "- type: test|impl|refactor",
 "- depends on: <ids>|none" and "- files: <paths>" lines, then its description.
-Write test tasks before the impl tasks that make them pass. Reply with the plan only.
+Write test tasks before the impl tasks that make them pass.
 `)
+	b.WriteString(architectTDD)
+	b.WriteString("Reply with the plan only.\n")
 	fmt.Fprintf(&b, "\n## Goal\n\n%s\n", s.Run.Goal)
 	if p := planProblems(s); p != "" {
 		fmt.Fprintf(&b, "\n## Revision %d: the validator refused your last plan\n\n%s\n", s.Progress.PlanRevision, p)
@@ -168,14 +173,17 @@ func ReviewerPrompt(s state.ExecutionState) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("nodes: reviewer prompt: %w", err)
 	}
+	tasks, err := s.Plan.PhaseTasks(ps.Index)
+	if err != nil {
+		return "", fmt.Errorf("nodes: reviewer prompt: %w", err)
+	}
 	return fmt.Sprintf(`## Review
 
 You are the reviewer. Review the uncommitted changes of phase %d (see `+"`git status`"+` and
-`+"`git diff`"+`) against the plan's sections below. Run the tests if you can.
-
+`+"`git diff`"+`) against the plan's sections below. %s
 %s
 Reply with JSON only: {"approved": true|false, "comments": "...", "items": [{"text": "..."}]}
-`, ps.Index+1, ctx), nil
+`, ps.Index+1, reviewerTypeRules(tasks), ctx), nil
 }
 
 // EvaluatorPrompt asks the evaluator to sort review items.

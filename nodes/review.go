@@ -199,6 +199,10 @@ func (w *workflow) judge(ctx context.Context, s state.ExecutionState) (state.Exe
 			w.cfg.Logger.Info("review item not acted on", "phase", ps.Index+1, "verdict", string(v), "item", it.Text, "reason", it.Reason)
 		}
 	}
+	if nothingToAct(len(rv.Items), rr) {
+		rr.Approved = true
+		w.cfg.Logger.Info("review approved: every item deferred or rejected", "phase", ps.Index+1, "items", len(rv.Items))
+	}
 	return c, rr, nil
 }
 
@@ -249,6 +253,9 @@ func (w *workflow) approve(ctx context.Context, s state.ExecutionState, ps state
 	}
 	if post == "" {
 		if err := w.checkOutsideEdits(ctx, c, ps); err != nil {
+			return s, err
+		}
+		if err := w.writeDeferred(c, ps); err != nil {
 			return s, err
 		}
 		if err := w.writeRecord(c); err != nil {

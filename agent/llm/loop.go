@@ -302,6 +302,13 @@ func assistantMessages(p Provider, text string, calls []llms.ToolCall) []llms.Me
 	return out
 }
 
+// taskTypes is the system prompt's word on task types, for the developer
+// and the reviewer (seeds 000 and 002): the prompt says which type each
+// task has.
+const taskTypes = "A task may have a type. A test task writes tests that fail for the missing behaviour: " +
+	"that failure is expected, and the tests must not be implemented around. An impl task makes the named tests " +
+	"pass without changing them. A refactor task leaves behaviour and tests unchanged."
+
 // systemPrompt is the system message of a fresh session.
 func systemPrompt(r agent.Role) string {
 	var answer string
@@ -309,13 +316,14 @@ func systemPrompt(r agent.Role) string {
 	case agent.RoleArchitect:
 		answer = "When you are done, answer with the plan as markdown and nothing else."
 	case agent.RoleReviewer:
-		answer = `When you are done, answer with one JSON object {"approved": bool, "comments": string, "items": [...]} and nothing else.`
+		answer = taskTypes + " Judge a test task by the quality of its tests, not by their passing. " +
+			`When you are done, answer with one JSON object {"approved": bool, "comments": string, "items": [...]} and nothing else.`
 	case agent.RoleEvaluator:
 		answer = `When you are done, answer with one JSON object {"items": [...]} and nothing else.`
 	case agent.RoleDoctor, agent.RoleReplanner:
 		answer = "Change nothing. Answer with the one JSON object the prompt asks for and nothing else."
 	default:
-		answer = "When you are done, answer with a short summary of what you changed and how you checked it. " + agent.StoryInstructions
+		answer = taskTypes + " When you are done, answer with a short summary of what you changed and how you checked it. " + agent.StoryInstructions
 	}
 	return fmt.Sprintf("You are the %s agent of a coding workflow, working in a git repository. "+
 		"Use the tools to look at and change files; paths are relative to the repository root, "+

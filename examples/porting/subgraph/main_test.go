@@ -1,0 +1,9 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/gaffer-dev/gaffer/examples/porting/internal/golden"
+)
+
+func TestOutput(t *testing.T) { golden.Check(t, "subgraph", main, false) }
