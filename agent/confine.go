@@ -2,12 +2,10 @@ package agent
 
 import (
 	"os/exec"
-
-	"github.com/gaffer-dev/gaffer/agent/internal/proc"
 	"strconv"
 
-	"github.com/gaffer-dev/gaffer/agent/internal/environ"
 	"github.com/gaffer-dev/gaffer/agent/internal/landlock"
+	"github.com/gaffer-dev/gaffer/agent/internal/proc"
 )
 
 // Confinement says how Toolbox.Run confines commands.
@@ -18,7 +16,11 @@ const (
 	// has it (Linux 5.13 and later), and starts them in a user namespace of
 	// their own where the kernel allows one, so that they cannot read the
 	// environment or memory of processes outside their session (see
-	// proc.Isolation). What the kernel refuses, ToolboxOptions.Warn is told
+	// proc.Isolation), and, through the sandbox helper (SandboxMain), in
+	// a PID namespace of their own where the kernel allows one, so that
+	// they see and signal only their own processes and all of them end
+	// with the command; the Go caches are layered for them (see
+	// proc.GoCaches). What the kernel refuses, ToolboxOptions.Warn is told
 	// once.
 	ConfineAuto Confinement = iota
 	// ConfineOff runs commands unconfined.
@@ -72,29 +74,55 @@ func (t *Toolbox) isolate(cmd *exec.Cmd) {
 	iso.Apply(cmd)
 }
 
-// sandbox returns the sandbox helper's executable and the .git
-// directories it must make read-only when a writable directory holds one
-// (an in-place run): Landlock cannot take .git out of the directory it
-// allows. "" when there is none, or no helper (Warn is told once).
-func (t *Toolbox) sandbox(writable []string) (exe string, ro []string) {
-	ro = proc.GitDirsIn(writable)
-	if len(ro) == 0 {
-		return "", nil
+// sandbox returns the sandbox helper's executable and the Sandbox to
+// start a command through (see proc.Helper.For): "" when it starts
+// without. Warn is told once when the helper cannot make a writable
+// directory's .git read-only (an in-place run), and once when it cannot
+// give commands a PID namespace of their own.
+func (t *Toolbox) sandbox(writable []string, landlock bool, layers []proc.Layer) (string, proc.Sandbox) {
+	exe, sb := t.helper.For(writable, landlock, layers)
+	if _, why := t.helper.Get(); why != "" && len(proc.GitDirsIn(writable)) > 0 {
+		t.helperWarn.Do(func() { t.warnf("agent commands can write the repository's .git in an in-place run: " + why) })
 	}
-	exe, why := t.helper.Get()
-	if exe == "" {
-		t.helperWarn.Do(func() {
-			if t.opts.Warn != nil {
-				t.opts.Warn("agent commands can write the repository's .git in an in-place run: " + why)
-			}
-		})
+	if ok, why := t.helper.PID(); !ok {
+		t.pidWarn.Do(func() { t.warnf(PIDNamespaceWarning + why) })
 	}
-	return exe, ro
+	return exe, sb
 }
 
-// writableDirs returns the directories besides the command's TMPDIR that a
-// confined command may write under: the repository and the Go build and
-// module caches (so "go test" works), from env or their defaults.
-func (t *Toolbox) writableDirs(env []string) []string {
-	return append([]string{t.root}, environ.GoCaches(env)...)
+// warnf tells ToolboxOptions.Warn, when there is one.
+func (t *Toolbox) warnf(msg string) {
+	if t.opts.Warn != nil {
+		t.opts.Warn(msg)
+	}
+}
+
+// PIDNamespaceWarning begins what Warn is told when sessions and commands
+// cannot get a PID namespace of their own; why follows it.
+const PIDNamespaceWarning = "agent commands can see every process and its command line, and signal gaffer (no PID namespace of their own): "
+
+// PIDNamespaceRefused says why the agents' sessions and commands cannot
+// get a PID namespace of their own, or "" when they can: the kernel
+// refuses one inside a user namespace (a limit of
+// user.max_pid_namespaces or user.max_user_namespaces, AppArmor, not
+// Linux), or the program does not call SandboxMain. It finds out by
+// starting the sandbox helper, as the first session would; a run's start
+// line and `gaffer config show` say it.
+func PIDNamespaceRefused() string {
+	var h proc.Helper
+	if ok, why := h.PID(); !ok {
+		return why
+	}
+	return ""
+}
+
+// PIDNamespaceNote is what a run's start line and `gaffer config show`
+// add when the agents' sessions and commands cannot get a PID namespace
+// of their own (see PIDNamespaceRefused): "" when they can.
+func PIDNamespaceNote() string {
+	why := PIDNamespaceRefused()
+	if why == "" {
+		return ""
+	}
+	return "agents get no PID namespace of their own, so they can see every process's command line and signal gaffer: " + why
 }

@@ -22,10 +22,14 @@
 // refused, .git is never changed, and commands run without the
 // environment's secrets (API keys, tokens, passwords). On Linux with
 // Landlock, commands can write only under the repository, a TMPDIR of
-// their own, the Go caches and /dev files (Confinement); reads are not
-// restricted. Elsewhere they run unconfined and ToolboxOptions.Warn is
-// told so. The CLI driver confines its agent's whole process group the
-// same way (package agent/internal/landlock does it for both).
+// their own, the Go caches (layered, so that the user's stay as they were)
+// and /dev files (Confinement); reads are not restricted. Elsewhere they
+// run unconfined and ToolboxOptions.Warn is told so. The CLI driver
+// confines its agent's whole process group the same way (package
+// agent/internal/landlock does it for both). Through the sandbox helper
+// (SandboxMain), where the kernel allows, each command and session also
+// runs in a PID namespace of its own: it sees and signals only its own
+// processes, and none of them outlives it.
 //
 // Every command and CLI agent session runs in a process group of its own,
 // killed when it ends. With a GroupRecorder, the group is recorded before

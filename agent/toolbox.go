@@ -15,6 +15,7 @@ import (
 
 	"github.com/gaffer-dev/gaffer/agent/internal/proc"
 	"github.com/gaffer-dev/gaffer/agent/internal/short"
+	"github.com/gaffer-dev/gaffer/internal/secretenv"
 )
 
 // ToolboxOptions configures a Toolbox. The zero value is ready to use.
@@ -80,9 +81,17 @@ type Toolbox struct {
 	warn    sync.Once
 	iso     proc.Isolator
 	isoWarn sync.Once
-	// helper confines in-place runs' commands (see sandbox).
+	// helper starts commands in namespaces of their own (see sandbox).
 	helper     proc.Helper
 	helperWarn sync.Once
+	pidWarn    sync.Once
+	// caches is where the Go caches' layers (or the caches of the
+	// commands' own) are kept from one command to the next, made by the
+	// first command; inUse is held by the command using them (another,
+	// at the same time, gets layers of its own).
+	cachesMu sync.Mutex
+	caches   string
+	inUse    sync.Mutex
 }
 
 // NewToolbox returns a Toolbox for the repository at dir.
@@ -107,6 +116,45 @@ func NewToolbox(dir string, opts ToolboxOptions) (*Toolbox, error) {
 		return nil, fmt.Errorf("agent: repository %q is not a directory", dir)
 	}
 	return &Toolbox{root: root, opts: opts}, nil
+}
+
+// Close removes what the Toolbox kept between its commands: the layers of
+// the Go caches they share (see proc.GoCaches), where each command's
+// builds go, so that the next command of the session need not compile
+// them again. Call it once the session is over; the Toolbox can still be
+// used after, and keeps them again. One not closed leaves them in the
+// temporary directory.
+func (t *Toolbox) Close() error {
+	t.inUse.Lock()
+	defer t.inUse.Unlock()
+	t.cachesMu.Lock()
+	dir := t.caches
+	t.caches = ""
+	t.cachesMu.Unlock()
+	if dir == "" {
+		return nil
+	}
+	return proc.RemoveTree(dir)
+}
+
+// sharedCaches returns the directory for the Go caches' layers that the
+// Toolbox's commands share, made when first asked, and its release; or
+// "" when another command uses it now.
+func (t *Toolbox) sharedCaches() (string, func()) {
+	if !t.inUse.TryLock() {
+		return "", nil
+	}
+	t.cachesMu.Lock()
+	defer t.cachesMu.Unlock()
+	if t.caches == "" {
+		dir, err := os.MkdirTemp("", "gaffer-caches-*")
+		if err != nil {
+			t.inUse.Unlock()
+			return "", nil
+		}
+		t.caches = dir
+	}
+	return t.caches, t.inUse.Unlock
 }
 
 // Root returns the repository root, absolute and with symbolic links resolved.
@@ -371,34 +419,11 @@ func writeFile(path, content string) error {
 	return os.WriteFile(path, []byte(content), perm)
 }
 
-// secretSuffixes end the names of environment variables that commands do
-// not get.
-func secretSuffixes() []string {
-	return []string{"API_KEY", "ACCESS_KEY", "SECRET", "SECRET_KEY", "TOKEN", "PASSWORD"}
-}
-
 // withoutSecrets returns env without the variables named like secrets.
-func withoutSecrets(env []string) []string {
-	out := make([]string, 0, len(env))
-	for _, kv := range env {
-		name, _, _ := strings.Cut(kv, "=")
-		if !isSecretName(name) {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
+func withoutSecrets(env []string) []string { return secretenv.Without(env) }
 
 // isSecretName reports whether an environment variable's name marks a secret.
-func isSecretName(name string) bool {
-	upper := strings.ToUpper(name)
-	for _, s := range secretSuffixes() {
-		if upper == s || strings.HasSuffix(upper, "_"+s) {
-			return true
-		}
-	}
-	return false
-}
+func isSecretName(name string) bool { return secretenv.IsSecret(name) }
 
 // capWriter keeps the first quarter and the last three quarters of at most
 // max bytes written to it.

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gaffer-dev/gaffer/agent/internal/landlock"
 	"github.com/gaffer-dev/gaffer/agent/internal/testkit"
@@ -64,7 +65,8 @@ func TestToolboxRunUnconfinedWhenOff(t *testing.T) {
 
 // TestToolboxRunRecordsGroupFirst checks that a command's process group is
 // recorded before the command does anything, that the group is the
-// command's, and that what the command left in the background dies with it.
+// command's (its background child, seen from outside, is in the group
+// recorded), and that what the command left in the background dies with it.
 func TestToolboxRunRecordsGroupFirst(t *testing.T) {
 	dir := t.TempDir()
 	rec := &testkit.Recorder{Marker: filepath.Join(dir, "started")}
@@ -72,14 +74,31 @@ func TestToolboxRunRecordsGroupFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := tb.Run(context.Background(), "touch started; sleep 300 & echo $! > bg; ps -o pgid= -p $$", nil)
+	marker := strconv.Itoa(3000 + os.Getpid()%1000)
+	type seen struct{ pid, pgrp int }
+	found := make(chan seen, 1)
+	go func() {
+		defer close(found)
+		for range 1000 {
+			if pid := testkit.FindProcess("sleep\x00" + marker + "\x00"); pid > 0 {
+				found <- seen{pid, testkit.Pgrp(pid)}
+				_ = os.WriteFile(filepath.Join(dir, "go"), nil, 0o644)
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	res, err := tb.Run(context.Background(), "touch started; sleep "+marker+" & while [ ! -e go ]; do sleep 0.01; done", nil)
 	if err != nil || res.Failed() {
 		t.Fatalf("run: %v\n%s", err, res.Output)
 	}
-	pgid, _ := strconv.Atoi(strings.TrimSpace(res.Output))
+	bg, ok := <-found
+	if !ok {
+		t.Fatal("the command's background process was never seen")
+	}
 	pgids, early, forgot := rec.Groups()
-	if len(pgids) != 1 || pgids[0] != pgid {
-		t.Fatalf("recorded %v, want the command's group %d", pgids, pgid)
+	if len(pgids) != 1 || pgids[0] != bg.pgrp {
+		t.Fatalf("recorded %v, want the command's group %d (its background child's)", pgids, bg.pgrp)
 	}
 	if len(early) != 0 {
 		t.Errorf("the command began before its group was recorded")
@@ -87,9 +106,8 @@ func TestToolboxRunRecordsGroupFirst(t *testing.T) {
 	if len(forgot) != 1 {
 		t.Errorf("the record was not forgotten after the command")
 	}
-	bg, _ := strconv.Atoi(strings.TrimSpace(testkit.ReadFile(t, filepath.Join(dir, "bg"))))
-	if !testkit.Gone(bg) {
-		t.Errorf("the background process %d outlived its command", bg)
+	if !testkit.Gone(bg.pid) {
+		t.Errorf("the background process %d outlived its command", bg.pid)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 
 	"github.com/gaffer-dev/gaffer/agent/internal/environ"
@@ -14,33 +15,55 @@ import (
 
 // runCommand runs cmd to its end in a process group of its own (see
 // proc.Start), confined as ToolboxOptions.Confine says. Cancelling it
-// kills the whole group, and so does its end.
+// kills the whole group, and so does its end; so does the end of
+// whatever it left running that left the group (see proc.Group.Kill).
 func (t *Toolbox) runCommand(cmd *exec.Cmd) error {
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	rules, err := t.confinement()
 	if err != nil {
 		return err
 	}
-	if rules == nil {
-		t.isolate(cmd)
+	if t.opts.Confine == ConfineOff {
 		return t.runInGroup(cmd, t.opts.Groups)
 	}
-	tmp, err := os.MkdirTemp("", "gaffer-cmd-*")
+	work, err := os.MkdirTemp("", "gaffer-cmd-*")
 	if err != nil {
 		return fmt.Errorf("command temp dir: %w", err)
 	}
-	defer os.RemoveAll(tmp)
+	defer proc.RemoveTree(work)
+	tmp := filepath.Join(work, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return fmt.Errorf("command temp dir: %w", err)
+	}
 	cmd.Env = append(environ.Without(cmd.Env, "TMPDIR"), "TMPDIR="+tmp)
-	writable := append(t.writableDirs(cmd.Env), tmp)
-	if exe, ro := t.sandbox(writable); exe != "" {
-		// The helper confines the command: .git read-only, then Landlock.
-		forget, err := proc.StartIn(cmd, t.opts.Groups, proc.Sandbox{ReadOnly: ro, Writable: writable, Landlock: true}, exe)
+	writable := []string{t.root, tmp}
+	var layers []proc.Layer
+	if layered := t.helper.Layered(); layered || rules != nil {
+		// The Go caches are the user's: a command sees them layered, or
+		// gets caches of its own (see proc.GoCaches), which the next
+		// command of the session finds as this one left them.
+		where := work
+		if shared, release := t.sharedCaches(); shared != "" {
+			defer release()
+			where = shared
+		}
+		var caches []string
+		layers, caches, cmd.Env = proc.GoCaches(cmd.Env, where, layered)
+		writable = append(writable, caches...)
+	}
+	if exe, sb := t.sandbox(writable, rules != nil, layers); exe != "" {
+		// The helper confines the command: its namespaces, .git
+		// read-only, the caches layered, then Landlock.
+		g, err := proc.StartIn(cmd, t.opts.Groups, sb, exe)
 		if err != nil {
 			return err
 		}
-		return t.waitGroup(cmd, forget)
+		return t.waitGroup(cmd, g)
 	}
 	t.isolate(cmd)
+	if rules == nil {
+		return t.runInGroup(cmd, t.opts.Groups)
+	}
 	errc := make(chan error, 1)
 	rules.Go(writable, func(confineErr error) {
 		// The Landlock domain is the thread's, and the command inherits it
@@ -58,21 +81,21 @@ func (t *Toolbox) runCommand(cmd *exec.Cmd) error {
 // runInGroup starts cmd in a group recorded by rec, waits for it, and kills
 // what is left of the group.
 func (t *Toolbox) runInGroup(cmd *exec.Cmd, rec GroupRecorder) error {
-	forget, err := proc.Start(cmd, rec)
+	g, err := proc.Start(cmd, rec)
 	if err != nil {
 		return err
 	}
-	return t.waitGroup(cmd, forget)
+	return t.waitGroup(cmd, g)
 }
 
 // waitGroup waits for the started cmd, kills what is left of its group
-// and forgets the group's record.
-func (t *Toolbox) waitGroup(cmd *exec.Cmd, forget func()) error {
+// (and of its namespaces) and forgets the group's record.
+func (t *Toolbox) waitGroup(cmd *exec.Cmd, g *proc.Group) error {
 	// Kill what the command left running as soon as it exits, so that a
 	// background child holding its output does not hold up Wait.
 	proc.AwaitExit(cmd.Process.Pid)
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	g.Kill()
 	err := cmd.Wait()
-	forget()
+	g.Forget()
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/profile/config"
 	ucli "github.com/urfave/cli/v2"
 )
@@ -43,8 +44,10 @@ func configCommand(io IO) *ucli.Command {
 
 // ConfigShow writes the effective profile name (the configuration's
 // default for "") of the configuration found for the repository in
-// repoDir, with secrets masked, after a comment naming the file and one
-// giving its max_runs_per_repo when it has one. A file that does not load is ExitInvalid,
+// repoDir, with secrets masked, after a comment naming the file, one
+// saying that agents get no PID namespace of their own when the kernel
+// refuses one (agent.PIDNamespaceNote), and one giving its
+// max_runs_per_repo when it has one. A file that does not load is ExitInvalid,
 // with its line; an unknown profile is a usage error.
 func ConfigShow(io IO, repoDir, name string, getenv func(string) string) error {
 	cfg, err := config.Load(repoDir, getenv)
@@ -64,6 +67,11 @@ func ConfigShow(io IO, repoDir, name string, getenv func(string) string) error {
 	}
 	if _, err := io.Out.Write([]byte("# configuration: " + from + "\n")); err != nil {
 		return err
+	}
+	if note := agent.PIDNamespaceNote(); note != "" {
+		if _, err := io.Out.Write([]byte("# " + note + "\n")); err != nil {
+			return err
+		}
 	}
 	if n := cfg.MaxRunsPerRepo(); n > 0 {
 		if _, err := fmt.Fprintf(io.Out, "# max_runs_per_repo: %d (gaffer serve: runs of this repository at once at most)\n", n); err != nil {

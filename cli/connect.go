@@ -193,9 +193,21 @@ func withService(c *ucli.Context, io IO, read bool, f func(svc host.Service, cmd
 		},
 		Database: func(context.Context) (host.Service, func(), error) { return viaDatabase(c, io) },
 		Open: func(context.Context) (host.Service, func(), error) {
-			l, err := openHost(c, io, hostOptions{kind: commandKind(c), read: read})
+			kind := commandKind(c)
+			if read {
+				// Read-only, beside other readers: it serves no socket,
+				// where a command that writes would find it.
+				kind = ""
+			}
+			l, err := openHost(c, io, hostOptions{kind: kind, read: read})
 			if err != nil {
 				return nil, nil, err
+			}
+			if read {
+				// With the store held, no process answers on its socket:
+				// one a killed holder left goes, as a holder's Listen
+				// removes it.
+				_, _ = control.RemoveStale(control.SocketPath(dir))
 			}
 			return l.Host, func() { _ = l.Close() }, nil
 		},

@@ -43,69 +43,6 @@ func deleteCommand(io IO) *ucli.Command {
 	}
 }
 
-func pruneCommand(io IO) *ucli.Command {
-	return &ucli.Command{
-		Name:         "prune",
-		Usage:        "remove every finished run from the store but the newest --keep ones (their commits stay in git)",
-		OnUsageError: onUsageError,
-		Flags: localGlobals(
-			&ucli.IntFlag{Name: "keep", Value: 10, EnvVars: []string{"GAFFER_KEEP"}, Usage: "how many of the newest finished runs to keep"},
-			&ucli.BoolFlag{Name: "yes", Aliases: []string{"y"}, EnvVars: []string{"GAFFER_YES"}, Usage: "do not ask on a terminal"},
-			&ucli.BoolFlag{Name: "branches", EnvVars: []string{"GAFFER_BRANCHES"}, Usage: "also delete run branches with unmerged commits, and rescue refs"},
-		),
-		Action: func(c *ucli.Context) error {
-			a, err := parseArgs(c, "yes", "y", "branches")
-			if err != nil {
-				return err
-			}
-			if a.run != "" {
-				return exitf(ExitUsage, "unexpected argument %q (prune takes no RUN; see gaffer delete)", a.run)
-			}
-			keep := c.Int("keep")
-			if v, ok := a.extra["keep"]; ok {
-				if _, err := fmt.Sscan(v, &keep); err != nil {
-					return exitf(ExitUsage, "--keep: %q is not a number", v)
-				}
-			}
-			if keep < 0 {
-				return exitf(ExitUsage, "--keep %d: want 0 or more", keep)
-			}
-			if dir, err := missingStore(c); err != nil || dir != "" {
-				if err == nil {
-					fmt.Fprintln(io.Out, noRunsLine(dir))
-				}
-				return err
-			}
-			l, err := openHost(c, io, hostOptions{kind: commandKind(c)})
-			if err != nil {
-				return err
-			}
-			defer l.Close()
-			es, err := l.List(c.Context, host.ListRequest{})
-			if err != nil {
-				return err
-			}
-			var old []string
-			kept := 0
-			for _, r := range host.StatusesOf(es) { // newest first
-				if !deletable(r.Snapshot) {
-					continue
-				}
-				if kept < keep {
-					kept++
-					continue
-				}
-				old = append(old, r.Snapshot.RunID)
-			}
-			if len(old) == 0 {
-				fmt.Fprintf(l.io.Out, "Nothing to prune: %s kept.\n", plural(kept, "finished run"))
-				return nil
-			}
-			return Delete(c.Context, l, old, a.Bool("yes") || a.Bool("y"), a.Bool("branches"))
-		},
-	}
-}
-
 // deletable reports whether a run may leave the store: it is finished and
 // has no uncommitted changes of the user's still to put back.
 func deletable(snap graph.Snapshot[state.ExecutionState]) bool {
@@ -113,18 +50,28 @@ func deletable(snap graph.Snapshot[state.ExecutionState]) bool {
 }
 
 // Delete removes the finished runs ids from the store, with their
-// transcripts, after asking on a terminal (unless yes). An unfinished run
-// (cancel it first), or one whose user's changes are still to be put back
-// (resume it first), is refused with exit 8 before anything is removed.
-// Each run's branch goes too once its commits are merged (in HEAD or in a
-// branch outside gaffer/), and its stash ref once the changes it kept are
-// back; an unmerged branch and the rescue refs go only with branches, and
-// are otherwise kept with a line saying so.
+// transcripts, after asking on a terminal (unless yes). Everything is
+// checked before anything is removed, and a refusal is one line with
+// exit 8: an unfinished run (cancel it first), one whose user's changes
+// are still to be put back (resume it first), and a branch that is to go
+// but is checked out in a work tree. Each run's branch goes too once its
+// commits are in a branch of the user's (outside gaffer/), and its stash
+// ref once the changes it kept are back; an unmerged branch and the
+// rescue refs go only with branches, and are otherwise kept with a line
+// saying so. A single id of a run deleted already whose branch or rescue
+// refs were kept is deleteKept's.
 func Delete(ctx context.Context, l *local, ids []string, yes, branches bool) error {
+	repo := l.Repo()
 	total := 0
+	plans := make([]refPlan, 0, len(ids))
 	for _, id := range ids {
 		rs, err := l.Status(ctx, host.RunRequest{RunID: id})
 		if err != nil {
+			if len(ids) == 1 && host.CodeOf(err) == host.Refused {
+				if kept, kerr := keptOfDeleted(ctx, l, repo, id); kerr == nil && kept {
+					return deleteKept(ctx, l, repo, id, branches)
+				}
+			}
 			return err
 		}
 		snap := rs.Snapshot
@@ -135,6 +82,11 @@ func Delete(ctx context.Context, l *local, ids []string, yes, branches bool) err
 			return exitf(ExitPrecondition, "run %s still keeps your uncommitted changes; put them back first: %s", id, l.cmd("resume", id))
 		}
 		total += int(snap.Seq)
+		p, err := planRunRefs(ctx, repo, id, branches, true, l.cmd)
+		if err != nil {
+			return err
+		}
+		plans = append(plans, p)
 	}
 	what := fmt.Sprintf("run %s", ids[0])
 	if len(ids) > 1 {
@@ -149,11 +101,11 @@ func Delete(ctx context.Context, l *local, ids []string, yes, branches bool) err
 		}
 	}
 	var notes []string
-	for _, id := range ids {
+	for i, id := range ids {
 		if err := l.Delete(ctx, host.RunRequest{RunID: id}); err != nil {
 			return err
 		}
-		n, err := dropRunRefs(ctx, l.Repo(), id, branches, l.cmd)
+		n, err := plans[i].apply(ctx, repo, l.cmd)
 		if err != nil {
 			return err
 		}
@@ -166,52 +118,146 @@ func Delete(ctx context.Context, l *local, ids []string, yes, branches bool) err
 	return nil
 }
 
-// dropRunRefs removes run id's git refs that hold nothing unmerged: its
-// branch gaffer/ID when every commit of it is in another branch, and its
-// stash ref (Delete is called only once the stash is back). With all it
-// removes the unmerged branch and the rescue refs too. It returns one
-// line per branch removed or kept.
-func dropRunRefs(ctx context.Context, repo *workspace.Repo, id string, all bool, cmd func(...string) string) ([]string, error) {
-	if repo == nil {
-		return nil, nil
+// keptOfDeleted reports whether run id is not in the store but its
+// branch or rescue refs are in repo: a run deleted with its unmerged work
+// kept.
+func keptOfDeleted(ctx context.Context, l *local, repo *workspace.Repo, id string) (bool, error) {
+	if repo == nil || host.CheckRunID(id) != nil {
+		return false, nil
 	}
-	var notes []string
+	if inStore, err := hasRun(ctx, l.Host, id); err != nil || inStore {
+		return false, err
+	}
+	refs, err := repo.Refs(ctx, "refs/heads/"+host.RunBranch(id))
+	if err != nil {
+		return false, err
+	}
+	rescues, err := repo.Refs(ctx, workspace.RescueRefPrefix+id+"/")
+	if err != nil {
+		return false, err
+	}
+	return len(refs)+len(rescues) > 0, nil
+}
+
+// deleteKept removes what run id, deleted already, kept in git: its
+// branch once it is merged, or with branches; its rescue refs with
+// branches. An unmerged branch without branches is refused (exit 8)
+// with the two commands that end it.
+func deleteKept(ctx context.Context, l *local, repo *workspace.Repo, id string, branches bool) error {
+	p, err := planRunRefs(ctx, repo, id, branches, false, l.cmd)
+	if err != nil {
+		return err
+	}
+	if !p.drop && !p.dropRescues {
+		if p.branch != "" {
+			return exitf(ExitPrecondition, "run %s was deleted already; its branch %s holds unmerged work: %s takes it into your branch, %s deletes it",
+				id, p.branch, l.cmd("merge", id), l.cmd("delete", id, "--branches"))
+		}
+		return exitf(ExitPrecondition, "run %s was deleted already; its %s stay: %s deletes them", id, plural(len(p.rescues), "rescue ref"), l.cmd("delete", id, "--branches"))
+	}
+	notes, err := p.apply(ctx, repo, l.cmd)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(l.io.Out, "Run %s was deleted already.\n", id)
+	for _, n := range notes {
+		fmt.Fprintln(l.io.Out, n)
+	}
+	return nil
+}
+
+// refPlan is what deleting a run does to its git refs, decided (and
+// checked) before anything changes.
+type refPlan struct {
+	id          string
+	branch      string // gaffer/ID; "" when there is none
+	merged      bool   // its commits are in a branch of the user's
+	drop        bool   // the branch goes: merged, or --branches
+	stash       bool   // the stash ref goes (a run in the store, its changes back)
+	rescues     []string
+	dropRescues bool
+}
+
+// planRunRefs decides what deleting run id does to its refs: its branch
+// goes when merged or with all, its stash ref with stash, its rescue refs
+// with all. A branch that is to go but is checked out in a work tree is
+// refused here, exit 8, as git would refuse it half-way.
+func planRunRefs(ctx context.Context, repo *workspace.Repo, id string, all, stash bool, cmd func(...string) string) (refPlan, error) {
+	p := refPlan{id: id, stash: stash}
+	if repo == nil {
+		return p, nil
+	}
 	branch := host.RunBranch(id)
 	merged, err := repo.BranchMerged(ctx, branch, host.ForkBranchPrefix)
 	switch {
 	case errors.Is(err, workspace.ErrNoBranch):
 	case err != nil:
-		return nil, err
-	case merged || all:
-		if err := repo.DeleteRef(ctx, "refs/heads/"+branch); err != nil {
+		return p, err
+	default:
+		p.branch, p.merged, p.drop = branch, merged, merged || all
+	}
+	if p.drop {
+		tree, err := repo.CheckedOut(ctx, branch)
+		if err != nil {
+			return p, err
+		}
+		if tree != "" {
+			return p, exitf(ExitPrecondition, "branch %s is checked out in %s: check out another branch there, then %s (nothing was deleted)",
+				branch, tree, cmd(deleteArgs(id, all)...))
+		}
+	}
+	if p.rescues, err = repo.Refs(ctx, workspace.RescueRefPrefix+id+"/"); err != nil {
+		return p, err
+	}
+	p.dropRescues = all && len(p.rescues) > 0
+	return p, nil
+}
+
+func deleteArgs(id string, all bool) []string {
+	if all {
+		return []string{"delete", id, "--branches"}
+	}
+	return []string{"delete", id}
+}
+
+// apply carries out p and returns one line per branch or set of rescue
+// refs removed or kept.
+func (p refPlan) apply(ctx context.Context, repo *workspace.Repo, cmd func(...string) string) ([]string, error) {
+	if repo == nil {
+		return nil, nil
+	}
+	var notes []string
+	switch {
+	case p.branch == "":
+	case p.drop:
+		if err := repo.DeleteBranch(ctx, p.branch); err != nil {
 			return nil, err
 		}
-		if merged {
-			notes = append(notes, fmt.Sprintf("Deleted branch %s: its commits are merged.", branch))
+		if p.merged {
+			notes = append(notes, fmt.Sprintf("Deleted branch %s: its commits are merged.", p.branch))
 		} else {
-			notes = append(notes, fmt.Sprintf("Deleted branch %s and its unmerged commits (--branches).", branch))
+			notes = append(notes, fmt.Sprintf("Deleted branch %s and its unmerged commits (--branches).", p.branch))
 		}
 	default:
-		notes = append(notes, fmt.Sprintf("Kept branch %s: it holds unmerged work (%s takes it into your branch; --branches deletes it).", branch, cmd("merge", id)))
+		notes = append(notes, fmt.Sprintf("Kept branch %s: it holds unmerged work (%s takes it into your branch; %s deletes it).",
+			p.branch, cmd("merge", p.id), cmd("delete", p.id, "--branches")))
 	}
-	if err := repo.DeleteRef(ctx, workspace.StashRefPrefix+id); err != nil {
-		return nil, err
-	}
-	rescues, err := repo.Refs(ctx, workspace.RescueRefPrefix+id+"/")
-	if err != nil {
-		return nil, err
+	if p.stash {
+		if err := repo.DeleteRef(ctx, workspace.StashRefPrefix+p.id); err != nil {
+			return nil, err
+		}
 	}
 	switch {
-	case len(rescues) == 0:
-	case all:
-		for _, r := range rescues {
+	case len(p.rescues) == 0:
+	case p.dropRescues:
+		for _, r := range p.rescues {
 			if err := repo.DeleteRef(ctx, r); err != nil {
 				return nil, err
 			}
 		}
-		notes = append(notes, fmt.Sprintf("Deleted %s of run %s (--branches).", plural(len(rescues), "rescue ref"), id))
+		notes = append(notes, fmt.Sprintf("Deleted %s of run %s (--branches).", plural(len(p.rescues), "rescue ref"), p.id))
 	default:
-		notes = append(notes, fmt.Sprintf("Kept %s of run %s: changes a reset put aside (git stash apply %s; --branches deletes them).", plural(len(rescues), "rescue ref"), id, rescues[0]))
+		notes = append(notes, fmt.Sprintf("Kept %s of run %s: changes a reset put aside (git stash apply %s; --branches deletes them).", plural(len(p.rescues), "rescue ref"), p.id, p.rescues[0]))
 	}
 	return notes, nil
 }

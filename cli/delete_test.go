@@ -70,7 +70,7 @@ func TestDeleteAndPrune(t *testing.T) {
 		t.Fatalf("run a's transcripts: %v", err)
 	}
 	out, code = gafferTTY(t, "y\n", "--repo", dir, "delete", "r-20260101-aaaaaa")
-	kept := "Deleted run r-20260101-aaaaaa.\nKept branch gaffer/r-20260101-aaaaaa: it holds unmerged work (gaffer --repo " + dir + " merge r-20260101-aaaaaa takes it into your branch; --branches deletes it).\n"
+	kept := "Deleted run r-20260101-aaaaaa.\nKept branch gaffer/r-20260101-aaaaaa: it holds unmerged work (gaffer --repo " + dir + " merge r-20260101-aaaaaa takes it into your branch; gaffer --repo " + dir + " delete r-20260101-aaaaaa --branches deletes it).\n"
 	if code != 0 || !strings.HasSuffix(out, kept) {
 		t.Fatalf("delete, answered yes: exit %d\n%s", code, out)
 	}
@@ -88,15 +88,17 @@ func TestDeleteAndPrune(t *testing.T) {
 	}
 
 	out, code = gaffer(t, "--repo", dir, "prune", "--keep", "1")
-	if code != 0 || out != "Nothing to prune: 1 finished run kept.\n" {
+	keptNote := "Kept 1 branch of deleted runs with unmerged work: gaffer/r-20260101-aaaaaa (gaffer list shows them; gaffer --repo " + dir + " prune --branches deletes them).\n"
+	if code != 0 || out != "Nothing to prune: 1 finished run kept.\n"+keptNote {
 		t.Fatalf("prune --keep 1: exit %d\n%q", code, out)
 	}
 	out, code = gaffer(t, "--repo", dir, "prune", "--keep", "0")
 	// The rejected run made no commit: its branch is merged already, and goes.
-	if code != 0 || out != "Deleted run r-20260103-cccccc.\nDeleted branch gaffer/r-20260103-cccccc: its commits are merged.\n" {
+	if code != 0 || out != "Deleted run r-20260103-cccccc.\nDeleted branch gaffer/r-20260103-cccccc: its commits are merged.\n"+keptNote {
 		t.Fatalf("prune --keep 0: exit %d\n%q", code, out)
 	}
-	if got := listIDs(t, dir); len(got) != 1 || got[0] != "r-20260102-bbbbbb" {
+	// The deleted run a is listed by its kept branch.
+	if got := listIDs(t, dir); len(got) != 2 || got[0] != "r-20260102-bbbbbb" || got[1] != "r-20260101-aaaaaa" {
 		t.Fatalf("runs after prune: %v", got)
 	}
 	if got := gitOut(t, dir, "branch", "--list", "gaffer/*"); strings.Contains(got, "cccccc") {

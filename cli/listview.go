@@ -83,6 +83,12 @@ func (t *listTable) add(v *runview.Run) {
 	if len(v.Phases) > 0 {
 		phase = strconv.Itoa(v.CurrentPhase) + "/" + strconv.Itoa(len(v.Phases))
 	}
+	if v.Deleted {
+		t.rows = append(t.rows, listRow{v.RunID, v.Status, phase, "-", "-"})
+		t.details = append(t.details, listDetail(*v))
+		t.unmerged = true
+		return
+	}
 	t.stamp = v.CreatedAt.In(t.zone).AppendFormat(t.stamp[:0], time.DateTime)
 	t.rows = append(t.rows, listRow{v.RunID, listStatus(*v), phase, string(t.stamp), listCost(v.Usage)})
 	t.details = append(t.details, listDetail(*v))
@@ -163,8 +169,12 @@ func pad(w *bufio.Writer, n int) {
 
 // listDetail is a run's second line in list: its branch, after
 // "unmerged: " when it holds work the current branch lacks, and its goal
-// on one line.
+// on one line; for a deleted run whose branch was kept, what that branch
+// is.
 func listDetail(v runview.Run) string {
+	if v.Deleted {
+		return "deleted run, unmerged work on " + v.Branch
+	}
 	goal := listGoal(v.Goal)
 	if v.Branch == "" {
 		return goal

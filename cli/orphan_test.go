@@ -104,24 +104,32 @@ func fileSize(path string) int64 {
 
 // TestAgentsDieWithGaffer SIGKILLs gaffer while its developer — a CLI
 // agent made of two processes of one group, both writing every few
-// milliseconds, which has killed the group's watchdog — works, and checks
-// that the agent's leader dies with gaffer (Pdeathsig), that the rest of
-// its group is killed by the resume before it goes on, and that nothing of
-// the old group writes after that. In place and in the run's own work
-// tree.
+// milliseconds, which has killed the group's watchdog — works. In a PID
+// namespace of its own the whole session dies with gaffer (its first
+// process, the sandbox helper, gets Pdeathsig, and the kernel ends the
+// namespace). Where the kernel refuses the PID namespace, the agent's
+// leader dies with gaffer (Pdeathsig), the rest of its group is killed by
+// the resume before it goes on, and nothing of the old group writes after
+// that. In place and in the run's own work tree.
 func TestAgentsDieWithGaffer(t *testing.T) {
 	for _, m := range runModes {
-		t.Run(m.name, func(t *testing.T) { agentsDieWithGaffer(t, m) })
+		t.Run(m.name, func(t *testing.T) { agentsDieWithGaffer(t, m, nil) })
 	}
+	t.Run("own work tree, no PID namespace", func(t *testing.T) { agentsDieWithGaffer(t, runModes[1], noNamespaces(t, "pid")) })
 }
 
-func agentsDieWithGaffer(t *testing.T, m runMode) {
-	bin, dir, childWrites, leader, child, untouched := killWhileAgentWrites(t, m, true)
+func agentsDieWithGaffer(t *testing.T, m runMode, wrapper []string) {
+	bin, dir, childWrites, leader, child, untouched := killWhileAgentWrites(t, m, true, wrapper)
 
 	if !waitFor(func() bool { return !alive(leader) }) {
 		t.Errorf("the agent (pid %d) outlived the killed gaffer", leader)
 	}
-	if !alive(child) {
+	if wrapper == nil {
+		// Its PID namespace ends with gaffer: nothing is left to resume.
+		if !waitFor(func() bool { return !alive(child) }) {
+			t.Errorf("the agent's background process %d outlived the killed gaffer", child)
+		}
+	} else if !alive(child) {
 		t.Fatalf("the agent's background process %d died with gaffer: the resume has nothing to end, the test tests nothing", child)
 	}
 
@@ -130,8 +138,8 @@ func agentsDieWithGaffer(t *testing.T, m runMode) {
 	if code != 0 {
 		t.Fatalf("resume: exit %d\n%s", code, resOut)
 	}
-	if !strings.Contains(resOut, "killed agent process groups left running by a killed gaffer process: ["+strconv.Itoa(leader)+"]") {
-		t.Errorf("resume did not say it killed group %d:\n%s", leader, resOut)
+	if killed := strings.Contains(resOut, "killed agent process groups left running by a killed gaffer process: ["+strconv.Itoa(leader)+"]"); killed != (wrapper != nil) {
+		t.Errorf("resume said it killed group %d: %v, want %v:\n%s", leader, killed, wrapper != nil, resOut)
 	}
 	for _, pid := range []int{leader, child} {
 		if alive(pid) {
@@ -201,8 +209,10 @@ echo "wrote the files"
 		t.Fatal("the key was not sent to the model endpoint: the test does not test anything")
 	}
 	seen := readText(t, dump)
-	if !strings.Contains(seen, "parent "+strconv.Itoa(p.cmd.Process.Pid)+":") {
-		t.Fatalf("the agent's parent is not gaffer (pid %d):\n%s", p.cmd.Process.Pid, seen)
+	// In a PID namespace of its own the agent's parent is the sandbox
+	// helper, the namespace's first process: gaffer is not in sight.
+	if !strings.Contains(seen, "parent "+strconv.Itoa(p.cmd.Process.Pid)+":") && !strings.Contains(seen, "parent 1:") {
+		t.Fatalf("the agent's parent is not gaffer (pid %d) nor its sandbox helper:\n%s", p.cmd.Process.Pid, seen)
 	}
 	// Where the kernel gives the agent a user namespace of its own, it
 	// cannot read gaffer's environ at all (issue 20); elsewhere it reads a
@@ -287,7 +297,7 @@ func TestCommandRefusesAForeignSocketDir(t *testing.T) {
 // other gaffer process started, and that a resume then completes and
 // leaves no record.
 func TestAgentsGroupDiesWithGaffer(t *testing.T) {
-	bin, dir, childWrites, leader, child, _ := killWhileAgentWrites(t, runModes[1], false)
+	bin, dir, childWrites, leader, child, _ := killWhileAgentWrites(t, runModes[1], false, nil)
 	for _, pid := range []int{leader, child} {
 		if !waitFor(func() bool { return !alive(pid) }) {
 			t.Errorf("process %d of the agent outlived the killed gaffer", pid)
@@ -309,10 +319,11 @@ func TestAgentsGroupDiesWithGaffer(t *testing.T) {
 
 // killWhileAgentWrites runs the greet workflow with orphanAgent as its
 // developer (killWatchdog as given) and SIGKILLs gaffer once the agent's
-// leader and background child both write, the run in mode. It returns
-// the binary, the repository, the child's output file, the two pids and
+// leader and background child both write, the run in mode, gaffer under
+// wrapper (see noNamespaces) when there is one. It returns the binary, the
+// repository, the child's output file, the two pids (seen from here) and
 // the check that the user's checkout is as it was before the run.
-func killWhileAgentWrites(t *testing.T, mode runMode, killWatchdog bool) (bin, dir, childWrites string, leader, child int, untouched func(string)) {
+func killWhileAgentWrites(t *testing.T, mode runMode, killWatchdog bool, wrapper []string) (bin, dir, childWrites string, leader, child int, untouched func(string)) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary and runs real processes")
@@ -320,7 +331,7 @@ func killWhileAgentWrites(t *testing.T, mode runMode, killWatchdog bool) (bin, d
 	if runtime.GOOS != "linux" {
 		t.Skip("Pdeathsig and /proc are Linux only")
 	}
-	bin = buildGaffer(t)
+	bin = gafferBinary(t)
 	m := &greetModel{}
 	srv := fakellm.NewOpenAIFunc(m.respond)
 	t.Cleanup(srv.Close)
@@ -329,16 +340,52 @@ func killWhileAgentWrites(t *testing.T, mode runMode, killWatchdog bool) (bin, d
 	t.Setenv("OPENAI_API_KEY", "sk-orphan-test")
 
 	untouched = mode.untouched(t, dir)
-	p := startProc(t, bin, mode.args("--repo", dir, "run", "--goal", "Add Greet", "--auto-approve"), "")
+	argv := append([]string{bin}, mode.args("--repo", dir, "run", "--goal", "Add Greet", "--auto-approve")...)
+	if wrapper != nil {
+		argv = append(append([]string{}, wrapper...), argv...)
+	}
+	p := startProc(t, argv[0], argv[1:], "")
 	childWrites = filepath.Join(out, "child-writes")
 	if !waitFor(func() bool { return fileSize(childWrites) > 0 && fileSize(filepath.Join(out, "leader.pid")) > 0 }) {
 		o, _ := p.wait()
 		t.Fatalf("the agent did not start writing\n%s", o)
 	}
-	leader, child = readPid(t, filepath.Join(out, "leader.pid")), readPid(t, filepath.Join(out, "child.pid"))
+	// In a PID namespace of its own the agent wrote the pids it has there.
+	script := filepath.Join(out, "dev.sh")
+	leader, child = hostPID(readPid(t, filepath.Join(out, "leader.pid")), script), hostPID(readPid(t, filepath.Join(out, "child.pid")), script)
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
+		o, code := p.wait()
+		t.Fatalf("%v: gaffer exited %d before it was killed:\n%s", err, code, o)
 	}
 	p.wait()
 	return bin, dir, childWrites, leader, child, untouched
+}
+
+// hostPID returns the pid, seen from here, of the live process whose
+// command line contains part and whose pid in its own PID namespace (the
+// last of /proc/PID/status's NSpid) is pid: a process in a PID namespace
+// of its own knows only that one. pid itself when there is none.
+func hostPID(pid int, part string) int {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err != nil || !strings.Contains(string(b), part) {
+			continue
+		}
+		st, err := os.ReadFile("/proc/" + e.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(st), "\n") {
+			if f, ok := strings.CutPrefix(line, "NSpid:"); ok {
+				if ids := strings.Fields(f); len(ids) > 0 && ids[len(ids)-1] == strconv.Itoa(pid) {
+					host, _ := strconv.Atoi(e.Name())
+					return host
+				}
+			}
+		}
+	}
+	return pid
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/gaffer-dev/gaffer/runview"
 	"io"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -185,24 +186,66 @@ func listCommand(io IO) *ucli.Command {
 // writeList prints every run of the store (listview.go), its runs'
 // branches checked against the repository's current branch.
 func writeList(w io.Writer, es []host.ListEntry, asJSON bool, unmerged map[string]bool, cols int) error {
+	listedUnmerged := 0 // of the unmerged branches, those of the store's runs
 	row := func(i int) runview.Run {
 		v := runview.RowOfEntry(&es[i])
 		v.Unmerged = v.Branch != "" && unmerged[v.Branch]
+		if v.Unmerged {
+			listedUnmerged++
+		}
 		return v
+	}
+	// The other unmerged branches are deleted runs' (see deletedRows).
+	deleted := func() []runview.Run {
+		if listedUnmerged == len(unmerged) {
+			return nil
+		}
+		return deletedRows(es, unmerged)
 	}
 	if asJSON {
 		views := make([]runview.Run, len(es))
 		for i := range es {
 			views[i] = row(i)
 		}
-		return writeJSON(w, views)
+		return writeJSON(w, append(views, deleted()...))
 	}
 	t := newListTable(displayZone(time.Now()), len(es))
 	for i := range es {
 		v := row(i)
 		t.add(&v)
 	}
+	rows := deleted()
+	for i := range rows {
+		t.add(&rows[i])
+	}
 	return t.write(w, cols)
+}
+
+// deletedRows are the rows of the runs deleted from the store whose
+// branches (gaffer/RUN, in unmerged) were kept for the work they hold,
+// to follow the store's runs, newest id first.
+func deletedRows(es []host.ListEntry, unmerged map[string]bool) []runview.Run {
+	if len(unmerged) == 0 {
+		return nil
+	}
+	listed := make(map[string]bool, len(es))
+	for i := range es {
+		listed[es[i].RunID] = true
+	}
+	var ids []string
+	for b := range unmerged {
+		id, ok := strings.CutPrefix(b, host.ForkBranchPrefix)
+		if ok && !listed[id] && host.CheckRunID(id) == nil {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	slices.Reverse(ids)
+	rows := make([]runview.Run, len(ids))
+	for i, id := range ids {
+		rows[i] = runview.DeletedRow(id, host.RunBranch(id))
+	}
+	return rows
 }
 
 // listGoalRunes is the most runes of a goal that list prints.

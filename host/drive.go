@@ -96,7 +96,11 @@ func (h *Host) Launch(ctx context.Context, run Prepared) (Outcome, error) {
 	if err := context.Cause(ctx); err != nil {
 		return finish(h, Outcome{RunID: id, Kind: Interrupted}, err)
 	}
-	h.front.Say(fmt.Sprintf("Run %s started (store %s)", id, h.dir))
+	start := fmt.Sprintf("Run %s started (store %s)", id, h.dir)
+	if note := agent.PIDNamespaceNote(); note != "" {
+		start += "; " + note // never silently (issue 30)
+	}
+	h.front.Say(start)
 	branch, _ := h.repo.Branch(ctx)
 	h.front.Say(WhereLine(initial, branch, h.cfg.Cmd))
 	if len(left) > 0 {

@@ -163,14 +163,15 @@ func RenderState(s state.ExecutionState) ([]byte, error) {
 }
 
 // write writes one execution-directory file (slash path relative to the
-// work tree) crash-safely.
+// work tree) crash-safely, beneath the work tree without following a
+// symbolic link: one an agent planted on the way (phase-1, story, the
+// directory itself) stops the run with a *workspace.LinkError naming it.
 func (w *workflow) write(s state.ExecutionState, rel, content string) error {
 	repo, err := w.repo(s)
 	if err != nil {
 		return err
 	}
-	p := filepath.Join(repo.Root(), filepath.FromSlash(rel))
-	if err := workspace.WriteFileAtomic(p, []byte(content), 0o644); err != nil {
+	if err := workspace.WriteFileBeneath(repo.Root(), rel, []byte(content), 0o644); err != nil {
 		return fmt.Errorf("nodes: write %s: %w", rel, err)
 	}
 	return nil
@@ -178,10 +179,15 @@ func (w *workflow) write(s state.ExecutionState, rel, content string) error {
 
 // cleanTemps removes the temporary files (atomicfile.IsTemp) a killed
 // process left in the execution directory: ResetTo keeps that directory, so nobody else would.
+// An execution directory reached through a symbolic link is refused
+// (workspace.CheckBeneath); links inside it are not followed.
 func (w *workflow) cleanTemps(s state.ExecutionState) error {
 	repo, err := w.repo(s)
 	if err != nil {
 		return err
+	}
+	if err := workspace.CheckBeneath(repo.Root(), s.Run.ExecDir); err != nil {
+		return fmt.Errorf("nodes: clean %s: %w", s.Run.ExecDir, err)
 	}
 	root := filepath.Join(repo.Root(), filepath.FromSlash(s.Run.ExecDir))
 	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {

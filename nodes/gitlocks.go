@@ -44,7 +44,7 @@ func gitDirOf(root string) string {
 
 // gitOp runs fn with the marker in place.
 func (w *workflow) gitOp(repo *workspace.Repo, fn func() error) error {
-	marker := filepath.Join(gitDirOf(repo.Root()), opMarker)
+	marker := filepath.Join(repo.GitDir(), opMarker) // never where a rewritten .git points
 	if err := workspace.WriteFileAtomic(marker, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
 		return fmt.Errorf("nodes: git op marker: %w", err)
 	}

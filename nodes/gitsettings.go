@@ -14,10 +14,11 @@ import (
 var ErrGitSettings = errors.New("nodes: the repository's git configuration or hooks changed during the phase")
 
 // GitSettingsError stops a run whose git directory's configuration or
-// hooks changed after its phase was prepared: an agent (or anyone) that
-// sets core.fsmonitor, a filter or a hook there gets the next git command,
-// the user's own `git status` included, to run its program outside the
-// sandbox. gaffer refuses rather than commits, as for a file changed
+// hooks, or whose work tree's .git file, changed after its phase was
+// prepared: an agent (or anyone) that sets core.fsmonitor, a filter or a
+// hook there, or points .git at a repository of its own, gets the next git
+// command, the user's own `git status` included, to run its program
+// outside the sandbox. gaffer refuses rather than commits, as for a file changed
 // outside the session (OutsideEditsError). Nothing is changed; the run
 // resumes once the files are as they were (Fixes says how), or the user
 // cancels it.
@@ -72,6 +73,11 @@ func (w *workflow) checkGitSettings(ctx context.Context, s state.ExecutionState,
 	}
 	if ps.GitSettings[workspace.GitDirKey] != now[workspace.GitDirKey] {
 		return nil // recorded in another clone (another host prepared the phase)
+	}
+	if _, ok := ps.GitSettings[workspace.DotGitCheckedKey]; !ok {
+		// Recorded by a gaffer that did not note the work tree's .git.
+		delete(now, workspace.DotGitKey)
+		delete(now, workspace.DotGitCheckedKey)
 	}
 	changed := workspace.ChangedSettings(ps.GitSettings, now)
 	if len(changed) == 0 {

@@ -41,7 +41,11 @@ func (r *Repos) At(dir string) (*workspace.Repo, error) {
 	if repo, ok := r.open[dir]; ok {
 		return repo, nil
 	}
-	repo, err := workspace.Open(dir)
+	open := workspace.Open
+	if r.def != nil {
+		open = r.def.OpenWorkTree // never through a .git an agent rewrote
+	}
+	repo, err := open(dir)
 	if err != nil {
 		return nil, fmt.Errorf("nodes: the run's work tree: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/story"
+	"github.com/gaffer-dev/gaffer/workspace"
 )
 
 // The Task Story's files (seed 004; see doc.go, "The Task Story"): one
@@ -165,6 +166,9 @@ func (w *workflow) storyFiles(s state.ExecutionState) ([]string, error) {
 	repo, err := w.repo(s)
 	if err != nil {
 		return nil, err
+	}
+	if err := workspace.CheckBeneath(repo.Root(), storyDir(s)); err != nil {
+		return nil, fmt.Errorf("nodes: story: %w", err) // an agent's link: not listed, nor removed through
 	}
 	entries, err := os.ReadDir(filepath.Join(repo.Root(), filepath.FromSlash(storyDir(s))))
 	if errors.Is(err, fs.ErrNotExist) {

@@ -58,6 +58,10 @@ type Run struct {
 	// Pending is true for a run serve has queued and not started: the
 	// view has its RunID and Status only.
 	Pending bool `json:"-"`
+	// Deleted is true for a run deleted from the store whose branch was
+	// kept for the unmerged work it holds (DeletedRow): the view has its
+	// RunID, Status (StatusDeleted), Branch and Unmerged only.
+	Deleted bool `json:"deleted,omitempty"`
 	// Asks is what the run waits for from a person: AsksApproval,
 	// AsksDecision, or "" for nothing. Question is recovery's question,
 	// for AsksDecision.
@@ -212,6 +216,17 @@ func RowOfEntry(e *host.ListEntry) Run {
 		v.LastError = cmp.Or(e.LastError, s.LastError)
 	}
 	return v
+}
+
+// StatusDeleted is the status of a DeletedRow.
+const StatusDeleted = "deleted"
+
+// DeletedRow is a listing's row of run id, deleted from the store, whose
+// branch was kept because it holds work the user's current branch lacks:
+// `gaffer merge RUN` still takes that work, `gaffer prune --branches`
+// removes it.
+func DeletedRow(id, branch string) Run {
+	return Run{RunID: id, Status: StatusDeleted, Branch: branch, Unmerged: true, Deleted: true}
 }
 
 // Plan is a run's stored plan as `plan show --json` prints it and

@@ -55,3 +55,10 @@ func (r *Repo) CheckoutNewBranch(ctx context.Context, name, commit string, keep 
 	}
 	return nil
 }
+
+// HasBranch reports whether the branch name (refs/heads/name) exists and
+// names a commit.
+func (r *Repo) HasBranch(ctx context.Context, name string) bool {
+	_, err := gitCLI(ctx, r.root, "rev-parse", "--verify", "--quiet", "refs/heads/"+name+"^{commit}")
+	return err == nil
+}

@@ -13,8 +13,9 @@ import (
 
 // GitSettings returns the git blob hash of each file of the repository's
 // git directory with which git can be made to run a program: the
-// configuration (config, and a linked work tree's config.worktree) and
-// every hook (hooks/NAME, except git's *.sample files). Keys are those
+// configuration (config, and a linked work tree's config.worktree), every
+// hook (hooks/NAME, except git's *.sample files), and a linked work
+// tree's .git file (DotGitKey), which names the git directory git reads. Keys are those
 // names, prefixed "worktree/" for the linked work tree's own git
 // directory; a missing config maps to "". Each version is also written to
 // the object store, so that it can be got back (`git cat-file -p HASH`)
@@ -53,6 +54,20 @@ func (r *Repo) GitSettings(ctx context.Context) (map[string]string, error) {
 			return nil, err
 		}
 	}
+	// A linked work tree's .git file names its git directory: rewritten,
+	// it names a repository of the agent's, with settings of its own.
+	dot := filepath.Join(r.root, ".git")
+	out[DotGitCheckedKey] = "1"
+	if fi, err := os.Lstat(dot); err == nil && !fi.IsDir() {
+		if fi.Mode().IsRegular() {
+			if err := add(DotGitKey, dot, true); err != nil {
+				return nil, err
+			}
+		} else {
+			t, _ := os.Readlink(dot)
+			out[DotGitKey] = plumbing.ComputeHash(plumbing.BlobObject, []byte(fi.Mode().Type().String()+" "+t)).String()
+		}
+	}
 	hooks := filepath.Join(r.commonDir, "hooks")
 	entries, err := os.ReadDir(hooks)
 	if err != nil && !isNotExist(err) {
@@ -79,8 +94,20 @@ func (r *Repo) GitSettings(ctx context.Context) (map[string]string, error) {
 // clone (a run taken over by another host) are not comparable.
 const GitDirKey = "@gitdir"
 
+// DotGitKey is the GitSettings key of the work tree's .git file, there
+// when it is not a directory.
+const DotGitKey = ".git"
+
+// DotGitCheckedKey is the GitSettings key that says the work tree's .git
+// was looked at (DotGitKey): settings recorded by a gaffer before it lack
+// both, and say nothing of the .git file.
+const DotGitCheckedKey = "@dotgit"
+
 // GitSettingsPath returns the path of a GitSettings key.
 func (r *Repo) GitSettingsPath(key string) string {
+	if key == DotGitKey {
+		return filepath.Join(r.root, ".git")
+	}
 	if k, ok := strings.CutPrefix(key, "worktree/"); ok {
 		return filepath.Join(r.gitDir, filepath.FromSlash(k))
 	}

@@ -1,16 +1,22 @@
 package workspace
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/gaffer-dev/gaffer/internal/gitcmd"
 )
@@ -24,8 +30,12 @@ const IncludeFile = ".worktreeinclude"
 // gitCLI runs the git command in the work tree at dir and returns its
 // standard output; a failure is a *gitcmd.Error carrying git's standard
 // error. It is gitcmd.Run: every git command gaffer runs goes through
-// gitcmd, with the repository's hooks, fsmonitor and other commands off.
+// gitcmd, with the repository's hooks, fsmonitor and other commands off;
+// a work tree whose .git is a directory is named (gitcmd.At).
 func gitCLI(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	if repo, ok := gitcmd.At(dir); ok {
+		return repo.Run(ctx, args...)
+	}
 	return gitcmd.Run(ctx, dir, args...)
 }
 
@@ -43,14 +53,13 @@ func (r *Repo) AddWorkTree(ctx context.Context, dir, branch, base string) (*Repo
 		return nil, &Error{Op: "add work tree", Path: dir, Err: err}
 	}
 	defer unlock()
-	if err := os.RemoveAll(dir); err != nil {
-		return nil, &Error{Op: "add work tree", Path: dir, Err: err}
-	}
-	_, _ = gitCLI(ctx, r.root, "worktree", "unlock", dir) // not locked: git says so, nothing to do
-	if _, err := gitCLI(ctx, r.root, "worktree", "prune"); err != nil {
+	if err := r.removeWorkTree(ctx, dir); err != nil {
 		return nil, &Error{Op: "add work tree", Path: dir, Err: err}
 	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		return nil, &Error{Op: "add work tree", Path: dir, Err: err}
+	}
+	if err := r.clearBranchLock(branch); err != nil {
 		return nil, &Error{Op: "add work tree", Path: dir, Err: err}
 	}
 	args := []string{"worktree", "add", "-b", branch, dir, base}
@@ -75,6 +84,25 @@ func (r *Repo) AddWorkTree(ctx context.Context, dir, branch, base string) (*Repo
 		return nil, &Error{Op: "add work tree", Path: wt.gitDir, Err: err}
 	}
 	return wt, nil
+}
+
+// clearBranchLock removes the lock file of branch name (refs/heads/NAME.lock)
+// that a git killed while it moved the branch left: `git worktree add`
+// cut short in its `git branch` or its `git reset --hard`. git then
+// refuses to move or delete the branch until someone removes the file.
+// Its callers hold the store the run's branch belongs to and the work
+// trees' lock, so no gaffer process is moving the branch; a run's branch
+// is no one else's to move.
+func (r *Repo) clearBranchLock(name string) error {
+	ref := plumbing.NewBranchReferenceName(name)
+	if err := ref.Validate(); err != nil || name == "" {
+		return fmt.Errorf("invalid branch name %q: %w", name, err)
+	}
+	err := os.Remove(filepath.Join(r.commonDir, filepath.FromSlash(ref.String())+".lock"))
+	if err == nil || errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return nil
+	}
+	return err
 }
 
 // LooseBranchesToPack is how many loose branches under a run branches'
@@ -162,59 +190,219 @@ func (r *Repo) lockWorkTrees(ctx context.Context) (func(), error) {
 	}
 }
 
-// RemoveWorkTree removes the linked work tree at dir (`git worktree
-// remove --force`), keeping its branch; a dir already gone is pruned from
-// git's records.
+// RemoveWorkTree removes the linked work tree at dir and git's record of
+// it, keeping its branch, whatever state a `git worktree add` cut short
+// (a run killed or cancelled as its tree was made) left them in: a
+// record alone, still locked "initializing", with or without its gitdir
+// file; a directory git does not list; a directory without its .git
+// file, or without a checkout; or a whole work tree. A dir already gone
+// is no error. dir must be a directory gaffer owns: all of it goes.
 func (r *Repo) RemoveWorkTree(ctx context.Context, dir string) error {
 	unlock, err := r.lockWorkTrees(ctx)
 	if err != nil {
 		return &Error{Op: "remove work tree", Path: dir, Err: err}
 	}
 	defer unlock()
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		_, _ = gitCLI(ctx, r.root, "worktree", "prune")
-		return nil
-	}
-	if _, err := gitCLI(ctx, r.root, "worktree", "remove", "--force", "--force", dir); err != nil {
-		// A `git worktree add` cut short (a run cancelled as its tree was
-		// made) leaves a directory git does not count as a work tree:
-		// it goes as AddWorkTree clears what such an add left.
-		if known, lerr := r.knownWorkTree(ctx, dir); lerr != nil || known {
-			return &Error{Op: "remove work tree", Path: dir, Err: err}
-		}
-		if err := os.RemoveAll(dir); err != nil {
-			return &Error{Op: "remove work tree", Path: dir, Err: err}
-		}
-		if _, err := gitCLI(ctx, r.root, "worktree", "prune"); err != nil {
-			return &Error{Op: "remove work tree", Path: dir, Err: err}
-		}
+	if err := r.removeWorkTree(ctx, dir); err != nil {
+		return &Error{Op: "remove work tree", Path: dir, Err: err}
 	}
 	return nil
 }
 
-// knownWorkTree reports whether git lists dir as one of the repository's
-// work trees.
-func (r *Repo) knownWorkTree(ctx context.Context, dir string) (bool, error) {
-	out, err := gitCLI(ctx, r.root, "worktree", "list", "--porcelain", "-z")
-	if err != nil {
-		return false, err
-	}
+// removeWorkTree is RemoveWorkTree with the work trees' lock held. It
+// does what `git worktree remove` does without asking git, which
+// refuses every state but the whole one ("is not a .git file", "not a
+// working tree", a lock): the directory goes, then each of git's records
+// of it, then the records git itself counts as stale (`git worktree
+// prune`). A kill between the steps leaves a state this handles.
+func (r *Repo) removeWorkTree(ctx context.Context, dir string) error {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return false, err
+		return err
 	}
-	real, _ := filepath.EvalSymlinks(abs)
-	for _, field := range strings.Split(string(out), "\x00") {
-		if p, ok := strings.CutPrefix(field, "worktree "); ok && (p == abs || p == real) {
-			return true, nil
+	if err := removeAll(abs); err != nil {
+		return err
+	}
+	records, err := r.workTreeRecords(abs)
+	if err != nil {
+		return err
+	}
+	for _, rec := range records {
+		if err := removeAll(rec); err != nil {
+			return err
 		}
 	}
-	return false, nil
+	if _, err := gitCLI(ctx, r.root, "worktree", "prune"); err != nil {
+		return err
+	}
+	return nil
+}
+
+// workTreeRecords returns the directories under the repository's
+// worktrees/ that record the work tree at abs: each whose gitdir file
+// names abs's .git (abs as given, or with its parent's links resolved, as
+// git writes it), and each that has no gitdir file yet (an add cut short
+// before it wrote one) and is named as git names abs's record, its base
+// name with or without a number after it.
+func (r *Repo) workTreeRecords(abs string) ([]string, error) {
+	root := filepath.Join(r.commonDir, "worktrees")
+	entries, err := os.ReadDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	want := map[string]bool{filepath.Join(abs, ".git"): true}
+	if parent, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		want[filepath.Join(parent, filepath.Base(abs), ".git")] = true
+	}
+	base := filepath.Base(abs)
+	var out []string
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		rec := filepath.Join(root, e.Name())
+		b, err := os.ReadFile(filepath.Join(rec, "gitdir"))
+		switch {
+		case err == nil && len(bytes.TrimSpace(b)) > 0:
+			if want[filepath.Clean(string(bytes.TrimSpace(b)))] {
+				out = append(out, rec)
+			}
+		case recordNamed(e.Name(), base):
+			out = append(out, rec)
+		}
+	}
+	return out, nil
+}
+
+// recordNamed reports whether name is one git gives the record of a work
+// tree whose base name is base: base, or base and a number (git counts up
+// while the name is taken).
+func recordNamed(name, base string) bool {
+	rest, ok := strings.CutPrefix(name, base)
+	if !ok {
+		return false
+	}
+	for _, c := range rest {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// removeAll removes path and everything beneath it, giving back the
+// owner's rights on the directories a session took them from (chmod 000
+// on a directory of its work tree) so that they can be emptied.
+func removeAll(path string) error {
+	err := os.RemoveAll(path)
+	if err == nil || !errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	writable(path)
+	return os.RemoveAll(path)
+}
+
+// writable gives the owner every right on the directory at path and on
+// each directory beneath it; symbolic links are not followed.
+func writable(path string) {
+	if fi, err := os.Lstat(path); err != nil || !fi.IsDir() {
+		return
+	}
+	_ = os.Chmod(path, 0o700)
+	entries, _ := os.ReadDir(path)
+	for _, e := range entries {
+		if e.IsDir() {
+			writable(filepath.Join(path, e.Name()))
+		}
+	}
+}
+
+// WorkTreesUnder returns the work trees of the repository that are, or
+// were being made, directly in the directory under, as absolute paths:
+// the directories there, and those git has a record of there (one whose
+// directory is gone, or was never made). Sorted, each once.
+func (r *Repo) WorkTreesUnder(under string) ([]string, error) {
+	abs, err := filepath.Abs(under)
+	if err != nil {
+		return nil, err
+	}
+	parents := map[string]bool{abs: true}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		parents[real] = true
+	}
+	seen := map[string]bool{}
+	entries, err := os.ReadDir(abs)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			seen[filepath.Join(abs, e.Name())] = true
+		}
+	}
+	root := filepath.Join(r.commonDir, "worktrees")
+	records, err := os.ReadDir(root)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	for _, e := range records {
+		b, err := os.ReadFile(filepath.Join(root, e.Name(), "gitdir"))
+		if err != nil {
+			continue
+		}
+		wt := filepath.Dir(filepath.Clean(string(bytes.TrimSpace(b))))
+		if parents[filepath.Dir(wt)] {
+			seen[filepath.Join(abs, filepath.Base(wt))] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen)), nil
+}
+
+// WorkTreeLeft reports whether anything of a work tree at dir is there:
+// its directory, or a record of git's of it (RemoveWorkTree's).
+func (r *Repo) WorkTreeLeft(dir string) bool {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return false
+	}
+	if _, err := os.Lstat(abs); err == nil {
+		return true
+	}
+	recs, err := r.workTreeRecords(abs)
+	return err == nil && len(recs) > 0
+}
+
+// CheckedOut returns the work tree (the user's checkout, or a linked one)
+// that has branch checked out, "" when none has: git refuses to delete
+// such a branch.
+func (r *Repo) CheckedOut(ctx context.Context, branch string) (string, error) {
+	out, err := gitCLI(ctx, r.root, "worktree", "list", "--porcelain", "-z")
+	if err != nil {
+		return "", &Error{Op: "list work trees", Path: r.root, Err: err}
+	}
+	var tree string
+	for _, field := range strings.Split(string(out), "\x00") {
+		if p, ok := strings.CutPrefix(field, "worktree "); ok {
+			tree = p
+		}
+		if field == "branch refs/heads/"+branch {
+			return tree, nil
+		}
+	}
+	return "", nil
 }
 
 // DeleteBranch deletes branch name (`git branch -D`); a branch that does
-// not exist is no error.
+// not exist is no error. A lock file of the branch that a killed git left
+// goes first (see clearBranchLock). A branch checked out in a work tree
+// cannot be deleted: git refuses.
 func (r *Repo) DeleteBranch(ctx context.Context, name string) error {
+	if err := r.clearBranchLock(name); err != nil {
+		return &Error{Op: "delete branch", Path: name, Err: err}
+	}
 	if _, err := gitCLI(ctx, r.root, "rev-parse", "--verify", "--quiet", "refs/heads/"+name); err != nil {
 		return nil
 	}

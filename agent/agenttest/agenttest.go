@@ -276,6 +276,9 @@ func waitPID(t *testing.T, path string, done <-chan runResult) (pid, pgid int) {
 			if err != nil {
 				t.Fatalf("%s: %v", PIDFile, err)
 			}
+			// In a PID namespace of its own the command wrote its pid
+			// there: its pid here is another.
+			pid = testkit.HostPID(pid, filepath.Dir(path))
 			return pid, groupOf(pid)
 		}
 		select {

@@ -48,33 +48,36 @@ func (d *Driver) isolate(cmd *exec.Cmd) {
 	iso.Apply(cmd)
 }
 
-// sandbox returns the sandbox helper's executable and the .git
-// directories it must make read-only when a writable directory holds one
-// (an in-place run): Landlock cannot take .git out of the directory it
-// allows. "" when there is none, or no helper (Warn is told once).
-func (d *Driver) sandbox(writable []string) (exe string, ro []string) {
-	ro = proc.GitDirsIn(writable)
-	if len(ro) == 0 {
-		return "", nil
+// sandbox returns the sandbox helper's executable and the Sandbox to
+// start a session through (see proc.Helper.For): "" when it starts
+// without. Warn is told once when the helper cannot make a writable
+// directory's .git read-only (an in-place run), and once when it cannot
+// give sessions a PID namespace of their own.
+func (d *Driver) sandbox(writable []string, landlock bool, layers []proc.Layer) (string, proc.Sandbox) {
+	exe, sb := d.helper.For(writable, landlock, layers)
+	if _, why := d.helper.Get(); why != "" && len(proc.GitDirsIn(writable)) > 0 {
+		d.helperWarn.Do(func() { d.warnf("CLI agents can write the repository's .git in an in-place run: " + why) })
 	}
-	exe, why := d.helper.Get()
-	if exe == "" {
-		d.helperWarn.Do(func() {
-			if d.opts.Warn != nil {
-				d.opts.Warn("CLI agents can write the repository's .git in an in-place run: " + why)
-			}
-		})
+	if ok, why := d.helper.PID(); !ok {
+		d.pidWarn.Do(func() { d.warnf(agent.PIDNamespaceWarning + why) })
 	}
-	return exe, ro
+	return exe, sb
+}
+
+// warnf tells Options.Warn, when there is one.
+func (d *Driver) warnf(msg string) {
+	if d.opts.Warn != nil {
+		d.opts.Warn(msg)
+	}
 }
 
 // writable returns the paths a confined session of program may write
-// beneath: the repository dir, its TMPDIR tmp, the Go build and module
-// caches (as for Toolbox.Run), the agent's own state (see agentState) and
-// the template's Writable. It creates the agent's state directories that are
+// beneath besides the Go caches (see proc.GoCaches): the repository dir,
+// its TMPDIR tmp, the agent's own state (see agentState) and the
+// template's Writable. It creates the agent's state directories that are
 // missing, since the agent itself could not.
 func (d *Driver) writable(program, dir, tmp string, env []string) []string {
-	paths := append([]string{dir, tmp}, environ.GoCaches(env)...)
+	paths := []string{dir, tmp}
 	dirs, files := agentState(program, env)
 	for _, p := range dirs {
 		_ = os.MkdirAll(p, 0o700) // a failure shows as the agent's own

@@ -90,6 +90,7 @@ type Driver struct {
 	// helper confines in-place runs' sessions (see sandbox).
 	helper     proc.Helper
 	helperWarn sync.Once
+	pidWarn    sync.Once
 }
 
 var _ agent.Driver = (*Driver)(nil)
@@ -140,13 +141,19 @@ func NewDriver(opts Options) (*Driver, error) {
 //
 // On Linux with Landlock (see Options.Confine) the process and everything
 // it starts can write only beneath s.Dir, a TMPDIR of its own (removed
-// afterwards), the Go build and module caches, the agent's own state
-// (agentState: for Claude Code $HOME/.claude and $HOME/.claude.json, for
-// Codex $HOME/.codex), the template's Writable and /dev files; reads are not
+// afterwards), the Go build and module caches (layered for the session, or
+// its own: see proc.GoCaches), the agent's own state (agentState: for
+// Claude Code $HOME/.claude and $HOME/.claude.json, for Codex
+// $HOME/.codex), the template's Writable and /dev files; reads are not
 // restricted. Elsewhere it runs unconfined and Options.Warn is told so.
 // Unless Options.Confine is off, the process starts in a user namespace of
 // its own where the kernel allows one (see agent.ConfineAuto), so that it
-// cannot read the environment or memory of gaffer or of the user's shell.
+// cannot read the environment or memory of gaffer or of the user's shell,
+// and, through the sandbox helper, in a PID namespace of its own, with
+// s.Dir's .git read-only: it sees and signals only its own processes, and
+// none of them outlives it. The "git status" that tells FilesChanged runs
+// on the git directory s.Dir's .git named before the session (see
+// workTreeGit), never on one the session made it name.
 // Session.Tools is passed on where the agent can take it: Claude Code
 // ("claude") gets --disallowedTools for the tools the session does not
 // allow (see claudeDisallowed); other agents use all their tools.
@@ -172,7 +179,7 @@ func (d *Driver) Run(ctx context.Context, s agent.Session) (agent.Report, error)
 	if err != nil {
 		return agent.Report{}, fmt.Errorf("agent: %s: %w", label.Of(s), err)
 	}
-	defer os.RemoveAll(tmp)
+	defer proc.RemoveTree(tmp)
 
 	model := d.opts.Model
 	if s.Model != "" {
@@ -201,15 +208,34 @@ func (d *Driver) Run(ctx context.Context, s agent.Session) (agent.Report, error)
 	}
 	env := d.environ(v)
 	var conf *confined
-	if rules := d.confinement(); rules != nil {
+	if d.opts.Confine != agent.ConfineOff {
 		agentTmp := filepath.Join(tmp, "tmp")
 		if err := os.Mkdir(agentTmp, 0o700); err != nil {
 			return agent.Report{}, fmt.Errorf("agent: %s: %w", label.Of(s), err)
 		}
 		env = append(environ.Without(env, "TMPDIR"), "TMPDIR="+agentTmp)
-		conf = &confined{rules, d.writable(argv[0], dir, agentTmp, env)}
+		conf = &confined{rules: d.confinement()}
+		if layered := d.helper.Layered(); layered || conf.rules != nil {
+			// The Go caches are the user's: the session sees them
+			// layered, or gets caches of its own (see proc.GoCaches).
+			var caches []string
+			conf.layers, caches, env = proc.GoCaches(env, tmp, layered)
+			conf.writable = caches
+		}
+		conf.writable = append(d.writable(argv[0], dir, agentTmp, env), conf.writable...)
 	}
-	before, isRepo := snapshotTree(ctx, dir, d.opts.Environ)
+	writable := []string{dir, tmp} // what any session can write
+	if conf != nil {
+		writable = conf.writable
+	}
+	repo, isRepo, err := workTreeGit(dir, writable)
+	if err != nil {
+		return agent.Report{}, fmt.Errorf("agent: %s: %w", label.Of(s), err)
+	}
+	var before treeState
+	if isRepo {
+		before, isRepo = snapshotTree(ctx, repo, d.opts.Environ)
+	}
 
 	run, err := d.start(ctx, s, argv, dir, env, promptFile, tmp, conf)
 	if err != nil {
@@ -221,7 +247,7 @@ func (d *Driver) Run(ctx context.Context, s agent.Session) (agent.Report, error)
 
 	rep, res := d.report(s, argv[0], resuming, run)
 	if isRepo {
-		if after, ok := snapshotTree(context.WithoutCancel(ctx), dir, d.opts.Environ); ok {
+		if after, ok := snapshotTree(context.WithoutCancel(ctx), repo, d.opts.Environ); ok {
 			rep.FilesChanged = changedPaths(before, after)
 		}
 	}
@@ -397,11 +423,13 @@ func (r *lineReader) next() [][]byte {
 	return bytes.Split(buf[:last], []byte("\n"))
 }
 
-// confined is how a session's process is confined: the rules, and the
-// paths it may write beneath.
+// confined is how a session's process is confined: the Landlock rules
+// (nil where the kernel has none), the paths it may write beneath and the
+// directories layered for it.
 type confined struct {
 	rules    *landlock.Rules
 	writable []string
+	layers   []proc.Layer
 }
 
 // start runs argv to its end: stdin comes from promptFile (PromptStdin),
@@ -434,7 +462,7 @@ func (d *Driver) start(ctx context.Context, s agent.Session, argv []string, dir 
 		defer in.Close()
 		cmd.Stdin = in
 	}
-	forget, done, err := d.launch(cmd, conf)
+	g, done, err := d.launch(cmd, conf)
 	if err != nil {
 		return cliRun{}, fmt.Errorf("start: %w", err)
 	}
@@ -473,8 +501,8 @@ wait:
 			break wait
 		}
 	}
-	_ = proc.Signal(cmd, false) // whatever the agent left running dies with the session
-	forget()
+	g.Kill() // whatever the agent left running dies with the session
+	g.Forget()
 	run.exitCode = cmd.ProcessState.ExitCode()
 
 	if run.stdout, err = readCapped(stdout, d.opts.MaxOutput); err != nil {
@@ -489,32 +517,40 @@ wait:
 }
 
 // launch starts cmd in a recorded process group (see proc.Start) and
-// waits for it in the background, sending the result on done. With conf,
-// both happen on a thread that conf confines (the thread the process
-// inherits its Landlock domain from, which ends once it has been waited
-// for), and the group is recorded off that thread.
-func (d *Driver) launch(cmd *exec.Cmd, conf *confined) (forget func(), done <-chan error, err error) {
+// waits for it in the background, sending the result on done. Confined
+// (conf), it starts through the sandbox helper where that is possible
+// (see Driver.sandbox), or else, with Landlock, both happen on a thread
+// that conf's rules confine (the thread the process inherits its Landlock
+// domain from, which ends once it has been waited for), and the group is
+// recorded off that thread.
+func (d *Driver) launch(cmd *exec.Cmd, conf *confined) (g *proc.Group, done <-chan error, err error) {
 	waited := make(chan error, 1)
-	if conf == nil {
-		forget, err := proc.Start(cmd, d.opts.Groups)
-		if err != nil {
-			return nil, nil, err
-		}
-		go func() { waited <- cmd.Wait() }()
-		return forget, waited, nil
+	var exe string
+	var sb proc.Sandbox
+	if conf != nil {
+		exe, sb = d.sandbox(conf.writable, conf.rules != nil, conf.layers)
 	}
-	if exe, ro := d.sandbox(conf.writable); exe != "" {
-		// The helper confines the session: .git read-only, then Landlock.
-		forget, err := proc.StartIn(cmd, d.opts.Groups, proc.Sandbox{ReadOnly: ro, Writable: conf.writable, Landlock: true}, exe)
+	switch {
+	case exe != "":
+		// The helper confines the session: its namespaces, .git
+		// read-only, the caches layered, then Landlock.
+		g, err := proc.StartIn(cmd, d.opts.Groups, sb, exe)
 		if err != nil {
 			return nil, nil, err
 		}
 		go func() { waited <- cmd.Wait() }()
-		return forget, waited, nil
+		return g, waited, nil
+	case conf == nil || conf.rules == nil:
+		g, err := proc.Start(cmd, d.opts.Groups)
+		if err != nil {
+			return nil, nil, err
+		}
+		go func() { waited <- cmd.Wait() }()
+		return g, waited, nil
 	}
 	type started struct {
-		forget func()
-		err    error
+		g   *proc.Group
+		err error
 	}
 	ch := make(chan started, 1)
 	conf.rules.Go(conf.writable, func(confineErr error) {
@@ -522,8 +558,8 @@ func (d *Driver) launch(cmd *exec.Cmd, conf *confined) (forget func(), done <-ch
 			ch <- started{err: fmt.Errorf("confine the agent: %w", confineErr)}
 			return
 		}
-		forget, err := proc.Start(cmd, proc.OffThread(d.opts.Groups))
-		ch <- started{forget, err}
+		g, err := proc.Start(cmd, proc.OffThread(d.opts.Groups))
+		ch <- started{g, err}
 		if err == nil {
 			waited <- cmd.Wait()
 		}
@@ -532,7 +568,7 @@ func (d *Driver) launch(cmd *exec.Cmd, conf *confined) (forget func(), done <-ch
 	if st.err != nil {
 		return nil, nil, st.err
 	}
-	return st.forget, waited, nil
+	return st.g, waited, nil
 }
 
 // stop ends cmd's process group: SIGTERM, then SIGKILL after the grace

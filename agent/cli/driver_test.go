@@ -37,26 +37,6 @@ func newCLI(t *testing.T, opts Options) *Driver {
 	return d
 }
 
-// alive reports whether process pid still runs after SIGKILL has had time
-// to land: a process is gone when /proc no longer lists it or lists it as a
-// zombie. SIGKILL is delivered asynchronously, so this waits up to 10s for
-// the process to go before saying it is alive.
-func alive(t *testing.T, pid int) bool {
-	t.Helper()
-	for range 1000 {
-		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			return false
-		}
-		s := string(data)
-		if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) && s[i+2] == 'Z' {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return true
-}
-
 // readPids reads the "SHELL CHILD" pids a fakeagent.sh mode wrote.
 func readPids(t *testing.T, path string) []int {
 	t.Helper()
@@ -104,10 +84,8 @@ func TestCLITimeoutKillsProcessGroup(t *testing.T) {
 	if len(pids) != 2 {
 		t.Fatalf("pids = %v, want the shell and its child", pids)
 	}
-	for _, pid := range pids {
-		if alive(t, pid) {
-			t.Errorf("process %d outlived the session (the shell ignores SIGTERM, so only SIGKILL to the group ends it)", pid)
-		}
+	if left := testkit.NoneIn(dir); len(left) > 0 {
+		t.Errorf("processes %v outlived the session (the shell ignores SIGTERM, so only SIGKILL ends it)", left)
 	}
 }
 
@@ -144,10 +122,11 @@ func TestCLITimeoutWhoseFault(t *testing.T) {
 			if rep.Status != agent.StatusFailed || !strings.Contains(rep.Error, "session limit of 3s") || !strings.Contains(rep.Error, c.want) {
 				t.Fatalf("report error %q, want failed for the session limit %s", rep.Error, c.want)
 			}
-			for _, pid := range readPids(t, pidFile) {
-				if alive(t, pid) {
-					t.Errorf("process %d outlived the session", pid)
-				}
+			if pids := readPids(t, pidFile); len(pids) != 2 {
+				t.Fatalf("pids = %v, want the shell and its child", pids)
+			}
+			if left := testkit.NoneIn(dir); len(left) > 0 {
+				t.Errorf("processes %v outlived the session", left)
 			}
 		})
 	}
@@ -168,9 +147,11 @@ func TestCLIKillsLeftoversAtExit(t *testing.T) {
 	if rep.Status != agent.StatusCompleted || rep.Output != "done" {
 		t.Fatalf("report = %+v, want completed with output done", rep)
 	}
-	pids := readPids(t, pidFile)
-	if alive(t, pids[1]) {
-		t.Errorf("the background child %d outlived the session", pids[1])
+	if pids := readPids(t, pidFile); len(pids) != 2 {
+		t.Fatalf("pids = %v, want the shell and its child", pids)
+	}
+	if left := testkit.NoneIn(dir); len(left) > 0 {
+		t.Errorf("the background child %v outlived the session", left)
 	}
 }
 
@@ -194,10 +175,8 @@ func TestCLICancelIsAnError(t *testing.T) {
 		t.Fatalf("Run error = %v, want context.Canceled", err)
 	}
 	if runtime.GOOS == "linux" {
-		for _, pid := range readPids(t, pidFile) {
-			if alive(t, pid) {
-				t.Errorf("process %d outlived the cancelled session", pid)
-			}
+		if left := testkit.NoneIn(dir); len(left) > 0 {
+			t.Errorf("processes %v outlived the cancelled session", left)
 		}
 	}
 }

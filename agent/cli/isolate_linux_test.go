@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/gaffer-dev/gaffer/agent"
@@ -60,5 +62,44 @@ echo mine > mine.txt && echo wrote-tree`
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".git", "hooks", "pre-commit")); err == nil {
 		t.Errorf("the hook was planted")
+	}
+}
+
+// TestCLISessionSeesOnlyItsOwnAndEndsAll is issue 30's items 3 and 4
+// for a CLI session: it reads every /proc/*/cmdline (another program's
+// token is there), signals gaffer, the program and its own parent, and
+// leaves setsid processes behind, one writing into the repository, one
+// holding its output. It reads no token, gaffer and the program run on,
+// the session ends as the agent's own exit says, and nothing of it
+// survives.
+func TestCLISessionSeesOnlyItsOwnAndEndsAll(t *testing.T) {
+	other := exec.Command("sh", "-c", "sleep 300", "gaffer-victim", "--token=ghp-cmdline-canary-78")
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Process.Kill(); _ = other.Wait() })
+	script := fmt.Sprintf(`cat /proc/[0-9]*/cmdline | tr '\0' ' '; echo
+for p in %d %d $PPID; do kill -STOP $p 2>/dev/null; kill -9 $p 2>/dev/null; done
+setsid sh -c 'while :; do echo x >> escaped; sleep 0.01; done' </dev/null >/dev/null 2>&1 &
+(setsid sleep 301 </dev/null >/dev/null 2>&1 &)
+setsid sleep 302 &
+sleep 0.2; echo end-$((1+1))`, os.Getpid(), other.Process.Pid)
+	dir := t.TempDir()
+	d := newCLI(t, Options{Template: Template{Command: []string{"sh", "-c", script}}})
+	if ok, why := d.helper.PID(); !ok {
+		t.Skip(why)
+	}
+	rep, err := d.Run(context.Background(), agent.Session{Role: agent.RoleDeveloper, Dir: dir, Prompt: "p"})
+	if err != nil || rep.Status != agent.StatusCompleted || !strings.Contains(rep.Output, "end-2") {
+		t.Fatalf("run: %v %+v", err, rep)
+	}
+	if strings.Contains(rep.Output, "ghp-cmdline-canary-78") {
+		t.Errorf("the session read another process's command line:\n%s", rep.Output)
+	}
+	if err := other.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("the other program is gone: %v", err)
+	}
+	if left := testkit.NoneIn(dir); len(left) > 0 {
+		t.Errorf("processes %v outlived the session", left)
 	}
 }

@@ -290,6 +290,7 @@ func (d *Driver) Run(ctx context.Context, s agent.Session) (agent.Report, error)
 	if err != nil {
 		return agent.Report{}, err
 	}
+	defer tb.Close()
 	id, sess := d.session(s)
 	sess.mu.Lock()
 	defer sess.mu.Unlock()

@@ -277,6 +277,7 @@ func (d *Driver) developer(ctx context.Context, s agent.Session) (agent.Report, 
 	if err != nil {
 		return agent.Report{}, err
 	}
+	defer tb.Close()
 	rep := agent.Report{Status: agent.StatusCompleted, SessionID: sessionID(s), Usage: st.Usage}
 	var changed changes.Set
 	stopped := func(err error) (agent.Report, error) {

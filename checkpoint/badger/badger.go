@@ -72,11 +72,26 @@ type Options struct {
 	// ProcessAlive reports whether a pid on this host is alive (default:
 	// kill(pid, 0) does not fail with ESRCH).
 	ProcessAlive func(pid int) bool
-	// Reading opens the store for a process that reads it and writes
-	// little or nothing (a listing): Badger compacts nothing, neither
-	// while it is open nor as it closes; the processes that write leave
-	// that to be done. Writes still work.
+	// Reading opens the store for a process that only reads it (a
+	// listing, a status). Where it can, Badger opens it read-only, shared
+	// with other readers: no new log, no compaction, nothing synced at
+	// close, and writes fail. A store that needs a writer first (logs a
+	// killed process left to replay, a marker of a cut-short open or
+	// close, no format marker yet) is opened for writing, as before, with
+	// no compaction. While an open for writing waits for the readers
+	// (WaitForReaders), a Reading open is refused as ErrLocked: readers
+	// coming one after another never keep a writer out. A write to a
+	// store Badger opened read-only fails with ErrReadOnly.
 	Reading bool
+	// WaitForReaders bounds how long an open for writing waits while the
+	// store is held by Reading opens only, each of which lasts as long as
+	// its command reads; 0 does not wait. A store held by another writer
+	// is refused at once, as ErrLocked, and so is one held by a reader
+	// that had to open it for writing (see Reading).
+	WaitForReaders time.Duration
+	// OnWait, when set, is called once when an open starts to wait for
+	// readers (to say so on the terminal).
+	OnWait func()
 }
 
 func (o Options) validate() (Options, error) {
@@ -113,18 +128,212 @@ type Store struct {
 
 	tokens tokenSource // fencing tokens, reserved on disk a block at a time
 	syncer groupSync   // batches the flushes of concurrent Sync writes
+
+	// readOnly is a store Badger opened read-only (Options.Reading).
+	readOnly bool
 }
 
 var _ checkpoint.Store = (*Store)(nil)
 
 // Open opens the store in dir, creating it when dir is missing or empty.
 // It fails with checkpoint.ErrForeignStore when dir holds anything else,
-// and with checkpoint.ErrLocked when another process has the store open.
-func Open(dir string, opts Options) (s *Store, err error) {
-	opts, err = opts.validate()
+// and with checkpoint.ErrLocked when another process has the store open
+// (see Options.Reading and Options.WaitForReaders for readers).
+func Open(dir string, opts Options) (*Store, error) {
+	opts, err := opts.validate()
 	if err != nil {
 		return nil, err
 	}
+	if opts.Reading {
+		return openReader(dir, opts)
+	}
+	var (
+		deadline time.Time
+		release  = func() {}
+	)
+	defer func() { release() }()
+	for {
+		s, err := openWriting(dir, opts)
+		if !errors.Is(err, checkpoint.ErrLocked) || opts.WaitForReaders <= 0 || !readersOnly(dir) {
+			return s, err
+		}
+		if deadline.IsZero() {
+			// From now on, readers that come stand back (openReader).
+			release = takeGate(dir)
+			deadline = time.Now().Add(opts.WaitForReaders)
+			if opts.OnWait != nil {
+				opts.OnWait()
+			}
+		}
+		if time.Now().After(deadline) {
+			return nil, &lockedError{dir: dir, cause: fmt.Errorf("commands reading it held it for over %s", opts.WaitForReaders)}
+		}
+		time.Sleep(readerPoll)
+	}
+}
+
+// readerPoll is how often an open for writing tries again while readers
+// hold the store.
+const readerPoll = 5 * time.Millisecond
+
+// Readers and a writer of the store meet at two locks. Badger's own, a
+// flock on the directory, is shared by read-only opens and exclusive
+// for an open for writing: a writer that finds the store locked but can
+// take the lock shared knows readers alone hold it, and waits for them.
+// While it waits it holds writerFile's flock, and a reader that finds it
+// held stands back (ErrLocked; the command then reaches the writer on
+// its socket), so that readers one after another cannot keep it out.
+const writerFile = "GAFFER-WRITER"
+
+// readersOnly reports whether the store in dir is held by read-only
+// opens alone: its directory's flock can be taken shared.
+func readersOnly(dir string) bool {
+	f, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB) == nil
+}
+
+// takeGate takes writerFile's flock (creating the file), without
+// waiting, and returns its release; when another writer holds it, or the
+// file cannot be made, there is nothing to release.
+func takeGate(dir string) (release func()) {
+	f, err := os.OpenFile(filepath.Join(dir, writerFile), os.O_RDONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		return func() {}
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return func() {}
+	}
+	return func() { f.Close() }
+}
+
+// writerWaiting reports whether a writer holds writerFile's flock: it
+// waits to open the store.
+func writerWaiting(dir string) bool {
+	f, err := os.Open(filepath.Join(dir, writerFile))
+	if err != nil {
+		return false // never made: no writer has waited
+	}
+	defer f.Close()
+	return errors.Is(syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB), syscall.EWOULDBLOCK)
+}
+
+// openReader opens the store in dir for reading (Options.Reading),
+// read-only where it can; it stands back (ErrLocked) while a writer waits
+// to open it.
+func openReader(dir string, opts Options) (*Store, error) {
+	if err := checkDir(dir); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); err != nil {
+		return openWriting(dir, opts) // no store yet: as before
+	}
+	if writerWaiting(dir) {
+		return nil, &lockedError{dir: dir, cause: errors.New("a writer is waiting to open it")}
+	}
+	s, err := openReadOnly(dir, opts)
+	if errors.Is(err, errNeedsWriter) {
+		if writerWaiting(dir) {
+			return nil, &lockedError{dir: dir, cause: errors.New("a writer is waiting to open it")}
+		}
+		return openWriting(dir, opts)
+	}
+	return s, err
+}
+
+// errNeedsWriter is openReadOnly's answer for a store it cannot open
+// read-only: one a killed process left to repair, or not yet marked.
+var errNeedsWriter = errors.New("checkpoint: the store needs an open for writing")
+
+// openReadOnly opens the store in dir with Badger read-only, sharing it
+// with other readers, after openWriting's checks that read (its tables
+// and owner); it writes nothing but, for tables not listed yet, the list
+// of the tables it checked (verifiedFile). A store with memtable logs
+// (a killed process's, which Badger replays by writing), a marker of an
+// open or close cut short, or no format marker is errNeedsWriter.
+func openReadOnly(dir string, opts Options) (*Store, error) {
+	if err := checkDir(dir); err != nil {
+		return nil, err
+	}
+	if err := checkOwner(dir); err != nil {
+		return nil, err
+	}
+	unlock, err := lockDirShared(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if mems, _ := filepath.Glob(filepath.Join(dir, "*.mem")); len(mems) > 0 {
+		return nil, errNeedsWriter
+	}
+	for _, m := range []string{openingFile, closingFile} {
+		if _, err := os.Lstat(filepath.Join(dir, m)); err == nil {
+			return nil, errNeedsWriter
+		}
+	}
+	verified, judged, err := checkTables(dir)
+	if err != nil {
+		var full *checkpoint.NoSpaceError
+		if errors.As(err, &full) {
+			return nil, err
+		}
+		return nil, classifyOpenError(dir, err)
+	}
+	db, err := openBadgerDB(badgerOptions(dir, opts).WithReadOnly(true))
+	if err != nil {
+		return nil, classifyOpenError(dir, err)
+	}
+	s := &Store{db: db, dir: dir, opts: opts, readOnly: true,
+		env: checkpoint.LeaseRules{Now: opts.Now, Alive: opts.ProcessAlive}.WithDefaults()}
+	marker, empty, err := s.readMarker()
+	if err == nil && marker == nil {
+		err = errNeedsWriter // a store still to be marked, or damaged: the writer's open says which
+	}
+	if err == nil {
+		err = s.judgeMarker(marker, empty, len(verified) > 0)
+	}
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	if verified != nil && !judged {
+		writeVerified(dir, verified)
+	}
+	return s, nil
+}
+
+// badgerOptions are Badger's options for the store in dir.
+func badgerOptions(dir string, opts Options) badger.Options {
+	bo := badger.DefaultOptions(dir).
+		WithLogger(badgerLogger{opts.Logger}).
+		WithMemTableSize(opts.MemTableSize).
+		WithValueLogFileSize(valueLogFileSize).
+		WithValueThreshold(valueThreshold).
+		WithBlockCacheSize(4 << 20).
+		WithBlockSize(blockSize).
+		WithBaseTableSize(baseTableSize).
+		WithNumMemtables(2).
+		WithNumLevelZeroTables(2).
+		WithNumCompactors(2).
+		WithNumVersionsToKeep(1).
+		WithCompression(options.ZSTD).
+		WithCompactL0OnClose(true).
+		WithMetricsEnabled(false).
+		WithChecksumVerificationMode(options.OnBlockRead).
+		WithSyncWrites(opts.SyncWrites)
+	if opts.Reading {
+		bo = bo.WithNumCompactors(0).WithCompactL0OnClose(false)
+	}
+	return bo
+}
+
+// openWriting opens the store in dir for writing, creating it when dir
+// is missing or empty (Open without waiting).
+func openWriting(dir string, opts Options) (s *Store, err error) {
 	if err := checkDir(dir); err != nil {
 		return nil, err
 	}
@@ -164,26 +373,7 @@ func Open(dir string, opts Options) (s *Store, err error) {
 	if err != nil {
 		return nil, classifyOpenError(dir, err)
 	}
-	bo := badger.DefaultOptions(dir).
-		WithLogger(badgerLogger{opts.Logger}).
-		WithMemTableSize(opts.MemTableSize).
-		WithValueLogFileSize(valueLogFileSize).
-		WithValueThreshold(valueThreshold).
-		WithBlockCacheSize(4 << 20).
-		WithBlockSize(blockSize).
-		WithBaseTableSize(baseTableSize).
-		WithNumMemtables(2).
-		WithNumLevelZeroTables(2).
-		WithNumCompactors(2).
-		WithNumVersionsToKeep(1).
-		WithCompression(options.ZSTD).
-		WithCompactL0OnClose(true).
-		WithMetricsEnabled(false).
-		WithChecksumVerificationMode(options.OnBlockRead).
-		WithSyncWrites(opts.SyncWrites)
-	if opts.Reading {
-		bo = bo.WithNumCompactors(0).WithCompactL0OnClose(false)
-	}
+	bo := badgerOptions(dir, opts)
 	if !judged {
 		if err := checkReadOnly(dir, bo, len(tables) > 0); err != nil {
 			return nil, err
@@ -266,7 +456,7 @@ func (e *flatError) Unwrap() error { return e.errno }
 func isBadgerFile(name string) bool {
 	switch name {
 	case "MANIFEST", "KEYREGISTRY", "LOCK", "DISCARD", "MANIFEST-REWRITE", "KEYREGISTRY-REWRITE", openingFile, closingFile,
-		verifiedFile, verifiedFile + ".tmp":
+		verifiedFile, verifiedFile + ".tmp", writerFile:
 		return true
 	}
 	for _, ext := range []string{".sst", ".vlog", ".mem"} {
@@ -461,6 +651,13 @@ func (s *Store) Close() error {
 	if s.db.IsClosed() {
 		return nil
 	}
+	if s.readOnly {
+		// Nothing to flush or compact, no log to mark: Badger only lets go.
+		if err := s.db.Close(); err != nil {
+			return fmt.Errorf("checkpoint: close store %s: %w", s.dir, err)
+		}
+		return nil
+	}
 	if err := s.deleted(); err != nil {
 		return err
 	}
@@ -508,6 +705,9 @@ const maxRetries = 50
 
 // update runs fn in a read-write transaction, retrying Badger conflicts.
 func (s *Store) update(ctx context.Context, fn func(txn *badger.Txn) error) error {
+	if s.readOnly {
+		return fmt.Errorf("checkpoint: store %s: %w", s.dir, ErrReadOnly)
+	}
 	if err := s.roomToWrite(); err != nil {
 		return err
 	}

@@ -353,6 +353,25 @@ func unlistedTables(dir string, m badger.Manifest) []string {
 	return out
 }
 
+// lockDirShared takes the lock Badger takes for a read-only open (a
+// shared flock on the directory), so that no writer opens the store
+// while openReadOnly checks its files; the caller releases it once
+// Badger, whose own shared lock then covers the store, has opened it.
+func lockDirShared(dir string) (unlock func(), err error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: open store %s: %w", dir, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, &lockedError{dir: dir}
+		}
+		return nil, fmt.Errorf("checkpoint: lock store %s: %w", dir, err)
+	}
+	return func() { f.Close() }, nil
+}
+
 // lockDir takes the lock Badger takes (flock on the directory) so the
 // checks above never read files another process is writing. The caller
 // releases it just before handing the directory to Badger, whose own lock

@@ -16,6 +16,10 @@ var (
 	errBadKey    = errors.New("malformed key")
 )
 
+// ErrReadOnly is the error of a write to a store opened for reading
+// (Options.Reading) that Badger opened read-only.
+var ErrReadOnly = errors.New("opened for reading only")
+
 // lockedError says which store is locked; it matches ErrLocked.
 type lockedError struct {
 	dir   string

@@ -33,8 +33,10 @@ type Config struct {
 	// (postgres.Options.OutageWait; 0 is its default).
 	StoreOutageWait time.Duration
 	// Reading opens a store directory for a command that only reads it:
-	// Badger compacts nothing while it is open or as it closes
-	// (badger.Options.Reading), which the processes that write do.
+	// read-only, beside other readers, where Badger can
+	// (badger.Options.Reading): a write then fails. Such a host serves
+	// no socket. A host that writes waits up to ReadersWait for the
+	// readers to finish.
 	Reading bool
 	// Notify, when set, delivers the runs' notices (package notify) from
 	// this process while it holds the store: after each checkpoint of a
@@ -43,6 +45,12 @@ type Config struct {
 	// shared host (Config.Shared) delivers none: the holder does.
 	Notify *notify.Config
 }
+
+// ReadersWait is how long opening a store directory for writing waits
+// for the commands reading it (each holds it as long as it reads, a
+// tenth of a second for a list of 10,000 runs) before it is refused as
+// held.
+const ReadersWait = 10 * time.Second
 
 // Open opens the repository and the store of cfg and the Host on them
 // (host.New), which ends what a killed gaffer process left behind (git
@@ -93,7 +101,14 @@ func openStore(ctx context.Context, cfg Config, dir string) (checkpoint.Store, f
 	if IsURL(cfg.Store) {
 		return openURLStore(ctx, cfg.Store, dir, !cfg.Shared, cfg.StoreOutageWait)
 	}
-	store, err := badger.Open(dir, badger.Options{SyncWrites: true, Reading: cfg.Reading})
+	// A command that writes waits, briefly and saying so, for the
+	// commands reading the store (opened read-only, beside each other).
+	front := cfg.Front
+	if front == nil {
+		front = host.Quiet{}
+	}
+	store, err := badger.Open(dir, badger.Options{SyncWrites: true, Reading: cfg.Reading, WaitForReaders: ReadersWait,
+		OnWait: func() { front.Notice("gaffer: waiting for the gaffer commands reading the store to finish…") }})
 	if errors.Is(err, checkpoint.ErrLocked) {
 		return nil, nil, errorf(host.Held, "store %s is in use by %s; wait for it to finish or stop it", dir, lockHolder(dir))
 	}

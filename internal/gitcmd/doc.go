@@ -11,4 +11,12 @@
 // Filter drivers (filter.NAME.clean and .smudge) cannot be turned off by
 // name in advance; a change to .git/config during a session is refused
 // instead (see package nodes).
+//
+// A work tree an agent has worked in is named with Repo: its git
+// directory, the one gaffer made, and its work tree, so that git never
+// reads the tree's .git file, which the agent could have rewritten to
+// name a repository of its own (whose filters git would run). Every
+// command but those that fetch or push runs without the variables of
+// the environment named like secrets (Environ): a program git runs
+// inherits what git has.
 package gitcmd

@@ -5,7 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // plant makes a repository whose .git/config names a program as its
@@ -101,6 +103,114 @@ func TestNetwork(t *testing.T) {
 	for args, want := range map[string]bool{"fetch": true, "push": true, "clone": true, "ls-remote": true, "status": false, "worktree": false} {
 		if got := Network([]string{"--quiet", args}); got != want {
 			t.Errorf("Network(%s) = %v, want %v", args, got, want)
+		}
+	}
+}
+
+// TestRepoIgnoresAPlantedGitFile is issue 30's attack on gaffer's own
+// git: an agent rewrites its linked work tree's .git file to name a git
+// directory of its own, whose configuration holds a clean filter (run by
+// `git status` on every file whose stat changed) that writes a marker
+// and dumps its environment. git run through Repo, with the git
+// directory gaffer made, runs none of it; git left to find the
+// repository through the .git file (Command, plain git) runs the filter,
+// so the test can fail. A filter of the real repository's own
+// configuration still runs through Repo, and sees no secret of the
+// environment it was given.
+func TestRepoIgnoresAPlantedGitFile(t *testing.T) {
+	ctx := context.Background()
+	repo, _ := plant(t)
+	marks := t.TempDir()
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	wt := filepath.Join(t.TempDir(), "wt")
+	git("-C", repo, "-c", "core.hooksPath=/dev/null", "worktree", "add", "-q", "-b", "gaffer/r-1", wt, "main")
+	gitFile := filepath.Join(wt, ".git")
+	made, err := os.ReadFile(gitFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := Repo{GitDir: strings.TrimSpace(strings.TrimPrefix(string(made), "gitdir:")), WorkTree: wt}
+
+	// The real repository's own filter, which gaffer's git does run.
+	dump := filepath.Join(marks, "own-filter-env")
+	git("-C", repo, "config", "filter.own.clean", "sh -c 'env > "+dump+"; cat'")
+	if err := os.WriteFile(filepath.Join(repo, ".git", "info", "attributes"), []byte("*.txt filter=own\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// The agent's repository, with the index of the work tree's files.
+	evil := filepath.Join(wt, ".evil")
+	git("init", "-q", "--bare", evil)
+	git("--git-dir="+evil, "config", "core.bare", "false")
+	git("--git-dir="+evil, "--work-tree="+wt, "add", "a.txt")
+	git("--git-dir="+evil, "config", "filter.x.clean", "sh -c 'touch "+filepath.Join(marks, "evil.ran")+"; cat'")
+	if err := os.MkdirAll(filepath.Join(evil, "info"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(evil, "info", "attributes"), []byte("* filter=x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(gitFile, []byte("gitdir: "+evil+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A new mtime, same size: git must hash the file, through the filter.
+	touch := func() {
+		future := time.Now().Add(time.Hour)
+		if err := os.Chtimes(filepath.Join(wt, "a.txt"), future, future); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	touch()
+	env := append(os.Environ(), "GITHUB_TOKEN=ghp-planted-canary", "AWS_SECRET_ACCESS_KEY=aws-planted-canary")
+	if out, err := real.Command(ctx, env, "status", "--porcelain").CombinedOutput(); err != nil {
+		t.Fatalf("status through Repo: %v\n%s", err, out)
+	}
+	if _, err := real.Run(ctx, "diff", "--stat"); err != nil {
+		t.Fatalf("diff through Repo: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(marks, "evil.ran")); err == nil {
+		t.Fatal("git through Repo ran the filter of the repository the .git file names")
+	}
+	seen, err := os.ReadFile(dump)
+	if err != nil {
+		t.Fatalf("the real repository's own filter did not run through Repo (%v): the test proves nothing", err)
+	}
+	if s := string(seen); strings.Contains(s, "canary") || !strings.Contains(s, "PATH=") {
+		t.Errorf("the filter's environment holds a secret, or is empty:\n%s", s)
+	}
+
+	touch()
+	if out, err := Command(ctx, wt, env, "status", "--porcelain").CombinedOutput(); err != nil {
+		t.Fatalf("status through the .git file: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(marks, "evil.ran")); err != nil {
+		t.Errorf("git left to read the .git file did not run the planted filter: the test proves nothing")
+	}
+}
+
+// TestEnvironKeepsSecretsForNetworkOnly: local commands lose the
+// variables named like secrets; fetch and push keep them for the user's
+// credential helpers.
+func TestEnvironKeepsSecretsForNetworkOnly(t *testing.T) {
+	env := []string{"PATH=/bin", "GITHUB_TOKEN=t", "HOME=/h"}
+	if got := Environ(env, []string{"status"}); strings.Join(got, " ") != "PATH=/bin HOME=/h" {
+		t.Errorf("status: %q", got)
+	}
+	if got := Environ(env, []string{"fetch", "origin"}); len(got) != 3 {
+		t.Errorf("fetch: %q", got)
+	}
+	cmd := Repo{GitDir: "/g", WorkTree: "/w"}.Command(context.Background(), append(env, "GIT_DIR=/elsewhere", "GIT_INDEX_FILE=/x"), "status")
+	for _, kv := range cmd.Env {
+		if strings.HasPrefix(kv, "GIT_DIR=") || strings.HasPrefix(kv, "GIT_INDEX_FILE=") || strings.HasPrefix(kv, "GITHUB_TOKEN=") {
+			t.Errorf("Repo.Command keeps %s", kv)
 		}
 	}
 }

@@ -39,15 +39,25 @@ type Timeouts struct {
 }
 
 // Values returns the timeouts as durations; an absent or invalid one is
-// 0 (the driver's default). A validated profile has none invalid.
+// 0 (the driver's default). A validated profile has none invalid. Space
+// around a duration (" 2s", a block scalar's "2s\n") is no part of it, as
+// validation reads it: the run uses the value validation let through.
 func (t Timeouts) Values() (call time.Duration, attempts int, session time.Duration) {
-	call, _ = time.ParseDuration(t.Call)
-	session, _ = time.ParseDuration(t.Session)
+	call, _ = time.ParseDuration(strings.TrimSpace(t.Call))
+	session, _ = time.ParseDuration(strings.TrimSpace(t.Session))
 	return max(call, 0), max(t.CallAttempts, 0), max(session, 0)
 }
 
-// mergeTimeouts returns over laid on base, key by key.
+// trimmed is t with the space around its durations gone: what `config
+// show` prints is then the value the run uses.
+func (t Timeouts) trimmed() Timeouts {
+	t.Call, t.Session = strings.TrimSpace(t.Call), strings.TrimSpace(t.Session)
+	return t
+}
+
+// mergeTimeouts returns over laid on base, key by key, trimmed.
 func mergeTimeouts(base, over Timeouts) Timeouts {
+	base, over = base.trimmed(), over.trimmed()
 	return Timeouts{Call: or(over.Call, base.Call), CallAttempts: or(over.CallAttempts, base.CallAttempts), Session: or(over.Session, base.Session)}
 }
 

@@ -123,3 +123,35 @@ func TestWriteShowTimeoutsPerRole(t *testing.T) {
 		}
 	}
 }
+
+// TestTimeoutsWithSpaceAround: a duration with space around it (" 2s",
+// "2s ", a block scalar's "2s\n") passes validation as 2s, so the role
+// uses 2s and `config show` prints 2s, never the value with its space
+// while the default is used. Space alone is refused.
+func TestTimeoutsWithSpaceAround(t *testing.T) {
+	for _, v := range []string{`" 2s"`, `"2s "`, "|\n            2s"} {
+		src := "profiles:\n  default:\n    roles:\n      developer:\n        timeouts:\n          session: " + v + "\n          call: " + v + "\n"
+		c, err := Parse("gaffer.yaml", []byte(src))
+		if err != nil {
+			t.Fatalf("%q: %v", v, err)
+		}
+		p, err := c.Effective("")
+		if err != nil {
+			t.Fatalf("%q: %v", v, err)
+		}
+		call, _, session := p.Role(agent.RoleDeveloper).Timeouts.Values()
+		if call != 2*time.Second || session != 2*time.Second {
+			t.Errorf("%q: the developer's call %v and session %v, want 2s", v, call, session)
+		}
+		var show bytes.Buffer
+		if err := WriteShow(&show, p); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(show.String(), "      call: 2s\n") || !strings.Contains(show.String(), "      session: 2s\n") {
+			t.Errorf("%q: config show does not print 2s:\n%s", v, show.String())
+		}
+	}
+	if _, err := Parse("gaffer.yaml", []byte("profiles:\n  default:\n    timeouts: {call: \"  \"}\n")); err == nil || !strings.Contains(err.Error(), "timeouts.call must be a Go duration") {
+		t.Errorf("a call of spaces alone: %v", err)
+	}
+}

@@ -36,20 +36,51 @@ func Get(env []string, name string) string {
 // command may write to so that "go build" and "go test" work.
 func GoCaches(env []string) []string {
 	var dirs []string
-	if c := Get(env, "GOCACHE"); c != "" && c != "off" {
-		dirs = append(dirs, c)
-	} else if c, err := os.UserCacheDir(); err == nil {
-		dirs = append(dirs, filepath.Join(c, "go-build"))
-	}
-	switch {
-	case Get(env, "GOMODCACHE") != "":
-		dirs = append(dirs, Get(env, "GOMODCACHE"))
-	case Get(env, "GOPATH") != "":
-		dirs = append(dirs, filepath.Join(filepath.SplitList(Get(env, "GOPATH"))[0], "pkg", "mod"))
-	default:
-		if home, err := os.UserHomeDir(); err == nil {
-			dirs = append(dirs, filepath.Join(home, "go", "pkg", "mod"))
+	build, mod := GoCacheDirs(env)
+	for _, d := range []string{build, mod} {
+		if d != "" {
+			dirs = append(dirs, d)
 		}
 	}
 	return dirs
+}
+
+// GoCacheDirs returns the Go build cache (GOCACHE, else its default under
+// the user's cache directory; "" when it is off) and module cache
+// (GOMODCACHE, else GOPATH's first entry's pkg/mod, else ~/go/pkg/mod)
+// of env, as the go command finds them.
+func GoCacheDirs(env []string) (build, mod string) {
+	if c := Get(env, "GOCACHE"); c != "" && c != "off" {
+		build = c
+	} else if c == "" {
+		build = userCache()
+	}
+	switch {
+	case Get(env, "GOMODCACHE") != "":
+		mod = Get(env, "GOMODCACHE")
+	case Get(env, "GOPATH") != "":
+		mod = filepath.Join(filepath.SplitList(Get(env, "GOPATH"))[0], "pkg", "mod")
+	default:
+		if home := home(env); home != "" {
+			mod = filepath.Join(home, "go", "pkg", "mod")
+		}
+	}
+	return build, mod
+}
+
+// userCache is the default build cache: os.UserCacheDir's go-build.
+func userCache() string {
+	if c, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(c, "go-build")
+	}
+	return ""
+}
+
+// home is env's HOME, else this process's.
+func home(env []string) string {
+	if h := Get(env, "HOME"); h != "" {
+		return h
+	}
+	h, _ := os.UserHomeDir()
+	return h
 }

@@ -47,12 +47,19 @@ func (r *Rules) rights() (dir, dev uint64) {
 
 // RestrictThread confines the calling thread, and every process it starts
 // from now on, to writing beneath the paths writable (those that exist; a
-// file gets the rights of a file only) and to the files of /dev. Reads are
-// not restricted. The caller has locked the goroutine to its thread and
+// file gets the rights of a file only) and to the files of /dev, and, from
+// Landlock ABI 6 (Linux 6.12), to signalling processes it confines too.
+// Reads are not restricted. The caller has locked the goroutine to its thread and
 // never unlocks it (see Go).
 func (r *Rules) RestrictThread(writable []string) error {
 	dirRights, devRights := r.rights()
 	attr := unix.LandlockRulesetAttr{Access_fs: dirRights}
+	if r.abi >= 6 {
+		// Signals only to processes of the same domain: a confined
+		// command cannot stop or kill gaffer, or any other process of
+		// the user's.
+		attr.Scoped = unix.LANDLOCK_SCOPE_SIGNAL
+	}
 	fd, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
 	if e != 0 {
 		return fmt.Errorf("landlock_create_ruleset: %w", e)

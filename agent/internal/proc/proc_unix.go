@@ -24,24 +24,29 @@ const gateScript = `read -r g <&3 && [ "$g" = go ] || exit 125; exec 3<&-; ` +
 // this process dies (Linux: Pdeathsig, which reaches the group's leader;
 // see deathSignal), and, with rec set, lets it run only once rec has
 // recorded the group (gateScript). A cmd that an Isolation applies to is
-// held the same way until its user namespace's id maps are written. The returned function forgets the
-// record; call it after the group has been killed. A record that fails is
-// an error matching ErrGroup.
-func Start(cmd *exec.Cmd, rec Recorder) (forget func(), err error) {
+// held the same way until its user namespace's id maps are written. Call
+// the Group's Kill and then Forget once the command has exited. A record
+// that fails is an error matching ErrGroup.
+func Start(cmd *exec.Cmd, rec Recorder) (*Group, error) {
 	return start(cmd, rec, nil)
 }
 
 // StartIn is Start for a command that runs through the sandbox helper
 // exe (see Helper and HelperMain), confined by sb: it is held behind the
 // gate the same way, and the helper confines it before running it.
-func StartIn(cmd *exec.Cmd, rec Recorder, sb Sandbox, exe string) (forget func(), err error) {
+func StartIn(cmd *exec.Cmd, rec Recorder, sb Sandbox, exe string) (*Group, error) {
 	if rec == nil {
 		rec = noRecord{}
 	}
-	return start(cmd, rec, func(cmd *exec.Cmd) error { return sb.wrap(cmd, exe) })
+	pid := sb.PID
+	g, err := start(cmd, rec, func(cmd *exec.Cmd) error { return sb.wrap(cmd, exe) })
+	if err == nil && pid {
+		g.ns = nsID{} // the PID namespace ends what is left
+	}
+	return g, err
 }
 
-func start(cmd *exec.Cmd, rec Recorder, wrap func(*exec.Cmd) error) (forget func(), err error) {
+func start(cmd *exec.Cmd, rec Recorder, wrap func(*exec.Cmd) error) (*Group, error) {
 	attr := cmd.SysProcAttr // an Isolation's settings stay
 	if attr == nil {
 		attr = &syscall.SysProcAttr{}
@@ -51,7 +56,10 @@ func start(cmd *exec.Cmd, rec Recorder, wrap func(*exec.Cmd) error) (forget func
 	cmd.SysProcAttr = attr
 	isolated := mapsPending(cmd)
 	if rec == nil && !isolated {
-		return func() {}, cmd.Start()
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		return &Group{cmd: cmd, forget: func() {}}, nil
 	}
 	if rec == nil {
 		rec = noRecord{} // the gate holds the command until its ids are mapped
@@ -99,23 +107,43 @@ func start(cmd *exec.Cmd, rec Recorder, wrap func(*exec.Cmd) error) (forget func
 			return nil, errors.Join(err, waitErr(cmd))
 		}
 	}
+	ns, release := userNS(cmd.Process.Pid)
+	g := &Group{cmd: cmd, ns: ns}
 	recForget, err := rec.Record(cmd.Process.Pid)
 	if err != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		watchW.Close()
+		release()
 		return nil, errors.Join(fmt.Errorf("%w: %w", ErrGroup, err), waitErr(cmd))
 	}
 	// The watchdog's pipe stays open while the group is ours to end.
-	forget = func() {
+	g.forget = func() {
 		recForget()
 		watchW.Close()
+		release()
 	}
 	if _, err := w.Write([]byte("go\n")); err != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		forget()
+		g.Forget()
 		return nil, errors.Join(fmt.Errorf("start gate: %w", err), waitErr(cmd))
 	}
-	return forget, nil
+	return g, nil
+}
+
+// Kill kills with SIGKILL what is left of the group and, when the
+// command started in a user namespace of its own but not in a PID
+// namespace of its own, every process of that namespace (and of those
+// nested in it) wherever it went: a process that left the group
+// (setsid) or the command's tree (a double fork) is still in the
+// namespace, which it cannot leave. It returns the pids of such
+// processes it killed. In a PID namespace of its own, the kernel ends
+// them all when the helper exits.
+func (g *Group) Kill() []int {
+	_ = syscall.Kill(-g.cmd.Process.Pid, syscall.SIGKILL)
+	if g.ns.zero() {
+		return nil
+	}
+	return sweep(g.ns)
 }
 
 // noRecord records nothing.

@@ -6,7 +6,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
+	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -16,17 +20,25 @@ import (
 
 // HelperMain makes this program able to run as the sandbox helper. Call
 // it first thing in main: when the program was started as the helper it
-// confines itself and runs the command in its place, never returning;
-// otherwise it notes that the program carries the helper and returns.
+// confines itself and runs the command, never returning; otherwise it
+// notes that the program carries the helper and returns.
 //
 // The helper starts in a user namespace of its own (the caller's ids
 // mapped to themselves) and a mount namespace of its own, with
-// CAP_SYS_ADMIN there only (an ambient capability). It makes each
-// Sandbox.ReadOnly directory a read-only bind mount of itself, gives up
-// every capability (for uid 0 also the bounding set, and root's
-// privileges at exec: SECBIT_NOROOT), confines its thread with Landlock to
-// Sandbox.Writable, and runs the command: the command cannot write the
-// repository's .git, nor undo the mount.
+// CAP_SYS_ADMIN there only (an ambient capability); with Sandbox.PID also
+// as the first process of a PID namespace of its own. It makes each
+// Sandbox.ReadOnly path a read-only bind mount of itself, layers each of
+// Sandbox.Layers with an overlay, mounts /proc anew for the PID
+// namespace, gives up every capability (for uid 0 also the bounding set,
+// and root's privileges at exec: SECBIT_NOROOT), confines its thread with
+// Landlock to Sandbox.Writable, and runs the command: the command cannot
+// write the repository's .git nor the directories layered, nor undo the
+// mounts. Without Sandbox.PID the command runs in the helper's place;
+// with it the helper starts the command as its child, waits for it as
+// the namespace's init (reaping what is orphaned there, ignoring the
+// signals it can, which therefore reach it from nowhere), and exits with
+// the command's status (128+N for a command killed by signal N), upon
+// which the kernel kills every process left in the namespace.
 func HelperMain() {
 	if len(os.Args) < 3 || os.Args[0] != helperArg0 {
 		if exe, err := os.Executable(); err == nil {
@@ -53,6 +65,16 @@ func runHelper(specJSON string, argv []string) error {
 			return err
 		}
 	}
+	for _, l := range sb.Layers {
+		if err := overlay(l); err != nil {
+			return err
+		}
+	}
+	if sb.PID {
+		if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+			return fmt.Errorf("mount /proc for the PID namespace: %w", err)
+		}
+	}
 	// The working directory was entered before the mounts: enter it again
 	// through them, or a read-only directory stays writable through it.
 	if wd, err := os.Getwd(); err == nil {
@@ -77,7 +99,104 @@ func runHelper(specJSON string, argv []string) error {
 	if len(argv) == 0 {
 		return errors.New("no command")
 	}
+	if sb.PID {
+		return initOf(sb.Path, argv)
+	}
 	return fmt.Errorf("exec %s: %w", sb.Path, syscall.Exec(sb.Path, argv, os.Environ()))
+}
+
+// initOf starts path as the child of this process, the first of its PID
+// namespace, from the calling (confined, locked) thread, and lives as
+// the namespace's init until the child exits: then it exits with the
+// child's status, and the kernel kills the rest of the namespace. The
+// child gets every file descriptor this process inherited (stdin, out
+// and err, and the start gate's pipes). The signals a process can catch
+// are caught and dropped: gaffer signals the whole process group, which
+// the child is in, so nothing needs passing on; and a process of the
+// namespace cannot end or stop its init.
+func initOf(path string, argv []string) error {
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1,
+		syscall.SIGUSR2, syscall.SIGALRM, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGPIPE)
+	go func() {
+		for range sigs {
+		}
+	}()
+	fds := inherited()
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: os.Environ(), Files: fds})
+	if err != nil {
+		return fmt.Errorf("start %s: %w", path, err)
+	}
+	for _, fd := range fds[3:] {
+		if fd != ^uintptr(0) {
+			_ = unix.Close(int(fd))
+		}
+	}
+	for {
+		var ws unix.WaitStatus
+		got, err := unix.Wait4(-1, &ws, 0, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("wait for %s: %w", path, err)
+		}
+		if got != pid {
+			continue // an orphan of the namespace, reaped
+		}
+		switch {
+		case ws.Exited():
+			os.Exit(ws.ExitStatus())
+		case ws.Signaled():
+			os.Exit(128 + int(ws.Signal()))
+		}
+	}
+}
+
+// inherited returns the file descriptors this process was started with,
+// for ForkExec: 0, 1 and 2, and those above that are not close-on-exec
+// (the ones Go's runtime opens itself are); a gap is ^0 (closed).
+func inherited() []uintptr {
+	fds := []uintptr{0, 1, 2}
+	last := 2
+	for fd := 3; fd < 64; fd++ {
+		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+		if err != nil || flags&unix.FD_CLOEXEC != 0 {
+			continue
+		}
+		for len(fds) < fd {
+			fds = append(fds, ^uintptr(0))
+		}
+		fds = append(fds, uintptr(fd))
+		last = fd
+	}
+	return fds[:last+1]
+}
+
+// overlay mounts an overlay on l.Dir whose lower layer is l.Dir itself
+// and whose upper layer, where every change goes, is made in l.Upper.
+func overlay(l Layer) error {
+	if strings.ContainsAny(l.Dir+l.Upper, ",:\\") {
+		return fmt.Errorf("layer %s: a path with a comma, colon or backslash cannot be layered", l.Dir)
+	}
+	if err := os.MkdirAll(l.Dir, 0o755); err != nil {
+		return fmt.Errorf("layer %s: %w", l.Dir, err)
+	}
+	upper, work := filepath.Join(l.Upper, "upper"), filepath.Join(l.Upper, "work")
+	for _, d := range []string{upper, work} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return fmt.Errorf("layer %s: %w", l.Dir, err)
+		}
+	}
+	opts := "lowerdir=" + l.Dir + ",upperdir=" + upper + ",workdir=" + work
+	err := unix.Mount("overlay", l.Dir, "overlay", 0, "userxattr,"+opts)
+	if err != nil { // kernels before 5.11 have no userxattr
+		err = unix.Mount("overlay", l.Dir, "overlay", 0, opts)
+	}
+	if err != nil {
+		return fmt.Errorf("layer %s: %w", l.Dir, err)
+	}
+	return nil
 }
 
 // readOnly bind-mounts p on itself read-only, keeping the flags the
@@ -134,6 +253,9 @@ func (sb Sandbox) wrap(cmd *exec.Cmd, exe string) error {
 	a := cmd.SysProcAttr
 	uid, gid := os.Getuid(), os.Getgid()
 	a.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS
+	if sb.PID {
+		a.Cloneflags |= syscall.CLONE_NEWPID
+	}
 	a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
 	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 	a.GidMappingsEnableSetgroups = false
@@ -141,24 +263,77 @@ func (sb Sandbox) wrap(cmd *exec.Cmd, exe string) error {
 	return nil
 }
 
-// probeHelper runs the helper once on a temporary directory.
-func probeHelper() (string, string) {
-	p := helperExe.Load()
-	if p == nil {
-		return "", "this program does not carry the sandbox helper"
+// probeHelper runs the helper on a temporary directory: with a PID
+// namespace and a layered directory first, and where that fails with
+// neither and then each alone, to tell what the kernel refuses.
+func probeHelper() (p probed) {
+	exe := helperExe.Load()
+	if exe == nil {
+		p.why = "this program does not carry the sandbox helper"
+		p.pidWhy, p.layersWhy = p.why, p.why
+		return p
 	}
 	dir, err := os.MkdirTemp("", "gaffer-probe-*")
 	if err != nil {
-		return "", err.Error()
+		p.why, p.pidWhy, p.layersWhy = err.Error(), err.Error(), err.Error()
+		return p
 	}
-	defer os.RemoveAll(dir)
-	cmd := exec.Command("/bin/sh", "-c", "if (: > x) 2>/dev/null; then exit 1; fi")
-	cmd.Dir = dir
-	if err := (Sandbox{ReadOnly: []string{dir}}).wrap(cmd, *p); err != nil {
-		return "", err.Error()
+	defer removeTree(dir)
+	n := 0
+	try := func(pid, layer bool) string {
+		n++
+		run := filepath.Join(dir, strconv.Itoa(n))
+		ro, cache := filepath.Join(run, "ro"), filepath.Join(run, "cache")
+		for _, d := range []string{ro, cache} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return err.Error()
+			}
+		}
+		sb := Sandbox{ReadOnly: []string{ro}, PID: pid}
+		// The command fails when the read-only directory is writable,
+		// when it sees more processes than its own few in a PID
+		// namespace, or when it cannot write the layered directory.
+		check := "if (: > ro/x) 2>/dev/null; then exit 1; fi"
+		if pid {
+			check += `; [ $$ -lt 10 ] || { echo "pid $$" >&2; exit 2; }; [ ! -e /proc/` + strconv.Itoa(os.Getpid()) + ` ] || { echo "sees gaffer" >&2; exit 4; }`
+		}
+		if layer {
+			sb.Layers = []Layer{{Dir: cache, Upper: filepath.Join(run, "layer")}}
+			check += "; : > cache/x || exit 3"
+		}
+		cmd := exec.Command("/bin/sh", "-c", check)
+		cmd.Dir = run
+		if err := sb.wrap(cmd, *exe); err != nil {
+			return err.Error()
+		}
+		cmd.SysProcAttr.Setpgid = true // no signal meant for this process's group
+		deathSignal(cmd.SysProcAttr)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Sprintf("%v%s", err, trimOut(out))
+		}
+		if _, err := os.Lstat(filepath.Join(cache, "x")); err == nil {
+			return "the layered directory itself was written"
+		}
+		return ""
 	}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Sprintf("the kernel refuses a mount namespace in a user namespace (%v%s)", err, trimOut(out))
+	if try(true, true) == "" {
+		return probed{exe: *exe, pid: true, layers: true}
 	}
-	return *p, ""
+	if why := try(false, false); why != "" {
+		p.why = "the kernel refuses a mount namespace in a user namespace (" + why + ")"
+		p.pidWhy, p.layersWhy = p.why, p.why
+		return p
+	}
+	p.exe = *exe
+	if why := try(true, false); why != "" {
+		p.pidWhy = "the kernel refuses a PID namespace in a user namespace (" + why + ")"
+	} else {
+		p.pid = true
+	}
+	if why := try(false, true); why != "" {
+		p.layersWhy = "the kernel refuses an overlay in a user namespace (" + why + ")"
+	} else {
+		p.layers = true
+	}
+	return p
 }

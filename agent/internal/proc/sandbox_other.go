@@ -14,4 +14,7 @@ func (sb Sandbox) wrap(cmd *exec.Cmd, exe string) error {
 	return errors.New("agent: the sandbox helper is Linux only")
 }
 
-func probeHelper() (string, string) { return "", "the sandbox helper is Linux only" }
+func probeHelper() probed {
+	why := "the sandbox helper is Linux only"
+	return probed{why: why, pidWhy: why, layersWhy: why}
+}

@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/internal/fakellm"
+)
+
+// TestTimeoutWithSpaceAroundIsTheOneUsed: a careless edit leaves a space
+// in `timeouts: {call: " 1s"}`. config show prints 1s, and the run, under
+// the real binary with a provider that never answers the developer,
+// gives up on its call after 1s, not after the 5-minute default: the
+// value shown is the value used.
+func TestTimeoutWithSpaceAroundIsTheOneUsed(t *testing.T) {
+	bin := gafferBinary(t)
+	m := &greetModel{}
+	var hung atomic.Int32
+	srv := fakellm.NewOpenAIFunc(func(r fakellm.Request) fakellm.Turn {
+		if strings.Contains(r.System, "developer agent") {
+			hung.Add(1)
+			return fakellm.Turn{Hang: true}
+		}
+		return m.respond(r)
+	})
+	defer srv.Close()
+	profile := strings.Replace(llmProfile("openai", srv.BaseURL(), "GAFFER_TEST_OPENAI_KEY"), "    tdd: false\n",
+		"    recovery: {}\n    tdd: false\n    roles:\n      developer: {timeouts: {call: \" 1s\", call_attempts: 1}}\n", 1)
+	dir := greetRepo(t, map[string]string{"gaffer.yaml": profile})
+	t.Setenv("GAFFER_TEST_OPENAI_KEY", "sk-test-openai")
+
+	out, code := gafferCmd(t, bin, "--repo", dir, "config", "show")
+	if code != 0 || !strings.Contains(out, "  developer:\n    driver: llm\n    model: fake-model\n    timeouts:\n      call: 1s\n") {
+		t.Fatalf("config show: exit %d, want the developer's call: 1s\n%s", code, out)
+	}
+	// The default would hold the call for 5 minutes: a bound well below
+	// it tells the two apart on a loaded machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--repo", dir, "run", "--goal", "Add Greet", "--auto-approve")
+	b, _ := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("the run still waited on its call after 150s: the 1s timeout was not used\n%s", b)
+	}
+	checkStoppedByOutage(t, dir, string(b), cmd.ProcessState.ExitCode())
+	if !strings.Contains(string(b), "call timeout of 1s") || hung.Load() != 1 {
+		t.Errorf("want one call given up after 1s (tried %d):\n%s", hung.Load(), b)
+	}
+}
