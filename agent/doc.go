@@ -41,7 +41,7 @@
 // The drivers live in subpackages, each following this contract:
 // agent/script plays back a script deterministically (the demo's and the
 // tests' driver), agent/llm runs a language model in a loop of tool calls
-// through langchaingo, and agent/cli (package cliagent) runs an external
+// through langchaingo, and agent/cliagent runs an external
 // coding agent such as Claude Code or Codex. agent/agenttest is the
 // contract suite every Driver must pass.
 //

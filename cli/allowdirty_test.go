@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"github.com/gaffer-dev/gaffer/profile"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gaffer-dev/gaffer/examples/demo"
+	"github.com/gaffer-dev/gaffer/profile"
 )
 
 // userChanges are the uncommitted changes made in the demo repository

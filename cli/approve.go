@@ -1,8 +1,9 @@
 package cli
 
 import (
-	"github.com/gaffer-dev/gaffer/host"
 	ucli "github.com/urfave/cli/v2"
+
+	"github.com/gaffer-dev/gaffer/host"
 )
 
 func approveCommand(io IO) *ucli.Command {

@@ -4,8 +4,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gaffer-dev/gaffer/host"
 	ucli "github.com/urfave/cli/v2"
+
+	"github.com/gaffer-dev/gaffer/host"
 )
 
 // cmdArgs reads a command's positional argument and the flags given after

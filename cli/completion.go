@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/gaffer-dev/gaffer/runview"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"strings"
 
 	ucli "github.com/urfave/cli/v2"
+
+	"github.com/gaffer-dev/gaffer/runview"
 )
 
 // Shell completion: `gaffer completion SHELL` prints a script that asks

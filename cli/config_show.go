@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"os"
 
+	ucli "github.com/urfave/cli/v2"
+
 	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/profile/config"
-	ucli "github.com/urfave/cli/v2"
 )
 
 // configCommand is "gaffer config": show the effective profile.

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/gaffer-dev/gaffer/runview"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gaffer-dev/gaffer/runview"
 )
 
 // gafferTTY runs the CLI in-process as on a terminal that answers in.

@@ -2,12 +2,13 @@ package cli
 
 import (
 	"encoding/json"
-	"github.com/gaffer-dev/gaffer/runview"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gaffer-dev/gaffer/runview"
 )
 
 // tmpfs mounts a tmpfs of size (mount's syntax: "1m") on a new directory

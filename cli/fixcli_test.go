@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/gaffer-dev/gaffer/runview"
 	"io"
 	"io/fs"
 	"os"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/gaffer-dev/gaffer/control"
 	"github.com/gaffer-dev/gaffer/nodes"
+	"github.com/gaffer-dev/gaffer/runview"
 )
 
 // noStore fails the test when dir has a store (gaffer wrote something).

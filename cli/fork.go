@@ -3,8 +3,9 @@ package cli
 import (
 	"fmt"
 
-	"github.com/gaffer-dev/gaffer/host"
 	ucli "github.com/urfave/cli/v2"
+
+	"github.com/gaffer-dev/gaffer/host"
 )
 
 // ForkBranchPrefix names a fork's branch: gaffer/<run-id>.

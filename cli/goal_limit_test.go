@@ -1,11 +1,12 @@
 package cli
 
 import (
-	"github.com/gaffer-dev/gaffer/profile"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gaffer-dev/gaffer/profile"
 )
 
 // TestGoalOverTheLimitIsRefusedUpFront gives the real binary a --goal one

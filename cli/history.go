@@ -8,10 +8,11 @@ import (
 	"text/tabwriter"
 	"time"
 
+	ucli "github.com/urfave/cli/v2"
+
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/nodes"
-	ucli "github.com/urfave/cli/v2"
 )
 
 func historyCommand(io IO) *ucli.Command {

@@ -5,10 +5,11 @@ import (
 	"path/filepath"
 	"strings"
 
+	ucli "github.com/urfave/cli/v2"
+
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/host/hoststore"
 	"github.com/gaffer-dev/gaffer/host/pool"
-	ucli "github.com/urfave/cli/v2"
 )
 
 // serve on many hosts: with --store postgres://… the serves of any number

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/dgraph-io/badger/v4"
+
 	"github.com/gaffer-dev/gaffer/host"
 )
 

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/gaffer-dev/gaffer/profile"
-	"github.com/gaffer-dev/gaffer/runview"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -19,6 +17,8 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/examples/demo"
+	"github.com/gaffer-dev/gaffer/profile"
+	"github.com/gaffer-dev/gaffer/runview"
 )
 
 // TestKillAndResume runs the demo's workflow as real processes and

@@ -2,10 +2,11 @@ package cli
 
 import (
 	"encoding/json"
-	"github.com/gaffer-dev/gaffer/runview"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gaffer-dev/gaffer/runview"
 )
 
 // TestListShortensALongGoal: list prints a goal longer than 60 runes on

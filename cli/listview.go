@@ -9,10 +9,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	ucli "github.com/urfave/cli/v2"
+
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/runview"
 	"github.com/gaffer-dev/gaffer/workspace"
-	ucli "github.com/urfave/cli/v2"
 )
 
 // unmergedBranches is the runs' branches (gaffer/…) that hold commits the

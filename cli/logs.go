@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/gaffer-dev/gaffer/profile"
 	"io"
 	"io/fs"
 	"os"
@@ -16,12 +15,14 @@ import (
 	"strings"
 	"time"
 
+	ucli "github.com/urfave/cli/v2"
+
 	"github.com/gaffer-dev/gaffer/control"
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/host/socket"
+	"github.com/gaffer-dev/gaffer/profile"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
-	ucli "github.com/urfave/cli/v2"
 )
 
 func logsCommand(io IO) *ucli.Command {

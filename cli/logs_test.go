@@ -1,12 +1,13 @@
 package cli
 
 import (
-	"github.com/gaffer-dev/gaffer/profile"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gaffer-dev/gaffer/profile"
 )
 
 // TestLogsPrintsTheAgentsSessions: every session of a run is kept and

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"github.com/gaffer-dev/gaffer/profile"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/gaffer-dev/gaffer/checkpoint/postgres/pgtest"
 	"github.com/gaffer-dev/gaffer/examples/demo"
+	"github.com/gaffer-dev/gaffer/profile"
 )
 
 // TestServeTwoHostsTakeOver runs two `gaffer serve` processes with

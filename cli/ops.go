@@ -8,11 +8,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gaffer-dev/gaffer/host"
-	"github.com/gaffer-dev/gaffer/metrics"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	ucli "github.com/urfave/cli/v2"
+
+	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/metrics"
 )
 
 // metricsAddrFlag is the flag that serves /metrics, /healthz and /readyz

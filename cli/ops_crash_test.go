@@ -3,8 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"errors"
-	"github.com/gaffer-dev/gaffer/profile"
-	"github.com/gaffer-dev/gaffer/runview"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +17,8 @@ import (
 	"github.com/gaffer-dev/gaffer/examples/demo"
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/host/socket"
+	"github.com/gaffer-dev/gaffer/profile"
+	"github.com/gaffer-dev/gaffer/runview"
 	"github.com/gaffer-dev/gaffer/state"
 )
 

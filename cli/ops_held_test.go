@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"github.com/gaffer-dev/gaffer/profile"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/gaffer-dev/gaffer/control"
 	"github.com/gaffer-dev/gaffer/examples/demo"
+	"github.com/gaffer-dev/gaffer/profile"
 )
 
 // lockedBuffer is a strings.Builder safe for a run writing and a test

@@ -3,13 +3,13 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
-	"github.com/gaffer-dev/gaffer/profile"
 	"net"
 	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/gaffer-dev/gaffer/examples/demo"
+	"github.com/gaffer-dev/gaffer/profile"
 )
 
 // The run process logs its run's events through slog, with run, node and

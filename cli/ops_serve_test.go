@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"github.com/gaffer-dev/gaffer/profile"
-	"github.com/gaffer-dev/gaffer/runview"
 	"io"
 	"net/http"
 	"os"
@@ -20,6 +18,8 @@ import (
 
 	"github.com/gaffer-dev/gaffer/control"
 	"github.com/gaffer-dev/gaffer/examples/demo"
+	"github.com/gaffer-dev/gaffer/profile"
+	"github.com/gaffer-dev/gaffer/runview"
 )
 
 var opsBin struct {

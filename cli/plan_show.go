@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"github.com/gaffer-dev/gaffer/runview"
 	"io"
 	"strings"
 
@@ -10,6 +9,7 @@ import (
 
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/runview"
 	"github.com/gaffer-dev/gaffer/state"
 )
 

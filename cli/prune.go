@@ -7,9 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	ucli "github.com/urfave/cli/v2"
+
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/workspace"
-	ucli "github.com/urfave/cli/v2"
 )
 
 func pruneCommand(io IO) *ucli.Command {

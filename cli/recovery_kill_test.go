@@ -2,12 +2,13 @@ package cli
 
 import (
 	"encoding/json"
-	"github.com/gaffer-dev/gaffer/runview"
 	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gaffer-dev/gaffer/runview"
 )
 
 const doctorScript = `

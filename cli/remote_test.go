@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"github.com/gaffer-dev/gaffer/profile"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"github.com/gaffer-dev/gaffer/checkpoint/postgres/pgtest"
 	"github.com/gaffer-dev/gaffer/examples/demo"
 	"github.com/gaffer-dev/gaffer/nodes"
+	"github.com/gaffer-dev/gaffer/profile"
 )
 
 // TestServeTwoHostsRemote runs two `gaffer serve` processes with

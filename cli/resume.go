@@ -1,8 +1,9 @@
 package cli
 
 import (
-	"github.com/gaffer-dev/gaffer/host"
 	ucli "github.com/urfave/cli/v2"
+
+	"github.com/gaffer-dev/gaffer/host"
 )
 
 func resumeCommand(io IO) *ucli.Command {

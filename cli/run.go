@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/gaffer-dev/gaffer/profile"
+	"github.com/prometheus/client_golang/prometheus"
+	ucli "github.com/urfave/cli/v2"
 
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/metrics"
-	"github.com/prometheus/client_golang/prometheus"
-	ucli "github.com/urfave/cli/v2"
+	"github.com/gaffer-dev/gaffer/profile"
 )
 
 // runSpec is the run the flags of c ask for (run, run --detach, submit):

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 
+	ucli "github.com/urfave/cli/v2"
+
 	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/control"
 	"github.com/gaffer-dev/gaffer/events"
@@ -20,7 +22,6 @@ import (
 	"github.com/gaffer-dev/gaffer/metrics"
 	"github.com/gaffer-dev/gaffer/profile/config"
 	"github.com/gaffer-dev/gaffer/serve"
-	ucli "github.com/urfave/cli/v2"
 )
 
 // DefaultServeMetricsAddr is where `gaffer serve` serves /metrics unless

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"github.com/gaffer-dev/gaffer/profile"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/gaffer-dev/gaffer/examples/demo"
 	"github.com/gaffer-dev/gaffer/internal/browsertest"
+	"github.com/gaffer-dev/gaffer/profile"
 )
 
 var inboxBanner = regexp.MustCompile(`gaffer serve: inbox (http://[0-9.:]+/)`)

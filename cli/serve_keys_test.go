@@ -2,14 +2,14 @@ package cli
 
 import (
 	"encoding/json"
-	"github.com/gaffer-dev/gaffer/profile"
-	"github.com/gaffer-dev/gaffer/runview"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gaffer-dev/gaffer/examples/demo"
+	"github.com/gaffer-dev/gaffer/profile"
+	"github.com/gaffer-dev/gaffer/runview"
 )
 
 // Two runs submitted to a serve with two workers work on one repository:

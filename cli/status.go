@@ -4,17 +4,18 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"github.com/gaffer-dev/gaffer/runview"
 	"io"
 	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	ucli "github.com/urfave/cli/v2"
+
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/nodes"
+	"github.com/gaffer-dev/gaffer/runview"
 	"github.com/gaffer-dev/gaffer/state"
-	ucli "github.com/urfave/cli/v2"
 )
 
 func statusCommand(io IO) *ucli.Command {

@@ -8,10 +8,11 @@ import (
 	"strings"
 	"time"
 
+	ucli "github.com/urfave/cli/v2"
+
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/runview"
 	"github.com/gaffer-dev/gaffer/state"
-	ucli "github.com/urfave/cli/v2"
 )
 
 // WatchView is a run as `status --watch` draws it (and prints it, one JSON

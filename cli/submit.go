@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"path/filepath"
 
+	ucli "github.com/urfave/cli/v2"
+
 	"github.com/gaffer-dev/gaffer/control"
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/host/socket"
 	"github.com/gaffer-dev/gaffer/profile"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
-	ucli "github.com/urfave/cli/v2"
 )
 
 func submitCommand(io IO) *ucli.Command {

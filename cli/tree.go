@@ -2,11 +2,11 @@ package cli
 
 import (
 	"fmt"
-	"github.com/gaffer-dev/gaffer/internal/render"
 	"io"
 	"strings"
 	"time"
 
+	"github.com/gaffer-dev/gaffer/internal/render"
 	"github.com/gaffer-dev/gaffer/runview"
 	"github.com/gaffer-dev/gaffer/state"
 )

@@ -2,14 +2,14 @@ package cli
 
 import (
 	"encoding/json"
-	"github.com/gaffer-dev/gaffer/host"
-	"github.com/gaffer-dev/gaffer/runview"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/runview"
 	"github.com/gaffer-dev/gaffer/state"
 )
 

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"github.com/gaffer-dev/gaffer/profile"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/examples/demo"
+	"github.com/gaffer-dev/gaffer/profile"
 )
 
 // waitOutput waits until p's output holds want, or p exits.

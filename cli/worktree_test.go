@@ -3,7 +3,6 @@ package cli
 import (
 	"crypto/sha256"
 	"fmt"
-	"github.com/gaffer-dev/gaffer/profile"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/gaffer-dev/gaffer/examples/demo"
 	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/profile"
 )
 
 // checkoutPrint is the user's checkout as bytes: every file outside .git

@@ -3,13 +3,13 @@ package host
 import (
 	"context"
 	"errors"
-	"github.com/gaffer-dev/gaffer/workspace"
 	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/state"
+	"github.com/gaffer-dev/gaffer/workspace"
 )
 
 // TestCheckRemoteTip: the remote's tip of a run's branch is taken when it

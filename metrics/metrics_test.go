@@ -12,12 +12,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gaffer-dev/gaffer/checkpoint"
-	"github.com/gaffer-dev/gaffer/events"
-	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/events"
+	"github.com/gaffer-dev/gaffer/graph"
 )
 
 func newMetrics(t *testing.T) (*Metrics, *prometheus.Registry) {

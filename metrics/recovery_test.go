@@ -4,9 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/gaffer-dev/gaffer/events"
 	"github.com/gaffer-dev/gaffer/recovery"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 func TestRecoveryCounters(t *testing.T) {

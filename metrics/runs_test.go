@@ -12,9 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gaffer-dev/gaffer/events"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/gaffer-dev/gaffer/events"
 )
 
 // fakeRuns is a RunsProbe whose answers the test sets.

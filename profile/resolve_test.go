@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	cliagent "github.com/gaffer-dev/gaffer/agent/cli"
+	cliagent "github.com/gaffer-dev/gaffer/agent/cliagent"
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/profile/config"
 	"github.com/gaffer-dev/gaffer/profile/config/configtest"

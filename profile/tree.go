@@ -2,12 +2,12 @@ package profile
 
 import (
 	"context"
-	"github.com/gaffer-dev/gaffer/internal/render"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/internal/render"
 	"github.com/gaffer-dev/gaffer/profile/config"
 	"github.com/gaffer-dev/gaffer/workspace"
 )

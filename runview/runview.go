@@ -1,13 +1,13 @@
 package runview
 
 import (
-	"github.com/gaffer-dev/gaffer/internal/render"
 	"maps"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/internal/render"
 	"github.com/gaffer-dev/gaffer/state"
 )
 

@@ -11,9 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gaffer-dev/gaffer/internal/atomicfile"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
+
+	"github.com/gaffer-dev/gaffer/internal/atomicfile"
 )
 
 // ResetTo undoes a failed attempt: it makes the work tree, the index and

@@ -12,10 +12,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gaffer-dev/gaffer/internal/atomicfile"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
+
+	"github.com/gaffer-dev/gaffer/internal/atomicfile"
 )
 
 // isNotExist reports whether err means the path is not there, including a

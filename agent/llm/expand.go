@@ -3,9 +3,8 @@ package llm
 import (
 	"errors"
 	"fmt"
-	"os"
-	"slices"
-	"strings"
+
+	"github.com/gaffer-dev/gaffer/agent"
 )
 
 // toolExpandContext is the llm driver's escape hatch (seed 004): it reads
@@ -44,33 +43,5 @@ func (l *loop) expandContext(phase int) (string, error) {
 			maxExpansions, phase, l.s.StoryDir)
 	}
 	l.expansions[phase]++
-	dir, err := l.tb.Resolve(l.s.StoryDir)
-	if err != nil {
-		return "", err
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("expand_context: %w", err)
-	}
-	tag := fmt.Sprintf("-p%d-a", phase)
-	var names []string
-	for _, e := range entries {
-		if !e.IsDir() && strings.HasSuffix(e.Name(), ".json") && strings.Contains(e.Name(), tag) {
-			names = append(names, e.Name())
-		}
-	}
-	slices.Sort(names)
-	if len(names) == 0 {
-		return fmt.Sprintf("phase %d has no decision records (call %d of %d for it)", phase, l.expansions[phase], maxExpansions), nil
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "Decision records of phase %d (call %d of %d for it):\n", phase, l.expansions[phase], maxExpansions)
-	for _, n := range names {
-		data, err := os.ReadFile(dir + string(os.PathSeparator) + n)
-		if err != nil {
-			return "", fmt.Errorf("expand_context: %w", err)
-		}
-		fmt.Fprintf(&b, "\n%s/%s:\n%s", l.s.StoryDir, n, data)
-	}
-	return b.String(), nil
+	return agent.ExpandContext(l.tb, l.s.StoryDir, phase, fmt.Sprintf(" (call %d of %d for it)", l.expansions[phase], maxExpansions))
 }

@@ -14,8 +14,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/tmc/langchaingo/llms"
+
+	"github.com/gaffer-dev/gaffer/agent"
 )
 
 // Bounds of the llm driver's tools' output.

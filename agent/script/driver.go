@@ -10,9 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -371,7 +368,7 @@ func (d *Driver) act(ctx context.Context, s agent.Session, tb *agent.Toolbox, a 
 	case "run":
 		return d.run(ctx, s, tb, a)
 	case "expand_context":
-		text, err := expandContext(tb, s.StoryDir, a.ExpandContext)
+		text, err := agent.ExpandContext(tb, s.StoryDir, a.ExpandContext, "")
 		if err != nil {
 			toolErr = err
 			break
@@ -540,42 +537,4 @@ func normalise(items []agent.ReviewItem) []agent.ReviewItem {
 		out[i] = it
 	}
 	return out
-}
-
-// expandContext reads the Task Story's records of phase (1-based) from
-// storyDir (relative to the session's directory), in sequence order, as
-// the llm driver's expand_context tool does.
-func expandContext(tb *agent.Toolbox, storyDir string, phase int) (string, error) {
-	if storyDir == "" {
-		return "", errors.New("expand_context: this session has no Task Story")
-	}
-	dir, err := tb.Resolve(storyDir)
-	if err != nil {
-		return "", err
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("expand_context: %w", err)
-	}
-	tag := fmt.Sprintf("-p%d-a", phase)
-	var names []string
-	for _, e := range entries {
-		if !e.IsDir() && strings.HasSuffix(e.Name(), ".json") && strings.Contains(e.Name(), tag) {
-			names = append(names, e.Name())
-		}
-	}
-	slices.Sort(names)
-	if len(names) == 0 {
-		return fmt.Sprintf("phase %d has no decision records\n", phase), nil
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "Decision records of phase %d:\n", phase)
-	for _, n := range names {
-		data, err := os.ReadFile(filepath.Join(dir, n))
-		if err != nil {
-			return "", fmt.Errorf("expand_context: %w", err)
-		}
-		fmt.Fprintf(&b, "%s/%s:\n%s", storyDir, n, data)
-	}
-	return b.String(), nil
 }

@@ -8,11 +8,12 @@ import (
 	"strconv"
 	"strings"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/internal/inputfile"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/story"
-	"gopkg.in/yaml.v3"
 )
 
 // Script is what the script driver plays back: per role, a list of entries
@@ -416,97 +417,144 @@ func (s *Script) Has(r agent.Role) bool {
 // Validate checks the values of a script: what Load checks after the
 // keys and types, for a Script built in Go. Files are not checked.
 func (s *Script) Validate() error {
-	fail := func(line int, format string, args ...any) error {
-		return &Error{File: s.displayName(), Line: line, Err: fmt.Errorf(format, args...)}
+	v := &validator{file: s.displayName(), matches: map[Match]seen{}}
+	for _, check := range []func(*validator) error{
+		s.validateArchitect, s.validateDeveloper, s.validateReviewer, s.validateEvaluator,
+		s.validateSummarizer, s.validateDoctor, s.validateReplanner,
+	} {
+		clear(v.matches)
+		if err := check(v); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// seen is where an entry's match was first seen: its index and line.
+type seen struct{ index, line int }
+
+// validator holds what Validate's checks share: the file name errors
+// carry and the matches one role's entries have used so far.
+type validator struct {
+	file    string
+	matches map[Match]seen
+}
+
+// fail returns an *Error at line of the script.
+func (v *validator) fail(line int, format string, args ...any) error {
+	return &Error{File: v.file, Line: line, Err: fmt.Errorf(format, args...)}
+}
+
+// match checks entry i of role's match and usage, and that no earlier
+// entry of the role matches the same sessions (it would shadow this one).
+func (v *validator) match(role string, i int, m Match, line int, u state.Usage) error {
+	where := fmt.Sprintf("%s[%d]", role, i)
+	if m.Phase < 0 || m.Attempt < 0 || m.Iteration < 0 {
+		return v.fail(line, "%s: phase, attempt and iteration count from 1 (0 or left out matches any)", where)
+	}
+	if err := checkUsage(u); err != nil {
+		return v.fail(line, "%s: %v", where, err)
+	}
+	if prev, dup := v.matches[m]; dup {
+		other := fmt.Sprintf("%s[%d]", role, prev.index)
+		if prev.line > 0 {
+			other += fmt.Sprintf(" at line %d", prev.line)
+		}
+		return v.fail(line, "%s: matches the same sessions (%s) as %s, so it would never be used", where, m, other)
+	}
+	v.matches[m] = seen{i, line}
+	return nil
+}
+
+func (s *Script) validateArchitect(v *validator) error {
 	for i, st := range s.Architect {
 		where := fmt.Sprintf("architect[%d]", i)
 		switch {
 		case st.Plan != "" && st.PlanFile != "":
-			return fail(st.line, "%s: give plan or plan_file, not both", where)
+			return v.fail(st.line, "%s: give plan or plan_file, not both", where)
 		case st.Plan == "" && st.PlanFile == "" && st.Error == "":
-			return fail(st.line, "%s: needs plan, plan_file or error", where)
+			return v.fail(st.line, "%s: needs plan, plan_file or error", where)
 		case st.Error != "" && (st.Plan != "" || st.PlanFile != ""):
-			return fail(st.line, "%s: an entry with error returns no plan; drop plan or error", where)
+			return v.fail(st.line, "%s: an entry with error returns no plan; drop plan or error", where)
 		}
 		if err := checkUsage(st.Usage); err != nil {
-			return fail(st.line, "%s: %v", where, err)
+			return v.fail(st.line, "%s: %v", where, err)
 		}
 	}
-	type seen struct{ index, line int }
-	matches := map[Match]seen{}
-	checkMatch := func(role string, i int, m Match, line int, u state.Usage) error {
-		where := fmt.Sprintf("%s[%d]", role, i)
-		if m.Phase < 0 || m.Attempt < 0 || m.Iteration < 0 {
-			return fail(line, "%s: phase, attempt and iteration count from 1 (0 or left out matches any)", where)
-		}
-		if err := checkUsage(u); err != nil {
-			return fail(line, "%s: %v", where, err)
-		}
-		if prev, dup := matches[m]; dup {
-			other := fmt.Sprintf("%s[%d]", role, prev.index)
-			if prev.line > 0 {
-				other += fmt.Sprintf(" at line %d", prev.line)
-			}
-			return fail(line, "%s: matches the same sessions (%s) as %s, so it would never be used", where, m, other)
-		}
-		matches[m] = seen{i, line}
-		return nil
-	}
+	return nil
+}
+
+func (s *Script) validateDeveloper(v *validator) error {
 	for i, st := range s.Developer {
 		where := fmt.Sprintf("developer[%d]", i)
-		if err := checkMatch("developer", i, st.Match, st.line, st.Usage); err != nil {
+		if err := v.match("developer", i, st.Match, st.line, st.Usage); err != nil {
 			return err
 		}
 		switch st.Result {
 		case "", agent.StatusFailed:
 		case agent.StatusCompleted:
 			if st.Error != "" {
-				return fail(st.line, "%s: result is completed but error is set; use result: failed", where)
+				return v.fail(st.line, "%s: result is completed but error is set; use result: failed", where)
 			}
 		default:
-			return fail(st.line, "%s: result %q is not completed or failed", where, st.Result)
+			return v.fail(st.line, "%s: result %q is not completed or failed", where, st.Result)
 		}
 		for j, a := range st.Actions {
 			if err := checkAction(a); err != nil {
-				return fail(orLine(a.line, st.line), "%s.actions[%d]: %v", where, j, err)
+				return v.fail(orLine(a.line, st.line), "%s.actions[%d]: %v", where, j, err)
 			}
 		}
 	}
-	// Reviews and second opinions are different sessions: each kind's
-	// entries must tell its own sessions apart.
+	return nil
+}
+
+// validateReviewer checks reviews and second opinions apart: they are
+// different sessions, so each kind's entries must tell its own apart.
+func (s *Script) validateReviewer(v *validator) error {
 	for _, second := range []bool{false, true} {
-		clear(matches)
+		clear(v.matches)
 		for i, st := range s.Reviewer {
 			if st.SecondOpinion != second {
 				continue
 			}
-			if err := checkMatch("reviewer", i, st.Match, st.line, st.Usage); err != nil {
+			if err := v.match("reviewer", i, st.Match, st.line, st.Usage); err != nil {
 				return err
 			}
 			if err := checkItems(st.Items, false); err != nil {
-				return fail(st.line, "reviewer[%d]: %v", i, err)
+				return v.fail(st.line, "reviewer[%d]: %v", i, err)
 			}
 		}
 	}
-	clear(matches)
+	return nil
+}
+
+func (s *Script) validateEvaluator(v *validator) error {
 	for i, st := range s.Evaluator {
-		if err := checkMatch("evaluator", i, st.Match, st.line, st.Usage); err != nil {
+		if err := v.match("evaluator", i, st.Match, st.line, st.Usage); err != nil {
 			return err
 		}
 		if err := checkItems(st.Items, true); err != nil {
-			return fail(st.line, "evaluator[%d]: %v", i, err)
+			return v.fail(st.line, "evaluator[%d]: %v", i, err)
 		}
 	}
-	clear(matches)
+	return nil
+}
+
+func (s *Script) validateSummarizer(v *validator) error {
 	for i, st := range s.Summarizer {
-		if err := checkMatch("summarizer", i, st.Match, st.line, st.Usage); err != nil {
+		if err := v.match("summarizer", i, st.Match, st.line, st.Usage); err != nil {
 			return err
 		}
 		if (st.Text == "") == (st.Error == "") {
-			return fail(st.line, "summarizer[%d]: give text or error, exactly one", i)
+			return v.fail(st.line, "summarizer[%d]: give text or error, exactly one", i)
 		}
 	}
+	return nil
+}
+
+// validateDoctor checks the doctor's entries, which a tier tells apart
+// as well as a match.
+func (s *Script) validateDoctor(v *validator) error {
 	type tiered struct {
 		Match
 		tier string
@@ -515,27 +563,30 @@ func (s *Script) Validate() error {
 	for i, st := range s.Doctor {
 		where := fmt.Sprintf("doctor[%d]", i)
 		if err := checkUsage(st.Usage); err != nil {
-			return fail(st.line, "%s: %v", where, err)
+			return v.fail(st.line, "%s: %v", where, err)
 		}
 		if st.Tier != "" && st.Tier != "cheap" && st.Tier != "strong" {
-			return fail(st.line, "%s: tier %q is not cheap or strong", where, st.Tier)
+			return v.fail(st.line, "%s: tier %q is not cheap or strong", where, st.Tier)
 		}
 		if (st.Answer == "") == (st.Error == "") {
-			return fail(st.line, "%s: give answer or error, exactly one", where)
+			return v.fail(st.line, "%s: give answer or error, exactly one", where)
 		}
 		k := tiered{st.Match, st.Tier}
 		if prev, dup := seenTier[k]; dup {
-			return fail(st.line, "%s: matches the same sessions as doctor[%d], so it would never be used", where, prev.index)
+			return v.fail(st.line, "%s: matches the same sessions as doctor[%d], so it would never be used", where, prev.index)
 		}
 		seenTier[k] = seen{i, st.line}
 	}
-	clear(matches)
+	return nil
+}
+
+func (s *Script) validateReplanner(v *validator) error {
 	for i, st := range s.Replanner {
-		if err := checkMatch("replanner", i, st.Match, st.line, st.Usage); err != nil {
+		if err := v.match("replanner", i, st.Match, st.line, st.Usage); err != nil {
 			return err
 		}
 		if (st.Answer == "") == (st.Error == "") {
-			return fail(st.line, "replanner[%d]: give answer or error, exactly one", i)
+			return v.fail(st.line, "replanner[%d]: give answer or error, exactly one", i)
 		}
 	}
 	return nil

@@ -11,9 +11,10 @@ import (
 	"strconv"
 	"strings"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/gaffer-dev/gaffer/agent/internal/short"
 	"github.com/gaffer-dev/gaffer/internal/strictyaml"
-	"gopkg.in/yaml.v3"
 )
 
 // This file holds the strict half of script loading: a check of a parsed

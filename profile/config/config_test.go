@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/gaffer-dev/gaffer/agent"
-	cliagent "github.com/gaffer-dev/gaffer/agent/cli"
+	cliagent "github.com/gaffer-dev/gaffer/agent/cliagent"
 	"github.com/gaffer-dev/gaffer/state"
 )
 

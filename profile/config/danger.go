@@ -6,8 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gaffer-dev/gaffer/agent"
 	"gopkg.in/yaml.v3"
+
+	"github.com/gaffer-dev/gaffer/agent"
 )
 
 // skipsPrompts names what a CLI agent's argument turns off, or "" when

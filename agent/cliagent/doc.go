@@ -1,4 +1,4 @@
-// Package cliagent (directory agent/cli) is the agent driver for external
+// Package cliagent is the agent driver for external
 // coding agents — Claude Code, Codex, or any command a Template describes
 // as data: Driver runs each session as a fresh process in its own process
 // group and reads its session id, usage and final text from its output; a
