@@ -51,7 +51,9 @@ demo: build
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./graph ./checkpoint/...
 	$(GO) test -run '^$$' -bench 'StepCost|PlanGrowth' -benchtime 3x ./nodes
-	$(GO) test -run '^$$' -bench PhaseOverhead -benchtime 5x -timeout 60m ./workspace
+	$(GO) test -run '^$$' -bench LaneTree -benchtime 3x -timeout 60m ./workspace
+	$(GO) test -run '^$$' -bench PhaseOverhead -benchtime 3x -timeout 60m ./cli
+	$(GO) test -run '^$$' -bench ParallelPhase -benchtime 1x -timeout 20m ./cli
 	$(GO) test -run '^$$' -bench ListManyRuns -benchtime 1x -timeout 30m ./cli
 
 lint:

@@ -82,7 +82,6 @@ func TestStoppedRunsClockStopsAtItsLastCheckpoint(t *testing.T) {
 	s := state.ExecutionState{Run: state.RunInfo{ID: "r-1"}, Status: state.RunRunning,
 		Plan: state.Plan{Tasks: []state.Task{{ID: "1", Title: "a"}, {ID: "2", Title: "b"}},
 			Phases: []state.Phase{{TaskIDs: []string{"1"}}, {TaskIDs: []string{"2"}}}}}
-	s.Progress.CurrentPhase = 1
 	s.Progress.Phases = []state.PhaseState{{Index: 0, Status: state.PhaseCompleted, Attempt: 1},
 		{Index: 1, Status: state.PhaseRunning, Attempt: 1, StartedAt: start,
 			Tasks: []state.TaskState{{TaskID: "2", Status: state.PhaseRunning}}}}
