@@ -23,6 +23,7 @@ import (
 //	  ├── ✓ [test] 1a Write tests for Add and Sub
 //	  └── ✓ [test] 1b Write tests for Parse
 //	Phase 2 (test+impl): ● Retrying (3m2s, attempt 2)
+//	  2 lanes: ✓ 2a Write tests for Mul (1m2s) · ● 2b Mul (running 40s, attempt 2)
 //	  ├── ✓ [test] 2a Write tests for Mul
 //	  └── ● [impl] 2b Mul
 
@@ -49,6 +50,9 @@ func writePhaseTree(w io.Writer, phases []WatchPhase) {
 			extra = " (" + strings.Join(notes, ", ") + ")"
 		}
 		fmt.Fprintf(w, "Phase %d%s: %s %s%s\n", p.Number, runview.Kind(p.Tasks), p.Mark(), p.Word(), extra)
+		if l := p.LanesLine(); l != "" {
+			fmt.Fprintf(w, "  %d lanes: %s\n", len(p.Lanes), l)
+		}
 		for i, t := range p.Tasks {
 			branch := "├──"
 			if i == len(p.Tasks)-1 {

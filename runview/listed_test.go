@@ -63,7 +63,7 @@ func listedStates() map[string]graph.Snapshot[state.ExecutionState] {
 // reads) has the view a listing shows of its whole state, and its choice
 // (the newest unfinished run, a run prune may delete) comes out the same;
 // what the summary leaves out is exactly what `list --json` documents as
-// status's alone: the phases' tasks, pre-phase commits and reviews, all
+// status's alone: the phases' tasks and lanes, pre-phase commits and reviews, all
 // but the last error (cut to 400 bytes), recovery's record.
 func TestListedRunIsTheListsView(t *testing.T) {
 	now := time.Date(2026, 3, 1, 9, 30, 0, 0, time.UTC)
@@ -187,7 +187,7 @@ func listView(v Run) Run {
 	tree.LastError = v.LastError
 	tree.Phases = nil
 	for _, p := range v.Tree.Phases {
-		p.Tasks = nil
+		p.Tasks, p.Lanes = nil, nil
 		tree.Phases = append(tree.Phases, p)
 	}
 	v.Tree = tree

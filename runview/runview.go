@@ -1,6 +1,7 @@
 package runview
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -50,6 +51,105 @@ type Phase struct {
 	// and it is drawn stopped, not running.
 	Stopped bool   `json:"stopped,omitempty"`
 	Tasks   []Task `json:"tasks"`
+	// Lanes are the phase's lanes once it has started (state.LaneProgress):
+	// the tasks each session does, at once with the others'.
+	Lanes []Lane `json:"lanes,omitempty"`
+}
+
+// Lane is one lane of a Phase: a session's tasks, its status (pending,
+// running, done, failed), attempt, time, cost and last error.
+type Lane struct {
+	Number          int         `json:"number"`
+	Tasks           []string    `json:"tasks"`
+	Title           string      `json:"title,omitempty"` // its task's title, for a lane of one task
+	Status          string      `json:"status"`
+	Attempt         int         `json:"attempt"`
+	DurationSeconds float64     `json:"duration_seconds"` // so far, while it runs
+	Usage           state.Usage `json:"usage"`
+	Error           string      `json:"error,omitempty"`
+	Stopped         bool        `json:"stopped,omitempty"` // running when the run stopped
+}
+
+// Mark is the lane's mark: the tree's marks for its status.
+func (l Lane) Mark() string {
+	switch {
+	case l.Stopped:
+		return MarkStopped
+	case l.Status == state.LaneDone.String():
+		return MarkDone
+	case l.Status == state.LaneRunning.String():
+		return MarkRunning
+	case l.Status == state.LaneFailed.String():
+		return MarkFailed
+	}
+	return MarkPending
+}
+
+// LanesLine draws a phase of several lanes on one line, as seed 002's
+// dashboard does: "✓ 1 Write model tests · ● 2 Write API tests (running
+// 40s)"; a lane that failed says why, clipped. "" for a phase of one lane.
+func (p Phase) LanesLine() string {
+	if len(p.Lanes) < 2 {
+		return ""
+	}
+	parts := make([]string, len(p.Lanes))
+	for i, l := range p.Lanes {
+		b := l.Mark() + " " + strings.Join(l.Tasks, "+")
+		if l.Title != "" {
+			b += " " + l.Title
+		}
+		var notes []string
+		d := (time.Duration(l.DurationSeconds) * time.Second).String()
+		switch {
+		case l.Stopped:
+			notes = append(notes, "stopped")
+		case l.Status == state.LaneRunning.String() && l.DurationSeconds > 0:
+			notes = append(notes, "running "+d)
+		case l.Status == state.LaneDone.String() && l.DurationSeconds > 0:
+			notes = append(notes, d)
+		}
+		if l.Attempt > 1 {
+			notes = append(notes, fmt.Sprintf("attempt %d", l.Attempt))
+		}
+		if l.Error != "" {
+			e, _ := render.Clip(strings.Join(strings.Fields(l.Error), " "), laneErrorBytes)
+			notes = append(notes, "failed: "+e)
+		}
+		if len(notes) > 0 {
+			b += " (" + strings.Join(notes, ", ") + ")"
+		}
+		parts[i] = b
+	}
+	return strings.Join(parts, " · ")
+}
+
+// laneErrorBytes bounds a lane's error on its line.
+const laneErrorBytes = 120
+
+// lanesOf is the view of phase ps's lanes at now (see Of).
+func lanesOf(s state.ExecutionState, ps state.PhaseState, now time.Time) []Lane {
+	var out []Lane
+	for k, l := range ps.Lanes {
+		if len(l.Tasks) == 0 {
+			continue // a listing's stand-in for the phase's review iteration, not a lane
+		}
+		v := Lane{Number: k + 1, Tasks: l.Tasks, Status: l.Status.String(), Attempt: l.Attempt, Usage: l.Usage, Error: l.Error}
+		if len(l.Tasks) == 1 {
+			t, _ := s.Plan.Task(l.Tasks[0])
+			v.Title = t.Title
+		}
+		if !l.StartedAt.IsZero() {
+			end := l.CompletedAt
+			if end.IsZero() || l.Status == state.LaneRunning {
+				end = now
+			}
+			if d := end.Sub(l.StartedAt).Round(time.Second); !end.IsZero() && d > 0 {
+				v.DurationSeconds = d.Seconds()
+			}
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 // Task is one task of a Phase.
@@ -71,6 +171,10 @@ func (p *Phase) stop() {
 	p.Tasks = slices.Clone(p.Tasks)
 	for i := range p.Tasks {
 		p.Tasks[i].Stopped = running(p.Tasks[i].Status)
+	}
+	p.Lanes = slices.Clone(p.Lanes)
+	for i := range p.Lanes {
+		p.Lanes[i].Stopped = p.Lanes[i].Status == state.LaneRunning.String()
 	}
 }
 
@@ -150,6 +254,7 @@ func Of(s state.ExecutionState, st state.RunStatus, now time.Time) Tree {
 			}
 			wp.Tasks = append(wp.Tasks, wt)
 		}
+		wp.Lanes = lanesOf(s, ps, now)
 		v.Phases = append(v.Phases, wp)
 	}
 	return v
