@@ -122,6 +122,14 @@ func (w *workflow) dispatch(ctx context.Context, s state.ExecutionState, ps stat
 	if err != nil {
 		return s, err
 	}
+	if !ps.HasSession() {
+		// As a phase of one lane's fresh session: the run's tree is at the
+		// pre-phase commit, where the lanes' work is combined (with
+		// --allow-dirty in place, the user's changes are in their stash).
+		if err := w.ensureAtPreCommit(ctx, s, ps); err != nil {
+			return s, err
+		}
+	}
 	if err := w.cleanTemps(s); err != nil {
 		return s, err
 	}
