@@ -42,6 +42,7 @@ bench:
 	$(GO) test -run '^$$' -bench 'StepCost|PlanGrowth' -benchtime 3x ./nodes
 	$(GO) test -run '^$$' -bench PhaseOverhead -benchtime 5x -timeout 60m ./workspace
 	$(GO) test -run '^$$' -bench ListManyRuns -benchtime 1x -timeout 30m ./cli
+	$(GO) test -run '^$$' -bench MCPRunStatus -benchtime 50x -timeout 30m ./cli
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
