@@ -26,15 +26,15 @@ import (
 const demoPlanHead = `Plan of run r-plan (revision 0, phased mode, 6 tasks in 4 phases)
 Goal: a calculator that evaluates "a op b"
 
-Phase 1
+Phase 1 (2 lanes): 1a | 1b
 ├── 1a [test] Write tests for Add and Sub (calc_test.go)
 └── 1b [test] Write tests for Parse (parse_test.go)
-Phase 2
+Phase 2 (2 lanes): 2a | 2b
 ├── 2a [impl] Implement Add and Sub (calc.go)
 └── 2b [impl] Implement Parse (parse.go)
-Phase 3
+Phase 3 (1 lane): 3
 └── 3 [test] Write tests for Eval (eval_test.go)
-Phase 4
+Phase 4 (1 lane): 4
 └── 4 [impl] Implement Eval (eval.go)
 
 ────────────────────────────────────────────────────────────

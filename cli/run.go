@@ -23,7 +23,7 @@ func runSpec(c *ucli.Context) (host.RunSpec, error) {
 		PlanFile: c.String("plan"), Goal: c.String("goal"), Driver: c.String("driver"), Model: c.String("model"),
 		Script: c.String("script"), AutoApprove: c.Bool("auto-approve"), AllowDirty: c.Bool("allow-dirty"),
 		InPlace: c.Bool("in-place"), Pace: c.Duration("pace"), TrackerID: c.String("tracker-id"), RunID: c.String("run-id"),
-		Profile: g.Profile,
+		Profile: g.Profile, Parallel: c.Int("parallel"),
 	}, nil
 }
 
@@ -43,6 +43,7 @@ func runCommand(io IO) *ucli.Command {
 			&ucli.BoolFlag{Name: "in-place", EnvVars: []string{"GAFFER_IN_PLACE"}, Usage: "work in this checkout instead of the run's own work tree and branch (gaffer/<run-id>)"},
 			&ucli.GenericFlag{Name: "pace", EnvVars: []string{"GAFFER_PACE"}, Value: &lenientDuration{}, Usage: "pause before each agent action, to follow a run (a duration: 500ms, 2s)"},
 			&ucli.StringFlag{Name: "tracker-id", EnvVars: []string{"GAFFER_TRACKER_ID"}, Usage: "an issue key for the execution directory's name"},
+			&ucli.IntFlag{Name: "parallel", EnvVars: []string{"GAFFER_PARALLEL"}, Usage: "how many lanes of a phase run at once (1: one after another, each a fresh session; default: the profile's parallel, else 4)"},
 			&ucli.StringFlag{Name: "run-id", Hidden: true, Usage: "use this run id (tests)"},
 		),
 		Action: func(c *ucli.Context) error { return Run(c, io) },

@@ -130,7 +130,7 @@ func RowOf(rs host.RunStatus) Run {
 	}
 	if len(s.Plan.Phases) > 0 {
 		v.Mode = s.Plan.Mode.String()
-		v.CurrentPhase = s.Progress.CurrentPhase + 1
+		v.CurrentPhase = s.Progress.CurrentPhase() + 1
 	}
 	if len(s.Plan.Phases) > 0 {
 		v.Phases = make([]RunPhase, 0, len(s.Plan.Phases))

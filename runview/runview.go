@@ -59,9 +59,10 @@ type Task struct {
 // (a picture that does not change while a phase runs).
 func Of(s state.ExecutionState, st state.RunStatus, now time.Time) Tree {
 	v := Tree{RunID: s.Run.ID, Status: st.String(), Goal: s.Run.Goal, Slug: s.Run.Slug,
-		ReviewIteration: s.Progress.ReviewIteration, Errors: s.Errors, Usage: s.TotalUsage()}
+		ReviewIteration: s.ReviewIteration(), Errors: s.Errors, Usage: s.TotalUsage()}
+	cur := s.Progress.CurrentPhase()
 	if len(s.Plan.Phases) > 0 {
-		v.CurrentPhase = s.Progress.CurrentPhase + 1
+		v.CurrentPhase = cur + 1
 	}
 	for i, ph := range s.Plan.Phases {
 		var ps state.PhaseState
@@ -78,8 +79,8 @@ func Of(s state.ExecutionState, st state.RunStatus, now time.Time) Tree {
 				wp.DurationSeconds = d.Seconds()
 			}
 		}
-		if i == s.Progress.CurrentPhase && ps.Status != state.PhaseCompleted {
-			wp.ReviewIteration = s.Progress.ReviewIteration
+		if i == cur && ps.Status != state.PhaseCompleted {
+			wp.ReviewIteration = ps.ReviewIteration()
 		}
 		for _, tid := range ph.TaskIDs {
 			t, _ := s.Plan.Task(tid)
