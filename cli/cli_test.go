@@ -125,7 +125,7 @@ func TestUsageAndFileErrors(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"plan", "validate", missing}, ExitUsage, "gaffer: open " + missing + ": no such file or directory\n"},
-		{[]string{"plan", "validate"}, ExitUsage, "gaffer: plan validate: missing FILE\nRun 'gaffer --help' for usage.\n"},
+		{[]string{"plan", "validate"}, ExitUsage, "gaffer: plan validate: missing FILE\nRun 'gaffer plan validate --help' for usage.\n"},
 		{[]string{"plan", "validate", "a.md", "b.md"}, ExitUsage, "want one FILE"},
 		{[]string{"plan", "validate", "--bogus", "a.md"}, ExitUsage, "flag provided but not defined: -bogus"},
 		{[]string{"plan", "validate", "a.md", "--bogus"}, ExitUsage, `unknown flag "--bogus"`},

@@ -52,7 +52,7 @@ func (h *Host) cancel(ctx context.Context, runID string) (Outcome, error) {
 		r, err := h.repoFor(after.State)
 		if err != nil { // its work tree is gone already
 			h.endWorkTree(ctx, after.State)
-			if l := BranchHint(after.State); l != "" {
+			if l := BranchHint(after.State, h.cfg.Cmd); l != "" {
 				note("%s", l)
 			}
 			return out, nil

@@ -75,6 +75,10 @@ func browserRepo(t *testing.T) (repo *workspace.Repo, pre, post string) {
 	git("add", "-A")
 	git("commit", "-qm", "phase 1")
 	post = git("rev-parse", "HEAD")
+	// The completed run's work is on its branch, not yet on main: its
+	// page offers the merge.
+	git("branch", "gaffer/r-20260110-done")
+	git("reset", "-q", "--hard", pre)
 	r, err := workspace.Open(dir)
 	if err != nil {
 		t.Fatal(err)

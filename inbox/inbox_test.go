@@ -66,6 +66,11 @@ func (fakeRepo) DiffStat(context.Context, string, string) ([]workspace.FileStat,
 		{Path: "logo.png", Binary: true}}, nil
 }
 
+// Unmerged says every run's branch holds work not merged yet.
+func (fakeRepo) Unmerged(_ context.Context, branch string) (map[string]bool, error) {
+	return map[string]bool{branch: true}, nil
+}
+
 func (r fakeRepo) Diff(_ context.Context, _, _ string, _ []string, w io.Writer) error {
 	_, err := io.WriteString(w, r.patch)
 	return err

@@ -87,7 +87,7 @@ func resolveProfile(repoDir string, o request, getenv func(string) string) (runP
 		rp.addAgent(p, r, ac)
 	}
 	if len(needScript) > 0 {
-		probs.add(usageErrorf("the script driver (%s) needs --script FILE (see agent/script/SCRIPT-FORMAT.md)", strings.Join(needScript, ", ")))
+		probs.add(usageErrorf("the script driver (%s) needs --script FILE (its format: gaffer help script-format)", strings.Join(needScript, ", ")))
 	}
 	rp.drivers.MaxTurns = p.Limits.MaxTurns
 	rp.drivers.MaxTokensPerSession = p.Limits.MaxTokensPerSession
