@@ -163,7 +163,7 @@ func TestTraceAcrossProcessesAndACrash(t *testing.T) {
 		}
 	}
 	want := map[string]int{
-		"gaffer run": 1,
+		"gaffer run":        1,
 		"gaffer run > plan": 1, "gaffer run > plan > invoke_agent architect": 1,
 		"gaffer run > validate plan": 1, "gaffer run > approval": 2, "gaffer run > approval wait": 1,
 		"gaffer run > phase 1": 1, "gaffer run > phase 1 > develop": 3, "gaffer run > phase 1 > review": 2,
