@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/gaffer-dev/gaffer/agent"
-	cliagent "github.com/gaffer-dev/gaffer/agent/cliagent"
+	"github.com/gaffer-dev/gaffer/agent/cliagent"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
@@ -53,7 +53,7 @@ func TestExampleFile(t *testing.T) {
 	}
 	claude, ok := p.Template("claude")
 	if !ok || claude.Env["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] != "32000" || claude.Env["IS_SANDBOX"] != "1" ||
-		!slices.Equal(claude.Command, cliagent.ClaudeCode().Command) {
+		!slices.Equal(claude.Command, cliagent.BuiltinTemplates()["claude"].Command) {
 		t.Errorf("claude template = %+v, want the built-in with one more env entry", claude)
 	}
 	if !slices.Equal(claude.PassEnv, []string{"ANTHROPIC_API_KEY"}) {
