@@ -7,11 +7,12 @@
 #
 #   scripts/install-npm-cli.sh claude     # Claude Code
 #   scripts/install-npm-cli.sh codex      # Codex
+#   scripts/install-npm-cli.sh gemini     # Gemini CLI
 #   GAFFER_CODEX_DIR=/opt/codex scripts/install-npm-cli.sh codex
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-pkgdir=agent/cliagent/${1:?usage: install-npm-cli.sh VENDOR (a package under agent/cliagent with a pin.go: claude, codex)}
+pkgdir=agent/cliagent/${1:?usage: install-npm-cli.sh VENDOR (a package under agent/cliagent with a pin.go: claude, codex, gemini)}
 src=$pkgdir/pin.go
 if [ ! -f "$src" ]; then
   echo "install-npm-cli: $src does not exist; name a vendor package that pins a CLI: $(cd agent/cliagent && ls -d */pin.go 2>/dev/null | sed 's#/pin.go##' | tr '\n' ' ')" >&2

@@ -9,6 +9,7 @@ import (
 	"github.com/gaffer-dev/gaffer/agent/cliagent/claude"
 	"github.com/gaffer-dev/gaffer/agent/cliagent/clikit"
 	"github.com/gaffer-dev/gaffer/agent/cliagent/codex"
+	"github.com/gaffer-dev/gaffer/agent/cliagent/gemini"
 )
 
 // vendor is one row of the vendor table.
@@ -25,6 +26,7 @@ func vendorTable() []vendor {
 	return []vendor{
 		{claude.Name, claude.New},
 		{codex.Name, codex.New},
+		{gemini.Name, gemini.New},
 	}
 }
 
