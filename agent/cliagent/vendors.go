@@ -104,10 +104,15 @@ func outputNames() []string {
 	return out
 }
 
-// SkipsPrompts names what a CLI agent's argument turns off when it is one
-// of the flags that make a vendor's agent act without asking (Claude
-// Code's --dangerously-skip-permissions, Codex's --yolo, …), or "".
-func SkipsPrompts(arg string) string {
+// SkipsPrompts names what argument arg of a command running program turns
+// off when it is one of the flags that make an agent act without asking
+// (Claude Code's --dangerously-skip-permissions, Codex's --yolo, …), or "".
+// The vendor of program answers alone; for a program no vendor runs (a
+// wrapper, say), any vendor's flag counts.
+func SkipsPrompts(program, arg string) string {
+	if v := byProgram(program); v != nil {
+		return v.SkipsPrompts(arg)
+	}
 	for _, v := range Vendors() {
 		if why := v.SkipsPrompts(arg); why != "" {
 			return why

@@ -12,10 +12,11 @@ import (
 	"github.com/gaffer-dev/gaffer/agent/cliagent"
 )
 
-// skipsPrompts names what a CLI agent's argument turns off, or "" when
-// it is not one of the flags that make the agent act without asking (each
-// vendor names its own: see cliagent.SkipsPrompts).
-func skipsPrompts(arg string) string { return cliagent.SkipsPrompts(arg) }
+// skipsPrompts names what argument arg of a CLI agent command running
+// program turns off, or "" when it is not one of the flags that make the
+// agent act without asking (each vendor names its own: see
+// cliagent.SkipsPrompts).
+func skipsPrompts(program, arg string) string { return cliagent.SkipsPrompts(program, arg) }
 
 // Unattended returns one line for each CLI template a role of p uses
 // whose command turns the agent's own permission prompts off (the
@@ -33,8 +34,9 @@ func (p Profile) Unattended() []string {
 	var out []string
 	for _, name := range slices.Sorted(maps.Keys(p.Agents)) {
 		var flags []string
-		for _, a := range p.Agents[name].Command {
-			if skipsPrompts(a) != "" {
+		cmd := p.Agents[name].Command
+		for _, a := range cmd {
+			if skipsPrompts(cmd[0], a) != "" {
 				flags = append(flags, strings.SplitN(a, "=", 2)[0])
 			}
 		}
@@ -59,7 +61,7 @@ func markDangerous(n *yaml.Node) {
 			k, v := n.Content[i].Value, n.Content[i+1]
 			if (k == "command" || k == "resume_command") && v.Kind == yaml.SequenceNode {
 				for _, a := range v.Content {
-					if why := skipsPrompts(a.Value); why != "" {
+					if why := skipsPrompts(v.Content[0].Value, a.Value); why != "" {
 						a.LineComment = "# DANGER: " + why
 					}
 				}
