@@ -10,6 +10,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/profile"
 	"github.com/gaffer-dev/gaffer/state"
 )
@@ -37,18 +38,26 @@ func (a *app) planValidateCommand() *ucli.Command {
 		Flags: []ucli.Flag{
 			&ucli.BoolFlag{Name: "json", EnvVars: []string{"GAFFER_JSON"}, Usage: "print the phases and tasks as JSON"},
 			&ucli.BoolFlag{Name: "no-tdd", EnvVars: []string{"GAFFER_NO_TDD"}, Usage: "do not require a test task before every impl task"},
+			&ucli.StringFlag{Name: "mode", Usage: "auto, task or phased: check the plan as a profile with that mode: would run it"},
 		},
 		OnUsageError: onUsageError,
 		Action: func(c *ucli.Context) error {
-			v := PlanValidate{JSON: c.Bool("json"), NoTDD: c.Bool("no-tdd")}
+			v := PlanValidate{JSON: c.Bool("json"), NoTDD: c.Bool("no-tdd"), Mode: c.String("mode")}
 			// urfave/cli stops reading flags at FILE; accept ours after it too.
 			var files []string
-			for _, arg := range c.Args().Slice() {
-				switch arg {
-				case "--json", "-json":
+			args := c.Args().Slice()
+			for i := 0; i < len(args); i++ {
+				arg := args[i]
+				switch {
+				case arg == "--json" || arg == "-json":
 					v.JSON = true
-				case "--no-tdd", "-no-tdd":
+				case arg == "--no-tdd" || arg == "-no-tdd":
 					v.NoTDD = true
+				case (arg == "--mode" || arg == "-mode") && i+1 < len(args):
+					i++
+					v.Mode = args[i]
+				case strings.HasPrefix(arg, "--mode=") || strings.HasPrefix(arg, "-mode="):
+					_, v.Mode, _ = strings.Cut(arg, "=")
 				default:
 					if strings.HasPrefix(arg, "-") && arg != "-" {
 						return usageErrorf("plan validate: unknown flag %q", arg)
@@ -75,6 +84,7 @@ type PlanValidate struct {
 	Path  string // the plan file
 	JSON  bool   // print JSON instead of a tree
 	NoTDD bool   // turn the TDD check off
+	Mode  string // auto (or empty), task or phased: as a profile's mode:
 }
 
 // Run reads and checks the plan and writes its phases to w. An invalid
@@ -90,6 +100,11 @@ func (v PlanValidate) Run(_ context.Context, w io.Writer) error {
 	if v.NoTDD {
 		opts = append(opts, state.WithoutTDDCheck())
 	}
+	mode, ok := state.ParseExecMode(v.Mode)
+	if !ok {
+		return exitf(ExitUsage, "--mode must be auto, task or phased, not %q", v.Mode)
+	}
+	opts = append(opts, state.WithMode(mode))
 	plan, perr := state.ParsePlan(v.Path, string(src), opts...)
 	if v.JSON {
 		if err := writePlanJSON(w, v.Path, plan, perr); err != nil {
@@ -113,6 +128,9 @@ func (v PlanValidate) Run(_ context.Context, w io.Writer) error {
 func writePlanTree(w io.Writer, path string, plan state.Plan) {
 	fmt.Fprintf(w, "%s: %s in %s (%s mode)\n", path,
 		plural(len(plan.Tasks), "task"), plural(len(plan.Phases), "phase"), plan.Mode)
+	if plan.Whole {
+		fmt.Fprintf(w, "%s: %s\n", path, nodes.WholePlanNote)
+	}
 	writePlanPhases(w, plan)
 }
 
@@ -153,6 +171,7 @@ type planJSON struct {
 	File     string          `json:"file"`
 	Valid    bool            `json:"valid"`
 	Mode     string          `json:"mode"`
+	Whole    bool            `json:"whole,omitempty"` // no task headings: the whole plan is one task
 	Phases   [][]string      `json:"phases"`
 	Tasks    []taskJSON      `json:"tasks"`
 	Problems []state.Problem `json:"problems"`
@@ -168,7 +187,7 @@ type taskJSON struct {
 }
 
 func writePlanJSON(w io.Writer, path string, plan state.Plan, perr error) error {
-	out := planJSON{File: path, Valid: perr == nil, Mode: plan.Mode.String(),
+	out := planJSON{File: path, Valid: perr == nil, Mode: plan.Mode.String(), Whole: plan.Whole,
 		Phases: [][]string{}, Tasks: []taskJSON{}, Problems: []state.Problem{}}
 	for _, ph := range plan.Phases {
 		out.Phases = append(out.Phases, ph.TaskIDs)

@@ -121,6 +121,8 @@ func (p *progress) custom(e graph.Event) {
 		fmt.Fprintf(p.w, "  run %s: %s → %s\n", p.runID, v.From, v.To)
 	case events.RecoveryDecision:
 		fmt.Fprintf(p.w, "  recovery, phase %d: %s — %s\n", v.Phase, v.Decision, firstLineOf(v.Why))
+	case events.DeclaredFiles:
+		fmt.Fprintf(p.w, "  phase %d attempt %d: %s\n", v.Phase, v.Attempt, firstLineOf(nodes.FilesCheck{Undeclared: v.Undeclared, Untouched: v.Untouched}.String()))
 	}
 }
 

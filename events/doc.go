@@ -7,7 +7,8 @@
 // cost; and recovery's RecoveryFailure (a failed attempt recorded),
 // RecoveryDecision (what recovery decided, and why), DoctorCall (the Doctor's
 // answer), Replan (a replanner call), StuckDecision (the stuck handler's
-// decision) and BudgetWarning (80% of the run's budget spent). Package nodes
+// decision) and BudgetWarning (80% of the run's budget spent); DeclaredFiles
+// is a session's changes against its tasks' declared files. Package nodes
 // emits them; package metrics subscribes and counts them, and the CLI's
 // progress view and the serve log (eventLogger) subscribe and show some of
 // them. The package is a leaf: it imports only the standard library, so that

@@ -21,7 +21,23 @@ const (
 	EventReplan           = "replan"            // payload Replan: the replanner answered
 	EventStuckDecision    = "stuck_decision"    // payload StuckDecision: the stuck handler decided
 	EventBudgetWarning    = "budget_warning"    // payload BudgetWarning: 80% of the run's budget is spent
+
+	// EventDeclaredFiles fires after a developer session whose changes
+	// and its tasks' declared files (files: lines) differ.
+	EventDeclaredFiles = "declared_files" // payload DeclaredFiles
 )
+
+// DeclaredFiles reports a session's changes against its tasks' declared
+// files: the paths it changed that no task declared, and the declared
+// files it neither created nor changed. Strict is set when the profile's
+// strict_files made it a failed attempt.
+type DeclaredFiles struct {
+	Phase      int
+	Attempt    int
+	Undeclared []string
+	Untouched  []string
+	Strict     bool
+}
 
 // RecoveryFailure reports a failed attempt as recovery recorded it.
 type RecoveryFailure struct {

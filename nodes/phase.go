@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -159,6 +160,8 @@ func (w *workflow) phase(ctx context.Context, s state.ExecutionState) (state.Exe
 		if ps.Error == "" {
 			ps.Error = "the agent reported failure without saying why"
 		}
+	} else if tasks, err := c.Plan.PhaseTasks(ps.Index); err == nil {
+		ps.Error = checkDeclared(ctx, c, ps, tasks, slices.Sorted(maps.Keys(ps.Written)))
 	}
 	return c.WithPhaseState(ps)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/gaffer-dev/gaffer/agent"
@@ -57,6 +58,10 @@ func (w *workflow) architect(ctx context.Context, s state.ExecutionState) (state
 	return c, nil
 }
 
+// WholePlanNote is what the plan check says of a plan without task
+// headings (state.Plan.Whole).
+const WholePlanNote = `the plan has no "### Task <id>: <title>" headings: it runs as one task, the whole plan in one session`
+
 // validator parses and checks Plan.Markdown. A valid plan becomes the
 // run's plan (with its phases and a fresh progress). An invalid one goes
 // back to the architect with the plan revision one higher, until
@@ -66,6 +71,9 @@ func (w *workflow) architect(ctx context.Context, s state.ExecutionState) (state
 func (w *workflow) validator(ctx context.Context, s state.ExecutionState) (state.ExecutionState, error) {
 	plan, err := parse(s)
 	if err == nil {
+		if plan.Whole {
+			w.cfg.Notice(WholePlanNote)
+		}
 		return w.approvalNotice(s.WithPlan(plan)), nil
 	}
 	var pe *state.PlanError
@@ -94,6 +102,7 @@ func parse(s state.ExecutionState) (state.Plan, error) {
 	if s.Config.SkipTDDCheck {
 		opts = append(opts, state.WithoutTDDCheck())
 	}
+	opts = append(opts, state.WithMode(s.Config.Mode))
 	return state.ParsePlan("plan.md", s.Plan.Markdown, opts...)
 }
 
@@ -119,7 +128,7 @@ func (w *workflow) approval(ctx context.Context, s state.ExecutionState) (state.
 	ans := Answer{Approved: true}
 	if !s.Config.AutoApprove {
 		raw, err := graph.Interrupt(ctx, ApprovalRequest{
-			RunID: s.Run.ID, Goal: s.Run.Goal, Plan: s.Plan.Markdown, Mode: s.Plan.Mode.String(),
+			RunID: s.Run.ID, Goal: s.Run.Goal, Plan: s.Plan.Markdown, Mode: planMode(s.Plan),
 			Phases: len(s.Plan.Phases), Revision: s.Progress.PlanRevision,
 		})
 		if err != nil {
@@ -141,9 +150,16 @@ func (w *workflow) approval(ctx context.Context, s state.ExecutionState) (state.
 		if err != nil {
 			return s, err
 		}
+		if c, err = w.writeUserRecord(c, 0, 0, "approved the plan with a remark", fb); err != nil {
+			return s, err
+		}
 		return w.preparePhase(ctx, c, 0)
 	case fb != "":
-		c := s.WithApproval(state.Approval{Decision: state.DecisionRejected, Feedback: fb})
+		c, err := w.writeUserRecord(s, 0, 0, "rejected plan revision "+strconv.Itoa(s.Progress.PlanRevision)+" with feedback", fb)
+		if err != nil {
+			return s, err
+		}
+		c = c.WithApproval(state.Approval{Decision: state.DecisionRejected, Feedback: fb})
 		c.Progress.PlanRevision++
 		return c, nil
 	}
@@ -181,4 +197,13 @@ func (w *workflow) withStatus(ctx context.Context, s state.ExecutionState, st st
 	}
 	graph.Emit(ctx, events.EventRunStatus, events.RunStatus{From: s.Status.String(), To: st.String()})
 	return w.statusNotice(s.WithStatus(st), st)
+}
+
+// planMode names plan's mode for the human: "task", "phased", or for a
+// plan without tasks "task: the whole plan as one task".
+func planMode(p state.Plan) string {
+	if p.Whole {
+		return p.Mode.String() + ": the whole plan as one task"
+	}
+	return p.Mode.String()
 }

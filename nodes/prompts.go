@@ -2,6 +2,8 @@ package nodes
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/gaffer-dev/gaffer/state"
@@ -181,9 +183,9 @@ func ReviewerPrompt(s state.ExecutionState) (string, error) {
 
 You are the reviewer. Review the uncommitted changes of phase %d (see `+"`git status`"+` and
 `+"`git diff`"+`) against the plan's sections below. %s
-%s
+%s%s
 Reply with JSON only: {"approved": true|false, "comments": "...", "items": [{"text": "..."}]}
-`, ps.Index+1, reviewerTypeRules(tasks), ctx), nil
+`, ps.Index+1, reviewerTypeRules(tasks), ctx, reviewerFilesNote(CheckDeclared(tasks, slices.Sorted(maps.Keys(ps.Written))))), nil
 }
 
 // EvaluatorPrompt asks the evaluator to sort review items.

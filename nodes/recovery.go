@@ -599,7 +599,11 @@ func (w *workflow) ask(ctx context.Context, s state.ExecutionState, rs recoveryS
 		}
 		rs.Approach[ps.Index] = "The human's answer to " + q.Decision + ": " + fb
 	}
-	return w.nextAttempt(ctx, s, rs, ps)
+	c, err := w.writeUserRecord(s, ps.Index+1, ps.Attempt, "answered "+q.Decision+" with another attempt", fb)
+	if err != nil {
+		return s, err
+	}
+	return w.nextAttempt(ctx, c, rs, ps)
 }
 
 // nextAttempt sends the phase to its next attempt: when it had used its

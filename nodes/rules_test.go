@@ -1,6 +1,7 @@
 package nodes
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -41,5 +42,40 @@ func TestTypeRulesNameEachTypesTasksOnce(t *testing.T) {
 	}
 	if got := reviewerTypeRules([]state.Task{{ID: "1"}}); got != "Run the tests if you can.\n" {
 		t.Errorf("an untyped phase's review rule = %q", got)
+	}
+}
+
+func TestCheckDeclared(t *testing.T) {
+	tasks := []state.Task{{ID: "1", Files: []string{"calc.go", "./internal/", "cmd/*.go"}}, {ID: "2", Files: []string{"calc_test.go", "calc.go"}}}
+	c := CheckDeclared(tasks, []string{"calc.go", "cmd/main.go", "internal/x/y.go", "notes.txt", "z.go"})
+	if !slices.Equal(c.Undeclared, []string{"notes.txt", "z.go"}) || !slices.Equal(c.Untouched, []string{"calc_test.go"}) {
+		t.Fatalf("CheckDeclared = %+v", c)
+	}
+	if c := CheckDeclared([]state.Task{{ID: "1"}}, []string{"anything.go"}); !c.Empty() {
+		t.Fatalf("tasks that declare nothing are held to %+v", c)
+	}
+	if c := CheckDeclared(tasks[:1], []string{"calc.go", "cmd/a.go", "internal/b"}); !c.Empty() {
+		t.Fatalf("a session within its files: %+v", c)
+	}
+}
+
+func TestReviewerPromptNamesTheDeclaredFilesDifferences(t *testing.T) {
+	plan, err := state.ParsePlan("p.md", "### Task 1: t\n- type: test\n- depends on: none\n- files: a_test.go\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := state.ExecutionState{}.WithPlan(plan)
+	ps := s.Progress.Phases[0]
+	ps.Written = map[string]string{"b.go": "x"}
+	if s, err = s.WithPhaseState(ps); err != nil {
+		t.Fatal(err)
+	}
+	p, err := ReviewerPrompt(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(p, "- changed, but no task declares them: b.go\n") || !strings.Contains(p, "- declared, but not created or changed: a_test.go\n") ||
+		!strings.Contains(p, "judged on the quality of its tests") {
+		t.Fatalf("reviewer prompt:\n%s", p)
 	}
 }

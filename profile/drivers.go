@@ -37,6 +37,8 @@ type runProfile struct {
 	drivers state.DriverSettings
 	limits  state.Limits
 	skipTDD bool
+	mode    state.ExecMode // the profile's mode:
+	strict  bool           // strict_files: true
 	// recovery is set unless the profile says recovery.enabled: false;
 	// nil, nothing of it reaches the run's state.
 	recovery *state.RecoveryConfig
@@ -120,6 +122,7 @@ func baseProfile(p config.Profile) runProfile {
 			MaxPlanRevisions:        p.Limits.MaxPlanRevisions,
 		},
 		skipTDD: !p.TDDCheck(),
+		strict:  p.Strict(),
 		notify:  p.Notify.RunConfig(),
 	}
 	if p.Recovery.On() {
@@ -130,6 +133,7 @@ func baseProfile(p config.Profile) runProfile {
 			rp.recovery.Fatal = append(rp.recovery.Fatal, state.FatalPattern{Name: f.Name, Pattern: f.Pattern})
 		}
 	}
+	rp.mode, _ = state.ParseExecMode(p.Mode) // checked when the file was read
 	// The run's budget is a limit with recovery on or off.
 	rp.limits.MaxRunCostUSD, rp.limits.MaxRunTokens = p.Limits.MaxRunCostUSD, p.Limits.MaxRunTokens
 	return rp

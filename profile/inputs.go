@@ -78,6 +78,9 @@ func (o *request) validatePlan() error {
 	if o.profile != nil && o.profile.skipTDD {
 		opts = append(opts, state.WithoutTDDCheck())
 	}
+	if o.profile != nil {
+		opts = append(opts, state.WithMode(o.profile.mode))
+	}
 	if _, err := state.ParsePlan(o.PlanFile, string(src), opts...); err != nil {
 		var pe *state.PlanError
 		if errors.As(err, &pe) {

@@ -140,6 +140,7 @@ func (r *Run) Begin(ctx context.Context, repo *workspace.Repo) (state.ExecutionS
 	s, err := state.NewRun(state.RunInfo{ID: o.RunID, Goal: goal, TrackerID: o.TrackerID, CreatedAt: time.Now()},
 		state.RunConfig{
 			Profile: rp.name, Agents: rp.agents, Drivers: rp.drivers, Limits: rp.limits, SkipTDDCheck: rp.skipTDD, Recovery: rp.recovery, Notify: rp.notify,
+			Mode: rp.mode, StrictFiles: rp.strict,
 			ScriptPath: script, PlanPath: planPath, Inputs: tree.inputs, AutoApprove: o.AutoApprove, AllowDirty: o.AllowDirty, Pace: o.Pace,
 		})
 	if err != nil {

@@ -119,6 +119,28 @@ func (m *Mode) UnmarshalText(b []byte) error {
 	return enumUnmarshal(modeNames(), b, "mode", (*int)(m))
 }
 
+// ExecMode is how a profile asks plans to run (its mode: key): ExecAuto
+// lets each plan's lines choose its Mode, the others force one.
+type ExecMode string
+
+// The execution modes. The zero value is ExecAuto.
+const (
+	ExecAuto   ExecMode = ""       // a plan with type or depends-on lines is phased, else task
+	ExecTask   ExecMode = "task"   // one task per phase, in the plan's order (phased execution off)
+	ExecPhased ExecMode = "phased" // tasks layered by dependency
+)
+
+// ParseExecMode reads a mode: "auto" (or empty), "task" or "phased".
+func ParseExecMode(s string) (ExecMode, bool) {
+	switch s {
+	case "", "auto":
+		return ExecAuto, true
+	case "task", "phased":
+		return ExecMode(s), true
+	}
+	return "", false
+}
+
 // Decision is the human's answer to the plan.
 type Decision int
 

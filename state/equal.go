@@ -9,7 +9,7 @@ import (
 // encodes to the same JSON. It allocates nothing, so a codec can tell an
 // unchanged plan from a changed one at every step without encoding it.
 func (p Plan) Equal(o Plan) bool {
-	return p.Markdown == o.Markdown && p.Preamble == o.Preamble && p.Mode == o.Mode &&
+	return p.Markdown == o.Markdown && p.Preamble == o.Preamble && p.Mode == o.Mode && p.Whole == o.Whole &&
 		slices.EqualFunc(p.Tasks, o.Tasks, Task.Equal) && slices.EqualFunc(p.Phases, o.Phases, Phase.Equal) &&
 		(p.Tasks == nil) == (o.Tasks == nil) && (p.Phases == nil) == (o.Phases == nil)
 }

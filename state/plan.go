@@ -9,8 +9,16 @@ import (
 type ParseOption func(*parseConfig)
 
 type parseConfig struct {
-	tdd bool
+	tdd  bool
+	mode ExecMode
 }
+
+// WithMode makes a plan run in mode m (RunConfig.Mode, a profile's
+// mode:) instead of the mode its lines imply: ExecTask runs every plan one
+// task per phase in document order, ExecPhased layers a plain plan's tasks
+// by dependency (each depending on the one before, unless it says). The
+// empty ExecAuto keeps the plan's own mode.
+func WithMode(m ExecMode) ParseOption { return func(c *parseConfig) { c.mode = m } }
 
 // WithoutTDDCheck turns off the rule that every impl task has a test task
 // in its dependency chain (RunConfig.SkipTDDCheck, --no-tdd).
@@ -45,6 +53,18 @@ func ParsePlan(name, markdown string, opts ...ParseOption) (Plan, error) {
 	if p.phased {
 		plan.Mode = ModePhased
 	}
+	if len(p.tasks) == 0 && p.preamble != "" {
+		// Seeds 000-002: a plan without subtasks is one developer
+		// session. The whole plan is its one task's section.
+		plan = wholePlan(src, p.lines)
+	}
+	switch cfg.mode {
+	case ExecTask:
+		plan.Mode = ModeTask
+		p.problems = append(p.problems, laterDependencies(plan.Tasks)...)
+	case ExecPhased:
+		plan.Mode = ModePhased
+	}
 	if len(p.tasks) > MaxTasks {
 		return plan, &PlanError{File: name, Problems: taskLimitProblems(p.lines, p.tasks)}
 	}
@@ -61,6 +81,46 @@ func ParsePlan(name, markdown string, opts ...ParseOption) (Plan, error) {
 		return plan, &PlanError{File: name, Problems: problems}
 	}
 	return plan, nil
+}
+
+// WholePlanTitle is the title of the one task of a plan without task
+// headings.
+const WholePlanTitle = "the whole plan"
+
+// wholePlan is the plan of markdown src (lines) that has no task
+// headings but says something: one task, "1", whose section is the whole
+// plan, in task mode.
+func wholePlan(src string, lines []string) Plan {
+	first, last := 0, len(lines)-1
+	for first < last && strings.TrimSpace(lines[first]) == "" {
+		first++
+	}
+	for last > first && strings.TrimSpace(lines[last]) == "" {
+		last--
+	}
+	t := Task{ID: "1", Title: WholePlanTitle, Line: first + 1, EndLine: last + 1, Description: trimBlank(lines)}
+	return Plan{Markdown: src, Mode: ModeTask, Whole: true, Tasks: []Task{t}}
+}
+
+// laterDependencies are the problems of tasks run in document order
+// (ExecTask) that depend on a task after them.
+func laterDependencies(tasks []Task) []Problem {
+	at := make(map[string]int, len(tasks))
+	for i, t := range tasks {
+		if _, dup := at[t.ID]; !dup {
+			at[t.ID] = i
+		}
+	}
+	var ps []Problem
+	for i, t := range tasks {
+		for _, d := range t.DependsOn {
+			if j, ok := at[d]; ok && j > i {
+				ps = append(ps, newProblem(t.Line, []string{t.ID, d},
+					"task %s depends on task %s, which comes after it: mode task runs the tasks in the plan's order (move task %s up, or use mode phased)", t.ID, d, d))
+			}
+		}
+	}
+	return ps
 }
 
 // normalize strips a byte order mark and turns CRLF and CR line ends into LF.

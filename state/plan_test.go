@@ -178,7 +178,7 @@ func TestParseTDDCheck(t *testing.T) {
 }
 
 func TestParseEmptyAndOddPlans(t *testing.T) {
-	for _, src := range []string{"", "# Plan\n\nJust words.\n", "```\n### Task 1: fenced\n```\n"} {
+	for _, src := range []string{"", "\n  \n\t\n"} {
 		_, err := ParsePlan("e.md", src)
 		if err == nil || !strings.HasPrefix(err.Error(), "e.md: the plan has no tasks") {
 			t.Errorf("ParsePlan(%q) error = %v", src, err)
@@ -317,5 +317,53 @@ func TestParseFilesJoinedWithAnd(t *testing.T) {
 	want := []string{"x.go", "y_test.go", "z.go"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("files = %q, want %q", got, want)
+	}
+}
+
+// Seeds 000-002: a plan that says something but has no task headings is
+// one task, the whole plan, in one phase.
+func TestPlanWithoutTasksIsOneTask(t *testing.T) {
+	for _, src := range []string{"# Plan\n\nJust words.\n", "\n\n```\n### Task 1: fenced\n```\n\n"} {
+		p, err := ParsePlan("e.md", src)
+		if err != nil {
+			t.Fatalf("ParsePlan(%q): %v", src, err)
+		}
+		if !p.Whole || p.Mode != ModeTask || len(p.Tasks) != 1 || len(p.Phases) != 1 || p.Tasks[0].ID != "1" || p.Tasks[0].Title != WholePlanTitle {
+			t.Fatalf("ParsePlan(%q) = %+v", src, p)
+		}
+		ctx, err := PhaseContext(p, 0)
+		if err != nil || strings.TrimSpace(ctx) != strings.TrimSpace(src) {
+			t.Errorf("the one phase's context is not the whole plan: %q, %v", ctx, err)
+		}
+	}
+}
+
+func TestModeForcesThePlansMode(t *testing.T) {
+	typed := "### Task 1: t\n- type: test\n- depends on: none\n### Task 2: u\n- type: test\n- depends on: none\n### Task 3: i\n- type: impl\n- depends on: 1, 2\n"
+	p, err := ParsePlan("p.md", typed, WithMode(ExecTask))
+	if err != nil || p.Mode != ModeTask || len(p.Phases) != 3 {
+		t.Fatalf("mode task: %v, %+v", err, p.Phases)
+	}
+	if p, err = ParsePlan("p.md", typed); err != nil || p.Mode != ModePhased || len(p.Phases) != 2 {
+		t.Fatalf("mode auto: %v, %+v", err, p.Phases)
+	}
+	plain := "### Task 1: a\n### Task 2: b\n"
+	if p, err = ParsePlan("p.md", plain, WithMode(ExecPhased)); err != nil || p.Mode != ModePhased || len(p.Phases) != 2 {
+		t.Fatalf("mode phased: %v, %+v", err, p)
+	}
+	later := "### Task 1: a\n- depends on: 2\n### Task 2: b\n- depends on: none\n"
+	if _, err := ParsePlan("p.md", later); err != nil {
+		t.Fatalf("auto: %v", err)
+	}
+	if _, err := ParsePlan("p.md", later, WithMode(ExecTask)); err == nil || !strings.Contains(err.Error(), "p.md:1: task 1 depends on task 2, which comes after it") {
+		t.Fatalf("mode task with a later dependency: %v", err)
+	}
+	for in, want := range map[string]ExecMode{"": ExecAuto, "auto": ExecAuto, "task": ExecTask, "phased": ExecPhased} {
+		if got, ok := ParseExecMode(in); !ok || got != want {
+			t.Errorf("ParseExecMode(%q) = %q, %v", in, got, ok)
+		}
+	}
+	if _, ok := ParseExecMode("lanes"); ok {
+		t.Error(`ParseExecMode("lanes") accepted`)
 	}
 }

@@ -176,7 +176,9 @@ func (s ExecutionState) WithPlan(plan Plan) ExecutionState {
 		}
 		phases[i] = PhaseState{Index: i, Tasks: tasks}
 	}
-	c.Progress = Progress{Phases: phases, PlanRevision: s.Progress.PlanRevision}
+	// The story's records so far (the human's feedback on an earlier
+	// plan) stay counted: they are the run's, not the plan's.
+	c.Progress = Progress{Phases: phases, PlanRevision: s.Progress.PlanRevision, Story: s.Progress.Story}
 	return c
 }
 

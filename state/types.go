@@ -97,8 +97,15 @@ type RunConfig struct {
 	Pace        time.Duration `json:"pace,omitempty"`        // pause between steps, for demos; 0 for none
 	// SkipTDDCheck turns off the rule that every impl task has a test task
 	// in its dependency chain.
-	SkipTDDCheck bool   `json:"skip_tdd_check,omitempty"`
-	Limits       Limits `json:"limits"`
+	SkipTDDCheck bool `json:"skip_tdd_check,omitempty"`
+	// Mode is the profile's mode: ExecAuto (empty: the plan's lines
+	// decide), ExecTask or ExecPhased.
+	Mode ExecMode `json:"mode,omitempty"`
+	// StrictFiles makes a session's undeclared changes, or a declared
+	// file it left untouched, a failed attempt (a profile's
+	// strict_files: true).
+	StrictFiles bool   `json:"strict_files,omitempty"`
+	Limits      Limits `json:"limits"`
 	// Drivers holds what the llm and cli drivers are rebuilt from on
 	// resume: the effective profile's settings at start, so that later
 	// edits of gaffer.yaml do not change a run. It names the API key's
@@ -272,6 +279,10 @@ type Plan struct {
 	Mode     Mode    `json:"mode"`
 	Tasks    []Task  `json:"tasks"`  // in document order
 	Phases   []Phase `json:"phases"` // in run order
+	// Whole is set when the plan has no task headings: it runs as one
+	// task, "1", whose section is the whole plan (seeds 000-002's
+	// fallback to one developer session).
+	Whole bool `json:"whole,omitempty"`
 }
 
 // Task is one "### Task <id>: <title>" section of a plan.

@@ -157,6 +157,11 @@ type Merged struct {
 // which Level 2 keeps beside what each phase said it did.
 const RoleReviewer = "reviewer"
 
+// RoleUser is the role of the human's record: the feedback of a plan
+// rejected with --feedback, or an answer to recovery's question, as
+// requirements later phases keep word for word.
+const RoleUser = "user"
+
 // Merge folds records (in sequence order) into one story: exact
 // duplicates go (the first stays), a decision is superseded by a later one
 // of the same topic (or the same what, when it has no topic), a method by

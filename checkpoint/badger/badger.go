@@ -131,6 +131,10 @@ type Store struct {
 
 	// readOnly is a store Badger opened read-only (Options.Reading).
 	readOnly bool
+	// letGo, when set, releases readerFile's flock of a reading open
+	// that had to open the store for writing; Close calls it once the
+	// store is closed.
+	letGo func()
 }
 
 var _ checkpoint.Store = (*Store)(nil)
@@ -154,7 +158,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	defer func() { release() }()
 	for {
 		s, err := openWriting(dir, opts)
-		if !errors.Is(err, checkpoint.ErrLocked) || opts.WaitForReaders <= 0 || !readersOnly(dir) {
+		if !errors.Is(err, checkpoint.ErrLocked) || opts.WaitForReaders <= 0 || !readersOnly(dir) && !readerWriting(dir) {
 			return s, err
 		}
 		if deadline.IsZero() {
@@ -184,6 +188,49 @@ const readerPoll = 5 * time.Millisecond
 // held stands back (ErrLocked; the command then reaches the writer on
 // its socket), so that readers one after another cannot keep it out.
 const writerFile = "GAFFER-WRITER"
+
+// readerFile's flock is held by a reading open that found the store in
+// need of an open for writing (openReader) for as long as it has the
+// store: the lock it holds is then exclusive, and a writer that finds it
+// waits for it as for readers, not refused as by another writer (as
+// when a reader comes in the moment a writer's close has let go of the
+// store but not yet removed its closing marker).
+const readerFile = "GAFFER-READER"
+
+// readerWriting reports whether a reading open holds readerFile's flock:
+// it has the store open for writing.
+func readerWriting(dir string) bool {
+	f, err := os.Open(filepath.Join(dir, readerFile))
+	if err != nil {
+		return false // never made: no reader has opened for writing
+	}
+	defer f.Close()
+	return errors.Is(syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB), syscall.EWOULDBLOCK)
+}
+
+// openWritingAsReader opens the store in dir for writing for a reading
+// open (openReader), holding readerFile's flock while the store is open.
+// It makes nothing: the file is made by every open for writing
+// (openWriting), so that a reader of a store it must not change (a
+// damaged one) changes nothing; a store without it (opened for writing
+// by no gaffer that makes it) is opened as before.
+func openWritingAsReader(dir string, opts Options) (*Store, error) {
+	f, err := os.Open(filepath.Join(dir, readerFile))
+	if err != nil {
+		return openWriting(dir, opts) // a writer then finds it held, as before
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, &lockedError{dir: dir, cause: errors.New("another command reading it opened it for writing")}
+	}
+	s, err := openWriting(dir, opts)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	s.letGo = func() { f.Close() }
+	return s, nil
+}
 
 // readersOnly reports whether the store in dir is held by read-only
 // opens alone: its directory's flock can be taken shared.
@@ -240,7 +287,7 @@ func openReader(dir string, opts Options) (*Store, error) {
 		if writerWaiting(dir) {
 			return nil, &lockedError{dir: dir, cause: errors.New("a writer is waiting to open it")}
 		}
-		return openWriting(dir, opts)
+		return openWritingAsReader(dir, opts)
 	}
 	return s, err
 }
@@ -393,6 +440,11 @@ func openWriting(dir string, opts Options) (s *Store, err error) {
 	if verified != nil && !judged {
 		writeVerified(dir, verified)
 	}
+	// For the readers that must open the store for writing one day
+	// (openWritingAsReader).
+	if f, err := os.OpenFile(filepath.Join(dir, readerFile), os.O_RDONLY|os.O_CREATE, 0o600); err == nil {
+		f.Close()
+	}
 	privateFiles(dir)
 	return s, nil
 }
@@ -456,7 +508,7 @@ func (e *flatError) Unwrap() error { return e.errno }
 func isBadgerFile(name string) bool {
 	switch name {
 	case "MANIFEST", "KEYREGISTRY", "LOCK", "DISCARD", "MANIFEST-REWRITE", "KEYREGISTRY-REWRITE", openingFile, closingFile,
-		verifiedFile, verifiedFile + ".tmp", writerFile:
+		verifiedFile, verifiedFile + ".tmp", writerFile, readerFile:
 		return true
 	}
 	for _, ext := range []string{".sst", ".vlog", ".mem"} {
@@ -650,6 +702,14 @@ func (s *Store) Dir() string { return s.dir }
 func (s *Store) Close() error {
 	if s.db.IsClosed() {
 		return nil
+	}
+	if s.letGo != nil {
+		defer func() {
+			if s.db.IsClosed() {
+				s.letGo()
+				s.letGo = nil
+			}
+		}()
 	}
 	if s.readOnly {
 		// Nothing to flush or compact, no log to mark: Badger only lets go.

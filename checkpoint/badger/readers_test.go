@@ -149,3 +149,54 @@ func TestReaderOfAKilledWritersStoreOpensItForWriting(t *testing.T) {
 		r.Close()
 	}
 }
+
+// TestAWriterWaitsForAReaderThatOpenedForWriting: a reader that comes in
+// the moment a writer's close has let go of the store but not yet
+// removed its closing marker opens the store for writing, holding it
+// alone; the next writer (the next `gaffer run`, started the moment the
+// last one exited) waits for it as for any reader, saying so, where it
+// was refused as if another writer held the store (1 run in 10 beside
+// a status loop on a loaded machine).
+func TestAWriterWaitsForAReaderThatOpenedForWriting(t *testing.T) {
+	dir := t.TempDir()
+	fillStore(t, dir, 2)
+	markLogs(dir, closingFile) // a writer's close, the moment before its unmark
+	r, err := Open(dir, Options{Reading: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.readOnly {
+		t.Fatal("the reader of a store with a closing marker opened it read-only; want for writing")
+	}
+	if _, err := Open(dir, Options{}); !errors.Is(err, checkpoint.ErrLocked) {
+		t.Fatalf("a writer that may not wait: %v, want ErrLocked", err)
+	}
+	waiting := make(chan struct{})
+	opened := make(chan *Store, 1)
+	go func() {
+		w, err := Open(dir, Options{WaitForReaders: time.Minute, OnWait: func() { close(waiting) }})
+		if err != nil {
+			t.Errorf("the writer beside a reader that opened for writing: %v, want it to wait", err)
+		}
+		opened <- w
+	}()
+	select {
+	case <-waiting:
+	case w := <-opened:
+		if w != nil {
+			w.Close()
+		}
+		t.Fatal("the writer did not wait for the reader")
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	w := <-opened
+	if w == nil {
+		t.FailNow()
+	}
+	defer w.Close()
+	if _, err := w.Latest(bg, "r"); err != nil {
+		t.Fatal(err)
+	}
+}

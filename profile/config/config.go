@@ -21,6 +21,7 @@ import (
 	"github.com/gaffer-dev/gaffer/internal/inputfile"
 	"github.com/gaffer-dev/gaffer/internal/strictyaml"
 	"github.com/gaffer-dev/gaffer/recovery"
+	"github.com/gaffer-dev/gaffer/state"
 )
 
 // RepoFile is the configuration file's name in a repository.
@@ -227,6 +228,9 @@ func (c *Config) checkOwn(at string, p Profile) error {
 		if err := c.checkTimeouts(strictyaml.Join(strictyaml.Join(at, sub), "timeouts"), roles[sub].Timeouts); err != nil {
 			return err
 		}
+	}
+	if _, ok := state.ParseExecMode(p.Mode); !ok {
+		return c.errAt(at+".mode", "mode must be auto, task or phased, not %q", p.Mode)
 	}
 	if n := p.Provider.Name; n != "" && !slices.Contains(providers(), n) {
 		return c.errAt(at+".provider.name", "unknown provider %q (want %s)", n, strings.Join(providers(), ", "))

@@ -58,6 +58,10 @@
 //	        prompt: file           # stdin, arg ({prompt}) or file ({prompt_file})
 //	        output: text           # claude-json, codex-jsonl or text
 //	    tdd: false
+//	    mode: auto                 # auto (default): a plan with type or depends-on lines is phased, else task;
+//	                               # task: phased execution off, one task per phase in the plan's order; phased
+//	    strict_files: true         # default false: a session's change outside its tasks' files: lines, or a
+//	                               # declared file left untouched, fails the attempt
 //	    notify:                    # whom a run tells (see the README's Notifications); replaces the default's as a whole
 //	      url: http://127.0.0.1:8080       # the inbox: notices link to <url>/runs/<id>
 //	      events: [awaiting_approval, completed]   # default: all six

@@ -126,8 +126,15 @@ type Profile struct {
 	Prices   map[string]state.Price       `yaml:"prices,omitempty"`
 	Agents   map[string]cliagent.Template `yaml:"agents,omitempty"` // CLI templates; over the built-in ones (cliagent.BuiltinTemplates)
 	TDD      *bool                        `yaml:"tdd,omitempty"`    // check that impl tasks depend on test tasks
-	Recovery Recovery                     `yaml:"recovery,omitempty"`
-	Notify   *Notify                      `yaml:"notify,omitempty"` // whom runs notify (notify.go)
+	// Mode is how plans run: auto (or empty: the plan's lines decide),
+	// task (phased execution off: one task per phase, in order) or
+	// phased (tasks layered by dependency).
+	Mode string `yaml:"mode,omitempty"`
+	// StrictFiles makes a session's changes outside its tasks' files:
+	// lines, or a declared file left untouched, a failed attempt.
+	StrictFiles *bool    `yaml:"strict_files,omitempty"`
+	Recovery    Recovery `yaml:"recovery,omitempty"`
+	Notify      *Notify  `yaml:"notify,omitempty"` // whom runs notify (notify.go)
 }
 
 // Builtin returns the built-in default profile: every role on the script
@@ -203,6 +210,10 @@ func (p Profile) Cost(model string, u state.Usage) float64 {
 	return (float64(u.InputTokens)*pr.Input + float64(u.OutputTokens)*pr.Output + float64(u.CachedTokens)*pr.Cached) / 1e6
 }
 
+// Strict reports whether strict_files is on (it is off unless a profile
+// says strict_files: true).
+func (p Profile) Strict() bool { return p.StrictFiles != nil && *p.StrictFiles }
+
 // TDDCheck reports whether the TDD check is on (it is unless a profile
 // turns it off).
 func (p Profile) TDDCheck() bool { return p.TDD == nil || *p.TDD }
@@ -255,6 +266,11 @@ func merge(base, over Profile) Profile {
 	if over.TDD != nil {
 		v := *over.TDD
 		out.TDD = &v
+	}
+	out.Mode = or(over.Mode, base.Mode)
+	if over.StrictFiles != nil {
+		v := *over.StrictFiles
+		out.StrictFiles = &v
 	}
 	if over.Recovery.Enabled != nil {
 		v := *over.Recovery.Enabled
@@ -328,6 +344,10 @@ func (p Profile) clone() Profile {
 	if p.TDD != nil {
 		v := *p.TDD
 		p.TDD = &v
+	}
+	if p.StrictFiles != nil {
+		v := *p.StrictFiles
+		p.StrictFiles = &v
 	}
 	p.Recovery.RecoveryTuning = p.Recovery.RecoveryTuning.Clone()
 	p.Notify = p.Notify.clone()
