@@ -38,7 +38,7 @@ type progress struct {
 // picture drawn last.
 func (p *progress) worthDrawing(s state.ExecutionState) bool {
 	ps := state.PhaseState{}
-	if i := s.Progress.CurrentPhase; i < len(s.Progress.Phases) {
+	if i := s.Progress.CurrentPhase(); i < len(s.Progress.Phases) {
 		ps = s.Progress.Phases[i]
 	}
 	if p.last == nodes.NodeReview && ps.Status == state.PhaseCompleted && !s.Status.Terminal() {

@@ -22,10 +22,13 @@ import (
 // 1, in "rejections", for the inbox's phase card — issue 23. Both
 // changed once more: a session that reports only a summary, and a review
 // that says something, now write Task Story records, committed with the
-// phase, whether recovery is on or off — issue 33.)
+// phase, whether recovery is on or off — issue 33. And once more with
+// lanes — issue 31: the run's cursor is gone, each phase's lanes hold its
+// session and review iteration, and the config says how many lanes run at
+// once; the git history did not change by that.)
 var offFingerprints = map[string][2]string{
-	"retry": {"6dadd34e4df4c3f6f5b9622df59a3a5ec0604a36876deb668a5e32738a01faa2", "7b651d05d5893e525d2a78fac00e967016924e0a5acc89e019bdee624ed381da"},
-	"halt":  {"bb6f4118d60b358d49a2af0255387303e4c114dbaffeea2d9621aa381e689be3", "ed8282314925a8d15576603c5860acbd334feda7f7af62a5092a5cf2d49b8f74"},
+	"retry": {"f6dde6b819271db4f04db3b6b90c36f6a1c3dbe10418beaf8edebccaa059518d", "7b651d05d5893e525d2a78fac00e967016924e0a5acc89e019bdee624ed381da"},
+	"halt":  {"4f0aa6664e397817e289931e5ff294fbe03d877397f692d2d2ca75b46d38e470", "ed8282314925a8d15576603c5860acbd334feda7f7af62a5092a5cf2d49b8f74"},
 }
 
 // TestRecoveryOffIsTodaysRun runs a halting run and a run that needs a
