@@ -9,10 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gaffer-dev/gaffer/internal/claudecode"
-	"github.com/gaffer-dev/gaffer/internal/codexcli"
+	"github.com/gaffer-dev/gaffer/agent/cliagent/claude"
+	"github.com/gaffer-dev/gaffer/agent/cliagent/codex"
 	"github.com/gaffer-dev/gaffer/internal/fakeanthropic"
 	"github.com/gaffer-dev/gaffer/internal/fakeresponses"
+	"github.com/gaffer-dev/gaffer/internal/npmpin/npmpintest"
 )
 
 // These tests put gaffer mcp under the real coding agents users run it
@@ -54,7 +55,7 @@ func waitRunStatus(t *testing.T, bin, dir, id, want string) {
 func TestMCPClaudeCodeApprovesARun(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
-	claude := claudecode.ForTest(t)
+	claudeBin := npmpintest.ForTest(t, claude.Pin)
 	dir, plan, script := demoRepo(t)
 	const id = "r-20260101-mcpcc1"
 	awaitingRun(t, bin, dir, plan, script, id)
@@ -84,7 +85,7 @@ func TestMCPClaudeCodeApprovesARun(t *testing.T) {
 	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"gaffer": map[string]any{"command": bin, "args": []string{"--repo", dir, "mcp"},
 		"env": goCaches(t)}}})
 	writeTestFile(t, cfg, string(b))
-	cmd := exec.Command(claude, "-p", "APPROVE THE GAFFER RUN "+id, "--output-format", "json", "--mcp-config", cfg, "--strict-mcp-config",
+	cmd := exec.Command(claudeBin, "-p", "APPROVE THE GAFFER RUN "+id, "--output-format", "json", "--mcp-config", cfg, "--strict-mcp-config",
 		"--dangerously-skip-permissions", "--model", "claude-sonnet-4-5")
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "LANG=C.UTF-8", "IS_SANDBOX=1",
@@ -119,7 +120,7 @@ func TestMCPClaudeCodeApprovesARun(t *testing.T) {
 func TestMCPCodexCallsATool(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
-	codex := codexcli.ForTest(t)
+	codexBin := npmpintest.ForTest(t, codex.Pin)
 	dir, plan, script := demoRepo(t)
 	const id = "r-20260101-mcpcx1"
 	awaitingRun(t, bin, dir, plan, script, id)
@@ -155,7 +156,7 @@ stream_max_retries = 0
 command = "`+bin+`"
 args = ["--repo", "`+dir+`", "mcp"]
 `)
-	cmd := exec.Command(codex, "exec", "--json", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check", "--cd="+dir,
+	cmd := exec.Command(codexBin, "exec", "--json", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check", "--cd="+dir,
 		"--model=gpt-5", "STATUS OF THE GAFFER RUN "+id)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "LANG=C.UTF-8", "OPENAI_API_KEY=sk-test"}
 	cmd.Stdin = strings.NewReader("")
