@@ -49,9 +49,10 @@ func geminiOnPath(t *testing.T, respond func(fakegemini.Request) fakegemini.Repl
 }
 
 // geminiProfile runs the developer on the Gemini CLI (the built-in
-// template, its base URL pointing at url) and the other roles on the
-// script driver, with recovery on (so that a spent Doctor call or replan
-// would show).
+// template, its base URL pointing at url, started once instead of
+// relaunching itself with a larger heap, which saves a quarter of each
+// session's time here) and the other roles on the script driver, with
+// recovery on (so that a spent Doctor call or replan would show).
 func geminiProfile(url string, reviews int) string {
 	return `default_profile: gm
 profiles:
@@ -63,6 +64,7 @@ profiles:
       gemini:
         env:
           GOOGLE_GEMINI_BASE_URL: ` + url + `
+          GEMINI_CLI_NO_RELAUNCH: "true"
     limits:
       max_task_review_iterations: ` + strconv.Itoa(reviews) + `
       max_phase_attempts: 2
@@ -170,10 +172,12 @@ func TestGeminiDeveloperInTheWorkflow(t *testing.T) {
 	}
 }
 
-// TestGeminiProviderOutageStopsResumably: the Gemini API answers 503, then
-// 429; each time the Gemini CLI reports the API's error and exits, and the
-// run stops with exit 9 having spent nothing. Once the provider answers,
-// resume finishes the run, and the key shows nowhere.
+// TestGeminiProviderOutageStopsResumably: the Gemini API answers 503; the
+// Gemini CLI reports the API's error and exits, and the run stops with
+// exit 9 having spent nothing. Once the provider answers, resume finishes
+// the run, and the key shows nowhere. (429 and the other statuses are
+// classified in agent/cliagent/gemini's TestOutage, on the CLI's own
+// output.)
 func TestGeminiProviderOutageStopsResumably(t *testing.T) {
 	var status atomic.Int64
 	status.Store(503)
@@ -195,19 +199,15 @@ func TestGeminiProviderOutageStopsResumably(t *testing.T) {
 		t.Fatal("the Gemini CLI never reached the provider")
 	}
 
-	status.Store(429)
-	out2, code := gaffer(t, "--repo", dir, "resume")
-	checkStoppedByOutage(t, dir, out2, code)
-
 	status.Store(0)
-	out3, code := gaffer(t, "--repo", dir, "resume")
+	out2, code := gaffer(t, "--repo", dir, "resume")
 	if code != 0 {
-		t.Fatalf("resume after the outage: exit %d\n%s", code, out3)
+		t.Fatalf("resume after the outage: exit %d\n%s", code, out2)
 	}
 	if v := statusJSON(t, "--repo", dir); v.Status != "completed" || v.Phases[0].Attempt != 1 {
 		t.Errorf("status %q, phase 1 attempt %d; want completed on the first attempt", v.Status, v.Phases[0].Attempt)
 	}
-	if n := geminiKeyHits(t, dir, out+out2+out3); n != 0 {
+	if n := geminiKeyHits(t, dir, out+out2); n != 0 {
 		t.Errorf("the API key shows %d times", n)
 	}
 }
