@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	ucli "github.com/urfave/cli/v2"
+
 	"github.com/gaffer-dev/gaffer/control"
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/host/hoststore"
@@ -25,7 +27,6 @@ import (
 	"github.com/gaffer-dev/gaffer/mcpserve"
 	"github.com/gaffer-dev/gaffer/profile"
 	"github.com/gaffer-dev/gaffer/workspace"
-	ucli "github.com/urfave/cli/v2"
 )
 
 func mcpCommand(io IO) *ucli.Command {

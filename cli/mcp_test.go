@@ -15,8 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gaffer-dev/gaffer/state"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gaffer-dev/gaffer/state"
 )
 
 // mcpClient is the SDK's client on `gaffer mcp` run by the real binary

@@ -7,8 +7,9 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/gaffer-dev/gaffer/host"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gaffer-dev/gaffer/host"
 )
 
 // Backend is what the server needs of gaffer. The command line implements

@@ -7,9 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/runview"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The tools' inputs.

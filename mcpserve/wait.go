@@ -6,9 +6,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/gaffer-dev/gaffer/runview"
 	"github.com/gaffer-dev/gaffer/state"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Why run_wait returned.

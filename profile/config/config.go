@@ -17,6 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/agent/cliagent"
 	"github.com/gaffer-dev/gaffer/internal/inputfile"
 	"github.com/gaffer-dev/gaffer/internal/strictyaml"
 	"github.com/gaffer-dev/gaffer/recovery"
@@ -315,7 +316,7 @@ func (c *Config) checkEffective(at string, p Profile) error {
 		return err
 	}
 	for _, name := range slices.Sorted(maps.Keys(p.Agents)) {
-		if err := p.Agents[name].Validate(); err != nil {
+		if err := cliagent.CheckTemplate(p.Agents[name]); err != nil {
 			return c.errAt(at+".agents."+name, "agent %q: %v", name, err)
 		}
 	}
@@ -325,7 +326,7 @@ func (c *Config) checkEffective(at string, p Profile) error {
 		switch rs.Driver {
 		case DriverCLI:
 			if rs.Agent == "" {
-				return c.errAt(sub, "the %s uses driver cli but no agent is named (built-in: claude, codex)", r)
+				return c.errAt(sub, "the %s uses driver cli but no agent is named (built-in: %s)", r, strings.Join(cliagent.VendorNames(), ", "))
 			}
 			if _, ok := p.Agents[rs.Agent]; !ok {
 				return c.errAt(sub, "the %s uses agent %q, which is not defined (agents: %s)", r, rs.Agent, strings.Join(slices.Sorted(maps.Keys(p.Agents)), ", "))
