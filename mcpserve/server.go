@@ -52,6 +52,7 @@ type StartRequest struct {
 	Script      string // the script driver's file
 	AutoApprove bool
 	TrackerID   string
+	Parallel    int // lanes of a phase at once; 0 takes the profile's
 }
 
 // Started is a run that was started.
