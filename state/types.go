@@ -394,8 +394,8 @@ type PhaseState struct {
 	// ref of the run before the reset threw it away, for the retry's
 	// prompt (seed 002: "use git diff to see what changed in the failed
 	// attempt"); nil when none was kept.
-	Kept *KeptAttempt `json:"kept,omitempty"`
-	Tasks      []TaskState `json:"tasks,omitempty"`
+	Kept  *KeptAttempt `json:"kept,omitempty"`
+	Tasks []TaskState  `json:"tasks,omitempty"`
 }
 
 // KeptAttempt is a failed attempt kept as a commit on its pre-phase
