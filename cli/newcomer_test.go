@@ -541,7 +541,7 @@ func TestCompletion(t *testing.T) {
 		words []string
 		want  string
 	}{
-		{[]string{""}, "run\napprove\nreject\nresume\nstatus\nlist\nhistory\nfork\ndiff\nlogs\ncancel\nmerge\ndelete\nprune\ndemo\ngraph\nplan\nconfig\ncompletion\nserve\nsubmit\nhelp\n"},
+		{[]string{""}, "run\napprove\nreject\nresume\nstatus\nlist\nhistory\nfork\ndiff\nlogs\ncancel\nmerge\ndelete\nprune\ndemo\ngraph\nplan\nconfig\nmcp\ncompletion\nserve\nsubmit\nhelp\n"},
 		{[]string{"st"}, "status\n"},
 		{[]string{"--repo", dir, "status", "--j"}, "--json\n"},
 		{[]string{"fork", "--"}, "--from\n--remote\n--repo\n--store\n"},

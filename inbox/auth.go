@@ -138,3 +138,26 @@ func Loopback(addr string) bool {
 	}
 	return loopbackHost(h)
 }
+
+// Guard wraps h, a program's endpoint beside the inbox (gaffer mcp
+// --http), with the inbox's checks: with a token, every request needs it
+// as a bearer token; without one, a request must name a loopback host
+// (no DNS rebinding reaches it).
+func Guard(token string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case token == "" && !loopbackHost(r.Host):
+			http.Error(w, "this server answers only requests to 127.0.0.1 or localhost", http.StatusForbidden)
+		case token != "":
+			auth, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if !ok || !equal(strings.TrimSpace(auth), token) {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="gaffer"`)
+				http.Error(w, "a token is needed: send Authorization: Bearer and the content of the --token-file", http.StatusUnauthorized)
+				return
+			}
+			h.ServeHTTP(w, r)
+		default:
+			h.ServeHTTP(w, r)
+		}
+	})
+}

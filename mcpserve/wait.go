@@ -1,0 +1,112 @@
+package mcpserve
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/runview"
+	"github.com/gaffer-dev/gaffer/state"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Why run_wait returned.
+const (
+	WaitNeedsHuman = "needs_human"
+	WaitEnded      = "ended"
+	WaitStopped    = "stopped"
+	WaitTimeout    = "timeout"
+)
+
+// The bounds of run_wait's timeout.
+const (
+	defaultWait = 10 * time.Minute
+	maxWait     = time.Hour
+)
+
+// waitReason is why a wait on a run that looks as v ends, "" while it
+// goes on: the run needs a human, has ended, or no process runs it.
+func waitReason(v runview.Run) string {
+	var st state.RunStatus
+	if err := st.UnmarshalText([]byte(v.Status)); err != nil {
+		return "" // serve's queued and starting: not started yet
+	}
+	switch {
+	case st == state.RunAwaitingApproval:
+		return WaitNeedsHuman
+	case st.Terminal():
+		return WaitEnded
+	case v.Stopped:
+		return WaitStopped
+	}
+	return ""
+}
+
+// progressOf is the progress run_wait notifies for v: the phases done of
+// the plan's, and a line saying where the run is.
+func progressOf(v runview.Run) (done, total float64, msg string) {
+	for _, p := range v.Phases {
+		if p.Status == state.PhaseCompleted.String() {
+			done++
+		}
+	}
+	total = float64(len(v.Phases))
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s", v.RunID, v.Status)
+	if v.CurrentPhase > 0 && v.CurrentPhase <= len(v.Phases) {
+		p := v.Phases[v.CurrentPhase-1]
+		fmt.Fprintf(&b, ", phase %d of %d %s (attempt %d)", p.Number, len(v.Phases), p.Status, p.Attempt)
+		if len(p.Tasks) > 0 {
+			fmt.Fprintf(&b, ", tasks %s", strings.Join(p.Tasks, ", "))
+		}
+	}
+	if len(v.Next) > 0 {
+		fmt.Fprintf(&b, "; next %s", strings.Join(v.Next, ", "))
+	}
+	return done, total, b.String()
+}
+
+func (s *Server) runWait(ctx context.Context, req *mcp.CallToolRequest, in waitInput) (*mcp.CallToolResult, Waited, error) {
+	if err := checkRunID(in.RunID); err != nil {
+		return nil, Waited{}, err
+	}
+	limit := defaultWait
+	if in.TimeoutSeconds > 0 {
+		limit = min(time.Duration(in.TimeoutSeconds)*time.Second, maxWait)
+	}
+	wctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	token := req.Params.GetProgressToken()
+	last := ""
+	tick := time.NewTicker(s.cfg.Poll)
+	defer tick.Stop()
+	for {
+		v, err := s.view(wctx, in.RunID)
+		if wctx.Err() == nil && err != nil {
+			return nil, Waited{}, err
+		}
+		if wctx.Err() == nil {
+			if token != nil {
+				done, total, msg := progressOf(v)
+				if msg != last {
+					last = msg
+					_ = req.Session.NotifyProgress(wctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: done, Total: total, Message: msg})
+				}
+			}
+			if r := waitReason(v); r != "" {
+				return nil, Waited{Reason: r, Run: v}, nil
+			}
+			select {
+			case <-wctx.Done():
+			case <-tick.C:
+				continue
+			}
+		}
+		if ctx.Err() != nil { // the request was cancelled, or its client went away
+			return nil, Waited{}, fmt.Errorf("run_wait on %s: %w", in.RunID, ctx.Err())
+		}
+		v, err = s.view(ctx, in.RunID)
+		return nil, Waited{Reason: WaitTimeout, Run: v}, err
+	}
+}
