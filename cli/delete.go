@@ -252,13 +252,10 @@ func (p refPlan) apply(ctx context.Context, repo *workspace.Repo, cmd func(...st
 			return nil, err
 		}
 	}
-	for _, r := range p.attempts {
+	for _, r := range p.attempts { // the run's own record of what failed: it goes with the run, unannounced
 		if err := repo.DeleteRef(ctx, r); err != nil {
 			return nil, err
 		}
-	}
-	if len(p.attempts) > 0 {
-		notes = append(notes, fmt.Sprintf("Deleted the refs of run %s's failed attempts (%d).", p.id, len(p.attempts)))
 	}
 	switch {
 	case len(p.rescues) == 0:
