@@ -22,10 +22,13 @@ import (
 // 1, in "rejections", for the inbox's phase card — issue 23. Both
 // changed once more: a session that reports only a summary, and a review
 // that says something, now write Task Story records, committed with the
-// phase, whether recovery is on or off — issue 33.)
+// phase, whether recovery is on or off — issue 33. And once more: a
+// rejected attempt is kept under refs/gaffer/attempts/ before its reset,
+// which git log --all lists, and the phase's state names it in "kept",
+// recovery on or off — issue 37.)
 var offFingerprints = map[string][2]string{
-	"retry": {"6dadd34e4df4c3f6f5b9622df59a3a5ec0604a36876deb668a5e32738a01faa2", "7b651d05d5893e525d2a78fac00e967016924e0a5acc89e019bdee624ed381da"},
-	"halt":  {"bb6f4118d60b358d49a2af0255387303e4c114dbaffeea2d9621aa381e689be3", "ed8282314925a8d15576603c5860acbd334feda7f7af62a5092a5cf2d49b8f74"},
+	"retry": {"4ebc2da026b89399e61f87370c1f8b7796214795790b5adb91e82b0029713f0c", "385519b75bbb08faaff25125a578701ed3b125cb1ae881fb153bc6443ed2256a"},
+	"halt":  {"ef5c06ac99c4529a8edd4cf44ed6b98b7fc9942034bc821610659dbc4c237db6", "36315b9764460ca15542ef041f5a29da4a8415c43658943fb17cfa8f68996d38"},
 }
 
 // TestRecoveryOffIsTodaysRun runs a halting run and a run that needs a
