@@ -15,8 +15,19 @@ STATICCHECK := bin/tools/staticcheck-$(STATICCHECK_VERSION)
 
 .PHONY: build install dist test demo bench lint fuzz clean
 
+# The first build compiles some 550 packages (about a minute; on a fresh
+# machine go downloads the modules first): it says so, and shows go's
+# progress, a line per 50 packages compiled (go build -v's package
+# names), with every other line of go's (downloads, errors) as it is and
+# go's exit status. A build with nothing to compile prints the first line only.
+# (cli's TestMakeBuildShowsProgress runs this recipe; TestFirstDay, make demo.)
 build:
-	$(GO) build $(BUILDFLAGS) -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/gaffer
+	@echo "building gaffer into $(BIN) (first time: about a minute)…"
+	@{ $(GO) build -v $(BUILDFLAGS) -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/gaffer 2>&1; echo "go-exit $$?"; } | \
+	  awk '/^go-exit [0-9]+$$/ { code = $$2; next } \
+	    /^[A-Za-z0-9._~\/+-]+$$/ { n++; if (n % 50 == 0) { printf "  %d packages compiled (%s)\n", n, $$0; fflush() } next } \
+	    { print; fflush() } \
+	    END { if (n && !code) printf "  %d packages compiled: $(BIN) is ready\n", n; exit code }'
 
 # Into $(go env GOBIN), or $(go env GOPATH)/bin, as go install does.
 install:
@@ -40,7 +51,9 @@ demo: build
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./graph ./checkpoint/...
 	$(GO) test -run '^$$' -bench 'StepCost|PlanGrowth' -benchtime 3x ./nodes
-	$(GO) test -run '^$$' -bench PhaseOverhead -benchtime 5x -timeout 60m ./workspace
+	$(GO) test -run '^$$' -bench LaneTree -benchtime 3x -timeout 60m ./workspace
+	$(GO) test -run '^$$' -bench PhaseOverhead -benchtime 3x -timeout 60m ./cli
+	$(GO) test -run '^$$' -bench ParallelPhase -benchtime 1x -timeout 20m ./cli
 	$(GO) test -run '^$$' -bench ListManyRuns -benchtime 1x -timeout 30m ./cli
 
 lint:

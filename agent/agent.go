@@ -68,6 +68,13 @@ type Session struct {
 	Attempt   int // 1-based attempt of this phase (a fresh session each attempt in phased mode)
 	Iteration int // 1-based review iteration within the phase or task
 	Revision  int // architect: 0 for the first plan, 1.. for revisions after validator problems or human feedback; reviewer: 0 for a review, 1.. for recovery's second opinion on the phase's Revision-th replan
+	// Tasks are the ids of the plan's tasks a developer session works on:
+	// its lane's (the phase's, for a phase of one lane); nil for other
+	// roles.
+	Tasks []string
+	// Lane is the 1-based lane of a developer session in a phase of
+	// several lanes, which run at once; 0 in a phase of one.
+	Lane      int
 	Prompt    string
 	Dir       string // repository root; all tool and file work is confined to it
 	SessionID string // a session to continue; "" starts a fresh one

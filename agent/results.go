@@ -29,6 +29,10 @@ type Review struct {
 	Approved bool         `json:"approved"`
 	Comments string       `json:"comments"`
 	Items    []ReviewItem `json:"items,omitempty"`
+	// Tasks are the ids of the plan's tasks a rejection is about, when
+	// the reviewer names them: in a phase of several lanes only theirs
+	// run again. None: the whole phase.
+	Tasks []string `json:"tasks,omitempty"`
 }
 
 // ReviewItem is one point of a review. The reviewer may leave Disposition
@@ -91,6 +95,9 @@ func ParseReview(output string) (Review, error) {
 		return Review{}, err
 	}
 	if r.Items, err = decodeItems(obj, false); err != nil {
+		return Review{}, err
+	}
+	if err := decodeField(obj, "tasks", &r.Tasks, false, "a list of task ids"); err != nil {
 		return Review{}, err
 	}
 	return r, nil

@@ -28,7 +28,7 @@ func New(version string, stdout, stderr io.Writer) *ucli.App {
 // approval on it when it and the output are a terminal.
 func NewWithIO(version string, io IO) *ucli.App {
 	io.version = version
-	io = io.live()
+	io = io.quietOnClosedPipe().live()
 	a := &app{version: version, stdout: io.Out, stderr: io.Err, io: io}
 	return &ucli.App{
 		Name:                 "gaffer",
@@ -37,7 +37,7 @@ func NewWithIO(version string, io IO) *ucli.App {
 		Version:              version,
 		Writer:               io.Out,
 		ErrWriter:            io.Err,
-		Flags:                globalFlags(),
+		Flags:                append(globalFlags(), ucli.HelpFlag), // the app adds it only when help is its own command
 		Commands:             a.commands(),
 		EnableBashCompletion: true,
 		Suggest:              true,
@@ -54,12 +54,13 @@ func NewWithIO(version string, io IO) *ucli.App {
 // commands lists gaffer's commands, in the order help shows them. Add a
 // command here, with its constructor in a file of its own.
 func (a *app) commands() []*ucli.Command {
-	return withTrailingGlobals(a.withOps([]*ucli.Command{
+	cmds := a.withOps([]*ucli.Command{
 		runCommand(a.io), approveCommand(a.io), rejectCommand(a.io), resumeCommand(a.io),
 		statusCommand(a.io), listCommand(a.io), historyCommand(a.io), forkCommand(a.io), diffCommand(a.io), logsCommand(a.io),
 		cancelCommand(a.io), mergeCommand(a.io), deleteCommand(a.io), pruneCommand(a.io), demoCommand(a.io), graphCommand(a.io),
 		a.planCommand(), configCommand(a.io), mcpCommand(a.io), a.completionCommand(), a.completeCommand(),
-	}))
+	})
+	return withUsageHelp(withTrailingGlobals(append(cmds, a.helpCommand())), "")
 }
 
 // groupAction is the action of the application and of command groups

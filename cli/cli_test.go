@@ -34,15 +34,15 @@ const demoPlan = "../examples/demo/plan.md"
 func TestPlanValidateTree(t *testing.T) {
 	out, errs, code := run(t, "plan", "validate", demoPlan)
 	want := demoPlan + `: 6 tasks in 4 phases (phased mode)
-Phase 1
+Phase 1 (2 lanes): 1a | 1b
 ├── 1a [test] Write tests for Add and Sub (calc_test.go)
 └── 1b [test] Write tests for Parse (parse_test.go)
-Phase 2
+Phase 2 (2 lanes): 2a | 2b
 ├── 2a [impl] Implement Add and Sub (calc.go)
 └── 2b [impl] Implement Parse (parse.go)
-Phase 3
+Phase 3 (1 lane): 3
 └── 3 [test] Write tests for Eval (eval_test.go)
-Phase 4
+Phase 4 (1 lane): 4
 └── 4 [impl] Implement Eval (eval.go)
 `
 	if out != want || errs != "" || code != ExitOK {
@@ -52,7 +52,7 @@ Phase 4
 
 func TestPlanValidateTaskMode(t *testing.T) {
 	out, _, code := run(t, "plan", "validate", "../state/testdata/plans/task-mode.md")
-	if code != ExitOK || !strings.Contains(out, "4 tasks in 4 phases (task mode)\nPhase 1\n└── 1 Reproduce the race\nPhase 2\n") {
+	if code != ExitOK || !strings.Contains(out, "4 tasks in 4 phases (task mode)\nPhase 1 (1 lane): 1\n└── 1 Reproduce the race\nPhase 2 (1 lane): 2\n") {
 		t.Errorf("code %d, output\n%s", code, out)
 	}
 }
@@ -69,6 +69,9 @@ func TestPlanValidateJSON(t *testing.T) {
 		}
 		if want := [][]string{{"1a", "1b"}, {"2a", "2b"}, {"3"}, {"4"}}; !reflect.DeepEqual(got.Phases, want) {
 			t.Errorf("phases = %v", got.Phases)
+		}
+		if want := [][][]string{{{"1a"}, {"1b"}}, {{"2a"}, {"2b"}}, {{"3"}}, {{"4"}}}; !reflect.DeepEqual(got.Lanes, want) {
+			t.Errorf("lanes = %v", got.Lanes)
 		}
 		if !got.Valid || got.Mode != "phased" || len(got.Tasks) != 6 || len(got.Problems) != 0 {
 			t.Errorf("json = %+v", got)
@@ -122,7 +125,7 @@ func TestUsageAndFileErrors(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"plan", "validate", missing}, ExitUsage, "gaffer: open " + missing + ": no such file or directory\n"},
-		{[]string{"plan", "validate"}, ExitUsage, "gaffer: plan validate: missing FILE\nRun 'gaffer --help' for usage.\n"},
+		{[]string{"plan", "validate"}, ExitUsage, "gaffer: plan validate: missing FILE\nRun 'gaffer plan validate --help' for usage.\n"},
 		{[]string{"plan", "validate", "a.md", "b.md"}, ExitUsage, "want one FILE"},
 		{[]string{"plan", "validate", "--bogus", "a.md"}, ExitUsage, "flag provided but not defined: -bogus"},
 		{[]string{"plan", "validate", "a.md", "--bogus"}, ExitUsage, `unknown flag "--bogus"`},

@@ -18,7 +18,8 @@ import (
 // Shell completion: `gaffer completion SHELL` prints a script that asks
 // the hidden `gaffer __complete WORDS…` for candidates (the words after
 // "gaffer", the last one being completed): commands, subcommands, a
-// command's flags, and run ids where a command takes RUN.
+// command's flags (the global ones too, which work after it), and run
+// ids where a command takes RUN.
 
 // completionScript is the script `gaffer completion SHELL` prints.
 func completionScript(shell string) (string, bool) {
@@ -158,10 +159,13 @@ func (a *app) complete(app *ucli.App, words []string) []string {
 		return nil // a flag's value: files are the shell's own completion
 	case strings.HasPrefix(cur, "-"):
 		for _, f := range flags() {
-			if v, ok := f.(ucli.VisibleFlag); ok && !v.IsVisible() {
+			// A command's hidden copies of the global flags
+			// (withTrailingGlobals) are offered: they work there.
+			name := f.Names()[0]
+			if v, ok := f.(ucli.VisibleFlag); ok && !v.IsVisible() && (cmd == nil || findFlag(app.Flags, name) == nil) {
 				continue
 			}
-			out = append(out, "--"+f.Names()[0])
+			out = append(out, "--"+name)
 		}
 	case cmd == nil:
 		for _, c := range app.Commands {

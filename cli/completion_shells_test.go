@@ -71,7 +71,7 @@ func shellSetup(t *testing.T) (cases []shellCase, env []string, cwd string) {
 		{"gaffer appr", []string{"approve"}},
 		{"gaffer plan ", []string{"show", "validate"}},
 		{"gaffer status --j", []string{"--json"}},
-		{"gaffer fork --", []string{"--from", "--remote", "--repo", "--store"}},
+		{"gaffer fork --", []string{"--from", "--remote", "--repo", "--store", "--profile", "--log-level", "--log-format"}},
 		{"gaffer completion ", []string{"bash", "fish", "zsh"}},
 		{"gaffer --repo " + dir + " approve ", []string{"r-comp"}},
 		{"gaffer --repo " + dir + " plan show r-", []string{"r-comp"}},

@@ -48,6 +48,9 @@ type hostOptions struct {
 	dir     string           // the local directory instead of storeOf's (serve --host-id)
 	shared  bool             // a database store opened beside its holder (host.Config.Shared)
 	remote  string           // the shared remote of a serve's runs (serve --remote)
+	// program names gaffer in the commands the host's messages suggest
+	// (programFormatter); "": gaffer.
+	program string
 	// read is a command that only reads the store (list, status, …): it
 	// delivers no notices (the processes that write them, or the next
 	// that drives a run, do) and Badger compacts nothing in it, so that
@@ -103,7 +106,7 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 	if g.LogLevel == "" && c.Command != nil && c.Command.Name == "serve" {
 		g.LogLevel = "info" // as serve's own log (opsLogger)
 	}
-	l := &local{io: io, cmd: commandFormatter(g.Repo), log: g.Logger(io.Err)}
+	l := &local{io: io, cmd: programFormatter(cmp.Or(o.program, "gaffer"), g.Repo), log: g.Logger(io.Err)}
 	if o.setup == nil {
 		o.setup = newSetup(c, io)
 	}
@@ -223,8 +226,14 @@ func commandKind(c *ucli.Context) string {
 // commandFormatter formats gaffer commands for the user, with --repo
 // when repo is not the current directory.
 func commandFormatter(repo string) func(args ...string) string {
+	return programFormatter("gaffer", repo)
+}
+
+// programFormatter is commandFormatter naming gaffer program (as typed:
+// ./bin/gaffer) instead of gaffer.
+func programFormatter(program, repo string) func(args ...string) string {
 	return func(args ...string) string {
-		parts := []string{"gaffer"}
+		parts := []string{program}
 		if abs, err := filepath.Abs(repo); err == nil {
 			if wd, _ := os.Getwd(); wd != abs && repoTop(wd) != abs {
 				parts = append(parts, "--repo", quote(abs))

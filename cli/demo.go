@@ -80,7 +80,8 @@ func Demo(ctx context.Context, c *ucli.Context, io IO, o DemoOptions) error {
 		return fmt.Errorf("demo: %w", err)
 	}
 	setup := newSetup(c, io)
-	l, err := openHost(c, io, hostOptions{kind: commandKind(c), setup: setup})
+	program, onPath := demoProgram(io.Program, exec.LookPath, os.Executable)
+	l, err := openHost(c, io, hostOptions{kind: commandKind(c), setup: setup, program: program})
 	if err != nil {
 		return err
 	}
@@ -107,7 +108,58 @@ func Demo(ctx context.Context, c *ucli.Context, io IO, o DemoOptions) error {
 	if err := report(io, l.cmd, res, err); err != nil {
 		return err
 	}
-	return demoEpilogue(ctx, l, dir, id, o.SkipGoTest)
+	if err := demoEpilogue(ctx, l, dir, id, o.SkipGoTest); err != nil {
+		return err
+	}
+	if !onPath {
+		fmt.Fprintf(out, "\n%s\n", notOnPathLine(program, os.Executable))
+	}
+	return nil
+}
+
+// demoProgram is how the commands the demo suggests name gaffer, so that
+// they work when typed: gaffer when that is this program on PATH (or the
+// program is not known: arg0 ""), and onPath true; else the program as
+// it was started (./bin/gaffer), or its absolute path when it was found
+// some other way.
+func demoProgram(arg0 string, lookPath func(string) (string, error), executable func() (string, error)) (name string, onPath bool) {
+	self, err := executable()
+	if arg0 == "" || err != nil {
+		return "gaffer", true
+	}
+	if p, err := lookPath("gaffer"); err == nil && sameFile(p, self) {
+		return "gaffer", true
+	}
+	if strings.Contains(arg0, "/") {
+		return quote(arg0), false
+	}
+	return quote(self), false
+}
+
+// sameFile reports whether paths a and b are the same file.
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
+}
+
+// notOnPathLine says why the demo's commands name program, and how to
+// put gaffer on PATH: make install in the source tree it was built in
+// (BIN/gaffer beside a Makefile and cmd/gaffer), go install otherwise.
+func notOnPathLine(program string, executable func() (string, error)) string {
+	how := "go install github.com/gaffer-dev/gaffer/cmd/gaffer@latest puts it there"
+	if self, err := executable(); err == nil {
+		tree := filepath.Dir(filepath.Dir(self))
+		if _, err := os.Stat(filepath.Join(tree, "cmd", "gaffer", "main.go")); err == nil {
+			if _, err := os.Stat(filepath.Join(tree, "Makefile")); err == nil {
+				how = "make install, in " + tree + ", puts it in $(go env GOPATH)/bin"
+			}
+		}
+	}
+	return fmt.Sprintf("gaffer is not on your PATH, so these commands name %s; %s.", program, how)
 }
 
 // demoEpilogue shows the default flow's result: the user's branch as it

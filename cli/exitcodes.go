@@ -30,7 +30,8 @@ import (
 //	5  ExitHalted            the run ended halted or failed (or was cancelled)
 //	6  ExitRejected          the human rejected the plan
 //	7  ExitLocked            the run, the store or the work tree is held by another process
-//	8  ExitPrecondition      a precondition failed: dirty work tree, not a git repository, missing API key
+//	8  ExitPrecondition      a precondition failed: dirty work tree, not a git repository, missing API key,
+//	                         no agent session recorded (yet) for logs
 //	9  ExitStopped           the run stopped on an error and is still running (status: running, stopped): resume continues it
 const (
 	ExitOK               = 0
@@ -144,7 +145,8 @@ func StatusExitCode(s state.RunStatus) int {
 // "FILE:LINE: message" lines, anything else as "gaffer: message" (the
 // cause and the fix, without the "cli: " prefix the package's sentinel
 // errors carry for errors.Is), with a pointer to --help after a usage
-// error other than an input file that cannot be read. It writes nothing
+// error other than an input file that cannot be read: the command's own
+// (gaffer run --help) for a command's. It writes nothing
 // for nil or for an ExitError without a cause.
 func Report(w io.Writer, err error) {
 	var ee *ExitError
@@ -159,7 +161,7 @@ func Report(w io.Writer, err error) {
 	var ie *profile.InputError
 	if (errors.As(err, &ee) && ee.Code == ExitUsage || errors.Is(err, ErrUsage)) && !errors.As(err, &ie) {
 		msg = strings.TrimPrefix(msg, ErrUsage.Error()+": ")
-		fmt.Fprintf(w, "gaffer: %s\nRun 'gaffer --help' for usage.\n", msg)
+		fmt.Fprintf(w, "gaffer: %s\nRun '%s' for usage.\n", msg, strings.Join(strings.Fields("gaffer "+helpFor(err)+" --help"), " "))
 		return
 	}
 	fmt.Fprintf(w, "gaffer: %s\n", msg)

@@ -68,11 +68,11 @@ func TestRunUsageAndInputFiles(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"run"}, "gaffer: give --plan FILE or --goal TEXT\nRun 'gaffer --help' for usage.\n"},
-		{[]string{"run", "--plan", plan, "--goal", "x", "--script", script}, "gaffer: give --plan FILE or --goal TEXT, not both\nRun 'gaffer --help' for usage.\n"},
-		{[]string{"run", "--plan", missing, "--script", script}, "gaffer: open " + missing + ": no such file or directory\n"},
-		{[]string{"run", "--plan", tmp, "--script", script}, "gaffer: open " + tmp + ": is a directory\n"},
-		{[]string{"run", "--plan", plan, "--script", missing}, "gaffer: open " + missing + ": no such file or directory\n"},
+		{[]string{"run"}, "gaffer: give --plan FILE or --goal TEXT\nRun 'gaffer run --help' for usage.\n"},
+		{[]string{"run", "--plan", plan, "--goal", "x", "--script", script}, "gaffer: give --plan FILE or --goal TEXT, not both\nRun 'gaffer run --help' for usage.\n"},
+		{[]string{"run", "--plan", missing, "--script", script}, "gaffer: --plan " + missing + ": no such file\n"},
+		{[]string{"run", "--plan", tmp, "--script", script}, "gaffer: --plan " + tmp + ": is a directory\n"},
+		{[]string{"run", "--plan", plan, "--script", missing}, "gaffer: --script " + missing + ": no such file\n"},
 		{[]string{"plan", "validate", tmp}, "gaffer: open " + tmp + ": is a directory\n"},
 	} {
 		out, code := gaffer(t, append([]string{"--repo", dir}, c.args...)...)
@@ -300,7 +300,8 @@ func TestStatusTellsAStoppedRun(t *testing.T) {
 		t.Errorf("after the run's process was killed: %+v", v)
 	}
 	out, _ := gaffer(t, "--repo", dir, "status")
-	if !strings.Contains(out, "status:    running (stopped: no process runs it; gaffer resume continues it)\n") {
+	if !strings.Contains(out, "status:    running (stopped: no process runs it)\nstopped:   interrupted at ") ||
+		!strings.Contains(out, "\nresume:    gaffer --repo "+dir+" resume r-stop continues it\n") {
 		t.Errorf("status:\n%s", out)
 	}
 	out, _ = gaffer(t, "--repo", dir, "list", "--json")
@@ -321,7 +322,7 @@ func TestSubmitChecksItsInputs(t *testing.T) {
 		want string
 	}{
 		{[]string{"submit", "--plan", plan, "--goal", "x"}, "not both"},
-		{[]string{"submit", "--plan", plan, "--script", missing}, "gaffer: open " + missing + ": no such file or directory\n"},
+		{[]string{"submit", "--plan", plan, "--script", missing}, "gaffer: --script " + missing + ": no such file\n"},
 	} {
 		out, code := gaffer(t, append([]string{"--repo", dir}, c.args...)...)
 		if code != ExitUsage || !strings.Contains(out, c.want) {

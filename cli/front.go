@@ -186,7 +186,7 @@ func report(io IO, cmd func(...string) string, out host.Outcome, err error) erro
 		}
 	}
 	if s := out.State; s != nil && (out.Kind == host.Halted || out.Kind == host.Cancelled) && s.Status.Terminal() {
-		if l := host.BranchHint(*s); l != "" {
+		if l := host.BranchHint(*s, cmd); l != "" {
 			fmt.Fprintf(w, "\n%s\n", l)
 		}
 	}
@@ -196,7 +196,7 @@ func report(io IO, cmd func(...string) string, out host.Outcome, err error) erro
 			fmt.Fprintf(w, "\nReview items not acted on (each phase's review-feedback.md has them):\n  %s\n", strings.Join(items, "\n  "))
 		}
 		fmt.Fprintf(w, "\nRun %s completed. Execution directory: %s\n", out.RunID, out.State.Run.ExecDir)
-		if l := host.BranchHint(*out.State); l != "" {
+		if l := host.BranchHint(*out.State, cmd); l != "" {
 			fmt.Fprintln(w, l)
 		}
 		return nil

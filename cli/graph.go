@@ -48,7 +48,7 @@ func Graph(w io.Writer, o GraphOptions) error {
 	if err != nil {
 		return fmt.Errorf("graph: %w", err)
 	}
-	r, err := g.Compile(graph.WithCodec(nodes.NewCodec()))
+	r, err := g.Compile(graph.WithCodec(nodes.NewCodec()), graph.WithMerge(nodes.Merge))
 	if err != nil {
 		return fmt.Errorf("graph: %w", err)
 	}

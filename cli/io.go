@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"errors"
 	"io"
 	"os"
 	"reflect"
+	"sync/atomic"
+	"syscall"
 
 	"github.com/gaffer-dev/gaffer/profile"
 )
@@ -27,9 +30,51 @@ type IO struct {
 	// near what it holds: a soft memory limit, unless GOMEMLIMIT is set
 	// (package memlimit). Tests leave it off: the limit is the process's.
 	LimitMemory bool
+	// Program is the command that started gaffer as the user typed it
+	// (os.Args[0]; gaffer's main sets it). The demo names it in the
+	// commands it suggests when gaffer on PATH is not this program
+	// (./bin/gaffer right after make build). "": gaffer.
+	Program string
 
 	version string  // the program's version, told on the control socket
 	screen  *screen // keeps the phase tree pinned below Out on a terminal (screen.go); nil: none
+}
+
+// quietOnClosedPipe returns o with Out and Err, when they are pipes or
+// files, through a closedPipeWriter: once the reader of a pipe has gone
+// (`gaffer run … | head`), nothing more is written there and the command
+// goes on (main keeps SIGPIPE from ending the process). A terminal and a
+// test's buffer are left as they are.
+func (o IO) quietOnClosedPipe() IO {
+	wrap := func(w io.Writer) io.Writer {
+		if f, ok := w.(*os.File); ok && !isCharDevice(f) {
+			return &closedPipeWriter{w: f}
+		}
+		return w
+	}
+	o.Out, o.Err = wrap(o.Out), wrap(o.Err)
+	return o
+}
+
+// closedPipeWriter writes to w until a write fails because the pipe's
+// reader has gone (EPIPE); from then on it takes every write without
+// writing it, so that a run whose output nobody reads keeps working and
+// says nothing more on that pipe.
+type closedPipeWriter struct {
+	w      io.Writer
+	closed atomic.Bool
+}
+
+func (p *closedPipeWriter) Write(b []byte) (int, error) {
+	if p.closed.Load() {
+		return len(b), nil
+	}
+	n, err := p.w.Write(b)
+	if errors.Is(err, syscall.EPIPE) {
+		p.closed.Store(true)
+		return len(b), nil
+	}
+	return n, err
 }
 
 // live returns o with Out, and Err when it writes to the same terminal,

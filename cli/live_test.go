@@ -321,11 +321,10 @@ func TestLiveTreeShowsElapsedTimeAndUsage(t *testing.T) {
 	s.Status = state.RunRunning
 	s.Plan.Tasks = []state.Task{{ID: "1", Title: "Tests", Type: state.TypeTest}, {ID: "2", Title: "Code", Type: state.TypeImpl}}
 	s.Plan.Phases = []state.Phase{{Index: 0, TaskIDs: []string{"1"}}, {Index: 1, TaskIDs: []string{"2"}}}
-	s.Progress.CurrentPhase = 1
-	s.Progress.ReviewIteration = 1
 	s.Progress.Phases = []state.PhaseState{
 		{Index: 0, Status: state.PhaseCompleted, Attempt: 1, StartedAt: start, CompletedAt: start.Add(time.Minute), PostCommit: "0123456789"},
-		{Index: 1, Status: state.PhaseRunning, Attempt: 1, StartedAt: start.Add(time.Minute)},
+		{Index: 1, Status: state.PhaseRunning, Attempt: 1, StartedAt: start.Add(time.Minute),
+			Lanes: []state.LaneProgress{{Tasks: []string{"2"}, Status: state.LaneDone, Attempt: 1, Iteration: 1}}},
 	}
 	s.Usage = map[string]state.Usage{"developer": {InputTokens: 1200, OutputTokens: 300, CostUSD: 0.5}, "reviewer": {InputTokens: 800, CostUSD: 0.25}}
 

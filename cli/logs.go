@@ -21,6 +21,7 @@ import (
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/host/socket"
 	"github.com/gaffer-dev/gaffer/profile"
+	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
 )
 
@@ -51,21 +52,24 @@ func logsCommand(io IO) *ucli.Command {
 			if err != nil {
 				return err
 			}
-			if err := checkLogsPhase(c, io, dir, a.run, phase); err != nil {
+			follow := a.Bool("follow") || a.Bool("f")
+			if err := checkLogsPhase(c, io, dir, a.run, phase, follow); err != nil {
 				return err
 			}
-			return LogsWith(c.Context, io.Out, dir, a.run, phase, a.Bool("follow") || a.Bool("f"), 200*time.Millisecond, holderRuns(c))
+			return LogsWith(c.Context, io.Out, dir, a.run, phase, follow, 200*time.Millisecond, holderRuns(c))
 		},
 	}
 }
 
-// checkLogsPhase refuses --phase N beyond the run's phases (exit 2, as
-// diff does) when the run (the newest with transcripts for "") has no
-// session of phase N recorded: the run's phases are asked of its store
-// then only, so that logs keeps working without one. A store that cannot
-// tell is no refusal.
-func checkLogsPhase(c *ucli.Context, io IO, dir, runID string, phase int) error {
-	if phase <= 0 {
+// checkLogsPhase refuses --phase N when the run (the newest with
+// transcripts for "") has no session of phase N recorded: beyond the
+// run's phases, exit 2 (as diff does); a phase with no session yet, exit
+// 8 with the command that waits for one (without --follow: with it, logs
+// waits). The run's phases are asked of its store then only, so that
+// logs keeps working without one; a store that cannot tell is no
+// refusal of a phase beyond them.
+func checkLogsPhase(c *ucli.Context, io IO, dir, runID string, phase int, follow bool) error {
+	if phase < 0 {
 		return nil
 	}
 	if runID == "" {
@@ -84,18 +88,33 @@ func checkLogsPhase(c *ucli.Context, io IO, dir, runID string, phase int) error 
 		}
 	}
 	var n int
-	found := false
-	_ = withService(c, io, true, func(svc host.Service, _ func(...string) string) error {
+	found, status := false, ""
+	cmd := func(args ...string) string { return "gaffer " + strings.Join(args, " ") }
+	_ = withService(c, io, true, func(svc host.Service, f func(...string) string) error {
+		cmd = f
 		rs, err := svc.Status(c.Context, host.RunRequest{RunID: runID})
 		if err == nil {
-			n, found = len(rs.Snapshot.State.Progress.Phases), true
+			s := rs.Snapshot.State
+			n, found = len(s.Plan.Phases), true
+			if ps, err := s.PhaseState(phase - 1); err == nil && phase > 0 {
+				status = " (it is " + ps.Status.String() + ")"
+			} else if phase > 0 && phase <= n {
+				status = " (it is " + state.PhasePending.String() + ")"
+			}
 		}
 		return err
 	})
-	if found && phase > n {
+	switch {
+	case found && phase > n:
 		return phaseRange(phase, runID, n)
+	case follow:
+		return nil
 	}
-	return nil
+	if phase == 0 {
+		return exitf(ExitPrecondition, "run %s has no architect session recorded (a run given --plan has none)", runID)
+	}
+	return exitf(ExitPrecondition, "run %s has no agent session of phase %d%s recorded yet; %s waits for one",
+		runID, phase, status, cmd("logs", runID, "--phase", strconv.Itoa(phase), "--follow"))
 }
 
 // phaseRange is the refusal of --phase N beyond run id's n phases (diff,

@@ -16,7 +16,7 @@ func finishedRun(t *testing.T, id string) string {
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}
-	if !strings.Contains(out, "gaffer merge "+id) {
+	if !strings.Contains(out, "gaffer --repo "+dir+" merge "+id) { // as typed from here: --repo named
 		t.Fatalf("the finished run does not name the merge command:\n%s", out)
 	}
 	return dir

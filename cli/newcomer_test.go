@@ -26,15 +26,15 @@ import (
 const demoPlanHead = `Plan of run r-plan (revision 0, phased mode, 6 tasks in 4 phases)
 Goal: a calculator that evaluates "a op b"
 
-Phase 1
+Phase 1 (2 lanes): 1a | 1b
 ├── 1a [test] Write tests for Add and Sub (calc_test.go)
 └── 1b [test] Write tests for Parse (parse_test.go)
-Phase 2
+Phase 2 (2 lanes): 2a | 2b
 ├── 2a [impl] Implement Add and Sub (calc.go)
 └── 2b [impl] Implement Parse (parse.go)
-Phase 3
+Phase 3 (1 lane): 3
 └── 3 [test] Write tests for Eval (eval_test.go)
-Phase 4
+Phase 4 (1 lane): 4
 └── 4 [impl] Implement Eval (eval.go)
 
 ────────────────────────────────────────────────────────────
@@ -173,7 +173,7 @@ func TestRunListsEveryProblemBeforeWritingAnything(t *testing.T) {
 	// Both input files missing: both named.
 	m1, m2 := filepath.Join(t.TempDir(), "p.md"), filepath.Join(t.TempDir(), "s.yaml")
 	out, code = gaffer(t, "--repo", dir, "run", "--plan", m1, "--script", m2, "--driver", "script")
-	want = "gaffer: the run cannot start, 2 problems:\n  open " + m1 + ": no such file or directory\n  open " + m2 + ": no such file or directory\n"
+	want = "gaffer: the run cannot start, 2 problems:\n  --plan " + m1 + ": no such file\n  --script " + m2 + ": no such file\n"
 	if code != ExitUsage || out != want {
 		t.Errorf("missing files: exit %d, output\n%s\nwant\n%s", code, out, want)
 	}
@@ -187,7 +187,8 @@ func TestUnknownFlagAfterRunIsAUsageError(t *testing.T) {
 	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-flags"); code != ExitAwaitingApproval {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}
-	const want = "gaffer: flag provided but not defined: -dry-run\nRun 'gaffer --help' for usage.\n"
+	// Each points to its own command's help.
+	const want = "gaffer: flag provided but not defined: -dry-run\nRun 'gaffer %s --help' for usage.\n"
 	// Before RUN urfave/cli refuses it; after RUN it must too, and nothing happens.
 	for _, args := range [][]string{
 		{"fork", "--dry-run", "r-flags", "--from", "1"},
@@ -203,6 +204,11 @@ func TestUnknownFlagAfterRunIsAUsageError(t *testing.T) {
 		{"logs", "r-flags", "--dry-run"},
 		{"delete", "r-flags", "--dry-run"},
 	} {
+		cmd := args[0]
+		if cmd == "plan" {
+			cmd = "plan show"
+		}
+		want := fmt.Sprintf(want, cmd)
 		out, code := gaffer(t, append([]string{"--repo", dir}, args...)...)
 		if code != ExitUsage || out != want {
 			t.Errorf("%v: exit %d, output %q; want exit 2 and %q", args, code, out, want)
@@ -277,8 +283,8 @@ func TestExitCodesMatchTheReadme(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"run", "--plan", plan, "--driver", "magic"}, "gaffer: --driver \"magic\": want script, llm or cli\nRun 'gaffer --help' for usage.\n"},
-		{[]string{"run", "--plan", plan, "--driver", "script"}, "gaffer: the script driver (architect, developer, reviewer, evaluator) needs --script FILE (see agent/script/SCRIPT-FORMAT.md)\nRun 'gaffer --help' for usage.\n"},
+		{[]string{"run", "--plan", plan, "--driver", "magic"}, "gaffer: --driver \"magic\": want script, llm or cli\nRun 'gaffer run --help' for usage.\n"},
+		{[]string{"run", "--plan", plan, "--driver", "script"}, "gaffer: the script driver (architect, developer, reviewer, evaluator) needs --script FILE (its format: gaffer help script-format)\nRun 'gaffer run --help' for usage.\n"},
 	} {
 		if out, code := gaffer(t, append([]string{"--repo", dir}, c.args...)...); code != ExitUsage || out != c.want {
 			t.Errorf("%v: exit %d, output %q; want exit 2 and %q", c.args, code, out, c.want)
@@ -544,7 +550,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{""}, "run\napprove\nreject\nresume\nstatus\nlist\nhistory\nfork\ndiff\nlogs\ncancel\nmerge\ndelete\nprune\ndemo\ngraph\nplan\nconfig\nmcp\ncompletion\nserve\nsubmit\nhelp\n"},
 		{[]string{"st"}, "status\n"},
 		{[]string{"--repo", dir, "status", "--j"}, "--json\n"},
-		{[]string{"fork", "--"}, "--from\n--remote\n--repo\n--store\n"},
+		{[]string{"fork", "--"}, "--from\n--remote\n--repo\n--store\n--profile\n--log-level\n--log-format\n"},
 		{[]string{"plan", ""}, "validate\nshow\n"},
 		{[]string{"--repo", dir, "approve", ""}, "r-comp\n"},
 		{[]string{"--repo", dir, "plan", "show", "r-"}, "r-comp\n"},

@@ -41,7 +41,9 @@ func gafferBinary(t *testing.T) string {
 			return
 		}
 		opsBin.path = filepath.Join(dir, "gaffer")
-		build := exec.Command("go", "build", "-o", opsBin.path, "./cmd/gaffer")
+		// -trimpath, as make build: a build from another directory
+		// (TestFirstDay's clone) finds the packages in go's cache.
+		build := exec.Command("go", "build", "-trimpath", "-o", opsBin.path, "./cmd/gaffer")
 		build.Dir = ".."
 		if out, err := build.CombinedOutput(); err != nil {
 			opsBin.err = fmt.Errorf("build: %v\n%s", err, out)

@@ -119,10 +119,11 @@ func (v PlanValidate) Run(_ context.Context, w io.Writer) error {
 	return nil
 }
 
-// writePlanTree prints the phases as a tree:
+// writePlanTree prints the phases as a tree, each headed by its lanes
+// (a lane's tasks run in order in one session; lanes run at once):
 //
 //	plan.md: 6 tasks in 4 phases (phased mode)
-//	Phase 1
+//	Phase 1 (2 lanes): 1a | 1b
 //	├── 1a [test] Write tests for Add and Sub (calc_test.go)
 //	└── 1b [test] Write tests for Parse (parse_test.go)
 func writePlanTree(w io.Writer, path string, plan state.Plan) {
@@ -134,10 +135,11 @@ func writePlanTree(w io.Writer, path string, plan state.Plan) {
 	writePlanPhases(w, plan)
 }
 
-// writePlanPhases prints plan's phases, each with its tasks as a tree.
+// writePlanPhases prints plan's phases, each with its lanes
+// (state.Plan.LanesLine) and its tasks as a tree.
 func writePlanPhases(w io.Writer, plan state.Plan) {
-	for i, ph := range plan.Phases {
-		fmt.Fprintf(w, "Phase %d\n", ph.Number())
+	for i := range plan.Phases {
+		fmt.Fprintln(w, plan.LanesLine(i))
 		tasks, _ := plan.PhaseTasks(i)
 		for j, t := range tasks {
 			branch := "├──"
@@ -173,6 +175,7 @@ type planJSON struct {
 	Mode     string          `json:"mode"`
 	Whole    bool            `json:"whole,omitempty"` // no task headings: the whole plan is one task
 	Phases   [][]string      `json:"phases"`
+	Lanes    [][][]string    `json:"lanes"` // each phase's lanes, each lane's task ids
 	Tasks    []taskJSON      `json:"tasks"`
 	Problems []state.Problem `json:"problems"`
 }
@@ -188,9 +191,10 @@ type taskJSON struct {
 
 func writePlanJSON(w io.Writer, path string, plan state.Plan, perr error) error {
 	out := planJSON{File: path, Valid: perr == nil, Mode: plan.Mode.String(), Whole: plan.Whole,
-		Phases: [][]string{}, Tasks: []taskJSON{}, Problems: []state.Problem{}}
-	for _, ph := range plan.Phases {
+		Phases: [][]string{}, Lanes: [][][]string{}, Tasks: []taskJSON{}, Problems: []state.Problem{}}
+	for i, ph := range plan.Phases {
 		out.Phases = append(out.Phases, ph.TaskIDs)
+		out.Lanes = append(out.Lanes, plan.PhaseLanes(i))
 	}
 	for _, t := range plan.Tasks {
 		out.Tasks = append(out.Tasks, taskJSON{

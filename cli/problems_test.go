@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,7 +20,7 @@ func TestInvalidPlanAndBadDriverAreAllListed(t *testing.T) {
 		"  --driver \"bogus\": want script, llm or cli\n" +
 		"  " + bad + ":5: task 1a: unknown type \"tset\" (want test, impl or refactor)\n" +
 		"  " + bad + ":8: task 1b: unknown type \"imp\" (want test, impl or refactor)\n" +
-		"Run 'gaffer --help' for usage.\n"
+		"Run 'gaffer run --help' for usage.\n"
 	if code != ExitUsage || out != want {
 		t.Errorf("exit %d, output\n%s\nwant exit %d and\n%s", code, out, ExitUsage, want)
 	}
@@ -31,7 +32,7 @@ func TestInvalidPlanAndBadDriverAreAllListed(t *testing.T) {
 		"  --driver \"bogus\": want script, llm or cli\n" +
 		"  " + bad + ":5: task 1a: unknown type \"tset\" (want test, impl or refactor)\n" +
 		"  " + bad + ":8: task 1b: unknown type \"imp\" (want test, impl or refactor)\n" +
-		"Run 'gaffer --help' for usage.\n"
+		"Run 'gaffer run --help' for usage.\n"
 	if code != ExitUsage || out != want {
 		t.Errorf("with --pace 1x: exit %d, output\n%s\nwant exit %d and\n%s", code, out, ExitUsage, want)
 	}
@@ -53,12 +54,13 @@ func TestLogsAndDiffRefuseAPhaseBeyondTheRun(t *testing.T) {
 	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-phases"); code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}
-	const want = "gaffer: --phase 9: run r-phases has 4 phases\nRun 'gaffer --help' for usage.\n"
+	const want = "gaffer: --phase 9: run r-phases has 4 phases\nRun 'gaffer %s --help' for usage.\n"
 	for _, args := range [][]string{
 		{"logs", "r-phases", "--phase", "9"},
 		{"logs", "--phase", "9"},
 		{"diff", "r-phases", "--phase", "9"},
 	} {
+		want := fmt.Sprintf(want, args[0])
 		out, code := gaffer(t, append([]string{"--repo", dir}, args...)...)
 		if code != ExitUsage || out != want {
 			t.Errorf("%v: exit %d, output %q; want exit %d and %q", args, code, out, ExitUsage, want)

@@ -23,7 +23,7 @@ func runSpec(c *ucli.Context) (host.RunSpec, error) {
 		PlanFile: c.String("plan"), Goal: c.String("goal"), Driver: c.String("driver"), Model: c.String("model"),
 		Script: c.String("script"), AutoApprove: c.Bool("auto-approve"), AllowDirty: c.Bool("allow-dirty"),
 		InPlace: c.Bool("in-place"), Pace: c.Duration("pace"), TrackerID: c.String("tracker-id"), RunID: c.String("run-id"),
-		Profile: g.Profile,
+		Profile: g.Profile, Parallel: c.Int("parallel"),
 	}, nil
 }
 
@@ -35,14 +35,15 @@ func runCommand(io IO) *ucli.Command {
 		Flags: localGlobals(
 			&ucli.StringFlag{Name: "plan", Usage: "a plan file (skips the architect)"},
 			&ucli.StringFlag{Name: "goal", Usage: "what to build (the architect writes the plan)"},
-			&ucli.StringFlag{Name: "driver", EnvVars: []string{"GAFFER_DRIVER"}, Usage: "every agent's driver: script, llm or cli (default: the profile's)"},
+			&ucli.StringFlag{Name: "driver", EnvVars: []string{"GAFFER_DRIVER"}, Usage: "every agent's driver: script, llm or cli (default: the profile's, script unless gaffer.yaml names another)"},
 			&ucli.StringFlag{Name: "model", EnvVars: []string{"GAFFER_MODEL"}, Usage: "every agent's model (default: the profile's)"},
-			&ucli.StringFlag{Name: "script", EnvVars: []string{"GAFFER_SCRIPT"}, Usage: "the script driver's file (see agent/script/SCRIPT-FORMAT.md)"},
+			&ucli.StringFlag{Name: "script", EnvVars: []string{"GAFFER_SCRIPT"}, Usage: "the script driver's file (its format: gaffer help script-format)"},
 			&ucli.BoolFlag{Name: "auto-approve", EnvVars: []string{"GAFFER_AUTO_APPROVE"}, Usage: "run the plan without asking"},
 			&ucli.BoolFlag{Name: "allow-dirty", EnvVars: []string{"GAFFER_ALLOW_DIRTY"}, Usage: "start on a work tree with uncommitted changes (with --in-place)"},
 			&ucli.BoolFlag{Name: "in-place", EnvVars: []string{"GAFFER_IN_PLACE"}, Usage: "work in this checkout instead of the run's own work tree and branch (gaffer/<run-id>)"},
 			&ucli.GenericFlag{Name: "pace", EnvVars: []string{"GAFFER_PACE"}, Value: &lenientDuration{}, Usage: "pause before each agent action, to follow a run (a duration: 500ms, 2s)"},
 			&ucli.StringFlag{Name: "tracker-id", EnvVars: []string{"GAFFER_TRACKER_ID"}, Usage: "an issue key for the execution directory's name"},
+			&ucli.IntFlag{Name: "parallel", EnvVars: []string{"GAFFER_PARALLEL"}, Usage: "how many lanes of a phase run at once (1: one after another, each a fresh session; default: the profile's parallel, else 4)"},
 			&ucli.StringFlag{Name: "run-id", Hidden: true, Usage: "use this run id (tests)"},
 		),
 		Action: func(c *ucli.Context) error { return Run(c, io) },

@@ -35,7 +35,7 @@ func TestRunSaysWhereItsWorkGoes(t *testing.T) {
 	}
 	tree := filepath.Join(host.WorkTreesDir(filepath.Join(dir, ".git", "gaffer")), "r-where-1")
 	want := "Its work goes to branch gaffer/r-where-1 (work tree " + tree + "), not to your checkout: " +
-		"when it is done, gaffer merge r-where-1 takes it into main."
+		"when it is done, gaffer --repo " + dir + " merge r-where-1 takes it into main."
 	if got := lineWith(t, out, "Its work goes"); got != want {
 		t.Fatalf("start line\n got %q\nwant %q", got, want)
 	}

@@ -58,8 +58,32 @@ func statusText(v runview.Run) string {
 }
 
 // stoppedNote follows "running" in status for a run that no process is
-// running (the status line stays within 80 columns).
-const stoppedNote = "stopped: no process runs it; gaffer resume continues it"
+// running; the lines below it say why (writeStopped).
+const stoppedNote = "stopped: no process runs it"
+
+// writeStopped says, under a stopped run's status line, what is known of
+// its stop: the error that stopped it, or that it was interrupted (a
+// signal, a kill: nothing was kept), when and where (its last checkpoint,
+// where its clock stopped), and the command that continues it.
+//
+//	last error: run r-1 stopped: load script: open s.yaml: no such file or directory
+//	stopped:   by that error at 10:42:05 during phase 2 (attempt 1)
+//	resume:    fix the cause, then gaffer resume r-1 continues it
+func writeStopped(w io.Writer, cmd func(...string) string, v runview.Run, now time.Time) {
+	if !v.Stopped {
+		return
+	}
+	where := runview.StopWhere(v, time.Local, now)
+	resume := cmd("resume", v.RunID) + " continues it"
+	if v.Interrupted {
+		fmt.Fprintf(w, "stopped:   interrupted %s\nresume:    %s\n", where, resume)
+		return
+	}
+	if v.LastError != "" {
+		fmt.Fprintf(w, "last error: %s\n", v.LastError)
+	}
+	fmt.Fprintf(w, "stopped:   by that error %s\nresume:    fix the cause, then %s\n", where, resume)
+}
 
 // writeStatus prints one run: its heading, phase tree, errors and what to
 // do next (with asJSON, its runview.Run with the plan). unmerged is the
@@ -80,8 +104,10 @@ func writeStatus(w io.Writer, cmd func(...string) string, rs host.RunStatus, asJ
 		return writeJSON(w, v)
 	}
 	id := v.RunID
-	fmt.Fprintf(w, "run:       %s\nstatus:    %s\ngoal:      %s\nexec dir:  %s\ncheckpoint: %d\nnext:      %s\ncost:      %s\n\n",
-		v.RunID, statusText(v), v.Goal, v.ExecDir, v.Checkpoint, nodes.NextStep(snap.State, v.Next), usageText(snap.State.TotalUsage()))
+	fmt.Fprintf(w, "run:       %s\nstatus:    %s\n", v.RunID, statusText(v))
+	writeStopped(w, cmd, v, time.Now())
+	fmt.Fprintf(w, "goal:      %s\nexec dir:  %s\ncheckpoint: %d\nnext:      %s\ncost:      %s\n\n",
+		v.Goal, v.ExecDir, v.Checkpoint, nodes.NextStep(snap.State, v.Next), usageText(snap.State.TotalUsage()))
 	if v.Branch != "" {
 		tree := v.WorkTree
 		if snap.State.Status.Terminal() {
@@ -95,10 +121,9 @@ func writeStatus(w io.Writer, cmd func(...string) string, rs host.RunStatus, asJ
 	}
 	writeStatusTree(w, v)
 	for _, m := range v.Errors {
-		fmt.Fprintf(w, "\nerror: %s\n", m)
-	}
-	if v.LastError != "" && (len(v.Errors) == 0 || v.LastError != v.Errors[len(v.Errors)-1]) {
-		fmt.Fprintf(w, "\nlast error: %s\n", v.LastError)
+		if m != v.LastError || !v.Stopped || v.Interrupted { // said under the status line
+			fmt.Fprintf(w, "\nerror: %s\n", m)
+		}
 	}
 	if q, ok := nodes.PendingQuestion(snap.State); ok && v.Status == state.RunAwaitingApproval.String() {
 		writeQuestion(w, cmd, id, q)

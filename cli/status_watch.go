@@ -29,7 +29,11 @@ type WatchTask = runview.Task
 // writeWatchTree draws v as seed 002's dashboard: a heading with the
 // checkpoint and the tokens, the phase tree, the errors.
 func writeWatchTree(w io.Writer, v WatchView) {
-	fmt.Fprintf(w, "%s  [%s, %s]  checkpoint %d\n", v.Goal, v.RunID, v.Status, v.Checkpoint)
+	status := v.Status
+	if v.Stopped {
+		status += " (" + stoppedNote + ")"
+	}
+	fmt.Fprintf(w, "%s  [%s, %s]  checkpoint %d\n", v.Goal, v.RunID, status, v.Checkpoint)
 	fmt.Fprintf(w, "tokens: %d in, %d out, %d cached  cost: $%.4f\n\n",
 		v.Usage.InputTokens, v.Usage.OutputTokens, v.Usage.CachedTokens, v.Usage.CostUSD)
 	writePhaseTree(w, v.Phases)

@@ -1,14 +1,19 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/gaffer-dev/gaffer/control"
+	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/host/socket"
 	"github.com/gaffer-dev/gaffer/profile"
+	"github.com/gaffer-dev/gaffer/state"
+	"github.com/gaffer-dev/gaffer/workspace"
 )
 
 func submitCommand(io IO) *ucli.Command {
@@ -18,8 +23,8 @@ func submitCommand(io IO) *ucli.Command {
 		Flags: []ucli.Flag{
 			&ucli.StringFlag{Name: "plan", Usage: "a plan file (skips the architect)"},
 			&ucli.StringFlag{Name: "goal", Usage: "what to build (the architect writes the plan)"},
-			&ucli.StringFlag{Name: "driver", EnvVars: []string{"GAFFER_DRIVER"}, Usage: "every agent's driver: script, llm or cli (default: the profile's)"},
-			&ucli.StringFlag{Name: "script", EnvVars: []string{"GAFFER_SCRIPT"}, Usage: "the script driver's file"},
+			&ucli.StringFlag{Name: "driver", EnvVars: []string{"GAFFER_DRIVER"}, Usage: "every agent's driver: script, llm or cli (default: the profile's, script unless gaffer.yaml names another)"},
+			&ucli.StringFlag{Name: "script", EnvVars: []string{"GAFFER_SCRIPT"}, Usage: "the script driver's file (its format: gaffer help script-format)"},
 			&ucli.BoolFlag{Name: "auto-approve", EnvVars: []string{"GAFFER_AUTO_APPROVE"}, Usage: "run the plan without asking"},
 			&ucli.BoolFlag{Name: "allow-dirty", EnvVars: []string{"GAFFER_ALLOW_DIRTY"}, Usage: "start on a work tree with uncommitted changes (with --in-place)"},
 			&ucli.BoolFlag{Name: "in-place", EnvVars: []string{"GAFFER_IN_PLACE"}, Usage: "work in this checkout instead of the run's own work tree and branch (gaffer/<run-id>)"},
@@ -60,6 +65,7 @@ func Submit(c *ucli.Context, io IO) error {
 	}
 	cl := socket.NewClient(dir)
 	out, err := cl.Submit(c.Context, spec)
+	trees := host.WorkTreesDir(dir) // where the serve holding the store makes the run's
 	if errors.Is(err, control.ErrNoServer) {
 		// On a database store, the serves of any host take it (hosts.go).
 		svc, closeSvc, derr := viaDatabase(c, io)
@@ -69,6 +75,7 @@ func Submit(c *ucli.Context, io IO) error {
 		if svc != nil {
 			defer closeSvc()
 			out, err = svc.Submit(c.Context, spec)
+			trees = "" // on the host whose serve takes it
 		}
 	}
 	if errors.Is(err, control.ErrNoServer) {
@@ -77,7 +84,43 @@ func Submit(c *ucli.Context, io IO) error {
 	if err != nil {
 		return err
 	}
+	cmd := commandFormatter(g.Repo)
 	fmt.Fprintln(io.Out, out.Message)
-	fmt.Fprintf(io.Out, "  watch:  gaffer status %s --watch\n", out.RunID)
+	for _, l := range submittedStartLines(c.Context, g.Repo, trees, spec, out.RunID, cmd) {
+		fmt.Fprintln(io.Out, l)
+	}
+	fmt.Fprintf(io.Out, "  watch:  %s\n", cmd("status", out.RunID, "--watch"))
 	return nil
+}
+
+// submittedStartLines are the lines a run started in this process says
+// first, for a run queued in serve: where its work goes (its branch and
+// work tree under trees, "" when another host's serve makes it), and the
+// uncommitted changes it starts without. The submitter says them: serve's
+// output is not the user's terminal.
+func submittedStartLines(ctx context.Context, repoDir, trees string, spec host.RunSpec, id string, cmd func(...string) string) []string {
+	repo, err := workspace.Open(repoDir)
+	if err != nil {
+		return nil
+	}
+	branch, _ := repo.Branch(ctx)
+	s := state.ExecutionState{Run: state.RunInfo{ID: id}}
+	if spec.InPlace {
+		return []string{host.WhereLine(s, branch, cmd)}
+	}
+	s.Run.WorkTree = "on the host whose serve takes it"
+	if trees != "" {
+		abs, err := filepath.Abs(trees)
+		if err != nil {
+			abs = trees
+		}
+		s.Run.WorkTree = filepath.Join(abs, id)
+	}
+	lines := []string{host.WhereLine(s, branch, cmd)}
+	if st, err := repo.Status(ctx); err == nil {
+		if left := host.Uncommitted(st); len(left) > 0 {
+			lines = append(lines, host.LeftOutLine(left))
+		}
+	}
+	return lines
 }

@@ -48,7 +48,7 @@ func writePhaseTree(w io.Writer, phases []WatchPhase) {
 		if len(notes) > 0 {
 			extra = " (" + strings.Join(notes, ", ") + ")"
 		}
-		fmt.Fprintf(w, "Phase %d%s: %s %s%s\n", p.Number, runview.Kind(p.Tasks), runview.Mark(p.Status), runview.StatusWord(p.Status), extra)
+		fmt.Fprintf(w, "Phase %d%s: %s %s%s\n", p.Number, runview.Kind(p.Tasks), p.Mark(), p.Word(), extra)
 		for i, t := range p.Tasks {
 			branch := "├──"
 			if i == len(p.Tasks)-1 {
@@ -58,7 +58,7 @@ func writePhaseTree(w io.Writer, phases []WatchPhase) {
 			if t.Type != "" {
 				typ = "[" + t.Type + "] "
 			}
-			fmt.Fprintf(w, "  %s %s %s%s %s\n", branch, runview.Mark(t.Status), typ, t.ID, t.Title)
+			fmt.Fprintf(w, "  %s %s %s%s %s\n", branch, t.Mark(), typ, t.ID, t.Title)
 		}
 	}
 }

@@ -51,34 +51,31 @@ func treeStates(now time.Time) map[string]state.ExecutionState {
 
 	retrying := base()
 	done1(&retrying)
-	retrying.Progress.CurrentPhase = 1
 	set(&retrying, 1, state.PhaseRetrying, 2, start.Add(2*time.Minute), time.Time{}, "")
 
 	mixed := base()
 	done1(&mixed)
 	set(&mixed, 1, state.PhaseCompleted, 1, start.Add(2*time.Minute), start.Add(4*time.Minute), "fedcba9876543210")
-	mixed.Progress.CurrentPhase = 2
 	set(&mixed, 2, state.PhaseRunning, 1, start.Add(5*time.Minute), time.Time{}, "")
 	mixed.Progress.Phases[2].Tasks[0].Status = state.PhaseCompleted // the test task is done, the impl task runs
 
 	halted := base()
 	done1(&halted)
 	halted.Status = state.RunHalted
-	halted.Progress.CurrentPhase, halted.Progress.ReviewIteration = 1, 3
 	set(&halted, 1, state.PhaseFailed, 2, start.Add(2*time.Minute), start.Add(9*time.Minute), "")
+	halted.Progress.Phases[1].Lanes = []state.LaneProgress{{Tasks: []string{"2a", "2b"}, Status: state.LaneFailed, Attempt: 2, Iteration: 3}}
 	halted.Errors = []string{"phase 2 halted after 2 attempt(s), the last with 3 session(s): tests fail"}
 
 	review := base()
 	done1(&review)
-	review.Progress.CurrentPhase, review.Progress.ReviewIteration = 1, 1
 	set(&review, 1, state.PhaseRunning, 1, start.Add(2*time.Minute), time.Time{}, "")
+	review.Progress.Phases[1].Lanes = []state.LaneProgress{{Tasks: []string{"2a", "2b"}, Status: state.LaneDone, Attempt: 1, Iteration: 1}}
 
 	completed := base()
 	completed.Status = state.RunCompleted
 	done1(&completed)
 	set(&completed, 1, state.PhaseCompleted, 2, start.Add(2*time.Minute), start.Add(4*time.Minute), "fedcba9876543210")
 	set(&completed, 2, state.PhaseCompleted, 1, start.Add(5*time.Minute), start.Add(6*time.Minute), "aaaabbbbccccdddd")
-	completed.Progress.CurrentPhase = 2
 
 	return map[string]state.ExecutionState{"retrying": retrying, "mixed test+impl": mixed, "halted": halted, "in review": review, "completed": completed}
 }

@@ -96,7 +96,7 @@ func TestRunWorksInItsOwnWorkTree(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("run on a dirty checkout: exit %d\n%s", code, out)
 	}
-	hint := "Branch gaffer/" + runID + " holds the run's commits: gaffer merge " + runID + " takes them into your branch (or open a PR from it)"
+	hint := "Branch gaffer/" + runID + " holds the run's commits: gaffer --repo " + dir + " merge " + runID + " takes them into your branch (or open a PR from it)"
 	if !strings.Contains(out, hint) {
 		t.Errorf("no hint %q in\n%s", hint, out)
 	}

@@ -102,7 +102,8 @@ func (h *Host) Launch(ctx context.Context, run Prepared) (Outcome, error) {
 	}
 	h.front.Say(start)
 	branch, _ := h.repo.Branch(ctx)
-	h.front.Say(WhereLine(initial, branch))
+	h.front.Say(WhereLine(initial, branch, h.cfg.Cmd))
+	h.front.Say(nodes.LanesLine(initial))
 	if len(left) > 0 {
 		h.front.Say(LeftOutLine(left))
 	}

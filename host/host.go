@@ -218,7 +218,7 @@ func New(cfg Config, repo *workspace.Repo, store checkpoint.Store, closeStore fu
 		s = cfg.WrapStore(s)
 	}
 	h.runner, err = gr.Compile(graph.WithStore(s), graph.WithDurability(graph.Sync), graph.WithCodec(nodes.NewCodec()),
-		graph.WithSummary(listing.Summarize))
+		graph.WithMerge(nodes.Merge), graph.WithSummary(listing.Summarize))
 	if err != nil {
 		closeStore()
 		return nil, err

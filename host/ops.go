@@ -52,7 +52,7 @@ func (h *Host) cancel(ctx context.Context, runID string) (Outcome, error) {
 		r, err := h.repoFor(after.State)
 		if err != nil { // its work tree is gone already
 			h.endWorkTree(ctx, after.State)
-			if l := BranchHint(after.State); l != "" {
+			if l := BranchHint(after.State, h.cfg.Cmd); l != "" {
 				note("%s", l)
 			}
 			return out, nil
@@ -135,7 +135,7 @@ func UserChangesLine(s state.ExecutionState) string {
 
 // runningPhase returns the 1-based number of s's phase that was running.
 func runningPhase(s state.ExecutionState) (int, bool) {
-	i := s.Progress.CurrentPhase
+	i := s.Progress.CurrentPhase()
 	if i < 0 || i >= len(s.Progress.Phases) || s.Progress.Phases[i].Status != state.PhaseRunning {
 		return 0, false
 	}
@@ -200,7 +200,7 @@ func (h *Host) History(ctx context.Context, req RunRequest) ([]Checkpoint, error
 			v.Interrupt = s.Interrupt.Node
 		}
 		if n := len(s.State.Plan.Phases); n > 0 {
-			i := s.State.Progress.CurrentPhase
+			i := s.State.Progress.CurrentPhase()
 			v.Phase, v.Phases = i+1, n
 			if i >= 0 && i < len(s.State.Progress.Phases) {
 				v.Attempt = s.State.Progress.Phases[i].Attempt
@@ -395,9 +395,10 @@ func forkState(snap graph.Snapshot[state.ExecutionState], id string, now time.Ti
 	}
 	// A phase under way runs again from a fresh session at its pre-phase
 	// commit: its uncommitted work was in the parent's work tree only.
-	if i := s.Progress.CurrentPhase; i >= 0 && i < len(s.Progress.Phases) && s.Progress.Phases[i].Status == state.PhaseRunning &&
+	if i := s.Progress.CurrentPhase(); i >= 0 && i < len(s.Progress.Phases) && s.Progress.Phases[i].Status == state.PhaseRunning &&
 		s.Approval.Decision == state.DecisionApproved && as != nodes.NodeApproval && as != nodes.NodeNextTask {
-		s.Progress.DriverSessionID = ""
+		s.Progress.Phases = slices.Clone(s.Progress.Phases)
+		s.Progress.Phases[i] = s.Progress.Phases[i].FreshLanes()
 		as = nodes.NodeApproval // routes an approved run to phased_execution
 	}
 	// A checkpoint waiting for approval has run no node of its own; from
@@ -411,7 +412,7 @@ func forkState(snap graph.Snapshot[state.ExecutionState], id string, now time.Ti
 // fresh session's reset to the pre-phase commit removes every untracked
 // file outside the snapshot. A phase not yet prepared takes its own.
 func keepUntracked(s state.ExecutionState, untracked []string) (state.ExecutionState, error) {
-	i := s.Progress.CurrentPhase
+	i := s.Progress.CurrentPhase()
 	if i < 0 || i >= len(s.Progress.Phases) || s.Progress.Phases[i].Status != state.PhaseRunning {
 		return s, nil
 	}
@@ -432,7 +433,7 @@ func keepUntracked(s state.ExecutionState, untracked []string) (state.ExecutionS
 // forkBase is the commit a forked state stands on: the current phase's
 // commit when it finished, else its pre-phase commit; "" before phase 1.
 func forkBase(s state.ExecutionState) string {
-	i := s.Progress.CurrentPhase
+	i := s.Progress.CurrentPhase()
 	if i < 0 || i >= len(s.Progress.Phases) {
 		return ""
 	}

@@ -128,7 +128,7 @@ func (h *Host) redoPhase(ctx context.Context, id string) error {
 	if _, err := h.runner.UpdateState(ctx, id, c, nodes.NodeNextTask); err != nil {
 		return h.refusal(ctx, id, err)
 	}
-	h.log.Info("the phase in progress starts again: its work was in another host's clone", "run", id, "phase", c.Progress.CurrentPhase+1)
+	h.log.Info("the phase in progress starts again: its work was in another host's clone", "run", id, "phase", c.Progress.CurrentPhase()+1)
 	return nil
 }
 
@@ -144,7 +144,7 @@ func expectedTip(s state.ExecutionState) string {
 	if len(s.Progress.Phases) == 0 {
 		return ""
 	}
-	ps, err := s.PhaseState(s.Progress.CurrentPhase)
+	ps, err := s.PhaseState(s.Progress.CurrentPhase())
 	if err != nil {
 		return ""
 	}
@@ -239,7 +239,7 @@ func (h *Host) publishFork(ctx context.Context, repo *workspace.Repo, s state.Ex
 	if err := h.publish(ctx, s, commit, base); err != nil {
 		return s, err
 	}
-	i := s.Progress.CurrentPhase
+	i := s.Progress.CurrentPhase()
 	if i < 0 || i >= len(s.Progress.Phases) || s.Progress.Phases[i].Status != state.PhaseRunning {
 		return s, nil // the next phase starts at HEAD, the commit
 	}
@@ -247,7 +247,8 @@ func (h *Host) publishFork(ctx context.Context, repo *workspace.Repo, s state.Ex
 	if err != nil {
 		return s, err
 	}
-	ps.PreCommit, ps.PostCommit = commit, ""
+	ps = ps.WithPreCommit(commit)
+	ps.PostCommit = ""
 	return s.WithPhaseState(ps)
 }
 

@@ -71,6 +71,7 @@ type RunSpec struct {
 	AllowDirty  bool          `json:"allow_dirty,omitempty"`
 	Pace        time.Duration `json:"pace,omitempty"`
 	TrackerID   string        `json:"tracker_id,omitempty"`
+	Parallel    int           `json:"parallel,omitempty"` // lanes of a phase at once; 0 takes the profile's
 	// Repo is the submitter's work tree (absolute, symlinks resolved),
 	// which serve checks is its own.
 	Repo string `json:"repo,omitempty"`

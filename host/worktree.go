@@ -48,20 +48,22 @@ func runTrees(repo *workspace.Repo, dir string, remote *workspace.Mirror) worksp
 func RunBranch(runID string) string { return ForkBranchPrefix + runID }
 
 // BranchHint is the line that tells where a finished run's work is: its
-// branch, for a run that worked in its own work tree; "" for one in place.
-func BranchHint(s state.ExecutionState) string {
+// branch, for a run that worked in its own work tree, and the merge
+// command as cmd formats it (Config.Cmd); "" for one in place.
+func BranchHint(s state.ExecutionState, cmd func(args ...string) string) string {
 	if s.Run.WorkTree == "" {
 		return ""
 	}
 	b := RunBranch(s.Run.ID)
-	return fmt.Sprintf("Branch %s holds the run's commits: gaffer merge %s takes them into your branch (or open a PR from it)", b, s.Run.ID)
+	return fmt.Sprintf("Branch %s holds the run's commits: %s takes them into your branch (or open a PR from it)", b, cmd("merge", s.Run.ID))
 }
 
 // WhereLine is the line that tells, as run s starts, where its work goes:
 // its branch and work tree and the command that takes the work into
-// branch (the user's checked-out branch, "" when HEAD is detached); or,
-// for a run in place, that it commits on branch.
-func WhereLine(s state.ExecutionState, branch string) string {
+// branch (the user's checked-out branch, "" when HEAD is detached), as
+// cmd formats it (Config.Cmd); or, for a run in place, that it commits
+// on branch.
+func WhereLine(s state.ExecutionState, branch string, cmd func(args ...string) string) string {
 	if s.Run.WorkTree == "" {
 		if branch == "" {
 			return "It works in place: its commits go on top of your detached HEAD, in this checkout."
@@ -72,8 +74,8 @@ func WhereLine(s state.ExecutionState, branch string) string {
 	if branch != "" {
 		into = branch
 	}
-	return fmt.Sprintf("Its work goes to branch %s (work tree %s), not to your checkout: when it is done, gaffer merge %s takes it into %s.",
-		RunBranch(s.Run.ID), s.Run.WorkTree, s.Run.ID, into)
+	return fmt.Sprintf("Its work goes to branch %s (work tree %s), not to your checkout: when it is done, %s takes it into %s.",
+		RunBranch(s.Run.ID), s.Run.WorkTree, cmd("merge", s.Run.ID), into)
 }
 
 // LeftOutLine is the line that tells a run in its own work tree started

@@ -75,6 +75,10 @@ func browserRepo(t *testing.T) (repo *workspace.Repo, pre, post string) {
 	git("add", "-A")
 	git("commit", "-qm", "phase 1")
 	post = git("rev-parse", "HEAD")
+	// The completed run's work is on its branch, not yet on main: its
+	// page offers the merge.
+	git("branch", "gaffer/r-20260110-done")
+	git("reset", "-q", "--hard", pre)
 	r, err := workspace.Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +106,7 @@ func browserRuns(pre, post string) []host.RunStatus {
 	parked.Run.WorkTree = ""
 
 	running := run("r-20260110-live", "Make Add report overflow", 20*time.Minute)
-	running.Progress = state.Progress{CurrentPhase: 0, Phases: []state.PhaseState{
+	running.Progress = state.Progress{Phases: []state.PhaseState{
 		{Index: 0, Status: state.PhaseRunning, Attempt: 2, StartedAt: t0.Add(-9 * time.Minute), PreCommit: pre,
 			Review: &rejected.Review, Rejections: []state.Rejection{rejected}}}}
 	running.Usage = map[string]state.Usage{"developer": {InputTokens: 52000, OutputTokens: 4100, CachedTokens: 30000, CostUSD: 0.2113}}
@@ -110,7 +114,7 @@ func browserRuns(pre, post string) []host.RunStatus {
 	done := run("r-20260110-done", "Make Add report overflow", time.Hour)
 	done.Status = state.RunCompleted
 	done.Run.WorkTree = ""
-	done.Progress = state.Progress{CurrentPhase: 2, Phases: []state.PhaseState{
+	done.Progress = state.Progress{Phases: []state.PhaseState{
 		{Index: 0, Status: state.PhaseCompleted, Attempt: 2, StartedAt: t0.Add(-55 * time.Minute), CompletedAt: t0.Add(-41 * time.Minute),
 			PreCommit: pre, PostCommit: post, Rejections: []state.Rejection{rejected},
 			Review: &state.ReviewResult{Approved: true, Comments: "Overflow is checked before the addition; the tests reach both edges."}},

@@ -23,11 +23,14 @@ var templateFS embed.FS
 //go:embed static
 var staticFS embed.FS
 
-// Differ is what the run page needs of the repository: each phase's diff
-// stat and patch (*workspace.Repo).
+// Differ is what the run page needs of the repository (*workspace.Repo):
+// each phase's diff stat and patch, and whether a finished run's branch
+// holds work the user's current branch lacks (Unmerged of the branch: a
+// merged run's page offers no merge).
 type Differ interface {
 	DiffStat(ctx context.Context, a, b string) ([]workspace.FileStat, error)
 	Diff(ctx context.Context, a, b string, exclude []string, w io.Writer) error
+	Unmerged(ctx context.Context, prefix string) (map[string]bool, error)
 }
 
 var _ Differ = (*workspace.Repo)(nil)

@@ -66,6 +66,11 @@ func (fakeRepo) DiffStat(context.Context, string, string) ([]workspace.FileStat,
 		{Path: "logo.png", Binary: true}}, nil
 }
 
+// Unmerged says every run's branch holds work not merged yet.
+func (fakeRepo) Unmerged(_ context.Context, branch string) (map[string]bool, error) {
+	return map[string]bool{branch: true}, nil
+}
+
 func (r fakeRepo) Diff(_ context.Context, _, _ string, _ []string, w io.Writer) error {
 	_, err := io.WriteString(w, r.patch)
 	return err
@@ -110,7 +115,7 @@ func fixtures() []host.RunStatus {
 		Run: state.RunInfo{ID: "r-20260101-done", Goal: "Add a calculator", CreatedAt: t0.Add(-time.Hour), ExecDir: "docs/gaffer/run",
 			WorkTree: "/src/calc/.git/gaffer.worktrees/r-20260101-done"},
 		Plan: plan(), Status: state.RunCompleted,
-		Progress: state.Progress{CurrentPhase: 2, Phases: []state.PhaseState{
+		Progress: state.Progress{Phases: []state.PhaseState{
 			{Index: 0, Status: state.PhaseCompleted, Attempt: 1, StartedAt: t0.Add(-50 * time.Minute), CompletedAt: t0.Add(-48 * time.Minute),
 				PreCommit: "1111111aaaa", PostCommit: "2222222bbbb", Review: &state.ReviewResult{Approved: true, Comments: "Tests cover the edge cases."}},
 			{Index: 1, Status: state.PhaseCompleted, Attempt: 2, StartedAt: t0.Add(-47 * time.Minute), CompletedAt: t0.Add(-40*time.Minute - 30*time.Second),
@@ -131,8 +136,9 @@ func fixtures() []host.RunStatus {
 	asking := state.ExecutionState{
 		Run:  state.RunInfo{ID: "r-20260103-ask", Goal: "Speed up the parser", CreatedAt: t0.Add(-5 * time.Minute), ExecDir: "docs/gaffer/ask"},
 		Plan: plan(), Status: state.RunRunning,
-		Progress: state.Progress{CurrentPhase: 0, ReviewIteration: 1, Phases: []state.PhaseState{
-			{Index: 0, Status: state.PhaseRetrying, Attempt: 3, StartedAt: t0.Add(-4 * time.Minute), PreCommit: "4444444dddd", Error: "go test failed"},
+		Progress: state.Progress{Phases: []state.PhaseState{
+			{Index: 0, Status: state.PhaseRetrying, Attempt: 3, StartedAt: t0.Add(-4 * time.Minute), PreCommit: "4444444dddd", Error: "go test failed",
+				Lanes: []state.LaneProgress{{Tasks: []string{"1a"}, Status: state.LaneFailed, Attempt: 3, Iteration: 1}}},
 		}},
 		Errors: []string{"phase 1 attempt 3: go test failed"},
 	}

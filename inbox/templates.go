@@ -8,12 +8,11 @@ import (
 	"github.com/gaffer-dev/gaffer/runview"
 )
 
-// parseTemplates parses the embedded pages, with the phase tree's marks
-// and words from runview (the ones the command line draws).
+// parseTemplates parses the embedded pages. The phase tree's marks and
+// words are runview's (Phase.Mark, Phase.Word: the ones the command line
+// draws).
 func parseTemplates() (*template.Template, error) {
 	funcs := template.FuncMap{
-		"mark":  runview.Mark,
-		"word":  runview.StatusWord,
 		"kind":  runview.Kind,
 		"join":  strings.Join,
 		"short": short,

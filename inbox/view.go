@@ -88,19 +88,37 @@ type runPage struct {
 	TaskDetail   bool
 	// Merge is the command that takes a finished run's branch into the
 	// user's branch (all of a completed run's work, the approved phases of
-	// one halted, failed or cancelled); "" for a run not finished or run
-	// in place.
-	Merge     string
-	Phases    []phaseView
-	Errors    []string
-	Question  *nodes.Question
-	Recovery  *nodes.RecoveryView
-	Roles     []roleUsage
-	Sessions  []session
-	CSRF      string
-	Said      string // what the last answer did, from a fixed set
-	SaidKey   string // its key (?said=), kept by the live updates
-	LastError string
+	// one halted, failed or cancelled); "" for a run not finished, run in
+	// place, or whose work the user's branch has (Merged).
+	Merge    string
+	Merged   bool
+	Phases   []phaseView
+	Errors   []string // the run's errors but the one LastError shows
+	Question *nodes.Question
+	Recovery *nodes.RecoveryView
+	Roles    []roleUsage
+	Sessions []session
+	CSRF     string
+	Said     string // what the last answer did, from a fixed set
+	SaidKey  string // its key (?said=), kept by the live updates
+	// LastError is what stopped or ended the run, at the top of its page;
+	// Interrupted says that a stopped run kept no reason (a signal, a
+	// kill: LastError is then its state's last error, if any), StopWhere
+	// when and where it stopped, and Resume the command that continues it.
+	LastError   string
+	Interrupted bool
+	StopWhere   string
+	Resume      string
+}
+
+// Label is the run's status as the page names it: awaiting_decision for
+// a run waiting on recovery's question (its status is awaiting_approval,
+// but no plan is to approve), the status otherwise.
+func (r runItem) Label() string {
+	if r.Needs == runview.AsksDecision {
+		return "awaiting_decision"
+	}
+	return r.Status
 }
 
 // phaseView is one phase of the run page: its tree line, tasks in full,
@@ -171,7 +189,7 @@ func (s *Server) pageOf(ctx context.Context, rs host.RunStatus) runPage {
 	snap := rs.Snapshot
 	st := snap.State
 	v := p.view
-	p.ExecDir, p.Errors, p.PlanRevision = v.ExecDir, v.Errors, v.PlanRevision
+	p.ExecDir, p.PlanRevision = v.ExecDir, v.PlanRevision
 	plan := st.Plan.Markdown
 	if plan == "" {
 		plan, p.TaskDetail = st.Plan.Preamble, true
@@ -180,12 +198,19 @@ func (s *Server) pageOf(ctx context.Context, rs host.RunStatus) runPage {
 		p.Plan = renderMarkdown(plan)
 	}
 	if v.Branch != "" && st.Status.Terminal() {
-		p.Merge = "gaffer merge " + v.RunID
+		if p.Merged = s.merged(ctx, v.Branch); !p.Merged {
+			p.Merge = "gaffer merge " + v.RunID
+		}
 	}
 	p.LastError, p.Question, p.Recovery = v.LastError, v.Question, v.Recovery
 	if n := len(v.Errors); p.LastError == "" && n > 0 && (v.Status == state.RunHalted.String() || v.Status == state.RunFailed.String()) {
 		p.LastError = v.Errors[n-1] // what ended it, at the top of its page
 	}
+	if v.Stopped {
+		p.Interrupted, p.Resume = v.Interrupted, "gaffer resume "+v.RunID
+		p.StopWhere = runview.StopWhere(v, time.UTC, s.cfg.Now())
+	}
+	p.Errors = withoutLast(v.Errors, p.LastError) // shown once, at the top
 	for _, r := range runview.Roles(st.Usage) {
 		p.Roles = append(p.Roles, roleUsage{Role: r, Usage: st.Usage[r]})
 	}
@@ -204,6 +229,28 @@ func (s *Server) pageOf(ctx context.Context, rs host.RunStatus) runPage {
 	}
 	p.Sessions = readSessions(s.cfg.Transcripts, snap.RunID)
 	return p
+}
+
+// merged reports whether the user's branch has all of branch's work:
+// false when it lacks some, or when the repository cannot tell (the page
+// then offers the merge, which says so itself).
+func (s *Server) merged(ctx context.Context, branch string) bool {
+	if s.cfg.Repo == nil {
+		return false
+	}
+	m, err := s.cfg.Repo.Unmerged(ctx, branch)
+	return err == nil && !m[branch]
+}
+
+// withoutLast is errs without its last occurrence of shown (the error
+// the page shows at its top), errs itself when shown is not among them.
+func withoutLast(errs []string, shown string) []string {
+	for i := len(errs) - 1; i >= 0 && shown != ""; i-- {
+		if errs[i] == shown {
+			return slices.Delete(slices.Clone(errs), i, i+1)
+		}
+	}
+	return errs
 }
 
 // diff fills in the phase's diff stat and bounded patch, from its

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/host"
@@ -86,18 +87,44 @@ func TestCompletedPageNamesBranchMergeAndRejectedReview(t *testing.T) {
 	}
 }
 
+// TestStoppedRunShowsItsLastErrorAndBranch: a run stopped by an error
+// shows it once, at the top, with when and where it stopped and how to
+// continue; an interrupted one (no error kept) says so, its state's last
+// error labelled as such; a halted one what halted it.
 func TestStoppedRunShowsItsLastErrorAndBranch(t *testing.T) {
 	s, svc := newTest(t, "")
+	const outage = "nodes: developer session: provider outage (529)"
 	st := state.ExecutionState{Run: state.RunInfo{ID: "r-20260105-stop", Goal: "g", ExecDir: "docs/gaffer/stop", WorkTree: "/w/stop"},
-		Plan: plan(), Status: state.RunRunning, Errors: []string{"first", "nodes: developer session: provider outage (529)"}}
-	svc.runs = append(svc.runs, host.RunStatus{Snapshot: graph.Snapshot[state.ExecutionState]{RunID: "r-20260105-stop", Seq: 4, State: st},
-		Status: "running", Stopped: true})
+		Plan: plan(), Status: state.RunRunning, Errors: []string{"first", outage}}
+	st.Progress.Phases = []state.PhaseState{{Index: 0, Status: state.PhaseRunning, Attempt: 2}}
+	at := time.Date(2026, 1, 5, 10, 42, 5, 0, time.UTC)
+	svc.runs = append(svc.runs, host.RunStatus{Snapshot: graph.Snapshot[state.ExecutionState]{RunID: "r-20260105-stop", Seq: 4, State: st, Time: at},
+		Status: "running", Stopped: true, LastError: outage})
 	body := get(t, s, "/runs/r-20260105-stop", fixedCookie(s)).Body.String()
-	if !strings.Contains(body, `<p class="error last-error"><strong>Stopped by:</strong> nodes: developer session: provider outage (529)</p>`) {
-		t.Errorf("the stopped run's page does not show its last error:\n%s", body)
+	if !strings.Contains(body, `<p class="error last-error"><strong>Stopped by:</strong> `+outage+`</p>`) ||
+		!strings.Contains(body, `Stopped at 2026-01-05 10:42:05 UTC during phase 1 (attempt 2); fix the cause, then <code class="cmd">gaffer resume r-20260105-stop</code> continues it.`) {
+		t.Errorf("the stopped run's page does not show its last error, when and how to continue:\n%s", body)
+	}
+	if n := strings.Count(body, outage); n != 1 {
+		t.Errorf("the error that stopped the run is on its page %d times, want once", n)
+	}
+	if !strings.Contains(body, `<li class="error">first</li>`) {
+		t.Error("the run's earlier error is not listed")
 	}
 	if !strings.Contains(body, "Branch <code>gaffer/r-20260105-stop</code>: the run commits its work there") || strings.Contains(body, "gaffer merge") {
 		t.Errorf("the running run's page does not name its branch alone:\n%s", body)
+	}
+	if !strings.Contains(body, `<span class="mark">◌</span> Phase 1`) || strings.Contains(body, "Running") {
+		t.Errorf("the stopped run's phase is drawn running:\n%s", body)
+	}
+	// Interrupted: nothing kept; the state's last error is not what stopped it.
+	st.Run.ID = "r-20260107-int"
+	svc.runs = append(svc.runs, host.RunStatus{Snapshot: graph.Snapshot[state.ExecutionState]{RunID: st.Run.ID, Seq: 5, State: st, Time: at},
+		Status: "running", Stopped: true})
+	body = get(t, s, "/runs/r-20260107-int", fixedCookie(s)).Body.String()
+	if !strings.Contains(body, `Interrupted at 2026-01-05 10:42:05 UTC during phase 1 (attempt 2); <code class="cmd">gaffer resume r-20260107-int</code> continues it.`) ||
+		!strings.Contains(body, `<strong>Last error:</strong> `+outage) || strings.Contains(body, "Stopped by") || strings.Count(body, outage) != 1 {
+		t.Errorf("the interrupted run's page:\n%s", body)
 	}
 	// A halted run shows what halted it at the top too.
 	st.Run.ID, st.Status = "r-20260106-halt", state.RunHalted

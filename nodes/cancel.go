@@ -27,13 +27,18 @@ import (
 // the pre-phase commit it reset to. The user's changes a --allow-dirty
 // run put aside are restored afterwards, on top (restore_user_changes).
 // What the reset discards is kept first (see rescue), and notice, when not
-// nil, is told where.
+// nil, is told where. A phase of several lanes loses its lanes' work
+// trees and refs too (their work is in their commits until git prunes
+// them).
 func DiscardPhase(ctx context.Context, repo *workspace.Repo, s state.ExecutionState, notice func(string)) (string, error) {
 	ps, ok := current(s)
 	if !ok || ps.Status != state.PhaseRunning || ps.PreCommit == "" {
 		return "", nil
 	}
 	w := &workflow{cfg: Config{Repo: repo, Clock: time.Now, Logger: slog.New(slog.DiscardHandler)}}
+	if err := w.cleanLanes(ctx, s, ps); err != nil { // the lanes' trees and refs: the phase is gone
+		return "", err
+	}
 	if _, found, err := w.find(ctx, s, phaseTrailers(s, ps)); err != nil {
 		return "", err
 	} else if found {

@@ -41,7 +41,8 @@ type phaseIndex struct {
 // the same for a 600-phase plan as for a 10-phase one.
 //
 // Decode reads the checkpoints of earlier gaffers too (the phase states
-// inside the "progress" value; no "outbox" value), so old stores stay
+// inside the "progress" value; no "outbox" value; the run's one cursor in
+// the progress, before lanes: state.MigrateV1), so old stores stay
 // readable.
 //
 // Encode also remembers, for each of the last few runs it encoded, the
@@ -98,6 +99,11 @@ func (c *Codec) Encode(s state.ExecutionState) (map[string][]byte, error) {
 		return nil, fmt.Errorf("%w: encode %s: %w", graph.ErrCodec, phasesKey, err)
 	}
 	out[phasesKey] = idx
+	if s.Progress.Lane != 0 && len(plan.Phases) == 0 {
+		// A lane's result (laneResult): small, and not the run's state,
+		// so it does not displace what the run's last encoding left.
+		return encodeLaneResult(out, plan, phases)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.encodedFor(s.Run.ID)
@@ -132,6 +138,22 @@ func (c *Codec) Encode(s state.ExecutionState) (map[string][]byte, error) {
 	return out, nil
 }
 
+// encodeLaneResult adds the plan and the phase states of a lane's result
+// to out, encoded as they are.
+func encodeLaneResult(out map[string][]byte, plan state.Plan, phases []state.PhaseState) (map[string][]byte, error) {
+	b, err := json.Marshal(plan)
+	if err != nil {
+		return nil, fmt.Errorf("%w: encode field %s: %w", graph.ErrCodec, planKey, err)
+	}
+	out[planKey] = b
+	for k := 0; k*PhaseChunk < len(phases); k++ {
+		if out[chunkKey(k)], err = json.Marshal(phases[k*PhaseChunk : min(len(phases), (k+1)*PhaseChunk)]); err != nil {
+			return nil, fmt.Errorf("%w: encode %s: %w", graph.ErrCodec, chunkKey(k), err)
+		}
+	}
+	return out, nil
+}
+
 // planKey names the plan's value, as graph.JSONCodec names it.
 const planKey = "plan"
 
@@ -158,11 +180,43 @@ func (c *Codec) encodedFor(run string) *encoded {
 // Decode implements graph.Codec. Like graph.JSONCodec it is strict: a
 // missing or unknown value or field is an error.
 func (c *Codec) Decode(values map[string][]byte) (state.ExecutionState, error) {
+	s, cursor, v1, err := c.decode(values)
+	if err != nil || !v1 {
+		return s, err
+	}
+	return state.MigrateV1(s, cursor), nil
+}
+
+// decode decodes values, taking schema 1's cursor out of the progress
+// (v1 true when it was there) for Decode to migrate.
+func (c *Codec) decode(values map[string][]byte) (s state.ExecutionState, cursor state.CursorV1, v1 bool, err error) {
 	if _, ok := values[outboxKey]; !ok {
 		// Written before runs had an outbox: an empty one.
 		values = maps.Clone(values)
 		values[outboxKey] = []byte("{}")
 	}
+	if p, ok := values[progressKey]; ok {
+		rest, cur, found, err := state.CutCursorV1(p)
+		if err != nil {
+			return s, cursor, false, fmt.Errorf("%w: decode %s: %w", graph.ErrCodec, progressKey, err)
+		}
+		if found {
+			// Written before lanes: the run's one cursor is the current
+			// phase's lane now.
+			values = maps.Clone(values)
+			values[progressKey], cursor, v1 = rest, cur, true
+		}
+	}
+	s, err = c.decodeChunked(values)
+	return s, cursor, v1, err
+}
+
+// progressKey names the progress's value, as graph.JSONCodec names it.
+const progressKey = "progress"
+
+// decodeChunked decodes values whose phase states are chunked (or, from
+// an older gaffer, inside the progress).
+func (c *Codec) decodeChunked(values map[string][]byte) (state.ExecutionState, error) {
 	raw, chunked := values[phasesKey]
 	if !chunked {
 		return c.inner.Decode(values) // written before the phases were split

@@ -20,7 +20,8 @@
 // the phases, reject with feedback sends the plan back to the architect
 // (revision one higher, the feedback in its prompt), reject without ends
 // the run rejected. phased_execution runs one developer session on the
-// current phase; review judges it and carries out DecideAfterReview;
+// current phase — or, for a phase of several lanes, starts them (see
+// Lanes below); review judges it and carries out DecideAfterReview;
 // next_task moves to the next phase.
 //
 // The routers (RouteStart, RouteAfterReview, …) are pure functions of the
@@ -28,6 +29,35 @@
 // anywhere, which is how `gaffer cancel` stops a run with UpdateState —
 // through restore_user_changes first when the run put the user's
 // uncommitted changes aside (see below).
+//
+// # Lanes
+//
+// A phase's tasks are grouped into lanes (state.GroupLanes: tasks whose
+// declared files overlap, or that declare none, share one), and the
+// state keeps each lane's progress (state.LaneProgress): the run has no
+// cursor of its own. A phase of one lane runs as described everywhere
+// below, its session in the run's tree. A phase of several runs them as
+// the runtime's fan-out (see lanes.go):
+//
+//	phased_execution ─► lane × N (graph.Send; at most RunConfig.Parallel at once) ─► combine ─┬─► review
+//	  (dispatch)                                                                             └─► phased_execution (a conflict)
+//
+// Each lane is a fresh developer session with its tasks' part of the
+// plan, the story so far and the signposts, in its own work tree made
+// from its base (the phase's pre-phase commit) under the git directory's
+// gaffer-lanes/, so no lane sees another's half-written files. Its work
+// is committed there and kept by a ref; combine merges the lanes'
+// commits onto the base without a work tree (git merge-tree) and puts
+// the result into the run's tree as uncommitted changes, which review
+// judges and commits as the phase's one commit, as for one lane. A lane
+// whose work conflicts with the lanes merged before it runs again,
+// alone, on their combined work, with the conflicting paths in its
+// prompt: its attempt goes up, the phase's does not. A rejected review
+// runs again the lanes of the tasks it names (ReviewResult.Tasks), or
+// the failed ones, or all; the others keep their work. In place, the
+// lanes' trees are private too, and their work is combined into the
+// user's checkout. The lanes' decision records are numbered when the
+// lanes are combined, in lane order.
 //
 // # The user's uncommitted changes (--allow-dirty)
 //
@@ -70,6 +100,7 @@
 //     next_task for the others — so they are in a checkpoint before the
 //     phase's agent starts. The execution directory is left out of that
 //     snapshot.
+//
 //  2. phased_execution, when it starts a fresh session (no session id in
 //     the state: a new phase, a new attempt, or a resume after a crash
 //     mid-agent, since the session id is only checkpointed once the agent
@@ -84,9 +115,11 @@
 //     another branch, or a fork's branch went on) the node fails with a
 //     HeadMovedError (ErrHeadMoved), which changes nothing and names both
 //     commits; the run resumes once the branch is moved back.
+//
 //  3. phased_execution writes plan.md and, on a retry, the phase's
 //     review-feedback.md before the agent starts; both are pure functions
 //     of the state, so rewriting them is harmless.
+//
 //  4. review first looks for this phase and attempt's commit (trailers
 //     Gaffer-Run, Gaffer-Phase, Gaffer-Attempt) at HEAD or HEAD~1: found,
 //     the phase was approved and committed before a crash, and the commit
@@ -97,17 +130,36 @@
 //     (Config.Clock); Config.ReproducibleDates (GAFFER_REPRODUCIBLE_DATES=1
 //     in the CLI) dates them one second after their parent instead, so the
 //     same work on the same repository makes the same commit.
+//
 //  5. After the last phase, review also writes that phase's summary and the
 //     final execution-state.json and commits them ("gaffer: record of
 //     SLUG", trailers Gaffer-Run and Gaffer-Record: final), again adopting
 //     it when found at HEAD.
+//
 //  6. At the limit, review resets to the pre-phase commit keeping only the
 //     user's untracked files — HEAD is the last good commit and the tree is
 //     clean — and halts the run. A reset is idempotent, so a crash during
 //     or after it is put right by running review again.
+//
 //  7. A run's user's changes are in the checkpoint (state.Stash) before
 //     phase 1 cleans the tree, and put back by restore_user_changes after
 //     the checkpoint that made the run terminal.
+//
+//  8. A phase of several lanes records, in phased_execution's checkpoint
+//     before any lane starts, each due lane's base and work tree. A
+//     lane's result is the branch's pending write, saved when the lane
+//     finishes: a finished lane never runs again. A lane run again after
+//     a crash first looks for its own commit (trailers Gaffer-Run,
+//     Gaffer-Phase, Gaffer-Lane, Gaffer-Attempt; its base as parent) at
+//     its ref and at its tree's HEAD: found, it is adopted with the
+//     session's id, usage and decision record its message holds, and no
+//     session runs; otherwise its tree is made afresh and the session
+//     runs again. combine is a function of the lanes' commits (the same
+//     heads give the same merge commits) and puts its result into the
+//     run's tree idempotently (a path already as the result has it is
+//     left), resetting first a tree changed by someone else; its
+//     decision records are written by number, as a session's are. The
+//     lanes' refs and trees go when the phase is committed or halted.
 //
 // Because of 1, the branch witnesses the store: a commit of the run for a
 // phase whose pre-phase commit the state does not have can only exist if

@@ -309,7 +309,7 @@ func playFixture(t testing.TB, f ecoFixture, summarizer bool) ([]ecoSession, []s
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := g.Compile(graph.WithStore(checkpoint.NewMemory()), graph.WithStepLimit(1000))
+	r, err := g.Compile(graph.WithStore(checkpoint.NewMemory()), graph.WithStepLimit(1000), graph.WithMerge(Merge))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,7 +76,7 @@ func feedbackBody(ps state.PhaseState, all bool) string {
 func RenderFeedback(s state.ExecutionState, ps state.PhaseState) string {
 	what := fmt.Sprintf("Attempt %d was rejected; attempt %d starts from the pre-phase commit.", ps.Attempt-1, ps.Attempt)
 	if s.Plan.Mode == state.ModeTask {
-		what = fmt.Sprintf("Review %d of attempt %d rejected the change; the same session fixes it.", s.Progress.ReviewIteration, ps.Attempt)
+		what = fmt.Sprintf("Review %d of attempt %d rejected the change; the same session fixes it.", ps.ReviewIteration(), ps.Attempt)
 	}
 	return fmt.Sprintf("# Phase %d: review feedback\n\n%s\n\n%s", ps.Index+1, what, feedbackBody(ps, true))
 }
@@ -146,7 +146,7 @@ type execPhase struct {
 // RenderState is execution-state.json.
 func RenderState(s state.ExecutionState) ([]byte, error) {
 	es := execState{RunID: s.Run.ID, Goal: s.Run.Goal, ExecDir: s.Run.ExecDir, Mode: s.Plan.Mode.String(), Status: s.Status.String(),
-		Revision: s.Progress.PlanRevision, Current: s.Progress.CurrentPhase + 1, Phases: []execPhase{}}
+		Revision: s.Progress.PlanRevision, Current: s.Progress.CurrentPhase() + 1, Phases: []execPhase{}}
 	for i, ph := range s.Plan.Phases {
 		ep := execPhase{Number: i + 1, Tasks: ph.TaskIDs, Status: state.PhasePending.String()}
 		if i < len(s.Progress.Phases) {
@@ -257,7 +257,9 @@ func (w *workflow) writeSummary(ctx context.Context, s state.ExecutionState, ps 
 // writePendingSummary writes again, before phase ps's agent starts, the
 // previous phase's summary.md that no commit has taken yet, when the
 // state keeps it (a run on a shared remote): another host may have
-// written it, in its own clone, before this host took the run over.
+// written it, in its own clone, before this host took the run over. It
+// goes in this run's execution directory: a fork's state names its
+// parent's (SummaryPath), where none of the fork's work goes.
 func (w *workflow) writePendingSummary(s state.ExecutionState, ps state.PhaseState) error {
 	if ps.Index == 0 {
 		return nil
@@ -266,7 +268,7 @@ func (w *workflow) writePendingSummary(s state.ExecutionState, ps state.PhaseSta
 	if err != nil || prev.Summary == "" || prev.SummaryPath == "" {
 		return nil
 	}
-	return w.write(s, prev.SummaryPath, prev.Summary)
+	return w.write(s, summaryPath(s, prev.Index), prev.Summary)
 }
 
 // committedSummary returns s with the previous phase's pending summary

@@ -48,10 +48,12 @@ type Config struct {
 	ReproducibleDates bool
 	Logger            *slog.Logger // review items that are deferred or rejected; default discards
 	// OnMessage, when set, receives every agent session's messages (the
-	// terminal's view of what the agent does).
+	// terminal's view of what the agent does), one at a time, also from
+	// a phase's lanes that run at once.
 	OnMessage func(role agent.Role, m agent.Message)
 	// AfterCommit, when set, is called after each commit this package
-	// makes (not after one it adopts), before the step's checkpoint: the
+	// makes (not after one it adopts) — a lane's too, once its ref is
+	// set — before the step's checkpoint (a lane's pending write): the
 	// kill test pauses there to SIGKILL a run between a commit and its
 	// checkpoint.
 	AfterCommit func(subject string)
@@ -110,6 +112,15 @@ type workflow struct {
 	// and has not made yet; a pending call missing here was cut off by a
 	// crash (see recover).
 	reserved sync.Map
+	// gates maps a run id to its lanes' places (a channel of
+	// RunConfig.Parallel): a lane holds one while it runs.
+	gates sync.Map
+	// notes maps a run id to what this process last verified of its
+	// tree (notes.go).
+	notes sync.Map
+	// msgMu makes the sessions' messages reach Config.OnMessage one at
+	// a time; hookMu the lanes' commits Config.AfterCommit.
+	msgMu, hookMu sync.Mutex
 }
 
 // Build wires the workflow's nodes and routers into a graph:
@@ -122,7 +133,8 @@ type workflow struct {
 // from anywhere, which is how `cancel` stops a run (UpdateState).
 //
 // Compile the graph with graph.WithCodec(NewCodec()), so that a step
-// writes only the phase states it changed.
+// writes only the phase states it changed, and graph.WithMerge(Merge),
+// which puts a phase's lanes (graph.Send branches) into the run's state.
 func Build(cfg Config) (*graph.Graph[state.ExecutionState], error) {
 	cfg, err := cfg.validate()
 	if err != nil {
@@ -138,11 +150,15 @@ func Build(cfg Config) (*graph.Graph[state.ExecutionState], error) {
 	g.AddNode(NodeNextTask, w.nextTask)
 	g.AddNode(NodeRestore, w.restore)
 	g.AddNode(NodeRecover, w.recover)
+	g.AddNode(NodeLane, w.lane)
+	g.AddNode(NodeCombine, w.combine)
 	g.AddConditionalEdge(graph.START, router(RouteStart), NodeArchitect, NodeValidator, NodeRestore, graph.END)
 	g.AddConditionalEdge(NodeArchitect, router(RouteAfterArchitect), NodeValidator, NodeRestore, graph.END)
 	g.AddConditionalEdge(NodeValidator, router(RouteAfterValidator), NodeApproval, NodeArchitect, NodeRestore, graph.END)
 	g.AddConditionalEdge(NodeApproval, router(RouteAfterApproval), NodePhase, NodeArchitect, NodeRestore, graph.END)
-	g.AddConditionalEdge(NodePhase, router(RouteAfterPhase), NodeReview, NodeRecover, NodeRestore, graph.END)
+	g.AddSendEdge(NodePhase, RouteAfterPhaseSends, NodeReview, NodeRecover, NodeRestore, graph.END, NodeLane, NodeCombine)
+	g.AddConditionalEdge(NodeLane, router(RouteAfterLanes), NodeCombine, NodeRestore, graph.END)
+	g.AddConditionalEdge(NodeCombine, router(RouteAfterCombine), NodeReview, NodePhase, NodeRestore, graph.END)
 	g.AddConditionalEdge(NodeReview, router(RouteAfterReview), NodeNextTask, NodePhase, NodeRecover, NodeRestore, graph.END)
 	g.AddConditionalEdge(NodeRecover, router(RouteAfterRecover), NodeRecover, NodePhase, NodeRestore, graph.END)
 	g.AddConditionalEdge(NodeNextTask, router(RouteAfterNextTask), NodePhase, NodeRestore, graph.END)
@@ -172,6 +188,7 @@ func (w *workflow) driver(role agent.Role, cfg state.RunConfig) (agent.Driver, e
 // session runs one agent session; the caller adds its usage to the state
 // (usage), emitting the agent_usage event.
 func (w *workflow) session(ctx context.Context, d agent.Driver, s agent.Session) (agent.Report, error) {
+	w.notes.Delete(s.RunID) // an agent may change the tree
 	rep, err := d.Run(ctx, w.withMessages(s))
 	if err != nil {
 		return rep, fmt.Errorf("nodes: %s: %w", sessionLabel(s), err)
@@ -179,11 +196,18 @@ func (w *workflow) session(ctx context.Context, d agent.Driver, s agent.Session)
 	return rep, nil
 }
 
-// withMessages returns s sending its messages to Config.OnMessage.
+// withMessages returns s sending its messages to Config.OnMessage, one
+// at a time: a phase's lanes run their sessions at once, and
+// Config.OnMessage is called as a session's own callback is, never
+// concurrently.
 func (w *workflow) withMessages(s agent.Session) agent.Session {
 	if w.cfg.OnMessage != nil {
 		role := s.Role
-		s.OnMessage = func(m agent.Message) { w.cfg.OnMessage(role, m) }
+		s.OnMessage = func(m agent.Message) {
+			w.msgMu.Lock()
+			defer w.msgMu.Unlock()
+			w.cfg.OnMessage(role, m)
+		}
 	}
 	return s
 }
@@ -194,6 +218,7 @@ func (w *workflow) withMessages(s agent.Session) agent.Session {
 // does not parse is an error matching agent.ErrBadOutput, with the report
 // (and its usage) of both runs.
 func structured[T any](ctx context.Context, w *workflow, d agent.Driver, s agent.Session, parse func(string) (T, error)) (T, agent.Report, error) {
+	w.notes.Delete(s.RunID) // an agent may change the tree
 	v, rep, err := agent.RunStructured(ctx, d, w.withMessages(s), parse)
 	if err != nil && !errors.Is(err, agent.ErrBadOutput) {
 		return v, rep, fmt.Errorf("nodes: %s: %w", sessionLabel(s), err)

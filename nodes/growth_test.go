@@ -46,18 +46,23 @@ func growthGraph(tb testing.TB, opts ...graph.Option) *graph.Runner[state.Execut
 	hash := func(i, k int) string { return fmt.Sprintf("%040x", i*7919+k) }
 	g := graph.New[state.ExecutionState]()
 	g.AddNode("phase", func(_ context.Context, s state.ExecutionState) (state.ExecutionState, error) {
-		i := s.Progress.CurrentPhase
+		i := 0
+		if ps := s.Progress.Phases[s.Progress.CurrentPhase()]; ps.Status == state.PhaseCompleted {
+			i = ps.Index + 1 // the next phase, as next_task prepares it
+		}
 		ps, err := s.PhaseState(i)
 		if err != nil {
 			return s, err
 		}
 		ps.Status, ps.Attempt, ps.PreCommit = state.PhaseRunning, 1, hash(i, 0)
 		ps.StartedAt = time.Unix(1_700_000_000+int64(i), 0)
-		s = s.WithDriverSession(fmt.Sprintf("session-%d", i)).WithUsage("developer", state.Usage{InputTokens: 1200, OutputTokens: 300})
+		ps.Lanes = []state.LaneProgress{{Tasks: s.Plan.Phases[i].TaskIDs, Status: state.LaneDone, Attempt: 1,
+			SessionID: fmt.Sprintf("session-%d", i), Base: ps.PreCommit, Usage: state.Usage{InputTokens: 1200, OutputTokens: 300}}}
+		s = s.WithUsage("developer", state.Usage{InputTokens: 1200, OutputTokens: 300})
 		return s.WithPhaseState(ps)
 	})
 	g.AddNode("review", func(_ context.Context, s state.ExecutionState) (state.ExecutionState, error) {
-		i := s.Progress.CurrentPhase
+		i := s.Progress.CurrentPhase()
 		ps, err := s.PhaseState(i)
 		if err != nil {
 			return s, err
@@ -70,11 +75,12 @@ func growthGraph(tb testing.TB, opts ...graph.Option) *graph.Runner[state.Execut
 		for j := range ps.Tasks {
 			ps.Tasks[j].Status = state.PhaseCompleted
 		}
-		s = s.WithReviewIteration(1).WithUsage("reviewer", state.Usage{InputTokens: 800, OutputTokens: 100})
+		ps = ps.WithIteration(1)
+		s = s.WithUsage("reviewer", state.Usage{InputTokens: 800, OutputTokens: 100})
 		return s.WithPhaseState(ps)
 	})
 	g.AddNode("next", func(_ context.Context, s state.ExecutionState) (state.ExecutionState, error) {
-		return s.WithNextPhase(), nil
+		return s, nil // the next phase starts in "phase"
 	})
 	g.AddEdge(graph.START, "phase")
 	g.AddEdge("phase", "review")
@@ -172,9 +178,14 @@ func BenchmarkPlanGrowth(b *testing.B) {
 }
 
 // TestPlanGrowthIsFlat holds a step's cost to what changed: a step of a
-// 600-phase plan adds at most three times what a step of a 10-phase plan
-// adds to the store (measured: about 2×). With the whole phase list in
-// one value (graph.JSONCodec, as before) it was over 200×.
+// 600-phase plan adds at most 3.5 times what a step of a 10-phase plan
+// adds to the store. With the whole phase list in one value
+// (graph.JSONCodec, as before) it was over 200×. A step rewrites the
+// chunk of the phase it changed: the 10 phases of the small plan, 32
+// (PhaseChunk) of the large one. Measured: 2.15× (269 and 578 bytes)
+// while every step also rewrote the run's cursor in "progress"; 3.0×
+// (211 and 631) since the cursor is the phases' lanes, which the large
+// plan's chunk holds 32 of.
 func TestPlanGrowthIsFlat(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes 1,800 checkpoints")
@@ -182,8 +193,8 @@ func TestPlanGrowthIsFlat(t *testing.T) {
 	small := growthBytesPerStep(t, 10, NewCodec())
 	large := growthBytesPerStep(t, 600, NewCodec())
 	t.Logf("bytes/step: %.0f at 10 phases, %.0f at 600 phases (ratio %.2f)", small, large, large/small)
-	if large > 3*small {
-		t.Fatalf("a step of a 600-phase plan adds %.0f bytes, over 3× the %.0f of a 10-phase plan", large, small)
+	if large > 3.5*small {
+		t.Fatalf("a step of a 600-phase plan adds %.0f bytes, over 3.5× the %.0f of a 10-phase plan", large, small)
 	}
 }
 

@@ -126,7 +126,7 @@ func newHarness(t *testing.T, scriptText string) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.runner, err = g.Compile(graph.WithStore(h.store), graph.WithDurability(graph.Sync), graph.WithCodec(NewCodec())); err != nil {
+	if h.runner, err = g.Compile(graph.WithStore(h.store), graph.WithDurability(graph.Sync), graph.WithCodec(NewCodec()), graph.WithMerge(Merge)); err != nil {
 		t.Fatal(err)
 	}
 	return h

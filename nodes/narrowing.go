@@ -80,13 +80,13 @@ func (w *workflow) narrowingChange(ctx context.Context, s state.ExecutionState, 
 	}
 	why := "the phase's changes weaken its tests: " + strings.Join(problems, "; ")
 	rr := state.ReviewResult{Comments: "The workflow refused the approval: " + why}
-	graph.Emit(ctx, events.EventReview, events.Review{Phase: ps.Index + 1, Iteration: s.Progress.ReviewIteration + 1, Approved: false})
+	graph.Emit(ctx, events.EventReview, events.Review{Phase: ps.Index + 1, Iteration: ps.ReviewIteration() + 1, Approved: false})
 	ps.Review, ps.Status = &rr, state.PhaseRetrying
+	ps = ps.WithIteration(ps.ReviewIteration() + 1)
 	c, err := s.WithPhaseState(ps)
 	if err != nil {
 		return s, false, err
 	}
-	c = c.WithReviewIteration(s.Progress.ReviewIteration + 1)
 	rs.Exhausted = true // the human's retry is a fresh attempt; a stop counts this one
 	rs = w.decide(ctx, c, rs, ps, "diff:"+decisionNarrowingChange, why)
 	c, err = w.toHuman(ctx, c, rs, ps, decisionNarrowingChange, why, problems)

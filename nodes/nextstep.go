@@ -24,7 +24,7 @@ func NextStep(s state.ExecutionState, next []string) string {
 }
 
 func stepOf(s state.ExecutionState, node string) string {
-	n, i := len(s.Plan.Phases), s.Progress.CurrentPhase
+	n, i := len(s.Plan.Phases), s.Progress.CurrentPhase()
 	attempt := 1
 	if i >= 0 && i < len(s.Progress.Phases) {
 		attempt = max(s.Progress.Phases[i].Attempt, 1)

@@ -13,7 +13,7 @@ func TestNextStepSpeaksThePlansTerms(t *testing.T) {
 	var s state.ExecutionState
 	s.Plan.Phases = make([]state.Phase, 3)
 	s.Progress.Phases = make([]state.PhaseState, 3)
-	s.Progress.CurrentPhase = 1
+	s.Progress.Phases[0].Attempt, s.Progress.Phases[0].Status = 1, state.PhaseCompleted
 	s.Progress.Phases[1].Attempt = 2
 	for next, want := range map[string]string{
 		NodePhase:     "phase 2 of 3 (attempt 2)",
@@ -31,8 +31,8 @@ func TestNextStepSpeaksThePlansTerms(t *testing.T) {
 	if got := NextStep(s, nil); got != "nothing: the run has ended" {
 		t.Errorf("NextStep(none) = %q", got)
 	}
-	s.Progress.Phases[1].Attempt = 0 // not started yet: its first attempt is next
-	if got := NextStep(s, []string{NodePhase}); got != "phase 2 of 3 (attempt 1)" {
+	s.Progress.Phases = make([]state.PhaseState, 3) // none started yet: the first phase's first attempt is next
+	if got := NextStep(s, []string{NodePhase}); got != "phase 1 of 3 (attempt 1)" {
 		t.Errorf("NextStep(phase before its start) = %q", got)
 	}
 }

@@ -95,6 +95,9 @@ func (w *workflow) recordWritten(ctx context.Context, s state.ExecutionState, ps
 		return ps, fmt.Errorf("nodes: phase %d: record what the session wrote: %w", ps.Index+1, err)
 	}
 	ps.Written = fp
+	if head, err := repo.Head(ctx); err == nil {
+		w.note(s, treeNote{kind: noteWritten, phase: ps.Index, attempt: ps.Attempt, iteration: ps.ReviewIteration(), head: head})
+	}
 	return ps, nil
 }
 
@@ -112,6 +115,11 @@ func (w *workflow) checkOutsideEdits(ctx context.Context, s state.ExecutionState
 	}
 	if ps.Written == nil {
 		return nil
+	}
+	if head, err := repo.Head(ctx); err == nil {
+		if _, ok := w.take(s, noteWritten, ps, head); ok {
+			return nil // recorded by this process just now (notes.go)
+		}
 	}
 	now, untracked, err := w.changedPaths(ctx, s, ps)
 	if err != nil {
@@ -151,4 +159,45 @@ func (w *workflow) checkOutsideEdits(ctx context.Context, s state.ExecutionState
 	}
 	slices.Sort(changed)
 	return &OutsideEditsError{Phase: ps.Index + 1, Paths: changed, Fixes: fixes}
+}
+
+// writtenCheck is checkOutsideEdits at the phase's commit, with no walk
+// of its own (workspace.CommitOptions.Check): it refuses, with an
+// *OutsideEditsError, a commit of phase ps whose files outside the keep
+// list are not what the session left (ps.Written). nil when nothing was
+// recorded.
+func writtenCheck(s state.ExecutionState, ps state.PhaseState) func(changed []string, file, head func(string) string) error {
+	if ps.Written == nil {
+		return nil
+	}
+	keep := keepList(s, ps)
+	return func(changed []string, file, head func(string) string) error {
+		paths := slices.Sorted(maps.Keys(ps.Written))
+		for _, p := range changed {
+			if _, ok := ps.Written[p]; !ok && !under(p, keep) {
+				paths = append(paths, p)
+			}
+		}
+		var bad []string
+		fixes := map[string]string{}
+		for _, p := range paths {
+			agent, recorded := ps.Written[p]
+			switch cur := file(p); {
+			case recorded && cur == agent:
+				continue
+			case recorded && agent != "":
+				fixes[p] = fmt.Sprintf("git cat-file -p %s > %s", agent[:12], p)
+			case recorded || head(p) == "":
+				fixes[p] = "rm " + p
+			default: // the session left it as HEAD has it
+				fixes[p] = "git checkout HEAD -- " + p
+			}
+			bad = append(bad, p)
+		}
+		if len(bad) == 0 {
+			return nil
+		}
+		slices.Sort(bad)
+		return &OutsideEditsError{Phase: ps.Index + 1, Paths: bad, Fixes: fixes}
+	}
 }

@@ -38,9 +38,6 @@ func (w *workflow) preparePhase(ctx context.Context, s state.ExecutionState, i i
 		return s, err
 	}
 	c := s
-	c.Progress.CurrentPhase = i
-	c.Progress.ReviewIteration = 0
-	c.Progress.DriverSessionID = ""
 	ps, err := c.PhaseState(i)
 	if err != nil {
 		return s, fmt.Errorf("nodes: prepare phase %d: %w", i+1, err)
@@ -49,11 +46,28 @@ func (w *workflow) preparePhase(ctx context.Context, s state.ExecutionState, i i
 	if err != nil {
 		return s, fmt.Errorf("nodes: prepare phase %d: %w", i+1, err)
 	}
-	untracked, err := repo.UntrackedOutside(ctx, []string{s.Run.ExecDir})
-	if err != nil {
-		return s, fmt.Errorf("nodes: prepare phase %d: %w", i+1, err)
+	// Right after this process committed the phase before (notes.go),
+	// the tree is clean but for that phase's untracked files: no walk.
+	// Otherwise one walk tells both the untracked files and whether the
+	// tree is clean, which the phase's first session then need not ask.
+	var st *workspace.Status
+	known := false
+	if i > 0 {
+		if prev, err := c.PhaseState(i - 1); err == nil {
+			if n, ok := w.take(s, noteClean, prev, head); ok {
+				ps.Untracked, known = stillThere(repo.Root(), n.untracked), true
+			}
+		}
 	}
-	ps.PreCommit, ps.Untracked = head, outside(untracked, s.Run.ExecDir)
+	if !known {
+		got, err := repo.StatusOutside(ctx, []string{s.Run.ExecDir})
+		if err != nil {
+			return s, fmt.Errorf("nodes: prepare phase %d: %w", i+1, err)
+		}
+		st = &got
+		ps.Untracked = outside(got.Untracked, s.Run.ExecDir)
+	}
+	ps.PreCommit = head
 	if ps, err = recordGitSettings(ctx, repo, ps); err != nil {
 		return s, err
 	}
@@ -62,9 +76,15 @@ func (w *workflow) preparePhase(ctx context.Context, s state.ExecutionState, i i
 		// for the run's own inputs, which the stash left in place.
 		ps.Untracked = append(nestedOnly(ps.Untracked), inputsIn(ps.Untracked, s.Config.Inputs)...)
 	}
+	if st == nil || !dirty(*st, keepList(s, ps)) {
+		w.note(s, treeNote{kind: noteClean, phase: i, head: head})
+	} else {
+		w.forget(s)
+	}
 	ps.Status, ps.Attempt, ps.StartedAt = state.PhaseRunning, 1, w.cfg.Clock().UTC()
 	ps.Review, ps.Rejections, ps.Error, ps.ErrorKind = nil, nil, "", ""
 	setTasks(&ps, state.PhaseRunning)
+	ps.Lanes = state.NewLanes(s.Plan.PhaseLanes(i), head)
 	return c.WithPhaseState(ps)
 }
 
@@ -85,7 +105,11 @@ func (w *workflow) phase(ctx context.Context, s state.ExecutionState) (state.Exe
 	if c, stopped, err := w.budgetStop(ctx, s, ps); err != nil || stopped {
 		return c, err
 	}
-	if s.Progress.DriverSessionID == "" {
+	if ps.Parallel() {
+		return w.dispatch(ctx, s, ps)
+	}
+	lane := soleLane(s, ps)
+	if lane.SessionID == "" {
 		if err := w.ensureAtPreCommit(ctx, s, ps); err != nil {
 			return s, err
 		}
@@ -118,8 +142,8 @@ func (w *workflow) phase(ctx context.Context, s state.ExecutionState) (state.Exe
 	}
 	sess := agent.Session{
 		Role: agent.RoleDeveloper, RunID: s.Run.ID, Phase: ps.Index + 1, Attempt: ps.Attempt,
-		Iteration: s.Progress.ReviewIteration + 1, Prompt: prompt, Dir: repo.Root(),
-		SessionID: s.Progress.DriverSessionID, Tools: agent.DefaultTools(agent.RoleDeveloper),
+		Iteration: lane.Iteration + 1, Prompt: prompt, Dir: repo.Root(),
+		SessionID: lane.SessionID, Tools: agent.DefaultTools(agent.RoleDeveloper),
 		StoryDir: storyDir(s), Model: escalatedModel(s, ps),
 	}
 	w.ran.Store(s.Run.ID, ps.Index)
@@ -132,9 +156,10 @@ func (w *workflow) phase(ctx context.Context, s state.ExecutionState) (state.Exe
 		// endpoint's 5xx, 429, refused connection): a failed attempt of
 		// its own kind, which the Doctor sees at once.
 		c := w.usage(ctx, s, agent.RoleDeveloper, rep.Usage)
-		c.Progress.DriverSessionID = fmt.Sprintf("%s-p%d-a%d", s.Run.ID, ps.Index+1, ps.Attempt)
+		lane.SessionID = fmt.Sprintf("%s-p%d-a%d", s.Run.ID, ps.Index+1, ps.Attempt)
+		lane.Status, lane.Error, lane.Usage = state.LaneFailed, err.Error(), lane.Usage.Add(rep.Usage)
 		ps.Status, ps.Error, ps.ErrorKind = state.PhaseRunning, err.Error(), errorKindDriver
-		return c.WithPhaseState(ps)
+		return c.WithPhaseState(withSoleLane(ps, lane))
 	}
 	if rep.Expansions > 0 {
 		w.cfg.Logger.Info("expand_context used", "phase", ps.Index+1, "attempt", ps.Attempt, "calls", rep.Expansions)
@@ -147,7 +172,7 @@ func (w *workflow) phase(ctx context.Context, s state.ExecutionState) (state.Exe
 	if sid == "" {
 		sid = fmt.Sprintf("%s-p%d-a%d", s.Run.ID, ps.Index+1, ps.Attempt)
 	}
-	c.Progress.DriverSessionID = sid
+	lane.SessionID, lane.Status, lane.Error, lane.Usage = sid, state.LaneDone, "", lane.Usage.Add(rep.Usage)
 	ps.Status, ps.Error, ps.ErrorKind = state.PhaseRunning, "", ""
 	if err := w.checkGitSettings(ctx, c, ps); err != nil {
 		return s, err
@@ -160,10 +185,13 @@ func (w *workflow) phase(ctx context.Context, s state.ExecutionState) (state.Exe
 		if ps.Error == "" {
 			ps.Error = "the agent reported failure without saying why"
 		}
+		lane.Status, lane.Error = state.LaneFailed, ps.Error
 	} else if tasks, err := c.Plan.PhaseTasks(ps.Index); err == nil {
-		ps.Error = checkDeclared(ctx, c, ps, tasks, slices.Sorted(maps.Keys(ps.Written)))
+		if ps.Error = checkDeclared(ctx, c, ps, tasks, slices.Sorted(maps.Keys(ps.Written))); ps.Error != "" {
+			lane.Status, lane.Error = state.LaneFailed, ps.Error
+		}
 	}
-	return c.WithPhaseState(ps)
+	return c.WithPhaseState(withSoleLane(ps, lane))
 }
 
 // nextTask writes the summary of the phase just committed and prepares the
@@ -203,6 +231,9 @@ func (w *workflow) ensureAtPreCommit(ctx context.Context, s state.ExecutionState
 	head, err := w.resettable(ctx, s, ps)
 	if err != nil {
 		return err
+	}
+	if _, ok := w.take(s, noteClean, ps, head); ok && head == ps.PreCommit {
+		return nil // preparePhase just found it clean (notes.go)
 	}
 	if head == ps.PreCommit {
 		st, err := repo.StatusOutside(ctx, keepList(s, ps)) // dirty ignores them anyway
@@ -400,6 +431,13 @@ func (w *workflow) find(ctx context.Context, s state.ExecutionState, trailers []
 // dated its parent's time plus one second, so the same work on the same
 // repository gives the same commit.
 func (w *workflow) commit(ctx context.Context, s state.ExecutionState, subject string, trailers []workspace.Trailer, exclude []string) (string, error) {
+	return w.commitChecked(ctx, s, subject, trailers, exclude, nil)
+}
+
+// commitChecked is commit with check given the commit's files before it
+// is made (workspace.CommitOptions.Check); an error of check stops it.
+func (w *workflow) commitChecked(ctx context.Context, s state.ExecutionState, subject string, trailers []workspace.Trailer, exclude []string,
+	check func(changed []string, file, head func(string) string) error) (string, error) {
 	repo, err := w.repo(s)
 	if err != nil {
 		return "", err
@@ -422,9 +460,13 @@ func (w *workflow) commit(ctx context.Context, s state.ExecutionState, subject s
 	}
 	var h string
 	err = w.gitOp(repo, func() (err error) {
-		h, err = repo.Commit(ctx, subject, trailers, workspace.CommitOptions{When: when, Exclude: exclude, AllowEmpty: true})
+		h, err = repo.Commit(ctx, subject, trailers, workspace.CommitOptions{When: when, Exclude: exclude, AllowEmpty: true, Check: check})
 		return err
 	})
+	var oe *OutsideEditsError
+	if errors.As(err, &oe) {
+		return "", err
+	}
 	if err != nil {
 		return "", fmt.Errorf("nodes: commit %q: %w", subject, err)
 	}

@@ -78,6 +78,23 @@ func PhasePromptWith(s state.ExecutionState, sc StoryContext) (string, error) {
 	if !ok {
 		return "", ErrNoPhase
 	}
+	return phasePrompt(s, ps, -1, sc)
+}
+
+// LanePrompt is the prompt of lane k (0-based) of the current phase ps, a
+// phase of several lanes: PhasePromptWith's, with the plan's sections of
+// the lane's tasks only, a word on the other lanes that work at once, and
+// for a lane run again after a conflict the paths it conflicted on.
+func LanePrompt(s state.ExecutionState, ps state.PhaseState, k int, sc StoryContext) (string, error) {
+	if k < 0 || k >= len(ps.Lanes) {
+		return "", fmt.Errorf("%w: lane %d of phase %d", ErrNoPhase, k+1, ps.Index+1)
+	}
+	return phasePrompt(s, ps, k, sc)
+}
+
+// phasePrompt builds phase ps's prompt, for its lane k or (k < 0) for
+// the whole phase.
+func phasePrompt(s state.ExecutionState, ps state.PhaseState, k int, sc StoryContext) (string, error) {
 	i := ps.Index
 	ctx, err := state.PhaseContext(s.Plan, i)
 	if err != nil {
@@ -86,6 +103,22 @@ func PhasePromptWith(s state.ExecutionState, sc StoryContext) (string, error) {
 	tasks, err := s.Plan.PhaseTasks(i)
 	if err != nil {
 		return "", fmt.Errorf("nodes: phase prompt: %w", err)
+	}
+	var lane state.LaneProgress
+	if k >= 0 {
+		lane = ps.Lanes[k]
+		if ctx, err = state.TasksContext(s.Plan, lane.Tasks); err != nil {
+			return "", fmt.Errorf("nodes: lane prompt: %w", err)
+		}
+		var mine, others []state.Task
+		for _, t := range tasks {
+			if slices.Contains(lane.Tasks, t.ID) {
+				mine = append(mine, t)
+			} else {
+				others = append(others, t)
+			}
+		}
+		tasks, ctx = mine, ctx+lanesNote(others)
 	}
 	n, total := i+1, len(s.Plan.Phases)
 	dir := s.Run.ExecDir
@@ -108,19 +141,52 @@ func PhasePromptWith(s state.ExecutionState, sc StoryContext) (string, error) {
 			}
 		}
 	}
-	fmt.Fprintf(&b, "\n## Phase %d of %d: the plan's sections for it\n\n%s", n, total, ctx)
+	if k >= 0 {
+		fmt.Fprintf(&b, "\n## Phase %d of %d, lane %d of %d: the plan's sections for it\n\n%s", n, total, k+1, len(ps.Lanes), ctx)
+	} else {
+		fmt.Fprintf(&b, "\n## Phase %d of %d: the plan's sections for it\n\n%s", n, total, ctx)
+	}
 	b.WriteString(developerTypeRules(tasks))
-	if ps.Review != nil && !ps.Review.Approved {
+	switch {
+	case ps.Review == nil || ps.Review.Approved:
+	case k >= 0:
+		b.WriteString("\n" + laneRetryContext(s, ps, lane))
+	default:
 		b.WriteString("\n" + retryContext(s, ps))
+	}
+	if len(lane.Conflict) > 0 {
+		fmt.Fprintf(&b, "\n## Your lane's earlier work conflicted\n\nIt changed what the other lanes changed in %s, and could not be combined with their work. "+
+			"This tree now holds their combined work: do your tasks again on top of it, keeping their changes.\n",
+			"`"+strings.Join(lane.Conflict, "`, `")+"`")
 	}
 	b.WriteString(recoveryPrompt(s, ps))
 	ids := make([]string, len(tasks))
 	for k, t := range tasks {
 		ids[k] = fmt.Sprintf("Task %s (%s)", t.ID, t.Title)
 	}
+	if k >= 0 {
+		fmt.Fprintf(&b, "\n## Your assignment\n\nExecute lane %d of phase %d of %d: %s, in this order. Do not commit; report what you did.\n",
+			k+1, n, total, strings.Join(ids, "; "))
+		return b.String(), nil
+	}
 	fmt.Fprintf(&b, "\n## Your assignment\n\nExecute phase %d of %d: %s, in this order. Do not commit; report what you did.\n",
 		n, total, strings.Join(ids, "; "))
 	return b.String(), nil
+}
+
+// lanesNote tells a lane of the phase's tasks the other lanes do at the
+// same time.
+func lanesNote(others []state.Task) string {
+	if len(others) == 0 {
+		return ""
+	}
+	names := make([]string, len(others))
+	for i, t := range others {
+		names[i] = fmt.Sprintf("Task %s (%s)", t.ID, t.Title)
+	}
+	return fmt.Sprintf("\nAt the same time, other sessions do this phase's %s, each in its own work tree from the same commit; "+
+		"your work and theirs are combined when all are done. Do only your tasks, and keep to their files where you can: "+
+		"a file another lane changes too may conflict.\n", strings.Join(names, "; "))
 }
 
 // retryContext keeps the previous attempt's errors in full and points at
@@ -128,7 +194,7 @@ func PhasePromptWith(s state.ExecutionState, sc StoryContext) (string, error) {
 func retryContext(s state.ExecutionState, ps state.PhaseState) string {
 	var b strings.Builder
 	if s.Plan.Mode == state.ModeTask {
-		it := s.Progress.ReviewIteration + 1
+		it := ps.ReviewIteration() + 1
 		fmt.Fprintf(&b, "## Review iteration %d\n\nYour last change was reviewed and rejected. %s\n", it,
 			retryFraming(it-2))
 	} else {
@@ -138,6 +204,17 @@ func retryContext(s state.ExecutionState, ps state.PhaseState) string {
 	fmt.Fprintf(&b, "\n### Previous attempt's errors and review\n\n%s\n", feedbackBody(ps, false))
 	fmt.Fprintf(&b, "Full feedback: `%s`\n", feedbackPath(s, ps.Index))
 	b.WriteString(keptContext(ps))
+	return b.String()
+}
+
+// laneRetryContext is retryContext for a lane a rejected review runs
+// again: its session goes on, its earlier work in its tree.
+func laneRetryContext(s state.ExecutionState, ps state.PhaseState, l state.LaneProgress) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Review %d of the phase rejected it\n\nYour lane's earlier work is in this tree: change it as the review asks. %s\n",
+		l.Iteration, retryFraming(l.Iteration-1))
+	fmt.Fprintf(&b, "\n### The review\n\n%s\n", feedbackBody(ps, false))
+	fmt.Fprintf(&b, "Full feedback: `%s`\n", feedbackPath(s, ps.Index))
 	return b.String()
 }
 
@@ -151,6 +228,11 @@ You are the architect. Write a plan in markdown for the goal below. Each task is
 "### Task <id>: <title>" heading, optionally followed by "- type: test|impl|refactor",
 "- depends on: <ids>|none" and "- files: <paths>" lines, then its description.
 Write test tasks before the impl tasks that make them pass.
+Tasks whose dependencies are done run at once, each in its own fresh session and work
+tree, unless their "- files:" lines overlap (or a task has none): then they run one
+after another in one session. So where the work allows, give every task a "- files:"
+line naming the paths it creates or changes, and keep the tasks of one layer to
+disjoint files.
 `)
 	b.WriteString(architectTDD)
 	b.WriteString("Reply with the plan only.\n")
@@ -180,13 +262,36 @@ func ReviewerPrompt(s state.ExecutionState) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("nodes: reviewer prompt: %w", err)
 	}
+	filesNote := reviewerFilesNote(CheckDeclared(tasks, slices.Sorted(maps.Keys(ps.Written))))
+	if ps.Parallel() {
+		// Several lanes did the phase's tasks at once: a rejection may
+		// name the tasks at fault, and only their lanes run again.
+		return fmt.Sprintf(`## Review
+
+You are the reviewer. Review the uncommitted changes of phase %d (see `+"`git status`"+` and
+`+"`git diff`"+`) against the plan's sections below. The phase's tasks were done at once, in lanes (%s);
+their work is combined here. %s
+%s%s
+Reply with JSON only: {"approved": true|false, "comments": "...", "items": [{"text": "..."}], "tasks": ["..."]}
+When you reject the change for some tasks only, list their ids in "tasks": only they are done again.
+`, ps.Index+1, laneList(ps), reviewerTypeRules(tasks), ctx, filesNote), nil
+	}
 	return fmt.Sprintf(`## Review
 
 You are the reviewer. Review the uncommitted changes of phase %d (see `+"`git status`"+` and
 `+"`git diff`"+`) against the plan's sections below. %s
 %s%s
 Reply with JSON only: {"approved": true|false, "comments": "...", "items": [{"text": "..."}]}
-`, ps.Index+1, reviewerTypeRules(tasks), ctx, reviewerFilesNote(CheckDeclared(tasks, slices.Sorted(maps.Keys(ps.Written))))), nil
+`, ps.Index+1, reviewerTypeRules(tasks), ctx, filesNote), nil
+}
+
+// laneList shows a phase's lanes as "1, 2 | 3".
+func laneList(ps state.PhaseState) string {
+	parts := make([]string, len(ps.Lanes))
+	for k, l := range ps.Lanes {
+		parts[k] = strings.Join(l.Tasks, ", ")
+	}
+	return strings.Join(parts, " | ")
 }
 
 // EvaluatorPrompt asks the evaluator to sort review items.

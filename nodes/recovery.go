@@ -524,7 +524,7 @@ func (w *workflow) stop(ctx context.Context, s state.ExecutionState, rs recovery
 // recover node decided (review left it to recover).
 func (w *workflow) attemptFinished(ctx context.Context, s state.ExecutionState, ps state.PhaseState, outcome string) {
 	graph.Emit(ctx, events.EventPhaseFinished, events.PhaseFinished{
-		Phase: ps.Index + 1, Attempt: ps.Attempt, Iteration: s.Progress.ReviewIteration, Outcome: outcome,
+		Phase: ps.Index + 1, Attempt: ps.Attempt, Iteration: ps.ReviewIteration(), Outcome: outcome,
 		Duration: max(w.cfg.Clock().Sub(ps.StartedAt), 0),
 	})
 }
@@ -616,11 +616,11 @@ func (w *workflow) nextAttempt(ctx context.Context, s state.ExecutionState, rs r
 		rs.Exhausted = false
 		ps.Status, ps.Attempt = state.PhaseRetrying, ps.Attempt+1
 		setTasks(&ps, state.PhaseRetrying)
+		ps = ps.FreshLanes()
 		var err error
 		if c, err = c.WithPhaseState(ps); err != nil {
 			return s, err
 		}
-		c = c.WithReviewIteration(0).WithDriverSession("")
 	}
 	return withRecovery(c, rs)
 }

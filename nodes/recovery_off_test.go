@@ -22,13 +22,16 @@ import (
 // 1, in "rejections", for the inbox's phase card — issue 23. Both
 // changed once more: a session that reports only a summary, and a review
 // that says something, now write Task Story records, committed with the
-// phase, whether recovery is on or off — issue 33. And once more: a
+// phase, whether recovery is on or off — issue 33. And once more with
+// lanes — issue 31: the run's cursor is gone, each phase's lanes hold its
+// session and review iteration, and the config says how many lanes run at
+// once; the git history did not change by that. And once more: a
 // rejected attempt is kept under refs/gaffer/attempts/ before its reset,
 // which git log --all lists, and the phase's state names it in "kept",
 // recovery on or off — issue 37.)
 var offFingerprints = map[string][2]string{
-	"retry": {"4ebc2da026b89399e61f87370c1f8b7796214795790b5adb91e82b0029713f0c", "385519b75bbb08faaff25125a578701ed3b125cb1ae881fb153bc6443ed2256a"},
-	"halt":  {"ef5c06ac99c4529a8edd4cf44ed6b98b7fc9942034bc821610659dbc4c237db6", "36315b9764460ca15542ef041f5a29da4a8415c43658943fb17cfa8f68996d38"},
+	"retry": {"0087ea45eb9c58eb29563480c2cfcf59060036510e354a19590f96e09e236cb2", "385519b75bbb08faaff25125a578701ed3b125cb1ae881fb153bc6443ed2256a"},
+	"halt":  {"502f8b55e32e048ecc091e5122c9fda0c02debea2f410d7e1671e2eee1b56bcd", "36315b9764460ca15542ef041f5a29da4a8415c43658943fb17cfa8f68996d38"},
 }
 
 // TestRecoveryOffIsTodaysRun runs a halting run and a run that needs a

@@ -18,16 +18,20 @@ import (
 // commit. The Task Story's counters become those of the records in root,
 // so that the phase's new session writes its record under the number that
 // follows them. ok is false when there is nothing to redo: the run has
-// ended, holds no session, or its phase has its commit.
+// ended, its phase relies on nothing in the clone (state.PhaseState.InClone:
+// no session, no lane at work in a tree of its own), or has its commit.
 func RedoPhase(s state.ExecutionState, root string) (redone state.ExecutionState, ok bool) {
-	if s.Status.Terminal() || s.Progress.DriverSessionID == "" || len(s.Progress.Phases) == 0 {
+	if s.Status.Terminal() || len(s.Progress.Phases) == 0 {
 		return s, false
 	}
-	if ps, err := s.PhaseState(s.Progress.CurrentPhase); err != nil || ps.PostCommit != "" {
+	ps, err := s.PhaseState(s.Progress.CurrentPhase())
+	if err != nil || ps.PostCommit != "" || !ps.InClone() {
 		return s, false
 	}
-	c := s.Clone()
-	c.Progress.DriverSessionID = ""
+	c, err := s.Clone().WithPhaseState(ps.FreshLanes())
+	if err != nil {
+		return s, false
+	}
 	c.Progress.Story.Records, c.Progress.Story.Latest = storyIn(filepath.Join(root, filepath.FromSlash(storyDir(s))))
 	return c, true
 }

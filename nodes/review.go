@@ -69,7 +69,7 @@ func (w *workflow) review(ctx context.Context, s state.ExecutionState) (state.Ex
 		}
 	}
 	decision := DecideAfterReview(s, rr.Approved)
-	iteration := s.Progress.ReviewIteration + 1
+	iteration := ps.ReviewIteration() + 1
 	if recoveryOn(s) {
 		if c, err = w.checkBudget(ctx, c); err != nil {
 			return s, err
@@ -117,28 +117,24 @@ func (w *workflow) review(ctx context.Context, s state.ExecutionState) (state.Ex
 		outcome = events.OutcomeCompleted
 	case DecideIterate:
 		ps.Status = state.PhaseRetrying
-		c, err = c.WithPhaseState(ps)
-		if err == nil {
-			c = c.WithReviewIteration(iteration)
-		}
+		// Task mode: one task, one lane, whose session goes on.
+		lane := soleLane(c, ps)
+		lane.Iteration, lane.Status = iteration, state.LanePending
+		c, err = c.WithPhaseState(withSoleLane(ps, lane))
 		outcome = events.OutcomeRetried
 	case DecideRetry:
 		ps.Status, ps.Attempt = state.PhaseRetrying, ps.Attempt+1
 		setTasks(&ps, state.PhaseRetrying)
+		ps = retryLanes(ps, rr)
 		c, err = c.WithPhaseState(ps)
-		if err == nil {
-			c = c.WithReviewIteration(0).WithDriverSession("")
-		}
 		outcome = events.OutcomeRetried
 	case decideRecover:
 		ps.Status = state.PhaseRetrying
+		ps = ps.WithIteration(iteration)
 		c, err = c.WithPhaseState(ps)
-		if err == nil {
-			c = c.WithReviewIteration(iteration)
-		}
 		outcome = events.OutcomeRetried
 	case DecideHalt:
-		c, err = w.halt(ctx, c.WithReviewIteration(iteration), ps, "")
+		c, err = w.halt(ctx, c, ps.WithIteration(iteration), "")
 		outcome = events.OutcomeHalted
 		if ps.Error != "" {
 			outcome = events.OutcomeFailed
@@ -174,7 +170,7 @@ func (w *workflow) judge(ctx context.Context, s state.ExecutionState) (state.Exe
 	}
 	sess := agent.Session{
 		Role: agent.RoleReviewer, RunID: s.Run.ID, Phase: ps.Index + 1, Attempt: ps.Attempt,
-		Iteration: s.Progress.ReviewIteration + 1, Prompt: prompt, Dir: repo.Root(),
+		Iteration: ps.ReviewIteration() + 1, Prompt: prompt, Dir: repo.Root(),
 		Tools: agent.DefaultTools(agent.RoleReviewer),
 	}
 	rv, rep, err := structured(ctx, w, d, sess, agent.ParseReview)
@@ -195,7 +191,7 @@ func (w *workflow) judge(ctx context.Context, s state.ExecutionState) (state.Exe
 			return s, state.ReviewResult{}, err
 		}
 	}
-	rr := state.ReviewResult{Approved: rv.Approved, Comments: rv.Comments}
+	rr := state.ReviewResult{Approved: rv.Approved, Comments: rv.Comments, Tasks: rv.Tasks}
 	for _, it := range items {
 		v := state.Verdict(strings.ToUpper(string(it.Disposition)))
 		if v == "" || !v.Valid() {
@@ -259,7 +255,9 @@ func (w *workflow) approve(ctx context.Context, s state.ExecutionState, ps state
 		return s, err
 	}
 	if post == "" {
-		if err := w.checkOutsideEdits(ctx, c, ps); err != nil {
+		// What the session left is checked as it is committed
+		// (writtenCheck): one walk of the tree, not two.
+		if err := w.checkGitSettings(ctx, c, ps); err != nil {
 			return s, err
 		}
 		if err := w.writeDeferred(c, ps); err != nil {
@@ -268,11 +266,17 @@ func (w *workflow) approve(ctx context.Context, s state.ExecutionState, ps state
 		if err := w.writeRecord(c); err != nil {
 			return s, err
 		}
-		if post, err = w.commit(ctx, c, phaseSubject(c, ps), phaseTrailers(c, ps), ps.Untracked); err != nil {
+		if post, err = w.commitChecked(ctx, c, phaseSubject(c, ps), phaseTrailers(c, ps), ps.Untracked, writtenCheck(c, ps)); err != nil {
 			return s, err
 		}
+		// The tree is clean now but for the user's untracked files, which
+		// the next phase's preparePhase takes from here (notes.go).
+		w.note(c, treeNote{kind: noteClean, phase: ps.Index, head: post, untracked: ps.Untracked})
 	}
 	if err := w.publish(ctx, c, post, ps.PreCommit); err != nil {
+		return s, err
+	}
+	if err := w.cleanLanes(ctx, c, ps); err != nil {
 		return s, err
 	}
 	ps.PostCommit = post
@@ -295,7 +299,6 @@ func (w *workflow) approve(ctx context.Context, s state.ExecutionState, ps state
 	if c, err = c.WithPhaseState(ps); err != nil {
 		return s, err
 	}
-	c.Progress.CurrentPhase = len(c.Plan.Phases) - 1
 	c = w.withStatus(ctx, c, state.RunCompleted)
 	if err := w.writeRecord(c); err != nil {
 		return s, err
@@ -330,6 +333,9 @@ func (w *workflow) halt(ctx context.Context, s state.ExecutionState, ps state.Ph
 	if err := w.gitOp(repo, func() error { return repo.ResetTo(ctx, ps.PreCommit, keep) }); err != nil {
 		return s, fmt.Errorf("nodes: halt phase %d: reset to %s: %w", ps.Index+1, short(ps.PreCommit), err)
 	}
+	if err := w.cleanLanes(ctx, s, ps); err != nil {
+		return s, err
+	}
 	if recoveryOn(s) {
 		// The run ends here: its last decision records go on its branch.
 		rec, err := w.commitDecisions(ctx, s)
@@ -349,7 +355,7 @@ func (w *workflow) halt(ctx context.Context, s state.ExecutionState, ps state.Ph
 		return s, err
 	}
 	msg := fmt.Sprintf("phase %d halted after %d attempt(s), the last with %d session(s): %s", ps.Index+1, ps.Attempt,
-		s.Progress.ReviewIteration, haltCause(ps))
+		ps.ReviewIteration(), haltCause(ps))
 	switch {
 	case strings.HasPrefix(why, recovery.BudgetSpentPrefix):
 		msg = fmt.Sprintf("run halted: %s", why) // the phase's attempt did not start

@@ -165,7 +165,7 @@ func (d Decision) String() string {
 
 // DecideAfterReview decides what follows a review of the current phase, by
 // counts: s is the state before the review is recorded (its
-// ReviewIteration counts the earlier reviews of this attempt).
+// review iteration counts the earlier reviews of this attempt).
 //
 // In task mode a rejected task goes back to the same session until it has
 // been reviewed MaxTaskReviewIterations times; in phased mode a rejected
@@ -181,7 +181,7 @@ func DecideAfterReview(s state.ExecutionState, approved bool) Decision {
 	ps, _ := current(s)
 	lim := s.Config.Limits
 	if s.Plan.Mode == state.ModeTask {
-		if s.Progress.ReviewIteration+1 >= orDefault(lim.MaxTaskReviewIterations, state.DefaultMaxTaskReviewIterations) {
+		if ps.ReviewIteration()+1 >= orDefault(lim.MaxTaskReviewIterations, state.DefaultMaxTaskReviewIterations) {
 			return DecideHalt
 		}
 		return DecideIterate
@@ -201,7 +201,7 @@ func orDefault(v, def int) int {
 
 // current returns the state of the current phase.
 func current(s state.ExecutionState) (state.PhaseState, bool) {
-	i := s.Progress.CurrentPhase
+	i := s.Progress.CurrentPhase()
 	if i < 0 || i >= len(s.Progress.Phases) {
 		return state.PhaseState{}, false
 	}

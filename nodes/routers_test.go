@@ -20,7 +20,9 @@ func plannedState(t *testing.T, md string, cur int) state.ExecutionState {
 		t.Fatal(err)
 	}
 	s = s.WithPlan(plan)
-	s.Progress.CurrentPhase = cur
+	for i := range cur {
+		s.Progress.Phases[i].Attempt, s.Progress.Phases[i].Status = 1, state.PhaseCompleted
+	}
 	s.Progress.Phases[cur].Attempt = 1
 	return s
 }
@@ -67,7 +69,7 @@ func TestDecideAfterReview(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := plannedState(t, tt.md, tt.cur)
 			s.Progress.Phases[tt.cur].Attempt = tt.attempt
-			s.Progress.ReviewIteration = tt.iteration
+			s.Progress.Phases[tt.cur].Lanes = []state.LaneProgress{{Tasks: s.Plan.Phases[tt.cur].TaskIDs, Attempt: tt.attempt, Iteration: tt.iteration}}
 			got := DecideAfterReview(s, tt.approved)
 			if got != tt.want {
 				t.Fatalf("DecideAfterReview = %v, want %v", got, tt.want)
@@ -190,6 +192,9 @@ func TestArchitectPromptCarriesProblemsAndFeedback(t *testing.T) {
 	p := ArchitectPrompt(s)
 	if !strings.Contains(p, "Revision 1") || !strings.Contains(p, "9") {
 		t.Fatalf("problems missing:\n%s", p)
+	}
+	if !strings.Contains(p, "disjoint files") || !strings.Contains(p, `"- files:"`) {
+		t.Fatalf("the prompt does not ask for disjoint files:\n%s", p)
 	}
 	s = plannedState(t, taskPlan, 0)
 	s.Approval = state.Approval{Decision: state.DecisionRejected, Feedback: "split task 2"}

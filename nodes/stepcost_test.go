@@ -113,7 +113,7 @@ func newStepRunPhases(tb testing.TB, n, phases int) *stepRun {
 	if phases == n {
 		limit += 20 // to the run's end, past its last phase
 	}
-	r, err := g.Compile(graph.WithStore(bs), graph.WithDurability(graph.Async), graph.WithCodec(NewCodec()), graph.WithStepLimit(limit))
+	r, err := g.Compile(graph.WithStore(bs), graph.WithDurability(graph.Async), graph.WithCodec(NewCodec()), graph.WithMerge(Merge), graph.WithStepLimit(limit))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func (r *stepRun) run(tb testing.TB) int {
 	if len(s.Errors) > 0 {
 		tb.Fatalf("run errors: %q", s.Errors)
 	}
-	if done := s.Progress.CurrentPhase; done < r.phases && !(r.phases == len(s.Plan.Phases) && s.Status == state.RunCompleted) {
+	if done := s.Progress.CurrentPhase(); done < r.phases && !(r.phases == len(s.Plan.Phases) && s.Status == state.RunCompleted) {
 		tb.Fatalf("run is in phase %d after %d steps, want %d phases done (status %v)", done+1, snap.Seq, r.phases, s.Status)
 	}
 	return int(snap.Seq)

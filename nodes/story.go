@@ -80,7 +80,7 @@ func reviewRecord(s state.ExecutionState, ps state.PhaseState, rr state.ReviewRe
 		verdict = "approved"
 	}
 	r := story.Record{Seq: s.Progress.Story.Records + 1, Role: story.RoleReviewer, Phase: ps.Index + 1, Attempt: ps.Attempt,
-		Iteration: s.Progress.ReviewIteration + 1, Summary: strings.TrimSpace(verdict + ": " + comments)}
+		Iteration: ps.ReviewIteration() + 1, Summary: strings.TrimSpace(verdict + ": " + comments)}
 	for _, it := range rr.Items {
 		text := strings.TrimSpace(it.Text)
 		if text == "" {

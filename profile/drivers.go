@@ -37,8 +37,11 @@ type runProfile struct {
 	drivers state.DriverSettings
 	limits  state.Limits
 	skipTDD bool
-	mode    state.ExecMode // the profile's mode:
-	strict  bool           // strict_files: true
+	// parallel is how many lanes of a phase run at once (the profile's
+	// parallel, its default filled in).
+	parallel int
+	mode     state.ExecMode // the profile's mode:
+	strict   bool           // strict_files: true
 	// recovery is set unless the profile says recovery.enabled: false;
 	// nil, nothing of it reaches the run's state.
 	recovery *state.RecoveryConfig
@@ -84,7 +87,7 @@ func resolveProfile(repoDir string, o request, getenv func(string) string) (runP
 		rp.addAgent(p, r, ac)
 	}
 	if len(needScript) > 0 {
-		probs.add(usageErrorf("the script driver (%s) needs --script FILE (see agent/script/SCRIPT-FORMAT.md)", strings.Join(needScript, ", ")))
+		probs.add(usageErrorf("the script driver (%s) needs --script FILE (its format: gaffer help script-format)", strings.Join(needScript, ", ")))
 	}
 	rp.drivers.MaxTurns = p.Limits.MaxTurns
 	rp.drivers.MaxTokensPerSession = p.Limits.MaxTokensPerSession
@@ -121,9 +124,10 @@ func baseProfile(p config.Profile) runProfile {
 			MaxPhaseAttempts:        p.Limits.MaxPhaseAttempts,
 			MaxPlanRevisions:        p.Limits.MaxPlanRevisions,
 		},
-		skipTDD: !p.TDDCheck(),
-		strict:  p.Strict(),
-		notify:  p.Notify.RunConfig(),
+		skipTDD:  !p.TDDCheck(),
+		parallel: p.Parallel,
+		strict:   p.Strict(),
+		notify:   p.Notify.RunConfig(),
 	}
 	if p.Recovery.On() {
 		// The thresholds and budgets the profile sets are the run's from

@@ -3,6 +3,7 @@ package profile
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"github.com/gaffer-dev/gaffer/agent"
@@ -22,11 +23,26 @@ var (
 )
 
 // InputError is an input file a spec names (a plan, a script) that cannot
-// be read: a host.Usage refusal whose message is the one line "open FILE:
-// …", which needs no pointer to a front end's help.
-type InputError struct{ Err error }
+// be read: a host.Usage refusal whose message is one line, which needs no
+// pointer to a front end's help. With Flag it names the flag that gave
+// the file ("--script nope.yaml: no such file"); without, the failed
+// operation ("open FILE: …").
+type InputError struct {
+	Flag string // "--plan", "--script"; "" for a file given otherwise
+	Err  error
+}
 
-func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Error() string {
+	var pe *fs.PathError
+	if e.Flag == "" || !errors.As(e.Err, &pe) {
+		return e.Err.Error()
+	}
+	cause := pe.Err.Error()
+	if errors.Is(pe.Err, fs.ErrNotExist) {
+		cause = "no such file"
+	}
+	return fmt.Sprintf("%s %s: %s", e.Flag, pe.Path, cause)
+}
 
 // Unwrap returns the cause.
 func (e *InputError) Unwrap() error { return e.Err }

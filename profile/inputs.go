@@ -9,12 +9,13 @@ import (
 	"github.com/gaffer-dev/gaffer/state"
 )
 
-// checkInput reports whether path is a file this process can read: a
-// missing or unreadable file, a directory, or what is not a regular file
-// or a pipe (/dev/zero, a socket) is a host.Usage error.
-func checkInput(path string) error {
+// checkInput reports whether path, given by flag, is a file this process
+// can read: a missing or unreadable file, a directory, or what is not a
+// regular file or a pipe (/dev/zero, a socket) is a host.Usage error
+// naming the flag.
+func checkInput(flag, path string) error {
 	if err := inputfile.Check(path, inputfile.Options{Pipes: true}); err != nil {
-		return &host.Error{Code: host.Usage, Err: &InputError{err}}
+		return &host.Error{Code: host.Usage, Err: &InputError{Flag: flag, Err: err}}
 	}
 	return nil
 }
@@ -29,7 +30,7 @@ func ReadInput(path string) ([]byte, error) {
 		return nil, &host.Error{Code: host.Invalid, Err: &state.PlanError{File: path, Problems: []state.Problem{{
 			Msg: fmt.Sprintf("the plan is over the limit of %d (%s); split it into smaller plans", state.MaxPlanBytes, inputfile.Size(state.MaxPlanBytes))}}}}
 	case err != nil:
-		return nil, &host.Error{Code: host.Usage, Err: &InputError{err}}
+		return nil, &host.Error{Code: host.Usage, Err: &InputError{Err: err}}
 	}
 	return b, nil
 }
@@ -55,9 +56,9 @@ func (o *request) checkInputs() error {
 		probs.add(errorf(host.Invalid, "the goal is %d bytes, over the limit of %d (%s); shorten it, or write the plan and give --plan FILE",
 			n, MaxGoalBytes, "64 KiB"))
 	}
-	for _, p := range []string{o.PlanFile, o.Script} {
-		if p != "" {
-			probs.add(checkInput(p))
+	for _, in := range [][2]string{{"--plan", o.PlanFile}, {"--script", o.Script}} {
+		if in[1] != "" {
+			probs.add(checkInput(in[0], in[1]))
 		}
 	}
 	return probs.err()

@@ -111,10 +111,11 @@ func (e *problemsError) Unwrap() []error { return e.errs }
 
 // checkScript loads the script driver's file when the run names one, so
 // that a mistake in it is reported before the run starts rather than when
-// the first agent needs it.
+// the first agent needs it. A file checkInputs found unreadable is not
+// loaded (preflight).
 func (o *request) checkScript() error {
-	if o.Script == "" || checkInput(o.Script) != nil {
-		return nil // checkInputs reports a file that cannot be read
+	if o.Script == "" {
+		return nil
 	}
 	_, err := script.Load(o.Script)
 	if err == nil {
@@ -161,6 +162,8 @@ func lookPath(name string) (string, error) { return exec.LookPath(name) }
 // preflight checks everything `run` can check before it writes anything:
 // the flags and input files, the script, the profile, the CLI agents'
 // programs and API keys, and the plan; it returns every problem found.
+// A file that cannot be read hides no other: a missing script is listed
+// with the plan's problems.
 func (o *request) preflight(repoDir string) error {
 	var probs problems
 	inputs := o.checkInputs()
@@ -168,10 +171,35 @@ func (o *request) preflight(repoDir string) error {
 		return inputs // neither --plan nor --goal, or both
 	}
 	probs.add(inputs)
-	probs.add(o.checkScript())
+	// Each file is opened once here (a FIFO has one writer): what
+	// checkInputs found unreadable is not read again.
+	if !unreadable(inputs, "--script") {
+		probs.add(o.checkScript())
+	}
 	probs.add(o.resolve(repoDir))
-	if inputs == nil {
+	if !unreadable(inputs, "--plan") {
 		probs.add(o.validatePlan())
 	}
 	return probs.err()
+}
+
+// unreadable reports whether err, checkInputs' problems, holds flag's
+// file as one that cannot be read.
+func unreadable(err error, flag string) bool {
+	if err == nil {
+		return false
+	}
+	var ie *InputError
+	if errors.As(err, &ie) && ie.Flag == flag {
+		return true
+	}
+	var list interface{ Unwrap() []error }
+	if errors.As(err, &list) {
+		for _, e := range list.Unwrap() {
+			if unreadable(e, flag) {
+				return true
+			}
+		}
+	}
+	return false
 }

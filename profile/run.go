@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -142,6 +143,7 @@ func (r *Run) Begin(ctx context.Context, repo *workspace.Repo) (state.ExecutionS
 			Profile: rp.name, Agents: rp.agents, Drivers: rp.drivers, Limits: rp.limits, SkipTDDCheck: rp.skipTDD, Recovery: rp.recovery, Notify: rp.notify,
 			Mode: rp.mode, StrictFiles: rp.strict,
 			ScriptPath: script, PlanPath: planPath, Inputs: tree.inputs, AutoApprove: o.AutoApprove, AllowDirty: o.AllowDirty, Pace: o.Pace,
+			Parallel: cmp.Or(o.Parallel, rp.parallel),
 		})
 	if err != nil {
 		return zero, nil, errorf(host.Usage, "%w", err)

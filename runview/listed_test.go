@@ -23,13 +23,14 @@ func listedStates() map[string]graph.Snapshot[state.ExecutionState] {
 		Tasks:  []state.Task{{ID: "1", Title: "a", Type: state.TypeTest}, {ID: "2", Title: "b", Type: state.TypeImpl}, {ID: "3", Title: "c"}},
 		Phases: []state.Phase{{Index: 0, TaskIDs: []string{"1", "2"}}, {Index: 1, TaskIDs: []string{"3"}}}}
 	review := &state.ReviewResult{Approved: false, Comments: "the test does not fail first"}
-	progress := state.Progress{CurrentPhase: 1, ReviewIteration: 2, PlanRevision: 1, Phases: []state.PhaseState{
+	progress := state.Progress{PlanRevision: 1, Phases: []state.PhaseState{
 		{Index: 0, Status: state.PhaseCompleted, Attempt: 1, StartedAt: created.Add(time.Minute), CompletedAt: created.Add(5 * time.Minute),
 			PreCommit: "1111111111111111111111111111111111111111", PostCommit: "2222222222222222222222222222222222222222",
 			Review: &state.ReviewResult{Approved: true}, Written: map[string]string{"a.go": "x"},
 			Tasks: []state.TaskState{{TaskID: "1", Status: state.PhaseCompleted}, {TaskID: "2", Status: state.PhaseCompleted}}},
 		{Index: 1, Status: state.PhaseRunning, Attempt: 2, StartedAt: created.Add(6 * time.Minute), Review: review,
-			Rejections: []state.Rejection{{Attempt: 1, Iteration: 1, Review: *review}}}}}
+			Rejections: []state.Rejection{{Attempt: 1, Iteration: 1, Review: *review}},
+			Lanes:      []state.LaneProgress{{Tasks: []string{"3"}, Attempt: 2, Iteration: 2}}}}}
 	usage := map[string]state.Usage{"developer": {InputTokens: 1200, OutputTokens: 300, CachedTokens: 50, CostUSD: 0.4567891},
 		"reviewer": {InputTokens: 100, CostUSD: 0.01}}
 	run := state.RunInfo{ID: "r-1", Goal: "a calculator\nthat adds", Slug: "a-calculator", CreatedAt: created, ExecDir: "docs/gaffer/r-1"}

@@ -3,6 +3,7 @@ package runview
 import (
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"math"
 	"time"
 
@@ -47,9 +48,13 @@ type Run struct {
 	Next         []string `json:"next,omitempty"`
 	// Stopped is true for a run whose status is running that no process
 	// is running (killed, or stopped by an error): resume continues it.
-	// LastError is then the state's last error, if it has one.
-	Stopped   bool   `json:"stopped,omitempty"`
-	LastError string `json:"last_error,omitempty"`
+	// LastError is then why it stopped, as the process that ran it kept
+	// it, or else the state's last error, if it has one. Interrupted is
+	// true when the process kept no reason (Ctrl-C, a kill, a closed
+	// terminal). Tree.StoppedAt is when.
+	Stopped     bool   `json:"stopped,omitempty"`
+	LastError   string `json:"last_error,omitempty"`
+	Interrupted bool   `json:"interrupted,omitempty"`
 	// Pending is true for a run serve has queued and not started: the
 	// view has its RunID and Status only.
 	Pending bool `json:"-"`
@@ -88,20 +93,37 @@ type RunPhase struct {
 	Attempt    int                 `json:"attempt"`
 	PreCommit  string              `json:"pre_commit,omitempty"`
 	PostCommit string              `json:"post_commit,omitempty"`
-	Review     *state.ReviewResult `json:"review,omitempty"`
+	Review     *state.ReviewResult `json:"review,omitempty"` // the latest review
+	// Rejections are the reviews that rejected an attempt of the phase,
+	// oldest first (the last state.MaxRejections), kept once a later
+	// review approves.
+	Rejections []state.Rejection `json:"rejections,omitempty"`
 }
 
 // RunOf is the view of rs at now (the tree's running phases' times, see
-// Of).
+// Of). A stopped run's clock stopped at its last checkpoint: its running
+// phase shows how long it ran until then, marked stopped.
 func RunOf(rs host.RunStatus, now time.Time) Run {
 	v := RowOf(rs)
 	if rs.Pending {
 		v.Tree = Tree{RunID: rs.Snapshot.RunID, Status: rs.Status}
 		return v
 	}
+	var stoppedAt time.Time
+	if v.Stopped {
+		stoppedAt = rs.Snapshot.Time
+		if !now.IsZero() && !stoppedAt.IsZero() {
+			now = stoppedAt
+		}
+	}
 	v.Tree = Of(rs.Snapshot.State, host.ViewStatus(rs.Snapshot), now)
 	v.Tree.RunID, v.Tree.Checkpoint, v.Tree.Next = rs.Snapshot.RunID, rs.Snapshot.Seq, rs.Snapshot.Next
-	v.Tree.Branch, v.Tree.LastError = v.Branch, v.LastError
+	v.Tree.Branch, v.Tree.LastError, v.Tree.Stopped, v.Tree.StoppedAt = v.Branch, v.LastError, v.Stopped, stoppedAt
+	if v.Stopped {
+		for i := range v.Tree.Phases {
+			v.Tree.Phases[i].stop()
+		}
+	}
 	return v
 }
 
@@ -130,7 +152,7 @@ func RowOf(rs host.RunStatus) Run {
 	}
 	if len(s.Plan.Phases) > 0 {
 		v.Mode = s.Plan.Mode.String()
-		v.CurrentPhase = s.Progress.CurrentPhase + 1
+		v.CurrentPhase = s.Progress.CurrentPhase() + 1
 	}
 	if len(s.Plan.Phases) > 0 {
 		v.Phases = make([]RunPhase, 0, len(s.Plan.Phases))
@@ -140,12 +162,13 @@ func RowOf(rs host.RunStatus) Run {
 		if i < len(s.Progress.Phases) {
 			ps := s.Progress.Phases[i]
 			pv.Status, pv.Attempt, pv.PreCommit, pv.PostCommit, pv.Review = ps.Status.String(), ps.Attempt, ps.PreCommit, ps.PostCommit, ps.Review
+			pv.Rejections = ps.Rejections
 		}
 		v.Phases = append(v.Phases, pv)
 	}
 	if rs.Stopped {
 		v.Stopped = true
-		v.LastError = rs.LastError
+		v.LastError, v.Interrupted = rs.LastError, rs.LastError == ""
 		if n := len(s.Errors); v.LastError == "" && n > 0 {
 			v.LastError = s.Errors[n-1]
 		}
@@ -189,7 +212,7 @@ func RowOfEntry(e *host.ListEntry) Run {
 		}
 	}
 	if e.Stopped {
-		v.Stopped = true
+		v.Stopped, v.Interrupted = true, e.LastError == ""
 		v.LastError = cmp.Or(e.LastError, s.LastError)
 	}
 	return v
@@ -233,4 +256,32 @@ func PlanOf(s state.ExecutionState) *Plan {
 		v.Phases = append(v.Phases, ph.TaskIDs)
 	}
 	return v
+}
+
+// StopWhere says when and where a stopped run stopped, as far as its last
+// checkpoint tells: "at 10:42:05 UTC during phase 2 (attempt 1)", the
+// time in zone (with its date when it is not now's day), the phase and its
+// attempt ("while the plan was made" before there are phases, "before
+// phase 2 started" at a phase not begun). "" for a run not stopped.
+func StopWhere(v Run, zone *time.Location, now time.Time) string {
+	if !v.Stopped {
+		return ""
+	}
+	when := ""
+	if at := v.Tree.StoppedAt; !at.IsZero() {
+		at, now = at.In(zone), now.In(zone)
+		layout := "15:04:05 MST"
+		if y, m, d := at.Date(); y != now.Year() || m != now.Month() || d != now.Day() {
+			layout = "2006-01-02 15:04:05 MST"
+		}
+		when = "at " + at.Format(layout) + " "
+	}
+	n := v.CurrentPhase
+	switch {
+	case n < 1 || n > len(v.Phases):
+		return when + "while the plan was made"
+	case v.Phases[n-1].Attempt < 1:
+		return fmt.Sprintf("%sbefore phase %d started", when, n)
+	}
+	return fmt.Sprintf("%sduring phase %d (attempt %d)", when, n, v.Phases[n-1].Attempt)
 }

@@ -26,11 +26,15 @@ type Tree struct {
 	Phases          []Phase     `json:"phases,omitempty"`
 	Usage           state.Usage `json:"usage"` // all roles
 	Errors          []string    `json:"errors,omitempty"`
-	// Branch is the run's own branch, LastError the last error of a run
-	// no process runs, as Run has them: RunOf fills them (status --watch
-	// --json shows them), Of leaves them empty.
-	Branch    string `json:"branch,omitempty"`
-	LastError string `json:"last_error,omitempty"`
+	// Branch is the run's own branch, and Stopped and LastError whether
+	// no process runs the run and its last error, as Run has them; a
+	// stopped run's StoppedAt is the time of its last checkpoint, where
+	// its clock stopped and resume goes on. RunOf fills them (status
+	// --watch --json shows them), Of leaves them empty.
+	Branch    string    `json:"branch,omitempty"`
+	Stopped   bool      `json:"stopped,omitempty"`
+	StoppedAt time.Time `json:"stopped_at,omitzero"`
+	LastError string    `json:"last_error,omitempty"`
 }
 
 // Phase is one phase of a Tree.
@@ -41,15 +45,64 @@ type Phase struct {
 	DurationSeconds float64 `json:"duration_seconds"` // so far, while it runs; 0 before it starts
 	ReviewIteration int     `json:"review_iteration,omitempty"`
 	Commit          string  `json:"commit,omitempty"`
-	Tasks           []Task  `json:"tasks"`
+	// Stopped is true for a phase that was running when the run stopped
+	// (no process runs it): its time is up to the run's last checkpoint,
+	// and it is drawn stopped, not running.
+	Stopped bool   `json:"stopped,omitempty"`
+	Tasks   []Task `json:"tasks"`
 }
 
 // Task is one task of a Phase.
 type Task struct {
-	ID     string `json:"id"`
-	Title  string `json:"title"`
-	Type   string `json:"type,omitempty"`
-	Status string `json:"status"`
+	ID      string `json:"id"`
+	Title   string `json:"title"`
+	Type    string `json:"type,omitempty"`
+	Status  string `json:"status"`
+	Stopped bool   `json:"stopped,omitempty"` // running when the run stopped, as Phase.Stopped
+}
+
+// stop marks p, and its tasks, stopped when they were running: the run
+// they belong to has no process.
+func (p *Phase) stop() {
+	if !running(p.Status) {
+		return
+	}
+	p.Stopped = true
+	p.Tasks = slices.Clone(p.Tasks)
+	for i := range p.Tasks {
+		p.Tasks[i].Stopped = running(p.Tasks[i].Status)
+	}
+}
+
+// running reports whether a phase or task status is one that runs.
+func running(status string) bool {
+	st, _ := parse(status)
+	return st == state.PhaseRunning || st == state.PhaseRetrying
+}
+
+// Mark is the phase's mark in the tree: its status's, MarkStopped when
+// it was running as the run stopped.
+func (p Phase) Mark() string { return markOf(p.Status, p.Stopped) }
+
+// Word is the phase's status as the tree names it: "Completed", or
+// "Stopped" for one that was running as the run stopped.
+func (p Phase) Word() string { return wordOf(p.Status, p.Stopped) }
+
+// Mark is the task's mark in the tree (as Phase.Mark).
+func (t Task) Mark() string { return markOf(t.Status, t.Stopped) }
+
+func markOf(status string, stopped bool) string {
+	if stopped {
+		return MarkStopped
+	}
+	return Mark(status)
+}
+
+func wordOf(status string, stopped bool) string {
+	if stopped {
+		return "Stopped"
+	}
+	return StatusWord(status)
 }
 
 // Of is the view of run state s, whose status is st (a run interrupted
@@ -59,9 +112,10 @@ type Task struct {
 // (a picture that does not change while a phase runs).
 func Of(s state.ExecutionState, st state.RunStatus, now time.Time) Tree {
 	v := Tree{RunID: s.Run.ID, Status: st.String(), Goal: s.Run.Goal, Slug: s.Run.Slug,
-		ReviewIteration: s.Progress.ReviewIteration, Errors: s.Errors, Usage: s.TotalUsage()}
+		ReviewIteration: s.ReviewIteration(), Errors: s.Errors, Usage: s.TotalUsage()}
+	cur := s.Progress.CurrentPhase()
 	if len(s.Plan.Phases) > 0 {
-		v.CurrentPhase = s.Progress.CurrentPhase + 1
+		v.CurrentPhase = cur + 1
 	}
 	for i, ph := range s.Plan.Phases {
 		var ps state.PhaseState
@@ -78,8 +132,8 @@ func Of(s state.ExecutionState, st state.RunStatus, now time.Time) Tree {
 				wp.DurationSeconds = d.Seconds()
 			}
 		}
-		if i == s.Progress.CurrentPhase && ps.Status != state.PhaseCompleted {
-			wp.ReviewIteration = s.Progress.ReviewIteration
+		if i == cur && ps.Status != state.PhaseCompleted {
+			wp.ReviewIteration = ps.ReviewIteration()
 		}
 		for _, tid := range ph.TaskIDs {
 			t, _ := s.Plan.Task(tid)
@@ -130,6 +184,7 @@ const (
 	MarkRunning = "●"
 	MarkPending = "○"
 	MarkFailed  = "✗"
+	MarkStopped = "◌" // was running when its run stopped: no process runs it
 )
 
 // Mark is the phase tree's mark of a phase or task status (a status

@@ -8,10 +8,11 @@ import (
 	"io"
 )
 
-// SchemaVersion is the version of the execution-state.json layout written
-// by Encode. Decode reads this version only: a newer one is refused with
-// ErrSchemaVersion instead of being read with fields missing.
-const SchemaVersion = 1
+// SchemaVersion is the version of the layout written by Encode: 2 since
+// the run's cursor went into the phases' lanes. Decode reads it and
+// version 1, which it migrates (CutCursorV1, MigrateV1); a newer one is
+// refused with ErrSchemaVersion instead of being read with fields missing.
+const SchemaVersion = 2
 
 // envelope is the encoded form: the state's fields with schema_version
 // first.
@@ -31,7 +32,8 @@ func Encode(s ExecutionState) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// Decode reads a state written by Encode. It fails with ErrSchemaVersion
+// Decode reads a state written by Encode, or by a gaffer of schema
+// version 1 (migrated: see MigrateV1). It fails with ErrSchemaVersion
 // for a missing, newer or otherwise unknown schema version, and with
 // ErrDecode for malformed JSON, unknown fields, values of the wrong type
 // and trailing data.
@@ -48,8 +50,16 @@ func Decode(data []byte) (ExecutionState, error) {
 	case *v.SchemaVersion > SchemaVersion:
 		return ExecutionState{}, fmt.Errorf("%w: %d is newer than %d, the newest this gaffer reads; upgrade gaffer",
 			ErrSchemaVersion, *v.SchemaVersion, SchemaVersion)
-	case *v.SchemaVersion != SchemaVersion:
-		return ExecutionState{}, fmt.Errorf("%w: %d (this gaffer reads %d)", ErrSchemaVersion, *v.SchemaVersion, SchemaVersion)
+	case *v.SchemaVersion != SchemaVersion && *v.SchemaVersion != 1:
+		return ExecutionState{}, fmt.Errorf("%w: %d (this gaffer reads 1 and %d)", ErrSchemaVersion, *v.SchemaVersion, SchemaVersion)
+	}
+	var cursor CursorV1
+	v1 := *v.SchemaVersion == 1
+	if v1 {
+		var err error
+		if data, cursor, err = cutCursorIn(data); err != nil {
+			return ExecutionState{}, err
+		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -60,5 +70,31 @@ func Decode(data []byte) (ExecutionState, error) {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return ExecutionState{}, fmt.Errorf("%w: data after the state", ErrDecode)
 	}
+	if v1 {
+		return MigrateV1(e.ExecutionState, cursor), nil
+	}
 	return e.ExecutionState, nil
+}
+
+// cutCursorIn takes schema 1's cursor out of an encoded state's progress
+// (see CutCursorV1).
+func cutCursorIn(data []byte) ([]byte, CursorV1, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return nil, CursorV1{}, fmt.Errorf("%w: %w", ErrDecode, err)
+	}
+	p, ok := top["progress"]
+	if !ok {
+		return data, CursorV1{}, nil
+	}
+	rest, cursor, _, err := CutCursorV1(p)
+	if err != nil {
+		return nil, cursor, err
+	}
+	top["progress"] = rest
+	out, err := json.Marshal(top)
+	if err != nil {
+		return nil, cursor, fmt.Errorf("%w: %w", ErrDecode, err)
+	}
+	return out, cursor, nil
 }

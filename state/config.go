@@ -2,9 +2,9 @@ package state
 
 import "fmt"
 
-// Validate returns c with the default limits filled in, or an error
-// wrapping ErrInvalidConfig when a limit is negative or the pace is
-// negative. It does not change c.
+// Validate returns c with the default limits and parallel filled in, or
+// an error wrapping ErrInvalidConfig when a limit, the pace or parallel
+// is negative (or parallel over MaxParallel). It does not change c.
 func (c RunConfig) Validate() (RunConfig, error) {
 	l, err := c.Limits.Validate()
 	if err != nil {
@@ -12,6 +12,12 @@ func (c RunConfig) Validate() (RunConfig, error) {
 	}
 	if c.Pace < 0 {
 		return RunConfig{}, fmt.Errorf("%w: pace %v is negative", ErrInvalidConfig, c.Pace)
+	}
+	switch {
+	case c.Parallel < 0 || c.Parallel > MaxParallel:
+		return RunConfig{}, fmt.Errorf("%w: parallel is %d, want 1 to %d (0 for the default %d)", ErrInvalidConfig, c.Parallel, MaxParallel, DefaultParallel)
+	case c.Parallel == 0:
+		c.Parallel = DefaultParallel
 	}
 	c.Limits = l
 	return c, nil

@@ -42,6 +42,24 @@ func PhaseContext(plan Plan, i int) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return tasksContext(plan, tasks), nil
+}
+
+// TasksContext is PhaseContext for some of a phase's tasks (a lane's),
+// named by id in the order given; an unknown id is ErrInvalidPlan.
+func TasksContext(plan Plan, ids []string) (string, error) {
+	tasks := make([]Task, 0, len(ids))
+	for _, id := range ids {
+		t, ok := plan.Task(id)
+		if !ok {
+			return "", fmt.Errorf("%w: unknown task %s", ErrInvalidPlan, id)
+		}
+		tasks = append(tasks, t)
+	}
+	return tasksContext(plan, tasks), nil
+}
+
+func tasksContext(plan Plan, tasks []Task) string {
 	var parts []string
 	if plan.Preamble != "" {
 		parts = append(parts, plan.Preamble)
@@ -54,7 +72,7 @@ func PhaseContext(plan Plan, i int) (string, error) {
 		}
 		parts = append(parts, RenderTask(t))
 	}
-	return strings.Join(parts, "\n\n") + "\n", nil
+	return strings.Join(parts, "\n\n") + "\n"
 }
 
 // RenderTask writes t in the plan format: its heading, its type,

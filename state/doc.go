@@ -26,7 +26,14 @@
 // without a test task before them, an empty plan), each naming its task ids
 // and line, as a *PlanError.
 //
+// Each phase keeps the progress of its lanes (PhaseState.Lanes: a lane is
+// a group of the phase's tasks that one fresh session does, GroupLanes):
+// status, attempt, review iteration, session, work tree, base and head
+// commits, usage and last error. The run keeps no cursor of its own; the
+// current phase is the last one started (Progress.CurrentPhase).
+//
 // Encode and Decode read and write the state as JSON with a
 // schema_version field; Decode refuses newer versions and unknown fields
-// rather than dropping data silently.
+// rather than dropping data silently, and reads version 1 (one cursor per
+// run, before lanes) by migrating it (MigrateV1).
 package state

@@ -31,6 +31,10 @@ func fill(v reflect.Value) {
 			fill(v.Field(i))
 		}
 	case reflect.Slice:
+		if v.Type() == reflect.TypeFor[json.RawMessage]() {
+			v.SetBytes([]byte(`{"a":1}`))
+			return
+		}
 		s := reflect.MakeSlice(v.Type(), 1, 1)
 		fill(s.Index(0))
 		v.Set(s)
@@ -76,6 +80,11 @@ func changes(v reflect.Value, path string, out map[string]func(reflect.Value)) {
 			}
 		}
 	case reflect.Slice:
+		if v.Type() == reflect.TypeFor[json.RawMessage]() {
+			at(func(v reflect.Value) { v.SetBytes([]byte(`{"a":2}`)) })
+			out[path+"(nil)"] = func(v reflect.Value) { v.SetBytes(nil) }
+			return
+		}
 		at(func(v reflect.Value) { v.Set(reflect.Append(v, reflect.New(v.Type().Elem()).Elem())) })
 		out[path+"(nil)"] = func(v reflect.Value) { v.Set(reflect.Zero(v.Type())) }
 		sub := map[string]func(reflect.Value){}

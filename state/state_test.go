@@ -43,6 +43,8 @@ func sample(t *testing.T) ExecutionState {
 		StartedAt: time.Date(2026, 11, 23, 3, 31, 0, 0, time.UTC),
 		Review:    &ReviewResult{Comments: "no", Items: []ReviewItem{{Text: "fix", Verdict: VerdictImplement}}},
 		Tasks:     []TaskState{{TaskID: "1", Status: PhaseRunning, Attempt: 1}},
+		Lanes: []LaneProgress{{Tasks: []string{"1"}, Status: LanePending, Attempt: 1, Iteration: 1, SessionID: "sess-1",
+			Base: "abc", Usage: Usage{InputTokens: 10, CostUSD: 0.5}, Conflict: []string{"a.go"}}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -131,9 +133,6 @@ var transitions = map[string]func(ExecutionState) (ExecutionState, error){
 		calls++
 		return s.WithUsage("developer", Usage{InputTokens: calls}), nil
 	},
-	"WithDriverSession":   func(s ExecutionState) (ExecutionState, error) { return s.WithDriverSession("sess"), nil },
-	"WithReviewIteration": func(s ExecutionState) (ExecutionState, error) { return s.WithReviewIteration(3), nil },
-	"WithNextPhase":       func(s ExecutionState) (ExecutionState, error) { return s.WithNextPhase(), nil },
 	"WithNotice": func(s ExecutionState) (ExecutionState, error) {
 		calls++
 		return s.WithNotice(NoticeFailed, time.Unix(int64(calls), 0).UTC(), "t", "b"), nil
@@ -148,6 +147,10 @@ var transitions = map[string]func(ExecutionState) (ExecutionState, error){
 		if len(ps.Untracked) > 0 && ps.Review != nil {
 			ps.Untracked[0] = "changed"      // ps is a deep copy: s is not changed
 			ps.Review.Items[0].Text = "done" // nor through the review
+		}
+		if len(ps.Lanes) > 0 {
+			ps.Lanes[0].Tasks[0], ps.Lanes[0].Conflict[0] = "zz", "zz" // nor through the lanes
+			ps = ps.WithIteration(calls).WithoutSessions()
 		}
 		return s.WithPhaseState(ps)
 	},
@@ -319,9 +322,14 @@ func TestTransitions(t *testing.T) {
 		got.Progress.Phases[0].Status != PhasePending {
 		t.Errorf("WithPlan progress = %+v", got.Progress)
 	}
-	n := s.WithDriverSession("x").WithReviewIteration(2).WithNextPhase()
-	if n.Progress.CurrentPhase != 1 || n.Progress.ReviewIteration != 0 || n.Progress.DriverSessionID != "" || !n.LastPhase() {
-		t.Errorf("WithNextPhase progress = %+v", n.Progress)
+	if s.Progress.CurrentPhase() != 0 || s.ReviewIteration() != 1 || s.LastPhase() {
+		t.Errorf("phase 1 under way: current %d, review iteration %d, last %v", s.Progress.CurrentPhase(), s.ReviewIteration(), s.LastPhase())
+	}
+	ps, _ := s.PhaseState(1)
+	ps.Attempt, ps.Status = 1, PhaseRunning
+	n, _ := s.WithPhaseState(ps)
+	if n.Progress.CurrentPhase() != 1 || n.ReviewIteration() != 0 || !n.LastPhase() {
+		t.Errorf("phase 2 started: current %d, review iteration %d, last %v", n.Progress.CurrentPhase(), n.ReviewIteration(), n.LastPhase())
 	}
 	r := s.WithPlanRevision()
 	if r.Progress.PlanRevision != 1 || r.Approval.Decision != DecisionNone {
@@ -342,10 +350,10 @@ func TestTransitions(t *testing.T) {
 func TestCodecRoundTrip(t *testing.T) {
 	s := sample(t)
 	b := mustEncode(t, s)
-	if !bytes.HasPrefix(b, []byte("{\n  \"schema_version\": 1,")) {
+	if !bytes.HasPrefix(b, []byte("{\n  \"schema_version\": 2,")) {
 		t.Errorf("encoding does not start with the schema version:\n%s", b)
 	}
-	for _, want := range []string{`"status": "retrying"`, `"verdict": "IMPLEMENT"`, `"decision": "approved"`, `"mode": "phased"`, `"type": "impl"`} {
+	for _, want := range []string{`"status": "retrying"`, `"verdict": "IMPLEMENT"`, `"decision": "approved"`, `"mode": "phased"`, `"type": "impl"`, `"lanes": [`, `"session_id": "sess-1"`} {
 		if !bytes.Contains(b, []byte(want)) {
 			t.Errorf("encoding lacks %s:\n%s", want, b)
 		}
@@ -381,12 +389,16 @@ func TestDecodeRejects(t *testing.T) {
 		want error
 		msg  string
 	}{
-		{"newer", with(func(c map[string]any) { c["schema_version"] = 2 }), ErrSchemaVersion, "newer"},
+		{"newer", with(func(c map[string]any) { c["schema_version"] = 3 }), ErrSchemaVersion, "newer"},
 		{"zero", with(func(c map[string]any) { c["schema_version"] = 0 }), ErrSchemaVersion, "0"},
 		{"missing", with(func(c map[string]any) { delete(c, "schema_version") }), ErrDecode, "schema_version"},
 		{"unknown top field", with(func(c map[string]any) { c["colour"] = "red" }), ErrDecode, `"colour"`},
 		{"unknown nested field", with(func(c map[string]any) { c["run"].(map[string]any)["extra"] = 1 }), ErrDecode, `"extra"`},
 		{"unknown status", with(func(c map[string]any) { c["status"] = "sleeping" }), ErrDecode, "sleeping"},
+		{"unknown lane status", with(func(c map[string]any) {
+			c["progress"].(map[string]any)["phases"].([]any)[0].(map[string]any)["lanes"].([]any)[0].(map[string]any)["status"] = "idle"
+		}), ErrDecode, "idle"},
+		{"schema 2 with a cursor", with(func(c map[string]any) { c["progress"].(map[string]any)["current_phase"] = 0 }), ErrDecode, "current_phase"},
 		{"unknown verdict", with(func(c map[string]any) {
 			c["progress"].(map[string]any)["phases"].([]any)[0].(map[string]any)["review"].(map[string]any)["items"].([]any)[0].(map[string]any)["verdict"] = "MAYBE"
 		}), ErrDecode, "MAYBE"},

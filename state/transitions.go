@@ -148,6 +148,13 @@ func (p PhaseState) Clone() PhaseState {
 	p.Written = maps.Clone(p.Written)
 	p.GitSettings = maps.Clone(p.GitSettings)
 	p.Tasks = slices.Clone(p.Tasks)
+	if p.Lanes != nil {
+		lanes := make([]LaneProgress, len(p.Lanes))
+		for i, l := range p.Lanes {
+			lanes[i] = l.Clone()
+		}
+		p.Lanes = lanes
+	}
 	if p.Review != nil {
 		r := p.Review.Clone()
 		p.Review = &r
@@ -162,12 +169,13 @@ func (p PhaseState) Clone() PhaseState {
 // Clone returns a deep copy of r.
 func (r ReviewResult) Clone() ReviewResult {
 	r.Items = slices.Clone(r.Items)
+	r.Tasks = slices.Clone(r.Tasks)
 	return r
 }
 
 // WithPlan returns s with plan as its plan and the progress started over:
 // one pending PhaseState per phase (with a pending TaskState per task),
-// the current phase 0, no review iteration and no session. The plan
+// none started. The plan
 // revision count and everything else are kept.
 func (s ExecutionState) WithPlan(plan Plan) ExecutionState {
 	c := s
@@ -250,21 +258,6 @@ func TotalOf(usage map[string]Usage) Usage {
 	return total
 }
 
-// WithDriverSession returns s with the developer session to continue set
-// to id ("" for a fresh session next time).
-func (s ExecutionState) WithDriverSession(id string) ExecutionState {
-	c := s
-	c.Progress.DriverSessionID = id
-	return c
-}
-
-// WithReviewIteration returns s with the review iteration set to n.
-func (s ExecutionState) WithReviewIteration(n int) ExecutionState {
-	c := s
-	c.Progress.ReviewIteration = n
-	return c
-}
-
 // WithPhaseState returns s with the state of phase ps.Index replaced by
 // ps, or ErrNoPhase when the plan has no such phase.
 func (s ExecutionState) WithPhaseState(ps PhaseState) (ExecutionState, error) {
@@ -286,18 +279,8 @@ func (s ExecutionState) PhaseState(i int) (PhaseState, error) {
 	return s.Progress.Phases[i].Clone(), nil
 }
 
-// WithNextPhase returns s moved on to the next phase: the current phase
-// index one higher, the review iteration 0 and no session to continue.
-func (s ExecutionState) WithNextPhase() ExecutionState {
-	c := s
-	c.Progress.CurrentPhase++
-	c.Progress.ReviewIteration = 0
-	c.Progress.DriverSessionID = ""
-	return c
-}
-
 // LastPhase reports whether the current phase is the plan's last one (or
 // past it).
 func (s ExecutionState) LastPhase() bool {
-	return s.Progress.CurrentPhase >= len(s.Plan.Phases)-1
+	return s.Progress.CurrentPhase() >= len(s.Plan.Phases)-1
 }

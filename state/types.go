@@ -91,10 +91,14 @@ type RunConfig struct {
 	// when it started, relative to its root. They are not the user's
 	// changes: a run starts with them there, never puts them aside
 	// (--allow-dirty), never commits them and never resets them away.
-	Inputs      []string      `json:"inputs,omitempty"`
-	AutoApprove bool          `json:"auto_approve,omitempty"`
-	AllowDirty  bool          `json:"allow_dirty,omitempty"` // start on a work tree with uncommitted changes
-	Pace        time.Duration `json:"pace,omitempty"`        // pause between steps, for demos; 0 for none
+	Inputs      []string `json:"inputs,omitempty"`
+	AutoApprove bool     `json:"auto_approve,omitempty"`
+	// Parallel is how many lanes of a phase run at once (gaffer.yaml's
+	// parallel, run --parallel); Validate sets 0 to DefaultParallel. A
+	// run stored before lanes existed has 0: ParallelOf reads it.
+	Parallel   int           `json:"parallel,omitempty"`
+	AllowDirty bool          `json:"allow_dirty,omitempty"` // start on a work tree with uncommitted changes
+	Pace       time.Duration `json:"pace,omitempty"`        // pause between steps, for demos; 0 for none
 	// SkipTDDCheck turns off the rule that every impl task has a test task
 	// in its dependency chain.
 	SkipTDDCheck bool `json:"skip_tdd_check,omitempty"`
@@ -300,8 +304,8 @@ type Task struct {
 	EndLine     int      `json:"end_line"`              // last line of the section, inclusive
 }
 
-// Phase is one layer of the plan: tasks that one agent session does in
-// order. Index is the phase's position in Plan.Phases, counted from 0;
+// Phase is one layer of the plan: tasks whose dependencies are done, run
+// in lanes (GroupLanes) and committed as one. Index is the phase's position in Plan.Phases, counted from 0;
 // Number (Index+1) is what people see ("Phase 1", "phase-1/").
 type Phase struct {
 	Index   int      `json:"index"`
@@ -312,20 +316,18 @@ type Phase struct {
 // names.
 func (p Phase) Number() int { return p.Index + 1 }
 
-// Progress is where the run is.
+// Progress is where the run is. It has no cursor of its own: the current
+// phase is the last one started (CurrentPhase), and each phase keeps the
+// progress of its lanes (PhaseState.Lanes: their sessions, attempts and
+// review iterations).
 type Progress struct {
-	// CurrentPhase is the index into Plan.Phases (and Phases) of the phase
-	// being worked on; len(Plan.Phases) once every phase is done.
-	CurrentPhase int          `json:"current_phase"`
-	Phases       []PhaseState `json:"phases,omitempty"` // one per Plan.Phases entry
-	// ReviewIteration counts the reviews of the current phase's current
-	// attempt; it goes back to 0 for a new attempt or phase.
-	ReviewIteration int `json:"review_iteration"`
+	Phases []PhaseState `json:"phases,omitempty"` // one per Plan.Phases entry
 	// PlanRevision counts the architect's revisions of the plan.
 	PlanRevision int `json:"plan_revision"`
-	// DriverSessionID is the developer session to continue; empty when the
-	// next session must be fresh.
-	DriverSessionID string `json:"driver_session_id,omitempty"`
+	// Lane is set only in the input of a lane's branch (a graph.Send):
+	// the 1-based index, in the current phase's Lanes, of the lane the
+	// branch runs. It is 0 in the run's own state.
+	Lane int `json:"lane,omitempty"`
 	// Story counts the Task Story's decision records. The records
 	// themselves are files in the execution directory's story/, committed
 	// with their phase; the state keeps only the count and the latest
@@ -396,6 +398,11 @@ type PhaseState struct {
 	// attempt"); nil when none was kept.
 	Kept  *KeptAttempt `json:"kept,omitempty"`
 	Tasks []TaskState  `json:"tasks,omitempty"`
+	// Lanes is the progress of the phase's lanes (state.GroupLanes of its
+	// tasks), set when the phase is prepared; nil before. A phase of one
+	// lane works in the run's tree; a phase of several runs each lane in
+	// its own work tree and combines their work.
+	Lanes []LaneProgress `json:"lanes,omitempty"`
 }
 
 // KeptAttempt is a failed attempt kept as a commit on its pre-phase
@@ -433,6 +440,9 @@ type ReviewResult struct {
 	Approved bool         `json:"approved"`
 	Comments string       `json:"comments,omitempty"`
 	Items    []ReviewItem `json:"items,omitempty"`
+	// Tasks are the tasks a rejection is about, when the reviewer named
+	// them: in a phase of several lanes only their lanes run again.
+	Tasks []string `json:"tasks,omitempty"`
 }
 
 // ReviewItem is one point of a review.

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"sort"
 	"strings"
 	"time"
 
@@ -23,6 +24,14 @@ type CommitOptions struct {
 	// that is not at HEAD stays untracked even if it was staged. The
 	// workflow passes the files that were untracked before the phase.
 	Exclude []string
+	// Check, when set, is called once the commit's files are known and
+	// before anything but objects is written: changed lists, sorted,
+	// every path whose content or mode the commit changes from HEAD;
+	// file and head give a path's blob hash in the commit and at HEAD
+	// ("" for none). An error stops the commit, which changes nothing:
+	// the workflow's last look at what it commits costs no second walk
+	// of the tree.
+	Check func(changed []string, file, head func(path string) string) error
 }
 
 // Commit stages every change of the work tree — new, modified and deleted
@@ -61,6 +70,11 @@ func (r *Repo) commitAll(ctx context.Context, message string, opts CommitOptions
 	tree, err := r.writeTree(entries, snap.headTrees, made)
 	if err != nil {
 		return "", err
+	}
+	if opts.Check != nil {
+		if err := checkCommit(snap, entries, opts.Check); err != nil {
+			return "", err
+		}
 	}
 	if tree == snap.headTree && !opts.AllowEmpty {
 		return "", ErrNothingToCommit
@@ -196,4 +210,32 @@ func sanitizeIdent(s string) string {
 		}
 		return c
 	}, s))
+}
+
+// checkCommit calls check with what the commit of entries changes from
+// snap's HEAD (see CommitOptions.Check).
+func checkCommit(snap *snapshot, entries []*index.Entry, check func(changed []string, file, head func(string) string) error) error {
+	files := make(map[string]treeFile, len(entries))
+	var changed []string
+	for _, e := range entries {
+		files[e.Name] = treeFile{hash: e.Hash, mode: e.Mode}
+		if hf, ok := snap.head[e.Name]; !ok || hf.hash != e.Hash || hf.mode != e.Mode {
+			changed = append(changed, e.Name)
+		}
+	}
+	for p := range snap.head {
+		if _, ok := files[p]; !ok {
+			changed = append(changed, p)
+		}
+	}
+	sort.Strings(changed)
+	hash := func(m map[string]treeFile) func(string) string {
+		return func(p string) string {
+			if f, ok := m[p]; ok {
+				return f.hash.String()
+			}
+			return ""
+		}
+	}
+	return check(changed, hash(files), hash(snap.head))
 }

@@ -157,7 +157,7 @@ func (d *Driver) reviewer(ctx context.Context, s agent.Session) (agent.Report, e
 		if err := checkItems(st.Items, false); err != nil {
 			return agent.Report{}, d.invalid(st.line, "reviewer entry for %s: %v", st.Match, err)
 		}
-		review = agent.Review{Approved: st.Approved, Comments: st.Comments, Items: normalise(st.Items)}
+		review = agent.Review{Approved: st.Approved, Comments: st.Comments, Items: normalise(st.Items), Tasks: st.Tasks}
 		usage = st.Usage
 	}
 	if err := d.pause(ctx, s); err != nil {
@@ -326,14 +326,14 @@ func (d *Driver) developer(ctx context.Context, s agent.Session) (agent.Report, 
 func (d *Driver) act(ctx context.Context, s agent.Session, tb *agent.Toolbox, a Action, changed *changes.Set) (failure string, err error) {
 	kind, arg, tool := a.kind()
 	if kind == "" {
-		return "", d.invalid(a.line, "an action needs exactly one of write, edit, delete, mkdir, run and expand_context")
+		return "", d.invalid(a.line, "an action needs exactly one of write, edit, delete, mkdir, run, expand_context and wait")
 	}
 	d.say(s, "%s %s", kind, arg)
 	s.Emit(agent.Message{Kind: agent.ToolCall, Tool: kind, Input: arg, Text: kind + " " + arg})
 	result := func(text string, isErr bool) {
 		s.Emit(agent.Message{Kind: agent.ToolResult, Tool: kind, Text: text, IsError: isErr})
 	}
-	if !s.Allows(tool) {
+	if tool != "" && !s.Allows(tool) {
 		msg := (&agent.ToolError{Op: kind, Path: arg, Err: fmt.Errorf("%w: it needs the %q tool", agent.ErrToolNotAllowed, tool)}).Error()
 		result(msg, true)
 		return msg, nil
@@ -367,6 +367,19 @@ func (d *Driver) act(ctx context.Context, s agent.Session, tb *agent.Toolbox, a 
 		}
 	case "run":
 		return d.run(ctx, s, tb, a)
+	case "wait":
+		wait, err := time.ParseDuration(a.Wait)
+		if err != nil || wait < 0 {
+			return "", d.invalid(a.line, "wait %q is not a duration such as 2s or 500ms", a.Wait)
+		}
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return "", d.cancelled(s, ctx.Err())
+		case <-t.C:
+		}
+		result("waited "+arg, false)
 	case "expand_context":
 		text, err := agent.ExpandContext(tb, s.StoryDir, a.ExpandContext, "")
 		if err != nil {
@@ -523,6 +536,9 @@ func sessionID(s agent.Session) string {
 	case agent.RoleArchitect:
 		return fmt.Sprintf("script-%s-architect-r%d", s.RunID, s.Revision)
 	case agent.RoleDeveloper:
+		if s.Lane > 0 {
+			return fmt.Sprintf("script-%s-p%d-l%d-a%d", s.RunID, s.Phase, s.Lane, s.Attempt)
+		}
 		return fmt.Sprintf("script-%s-p%d-a%d", s.RunID, s.Phase, s.Attempt)
 	}
 	return fmt.Sprintf("script-%s-%s-p%d-a%d-i%d", s.RunID, s.Role, s.Phase, s.Attempt, s.Iteration)

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -48,6 +50,9 @@ type Match struct {
 	Phase     int `yaml:"phase,omitempty"`
 	Attempt   int `yaml:"attempt,omitempty"`
 	Iteration int `yaml:"iteration,omitempty"`
+	// Task matches a developer session whose lane holds this task of the
+	// plan (agent.Session.Tasks): each lane of a phase its own entry.
+	Task string `yaml:"task,omitempty"`
 	// Model matches the model the workflow gave the session: a phase's
 	// escalation model (roles.developer.escalation_model) once recovery
 	// escalated it, the Doctor's model or strong_model. A session run
@@ -60,6 +65,12 @@ func (m Match) score(s agent.Session) (int, bool) {
 	n := 0
 	if m.Model != "" {
 		if m.Model != s.Model {
+			return 0, false
+		}
+		n++
+	}
+	if m.Task != "" {
+		if !slices.Contains(s.Tasks, m.Task) {
 			return 0, false
 		}
 		n++
@@ -86,6 +97,9 @@ func (m Match) String() string {
 		if c.v != 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", c.name, c.v))
 		}
+	}
+	if m.Task != "" {
+		parts = append(parts, "task "+m.Task)
 	}
 	if m.Model != "" {
 		parts = append(parts, "model "+m.Model)
@@ -137,7 +151,9 @@ type ReviewerStep struct {
 	Approved      bool               `yaml:"approved" script:"required"`
 	Comments      string             `yaml:"comments"`
 	Items         []agent.ReviewItem `yaml:"items"`
-	Usage         state.Usage        `yaml:"usage"`
+	// Tasks names the tasks a rejection is about (agent.Review.Tasks).
+	Tasks []string    `yaml:"tasks"`
+	Usage state.Usage `yaml:"usage"`
 
 	line int
 }
@@ -154,12 +170,16 @@ type EvaluatorStep struct {
 // Action is one thing a developer session does to the repository. Exactly
 // one of Write, Edit, Delete, Mkdir and Run is set.
 type Action struct {
-	Write        *WriteAction `yaml:"write"`
-	Edit         *EditAction  `yaml:"edit"`
-	Delete       string       `yaml:"delete"` // a file or directory
-	Mkdir        string       `yaml:"mkdir"`
-	Run          string       `yaml:"run"`           // a shell command
-	AllowFailure bool         `yaml:"allow_failure"` // with Run: a failing command does not fail the session
+	Write  *WriteAction `yaml:"write"`
+	Edit   *EditAction  `yaml:"edit"`
+	Delete string       `yaml:"delete"` // a file or directory
+	Mkdir  string       `yaml:"mkdir"`
+	Run    string       `yaml:"run"` // a shell command
+	// Wait pauses the session for this duration ("2s", "500ms"), as a
+	// session waits on its model (a benchmark's lanes, a test that kills
+	// a session midway).
+	Wait         string `yaml:"wait"`
+	AllowFailure bool   `yaml:"allow_failure"` // with Run: a failing command does not fail the session
 	// ExpandContext reads the Task Story's records of this earlier phase
 	// (1-based), as the llm driver's expand_context tool does: the escape
 	// hatch, counted in the report's Expansions.
@@ -203,6 +223,9 @@ func (a Action) kind() (kind, arg, tool string) {
 	}
 	if a.ExpandContext != 0 {
 		n, kind, arg, tool = n+1, "expand_context", strconv.Itoa(a.ExpandContext), agent.ToolRead
+	}
+	if a.Wait != "" {
+		n, kind, arg, tool = n+1, "wait", a.Wait, ""
 	}
 	if n != 1 {
 		return "", "", ""
@@ -597,7 +620,9 @@ func checkAction(a Action) error {
 	kind, _, _ := a.kind()
 	switch {
 	case kind == "":
-		return errors.New("an action needs exactly one of write, edit, delete, mkdir, run and expand_context")
+		return errors.New("an action needs exactly one of write, edit, delete, mkdir, run, expand_context and wait")
+	case kind == "wait" && !validWait(a.Wait):
+		return fmt.Errorf("wait %q is not a duration such as 2s or 500ms", a.Wait)
 	case kind == "expand_context" && a.ExpandContext < 1:
 		return errors.New("expand_context names a phase, counting from 1")
 	case a.AllowFailure && kind != "run":
@@ -721,4 +746,11 @@ func scriptErrors(name string, err error) error {
 		out[i] = one(e)
 	}
 	return errors.Join(out...)
+}
+
+// validWait reports whether w is a duration a wait action takes: one
+// time.ParseDuration reads, not negative.
+func validWait(w string) bool {
+	d, err := time.ParseDuration(w)
+	return err == nil && d >= 0
 }

@@ -189,7 +189,7 @@ func TestLoadScriptErrors(t *testing.T) {
 		{"edit without new", "s.yaml", "developer:\n  - actions:\n      - edit: {path: a.go, old: x}\n",
 			[]string{"line 3", "needs new"}},
 		{"two kinds in one action", "s.yaml", "developer:\n  - actions:\n      - write: {path: a, content: b}\n        run: ls\n",
-			[]string{"line 3", "exactly one of write, edit, delete, mkdir, run and expand_context"}},
+			[]string{"line 3", "exactly one of write, edit, delete, mkdir, run, expand_context and wait"}},
 		{"empty action", "s.yaml", "developer:\n  - actions:\n      - {}\n",
 			[]string{"line 3", "exactly one of"}},
 		{"allow_failure without run", "s.yaml", "developer:\n  - actions:\n      - delete: x\n        allow_failure: true\n",

@@ -31,6 +31,13 @@ func run() int {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	// A closed stdout (`gaffer run … | head`) must not kill a run with
+	// SIGPIPE: asked for, the signal only makes the write fail (EPIPE),
+	// and cli's output says nothing more on that pipe. Programs gaffer
+	// starts get the default action back.
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	defer signal.Stop(pipes)
 	go func() {
 		<-sigs
 		cancel()
@@ -39,7 +46,7 @@ func run() int {
 		os.Exit(cli.ExitFailure)
 	}()
 	bi, ok := debug.ReadBuildInfo()
-	err := cli.NewWithIO(versionOf(version, bi, ok), cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Keys: profile.NewKeyVault(), LimitMemory: true}).RunContext(ctx, os.Args)
+	err := cli.NewWithIO(versionOf(version, bi, ok), cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Keys: profile.NewKeyVault(), LimitMemory: true, Program: os.Args[0]}).RunContext(ctx, os.Args)
 	cli.Report(os.Stderr, err)
 	return cli.ExitCode(err)
 }

@@ -71,7 +71,7 @@ func Summarize(snap graph.Snapshot[state.ExecutionState]) ([]byte, error) {
 	}
 	sum := Summary{Seq: snap.Seq, Goal: s.Run.Goal, Slug: s.Run.Slug, CreatedAt: s.Run.CreatedAt,
 		ExecDir: s.Run.ExecDir, WorkTree: s.Run.WorkTree, Status: s.Status, Mode: s.Plan.Mode,
-		CurrentPhase: s.Progress.CurrentPhase, ReviewIteration: s.Progress.ReviewIteration,
+		CurrentPhase: s.Progress.CurrentPhase(), ReviewIteration: s.ReviewIteration(),
 		PlanRevision: s.Progress.PlanRevision, Usage: s.Usage, Next: snap.Next}
 	if n := len(s.Errors); n > 0 {
 		sum.LastError, _ = render.Clip(s.Errors[n-1], summaryErrorBytes)
@@ -117,7 +117,7 @@ func SnapshotOf(info checkpoint.RunInfo, sum *Summary, dst *graph.Snapshot[state
 	s.Run = state.RunInfo{ID: info.RunID, Goal: sum.Goal, Slug: sum.Slug, CreatedAt: sum.CreatedAt,
 		ExecDir: sum.ExecDir, WorkTree: sum.WorkTree}
 	s.Plan.Mode = sum.Mode
-	s.Progress.CurrentPhase, s.Progress.ReviewIteration, s.Progress.PlanRevision = sum.CurrentPhase, sum.ReviewIteration, sum.PlanRevision
+	s.Progress.PlanRevision = sum.PlanRevision
 	s.Usage, s.Status, s.Stash.Commit = sum.Usage, sum.Status, sum.Stash
 	if sum.LastError != "" {
 		s.Errors = carve(sl.stringList(), 1)
@@ -130,6 +130,10 @@ func SnapshotOf(info checkpoint.RunInfo, sum *Summary, dst *graph.Snapshot[state
 			s.Plan.Phases[i] = state.Phase{Index: i}
 			s.Progress.Phases[i] = state.PhaseState{Index: i, Status: p.Status, Attempt: p.Attempt,
 				StartedAt: p.Started, CompletedAt: p.Completed, PostCommit: p.Commit}
+		}
+		if c := sum.CurrentPhase; sum.ReviewIteration > 0 && c >= 0 && c < n {
+			// The current phase's review iteration is its lanes'.
+			s.Progress.Phases[c].Lanes = []state.LaneProgress{{Iteration: sum.ReviewIteration}}
 		}
 	}
 }

@@ -105,7 +105,7 @@ func BenchmarkSummary(b *testing.B) {
 	}
 	snap := graph.Snapshot[state.ExecutionState]{RunID: "r-20260301-abcdef", Seq: 30, Next: sum.Next, State: state.ExecutionState{
 		Run:  state.RunInfo{ID: "r-20260301-abcdef", Goal: sum.Goal, CreatedAt: sum.CreatedAt, ExecDir: sum.ExecDir, WorkTree: sum.WorkTree},
-		Plan: state.Plan{Mode: sum.Mode, Phases: phases}, Progress: state.Progress{Phases: progress, CurrentPhase: 1},
+		Plan: state.Plan{Mode: sum.Mode, Phases: phases}, Progress: state.Progress{Phases: progress},
 		Usage: sum.Usage, Status: sum.Status, Errors: []string{"boom"}}}
 	enc, err := Summarize(snap)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gaffer-dev/gaffer/graph"
@@ -362,7 +363,7 @@ func (x executor) Execute(ctx context.Context, job serve.Job) (serve.Outcome, er
 		p.log.Info("run ended", "run", id, "outcome", out.Kind, "msg", out.Message)
 	}
 	if out.State != nil && out.State.Status.Terminal() {
-		if l := host.BranchHint(*out.State); l != "" {
+		if l := host.BranchHint(*out.State, func(args ...string) string { return "gaffer " + strings.Join(args, " ") }); l != "" {
 			p.log.Info(l, "run", id)
 		}
 	}

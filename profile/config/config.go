@@ -247,6 +247,10 @@ func (c *Config) checkOwn(at string, p Profile) error {
 			return c.errAt(at+".limits."+k, "%s must not be negative, got %d", k, limits[k])
 		}
 	}
+	if n := p.Parallel; n < 0 || n > state.MaxParallel {
+		return c.errAt(at+".parallel", "parallel must be from 1 to %d lanes at once (0 or absent: the default %d), got %d",
+			state.MaxParallel, state.DefaultParallel, n)
+	}
 	if err := c.checkTuning(at, p.Recovery.RecoveryTuning); err != nil {
 		return err
 	}

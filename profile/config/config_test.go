@@ -100,6 +100,9 @@ func TestBuiltinDefaults(t *testing.T) {
 	if p.Limits != want {
 		t.Errorf("Limits = %+v, want %+v", p.Limits, want)
 	}
+	if p.Parallel != state.DefaultParallel {
+		t.Errorf("Parallel = %d, want the default %d", p.Parallel, state.DefaultParallel)
+	}
 	// Effective hands out copies.
 	p.Agents["claude"].Env["X"] = "y"
 	p.Prices["gpt-5"] = state.Price{}
@@ -211,6 +214,8 @@ func TestValidation(t *testing.T) {
 		{"bad profile name", "profiles:\n  \"my profile\": {}\n", `gaffer.yaml:2: profile name "my profile" must be a non-empty word (no spaces or dots)`},
 		{"missing default profile", "default_profile: fast\n", `gaffer.yaml:1: default_profile "fast" is not a profile`},
 		{"negative max_runs_per_repo", "profiles: {}\nmax_runs_per_repo: -2\n", `gaffer.yaml:2: max_runs_per_repo must not be negative, got -2`},
+		{"negative parallel", "profiles:\n  p:\n    parallel: -1\n", `gaffer.yaml:3: parallel must be from 1 to 64 lanes at once (0 or absent: the default 4), got -1`},
+		{"parallel over the most", "profiles:\n  p:\n    parallel: 65\n", `gaffer.yaml:3: parallel must be from 1 to 64 lanes at once (0 or absent: the default 4), got 65`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -359,5 +364,23 @@ func TestSummarizerRoleIsOptional(t *testing.T) {
 	}
 	if _, err := Parse("gaffer.yaml", []byte("profiles:\n  p:\n    roles:\n      summarizer: {driver: robot}\n")); err == nil || !strings.Contains(err.Error(), "roles.summarizer") {
 		t.Errorf("bad summarizer driver: %v", err)
+	}
+}
+
+// TestParallelSetting: parallel is per profile, over the default profile
+// and the built-in default (4).
+func TestParallelSetting(t *testing.T) {
+	c, err := Parse("gaffer.yaml", []byte("profiles:\n  default:\n    parallel: 2\n  one:\n    parallel: 1\n  other: {}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]int{"": 2, "one": 1, "other": 2} {
+		p, err := c.Effective(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Parallel != want {
+			t.Errorf("profile %q: parallel %d, want %d", name, p.Parallel, want)
+		}
 	}
 }

@@ -62,6 +62,7 @@
 //	                               # task: phased execution off, one task per phase in the plan's order; phased
 //	    strict_files: true         # default false: a session's change outside its tasks' files: lines, or a
 //	                               # declared file left untouched, fails the attempt
+//	    parallel: 2                # lanes of a phase at once (default 4; 1: one after another)
 //	    notify:                    # whom a run tells (see the README's Notifications); replaces the default's as a whole
 //	      url: http://127.0.0.1:8080       # the inbox: notices link to <url>/runs/<id>
 //	      events: [awaiting_approval, completed]   # default: all six

@@ -126,6 +126,9 @@ type Profile struct {
 	Prices   map[string]state.Price       `yaml:"prices,omitempty"`
 	Agents   map[string]cliagent.Template `yaml:"agents,omitempty"` // CLI templates; over the built-in claude and codex
 	TDD      *bool                        `yaml:"tdd,omitempty"`    // check that impl tasks depend on test tasks
+	// Parallel is how many lanes of a phase run at once (1 to
+	// state.MaxParallel); 0 or absent takes the default.
+	Parallel int `yaml:"parallel,omitempty"`
 	// Mode is how plans run: auto (or empty: the plan's lines decide),
 	// task (phased execution off: one task per phase, in order) or
 	// phased (tasks layered by dependency).
@@ -163,8 +166,9 @@ func Builtin() Profile {
 			"claude-haiku-4-5":  {Input: 1, Output: 5, Cached: 0.1},
 			"gpt-5":             {Input: 1.25, Output: 10, Cached: 0.125},
 		},
-		Agents: cliagent.BuiltinTemplates(),
-		TDD:    &tdd,
+		Agents:   cliagent.BuiltinTemplates(),
+		TDD:      &tdd,
+		Parallel: state.DefaultParallel,
 	}
 }
 
@@ -267,6 +271,7 @@ func merge(base, over Profile) Profile {
 		v := *over.TDD
 		out.TDD = &v
 	}
+	out.Parallel = or(over.Parallel, base.Parallel)
 	out.Mode = or(over.Mode, base.Mode)
 	if over.StrictFiles != nil {
 		v := *over.StrictFiles
