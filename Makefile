@@ -55,6 +55,7 @@ bench:
 	$(GO) test -run '^$$' -bench PhaseOverhead -benchtime 3x -timeout 60m ./cli
 	$(GO) test -run '^$$' -bench ParallelPhase -benchtime 1x -timeout 20m ./cli
 	$(GO) test -run '^$$' -bench ListManyRuns -benchtime 1x -timeout 30m ./cli
+	$(GO) test -run '^$$' -bench MCPRunStatus -benchtime 50x -timeout 30m ./cli
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

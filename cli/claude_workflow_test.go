@@ -7,12 +7,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gaffer-dev/gaffer/internal/claudecode"
+	"github.com/gaffer-dev/gaffer/agent/cliagent/claude"
 	"github.com/gaffer-dev/gaffer/internal/fakeanthropic"
+	"github.com/gaffer-dev/gaffer/internal/npmpin/npmpintest"
 )
 
 // These tests run the workflow with the real Claude Code CLI (the pinned
-// version, installed from npm by internal/claudecode) as the developer,
+// version, installed from npm by npmpintest.ForTest and claude.Pin) as the developer,
 // through the cli driver and the built-in "claude" template, against a
 // fake Anthropic Messages server on 127.0.0.1. The plan is given (no
 // architect) and the reviewer is scripted.
@@ -21,7 +22,7 @@ import (
 // gives it a fresh HOME and the key, and returns the fake server.
 func claudeOnPath(t *testing.T, respond func(fakeanthropic.Request) fakeanthropic.Reply) *fakeanthropic.Server {
 	t.Helper()
-	bin := claudecode.ForTest(t)
+	bin := npmpintest.ForTest(t, claude.Pin)
 	t.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-claude-test")

@@ -120,6 +120,8 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 	cfg := hoststore.Config{Config: hc, Repo: g.Repo, Store: dir, Notify: &notify.Config{Before: beforeNotifyHook(io), Getenv: io.Keys.Getenv}}
 	if o.read {
 		cfg.Notify, cfg.Reading = nil, true
+	} else {
+		cfg.Telemetry, cfg.Getenv = telemetryOf(g.Repo), os.Getenv
 	}
 	if o.metrics != nil {
 		m := o.metrics

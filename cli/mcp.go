@@ -11,10 +11,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	ucli "github.com/urfave/cli/v2"
 
 	"github.com/gaffer-dev/gaffer/control"
 	"github.com/gaffer-dev/gaffer/host"
@@ -25,7 +28,6 @@ import (
 	"github.com/gaffer-dev/gaffer/mcpserve"
 	"github.com/gaffer-dev/gaffer/profile"
 	"github.com/gaffer-dev/gaffer/workspace"
-	ucli "github.com/urfave/cli/v2"
 )
 
 func mcpCommand(io IO) *ucli.Command {
@@ -306,7 +308,7 @@ func (b *mcpBackend) Answer(ctx context.Context, req host.AnswerRequest) (host.O
 func (b *mcpBackend) Start(ctx context.Context, req mcpserve.StartRequest) (mcpserve.Started, error) {
 	id := host.NewRunID(time.Now())
 	spec := host.RunSpec{RunID: id, Goal: req.Goal, Driver: req.Driver, Model: req.Model, Script: req.Script,
-		AutoApprove: req.AutoApprove, TrackerID: req.TrackerID, Profile: cmp.Or(req.Profile, b.g.Profile), Repo: b.g.Repo}
+		AutoApprove: req.AutoApprove, TrackerID: req.TrackerID, Profile: cmp.Or(req.Profile, b.g.Profile), Repo: b.g.Repo, Parallel: req.Parallel}
 	if req.Plan != "" {
 		f, err := b.planFile(id, req.Plan)
 		if err != nil {
@@ -365,6 +367,9 @@ func (b *mcpBackend) Start(ctx context.Context, req mcpserve.StartRequest) (mcps
 	}
 	if spec.AutoApprove {
 		args = append(args, "--auto-approve")
+	}
+	if spec.Parallel > 0 {
+		args = append(args, "--parallel", strconv.Itoa(spec.Parallel))
 	}
 	pid, status, err := b.detach(ctx, id, args, func(rs host.RunStatus) bool { return !rs.Pending })
 	if err != nil {

@@ -15,8 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gaffer-dev/gaffer/state"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gaffer-dev/gaffer/state"
 )
 
 // mcpClient is the SDK's client on `gaffer mcp` run by the real binary
@@ -225,13 +226,16 @@ func TestMCPEveryToolThroughTheBinary(t *testing.T) {
 		t.Fatalf("bad input made the store: %v", err)
 	}
 	var check struct {
-		Valid    bool                   `json:"valid"`
-		Phases   []struct{ Number int } `json:"phases"`
-		Problems []state.Problem        `json:"problems"`
+		Valid  bool `json:"valid"`
+		Phases []struct {
+			Number int
+			Lanes  [][]string
+		} `json:"phases"`
+		Problems []state.Problem `json:"problems"`
 	}
 	m.ok("plan_validate", map[string]any{"plan": string(planText)}, &check)
-	if !check.Valid || len(check.Phases) == 0 || len(check.Problems) != 0 {
-		t.Fatalf("plan_validate of the demo plan: %+v", check)
+	if !check.Valid || len(check.Phases) == 0 || len(check.Problems) != 0 || len(check.Phases[0].Lanes) != 2 {
+		t.Fatalf("plan_validate of the demo plan (phase 1: two lanes, 1a and 1b): %+v", check)
 	}
 	m.ok("plan_validate", map[string]any{"plan": "### Task 1: a\n- depends on: 9\n"}, &check)
 	if check.Valid || len(check.Problems) == 0 || check.Problems[0].Line == 0 {

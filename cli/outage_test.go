@@ -7,9 +7,10 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/gaffer-dev/gaffer/internal/codexcli"
+	"github.com/gaffer-dev/gaffer/agent/cliagent/codex"
 	"github.com/gaffer-dev/gaffer/internal/fakeanthropic"
 	"github.com/gaffer-dev/gaffer/internal/fakeresponses"
+	"github.com/gaffer-dev/gaffer/internal/npmpin/npmpintest"
 )
 
 // These tests take the model provider down under a real CLI agent — the
@@ -23,7 +24,7 @@ import (
 // a fresh HOME whose config points it at srv, and sets the key.
 func codexOnPath(t *testing.T, srv *fakeresponses.Server) {
 	t.Helper()
-	bin := codexcli.ForTest(t)
+	bin := npmpintest.ForTest(t, codex.Pin)
 	t.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	home := t.TempDir()
 	t.Setenv("HOME", home)

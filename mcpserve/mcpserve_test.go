@@ -38,6 +38,11 @@ func TestCheckPlan(t *testing.T) {
 	if !c.Valid || c.Mode != "phased" || len(c.Phases) != 2 || c.Phases[1].Tasks[0] != "2" || len(c.Problems) != 0 {
 		t.Fatalf("good plan: %+v", c)
 	}
+	// Two tasks of one layer with their own files: two lanes.
+	wide := "### Task 1a: a\n- type: test\n- depends on: none\n- files: a_test.go\n\n### Task 1b: b\n- type: test\n- depends on: none\n- files: b_test.go\n"
+	if c := checkPlan(wide, false); !c.Valid || len(c.Phases) != 1 || len(c.Phases[0].Lanes) != 2 || c.Phases[0].Lanes[1][0] != "1b" {
+		t.Fatalf("two lanes: %+v", c)
+	}
 	// An impl task without a test before it: the TDD check, unless asked off.
 	noTest := "### Task 1: code\n- type: impl\n- depends on: none\n"
 	if c := checkPlan(noTest, false); c.Valid || len(c.Problems) == 0 {
@@ -72,9 +77,14 @@ func TestWaitReasonAndProgress(t *testing.T) {
 			t.Errorf("waitReason(%s, stopped %v) = %q, want %q", c.v.Status, c.v.Stopped, got, c.want)
 		}
 	}
-	done, total, msg := progressOf(runview.Run{RunID: "r-1", Status: "running", CurrentPhase: 2, Phases: phases})
+	done, total, msg := progressOf(runview.Run{RunID: "r-1", Status: "running", CurrentPhase: 2, Phases: phases}, nil)
 	if done != 1 || total != 3 || msg != "r-1: running, phase 2 of 3 running (attempt 2), tasks 2a, 2b" {
 		t.Fatalf("progressOf = %v, %v, %q", done, total, msg)
+	}
+	lanes := []state.LaneProgress{{Tasks: []string{"2a"}, Status: state.LaneDone, Attempt: 1}, {Tasks: []string{"2b", "2c"}, Status: state.LaneRunning, Attempt: 2}}
+	_, _, msg = progressOf(runview.Run{RunID: "r-1", Status: "running", CurrentPhase: 2, Phases: phases}, lanes)
+	if !strings.HasSuffix(msg, "; lanes: 2a done, 2b+2c running (attempt 2)") {
+		t.Fatalf("progressOf with lanes = %q", msg)
 	}
 }
 

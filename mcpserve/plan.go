@@ -21,6 +21,9 @@ type PlanCheck struct {
 type PlanPhase struct {
 	Number int      `json:"number"`
 	Tasks  []string `json:"tasks" jsonschema:"the ids of the phase's tasks"`
+	// Lanes are the phase's lanes: each a group of its tasks that one
+	// fresh agent session does in order; the lanes run at once.
+	Lanes [][]string `json:"lanes" jsonschema:"the phase's lanes, each the ids of the tasks one agent session does in order; lanes run at once, up to the run's parallel"`
 }
 
 // PlanTask is one task of a checked plan.
@@ -48,8 +51,12 @@ func checkPlan(text string, noTDD bool) PlanCheck {
 	}
 	plan, err := state.ParsePlan("plan.md", text, opts...)
 	out.Valid, out.Mode = err == nil, plan.Mode.String()
-	for _, ph := range plan.Phases {
-		out.Phases = append(out.Phases, PlanPhase{Number: ph.Number(), Tasks: nonNil(ph.TaskIDs)})
+	for i, ph := range plan.Phases {
+		lanes := plan.PhaseLanes(i)
+		if lanes == nil {
+			lanes = [][]string{}
+		}
+		out.Phases = append(out.Phases, PlanPhase{Number: ph.Number(), Tasks: nonNil(ph.TaskIDs), Lanes: lanes})
 	}
 	for _, t := range plan.Tasks {
 		out.Tasks = append(out.Tasks, PlanTask{ID: t.ID, Title: t.Title, Type: t.Type.String(), Line: t.Line,

@@ -7,10 +7,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/runview"
 	"github.com/gaffer-dev/gaffer/state"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // resourcePrefix starts every resource's URI: gaffer://runs/{id}/….

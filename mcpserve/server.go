@@ -7,8 +7,9 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/gaffer-dev/gaffer/host"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gaffer-dev/gaffer/host"
 )
 
 // Backend is what the server needs of gaffer. The command line implements
@@ -51,6 +52,7 @@ type StartRequest struct {
 	Script      string // the script driver's file
 	AutoApprove bool
 	TrackerID   string
+	Parallel    int // lanes of a phase at once; 0 takes the profile's
 }
 
 // Started is a run that was started.

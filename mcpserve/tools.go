@@ -7,9 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/runview"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The tools' inputs.
@@ -34,6 +35,7 @@ type (
 		Script      string `json:"script,omitempty" jsonschema:"the script driver's file"`
 		AutoApprove bool   `json:"auto_approve,omitempty" jsonschema:"run the plan without waiting for its approval"`
 		TrackerID   string `json:"tracker_id,omitempty" jsonschema:"an issue key for the execution directory's name"`
+		Parallel    int    `json:"parallel,omitempty" jsonschema:"how many lanes of a phase run at once (1: one after another; default: the profile's)"`
 	}
 	answerInput struct {
 		RunID    string `json:"run_id" jsonschema:"the run's id"`
@@ -103,7 +105,7 @@ func (s *Server) addTools() error {
 	var errs []error
 	add := func(err error) { errs = append(errs, err) }
 	add(addTool(s, &mcp.Tool{Name: "plan_validate", Annotations: hints("Check a plan", true, false, true, false),
-		Description: "Parse and check a gaffer plan (markdown): its phases and tasks, and every problem with its line. Changes nothing."}, s.planValidate))
+		Description: "Parse and check a gaffer plan (markdown): its phases, each phase's lanes (tasks one agent session does; lanes run at once) and tasks, and every problem with its line. Changes nothing."}, s.planValidate))
 	add(addTool(s, &mcp.Tool{Name: "runs_list", Annotations: hints("List runs", true, false, true, false),
 		Description: "The store's runs, newest first: status, goal, phase, cost, branch."}, s.runsList))
 	add(addTool(s, &mcp.Tool{Name: "run_status", Annotations: hints("A run's status", true, false, true, false),
@@ -182,14 +184,20 @@ func (s *Server) runStatus(ctx context.Context, _ *mcp.CallToolRequest, in runIn
 // view is the view of run id now, without its plan (the plan resource
 // has it).
 func (s *Server) view(ctx context.Context, id string) (runview.Run, error) {
+	v, _, err := s.viewOf(ctx, id)
+	return v, err
+}
+
+// viewOf is view with the run's status as the host said it.
+func (s *Server) viewOf(ctx context.Context, id string) (runview.Run, host.RunStatus, error) {
 	if err := checkRunID(id); err != nil {
-		return runview.Run{}, err
+		return runview.Run{}, host.RunStatus{}, err
 	}
 	rs, err := s.cfg.Backend.Status(ctx, id)
 	if err != nil {
-		return runview.Run{}, err
+		return runview.Run{}, rs, err
 	}
-	return runview.RunOf(rs, time.Now()), nil
+	return runview.RunOf(rs, time.Now()), rs, nil
 }
 
 // checkRunID refuses a call that names no run, or a run id that is
@@ -207,6 +215,9 @@ func (s *Server) runStart(ctx context.Context, _ *mcp.CallToolRequest, in startI
 		return nil, Started{}, errors.New("give plan (the plan's markdown) or goal (what to build)")
 	case in.Plan != "" && in.Goal != "":
 		return nil, Started{}, errors.New("give plan or goal, not both")
+	}
+	if in.Parallel < 0 {
+		return nil, Started{}, fmt.Errorf("parallel %d: want 1 or more (1 runs a phase's lanes one after another), or leave it out", in.Parallel)
 	}
 	if in.Plan != "" {
 		// Its size and its shape are checked before anything starts; the

@@ -6,9 +6,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/gaffer-dev/gaffer/runview"
 	"github.com/gaffer-dev/gaffer/state"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Why run_wait returned.
@@ -43,9 +44,10 @@ func waitReason(v runview.Run) string {
 	return ""
 }
 
-// progressOf is the progress run_wait notifies for v: the phases done of
-// the plan's, and a line saying where the run is.
-func progressOf(v runview.Run) (done, total float64, msg string) {
+// progressOf is the progress run_wait notifies for v, whose current
+// phase's lanes are lanes: the phases done of the plan's, and a line
+// saying where the run is, lane by lane.
+func progressOf(v runview.Run, lanes []state.LaneProgress) (done, total float64, msg string) {
 	for _, p := range v.Phases {
 		if p.Status == state.PhaseCompleted.String() {
 			done++
@@ -59,6 +61,16 @@ func progressOf(v runview.Run) (done, total float64, msg string) {
 		fmt.Fprintf(&b, ", phase %d of %d %s (attempt %d)", p.Number, len(v.Phases), p.Status, p.Attempt)
 		if len(p.Tasks) > 0 {
 			fmt.Fprintf(&b, ", tasks %s", strings.Join(p.Tasks, ", "))
+		}
+		if len(lanes) > 1 {
+			parts := make([]string, len(lanes))
+			for i, l := range lanes {
+				parts[i] = fmt.Sprintf("%s %s", strings.Join(l.Tasks, "+"), l.Status)
+				if l.Attempt > 1 {
+					parts[i] += fmt.Sprintf(" (attempt %d)", l.Attempt)
+				}
+			}
+			fmt.Fprintf(&b, "; lanes: %s", strings.Join(parts, ", "))
 		}
 	}
 	if len(v.Next) > 0 {
@@ -82,13 +94,13 @@ func (s *Server) runWait(ctx context.Context, req *mcp.CallToolRequest, in waitI
 	tick := time.NewTicker(s.cfg.Poll)
 	defer tick.Stop()
 	for {
-		v, err := s.view(wctx, in.RunID)
+		v, rs, err := s.viewOf(wctx, in.RunID)
 		if wctx.Err() == nil && err != nil {
 			return nil, Waited{}, err
 		}
 		if wctx.Err() == nil {
 			if token != nil {
-				done, total, msg := progressOf(v)
+				done, total, msg := progressOf(v, currentLanes(rs.Snapshot.State, v.CurrentPhase))
 				if msg != last {
 					last = msg
 					_ = req.Session.NotifyProgress(wctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: done, Total: total, Message: msg})
@@ -109,4 +121,13 @@ func (s *Server) runWait(ctx context.Context, req *mcp.CallToolRequest, in waitI
 		v, err = s.view(ctx, in.RunID)
 		return nil, Waited{Reason: WaitTimeout, Run: v}, err
 	}
+}
+
+// currentLanes is the lanes of s's phase n (1-based); none before the
+// plan runs.
+func currentLanes(s state.ExecutionState, n int) []state.LaneProgress {
+	if n < 1 || n > len(s.Progress.Phases) {
+		return nil
+	}
+	return s.Progress.Phases[n-1].Lanes
 }

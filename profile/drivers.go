@@ -12,7 +12,7 @@ import (
 	"sync"
 
 	"github.com/gaffer-dev/gaffer/agent"
-	cliagent "github.com/gaffer-dev/gaffer/agent/cliagent"
+	"github.com/gaffer-dev/gaffer/agent/cliagent"
 	"github.com/gaffer-dev/gaffer/agent/llm"
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/profile/config"
@@ -202,7 +202,7 @@ func (rp *runProfile) agentOf(p config.Profile, r agent.Role, rs config.RoleSett
 		}
 	case config.DriverCLI:
 		if rs.Agent == "" {
-			return ac, errorf(host.Invalid, "profile %s: the %s uses driver cli but names no agent; set agent (claude, codex or one of agents) in gaffer.yaml", p.Name, r)
+			return ac, errorf(host.Invalid, "profile %s: the %s uses driver cli but names no agent; set agent (%s or one of agents) in gaffer.yaml", p.Name, r, strings.Join(cliagent.VendorNames(), ", "))
 		}
 		t, ok := p.Template(rs.Agent)
 		if !ok {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	cliagent "github.com/gaffer-dev/gaffer/agent/cliagent"
+	"github.com/gaffer-dev/gaffer/agent/cliagent"
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/profile/config"
 	"github.com/gaffer-dev/gaffer/profile/config/configtest"
@@ -48,7 +48,7 @@ func TestResolveProfile(t *testing.T) {
 	if a := rp.agents.Evaluator; a != (state.AgentConfig{Driver: "cli", Model: "claude-opus-4-1", Agent: "claude", SessionTimeout: config.DefaultSessionTimeout}) {
 		t.Errorf("evaluator = %+v", a)
 	}
-	if c := rp.drivers.CLIAgents["claude"]; len(c.Command) == 0 || c.Command[0] != cliagent.ClaudeCode().Command[0] || rp.drivers.Provider != "" {
+	if c := rp.drivers.CLIAgents["claude"]; len(c.Command) == 0 || c.Command[0] != cliagent.BuiltinTemplates()["claude"].Command[0] || rp.drivers.Provider != "" {
 		t.Errorf("cli settings = %+v", rp.drivers)
 	}
 	if _, err := resolveProfile(dir, request{RunSpec: host.RunSpec{Driver: "script"}}, env); host.CodeOf(err) != host.Usage {

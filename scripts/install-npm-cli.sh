@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
-# Installs a CLI pinned in one of gaffer's internal packages (its
-# `const Version` and `var Pin`, see internal/npmpin) into the directory
+# Installs an agent CLI pinned in its vendor package under agent/cliagent
+# (its pin.go: `const Version` and `var Pin`, see internal/npmpin) into the directory
 # the agent tests look in, and prints the binary's path. The tests install
 # it themselves when npm is there; CI runs this first so that the download
 # is a separate, visible step.
 #
-#   scripts/install-npm-cli.sh claudecode     # Claude Code
-#   scripts/install-npm-cli.sh codexcli       # Codex
-#   GAFFER_CODEX_DIR=/opt/codex scripts/install-npm-cli.sh codexcli
+#   scripts/install-npm-cli.sh claude     # Claude Code
+#   scripts/install-npm-cli.sh codex      # Codex
+#   scripts/install-npm-cli.sh gemini     # Gemini CLI
+#   GAFFER_CODEX_DIR=/opt/codex scripts/install-npm-cli.sh codex
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-pkgdir=internal/${1:?usage: install-npm-cli.sh claudecode|codexcli}
-src=$pkgdir/install.go
+pkgdir=agent/cliagent/${1:?usage: install-npm-cli.sh VENDOR (a package under agent/cliagent with a pin.go: claude, codex, gemini)}
+src=$pkgdir/pin.go
 if [ ! -f "$src" ]; then
-  echo "install-npm-cli: $src does not exist; name a package that pins a CLI: claudecode or codexcli" >&2
+  echo "install-npm-cli: $src does not exist; name a vendor package that pins a CLI: $(cd agent/cliagent && ls -d */pin.go 2>/dev/null | sed 's#/pin.go##' | tr '\n' ' ')" >&2
   exit 2
 fi
 field() { sed -n "s/^[[:space:]]*$1:[[:space:]]*\"\(.*\)\",\$/\1/p" "$src"; }

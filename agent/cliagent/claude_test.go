@@ -12,22 +12,23 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/agent/cliagent/claude"
 	"github.com/gaffer-dev/gaffer/agent/internal/landlock"
 	"github.com/gaffer-dev/gaffer/agent/internal/testkit"
-	"github.com/gaffer-dev/gaffer/internal/claudecode"
 	"github.com/gaffer-dev/gaffer/internal/fakeanthropic"
+	"github.com/gaffer-dev/gaffer/internal/npmpin/npmpintest"
 )
 
 // These tests drive the real Claude Code CLI (installed from npm at the
-// pinned version, see scripts/install-npm-cli.sh claudecode) against a fake
+// pinned version, see scripts/install-npm-cli.sh claude) against a fake
 // Anthropic Messages server on 127.0.0.1 that scripts the model's side.
 
 // claudeCode returns a Driver running the real Claude Code, with the
 // Claude template, talking to srv, with home as its HOME.
 func claudeCode(t *testing.T, srv *fakeanthropic.Server, home string, maxTurns int) *Driver {
 	t.Helper()
-	bin := claudecode.ForTest(t)
-	tmpl := ClaudeCode()
+	bin := npmpintest.ForTest(t, claude.Pin)
+	tmpl := claude.New().Template()
 	tmpl.Command[0], tmpl.ResumeCommand[0] = bin, bin
 	return newCLI(t, Options{
 		Template: tmpl,

@@ -7,16 +7,17 @@ import (
 
 	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/agent/agenttest"
+	"github.com/gaffer-dev/gaffer/agent/cliagent/claude"
 	"github.com/gaffer-dev/gaffer/agent/internal/landlock"
-	"github.com/gaffer-dev/gaffer/internal/claudecode"
 	"github.com/gaffer-dev/gaffer/internal/fakeanthropic"
+	"github.com/gaffer-dev/gaffer/internal/npmpin/npmpintest"
 )
 
 // TestContract runs the driver contract suite against the real Claude Code
 // CLI, offline, talking to a fake Anthropic server on 127.0.0.1 whose model
 // does each task with one tool call (told apart by the prompt), then
 // answers. It is skipped, with the reason, when Claude Code is not
-// installed and npm is not there to install it (see claudecode.ForTest).
+// installed and npm is not there to install it (see npmpintest.ForTest).
 // Claude Code is confined with Landlock; without it, the check that a write
 // outside the repository is refused is skipped.
 func TestContract(t *testing.T) {
@@ -27,7 +28,7 @@ func TestContract(t *testing.T) {
 		caps.NotConfined = "the CLI driver confines the agent with Landlock, and " + why
 	}
 	agenttest.Run(t, caps, func(t *testing.T, env agenttest.Env) agent.Driver {
-		bin := claudecode.ForTest(t)
+		bin := npmpintest.ForTest(t, claude.Pin)
 		tool := func(name string, input map[string]string) fakeanthropic.Reply {
 			return fakeanthropic.Reply{ToolUses: []fakeanthropic.ToolUse{{Name: name, Input: input}}, Usage: fakeanthropic.Usage{InputTokens: 20, OutputTokens: 5}}
 		}
@@ -59,7 +60,7 @@ func TestContract(t *testing.T) {
 		})
 		vars := offline(srv)
 		vars["HOME"], vars["LANG"] = t.TempDir(), "C.UTF-8"
-		tmpl := ClaudeCode()
+		tmpl := claude.New().Template()
 		tmpl.Command[0], tmpl.ResumeCommand[0] = bin, bin
 		return newCLI(t, Options{
 			Template: tmpl,

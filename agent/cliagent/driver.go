@@ -1,13 +1,6 @@
 package cliagent
 
 import (
-	"github.com/gaffer-dev/gaffer/agent"
-	"github.com/gaffer-dev/gaffer/agent/internal/environ"
-	"github.com/gaffer-dev/gaffer/agent/internal/label"
-	"github.com/gaffer-dev/gaffer/agent/internal/landlock"
-	"github.com/gaffer-dev/gaffer/agent/internal/proc"
-	"github.com/gaffer-dev/gaffer/agent/internal/short"
-
 	"bytes"
 	"context"
 	"errors"
@@ -23,6 +16,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/agent/cliagent/clikit"
+	"github.com/gaffer-dev/gaffer/agent/internal/environ"
+	"github.com/gaffer-dev/gaffer/agent/internal/label"
+	"github.com/gaffer-dev/gaffer/agent/internal/landlock"
+	"github.com/gaffer-dev/gaffer/agent/internal/proc"
+	"github.com/gaffer-dev/gaffer/agent/internal/short"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
@@ -91,6 +91,12 @@ type Driver struct {
 	helper     proc.Helper
 	helperWarn sync.Once
 	pidWarn    sync.Once
+	// reader reads the agent's output and tells its outages: the vendor
+	// whose output format the template names, else plain text.
+	reader clikit.Vendor
+	// vendor is the vendor of the template's program (its state to write,
+	// its arguments), else plain text's, which has none.
+	vendor clikit.Vendor
 }
 
 var _ agent.Driver = (*Driver)(nil)
@@ -98,7 +104,7 @@ var _ agent.Driver = (*Driver)(nil)
 // NewDriver returns a driver for opts, or an error matching
 // ErrInvalidTemplate when its template cannot run.
 func NewDriver(opts Options) (*Driver, error) {
-	if err := opts.Template.Validate(); err != nil {
+	if err := CheckTemplate(opts.Template); err != nil {
 		return nil, err
 	}
 	opts.Template = opts.Template.Clone()
@@ -115,7 +121,14 @@ func NewDriver(opts Options) (*Driver, error) {
 		opts.Environ = os.Environ()
 	}
 	opts.Environ, opts.Env = slices.Clone(opts.Environ), maps.Clone(opts.Env)
-	return &Driver{opts: opts}, nil
+	d := &Driver{opts: opts, reader: byOutput(opts.Template.EffectiveOutput()), vendor: byProgram(opts.Template.Command[0])}
+	if d.reader == nil {
+		d.reader = textVendor{}
+	}
+	if d.vendor == nil {
+		d.vendor = textVendor{}
+	}
+	return d, nil
 }
 
 // Run runs the template's command for session s and reads its report.
@@ -197,15 +210,11 @@ func (d *Driver) Run(ctx context.Context, s agent.Session) (agent.Report, error)
 	if err := os.WriteFile(promptFile, []byte(s.Prompt), 0o600); err != nil {
 		return agent.Report{}, fmt.Errorf("agent: %s: %w", label.Of(s), err)
 	}
-	if d.opts.Template.prompt() == PromptFile {
+	if d.opts.Template.EffectivePrompt() == PromptFile {
 		v.promptFile = promptFile
 	}
-	argv, resuming := d.opts.Template.argv(v)
-	if filepath.Base(argv[0]) == "claude" {
-		if off := claudeDisallowed(s); off != "" {
-			argv = append(argv, "--disallowedTools="+off)
-		}
-	}
+	argv, resuming := argv(d.opts.Template, v)
+	argv = append(argv, d.vendor.Args(s)...)
 	env := d.environ(v)
 	var conf *confined
 	if d.opts.Confine != agent.ConfineOff {
@@ -222,7 +231,7 @@ func (d *Driver) Run(ctx context.Context, s agent.Session) (agent.Report, error)
 			conf.layers, caches, env = proc.GoCaches(env, tmp, layered)
 			conf.writable = caches
 		}
-		conf.writable = append(d.writable(argv[0], dir, agentTmp, env), conf.writable...)
+		conf.writable = append(d.writable(dir, agentTmp, env), conf.writable...)
 	}
 	writable := []string{dir, tmp} // what any session can write
 	if conf != nil {
@@ -252,7 +261,7 @@ func (d *Driver) Run(ctx context.Context, s agent.Session) (agent.Report, error)
 		}
 	}
 	if rep.Status == agent.StatusFailed {
-		if why := outage(run, res); why != "" {
+		if why := d.reader.Outage(clikit.Run{ExitCode: run.exitCode, TimedOut: run.timedOut, Busy: run.busy, Stderr: run.stderr}, res); why != "" {
 			if run.timedOut {
 				why = fmt.Sprintf("the session limit of %v was reached: %s", d.opts.Timeout, why)
 			}
@@ -265,16 +274,16 @@ func (d *Driver) Run(ctx context.Context, s agent.Session) (agent.Report, error)
 
 // report reads the session's report from how its process ended, and
 // streams its messages.
-func (d *Driver) report(s agent.Session, program string, resuming bool, run cliRun) (agent.Report, cliResult) {
-	res := parseCLIOutput(d.opts.Template.output(), run.stdout)
-	rep := agent.Report{Status: agent.StatusCompleted, Output: res.text, SessionID: res.sessionID, Usage: res.usage}
-	if !res.parsed {
+func (d *Driver) report(s agent.Session, program string, resuming bool, run cliRun) (agent.Report, clikit.Result) {
+	res := d.reader.Parse(run.stdout)
+	rep := agent.Report{Status: agent.StatusCompleted, Output: res.Text, SessionID: res.SessionID, Usage: res.Usage}
+	if !res.Parsed {
 		rep.Output = strings.TrimSpace(string(run.stdout))
 	}
 	if rep.SessionID == "" && resuming {
 		rep.SessionID = s.SessionID
 	}
-	if !res.costKnown && d.opts.Cost != nil {
+	if !res.CostKnown && d.opts.Cost != nil {
 		model := d.opts.Model
 		if s.Model != "" {
 			model = s.Model
@@ -291,10 +300,10 @@ func (d *Driver) report(s agent.Session, program string, resuming bool, run cliR
 	if s.Role == agent.RoleDeveloper {
 		rep.Story, _ = agent.ParseFacts(rep.Output)
 	}
-	for _, m := range res.messages[min(run.streamed, len(res.messages)):] {
+	for _, m := range res.Messages[min(run.streamed, len(res.Messages)):] {
 		s.Emit(m)
 	}
-	if len(res.messages) == 0 && rep.Output != "" {
+	if len(res.Messages) == 0 && rep.Output != "" {
 		s.Emit(agent.Message{Kind: agent.Text, Text: rep.Output})
 	}
 	if !rep.Usage.IsZero() {
@@ -304,24 +313,24 @@ func (d *Driver) report(s agent.Session, program string, resuming bool, run cliR
 }
 
 // failure returns why the session failed, or "" when it did not.
-func (d *Driver) failure(program string, run cliRun, res cliResult) string {
+func (d *Driver) failure(program string, run cliRun, res clikit.Result) string {
 	var why []string
 	switch {
 	case run.timedOut && run.busy != "":
 		why = append(why, fmt.Sprintf("%s ran longer than the session limit of %v while running %s, and was killed", filepath.Base(program), d.opts.Timeout, short.FirstLine(run.busy)))
 	case run.timedOut:
 		why = append(why, fmt.Sprintf("%s ran longer than the session limit of %v, waiting for its model, and was killed", filepath.Base(program), d.opts.Timeout))
-	case res.isError:
-		why = append(why, res.errText)
+	case res.IsError:
+		why = append(why, res.ErrText)
 		if run.exitCode != 0 {
 			why = append(why, "("+exitText(program, run.exitCode)+")")
 		}
 	case run.exitCode != 0:
 		why = append(why, exitText(program, run.exitCode))
-		if out := strings.TrimSpace(string(run.stdout)); out != "" && !res.parsed {
+		if out := strings.TrimSpace(string(run.stdout)); out != "" && !res.Parsed {
 			why = append(why, "stdout:\n"+out)
-		} else if res.text != "" {
-			why = append(why, res.text)
+		} else if res.Text != "" {
+			why = append(why, res.Text)
 		}
 	default:
 		return ""
@@ -352,9 +361,9 @@ func (d *Driver) environ(v placeholders) []string {
 			env = append(env, kv)
 		}
 	}
-	env = append(env, d.opts.Template.env(v)...)
+	env = append(env, templateEnv(d.opts.Template, v)...)
 	extra := Template{Env: d.opts.Env}
-	return append(env, extra.env(v)...)
+	return append(env, templateEnv(extra, v)...)
 }
 
 // redact replaces the values of secret environment variables in text, so
@@ -454,7 +463,7 @@ func (d *Driver) start(ctx context.Context, s agent.Session, argv []string, dir 
 	cmd.Dir, cmd.Env = dir, env
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	d.isolate(cmd)
-	if d.opts.Template.prompt() == PromptStdin {
+	if d.opts.Template.EffectivePrompt() == PromptStdin {
 		in, err := os.Open(promptFile)
 		if err != nil {
 			return cliRun{}, err
@@ -472,7 +481,7 @@ func (d *Driver) start(ctx context.Context, s agent.Session, argv []string, dir 
 	poll := time.NewTicker(streamInterval)
 	defer poll.Stop()
 	lines := lineReader{f: stdout, limit: int64(d.opts.MaxOutput)}
-	parser := newLineParser(d.opts.Template.output())
+	parser := d.reader.Lines()
 	var run cliRun
 wait:
 	for {
@@ -481,19 +490,19 @@ wait:
 			break wait
 		case <-poll.C:
 			for _, line := range lines.next() {
-				for _, m := range parser.messages(line) {
+				for _, m := range parser.Messages(line) {
 					s.Emit(m)
 					run.streamed++
 				}
 			}
 		case <-timer.C:
 			for _, line := range lines.next() { // what it said last: was it running a tool?
-				for _, m := range parser.messages(line) {
+				for _, m := range parser.Messages(line) {
 					s.Emit(m)
 					run.streamed++
 				}
 			}
-			run.timedOut, run.busy = true, parser.busy()
+			run.timedOut, run.busy = true, parser.Busy()
 			d.stop(cmd, done)
 			break wait
 		case <-ctx.Done():

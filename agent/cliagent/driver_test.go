@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/agent/cliagent/claude"
+	"github.com/gaffer-dev/gaffer/agent/cliagent/codex"
 	"github.com/gaffer-dev/gaffer/agent/internal/testkit"
 	"github.com/gaffer-dev/gaffer/state"
 )
@@ -102,9 +104,9 @@ func TestCLITimeoutWhoseFault(t *testing.T) {
 		provider bool
 		want     string
 	}{
-		{"claude in a command", OutputClaudeJSON, []string{"hang-in-tool", "claude"}, false, "while running Bash"},
-		{"codex in a command", OutputCodexJSONL, []string{"hang-in-tool", "codex"}, false, "while running command go test ./..."},
-		{"codex waiting for the model", OutputCodexJSONL, []string{"hang-after-tool"}, true, "waiting for its model"},
+		{"claude in a command", claude.Output, []string{"hang-in-tool", "claude"}, false, "while running Bash"},
+		{"codex in a command", codex.Output, []string{"hang-in-tool", "codex"}, false, "while running command go test ./..."},
+		{"codex waiting for the model", codex.Output, []string{"hang-after-tool"}, true, "waiting for its model"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -185,7 +187,7 @@ func TestCLICancelIsAnError(t *testing.T) {
 // (the raw-text fallback); with a non-zero status the report is failed and
 // carries stdout and stderr.
 func TestCLIGarbageOutput(t *testing.T) {
-	for _, format := range []OutputFormat{OutputClaudeJSON, OutputCodexJSONL} {
+	for _, format := range []OutputFormat{claude.Output, codex.Output} {
 		t.Run(string(format)+"/exit0", func(t *testing.T) {
 			d := newCLI(t, Options{Template: fakeAgent(t, format, "garbage", "0")})
 			rep, err := d.Run(context.Background(), agent.Session{Role: agent.RoleReviewer, Dir: t.TempDir()})
@@ -212,7 +214,7 @@ func TestCLIGarbageOutput(t *testing.T) {
 }
 
 func TestCLIReportedErrorIsFailedReport(t *testing.T) {
-	d := newCLI(t, Options{Template: fakeAgent(t, OutputClaudeJSON, "claude-error")})
+	d := newCLI(t, Options{Template: fakeAgent(t, claude.Output, "claude-error")})
 	rep, err := d.Run(context.Background(), agent.Session{Role: agent.RoleDeveloper, Dir: t.TempDir()})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
@@ -229,7 +231,7 @@ func TestCLIReportedErrorIsFailedReport(t *testing.T) {
 // An overloaded provider (Claude Code's "API Error: 529") is the machine's
 // fault: Run returns the failed report with agent.ErrUnavailable.
 func TestCLIOverloadedProviderIsUnavailable(t *testing.T) {
-	d := newCLI(t, Options{Template: fakeAgent(t, OutputClaudeJSON, "claude-overloaded")})
+	d := newCLI(t, Options{Template: fakeAgent(t, claude.Output, "claude-overloaded")})
 	rep, err := d.Run(context.Background(), agent.Session{Role: agent.RoleDeveloper, Dir: t.TempDir()})
 	if !errors.Is(err, agent.ErrUnavailable) || !strings.Contains(err.Error(), "529 overloaded") {
 		t.Fatalf("Run: %v, want agent.ErrUnavailable naming the 529", err)
@@ -374,7 +376,7 @@ func TestCLICostFromPrices(t *testing.T) {
 	// Codex reports no cost: the Cost function prices its usage.
 	lines := `{"type":"thread.started","thread_id":"th-1"}
 {"type":"turn.completed","usage":{"input_tokens":1000,"cached_input_tokens":400,"output_tokens":100}}`
-	tmpl := Template{Command: []string{"sh", "-c", "cat <<'EOF'\n" + lines + "\nEOF"}, Output: OutputCodexJSONL}
+	tmpl := Template{Command: []string{"sh", "-c", "cat <<'EOF'\n" + lines + "\nEOF"}, Output: codex.Output}
 	var gotModel string
 	d := newCLI(t, Options{Template: tmpl, Model: "gpt-x", Cost: func(model string, u state.Usage) float64 {
 		gotModel = model
@@ -396,7 +398,7 @@ func TestCLICostFromPrices(t *testing.T) {
 
 func TestCLITemplateValidate(t *testing.T) {
 	for name, tmpl := range BuiltinTemplates() {
-		if err := tmpl.Validate(); err != nil {
+		if err := CheckTemplate(tmpl); err != nil {
 			t.Errorf("built-in %s: %v", name, err)
 		}
 	}
@@ -410,8 +412,8 @@ func TestCLITemplateValidate(t *testing.T) {
 		"resume without id":     {Command: []string{"x"}, ResumeCommand: []string{"x", "--resume"}},
 	}
 	for name, tmpl := range bad {
-		if err := tmpl.Validate(); !errors.Is(err, ErrInvalidTemplate) {
-			t.Errorf("%s: Validate = %v, want ErrInvalidTemplate", name, err)
+		if err := CheckTemplate(tmpl); !errors.Is(err, ErrInvalidTemplate) {
+			t.Errorf("%s: CheckTemplate = %v, want ErrInvalidTemplate", name, err)
 		}
 		if _, err := NewDriver(Options{Template: tmpl}); !errors.Is(err, ErrInvalidTemplate) {
 			t.Errorf("%s: NewDriver = %v, want ErrInvalidTemplate", name, err)
@@ -421,13 +423,13 @@ func TestCLITemplateValidate(t *testing.T) {
 
 func TestClaudeArgv(t *testing.T) {
 	v := placeholders{prompt: "p", dir: "/r", model: "", session: ""}
-	args, resuming := ClaudeCode().argv(v)
+	args, resuming := argv(claude.New().Template(), v)
 	want := []string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"}
 	if !slices.Equal(args, want) || resuming {
 		t.Errorf("fresh argv = %q (resuming %v), want %q", args, resuming, want)
 	}
 	v.model, v.session, v.maxTurns = "opus", "abc", "7"
-	args, resuming = ClaudeCode().argv(v)
+	args, resuming = argv(claude.New().Template(), v)
 	want = []string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions", "--model=opus", "--max-turns=7", "--resume", "abc"}
 	if !slices.Equal(args, want) || !resuming {
 		t.Errorf("resume argv = %q (resuming %v), want %q", args, resuming, want)
@@ -464,7 +466,7 @@ func TestCLIWithholdsSecrets(t *testing.T) {
 // finish until the test has seen its first message.
 func TestCLIStreamsMessages(t *testing.T) {
 	seen := filepath.Join(t.TempDir(), "seen")
-	d := newCLI(t, Options{Template: fakeAgent(t, OutputCodexJSONL, "stream", seen), Timeout: 20 * time.Second, KillGrace: 50 * time.Millisecond})
+	d := newCLI(t, Options{Template: fakeAgent(t, codex.Output, "stream", seen), Timeout: 20 * time.Second, KillGrace: 50 * time.Millisecond})
 	var texts []string
 	rep, err := d.Run(context.Background(), agent.Session{Role: agent.RoleDeveloper, Dir: t.TempDir(), OnMessage: func(m agent.Message) {
 		if m.Kind == agent.Text {

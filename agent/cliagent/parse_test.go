@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/agent/cliagent/claude"
+	"github.com/gaffer-dev/gaffer/agent/cliagent/clikit"
+	"github.com/gaffer-dev/gaffer/agent/cliagent/codex"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
@@ -14,22 +17,22 @@ func TestParseClaudeStreamJSON(t *testing.T) {
 {"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"File created"}]}]},"session_id":"s-1"}
 {"type":"result","subtype":"success","is_error":false,"result":"all done","session_id":"s-1","num_turns":2,"total_cost_usd":0.25,"usage":{"input_tokens":10,"cache_creation_input_tokens":5,"cache_read_input_tokens":7,"output_tokens":3}}
 `
-	r := parseCLIOutput(OutputClaudeJSON, []byte(out))
-	if !r.parsed || r.isError || r.text != "all done" || r.sessionID != "s-1" || !r.costKnown {
+	r := parseCLIOutput(claude.Output, []byte(out))
+	if !r.Parsed || r.IsError || r.Text != "all done" || r.SessionID != "s-1" || !r.CostKnown {
 		t.Fatalf("result = %+v", r)
 	}
-	if want := (state.Usage{InputTokens: 15, OutputTokens: 3, CachedTokens: 7, CostUSD: 0.25}); r.usage != want {
-		t.Errorf("usage = %+v, want %+v", r.usage, want)
+	if want := (state.Usage{InputTokens: 15, OutputTokens: 3, CachedTokens: 7, CostUSD: 0.25}); r.Usage != want {
+		t.Errorf("usage = %+v, want %+v", r.Usage, want)
 	}
-	kinds := make([]agent.MessageKind, len(r.messages))
-	for i, m := range r.messages {
+	kinds := make([]agent.MessageKind, len(r.Messages))
+	for i, m := range r.Messages {
 		kinds[i] = m.Kind
 	}
 	if want := []agent.MessageKind{agent.Text, agent.ToolCall, agent.ToolResult}; !slices.Equal(kinds, want) {
 		t.Fatalf("message kinds = %v, want %v", kinds, want)
 	}
-	if r.messages[1].Tool != "Write" || r.messages[2].Tool != "Write" || r.messages[2].Text != "File created" {
-		t.Errorf("messages = %+v", r.messages)
+	if r.Messages[1].Tool != "Write" || r.Messages[2].Tool != "Write" || r.Messages[2].Text != "File created" {
+		t.Errorf("messages = %+v", r.Messages)
 	}
 }
 
@@ -40,13 +43,13 @@ func TestParseClaudeErrors(t *testing.T) {
 		`{"is_error":true,"result":"API Error: 401","type":"result","subtype":"success"}`:                "API Error: 401",
 	}
 	for out, want := range cases {
-		r := parseCLIOutput(OutputClaudeJSON, []byte(out))
-		if !r.parsed || !r.isError || r.errText != want {
+		r := parseCLIOutput(claude.Output, []byte(out))
+		if !r.Parsed || !r.IsError || r.ErrText != want {
 			t.Errorf("%s: result = %+v, want error %q", out, r, want)
 		}
 	}
 	for _, garbage := range []string{"", "not json", `{"type":"assistant"}`, `[1,2]`} {
-		if r := parseCLIOutput(OutputClaudeJSON, []byte(garbage)); r.parsed {
+		if r := parseCLIOutput(claude.Output, []byte(garbage)); r.Parsed {
 			t.Errorf("%q parsed as a result: %+v", garbage, r)
 		}
 	}
@@ -62,28 +65,28 @@ func TestParseCodex(t *testing.T) {
 {"type":"item.completed","item":{"id":"i4","type":"agent_message","text":"final answer"}}
 {"type":"turn.completed","usage":{"input_tokens":100,"cached_input_tokens":30,"output_tokens":9}}
 `
-	r := parseCLIOutput(OutputCodexJSONL, []byte(out))
-	if !r.parsed || r.isError || r.text != "final answer" || r.sessionID != "th-9" || r.costKnown {
+	r := parseCLIOutput(codex.Output, []byte(out))
+	if !r.Parsed || r.IsError || r.Text != "final answer" || r.SessionID != "th-9" || r.CostKnown {
 		t.Fatalf("result = %+v", r)
 	}
-	if want := (state.Usage{InputTokens: 70, OutputTokens: 9, CachedTokens: 30}); r.usage != want {
-		t.Errorf("usage = %+v, want %+v", r.usage, want)
+	if want := (state.Usage{InputTokens: 70, OutputTokens: 9, CachedTokens: 30}); r.Usage != want {
+		t.Errorf("usage = %+v, want %+v", r.Usage, want)
 	}
-	if len(r.messages) != 5 || r.messages[0].Input != "go test ./..." || !r.messages[1].IsError || r.messages[2].Input != "update a.go" {
-		t.Errorf("messages = %+v", r.messages)
+	if len(r.Messages) != 5 || r.Messages[0].Input != "go test ./..." || !r.Messages[1].IsError || r.Messages[2].Input != "update a.go" {
+		t.Errorf("messages = %+v", r.Messages)
 	}
 
 	failed := `{"type":"thread.started","thread_id":"th-1"}
 {"type":"error","message":"stream disconnected"}
 {"type":"turn.failed","error":{"message":"quota exceeded"}}`
-	if r := parseCLIOutput(OutputCodexJSONL, []byte(failed)); !r.isError || r.errText != "quota exceeded" || r.sessionID != "th-1" {
+	if r := parseCLIOutput(codex.Output, []byte(failed)); !r.IsError || r.ErrText != "quota exceeded" || r.SessionID != "th-1" {
 		t.Errorf("failed turn: %+v", r)
 	}
 	onlyError := `{"type":"error","message":"unauthorized"}`
-	if r := parseCLIOutput(OutputCodexJSONL, []byte(onlyError)); !r.isError || r.errText != "unauthorized" {
+	if r := parseCLIOutput(codex.Output, []byte(onlyError)); !r.IsError || r.ErrText != "unauthorized" {
 		t.Errorf("error event without a turn: %+v", r)
 	}
-	if r := parseCLIOutput(OutputCodexJSONL, []byte("hello\n")); r.parsed {
+	if r := parseCLIOutput(codex.Output, []byte("hello\n")); r.Parsed {
 		t.Errorf("plain text parsed as codex events: %+v", r)
 	}
 }
@@ -95,11 +98,20 @@ func FuzzParseCLIOutput(f *testing.F) {
 	f.Add(`{"type":"turn.failed"}` + "\n" + `{"type":"thread.started","thread_id":"x"}`)
 	f.Add("{\"type\":\"assistant\",\"message\":{\"content\":\"x\"}}\n{\"type\":\"result\"}")
 	f.Fuzz(func(t *testing.T, out string) {
-		for _, format := range []OutputFormat{OutputClaudeJSON, OutputCodexJSONL, OutputText} {
+		for _, format := range []OutputFormat{claude.Output, codex.Output, OutputText} {
 			r := parseCLIOutput(format, []byte(out))
-			if r.isError && r.errText == "" {
+			if r.IsError && r.ErrText == "" {
 				t.Errorf("%s: error without text for %q", format, out)
 			}
 		}
 	})
+}
+
+// parseCLIOutput reads stdout as the vendor of format f does (plain text
+// for OutputText).
+func parseCLIOutput(f OutputFormat, stdout []byte) clikit.Result {
+	if v := byOutput(f); v != nil {
+		return v.Parse(stdout)
+	}
+	return textVendor{}.Parse(stdout)
 }

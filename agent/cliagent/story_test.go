@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/agent/cliagent/claude"
 	"github.com/gaffer-dev/gaffer/agent/internal/testkit"
 	"github.com/gaffer-dev/gaffer/story"
 )
@@ -16,7 +17,7 @@ import (
 func TestCLIDriverParsesStoryReport(t *testing.T) {
 	final := "Wrote it.\n```json\n{\"methods\": [\"Queue.Push(v int)\"], \"commands\": [\"NOT TODO: a lock-free queue\"], \"dependencies\": [\"golang.org/x/sync\"]}\n```"
 	js := `{"type":"result","subtype":"success","is_error":false,"result":` + strconvQuote(final) + `,"session_id":"s1"}`
-	d := newCLI(t, Options{Template: Template{Command: []string{"printf", "%s", js}, Output: OutputClaudeJSON}})
+	d := newCLI(t, Options{Template: Template{Command: []string{"printf", "%s", js}, Output: claude.Output}})
 	for _, role := range []agent.Role{agent.RoleDeveloper, agent.RoleReviewer} {
 		rep, err := d.Run(context.Background(), agent.Session{Role: role, RunID: "r", Phase: 1, Attempt: 1, Prompt: "p", Dir: testkit.GitRepo(t)})
 		if err != nil || rep.Status != agent.StatusCompleted {

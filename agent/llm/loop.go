@@ -1,10 +1,6 @@
 package llm
 
 import (
-	"github.com/gaffer-dev/gaffer/agent"
-	"github.com/gaffer-dev/gaffer/agent/internal/changes"
-	"github.com/gaffer-dev/gaffer/agent/internal/short"
-
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +9,9 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
+	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/agent/internal/changes"
+	"github.com/gaffer-dev/gaffer/agent/internal/short"
 	"github.com/gaffer-dev/gaffer/state"
 )
 

@@ -1,11 +1,6 @@
 package script
 
 import (
-	"github.com/gaffer-dev/gaffer/agent"
-	"github.com/gaffer-dev/gaffer/agent/internal/changes"
-	"github.com/gaffer-dev/gaffer/agent/internal/label"
-	"github.com/gaffer-dev/gaffer/agent/internal/short"
-
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/agent/internal/changes"
+	"github.com/gaffer-dev/gaffer/agent/internal/label"
+	"github.com/gaffer-dev/gaffer/agent/internal/short"
 	"github.com/gaffer-dev/gaffer/internal/ioerr"
 	"github.com/gaffer-dev/gaffer/state"
 )

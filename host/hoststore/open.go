@@ -16,6 +16,7 @@ import (
 	"github.com/gaffer-dev/gaffer/internal/ioerr"
 	"github.com/gaffer-dev/gaffer/notify"
 	"github.com/gaffer-dev/gaffer/state"
+	"github.com/gaffer-dev/gaffer/telemetry"
 	"github.com/gaffer-dev/gaffer/workspace"
 )
 
@@ -44,6 +45,11 @@ type Config struct {
 	// Cursor (beside the store), Load, Runs and Logger where unset. A
 	// shared host (Config.Shared) delivers none: the holder does.
 	Notify *notify.Config
+	// Telemetry, when set and on (telemetry.Config.On), sends the spans
+	// of the runs this process drives to an OTLP endpoint; Getenv reads
+	// the standard OTEL_* variables (os.Getenv when nil).
+	Telemetry *telemetry.Config
+	Getenv    func(string) string
 }
 
 // ReadersWait is how long opening a store directory for writing waits
@@ -92,7 +98,36 @@ func Open(ctx context.Context, cfg Config) (*host.Host, error) {
 			return nil, err
 		}
 	}
+	if cfg.Telemetry != nil && !cfg.Reading {
+		if err := startTelemetry(ctx, h, *cfg.Telemetry, cfg.Getenv); err != nil {
+			h.Close()
+			return nil, err
+		}
+	}
 	return h, nil
+}
+
+// startTelemetry subscribes the tracer of tc to h's runs, when tc is on;
+// the host's Close flushes the spans, within a bounded wait. Off, nothing
+// is created.
+func startTelemetry(ctx context.Context, h *host.Host, tc telemetry.Config, getenv func(string) string) error {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	t, err := telemetry.Start(ctx, tc, telemetry.Options{Dir: filepath.Join(h.StoreDir(), "telemetry"), Getenv: getenv})
+	if err != nil || t == nil {
+		return err
+	}
+	unsubscribe := h.Subscribe(t.Observe)
+	h.OnClose(func() {
+		unsubscribe()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := t.Shutdown(ctx); err != nil {
+			h.Logger().Warn("telemetry: spans not sent", "err", err)
+		}
+	})
+	return nil
 }
 
 // openStore opens the store of cfg, whose local directory is dir, and

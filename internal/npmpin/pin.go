@@ -9,8 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"testing"
-	"time"
 )
 
 // ErrNoNPM is returned by Install when the binary is not installed and npm
@@ -89,25 +87,4 @@ func (p Pin) installed(dir string) bool {
 		Version string `json:"version"`
 	}
 	return json.Unmarshal(data, &pkg) == nil && pkg.Version == p.Version
-}
-
-// ForTest returns the pinned binary for a test that drives the real
-// program, installing it first when needed. It skips the test under
-// -short, and when the binary is missing and npm is not in PATH to install
-// it; any other install failure fails the test.
-func (p Pin) ForTest(t testing.TB) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skipf("drives the real %s CLI; skipped in -short", p.Title)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	bin, err := p.Install(ctx)
-	if errors.Is(err, ErrNoNPM) {
-		t.Skipf("%s %s is not installed and npm is not in PATH to install it", p.Title, p.Version)
-	}
-	if err != nil {
-		t.Fatalf("installing %s: %v", p.Title, err)
-	}
-	return bin
 }

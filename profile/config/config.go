@@ -17,10 +17,12 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/agent/cliagent"
 	"github.com/gaffer-dev/gaffer/internal/inputfile"
 	"github.com/gaffer-dev/gaffer/internal/strictyaml"
 	"github.com/gaffer-dev/gaffer/recovery"
 	"github.com/gaffer-dev/gaffer/state"
+	"github.com/gaffer-dev/gaffer/telemetry"
 )
 
 // RepoFile is the configuration file's name in a repository.
@@ -31,6 +33,9 @@ type file struct {
 	DefaultProfile string             `yaml:"default_profile,omitempty"`
 	MaxRunsPerRepo int                `yaml:"max_runs_per_repo,omitempty"`
 	Profiles       map[string]Profile `yaml:"profiles,omitempty"`
+	// Telemetry sends runs to an OpenTelemetry backend (package
+	// telemetry); the standard OTEL_* variables win over it.
+	Telemetry *telemetry.Config `yaml:"telemetry,omitempty"`
 }
 
 // Config is a loaded configuration: the profiles of one file, or none.
@@ -143,6 +148,15 @@ func (c *Config) Names() []string {
 // 0 when the file does not say (then: as many as its workers).
 func (c *Config) MaxRunsPerRepo() int { return c.f.MaxRunsPerRepo }
 
+// Telemetry returns the file's telemetry block (the zero Config, off
+// unless the environment turns it on, when there is none).
+func (c *Config) Telemetry() telemetry.Config {
+	if c.f.Telemetry == nil {
+		return telemetry.Config{}
+	}
+	return *c.f.Telemetry
+}
+
 // DefaultName returns the profile used when none is named: the file's
 // default_profile, else "default".
 func (c *Config) DefaultName() string { return or(c.f.DefaultProfile, DefaultProfile) }
@@ -191,6 +205,11 @@ func (c *Config) validate() error {
 	}
 	if n := c.f.MaxRunsPerRepo; n < 0 {
 		return c.errAt("max_runs_per_repo", "max_runs_per_repo must not be negative, got %d", n)
+	}
+	if t := c.f.Telemetry; t != nil && t.Endpoint != "" {
+		if err := httpURL(t.Endpoint); err != nil {
+			return c.errAt("telemetry.endpoint", "telemetry.endpoint: %v (the OTLP/HTTP base URL, as http://127.0.0.1:4318)", err)
+		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.f.Profiles)) {
 		at := "profiles." + name
@@ -297,7 +316,7 @@ func (c *Config) checkEffective(at string, p Profile) error {
 		return err
 	}
 	for _, name := range slices.Sorted(maps.Keys(p.Agents)) {
-		if err := p.Agents[name].Validate(); err != nil {
+		if err := cliagent.CheckTemplate(p.Agents[name]); err != nil {
 			return c.errAt(at+".agents."+name, "agent %q: %v", name, err)
 		}
 	}
@@ -307,7 +326,7 @@ func (c *Config) checkEffective(at string, p Profile) error {
 		switch rs.Driver {
 		case DriverCLI:
 			if rs.Agent == "" {
-				return c.errAt(sub, "the %s uses driver cli but no agent is named (built-in: claude, codex)", r)
+				return c.errAt(sub, "the %s uses driver cli but no agent is named (built-in: %s)", r, strings.Join(cliagent.VendorNames(), ", "))
 			}
 			if _, ok := p.Agents[rs.Agent]; !ok {
 				return c.errAt(sub, "the %s uses agent %q, which is not defined (agents: %s)", r, rs.Agent, strings.Join(slices.Sorted(maps.Keys(p.Agents)), ", "))

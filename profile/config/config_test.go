@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/gaffer-dev/gaffer/agent"
-	cliagent "github.com/gaffer-dev/gaffer/agent/cliagent"
+	"github.com/gaffer-dev/gaffer/agent/cliagent"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
@@ -53,7 +53,7 @@ func TestExampleFile(t *testing.T) {
 	}
 	claude, ok := p.Template("claude")
 	if !ok || claude.Env["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] != "32000" || claude.Env["IS_SANDBOX"] != "1" ||
-		!slices.Equal(claude.Command, cliagent.ClaudeCode().Command) {
+		!slices.Equal(claude.Command, cliagent.BuiltinTemplates()["claude"].Command) {
 		t.Errorf("claude template = %+v, want the built-in with one more env entry", claude)
 	}
 	if !slices.Equal(claude.PassEnv, []string{"ANTHROPIC_API_KEY"}) {
@@ -207,7 +207,7 @@ func TestValidation(t *testing.T) {
 			`gaffer.yaml:5: api_key_env must name an environment variable (such as ANTHROPIC_API_KEY), not hold the key`},
 		{"negative price", "profiles:\n  p:\n    prices:\n      m: {input: -1}\n", `gaffer.yaml:4: prices for "m" must not be negative`},
 		{"cli without agent", "profiles:\n  p:\n    roles:\n      developer: {driver: cli, agent: nope}\n",
-			`gaffer.yaml:4: the developer uses agent "nope", which is not defined (agents: claude, codex)`},
+			`gaffer.yaml:4: the developer uses agent "nope", which is not defined (agents: claude, codex, gemini)`},
 		{"llm without provider", "profiles:\n  p:\n    driver: llm\n", `gaffer.yaml:2: the architect uses driver llm but the profile has no provider.name`},
 		{"bad template", "profiles:\n  p:\n    agents:\n      x: {command: [x], prompt: arg}\n",
 			`gaffer.yaml:4: agent "x": agent: invalid CLI template: prompt arg needs {prompt} in command`},

@@ -9,27 +9,18 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/agent/cliagent"
 )
 
-// skipsPrompts names what a CLI agent's argument turns off, or "" when
-// it is not one of the flags that make the agent act without asking:
-// Claude Code's --dangerously-skip-permissions, Codex's
-// --dangerously-bypass-approvals-and-sandbox, --full-auto and --yolo.
-func skipsPrompts(arg string) string {
-	switch strings.SplitN(arg, "=", 2)[0] {
-	case "--dangerously-skip-permissions":
-		return "skips the agent's permission prompts: it edits files and runs commands without asking"
-	case "--dangerously-bypass-approvals-and-sandbox", "--yolo":
-		return "skips the agent's approvals and sandbox: it edits files and runs commands without asking"
-	case "--full-auto":
-		return "lets the agent edit files and run commands without asking"
-	}
-	return ""
-}
+// skipsPrompts names what argument arg of a CLI agent command running
+// program turns off, or "" when it is not one of the flags that make the
+// agent act without asking (each vendor names its own: see
+// cliagent.SkipsPrompts).
+func skipsPrompts(program, arg string) string { return cliagent.SkipsPrompts(program, arg) }
 
 // Unattended returns one line for each CLI template a role of p uses
 // whose command turns the agent's own permission prompts off (the
-// built-in claude and codex templates do, so that a session runs
+// built-in templates do, so that a session runs
 // unattended), sorted by name and saying which roles use it. gaffer confines a CLI agent's
 // writes only (Landlock, where the kernel has it): with such a flag the agent
 // may read and run anything the user may.
@@ -43,8 +34,9 @@ func (p Profile) Unattended() []string {
 	var out []string
 	for _, name := range slices.Sorted(maps.Keys(p.Agents)) {
 		var flags []string
-		for _, a := range p.Agents[name].Command {
-			if skipsPrompts(a) != "" {
+		cmd := p.Agents[name].Command
+		for _, a := range cmd {
+			if skipsPrompts(cmd[0], a) != "" {
 				flags = append(flags, strings.SplitN(a, "=", 2)[0])
 			}
 		}
@@ -69,7 +61,7 @@ func markDangerous(n *yaml.Node) {
 			k, v := n.Content[i].Value, n.Content[i+1]
 			if (k == "command" || k == "resume_command") && v.Kind == yaml.SequenceNode {
 				for _, a := range v.Content {
-					if why := skipsPrompts(a.Value); why != "" {
+					if why := skipsPrompts(v.Content[0].Value, a.Value); why != "" {
 						a.LineComment = "# DANGER: " + why
 					}
 				}

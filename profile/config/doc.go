@@ -21,7 +21,7 @@
 //	      max_task_review_iterations: 4
 //	  fast:
 //	    driver: cli                # script, llm or cli: every role unless roles says otherwise
-//	    agent: claude              # the CLI template for driver cli (built-in: claude, codex)
+//	    agent: claude              # the CLI template for driver cli (built-in: claude, codex, gemini)
 //	    model: claude-sonnet-4-5
 //	    timeouts:                  # every role's; roles.<role>.timeouts overrides key by key
 //	      call: 5m                 # llm: one model call (default 5m)

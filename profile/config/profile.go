@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/gaffer-dev/gaffer/agent"
-	cliagent "github.com/gaffer-dev/gaffer/agent/cliagent"
+	"github.com/gaffer-dev/gaffer/agent/cliagent"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
@@ -124,7 +124,7 @@ type Profile struct {
 	Provider Provider                     `yaml:"provider,omitempty"`
 	Limits   Limits                       `yaml:"limits,omitempty"`
 	Prices   map[string]state.Price       `yaml:"prices,omitempty"`
-	Agents   map[string]cliagent.Template `yaml:"agents,omitempty"` // CLI templates; over the built-in claude and codex
+	Agents   map[string]cliagent.Template `yaml:"agents,omitempty"` // CLI templates; over the built-in ones (cliagent.BuiltinTemplates)
 	TDD      *bool                        `yaml:"tdd,omitempty"`    // check that impl tasks depend on test tasks
 	// Parallel is how many lanes of a phase run at once (1 to
 	// state.MaxParallel); 0 or absent takes the default.

@@ -1,0 +1,15 @@
+// Package telemetry sends every run's events to an OpenTelemetry tracing
+// backend as spans (OTLP over HTTP): a run is one trace whose id derives
+// from the run id, so a resumed run, in this process or another, continues
+// it. Tracer subscribes to a host's runner (graph.Runner.Subscribe) and
+// turns the events it sees into spans with their real start and end times:
+// the run (root), plan, validation, the approval wait, each phase and
+// within it each development attempt and review, each agent session (with
+// the GenAI semantic conventions' usage attributes) and recovery. Spans
+// still open are journaled beside the store, so that a resume after a
+// crash ends the spans the crash cut (gaffer.cut=true, status Error) and
+// reopens the run and phase spans with their first start. It is off
+// unless configured (gaffer.yaml's telemetry block or the standard
+// OTEL_EXPORTER_OTLP_ENDPOINT): then Start returns nil and nothing is
+// created.
+package telemetry

@@ -1,0 +1,208 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/events"
+	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/internal/otlprecv"
+)
+
+func envOf(kv ...string) func(string) string {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) string { return m[k] }
+}
+
+// TestOffCreatesNoExporter: without an endpoint, or turned off by the
+// block or the standard variables, Start creates nothing and the host
+// subscribes nothing.
+func TestOffCreatesNoExporter(t *testing.T) {
+	no := false
+	for name, c := range map[string]struct {
+		cfg Config
+		env func(string) string
+	}{
+		"unconfigured":      {Config{ServiceName: "x", Content: true}, envOf()},
+		"enabled false":     {Config{Endpoint: "http://127.0.0.1:1", Enabled: &no}, envOf("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")},
+		"OTEL_SDK_DISABLED": {Config{Endpoint: "http://127.0.0.1:1"}, envOf("OTEL_SDK_DISABLED", "true")},
+		"exporter none":     {Config{}, envOf("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1", "OTEL_TRACES_EXPORTER", "none")},
+	} {
+		tr, err := Start(context.Background(), c.cfg, Options{Dir: t.TempDir(), Getenv: c.env})
+		if tr != nil || err != nil {
+			t.Errorf("%s: Start = %v, %v; want no tracer", name, tr, err)
+		}
+		if err := tr.Shutdown(context.Background()); err != nil {
+			t.Errorf("%s: Shutdown of no tracer = %v", name, err)
+		}
+	}
+	if !(Config{Endpoint: "http://127.0.0.1:4318"}).On(envOf()) || !(Config{}).On(envOf("OTEL_EXPORTER_OTLP_ENDPOINT", "http://x")) {
+		t.Error("an endpoint in the block or the environment does not turn telemetry on")
+	}
+}
+
+// feed sends events of run id to tr, one a millisecond apart from at.
+type feed struct {
+	tr *Tracer
+	id string
+	at time.Time
+}
+
+func (f *feed) ev(e graph.Event) {
+	f.at = f.at.Add(time.Millisecond)
+	e.RunID, e.Time = f.id, f.at
+	f.tr.Observe(e)
+}
+
+func (f *feed) node(name string, custom ...any) {
+	f.ev(graph.Event{Kind: graph.NodeStarted, Node: name, Attempt: 1})
+	for _, c := range custom {
+		f.ev(graph.Event{Kind: graph.Custom, Node: name, Payload: c})
+	}
+	f.ev(graph.Event{Kind: graph.NodeFinished, Node: name, Attempt: 1})
+}
+
+// TestTraceAcrossProcessesAndACrash drives one run through three tracers
+// sharing a journal directory, as three processes would: the first plans
+// and stops at the approval, the second is "killed" in phase 1's
+// development, the third resumes to the end. The receiver gets one trace
+// with one root, the approval wait, the cut span marked, and the phases
+// with their sessions' usage.
+func TestTraceAcrossProcessesAndACrash(t *testing.T) {
+	recv, err := otlprecv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer recv.Close()
+	dir := t.TempDir()
+	start := func() *Tracer {
+		tr, err := Start(context.Background(), Config{ServiceName: "gaffer-test"}, Options{Dir: dir, Getenv: envOf("OTEL_EXPORTER_OTLP_ENDPOINT", recv.Endpoint())})
+		if err != nil || tr == nil {
+			t.Fatalf("Start = %v, %v", tr, err)
+		}
+		return tr
+	}
+	const id = "r-20260101-trace1"
+	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	usage := func(role string) events.AgentUsage {
+		return events.AgentUsage{Role: role, Model: "claude-test", InputTokens: 1000, OutputTokens: 100, CostUSD: 0.0045}
+	}
+
+	a := &feed{tr: start(), id: id, at: t0}
+	a.ev(graph.Event{Kind: graph.RunStarted, Payload: "run"})
+	a.node("architect", usage("architect"))
+	a.node("validator")
+	a.ev(graph.Event{Kind: graph.NodeStarted, Node: "approval"})
+	a.ev(graph.Event{Kind: graph.NodeFinished, Node: "approval", Err: &graph.InterruptError{}})
+	a.ev(graph.Event{Kind: graph.RunInterrupted, Node: "approval"})
+	a.ev(graph.Event{Kind: graph.RunFinished, Payload: graph.Interrupted})
+	if err := a.tr.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	b := &feed{tr: start(), id: id, at: a.at.Add(time.Minute)}
+	b.ev(graph.Event{Kind: graph.RunStarted, Payload: "resume"})
+	b.node("approval")
+	b.ev(graph.Event{Kind: graph.NodeStarted, Node: "phased_execution"})
+	// killed: what ended is sent, what is open is only in the journal
+	if err := b.tr.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	c := &feed{tr: start(), id: id, at: b.at.Add(time.Minute)}
+	c.ev(graph.Event{Kind: graph.RunStarted, Payload: "resume"})
+	c.node("phased_execution", usage("developer"))
+	c.node("review", usage("reviewer"), events.Review{Phase: 1, Iteration: 1, Approved: false},
+		events.PhaseFinished{Phase: 1, Attempt: 1, Iteration: 1, Outcome: events.OutcomeRetried})
+	c.node("phased_execution", usage("developer"))
+	c.node("review", usage("reviewer"), events.Review{Phase: 1, Iteration: 2, Approved: true},
+		events.PhaseFinished{Phase: 1, Attempt: 1, Iteration: 2, Outcome: events.OutcomeCompleted})
+	c.node("phased_execution", usage("developer"))
+	c.node("review", usage("reviewer"), events.Review{Phase: 2, Iteration: 1, Approved: true},
+		events.PhaseFinished{Phase: 2, Attempt: 1, Iteration: 1, Outcome: events.OutcomeCompleted})
+	c.ev(graph.Event{Kind: graph.RunFinished, Payload: graph.Done})
+	if err := c.tr.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	spans := recv.Spans()
+	byID := map[string]otlprecv.Span{}
+	count := map[string]int{}
+	for _, s := range spans {
+		if s.TraceID != TraceID(id).String() {
+			t.Errorf("span %s in trace %s, want the run's %s", s.Name, s.TraceID, TraceID(id))
+		}
+		if s.Resource["service.name"] != "gaffer-test" {
+			t.Errorf("span %s: service.name %v", s.Name, s.Resource["service.name"])
+		}
+		byID[s.SpanID] = s
+		count[s.Name]++
+	}
+	path := func(s otlprecv.Span) string {
+		p := s.Name
+		for s.ParentID != "" {
+			s = byID[s.ParentID]
+			p = s.Name + " > " + p
+		}
+		return p
+	}
+	paths := map[string]int{}
+	var cut []otlprecv.Span
+	for _, s := range spans {
+		paths[path(s)]++
+		if s.Attrs[keyCut] == true {
+			cut = append(cut, s)
+		}
+		if !s.End.After(s.Start) && !s.End.Equal(s.Start) {
+			t.Errorf("span %s ends before it starts", s.Name)
+		}
+	}
+	want := map[string]int{
+		"gaffer run":        1,
+		"gaffer run > plan": 1, "gaffer run > plan > invoke_agent architect": 1,
+		"gaffer run > validate plan": 1, "gaffer run > approval": 2, "gaffer run > approval wait": 1,
+		"gaffer run > phase 1": 1, "gaffer run > phase 1 > develop": 3, "gaffer run > phase 1 > review": 2,
+		"gaffer run > phase 1 > develop > invoke_agent developer": 2, "gaffer run > phase 1 > review > invoke_agent reviewer": 2,
+		"gaffer run > phase 2": 1, "gaffer run > phase 2 > develop": 1, "gaffer run > phase 2 > review": 1,
+		"gaffer run > phase 2 > develop > invoke_agent developer": 1, "gaffer run > phase 2 > review > invoke_agent reviewer": 1,
+	}
+	for p, n := range want {
+		if paths[p] != n {
+			t.Errorf("%d spans %q, want %d", paths[p], p, n)
+		}
+	}
+	if len(paths) != len(want) {
+		t.Errorf("span tree = %v\nwant %v", paths, want)
+	}
+	if len(cut) != 1 || cut[0].Name != "develop" || !cut[0].StatusError {
+		t.Fatalf("cut spans = %+v, want phase 1's first develop, status Error", cut)
+	}
+	for _, s := range spans {
+		switch s.Name {
+		case "gaffer run":
+			if s.ParentID != "" || s.SpanID != RootSpanID(id).String() || !s.Start.Equal(t0.Add(time.Millisecond)) || s.Attrs[keyRunID] != id {
+				t.Errorf("root = %+v, want the run's root from its first start", s)
+			}
+		case "invoke_agent developer":
+			if s.Attrs[keyInputTokens] != int64(1000) || s.Attrs[keyOutputTokens] != int64(100) || s.Attrs[keyGenAISystem] != "anthropic" ||
+				s.Attrs[keyGenAIModel] != "claude-test" || s.Attrs[keyCost] != 0.0045 || s.Attrs[keyGenAIOperation] != "invoke_agent" {
+				t.Errorf("developer session attributes = %v", s.Attrs)
+			}
+			if p := byID[s.ParentID]; !s.Start.Equal(p.Start) {
+				t.Errorf("the session starts at %v, its node at %v", s.Start, p.Start)
+			}
+		case "review":
+			if _, ok := s.Attrs["gaffer.review.approved"]; !ok {
+				t.Errorf("review span without its verdict: %v", s.Attrs)
+			}
+		}
+	}
+	if _, err := openJournalFile(dir, id); !errors.Is(err, errNoJournal) {
+		t.Errorf("the journal of a run done is still there (%v)", err)
+	}
+}
