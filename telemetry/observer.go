@@ -125,8 +125,7 @@ func (o *observer) observe(e graph.Event) {
 			name = "approval wait"
 		}
 		_, r.wait = o.tracer.Start(parent, name, trace.WithTimestamp(at), trace.WithAttributes(attribute.String(keyRunID, r.id), attribute.String(keyNode, e.Node)))
-		r.jr.open(kindWait, "wait", name, r.wait, at)
-		r.jr.save()
+		r.jr.open(kindWait, "wait", name, r.wait, at, false)
 	case graph.NodeStarted:
 		o.nodeStarted(r, e, at)
 	case graph.NodeFinished:
@@ -141,7 +140,6 @@ func (o *observer) observe(e graph.Event) {
 		}
 		n.span.End(trace.WithTimestamp(at))
 		r.jr.close("node:" + nodeKey(e))
-		r.jr.save()
 	case graph.Custom:
 		o.custom(r, e, at)
 	}
@@ -168,7 +166,7 @@ func (o *observer) start(id string, at time.Time) {
 	// The root's children take random span ids (the root's context
 	// carries the one it asked for).
 	r.rootCtx = withIDs(r.rootCtx, tid, trace.SpanID{})
-	r.jr.open(kindRoot, "root", "gaffer run", r.root, rootStart)
+	r.jr.open(kindRoot, "root", "gaffer run", r.root, rootStart, false)
 	for key, rec := range r.jr.Recs {
 		sid, _ := trace.SpanIDFromHex(rec.SpanID)
 		parent := r.rootCtx
@@ -194,7 +192,6 @@ func (o *observer) start(id string, at time.Time) {
 			r.jr.close(key)
 		}
 	}
-	r.jr.save()
 }
 
 // reopenPhase reopens the journaled phase span when it is not open yet
@@ -222,7 +219,7 @@ func (o *observer) finish(r *runSpans, e graph.Event, at time.Time) {
 	}
 	delete(o.runs, r.id)
 	if st, _ := e.Payload.(graph.Status); e.Err != nil || st != graph.Done {
-		r.jr.save()
+		r.jr.release()
 		return
 	}
 	r.endWait(at)
@@ -239,7 +236,6 @@ func (r *runSpans) endWait(at time.Time) {
 		r.wait.End(trace.WithTimestamp(at))
 		r.wait = nil
 		r.jr.close("wait")
-		r.jr.save()
 	}
 }
 
@@ -254,7 +250,7 @@ func (o *observer) nodeStarted(r *runSpans, e graph.Event, at time.Time) {
 				name := "phase " + strconv.Itoa(r.jr.Phase)
 				_, r.phase = o.tracer.Start(r.rootCtx, name, trace.WithTimestamp(at),
 					trace.WithAttributes(attribute.String(keyRunID, r.id), attribute.Int(keyPhase, r.jr.Phase)))
-				r.jr.open(kindPhase, "phase", name, r.phase, at)
+				r.jr.open(kindPhase, "phase", name, r.phase, at, false)
 			}
 		}
 		parent = trace.ContextWithSpan(r.rootCtx, r.phase)
@@ -266,12 +262,8 @@ func (o *observer) nodeStarted(r *runSpans, e graph.Event, at time.Time) {
 	}
 	ctx, s := o.tracer.Start(parent, name, trace.WithTimestamp(at), trace.WithAttributes(attrs...))
 	r.nodes[nodeKey(e)] = &nodeSpan{span: s, ctx: ctx, mark: at}
-	r.jr.open(kindNode, "node:"+nodeKey(e), name, s, at)
-	r.jr.Recs["node:"+nodeKey(e)] = withPhase(r.jr.Recs["node:"+nodeKey(e)], inPhase(e.Node))
-	r.jr.save()
+	r.jr.open(kindNode, "node:"+nodeKey(e), name, s, at, inPhase(e.Node))
 }
-
-func withPhase(rec record, p bool) record { rec.Phase = p; return rec }
 
 // custom handles the workflow's own events (package events).
 func (o *observer) custom(r *runSpans, e graph.Event, at time.Time) {
@@ -308,7 +300,7 @@ func (o *observer) custom(r *runSpans, e graph.Event, at time.Time) {
 		}
 		switch p.Outcome {
 		case events.OutcomeRetried:
-			r.jr.Attempt = p.Attempt // a review iteration or another attempt follows
+			r.jr.setPhase(r.jr.Phase, p.Attempt) // a review iteration or another attempt follows
 		default:
 			if r.phase != nil {
 				if p.Outcome != events.OutcomeCompleted {
@@ -318,9 +310,8 @@ func (o *observer) custom(r *runSpans, e graph.Event, at time.Time) {
 				r.phase = nil
 				r.jr.close("phase")
 			}
-			r.jr.Phase, r.jr.Attempt = p.Phase+1, 1
+			r.jr.setPhase(p.Phase+1, 1)
 		}
-		r.jr.save()
 	case events.RunStatus:
 		r.root.SetAttributes(attribute.String("gaffer.status", p.To))
 	case events.RecoveryDecision:

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -18,6 +19,11 @@ type Tracer struct {
 	tracer   trace.Tracer
 	obs      *observer
 }
+
+// BatchTimeout is how long an ended span waits to be exported with
+// others: what a SIGKILL can lose of the spans already ended (the spans
+// it cuts are recovered from the journal on resume).
+const BatchTimeout = 500 * time.Millisecond
 
 // Options are what Start needs besides the configuration.
 type Options struct {
@@ -65,7 +71,7 @@ func Start(ctx context.Context, cfg Config, o Options) (*Tracer, error) {
 		return nil, fmt.Errorf("telemetry: resource: %w", err)
 	}
 	// The sampler is the SDK's default, which OTEL_TRACES_SAMPLER sets.
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res), sdktrace.WithIDGenerator(idGenerator{}))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp, sdktrace.WithBatchTimeout(BatchTimeout)), sdktrace.WithResource(res), sdktrace.WithIDGenerator(idGenerator{}))
 	t := &Tracer{provider: tp, tracer: tp.Tracer("github.com/gaffer-dev/gaffer/telemetry")}
 	t.obs = newObserver(t.tracer, o.Dir, cfg.Content)
 	return t, nil

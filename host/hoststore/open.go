@@ -114,7 +114,7 @@ func startTelemetry(ctx context.Context, h *host.Host, tc telemetry.Config, gete
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	t, err := telemetry.Start(ctx, tc, telemetry.Options{Dir: filepath.Join(h.StoreDir(), "telemetry"), Getenv: getenv})
+	t, err := telemetry.Start(ctx, tc, telemetry.Options{Dir: h.StoreDir() + ".telemetry", Getenv: getenv})
 	if err != nil || t == nil {
 		return err
 	}

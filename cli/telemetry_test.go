@@ -1,0 +1,172 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/internal/fakellm"
+	"github.com/gaffer-dev/gaffer/internal/otlprecv"
+	"github.com/gaffer-dev/gaffer/telemetry"
+)
+
+// TestTelemetryTraceOfAKilledRun runs the greet workflow (two phases,
+// the llm driver against the fake model) through the binary with
+// gaffer.yaml's telemetry block pointing at a real OTLP receiver: the
+// first review rejects, the process is SIGKILLed in phase 2's developer
+// session, and gaffer resume finishes the run. The receiver holds one
+// trace: one root, the phases under it with their develop and review
+// spans, the cut span marked, every session with its model and tokens,
+// and no secret in any attribute.
+func TestTelemetryTraceOfAKilledRun(t *testing.T) {
+	bin := gafferBinary(t)
+	recv, err := otlprecv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer recv.Close()
+
+	m := &greetModel{reviews: func(n int) fakellm.Turn {
+		if n == 1 {
+			return fakellm.Turn{Text: `{"approved": false, "comments": "name the test's case"}`, Input: 1000, Output: 100}
+		}
+		return fakellm.Turn{Text: `{"approved": true, "comments": "looks right"}`, Input: 1000, Output: 100}
+	}}
+	blocked, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	srv := fakellm.NewOpenAIFunc(func(r fakellm.Request) fakellm.Turn {
+		if strings.Contains(r.System, "developer agent") && strings.Contains(r.LastUser, "Execute phase 2 of") {
+			hold := false
+			once.Do(func() { hold = true })
+			if hold {
+				close(blocked)
+				<-release
+			}
+		}
+		return m.respond(r)
+	})
+	defer srv.Close()
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	const key = "sk-test-otel-secret-4242"
+	yaml := llmProfile("openai", srv.BaseURL(), "GAFFER_TEST_OPENAI_KEY") +
+		fmt.Sprintf("telemetry:\n  endpoint: %s\n  service_name: gaffer-e2e\n", recv.Endpoint())
+	dir := greetRepo(t, map[string]string{"gaffer.yaml": yaml})
+	t.Setenv("GAFFER_TEST_OPENAI_KEY", key)
+	for _, v := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_SDK_DISABLED", "OTEL_TRACES_EXPORTER", "OTEL_SERVICE_NAME"} {
+		t.Setenv(v, "")
+	}
+	const runID = "r-20260101-otel01"
+
+	t0 := time.Now()
+	p := startProc(t, bin, []string{"--repo", dir, "run", "--goal", "Add Greet", "--auto-approve", "--run-id", runID}, "")
+	select {
+	case <-blocked:
+	case <-p.done:
+		out, code := p.wait()
+		t.Fatalf("the run ended (exit %d) before phase 2's developer:\n%s", code, out)
+	case <-time.After(2 * time.Minute):
+		t.Fatal("phase 2's developer never called the model")
+	}
+	// Phase 1's spans, ended, are exported within the batch timeout.
+	for deadline := time.Now().Add(20 * time.Second); !hasSpan(recv.Spans(), "phase 1"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("phase 1's span never arrived; got %d spans", len(recv.Spans()))
+		}
+	}
+	t.Logf("phase 1 exported at %v", time.Since(t0))
+	if !p.killAt("random", 0) {
+		t.Fatal("the run was not killed")
+	}
+	close(release)
+	t.Logf("killed at %v", time.Since(t0))
+	if out, code := startProc(t, bin, []string{"--repo", dir, "resume"}, "").wait(); code != 0 {
+		t.Fatalf("resume: exit %d\n%s", code, out)
+	}
+
+	t.Logf("resumed at %v", time.Since(t0))
+	spans := recv.Spans()
+	byID := map[string]otlprecv.Span{}
+	for _, s := range spans {
+		byID[s.SpanID] = s
+	}
+	var roots, cut []otlprecv.Span
+	under := map[string]map[string]int{} // parent name -> child name -> count
+	rejected := false
+	for _, s := range spans {
+		if s.TraceID != telemetry.TraceID(runID).String() {
+			t.Errorf("span %s is in trace %s, not the run's", s.Name, s.TraceID)
+		}
+		if s.Resource["service.name"] != "gaffer-e2e" {
+			t.Errorf("span %s: service.name = %v, want the block's", s.Name, s.Resource["service.name"])
+		}
+		for k, v := range s.Attrs {
+			if str := fmt.Sprint(v); strings.Contains(str, key) || strings.Contains(str, "sk-") {
+				t.Errorf("span %s: attribute %s holds a key: %q", s.Name, k, str)
+			}
+		}
+		if s.ParentID == "" {
+			roots = append(roots, s)
+			continue
+		}
+		parent, ok := byID[s.ParentID]
+		if !ok {
+			t.Errorf("span %s: its parent %s was never received", s.Name, s.ParentID)
+			continue
+		}
+		if under[parent.Name] == nil {
+			under[parent.Name] = map[string]int{}
+		}
+		under[parent.Name][s.Name]++
+		if s.Attrs["gaffer.cut"] == true {
+			cut = append(cut, s)
+		}
+		if s.Name == "review" && s.Attrs["gaffer.review.approved"] == false {
+			rejected = true
+		}
+		if strings.HasPrefix(s.Name, "invoke_agent ") {
+			in, _ := s.Attrs["gen_ai.usage.input_tokens"].(int64)
+			out, _ := s.Attrs["gen_ai.usage.output_tokens"].(int64)
+			if in <= 0 || out <= 0 || s.Attrs["gen_ai.request.model"] != "fake-model" || s.Attrs["gen_ai.operation.name"] != "invoke_agent" {
+				t.Errorf("session %s attributes = %v, want its model and tokens", s.Name, s.Attrs)
+			}
+		}
+	}
+	if len(roots) != 1 || roots[0].Name != "gaffer run" || roots[0].SpanID != telemetry.RootSpanID(runID).String() || roots[0].Attrs["gaffer.run_id"] != runID {
+		t.Fatalf("roots = %+v, want the one run span", roots)
+	}
+	if got := under["gaffer run"]; got["plan"] != 1 || got["phase 1"] != 1 || got["phase 2"] != 1 {
+		t.Errorf("under the run: %v, want plan, phase 1, phase 2", got)
+	}
+	if got := under["phase 1"]; got["develop"] != 2 || got["review"] != 2 {
+		t.Errorf("under phase 1: %v, want two develop and two review (a rejection)", got)
+	}
+	if got := under["phase 2"]; got["develop"] != 2 || got["review"] != 1 {
+		t.Errorf("under phase 2: %v, want the cut develop, the resumed one and a review", got)
+	}
+	if under["plan"]["invoke_agent architect"] != 1 || under["develop"]["invoke_agent developer"] != 3 || under["review"]["invoke_agent reviewer"] != 3 {
+		t.Errorf("sessions: plan %v, develop %v, review %v", under["plan"], under["develop"], under["review"])
+	}
+	if !rejected {
+		t.Error("no review span says it rejected")
+	}
+	if len(cut) != 1 || cut[0].Name != "develop" || !cut[0].StatusError || byID[cut[0].ParentID].Name != "phase 2" {
+		t.Errorf("cut spans = %+v, want phase 2's develop, status Error", cut)
+	}
+}
+
+func hasSpan(spans []otlprecv.Span, name string) bool {
+	for _, s := range spans {
+		if s.Name == name {
+			return true
+		}
+	}
+	return false
+}
