@@ -177,6 +177,7 @@ type refPlan struct {
 	stash       bool   // the stash ref goes (a run in the store, its changes back)
 	rescues     []string
 	dropRescues bool
+	attempts    []string // its failed attempts' refs: they go with the run
 }
 
 // planRunRefs decides what deleting run id does to its refs: its branch
@@ -211,6 +212,9 @@ func planRunRefs(ctx context.Context, repo *workspace.Repo, id string, all, stas
 		return p, err
 	}
 	p.dropRescues = all && len(p.rescues) > 0
+	if p.attempts, err = repo.Refs(ctx, workspace.AttemptRefPrefix+id+"/"); err != nil {
+		return p, err
+	}
 	return p, nil
 }
 
@@ -245,6 +249,11 @@ func (p refPlan) apply(ctx context.Context, repo *workspace.Repo, cmd func(...st
 	}
 	if p.stash {
 		if err := repo.DeleteRef(ctx, workspace.StashRefPrefix+p.id); err != nil {
+			return nil, err
+		}
+	}
+	for _, r := range p.attempts { // the run's own record of what failed: it goes with the run, unannounced
+		if err := repo.DeleteRef(ctx, r); err != nil {
 			return nil, err
 		}
 	}

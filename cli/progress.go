@@ -122,7 +122,11 @@ func (p *progress) custom(e graph.Event) {
 	case events.RecoveryDecision:
 		fmt.Fprintf(p.w, "  recovery, phase %d: %s — %s\n", v.Phase, v.Decision, firstLineOf(v.Why))
 	case events.DeclaredFiles:
-		fmt.Fprintf(p.w, "  phase %d attempt %d: %s\n", v.Phase, v.Attempt, firstLineOf(nodes.FilesCheck{Undeclared: v.Undeclared, Untouched: v.Untouched}.String()))
+		lane := ""
+		if v.Lane > 0 {
+			lane = fmt.Sprintf(" lane %d", v.Lane)
+		}
+		fmt.Fprintf(p.w, "  phase %d%s attempt %d: %s\n", v.Phase, lane, v.Attempt, firstLineOf(nodes.FilesCheck{Undeclared: v.Undeclared, Untouched: v.Untouched}.String()))
 	}
 }
 

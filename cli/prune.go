@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	ucli "github.com/urfave/cli/v2"
@@ -191,6 +192,9 @@ func findStrays(ctx context.Context, repo *workspace.Repo, treesDir string, owne
 			strayTree[t] = true
 		}
 		p := refPlan{id: id, branch: branch, merged: merged, drop: true}
+		if p.attempts, err = repo.Refs(ctx, workspace.AttemptRefPrefix+id+"/"); err != nil {
+			return s, err
+		}
 		if all {
 			if p.rescues, err = repo.Refs(ctx, workspace.RescueRefPrefix+id+"/"); err != nil {
 				return s, err
@@ -221,7 +225,7 @@ func (s strays) remove(ctx context.Context, repo *workspace.Repo, cmd func(...st
 		} else {
 			notes = append(notes, fmt.Sprintf("Deleted branch %s of a deleted run and its unmerged commits (--branches).", p.branch))
 		}
-		for _, r := range p.rescues {
+		for _, r := range append(slices.Clone(p.rescues), p.attempts...) {
 			if err := repo.DeleteRef(ctx, r); err != nil {
 				return notes, err
 			}

@@ -293,3 +293,44 @@ func TestDeclaredFilesAreChecked(t *testing.T) {
 		}
 	})
 }
+
+// Item 3: a rejected attempt is kept under refs/gaffer/attempts/RUN/pN-aM
+// until the run is deleted.
+func TestFailedAttemptIsKeptUntilTheRunIsDeleted(t *testing.T) {
+	t.Parallel()
+	dir, plan, sp := calcRepo(t, `
+developer:
+  - phase: 1
+    actions:
+      - write: {path: calc_test.go, content: "package calc\n"}
+  - phase: 2
+    attempt: 1
+    actions:
+      - write: {path: calc.go, content: "package calc // attempt 1\n"}
+  - phase: 2
+    attempt: 2
+    actions:
+      - write: {path: calc.go, content: "package calc // attempt 2\n"}
+reviewer:
+  - phase: 2
+    attempt: 1
+    approved: false
+    comments: calc.go has no Add
+    items:
+      - {text: write Add, disposition: IMPLEMENT}
+`)
+	if out, code := bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve", "--run-id", "r-keep"); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	ref := "refs/gaffer/attempts/r-keep/p2-a1"
+	if got := gitOut(t, dir, "show", ref+":calc.go"); got != "package calc // attempt 1" {
+		t.Fatalf("%s holds calc.go %q", ref, got)
+	}
+	out, code := bin(t, "--repo", dir, "delete", "r-keep")
+	if code != 0 {
+		t.Fatalf("delete: exit %d\n%s", code, out)
+	}
+	if got := gitOut(t, dir, "for-each-ref", "refs/gaffer/attempts/"); got != "" {
+		t.Fatalf("attempt refs left after the run's deletion: %s", got)
+	}
+}

@@ -34,6 +34,7 @@ const (
 type DeclaredFiles struct {
 	Phase      int
 	Attempt    int
+	Lane       int // 1-based, in a phase of several lanes; 0 in a phase of one
 	Undeclared []string
 	Untouched  []string
 	Strict     bool

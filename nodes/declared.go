@@ -10,6 +10,7 @@ import (
 	"github.com/gaffer-dev/gaffer/events"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/state"
+	"github.com/gaffer-dev/gaffer/workspace"
 )
 
 // Declared files (seed 003's scope manifest, allowed_paths): a task's
@@ -95,11 +96,17 @@ func strictFilesError(c FilesCheck) string {
 // when they differ, and under strict_files returns the attempt's error
 // ("" when there is none).
 func checkDeclared(ctx context.Context, s state.ExecutionState, ps state.PhaseState, tasks []state.Task, changed []string) string {
+	return declaredError(ctx, s, ps.Index+1, ps.Attempt, 0, tasks, changed)
+}
+
+// declaredError is checkDeclared for the session of attempt attempt of
+// phase (1-based) and lane (1-based; 0 for a phase of one lane).
+func declaredError(ctx context.Context, s state.ExecutionState, phase, attempt, lane int, tasks []state.Task, changed []string) string {
 	c := CheckDeclared(tasks, changed)
 	if c.Empty() {
 		return ""
 	}
-	graph.Emit(ctx, events.EventDeclaredFiles, events.DeclaredFiles{Phase: ps.Index + 1, Attempt: ps.Attempt,
+	graph.Emit(ctx, events.EventDeclaredFiles, events.DeclaredFiles{Phase: phase, Attempt: attempt, Lane: lane,
 		Undeclared: c.Undeclared, Untouched: c.Untouched, Strict: s.Config.StrictFiles})
 	if !s.Config.StrictFiles {
 		return ""
@@ -122,4 +129,37 @@ func reviewerFilesNote(c FilesCheck) string {
 		fmt.Fprintf(&b, "- declared, but not created or changed: %s\n", strings.Join(c.Untouched, ", "))
 	}
 	return b.String()
+}
+
+// checkLaneDeclared checks lane l (0-based k) of phase ps, done at
+// l.Head, against its own tasks' declared files: the lane's changes are
+// its work since the pre-phase commit (a lane run again after a review
+// goes on from its own earlier work), or, for a lane run again on the
+// others' combined work after a conflict, since that; the execution
+// directory's are left out.
+func (w *workflow) checkLaneDeclared(ctx context.Context, repo *workspace.Repo, s state.ExecutionState, ps state.PhaseState, k int, l state.LaneProgress) (string, error) {
+	var tasks []state.Task
+	for _, id := range l.Tasks {
+		if t, ok := s.Plan.Task(id); ok {
+			tasks = append(tasks, t)
+		}
+	}
+	if CheckDeclared(tasks, nil).Empty() {
+		return "", nil // no task of the lane declares a file
+	}
+	base := ps.PreCommit
+	if len(l.Conflict) > 0 {
+		base = l.Base
+	}
+	stats, err := repo.DiffStat(ctx, base, l.Head)
+	if err != nil {
+		return "", fmt.Errorf("nodes: phase %d lane %d: declared files: %w", ps.Index+1, k+1, err)
+	}
+	var changed []string
+	for _, f := range stats {
+		if !under(f.Path, []string{s.Run.ExecDir}) {
+			changed = append(changed, f.Path)
+		}
+	}
+	return declaredError(ctx, s, ps.Index+1, l.Attempt, k+1, tasks, changed), nil
 }

@@ -278,6 +278,14 @@ func (w *workflow) lane(ctx context.Context, s state.ExecutionState) (state.Exec
 			return s, err
 		}
 		l.Head, l.Status, l.Error = h, state.LaneDone, ""
+		// The lane's changes against its own tasks' declared files; under
+		// strict_files a difference fails the lane, which runs again on
+		// its work (retryLanes).
+		if e, err := w.checkLaneDeclared(ctx, repo, s, ps, k, l); err != nil {
+			return s, err
+		} else if e != "" {
+			l.Status, l.Error = state.LaneFailed, e
+		}
 	}
 	return laneResult(s, ps, k, l), w.removeLaneTree(ctx, repo, l)
 }

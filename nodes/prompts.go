@@ -203,6 +203,7 @@ func retryContext(s state.ExecutionState, ps state.PhaseState) string {
 	}
 	fmt.Fprintf(&b, "\n### Previous attempt's errors and review\n\n%s\n", feedbackBody(ps, false))
 	fmt.Fprintf(&b, "Full feedback: `%s`\n", feedbackPath(s, ps.Index))
+	b.WriteString(keptContext(ps))
 	return b.String()
 }
 

@@ -102,6 +102,13 @@ func (w *workflow) review(ctx context.Context, s state.ExecutionState) (state.Ex
 		}
 	}
 	ps.Review = &rr
+	if decision == DecideRetry || decision == DecideHalt || decision == decideRecover {
+		// The tree is reset before the next attempt (or at the halt):
+		// the failed attempt is kept under a ref for the retry to see.
+		if ps, err = w.keepFailed(ctx, c, ps); err != nil {
+			return s, err
+		}
+	}
 	attempt := ps.Attempt
 	var outcome string
 	switch decision {

@@ -79,3 +79,22 @@ func TestReviewerPromptNamesTheDeclaredFilesDifferences(t *testing.T) {
 		t.Fatalf("reviewer prompt:\n%s", p)
 	}
 }
+
+// Item 4 in a phase of several lanes: each lane is checked against its
+// own tasks' declared files, and under strict_files the lane that wrote
+// an undeclared file fails the phase's attempt with the list.
+func TestStrictFilesChecksEachLane(t *testing.T) {
+	script := strings.Replace(laneScript, `      - write: {path: bye.txt, content: "bye\n"}`,
+		`      - write: {path: bye.txt, content: "bye\n"}
+      - write: {path: extra.txt, content: "not declared\n"}`, 1)
+	h := newHarness(t, script)
+	res, err := h.start(lanePlan, state.RunConfig{AutoApprove: true, Parallel: 2, StrictFiles: true})
+	s := mustDone(t, res, err, state.RunHalted)
+	msg := strings.Join(s.Errors, "\n")
+	if !strings.Contains(msg, "strict_files") || !strings.Contains(msg, "changed files no task declares: extra.txt") || !strings.Contains(msg, "Lane 2") {
+		t.Fatalf("halt: %s", msg)
+	}
+	if strings.Contains(msg, "Lane 1 ") || strings.Contains(msg, "Lane 3 ") {
+		t.Fatalf("lanes that kept to their files failed too: %s", msg)
+	}
+}

@@ -51,7 +51,18 @@ reviewer:
 	if got := h.git("show", "--stat", "--format=", "HEAD"); strings.Contains(got, "staged.txt") || strings.Contains(got, "notes.txt") {
 		t.Errorf("phase 1 committed the user's files:\n%s", got)
 	}
-	if got := h.git("for-each-ref", "refs/gaffer/"); got != "" {
+	if got := h.git("for-each-ref", "refs/gaffer/stash/", "refs/gaffer/rescue/"); got != "" {
 		t.Errorf("refs left: %s", got)
+	}
+	// The failed attempts are kept (the run's deletion removes them),
+	// with the run's work and none of the user's.
+	if got := h.git("for-each-ref", "--format=%(refname)", "refs/gaffer/attempts/"); got != "refs/gaffer/attempts/r-1/p2-a1\nrefs/gaffer/attempts/r-1/p2-a2" {
+		t.Errorf("attempt refs: %q", got)
+	}
+	if got := h.git("show", "--format=", "--name-only", "refs/gaffer/attempts/r-1/p2-a2"); got != "README.md" {
+		t.Errorf("the kept attempt changed %q, want the run's README.md only", got)
+	}
+	if got := h.git("show", "refs/gaffer/attempts/r-1/p2-a2:README.md"); got != "the run's readme" {
+		t.Errorf("the kept attempt's README.md = %q", got)
 	}
 }

@@ -70,8 +70,20 @@ func TestPhasedRunCommitsPerPhaseAndRetryLeavesNoTrace(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(h.dir, "scratch.txt")); !os.IsNotExist(err) {
 		t.Fatalf("scratch.txt of the failed attempt survived: %v", err)
 	}
-	if out := h.git("log", "--all", "--format=%h", "--", "scratch.txt"); out != "" {
+	if out := h.git("log", "--exclude=refs/gaffer/attempts/*", "--all", "--format=%h", "--", "scratch.txt"); out != "" {
 		t.Fatalf("scratch.txt was committed: %s", out)
+	}
+	// Only the failed attempt's own ref keeps it, on the pre-phase
+	// commit, and the retry's prompt names it with its diff stat.
+	kept := "refs/gaffer/attempts/r-1/p2-a1"
+	if got := h.git("show", "--format=", "--name-only", kept); got != "impl.txt\nscratch.txt" {
+		t.Fatalf("git show %s: %q", kept, got)
+	}
+	if diff := h.git("show", kept); !strings.Contains(diff, "+v1") || !strings.Contains(diff, "+junk") {
+		t.Fatalf("git show %s does not show the failed attempt's diff:\n%s", kept, diff)
+	}
+	if got, want := h.git("rev-parse", kept+"^"), s.Progress.Phases[0].PostCommit; got != want {
+		t.Fatalf("the kept attempt's parent is %s, want the pre-phase commit %s", got, want)
 	}
 	if got := h.git("show", "HEAD:impl.txt"); got != "v2" {
 		t.Fatalf("impl.txt = %q", got)
@@ -125,6 +137,13 @@ func TestPhasedRunCommitsPerPhaseAndRetryLeavesNoTrace(t *testing.T) {
 	}
 	if !strings.Contains(devs[2].Prompt, "impl.txt is wrong") || !strings.Contains(devs[2].Prompt, "Retry attempt 2") {
 		t.Fatalf("retry prompt lacks the review:\n%s", devs[2].Prompt)
+	}
+	if p := devs[2].Prompt; !strings.Contains(p, "`git show refs/gaffer/attempts/r-1/p2-a1` shows its diff") ||
+		!strings.Contains(p, "impl.txt (+1 -0)\nscratch.txt (+1 -0)\n") {
+		t.Fatalf("retry prompt does not name the failed attempt's ref and stat:\n%s", p)
+	}
+	if strings.Contains(devs[1].Prompt, "refs/gaffer/attempts/") {
+		t.Fatalf("the first attempt's prompt names a kept attempt:\n%s", devs[1].Prompt)
 	}
 }
 

@@ -38,7 +38,8 @@ func (p PhaseState) Equal(o PhaseState) bool {
 		(p.Review == nil) == (o.Review == nil) && (p.Review == nil || p.Review.Equal(*o.Review)) &&
 		slices.EqualFunc(p.Rejections, o.Rejections, Rejection.Equal) && (p.Rejections == nil) == (o.Rejections == nil) &&
 		slices.Equal(p.Tasks, o.Tasks) && (p.Tasks == nil) == (o.Tasks == nil) &&
-		slices.EqualFunc(p.Lanes, o.Lanes, LaneProgress.Equal) && (p.Lanes == nil) == (o.Lanes == nil)
+		slices.EqualFunc(p.Lanes, o.Lanes, LaneProgress.Equal) && (p.Lanes == nil) == (o.Lanes == nil) &&
+		(p.Kept == nil) == (o.Kept == nil) && (p.Kept == nil || *p.Kept == *o.Kept)
 }
 
 // Equal reports whether r and o are the same review, field by field.

@@ -159,6 +159,10 @@ func (p PhaseState) Clone() PhaseState {
 		r := p.Review.Clone()
 		p.Review = &r
 	}
+	if p.Kept != nil {
+		k := *p.Kept
+		p.Kept = &k
+	}
 	return p
 }
 

@@ -392,12 +392,26 @@ type PhaseState struct {
 	// first (the last MaxRejections), kept when a later review approves:
 	// the inbox's phase card shows them.
 	Rejections []Rejection `json:"rejections,omitempty"`
-	Tasks      []TaskState `json:"tasks,omitempty"`
+	// Kept is the phase's latest failed attempt, kept as a commit under a
+	// ref of the run before the reset threw it away, for the retry's
+	// prompt (seed 002: "use git diff to see what changed in the failed
+	// attempt"); nil when none was kept.
+	Kept  *KeptAttempt `json:"kept,omitempty"`
+	Tasks []TaskState  `json:"tasks,omitempty"`
 	// Lanes is the progress of the phase's lanes (state.GroupLanes of its
 	// tasks), set when the phase is prepared; nil before. A phase of one
 	// lane works in the run's tree; a phase of several runs each lane in
 	// its own work tree and combines their work.
 	Lanes []LaneProgress `json:"lanes,omitempty"`
+}
+
+// KeptAttempt is a failed attempt kept as a commit on its pre-phase
+// commit (workspace.AttemptRefPrefix).
+type KeptAttempt struct {
+	Attempt int    `json:"attempt"`
+	Ref     string `json:"ref"`    // refs/gaffer/attempts/RUN/pN-aM
+	Commit  string `json:"commit"` // the commit Ref points at
+	Stat    string `json:"stat"`   // its diff stat, one "path (+added -deleted)" a line
 }
 
 // MaxRejections is how many rejected reviews a PhaseState keeps.
