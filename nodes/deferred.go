@@ -4,11 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/gaffer-dev/gaffer/state"
+	"github.com/gaffer-dev/gaffer/workspace"
 )
 
 // nothingToAct reports whether a rejected review leaves nothing to act
@@ -70,7 +69,7 @@ func (w *workflow) writeDeferred(s state.ExecutionState, ps state.PhaseState) er
 		return err
 	}
 	rel := feedbackPath(s, ps.Index)
-	old, err := os.ReadFile(filepath.Join(repo.Root(), filepath.FromSlash(rel)))
+	old, err := workspace.ReadFileBeneath(repo.Root(), rel, maxFeedbackFile)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		old = fmt.Appendf(nil, "# Phase %d: review feedback\n", ps.Index+1)
@@ -81,6 +80,10 @@ func (w *workflow) writeDeferred(s state.ExecutionState, ps state.PhaseState) er
 	}
 	return w.write(s, rel, string(old)+sec)
 }
+
+// maxFeedbackFile bounds the review-feedback.md writeDeferred reads back:
+// the file is gaffer's, written for one phase; a bigger one was planted.
+const maxFeedbackFile = 4 << 20
 
 // DeferredItems lists, one line each, the review items of the run's
 // approved phases that were deferred or rejected rather than acted on,

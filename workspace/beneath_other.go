@@ -3,6 +3,7 @@
 package workspace
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,4 +38,26 @@ func CheckBeneath(root, rel string) error {
 		}
 	}
 	return nil
+}
+
+// ReadFileBeneath reads rel beneath root, at most max bytes, after
+// refusing a symbolic link at any element of rel (CheckBeneath) and a
+// file that is not regular; without openat a link made in between is
+// not seen.
+func ReadFileBeneath(root, rel string, max int64) ([]byte, error) {
+	if err := CheckBeneath(root, rel); err != nil {
+		return nil, err
+	}
+	full := filepath.Join(root, filepath.FromSlash(rel))
+	fi, err := os.Lstat(full)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &Error{Op: "read", Path: full, Err: fmt.Errorf("not a regular file (%v)", fi.Mode().Type())}
+	}
+	if fi.Size() > max {
+		return nil, &Error{Op: "read", Path: full, Err: fmt.Errorf("longer than %d bytes", max)}
+	}
+	return os.ReadFile(full)
 }

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -102,5 +103,44 @@ func TestWriteFileAtomicFollowsLinks(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(target, "summary.md")); err != nil {
 		t.Errorf("the plain write did not follow the link: %v", err)
+	}
+}
+
+// TestReadFileBeneath reads a regular file, and refuses what an agent
+// could plant where gaffer reads: a link (to a file of the user's), a
+// directory,
+// and a file over the bound; a missing file is fs.ErrNotExist. The
+// named pipe is TestReadFileBeneathRefusesAPipe's.
+func TestReadFileBeneath(t *testing.T) {
+	root := t.TempDir()
+	rel := "docs/gaffer/x/phase-1/review-feedback.md"
+	if err := WriteFileBeneath(root, rel, []byte("# Phase 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := ReadFileBeneath(root, rel, 1<<20); err != nil || string(b) != "# Phase 1\n" {
+		t.Fatalf("ReadFileBeneath = %q, %v", b, err)
+	}
+	if _, err := ReadFileBeneath(root, rel, 3); err == nil {
+		t.Error("a file over the bound was read")
+	}
+	if _, err := ReadFileBeneath(root, "docs/gaffer/x/phase-2/review-feedback.md", 1<<20); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing: %v, want fs.ErrNotExist", err)
+	}
+	if _, err := ReadFileBeneath(root, "docs/gaffer/x/phase-1", 1<<20); err == nil {
+		t.Error("a directory was read")
+	}
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte("the user's\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	full := filepath.Join(root, filepath.FromSlash(rel))
+	if err := os.Remove(full); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, full); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := ReadFileBeneath(root, rel, 1<<20); !errors.Is(err, ErrLink) {
+		t.Errorf("through a link: %q, %v; want ErrLink", b, err)
 	}
 }

@@ -4,6 +4,8 @@ package workspace
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -196,4 +198,52 @@ func openDirBeneath(root string, dirs []string, mkdir bool) (beneathDir, error) 
 		d = beneathDir{root: root, rel: strings.TrimPrefix(d.rel+"/"+name, "/"), fd: next}
 	}
 	return d, nil
+}
+
+// ReadFileBeneath reads rel (a slash path) beneath root, at most max
+// bytes, without following a symbolic link anywhere beneath root, and
+// only when it is a regular file: a link is a *LinkError (ErrLink), a
+// named pipe, device or directory an *Error, so that a file an agent
+// planted can neither point gaffer's read elsewhere nor block it. A
+// missing file is an fs.ErrNotExist; a longer one is an *Error.
+func ReadFileBeneath(root, rel string, max int64) ([]byte, error) {
+	full := filepath.Join(root, filepath.FromSlash(rel))
+	parts, err := splitBeneath(rel)
+	if err != nil {
+		return nil, &Error{Op: "read", Path: full, Err: err}
+	}
+	dir, err := openDirBeneath(root, parts[:len(parts)-1], false)
+	if err != nil {
+		return nil, wrapBeneath("read", full, err)
+	}
+	defer dir.close()
+	base := parts[len(parts)-1]
+	if err := dir.notLink(base); err != nil {
+		return nil, wrapBeneath("read", full, err)
+	}
+	// O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
+	fd, err := unix.Openat(dir.fd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ELOOP) {
+		return nil, dir.link(base)
+	}
+	if err != nil {
+		return nil, &Error{Op: "read", Path: full, Err: &fs.PathError{Op: "open", Path: full, Err: err}}
+	}
+	f := os.NewFile(uintptr(fd), full)
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, &Error{Op: "read", Path: full, Err: err}
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &Error{Op: "read", Path: full, Err: fmt.Errorf("not a regular file (%v)", fi.Mode().Type())}
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, &Error{Op: "read", Path: full, Err: err}
+	}
+	if int64(len(b)) > max {
+		return nil, &Error{Op: "read", Path: full, Err: fmt.Errorf("longer than %d bytes", max)}
+	}
+	return b, nil
 }
