@@ -25,7 +25,38 @@ const (
 	// EventDeclaredFiles fires after a developer session whose changes
 	// and its tasks' declared files (files: lines) differ.
 	EventDeclaredFiles = "declared_files" // payload DeclaredFiles
+
+	// A lane's developer session (a phase of several lanes, issue 31):
+	// EventLaneStarted before the session, EventLaneFinished after it
+	// (its error on a failed one). EventAgentUsage between them carries
+	// the same Phase, Lane and Tasks.
+	EventLaneStarted  = "lane_started"  // payload LaneSession
+	EventLaneFinished = "lane_finished" // payload LaneSession
 )
+
+// The outcomes of a lane's session, the values of LaneSession.Status on
+// EventLaneFinished.
+const (
+	LaneDone   = "done"   // the session's work is committed on the lane's ref
+	LaneFailed = "failed" // the session failed; Error says why
+	// LaneStopped: the lane's node stopped on an error of gaffer's own
+	// (the run stops for resume, which runs the lane again).
+	LaneStopped = "stopped"
+)
+
+// LaneSession names one lane's developer session: its phase, its lane
+// (1-based) and the task ids it does. On EventLaneFinished, Status is a
+// Lane constant, Error the failure and Duration the session's time.
+type LaneSession struct {
+	RunID    string
+	Phase    int
+	Lane     int
+	Attempt  int
+	Tasks    []string
+	Status   string
+	Error    string
+	Duration time.Duration
+}
 
 // DeclaredFiles reports a session's changes against its tasks' declared
 // files: the paths it changed that no task declared, and the declared
@@ -126,6 +157,11 @@ type AgentUsage struct {
 	OutputTokens int
 	CachedTokens int
 	CostUSD      float64
+	// Phase, Lane and Tasks name a lane's developer session (Lane
+	// 1-based); they are zero for any other session.
+	Phase int
+	Lane  int
+	Tasks []string
 }
 
 // RunStatus reports a run's workflow status changing (From is "" for a new

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/events"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/story"
@@ -192,7 +193,7 @@ func RouteAfterPhaseSends(_ context.Context, s state.ExecutionState) (graph.Rout
 // state. A lane whose commit a crash left (at its ref, or its tree's
 // HEAD) adopts it and runs no session. An error is the node's (the run
 // stops for resume); an agent's failure is the lane's.
-func (w *workflow) lane(ctx context.Context, s state.ExecutionState) (state.ExecutionState, error) {
+func (w *workflow) lane(ctx context.Context, s state.ExecutionState) (_ state.ExecutionState, rerr error) {
 	ps, ok := current(s)
 	k := s.Progress.Lane - 1
 	if !ok || k < 0 || k >= len(ps.Lanes) {
@@ -240,11 +241,31 @@ func (w *workflow) lane(ctx context.Context, s state.ExecutionState) (state.Exec
 		SessionID: l.SessionID, Tools: agent.DefaultTools(agent.RoleDeveloper),
 		StoryDir: storyDir(s), Model: escalatedModel(s, ps),
 	}
+	ev := events.LaneSession{RunID: s.Run.ID, Phase: sess.Phase, Lane: k + 1, Attempt: l.Attempt, Tasks: slices.Clone(l.Tasks)}
+	graph.Emit(ctx, events.EventLaneStarted, ev)
+	started := w.cfg.Clock()
+	defer func() { // lane_finished, however the node ends
+		ev.Duration = w.cfg.Clock().Sub(started)
+		switch {
+		case rerr != nil:
+			ev.Status, ev.Error = events.LaneStopped, rerr.Error()
+		case l.Status == state.LaneDone:
+			ev.Status = events.LaneDone
+		default:
+			ev.Status, ev.Error = events.LaneFailed, l.Error
+		}
+		graph.Emit(ctx, events.EventLaneFinished, ev)
+	}()
 	rep, err := w.session(ctx, d, sess)
 	if err != nil && !driverFailure(ctx, s, err) {
 		return s, err
 	}
-	w.usage(ctx, s, agent.RoleDeveloper, rep.Usage) // the event; Merge adds the usage to the run's
+	graph.Emit(ctx, events.EventAgentUsage, events.AgentUsage{ // Merge adds the usage to the run's
+		Role: string(agent.RoleDeveloper), Model: modelOf(s.Config, agent.RoleDeveloper),
+		InputTokens: rep.Usage.InputTokens, OutputTokens: rep.Usage.OutputTokens,
+		CachedTokens: rep.Usage.CachedTokens, CostUSD: rep.Usage.CostUSD,
+		Phase: sess.Phase, Lane: k + 1, Tasks: slices.Clone(l.Tasks),
+	})
 	l.Usage, l.Spent = l.Usage.Add(rep.Usage), rep.Usage
 	l.SessionID = rep.SessionID
 	if l.SessionID == "" {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/events"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
@@ -323,4 +324,92 @@ func TestParallelBoundsTheLanesAtOnce(t *testing.T) {
 			t.Errorf("parallel %d: the lanes' sessions %v, want three of their own", c.parallel, ids)
 		}
 	}
+}
+
+// TestLaneEventsNameTheirLane: each lane's developer session is framed
+// by lane_started and lane_finished naming its phase, lane and task ids,
+// and its agent_usage names them too; the phase of one lane emits no
+// lane events and its usage names no lane.
+func TestLaneEventsNameTheirLane(t *testing.T) {
+	h := newHarness(t, laneScript)
+	var mu sync.Mutex
+	var started, finished []events.LaneSession
+	var usage []events.AgentUsage
+	unsub := h.runner.Subscribe(func(e graph.Event) {
+		if e.Kind != graph.Custom {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		switch p := e.Payload.(type) {
+		case events.LaneSession:
+			if e.Name == events.EventLaneStarted {
+				started = append(started, p)
+			} else if e.Name == events.EventLaneFinished {
+				finished = append(finished, p)
+			}
+		case events.AgentUsage:
+			if p.Role == string(agent.RoleDeveloper) {
+				usage = append(usage, p)
+			}
+		}
+	})
+	defer unsub()
+	res, err := h.start(lanePlan, state.RunConfig{AutoApprove: true, Parallel: 2})
+	mustDone(t, res, err, state.RunCompleted)
+	mu.Lock()
+	defer mu.Unlock()
+	byLane := func(a, b events.LaneSession) int { return a.Lane - b.Lane }
+	slices.SortFunc(started, byLane)
+	slices.SortFunc(finished, byLane)
+	if len(started) != 3 || len(finished) != 3 {
+		t.Fatalf("started %+v, finished %+v: want 3 of each", started, finished)
+	}
+	for i, want := range []string{"1", "2", "3"} {
+		s, f := started[i], finished[i]
+		if s.Phase != 1 || s.Lane != i+1 || !slices.Equal(s.Tasks, []string{want}) || s.Attempt != 1 || s.RunID != "r-1" || s.Status != "" {
+			t.Errorf("lane_started %d = %+v", i+1, s)
+		}
+		if f.Lane != i+1 || !slices.Equal(f.Tasks, []string{want}) || f.Status != events.LaneDone || f.Error != "" {
+			t.Errorf("lane_finished %d = %+v", i+1, f)
+		}
+	}
+	if len(usage) != 4 {
+		t.Fatalf("developer usage events %+v, want 4", usage)
+	}
+	lanes := map[int]events.AgentUsage{}
+	for _, u := range usage {
+		lanes[u.Lane] = u
+	}
+	if u := lanes[1]; u.Phase != 1 || !slices.Equal(u.Tasks, []string{"1"}) || u.InputTokens != 10 {
+		t.Errorf("lane 1's usage %+v", u)
+	}
+	if u := lanes[0]; u.Phase != 0 || u.Tasks != nil || len(lanes) != 4 {
+		t.Errorf("the phase of one's usage %+v (usage by lane %v)", u, lanes)
+	}
+}
+
+// TestLaneFinishedCarriesTheLanesError: a lane whose agent fails ends
+// with lane_finished naming it failed, with the agent's error.
+func TestLaneFinishedCarriesTheLanesError(t *testing.T) {
+	h := newHarness(t, strings.Replace(laneScript, "    summary: bye\n", "    summary: bye\n    result: failed\n    error: the bye tests will not pass\n", 1))
+	var mu sync.Mutex
+	var finished []events.LaneSession
+	unsub := h.runner.Subscribe(func(e graph.Event) {
+		if p, ok := e.Payload.(events.LaneSession); ok && e.Name == events.EventLaneFinished {
+			mu.Lock()
+			finished = append(finished, p)
+			mu.Unlock()
+		}
+	})
+	defer unsub()
+	_, _ = h.start(lanePlan, state.RunConfig{AutoApprove: true, Parallel: 3})
+	mu.Lock()
+	defer mu.Unlock()
+	for _, f := range finished {
+		if f.Lane == 2 && f.Status == events.LaneFailed && strings.Contains(f.Error, "bye tests will not pass") && slices.Equal(f.Tasks, []string{"2"}) {
+			return
+		}
+	}
+	t.Fatalf("no failed lane_finished for lane 2 in %+v", finished)
 }
