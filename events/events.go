@@ -140,6 +140,7 @@ type PhaseFinished struct {
 	Iteration int           // 1-based review iteration within the attempt
 	Outcome   string        // one of the Outcome constants
 	Duration  time.Duration // from the agent's start to the verdict
+	Lanes     int           // the phase's lanes; 1 (or 0, from older emitters) for a phase of one
 }
 
 // Review reports one reviewer verdict.

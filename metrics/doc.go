@@ -65,6 +65,7 @@
 //	gaffer_phase_duration_seconds{outcome}           phase attempt duration, agent start to verdict
 //	gaffer_review_verdicts_total{verdict}            reviewer verdicts: approved, rejected
 //	gaffer_phase_review_iterations                   review iterations a phase took to its final outcome
+//	gaffer_phase_lanes                               lanes of each phase attempt that ended (1 for a phase of one)
 //	gaffer_checkpoints_saved_total                   checkpoints written
 //	gaffer_checkpoint_write_seconds                  checkpoint write latency
 //	gaffer_checkpoint_size_bytes                     encoded state size of a checkpoint
@@ -75,6 +76,8 @@
 //	gaffer_agent_cost_usd_total{role,model}          agent cost in US dollars
 //	gaffer_context_cost_over_limit_total             times context management went over 10% of a run's cost
 //	gaffer_context_cost_share                        context management's share of the cost of the run that last went over
+//	gaffer_lane_sessions_running                     developer sessions of a phase's lanes running now
+//	gaffer_lane_sessions_total{status}               lanes' developer sessions that ended: done, failed, stopped
 //	gaffer_serve_queue_length{queue}                 runs queued in gaffer serve: local (the file pool's) or shared (a database's, every host's)
 //	gaffer_serve_queue_oldest_age_seconds{queue}     how long the oldest queued run has waited since it was submitted, answered or put back
 //	gaffer_serve_workers_busy                        serve workers executing a run

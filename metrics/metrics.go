@@ -49,6 +49,9 @@ type phaseMetrics struct {
 	duration   *prometheus.HistogramVec
 	verdicts   *prometheus.CounterVec
 	iterations prometheus.Histogram
+	// lanes: the lanes of each phase attempt that ended (1 for a phase
+	// of one lane).
+	lanes prometheus.Histogram
 }
 
 type checkpointMetrics struct {
@@ -68,6 +71,11 @@ type agentMetrics struct {
 	// events.ContextCostLimit of a run's cost; contextShare is the latest share.
 	contextOver  prometheus.Counter
 	contextShare prometheus.Gauge
+	// laneRunning counts the lanes' developer sessions running now
+	// (lane_started less lane_finished); laneSessions the ended ones by
+	// status.
+	laneRunning  prometheus.Gauge
+	laneSessions *prometheus.CounterVec
 }
 
 // recoveryMetrics count what recovery does (issue 11).
@@ -128,6 +136,11 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 				Help:    "Review iterations a phase attempt took to its final outcome (completed, failed or halted).",
 				Buckets: prometheus.LinearBuckets(1, 1, 10),
 			}),
+			lanes: prometheus.NewHistogram(prometheus.HistogramOpts{
+				Name:    "gaffer_phase_lanes",
+				Help:    "Lanes of each phase attempt that ended (1 for a phase of one lane).",
+				Buckets: prometheus.LinearBuckets(1, 1, 8),
+			}),
 		},
 		checkpoint: checkpointMetrics{
 			saved: prometheus.NewCounter(prometheus.CounterOpts{
@@ -167,6 +180,14 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 				Name: "gaffer_context_cost_share",
 				Help: "Context management's share of the cost of the run that last went over the limit (0..1).",
 			}),
+			laneRunning: prometheus.NewGauge(prometheus.GaugeOpts{
+				Name: "gaffer_lane_sessions_running",
+				Help: "Developer sessions of a phase's lanes running now, in this process.",
+			}),
+			laneSessions: prometheus.NewCounterVec(prometheus.CounterOpts{
+				Name: "gaffer_lane_sessions_total",
+				Help: "Developer sessions of a phase's lanes that ended, by status (done, failed, stopped).",
+			}, []string{"status"}),
 		},
 		recovery: recoveryMetrics{
 			doctor: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -210,10 +231,11 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 func (m *Metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{
 		m.nodeTransitions, m.nodeDuration, m.nodeRetries, m.graphStarted, m.graphFinished,
-		m.phase.outcomes, m.phase.duration, m.phase.verdicts, m.phase.iterations,
+		m.phase.outcomes, m.phase.duration, m.phase.verdicts, m.phase.iterations, m.phase.lanes,
 		m.checkpoint.saved, m.checkpoint.latency, m.checkpoint.size,
 		m.runs,
 		m.agent.sessions, m.agent.tokens, m.agent.cost, m.agent.contextOver, m.agent.contextShare,
+		m.agent.laneRunning, m.agent.laneSessions,
 		m.serve.queue, m.serve.busy, m.serve.workers,
 		m.recovery.doctor, m.recovery.replans, m.recovery.stuck, m.recovery.budget,
 	}
@@ -227,6 +249,9 @@ func (m *Metrics) preset() {
 	}
 	for _, v := range []string{"approved", "rejected"} {
 		m.phase.verdicts.WithLabelValues(v)
+	}
+	for _, v := range []string{events.LaneDone, events.LaneFailed, events.LaneStopped} {
+		m.agent.laneSessions.WithLabelValues(v)
 	}
 	for _, s := range []string{"done", "interrupted", "failed"} {
 		m.graphFinished.WithLabelValues(s)
@@ -333,6 +358,12 @@ func (m *Metrics) observeCustom(name string, payload any) {
 		}
 	case events.EventBudgetWarning:
 		m.recovery.budget.Inc()
+	case events.EventLaneStarted:
+		m.agent.laneRunning.Inc()
+	case events.EventLaneFinished:
+		if p, ok := asValue[events.LaneSession](payload); ok {
+			m.ObserveLaneFinished(p)
+		}
 	}
 }
 
@@ -362,6 +393,20 @@ func (m *Metrics) ObservePhase(p events.PhaseFinished) {
 	if outcome != events.OutcomeRetried && p.Iteration > 0 {
 		m.phase.iterations.Observe(float64(p.Iteration))
 	}
+	m.phase.lanes.Observe(float64(max(p.Lanes, 1)))
+}
+
+// ObserveLaneFinished counts one lane's session that ended and takes it
+// off the running ones.
+func (m *Metrics) ObserveLaneFinished(l events.LaneSession) {
+	status := l.Status
+	switch status {
+	case events.LaneDone, events.LaneFailed, events.LaneStopped:
+	default:
+		status = "other"
+	}
+	m.agent.laneSessions.WithLabelValues(status).Inc()
+	m.agent.laneRunning.Dec()
 }
 
 // ObserveReview counts one reviewer verdict.

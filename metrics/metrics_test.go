@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -359,5 +360,57 @@ func TestListenAndServe(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Serve after cancel: %v", err)
+	}
+}
+
+// TestLaneMetrics: lane_started and lane_finished keep the running
+// lanes' sessions and count the ended ones by status; phase_finished
+// observes its phase's lanes (a phase of one, from any emitter, as 1).
+func TestLaneMetrics(t *testing.T) {
+	m, reg := newMetrics(t)
+	lane := func(n int) events.LaneSession {
+		return events.LaneSession{RunID: "r1", Phase: 1, Lane: n, Attempt: 1, Tasks: []string{strconv.Itoa(n)}}
+	}
+	for n := 1; n <= 3; n++ {
+		m.Observe(custom(events.EventLaneStarted, lane(n)))
+	}
+	if got := testutil.ToFloat64(m.agent.laneRunning); got != 3 {
+		t.Fatalf("running lanes = %v after three started, want 3", got)
+	}
+	done, failed := lane(1), lane(2)
+	done.Status = events.LaneDone
+	failed.Status, failed.Error = events.LaneFailed, "the tests fail"
+	m.Observe(custom(events.EventLaneFinished, done))
+	m.Observe(custom(events.EventLaneFinished, &failed))
+	if got := testutil.ToFloat64(m.agent.laneRunning); got != 1 {
+		t.Fatalf("running lanes = %v after two finished, want 1", got)
+	}
+	m.Observe(custom(events.EventPhaseFinished, events.PhaseFinished{Phase: 1, Attempt: 1, Iteration: 1, Outcome: events.OutcomeRetried, Lanes: 3}))
+	m.Observe(custom(events.EventPhaseFinished, events.PhaseFinished{Phase: 2, Attempt: 1, Iteration: 1, Outcome: events.OutcomeCompleted}))
+	want := `
+# HELP gaffer_lane_sessions_running Developer sessions of a phase's lanes running now, in this process.
+# TYPE gaffer_lane_sessions_running gauge
+gaffer_lane_sessions_running 1
+# HELP gaffer_lane_sessions_total Developer sessions of a phase's lanes that ended, by status (done, failed, stopped).
+# TYPE gaffer_lane_sessions_total counter
+gaffer_lane_sessions_total{status="done"} 1
+gaffer_lane_sessions_total{status="failed"} 1
+gaffer_lane_sessions_total{status="stopped"} 0
+# HELP gaffer_phase_lanes Lanes of each phase attempt that ended (1 for a phase of one lane).
+# TYPE gaffer_phase_lanes histogram
+gaffer_phase_lanes_bucket{le="1"} 1
+gaffer_phase_lanes_bucket{le="2"} 1
+gaffer_phase_lanes_bucket{le="3"} 2
+gaffer_phase_lanes_bucket{le="4"} 2
+gaffer_phase_lanes_bucket{le="5"} 2
+gaffer_phase_lanes_bucket{le="6"} 2
+gaffer_phase_lanes_bucket{le="7"} 2
+gaffer_phase_lanes_bucket{le="8"} 2
+gaffer_phase_lanes_bucket{le="+Inf"} 2
+gaffer_phase_lanes_sum 4
+gaffer_phase_lanes_count 2
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "gaffer_lane_sessions_running", "gaffer_lane_sessions_total", "gaffer_phase_lanes"); err != nil {
+		t.Fatal(err)
 	}
 }

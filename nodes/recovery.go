@@ -525,7 +525,7 @@ func (w *workflow) stop(ctx context.Context, s state.ExecutionState, rs recovery
 func (w *workflow) attemptFinished(ctx context.Context, s state.ExecutionState, ps state.PhaseState, outcome string) {
 	graph.Emit(ctx, events.EventPhaseFinished, events.PhaseFinished{
 		Phase: ps.Index + 1, Attempt: ps.Attempt, Iteration: ps.ReviewIteration(), Outcome: outcome,
-		Duration: max(w.cfg.Clock().Sub(ps.StartedAt), 0),
+		Duration: max(w.cfg.Clock().Sub(ps.StartedAt), 0), Lanes: max(len(ps.Lanes), 1),
 	})
 }
 

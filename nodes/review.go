@@ -148,7 +148,7 @@ func (w *workflow) review(ctx context.Context, s state.ExecutionState) (state.Ex
 	}
 	graph.Emit(ctx, events.EventPhaseFinished, events.PhaseFinished{
 		Phase: ps.Index + 1, Attempt: attempt, Iteration: iteration, Outcome: outcome,
-		Duration: max(w.cfg.Clock().Sub(ps.StartedAt), 0),
+		Duration: max(w.cfg.Clock().Sub(ps.StartedAt), 0), Lanes: max(len(ps.Lanes), 1),
 	})
 	return c, nil
 }
