@@ -532,3 +532,44 @@ func TestEventsStream(t *testing.T) {
 		t.Errorf("event %q", got)
 	}
 }
+
+// TestRunPageDrawsTheLanesLine: a phase of three lanes (one done, one
+// running, one failed with its error) is drawn on the run page with the
+// lane line status draws (runview.Phase.LanesLine), its error escaped.
+func TestRunPageDrawsTheLanesLine(t *testing.T) {
+	p := state.Plan{Markdown: "# Greetings\n", Mode: state.ModePhased,
+		Tasks: []state.Task{
+			{ID: "1", Title: "Write model tests", Type: state.TypeTest, Files: []string{"model_test.go"}},
+			{ID: "2", Title: "Write API tests", Type: state.TypeTest, Files: []string{"api_test.go"}},
+			{ID: "3", Title: "Write CLI tests", Type: state.TypeTest, Files: []string{"cli_test.go"}},
+		},
+		Phases: []state.Phase{{Index: 0, TaskIDs: []string{"1", "2", "3"}}}}
+	st := state.ExecutionState{
+		Run:  state.RunInfo{ID: "r-20260105-lanes", Goal: "Test the greetings", CreatedAt: t0.Add(-5 * time.Minute), ExecDir: "docs/gaffer/lanes"},
+		Plan: p, Status: state.RunRunning,
+		Progress: state.Progress{Phases: []state.PhaseState{{Index: 0, Status: state.PhaseRunning, Attempt: 1, StartedAt: t0.Add(-2 * time.Minute),
+			PreCommit: "5555555eeee", Lanes: []state.LaneProgress{
+				{Tasks: []string{"1"}, Status: state.LaneDone, Attempt: 1, StartedAt: t0.Add(-2 * time.Minute), CompletedAt: t0.Add(-90 * time.Second)},
+				{Tasks: []string{"2"}, Status: state.LaneRunning, Attempt: 1, StartedAt: t0.Add(-40 * time.Second)},
+				{Tasks: []string{"3"}, Status: state.LaneFailed, Attempt: 2, StartedAt: t0.Add(-2 * time.Minute), CompletedAt: t0.Add(-time.Minute),
+					Error: "go test: <nil> pointer in cli_test.go"},
+			}}}},
+	}
+	run := host.RunStatus{Snapshot: graph.Snapshot[state.ExecutionState]{RunID: st.Run.ID, Seq: 7, State: st}, Status: "running"}
+	s, err := New(Config{Service: &fakeService{runs: []host.RunStatus{run}}, Repo: fakeRepo{patch: patch}, Transcripts: t.TempDir(),
+		Key: []byte("test key"), Now: func() time.Time { return t0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	w := get(t, s, "/runs/"+st.Run.ID, fixedCookie(s))
+	if w.Code != http.StatusOK {
+		t.Fatalf("status %d:\n%s", w.Code, w.Body)
+	}
+	body := w.Body.String()
+	want := "✓ 1 Write model tests (30s) · ● 2 Write API tests (running 40s) · ✗ 3 Write CLI tests (attempt 2, failed: go test: &lt;nil&gt; pointer in cli_test.go)"
+	if !strings.Contains(body, `<p class="lanes"><span class="meta">3 lanes:</span> `+want+`</p>`) {
+		t.Errorf("the run page lacks the lane line %q:\n%s", want, body)
+	}
+	golden(t, "run-lanes", body)
+}
