@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,6 +34,7 @@ func logsCommand(io IO) *ucli.Command {
 		ArgsUsage:    "[RUN]",
 		Flags: localGlobals(
 			&ucli.Uint64Flag{Name: "phase", EnvVars: []string{"GAFFER_PHASE"}, Usage: "only phase N's sessions (0: the architect's)"},
+			&ucli.StringFlag{Name: "task", Usage: "only the sessions of the lane that does task ID (a phase of several lanes)"},
 			&ucli.BoolFlag{Name: "follow", Aliases: []string{"f"}, EnvVars: []string{"GAFFER_FOLLOW"}, Usage: "keep printing as the run goes on, until it ends (Ctrl-C to leave)"},
 		),
 		Action: func(c *ucli.Context) error {
@@ -53,10 +55,14 @@ func logsCommand(io IO) *ucli.Command {
 				return err
 			}
 			follow := a.Bool("follow") || a.Bool("f")
+			task := a.String("task")
 			if err := checkLogsPhase(c, io, dir, a.run, phase, follow); err != nil {
 				return err
 			}
-			return LogsWith(c.Context, io.Out, dir, a.run, phase, follow, 200*time.Millisecond, holderRuns(c))
+			if err := checkLogsTask(dir, a.run, task, follow); err != nil {
+				return err
+			}
+			return logsOf(c.Context, io.Out, dir, a.run, logsFilter{phase: phase, task: task}, follow, 200*time.Millisecond, holderRuns(c))
 		},
 	}
 }
@@ -117,6 +123,42 @@ func checkLogsPhase(c *ucli.Context, io IO, dir, runID string, phase int, follow
 		runID, phase, status, cmd("logs", runID, "--phase", strconv.Itoa(phase), "--follow"))
 }
 
+// checkLogsTask refuses --task ID (without --follow, which waits) when
+// the run (the newest with transcripts for "") has no lane session of
+// task ID recorded: exit 8, saying that a task of a phase of one lane is
+// its phase's session. An ID no plan could hold is exit 2.
+func checkLogsTask(dir, runID, task string, follow bool) error {
+	if task == "" {
+		return nil
+	}
+	if !taskIDRe.MatchString(task) {
+		return exitf(ExitUsage, "--task %q: a task id is a digit then digits, letters and dots (as the plan's \"### Task 2a:\")", task)
+	}
+	if runID == "" {
+		id, err := newestTranscript(dir)
+		if err != nil {
+			return nil // LogsWith says so
+		}
+		runID = id
+	}
+	f := &follower{phase: -1, task: task}
+	if entries, err := os.ReadDir(filepath.Join(dir, runID)); err == nil {
+		for _, e := range entries {
+			if strings.HasSuffix(e.Name(), ".jsonl") && f.wants(e.Name()) {
+				return nil
+			}
+		}
+	}
+	if follow {
+		return nil
+	}
+	return exitf(ExitPrecondition, "run %s has no lane session of task %s recorded: a task of a phase of one lane is its phase's session (gaffer logs %s --phase N)",
+		runID, task, runID)
+}
+
+// taskIDRe is a task id as plans give them (state's idRe).
+var taskIDRe = regexp.MustCompile(`^[0-9](?:[0-9a-z]|\.[0-9a-z])*$`)
+
 // phaseRange is the refusal of --phase N beyond run id's n phases (diff,
 // logs).
 func phaseRange(phase int, id string, n int) error {
@@ -163,6 +205,19 @@ const (
 // never writes its end. A run not yet started is waited for.
 func LogsWith(ctx context.Context, w io.Writer, dir, runID string, phase int, follow bool, poll time.Duration,
 	running func(context.Context, string) bool) error {
+	return logsOf(ctx, w, dir, runID, logsFilter{phase: phase}, follow, poll, running)
+}
+
+// logsFilter selects a run's sessions: phase's (all when < 0), and
+// only task's lane's when task is set.
+type logsFilter struct {
+	phase int
+	task  string
+}
+
+// logsOf is LogsWith with a filter.
+func logsOf(ctx context.Context, w io.Writer, dir, runID string, lf logsFilter, follow bool, poll time.Duration,
+	running func(context.Context, string) bool) error {
 	if runID == "" {
 		id, err := newestTranscript(dir)
 		if err != nil {
@@ -176,7 +231,7 @@ func LogsWith(ctx context.Context, w io.Writer, dir, runID string, phase int, fo
 			return exitf(ExitPrecondition, "no agent sessions recorded for run %s (in %s)", runID, dir)
 		}
 	}
-	f := &follower{w: w, dir: runDir, phase: phase, offsets: map[string]int64{}}
+	f := &follower{w: w, dir: runDir, phase: lf.phase, task: lf.task, offsets: map[string]int64{}}
 	missed := 0
 	for n := 0; ; n++ {
 		ended := f.ended() // before reading: what was written before the end is printed
@@ -257,6 +312,7 @@ type follower struct {
 	w       io.Writer
 	dir     string
 	phase   int
+	task    string           // only the sessions of this task's lane when set
 	offsets map[string]int64 // file → bytes printed
 }
 
@@ -290,12 +346,26 @@ func (f *follower) step() error {
 	return nil
 }
 
-// wants reports whether a transcript's file belongs to the phase asked for.
+// wants reports whether a transcript's file belongs to the phase (and
+// the task's lane) asked for.
 func (f *follower) wants(name string) bool {
+	if f.task != "" && !slices.Contains(laneTasks(name), f.task) {
+		return false
+	}
 	if f.phase < 0 {
 		return true
 	}
 	return strings.Contains(name, "-p"+strconv.Itoa(f.phase)+"-a")
+}
+
+// laneTasks are the task ids a lane session's transcript is named with
+// ("003-developer-p1-a1-i1-t2+3.jsonl": 2 and 3); nil for any other.
+func laneTasks(name string) []string {
+	parts := strings.Split(strings.TrimSuffix(name, ".jsonl"), "-")
+	if len(parts) != 6 || !strings.HasPrefix(parts[5], "t") {
+		return nil
+	}
+	return strings.Split(parts[5][1:], "+")
 }
 
 func (f *follower) file(name string) error {
@@ -331,9 +401,19 @@ func (f *follower) file(name string) error {
 }
 
 // sessionTitle turns "002-developer-p2-a1-i1.jsonl" into "developer,
-// phase 2, attempt 1, iteration 1" (an architect's session: "architect").
+// phase 2, attempt 1, iteration 1" (an architect's session: "architect";
+// a lane's, "...-t2+3.jsonl": "developer, phase 2, tasks 2+3, attempt 1,
+// iteration 1").
 func sessionTitle(name string) string {
 	parts := strings.Split(strings.TrimSuffix(name, ".jsonl"), "-")
+	lane := ""
+	if t := laneTasks(name); t != nil {
+		word := "task"
+		if len(t) > 1 {
+			word = "tasks"
+		}
+		lane, parts = ", "+word+" "+strings.Join(t, "+"), parts[:5]
+	}
 	if len(parts) != 5 {
 		return name
 	}
@@ -341,7 +421,7 @@ func sessionTitle(name string) string {
 	if p == "0" {
 		return role
 	}
-	return fmt.Sprintf("%s, phase %s, attempt %s, iteration %s", role, p, a, i)
+	return fmt.Sprintf("%s, phase %s%s, attempt %s, iteration %s", role, p, lane, a, i)
 }
 
 // writeTranscriptLine prints one line of a transcript, indented.

@@ -218,7 +218,7 @@ func TestLogsOfAPhaseWithoutASessionSaysSo(t *testing.T) {
 	if out, code := gafferIn(t, bin, dir, "logs", id, "--phase", "0"); code != ExitPrecondition || !strings.Contains(out, "has no architect session recorded (a run given --plan has none)") {
 		t.Errorf("logs --phase 0 of a run given --plan: exit %d\n%s", code, out)
 	}
-	if out, code := gafferIn(t, bin, dir, "logs", id, "--phase", "1"); code != ExitOK || !strings.Contains(out, "── developer, phase 1, attempt 1, iteration 1 ──") {
+	if out, code := gafferIn(t, bin, dir, "logs", id, "--phase", "1"); code != ExitOK || !strings.Contains(out, "── developer, phase 1, task 1a, attempt 1, iteration 1 ──") { // the demo's phase 1 has two lanes
 		t.Errorf("logs --phase 1 of a phase that ran: exit %d\n%s", code, out)
 	}
 }

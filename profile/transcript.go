@@ -19,7 +19,9 @@ import (
 // Transcripts: every agent session's messages are kept for its run, one
 // JSON-lines file per session in <store>.logs/<run>/, named
 // NNN-<role>-p<phase>-a<attempt>-i<iteration>.jsonl so that names sort in
-// the order the sessions started. They are written as the messages come
+// the order the sessions started; a lane's session (a phase of several
+// lanes) adds its task ids, -t<id>+<id>, which `gaffer logs --task`
+// selects by. They are written as the messages come
 // (so `gaffer logs --follow` in another terminal sees them), bounded
 // (MaxTranscriptText per message, maxTranscriptBytes per session) and
 // redacted (the values of the run's keys and of every variable named like
@@ -162,7 +164,11 @@ func (d *transcribed) open(s agent.Session) (*transcript, error) {
 			n++
 		}
 	}
-	name := fmt.Sprintf("%03d-%s-p%d-a%d-i%d.jsonl", n, s.Role, s.Phase, s.Attempt, s.Iteration)
+	name := fmt.Sprintf("%03d-%s-p%d-a%d-i%d", n, s.Role, s.Phase, s.Attempt, s.Iteration)
+	if s.Lane > 0 && len(s.Tasks) > 0 {
+		name += "-t" + strings.Join(s.Tasks, "+") // a lane's session: its task ids (digits, letters, dots)
+	}
+	name += ".jsonl"
 	f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
