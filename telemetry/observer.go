@@ -265,6 +265,24 @@ func (o *observer) nodeStarted(r *runSpans, e graph.Event, at time.Time) {
 	r.jr.open(kindNode, "node:"+nodeKey(e), name, s, at, inPhase(e.Node))
 }
 
+// lane ends a span "lane N" for a lane's developer session that ended,
+// under the phase under way (else under parent), from the session's
+// start (its end less its duration): its tasks, attempt and status, an
+// error status with the lane's error when it did not end done.
+func (o *observer) lane(r *runSpans, parent context.Context, p events.LaneSession, at time.Time) {
+	if r.phase != nil {
+		parent = trace.ContextWithSpan(r.rootCtx, r.phase)
+	}
+	_, s := o.tracer.Start(parent, "lane "+strconv.Itoa(p.Lane), trace.WithTimestamp(at.Add(-max(p.Duration, 0))), trace.WithAttributes(
+		attribute.String(keyRunID, r.id), attribute.Int(keyPhase, p.Phase), attribute.Int(keyAttempt, p.Attempt),
+		attribute.Int("gaffer.lane", p.Lane), attribute.StringSlice("gaffer.lane.tasks", p.Tasks),
+		attribute.String("gaffer.lane.status", p.Status)))
+	if p.Status != events.LaneDone {
+		s.SetStatus(codes.Error, firstLine(p.Status+": "+p.Error))
+	}
+	s.End(trace.WithTimestamp(at))
+}
+
 // custom handles the workflow's own events (package events).
 func (o *observer) custom(r *runSpans, e graph.Event, at time.Time) {
 	n := r.nodes[nodeKey(e)]
@@ -311,6 +329,10 @@ func (o *observer) custom(r *runSpans, e graph.Event, at time.Time) {
 				r.jr.close("phase")
 			}
 			r.jr.setPhase(p.Phase+1, 1)
+		}
+	case events.LaneSession:
+		if e.Name == events.EventLaneFinished {
+			o.lane(r, parent, p, at)
 		}
 	case events.RunStatus:
 		r.root.SetAttributes(attribute.String("gaffer.status", p.To))

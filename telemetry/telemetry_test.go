@@ -3,6 +3,8 @@ package telemetry
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -204,5 +206,63 @@ func TestTraceAcrossProcessesAndACrash(t *testing.T) {
 	}
 	if _, err := openJournalFile(dir, id); !errors.Is(err, errNoJournal) {
 		t.Errorf("the journal of a run done is still there (%v)", err)
+	}
+}
+
+// TestLaneSpansUnderTheirPhase: a phase of two lanes has a span per
+// lane under the phase, from its session's start to its end, naming its
+// tasks and status; the failed lane's span is an error with its cause.
+func TestLaneSpansUnderTheirPhase(t *testing.T) {
+	recv, err := otlprecv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer recv.Close()
+	tr, err := Start(context.Background(), Config{ServiceName: "gaffer-test"}, Options{Dir: t.TempDir(), Getenv: envOf("OTEL_EXPORTER_OTLP_ENDPOINT", recv.Endpoint())})
+	if err != nil || tr == nil {
+		t.Fatalf("Start = %v, %v", tr, err)
+	}
+	const id = "r-20260101-lanes"
+	f := &feed{tr: tr, id: id, at: time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)}
+	f.ev(graph.Event{Kind: graph.RunStarted, Payload: "run"})
+	f.node("phased_execution")
+	lane := func(n int, task, status, why string) {
+		l := events.LaneSession{RunID: id, Phase: 1, Lane: n, Attempt: 1, Tasks: []string{task}}
+		f.ev(graph.Event{Kind: graph.NodeStarted, Node: "lane", Branch: n, Attempt: 1})
+		f.ev(graph.Event{Kind: graph.Custom, Node: "lane", Branch: n, Name: events.EventLaneStarted, Payload: l})
+		l.Status, l.Error, l.Duration = status, why, 40*time.Second
+		f.at = f.at.Add(40 * time.Second)
+		f.ev(graph.Event{Kind: graph.Custom, Node: "lane", Branch: n, Name: events.EventLaneFinished, Payload: l})
+		f.ev(graph.Event{Kind: graph.NodeFinished, Node: "lane", Branch: n, Attempt: 1})
+	}
+	lane(1, "1", events.LaneDone, "")
+	lane(2, "2", events.LaneFailed, "the bye tests fail")
+	f.node("review", events.PhaseFinished{Phase: 1, Attempt: 1, Iteration: 1, Outcome: events.OutcomeCompleted, Lanes: 2})
+	f.ev(graph.Event{Kind: graph.RunFinished, Payload: graph.Done})
+	if err := tr.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]otlprecv.Span{}
+	for _, s := range recv.Spans() {
+		byID[s.SpanID] = s
+	}
+	lanes := map[string]otlprecv.Span{}
+	for _, s := range byID {
+		if strings.HasPrefix(s.Name, "lane ") {
+			if p := byID[s.ParentID]; p.Name != "phase 1" {
+				t.Errorf("span %s is under %q, want phase 1", s.Name, p.Name)
+			}
+			lanes[s.Name] = s
+		}
+	}
+	l1, l2 := lanes["lane 1"], lanes["lane 2"]
+	if len(lanes) != 2 || l1.End.Sub(l1.Start) != 40*time.Second || l1.StatusError || l1.Attrs["gaffer.lane.status"] != events.LaneDone {
+		t.Fatalf("lane spans %+v", lanes)
+	}
+	if !l2.StatusError || l2.Attrs["gaffer.lane"] != int64(2) || l2.Attrs[keyPhase] != int64(1) {
+		t.Errorf("the failed lane's span = %+v", l2)
+	}
+	if tasks := fmt.Sprint(l2.Attrs["gaffer.lane.tasks"]); !strings.Contains(tasks, `string_value:"2"`) || strings.Count(tasks, "string_value") != 1 { // the receiver prints an array attribute
+		t.Errorf("lane 2's tasks = %#v", l2.Attrs["gaffer.lane.tasks"])
 	}
 }
