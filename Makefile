@@ -43,7 +43,7 @@ dist:
 	cd $(DIST) && sha256sum gaffer-* > SHA256SUMS
 
 test:
-	$(GO) test -race -count=1 -timeout 30m ./...
+	$(GO) test -race -count=1 -timeout 60m ./...
 
 demo: build
 	./$(BIN) demo
