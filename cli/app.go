@@ -28,7 +28,7 @@ func New(version string, stdout, stderr io.Writer) *ucli.App {
 // approval on it when it and the output are a terminal.
 func NewWithIO(version string, io IO) *ucli.App {
 	io.version = version
-	io = io.quietOnClosedPipe().live()
+	io = io.quietOnClosedPipe().live().serialized()
 	a := &app{version: version, stdout: io.Out, stderr: io.Err, io: io}
 	return &ucli.App{
 		Name:                 "gaffer",

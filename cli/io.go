@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"sync"
 	"sync/atomic"
 	"syscall"
 
@@ -75,6 +76,34 @@ func (p *closedPipeWriter) Write(b []byte) (int, error) {
 		return len(b), nil
 	}
 	return n, err
+}
+
+// serialized returns o with Out and Err, when they are not files, behind
+// one lock they share: a phase's lanes write their progress at once, from
+// goroutines of their own, and a writer such as a buffer takes one write
+// at a time (an *os.File already does).
+func (o IO) serialized() IO {
+	mu := new(sync.Mutex)
+	wrap := func(w io.Writer) io.Writer {
+		if _, ok := w.(*os.File); ok || w == nil {
+			return w
+		}
+		return &lockedWriter{mu: mu, w: w}
+	}
+	o.Out, o.Err = wrap(o.Out), wrap(o.Err)
+	return o
+}
+
+// lockedWriter writes to w under mu.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
 }
 
 // live returns o with Out, and Err when it writes to the same terminal,

@@ -38,7 +38,7 @@ func (a *app) planValidateCommand() *ucli.Command {
 		Flags: []ucli.Flag{
 			&ucli.BoolFlag{Name: "json", EnvVars: []string{"GAFFER_JSON"}, Usage: "print the phases and tasks as JSON"},
 			&ucli.BoolFlag{Name: "no-tdd", EnvVars: []string{"GAFFER_NO_TDD"}, Usage: "do not require a test task before every impl task"},
-			&ucli.StringFlag{Name: "mode", Usage: "auto, task or phased: check the plan as a profile with that mode: would run it"},
+			&ucli.StringFlag{Name: "mode", EnvVars: []string{"GAFFER_MODE"}, Usage: "auto, task or phased: check the plan as a profile with that mode: would run it"},
 		},
 		OnUsageError: onUsageError,
 		Action: func(c *ucli.Context) error {
