@@ -292,10 +292,14 @@ func probeHelper() (p probed) {
 		sb := Sandbox{ReadOnly: []string{ro}, PID: pid}
 		// The command fails when the read-only directory is writable,
 		// when it sees more processes than its own few in a PID
-		// namespace, or when it cannot write the layered directory.
+		// namespace, or when it cannot write the layered directory. The
+		// helper is a Go program: its threads take numbers of the new
+		// namespace before sh starts (10 and more on a loaded machine), so
+		// the bound is loose; that gaffer's own process is not seen is the
+		// sharp test.
 		check := "if (: > ro/x) 2>/dev/null; then exit 1; fi"
 		if pid {
-			check += `; [ $$ -lt 10 ] || { echo "pid $$" >&2; exit 2; }; [ ! -e /proc/` + strconv.Itoa(os.Getpid()) + ` ] || { echo "sees gaffer" >&2; exit 4; }`
+			check += `; [ $$ -lt 200 ] || { echo "pid $$" >&2; exit 2; }; [ ! -e /proc/` + strconv.Itoa(os.Getpid()) + ` ] || { echo "sees gaffer" >&2; exit 4; }`
 		}
 		if layer {
 			sb.Layers = []Layer{{Dir: cache, Upper: filepath.Join(run, "layer")}}
