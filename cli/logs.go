@@ -34,7 +34,7 @@ func logsCommand(io IO) *ucli.Command {
 		ArgsUsage:    "[RUN]",
 		Flags: localGlobals(
 			&ucli.Uint64Flag{Name: "phase", EnvVars: []string{"GAFFER_PHASE"}, Usage: "only phase N's sessions (0: the architect's)"},
-			&ucli.StringFlag{Name: "task", Usage: "only the sessions of the lane that does task ID (a phase of several lanes)"},
+			&ucli.StringFlag{Name: "task", EnvVars: []string{"GAFFER_TASK"}, Usage: "only the sessions of the lane that does task ID (a phase of several lanes)"},
 			&ucli.BoolFlag{Name: "follow", Aliases: []string{"f"}, EnvVars: []string{"GAFFER_FOLLOW"}, Usage: "keep printing as the run goes on, until it ends (Ctrl-C to leave)"},
 		),
 		Action: func(c *ucli.Context) error {

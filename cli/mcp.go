@@ -40,8 +40,8 @@ func mcpCommand(io IO) *ucli.Command {
 			"to the gaffer serve that holds the store, or to a detached gaffer process.",
 		OnUsageError: onUsageError,
 		Flags: localGlobals(
-			&ucli.StringFlag{Name: "http", EnvVars: []string{"GAFFER_MCP_HTTP"}, Usage: "serve Streamable HTTP on this loopback address (127.0.0.1:PORT) instead of stdin and stdout"},
-			&ucli.StringFlag{Name: "token-file", EnvVars: []string{"GAFFER_MCP_TOKEN_FILE"}, Usage: "with --http, a file holding the bearer token every request needs"},
+			&ucli.StringFlag{Name: "http", EnvVars: []string{"GAFFER_HTTP"}, Usage: "serve Streamable HTTP on this loopback address (127.0.0.1:PORT) instead of stdin and stdout"},
+			&ucli.StringFlag{Name: "token-file", EnvVars: []string{"GAFFER_TOKEN_FILE"}, Usage: "with --http, a file holding the bearer token every request needs"},
 		),
 		Action: func(c *ucli.Context) error {
 			if c.Args().Present() {
