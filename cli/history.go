@@ -78,6 +78,8 @@ var stepWord = map[string]string{
 	nodes.NodeNextTask:  "summary",
 	nodes.NodeRecover:   "recovery",
 	nodes.NodeRestore:   "restore",
+	nodes.NodeLane:      "lane",
+	nodes.NodeCombine:   "combine",
 }
 
 // stepWords is the steps of nodes in history's words, none when empty
@@ -90,8 +92,17 @@ func stepWords(ns []string, none string) string {
 		return "start"
 	}
 	out := make([]string, 0, len(ns))
-	for _, n := range ns {
-		out = append(out, cmp.Or(stepWord[n], n))
+	for i := 0; i < len(ns); {
+		j := i + 1
+		for j < len(ns) && ns[j] == ns[i] {
+			j++
+		}
+		w := cmp.Or(stepWord[ns[i]], ns[i])
+		if j-i > 1 { // a phase's lanes: "2 lanes", not "lane,lane"
+			w = fmt.Sprintf("%d %ss", j-i, w)
+		}
+		out = append(out, w)
+		i = j
 	}
 	return strings.Join(out, ",")
 }

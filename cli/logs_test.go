@@ -83,10 +83,11 @@ func TestLogsFollowFromAnotherTerminal(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("logs --follow did not stop when the run ended")
 	}
-	// 10 developer sessions: phase 1's two lanes, phase 2's two lanes
-	// twice (a review retry), phase 3 once, phase 4 three times (two
-	// failures, the replan, the pass).
-	if code != 0 || strings.Count(out, "── developer, phase ") != 10 || !strings.Contains(out, "── developer, phase 2, task 2a, attempt 2, iteration 2 ──") || !strings.Contains(out, "── replanner, phase 4, attempt 2, iteration 1 ──") ||
+	// 9 developer sessions: phase 1's two lanes, phase 2's two lanes and
+	// task 2b's again (the review rejected it alone), phase 3 once, phase
+	// 4 three times (two failures, the replan, the pass).
+	if code != 0 || strings.Count(out, "── developer, phase ") != 9 || !strings.Contains(out, "── developer, phase 2, task 2b, attempt 2, iteration 2 ──") ||
+		strings.Contains(out, "── developer, phase 2, task 2a, attempt 2") || !strings.Contains(out, "── replanner, phase 4, attempt 2, iteration 1 ──") ||
 		!strings.Contains(out, "── reviewer, phase 4, attempt 3, iteration 1 ──") {
 		t.Fatalf("logs --follow: exit %d\n%s", code, out)
 	}

@@ -117,13 +117,15 @@ scrape_configs:
 		// fails twice (go test, before any review), is replanned and
 		// passes at attempt 3. Only the one review that ran and rejected
 		// counts as a rejected verdict (issue 20: counts must be true).
-		`gaffer_phase_outcomes_total{job="gaffer",outcome="retried"}`:     3,
-		`gaffer_phase_outcomes_total{job="gaffer",outcome="halted"}`:      0,
-		`gaffer_review_verdicts_total{job="gaffer",verdict="rejected"}`:   1,
-		`gaffer_replans_total{job="gaffer",outcome="accepted"}`:           1,
-		`gaffer_runs{job="gaffer",status="completed"}`:                    1,
-		`gaffer_pending_approvals{job="gaffer"}`:                          0,
-		`sum(gaffer_agent_sessions_total{job="gaffer",role="developer"})`: phases + 3,
+		`gaffer_phase_outcomes_total{job="gaffer",outcome="retried"}`:   3,
+		`gaffer_phase_outcomes_total{job="gaffer",outcome="halted"}`:    0,
+		`gaffer_review_verdicts_total{job="gaffer",verdict="rejected"}`: 1,
+		`gaffer_replans_total{job="gaffer",outcome="accepted"}`:         1,
+		`gaffer_runs{job="gaffer",status="completed"}`:                  1,
+		`gaffer_pending_approvals{job="gaffer"}`:                        0,
+		// One session per lane of an attempt: phases 1 and 2 run two lanes,
+		// phase 2's rejected task 2b once more; phase 4 three times.
+		`sum(gaffer_agent_sessions_total{job="gaffer",role="developer"})`: 2 + 3 + 1 + 3,
 	}
 	deadline := time.Now().Add(90 * time.Second)
 	for q, w := range want {

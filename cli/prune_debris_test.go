@@ -97,19 +97,33 @@ func TestPruneRemovesWhatKilledStartsLeft(t *testing.T) {
 			t.Errorf("branch %s of no run stays after prune:\n%s", b, out)
 		}
 	}
+	// A work tree's run: .git/gaffer.worktrees/RUN, or a lane's
+	// .git/gaffer-lanes/RUN/pN-lK (a killed run's lanes stay for its resume).
+	lanes := filepath.Join(dir, ".git", "gaffer-lanes")
+	owner := func(p string) string {
+		if rel, err := filepath.Rel(lanes, p); err == nil && !strings.HasPrefix(rel, "..") {
+			return strings.Split(filepath.ToSlash(rel), "/")[0]
+		}
+		return filepath.Base(p)
+	}
 	for _, f := range strings.Split(gitOut(t, dir, "worktree", "list", "--porcelain"), "\n") {
 		p, ok := strings.CutPrefix(f, "worktree ")
 		if !ok || p == dir {
 			continue
 		}
-		if _, ok := runs[filepath.Base(p)]; !ok {
+		if _, ok := runs[owner(p)]; !ok {
 			t.Errorf("work tree %s of no run stays after prune", p)
 		}
 	}
 	recs, _ := os.ReadDir(filepath.Join(dir, ".git", "worktrees"))
 	for _, r := range recs {
-		if _, ok := runs[r.Name()]; !ok {
-			t.Errorf("git's record %s of no run stays after prune", r.Name())
+		gitdir, err := os.ReadFile(filepath.Join(dir, ".git", "worktrees", r.Name(), "gitdir"))
+		if err != nil { // git names a record after its tree, made unique (p1-l12)
+			t.Errorf("git's record %s has no gitdir after prune: %v", r.Name(), err)
+			continue
+		}
+		if _, ok := runs[owner(filepath.Dir(strings.TrimSpace(string(gitdir))))]; !ok {
+			t.Errorf("git's record %s (of %s) of no run stays after prune", r.Name(), strings.TrimSpace(string(gitdir)))
 		}
 	}
 	entries, _ := os.ReadDir(trees)

@@ -123,14 +123,29 @@ func (w *workflow) dispatch(ctx context.Context, s state.ExecutionState, ps stat
 	if err != nil {
 		return s, err
 	}
-	if !ps.HasSession() {
-		// As a phase of one lane's fresh session: the run's tree is at the
-		// pre-phase commit, where the lanes' work is combined (with
-		// --allow-dirty in place, the user's changes are in their stash).
-		if err := w.ensureAtPreCommit(ctx, s, ps); err != nil {
+	if ps.HasSession() && ps.Written != nil {
+		// A retry: the run's tree holds the previous attempt's combined
+		// work, which goes as a rejected session's does; a tree that is
+		// not as that combine left it is kept by a rescue ref first.
+		switch err := w.checkOutsideEdits(ctx, s, ps); {
+		case err == nil:
+			w.ran.Store(s.Run.ID, ps.Index)
+		case errors.Is(err, ErrOutsideEdits):
+			w.ran.Delete(s.Run.ID)
+		default:
 			return s, err
 		}
 	}
+	// As a phase of one lane's fresh session: the run's tree is at the
+	// pre-phase commit, where the lanes' work is combined (with
+	// --allow-dirty in place, the user's changes are in their stash).
+	if err := w.ensureAtPreCommit(ctx, s, ps); err != nil {
+		return s, err
+	}
+	// The lanes work elsewhere: whatever the run's tree holds at combine
+	// is not this process's work, and a reset there keeps it first.
+	w.ran.Delete(s.Run.ID)
+	ps.Written = nil // combine records what this attempt's lanes leave
 	if err := w.cleanTemps(s); err != nil {
 		return s, err
 	}
@@ -574,9 +589,23 @@ func (w *workflow) applyCombined(ctx context.Context, s state.ExecutionState, ps
 	if err != nil {
 		return nil, err
 	}
-	if head, err := repo.Head(ctx); err != nil {
+	head, err := repo.Head(ctx)
+	if err != nil {
 		return nil, fmt.Errorf("nodes: phase %d: %w", ps.Index+1, err)
-	} else if head == ps.PreCommit {
+	}
+	ours := false // the tree changed only where the lanes' work goes (a crash mid-apply)
+	if head == ps.PreCommit {
+		now, _, err := w.changedPaths(ctx, s, ps)
+		if err != nil {
+			return nil, err
+		}
+		lanes, err := repo.ChangedPaths(ctx, ps.PreCommit, commit)
+		if err != nil {
+			return nil, fmt.Errorf("nodes: phase %d: %w", ps.Index+1, err)
+		}
+		ours = !slices.ContainsFunc(now, func(p string) bool { _, found := slices.BinarySearch(lanes, p); return !found })
+	}
+	if ours {
 		written, err := repo.ApplyTree(ctx, ps.PreCommit, commit)
 		if err == nil {
 			return written, nil

@@ -251,6 +251,66 @@ reviewer:
 	}
 }
 
+// TestLaneRetryOnABaseHoldingItsFiles: a rejected lane's retry writes
+// what the base already holds (a run of the same plan merged before), so
+// the combined work of attempt 2 is no change to that file at all. The
+// retry starts from the pre-phase commit: the first attempt's combined
+// work in the run's tree goes (it is the run's own, so no rescue), and
+// the phase commits as the review approved it, not stopped as "changed
+// outside the agent's session".
+func TestLaneRetryOnABaseHoldingItsFiles(t *testing.T) {
+	plan := `# Plan
+
+### Task 1: one
+- type: test
+- depends on: none
+- files: one.txt
+
+### Task 2: two
+- type: test
+- depends on: none
+- files: two.txt
+`
+	h := newHarness(t, `developer:
+  - phase: 1
+    task: "1"
+    actions:
+      - write: {path: one.txt, content: "1\n"}
+  - phase: 1
+    task: "2"
+    attempt: 1
+    actions:
+      - write: {path: two.txt, content: "too\n"}
+  - phase: 1
+    task: "2"
+    attempt: 2
+    actions:
+      - write: {path: two.txt, content: "2\n"}
+reviewer:
+  - phase: 1
+    attempt: 1
+    approved: false
+    comments: two.txt is misspelt
+    tasks: ["2"]
+`)
+	writeFile(t, h.dir, "two.txt", "2\n")
+	h.commitAs("two, merged from an earlier run", "two.txt")
+	res, err := h.start(plan, state.RunConfig{AutoApprove: true})
+	mustDone(t, res, err, state.RunCompleted)
+	if got := h.git("show", "HEAD~1:two.txt"); got != "2" {
+		t.Fatalf("two.txt = %q", got)
+	}
+	if got := h.git("show", "HEAD~1:one.txt"); got != "1" {
+		t.Fatalf("one.txt = %q", got)
+	}
+	if refs := h.git("for-each-ref", "refs/gaffer/rescue/"); refs != "" {
+		t.Fatalf("the retry kept the run's own work as if it were someone else's: %s", refs)
+	}
+	if st := h.git("status", "--porcelain", "--", "one.txt", "two.txt"); st != "" {
+		t.Fatalf("tree after the run:\n%s", st)
+	}
+}
+
 // TestLaneCrashResumesOnlyUnfinishedLanes: a run whose fan-out step dies
 // after two of three lanes finished (their pending writes saved) runs
 // only the third again on resume.

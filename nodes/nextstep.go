@@ -17,8 +17,17 @@ func NextStep(s state.ExecutionState, next []string) string {
 		return "nothing: the run has ended"
 	}
 	var out []string
-	for _, n := range next {
-		out = append(out, stepOf(s, n))
+	for i := 0; i < len(next); {
+		j := i + 1
+		for j < len(next) && next[j] == next[i] {
+			j++
+		}
+		step := stepOf(s, next[i])
+		if next[i] == NodeLane && j-i > 1 {
+			step += fmt.Sprintf(" in %d lanes", j-i)
+		}
+		out = append(out, step)
+		i = j
 	}
 	return strings.Join(out, ", ")
 }
@@ -36,11 +45,13 @@ func stepOf(s state.ExecutionState, node string) string {
 		return "the plan's check"
 	case NodeApproval:
 		return "plan approval"
-	case NodePhase:
+	case NodePhase, NodeLane:
 		if n == 0 {
 			return "the first phase"
 		}
 		return fmt.Sprintf("phase %d of %d (attempt %d)", i+1, n, attempt)
+	case NodeCombine:
+		return fmt.Sprintf("phase %d's lanes combined (attempt %d)", i+1, attempt)
 	case NodeReview:
 		return fmt.Sprintf("review of phase %d (attempt %d)", i+1, attempt)
 	case NodeNextTask:

@@ -21,12 +21,18 @@ func TestNextStepSpeaksThePlansTerms(t *testing.T) {
 		NodeNextTask:  "phase 2's summary, then phase 3 of 3",
 		NodeApproval:  "plan approval",
 		NodeRecover:   "recovery of phase 2",
+		NodeLane:      "phase 2 of 3 (attempt 2)",
+		NodeCombine:   "phase 2's lanes combined (attempt 2)",
 		graph.END:     "the end",
 		"custom_node": "custom_node",
 	} {
 		if got := NextStep(s, []string{next}); got != want {
 			t.Errorf("NextStep(%s) = %q, want %q", next, got, want)
 		}
+	}
+	// A phase's lanes are one step in the user's words, however many run.
+	if got := NextStep(s, []string{NodeLane, NodeLane, NodeLane}); got != "phase 2 of 3 (attempt 2) in 3 lanes" {
+		t.Errorf("NextStep(3 lanes) = %q", got)
 	}
 	if got := NextStep(s, nil); got != "nothing: the run has ended" {
 		t.Errorf("NextStep(none) = %q", got)

@@ -507,6 +507,34 @@ func (r *Repo) ApplyTree(ctx context.Context, from, to string) (map[string]strin
 	return written, nil
 }
 
+// ChangedPaths returns, sorted, the paths whose files differ between the
+// trees of from and to (commits or trees): those ApplyTree changes.
+func (r *Repo) ChangedPaths(ctx context.Context, from, to string) ([]string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, err := r.filesOf(ctx, from)
+	if err != nil {
+		return nil, err
+	}
+	b, err := r.filesOf(ctx, to)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for p, f := range a {
+		if g, ok := b[p]; !ok || g != f {
+			out = append(out, p)
+		}
+	}
+	for p := range b {
+		if _, ok := a[p]; !ok {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
 // filesOf flattens the tree of rev (a commit or a tree).
 func (r *Repo) filesOf(ctx context.Context, rev string) (map[string]treeFile, error) {
 	h := plumbing.NewHash(rev)
