@@ -224,6 +224,7 @@ func (w *workflow) lane(ctx context.Context, s state.ExecutionState) (_ state.Ex
 	if err != nil {
 		return s, err
 	}
+	l.WorkTree = laneTree(repo, s, ps, k) // this host's: a run taken over has its lanes here
 	trailers := laneTrailers(s, ps, l)
 	if h, lr, ok, err := w.laneCommit(ctx, repo, s, ps, k, l, trailers); err != nil {
 		return s, err
@@ -232,9 +233,9 @@ func (w *workflow) lane(ctx context.Context, s state.ExecutionState) (_ state.Ex
 		l.Head, l.Status, l.Error = h, state.LaneDone, ""
 		l.SessionID, l.Usage, l.Spent, l.Record = lr.SessionID, l.Usage.Add(lr.Usage), lr.Usage, lr.Record
 		l.CompletedAt = w.cfg.Clock().UTC()
-		return laneResult(s, ps, k, l), w.removeLaneTree(ctx, repo, l)
+		return laneResult(s, ps, k, l), w.removeLaneTree(ctx, repo, s, ps, k)
 	}
-	lr, err := w.laneRepo(ctx, repo, s, ps, l)
+	lr, err := w.laneRepo(ctx, repo, s, ps, k, l)
 	if err != nil {
 		return s, err
 	}
@@ -323,7 +324,7 @@ func (w *workflow) lane(ctx context.Context, s state.ExecutionState) (_ state.Ex
 			l.Status, l.Error = state.LaneFailed, e
 		}
 	}
-	return laneResult(s, ps, k, l), w.removeLaneTree(ctx, repo, l)
+	return laneResult(s, ps, k, l), w.removeLaneTree(ctx, repo, s, ps, k)
 }
 
 // laneResult is what a lane's branch returns: the run's id and status,
@@ -400,11 +401,12 @@ func (w *workflow) laneCommit(ctx context.Context, repo *workspace.Repo, s state
 			if l.WorkTree == "" {
 				continue
 			}
-			if _, err := os.Stat(filepath.Join(l.WorkTree, ".git")); err != nil {
+			tree := laneTree(repo, s, ps, k)
+			if _, err := os.Stat(filepath.Join(tree, ".git")); err != nil {
 				continue
 			}
 			var err error
-			if r, err = workspace.Open(l.WorkTree); err != nil {
+			if r, err = workspace.Open(tree); err != nil {
 				continue // half made: made again
 			}
 			rev = "HEAD"
@@ -445,8 +447,8 @@ func (w *workflow) laneCommit(ctx context.Context, repo *workspace.Repo, s state
 // session left there goes), with the run's execution directory and
 // inputs copied in: the plan and story the prompt points at, a .env the
 // tests need. The lane's commit leaves them out.
-func (w *workflow) laneRepo(ctx context.Context, repo *workspace.Repo, s state.ExecutionState, ps state.PhaseState, l state.LaneProgress) (*workspace.Repo, error) {
-	lr, err := repo.AddLaneTree(ctx, l.WorkTree, l.Base)
+func (w *workflow) laneRepo(ctx context.Context, repo *workspace.Repo, s state.ExecutionState, ps state.PhaseState, k int, l state.LaneProgress) (*workspace.Repo, error) {
+	lr, err := repo.AddLaneTree(ctx, laneTree(repo, s, ps, k), l.Base)
 	if err != nil {
 		return nil, fmt.Errorf("nodes: phase %d: lane %s: %w", ps.Index+1, l.Label(), err)
 	}
@@ -505,12 +507,17 @@ func setLaneRef(ctx context.Context, repo *workspace.Repo, ref, commit string) e
 	return repo.SetRef(ctx, ref, commit)
 }
 
-// removeLaneTree removes lane l's work tree: its work is in its commit.
-func (w *workflow) removeLaneTree(ctx context.Context, repo *workspace.Repo, l state.LaneProgress) error {
+// removeLaneTree removes lane k's work tree: its work is in its commit.
+// The tree is the one this process's repository has for the lane
+// (laneTree), never the path the state recorded: a run taken over by
+// another host has its lanes' trees in that host's clone, and a stored
+// path is no licence to remove anything.
+func (w *workflow) removeLaneTree(ctx context.Context, repo *workspace.Repo, s state.ExecutionState, ps state.PhaseState, k int) error {
+	l := ps.Lanes[k]
 	if l.WorkTree == "" {
 		return nil
 	}
-	if err := repo.RemoveLaneTree(ctx, l.WorkTree); err != nil {
+	if err := repo.RemoveLaneTree(ctx, laneTree(repo, s, ps, k)); err != nil {
 		return fmt.Errorf("nodes: lane %s: %w", l.Label(), err)
 	}
 	return nil
@@ -661,14 +668,14 @@ func (w *workflow) cleanLanes(ctx context.Context, s state.ExecutionState, ps st
 	if err != nil {
 		return err
 	}
-	for k, l := range ps.Lanes {
+	for k := range ps.Lanes {
 		if err := repo.ClearRefLock(laneRef(s, ps, k)); err != nil {
 			return fmt.Errorf("nodes: phase %d: %w", ps.Index+1, err)
 		}
 		if err := repo.DeleteRef(ctx, laneRef(s, ps, k)); err != nil {
 			return fmt.Errorf("nodes: phase %d: %w", ps.Index+1, err)
 		}
-		if err := w.removeLaneTree(ctx, repo, l); err != nil {
+		if err := w.removeLaneTree(ctx, repo, s, ps, k); err != nil {
 			return err
 		}
 	}
