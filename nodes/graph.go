@@ -122,6 +122,9 @@ type workflow struct {
 	// gates maps a run id to its lanes' places (a channel of
 	// RunConfig.Parallel): a lane holds one while it runs.
 	gates sync.Map
+	// spends maps a phase attempt (laneSpendKey) to what its lanes spent
+	// and reserve in this process (laneBudget).
+	spends sync.Map
 	// notes maps a run id to what this process last verified of its
 	// tree (notes.go).
 	notes sync.Map

@@ -235,6 +235,15 @@ func (w *workflow) lane(ctx context.Context, s state.ExecutionState) (_ state.Ex
 		l.CompletedAt = w.cfg.Clock().UTC()
 		return laneResult(s, ps, k, l), w.removeLaneTree(ctx, repo, s, ps, k)
 	}
+	why, spent, err := w.laneBudget(s, ps, l.Label())
+	if err != nil {
+		return s, err
+	}
+	if why != "" { // no session starts: the lane fails the attempt, and the budget stop follows
+		l.Status, l.Error, l.CompletedAt = state.LaneFailed, why, w.cfg.Clock().UTC()
+		return laneResult(s, ps, k, l), nil
+	}
+	defer spent(state.Usage{}) // a lane stopped before its session ends spent nothing
 	lr, err := w.laneRepo(ctx, repo, s, ps, k, l)
 	if err != nil {
 		return s, err
@@ -273,6 +282,7 @@ func (w *workflow) lane(ctx context.Context, s state.ExecutionState) (_ state.Ex
 		graph.Emit(ctx, events.EventLaneFinished, ev)
 	}()
 	rep, err := w.session(ctx, d, sess)
+	spent(rep.Usage)
 	if err != nil && !driverFailure(ctx, s, err) {
 		return s, err
 	}
@@ -540,6 +550,7 @@ func (w *workflow) combine(ctx context.Context, s state.ExecutionState) (state.E
 	if !ok {
 		return s, ErrNoPhase
 	}
+	w.spends.Delete(laneSpendKey(s, ps)) // the lanes' usage is in s now
 	c, ps, err := w.writeLaneRecords(s, ps)
 	if err != nil {
 		return s, err

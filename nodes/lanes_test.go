@@ -473,3 +473,55 @@ func TestLaneFinishedCarriesTheLanesError(t *testing.T) {
 	}
 	t.Fatalf("no failed lane_finished for lane 2 in %+v", finished)
 }
+
+// TestLanesStopAtTheRunBudget: three independent lanes, one at a time,
+// each session costing $0.50, under max_run_cost_usd 0.60. The budget
+// is checked before each lane starts, with what the phase's finished
+// lanes spent (not yet in the run's state): the second lane starts
+// ($0.50 spent), the third does not ($1.00), and the run halts at the
+// budget stop, having run two sessions, not three.
+func TestLanesStopAtTheRunBudget(t *testing.T) {
+	plan := `# Plan
+
+### Task 1: one
+- type: test
+- depends on: none
+- files: one.txt
+
+### Task 2: two
+- type: test
+- depends on: none
+- files: two.txt
+
+### Task 3: three
+- type: test
+- depends on: none
+- files: three.txt
+`
+	var script strings.Builder
+	script.WriteString("developer:\n")
+	for _, id := range []string{"1", "2", "3"} {
+		script.WriteString("  - phase: 1\n    task: \"" + id + "\"\n    usage: {cost_usd: 0.5}\n    actions:\n      - write: {path: f" + id + ".txt, content: \"x\\n\"}\n")
+	}
+	h := newHarness(t, script.String())
+	cfg := state.RunConfig{AutoApprove: true, Parallel: 1}
+	cfg.Limits.MaxRunCostUSD = 0.6
+	res, err := h.start(plan, cfg)
+	s := mustDone(t, res, err, state.RunHalted)
+	devs, _ := h.rec.of(agent.RoleDeveloper)
+	if len(devs) != 2 {
+		t.Fatalf("developer sessions: %d, want 2 (the third lane must not start)", len(devs))
+	}
+	done := 0
+	for _, l := range s.Progress.Phases[0].Lanes {
+		if l.Status == state.LaneDone {
+			done++
+		}
+	}
+	if done != 2 {
+		t.Fatalf("lanes done: %d, want 2: %+v", done, s.Progress.Phases[0].Lanes)
+	}
+	if errs := strings.Join(s.Errors, "\n"); !strings.Contains(errs, "the run budget is spent: max_run_cost_usd 0.60: $1.00 spent") {
+		t.Errorf("the run's errors do not name the budget and its true spend: %q", errs)
+	}
+}
