@@ -56,7 +56,7 @@ func llmTools() []llmTool {
 		{name: "run_command", needs: agent.ToolRun, desc: "Run a shell command (sh -c) in the repository root with a timeout; prints the exit code and output (long output is cut in the middle).",
 			params: map[string]any{"command": str("the shell command")}, required: []string{"command"}},
 		{name: "git_status", needs: agent.ToolRead, desc: "Show git status --short of the repository.", params: map[string]any{}},
-		{name: toolExpandContext, needs: agent.ToolRead, desc: fmt.Sprintf("Read the full decision records (Task Story) of an earlier phase, when the story in your prompt lacks a detail you need. At most %d calls per phase in a session.", maxExpansions),
+		{name: toolExpandContext, needs: agent.ToolRead, desc: fmt.Sprintf("Read the full decision records (Task Story) of an earlier phase, when the story in your prompt lacks a detail you need. At most %d calls per phase in a session, reading a phase's record files with read_file included.", maxExpansions),
 			params: map[string]any{"phase": num("the phase's number, from 1")}, required: []string{"phase"}},
 		{name: "git_diff", needs: agent.ToolRead, desc: "Show the uncommitted changes (git diff HEAD), optionally for one path.",
 			params: map[string]any{"path": path}},
@@ -69,6 +69,11 @@ func (l *loop) tools() []llms.Tool {
 	for _, t := range llmTools() {
 		if !l.s.Allows(t.needs) || (t.name == toolExpandContext && l.s.StoryDir == "") {
 			continue
+		}
+		if t.name == toolExpandContext {
+			if c := l.expansionCosts(); c != "" {
+				t.desc += " " + c // the cost before the call (seed 004)
+			}
 		}
 		schema := map[string]any{"type": "object", "properties": t.params}
 		if len(t.required) > 0 {
@@ -165,6 +170,11 @@ func (l *loop) toolNames() []string {
 func (l *loop) do(ctx context.Context, name string, a toolArgs) (string, error) {
 	switch name {
 	case "read_file":
+		if p, ok := l.storyRecordPhase(a.str("path")); ok {
+			if err := l.spendExpansion("read_file", p); err != nil {
+				return "", err
+			}
+		}
 		return l.readFile(a.str("path"), a.num("start_line"), a.num("end_line"))
 	case "write_file":
 		if err := l.tb.Write(a.str("path"), a.str("content")); err != nil {
