@@ -42,13 +42,20 @@ func PhaseRecords(dir, label string, phase int, note string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return RenderRecords(label, phase, note, names, func(n string) ([]byte, error) { return os.ReadFile(filepath.Join(dir, n)) })
+}
+
+// RenderRecords is PhaseRecords' text from the record files names (of
+// phase, sorted) and read, which returns one file's content: the story
+// directory on disk, or a commit's (gaffer story show).
+func RenderRecords(label string, phase int, note string, names []string, read func(name string) ([]byte, error)) (string, error) {
 	if len(names) == 0 {
 		return fmt.Sprintf("phase %d has no decision records%s\n", phase, note), nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Decision records of phase %d%s:\n", phase, note)
 	for _, n := range names {
-		data, err := os.ReadFile(filepath.Join(dir, n))
+		data, err := read(n)
 		if err != nil {
 			return "", fmt.Errorf("expand_context: %w", err)
 		}
@@ -66,7 +73,7 @@ func RecordFiles(dir string, phase int) ([]string, error) {
 	}
 	var names []string
 	for _, e := range entries {
-		if !e.IsDir() && IsPhaseRecord(e.Name(), phase) {
+		if e.Type().IsRegular() && IsPhaseRecord(e.Name(), phase) { // a planted link is no record
 			names = append(names, e.Name())
 		}
 	}

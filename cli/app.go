@@ -58,7 +58,7 @@ func (a *app) commands() []*ucli.Command {
 		runCommand(a.io), approveCommand(a.io), rejectCommand(a.io), resumeCommand(a.io),
 		statusCommand(a.io), listCommand(a.io), historyCommand(a.io), forkCommand(a.io), diffCommand(a.io), logsCommand(a.io),
 		cancelCommand(a.io), mergeCommand(a.io), deleteCommand(a.io), pruneCommand(a.io), demoCommand(a.io), graphCommand(a.io),
-		a.planCommand(), configCommand(a.io), mcpCommand(a.io), a.completionCommand(), a.completeCommand(),
+		a.planCommand(), a.storyCommand(), configCommand(a.io), mcpCommand(a.io), a.completionCommand(), a.completeCommand(),
 	})
 	return withUsageHelp(withTrailingGlobals(append(cmds, a.helpCommand())), "")
 }

@@ -181,6 +181,9 @@ func report(io IO, cmd func(...string) string, out host.Outcome, err error) erro
 	w := io.Out
 	if s := out.State; s != nil && (out.Kind == host.Completed || out.Kind == host.Rejected || out.Kind == host.Halted || out.Kind == host.Cancelled) {
 		writeCost(w, *s)
+		if n := s.Progress.Story.Expansions; n > 0 {
+			fmt.Fprintf(w, "\nStory expansions: %d (earlier phases' Task Story records read in full; %s shows them)\n", n, cmd("story", "show", out.RunID, "--phase", "N"))
+		}
 		if l := host.UserChangesLine(*s); l != "" {
 			fmt.Fprintf(w, "\n%s\n", l)
 		}

@@ -163,6 +163,9 @@ type AgentUsage struct {
 	Phase int
 	Lane  int
 	Tasks []string
+	// Expansions counts the session's expansions of an earlier phase's
+	// Task Story records (seed 004's escape hatch); 0 for most.
+	Expansions int
 }
 
 // RunStatus reports a run's workflow status changing (From is "" for a new

@@ -78,6 +78,7 @@
 //	gaffer_context_cost_share                        context management's share of the cost of the run that last went over
 //	gaffer_lane_sessions_running                     developer sessions of a phase's lanes running now
 //	gaffer_lane_sessions_total{status}               lanes' developer sessions that ended: done, failed, stopped
+//	gaffer_story_expansions_total                    expansions of an earlier phase's Task Story records (seed 004's escape hatch)
 //	gaffer_serve_queue_length{queue}                 runs queued in gaffer serve: local (the file pool's) or shared (a database's, every host's)
 //	gaffer_serve_queue_oldest_age_seconds{queue}     how long the oldest queued run has waited since it was submitted, answered or put back
 //	gaffer_serve_workers_busy                        serve workers executing a run

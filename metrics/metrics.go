@@ -76,6 +76,9 @@ type agentMetrics struct {
 	// status.
 	laneRunning  prometheus.Gauge
 	laneSessions *prometheus.CounterVec
+	// expansions counts the developer sessions' expansions of an earlier
+	// phase's Task Story records (agent_usage's Expansions).
+	expansions prometheus.Counter
 }
 
 // recoveryMetrics count what recovery does (issue 11).
@@ -188,6 +191,10 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 				Name: "gaffer_lane_sessions_total",
 				Help: "Developer sessions of a phase's lanes that ended, by status (done, failed, stopped).",
 			}, []string{"status"}),
+			expansions: prometheus.NewCounter(prometheus.CounterOpts{
+				Name: "gaffer_story_expansions_total",
+				Help: "Expansions of an earlier phase's Task Story records by developer sessions (the escape hatch, seed 004), capped at 2 per phase per session.",
+			}),
 		},
 		recovery: recoveryMetrics{
 			doctor: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -235,7 +242,7 @@ func (m *Metrics) collectors() []prometheus.Collector {
 		m.checkpoint.saved, m.checkpoint.latency, m.checkpoint.size,
 		m.runs,
 		m.agent.sessions, m.agent.tokens, m.agent.cost, m.agent.contextOver, m.agent.contextShare,
-		m.agent.laneRunning, m.agent.laneSessions,
+		m.agent.laneRunning, m.agent.laneSessions, m.agent.expansions,
 		m.serve.queue, m.serve.busy, m.serve.workers,
 		m.recovery.doctor, m.recovery.replans, m.recovery.stuck, m.recovery.budget,
 	}
@@ -426,6 +433,9 @@ func (m *Metrics) ObserveUsage(u events.AgentUsage) {
 	m.agent.tokens.WithLabelValues(role, model, "output").Add(nonNegative(float64(u.OutputTokens)))
 	m.agent.tokens.WithLabelValues(role, model, "cached").Add(nonNegative(float64(u.CachedTokens)))
 	m.agent.cost.WithLabelValues(role, model).Add(nonNegative(u.CostUSD))
+	if u.Expansions > 0 {
+		m.agent.expansions.Add(float64(u.Expansions))
+	}
 }
 
 // ObserveContextCost counts context management going over its share.

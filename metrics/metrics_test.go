@@ -163,7 +163,16 @@ func TestObserveUsage(t *testing.T) {
 	if got := testutil.ToFloat64(m.agent.cost.WithLabelValues("architect", "script")); got != 0.5 {
 		t.Errorf("architect cost = %v", got)
 	}
-	m.ObserveUsage(events.AgentUsage{InputTokens: -5, CostUSD: -1}) // must not panic on a negative add
+	m.ObserveUsage(events.AgentUsage{InputTokens: -5, CostUSD: -1, Expansions: -3}) // must not panic on a negative add
+	if got := testutil.ToFloat64(m.agent.expansions); got != 0 {
+		t.Errorf("story expansions = %v before any, want 0", got)
+	}
+	m.ObserveUsage(events.AgentUsage{Role: "developer", Model: "m", Expansions: 2})
+	m.ObserveUsage(events.AgentUsage{Role: "developer", Model: "m", Phase: 2, Lane: 1, Expansions: 1}) // a lane's session
+	m.Observe(custom(events.EventAgentUsage, events.AgentUsage{Role: "developer", Expansions: 1}))
+	if got := testutil.ToFloat64(m.agent.expansions); got != 4 {
+		t.Errorf("story expansions = %v, want 4", got)
+	}
 	if got := testutil.ToFloat64(m.agent.sessions.WithLabelValues("unknown", "unknown")); got != 1 {
 		t.Errorf("unknown sessions = %v", got)
 	}

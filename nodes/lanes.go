@@ -232,6 +232,7 @@ func (w *workflow) lane(ctx context.Context, s state.ExecutionState) (_ state.Ex
 		// Committed before a crash: the session's report is in the commit.
 		l.Head, l.Status, l.Error = h, state.LaneDone, ""
 		l.SessionID, l.Usage, l.Spent, l.Record = lr.SessionID, l.Usage.Add(lr.Usage), lr.Usage, lr.Record
+		l.Expansions = lr.Expansions
 		l.CompletedAt = w.cfg.Clock().UTC()
 		return laneResult(s, ps, k, l), w.removeLaneTree(ctx, repo, s, ps, k)
 	}
@@ -290,9 +291,12 @@ func (w *workflow) lane(ctx context.Context, s state.ExecutionState) (_ state.Ex
 		Role: string(agent.RoleDeveloper), Model: modelOf(s.Config, agent.RoleDeveloper),
 		InputTokens: rep.Usage.InputTokens, OutputTokens: rep.Usage.OutputTokens,
 		CachedTokens: rep.Usage.CachedTokens, CostUSD: rep.Usage.CostUSD,
-		Phase: sess.Phase, Lane: k + 1, Tasks: slices.Clone(l.Tasks),
+		Phase: sess.Phase, Lane: k + 1, Tasks: slices.Clone(l.Tasks), Expansions: max(rep.Expansions, 0),
 	})
-	l.Usage, l.Spent = l.Usage.Add(rep.Usage), rep.Usage
+	if rep.Expansions > 0 {
+		w.cfg.Logger.Info("expand_context used", "phase", sess.Phase, "lane", k+1, "attempt", l.Attempt, "calls", rep.Expansions)
+	}
+	l.Usage, l.Spent, l.Expansions = l.Usage.Add(rep.Usage), rep.Usage, max(rep.Expansions, 0)
 	l.SessionID = rep.SessionID
 	if l.SessionID == "" {
 		l.SessionID = fmt.Sprintf("%s-p%d-l%d-a%d", s.Run.ID, ps.Index+1, k+1, l.Attempt)
@@ -349,7 +353,8 @@ func laneResult(s state.ExecutionState, ps state.PhaseState, k int, l state.Lane
 // Merge is the workflow's graph.MergeFunc (pass it to Compile with
 // graph.WithMerge): it puts each lane branch's lane, in branch order,
 // into the current phase of base, and adds the usage of each lane's
-// latest session to the developer's. It fails on a branch that is not a
+// latest session to the developer's (and its story expansions to the
+// run's count). It fails on a branch that is not a
 // lane's of base's current phase.
 func Merge(_ context.Context, base state.ExecutionState, branches []state.ExecutionState) (state.ExecutionState, error) {
 	i := base.Progress.CurrentPhase()
@@ -358,6 +363,7 @@ func Merge(_ context.Context, base state.ExecutionState, branches []state.Execut
 		return base, fmt.Errorf("nodes: merge the lanes: %w", err)
 	}
 	var spent state.Usage
+	expansions := 0
 	for _, b := range branches {
 		k := b.Progress.Lane - 1
 		if k < 0 || k >= len(ps.Lanes) || len(b.Progress.Phases) != 1 || b.Progress.Phases[0].Index != i || len(b.Progress.Phases[0].Lanes) != 1 {
@@ -365,6 +371,7 @@ func Merge(_ context.Context, base state.ExecutionState, branches []state.Execut
 		}
 		l := b.Progress.Phases[0].Lanes[0].Clone()
 		spent = spent.Add(l.Spent)
+		expansions += l.Expansions
 		ps.Lanes[k] = l
 	}
 	c, err := base.WithPhaseState(ps)
@@ -374,6 +381,7 @@ func Merge(_ context.Context, base state.ExecutionState, branches []state.Execut
 	if !spent.IsZero() {
 		c = c.WithUsage(string(agent.RoleDeveloper), spent)
 	}
+	c.Progress.Story.Expansions += expansions
 	c.Progress.Lane = 0
 	return c, nil
 }
@@ -386,6 +394,8 @@ type laneReport struct {
 	SessionID string          `json:"session_id,omitempty"`
 	Usage     state.Usage     `json:"usage,omitzero"`
 	Record    json.RawMessage `json:"record,omitempty"`
+	// Expansions is the session's expansions of earlier phases' records.
+	Expansions int `json:"expansions,omitempty"`
 }
 
 // laneReportKey begins the line of a lane commit's message that holds
@@ -482,7 +492,7 @@ func (w *workflow) commitLane(ctx context.Context, repo, lr *workspace.Repo, s s
 	}
 	report, err := json.Marshal(struct {
 		R laneReport `json:"lane_report"`
-	}{laneReport{SessionID: l.SessionID, Usage: l.Spent, Record: l.Record}})
+	}{laneReport{SessionID: l.SessionID, Usage: l.Spent, Record: l.Record, Expansions: l.Expansions}})
 	if err != nil {
 		return "", fmt.Errorf("nodes: lane %d of phase %d: %w", k+1, ps.Index+1, err)
 	}

@@ -155,7 +155,7 @@ func (w *workflow) phase(ctx context.Context, s state.ExecutionState) (state.Exe
 		// Recovery on: the driver could not run the session (a model
 		// endpoint's 5xx, 429, refused connection): a failed attempt of
 		// its own kind, which the Doctor sees at once.
-		c := w.usage(ctx, s, agent.RoleDeveloper, rep.Usage)
+		c := w.sessionUsage(ctx, s, agent.RoleDeveloper, rep.Usage, rep.Expansions)
 		lane.SessionID = fmt.Sprintf("%s-p%d-a%d", s.Run.ID, ps.Index+1, ps.Attempt)
 		lane.Status, lane.Error, lane.Usage = state.LaneFailed, err.Error(), lane.Usage.Add(rep.Usage)
 		ps.Status, ps.Error, ps.ErrorKind = state.PhaseRunning, err.Error(), errorKindDriver
@@ -164,7 +164,7 @@ func (w *workflow) phase(ctx context.Context, s state.ExecutionState) (state.Exe
 	if rep.Expansions > 0 {
 		w.cfg.Logger.Info("expand_context used", "phase", ps.Index+1, "attempt", ps.Attempt, "calls", rep.Expansions)
 	}
-	c := w.usage(ctx, s, agent.RoleDeveloper, rep.Usage)
+	c := w.sessionUsage(ctx, s, agent.RoleDeveloper, rep.Usage, rep.Expansions)
 	if c, err = w.writeStoryRecord(c, sess, rep); err != nil {
 		return s, err
 	}

@@ -169,12 +169,21 @@ func (w *workflow) approval(ctx context.Context, s state.ExecutionState) (state.
 
 // usage adds a session's usage to the state and emits agent_usage.
 func (w *workflow) usage(ctx context.Context, s state.ExecutionState, role agent.Role, u state.Usage) state.ExecutionState {
+	return w.sessionUsage(ctx, s, role, u, 0)
+}
+
+// sessionUsage is usage for a session that expanded earlier phases'
+// records expansions times (Report.Expansions): the run's count of them
+// grows, and agent_usage carries them to the metrics.
+func (w *workflow) sessionUsage(ctx context.Context, s state.ExecutionState, role agent.Role, u state.Usage, expansions int) state.ExecutionState {
 	model := modelOf(s.Config, role)
 	graph.Emit(ctx, events.EventAgentUsage, events.AgentUsage{
 		Role: string(role), Model: model, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
-		CachedTokens: u.CachedTokens, CostUSD: u.CostUSD,
+		CachedTokens: u.CachedTokens, CostUSD: u.CostUSD, Expansions: max(expansions, 0),
 	})
-	return s.WithUsage(string(role), u)
+	c := s.WithUsage(string(role), u)
+	c.Progress.Story.Expansions += max(expansions, 0)
+	return c
 }
 
 // modelOf names the model of a role, or its driver when there is no model.

@@ -88,6 +88,10 @@ type LaneProgress struct {
 	// latest session, held until the phase's lanes are combined: the
 	// records of lanes that ran at once are numbered then, in lane order.
 	Record json.RawMessage `json:"record,omitempty"`
+	// Expansions is how many times the lane's latest session expanded an
+	// earlier phase's records; the run's count takes it when the lane's
+	// result joins the run's state, as its usage does.
+	Expansions int `json:"expansions,omitempty"`
 }
 
 // Clone returns a deep copy of l.
@@ -105,7 +109,8 @@ func (l LaneProgress) Equal(o LaneProgress) bool {
 		l.Iteration == o.Iteration && l.SessionID == o.SessionID && l.WorkTree == o.WorkTree &&
 		l.Base == o.Base && l.Head == o.Head && l.Usage == o.Usage && l.Spent == o.Spent &&
 		l.Error == o.Error && sameStrings(l.Conflict, o.Conflict) &&
-		l.StartedAt == o.StartedAt && l.CompletedAt == o.CompletedAt && bytes.Equal(l.Record, o.Record)
+		l.StartedAt == o.StartedAt && l.CompletedAt == o.CompletedAt && bytes.Equal(l.Record, o.Record) &&
+		l.Expansions == o.Expansions
 }
 
 // Label names the lane by its tasks: "1" or "2a+2b".
@@ -117,6 +122,7 @@ func (l LaneProgress) Fresh(base string) LaneProgress {
 	l = l.Clone()
 	l.Status, l.Attempt, l.Iteration = LanePending, l.Attempt+1, 0
 	l.SessionID, l.WorkTree, l.Base, l.Head, l.Error, l.Conflict, l.Record = "", "", base, "", "", nil, nil
+	l.Expansions = 0
 	l.StartedAt, l.CompletedAt = time.Time{}, time.Time{}
 	return l
 }
@@ -130,6 +136,7 @@ func (l LaneProgress) Again(base string) LaneProgress {
 	l = l.Clone()
 	l.Status, l.Attempt = LanePending, l.Attempt+1
 	l.WorkTree, l.Base, l.Head, l.Error, l.Conflict, l.Record = "", base, "", "", nil, nil
+	l.Expansions = 0
 	l.StartedAt, l.CompletedAt = time.Time{}, time.Time{}
 	return l
 }

@@ -347,6 +347,11 @@ type StoryProgress struct {
 	// Summaries counts the phase boundaries whose story so far the
 	// summarizer wrote (the others use the deterministic compression).
 	Summaries int `json:"summaries,omitempty"`
+	// Expansions counts the developer sessions' expansions of an earlier
+	// phase's records (the escape hatch, seed 004: expand_context, or
+	// read_file of the records, in the llm driver), every session and
+	// lane of the run; the run's end summary names it.
+	Expansions int `json:"expansions,omitempty"`
 }
 
 // PhaseState is the progress of one phase.
