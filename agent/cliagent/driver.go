@@ -198,7 +198,7 @@ func (d *Driver) Run(ctx context.Context, s agent.Session) (agent.Report, error)
 	if s.Model != "" {
 		model = s.Model
 	}
-	s.Prompt += StoryHint(s.StoryDir)
+	s.Prompt += StoryHint(s.StoryDir, storyCosts(dir, s))
 	v := placeholders{prompt: s.Prompt, dir: dir, model: model, session: s.SessionID}
 	if d.opts.MaxTurns > 0 {
 		v.maxTurns = strconv.Itoa(d.opts.MaxTurns)
@@ -622,12 +622,16 @@ func readTail(f *os.File, limit int64) (string, error) {
 
 // StoryHint is what a CLI agent (Claude Code, Codex), which has no
 // expand_context tool, is told of the Task Story: where its files are in
-// the work tree and what to read when the story in the prompt lacks a
-// detail. "" for a session without a story (storyDir, slash separated,
-// relative to the session's directory).
-func StoryHint(storyDir string) string {
+// the work tree, the command that prints one phase's records, what
+// reading them costs (cost, agent.CostLine's sentence; "" for none) and
+// when to read them. "" for a session without a story (storyDir, slash
+// separated, relative to the session's directory).
+func StoryHint(storyDir, cost string) string {
 	if storyDir == "" {
 		return ""
+	}
+	if cost != "" {
+		cost = "\n" + cost + " Read only the phase you need."
 	}
 	return fmt.Sprintf(`
 ## When you need more than the story in this prompt
@@ -638,6 +642,21 @@ the commands, methods, dependencies, requirements, recommendations and the sessi
 summary. The story above is compressed from them. When it lacks a detail you need (why
 something was decided, an alternative that was rejected, a name an earlier phase gave),
 read the records of that phase, such as %[1]s/*-p3-a*.json for phase 3, instead of
-guessing. Do not edit them.
-`, storyDir)
+guessing; `+"`gaffer story show --phase 3`"+` prints the same records in order, where gaffer
+is on your PATH.%[2]s Do not edit them.
+`, storyDir, cost)
+}
+
+// storyCosts is the sentence naming what reading each earlier phase's
+// records adds, for a session in dir; "" for phase 1 or a story
+// directory that cannot be read.
+func storyCosts(dir string, s agent.Session) string {
+	if s.StoryDir == "" || s.Phase < 2 {
+		return ""
+	}
+	costs, err := agent.ExpansionCosts(filepath.Join(dir, filepath.FromSlash(s.StoryDir)), s.StoryDir, s.Phase)
+	if err != nil {
+		return ""
+	}
+	return agent.CostLine(costs)
 }
