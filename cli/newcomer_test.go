@@ -547,8 +547,8 @@ func TestCompletion(t *testing.T) {
 		words []string
 		want  string
 	}{
-		{[]string{""}, "run\napprove\nreject\nresume\nstatus\nlist\nhistory\nfork\ndiff\nlogs\ncancel\nmerge\ndelete\nprune\ndemo\ngraph\nplan\nconfig\nmcp\ncompletion\nserve\nsubmit\nhelp\n"},
-		{[]string{"st"}, "status\n"},
+		{[]string{""}, "run\napprove\nreject\nresume\nstatus\nlist\nhistory\nfork\ndiff\nlogs\ncancel\nmerge\ndelete\nprune\ndemo\ngraph\nplan\nstory\nconfig\nmcp\ncompletion\nserve\nsubmit\nhelp\n"},
+		{[]string{"st"}, "status\nstory\n"},
 		{[]string{"--repo", dir, "status", "--j"}, "--json\n"},
 		{[]string{"fork", "--"}, "--from\n--remote\n--repo\n--store\n--profile\n--log-level\n--log-format\n"},
 		{[]string{"plan", ""}, "validate\nshow\n"},
