@@ -225,6 +225,19 @@ func (b *mcpBackend) Diff(ctx context.Context, runID string, phase int, w io.Wri
 	return Diff(ctx, w, repo, rs.Snapshot, phase, false)
 }
 
+// Records writes phase n's Task Story records (StoryShow).
+func (b *mcpBackend) Records(ctx context.Context, runID string, phase int, w io.Writer) error {
+	rs, err := b.Status(ctx, runID)
+	if err != nil {
+		return err
+	}
+	repo, err := b.repo()
+	if err != nil {
+		return err
+	}
+	return StoryShow(ctx, w, repo, rs.Snapshot, phase, commandFormatter(b.g.Repo))
+}
+
 // Merge takes the run's branch into the current branch (Merge).
 func (b *mcpBackend) Merge(ctx context.Context, runID string, dryRun bool, w io.Writer) error {
 	rs, err := b.Status(ctx, runID)

@@ -333,6 +333,12 @@ func TestMCPEveryToolThroughTheBinary(t *testing.T) {
 	if got := m.resource("gaffer://runs/" + id + "/summary/1"); !strings.Contains(got, "Phase 1") && !strings.Contains(got, "phase 1") {
 		t.Errorf("summary/1:\n%s", got)
 	}
+	if got := m.resource("gaffer://runs/" + id + "/records/1"); !strings.Contains(got, "Decision records of phase 1:") || !strings.Contains(got, "TestAddSub(t *testing.T)") {
+		t.Errorf("records/1:\n%s", got)
+	}
+	if _, err := m.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "gaffer://runs/" + id + "/records/99"}); err == nil {
+		t.Error("records of a phase the run lacks: no error")
+	}
 	if got := m.resource("gaffer://runs/" + id + "/story"); !strings.Contains(got, "Story so far") {
 		t.Errorf("story:\n%s", got)
 	}

@@ -94,13 +94,14 @@ func TestParseResource(t *testing.T) {
 		"gaffer://runs/r-20260101-abc/story":      {RunID: "r-20260101-abc", What: "story"},
 		"gaffer://runs/r-20260101-abc/diff":       {RunID: "r-20260101-abc", What: "diff"},
 		"gaffer://runs/r-20260101-abc/summary/12": {RunID: "r-20260101-abc", What: "summary", Phase: 12},
+		"gaffer://runs/r-20260101-abc/records/2":  {RunID: "r-20260101-abc", What: "records", Phase: 2},
 	} {
 		got, err := parseResource(uri)
 		if err != nil || got != want {
 			t.Errorf("parseResource(%s) = %+v, %v", uri, got, err)
 		}
 	}
-	for _, uri := range []string{"gaffer://runs/r-1/summary/0", "gaffer://runs/r-1/summary/x", "gaffer://runs/r-1/secrets",
+	for _, uri := range []string{"gaffer://runs/r-1/summary/0", "gaffer://runs/r-1/summary/x", "gaffer://runs/r-1/records", "gaffer://runs/r-1/records/0", "gaffer://runs/r-1/secrets",
 		"gaffer://runs//plan", "gaffer://runs/r-1/plan/more", "file:///etc/passwd", "gaffer://runs/..%2f/plan"} {
 		if _, err := parseResource(uri); err == nil {
 			t.Errorf("parseResource(%s): no error", uri)

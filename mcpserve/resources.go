@@ -28,6 +28,7 @@ func (s *Server) addResources() {
 		{"gaffer://runs/{id}/story", "story", "The run's Task Story so far: the decisions, methods and requirements its phases recorded, as the last committed phase's summary has it.", "text/markdown"},
 		{"gaffer://runs/{id}/diff", "diff", "The unified diff of every phase the run committed, without the execution directory (at most 1 MiB, and says when cut).", "text/x-diff"},
 		{"gaffer://runs/{id}/summary/{phase}", "summary", "Phase N's summary.md: its tasks, the files it changed, how to restore it, the story so far.", "text/markdown"},
+		{"gaffer://runs/{id}/records/{phase}", "records", "Phase N's full Task Story records, every session's and review's decision record in order: what the compressed story left out (seed 004's escape hatch; the text of gaffer story show --phase N).", "text/plain"},
 	} {
 		s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: r.uri, Name: r.name, Description: r.desc, MIMEType: r.mime}, s.readResource)
 	}
@@ -37,7 +38,7 @@ func (s *Server) addResources() {
 // for a summary.
 type resourceRef struct {
 	RunID string
-	What  string // plan, story, diff, summary
+	What  string // plan, story, diff, summary, records
 	Phase int
 }
 
@@ -45,13 +46,13 @@ type resourceRef struct {
 func parseResource(uri string) (resourceRef, error) {
 	rest, ok := strings.CutPrefix(uri, resourcePrefix)
 	parts := strings.Split(rest, "/")
-	bad := fmt.Errorf("resource %s: want gaffer://runs/RUN/plan, …/story, …/diff or …/summary/PHASE", uri)
+	bad := fmt.Errorf("resource %s: want gaffer://runs/RUN/plan, …/story, …/diff, …/summary/PHASE or …/records/PHASE", uri)
 	if !ok || len(parts) < 2 || parts[0] == "" {
 		return resourceRef{}, bad
 	}
 	ref := resourceRef{RunID: parts[0], What: parts[1]}
 	switch {
-	case ref.What == "summary" && len(parts) == 3:
+	case (ref.What == "summary" || ref.What == "records") && len(parts) == 3:
 		n, err := strconv.Atoi(parts[2])
 		if err != nil || n < 1 {
 			return resourceRef{}, fmt.Errorf("resource %s: the phase is a number from 1", uri)
@@ -89,6 +90,17 @@ func (s *Server) resourceText(ctx context.Context, ref resourceRef) (string, str
 			b.Text += "\n# " + b.Note + "\n"
 		}
 		return b.Text, "text/x-diff", nil
+	}
+	if ref.What == "records" {
+		w := &capped{max: maxMaxBytes}
+		if err := s.cfg.Backend.Records(ctx, ref.RunID, ref.Phase, w); err != nil {
+			return "", "", err
+		}
+		b := w.bounded()
+		if b.Truncated {
+			b.Text += fmt.Sprintf("\n[cut: the first %d of %d bytes; gaffer story show %s --phase %d prints them all]\n", b.Bytes, b.TotalBytes, ref.RunID, ref.Phase)
+		}
+		return b.Text, "text/plain", nil
 	}
 	rs, err := s.cfg.Backend.Status(ctx, ref.RunID)
 	if err != nil {

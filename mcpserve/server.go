@@ -40,6 +40,9 @@ type Backend interface {
 	// FileAt is the file p of the repository at commit rev; false when
 	// it is not there.
 	FileAt(ctx context.Context, rev, p string) ([]byte, bool, error)
+	// Records writes phase n's full Task Story records to w, as gaffer
+	// story show prints them (the text expand_context returns).
+	Records(ctx context.Context, runID string, phase int, w io.Writer) error
 }
 
 // StartRequest is a run to start (run_start's arguments).
