@@ -270,7 +270,10 @@
 // usage is the "summarizer" role's; when that role's share of the run's
 // cost (tokens without prices) is over events.ContextCostLimit, the
 // context_cost event fires. The llm driver's expand_context tool reads a
-// phase's records from Session.StoryDir.
+// phase's records from Session.StoryDir; each developer session's
+// Report.Expansions (a lane's too) is added to Progress.Story.Expansions
+// with its usage and carried by its agent_usage event, which the metric
+// gaffer_story_expansions_total counts (docs/context.md, the escape hatch).
 //
 // # Events
 //
