@@ -125,3 +125,56 @@ func resetKeepsWhatItFinds(t *testing.T, bin string, m runMode) {
 		t.Errorf("notes.txt in the second rescue: %q", got)
 	}
 }
+
+// TestUserEditDuringLanesIsKept: while phase 1's two lanes work in their
+// own trees, the user writes a file into the run's tree (in place: the
+// checkout). The lanes' combine does not take it for their work: it is
+// kept by a rescue ref, named in a notice, before the tree is reset, and
+// the phase's commit does not hold it. In the same process, with no
+// crash: nothing the run did not write is ever lost or committed.
+func TestUserEditDuringLanesIsKept(t *testing.T) {
+	t.Parallel()
+	bin := gafferBinary(t)
+	dir, _, _ := demoRepo(t)
+	inputs := t.TempDir()
+	plan, script := filepath.Join(inputs, "plan.md"), filepath.Join(inputs, "script.yaml")
+	writeTestFile(t, plan, "# Plan: greetings\n\n### Task 1: hello\n- type: test\n- depends on: none\n- files: hello.txt\n\n"+
+		"### Task 2: bye\n- type: test\n- depends on: none\n- files: bye.txt\n")
+	// Each lane waits for the user's file before it ends: the edit is
+	// made while both lanes work.
+	writeTestFile(t, script, `developer:
+  - {phase: 1, task: "1", actions: [{write: {path: hello.txt, content: "hello\n"}}, {run: "sleep 1"}]}
+  - {phase: 1, task: "2", actions: [{write: {path: bye.txt, content: "bye\n"}}, {run: "sleep 1"}]}
+`)
+	p := startProc(t, bin, []string{"--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve",
+		"--in-place", "--run-id", "r-lanes-edit"}, "")
+	for {
+		p.mu.Lock()
+		out := p.out.String()
+		p.mu.Unlock()
+		if strings.Count(out, "[developer p1 a1 i1] write") == 2 {
+			break
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("the run ended before phase 1's lanes:\n%s", out)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	const mine = "the user's note, written while the lanes worked\n"
+	writeTestFile(t, filepath.Join(dir, "mine.txt"), mine)
+	out, code := p.wait()
+	if code != ExitOK {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	m := regexp.MustCompile("are kept in commit [0-9a-f]+ \\((refs/gaffer/rescue/r-lanes-edit/p1-a1-[^)]+)\\)").FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no notice of the kept change for phase 1:\n%s", out)
+	}
+	if got := gitOut(t, dir, "show", m[1]+":mine.txt"); got+"\n" != mine {
+		t.Fatalf("the rescue ref's mine.txt = %q", got)
+	}
+	if files := gitOut(t, dir, "log", "--name-only", "--format=", "-E", "--grep=^phase 1"); strings.Contains(files, "mine.txt") {
+		t.Fatalf("phase 1's commit holds the user's file:\n%s", files)
+	}
+}
