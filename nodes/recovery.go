@@ -196,7 +196,8 @@ func recoveryStage(s state.ExecutionState) string {
 }
 
 // recoveryConfig is the run's recovery.Config: the defaults, with the
-// profile's fatal categories, thresholds and budgets as the run stored
+// profile's fatal categories, thresholds, budgets and rules (risk
+// categories, message similarity, fatal error types) as the run stored
 // them when it started.
 func recoveryConfig(s state.ExecutionState) (recovery.Config, error) {
 	var cfg recovery.Config
@@ -206,6 +207,7 @@ func recoveryConfig(s state.ExecutionState) (recovery.Config, error) {
 			cfg.Fatal = append(cfg.Fatal, recovery.FatalRule{Name: recovery.Category(f.Name), Pattern: f.Pattern})
 		}
 		t = s.Config.Recovery.RecoveryTuning
+		cfg = cfg.WithRules(s.Config.Recovery.RecoveryRules)
 	}
 	v, err := cfg.Apply(t)
 	if err != nil {

@@ -531,3 +531,42 @@ func haltedWithRecords(t *testing.T, h *harness, s state.ExecutionState) {
 		}
 	}
 }
+
+// Seed 003's Doctor table (issue 37 item 6): a test failure is of a
+// high-risk category, so its Doctor is the strong one from the first
+// call; with high_risk_categories emptied it is the cheap one, as before.
+func TestRecoveryHighRiskFailureGetsTheStrongDoctor(t *testing.T) {
+	for _, c := range []struct {
+		name, tier, model string
+		high              *[]string
+	}{
+		{"default", "strong", "large", nil},
+		{"no high-risk categories", "cheap", "small", &[]string{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t, phase1OK+goFail(1, "12", "/tmp/a")+`
+  - phase: 2
+    attempt: 2
+    actions:
+      - run: 'printf -- "--- FAIL: TestParse (0.00s)\n    parse_test.go:7: Parse(\"x\") panicked\nFAIL\n" >&2; exit 1'`+okN(2, 3)+`
+doctor:
+  - phase: 2
+    tier: `+c.tier+`
+    answer: '{"action":"retry_with_hint","confidence":0.9,"category":"test_failure","rationale":"r","hint":"guard the parse"}'
+`)
+			cfg := on()
+			cfg.Limits.MaxPhaseAttempts = 3
+			cfg.Recovery.HighRiskCategories = c.high
+			cfg.Agents.Doctor = state.AgentConfig{Driver: "llm", Model: "small", StrongModel: "large"}
+			res, err := h.start(twoPhasePlan, cfg)
+			s := mustDone(t, res, err, state.RunCompleted)
+			docs, _ := h.rec.of(agent.RoleDoctor)
+			if len(docs) != 1 || docs[0].Tier != c.tier || docs[0].Model != c.model {
+				t.Fatalf("doctor sessions %+v, want one %s (%s)", docs, c.tier, c.model)
+			}
+			if m := recoveryOf(t, s).Memory; m.Phase(1).Failures[1].Category != recovery.CatTestFailure {
+				t.Fatalf("failures %+v", m.Phase(1).Failures)
+			}
+		})
+	}
+}

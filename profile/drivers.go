@@ -132,7 +132,7 @@ func baseProfile(p config.Profile) runProfile {
 	if p.Recovery.On() {
 		// The thresholds and budgets the profile sets are the run's from
 		// now on: resume uses them, not gaffer.yaml's of the day.
-		rp.recovery = &state.RecoveryConfig{RecoveryTuning: p.Recovery.RecoveryTuning.Clone()}
+		rp.recovery = &state.RecoveryConfig{RecoveryTuning: p.Recovery.RecoveryTuning.Clone(), RecoveryRules: p.Recovery.RecoveryRules.Clone()}
 		for _, f := range p.Recovery.Fatal {
 			rp.recovery.Fatal = append(rp.recovery.Fatal, state.FatalPattern{Name: f.Name, Pattern: f.Pattern})
 		}

@@ -289,14 +289,26 @@ func CompleteDoctor(m Memory, id int, answer string, cfg Config) (Memory, Advice
 	return c, adv, nil
 }
 
-// ChooseTier returns the Doctor tier for phase index: the strong model
-// for a complex failure (the phase failed in several categories, failed
-// Config.ComplexAttempts times or more, or was replanned already: a
-// replan answered with a revision, not one merely reserved) while the
+// ChooseTier returns the Doctor tier for phase index, as seed 003's
+// Doctor table chooses it from the latest failure's category: the cheap
+// model for a low-risk category (Config.LowRisk, infra by default)
+// whatever the phase's history; the strong model for a high-risk one
+// (Config.HighRisk: build_error, test_failure, tool_error by default)
+// while the strong budget lasts. For any other category, the strong
+// model for a complex failure (the phase failed in several categories,
+// failed Config.ComplexAttempts times or more, or was replanned already:
+// a replan answered with a revision, not one merely reserved) while the
 // strong budget lasts, the cheap one otherwise.
 func ChooseTier(m Memory, index int, cfg Config) Tier {
 	p := m.Phase(index)
-	complex := len(p.Categories) >= 2 || p.Attempts >= cfg.ComplexAttempts || p.Replanned > 0
+	var last Category
+	if len(p.Failures) > 0 {
+		last = p.Failures[len(p.Failures)-1].Category
+	}
+	if cfg.LowRiskCategory(last) {
+		return TierCheap
+	}
+	complex := cfg.HighRiskCategory(last) || len(p.Categories) >= 2 || p.Attempts >= cfg.ComplexAttempts || p.Replanned > 0
 	if complex && m.DoctorStrong < cfg.MaxDoctorStrongPerRun {
 		return TierStrong
 	}

@@ -3,6 +3,7 @@ package recovery
 import (
 	"fmt"
 	"regexp"
+	"slices"
 
 	"github.com/gaffer-dev/gaffer/state"
 )
@@ -39,6 +40,82 @@ type Config struct {
 
 	// Fatal categories: a match replans at the first failure.
 	Fatal []FatalRule `json:"fatal,omitempty" yaml:"fatal"`
+
+	// The rules of seed 003's Doctor table. A nil list takes the default
+	// (DefaultHighRisk, DefaultLowRisk, DefaultFatalTypes); an empty one
+	// means none.
+	//
+	// HighRisk lists the categories whose failures get the strong Doctor
+	// (while the strong budget lasts), LowRisk those that get the cheap
+	// one whatever the phase's history; ChooseTier.
+	HighRisk []Category `json:"high_risk_categories,omitempty" yaml:"high_risk_categories"`
+	LowRisk  []Category `json:"low_risk_categories,omitempty" yaml:"low_risk_categories"`
+	// NoMessageSimilarity is message_similarity_enabled: false: the
+	// replan trigger does not compare failure messages, the category of
+	// Config.TriggerThreshold failures in a row alone decides.
+	NoMessageSimilarity bool `json:"no_message_similarity,omitempty" yaml:"-"`
+	// FatalTypes lists the fatal error types: a failure of one of these
+	// categories (a Fatal rule's, or the Doctor's diagnosis) is not
+	// retried or replanned; the run asks the human at once.
+	FatalTypes []Category `json:"fatal_error_types,omitempty" yaml:"fatal_error_types"`
+}
+
+// DefaultHighRisk returns the default high_risk_categories: seed 003's
+// import, logic and patch_apply_error, as gaffer classifies them.
+func DefaultHighRisk() []Category { return []Category{CatBuildError, CatTestFailure, CatToolError} }
+
+// DefaultLowRisk returns the default low_risk_categories: seed 003's
+// network, as gaffer classifies it. The seed's encoding, file_io and
+// validation have no category of their own here.
+func DefaultLowRisk() []Category { return []Category{CatInfra} }
+
+// DefaultFatalTypes returns the default fatal_error_types, seed 003's.
+func DefaultFatalTypes() []Category {
+	return []Category{"wrong_tech_stack", "schema_mismatch", "api_contract_wrong"}
+}
+
+// DefaultRules returns recovery's default rules as a RecoveryRules that
+// sets every field: what a run takes where its profile sets nothing.
+func DefaultRules() state.RecoveryRules {
+	names := func(cats []Category) *[]string {
+		out := make([]string, len(cats))
+		for i, c := range cats {
+			out[i] = string(c)
+		}
+		return &out
+	}
+	on := true
+	return state.RecoveryRules{
+		HighRiskCategories:       names(DefaultHighRisk()),
+		LowRiskCategories:        names(DefaultLowRisk()),
+		MessageSimilarityEnabled: &on,
+		FatalErrorTypes:          names(DefaultFatalTypes()),
+	}
+}
+
+// WithRules returns c with the rules r sets laid over it; the rest as c
+// has them. Validate (or Apply) checks the result.
+func (c Config) WithRules(r state.RecoveryRules) Config {
+	cats := func(p *[]string) []Category {
+		out := make([]Category, 0, len(*p))
+		for _, n := range *p {
+			out = append(out, Category(n))
+		}
+		return out
+	}
+	if r.HighRiskCategories != nil {
+		c.HighRisk = cats(r.HighRiskCategories)
+	}
+	if r.LowRiskCategories != nil {
+		c.LowRisk = cats(r.LowRiskCategories)
+	}
+	if r.MessageSimilarityEnabled != nil {
+		c.NoMessageSimilarity = !*r.MessageSimilarityEnabled
+	}
+	if r.FatalErrorTypes != nil {
+		c.FatalTypes = cats(r.FatalErrorTypes)
+	}
+	return c
 }
 
 // Validate returns a copy of c with the defaults filled in, or an error
@@ -80,6 +157,10 @@ func (c Config) Validate() (Config, error) {
 		}
 	}
 	c.Fatal = append([]FatalRule(nil), c.Fatal...)
+	c.HighRisk = listOr(c.HighRisk, DefaultHighRisk())
+	c.LowRisk = listOr(c.LowRisk, DefaultLowRisk())
+	c.FatalTypes = listOr(c.FatalTypes, DefaultFatalTypes())
+	bad = append(bad, c.ruleProblems()...)
 	if len(bad) > 0 {
 		return Config{}, fmt.Errorf("%w: %v", ErrInvalidConfig, bad)
 	}
@@ -210,6 +291,75 @@ func (c Config) minimums() []string {
 		bad = append(bad, "max_tail_runes must be at least 1")
 	}
 	return bad
+}
+
+// listOr returns a copy of l, or def when l is nil; an empty l stays
+// empty.
+func listOr(l, def []Category) []Category {
+	if l == nil {
+		return def
+	}
+	return append([]Category{}, l...)
+}
+
+// ruleProblems names what is wrong with c's rule lists: a fatal error
+// type that is not a snake_case name or is a built-in category, a risk
+// category that is no category (built-in, Fatal rule or fatal error
+// type), a name listed twice or in both risk lists.
+func (c Config) ruleProblems() []string {
+	var bad []string
+	known := map[Category]bool{}
+	for _, b := range builtinCategories() {
+		known[b] = true
+	}
+	for _, r := range c.Fatal {
+		known[r.Name] = true
+	}
+	seen := map[Category]bool{}
+	for _, t := range c.FatalTypes {
+		switch {
+		case !validName(string(t)):
+			bad = append(bad, fmt.Sprintf("fatal_error_types: %q: want a snake_case name", t))
+		case t.Builtin():
+			bad = append(bad, fmt.Sprintf("fatal_error_types: %q is a built-in category; a failure of it is retried, not fatal", t))
+		case seen[t]:
+			bad = append(bad, fmt.Sprintf("fatal_error_types: %q is listed twice", t))
+		}
+		seen[t], known[t] = true, true
+	}
+	high := map[Category]bool{}
+	for _, l := range []struct {
+		key  string
+		cats []Category
+	}{{"high_risk_categories", c.HighRisk}, {"low_risk_categories", c.LowRisk}} {
+		seen := map[Category]bool{}
+		for _, cat := range l.cats {
+			switch {
+			case !known[cat]:
+				bad = append(bad, fmt.Sprintf("%s: %q is no failure category (want a built-in one such as test_failure, a recovery.fatal name or a fatal error type)", l.key, cat))
+			case seen[cat]:
+				bad = append(bad, fmt.Sprintf("%s: %q is listed twice", l.key, cat))
+			case l.key == "low_risk_categories" && high[cat]:
+				bad = append(bad, fmt.Sprintf("%q is in both high_risk_categories and low_risk_categories", cat))
+			}
+			seen[cat] = true
+			if l.key == "high_risk_categories" {
+				high[cat] = true
+			}
+		}
+	}
+	return bad
+}
+
+// HighRiskCategory reports whether cat is one of c's high_risk_categories.
+func (c Config) HighRiskCategory(cat Category) bool { return slices.Contains(c.HighRisk, cat) }
+
+// LowRiskCategory reports whether cat is one of c's low_risk_categories.
+func (c Config) LowRiskCategory(cat Category) bool { return slices.Contains(c.LowRisk, cat) }
+
+// IsFatalType reports whether cat is one of c's fatal_error_types.
+func (c Config) IsFatalType(cat Category) bool {
+	return cat != CatNone && slices.Contains(c.FatalTypes, cat)
 }
 
 // inUnit reports whether v is in [0, 1] (NaN is not).

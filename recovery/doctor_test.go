@@ -103,7 +103,7 @@ func TestDoctorFromSecondAttemptAndInfraAtOnce(t *testing.T) {
 	}
 	m = failN(t, m, 0, 1, testFail, cfg)
 	req, ok, why := DoctorRequest(m, 0, cfg)
-	if !ok || req.Infra || req.Tier != TierCheap {
+	if !ok || req.Infra || req.Tier != TierStrong { // test_failure is high-risk by default
 		t.Fatalf("after 2 failures: %+v %v %s", req, ok, why)
 	}
 	infra := failN(t, Memory{}, 1, 1, Input{Driver: DriverServer, DriverError: "HTTP 502"}, cfg)
@@ -209,8 +209,12 @@ func TestHintIsKeptForTheNextPrompt(t *testing.T) {
 	}
 }
 
+// TestTierChoiceAndStrongFollowUp: for a category in neither risk list
+// (here no list: test_failure and build_error are such categories), a
+// complex failure gets the strong Doctor; an unsure cheap one asks the
+// strong one too.
 func TestTierChoiceAndStrongFollowUp(t *testing.T) {
-	cfg := mustConfig(t, Config{})
+	cfg := mustConfig(t, Config{HighRisk: []Category{}, LowRisk: []Category{}})
 	m := failN(t, Memory{}, 0, 2, testFail, cfg)
 	if tier := ChooseTier(m, 0, cfg); tier != TierCheap {
 		t.Errorf("simple failure: %s", tier)

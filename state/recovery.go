@@ -1,5 +1,7 @@
 package state
 
+import "slices"
+
 // RecoveryTuning holds the recovery thresholds and budgets a profile sets
 // (gaffer.yaml's recovery section; recovery.Config has the same keys). A
 // nil field is not set: it takes recovery's default. A set field is the
@@ -115,4 +117,58 @@ func (t RecoveryTuning) IsZero() bool {
 		}
 	}
 	return true
+}
+
+// RecoveryRules holds the recovery rules of seed 003 a profile sets
+// beyond the thresholds and budgets: which failure categories get the
+// strong or the cheap Doctor, whether the replan trigger compares
+// failure messages, and which error types stop a run at once. A nil
+// field takes recovery's default; a list set empty means none.
+type RecoveryRules struct {
+	HighRiskCategories       *[]string `json:"high_risk_categories,omitempty" yaml:"high_risk_categories,omitempty"`
+	LowRiskCategories        *[]string `json:"low_risk_categories,omitempty" yaml:"low_risk_categories,omitempty"`
+	MessageSimilarityEnabled *bool     `json:"message_similarity_enabled,omitempty" yaml:"message_similarity_enabled,omitempty"`
+	FatalErrorTypes          *[]string `json:"fatal_error_types,omitempty" yaml:"fatal_error_types,omitempty"`
+}
+
+// Over returns r laid over base: every field r sets replaces base's.
+// Neither is changed; the result shares no pointer with them.
+func (r RecoveryRules) Over(base RecoveryRules) RecoveryRules {
+	out := base.Clone()
+	o := r.Clone()
+	if o.HighRiskCategories != nil {
+		out.HighRiskCategories = o.HighRiskCategories
+	}
+	if o.LowRiskCategories != nil {
+		out.LowRiskCategories = o.LowRiskCategories
+	}
+	if o.MessageSimilarityEnabled != nil {
+		out.MessageSimilarityEnabled = o.MessageSimilarityEnabled
+	}
+	if o.FatalErrorTypes != nil {
+		out.FatalErrorTypes = o.FatalErrorTypes
+	}
+	return out
+}
+
+// Clone returns a copy of r that shares no pointer with it.
+func (r RecoveryRules) Clone() RecoveryRules {
+	list := func(p *[]string) *[]string {
+		if p == nil {
+			return nil
+		}
+		l := slices.Clone(*p)
+		if l == nil {
+			l = []string{}
+		}
+		return &l
+	}
+	r.HighRiskCategories = list(r.HighRiskCategories)
+	r.LowRiskCategories = list(r.LowRiskCategories)
+	r.FatalErrorTypes = list(r.FatalErrorTypes)
+	if r.MessageSimilarityEnabled != nil {
+		v := *r.MessageSimilarityEnabled
+		r.MessageSimilarityEnabled = &v
+	}
+	return r
 }

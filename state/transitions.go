@@ -78,6 +78,7 @@ func (c RunConfig) Clone() RunConfig {
 		r := *c.Recovery
 		r.Fatal = slices.Clone(r.Fatal)
 		r.RecoveryTuning = r.RecoveryTuning.Clone()
+		r.RecoveryRules = r.RecoveryRules.Clone()
 		c.Recovery = &r
 	}
 	if c.Notify != nil {

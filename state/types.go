@@ -137,6 +137,10 @@ type RecoveryConfig struct {
 	// recovery's defaults. They are the run's: resume uses them, whatever
 	// gaffer.yaml says by then.
 	RecoveryTuning
+	// RecoveryRules holds the risk categories, the similarity switch and
+	// the fatal error types the profile set (inline too), the run's as
+	// the thresholds are.
+	RecoveryRules
 }
 
 // FatalPattern is one configured fatal category.

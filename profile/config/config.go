@@ -286,6 +286,11 @@ func (c *Config) checkOwn(at string, p Profile) error {
 	if _, err := rc.Validate(); err != nil {
 		return c.errAt(at+".recovery.fatal", "%v", err)
 	}
+	// The same for the rules: a risk category that is none, a fatal
+	// error type that is a built-in category.
+	if _, err := rc.WithRules(p.Recovery.RecoveryRules).Validate(); err != nil {
+		return c.errAt(at+".recovery", "%v", err)
+	}
 	if v := p.Limits.MaxRunCostUSD; v < 0 {
 		return c.errAt(at+".limits.max_run_cost_usd", "max_run_cost_usd must not be negative, got %g", v)
 	} else if !finite(v) {

@@ -78,6 +78,11 @@ type Recovery struct {
 	// out takes recovery's default; one set is used as it is, 0 included
 	// (max_replans_per_run: 0: no replans).
 	state.RecoveryTuning `yaml:",inline"`
+	// RecoveryRules holds the rules of seed 003 (high_risk_categories,
+	// low_risk_categories, message_similarity_enabled,
+	// fatal_error_types), inline too; one left out takes recovery's
+	// default.
+	state.RecoveryRules `yaml:",inline"`
 }
 
 // FatalRule is one configured fatal category.
@@ -285,6 +290,7 @@ func merge(base, over Profile) Profile {
 		out.Recovery.Fatal = slices.Clone(over.Recovery.Fatal)
 	}
 	out.Recovery.RecoveryTuning = over.Recovery.RecoveryTuning.Over(out.Recovery.RecoveryTuning)
+	out.Recovery.RecoveryRules = over.Recovery.RecoveryRules.Over(out.Recovery.RecoveryRules)
 	if over.Notify != nil {
 		out.Notify = over.Notify.clone()
 	}
@@ -355,6 +361,7 @@ func (p Profile) clone() Profile {
 		p.StrictFiles = &v
 	}
 	p.Recovery.RecoveryTuning = p.Recovery.RecoveryTuning.Clone()
+	p.Recovery.RecoveryRules = p.Recovery.RecoveryRules.Clone()
 	p.Notify = p.Notify.clone()
 	return p
 }

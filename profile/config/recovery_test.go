@@ -62,3 +62,52 @@ profiles:
 		t.Errorf("a misspelt key: %v", err)
 	}
 }
+
+// TestRecoveryRulesKeys: seed 003's rules under recovery: are parsed,
+// an empty list is kept as none, and a list naming no category is refused
+// at the key with the cause.
+func TestRecoveryRulesKeys(t *testing.T) {
+	c, err := Parse("gaffer.yaml", []byte(`
+profiles:
+  default:
+    driver: llm
+    model: m
+    provider: {name: openai}
+    recovery:
+      high_risk_categories: [agent_gave_up]
+      low_risk_categories: []
+      message_similarity_enabled: false
+      fatal_error_types: [wrong_database]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := c.Effective("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := p.Recovery.RecoveryRules
+	if r.HighRiskCategories == nil || len(*r.HighRiskCategories) != 1 || (*r.HighRiskCategories)[0] != "agent_gave_up" ||
+		r.LowRiskCategories == nil || len(*r.LowRiskCategories) != 0 ||
+		r.MessageSimilarityEnabled == nil || *r.MessageSimilarityEnabled ||
+		r.FatalErrorTypes == nil || len(*r.FatalErrorTypes) != 1 || (*r.FatalErrorTypes)[0] != "wrong_database" {
+		t.Fatalf("rules %+v", r)
+	}
+	var show strings.Builder
+	if err := WriteShow(&show, p); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(show.String(), "message_similarity_enabled: false") || !strings.Contains(show.String(), "- wrong_database") {
+		t.Errorf("config show lacks the rules:\n%s", show.String())
+	}
+	for _, bad := range []struct{ yaml, want string }{
+		{"high_risk_categories: [logic]", `"logic" is no failure category`},
+		{"fatal_error_types: [test_failure]", `"test_failure" is a built-in category`},
+		{"low_risk_categories: [infra]\n      high_risk_categories: [infra]", `"infra" is in both`},
+	} {
+		_, err := Parse("gaffer.yaml", []byte("profiles:\n  x:\n    recovery:\n      "+bad.yaml+"\n"))
+		if err == nil || !strings.Contains(err.Error(), bad.want) || !strings.Contains(err.Error(), "recovery") {
+			t.Errorf("%s: %v, want %q", bad.yaml, err, bad.want)
+		}
+	}
+}

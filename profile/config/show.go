@@ -46,6 +46,7 @@ func WriteShow(w io.Writer, p Profile) error {
 	m := p.Masked()
 	if m.Recovery.On() {
 		m.Recovery.RecoveryTuning = m.Recovery.RecoveryTuning.Over(recovery.Defaults())
+		m.Recovery.RecoveryRules = m.Recovery.RecoveryRules.Over(recovery.DefaultRules())
 	}
 	var n yaml.Node
 	if err := n.Encode(m); err != nil {
