@@ -19,7 +19,9 @@ type ReplanDecision struct {
 // Config.SimilarityThreshold similar to the one before (Ratio of their
 // normalized tails). When either of two normalized messages is shorter
 // than Config.MinMessageLength runes there is too little text to compare
-// and the category alone decides. It never replans past the budgets: one
+// and the category alone decides; with message_similarity_enabled: false
+// (Config.NoMessageSimilarity, seed 003's similarity_enabled) messages
+// are never compared and the category alone always decides. It never replans past the budgets: one
 // replan per phase, five per run by default. cfg must be validated.
 func ShouldReplan(m Memory, index int, cfg Config) ReplanDecision {
 	p := m.Phase(index)
@@ -44,6 +46,9 @@ func ShouldReplan(m Memory, index int, cfg Config) ReplanDecision {
 		if a.Category != b.Category {
 			return ReplanDecision{Reason: fmt.Sprintf("categories differ: %s, then %s", a.Category, b.Category)}
 		}
+		if cfg.NoMessageSimilarity {
+			continue // message similarity is off: the category decides
+		}
 		na, nb := Normalize(a.Tail), Normalize(b.Tail)
 		if utf8.RuneCountInString(na) < cfg.MinMessageLength || utf8.RuneCountInString(nb) < cfg.MinMessageLength {
 			continue // too short to compare: the category decides
@@ -55,5 +60,9 @@ func ShouldReplan(m Memory, index int, cfg Config) ReplanDecision {
 		}
 	}
 	d.Reason = fmt.Sprintf("%d consecutive %s failures (similarity %.2f)", n, last.Category, d.Similarity)
+	if cfg.NoMessageSimilarity {
+		d.Similarity = 0
+		d.Reason = fmt.Sprintf("%d consecutive %s failures (message similarity off)", n, last.Category)
+	}
 	return d
 }

@@ -83,3 +83,30 @@ func TestReplanBudgets(t *testing.T) {
 		t.Errorf("reason = %q", d.Reason)
 	}
 }
+
+// TestMessageSimilarityOff: with message_similarity_enabled: false two
+// different failures of one category replan, as seed 003's trigger does
+// with similarity_enabled off; two categories still do not.
+func TestMessageSimilarityOff(t *testing.T) {
+	a := Input{AgentFailed: true, TestOutput: "--- FAIL: TestLoad (0.01s)\n    load_test.go:12: Load(cfg) returned error: open cfg.yaml: no such file or directory\nFAIL"}
+	b := Input{AgentFailed: true, TestOutput: "--- FAIL: TestSave (0.00s)\n    save_test.go:88: Save wrote 3 records, want 4; the last record was dropped\nFAIL"}
+	build := Input{AgentFailed: true, TestOutput: "# app\n./load.go:9:2: undefined: yaml.Unmarshall"}
+	on, off := mustConfig(t, Config{}), mustConfig(t, Config{NoMessageSimilarity: true})
+	record := func(cfg Config, ins ...Input) Memory {
+		var m Memory
+		for i, in := range ins {
+			m, _ = RecordFailure(m, 0, i+1, in, cfg)
+		}
+		return m
+	}
+	if d := ShouldReplan(record(on, a, b), 0, on); d.Replan {
+		t.Fatalf("similarity on: two different failures replanned: %+v", d)
+	}
+	d := ShouldReplan(record(off, a, b), 0, off)
+	if !d.Replan || !strings.Contains(d.Reason, "message similarity off") || d.Similarity != 0 {
+		t.Fatalf("similarity off: %+v, want a replan by category", d)
+	}
+	if d := ShouldReplan(record(off, a, build), 0, off); d.Replan || !strings.Contains(d.Reason, "categories differ") {
+		t.Fatalf("similarity off, two categories: %+v", d)
+	}
+}
