@@ -145,14 +145,18 @@ var (
 	tsBuildRe = regexp.MustCompile(`(?m)error TS\d+:`)
 	pyBuildRe = regexp.MustCompile(`(?m)^\s*(?:SyntaxError|IndentationError|ModuleNotFoundError|ImportError)\b`)
 	testRe    = regexp.MustCompile(`(?m)^(?:\s*--- FAIL: |FAIL\s+\S+\s+\d|FAIL$|panic: |\s*FAILED |=+ .*\bfailed\b|\s*✕ |Tests:\s+\d+ failed|AssertionError\b|\s*[●×] )`)
-	infraRe   = regexp.MustCompile(`(?i)\b(?:HTTP (?:429|5\d\d)|status (?:code )?(?:429|5\d\d)|rate limit(?:ed)?|overloaded|service unavailable|bad gateway|connection (?:refused|reset)|no such host|TLS handshake timeout)\b`)
+	// truncRe is how the llm driver's failed report says the session's
+	// turn limit or token budget cut it off (agent/llm's loop).
+	truncRe = regexp.MustCompile(`\bthe (?:turn limit of \d+ model calls was reached|token budget of \d+ was used up)\b`)
+	infraRe = regexp.MustCompile(`(?i)\b(?:HTTP (?:429|5\d\d)|status (?:code )?(?:429|5\d\d)|rate limit(?:ed)?|overloaded|service unavailable|bad gateway|connection (?:refused|reset)|no such host|TLS handshake timeout)\b`)
 )
 
 // Classify returns the category of a failed attempt. It is deterministic:
 // the same Input and rules always give the same category. The order is:
 // a configured fatal rule whose pattern matches the attempt's text; the
 // driver's error kind (infra, budget, timeout, truncation, tool error);
-// build errors, then test failures, found in the test output and the
+// a failed report saying the session's turn limit or token budget cut it
+// off (truncation); build errors, then test failures, found in the test output and the
 // agent's error (Go, TypeScript and Python); an infra error named in the
 // text; a review rejection; then agent_gave_up for any other failure the
 // agent reported. An Input that shows no failure is CatNone.
@@ -177,6 +181,9 @@ func Classify(in Input, fatal []FatalRule) Category {
 		return CatTruncation
 	case DriverTool, DriverBadOutput:
 		return CatToolError
+	}
+	if in.AgentFailed && truncRe.MatchString(in.AgentError) {
+		return CatTruncation
 	}
 	out := in.TestOutput + "\n" + in.AgentError
 	switch {

@@ -90,6 +90,9 @@ type Situation struct {
 	Budget           Budget // the run's spending
 	// ConsecutiveFailures counts the phase's failed attempts in a row.
 	ConsecutiveFailures int
+	// Truncations counts the phase's latest failures in a row that were
+	// cut off by their turn or token limit (CatTruncation).
+	Truncations int
 	// Replans counts the phase's replans that answered with a revision;
 	// one abandoned after crashes, or without a revision, is not one.
 	Replans     int
@@ -136,8 +139,13 @@ func SituationOf(m Memory, index int, cfg Config) Situation {
 	if len(p.Failures) > 0 {
 		doctor, _, _ = spentLimit(m, doctorFor(m, index, cfg), cfg)
 	}
+	truncated := 0
+	for i := len(p.Failures) - 1; i >= 0 && p.Failures[i].Category == CatTruncation; i-- {
+		truncated++
+	}
 	return Situation{
 		ConsecutiveFailures: p.Attempts,
+		Truncations:         truncated,
 		Replans:             p.Replanned,
 		Escalations:         p.Escalations,
 		RunReplansLeft:      replan == nil,
@@ -152,15 +160,20 @@ func SituationOf(m Memory, index int, cfg Config) Situation {
 //  1. ambiguity, or an approval is required → needs_human;
 //  2. the iteration cap is reached → stop;
 //  3. less than Config.ReduceScopeBelow (20%) of the run budget left → reduce_scope;
-//  4. 2 or more consecutive failures and no replan of the phase yet (and
+//  4. the phase's last 2 failures were cut off by the turn or token
+//     limit (truncation, seed 003's truncation check): the work does not
+//     fit a session → replan, to split it into smaller tasks, when no
+//     replan answered yet and one is left; else escalate_model when
+//     rule 6 allows it; else reduce_scope;
+//  5. 2 or more consecutive failures and no replan of the phase yet (and
 //     one left to reserve) → replan;
-//  5. a replan answered with a revision, an escalation model is
+//  6. a replan answered with a revision, an escalation model is
 //     configured, fewer than Config.MaxEscalationsPerPhase (1)
 //     escalations in the phase and more than Config.EscalateAbove (30%)
 //     of the budget left → escalate_model;
-//  6. otherwise → stop, today's halt.
+//  7. otherwise → stop, today's halt.
 //
-// It returns the decision and why. A stop at rule 6 names the budgets
+// It returns the decision and why. A stop at rule 7 names the budgets
 // that are used up and kept recovery from going on (Situation.Spent),
 // with their values and keys. cfg must be validated.
 func Stuck(s Situation, cfg Config) (StuckDecision, string) {
@@ -174,6 +187,8 @@ func Stuck(s Situation, cfg Config) (StuckDecision, string) {
 		return StuckStop, fmt.Sprintf("iteration cap reached (%d of %d)", s.Iteration, s.IterationCap)
 	case left < cfg.ReduceScopeBelow:
 		return StuckReduceScope, fmt.Sprintf("%.0f%% of the run budget left, under %.0f%% (%s)", left*100, cfg.ReduceScopeBelow*100, s.Budget.Figures())
+	case s.Truncations >= 2:
+		return truncated(s, cfg, left)
 	case s.ConsecutiveFailures >= 2 && s.Replans == 0 && s.RunReplansLeft:
 		return StuckReplan, fmt.Sprintf("%d consecutive failures and no replan yet", s.ConsecutiveFailures)
 	case s.Replans > 0 && s.EscalationModel && s.Escalations < cfg.MaxEscalationsPerPhase && left > cfg.EscalateAbove:
@@ -182,11 +197,23 @@ func Stuck(s Situation, cfg Config) (StuckDecision, string) {
 	return StuckStop, noRecoveryLeft(s, cfg)
 }
 
+// truncated is rule 4 of Stuck: a phase cut off by its limits twice.
+func truncated(s Situation, cfg Config, left float64) (StuckDecision, string) {
+	why := fmt.Sprintf("cut off by its turn or token limit %d times in a row", s.Truncations)
+	switch {
+	case s.Replans == 0 && s.RunReplansLeft:
+		return StuckReplan, why + ": replan to split the phase into smaller tasks"
+	case s.EscalationModel && s.Escalations < cfg.MaxEscalationsPerPhase && left > cfg.EscalateAbove:
+		return StuckEscalateModel, fmt.Sprintf("%s, and replanned already or no replan left; %.0f%% of the budget left", why, left*100)
+	}
+	return StuckReduceScope, why + ", with no replan or escalation left: reduce the phase's scope"
+}
+
 // Spent returns the budgets that are used up and kept the stuck handler
-// from going on, in this order: the replan budget when rule 4 of Stuck
+// from going on, in this order: the replan budget when rule 5 of Stuck
 // would have replanned but for it, the Doctor budget (DoctorSpent) that
 // kept the Doctor from being asked again, and the escalation budget
-// (max_escalations_per_phase) when rule 5 would have escalated but for
+// (max_escalations_per_phase) when rule 6 would have escalated but for
 // it. None when the phase has budget left or a rule applies for another
 // reason. cfg must be validated.
 func (s Situation) Spent(cfg Config) []Limit {
@@ -203,7 +230,7 @@ func (s Situation) Spent(cfg Config) []Limit {
 	return spent
 }
 
-// noRecoveryLeft is the reason of a stop at rule 6 of Stuck: "no recovery
+// noRecoveryLeft is the reason of a stop at rule 7 of Stuck: "no recovery
 // left", then the budgets that stood in the way (Situation.Spent), if
 // any, such as "no recovery left: replans 0 of max_replans_per_run 0
 // (raise it under recovery: in gaffer.yaml)".

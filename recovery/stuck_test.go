@@ -33,6 +33,13 @@ func TestStuck(t *testing.T) {
 		{"3: the smaller fraction counts", with(func(s *Situation) {
 			s.Budget = Budget{MaxCostUSD: 10, SpentUSD: 1, MaxTokens: 100, SpentTokens: 90}
 		}), StuckReduceScope, "10%"},
+		{"truncation: twice, no replan yet: split", with(func(s *Situation) { s.Truncations = 2 }), StuckReplan, "split the phase"},
+		{"truncation: replanned already: escalate", with(func(s *Situation) { s.Truncations = 2; s.Replans = 1 }), StuckEscalateModel, "cut off by its turn or token limit 2 times"},
+		{"truncation: no replan left: escalate", with(func(s *Situation) { s.Truncations = 3; s.RunReplansLeft = false }), StuckEscalateModel, "3 times"},
+		{"truncation: nothing left: reduce scope", with(func(s *Situation) { s.Truncations = 2; s.Replans = 1; s.Escalations = 1 }), StuckReduceScope, "reduce the phase's scope"},
+		{"truncation: no escalation model: reduce scope", with(func(s *Situation) { s.Truncations = 2; s.Replans = 1; s.EscalationModel = false }), StuckReduceScope, "reduce"},
+		{"truncation: once is not the rule", with(func(s *Situation) { s.Truncations = 1; s.Replans = 1; s.Escalations = 1 }), StuckStop, "no recovery"},
+		{"truncation after the budget rule", with(func(s *Situation) { s.Truncations = 2; s.Budget = costLeft(0.1) }), StuckReduceScope, "10%"},
 		{"4: two failures, no replan", base, StuckReplan, "2 consecutive failures"},
 		{"4: one failure is not enough", with(func(s *Situation) { s.ConsecutiveFailures = 1 }), StuckStop, "no recovery"},
 		{"4: run replan budget spent", with(func(s *Situation) { s.RunReplansLeft = false }), StuckStop, "no recovery"},
@@ -161,5 +168,27 @@ func TestEnumNames(t *testing.T) {
 	}
 	if StuckDecision(9).String() != "StuckDecision(9)" || Action(-1).String() != "Action(-1)" || DriverRateLimit.String() != "rate_limit" || CatNone.String() != "none" {
 		t.Error("String of an out-of-range value")
+	}
+}
+
+// TestSituationOfCountsTruncationsInARow: only the failures at the end
+// of the phase's history that were cut off by a limit count.
+func TestSituationOfCountsTruncationsInARow(t *testing.T) {
+	cfg := mustConfig(t, Config{})
+	turns := Input{Driver: DriverTurnLimit, DriverError: "the session used all its 40 turns"}
+	tokens := Input{Driver: DriverTokenLimit, DriverError: "the model stopped at its output token limit"}
+	var m Memory
+	for i, in := range []Input{turns, testFail, turns, tokens} {
+		m, _ = RecordFailure(m, 0, i+1, in, cfg)
+	}
+	if s := SituationOf(m, 0, cfg); s.Truncations != 2 {
+		t.Fatalf("Truncations = %d, want 2 (the last two)", s.Truncations)
+	}
+	if d, why := Stuck(SituationOf(m, 0, cfg), cfg); d != StuckReplan || !strings.Contains(why, "split") {
+		t.Fatalf("Stuck = %s (%s)", d, why)
+	}
+	m, _ = RecordFailure(m, 0, 5, testFail, cfg)
+	if s := SituationOf(m, 0, cfg); s.Truncations != 0 {
+		t.Fatalf("Truncations = %d after a test failure, want 0", s.Truncations)
 	}
 }
