@@ -256,7 +256,7 @@ func driverFailure(ctx context.Context, s state.ExecutionState, err error) bool 
 // attempt is left) and decides what recovery does next: a replan or a
 // Doctor call, reserved here so that the step's checkpoint holds the
 // reservation before the recover node makes the call; the stuck handler
-// when no attempt is left. It returns the state with the failure recorded
+// when no attempt is left or the failure is of a fatal error type. It returns the state with the failure recorded
 // and whether the recover node runs next.
 func (w *workflow) failed(ctx context.Context, s state.ExecutionState, ps state.PhaseState, rr state.ReviewResult, exhausted bool) (state.ExecutionState, bool, error) {
 	rs, err := loadRecovery(s)
@@ -295,7 +295,9 @@ func (w *workflow) failed(ctx context.Context, s state.ExecutionState, ps state.
 			}
 		}
 	}
-	if rs.Stage == "" && exhausted {
+	if _, fatal := recovery.FatalType(m, i, cfg); rs.Stage == "" && (exhausted || fatal) {
+		// A fatal error type goes to the stuck handler at once: it asks
+		// the human (ShouldReplan and DoctorRequest refused it).
 		rs.Stage = stageStuck
 	}
 	if rs.Stage == stageCall {
@@ -787,6 +789,9 @@ func DoctorPrompt(s state.ExecutionState, pm recovery.PhaseMemory) string {
 	fmt.Fprintf(&b, "## Failed attempts (%d, categories: %s)\n\n", pm.Attempts, joinCats(pm.Categories))
 	for _, f := range pm.Failures {
 		fmt.Fprintf(&b, "### Attempt %d: %s\n\n```\n%s\n```\n\n", f.Attempt, f.Category, f.Tail)
+	}
+	if cfg, err := recoveryConfig(s); err == nil && len(cfg.FatalTypes) > 0 {
+		fmt.Fprintf(&b, "If retrying cannot fix the failure because it is one of these fatal error types, name the type as the category and the run stops to ask the human: %s.\n\n", joinCats(cfg.FatalTypes))
 	}
 	b.WriteString(`Answer with one JSON object and nothing else:
 {"action": "retry_with_hint" | "replan" | "escalate_model" | "needs_human" | "stop",

@@ -570,3 +570,60 @@ doctor:
 		})
 	}
 }
+
+// Seed 003's fatal error types (issue 37 item 6): a failure that a
+// recovery.fatal rule names wrong_tech_stack is not retried, replanned or
+// shown to the Doctor: the run asks the human after its first attempt.
+func TestRecoveryFatalErrorTypeAsksTheHumanAtOnce(t *testing.T) {
+	h := newHarness(t, phase1OK+failN(2, 1, "this repository is a Rails app; the plan assumes Django")+okN(2, 2)+`
+replanner:
+  - phase: 2
+    answer: `+accepted+`
+doctor:
+  - answer: '{"action":"retry_with_hint","confidence":0.9,"category":"test_failure","rationale":"r","hint":"h"}'
+`)
+	cfg := on()
+	cfg.Recovery.Fatal = []state.FatalPattern{{Name: "wrong_tech_stack", Pattern: "the plan assumes Django"}}
+	res, err := h.start(twoPhasePlan, cfg)
+	if err != nil || res.Status != graph.Interrupted {
+		t.Fatalf("run: %v %v, want interrupted", res.Status, err)
+	}
+	rs := recoveryOf(t, res.State)
+	if q := rs.Question; q == nil || q.Decision != "needs_human" || q.Attempt != 1 || !strings.Contains(q.Why, "fatal error type wrong_tech_stack") {
+		t.Fatalf("question %+v", rs.Question)
+	}
+	rps, _ := h.rec.of(agent.RoleReplanner)
+	docs, _ := h.rec.of(agent.RoleDoctor)
+	devs, _ := h.rec.of(agent.RoleDeveloper)
+	if len(rps) != 0 || len(docs) != 0 || len(devs) != 2 {
+		t.Fatalf("replanner %d, doctor %d, developer %d sessions; want 0, 0, 2 (phase 1, phase 2 attempt 1)", len(rps), len(docs), len(devs))
+	}
+}
+
+// The Doctor's diagnosis names a fatal error type: whatever it advised,
+// the run asks the human, and the question says which type. The
+// Doctor's prompt lists the types.
+func TestRecoveryDoctorDiagnosingAFatalTypeAsksTheHuman(t *testing.T) {
+	h := newHarness(t, phase1OK+failN(2, 1, "GET /v2/items: 404")+failN(2, 2, "GET /v2/items: 404 again")+okN(2, 3)+`
+doctor:
+  - answer: '{"action":"retry_with_hint","confidence":0.9,"category":"api_contract_wrong","rationale":"the server has no /v2","hint":"use /v1"}'
+`)
+	cfg := on()
+	cfg.Limits.MaxPhaseAttempts = 3
+	cfg.Recovery.MaxReplansPerRun = new(int) // no replan, so the Doctor is asked
+	res, err := h.start(twoPhasePlan, cfg)
+	if err != nil || res.Status != graph.Interrupted {
+		t.Fatalf("run: %v %v, want interrupted", res.Status, err)
+	}
+	rs := recoveryOf(t, res.State)
+	if q := rs.Question; q == nil || q.Decision != "needs_human" || !strings.Contains(q.Why, "fatal error type api_contract_wrong (advised retry_with_hint)") {
+		t.Fatalf("question %+v", rs.Question)
+	}
+	docs, _ := h.rec.of(agent.RoleDoctor)
+	if len(docs) != 1 || !strings.Contains(docs[0].Prompt, "wrong_tech_stack, schema_mismatch, api_contract_wrong") {
+		t.Fatalf("doctor sessions %+v", docs)
+	}
+	if devs, _ := h.rec.of(agent.RoleDeveloper); len(devs) != 3 {
+		t.Fatalf("%d developer sessions, want 3: no attempt after the diagnosis", len(devs))
+	}
+}

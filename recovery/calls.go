@@ -256,11 +256,32 @@ type Advice struct {
 	Hint       string   `json:"hint,omitempty"`
 	// Malformed says why the answer did not parse; empty when it did.
 	Malformed string `json:"malformed,omitempty"`
+	// Fatal is set when Category is a fatal error type: Action was made
+	// ActionNeedsHuman.
+	Fatal bool `json:"fatal,omitempty"`
+}
+
+// FatalType returns the category of phase index's latest recorded
+// failure when it is a fatal error type (Config.FatalTypes: by default
+// seed 003's wrong_tech_stack, schema_mismatch and api_contract_wrong,
+// which a recovery.fatal rule of that name or the Doctor's diagnosis
+// gives a failure): such a failure is not retried, replanned or shown
+// to the Doctor; the stuck handler asks the human at once.
+func FatalType(m Memory, index int, cfg Config) (Category, bool) {
+	p := m.Phase(index)
+	if len(p.Failures) == 0 {
+		return CatNone, false
+	}
+	last := p.Failures[len(p.Failures)-1].Category
+	return last, cfg.IsFatalType(last)
 }
 
 // CompleteDoctor records the Doctor's answer text to the pending call id:
 // it parses it (ParseDoctorAnswer), keeps its hint for the next attempt's
-// prompt and returns the changed Memory and the advice. An answer that
+// prompt and returns the changed Memory and the advice. An answer whose
+// category is a fatal error type (Config.FatalTypes) is advice to ask
+// the human, whatever action it named: Advice.Fatal is set and the
+// rationale starts with the type. An answer that
 // does not parse was still a call (its budget stays spent) and gives
 // ActionNone, no advice, with the reason in Advice.Malformed. cfg must be
 // validated.
@@ -274,6 +295,12 @@ func CompleteDoctor(m Memory, id int, answer string, cfg Config) (Memory, Advice
 		adv.Malformed = err.Error()
 	} else {
 		adv.Action, adv.Confidence, adv.Category, adv.Rationale, adv.Hint = a.Action, a.Confidence, a.Category, a.Rationale, a.Hint
+		if cfg.IsFatalType(a.Category) {
+			// The Doctor diagnosed a fatal error type: whatever it
+			// advised, the run stops and asks the human.
+			adv.Action, adv.Fatal = ActionNeedsHuman, true
+			adv.Rationale = fmt.Sprintf("fatal error type %s (advised %s): %s", a.Category, a.Action, a.Rationale)
+		}
 	}
 	p := m.Phase(call.Phase)
 	a := adv
@@ -318,7 +345,8 @@ func ChooseTier(m Memory, index int, cfg Config) Tier {
 // DoctorRequest says whether the Doctor should be called for phase index
 // after its latest recorded failure: from the Config.DoctorMinAttempts-th
 // failed attempt, or at the first for an infra failure, while the budgets
-// it counts against last. It returns the request to Reserve, or false
+// it counts against last; never for a failure of a fatal error type,
+// which stops the run at once (FatalType). It returns the request to Reserve, or false
 // and why not.
 func DoctorRequest(m Memory, index int, cfg Config) (Request, bool, string) {
 	p := m.Phase(index)
@@ -326,6 +354,9 @@ func DoctorRequest(m Memory, index int, cfg Config) (Request, bool, string) {
 		return Request{}, false, "no failure recorded"
 	}
 	last := p.Failures[len(p.Failures)-1]
+	if cfg.IsFatalType(last.Category) {
+		return Request{}, false, "fatal error type " + last.Category.String()
+	}
 	req := doctorFor(m, index, cfg)
 	if !req.Infra && p.Attempts < cfg.DoctorMinAttempts {
 		return Request{}, false, fmt.Sprintf("attempt %d of %d before the doctor", p.Attempts, cfg.DoctorMinAttempts)

@@ -13,8 +13,9 @@ type ReplanDecision struct {
 }
 
 // ShouldReplan applies the replan trigger to phase index after its latest
-// recorded failure. It replans at once when that failure's category is a
-// configured fatal one; otherwise when the last Config.TriggerThreshold
+// recorded failure. It never replans a failure of a fatal error type
+// (Config.FatalTypes: the run stops at once, FatalType). It replans at
+// once when that failure's category is a configured fatal one; otherwise when the last Config.TriggerThreshold
 // failures (2 by default) share a category and each is at least
 // Config.SimilarityThreshold similar to the one before (Ratio of their
 // normalized tails). When either of two normalized messages is shorter
@@ -32,6 +33,9 @@ func ShouldReplan(m Memory, index int, cfg Config) ReplanDecision {
 		return ReplanDecision{Reason: err.Error()}
 	}
 	last := p.Failures[len(p.Failures)-1]
+	if cfg.IsFatalType(last.Category) {
+		return ReplanDecision{Reason: fmt.Sprintf("fatal error type %s: the run stops, no replan", last.Category)}
+	}
 	if cfg.IsFatal(last.Category) {
 		return ReplanDecision{Replan: true, Reason: fmt.Sprintf("fatal category %s", last.Category)}
 	}

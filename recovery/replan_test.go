@@ -13,7 +13,8 @@ func TestShouldReplan(t *testing.T) {
 	buildFail := Input{AgentFailed: true, TestOutput: "# app\n./load.go:9:2: undefined: yaml.Unmarshall"}
 	short := Input{Driver: DriverTimeout, DriverError: "deadline exceeded"}
 	fatal := Input{AgentFailed: true, AgentError: "The project is Python 2 only; this cannot work on it."}
-	cfg := mustConfig(t, Config{Fatal: []FatalRule{{Name: "wrong_tech_stack", Pattern: `Python 2 only`}}})
+	stack := Input{AgentFailed: true, AgentError: "This is a Rails app, not Django."}
+	cfg := mustConfig(t, Config{Fatal: []FatalRule{{Name: "python2_only", Pattern: `Python 2 only`}, {Name: "wrong_tech_stack", Pattern: `not Django`}}})
 
 	cases := []struct {
 		name   string
@@ -27,7 +28,8 @@ func TestShouldReplan(t *testing.T) {
 		{"different categories", []Input{goFail("12", "/tmp/a"), buildFail}, false, "categories differ"},
 		{"same category after a different one", []Input{otherFail, goFail("12", "/tmp/a"), goFail("13", "/tmp/b")}, true, "consecutive"},
 		{"short messages compare by category", []Input{short, {Driver: DriverTimeout, DriverError: "killed after 10m"}}, true, "timeout"},
-		{"fatal at the first failure", []Input{fatal}, true, "fatal category wrong_tech_stack"},
+		{"fatal at the first failure", []Input{fatal}, true, "fatal category python2_only"},
+		{"a fatal error type is never replanned", []Input{stack}, false, "fatal error type wrong_tech_stack"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

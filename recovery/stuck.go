@@ -90,6 +90,10 @@ type Situation struct {
 	Budget           Budget // the run's spending
 	// ConsecutiveFailures counts the phase's failed attempts in a row.
 	ConsecutiveFailures int
+	// Fatal is the fatal error type of the phase's latest failure
+	// (FatalType), CatNone when it is of none. (A Doctor's diagnosis of
+	// one is advice to ask the human, Advice.Fatal.)
+	Fatal Category
 	// Truncations counts the phase's latest failures in a row that were
 	// cut off by their turn or token limit (CatTruncation).
 	Truncations int
@@ -143,7 +147,12 @@ func SituationOf(m Memory, index int, cfg Config) Situation {
 	for i := len(p.Failures) - 1; i >= 0 && p.Failures[i].Category == CatTruncation; i-- {
 		truncated++
 	}
+	fatal, ok := FatalType(m, index, cfg)
+	if !ok {
+		fatal = CatNone
+	}
 	return Situation{
+		Fatal:               fatal,
 		ConsecutiveFailures: p.Attempts,
 		Truncations:         truncated,
 		Replans:             p.Replanned,
@@ -157,6 +166,8 @@ func SituationOf(m Memory, index int, cfg Config) Situation {
 // Stuck decides, deterministically, what to do with a phase whose limits
 // are exhausted. The rules, first match wins:
 //
+//  0. a failure of a fatal error type (Situation.Fatal, seed 003's
+//     fatal_error_types) → needs_human at once;
 //  1. ambiguity, or an approval is required → needs_human;
 //  2. the iteration cap is reached → stop;
 //  3. less than Config.ReduceScopeBelow (20%) of the run budget left → reduce_scope;
@@ -179,6 +190,8 @@ func SituationOf(m Memory, index int, cfg Config) Situation {
 func Stuck(s Situation, cfg Config) (StuckDecision, string) {
 	left := s.Budget.Remaining()
 	switch {
+	case s.Fatal != CatNone:
+		return StuckNeedsHuman, fmt.Sprintf("fatal error type %s: retrying or replanning will not fix it", s.Fatal)
 	case s.Ambiguous:
 		return StuckNeedsHuman, "the failure is ambiguous"
 	case s.ApprovalRequired:
