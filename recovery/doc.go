@@ -39,7 +39,9 @@
 // # The rules
 //
 //   - Classify: a configured fatal pattern, then the driver's error kind
-//     (infra, budget, timeout, truncation, tool error), then build errors
+//     (infra, budget, timeout, truncation, tool error), then the llm
+//     driver's report of a turn limit or session token budget
+//     (truncation), then build errors
 //     and test failures found in Go, TypeScript and Python output, then a
 //     review rejection, then agent_gave_up.
 //   - Normalize and Ratio: paths, positions, temp dirs, addresses,
@@ -48,11 +50,15 @@
 //     autojunk rule.
 //   - ShouldReplan: the last two failures of a phase share a category and
 //     are at least 0.8 similar (messages under 30 runes compare by
-//     category alone), or at once for a fatal category; at most one
-//     replan per phase and five per run.
+//     category alone; always by category with message similarity off),
+//     or at once for a fatal category; never for a fatal error type; at
+//     most one replan per phase and five per run.
 //   - DoctorRequest, ChooseTier, StrongFollowUp: the Doctor from the
-//     second failed attempt, at the first for infra; the strong model for
-//     complex failures and when the cheap one is less than 0.7 confident;
+//     second failed attempt, at the first for infra, never for a fatal
+//     error type; the cheap model for a low-risk category (infra), the
+//     strong one for a high-risk category (build, test and tool errors),
+//     for other complex failures and when the cheap one is less than 0.7
+//     confident; a diagnosis naming a fatal error type asks the human;
 //     budgets of 2 calls per phase, 10 per run, 5 strong, 3 infra (infra
 //     calls draw on the infra budget instead of the phase's).
 //   - ParseDoctorAnswer: strict JSON; a malformed answer is a counted call
@@ -72,6 +78,11 @@
 //   - Budget: the run's cost and token spending; Remaining feeds the
 //     stuck handler, Warn says when 80% is spent, Over and
 //     BudgetSpentWhy name the limits spent with their true figures.
-//   - Stuck: needs_human, stop, reduce_scope, replan, escalate_model,
-//     stop, in that order.
+//   - FatalType: a failure of one of seed 003's fatal_error_types
+//     (wrong_tech_stack, schema_mismatch, api_contract_wrong by default)
+//     goes to the stuck handler at once.
+//   - Stuck: needs_human (a fatal error type, then ambiguity), stop,
+//     reduce_scope, truncation (twice in a row: replan to split,
+//     escalate_model or reduce_scope), replan, escalate_model, stop, in
+//     that order.
 package recovery
