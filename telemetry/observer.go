@@ -59,9 +59,11 @@ type call struct {
 	model      string // a model call's model; "" takes its session's
 }
 
-// sessionKey names the session of an event: its node's branch, and its
-// lane.
-func sessionKey(e graph.Event, lane int) string { return nodeKey(e) + "/" + strconv.Itoa(lane) }
+// sessionKey names the session of an event: its node's branch, its lane
+// and its role (a review node runs the reviewer, then the evaluator).
+func sessionKey(e graph.Event, lane int, role string) string {
+	return nodeKey(e) + "/" + strconv.Itoa(lane) + "/" + role
+}
 
 // nodeSpan is a node attempt's span; mark is where its next agent
 // session starts (the node's start, or the previous session's end).
@@ -324,7 +326,7 @@ func (o *observer) custom(r *runSpans, e graph.Event, at time.Time) {
 			start = n.mark
 			n.mark = at
 		}
-		key := sessionKey(e, p.Lane)
+		key := sessionKey(e, p.Lane, p.Role)
 		calls := r.calls[key]
 		delete(r.calls, key)
 		if len(calls) > 0 && calls[0].start.Before(start) {
@@ -343,7 +345,8 @@ func (o *observer) custom(r *runSpans, e graph.Event, at time.Time) {
 		o.calls(ctx, calls, p.Model)
 		s.End(trace.WithTimestamp(at))
 	case events.ModelCall:
-		r.calls[sessionKey(e, p.Lane)] = append(r.calls[sessionKey(e, p.Lane)], call{name: "chat", start: p.Start, end: p.Start.Add(p.Duration), err: p.Error,
+		key := sessionKey(e, p.Lane, p.Role)
+		r.calls[key] = append(r.calls[key], call{name: "chat", start: p.Start, end: p.Start.Add(p.Duration), err: p.Error,
 			chat: true, model: p.Model, attrs: []attribute.KeyValue{
 				attribute.String(keyGenAIOperation, "chat"),
 				attribute.Int(keyInputTokens, p.InputTokens),
@@ -351,7 +354,8 @@ func (o *observer) custom(r *runSpans, e graph.Event, at time.Time) {
 				attribute.String(keyRunID, r.id), attribute.Int(keyPhase, p.Phase), attribute.Int(keyLane, p.Lane),
 				attribute.String(keyGenAIAgent, p.Role)}})
 	case events.ToolCall:
-		r.calls[sessionKey(e, p.Lane)] = append(r.calls[sessionKey(e, p.Lane)], call{name: "execute_tool " + p.Tool, start: p.Start, end: p.Start.Add(p.Duration), err: p.Error,
+		key := sessionKey(e, p.Lane, p.Role)
+		r.calls[key] = append(r.calls[key], call{name: "execute_tool " + p.Tool, start: p.Start, end: p.Start.Add(p.Duration), err: p.Error,
 			attrs: []attribute.KeyValue{
 				attribute.String(keyGenAIOperation, "execute_tool"), attribute.String(keyGenAITool, p.Tool),
 				attribute.String(keyRunID, r.id), attribute.Int(keyPhase, p.Phase), attribute.Int(keyLane, p.Lane),

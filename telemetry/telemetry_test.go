@@ -272,7 +272,8 @@ func TestLaneSpansUnderTheirPhase(t *testing.T) {
 // the GenAI attributes (a call that names no model takes its session's)
 // and an error status for a failed tool; git work is a span under the
 // node that did it, within the phase; the calls of a session that ended
-// without its usage go under its node.
+// without its usage go under its node, not under the node's next
+// session.
 func TestCallAndGitSpansUnderTheirParents(t *testing.T) {
 	recv, err := otlprecv.Start()
 	if err != nil {
@@ -299,6 +300,8 @@ func TestCallAndGitSpansUnderTheirParents(t *testing.T) {
 	f.at = sec(30)
 	f.node("review",
 		events.ToolCall{Role: "reviewer", Phase: 1, Tool: "read", Start: sec(31), Duration: time.Second}, // no usage follows
+		events.ModelCall{Role: "evaluator", Phase: 1, InputTokens: 7, OutputTokens: 7, Start: sec(32), Duration: time.Second},
+		events.AgentUsage{Role: "evaluator", Model: "claude-test", InputTokens: 7, OutputTokens: 7},
 		events.GitWork{Phase: 1, Op: events.GitCommit, Start: sec(35), Duration: 2 * time.Second},
 		events.PhaseFinished{Phase: 1, Attempt: 1, Iteration: 1, Outcome: events.OutcomeRetried},
 	)
@@ -337,15 +340,16 @@ func TestCallAndGitSpansUnderTheirParents(t *testing.T) {
 	}
 	const dev = "gaffer run > phase 1 > develop > invoke_agent developer"
 	for p, want := range map[string][2]time.Time{
-		dev + " > chat claude-test":                                               {sec(11), sec(13)},
-		dev + " > execute_tool write":                                             {sec(13), sec(14)},
-		dev + " > execute_tool run":                                               {sec(14), sec(17)},
-		dev + " > chat gpt-escalated":                                             {sec(17), sec(18)},
-		"gaffer run > phase 1 > review > execute_tool read":                       {sec(31), sec(32)},
-		"gaffer run > phase 1 > review > git commit":                              {sec(35), sec(37)},
-		"gaffer run > phase 1 > lane > git worktree":                              {sec(41), sec(42)},
-		"gaffer run > phase 1 > lane > invoke_agent developer > chat claude-test": {sec(42), sec(43)},
-		"gaffer run > phase 1 > lane > git commit":                                {sec(44), sec(45)},
+		dev + " > chat claude-test":                                                 {sec(11), sec(13)},
+		dev + " > execute_tool write":                                               {sec(13), sec(14)},
+		dev + " > execute_tool run":                                                 {sec(14), sec(17)},
+		dev + " > chat gpt-escalated":                                               {sec(17), sec(18)},
+		"gaffer run > phase 1 > review > execute_tool read":                         {sec(31), sec(32)},
+		"gaffer run > phase 1 > review > invoke_agent evaluator > chat claude-test": {sec(32), sec(33)},
+		"gaffer run > phase 1 > review > git commit":                                {sec(35), sec(37)},
+		"gaffer run > phase 1 > lane > git worktree":                                {sec(41), sec(42)},
+		"gaffer run > phase 1 > lane > invoke_agent developer > chat claude-test":   {sec(42), sec(43)},
+		"gaffer run > phase 1 > lane > git commit":                                  {sec(44), sec(45)},
 	} {
 		s, ok := got[p]
 		if !ok {
