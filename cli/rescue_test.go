@@ -167,7 +167,7 @@ func TestUserEditDuringLanesIsKept(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}
-	m := regexp.MustCompile("are kept in commit [0-9a-f]+ \\((refs/gaffer/rescue/r-lanes-edit/p1-a1-[^)]+)\\)").FindStringSubmatch(out)
+	m := regexp.MustCompile(`are kept in commit [0-9a-f]+ \((refs/gaffer/rescue/r-lanes-edit/p1-a1-[^)]+)\)`).FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("no notice of the kept change for phase 1:\n%s", out)
 	}

@@ -19,7 +19,8 @@ import (
 // session, and gaffer resume finishes the run. The receiver holds one
 // trace: one root, the phases under it with their develop and review
 // spans, the cut span marked, every session with its model and tokens,
-// and no secret in any attribute.
+// its model calls (chat) and tool calls under it, the phases' commits
+// under their reviews, and no secret in any attribute.
 func TestTelemetryTraceOfAKilledRun(t *testing.T) {
 	bin := gafferBinary(t)
 	recv, err := otlprecv.Start()
@@ -131,6 +132,25 @@ func TestTelemetryTraceOfAKilledRun(t *testing.T) {
 		if s.Name == "review" && s.Attrs["gaffer.review.approved"] == false {
 			rejected = true
 		}
+		if strings.HasPrefix(s.Name, "chat ") || strings.HasPrefix(s.Name, "execute_tool ") || strings.HasPrefix(s.Name, "git ") {
+			if s.Start.Before(parent.Start) || s.End.After(parent.End) || s.End.Before(s.Start) {
+				t.Errorf("span %s (%v..%v) is not within its parent %s (%v..%v)", s.Name, s.Start, s.End, parent.Name, parent.Start, parent.End)
+			}
+			if s.Attrs["gaffer.run_id"] != runID {
+				t.Errorf("span %s attributes = %v, want the run id", s.Name, s.Attrs)
+			}
+		}
+		if strings.HasPrefix(s.Name, "chat ") {
+			in, _ := s.Attrs["gen_ai.usage.input_tokens"].(int64)
+			if in <= 0 || s.Attrs["gen_ai.request.model"] != "fake-model" || s.Attrs["gen_ai.operation.name"] != "chat" || !strings.HasPrefix(parent.Name, "invoke_agent ") {
+				t.Errorf("model call %s under %s: attributes = %v", s.Name, parent.Name, s.Attrs)
+			}
+		}
+		if s.Name == "git commit" {
+			if gp := byID[parent.ParentID]; !strings.HasPrefix(gp.Name, "phase ") {
+				t.Errorf("git commit under %s under %s, want a phase's node", parent.Name, gp.Name)
+			}
+		}
 		if strings.HasPrefix(s.Name, "invoke_agent ") {
 			in, _ := s.Attrs["gen_ai.usage.input_tokens"].(int64)
 			out, _ := s.Attrs["gen_ai.usage.output_tokens"].(int64)
@@ -153,6 +173,18 @@ func TestTelemetryTraceOfAKilledRun(t *testing.T) {
 	}
 	if under["plan"]["invoke_agent architect"] != 1 || under["develop"]["invoke_agent developer"] != 3 || under["review"]["invoke_agent reviewer"] != 3 {
 		t.Errorf("sessions: plan %v, develop %v, review %v", under["plan"], under["develop"], under["review"])
+	}
+	// Each model call and tool call under its session (the resumed
+	// developer sessions' calls: the cut one's never ended), each phase's
+	// commit under the review that approved it.
+	if got := under["invoke_agent developer"]; got["chat fake-model"] < 3 || got["execute_tool write_file"] < 1 || got["execute_tool run_command"] < 1 {
+		t.Errorf("under the developer sessions: %v, want their model calls and tool calls", got)
+	}
+	if under["invoke_agent architect"]["chat fake-model"] != 1 || under["invoke_agent reviewer"]["chat fake-model"] < 3 {
+		t.Errorf("model calls: architect %v, reviewer %v", under["invoke_agent architect"], under["invoke_agent reviewer"])
+	}
+	if under["review"]["git commit"] < 2 {
+		t.Errorf("under review: %v, want both phases' commits", under["review"])
 	}
 	if !rejected {
 		t.Error("no review span says it rejected")

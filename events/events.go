@@ -32,7 +32,66 @@ const (
 	// the same Phase, Lane and Tasks.
 	EventLaneStarted  = "lane_started"  // payload LaneSession
 	EventLaneFinished = "lane_finished" // payload LaneSession
+
+	// EventModelCall fires after each model call of an agent session
+	// (each usage the driver streams), EventToolCall after each tool
+	// call or command it ran, both before the session's EventAgentUsage;
+	// EventGitWork after each piece of the workflow's git work. They
+	// carry names, tokens and times, never a prompt, a completion or a
+	// tool's output.
+	EventModelCall = "model_call" // payload ModelCall
+	EventToolCall  = "tool_call"  // payload ToolCall
+	EventGitWork   = "git_work"   // payload GitWork
 )
+
+// ModelCall reports one model call of an agent session: the session's
+// role, phase and lane (1-based; 0 in a phase of one), the model (or the
+// driver's name when it has none), the call's tokens, when it started and
+// how long it took. Error is set when the call failed.
+type ModelCall struct {
+	Role         string
+	Phase        int
+	Lane         int
+	Model        string
+	InputTokens  int
+	OutputTokens int
+	Start        time.Time
+	Duration     time.Duration
+	Error        string
+}
+
+// ToolCall reports one tool call of an agent session (the llm driver's
+// tools, the script driver's write and run actions, a CLI agent's tool
+// calls from its stream): the tool's name, when it started and how long
+// it took. Error is set, without the tool's output, when it failed.
+type ToolCall struct {
+	Role     string
+	Phase    int
+	Lane     int
+	Tool     string
+	Start    time.Time
+	Duration time.Duration
+	Error    string
+}
+
+// The kinds of git work, the values of GitWork.Op.
+const (
+	GitWorktree = "worktree" // a lane's work tree made at its base
+	GitCommit   = "commit"   // a phase's or a lane's work committed
+	GitCombine  = "combine"  // a phase's lanes merged onto its base
+)
+
+// GitWork reports one piece of the workflow's git work: Op is a Git
+// constant, Phase and Lane (1-based; 0 for the phase's own) say whose,
+// Start and Duration when and how long. Error is set when it failed.
+type GitWork struct {
+	Phase    int
+	Lane     int
+	Op       string
+	Start    time.Time
+	Duration time.Duration
+	Error    string
+}
 
 // The outcomes of a lane's session, the values of LaneSession.Status on
 // EventLaneFinished.

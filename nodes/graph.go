@@ -210,7 +210,7 @@ func (w *workflow) session(ctx context.Context, d agent.Driver, s agent.Session)
 	}
 	defer release()
 	w.notes.Delete(s.RunID) // an agent may change the tree
-	rep, err := d.Run(ctx, w.withMessages(s))
+	rep, err := d.Run(ctx, w.withMessages(ctx, s))
 	if err != nil {
 		return rep, fmt.Errorf("nodes: %s: %w", sessionLabel(s), err)
 	}
@@ -234,8 +234,8 @@ func (w *workflow) seat(ctx context.Context) (func(), error) {
 // withMessages returns s sending its messages to Config.OnMessage, one
 // at a time: a phase's lanes run their sessions at once, and
 // Config.OnMessage is called as a session's own callback is, never
-// concurrently.
-func (w *workflow) withMessages(s agent.Session) agent.Session {
+// concurrently. Its model and tool calls are emitted too (withCalls).
+func (w *workflow) withMessages(ctx context.Context, s agent.Session) agent.Session {
 	if w.cfg.OnMessage != nil {
 		role := s.Role
 		s.OnMessage = func(m agent.Message) {
@@ -244,7 +244,7 @@ func (w *workflow) withMessages(s agent.Session) agent.Session {
 			w.cfg.OnMessage(role, m)
 		}
 	}
-	return s
+	return w.withCalls(ctx, s)
 }
 
 // structured runs a session whose answer is JSON through
@@ -260,7 +260,7 @@ func structured[T any](ctx context.Context, w *workflow, d agent.Driver, s agent
 		return zero, agent.Report{}, err
 	}
 	defer release()
-	v, rep, err := agent.RunStructured(ctx, d, w.withMessages(s), parse)
+	v, rep, err := agent.RunStructured(ctx, d, w.withMessages(ctx, s), parse)
 	if err != nil && !errors.Is(err, agent.ErrBadOutput) {
 		return v, rep, fmt.Errorf("nodes: %s: %w", sessionLabel(s), err)
 	}

@@ -468,7 +468,11 @@ func (w *workflow) laneCommit(ctx context.Context, repo *workspace.Repo, s state
 // inputs copied in: the plan and story the prompt points at, a .env the
 // tests need. The lane's commit leaves them out.
 func (w *workflow) laneRepo(ctx context.Context, repo *workspace.Repo, s state.ExecutionState, ps state.PhaseState, k int, l state.LaneProgress) (*workspace.Repo, error) {
-	lr, err := repo.AddLaneTree(ctx, laneTree(repo, s, ps, k), l.Base)
+	var lr *workspace.Repo
+	err := w.gitWork(ctx, ps.Index+1, k+1, events.GitWorktree, func() (err error) {
+		lr, err = repo.AddLaneTree(ctx, laneTree(repo, s, ps, k), l.Base)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("nodes: phase %d: lane %s: %w", ps.Index+1, l.Label(), err)
 	}
@@ -499,9 +503,11 @@ func (w *workflow) commitLane(ctx context.Context, repo, lr *workspace.Repo, s s
 	subject := fmt.Sprintf("lane %d of phase %d: %s\n\n%s", k+1, ps.Index+1, l.Label(), report)
 	exclude := append([]string{s.Run.ExecDir}, s.Config.Inputs...)
 	var h string
-	err = w.gitOp(lr, func() (err error) {
-		h, err = lr.Commit(ctx, subject, trailers, workspace.CommitOptions{When: when, Exclude: exclude, AllowEmpty: true})
-		return err
+	err = w.gitWork(ctx, ps.Index+1, k+1, events.GitCommit, func() error {
+		return w.gitOp(lr, func() (err error) {
+			h, err = lr.Commit(ctx, subject, trailers, workspace.CommitOptions{When: when, Exclude: exclude, AllowEmpty: true})
+			return err
+		})
 	})
 	if err != nil {
 		return "", fmt.Errorf("nodes: commit lane %d of phase %d: %w", k+1, ps.Index+1, err)
@@ -584,7 +590,11 @@ func (w *workflow) combine(ctx context.Context, s state.ExecutionState) (state.E
 	for k, l := range ps.Lanes {
 		heads[k] = l.Head
 	}
-	cmb, err := repo.Combine(ctx, ps.PreCommit, heads)
+	var cmb workspace.Combined
+	err = w.gitWork(ctx, ps.Index+1, 0, events.GitCombine, func() (err error) {
+		cmb, err = repo.Combine(ctx, ps.PreCommit, heads)
+		return err
+	})
 	if err != nil {
 		return s, fmt.Errorf("nodes: phase %d: combine the lanes: %w", ps.Index+1, err)
 	}

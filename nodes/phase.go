@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/events"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
@@ -459,9 +460,15 @@ func (w *workflow) commitChecked(ctx context.Context, s state.ExecutionState, su
 		trailers = append(slices.Clone(trailers), workspace.Trailer{Key: TrailerLease, Value: strconv.FormatUint(graph.LeaseToken(ctx), 10)})
 	}
 	var h string
-	err = w.gitOp(repo, func() (err error) {
-		h, err = repo.Commit(ctx, subject, trailers, workspace.CommitOptions{When: when, Exclude: exclude, AllowEmpty: true, Check: check})
-		return err
+	phase := 0
+	if ps, ok := current(s); ok {
+		phase = ps.Index + 1
+	}
+	err = w.gitWork(ctx, phase, 0, events.GitCommit, func() error {
+		return w.gitOp(repo, func() (err error) {
+			h, err = repo.Commit(ctx, subject, trailers, workspace.CommitOptions{When: when, Exclude: exclude, AllowEmpty: true, Check: check})
+			return err
+		})
 	})
 	var oe *OutsideEditsError
 	if errors.As(err, &oe) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/checkpoint/badger"
+	"github.com/gaffer-dev/gaffer/events"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/internal/otlprecv"
 )
@@ -77,6 +78,41 @@ func BenchmarkLoopTracing(b *testing.B) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// BenchmarkSessionCalls is what one model or tool call costs the
+// observer: a session of ten calls (model_call, tool_call alternating)
+// and its agent_usage fed to Observe, exported to a receiver on
+// 127.0.0.1. An op is one call.
+func BenchmarkSessionCalls(b *testing.B) {
+	recv, err := otlprecv.Start()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer recv.Close()
+	tr, err := Start(context.Background(), Config{Endpoint: recv.Endpoint()}, Options{Dir: b.TempDir(), Getenv: func(string) string { return "" }})
+	if err != nil || tr == nil {
+		b.Fatal(tr, err)
+	}
+	defer func() { _ = tr.Shutdown(context.Background()) }()
+	at := time.Now()
+	tr.Observe(graph.Event{Kind: graph.RunStarted, RunID: "bench", Time: at})
+	tr.Observe(graph.Event{Kind: graph.NodeStarted, RunID: "bench", Node: "phased_execution", Time: at})
+	custom := func(p any) {
+		tr.Observe(graph.Event{Kind: graph.Custom, RunID: "bench", Node: "phased_execution", Time: at, Payload: p})
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		if i%2 == 0 {
+			custom(events.ModelCall{Role: "developer", Phase: 1, InputTokens: 100, OutputTokens: 10, Start: at, Duration: time.Millisecond})
+		} else {
+			custom(events.ToolCall{Role: "developer", Phase: 1, Tool: "run", Start: at, Duration: time.Millisecond})
+		}
+		if i%10 == 9 {
+			custom(events.AgentUsage{Role: "developer", Model: "claude-test", InputTokens: 500, OutputTokens: 50})
 		}
 	}
 }

@@ -5,7 +5,9 @@
 // turns the events it sees into spans with their real start and end times:
 // the run (root), plan, validation, the approval wait, each phase and
 // within it each development attempt and review, each agent session (with
-// the GenAI semantic conventions' usage attributes) and recovery. Spans
+// the GenAI semantic conventions' usage attributes) and under it each of
+// its model calls and tool calls, the git work (a lane's work tree, a
+// commit, the lanes' combine) and recovery. Spans
 // still open are journaled beside the store, so that a resume after a
 // crash ends the spans the crash cut (gaffer.cut=true, status Error) and
 // reopens the run and phase spans with their first start. It is off

@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strconv"
@@ -41,7 +42,27 @@ type runSpans struct {
 	phase   trace.Span // the phase under way, or nil
 	wait    trace.Span // the wait for an answer (the plan's approval), or nil
 	nodes   map[string]*nodeSpan
-	jr      journal
+	// calls holds the model and tool calls of the sessions under way,
+	// by sessionKey, until the session's agent_usage makes their parent.
+	calls map[string][]call
+	jr    journal
+}
+
+// call is one model or tool call of a session, kept until its session's
+// span is made.
+type call struct {
+	name       string
+	start, end time.Time
+	attrs      []attribute.KeyValue
+	err        string
+	chat       bool   // a model call: named "chat MODEL"
+	model      string // a model call's model; "" takes its session's
+}
+
+// sessionKey names the session of an event: its node's branch, its lane
+// and its role (a review node runs the reviewer, then the evaluator).
+func sessionKey(e graph.Event, lane int, role string) string {
+	return nodeKey(e) + "/" + strconv.Itoa(lane) + "/" + role
 }
 
 // nodeSpan is a node attempt's span; mark is where its next agent
@@ -67,6 +88,8 @@ const (
 	keyCost           = "gaffer.cost_usd"
 	keyCachedTokens   = "gaffer.usage.cached_tokens"
 	keyCut            = "gaffer.cut"
+	keyLane           = "gaffer.lane"
+	keyGenAITool      = "gen_ai.tool.name"
 )
 
 // spanNames names the spans of the workflow's nodes.
@@ -83,7 +106,11 @@ var spanNames = map[string]string{
 
 // inPhase reports whether node's spans belong under the phase under way.
 func inPhase(node string) bool {
-	return node == "phased_execution" || node == "review" || node == "recover"
+	switch node {
+	case "phased_execution", "review", "recover", "lane", "combine":
+		return true
+	}
+	return false
 }
 
 func nodeKey(e graph.Event) string { return e.Node + "/" + strconv.Itoa(e.Branch) }
@@ -134,6 +161,7 @@ func (o *observer) observe(e graph.Event) {
 			return
 		}
 		delete(r.nodes, nodeKey(e))
+		o.orphans(r, nodeKey(e)+"/", n.ctx)
 		var ie *graph.InterruptError
 		if e.Err != nil && !errors.As(e.Err, &ie) {
 			n.span.SetStatus(codes.Error, firstLine(e.Err.Error()))
@@ -153,7 +181,7 @@ func (o *observer) start(id string, at time.Time) {
 		r.endWait(at)
 		return
 	}
-	r := &runSpans{id: id, nodes: map[string]*nodeSpan{}, jr: openJournal(o.dir, id)}
+	r := &runSpans{id: id, nodes: map[string]*nodeSpan{}, calls: map[string][]call{}, jr: openJournal(o.dir, id)}
 	o.runs[id] = r
 	tid := TraceID(id)
 	base := withIDs(context.Background(), tid, RootSpanID(id))
@@ -211,6 +239,7 @@ func (o *observer) reopenPhase(r *runSpans) context.Context {
 // and phase spans (and the wait) to the call that resumes it.
 func (o *observer) finish(r *runSpans, e graph.Event, at time.Time) {
 	for key, n := range r.nodes {
+		o.orphans(r, key+"/", n.ctx)
 		if e.Err != nil {
 			n.span.SetStatus(codes.Error, firstLine(e.Err.Error()))
 		}
@@ -275,7 +304,7 @@ func (o *observer) lane(r *runSpans, parent context.Context, p events.LaneSessio
 	}
 	_, s := o.tracer.Start(parent, "lane "+strconv.Itoa(p.Lane), trace.WithTimestamp(at.Add(-max(p.Duration, 0))), trace.WithAttributes(
 		attribute.String(keyRunID, r.id), attribute.Int(keyPhase, p.Phase), attribute.Int(keyAttempt, p.Attempt),
-		attribute.Int("gaffer.lane", p.Lane), attribute.StringSlice("gaffer.lane.tasks", p.Tasks),
+		attribute.Int(keyLane, p.Lane), attribute.StringSlice("gaffer.lane.tasks", p.Tasks),
 		attribute.String("gaffer.lane.status", p.Status)))
 	if p.Status != events.LaneDone {
 		s.SetStatus(codes.Error, firstLine(p.Status+": "+p.Error))
@@ -297,7 +326,13 @@ func (o *observer) custom(r *runSpans, e graph.Event, at time.Time) {
 			start = n.mark
 			n.mark = at
 		}
-		_, s := o.tracer.Start(parent, "invoke_agent "+p.Role, trace.WithTimestamp(start), trace.WithAttributes(
+		key := sessionKey(e, p.Lane, p.Role)
+		calls := r.calls[key]
+		delete(r.calls, key)
+		if len(calls) > 0 && calls[0].start.Before(start) {
+			start = calls[0].start
+		}
+		ctx, s := o.tracer.Start(parent, "invoke_agent "+p.Role, trace.WithTimestamp(start), trace.WithAttributes(
 			attribute.String(keyGenAIOperation, "invoke_agent"),
 			attribute.String(keyGenAISystem, genAISystem(p.Model)),
 			attribute.String(keyGenAIModel, p.Model),
@@ -307,7 +342,31 @@ func (o *observer) custom(r *runSpans, e graph.Event, at time.Time) {
 			attribute.Int(keyCachedTokens, p.CachedTokens),
 			attribute.Float64(keyCost, p.CostUSD),
 			attribute.String(keyRunID, r.id)))
+		o.calls(ctx, calls, p.Model)
 		s.End(trace.WithTimestamp(at))
+	case events.ModelCall:
+		key := sessionKey(e, p.Lane, p.Role)
+		r.calls[key] = append(r.calls[key], call{name: "chat", start: p.Start, end: p.Start.Add(p.Duration), err: p.Error,
+			chat: true, model: p.Model, attrs: []attribute.KeyValue{
+				attribute.String(keyGenAIOperation, "chat"),
+				attribute.Int(keyInputTokens, p.InputTokens),
+				attribute.Int(keyOutputTokens, p.OutputTokens),
+				attribute.String(keyRunID, r.id), attribute.Int(keyPhase, p.Phase), attribute.Int(keyLane, p.Lane),
+				attribute.String(keyGenAIAgent, p.Role)}})
+	case events.ToolCall:
+		key := sessionKey(e, p.Lane, p.Role)
+		r.calls[key] = append(r.calls[key], call{name: "execute_tool " + p.Tool, start: p.Start, end: p.Start.Add(p.Duration), err: p.Error,
+			attrs: []attribute.KeyValue{
+				attribute.String(keyGenAIOperation, "execute_tool"), attribute.String(keyGenAITool, p.Tool),
+				attribute.String(keyRunID, r.id), attribute.Int(keyPhase, p.Phase), attribute.Int(keyLane, p.Lane),
+				attribute.String(keyGenAIAgent, p.Role)}})
+	case events.GitWork:
+		_, s := o.tracer.Start(parent, "git "+p.Op, trace.WithTimestamp(p.Start), trace.WithAttributes(
+			attribute.String(keyRunID, r.id), attribute.Int(keyPhase, p.Phase), attribute.Int(keyLane, p.Lane), attribute.String("gaffer.git.op", p.Op)))
+		if p.Error != "" {
+			s.SetStatus(codes.Error, firstLine(p.Error))
+		}
+		s.End(trace.WithTimestamp(p.Start.Add(p.Duration)))
 	case events.Review:
 		if n != nil {
 			n.span.SetAttributes(attribute.Bool("gaffer.review.approved", p.Approved), attribute.Int("gaffer.review.iteration", p.Iteration))
@@ -350,6 +409,34 @@ func (o *observer) custom(r *runSpans, e graph.Event, at time.Time) {
 	case events.StuckDecision:
 		o.point(parent, "stuck decision", at, attribute.String(keyRunID, r.id), attribute.Int(keyPhase, p.Phase),
 			attribute.String("gaffer.decision", p.Decision), attribute.String("gaffer.why", firstLine(p.Why)))
+	}
+}
+
+// calls makes the spans of a session's model and tool calls under
+// parent, a model call that names no model taking model.
+func (o *observer) calls(parent context.Context, calls []call, model string) {
+	for _, c := range calls {
+		attrs, name := c.attrs, c.name
+		if m := cmp.Or(c.model, model); c.chat && m != "" {
+			name += " " + m
+			attrs = append(attrs, attribute.String(keyGenAIModel, m), attribute.String(keyGenAISystem, genAISystem(m)))
+		}
+		_, s := o.tracer.Start(parent, name, trace.WithTimestamp(c.start), trace.WithAttributes(attrs...))
+		if c.err != "" {
+			s.SetStatus(codes.Error, firstLine(c.err))
+		}
+		s.End(trace.WithTimestamp(c.end))
+	}
+}
+
+// orphans makes the spans of the calls of the sessions under prefix
+// (a node's) that ended without their agent_usage, under the node's span.
+func (o *observer) orphans(r *runSpans, prefix string, parent context.Context) {
+	for key, calls := range r.calls {
+		if strings.HasPrefix(key, prefix) {
+			o.calls(parent, calls, "")
+			delete(r.calls, key)
+		}
 	}
 }
 

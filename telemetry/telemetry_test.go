@@ -266,3 +266,118 @@ func TestLaneSpansUnderTheirPhase(t *testing.T) {
 		t.Errorf("lane 2's tasks = %#v", l2.Attrs["gaffer.lane.tasks"])
 	}
 }
+
+// TestCallAndGitSpansUnderTheirParents: a session's model and tool calls
+// are spans under its invoke_agent span, with their own start and end,
+// the GenAI attributes (a call that names no model takes its session's)
+// and an error status for a failed tool; git work is a span under the
+// node that did it, within the phase; the calls of a session that ended
+// without its usage go under its node, not under the node's next
+// session.
+func TestCallAndGitSpansUnderTheirParents(t *testing.T) {
+	recv, err := otlprecv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer recv.Close()
+	tr, err := Start(context.Background(), Config{ServiceName: "gaffer-test"}, Options{Dir: t.TempDir(), Getenv: envOf("OTEL_EXPORTER_OTLP_ENDPOINT", recv.Endpoint())})
+	if err != nil || tr == nil {
+		t.Fatalf("Start = %v, %v", tr, err)
+	}
+	const id = "r-20260101-calls"
+	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	f := &feed{tr: tr, id: id, at: t0}
+	f.ev(graph.Event{Kind: graph.RunStarted, Payload: "run"})
+	sec := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Second) }
+	f.at = sec(10)
+	f.node("phased_execution",
+		events.ModelCall{Role: "developer", Phase: 1, InputTokens: 900, OutputTokens: 90, Start: sec(11), Duration: 2 * time.Second},
+		events.ToolCall{Role: "developer", Phase: 1, Tool: "write", Start: sec(13), Duration: time.Second},
+		events.ToolCall{Role: "developer", Phase: 1, Tool: "run", Start: sec(14), Duration: 3 * time.Second, Error: "the tool reported an error"},
+		events.ModelCall{Role: "developer", Phase: 1, Model: "gpt-escalated", InputTokens: 1000, OutputTokens: 10, Start: sec(17), Duration: time.Second},
+		events.AgentUsage{Role: "developer", Model: "claude-test", InputTokens: 1900, OutputTokens: 100},
+	)
+	f.at = sec(30)
+	f.node("review",
+		events.ToolCall{Role: "reviewer", Phase: 1, Tool: "read", Start: sec(31), Duration: time.Second}, // no usage follows
+		events.ModelCall{Role: "evaluator", Phase: 1, InputTokens: 7, OutputTokens: 7, Start: sec(32), Duration: time.Second},
+		events.AgentUsage{Role: "evaluator", Model: "claude-test", InputTokens: 7, OutputTokens: 7},
+		events.GitWork{Phase: 1, Op: events.GitCommit, Start: sec(35), Duration: 2 * time.Second},
+		events.PhaseFinished{Phase: 1, Attempt: 1, Iteration: 1, Outcome: events.OutcomeRetried},
+	)
+	f.at = sec(40)
+	f.ev(graph.Event{Kind: graph.NodeStarted, Node: "lane", Branch: 1, Attempt: 1})
+	for _, c := range []any{
+		events.GitWork{Phase: 1, Lane: 1, Op: events.GitWorktree, Start: sec(41), Duration: time.Second},
+		events.ModelCall{Role: "developer", Phase: 1, Lane: 1, InputTokens: 5, OutputTokens: 5, Start: sec(42), Duration: time.Second},
+		events.AgentUsage{Role: "developer", Model: "claude-test", Phase: 1, Lane: 1, InputTokens: 5, OutputTokens: 5},
+		events.GitWork{Phase: 1, Lane: 1, Op: events.GitCommit, Start: sec(44), Duration: time.Second, Error: "git commit: exit status 128"},
+	} {
+		f.ev(graph.Event{Kind: graph.Custom, Node: "lane", Branch: 1, Payload: c})
+	}
+	f.ev(graph.Event{Kind: graph.NodeFinished, Node: "lane", Branch: 1, Attempt: 1})
+	f.node("combine", events.GitWork{Phase: 1, Op: events.GitCombine, Start: f.at, Duration: time.Second})
+	f.ev(graph.Event{Kind: graph.RunFinished, Payload: graph.Done})
+	if err := tr.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	byID := map[string]otlprecv.Span{}
+	for _, s := range recv.Spans() {
+		byID[s.SpanID] = s
+	}
+	path := func(s otlprecv.Span) string {
+		p := s.Name
+		for s.ParentID != "" {
+			s = byID[s.ParentID]
+			p = s.Name + " > " + p
+		}
+		return p
+	}
+	got := map[string]otlprecv.Span{}
+	for _, s := range byID {
+		got[path(s)] = s
+	}
+	const dev = "gaffer run > phase 1 > develop > invoke_agent developer"
+	for p, want := range map[string][2]time.Time{
+		dev + " > chat claude-test":                                                 {sec(11), sec(13)},
+		dev + " > execute_tool write":                                               {sec(13), sec(14)},
+		dev + " > execute_tool run":                                                 {sec(14), sec(17)},
+		dev + " > chat gpt-escalated":                                               {sec(17), sec(18)},
+		"gaffer run > phase 1 > review > execute_tool read":                         {sec(31), sec(32)},
+		"gaffer run > phase 1 > review > invoke_agent evaluator > chat claude-test": {sec(32), sec(33)},
+		"gaffer run > phase 1 > review > git commit":                                {sec(35), sec(37)},
+		"gaffer run > phase 1 > lane > git worktree":                                {sec(41), sec(42)},
+		"gaffer run > phase 1 > lane > invoke_agent developer > chat claude-test":   {sec(42), sec(43)},
+		"gaffer run > phase 1 > lane > git commit":                                  {sec(44), sec(45)},
+	} {
+		s, ok := got[p]
+		if !ok {
+			t.Errorf("no span %q", p)
+			continue
+		}
+		if !s.Start.Equal(want[0]) || !s.End.Equal(want[1]) {
+			t.Errorf("%s: %v..%v, want %v..%v", p, s.Start, s.End, want[0], want[1])
+		}
+	}
+	if s, ok := got["gaffer run > phase 1 > combine > git combine"]; !ok || s.Attrs["gaffer.git.op"] != "combine" || s.StatusError {
+		t.Errorf("the combine's span = %+v (found %v)", s, ok)
+	}
+	if s := got[dev]; !s.Start.Equal(sec(10).Add(time.Millisecond)) || s.Attrs[keyInputTokens] != int64(1900) {
+		t.Errorf("the session = %+v, want from its node's start with its usage", s)
+	}
+	chat := got[dev+" > chat claude-test"]
+	if chat.Attrs[keyGenAIOperation] != "chat" || chat.Attrs[keyGenAIModel] != "claude-test" || chat.Attrs[keyGenAISystem] != "anthropic" ||
+		chat.Attrs[keyInputTokens] != int64(900) || chat.Attrs[keyOutputTokens] != int64(90) || chat.Attrs[keyRunID] != id || chat.Attrs[keyPhase] != int64(1) {
+		t.Errorf("model call attributes = %v", chat.Attrs)
+	}
+	if m := got[dev+" > chat gpt-escalated"]; m.Attrs[keyGenAIModel] != "gpt-escalated" || m.Attrs[keyGenAISystem] != "openai" {
+		t.Errorf("a call's own model: %v", m.Attrs)
+	}
+	if run, write := got[dev+" > execute_tool run"], got[dev+" > execute_tool write"]; !run.StatusError || write.StatusError || run.Attrs[keyGenAITool] != "run" {
+		t.Errorf("tool spans: run %+v, write %+v; want run an error", run, write)
+	}
+	if c := got["gaffer run > phase 1 > lane > git commit"]; !c.StatusError || c.Attrs[keyLane] != int64(1) {
+		t.Errorf("the failed lane commit = %+v", c)
+	}
+}
