@@ -83,6 +83,10 @@ func (t *listTable) add(v *runview.Run) {
 	phase := "-"
 	if len(v.Phases) > 0 {
 		phase = strconv.Itoa(v.CurrentPhase) + "/" + strconv.Itoa(len(v.Phases))
+		// A phase whose lanes are at work says so: "2/4 (3 lanes)".
+		if i := v.CurrentPhase - 1; !v.Stopped && i >= 0 && i < len(v.Phases) && v.Phases[i].Lanes > 1 {
+			phase += " (" + strconv.Itoa(v.Phases[i].Lanes) + " lanes)"
+		}
 	}
 	if v.Deleted {
 		t.rows = append(t.rows, listRow{v.RunID, v.Status, phase, "-", "-"})

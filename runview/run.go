@@ -87,13 +87,15 @@ const (
 
 // RunPhase is one phase of a Run.
 type RunPhase struct {
-	Number     int                 `json:"number"`
-	Tasks      []string            `json:"tasks,omitempty"`
-	Status     string              `json:"status"`
-	Attempt    int                 `json:"attempt"`
-	PreCommit  string              `json:"pre_commit,omitempty"`
-	PostCommit string              `json:"post_commit,omitempty"`
-	Review     *state.ReviewResult `json:"review,omitempty"` // the latest review
+	Number     int      `json:"number"`
+	Tasks      []string `json:"tasks,omitempty"`
+	Status     string   `json:"status"`
+	Attempt    int      `json:"attempt"`
+	PreCommit  string   `json:"pre_commit,omitempty"`
+	PostCommit string   `json:"post_commit,omitempty"`
+	// Lanes is how many lanes the phase has while it runs, if several.
+	Lanes  int                 `json:"lanes,omitempty"`
+	Review *state.ReviewResult `json:"review,omitempty"` // the latest review
 	// Rejections are the reviews that rejected an attempt of the phase,
 	// oldest first (the last state.MaxRejections), kept once a later
 	// review approves.
@@ -163,6 +165,9 @@ func RowOf(rs host.RunStatus) Run {
 			ps := s.Progress.Phases[i]
 			pv.Status, pv.Attempt, pv.PreCommit, pv.PostCommit, pv.Review = ps.Status.String(), ps.Attempt, ps.PreCommit, ps.PostCommit, ps.Review
 			pv.Rejections = ps.Rejections
+			if n := len(ps.Lanes); n > 1 && ps.Status == state.PhaseRunning {
+				pv.Lanes = n
+			}
 		}
 		v.Phases = append(v.Phases, pv)
 	}
@@ -209,6 +214,9 @@ func RowOfEntry(e *host.ListEntry) Run {
 		v.Phases = make([]RunPhase, len(s.Phases))
 		for i, p := range s.Phases {
 			v.Phases[i] = RunPhase{Number: i + 1, Status: p.Status.String(), Attempt: p.Attempt, PostCommit: p.Commit}
+		}
+		if c := s.CurrentPhase; s.Lanes > 1 && c >= 0 && c < len(v.Phases) && s.Phases[c].Status == state.PhaseRunning {
+			v.Phases[c].Lanes = s.Lanes
 		}
 	}
 	if e.Stopped {

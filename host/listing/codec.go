@@ -61,6 +61,7 @@ func Encode(sum Summary) ([]byte, error) {
 	for _, n := range sum.Next {
 		e.str(n)
 	}
+	e.int(int64(sum.Lanes))
 	return e.b, nil
 }
 
@@ -113,6 +114,7 @@ func decodeTo(b []byte, sum *Summary, sl *Slabs) error {
 			sum.Next[i] = d.str()
 		}
 	}
+	sum.Lanes = int(d.int())
 	if d.err == nil && len(d.b) > 0 {
 		d.err = fmt.Errorf("%d bytes after the summary", len(d.b))
 	}

@@ -11,8 +11,9 @@ import (
 
 // Version is the first byte of a summary's encoding (see Encode). A summary of another version (or none: a run whose
 // latest checkpoint an older gaffer wrote) is not read; the run's state
-// is. (Versions 1 to 3 were layouts that never shipped.)
-const Version = 4
+// is. (Versions 1 to 3 were layouts that never shipped; 4, of the
+// release before lanes, lacked Summary.Lanes.)
+const Version = 5
 
 // summaryErrorBytes bounds the one error a summary keeps.
 const summaryErrorBytes = 400
@@ -50,6 +51,9 @@ type Summary struct {
 	LastError       string
 	Stash           string // the user's stash commit, while not restored
 	Next            []string
+	// Lanes is how many lanes the current phase has (0 for one). It came
+	// with Version 5: a summary of 4 is not read, its run read whole.
+	Lanes int
 }
 
 // Phase is one phase of a Summary: Commit is the commit of its work once
@@ -78,6 +82,9 @@ func Summarize(snap graph.Snapshot[state.ExecutionState]) ([]byte, error) {
 	}
 	if s.Stash.Pending() {
 		sum.Stash = s.Stash.Commit
+	}
+	if c := s.Progress.CurrentPhase(); c >= 0 && c < len(s.Progress.Phases) && len(s.Progress.Phases[c].Lanes) > 1 {
+		sum.Lanes = len(s.Progress.Phases[c].Lanes)
 	}
 	if len(s.Plan.Phases) > 0 {
 		sum.Phases = make([]Phase, len(s.Plan.Phases))
@@ -131,9 +138,13 @@ func SnapshotOf(info checkpoint.RunInfo, sum *Summary, dst *graph.Snapshot[state
 			s.Progress.Phases[i] = state.PhaseState{Index: i, Status: p.Status, Attempt: p.Attempt,
 				StartedAt: p.Started, CompletedAt: p.Completed, PostCommit: p.Commit}
 		}
-		if c := sum.CurrentPhase; sum.ReviewIteration > 0 && c >= 0 && c < n {
-			// The current phase's review iteration is its lanes'.
-			s.Progress.Phases[c].Lanes = []state.LaneProgress{{Iteration: sum.ReviewIteration}}
+		if c := sum.CurrentPhase; (sum.ReviewIteration > 0 || sum.Lanes > 1) && c >= 0 && c < n {
+			// The current phase's review iteration is its lanes'; a phase
+			// of several has as many (their other fields unknown here).
+			s.Progress.Phases[c].Lanes = make([]state.LaneProgress, max(sum.Lanes, 1))
+			for k := range s.Progress.Phases[c].Lanes {
+				s.Progress.Phases[c].Lanes[k].Iteration = sum.ReviewIteration
+			}
 		}
 	}
 }

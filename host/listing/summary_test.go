@@ -18,7 +18,7 @@ func sampleSummary() Summary {
 		WorkTree: "/w/r", Status: state.RunHalted, Mode: state.ModePhased, CurrentPhase: -1, ReviewIteration: 3, PlanRevision: 2,
 		Phases:    []Phase{{Status: state.PhaseCompleted, Attempt: 1, Started: at, Completed: at.Add(time.Minute), Commit: "abc"}, {}},
 		Usage:     map[string]state.Usage{"developer": {InputTokens: 5, OutputTokens: 6, CachedTokens: 7, CostUSD: 0.1 + 0.2}, "": {}},
-		LastError: "boom", Stash: "def", Next: []string{"phase", "review"}}
+		LastError: "boom", Stash: "def", Next: []string{"phase", "review"}, Lanes: 3}
 }
 
 func TestSummaryRoundTrip(t *testing.T) {

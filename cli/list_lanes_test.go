@@ -1,0 +1,52 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestListShowsARunsLanes (issue 31 item 9): while a phase's two lanes
+// work, `gaffer list` in another process says so in the run's PHASE cell
+// ("1/1 (2 lanes)") and list --json carries the phase's lanes; once the
+// run has ended the cell is the phase alone.
+func TestListShowsARunsLanes(t *testing.T) {
+	t.Parallel()
+	bin := gafferBinary(t)
+	dir, _, _ := demoRepo(t)
+	inputs := t.TempDir()
+	plan, script := filepath.Join(inputs, "plan.md"), filepath.Join(inputs, "script.yaml")
+	writeTestFile(t, plan, "# Plan: greetings\n\n### Task 1: hello\n- type: test\n- depends on: none\n- files: hello.txt\n\n"+
+		"### Task 2: bye\n- type: test\n- depends on: none\n- files: bye.txt\n")
+	writeTestFile(t, script, `developer:
+  - {phase: 1, task: "1", actions: [{write: {path: hello.txt, content: "hello\n"}}, {run: "sleep 3"}]}
+  - {phase: 1, task: "2", actions: [{write: {path: bye.txt, content: "bye\n"}}, {run: "sleep 3"}]}
+`)
+	p := startProc(t, bin, []string{"--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve",
+		"--run-id", "r-list-lanes"}, "")
+	var row, js string
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("list never showed the lanes; last:\n%s\n%s", row, js)
+		}
+		out, _ := gafferCmd(t, bin, "--repo", dir, "list")
+		if lines := strings.Split(out, "\n"); len(lines) > 1 {
+			row = lines[1]
+		}
+		if strings.Contains(row, "r-list-lanes") && strings.Contains(row, " 1/1 (2 lanes) ") {
+			js, _ = gafferCmd(t, bin, "--repo", dir, "list", "--json")
+			break
+		}
+	}
+	if !strings.Contains(js, `"lanes": 2`) && !strings.Contains(js, `"lanes":2`) {
+		t.Errorf("list --json during the lanes has no lanes count:\n%s", js)
+	}
+	if out, code := p.wait(); code != ExitOK {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	out, _ := gafferCmd(t, bin, "--repo", dir, "list")
+	if strings.Contains(out, "lanes)") || !strings.Contains(out, "r-list-lanes") {
+		t.Errorf("list after the run still shows lanes:\n%s", out)
+	}
+}
