@@ -24,6 +24,8 @@ import (
 func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var out, errb bytes.Buffer
+	inProcess.Lock() // see inProcess
+	defer inProcess.Unlock()
 	err := New("v1.2.3", &out, &errb).RunContext(context.Background(), append([]string{"gaffer"}, args...))
 	Report(&errb, err)
 	return out.String(), errb.String(), ExitCode(err)

@@ -17,6 +17,8 @@ func gafferTTY(t *testing.T, in string, args ...string) (string, int) {
 	t.Helper()
 	var buf bytes.Buffer
 	app := NewWithIO("test", IO{In: strings.NewReader(in), Out: &buf, Err: &buf, Terminal: func() bool { return true }})
+	inProcess.Lock() // see inProcess
+	defer inProcess.Unlock()
 	err := app.RunContext(context.Background(), append([]string{"gaffer"}, args...))
 	Report(&buf, err)
 	return buf.String(), ExitCode(err)

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gaffer-dev/gaffer/checkpoint/badger"
@@ -16,12 +17,21 @@ import (
 	"github.com/gaffer-dev/gaffer/runview"
 )
 
+// inProcess serializes the CLI apps that parallel tests run in this
+// process (gaffer, gafferTTY, run): urfave/cli's HelpFlag is one package
+// variable whose Apply writes to itself, so two apps parsing their flags
+// at once are a data race (the race detector caught two parallel tests).
+// A gaffer process runs one app; only tests run several.
+var inProcess sync.Mutex
+
 // gaffer runs the CLI in-process with no terminal and returns its output
 // (stdout and stderr) and exit code.
 func gaffer(t *testing.T, args ...string) (string, int) {
 	t.Helper()
 	var buf bytes.Buffer
 	app := NewWithIO("test", IO{In: strings.NewReader(""), Out: &buf, Err: &buf, Terminal: func() bool { return false }})
+	inProcess.Lock()
+	defer inProcess.Unlock()
 	err := app.RunContext(context.Background(), append([]string{"gaffer"}, args...))
 	Report(&buf, err)
 	return buf.String(), ExitCode(err)
