@@ -15,14 +15,7 @@ func TestListShowsARunsLanes(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
 	dir, _, _ := demoRepo(t)
-	inputs := t.TempDir()
-	plan, script := filepath.Join(inputs, "plan.md"), filepath.Join(inputs, "script.yaml")
-	writeTestFile(t, plan, "# Plan: greetings\n\n### Task 1: hello\n- type: test\n- depends on: none\n- files: hello.txt\n\n"+
-		"### Task 2: bye\n- type: test\n- depends on: none\n- files: bye.txt\n")
-	writeTestFile(t, script, `developer:
-  - {phase: 1, task: "1", actions: [{write: {path: hello.txt, content: "hello\n"}}, {run: "sleep 3"}]}
-  - {phase: 1, task: "2", actions: [{write: {path: bye.txt, content: "bye\n"}}, {run: "sleep 3"}]}
-`)
+	plan, script := twoLanes(t, "3")
 	p := startProc(t, bin, []string{"--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve",
 		"--run-id", "r-list-lanes"}, "")
 	var row, js string
@@ -49,4 +42,20 @@ func TestListShowsARunsLanes(t *testing.T) {
 	if strings.Contains(out, "lanes)") || !strings.Contains(out, "r-list-lanes") {
 		t.Errorf("list after the run still shows lanes:\n%s", out)
 	}
+}
+
+// twoLanes writes a plan of one phase of two lanes (tasks 1 and 2, one
+// file each) and its script, each lane sleeping secs seconds after its
+// write, and returns their paths.
+func twoLanes(t *testing.T, secs string) (plan, script string) {
+	t.Helper()
+	inputs := t.TempDir()
+	plan, script = filepath.Join(inputs, "plan.md"), filepath.Join(inputs, "script.yaml")
+	writeTestFile(t, plan, "# Plan: greetings\n\n### Task 1: hello\n- type: test\n- depends on: none\n- files: hello.txt\n\n"+
+		"### Task 2: bye\n- type: test\n- depends on: none\n- files: bye.txt\n")
+	writeTestFile(t, script, `developer:
+  - {phase: 1, task: "1", actions: [{write: {path: hello.txt, content: "hello\n"}}, {run: "sleep `+secs+`"}]}
+  - {phase: 1, task: "2", actions: [{write: {path: bye.txt, content: "bye\n"}}, {run: "sleep `+secs+`"}]}
+`)
+	return plan, script
 }

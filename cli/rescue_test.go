@@ -136,16 +136,8 @@ func TestUserEditDuringLanesIsKept(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
 	dir, _, _ := demoRepo(t)
-	inputs := t.TempDir()
-	plan, script := filepath.Join(inputs, "plan.md"), filepath.Join(inputs, "script.yaml")
-	writeTestFile(t, plan, "# Plan: greetings\n\n### Task 1: hello\n- type: test\n- depends on: none\n- files: hello.txt\n\n"+
-		"### Task 2: bye\n- type: test\n- depends on: none\n- files: bye.txt\n")
-	// Each lane waits for the user's file before it ends: the edit is
-	// made while both lanes work.
-	writeTestFile(t, script, `developer:
-  - {phase: 1, task: "1", actions: [{write: {path: hello.txt, content: "hello\n"}}, {run: "sleep 1"}]}
-  - {phase: 1, task: "2", actions: [{write: {path: bye.txt, content: "bye\n"}}, {run: "sleep 1"}]}
-`)
+	// Each lane sleeps after its write: the edit is made while both work.
+	plan, script := twoLanes(t, "1")
 	p := startProc(t, bin, []string{"--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve",
 		"--in-place", "--run-id", "r-lanes-edit"}, "")
 	for {

@@ -449,18 +449,7 @@ func (r *Repo) ApplyTree(ctx context.Context, from, to string) (map[string]strin
 	if err != nil {
 		return nil, err
 	}
-	var changed []string
-	for p, f := range a {
-		if g, ok := b[p]; !ok || g != f {
-			changed = append(changed, p)
-		}
-	}
-	for p := range b {
-		if _, ok := a[p]; !ok {
-			changed = append(changed, p)
-		}
-	}
-	slices.Sort(changed)
+	changed := changedFiles(a, b)
 	var todo, others []string
 	for _, p := range changed {
 		cur, ok, err := r.workFile(p)
@@ -520,6 +509,12 @@ func (r *Repo) ChangedPaths(ctx context.Context, from, to string) ([]string, err
 	if err != nil {
 		return nil, err
 	}
+	return changedFiles(a, b), nil
+}
+
+// changedFiles returns, sorted, the paths whose files differ between the
+// flattened trees a and b.
+func changedFiles(a, b map[string]treeFile) []string {
 	var out []string
 	for p, f := range a {
 		if g, ok := b[p]; !ok || g != f {
@@ -532,7 +527,7 @@ func (r *Repo) ChangedPaths(ctx context.Context, from, to string) ([]string, err
 		}
 	}
 	slices.Sort(out)
-	return out, nil
+	return out
 }
 
 // filesOf flattens the tree of rev (a commit or a tree).
