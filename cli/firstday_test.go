@@ -33,7 +33,12 @@ func newNewcomer(t *testing.T) *newcomer {
 	}
 	n := &newcomer{t: t, home: home}
 	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); !strings.HasPrefix(k, "GAFFER_") && k != "PATH" && k != "TMPDIR" && k != "GOBIN" && k != "MAKEFLAGS" {
+		// A newcomer's shell is not inside a make: when the suite runs under
+		// make test, MAKELEVEL would turn the newcomer's make into a sub-make
+		// that prints "Entering directory".
+		k, _, _ := strings.Cut(kv, "=")
+		underMake := strings.HasPrefix(k, "MAKE") || k == "MFLAGS"
+		if !strings.HasPrefix(k, "GAFFER_") && !underMake && k != "PATH" && k != "TMPDIR" && k != "GOBIN" {
 			n.env = append(n.env, kv)
 		}
 	}
