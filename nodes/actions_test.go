@@ -188,3 +188,51 @@ func readDecision(t *testing.T, h *harness, s state.ExecutionState, n int) Decis
 	}
 	return d
 }
+
+// A phase the Doctor escalated fails with the escalation model: its
+// rollback_provider drops that model, not the one before it; the
+// developer's own model runs the retry and the later phases.
+func TestRecoveryRollbackOfAnEscalatedPhaseDropsTheEscalationModel(t *testing.T) {
+	h := newHarness(t, phase1OK+`
+  - phase: 2
+    attempt: 1
+    actions:
+      - run: 'echo "provider error: 529 overloaded" >&2; exit 1'
+  - phase: 2
+    attempt: 2
+    actions:
+      - run: 'echo "./eval.go:3:9: undefined: parseOperand" >&2; exit 1'
+  - phase: 2
+    attempt: 3
+    actions:
+      - run: 'echo "the big model timed out mid-answer" >&2; exit 1'
+  - phase: 2
+    attempt: 4
+    actions:
+      - write: {path: impl.txt, content: "good 2\n"}
+  - phase: 3
+    actions:
+      - write: {path: more.txt, content: "good 3\n"}
+doctor:
+  - phase: 2
+    attempt: 2
+    answer: '{"action":"escalate_model","confidence":0.9,"category":"build_error","rationale":"the small model is too weak"}'
+  - phase: 2
+    attempt: 3
+    answer: '{"action":"rollback_provider","confidence":0.9,"category":"agent_gave_up","rationale":"the big model keeps timing out"}'
+`)
+	res, err := h.start(chainPlan(3), rollbackConfig())
+	s := mustDone(t, res, err, state.RunCompleted)
+	docs, _ := h.rec.of(agent.RoleDoctor)
+	if len(docs) != 2 || !strings.Contains(docs[1].Prompt, "rollback_provider stops using the developer's model (big) for the rest of the run and retries with its other model, small") {
+		t.Fatalf("%d Doctor sessions; the second prompt:\n%s", len(docs), docs[len(docs)-1].Prompt)
+	}
+	models := sessionModels(t, h)
+	if models[[2]int{2, 3}] != "big" || models[[2]int{2, 4}] != "small" || models[[2]int{3, 1}] != "small" {
+		t.Fatalf("session models %v: want big for the escalated attempt 3, small after the rollback", models)
+	}
+	rs := recoveryOf(t, s)
+	if rs.RolledBackTo != "small" || rs.Last == nil || !strings.Contains(rs.Last.Why, "big is not used again in this run; small from now on") {
+		t.Fatalf("rolled back to %q, last decision %+v", rs.RolledBackTo, rs.Last)
+	}
+}

@@ -473,11 +473,11 @@ func (w *workflow) afterAdvice(ctx context.Context, s state.ExecutionState, rs r
 	case recovery.ActionRetryWithHint:
 		return w.nextAttempt(ctx, s, rs, ps)
 	case recovery.ActionRollbackProvider:
-		to, whyNot := rollbackModel(s, rs)
+		from, to, whyNot := rollbackModel(s, rs, ps.Index)
 		if whyNot == "" {
 			rs.RolledBackTo = to
 			rs = w.decide(ctx, s, rs, ps, "rollback_provider", fmt.Sprintf("the Doctor: %s (the developer's model %s is not used again in this run; %s from now on)",
-				adv.Rationale, orText(s.Config.Agents.Developer.Model, "the driver's default"), to))
+				adv.Rationale, from, to))
 			return w.nextAttempt(ctx, s, rs, ps)
 		}
 		// The prompt said the action was not available: no advice.
@@ -819,12 +819,12 @@ func DoctorPrompt(s state.ExecutionState, pm recovery.PhaseMemory) string {
 	cfg, _ := recoveryConfig(s)
 	if !cfg.ActionAllowed(recovery.ActionRollbackProvider) {
 		b.WriteString("rollback_provider is not available: this run's doctor_actions leave it out.\n\n")
-	} else if to, whyNot := rollbackModel(s, rs); whyNot != "" {
+	} else if from, to, whyNot := rollbackModel(s, rs, pm.Index); whyNot != "" {
 		fmt.Fprintf(&b, "rollback_provider is not available: %s.\n\n", whyNot)
 	} else {
 		actions = append(actions, `"rollback_provider"`)
 		fmt.Fprintf(&b, "rollback_provider stops using the developer's model (%s) for the rest of the run and retries with its other model, %s: advise it when the model itself keeps failing (its provider errs, or it cannot do the work).\n\n",
-			orText(s.Config.Agents.Developer.Model, "the driver's default"), to)
+			from, to)
 	}
 	fmt.Fprintf(&b, `Answer with one JSON object and nothing else:
 {"action": %s,
@@ -833,20 +833,27 @@ func DoctorPrompt(s state.ExecutionState, pm recovery.PhaseMemory) string {
 	return b.String()
 }
 
-// rollbackModel is the model the Doctor's rollback_provider would give
-// the developer for the rest of the run: the role's other model,
-// roles.developer.escalation_model. whyNot, when not empty, says why
-// there is none: the role names no other model, or the run rolled back
-// already.
-func rollbackModel(s state.ExecutionState, rs recoveryState) (to, whyNot string) {
+// rollbackModel is what the Doctor's rollback_provider would do about
+// phase index's failing model: the model the phase's developer failed
+// with (from) and the one it gives the developer for the rest of the run
+// (to), the role's other model: roles.developer.escalation_model, or the
+// role's model when the phase ran escalated. whyNot, when not empty,
+// says why there is none: the role names no other model, or the run
+// rolled back already.
+func rollbackModel(s state.ExecutionState, rs recoveryState, index int) (from, to, whyNot string) {
 	dev := s.Config.Agents.Developer
 	switch {
 	case rs.RolledBackTo != "":
-		return "", "the run rolled the developer back to " + rs.RolledBackTo + " already; it has no other model left"
+		return "", "", "the run rolled the developer back to " + rs.RolledBackTo + " already; it has no other model left"
+	case slices.Contains(rs.Escalated, index):
+		if dev.Model == "" || dev.Model == dev.EscalationModel {
+			return "", "", fmt.Sprintf("phase %d runs with the escalation model %s and the developer names no other model (roles.developer.model in gaffer.yaml)", index+1, dev.EscalationModel)
+		}
+		return dev.EscalationModel, dev.Model, ""
 	case dev.EscalationModel == "" || dev.EscalationModel == dev.Model:
-		return "", "the developer has no other model to fall back to (set roles.developer.escalation_model in gaffer.yaml)"
+		return "", "", "the developer has no other model to fall back to (set roles.developer.escalation_model in gaffer.yaml)"
 	}
-	return dev.EscalationModel, ""
+	return orText(dev.Model, "the driver's default"), dev.EscalationModel, ""
 }
 
 // canEscalate reports whether the run has a model to escalate a phase
