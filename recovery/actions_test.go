@@ -20,7 +20,7 @@ func TestDoctorActionsConfig(t *testing.T) {
 	if none.ActionAllowed(ActionRollbackProvider) || !none.ActionAllowed(ActionStop) {
 		t.Fatalf("doctor_actions: [] %v", none.DoctorActions)
 	}
-	if r := DefaultRules(); r.DoctorActions == nil || strings.Join(*r.DoctorActions, ",") != "rollback_provider" {
+	if r := DefaultRules(); r.DoctorActions == nil || strings.Join(*r.DoctorActions, ",") != "rollback_provider,execute_fix" {
 		t.Fatalf("DefaultRules().DoctorActions = %v", r.DoctorActions)
 	}
 	for _, bad := range []struct {

@@ -255,6 +255,8 @@ type Advice struct {
 	Category   Category `json:"category,omitempty"`
 	Rationale  string   `json:"rationale,omitempty"`
 	Hint       string   `json:"hint,omitempty"`
+	// Command is execute_fix's shell command.
+	Command string `json:"command,omitempty"`
 	// Malformed says why the answer did not parse; empty when it did.
 	Malformed string `json:"malformed,omitempty"`
 	// Fatal is set when Category is a fatal error type: Action was made
@@ -264,6 +266,8 @@ type Advice struct {
 	// out (an optional action the profile's doctor_actions leaves out):
 	// Action was made ActionNone, no advice. Empty when it can.
 	Refused string `json:"refused,omitempty"`
+	// RefusedAction is the action Refused is about; ActionNone when none.
+	RefusedAction Action `json:"refused_action,omitempty"`
 }
 
 // FatalType returns the category of phase index's latest recorded
@@ -299,15 +303,18 @@ func CompleteDoctor(m Memory, id int, answer string, cfg Config) (Memory, Advice
 	if a, err := ParseDoctorAnswer(answer); err != nil {
 		adv.Malformed = err.Error()
 	} else {
-		adv.Action, adv.Confidence, adv.Category, adv.Rationale, adv.Hint = a.Action, a.Confidence, a.Category, a.Rationale, a.Hint
+		adv.Action, adv.Confidence, adv.Category, adv.Rationale, adv.Hint, adv.Command = a.Action, a.Confidence, a.Category, a.Rationale, a.Hint, a.Command
 		if cfg.IsFatalType(a.Category) {
 			// The Doctor diagnosed a fatal error type: whatever it
 			// advised, the run stops and asks the human.
 			adv.Action, adv.Fatal = ActionNeedsHuman, true
 			adv.Rationale = fmt.Sprintf("fatal error type %s (advised %s): %s", a.Category, a.Action, a.Rationale)
 		} else if !cfg.ActionAllowed(a.Action) {
-			adv.Action = ActionNone
+			adv.Action, adv.RefusedAction = ActionNone, a.Action
 			adv.Refused = fmt.Sprintf("%s is not one of this run's doctor_actions (%s)", a.Action, strings.Join(cfg.DoctorActions, ", "))
+		} else if ok, why := FixLeft(m, call.Phase, cfg); a.Action == ActionExecuteFix && !ok {
+			adv.Action, adv.RefusedAction = ActionNone, a.Action
+			adv.Refused = why
 		}
 	}
 	p := m.Phase(call.Phase)
@@ -397,4 +404,26 @@ func StrongFollowUp(m Memory, index int, adv Advice, infra bool, cfg Config) (Re
 		return Request{}, false
 	}
 	return req, true
+}
+
+// FixLeft reports whether phase index may still run a fix of the
+// Doctor's (execute_fix): fewer than Config.MaxExecuteFixPerPhase were
+// granted to it. When not, why says so, naming the key.
+func FixLeft(m Memory, index int, cfg Config) (ok bool, why string) {
+	p := m.Phase(index)
+	if p.Fixes >= cfg.MaxExecuteFixPerPhase {
+		return false, fmt.Sprintf("execute_fix: phase %d had %d of its max_execute_fix_per_phase (%d) fixes", index+1, p.Fixes, cfg.MaxExecuteFixPerPhase)
+	}
+	return true, ""
+}
+
+// GrantFix returns m with one more fix of the Doctor's counted against
+// phase index's max_execute_fix_per_phase. It counts the grant, not the
+// run: checkpointed before the command runs, a fix a crash cut off still
+// spent its place, so a crash loop never runs more than the cap. m is
+// never changed.
+func GrantFix(m Memory, index int) Memory {
+	p := m.Phase(index)
+	p.Fixes++
+	return m.withPhase(p)
 }

@@ -28,6 +28,7 @@ type Config struct {
 	MinCheapConfidence     float64 `json:"min_cheap_confidence,omitempty" yaml:"min_cheap_confidence"`             // default 0.7
 	ComplexAttempts        int     `json:"complex_attempts,omitempty" yaml:"complex_attempts"`                     // default 4
 	MaxEscalationsPerPhase int     `json:"max_escalations_per_phase,omitempty" yaml:"max_escalations_per_phase"`   // default 1
+	MaxExecuteFixPerPhase  int     `json:"max_execute_fix_per_phase,omitempty" yaml:"max_execute_fix_per_phase"`   // the Doctor's fixes per phase, default 1
 
 	// Stuck handler.
 	ReduceScopeBelow float64 `json:"reduce_scope_below,omitempty" yaml:"reduce_scope_below"` // budget fraction left, default 0.2
@@ -278,6 +279,7 @@ func (c *Config) ints() []intSetting {
 		{&c.MaxDoctorInfraPerRun, "max_doctor_infra_per_run", 3},
 		{&c.ComplexAttempts, "complex_attempts", 4},
 		{&c.MaxEscalationsPerPhase, "max_escalations_per_phase", 1},
+		{&c.MaxExecuteFixPerPhase, "max_execute_fix_per_phase", 1},
 		{&c.MaxFailuresKept, "max_failures_kept", 6},
 		{&c.MaxTailRunes, "max_tail_runes", 4000},
 		{&c.MaxHintsKept, "max_hints_kept", 4},

@@ -27,15 +27,20 @@ const (
 	// for the rest of the run: its other model takes over (optional:
 	// Config.DoctorActions).
 	ActionRollbackProvider
+	// ActionExecuteFix runs the Doctor's own shell command (Advice.Command)
+	// in the run's tree, confined as an agent's run_command is, before the
+	// phase's next attempt; at most Config.MaxExecuteFixPerPhase times a
+	// phase (optional: Config.DoctorActions).
+	ActionExecuteFix
 )
 
 func actionNames() []string {
-	return []string{"none", "retry_with_hint", "replan", "escalate_model", "needs_human", "stop", "rollback_provider"}
+	return []string{"none", "retry_with_hint", "replan", "escalate_model", "needs_human", "stop", "rollback_provider", "execute_fix"}
 }
 
 // OptionalActions returns the Doctor's optional actions, seed 003's,
 // which a profile's doctor_actions may leave out: the default list.
-func OptionalActions() []Action { return []Action{ActionRollbackProvider} }
+func OptionalActions() []Action { return []Action{ActionRollbackProvider, ActionExecuteFix} }
 
 // Optional reports whether a is one of the Doctor's optional actions.
 func (a Action) Optional() bool { return slices.Contains(OptionalActions(), a) }
@@ -80,14 +85,18 @@ type DoctorAnswer struct {
 	Category   Category `json:"category"`
 	Rationale  string   `json:"rationale"`
 	Hint       string   `json:"hint,omitempty"`
+	// Command is execute_fix's shell command; only that action has one.
+	Command string `json:"command,omitempty"`
 }
 
 // ParseDoctorAnswer reads the Doctor's answer. The text must be exactly
 // one JSON object (surrounding blanks allowed, nothing else: no prose, no
 // code fence, no second value) with the fields action (retry_with_hint,
-// replan, escalate_model, needs_human, stop or rollback_provider), confidence (a number in
-// [0, 1]), category (a snake_case name), rationale (non-empty) and hint
-// (non-empty for retry_with_hint, optional otherwise), and no other field;
+// replan, escalate_model, needs_human, stop, rollback_provider or
+// execute_fix), confidence (a number in [0, 1]), category (a snake_case
+// name), rationale (non-empty), hint (non-empty for retry_with_hint,
+// optional otherwise) and command (non-empty for execute_fix, given with
+// no other action), and no other field;
 // a text field may hold at most 4000 runes and the answer 64 KiB. Any
 // other text is an error matching ErrMalformedAnswer and the zero answer,
 // whose action is ActionNone: no advice. There is no default action.
@@ -111,6 +120,7 @@ func ParseDoctorAnswer(text string) (DoctorAnswer, error) {
 		Category   *string  `json:"category"`
 		Rationale  *string  `json:"rationale"`
 		Hint       *string  `json:"hint"`
+		Command    *string  `json:"command"`
 	}
 	dec := json.NewDecoder(strings.NewReader(t))
 	dec.DisallowUnknownFields()
@@ -161,7 +171,18 @@ func ParseDoctorAnswer(text string) (DoctorAnswer, error) {
 	if a.Action == ActionRetryWithHint && a.Hint == "" {
 		return malformed("retry_with_hint without a hint")
 	}
-	if utf8.RuneCountInString(a.Rationale) > maxFieldRunes || utf8.RuneCountInString(a.Hint) > maxFieldRunes {
+	if raw.Command != nil {
+		a.Command = strings.TrimSpace(*raw.Command)
+	}
+	switch {
+	case a.Action == ActionExecuteFix && a.Command == "":
+		return malformed("execute_fix without a command")
+	case a.Action != ActionExecuteFix && raw.Command != nil:
+		return malformed("a command is only for execute_fix, not %s", a.Action)
+	case strings.ContainsRune(a.Command, 0):
+		return malformed("the command holds a NUL byte")
+	}
+	if utf8.RuneCountInString(a.Rationale) > maxFieldRunes || utf8.RuneCountInString(a.Hint) > maxFieldRunes || utf8.RuneCountInString(a.Command) > maxFieldRunes {
 		return malformed("a text field is longer than %d runes", maxFieldRunes)
 	}
 	return a, nil
@@ -172,7 +193,7 @@ func ParseDoctorAnswer(text string) (DoctorAnswer, error) {
 // "". encoding/json silently keeps the last of two keys and matches names
 // without regard to case; a strict answer does neither.
 func keyProblem(data []byte) string {
-	names := map[string]bool{"action": true, "confidence": true, "category": true, "rationale": true, "hint": true}
+	names := map[string]bool{"action": true, "confidence": true, "category": true, "rationale": true, "hint": true, "command": true}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if _, err := dec.Token(); err != nil { // {
 		return ""

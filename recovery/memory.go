@@ -54,6 +54,9 @@ type PhaseMemory struct {
 	// anchor), which the next attempt carried.
 	ReplansAccepted int `json:"replans_accepted,omitempty"`
 	Escalations     int `json:"escalations,omitempty"`
+	// Fixes counts the Doctor's fixes (execute_fix) granted to the phase,
+	// checkpointed before each runs: max_execute_fix_per_phase's count.
+	Fixes int `json:"fixes,omitempty"`
 	// Hints are the Doctor's hints, the latest Config.MaxHintsKept, oldest
 	// first; the next attempt's prompt carries the last one.
 	Hints []string `json:"hints,omitempty"`

@@ -25,6 +25,9 @@ type RecoveryTuning struct {
 	MinCheapConfidence     *float64 `json:"min_cheap_confidence,omitempty" yaml:"min_cheap_confidence,omitempty"`
 	ComplexAttempts        *int     `json:"complex_attempts,omitempty" yaml:"complex_attempts,omitempty"`
 	MaxEscalationsPerPhase *int     `json:"max_escalations_per_phase,omitempty" yaml:"max_escalations_per_phase,omitempty"`
+	// MaxExecuteFixPerPhase caps the Doctor's execute_fix commands run
+	// in one phase (0: none).
+	MaxExecuteFixPerPhase *int `json:"max_execute_fix_per_phase,omitempty" yaml:"max_execute_fix_per_phase,omitempty"`
 
 	// Stuck handler.
 	ReduceScopeBelow *float64 `json:"reduce_scope_below,omitempty" yaml:"reduce_scope_below,omitempty"`
@@ -62,6 +65,7 @@ func (t *RecoveryTuning) Fields() []TuningField {
 		{Key: "min_cheap_confidence", Frac: &t.MinCheapConfidence},
 		{Key: "complex_attempts", Int: &t.ComplexAttempts},
 		{Key: "max_escalations_per_phase", Int: &t.MaxEscalationsPerPhase},
+		{Key: "max_execute_fix_per_phase", Int: &t.MaxExecuteFixPerPhase},
 		{Key: "reduce_scope_below", Frac: &t.ReduceScopeBelow},
 		{Key: "escalate_above", Frac: &t.EscalateAbove},
 		{Key: "budget_warn_at", Frac: &t.BudgetWarnAt},
