@@ -36,6 +36,13 @@ type Setup interface {
 	CheckKeys(cfg state.RunConfig) error
 }
 
+// CommandSetup is a Setup that also runs the Doctor's execute_fix
+// commands, as its agents' run_command runs theirs. A Setup without it
+// makes runs whose Doctor cannot choose execute_fix.
+type CommandSetup interface {
+	Commands(env DriverEnv) nodes.CommandRunner
+}
+
 // Prepared is a run made ready to start, resolved once and handed down:
 // its run id minted, its profile resolved, its plan read and its inputs
 // checked (package profile prepares one from a RunSpec: Setup.Preflight
@@ -202,13 +209,17 @@ func New(cfg Config, repo *workspace.Repo, store checkpoint.Store, closeStore fu
 		return nil, err
 	}
 	var warnOnce sync.Once
-	drivers := cfg.Setup.Drivers(DriverEnv{Groups: groups, Transcripts: TranscriptDir(dir), Warn: func(msg string) {
+	denv := DriverEnv{Groups: groups, Transcripts: TranscriptDir(dir), Warn: func(msg string) {
 		warnOnce.Do(func() { h.log.Warn(msg) })
-	}})
+	}}
+	drivers := cfg.Setup.Drivers(denv)
 	nc := nodes.Config{Repo: repo, RepoFor: h.repoFor, Drivers: drivers, Clock: time.Now, Logger: h.log,
 		ReproducibleDates: cfg.ReproducibleDates, AfterCommit: cfg.AfterCommit, AfterPublish: cfg.AfterPublish, AfterRestore: cfg.AfterRestore,
 		MaxSessions: cfg.MaxSessions,
 		Notice:      func(msg string) { h.front.Notice("gaffer: " + msg) }}
+	if cs, ok := cfg.Setup.(CommandSetup); ok {
+		nc.Commands = cs.Commands(denv)
+	}
 	if h.remote != nil {
 		nc.Publish = h.publish
 	}

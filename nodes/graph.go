@@ -82,7 +82,18 @@ type Config struct {
 	// Notice, when set, tells the user something they must know, in one
 	// line (the CLI prints it); by default it goes to Logger as a warning.
 	Notice func(msg string)
+	// Commands, when set, runs the Doctor's execute_fix command of run
+	// cfg in dir, confined and with the environment an agent's
+	// run_command has (no API keys), its output cut to a bound and its
+	// secrets redacted. Unset, the Doctor cannot choose execute_fix.
+	Commands CommandRunner
 }
+
+// CommandRunner runs command with "sh -c" in dir for a run of cfg, as an
+// agent's run_command runs (package profile makes it): a non-zero exit
+// is in the result, the error is for a command that could not start or
+// a ctx that ended.
+type CommandRunner func(ctx context.Context, cfg state.RunConfig, dir, command string) (agent.CommandResult, error)
 
 func (c Config) validate() (Config, error) {
 	if c.Repo == nil {
@@ -119,6 +130,10 @@ type workflow struct {
 	// and has not made yet; a pending call missing here was cut off by a
 	// crash (see recover).
 	reserved sync.Map
+	// fixes maps a run id to the decision number of the Doctor's fix
+	// (execute_fix) this process granted and has not run yet; a pending
+	// fix missing here was cut off by a crash, and is not run (fix.go).
+	fixes sync.Map
 	// gates maps a run id to its lanes' places (a channel of
 	// RunConfig.Parallel): a lane holds one while it runs.
 	gates sync.Map

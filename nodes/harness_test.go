@@ -122,7 +122,7 @@ func newHarness(t *testing.T, scriptText string) *harness {
 			return nil, nil
 		}
 		return h.rec, nil
-	}})
+	}, Commands: testCommands})
 	if err != nil {
 		t.Fatal(err)
 	}

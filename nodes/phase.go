@@ -118,6 +118,13 @@ func (w *workflow) phase(ctx context.Context, s state.ExecutionState) (state.Exe
 	if err := w.cleanTemps(s); err != nil {
 		return s, err
 	}
+	if lane.SessionID == "" {
+		// The Doctor's fix runs on the reset tree, before the session
+		// that retries the phase (fix.go).
+		if s, err = w.runFix(ctx, s, ps); err != nil {
+			return s, err
+		}
+	}
 	if err := w.write(s, planPath(s), s.Plan.Markdown); err != nil {
 		return s, err
 	}

@@ -46,6 +46,9 @@ type recoveryState struct {
 	// the Doctor's rollback_provider stopped using its failing one (the
 	// role's other model, roles.developer.escalation_model); "" before.
 	RolledBackTo string `json:"rolled_back_to,omitempty"`
+	// Fix is the Doctor's latest fix (execute_fix): pending, run or
+	// abandoned (fix.go).
+	Fix *fixRun `json:"fix,omitempty"`
 	// Approach holds the replanner's accepted approach, by phase index.
 	Approach map[int]string `json:"approach,omitempty"`
 	// Question is what the human is asked while Stage is stageAsk.
@@ -414,7 +417,7 @@ func (w *workflow) doctor(ctx context.Context, s state.ExecutionState, rs recove
 	}
 	pm := rs.Memory.Phase(ps.Index)
 	sess := agent.Session{Role: agent.RoleDoctor, RunID: s.Run.ID, Phase: ps.Index + 1, Attempt: lastAttempt(pm),
-		Iteration: 1, Prompt: DoctorPrompt(s, pm), Dir: repo.Root(), Model: model, Tier: p.Tier.String(),
+		Iteration: 1, Prompt: w.doctorPrompt(s, pm), Dir: repo.Root(), Model: model, Tier: p.Tier.String(),
 		Tools: []string{agent.ToolRead, agent.ToolList, agent.ToolGrep}}
 	rep, err := w.session(ctx, d, sess)
 	if err != nil {
@@ -439,6 +442,9 @@ func (w *workflow) doctor(ctx context.Context, s state.ExecutionState, rs recove
 		why = "refused: " + adv.Refused + "; " + why
 	}
 	rs = w.decide(ctx, c, rs, ps, "doctor:"+adv.Action.String(), why)
+	if adv.RefusedAction == recovery.ActionExecuteFix {
+		rs = w.decide(ctx, c, rs, ps, "execute_fix:refused", adv.Refused)
+	}
 	if req, ok := recovery.StrongFollowUp(m, ps.Index, adv, p.Infra, cfg); ok {
 		if m2, call, err := recovery.Reserve(m, req, cfg); err == nil {
 			rs.Memory, rs.Stage = m2, stageCall
@@ -482,6 +488,11 @@ func (w *workflow) afterAdvice(ctx context.Context, s state.ExecutionState, rs r
 		}
 		// The prompt said the action was not available: no advice.
 		rs = w.decide(ctx, s, rs, ps, "rollback_provider:refused", whyNot)
+	case recovery.ActionExecuteFix:
+		var granted bool
+		if rs, granted = w.grantFix(ctx, s, rs, ps, cfg, adv); granted {
+			return w.nextAttempt(ctx, s, rs, ps)
+		}
 	}
 	if !rs.Exhausted {
 		return w.nextAttempt(ctx, s, rs, ps)
@@ -801,7 +812,14 @@ func orText(s, def string) string {
 }
 
 // DoctorPrompt asks the Doctor about phase pm's failures, in strict JSON.
+// It offers execute_fix only to a workflow that runs commands (doctorPrompt).
 func DoctorPrompt(s state.ExecutionState, pm recovery.PhaseMemory) string {
+	return (&workflow{}).doctorPrompt(s, pm)
+}
+
+// doctorPrompt is DoctorPrompt, offering the optional actions w can
+// carry out.
+func (w *workflow) doctorPrompt(s state.ExecutionState, pm recovery.PhaseMemory) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "You are the Doctor of a coding workflow. Phase %d of the plan keeps failing. Diagnose why, and say what to do next.\n\n", pm.Index+1)
 	if pm.Anchor != nil {
@@ -826,10 +844,18 @@ func DoctorPrompt(s state.ExecutionState, pm recovery.PhaseMemory) string {
 		fmt.Fprintf(&b, "rollback_provider stops using the developer's model (%s) for the rest of the run and retries with its other model, %s: advise it when the model itself keeps failing (its provider errs, or it cannot do the work).\n\n",
 			from, to)
 	}
+	command := ""
+	if whyNot := w.fixUnavailable(s, rs, pm.Index, cfg); whyNot != "" {
+		fmt.Fprintf(&b, "execute_fix is not available: %s.\n\n", whyNot)
+	} else {
+		actions = append(actions, `"execute_fix"`)
+		command = `, "command": "<execute_fix only: one shell command>"`
+		fmt.Fprintf(&b, "execute_fix runs your own shell command (the answer's command) once, in the work tree, confined as the developer's commands are and without API keys, at the start of the next attempt; its changes stay and its output goes into the developer's prompt: advise it when one command fixes what the developer keeps tripping on (a missing dependency, generated code, a formatter). At most %d per phase.\n\n", cfg.MaxExecuteFixPerPhase)
+	}
 	fmt.Fprintf(&b, `Answer with one JSON object and nothing else:
 {"action": %s,
- "confidence": 0..1, "category": "<the failure's category>", "rationale": "<why>", "hint": "<for the next attempt>"}
-`, strings.Join(actions, " | "))
+ "confidence": 0..1, "category": "<the failure's category>", "rationale": "<why>", "hint": "<for the next attempt>"%s}
+`, strings.Join(actions, " | "), command)
 	return b.String()
 }
 
@@ -910,6 +936,7 @@ func recoveryPrompt(s state.ExecutionState, ps state.PhaseState) string {
 	if h := rs.Memory.Hint(ps.Index); h != "" {
 		fmt.Fprintf(&b, "\n## The Doctor's hint\n\n%s\n", h)
 	}
+	b.WriteString(fixPrompt(rs, ps))
 	return b.String()
 }
 
