@@ -161,6 +161,16 @@
 //     decision records are written by number, as a session's are. The
 //     lanes' refs and trees go when the phase is committed or halted.
 //
+//  9. The Doctor's fix (execute_fix) is recorded as pending, and counted
+//     against max_execute_fix_per_phase, in recover's checkpoint; the
+//     next attempt's phased_execution runs it after its reset, before
+//     the developer's session, and its checkpoint records that it ran
+//     (exit and bounded output). The grant is also held in this
+//     process's memory, taken before the command starts: a pending fix
+//     without it was cut off by a crash, before, during or after its
+//     command, and is marked abandoned, never run again (at most once;
+//     the reset undid what it may have done); the retry goes on.
+//
 // Because of 1, the branch witnesses the store: a commit of the run for a
 // phase whose pre-phase commit the state does not have can only exist if
 // checkpoints after the state were lost. CheckCommits finds such a commit
