@@ -189,6 +189,7 @@ func TestReadOnlyCommandsCreateNoStore(t *testing.T) {
 }
 
 func TestHistoryJSONAndNewestRun(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script); code != ExitAwaitingApproval {
 		t.Fatalf("run: exit %d\n%s", code, out)
@@ -270,6 +271,7 @@ func TestApprovalAnswer(t *testing.T) {
 }
 
 func TestStatusTellsAStoppedRun(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, plan, script := demoRepo(t)
 	p := startProc(t, bin, []string{"--repo", dir, "run", "--plan", plan, "--script", script,

@@ -41,6 +41,7 @@ Phase 4 (1 lane): 4
 `
 
 func TestPlanShowAndApprovalShowTheWholePlan(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	md, err := os.ReadFile(plan)
 	if err != nil {
@@ -84,6 +85,7 @@ func TestPlanShowAndApprovalShowTheWholePlan(t *testing.T) {
 }
 
 func TestTerminalApprovalShowsTheWholePlan(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	md, err := os.ReadFile(plan)
 	if err != nil {
@@ -183,6 +185,7 @@ func TestRunListsEveryProblemBeforeWritingAnything(t *testing.T) {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 func TestUnknownFlagAfterRunIsAUsageError(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-flags"); code != ExitAwaitingApproval {
 		t.Fatalf("run: exit %d\n%s", code, out)
@@ -240,6 +243,7 @@ func gafferIn(t *testing.T, bin, dir string, args ...string) (string, int) {
 }
 
 func TestCommandsWorkFromASubdirectory(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, plan, script := demoRepo(t)
 	sub := filepath.Join(dir, "internal", "deep")
@@ -277,6 +281,7 @@ func TestCommandsWorkFromASubdirectory(t *testing.T) {
 }
 
 func TestExitCodesMatchTheReadme(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	// Usage: an unknown --driver, the script driver without --script.
 	for _, c := range []struct {
@@ -326,6 +331,7 @@ func TestExitCodesMatchTheReadme(t *testing.T) {
 }
 
 func TestStatusListHistoryReadWell(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, plan, script := demoRepo(t)
 	if out, code := gafferIn(t, bin, dir, "run", "--plan", plan, "--script", script, "--run-id", "r-read"); code != ExitAwaitingApproval {
@@ -366,6 +372,7 @@ func TestStatusListHistoryReadWell(t *testing.T) {
 }
 
 func TestStatusWatchLeftWithCtrlCExitsZeroQuietly(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, plan, script := demoRepo(t)
 	if out, code := gafferIn(t, bin, dir, "run", "--plan", plan, "--script", script, "--run-id", "r-watch"); code != ExitAwaitingApproval {
@@ -404,6 +411,7 @@ func TestStatusWatchLeftWithCtrlCExitsZeroQuietly(t *testing.T) {
 }
 
 func TestLogsSayWhatWasAskedAndNoPlans(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	// Not asked: no log line beside the progress view.
 	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-log1")
@@ -454,6 +462,7 @@ func TestDumbTerminalAndNoColorGetPlainLines(t *testing.T) {
 }
 
 func TestWatchFitsAShortTerminal(t *testing.T) {
+	t.Parallel()
 	var md strings.Builder
 	md.WriteString("# Plan: many tasks\n\n")
 	for i := 1; i <= 30; i++ {
@@ -499,6 +508,7 @@ func TestWatchFitsAShortTerminal(t *testing.T) {
 // While `gaffer run` holds the store and waits at its prompt, `plan show`
 // in another terminal reads the plan through it.
 func TestPlanShowWhileTheRunAsks(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, plan, script := demoRepo(t)
 	in, stdin := io.Pipe() // nobody types: the prompt waits
@@ -539,6 +549,7 @@ func TestPlanShowWhileTheRunAsks(t *testing.T) {
 }
 
 func TestCompletion(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-comp"); code != ExitAwaitingApproval {
 		t.Fatalf("run: exit %d\n%s", code, out)
@@ -600,6 +611,7 @@ func TestCompletion(t *testing.T) {
 // read only once, so the stored plan and the goal must come from that one
 // read.
 func TestPlanFromAPipeIsReadOnce(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, plan, script := demoRepo(t)
 	src, err := os.ReadFile(plan)

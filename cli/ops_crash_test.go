@@ -148,6 +148,7 @@ func TestServeKill9ResumesOnRestart(t *testing.T) {
 }
 
 func TestServeSIGTERMDrainsAndReleasesTheLease(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	const runID = "r-20260101-drain1"
 	dir, _, script := demoRepo(t)
@@ -193,6 +194,7 @@ func TestServeSIGTERMDrainsAndReleasesTheLease(t *testing.T) {
 }
 
 func TestStatusFromSecondProcessDuringRun(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, _, script := demoRepo(t)
 	const runID = "r-20260101-second"
@@ -245,6 +247,7 @@ func TestStatusFromSecondProcessDuringRun(t *testing.T) {
 }
 
 func TestServeQueueAndCancel(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, _, script := demoRepo(t)
 	s := startServe(t, bin, dir)
@@ -284,6 +287,7 @@ func TestServeQueueAndCancel(t *testing.T) {
 // A run killed under `gaffer run` is not serve's: serve leaves it alone
 // until `gaffer resume` hands it over through the socket.
 func TestServeResumesARunOnRequest(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, _, script := demoRepo(t)
 	const runID = "r-20260101-resume"

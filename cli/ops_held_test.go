@@ -57,6 +57,7 @@ func waitSocket(t *testing.T, dir string, done <-chan struct{}) control.Info {
 // A `gaffer run` waiting at its terminal prompt takes the answer of
 // `gaffer approve` run in another terminal, and continues the run.
 func TestApproveFromSecondProcessAnswersTheRunPrompt(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, _, script := demoRepo(t)
 	const runID = "r-20260101-prompt"
@@ -107,6 +108,7 @@ func TestApproveFromSecondProcessAnswersTheRunPrompt(t *testing.T) {
 // drives: the run process ends with the cancelled code and the run is
 // cancelled in the store.
 func TestCancelFromSecondProcessStopsTheRun(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, _, script := demoRepo(t)
 	const runID = "r-20260101-cancel"
@@ -158,6 +160,7 @@ func TestCancelFromSecondProcessStopsTheRun(t *testing.T) {
 // A cancel from another terminal while the run waits at its prompt ends
 // the prompt and the run as cancelled.
 func TestCancelFromSecondProcessAtThePrompt(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, _, script := demoRepo(t)
 	const runID = "r-20260101-promptcancel"

@@ -208,6 +208,7 @@ func scrape(t *testing.T, addr string) string {
 }
 
 func TestServeSubmitApproveThroughSocket(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, _, script := demoRepo(t)
 	s := startServe(t, bin, dir)
@@ -292,6 +293,7 @@ func grepLines(s, substr string) string {
 }
 
 func TestRunDetachAndRunMetrics(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, _, script := demoRepo(t)
 	goal := profile.PlanTitle(demo.Plan, "plan.md")
