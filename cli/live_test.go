@@ -229,6 +229,7 @@ func linesWith(ls []string, prefix string) []int {
 }
 
 func TestTerminalRunKeepsOneLiveTreeBelowTheActions(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	v, _ := runOnTerminal(t, nil, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-live")
 	screen := v.lines()
@@ -295,6 +296,7 @@ func TestTerminalRunKeepsOneLiveTreeBelowTheActions(t *testing.T) {
 }
 
 func TestTerminalApprovalPromptIsNotDrawnOver(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	v, seen := runOnTerminal(t, []string{"a\n"}, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-ask")
 	const prompt = "Approve this plan? [a]pprove, [r]eject, [f]eedback (reject and replan):"
