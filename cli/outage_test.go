@@ -21,14 +21,21 @@ import (
 // finishes it once the provider answers again.
 
 // codexOnPath installs Codex when needed, puts it first in PATH, gives it
-// a fresh HOME whose config points it at srv, and sets the key.
+// a fresh HOME whose config points it at srv, and sets the key (codexEnv,
+// in this process's environment).
 func codexOnPath(t *testing.T, srv *fakeresponses.Server) {
 	t.Helper()
+	setenv(t, codexEnv(t, srv))
+}
+
+// codexEnv installs Codex when needed and returns the environment of a
+// process that finds it first in PATH, has a fresh HOME whose config
+// points Codex at srv, and the key: to pass to the processes of a
+// parallel test.
+func codexEnv(t *testing.T, srv *fakeresponses.Server) []string {
+	t.Helper()
 	bin := npmpintest.ForTest(t, codex.Pin)
-	t.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("OPENAI_API_KEY", "sk-codex-outage-test")
 	cfg := `model_provider = "fake"
 
 [model_providers.fake]
@@ -43,6 +50,11 @@ stream_max_retries = 0
 		t.Fatal(err)
 	}
 	writeTestFile(t, filepath.Join(home, ".codex", "config.toml"), cfg)
+	return []string{
+		"PATH=" + filepath.Dir(bin) + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"HOME=" + home,
+		"OPENAI_API_KEY=sk-codex-outage-test",
+	}
 }
 
 // codexProfile runs the developer on Codex and the other roles on the
