@@ -212,7 +212,10 @@ func runOnTerminal(t *testing.T, in []string, args ...string) (*vt, []string) {
 	var out syncBuffer
 	ans := &answers{in: in, out: &out}
 	app := NewWithIO("test", IO{In: ans, Out: &out, Err: &out, Terminal: func() bool { return true }})
-	if err := app.RunContext(context.Background(), append([]string{"gaffer"}, args...)); err != nil {
+	inProcess.Lock() // see inProcess
+	err := app.RunContext(context.Background(), append([]string{"gaffer"}, args...))
+	inProcess.Unlock()
+	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	return emulate(t, 80, out.String()), ans.seen

@@ -94,7 +94,9 @@ func TestTerminalApprovalShowsTheWholePlan(t *testing.T) {
 	var buf syncBuffer
 	ans := &answers{in: []string{"a\n"}, out: &buf}
 	app := NewWithIO("test", IO{In: ans, Out: &buf, Err: &buf, Terminal: func() bool { return true }})
+	inProcess.Lock() // see inProcess
 	err = app.RunContext(context.Background(), []string{"gaffer", "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-plan"})
+	inProcess.Unlock()
 	if err != nil {
 		t.Fatalf("%v\n%s", err, buf.String())
 	}
@@ -477,7 +479,9 @@ func TestWatchFitsAShortTerminal(t *testing.T) {
 	app := NewWithIO("test", IO{In: strings.NewReader(""), Out: &buf, Err: &buf, Terminal: func() bool { return true }})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
+	inProcess.Lock() // see inProcess; the app's goroutine unlocks it
 	go func() {
+		defer inProcess.Unlock()
 		done <- app.RunContext(ctx, []string{"gaffer", "--repo", dir, "status", "r-tall", "--watch", "--interval", "10ms"})
 	}()
 	for !strings.Contains(buf.String(), "Phase 30") {
@@ -516,7 +520,9 @@ func TestPlanShowWhileTheRunAsks(t *testing.T) {
 	var out lockedBuffer
 	app := NewWithIO("test", IO{In: in, Out: &out, Err: &out, Terminal: func() bool { return true }})
 	done := make(chan error, 1)
+	inProcess.Lock() // see inProcess; the app's goroutine unlocks it
 	go func() {
+		defer inProcess.Unlock()
 		done <- app.RunContext(t.Context(), []string{"gaffer", "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-held"})
 	}()
 	for !strings.Contains(out.String(), "Approve this plan?") {

@@ -66,7 +66,9 @@ func TestApproveFromSecondProcessAnswersTheRunPrompt(t *testing.T) {
 	var out lockedBuffer
 	app := NewWithIO("test", IO{In: in, Out: &out, Err: &out, Terminal: func() bool { return true }})
 	done := make(chan error, 1)
+	inProcess.Lock() // see inProcess; the app's goroutine unlocks it
 	go func() {
+		defer inProcess.Unlock()
 		done <- app.RunContext(t.Context(), []string{"gaffer", "--repo", dir, "run", "--goal", profile.PlanTitle(demo.Plan, "plan.md"),
 			"--script", script, "--run-id", runID})
 	}()
@@ -169,7 +171,9 @@ func TestCancelFromSecondProcessAtThePrompt(t *testing.T) {
 	var out lockedBuffer
 	app := NewWithIO("test", IO{In: in, Out: &out, Err: &out, Terminal: func() bool { return true }})
 	done := make(chan error, 1)
+	inProcess.Lock() // see inProcess; the app's goroutine unlocks it
 	go func() {
+		defer inProcess.Unlock()
 		done <- app.RunContext(t.Context(), []string{"gaffer", "--repo", dir, "run", "--goal", profile.PlanTitle(demo.Plan, "plan.md"),
 			"--script", script, "--run-id", runID})
 	}()

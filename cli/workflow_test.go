@@ -252,7 +252,9 @@ func TestTerminalAsksFeedbackThenApproves(t *testing.T) {
 	dir, _, script := demoRepo(t)
 	var buf bytes.Buffer
 	app := NewWithIO("test", IO{In: strings.NewReader("f\nsplit phase 2\na\n"), Out: &buf, Err: &buf, Terminal: func() bool { return true }})
+	inProcess.Lock() // see inProcess
 	err := app.RunContext(context.Background(), []string{"gaffer", "--repo", dir, "run", "--goal", "calc", "--script", script, "--run-id", "r-tty"})
+	inProcess.Unlock()
 	if code := ExitCode(err); code != 0 {
 		t.Fatalf("exit %d: %v\n%s", code, err, buf.String())
 	}
