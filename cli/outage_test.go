@@ -124,6 +124,8 @@ func checkStoppedByOutage(t *testing.T, dir, out string, code int) {
 // 500; Codex gives up and exits 1. The run stops with exit 9, having spent
 // nothing, and resumes to the end once the provider answers.
 func TestCodexProviderOutageStopsResumably(t *testing.T) {
+	t.Parallel()
+	bin := gafferBinary(t)
 	srv, err := fakeresponses.Start(func(fakeresponses.Request) fakeresponses.Reply {
 		return fakeresponses.Reply{Status: 500, ErrorMessage: "the provider is down"}
 	})
@@ -131,14 +133,14 @@ func TestCodexProviderOutageStopsResumably(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	codexOnPath(t, srv)
+	env := codexEnv(t, srv)
 	tmp := t.TempDir()
 	plan, script := filepath.Join(tmp, "plan.md"), filepath.Join(tmp, "script.yaml")
 	writeTestFile(t, plan, greetPlan)
 	writeTestFile(t, script, "reviewer: []\n")
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": codexProfile})
 
-	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
+	out, code := gafferCmdEnv(t, bin, env, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
 	checkStoppedByOutage(t, dir, out, code)
 	if n := len(srv.Requests()); n == 0 {
 		t.Fatal("Codex never reached the provider")
@@ -148,7 +150,7 @@ func TestCodexProviderOutageStopsResumably(t *testing.T) {
 	}
 
 	srv.SetRespond(codexWrites)
-	out, code = gaffer(t, "--repo", dir, "resume")
+	out, code = gafferCmdEnv(t, bin, env, "--repo", dir, "resume")
 	if code != 0 {
 		t.Fatalf("resume after the outage: exit %d\n%s", code, out)
 	}
@@ -166,9 +168,11 @@ func TestCodexProviderOutageStopsResumably(t *testing.T) {
 // the API's status, and the run stops with exit 9 having spent nothing.
 // Once the provider answers, resume finishes the run.
 func TestClaudeCodeProviderOutageStopsResumably(t *testing.T) {
+	t.Parallel()
+	bin := gafferBinary(t)
 	var status atomic.Int64
 	status.Store(529)
-	srv := claudeOnPath(t, func(r fakeanthropic.Request) fakeanthropic.Reply {
+	srv, env := claudeEnv(t, func(r fakeanthropic.Request) fakeanthropic.Reply {
 		if s := status.Load(); s != 0 {
 			return fakeanthropic.Reply{Status: int(s), ErrorType: "overloaded_error", ErrorMessage: "the provider is down"}
 		}
@@ -189,15 +193,15 @@ func TestClaudeCodeProviderOutageStopsResumably(t *testing.T) {
 	writeTestFile(t, script, "reviewer: []\n")
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": strings.Replace(claudeProfile(srv.URL, 2, 2), "    tdd: false\n", "    recovery: {}\n    tdd: false\n", 1)})
 
-	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
+	out, code := gafferCmdEnv(t, bin, env, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
 	checkStoppedByOutage(t, dir, out, code)
 
 	status.Store(500)
-	out, code = gaffer(t, "--repo", dir, "resume")
+	out, code = gafferCmdEnv(t, bin, env, "--repo", dir, "resume")
 	checkStoppedByOutage(t, dir, out, code)
 
 	status.Store(0)
-	out, code = gaffer(t, "--repo", dir, "resume")
+	out, code = gafferCmdEnv(t, bin, env, "--repo", dir, "resume")
 	if code != 0 {
 		t.Fatalf("resume after the outage: exit %d\n%s", code, out)
 	}
