@@ -64,8 +64,9 @@ func TestLLMHungProviderStopsResumably(t *testing.T) {
 }
 
 // TestCodexSessionLimitStopsResumably: Codex, the developer, waits on a
-// provider that never answers until its session limit (timeouts.session)
-// is reached. gaffer kills its whole process group — no process of it
+// provider that never answers until its session limit (timeouts.session,
+// 60s: long enough for Codex to start and reach the provider on a loaded
+// machine, beside the parallel tests) is reached. gaffer kills its whole process group — no process of it
 // survives — and the run stops with exit 9.
 func TestCodexSessionLimitStopsResumably(t *testing.T) {
 	t.Parallel()
@@ -96,7 +97,7 @@ func TestCodexSessionLimitStopsResumably(t *testing.T) {
 	writeTestFile(t, plan, greetPlan)
 	writeTestFile(t, script, "reviewer: []\n")
 	profile := strings.Replace(codexProfile, "developer: {driver: cli, agent: codex, model: gpt-5-codex}",
-		"developer: {driver: cli, agent: codex, model: gpt-5-codex, timeouts: {session: 30s}}", 1)
+		"developer: {driver: cli, agent: codex, model: gpt-5-codex, timeouts: {session: 60s}}", 1)
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": profile})
 
 	out, code := gafferCmdEnv(t, bin, env, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
@@ -104,7 +105,7 @@ func TestCodexSessionLimitStopsResumably(t *testing.T) {
 	if len(srv.Requests()) == 0 {
 		t.Fatal("Codex never reached the provider")
 	}
-	if !strings.Contains(out, "session limit of 30s") {
+	if !strings.Contains(out, "session limit of 60s") {
 		t.Errorf("the output does not name the session limit:\n%s", out)
 	}
 	if seen.Load() == 0 {
@@ -210,8 +211,9 @@ func TestConfigShowTimeouts(t *testing.T) {
 }
 
 // TestClaudeCodeSessionLimitWhoseFault: the real Claude Code as the
-// developer, with a session limit of 30s (long enough for the CLI to
-// start and reach the provider on a loaded machine). While it waits on a provider
+// developer, with a session limit of 60s (long enough for the CLI to
+// start and reach the provider on a loaded machine, beside
+// the parallel tests). While it waits on a provider
 // that never answers, reaching the limit stops the run with exit 9 and
 // resume finishes it. While its own Bash command hangs (tail -f /dev/null),
 // reaching the limit is its failed attempt, counted as such. Either way no
@@ -250,8 +252,8 @@ func TestClaudeCodeSessionLimitWhoseFault(t *testing.T) {
 	plan, script := filepath.Join(tmp, "plan.md"), filepath.Join(tmp, "script.yaml")
 	writeTestFile(t, plan, greetPlan)
 	writeTestFile(t, script, "reviewer: []\n")
-	profile := strings.Replace(claudeProfile(srv.URL, 2, 1), "model: claude-sonnet-4-5}", "model: claude-sonnet-4-5, timeouts: {session: 30s}}", 1)
-	if !strings.Contains(profile, "session: 30s") {
+	profile := strings.Replace(claudeProfile(srv.URL, 2, 1), "model: claude-sonnet-4-5}", "model: claude-sonnet-4-5, timeouts: {session: 60s}}", 1)
+	if !strings.Contains(profile, "session: 60s") {
 		t.Fatal("the profile has no session limit")
 	}
 
@@ -259,7 +261,7 @@ func TestClaudeCodeSessionLimitWhoseFault(t *testing.T) {
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": strings.Replace(profile, "    tdd: false\n", "    recovery: {}\n    tdd: false\n", 1)})
 	out, code := gafferCmdEnv(t, bin, env, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
 	checkStoppedByOutage(t, dir, out, code)
-	if !strings.Contains(out, "session limit of 30s") {
+	if !strings.Contains(out, "session limit of 60s") {
 		t.Errorf("the output does not name the session limit:\n%s", out)
 	}
 	if seen.Load() == 0 {
@@ -303,7 +305,7 @@ func TestClaudeCodeSessionLimitWhoseFault(t *testing.T) {
 	if code != ExitHalted || strings.Contains(out, "no attempt counted") {
 		t.Fatalf("run: exit %d, want %d: a hung command of the agent's is its failed attempt (one allowed), not an outage\n%s", code, ExitHalted, out)
 	}
-	if !strings.Contains(out, "session limit of 30s while running Bash") {
+	if !strings.Contains(out, "session limit of 60s while running Bash") {
 		t.Errorf("the output does not say the session limit was reached in a command:\n%s", out)
 	}
 	if left := processesWithEnv(t, home.Load().(string)); len(left) > 0 {
