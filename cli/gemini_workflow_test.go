@@ -24,20 +24,11 @@ import (
 // output, store, log or commit of gaffer's.
 const geminiKey = "gemini-key-canary-5c1d9e"
 
-// geminiOnPath installs the Gemini CLI when needed, puts it first in PATH,
-// gives it a fresh HOME whose settings take the API key (the base URL
-// would otherwise select a gateway login), try each request once and send
-// no usage statistics, sets the key, and returns the started fake
-// (geminiEnv, in this process's environment).
-func geminiOnPath(t *testing.T, respond func(fakegemini.Request) fakegemini.Reply) *fakegemini.Server {
-	t.Helper()
-	srv, env := geminiEnv(t, respond)
-	setenv(t, env)
-	return srv
-}
-
-// geminiEnv starts the fake and returns it with the environment that
-// geminiOnPath sets: to pass to the processes of a parallel test.
+// geminiEnv installs the Gemini CLI when needed, starts the fake, and
+// returns it with the environment of a process that finds the CLI first
+// in PATH, has the key and a fresh HOME whose settings take the API key
+// (the base URL would otherwise select a gateway login), try each request
+// once and send no usage statistics: to pass to a parallel test's gaffer.
 func geminiEnv(t *testing.T, respond func(fakegemini.Request) fakegemini.Reply) (*fakegemini.Server, []string) {
 	t.Helper()
 	bin := npmpintest.ForTest(t, gemini.Pin)
