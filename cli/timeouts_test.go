@@ -105,7 +105,7 @@ func TestCodexSessionLimitStopsResumably(t *testing.T) {
 	if len(srv.Requests()) == 0 {
 		t.Fatal("Codex never reached the provider")
 	}
-	if !strings.Contains(out, "session limit of 60s") {
+	if !strings.Contains(out, "session limit of 1m0s") {
 		t.Errorf("the output does not name the session limit:\n%s", out)
 	}
 	if seen.Load() == 0 {
@@ -261,7 +261,7 @@ func TestClaudeCodeSessionLimitWhoseFault(t *testing.T) {
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": strings.Replace(profile, "    tdd: false\n", "    recovery: {}\n    tdd: false\n", 1)})
 	out, code := gafferCmdEnv(t, bin, env, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
 	checkStoppedByOutage(t, dir, out, code)
-	if !strings.Contains(out, "session limit of 60s") {
+	if !strings.Contains(out, "session limit of 1m0s") {
 		t.Errorf("the output does not name the session limit:\n%s", out)
 	}
 	if seen.Load() == 0 {
@@ -305,7 +305,7 @@ func TestClaudeCodeSessionLimitWhoseFault(t *testing.T) {
 	if code != ExitHalted || strings.Contains(out, "no attempt counted") {
 		t.Fatalf("run: exit %d, want %d: a hung command of the agent's is its failed attempt (one allowed), not an outage\n%s", code, ExitHalted, out)
 	}
-	if !strings.Contains(out, "session limit of 60s while running Bash") {
+	if !strings.Contains(out, "session limit of 1m0s while running Bash") {
 		t.Errorf("the output does not say the session limit was reached in a command:\n%s", out)
 	}
 	if left := processesWithEnv(t, home.Load().(string)); len(left) > 0 {
