@@ -183,7 +183,7 @@ func soak(t *testing.T, bin, goal string, ids []string, want map[string]string, 
 		}()
 	}
 	peakFDs := 0
-	deadline := time.Now().Add(time.Duration(len(ids)) * 15 * time.Second)
+	deadline := time.Now().Add(time.Duration(len(ids)) * 30 * time.Second) // a hang's guard, beside the parallel tests
 	for !allCompleted(t, bin, dir, env, len(ids)) {
 		peakFDs = max(peakFDs, countFDs(t, s.cmd.Process.Pid))
 		if time.Now().After(deadline) {
