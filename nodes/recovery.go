@@ -42,6 +42,10 @@ type recoveryState struct {
 	// Escalated lists the phases (indexes) that run with the escalation
 	// model; only those phases.
 	Escalated []int `json:"escalated,omitempty"`
+	// RolledBackTo is the developer's model for the rest of the run once
+	// the Doctor's rollback_provider stopped using its failing one (the
+	// role's other model, roles.developer.escalation_model); "" before.
+	RolledBackTo string `json:"rolled_back_to,omitempty"`
 	// Approach holds the replanner's accepted approach, by phase index.
 	Approach map[int]string `json:"approach,omitempty"`
 	// Question is what the human is asked while Stage is stageAsk.
@@ -95,10 +99,13 @@ type RecoveryView struct {
 	// ReplansReserved counts the replan calls reserved, the replan budget
 	// spent: it also counts one still pending, one cut off by a crash and
 	// one answered with no revision.
-	ReplansReserved int             `json:"replans_reserved"`
-	Escalations     int             `json:"escalations"`
-	Decisions       int             `json:"decisions"`
-	Last            *DecisionRecord `json:"last,omitempty"`
+	ReplansReserved int `json:"replans_reserved"`
+	Escalations     int `json:"escalations"`
+	// RolledBackTo is the developer's model after the Doctor's
+	// rollback_provider, for the rest of the run; "" when none.
+	RolledBackTo string          `json:"rolled_back_to,omitempty"`
+	Decisions    int             `json:"decisions"`
+	Last         *DecisionRecord `json:"last,omitempty"`
 }
 
 // Recovery returns what status shows of s's recovery; false when the run
@@ -114,7 +121,8 @@ func Recovery(s state.ExecutionState) (RecoveryView, bool) {
 	m := rs.Memory
 	replanned, _ := m.Replanned()
 	return RecoveryView{DoctorCalls: m.DoctorCalls, DoctorStrong: m.DoctorStrong, DoctorInfra: m.DoctorInfra,
-		Replans: replanned, ReplansReserved: m.Replans, Escalations: m.Escalations, Decisions: rs.Decisions, Last: rs.Last}, true
+		Replans: replanned, ReplansReserved: m.Replans, Escalations: m.Escalations, RolledBackTo: rs.RolledBackTo,
+		Decisions: rs.Decisions, Last: rs.Last}, true
 }
 
 // PhaseReplans is what became of the replans recovery reserved for one
@@ -427,6 +435,9 @@ func (w *workflow) doctor(ctx context.Context, s state.ExecutionState, rs recove
 	if adv.Malformed != "" {
 		why = "the answer did not parse: " + adv.Malformed
 	}
+	if adv.Refused != "" {
+		why = "refused: " + adv.Refused + "; " + why
+	}
 	rs = w.decide(ctx, c, rs, ps, "doctor:"+adv.Action.String(), why)
 	if req, ok := recovery.StrongFollowUp(m, ps.Index, adv, p.Infra, cfg); ok {
 		if m2, call, err := recovery.Reserve(m, req, cfg); err == nil {
@@ -452,7 +463,7 @@ func (w *workflow) afterAdvice(ctx context.Context, s state.ExecutionState, rs r
 	case recovery.ActionEscalateModel:
 		// Without an escalation model there is nothing to escalate to:
 		// the advice is no advice.
-		if s.Config.Agents.Developer.EscalationModel != "" && rs.Memory.Phase(ps.Index).Escalations < cfg.MaxEscalationsPerPhase {
+		if canEscalate(s, rs) && rs.Memory.Phase(ps.Index).Escalations < cfg.MaxEscalationsPerPhase {
 			return w.escalate(ctx, s, rs, ps, "the Doctor advised a stronger model: "+adv.Rationale)
 		}
 	case recovery.ActionNeedsHuman:
@@ -461,6 +472,16 @@ func (w *workflow) afterAdvice(ctx context.Context, s state.ExecutionState, rs r
 		return w.stop(ctx, s, rs, ps, "")
 	case recovery.ActionRetryWithHint:
 		return w.nextAttempt(ctx, s, rs, ps)
+	case recovery.ActionRollbackProvider:
+		from, to, whyNot := rollbackModel(s, rs, ps.Index)
+		if whyNot == "" {
+			rs.RolledBackTo = to
+			rs = w.decide(ctx, s, rs, ps, "rollback_provider", fmt.Sprintf("the Doctor: %s (the developer's model %s is not used again in this run; %s from now on)",
+				adv.Rationale, from, to))
+			return w.nextAttempt(ctx, s, rs, ps)
+		}
+		// The prompt said the action was not available: no advice.
+		rs = w.decide(ctx, s, rs, ps, "rollback_provider:refused", whyNot)
 	}
 	if !rs.Exhausted {
 		return w.nextAttempt(ctx, s, rs, ps)
@@ -477,7 +498,7 @@ func (w *workflow) stuck(ctx context.Context, s state.ExecutionState, rs recover
 	// A run without a replanner cannot replan: the handler decides
 	// without it, so the decision recorded is the one carried out.
 	sit.RunReplansLeft = sit.RunReplansLeft && w.has(agent.RoleReplanner, s)
-	sit.EscalationModel = s.Config.Agents.Developer.EscalationModel != ""
+	sit.EscalationModel = canEscalate(s, rs)
 	dec, why := recovery.Stuck(sit, cfg)
 	graph.Emit(ctx, events.EventStuckDecision, events.StuckDecision{Phase: ps.Index + 1, Decision: dec.String(), Why: why})
 	rs = w.decide(ctx, s, rs, ps, "stuck:"+dec.String(), why)
@@ -793,11 +814,53 @@ func DoctorPrompt(s state.ExecutionState, pm recovery.PhaseMemory) string {
 	if cfg, err := recoveryConfig(s); err == nil && len(cfg.FatalTypes) > 0 {
 		fmt.Fprintf(&b, "If retrying cannot fix the failure because it is one of these fatal error types, name the type as the category and the run stops to ask the human: %s.\n\n", joinCats(cfg.FatalTypes))
 	}
-	b.WriteString(`Answer with one JSON object and nothing else:
-{"action": "retry_with_hint" | "replan" | "escalate_model" | "needs_human" | "stop",
+	actions := []string{`"retry_with_hint"`, `"replan"`, `"escalate_model"`, `"needs_human"`, `"stop"`}
+	rs, _ := loadRecovery(s)
+	cfg, _ := recoveryConfig(s)
+	if !cfg.ActionAllowed(recovery.ActionRollbackProvider) {
+		b.WriteString("rollback_provider is not available: this run's doctor_actions leave it out.\n\n")
+	} else if from, to, whyNot := rollbackModel(s, rs, pm.Index); whyNot != "" {
+		fmt.Fprintf(&b, "rollback_provider is not available: %s.\n\n", whyNot)
+	} else {
+		actions = append(actions, `"rollback_provider"`)
+		fmt.Fprintf(&b, "rollback_provider stops using the developer's model (%s) for the rest of the run and retries with its other model, %s: advise it when the model itself keeps failing (its provider errs, or it cannot do the work).\n\n",
+			from, to)
+	}
+	fmt.Fprintf(&b, `Answer with one JSON object and nothing else:
+{"action": %s,
  "confidence": 0..1, "category": "<the failure's category>", "rationale": "<why>", "hint": "<for the next attempt>"}
-`)
+`, strings.Join(actions, " | "))
 	return b.String()
+}
+
+// rollbackModel is what the Doctor's rollback_provider would do about
+// phase index's failing model: the model the phase's developer failed
+// with (from) and the one it gives the developer for the rest of the run
+// (to), the role's other model: roles.developer.escalation_model, or the
+// role's model when the phase ran escalated. whyNot, when not empty,
+// says why there is none: the role names no other model, or the run
+// rolled back already.
+func rollbackModel(s state.ExecutionState, rs recoveryState, index int) (from, to, whyNot string) {
+	dev := s.Config.Agents.Developer
+	switch {
+	case rs.RolledBackTo != "":
+		return "", "", "the run rolled the developer back to " + rs.RolledBackTo + " already; it has no other model left"
+	case slices.Contains(rs.Escalated, index):
+		if dev.Model == "" || dev.Model == dev.EscalationModel {
+			return "", "", fmt.Sprintf("phase %d runs with the escalation model %s and the developer names no other model (roles.developer.model in gaffer.yaml)", index+1, dev.EscalationModel)
+		}
+		return dev.EscalationModel, dev.Model, ""
+	case dev.EscalationModel == "" || dev.EscalationModel == dev.Model:
+		return "", "", "the developer has no other model to fall back to (set roles.developer.escalation_model in gaffer.yaml)"
+	}
+	return orText(dev.Model, "the driver's default"), dev.EscalationModel, ""
+}
+
+// canEscalate reports whether the run has a model to escalate a phase
+// to: an escalation model the developer does not run with already (after
+// a rollback it runs with it everywhere).
+func canEscalate(s state.ExecutionState, rs recoveryState) bool {
+	return s.Config.Agents.Developer.EscalationModel != "" && rs.RolledBackTo == ""
 }
 
 // ReplanPrompt asks the replanner for a revised approach of phase pm,
@@ -851,13 +914,17 @@ func recoveryPrompt(s state.ExecutionState, ps state.PhaseState) string {
 }
 
 // escalatedModel is the model phase ps's developer runs with: the
-// escalation model once the stuck handler or the Doctor escalated it,
-// "" (the role's model) otherwise.
+// model the Doctor's rollback_provider gave the rest of the run, the
+// escalation model once the stuck handler or the Doctor escalated the
+// phase, "" (the role's model) otherwise.
 func escalatedModel(s state.ExecutionState, ps state.PhaseState) string {
 	if len(s.Progress.Recovery) == 0 {
 		return ""
 	}
 	rs, err := loadRecovery(s)
+	if err == nil && rs.RolledBackTo != "" {
+		return rs.RolledBackTo
+	}
 	if err != nil || !slices.Contains(rs.Escalated, ps.Index) {
 		return ""
 	}
