@@ -58,6 +58,47 @@ type recoveryState struct {
 	// Decisions counts the decision records written; Last is the latest.
 	Decisions int             `json:"decisions,omitempty"`
 	Last      *DecisionRecord `json:"last,omitempty"`
+	// Lanes is, in a phase of several lanes, the lanes the latest failed
+	// attempt is about: the Doctor is asked about them, the decision
+	// records name them, and an attempt recovery grants runs only them
+	// again (state.PhaseState.RedoLanes).
+	Lanes *laneFailure `json:"lanes,omitempty"`
+}
+
+// laneFailure names the lanes of one failed attempt of a phase of
+// several that failed, or that its review named.
+type laneFailure struct {
+	Phase   int         `json:"phase"` // index into the plan's phases
+	Attempt int         `json:"attempt"`
+	Lanes   []laneFault `json:"lanes"`
+}
+
+// laneFault is one lane a failed attempt is about.
+type laneFault struct {
+	Lane  int      `json:"lane"` // 1-based
+	Tasks []string `json:"tasks"`
+}
+
+// label is the lane's label, its tasks: "2" or "2a+2b".
+func (f laneFault) label() string { return strings.Join(f.Tasks, "+") }
+
+// lanesOf returns the lanes rs's latest failure is about when it is
+// phase ps's attempt's; none otherwise (a phase of one lane, a failure
+// of the whole phase's work, another attempt).
+func (rs recoveryState) lanesOf(ps state.PhaseState) []laneFault {
+	if l := rs.Lanes; l != nil && l.Phase == ps.Index && l.Attempt == ps.Attempt {
+		return l.Lanes
+	}
+	return nil
+}
+
+// laneLabels joins the labels of lanes: "2" or "1, 2a+2b".
+func laneLabels(lanes []laneFault) string {
+	out := make([]string, len(lanes))
+	for i, l := range lanes {
+		out[i] = l.label()
+	}
+	return strings.Join(out, ", ")
 }
 
 // Question is the interrupt payload of a phase recovery cannot go on with
@@ -73,6 +114,9 @@ type Question struct {
 	Why       string   `json:"why"`
 	Diagnosis string   `json:"diagnosis,omitempty"` // the latest failure's tail
 	Problems  []string `json:"problems,omitempty"`  // a refused revision's problems
+	// Lane names the failing lanes of a phase of several ("2", or
+	// "1, 2a+2b"); "" when the failure is the whole phase's.
+	Lane string `json:"lane,omitempty"`
 }
 
 // QuestionKind marks a recovery interrupt's payload.
@@ -86,6 +130,10 @@ type DecisionRecord struct {
 	Attempt  int    `json:"attempt"`
 	Decision string `json:"decision"` // doctor:<action>, replan, revision_accepted, stuck:<decision>, human:<answer>, …
 	Why      string `json:"why"`
+	// Lane names the lanes (their labels, "2" or "2a+2b", comma-separated)
+	// of a phase of several whose failure the decision is about; "" for a
+	// phase of one lane, or a decision about the whole phase.
+	Lane string `json:"lane,omitempty"`
 }
 
 // RecoveryView is what status shows of a run's recovery.
@@ -287,6 +335,10 @@ func (w *workflow) failed(ctx context.Context, s state.ExecutionState, ps state.
 	}
 	m, f := recovery.RecordFailure(rs.Memory, i, ps.Attempt, inputOf(ps, rr), cfg)
 	rs.Memory = m
+	rs.Lanes = nil
+	if ls := faultLanes(ps, rr); len(ls) > 0 {
+		rs.Lanes = &laneFailure{Phase: i, Attempt: ps.Attempt, Lanes: ls}
+	}
 	graph.Emit(ctx, EventRecoveryFailure, events.RecoveryFailure{Phase: i + 1, Attempt: ps.Attempt, Category: string(f.Category), Fingerprint: f.Fingerprint})
 	rs.Exhausted = exhausted
 	rs.Stage = ""
@@ -414,7 +466,7 @@ func (w *workflow) doctor(ctx context.Context, s state.ExecutionState, rs recove
 	}
 	pm := rs.Memory.Phase(ps.Index)
 	sess := agent.Session{Role: agent.RoleDoctor, RunID: s.Run.ID, Phase: ps.Index + 1, Attempt: lastAttempt(pm),
-		Iteration: 1, Prompt: DoctorPrompt(s, pm), Dir: repo.Root(), Model: model, Tier: p.Tier.String(),
+		Iteration: 1, Prompt: doctorPrompt(s, pm, rs.lanesOf(ps)), Dir: repo.Root(), Model: model, Tier: p.Tier.String(),
 		Tools: []string{agent.ToolRead, agent.ToolList, agent.ToolGrep}}
 	rep, err := w.session(ctx, d, sess)
 	if err != nil {
@@ -578,7 +630,7 @@ func (w *workflow) toHuman(ctx context.Context, s state.ExecutionState, rs recov
 	}
 	rs.Stage = stageAsk
 	rs.Question = &Question{RunID: s.Run.ID, Kind: QuestionKind, Phase: ps.Index + 1, Attempt: ps.Attempt, Decision: decision,
-		Why: why, Diagnosis: diag, Problems: problems}
+		Why: why, Diagnosis: diag, Problems: problems, Lane: laneLabels(rs.lanesOf(ps))}
 	c, err := withRecovery(s, rs)
 	if err != nil {
 		return s, err
@@ -641,7 +693,13 @@ func (w *workflow) nextAttempt(ctx context.Context, s state.ExecutionState, rs r
 		rs.Exhausted = false
 		ps.Status, ps.Attempt = state.PhaseRetrying, ps.Attempt+1
 		setTasks(&ps, state.PhaseRetrying)
-		ps = ps.FreshLanes()
+		// Only the lanes the failure is about run again, each in a
+		// fresh session; the lanes that succeeded keep their work.
+		var review state.ReviewResult
+		if ps.Review != nil {
+			review = *ps.Review
+		}
+		ps = ps.RedoLanes(atFault(review))
 		var err error
 		if c, err = c.WithPhaseState(ps); err != nil {
 			return s, err
@@ -655,14 +713,15 @@ func (w *workflow) nextAttempt(ctx context.Context, s state.ExecutionState, rs r
 // step run again writes the same file) and an event.
 func (w *workflow) decide(ctx context.Context, s state.ExecutionState, rs recoveryState, ps state.PhaseState, decision, why string) recoveryState {
 	rs.Decisions++
-	rec := DecisionRecord{N: rs.Decisions, Phase: ps.Index + 1, Attempt: ps.Attempt, Decision: decision, Why: why}
+	rec := DecisionRecord{N: rs.Decisions, Phase: ps.Index + 1, Attempt: ps.Attempt, Decision: decision, Why: why,
+		Lane: laneLabels(rs.lanesOf(ps))}
 	rs.Last = &rec
 	b, _ := json.MarshalIndent(rec, "", "  ")
 	if err := w.write(s, decisionPath(s, rec.N), string(b)+"\n"); err != nil {
 		w.cfg.Logger.Warn("recovery: decision record not written", "err", err)
 	}
-	graph.Emit(ctx, EventRecoveryDecision, events.RecoveryDecision{Phase: rec.Phase, Decision: decision, Why: why})
-	w.cfg.Logger.Info("recovery decision", "phase", rec.Phase, "attempt", rec.Attempt, "decision", decision, "why", why)
+	graph.Emit(ctx, EventRecoveryDecision, events.RecoveryDecision{Phase: rec.Phase, Lane: rec.Lane, Decision: decision, Why: why})
+	w.cfg.Logger.Info("recovery decision", "phase", rec.Phase, "lane", rec.Lane, "attempt", rec.Attempt, "decision", decision, "why", why)
 	return rs
 }
 
@@ -802,9 +861,20 @@ func orText(s, def string) string {
 
 // DoctorPrompt asks the Doctor about phase pm's failures, in strict JSON.
 func DoctorPrompt(s state.ExecutionState, pm recovery.PhaseMemory) string {
+	return doctorPrompt(s, pm, nil)
+}
+
+// doctorPrompt is DoctorPrompt about the lanes of a phase of several
+// that failed (or that the review named), when lanes are given: their
+// tasks alone stand for the phase's, since the other lanes succeeded
+// and keep their work.
+func doctorPrompt(s state.ExecutionState, pm recovery.PhaseMemory, lanes []laneFault) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "You are the Doctor of a coding workflow. Phase %d of the plan keeps failing. Diagnose why, and say what to do next.\n\n", pm.Index+1)
-	if pm.Anchor != nil {
+	switch {
+	case len(lanes) > 0:
+		b.WriteString(lanesSection(s, pm, lanes))
+	case pm.Anchor != nil:
 		b.WriteString(pm.Anchor.Text() + "\n")
 	}
 	fmt.Fprintf(&b, "## Failed attempts (%d, categories: %s)\n\n", pm.Attempts, joinCats(pm.Categories))
@@ -830,6 +900,38 @@ func DoctorPrompt(s state.ExecutionState, pm recovery.PhaseMemory) string {
 {"action": %s,
  "confidence": 0..1, "category": "<the failure's category>", "rationale": "<why>", "hint": "<for the next attempt>"}
 `, strings.Join(actions, " | "))
+	return b.String()
+}
+
+// lanesSection tells the Doctor which lanes of the phase failed, and
+// their tasks: "Lane 2 (task 2: bee)".
+func lanesSection(s state.ExecutionState, pm recovery.PhaseMemory, lanes []laneFault) string {
+	var b strings.Builder
+	names := make([]string, len(lanes))
+	var ids []string
+	for i, l := range lanes {
+		ts := make([]string, len(l.Tasks))
+		for j, id := range l.Tasks {
+			ts[j] = id
+			if t, ok := s.Plan.Task(id); ok {
+				ts[j] = id + ": " + t.Title
+			}
+		}
+		word := "task"
+		if len(ts) > 1 {
+			word = "tasks"
+		}
+		names[i] = fmt.Sprintf("Lane %s (%s %s)", l.label(), word, strings.Join(ts, "; "))
+		ids = append(ids, l.Tasks...)
+	}
+	b.WriteString("## The failing lanes\n\n")
+	fmt.Fprintf(&b, "Phase %d runs its tasks as lanes, each a session of its own in its own work tree. %s failed; the phase's other lanes succeeded and keep their work, and only the failing lanes run again. Diagnose the failing lanes.\n\n",
+		pm.Index+1, strings.Join(names, " and "))
+	if pm.Anchor != nil {
+		a := *pm.Anchor
+		a.Tasks = slices.DeleteFunc(slices.Clone(a.Tasks), func(t recovery.AnchorTask) bool { return !slices.Contains(ids, t.ID) })
+		b.WriteString(a.Text() + "\n")
+	}
 	return b.String()
 }
 
