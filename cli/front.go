@@ -241,6 +241,9 @@ func writeQuestion(w interface{ Write([]byte) (int, error) }, cmd func(...string
 		return
 	}
 	fmt.Fprintf(w, "\nRun %s needs a human: phase %d, attempt %d: %s\n  why: %s\n", runID, q.Phase, q.Attempt, q.Decision, q.Why)
+	if q.Lane != "" {
+		fmt.Fprintf(w, "  failing lane: %s (the phase's other lanes keep their work)\n", q.Lane)
+	}
 	for _, p := range q.Problems {
 		fmt.Fprintf(w, "  - %s\n", p)
 	}

@@ -120,7 +120,11 @@ func (p *progress) custom(e graph.Event) {
 	case events.RunStatus:
 		fmt.Fprintf(p.w, "  run %s: %s → %s\n", p.runID, v.From, v.To)
 	case events.RecoveryDecision:
-		fmt.Fprintf(p.w, "  recovery, phase %d: %s — %s\n", v.Phase, v.Decision, firstLineOf(v.Why))
+		lane := ""
+		if v.Lane != "" {
+			lane = " lane " + v.Lane
+		}
+		fmt.Fprintf(p.w, "  recovery, phase %d%s: %s — %s\n", v.Phase, lane, v.Decision, firstLineOf(v.Why))
 	case events.DeclaredFiles:
 		lane := ""
 		if v.Lane > 0 {

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // shortDir returns a temporary directory with a path short enough for a
@@ -38,7 +39,9 @@ func (e codeErr) ExitCode() int { return e.code }
 
 func startServer(t *testing.T, path string, mux *Mux) (*Server, func()) {
 	t.Helper()
-	srv, err := Listen(Config{Path: path, Mux: mux, Info: Info{Kind: "serve", Store: "/s"}})
+	// The write of the 40 MB answer waits for the client's decoding;
+	// a loaded machine must not turn that into a timeout.
+	srv, err := Listen(Config{Path: path, Mux: mux, Info: Info{Kind: "serve", Store: "/s"}, ReadTimeout: 10 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,9 +114,12 @@ func TestCallRoundTrip(t *testing.T) {
 		t.Errorf("ping = %+v", info)
 	}
 
-	// A response may be larger than a request may be.
+	// A response may be larger than a request may be. Decoding 40 MB
+	// under -race on a loaded machine can pass the default 30 s bound,
+	// which is not what this checks.
 	var big string
-	if err := c.Call(context.Background(), "big", nil, &big); err != nil || len(big) != 40<<20 {
+	slow := &Client{Path: path, Timeout: 10 * time.Minute}
+	if err := slow.Call(context.Background(), "big", nil, &big); err != nil || len(big) != 40<<20 {
 		t.Errorf("a 40 MB response: %d bytes, %v", len(big), err)
 	}
 

@@ -139,7 +139,10 @@ type RecoveryFailure struct {
 
 // RecoveryDecision reports one recovery decision.
 type RecoveryDecision struct {
-	Phase    int
+	Phase int
+	// Lane names the lanes of a phase of several the decision is about
+	// ("2", or "1, 2a+2b"); "" for the whole phase.
+	Lane     string
 	Decision string
 	Why      string
 }

@@ -54,7 +54,11 @@
 // alone, on their combined work, with the conflicting paths in its
 // prompt: its attempt goes up, the phase's does not. A rejected review
 // runs again the lanes of the tasks it names (ReviewResult.Tasks), or
-// the failed ones, or all; the others keep their work. In place, the
+// the failed ones, or all; the others keep their work. An attempt
+// recovery grants beyond max_phase_attempts runs again only those lanes
+// too, each in a fresh session from the pre-phase commit
+// (state.PhaseState.RedoLanes); the Doctor is asked about them and the
+// decision records name them. In place, the
 // lanes' trees are private too, and their work is combined into the
 // user's checkout. The lanes' decision records are numbered when the
 // lanes are combined, in lane order.
@@ -160,6 +164,12 @@
 //     left), resetting first a tree changed by someone else; its
 //     decision records are written by number, as a session's are. The
 //     lanes' refs and trees go when the phase is committed or halted.
+//     A new attempt of the phase — a rejected review's, or one recovery
+//     grants — is decided in the checkpoint of the step that counts it
+//     (review, recover), with the lanes that succeeded still done, their
+//     heads kept by their refs: only the others are dispatched, so a
+//     crash between a lane's success and another lane's retry neither
+//     runs the first again nor loses its work.
 //
 // Because of 1, the branch witnesses the store: a commit of the run for a
 // phase whose pre-phase commit the state does not have can only exist if

@@ -772,17 +772,7 @@ func retryLanes(ps state.PhaseState, review state.ReviewResult) state.PhaseState
 	if !ps.Parallel() {
 		return ps.FreshLanes()
 	}
-	at := func(l state.LaneProgress) bool {
-		if l.Status == state.LaneFailed {
-			return true
-		}
-		for _, t := range review.Tasks {
-			if slices.Contains(l.Tasks, t) {
-				return true
-			}
-		}
-		return false
-	}
+	at := atFault(review)
 	all := !slices.ContainsFunc(ps.Lanes, at)
 	lanes := slices.Clone(ps.Lanes)
 	for k, l := range lanes {
@@ -797,4 +787,40 @@ func retryLanes(ps state.PhaseState, review state.ReviewResult) state.PhaseState
 	}
 	ps.Lanes = lanes
 	return ps
+}
+
+// atFault picks the lanes a rejected attempt is about: those that
+// failed, and those whose tasks the review named (review.Tasks).
+func atFault(review state.ReviewResult) func(state.LaneProgress) bool {
+	return func(l state.LaneProgress) bool {
+		if l.Status == state.LaneFailed {
+			return true
+		}
+		for _, t := range review.Tasks {
+			if slices.Contains(l.Tasks, t) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// faultLanes names the lanes of a phase of several that a rejected
+// attempt is about (atFault), for recovery: none for a phase of one
+// lane, or when every lane is (the phase's whole work is at fault).
+func faultLanes(ps state.PhaseState, review state.ReviewResult) []laneFault {
+	if !ps.Parallel() {
+		return nil
+	}
+	var out []laneFault
+	at := atFault(review)
+	for k, l := range ps.Lanes {
+		if at(l) {
+			out = append(out, laneFault{Lane: k + 1, Tasks: slices.Clone(l.Tasks)})
+		}
+	}
+	if len(out) == len(ps.Lanes) {
+		return nil
+	}
+	return out
 }

@@ -208,11 +208,22 @@ func retryContext(s state.ExecutionState, ps state.PhaseState) string {
 }
 
 // laneRetryContext is retryContext for a lane a rejected review runs
-// again: its session goes on, its earlier work in its tree.
+// again: its session goes on, its earlier work in its tree. A lane that
+// recovery runs again in a fresh session starts from the pre-phase
+// commit instead, the other lanes' work kept aside for the combine.
 func laneRetryContext(s state.ExecutionState, ps state.PhaseState, l state.LaneProgress) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## Review %d of the phase rejected it\n\nYour lane's earlier work is in this tree: change it as the review asks. %s\n",
-		l.Iteration, retryFraming(l.Iteration-1))
+	if l.SessionID == "" {
+		kept := ""
+		if slices.ContainsFunc(ps.Lanes, func(o state.LaneProgress) bool { return o.Label() != l.Label() && o.Status == state.LaneDone }) {
+			kept = "The phase's other lanes succeeded and keep their work, which is combined with yours when you are done. "
+		}
+		fmt.Fprintf(&b, "## Retry attempt %d of your lane\n\nYour lane's earlier attempts were set aside: this tree is the phase's starting commit. %s%s\n",
+			l.Attempt, kept, retryFraming(l.Attempt-2))
+	} else {
+		fmt.Fprintf(&b, "## Review %d of the phase rejected it\n\nYour lane's earlier work is in this tree: change it as the review asks. %s\n",
+			l.Iteration, retryFraming(l.Iteration-1))
+	}
 	fmt.Fprintf(&b, "\n### The review\n\n%s\n", feedbackBody(ps, false))
 	fmt.Fprintf(&b, "Full feedback: `%s`\n", feedbackPath(s, ps.Index))
 	return b.String()

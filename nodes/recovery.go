@@ -42,6 +42,10 @@ type recoveryState struct {
 	// Escalated lists the phases (indexes) that run with the escalation
 	// model; only those phases.
 	Escalated []int `json:"escalated,omitempty"`
+	// RolledBackTo is the developer's model for the rest of the run once
+	// the Doctor's rollback_provider stopped using its failing one (the
+	// role's other model, roles.developer.escalation_model); "" before.
+	RolledBackTo string `json:"rolled_back_to,omitempty"`
 	// Approach holds the replanner's accepted approach, by phase index.
 	Approach map[int]string `json:"approach,omitempty"`
 	// Question is what the human is asked while Stage is stageAsk.
@@ -54,6 +58,47 @@ type recoveryState struct {
 	// Decisions counts the decision records written; Last is the latest.
 	Decisions int             `json:"decisions,omitempty"`
 	Last      *DecisionRecord `json:"last,omitempty"`
+	// Lanes is, in a phase of several lanes, the lanes the latest failed
+	// attempt is about: the Doctor is asked about them, the decision
+	// records name them, and an attempt recovery grants runs only them
+	// again (state.PhaseState.RedoLanes).
+	Lanes *laneFailure `json:"lanes,omitempty"`
+}
+
+// laneFailure names the lanes of one failed attempt of a phase of
+// several that failed, or that its review named.
+type laneFailure struct {
+	Phase   int         `json:"phase"` // index into the plan's phases
+	Attempt int         `json:"attempt"`
+	Lanes   []laneFault `json:"lanes"`
+}
+
+// laneFault is one lane a failed attempt is about.
+type laneFault struct {
+	Lane  int      `json:"lane"` // 1-based
+	Tasks []string `json:"tasks"`
+}
+
+// label is the lane's label, its tasks: "2" or "2a+2b".
+func (f laneFault) label() string { return strings.Join(f.Tasks, "+") }
+
+// lanesOf returns the lanes rs's latest failure is about when it is
+// phase ps's attempt's; none otherwise (a phase of one lane, a failure
+// of the whole phase's work, another attempt).
+func (rs recoveryState) lanesOf(ps state.PhaseState) []laneFault {
+	if l := rs.Lanes; l != nil && l.Phase == ps.Index && l.Attempt == ps.Attempt {
+		return l.Lanes
+	}
+	return nil
+}
+
+// laneLabels joins the labels of lanes: "2" or "1, 2a+2b".
+func laneLabels(lanes []laneFault) string {
+	out := make([]string, len(lanes))
+	for i, l := range lanes {
+		out[i] = l.label()
+	}
+	return strings.Join(out, ", ")
 }
 
 // Question is the interrupt payload of a phase recovery cannot go on with
@@ -69,6 +114,9 @@ type Question struct {
 	Why       string   `json:"why"`
 	Diagnosis string   `json:"diagnosis,omitempty"` // the latest failure's tail
 	Problems  []string `json:"problems,omitempty"`  // a refused revision's problems
+	// Lane names the failing lanes of a phase of several ("2", or
+	// "1, 2a+2b"); "" when the failure is the whole phase's.
+	Lane string `json:"lane,omitempty"`
 }
 
 // QuestionKind marks a recovery interrupt's payload.
@@ -82,6 +130,10 @@ type DecisionRecord struct {
 	Attempt  int    `json:"attempt"`
 	Decision string `json:"decision"` // doctor:<action>, replan, revision_accepted, stuck:<decision>, human:<answer>, …
 	Why      string `json:"why"`
+	// Lane names the lanes (their labels, "2" or "2a+2b", comma-separated)
+	// of a phase of several whose failure the decision is about; "" for a
+	// phase of one lane, or a decision about the whole phase.
+	Lane string `json:"lane,omitempty"`
 }
 
 // RecoveryView is what status shows of a run's recovery.
@@ -95,10 +147,13 @@ type RecoveryView struct {
 	// ReplansReserved counts the replan calls reserved, the replan budget
 	// spent: it also counts one still pending, one cut off by a crash and
 	// one answered with no revision.
-	ReplansReserved int             `json:"replans_reserved"`
-	Escalations     int             `json:"escalations"`
-	Decisions       int             `json:"decisions"`
-	Last            *DecisionRecord `json:"last,omitempty"`
+	ReplansReserved int `json:"replans_reserved"`
+	Escalations     int `json:"escalations"`
+	// RolledBackTo is the developer's model after the Doctor's
+	// rollback_provider, for the rest of the run; "" when none.
+	RolledBackTo string          `json:"rolled_back_to,omitempty"`
+	Decisions    int             `json:"decisions"`
+	Last         *DecisionRecord `json:"last,omitempty"`
 }
 
 // Recovery returns what status shows of s's recovery; false when the run
@@ -114,7 +169,8 @@ func Recovery(s state.ExecutionState) (RecoveryView, bool) {
 	m := rs.Memory
 	replanned, _ := m.Replanned()
 	return RecoveryView{DoctorCalls: m.DoctorCalls, DoctorStrong: m.DoctorStrong, DoctorInfra: m.DoctorInfra,
-		Replans: replanned, ReplansReserved: m.Replans, Escalations: m.Escalations, Decisions: rs.Decisions, Last: rs.Last}, true
+		Replans: replanned, ReplansReserved: m.Replans, Escalations: m.Escalations, RolledBackTo: rs.RolledBackTo,
+		Decisions: rs.Decisions, Last: rs.Last}, true
 }
 
 // PhaseReplans is what became of the replans recovery reserved for one
@@ -279,6 +335,10 @@ func (w *workflow) failed(ctx context.Context, s state.ExecutionState, ps state.
 	}
 	m, f := recovery.RecordFailure(rs.Memory, i, ps.Attempt, inputOf(ps, rr), cfg)
 	rs.Memory = m
+	rs.Lanes = nil
+	if ls := faultLanes(ps, rr); len(ls) > 0 {
+		rs.Lanes = &laneFailure{Phase: i, Attempt: ps.Attempt, Lanes: ls}
+	}
 	graph.Emit(ctx, EventRecoveryFailure, events.RecoveryFailure{Phase: i + 1, Attempt: ps.Attempt, Category: string(f.Category), Fingerprint: f.Fingerprint})
 	rs.Exhausted = exhausted
 	rs.Stage = ""
@@ -406,7 +466,7 @@ func (w *workflow) doctor(ctx context.Context, s state.ExecutionState, rs recove
 	}
 	pm := rs.Memory.Phase(ps.Index)
 	sess := agent.Session{Role: agent.RoleDoctor, RunID: s.Run.ID, Phase: ps.Index + 1, Attempt: lastAttempt(pm),
-		Iteration: 1, Prompt: DoctorPrompt(s, pm), Dir: repo.Root(), Model: model, Tier: p.Tier.String(),
+		Iteration: 1, Prompt: doctorPrompt(s, pm, rs.lanesOf(ps)), Dir: repo.Root(), Model: model, Tier: p.Tier.String(),
 		Tools: []string{agent.ToolRead, agent.ToolList, agent.ToolGrep}}
 	rep, err := w.session(ctx, d, sess)
 	if err != nil {
@@ -426,6 +486,9 @@ func (w *workflow) doctor(ctx context.Context, s state.ExecutionState, rs recove
 	why := adv.Rationale
 	if adv.Malformed != "" {
 		why = "the answer did not parse: " + adv.Malformed
+	}
+	if adv.Refused != "" {
+		why = "refused: " + adv.Refused + "; " + why
 	}
 	rs = w.decide(ctx, c, rs, ps, "doctor:"+adv.Action.String(), why)
 	if req, ok := recovery.StrongFollowUp(m, ps.Index, adv, p.Infra, cfg); ok {
@@ -452,7 +515,7 @@ func (w *workflow) afterAdvice(ctx context.Context, s state.ExecutionState, rs r
 	case recovery.ActionEscalateModel:
 		// Without an escalation model there is nothing to escalate to:
 		// the advice is no advice.
-		if s.Config.Agents.Developer.EscalationModel != "" && rs.Memory.Phase(ps.Index).Escalations < cfg.MaxEscalationsPerPhase {
+		if canEscalate(s, rs) && rs.Memory.Phase(ps.Index).Escalations < cfg.MaxEscalationsPerPhase {
 			return w.escalate(ctx, s, rs, ps, "the Doctor advised a stronger model: "+adv.Rationale)
 		}
 	case recovery.ActionNeedsHuman:
@@ -461,6 +524,16 @@ func (w *workflow) afterAdvice(ctx context.Context, s state.ExecutionState, rs r
 		return w.stop(ctx, s, rs, ps, "")
 	case recovery.ActionRetryWithHint:
 		return w.nextAttempt(ctx, s, rs, ps)
+	case recovery.ActionRollbackProvider:
+		from, to, whyNot := rollbackModel(s, rs, ps.Index)
+		if whyNot == "" {
+			rs.RolledBackTo = to
+			rs = w.decide(ctx, s, rs, ps, "rollback_provider", fmt.Sprintf("the Doctor: %s (the developer's model %s is not used again in this run; %s from now on)",
+				adv.Rationale, from, to))
+			return w.nextAttempt(ctx, s, rs, ps)
+		}
+		// The prompt said the action was not available: no advice.
+		rs = w.decide(ctx, s, rs, ps, "rollback_provider:refused", whyNot)
 	}
 	if !rs.Exhausted {
 		return w.nextAttempt(ctx, s, rs, ps)
@@ -477,7 +550,7 @@ func (w *workflow) stuck(ctx context.Context, s state.ExecutionState, rs recover
 	// A run without a replanner cannot replan: the handler decides
 	// without it, so the decision recorded is the one carried out.
 	sit.RunReplansLeft = sit.RunReplansLeft && w.has(agent.RoleReplanner, s)
-	sit.EscalationModel = s.Config.Agents.Developer.EscalationModel != ""
+	sit.EscalationModel = canEscalate(s, rs)
 	dec, why := recovery.Stuck(sit, cfg)
 	graph.Emit(ctx, events.EventStuckDecision, events.StuckDecision{Phase: ps.Index + 1, Decision: dec.String(), Why: why})
 	rs = w.decide(ctx, s, rs, ps, "stuck:"+dec.String(), why)
@@ -557,7 +630,7 @@ func (w *workflow) toHuman(ctx context.Context, s state.ExecutionState, rs recov
 	}
 	rs.Stage = stageAsk
 	rs.Question = &Question{RunID: s.Run.ID, Kind: QuestionKind, Phase: ps.Index + 1, Attempt: ps.Attempt, Decision: decision,
-		Why: why, Diagnosis: diag, Problems: problems}
+		Why: why, Diagnosis: diag, Problems: problems, Lane: laneLabels(rs.lanesOf(ps))}
 	c, err := withRecovery(s, rs)
 	if err != nil {
 		return s, err
@@ -620,7 +693,13 @@ func (w *workflow) nextAttempt(ctx context.Context, s state.ExecutionState, rs r
 		rs.Exhausted = false
 		ps.Status, ps.Attempt = state.PhaseRetrying, ps.Attempt+1
 		setTasks(&ps, state.PhaseRetrying)
-		ps = ps.FreshLanes()
+		// Only the lanes the failure is about run again, each in a
+		// fresh session; the lanes that succeeded keep their work.
+		var review state.ReviewResult
+		if ps.Review != nil {
+			review = *ps.Review
+		}
+		ps = ps.RedoLanes(atFault(review))
 		var err error
 		if c, err = c.WithPhaseState(ps); err != nil {
 			return s, err
@@ -634,14 +713,15 @@ func (w *workflow) nextAttempt(ctx context.Context, s state.ExecutionState, rs r
 // step run again writes the same file) and an event.
 func (w *workflow) decide(ctx context.Context, s state.ExecutionState, rs recoveryState, ps state.PhaseState, decision, why string) recoveryState {
 	rs.Decisions++
-	rec := DecisionRecord{N: rs.Decisions, Phase: ps.Index + 1, Attempt: ps.Attempt, Decision: decision, Why: why}
+	rec := DecisionRecord{N: rs.Decisions, Phase: ps.Index + 1, Attempt: ps.Attempt, Decision: decision, Why: why,
+		Lane: laneLabels(rs.lanesOf(ps))}
 	rs.Last = &rec
 	b, _ := json.MarshalIndent(rec, "", "  ")
 	if err := w.write(s, decisionPath(s, rec.N), string(b)+"\n"); err != nil {
 		w.cfg.Logger.Warn("recovery: decision record not written", "err", err)
 	}
-	graph.Emit(ctx, EventRecoveryDecision, events.RecoveryDecision{Phase: rec.Phase, Decision: decision, Why: why})
-	w.cfg.Logger.Info("recovery decision", "phase", rec.Phase, "attempt", rec.Attempt, "decision", decision, "why", why)
+	graph.Emit(ctx, EventRecoveryDecision, events.RecoveryDecision{Phase: rec.Phase, Lane: rec.Lane, Decision: decision, Why: why})
+	w.cfg.Logger.Info("recovery decision", "phase", rec.Phase, "lane", rec.Lane, "attempt", rec.Attempt, "decision", decision, "why", why)
 	return rs
 }
 
@@ -781,9 +861,20 @@ func orText(s, def string) string {
 
 // DoctorPrompt asks the Doctor about phase pm's failures, in strict JSON.
 func DoctorPrompt(s state.ExecutionState, pm recovery.PhaseMemory) string {
+	return doctorPrompt(s, pm, nil)
+}
+
+// doctorPrompt is DoctorPrompt about the lanes of a phase of several
+// that failed (or that the review named), when lanes are given: their
+// tasks alone stand for the phase's, since the other lanes succeeded
+// and keep their work.
+func doctorPrompt(s state.ExecutionState, pm recovery.PhaseMemory, lanes []laneFault) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "You are the Doctor of a coding workflow. Phase %d of the plan keeps failing. Diagnose why, and say what to do next.\n\n", pm.Index+1)
-	if pm.Anchor != nil {
+	switch {
+	case len(lanes) > 0:
+		b.WriteString(lanesSection(s, pm, lanes))
+	case pm.Anchor != nil:
 		b.WriteString(pm.Anchor.Text() + "\n")
 	}
 	fmt.Fprintf(&b, "## Failed attempts (%d, categories: %s)\n\n", pm.Attempts, joinCats(pm.Categories))
@@ -793,11 +884,85 @@ func DoctorPrompt(s state.ExecutionState, pm recovery.PhaseMemory) string {
 	if cfg, err := recoveryConfig(s); err == nil && len(cfg.FatalTypes) > 0 {
 		fmt.Fprintf(&b, "If retrying cannot fix the failure because it is one of these fatal error types, name the type as the category and the run stops to ask the human: %s.\n\n", joinCats(cfg.FatalTypes))
 	}
-	b.WriteString(`Answer with one JSON object and nothing else:
-{"action": "retry_with_hint" | "replan" | "escalate_model" | "needs_human" | "stop",
+	actions := []string{`"retry_with_hint"`, `"replan"`, `"escalate_model"`, `"needs_human"`, `"stop"`}
+	rs, _ := loadRecovery(s)
+	cfg, _ := recoveryConfig(s)
+	if !cfg.ActionAllowed(recovery.ActionRollbackProvider) {
+		b.WriteString("rollback_provider is not available: this run's doctor_actions leave it out.\n\n")
+	} else if from, to, whyNot := rollbackModel(s, rs, pm.Index); whyNot != "" {
+		fmt.Fprintf(&b, "rollback_provider is not available: %s.\n\n", whyNot)
+	} else {
+		actions = append(actions, `"rollback_provider"`)
+		fmt.Fprintf(&b, "rollback_provider stops using the developer's model (%s) for the rest of the run and retries with its other model, %s: advise it when the model itself keeps failing (its provider errs, or it cannot do the work).\n\n",
+			from, to)
+	}
+	fmt.Fprintf(&b, `Answer with one JSON object and nothing else:
+{"action": %s,
  "confidence": 0..1, "category": "<the failure's category>", "rationale": "<why>", "hint": "<for the next attempt>"}
-`)
+`, strings.Join(actions, " | "))
 	return b.String()
+}
+
+// lanesSection tells the Doctor which lanes of the phase failed, and
+// their tasks: "Lane 2 (task 2: bee)".
+func lanesSection(s state.ExecutionState, pm recovery.PhaseMemory, lanes []laneFault) string {
+	var b strings.Builder
+	names := make([]string, len(lanes))
+	var ids []string
+	for i, l := range lanes {
+		ts := make([]string, len(l.Tasks))
+		for j, id := range l.Tasks {
+			ts[j] = id
+			if t, ok := s.Plan.Task(id); ok {
+				ts[j] = id + ": " + t.Title
+			}
+		}
+		word := "task"
+		if len(ts) > 1 {
+			word = "tasks"
+		}
+		names[i] = fmt.Sprintf("Lane %s (%s %s)", l.label(), word, strings.Join(ts, "; "))
+		ids = append(ids, l.Tasks...)
+	}
+	b.WriteString("## The failing lanes\n\n")
+	fmt.Fprintf(&b, "Phase %d runs its tasks as lanes, each a session of its own in its own work tree. %s failed; the phase's other lanes succeeded and keep their work, and only the failing lanes run again. Diagnose the failing lanes.\n\n",
+		pm.Index+1, strings.Join(names, " and "))
+	if pm.Anchor != nil {
+		a := *pm.Anchor
+		a.Tasks = slices.DeleteFunc(slices.Clone(a.Tasks), func(t recovery.AnchorTask) bool { return !slices.Contains(ids, t.ID) })
+		b.WriteString(a.Text() + "\n")
+	}
+	return b.String()
+}
+
+// rollbackModel is what the Doctor's rollback_provider would do about
+// phase index's failing model: the model the phase's developer failed
+// with (from) and the one it gives the developer for the rest of the run
+// (to), the role's other model: roles.developer.escalation_model, or the
+// role's model when the phase ran escalated. whyNot, when not empty,
+// says why there is none: the role names no other model, or the run
+// rolled back already.
+func rollbackModel(s state.ExecutionState, rs recoveryState, index int) (from, to, whyNot string) {
+	dev := s.Config.Agents.Developer
+	switch {
+	case rs.RolledBackTo != "":
+		return "", "", "the run rolled the developer back to " + rs.RolledBackTo + " already; it has no other model left"
+	case slices.Contains(rs.Escalated, index):
+		if dev.Model == "" || dev.Model == dev.EscalationModel {
+			return "", "", fmt.Sprintf("phase %d runs with the escalation model %s and the developer names no other model (roles.developer.model in gaffer.yaml)", index+1, dev.EscalationModel)
+		}
+		return dev.EscalationModel, dev.Model, ""
+	case dev.EscalationModel == "" || dev.EscalationModel == dev.Model:
+		return "", "", "the developer has no other model to fall back to (set roles.developer.escalation_model in gaffer.yaml)"
+	}
+	return orText(dev.Model, "the driver's default"), dev.EscalationModel, ""
+}
+
+// canEscalate reports whether the run has a model to escalate a phase
+// to: an escalation model the developer does not run with already (after
+// a rollback it runs with it everywhere).
+func canEscalate(s state.ExecutionState, rs recoveryState) bool {
+	return s.Config.Agents.Developer.EscalationModel != "" && rs.RolledBackTo == ""
 }
 
 // ReplanPrompt asks the replanner for a revised approach of phase pm,
@@ -851,13 +1016,17 @@ func recoveryPrompt(s state.ExecutionState, ps state.PhaseState) string {
 }
 
 // escalatedModel is the model phase ps's developer runs with: the
-// escalation model once the stuck handler or the Doctor escalated it,
-// "" (the role's model) otherwise.
+// model the Doctor's rollback_provider gave the rest of the run, the
+// escalation model once the stuck handler or the Doctor escalated the
+// phase, "" (the role's model) otherwise.
 func escalatedModel(s state.ExecutionState, ps state.PhaseState) string {
 	if len(s.Progress.Recovery) == 0 {
 		return ""
 	}
 	rs, err := loadRecovery(s)
+	if err == nil && rs.RolledBackTo != "" {
+		return rs.RolledBackTo
+	}
 	if err != nil || !slices.Contains(rs.Escalated, ps.Index) {
 		return ""
 	}

@@ -3,6 +3,7 @@ package recovery
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // CallKind is what a reserved call is for.
@@ -259,6 +260,10 @@ type Advice struct {
 	// Fatal is set when Category is a fatal error type: Action was made
 	// ActionNeedsHuman.
 	Fatal bool `json:"fatal,omitempty"`
+	// Refused says why the action the Doctor named cannot be carried
+	// out (an optional action the profile's doctor_actions leaves out):
+	// Action was made ActionNone, no advice. Empty when it can.
+	Refused string `json:"refused,omitempty"`
 }
 
 // FatalType returns the category of phase index's latest recorded
@@ -300,6 +305,9 @@ func CompleteDoctor(m Memory, id int, answer string, cfg Config) (Memory, Advice
 			// advised, the run stops and asks the human.
 			adv.Action, adv.Fatal = ActionNeedsHuman, true
 			adv.Rationale = fmt.Sprintf("fatal error type %s (advised %s): %s", a.Category, a.Action, a.Rationale)
+		} else if !cfg.ActionAllowed(a.Action) {
+			adv.Action = ActionNone
+			adv.Refused = fmt.Sprintf("%s is not one of this run's doctor_actions (%s)", a.Action, strings.Join(cfg.DoctorActions, ", "))
 		}
 	}
 	p := m.Phase(call.Phase)

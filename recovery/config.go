@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/gaffer-dev/gaffer/state"
 )
@@ -58,6 +59,10 @@ type Config struct {
 	// categories (a Fatal rule's, or the Doctor's diagnosis) is not
 	// retried or replanned; the run asks the human at once.
 	FatalTypes []Category `json:"fatal_error_types,omitempty" yaml:"fatal_error_types"`
+	// DoctorActions lists the optional actions (OptionalActions) the
+	// Doctor may choose, by name; an answer naming one left out is
+	// refused (CompleteDoctor). Nil takes them all.
+	DoctorActions []string `json:"doctor_actions,omitempty" yaml:"doctor_actions"`
 }
 
 // DefaultHighRisk returns the default high_risk_categories: seed 003's
@@ -85,12 +90,24 @@ func DefaultRules() state.RecoveryRules {
 		return &out
 	}
 	on := true
+	acts := DefaultDoctorActions()
 	return state.RecoveryRules{
 		HighRiskCategories:       names(DefaultHighRisk()),
 		LowRiskCategories:        names(DefaultLowRisk()),
 		MessageSimilarityEnabled: &on,
 		FatalErrorTypes:          names(DefaultFatalTypes()),
+		DoctorActions:            &acts,
 	}
+}
+
+// DefaultDoctorActions returns the default doctor_actions: every
+// optional action of the Doctor, by name.
+func DefaultDoctorActions() []string {
+	var out []string
+	for _, a := range OptionalActions() {
+		out = append(out, a.String())
+	}
+	return out
 }
 
 // WithRules returns c with the rules r sets laid over it; the rest as c
@@ -114,6 +131,9 @@ func (c Config) WithRules(r state.RecoveryRules) Config {
 	}
 	if r.FatalErrorTypes != nil {
 		c.FatalTypes = cats(r.FatalErrorTypes)
+	}
+	if r.DoctorActions != nil {
+		c.DoctorActions = append([]string{}, *r.DoctorActions...)
 	}
 	return c
 }
@@ -160,6 +180,11 @@ func (c Config) Validate() (Config, error) {
 	c.HighRisk = listOr(c.HighRisk, DefaultHighRisk())
 	c.LowRisk = listOr(c.LowRisk, DefaultLowRisk())
 	c.FatalTypes = listOr(c.FatalTypes, DefaultFatalTypes())
+	if c.DoctorActions == nil {
+		c.DoctorActions = DefaultDoctorActions()
+	} else {
+		c.DoctorActions = append([]string{}, c.DoctorActions...)
+	}
 	bad = append(bad, c.ruleProblems()...)
 	if len(bad) > 0 {
 		return Config{}, fmt.Errorf("%w: %v", ErrInvalidConfig, bad)
@@ -327,6 +352,17 @@ func (c Config) ruleProblems() []string {
 		}
 		seen[t], known[t] = true, true
 	}
+	seenAct := map[string]bool{}
+	for _, n := range c.DoctorActions {
+		var a Action
+		switch err := a.UnmarshalText([]byte(n)); {
+		case err != nil || !a.Optional():
+			bad = append(bad, fmt.Sprintf("doctor_actions: %q is no optional action of the Doctor (want %s)", n, strings.Join(DefaultDoctorActions(), ", ")))
+		case seenAct[n]:
+			bad = append(bad, fmt.Sprintf("doctor_actions: %q is listed twice", n))
+		}
+		seenAct[n] = true
+	}
 	high := map[Category]bool{}
 	for _, l := range []struct {
 		key  string
@@ -356,6 +392,15 @@ func (c Config) HighRiskCategory(cat Category) bool { return slices.Contains(c.H
 
 // LowRiskCategory reports whether cat is one of c's low_risk_categories.
 func (c Config) LowRiskCategory(cat Category) bool { return slices.Contains(c.LowRisk, cat) }
+
+// ActionAllowed reports whether the Doctor may choose a: one of the
+// actions every run has, or an optional one c's DoctorActions lists.
+func (c Config) ActionAllowed(a Action) bool {
+	if !a.Optional() {
+		return a != ActionNone
+	}
+	return slices.Contains(c.DoctorActions, a.String())
+}
 
 // IsFatalType reports whether cat is one of c's fatal_error_types.
 func (c Config) IsFatalType(cat Category) bool {

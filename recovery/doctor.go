@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -22,11 +23,22 @@ const (
 	ActionEscalateModel               // retry the phase with the escalation model
 	ActionNeedsHuman                  // interrupt and ask a human
 	ActionStop                        // stop: the failure will not go away
+	// ActionRollbackProvider stops using the developer's failing model
+	// for the rest of the run: its other model takes over (optional:
+	// Config.DoctorActions).
+	ActionRollbackProvider
 )
 
 func actionNames() []string {
-	return []string{"none", "retry_with_hint", "replan", "escalate_model", "needs_human", "stop"}
+	return []string{"none", "retry_with_hint", "replan", "escalate_model", "needs_human", "stop", "rollback_provider"}
 }
+
+// OptionalActions returns the Doctor's optional actions, seed 003's,
+// which a profile's doctor_actions may leave out: the default list.
+func OptionalActions() []Action { return []Action{ActionRollbackProvider} }
+
+// Optional reports whether a is one of the Doctor's optional actions.
+func (a Action) Optional() bool { return slices.Contains(OptionalActions(), a) }
 
 // String returns the action's name, such as "retry_with_hint".
 func (a Action) String() string {
@@ -73,7 +85,7 @@ type DoctorAnswer struct {
 // ParseDoctorAnswer reads the Doctor's answer. The text must be exactly
 // one JSON object (surrounding blanks allowed, nothing else: no prose, no
 // code fence, no second value) with the fields action (retry_with_hint,
-// replan, escalate_model, needs_human or stop), confidence (a number in
+// replan, escalate_model, needs_human, stop or rollback_provider), confidence (a number in
 // [0, 1]), category (a snake_case name), rationale (non-empty) and hint
 // (non-empty for retry_with_hint, optional otherwise), and no other field;
 // a text field may hold at most 4000 runes and the answer 64 KiB. Any

@@ -28,7 +28,7 @@ func TestParseDoctorAnswer(t *testing.T) {
 		"code fence":         "```json\n" + good + "\n```",
 		"second value":       good + " {}",
 		"array":              "[" + good + "]",
-		"unknown action":     `{"action":"skip_phase","confidence":0.9,"category":"x","rationale":"r"}`,
+		"unknown action":     `{"action":"delete_repo","confidence":0.9,"category":"x","rationale":"r"}`,
 		"none action":        `{"action":"none","confidence":0.9,"category":"x","rationale":"r"}`,
 		"action wrong case":  `{"action":"REPLAN","confidence":0.9,"category":"x","rationale":"r"}`,
 		"missing action":     `{"confidence":0.9,"category":"x","rationale":"r"}`,

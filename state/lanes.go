@@ -344,6 +344,32 @@ func (ps PhaseState) FreshLanes() PhaseState {
 	return ps
 }
 
+// RedoLanes returns ps for a new attempt of the phase (count ps.Attempt
+// up first) that runs again only the lanes redo picks: each is due from
+// the pre-phase commit in a fresh session, its own attempt one higher.
+// A lane that is done keeps its work (Head, the commit its ref keeps),
+// its session and its result, and does not run. Some lanes are redone
+// whatever redo says: one that is not done with its work at Head, and
+// one built on the other lanes' combined work (a lane run again after a
+// conflict: Base is not the pre-phase commit), which may hold a redone
+// lane's old work. A phase of one lane, and one where no lane is picked,
+// has every lane fresh (FreshLanes). ps's lanes are copied, not changed.
+func (ps PhaseState) RedoLanes(redo func(LaneProgress) bool) PhaseState {
+	if !ps.Parallel() || !slices.ContainsFunc(ps.Lanes, redo) {
+		return ps.FreshLanes()
+	}
+	lanes := make([]LaneProgress, len(ps.Lanes))
+	for i, l := range ps.Lanes {
+		if l.Status == LaneDone && l.Head != "" && l.Base == ps.PreCommit && !redo(l) {
+			lanes[i] = l.Clone()
+			continue
+		}
+		lanes[i] = l.Fresh(ps.PreCommit)
+	}
+	ps.Lanes = lanes
+	return ps
+}
+
 // WithoutSessions returns ps with no session to continue in any lane: the
 // next sessions are fresh. ps's lanes are copied, not changed.
 func (ps PhaseState) WithoutSessions() PhaseState {

@@ -197,3 +197,46 @@ func TestLaneStatusNames(t *testing.T) {
 		t.Error("Fresh changed its receiver")
 	}
 }
+
+// TestRedoLanes: a new attempt keeps the lanes that are done with their
+// work at Head and redoes, fresh from the pre-phase commit, the ones
+// picked, the ones not done, and the ones built on the other lanes'
+// combined work; a phase of one lane, and one where none is picked, is
+// redone whole.
+func TestRedoLanes(t *testing.T) {
+	done := func(tasks string, head string) LaneProgress {
+		return LaneProgress{Tasks: []string{tasks}, Status: LaneDone, Attempt: 1, SessionID: "s-" + tasks, Base: "pre", Head: head, WorkTree: "/t/" + tasks}
+	}
+	failed := LaneProgress{Tasks: []string{"b"}, Status: LaneFailed, Attempt: 2, SessionID: "s-b", Base: "pre", Error: "no", WorkTree: "/t/b"}
+	onOthers := done("d", "hd")
+	onOthers.Base, onOthers.Attempt = "combined", 2
+	ps := PhaseState{Index: 0, Attempt: 3, PreCommit: "pre", Lanes: []LaneProgress{done("a", "ha"), failed, done("c", "hc"), onOthers}}
+	isB := func(l LaneProgress) bool { return l.Label() == "b" }
+	got := ps.RedoLanes(isB)
+	if !got.Lanes[0].Equal(ps.Lanes[0]) || !got.Lanes[2].Equal(ps.Lanes[2]) {
+		t.Fatalf("the done lanes changed: %+v, %+v", got.Lanes[0], got.Lanes[2])
+	}
+	for _, k := range []int{1, 3} {
+		l := got.Lanes[k]
+		if l.Status != LanePending || l.Attempt != ps.Lanes[k].Attempt+1 || l.SessionID != "" || l.Base != "pre" || l.Head != "" || l.Error != "" || l.WorkTree != "" {
+			t.Errorf("lane %d, to redo fresh: %+v", k+1, l)
+		}
+	}
+	if ps.Lanes[1].Status != LaneFailed || ps.Lanes[1].SessionID != "s-b" {
+		t.Error("RedoLanes changed its receiver's lanes")
+	}
+	named := ps.RedoLanes(func(l LaneProgress) bool { return l.Label() == "c" })
+	if named.Lanes[2].Status != LanePending || named.Lanes[1].Status != LanePending || named.Lanes[0].Status != LaneDone {
+		t.Errorf("a named lane and a failed one are redone, the others kept: %+v", named.Lanes)
+	}
+	for name, p := range map[string]PhaseState{
+		"none picked": {Attempt: 3, PreCommit: "pre", Lanes: []LaneProgress{done("a", "ha"), done("c", "hc")}},
+		"one lane":    {Attempt: 3, PreCommit: "pre", Lanes: []LaneProgress{done("a", "ha")}},
+	} {
+		for k, l := range p.RedoLanes(isB).Lanes {
+			if l.Status != LanePending || l.Attempt != 3 || l.Head != "" || l.SessionID != "" {
+				t.Errorf("%s: lane %d %+v, want fresh at the phase's attempt", name, k+1, l)
+			}
+		}
+	}
+}

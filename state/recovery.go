@@ -129,6 +129,9 @@ type RecoveryRules struct {
 	LowRiskCategories        *[]string `json:"low_risk_categories,omitempty" yaml:"low_risk_categories,omitempty"`
 	MessageSimilarityEnabled *bool     `json:"message_similarity_enabled,omitempty" yaml:"message_similarity_enabled,omitempty"`
 	FatalErrorTypes          *[]string `json:"fatal_error_types,omitempty" yaml:"fatal_error_types,omitempty"`
+	// DoctorActions lists the Doctor's optional actions the run allows
+	// (rollback_provider, ...); nil takes them all, [] none.
+	DoctorActions *[]string `json:"doctor_actions,omitempty" yaml:"doctor_actions,omitempty"`
 }
 
 // Over returns r laid over base: every field r sets replaces base's.
@@ -148,6 +151,9 @@ func (r RecoveryRules) Over(base RecoveryRules) RecoveryRules {
 	if o.FatalErrorTypes != nil {
 		out.FatalErrorTypes = o.FatalErrorTypes
 	}
+	if o.DoctorActions != nil {
+		out.DoctorActions = o.DoctorActions
+	}
 	return out
 }
 
@@ -166,6 +172,7 @@ func (r RecoveryRules) Clone() RecoveryRules {
 	r.HighRiskCategories = list(r.HighRiskCategories)
 	r.LowRiskCategories = list(r.LowRiskCategories)
 	r.FatalErrorTypes = list(r.FatalErrorTypes)
+	r.DoctorActions = list(r.DoctorActions)
 	if r.MessageSimilarityEnabled != nil {
 		v := *r.MessageSimilarityEnabled
 		r.MessageSimilarityEnabled = &v

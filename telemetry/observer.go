@@ -396,8 +396,12 @@ func (o *observer) custom(r *runSpans, e graph.Event, at time.Time) {
 	case events.RunStatus:
 		r.root.SetAttributes(attribute.String("gaffer.status", p.To))
 	case events.RecoveryDecision:
-		o.point(parent, "recovery decision", at, attribute.String(keyRunID, r.id), attribute.Int(keyPhase, p.Phase),
-			attribute.String("gaffer.decision", p.Decision), attribute.String("gaffer.why", firstLine(p.Why)))
+		attrs := []attribute.KeyValue{attribute.String(keyRunID, r.id), attribute.Int(keyPhase, p.Phase),
+			attribute.String("gaffer.decision", p.Decision), attribute.String("gaffer.why", firstLine(p.Why))}
+		if p.Lane != "" {
+			attrs = append(attrs, attribute.String("gaffer.recovery.lanes", p.Lane))
+		}
+		o.point(parent, "recovery decision", at, attrs...)
 	case events.RecoveryFailure:
 		o.point(parent, "recovery failure", at, attribute.String(keyRunID, r.id), attribute.Int(keyPhase, p.Phase),
 			attribute.Int(keyAttempt, p.Attempt), attribute.String("gaffer.failure.category", p.Category))

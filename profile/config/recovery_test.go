@@ -78,6 +78,7 @@ profiles:
       low_risk_categories: []
       message_similarity_enabled: false
       fatal_error_types: [wrong_database]
+      doctor_actions: []
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +91,8 @@ profiles:
 	if r.HighRiskCategories == nil || len(*r.HighRiskCategories) != 1 || (*r.HighRiskCategories)[0] != "agent_gave_up" ||
 		r.LowRiskCategories == nil || len(*r.LowRiskCategories) != 0 ||
 		r.MessageSimilarityEnabled == nil || *r.MessageSimilarityEnabled ||
-		r.FatalErrorTypes == nil || len(*r.FatalErrorTypes) != 1 || (*r.FatalErrorTypes)[0] != "wrong_database" {
+		r.FatalErrorTypes == nil || len(*r.FatalErrorTypes) != 1 || (*r.FatalErrorTypes)[0] != "wrong_database" ||
+		r.DoctorActions == nil || len(*r.DoctorActions) != 0 {
 		t.Fatalf("rules %+v", r)
 	}
 	var show strings.Builder
@@ -104,6 +106,8 @@ profiles:
 		{"high_risk_categories: [logic]", `"logic" is no failure category`},
 		{"fatal_error_types: [test_failure]", `"test_failure" is a built-in category`},
 		{"low_risk_categories: [infra]\n      high_risk_categories: [infra]", `"infra" is in both`},
+		{"doctor_actions: [reboot]", `doctor_actions: "reboot" is no optional action of the Doctor (want rollback_provider`},
+		{"doctor_actions: rollback_provider", `doctor_actions must be a list`},
 	} {
 		_, err := Parse("gaffer.yaml", []byte("profiles:\n  x:\n    recovery:\n      "+bad.yaml+"\n"))
 		if err == nil || !strings.Contains(err.Error(), bad.want) || !strings.Contains(err.Error(), "recovery") {

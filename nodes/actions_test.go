@@ -1,0 +1,238 @@
+package nodes
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/state"
+)
+
+// rollbackScript fails phase 2 twice, differently (no replan), and the
+// Doctor advises rollback_provider; attempt 3 and phase 3 succeed.
+const rollbackScript = phase1OK + `
+  - phase: 2
+    attempt: 1
+    actions:
+      - run: 'echo "provider error: 529 overloaded" >&2; exit 1'
+  - phase: 2
+    attempt: 2
+    actions:
+      - run: 'echo "./eval.go:3:9: undefined: parseOperand" >&2; exit 1'
+  - phase: 2
+    attempt: 3
+    actions:
+      - write: {path: impl.txt, content: "good 2\n"}
+  - phase: 3
+    actions:
+      - write: {path: more.txt, content: "good 3\n"}
+doctor:
+  - phase: 2
+    answer: '{"action":"rollback_provider","confidence":0.9,"category":"build_error","rationale":"the small model keeps failing"}'
+`
+
+// rollbackConfig is a run whose developer has an other model.
+func rollbackConfig() state.RunConfig {
+	cfg := on()
+	cfg.Agents.Developer = state.AgentConfig{Driver: "llm", Model: "small", EscalationModel: "big"}
+	return cfg
+}
+
+// sessionModels maps each developer session (phase, attempt) to its model.
+func sessionModels(t *testing.T, h *harness) map[[2]int]string {
+	t.Helper()
+	devs, _ := h.rec.of(agent.RoleDeveloper)
+	models := map[[2]int]string{}
+	for _, d := range devs {
+		models[[2]int{d.Phase, d.Attempt}] = d.Model
+	}
+	return models
+}
+
+// The Doctor's rollback_provider: the developer's failing model is not
+// used again in the run; its other model runs the retry and every later
+// phase, and the decision record says so.
+func TestRecoveryDoctorRollsBackTheDevelopersModel(t *testing.T) {
+	h := newHarness(t, rollbackScript)
+	res, err := h.start(chainPlan(3), rollbackConfig())
+	s := mustDone(t, res, err, state.RunCompleted)
+	docs, _ := h.rec.of(agent.RoleDoctor)
+	if len(docs) != 1 || !strings.Contains(docs[0].Prompt, "rollback_provider stops using the developer's model (small)") || !strings.Contains(docs[0].Prompt, `| "rollback_provider"`) {
+		t.Fatalf("%d Doctor sessions; the prompt does not offer rollback_provider:\n%s", len(docs), docs[0].Prompt)
+	}
+	models := sessionModels(t, h)
+	if models[[2]int{2, 1}] != "" || models[[2]int{2, 2}] != "" || models[[2]int{2, 3}] != "big" || models[[2]int{3, 1}] != "big" {
+		t.Fatalf("session models %v: want the role's model before the rollback, big after it (phase 3 too)", models)
+	}
+	rs := recoveryOf(t, s)
+	if rs.RolledBackTo != "big" || rs.Last == nil || rs.Last.Decision != "rollback_provider" || !strings.Contains(rs.Last.Why, "small is not used again") {
+		t.Fatalf("rolled back to %q, last decision %+v", rs.RolledBackTo, rs.Last)
+	}
+	if v, ok := Recovery(s); !ok || v.RolledBackTo != "big" {
+		t.Fatalf("status view %+v", v)
+	}
+}
+
+// A rollback is kept in the checkpointed state: the checkpoint that
+// records it lost, or one of those after it, the resumed run still runs
+// the rest with the other model.
+func TestRecoveryRollbackSurvivesACrash(t *testing.T) {
+	ref := newHarness(t, rollbackScript)
+	var seen, first atomic.Int64
+	ref.store.fail = func(cp checkpoint.Checkpoint) bool {
+		n := seen.Add(1)
+		for _, v := range cp.Values {
+			if first.Load() == 0 && bytes.Contains(v, []byte("rolled_back_to")) {
+				first.Store(n)
+			}
+		}
+		return false
+	}
+	res, err := ref.start(chainPlan(3), rollbackConfig())
+	mustDone(t, res, err, state.RunCompleted)
+	m, puts := first.Load(), ref.store.puts.Load()
+	if m == 0 {
+		t.Fatal("no checkpoint holds the rollback")
+	}
+	for _, k := range []int64{m, m + 1, puts - 1} {
+		h := newHarness(t, rollbackScript)
+		var n atomic.Int64
+		h.store.fail = func(checkpoint.Checkpoint) bool { return n.Add(1) == k }
+		res, err := h.start(chainPlan(3), rollbackConfig())
+		for i := 0; errors.Is(err, errCrash); i++ {
+			if i > 3 {
+				t.Fatalf("checkpoint %d lost: no end after 3 resumes", k)
+			}
+			res, err = h.runner.Resume(context.Background(), "r-1")
+		}
+		s := mustDone(t, res, err, state.RunCompleted)
+		if m := sessionModels(t, h); m[[2]int{3, 1}] != "big" || m[[2]int{2, 3}] != "big" {
+			t.Fatalf("checkpoint %d lost: session models %v, want big after the rollback", k, m)
+		}
+		if rs := recoveryOf(t, s); rs.RolledBackTo != "big" {
+			t.Fatalf("checkpoint %d lost: rolled back to %q", k, rs.RolledBackTo)
+		}
+	}
+}
+
+// Without another model the Doctor cannot choose rollback_provider: its
+// prompt says why, and the answer, given anyway, is refused as no
+// advice; the phase, its attempts used, stops.
+func TestRecoveryRollbackWithoutAnotherModelIsRefused(t *testing.T) {
+	h := newHarness(t, rollbackScript)
+	cfg := on()
+	cfg.Agents.Developer = state.AgentConfig{Driver: "llm", Model: "small"}
+	res, err := h.start(chainPlan(3), cfg)
+	s := mustDone(t, res, err, state.RunHalted)
+	docs, _ := h.rec.of(agent.RoleDoctor)
+	if len(docs) != 1 || !strings.Contains(docs[0].Prompt, "rollback_provider is not available: the developer has no other model to fall back to (set roles.developer.escalation_model") ||
+		strings.Contains(docs[0].Prompt, `| "rollback_provider"`) {
+		t.Fatalf("the Doctor's prompt does not say rollback_provider is unavailable:\n%s", docs[0].Prompt)
+	}
+	rs := recoveryOf(t, s)
+	if rs.RolledBackTo != "" {
+		t.Fatalf("rolled back to %q without another model", rs.RolledBackTo)
+	}
+	if m := sessionModels(t, h); len(m) != 3 || m[[2]int{2, 3}] != "" {
+		t.Fatalf("developer sessions %v: want phase 2's two attempts and no third", m)
+	}
+	var decisions []string
+	for n := 1; n <= rs.Decisions; n++ {
+		decisions = append(decisions, readDecision(t, h, s, n).Decision)
+	}
+	if got := strings.Join(decisions, " "); !strings.Contains(got, "doctor:rollback_provider rollback_provider:refused stuck:stop") {
+		t.Fatalf("decisions %q", got)
+	}
+}
+
+// doctor_actions: [] leaves rollback_provider out: the prompt says so and
+// the answer is refused in the Doctor's decision record.
+func TestRecoveryDoctorActionsLeaveRollbackOut(t *testing.T) {
+	h := newHarness(t, rollbackScript)
+	cfg := rollbackConfig()
+	none := []string{}
+	cfg.Recovery.DoctorActions = &none
+	res, err := h.start(chainPlan(3), cfg)
+	s := mustDone(t, res, err, state.RunHalted)
+	docs, _ := h.rec.of(agent.RoleDoctor)
+	if len(docs) != 1 || !strings.Contains(docs[0].Prompt, "rollback_provider is not available: this run's doctor_actions leave it out") {
+		t.Fatalf("prompt:\n%s", docs[0].Prompt)
+	}
+	rs := recoveryOf(t, s)
+	if rs.RolledBackTo != "" {
+		t.Fatalf("rolled back to %q", rs.RolledBackTo)
+	}
+	if d := readDecision(t, h, s, 1); d.Decision != "doctor:none" || !strings.Contains(d.Why, "refused: rollback_provider is not one of this run's doctor_actions") {
+		t.Fatalf("first decision %+v", d)
+	}
+}
+
+// readDecision reads run s's n-th decision record.
+func readDecision(t *testing.T, h *harness, s state.ExecutionState, n int) DecisionRecord {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(h.dir, decisionPath(s, n)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d DecisionRecord
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// A phase the Doctor escalated fails with the escalation model: its
+// rollback_provider drops that model, not the one before it; the
+// developer's own model runs the retry and the later phases.
+func TestRecoveryRollbackOfAnEscalatedPhaseDropsTheEscalationModel(t *testing.T) {
+	h := newHarness(t, phase1OK+`
+  - phase: 2
+    attempt: 1
+    actions:
+      - run: 'echo "provider error: 529 overloaded" >&2; exit 1'
+  - phase: 2
+    attempt: 2
+    actions:
+      - run: 'echo "./eval.go:3:9: undefined: parseOperand" >&2; exit 1'
+  - phase: 2
+    attempt: 3
+    actions:
+      - run: 'echo "the big model timed out mid-answer" >&2; exit 1'
+  - phase: 2
+    attempt: 4
+    actions:
+      - write: {path: impl.txt, content: "good 2\n"}
+  - phase: 3
+    actions:
+      - write: {path: more.txt, content: "good 3\n"}
+doctor:
+  - phase: 2
+    attempt: 2
+    answer: '{"action":"escalate_model","confidence":0.9,"category":"build_error","rationale":"the small model is too weak"}'
+  - phase: 2
+    attempt: 3
+    answer: '{"action":"rollback_provider","confidence":0.9,"category":"agent_gave_up","rationale":"the big model keeps timing out"}'
+`)
+	res, err := h.start(chainPlan(3), rollbackConfig())
+	s := mustDone(t, res, err, state.RunCompleted)
+	docs, _ := h.rec.of(agent.RoleDoctor)
+	if len(docs) != 2 || !strings.Contains(docs[1].Prompt, "rollback_provider stops using the developer's model (big) for the rest of the run and retries with its other model, small") {
+		t.Fatalf("%d Doctor sessions; the second prompt:\n%s", len(docs), docs[len(docs)-1].Prompt)
+	}
+	models := sessionModels(t, h)
+	if models[[2]int{2, 3}] != "big" || models[[2]int{2, 4}] != "small" || models[[2]int{3, 1}] != "small" {
+		t.Fatalf("session models %v: want big for the escalated attempt 3, small after the rollback", models)
+	}
+	rs := recoveryOf(t, s)
+	if rs.RolledBackTo != "small" || rs.Last == nil || !strings.Contains(rs.Last.Why, "big is not used again in this run; small from now on") {
+		t.Fatalf("rolled back to %q, last decision %+v", rs.RolledBackTo, rs.Last)
+	}
+}

@@ -1,0 +1,62 @@
+package recovery
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/gaffer-dev/gaffer/state"
+)
+
+// TestDoctorActionsConfig: doctor_actions defaults to every optional
+// action, an empty list allows none, and a name that is no optional
+// action (or one listed twice) is refused with the list to choose from.
+func TestDoctorActionsConfig(t *testing.T) {
+	def := mustConfig(t, Config{})
+	if !def.ActionAllowed(ActionRollbackProvider) || !def.ActionAllowed(ActionRetryWithHint) || def.ActionAllowed(ActionNone) {
+		t.Fatalf("default doctor_actions %v", def.DoctorActions)
+	}
+	none := mustConfig(t, Config{}.WithRules(state.RecoveryRules{DoctorActions: &[]string{}}))
+	if none.ActionAllowed(ActionRollbackProvider) || !none.ActionAllowed(ActionStop) {
+		t.Fatalf("doctor_actions: [] %v", none.DoctorActions)
+	}
+	if r := DefaultRules(); r.DoctorActions == nil || strings.Join(*r.DoctorActions, ",") != "rollback_provider" {
+		t.Fatalf("DefaultRules().DoctorActions = %v", r.DoctorActions)
+	}
+	for _, bad := range []struct {
+		list []string
+		want string
+	}{
+		{[]string{"reboot"}, `doctor_actions: "reboot" is no optional action of the Doctor (want rollback_provider`},
+		{[]string{"stop"}, `"stop" is no optional action`},
+		{[]string{"rollback_provider", "rollback_provider"}, `"rollback_provider" is listed twice`},
+	} {
+		_, err := Config{}.WithRules(state.RecoveryRules{DoctorActions: &bad.list}).Validate()
+		if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%v: %v, want %q", bad.list, err, bad.want)
+		}
+	}
+}
+
+// TestDoctorRollbackAnswer: rollback_provider parses; a run whose
+// doctor_actions leave it out refuses it as no advice, saying why.
+func TestDoctorRollbackAnswer(t *testing.T) {
+	answer := `{"action":"rollback_provider","confidence":0.8,"category":"infra","rationale":"the provider keeps answering 529"}`
+	a, err := ParseDoctorAnswer(answer)
+	if err != nil || a.Action != ActionRollbackProvider {
+		t.Fatalf("ParseDoctorAnswer = %+v, %v", a, err)
+	}
+	cfg := mustConfig(t, Config{})
+	m := failN(t, Memory{}, 0, 2, testFail, cfg)
+	if _, adv := reserveDoctor(t, m, Request{Kind: CallDoctor, Phase: 0}, answer, cfg); adv.Action != ActionRollbackProvider || adv.Refused != "" {
+		t.Fatalf("advice %+v", adv)
+	}
+	off := mustConfig(t, Config{DoctorActions: []string{}})
+	m2, adv := reserveDoctor(t, m, Request{Kind: CallDoctor, Phase: 0}, answer, off)
+	if adv.Action != ActionNone || !strings.Contains(adv.Refused, "rollback_provider is not one of this run's doctor_actions") || adv.Rationale == "" {
+		t.Fatalf("advice %+v", adv)
+	}
+	if m2.DoctorCalls != 1 || m2.Pending != nil {
+		t.Fatalf("a refused action is still a call: %+v", m2)
+	}
+}
