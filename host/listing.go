@@ -52,7 +52,9 @@ func (h *Host) List(ctx context.Context, _ ListRequest) ([]ListEntry, error) {
 }
 
 // entries is List, with the entries' Status, Stopped and LastError set
-// only when status is true (choosing a run needs none of them).
+// only when status is true. Without status, an entry's Summary is its
+// head alone (listing.ReadHead): choosing a run needs its creation,
+// status and stash, none of the strings and lists a listing prints.
 func (h *Host) entries(ctx context.Context, status bool) ([]ListEntry, error) {
 	infos, err := h.store.Runs(ctx)
 	if err != nil {
@@ -65,11 +67,13 @@ func (h *Host) entries(ctx context.Context, status bool) ([]ListEntry, error) {
 		in := &infos[i]
 		e := &es[i]
 		e.RunID, e.Seq = in.RunID, in.Latest
-		if listing.Read(*in, &sums[i], &sl) {
-			e.Summary, e.Record = &sums[i], in
-			if !status {
+		if !status {
+			if listing.ReadHead(*in, &sums[i]) {
+				e.Summary, e.Record = &sums[i], in
 				continue
 			}
+		} else if listing.Read(*in, &sums[i], &sl) {
+			e.Summary, e.Record = &sums[i], in
 			e.Status = sums[i].Status.String()
 			e.Stopped = sums[i].Status == state.RunRunning && !h.live.driving(in.RunID)
 			if e.Stopped {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/host/listing"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
@@ -17,7 +18,13 @@ func TestEntryViewIsTheState(t *testing.T) {
 				t.Fatalf("ListedEntry: %v, %v", ok, err)
 			}
 			whole := EntriesOf([]RunStatus{{Snapshot: snap}})[0]
-			for how, e := range map[string]ListEntry{"summary": e, "whole": whole} {
+			// What choosing a run reads (entries without status): the
+			// summary's head alone.
+			head := ListEntry{RunID: e.RunID, Seq: e.Seq, Summary: new(listing.Summary), Record: e.Record}
+			if !listing.ReadHead(*e.Record, head.Summary) {
+				t.Fatalf("%s, stash %+v: the head is not read", st, stash)
+			}
+			for how, e := range map[string]ListEntry{"summary": e, "head": head, "whole": whole} {
 				if v, stashed := e.view(); v != ViewStatus(snap) || stashed != stash.Pending() {
 					t.Errorf("%s of %s, stash %+v: view %s, stashed %v", how, st, stash, v, stashed)
 				}

@@ -1,7 +1,6 @@
 package nodes
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"os"
@@ -166,11 +165,14 @@ func TestRecoveryRetriesOnlyTheFailedLane(t *testing.T) {
 	}
 }
 
-// TestRecoveryLaneRetrySurvivesACrashAtEveryCheckpoint loses each
-// checkpoint of that run in turn, from the first lanes' step (a and c
-// succeed, b fails) to the step of b's granted attempt, and resumes: a
-// and c never run again, whichever step the process died after, and the
-// phase's commit is the one of the run that never crashed.
+// TestRecoveryLaneRetrySurvivesACrashAtEveryCheckpoint loses in turn
+// the checkpoint of each step after which a's and c's success waits
+// for b's retry — the first lanes' step (a and c succeed, b fails), the
+// review that finds the phase's attempts used, the recover step that
+// grants one more, the dispatch of b alone and b's lane step — and
+// resumes: a and c never run again, and the phase's commit is the one
+// of the run that never crashed. (The steps between, a retry within
+// max_phase_attempts, are TestCrashAtEveryCheckpoint's kind.)
 func TestRecoveryLaneRetrySurvivesACrashAtEveryCheckpoint(t *testing.T) {
 	t.Parallel()
 	ref := newHarness(t, laneBFailsTwice)
@@ -179,17 +181,18 @@ func TestRecoveryLaneRetrySurvivesACrashAtEveryCheckpoint(t *testing.T) {
 	res, err := ref.start(threeLanePlan, laneRecoveryConfig())
 	mustDone(t, res, err, state.RunCompleted)
 	wantTree := ref.git("rev-parse", "HEAD~1^{tree}")
-	first, last := 0, 0 // 1-based, as the fault store counts
-	for i, r := range ran {
-		if slices.Contains(r, NodeLane) {
-			first, last = cmp.Or(first, i+1), i+1
-		}
+	var kills []int64 // 1-based, as the fault store counts
+	if k := slices.IndexFunc(ran, func(r []string) bool { return slices.Contains(r, NodeLane) }); k >= 0 {
+		kills = append(kills, int64(k+1))
 	}
-	if first == 0 || last-first < 8 {
-		t.Fatalf("the run's steps %v: no lanes' steps to die after", ran)
+	if k := slices.IndexFunc(ran, func(r []string) bool { return slices.Contains(r, NodeRecover) }); k > 0 && k+2 < len(ran) {
+		kills = append(kills, int64(k), int64(k+1), int64(k+2), int64(k+3)) // review, recover, dispatch, lane
+	}
+	if len(kills) != 5 || !slices.Contains(ran[kills[4]-1], NodeLane) {
+		t.Fatalf("the run's steps %v: not the steps to die after (%v)", ran, kills)
 	}
 	ctx := context.Background()
-	for k := int64(first); k <= int64(last); k++ {
+	for _, k := range kills {
 		h := newHarness(t, laneBFailsTwice)
 		var n atomic.Int64
 		h.store.fail = func(checkpoint.Checkpoint) bool { return n.Add(1) == k }
@@ -209,7 +212,7 @@ func TestRecoveryLaneRetrySurvivesACrashAtEveryCheckpoint(t *testing.T) {
 			t.Fatalf("checkpoint %d lost: the phase's tree %s, want %s", k, got, wantTree)
 		}
 	}
-	t.Logf("lost each of checkpoints %d to %d in turn", first, last)
+	t.Logf("lost each of checkpoints %v in turn", kills)
 }
 
 // TestRecoveryAsksTheHumanAboutTheFailedLane: the Doctor wants a human

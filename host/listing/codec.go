@@ -69,16 +69,22 @@ func Encode(sum Summary) ([]byte, error) {
 // version, a cut or damaged record).
 func Decode(b []byte) (Summary, error) {
 	var sum Summary
-	err := decodeTo(b, &sum, nil)
+	err := decodeTo(b, &sum, nil, false)
 	return sum, err
 }
 
-// decodeTo is Decode into *sum, its lists cut from sl's.
-func decodeTo(b []byte, sum *Summary, sl *Slabs) error {
+// decodeTo is Decode into *sum, its lists cut from sl's. With head, it
+// keeps only the fields of a Head (ReadHead) and allocates nothing for
+// the others, but checks the whole record as Decode does: a record one
+// refuses, the other refuses.
+func decodeTo(b []byte, sum *Summary, sl *Slabs, head bool) error {
 	if len(b) == 0 || b[0] != Version {
 		return errors.New("not a summary of this version")
 	}
-	d := decoder{b: b[1:], s: string(b[1:])}
+	d := decoder{b: b[1:], head: head}
+	if !head {
+		d.s = string(b[1:])
+	}
 	sum.Seq = uint64(d.int())
 	sum.Goal = d.str()
 	sum.Slug = d.str()
@@ -91,27 +97,42 @@ func decodeTo(b []byte, sum *Summary, sl *Slabs) error {
 	sum.ReviewIteration = int(d.int())
 	sum.PlanRevision = int(d.int())
 	if n := d.count(); n > 0 {
-		sum.Phases = carve(sl.phaseSummaries(), n)
-		for i := range sum.Phases {
-			sum.Phases[i] = Phase{Status: state.PhaseStatus(d.int()), Attempt: int(d.int()),
+		var one [1]Phase
+		if !head {
+			sum.Phases = carve(sl.phaseSummaries(), n)
+		}
+		for i := range n {
+			p := &one[0]
+			if !head {
+				p = &sum.Phases[i]
+			}
+			*p = Phase{Status: state.PhaseStatus(d.int()), Attempt: int(d.int()),
 				Started: d.time(), Completed: d.time(), Commit: d.str()}
 		}
 	}
 	if n := d.count(); n > 0 {
-		sum.Usage = make(map[string]state.Usage, n)
+		if !head {
+			sum.Usage = make(map[string]state.Usage, n)
+		}
 		for range n {
 			role := d.str()
 			u := state.Usage{InputTokens: int(d.int()), OutputTokens: int(d.int()), CachedTokens: int(d.int())}
 			u.CostUSD = math.Float64frombits(binary.LittleEndian.Uint64(d.take(8)))
-			sum.Usage[role] = u
+			if !head {
+				sum.Usage[role] = u
+			}
 		}
 	}
 	sum.LastError = d.str()
-	sum.Stash = d.str()
+	sum.Stash = d.keep()
 	if n := d.count(); n > 0 {
-		sum.Next = carve(sl.stringList(), n)
-		for i := range sum.Next {
-			sum.Next[i] = d.str()
+		if !head {
+			sum.Next = carve(sl.stringList(), n)
+		}
+		for i := range n {
+			if next := d.str(); !head {
+				sum.Next[i] = next
+			}
 		}
 	}
 	sum.Lanes = int(d.int())
@@ -149,9 +170,12 @@ func (e *encoder) time(t time.Time) error {
 // decoder reads a summary (or a listing's record); its strings are cut
 // from one copy of it (s), not allocated one by one.
 type decoder struct {
-	b   []byte
-	s   string // b's bytes, as b is cut from the front: s[len(s)-len(b):] is b
-	err error
+	b []byte
+	s string // b's bytes, as b is cut from the front: s[len(s)-len(b):] is b
+	// head skips the strings (str returns ""), all but those kept (keep),
+	// and s is not made.
+	head bool
+	err  error
 }
 
 func (d *decoder) fail(err error) {
@@ -189,9 +213,31 @@ func (d *decoder) str() string {
 		return ""
 	}
 	d.b = d.b[w:]
+	if d.head {
+		d.take(int(n))
+		return ""
+	}
 	at := len(d.s) - len(d.b)
 	d.take(int(n))
 	return d.s[at : at+int(n)]
+}
+
+// keep is str, a string a Head keeps too: made on its own there (empty
+// for most runs, so nothing is made).
+func (d *decoder) keep() string {
+	if !d.head {
+		return d.str()
+	}
+	n, w := binary.Uvarint(d.b)
+	if w <= 0 || n > uint64(len(d.b)-w) {
+		d.fail(errors.New("a string is cut"))
+		return ""
+	}
+	d.b = d.b[w:]
+	if n == 0 {
+		return ""
+	}
+	return string(d.take(int(n)))
 }
 
 // count reads a list's length: at most one entry per byte left, so that a

@@ -158,7 +158,22 @@ func Read(info checkpoint.RunInfo, sum *Summary, sl *Slabs) bool {
 	if info.Summary == nil || info.Status == graph.StatusInterrupted {
 		return false
 	}
-	return decodeTo(info.Summary, sum, sl) == nil && sum.Seq == info.Latest
+	return decodeTo(info.Summary, sum, sl, false) == nil && sum.Seq == info.Latest
+}
+
+// ReadHead is Read of a summary's head alone: what choosing a run among
+// many reads (its creation, status and pending stash). Of *sum it sets
+// Seq, CreatedAt, Status, Mode, CurrentPhase, ReviewIteration,
+// PlanRevision, Stash and Lanes; the strings and lists stay empty, and
+// nothing is allocated for them (the choice of "the newest run" of
+// 10,000 made a copy of every summary, every phase list and every cost
+// map, as list does). It reads the same summaries Read reads: the whole
+// record is checked.
+func ReadHead(info checkpoint.RunInfo, sum *Summary) bool {
+	if info.Summary == nil || info.Status == graph.StatusInterrupted {
+		return false
+	}
+	return decodeTo(info.Summary, sum, nil, true) == nil && sum.Seq == info.Latest
 }
 
 // Slabs hold the lists of a listing's snapshots (10,000 runs, each with a
@@ -174,28 +189,28 @@ type Slabs struct {
 
 func (sl *Slabs) phaseList() *[]state.Phase {
 	if sl == nil {
-		return new([]state.Phase)
+		return nil
 	}
 	return &sl.phases
 }
 
 func (sl *Slabs) phaseStateList() *[]state.PhaseState {
 	if sl == nil {
-		return new([]state.PhaseState)
+		return nil
 	}
 	return &sl.phaseStates
 }
 
 func (sl *Slabs) stringList() *[]string {
 	if sl == nil {
-		return new([]string)
+		return nil
 	}
 	return &sl.strs
 }
 
 func (sl *Slabs) phaseSummaries() *[]Phase {
 	if sl == nil {
-		return new([]Phase)
+		return nil
 	}
 	return &sl.sums
 }
@@ -204,8 +219,14 @@ func (sl *Slabs) phaseSummaries() *[]Phase {
 const slabLen = 512
 
 // carve returns the next n entries of *slab, a new slab when it has fewer
-// left. Its capacity is n: an append to it does not reach the next list.
+// left; with no slab (a nil *Slabs), a list of its own of n entries, not
+// a slab of slabLen (a run read alone, as FromRecord reads one, made
+// 234 KB of slabs for its few lists). Its capacity is n: an append to it
+// does not reach the next list.
 func carve[T any](slab *[]T, n int) []T {
+	if slab == nil {
+		return make([]T, n)
+	}
 	if len(*slab) < n {
 		*slab = make([]T, max(n, slabLen))
 	}
