@@ -133,6 +133,10 @@ type Config struct {
 	// MaxSessions caps the agent sessions the host's runs run at once,
 	// lanes and runs together (serve --max-sessions); 0: no cap.
 	MaxSessions int
+	// TraceContent puts the model calls' prompts and completions,
+	// redacted, in their events for telemetry (nodes.Config.TraceContent;
+	// telemetry.content).
+	TraceContent bool
 	// Shared is a database store opened without the local directory's
 	// lock, beside the serve that may hold it on this host: for a command
 	// that reads the runs, or hands its work to the serves through the
@@ -207,8 +211,8 @@ func New(cfg Config, repo *workspace.Repo, store checkpoint.Store, closeStore fu
 	}})
 	nc := nodes.Config{Repo: repo, RepoFor: h.repoFor, Drivers: drivers, Clock: time.Now, Logger: h.log,
 		ReproducibleDates: cfg.ReproducibleDates, AfterCommit: cfg.AfterCommit, AfterPublish: cfg.AfterPublish, AfterRestore: cfg.AfterRestore,
-		MaxSessions: cfg.MaxSessions,
-		Notice:      func(msg string) { h.front.Notice("gaffer: " + msg) }}
+		MaxSessions: cfg.MaxSessions, TraceContent: cfg.TraceContent,
+		Notice: func(msg string) { h.front.Notice("gaffer: " + msg) }}
 	if h.remote != nil {
 		nc.Publish = h.publish
 	}
