@@ -105,6 +105,7 @@ func (u userChanges) check(t *testing.T, runID string, wantRunCommits bool) {
 // are back byte for byte, with one line naming the path the run changed
 // too.
 func TestAllowDirtyKeepsTheUsersChanges(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, _, script := demoRepo(t)
 	u := makeUserChanges(t, dir)
@@ -125,6 +126,7 @@ func TestAllowDirtyKeepsTheUsersChanges(t *testing.T) {
 // user's changes are out of the work tree while it runs, kept by the
 // stash's ref, and back at the end.
 func TestAllowDirtyKilledAtEveryCommit(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, _, script := demoRepo(t)
 	u := makeUserChanges(t, dir)
@@ -191,6 +193,7 @@ func TestAllowDirtyKilledAtEveryCommit(t *testing.T) {
 // puts the user's changes back on top of what it committed; a plan
 // rejected before any phase leaves them where they are.
 func TestAllowDirtyCancelAndReject(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	t.Run("cancel", func(t *testing.T) {
 		dir, _, script := demoRepo(t)

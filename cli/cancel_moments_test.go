@@ -18,6 +18,7 @@ import (
 // before its first checkpoint leaves nothing: no run in the store, no
 // branch, no work tree. The cancel is never refused with "no run".
 func TestCancelAtEveryMomentOfARun(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	for i, delay := range []time.Duration{0, 5, 10, 20, 30, 45, 60, 80, 100, 130, 160, 200, 300, 500, 800} {
 		delay *= time.Millisecond

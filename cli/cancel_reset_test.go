@@ -40,6 +40,7 @@ const halfScript = `developer:
 // tree goes, and the user's checkout is untouched. (--allow-dirty is in
 // place only: a run in its own work tree puts nothing aside.)
 func TestCancelUndoesTheUnfinishedPhase(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	for _, c := range []struct {
 		m          runMode

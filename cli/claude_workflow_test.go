@@ -19,19 +19,54 @@ import (
 // architect) and the reviewer is scripted.
 
 // claudeOnPath installs Claude Code when needed, puts it first in PATH,
-// gives it a fresh HOME and the key, and returns the fake server.
+// gives it a fresh HOME and sets the key (claudeEnv, in this process's
+// environment).
 func claudeOnPath(t *testing.T, respond func(fakeanthropic.Request) fakeanthropic.Reply) *fakeanthropic.Server {
 	t.Helper()
+	srv, env := claudeEnv(t, respond)
+	setenv(t, env)
+	return srv
+}
+
+// claudeEnv installs Claude Code when needed, starts a fake Anthropic
+// server answering with respond, and returns it with the environment of
+// a process that finds Claude Code first in PATH, has a fresh HOME and the
+// key: to pass to the processes of a parallel test.
+func claudeEnv(t *testing.T, respond func(fakeanthropic.Request) fakeanthropic.Reply) (*fakeanthropic.Server, []string) {
+	t.Helper()
 	bin := npmpintest.ForTest(t, claude.Pin)
-	t.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-claude-test")
+	env := []string{
+		"PATH=" + filepath.Dir(bin) + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"HOME=" + t.TempDir(),
+		"ANTHROPIC_API_KEY=sk-ant-claude-test",
+	}
 	srv, err := fakeanthropic.Start(respond)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	return srv
+	return srv, env
+}
+
+// setenv sets each KEY=VALUE of env for the test (t.Setenv).
+func setenv(t *testing.T, env []string) {
+	t.Helper()
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+}
+
+// envValue is the value of key in env (KEY=VALUE entries), the last one
+// if several.
+func envValue(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
 }
 
 // claudeProfile is a gaffer.yaml whose default profile runs the developer

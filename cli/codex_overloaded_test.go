@@ -15,6 +15,8 @@ import (
 // fault: the run stops with exit 9 having spent no attempt, review, Doctor
 // call or replan, and resume finishes it once the provider answers.
 func TestCodexOverloadedStopsResumably(t *testing.T) {
+	t.Parallel()
+	bin := gafferBinary(t)
 	var overloaded atomic.Bool
 	overloaded.Store(true)
 	srv, err := fakeresponses.Start(func(r fakeresponses.Request) fakeresponses.Reply {
@@ -27,14 +29,14 @@ func TestCodexOverloadedStopsResumably(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	codexOnPath(t, srv)
+	env := codexEnv(t, srv)
 	tmp := t.TempDir()
 	plan, script := filepath.Join(tmp, "plan.md"), filepath.Join(tmp, "script.yaml")
 	writeTestFile(t, plan, greetPlan)
 	writeTestFile(t, script, "reviewer: []\n")
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": codexProfile})
 
-	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
+	out, code := gafferCmdEnv(t, bin, env, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
 	checkStoppedByOutage(t, dir, out, code)
 	if len(srv.Requests()) == 0 {
 		t.Fatal("Codex never reached the provider")
@@ -44,7 +46,7 @@ func TestCodexOverloadedStopsResumably(t *testing.T) {
 	}
 
 	overloaded.Store(false)
-	out, code = gaffer(t, "--repo", dir, "resume")
+	out, code = gafferCmdEnv(t, bin, env, "--repo", dir, "resume")
 	if code != 0 {
 		t.Fatalf("resume after the overload: exit %d\n%s", code, out)
 	}

@@ -128,6 +128,7 @@ zpty -d z
 `
 
 func TestCompletionZsh(t *testing.T) {
+	t.Parallel()
 	zsh := requireShell(t, "zsh")
 	cases, env, cwd := shellSetup(t)
 	driver := filepath.Join(t.TempDir(), "drive.zsh")
@@ -160,6 +161,7 @@ func TestCompletionZsh(t *testing.T) {
 }
 
 func TestCompletionFish(t *testing.T) {
+	t.Parallel()
 	fish := requireShell(t, "fish")
 	cases, env, cwd := shellSetup(t)
 	for _, c := range cases {

@@ -28,6 +28,7 @@ reviewer:
 // per role and in total; status and list show the cost, and each phase's
 // summary the cost so far.
 func TestRunEndStatusAndListShowCost(t *testing.T) {
+	t.Parallel()
 	dir, _, _ := demoRepo(t)
 	inputs := t.TempDir()
 	plan, script := filepath.Join(inputs, "plan.md"), filepath.Join(inputs, "script.yaml")
@@ -68,6 +69,7 @@ Run r-cost completed.`
 // cost and tokens (cost_usd, input_tokens, output_tokens, cached_tokens)
 // next to the per-role usage, as list --json does.
 func TestStatusJSONHasTheCostTotal(t *testing.T) {
+	t.Parallel()
 	dir, _, _ := demoRepo(t)
 	inputs := t.TempDir()
 	plan, script := filepath.Join(inputs, "plan.md"), filepath.Join(inputs, "script.yaml")

@@ -42,6 +42,7 @@ func listIDs(t *testing.T, dir string) []string {
 // terminal) with its transcripts and refuses an unfinished one; prune
 // removes the finished runs beyond --keep; commits stay in git.
 func TestDeleteAndPrune(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-20260101-aaaaaa"); code != 0 {
 		t.Fatalf("run a: exit %d\n%s", code, out)
@@ -113,6 +114,7 @@ func TestDeleteAndPrune(t *testing.T) {
 // branch goes with the run; an unmerged one, and its rescue refs, stay
 // unless --branches, which removes them.
 func TestDeleteRemovesMergedBranchesAndKeepsUnmergedWork(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	for _, id := range []string{"r-20260101-aaaaaa", "r-20260102-bbbbbb"} {
 		if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", id); code != 0 {

@@ -30,6 +30,7 @@ func waitExit(t *testing.T, done <-chan struct{}, limit time.Duration, what stri
 // Close, retrying the memtable's flush), with one line naming what was
 // lost.
 func TestServeExitsOnSIGTERMOnceItsRepositoryIsDeleted(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, _, script := demoRepo(t)
 	goal := profile.PlanTitle(demo.Plan, "plan.md")
@@ -55,6 +56,7 @@ func TestServeExitsOnSIGTERMOnceItsRepositoryIsDeleted(t *testing.T) {
 // TestRunExitsOnSIGTERMOnceItsRepositoryIsDeleted: the same for `gaffer
 // run` in the foreground.
 func TestRunExitsOnSIGTERMOnceItsRepositoryIsDeleted(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, plan, script := demoRepo(t)
 	cmd := exec.Command(bin, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--pace", "1s")
@@ -87,6 +89,7 @@ func TestRunExitsOnSIGTERMOnceItsRepositoryIsDeleted(t *testing.T) {
 // TestASecondSignalEndsServe: serve drains on SIGTERM, waiting for a
 // step to reach its checkpoint; a second signal ends it at once.
 func TestASecondSignalEndsServe(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, _, script := demoRepo(t)
 	goal := profile.PlanTitle(demo.Plan, "plan.md")

@@ -24,6 +24,7 @@ func hunkHeads(d string) string {
 // headings aside), without the execution directory unless --exec-dir; without
 // --phase, every committed phase; a phase not committed yet is exit 8.
 func TestDiffShowsWhatAPhaseCommitted(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-diff"); code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)

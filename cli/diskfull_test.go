@@ -58,6 +58,7 @@ func procStatusJSON(t *testing.T, bin string, args ...string) runview.Run {
 // the run stops for resume with its attempt counter unchanged, and once
 // the disk has room `gaffer resume` completes it.
 func TestFullWorkTreeDiskStopsTheRunForResume(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	repo := tmpfs(t, "1m")
 	gitRepo(t, repo, map[string]string{"README.md": "small\n"})

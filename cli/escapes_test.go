@@ -427,6 +427,7 @@ func TestRunActionLeavesNothing(t *testing.T) {
 // agent's failure, which the review counts, and the run halts at the
 // limit instead of replaying the session forever.
 func TestSessionThatKillsItsParentIsAFailedAttempt(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, plan, script := templateRepo(t, `cat > /dev/null
 kill -9 $PPID 2>/dev/null
@@ -450,6 +451,7 @@ echo survived
 // command rewrites an extracted module's source in the module cache and
 // an entry of the build cache; after the run both are as they were.
 func TestGoModuleCacheStaysTheUsers(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	caches := t.TempDir()
 	build, mod := filepath.Join(caches, "go-build"), filepath.Join(caches, "mod")

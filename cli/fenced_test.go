@@ -17,18 +17,16 @@ import (
 // write is logged at WARN as the takeover it is. a's clone of the run goes
 // with its clean stop, and each agent line in serve's log names its run.
 func TestServePausedHolderLogsAndCleansUp(t *testing.T) {
-	bin := gafferBinary(t)
-	h := newTwoHosts(t, bin)
-	t.Setenv("GAFFER_TEST_PAUSE_SESSION", "developer/1/1")
-	t.Setenv("GAFFER_TEST_PAUSE_FOR", "3s")
-	a := h.serve(t, h.ca, "a")
+	t.Parallel()
+	h := newTwoHosts(t, gafferBinary(t))
+	bin := h.bin
+	a := h.serve(t, h.ca, "a", "GAFFER_TEST_PAUSE_SESSION=developer/1/1", "GAFFER_TEST_PAUSE_FOR=3s")
 	h.submit(t)
 	waitLine(t, a, "gaffer-test: session developer/1/1", 1) // paused before phase 1's session
 	if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	os.Setenv("GAFFER_TEST_PAUSE_SESSION", "")
-	b := h.serve(t, h.cb, "b")
+	b := h.serve(t, h.cb, "b", "GAFFER_TEST_PAUSE_FOR=3s")
 	waitStatus(t, bin, h.cb, "r-1", "completed", b)
 	if err := a.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)

@@ -189,6 +189,7 @@ func TestReadOnlyCommandsCreateNoStore(t *testing.T) {
 }
 
 func TestHistoryJSONAndNewestRun(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script); code != ExitAwaitingApproval {
 		t.Fatalf("run: exit %d\n%s", code, out)
@@ -218,7 +219,9 @@ func TestTerminalPromptTakesOnlyOfferedAnswers(t *testing.T) {
 	// n is not offered: asked again; r then no: asked again; r then y: rejected.
 	var buf bytes.Buffer
 	app := NewWithIO("test", IO{In: strings.NewReader("n\nr\nn\nr\ny\n"), Out: &buf, Err: &buf, Terminal: func() bool { return true }})
+	inProcess.Lock() // see inProcess
 	err := app.RunContext(context.Background(), []string{"gaffer", "--repo", dir, "run", "--plan", plan, "--script", script})
+	inProcess.Unlock()
 	out := buf.String()
 	if code := ExitCode(err); code != ExitRejected {
 		t.Fatalf("exit %d: %v\n%s", code, err, out)
@@ -270,6 +273,7 @@ func TestApprovalAnswer(t *testing.T) {
 }
 
 func TestStatusTellsAStoppedRun(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, plan, script := demoRepo(t)
 	p := startProc(t, bin, []string{"--repo", dir, "run", "--plan", plan, "--script", script,

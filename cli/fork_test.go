@@ -15,6 +15,7 @@ import (
 // under its own id, execution directory and creation time, and leaves
 // the user's branch where the parent run left it.
 func TestForkResumesOnItsOwnBranch(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, plan, script := demoRepo(t)
 	const parentID = "r-20260101-parent"

@@ -24,17 +24,15 @@ import (
 // output, store, log or commit of gaffer's.
 const geminiKey = "gemini-key-canary-5c1d9e"
 
-// geminiOnPath installs the Gemini CLI when needed, puts it first in PATH,
-// gives it a fresh HOME whose settings take the API key (the base URL
-// would otherwise select a gateway login), try each request once and send
-// no usage statistics, sets the key, and returns the started fake.
-func geminiOnPath(t *testing.T, respond func(fakegemini.Request) fakegemini.Reply) *fakegemini.Server {
+// geminiEnv installs the Gemini CLI when needed, starts the fake, and
+// returns it with the environment of a process that finds the CLI first
+// in PATH, has the key and a fresh HOME whose settings take the API key
+// (the base URL would otherwise select a gateway login), try each request
+// once and send no usage statistics: to pass to a parallel test's gaffer.
+func geminiEnv(t *testing.T, respond func(fakegemini.Request) fakegemini.Reply) (*fakegemini.Server, []string) {
 	t.Helper()
 	bin := npmpintest.ForTest(t, gemini.Pin)
-	t.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("GEMINI_API_KEY", geminiKey)
 	if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +43,11 @@ func geminiOnPath(t *testing.T, respond func(fakegemini.Request) fakegemini.Repl
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	return srv
+	return srv, []string{
+		"PATH=" + filepath.Dir(bin) + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"HOME=" + home,
+		"GEMINI_API_KEY=" + geminiKey,
+	}
 }
 
 // geminiProfile runs the developer on the Gemini CLI (the built-in
@@ -125,14 +127,16 @@ func geminiKeyHits(t *testing.T, dir, out string) int {
 // same Gemini session continues with --resume, the fake model seeing the
 // whole earlier conversation; the key shows nowhere.
 func TestGeminiDeveloperInTheWorkflow(t *testing.T) {
-	srv := geminiOnPath(t, geminiWrites)
+	t.Parallel()
+	bin := gafferBinary(t)
+	srv, env := geminiEnv(t, geminiWrites)
 	tmp := t.TempDir()
 	plan, script := filepath.Join(tmp, "plan.md"), filepath.Join(tmp, "script.yaml")
 	writeTestFile(t, plan, greetPlan)
 	writeTestFile(t, script, reviewRejectsOnce)
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": geminiProfile(srv.URL, 3)})
 
-	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
+	out, code := gafferCmdEnv(t, bin, env, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}
@@ -179,9 +183,11 @@ func TestGeminiDeveloperInTheWorkflow(t *testing.T) {
 // classified in agent/cliagent/gemini's TestOutage, on the CLI's own
 // output.)
 func TestGeminiProviderOutageStopsResumably(t *testing.T) {
+	t.Parallel()
+	bin := gafferBinary(t)
 	var status atomic.Int64
 	status.Store(503)
-	srv := geminiOnPath(t, func(r fakegemini.Request) fakegemini.Reply {
+	srv, env := geminiEnv(t, func(r fakegemini.Request) fakegemini.Reply {
 		if s := status.Load(); s != 0 {
 			return fakegemini.Reply{Status: int(s), ErrorMessage: "the provider is down"}
 		}
@@ -193,14 +199,14 @@ func TestGeminiProviderOutageStopsResumably(t *testing.T) {
 	writeTestFile(t, script, "reviewer: []\n")
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": geminiProfile(srv.URL, 2)})
 
-	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
+	out, code := gafferCmdEnv(t, bin, env, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
 	checkStoppedByOutage(t, dir, out, code)
 	if len(srv.Requests()) == 0 {
 		t.Fatal("the Gemini CLI never reached the provider")
 	}
 
 	status.Store(0)
-	out2, code := gaffer(t, "--repo", dir, "resume")
+	out2, code := gafferCmdEnv(t, bin, env, "--repo", dir, "resume")
 	if code != 0 {
 		t.Fatalf("resume after the outage: exit %d\n%s", code, out2)
 	}

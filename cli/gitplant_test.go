@@ -14,6 +14,7 @@ import (
 // own work tree (git worktree add, which runs both when planted), runs
 // neither, and nor does gaffer's git anywhere in either run.
 func TestInPlaceAgentCannotPlantGitCommands(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, _, _ := demoRepo(t)
 	aux := t.TempDir()

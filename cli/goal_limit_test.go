@@ -14,6 +14,7 @@ import (
 // before anything is written (no store, no commit) or sent to a serve. A
 // goal of exactly 64 KiB runs to the end.
 func TestGoalOverTheLimitIsRefusedUpFront(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, _, script := demoRepo(t)
 	head := gitOut(t, dir, "rev-parse", "HEAD")

@@ -17,6 +17,7 @@ import (
 // naming the error), and complete with `gaffer resume` once the directory
 // is writable.
 func TestUnwritableGroupsDirStopsForResume(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	repo, aux := t.TempDir(), t.TempDir()
 	gitRepo(t, repo, map[string]string{"README.md": "small\n"})

@@ -30,6 +30,7 @@ func commitTimes(t *testing.T, dir string) (times []int64, subjects []string) {
 // 2026-01-01; the run's commits are dated when they were made, not one
 // second after it.
 func TestCommitsAreDatedWhenMade(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	start := time.Now().Unix()
 	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve"); code != 0 {

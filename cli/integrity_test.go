@@ -82,6 +82,7 @@ func wantExit8OneLine(t *testing.T, what, out string, code int, want ...string) 
 // command must instead refuse with exit 8 and one line saying the store is
 // damaged, naming the log, and leave the store's files as they were.
 func TestDamagedMemtableLogIsExit8(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, plan, script := demoRepo(t)
 	store := filepath.Join(dir, ".git", "gaffer")
@@ -120,6 +121,7 @@ func TestDamagedMemtableLogIsExit8(t *testing.T) {
 // fails its checksum: exit 8 and one line saying the store is damaged,
 // naming it and the fix (it was exit 1 without the fix).
 func TestCorruptRecordIsExit8(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, plan, script := demoRepo(t)
 	store := filepath.Join(dir, ".git", "gaffer")
@@ -252,6 +254,7 @@ func wantNoSpace(t *testing.T, what, out string, code int, store string) {
 // naming the store and "no space left on device"; once there is room,
 // resume completes the run.
 func TestFullStoreDiskStopsForResume(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	disk := tmpfs(t, "64m")
 	store := filepath.Join(disk, "store")
@@ -352,6 +355,7 @@ func copyTree(t *testing.T, src, dst string) {
 // running phases 2 to 4 again. In place: a run in its own work tree that
 // ended has no work tree left, and the check reads the user's checkout.
 func TestLostCheckpointsAreExit8(t *testing.T) {
+	t.Parallel()
 	for _, m := range runModes {
 		t.Run(m.name, func(t *testing.T) { testLostCheckpoints(t, m) })
 	}

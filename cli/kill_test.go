@@ -30,6 +30,7 @@ import (
 // their own work trees (whose branch must match, with the user's dirty
 // checkout never touched). GAFFER_KILL_SEED picks another seed.
 func TestKillAndResume(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kill test: builds the binary and runs real processes")
 	}
@@ -40,7 +41,7 @@ func TestKillAndResume(t *testing.T) {
 	t.Logf("seed %d (GAFFER_KILL_SEED)", seed)
 	// Summaries and execution-state.json name commits: the same tree needs
 	// the same commit dates.
-	t.Setenv("GAFFER_REPRODUCIBLE_DATES", "1")
+	const dates = "GAFFER_REPRODUCIBLE_DATES=1"
 
 	bin := gafferBinary(t)
 	const runID = "r-20260101-kill00"
@@ -55,7 +56,7 @@ func TestKillAndResume(t *testing.T) {
 		}
 		return a
 	}
-	if out, code := startProc(t, bin, runArgs(runModes[0], ref, script, true), "").wait(); code != 0 {
+	if out, code := startProc(t, bin, runArgs(runModes[0], ref, script, true), dates).wait(); code != 0 {
 		t.Fatalf("reference run: exit %d\n%s", code, out)
 	}
 	wantTree := gitOut(t, ref, "rev-parse", "HEAD^{tree}")
@@ -63,6 +64,7 @@ func TestKillAndResume(t *testing.T) {
 
 	for _, m := range runModes {
 		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
 			rng := rand.New(rand.NewPCG(seed, 0))
 			const totalKills = 20
 			kills := 0
@@ -87,7 +89,7 @@ func TestKillAndResume(t *testing.T) {
 					if mode == "after-commit" {
 						env = "GAFFER_TEST_PAUSE_AFTER_COMMIT=10s"
 					}
-					p := startProc(t, bin, args, env)
+					p := startProc(t, bin, args, dates, env)
 					killed := p.killAt(mode, delay)
 					out, code := p.wait()
 					if killed {
@@ -169,14 +171,16 @@ type proc struct {
 	done   chan struct{}
 }
 
-// startProc starts the gaffer binary with args (and one extra NAME=VALUE
-// in its environment).
-func startProc(t *testing.T, bin string, args []string, env string) *proc {
+// startProc starts the gaffer binary with args (and the NAME=VALUE
+// entries of env, but empty ones, in its environment).
+func startProc(t *testing.T, bin string, args []string, env ...string) *proc {
 	t.Helper()
 	p := &proc{t: t, cmd: exec.Command(bin, args...), commit: make(chan struct{}, 1), done: make(chan struct{})}
 	p.cmd.Env = os.Environ()
-	if env != "" {
-		p.cmd.Env = append(p.cmd.Env, env)
+	for _, kv := range env {
+		if kv != "" {
+			p.cmd.Env = append(p.cmd.Env, kv)
+		}
 	}
 	r, w := io.Pipe()
 	p.cmd.Stdout, p.cmd.Stderr = w, w

@@ -111,7 +111,9 @@ func checkAgentLanes(t *testing.T, dir string, order []string, seen func(lane in
 // lane's Claude Code continues its own session (--resume, its own id, its
 // own directory).
 func TestClaudeCodeLanes(t *testing.T) {
-	srv := claudeOnPath(t, func(r fakeanthropic.Request) fakeanthropic.Reply {
+	t.Parallel()
+	bin := gafferBinary(t)
+	srv, env := claudeEnv(t, func(r fakeanthropic.Request) fakeanthropic.Reply {
 		last := lastMessage(r)
 		if r.HasToolResult() {
 			return fakeanthropic.Reply{Text: "Done.", Usage: fakeanthropic.Usage{InputTokens: 600, OutputTokens: 5}}
@@ -128,7 +130,7 @@ func TestClaudeCodeLanes(t *testing.T) {
 	writeTestFile(t, plan, agentLanesPlan)
 	writeTestFile(t, script, agentLanesReview)
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": claudeProfile(srv.URL, 3, 2)})
-	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve"); code != 0 {
+	if out, code := gafferCmdEnv(t, bin, env, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve"); code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}
 	var order []string
@@ -150,6 +152,8 @@ func TestClaudeCodeLanes(t *testing.T) {
 // install) against the scripted Responses server: each lane's retry is
 // `codex exec resume` of its own session.
 func TestCodexLanes(t *testing.T) {
+	t.Parallel()
+	bin := gafferBinary(t)
 	srv, err := fakeresponses.Start(func(r fakeresponses.Request) fakeresponses.Reply {
 		kind, text := lastInput(r)
 		if kind == "function_call_output" {
@@ -165,13 +169,13 @@ func TestCodexLanes(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	codexOnPath(t, srv)
+	env := codexEnv(t, srv)
 	tmp := t.TempDir()
 	plan, script := filepath.Join(tmp, "plan.md"), filepath.Join(tmp, "script.yaml")
 	writeTestFile(t, plan, agentLanesPlan)
 	writeTestFile(t, script, agentLanesReview)
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": codexProfile})
-	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve"); code != 0 {
+	if out, code := gafferCmdEnv(t, bin, env, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve"); code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}
 	var order []string

@@ -77,13 +77,14 @@ func laneKillScript(agent string) string {
 // in place and in the run's own work tree. GAFFER_KILL_SEED picks another
 // seed.
 func TestLanesSurviveSIGKILL(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	seed := uint64(20260131)
 	if s := os.Getenv("GAFFER_KILL_SEED"); s != "" {
 		seed, _ = strconv.ParseUint(s, 10, 64)
 	}
 	t.Logf("seed %d (GAFFER_KILL_SEED)", seed)
-	t.Setenv("GAFFER_REPRODUCIBLE_DATES", "1")
+	const dates = "GAFFER_REPRODUCIBLE_DATES=1"
 	const runID = "r-20260101-lanes1"
 	type setup struct{ dir, plan, script, marker string }
 	newSetup := func(t *testing.T) setup {
@@ -116,7 +117,7 @@ func TestLanesSurviveSIGKILL(t *testing.T) {
 	}
 	// The uninterrupted run: its branch is what every killed run must end with.
 	ref := newSetup(t)
-	if out, code := startProc(t, bin, runArgs(runModes[0], ref), "").wait(); code != 0 {
+	if out, code := startProc(t, bin, runArgs(runModes[0], ref), dates).wait(); code != 0 {
 		t.Fatalf("reference run: exit %d\n%s", code, out)
 	}
 	if pids := processesNaming(t, ref.marker); len(pids) > 0 {
@@ -151,7 +152,7 @@ func TestLanesSurviveSIGKILL(t *testing.T) {
 							mode, delay = "random", time.Duration(100+rng.IntN(2000))*time.Millisecond
 						}
 					}
-					p := startProc(t, bin, args, env)
+					p := startProc(t, bin, args, dates, env)
 					killed := false
 					if mode == "review" {
 						if p.waitLine("gaffer-test: session reviewer/1/1") {

@@ -14,6 +14,7 @@ import (
 // in "…" (counting runes, not bytes), on a terminal and off; list --json
 // and status keep it whole.
 func TestListShortensALongGoal(t *testing.T) {
+	t.Parallel()
 	dir, _, script := demoRepo(t)
 	goal := "Teach the calculator to évaluate\tnested parentheses, unary minus and exponents without breaking Parse"
 	plan := filepath.Join(t.TempDir(), "plan.md")

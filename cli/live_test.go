@@ -212,7 +212,10 @@ func runOnTerminal(t *testing.T, in []string, args ...string) (*vt, []string) {
 	var out syncBuffer
 	ans := &answers{in: in, out: &out}
 	app := NewWithIO("test", IO{In: ans, Out: &out, Err: &out, Terminal: func() bool { return true }})
-	if err := app.RunContext(context.Background(), append([]string{"gaffer"}, args...)); err != nil {
+	inProcess.Lock() // see inProcess
+	err := app.RunContext(context.Background(), append([]string{"gaffer"}, args...))
+	inProcess.Unlock()
+	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	return emulate(t, 80, out.String()), ans.seen
@@ -229,6 +232,7 @@ func linesWith(ls []string, prefix string) []int {
 }
 
 func TestTerminalRunKeepsOneLiveTreeBelowTheActions(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	v, _ := runOnTerminal(t, nil, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-live")
 	screen := v.lines()
@@ -295,6 +299,7 @@ func TestTerminalRunKeepsOneLiveTreeBelowTheActions(t *testing.T) {
 }
 
 func TestTerminalApprovalPromptIsNotDrawnOver(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	v, seen := runOnTerminal(t, []string{"a\n"}, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-ask")
 	const prompt = "Approve this plan? [a]pprove, [r]eject, [f]eedback (reject and replan):"

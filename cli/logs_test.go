@@ -66,6 +66,7 @@ func TestLogsPrintsTheAgentsSessions(t *testing.T) {
 // in another process before the run's first session, prints the sessions
 // as the run goes and exits 0 by itself when the run ends.
 func TestLogsFollowFromAnotherTerminal(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, plan, script := demoRepo(t)
 	follow := startProc(t, bin, []string{"--repo", dir, "logs", "r-follow", "--follow"}, "")

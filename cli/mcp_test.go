@@ -33,6 +33,13 @@ type mcpClient struct {
 
 func startMCP(t *testing.T, bin, dir string, env ...string) *mcpClient {
 	t.Helper()
+	return startMCPEliciting(t, bin, dir, nil, env...)
+}
+
+// startMCPEliciting is startMCP with a client that declares elicitation
+// and answers it with elicit, when elicit is set.
+func startMCPEliciting(t *testing.T, bin, dir string, elicit func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error), env ...string) *mcpClient {
+	t.Helper()
 	m := &mcpClient{t: t}
 	client := mcp.NewClient(&mcp.Implementation{Name: "gaffer-test", Version: "1"}, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
@@ -40,6 +47,7 @@ func startMCP(t *testing.T, bin, dir string, env ...string) *mcpClient {
 			m.progress = append(m.progress, req.Params)
 			m.mu.Unlock()
 		},
+		ElicitationHandler: elicit,
 	})
 	cmd := exec.Command(bin, "--repo", dir, "mcp")
 	cmd.Env = append(os.Environ(), env...)

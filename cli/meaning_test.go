@@ -46,6 +46,7 @@ func decisionRecords(t *testing.T, dir, rev, execDir string) []nodes.DecisionRec
 // record says so: after attempt 2 of a phase with an attempt left, the
 // record names attempt 2, not attempt 3 that review had already counted.
 func TestDecisionRecordNamesTheFailedAttempt(t *testing.T) {
+	t.Parallel()
 	script := `
 developer:
   - phase: 1
@@ -87,6 +88,7 @@ doctor:
 // escalated attempt runs with roles.developer.escalation_model, as the
 // run's output and its decision records show.
 func TestScriptedEscalationReachesTheModels(t *testing.T) {
+	t.Parallel()
 	script := `
 developer:
   - phase: 1
@@ -144,6 +146,7 @@ developer:
 // session, resumably, with the true figures and the key named in the
 // decision, status and, once the human says stop, the halt message.
 func TestRunBudgetStopsTheRun(t *testing.T) {
+	t.Parallel()
 	const why = "the run budget is spent: max_run_tokens 1,000: 10,200 tokens spent (1,020%) (raise it under limits: in gaffer.yaml), before phase 2, attempt 1"
 	for _, answer := range []string{"stop", "retry"} {
 		t.Run(answer, func(t *testing.T) {
@@ -177,6 +180,7 @@ func TestRunBudgetStopsTheRun(t *testing.T) {
 
 // Recovery off: the budget still stops the run, halted, naming the key.
 func TestRunBudgetWithRecoveryOffHalts(t *testing.T) {
+	t.Parallel()
 	dir, plan, sp := recoveryRepo(t, budgetScript)
 	commitConfig(t, dir, "profiles:\n  default:\n    limits: {max_run_tokens: 1000}\n    recovery: {enabled: false}\n")
 	out, code := bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve", "--run-id", "r-budget-off")
@@ -191,6 +195,7 @@ func TestRunBudgetWithRecoveryOffHalts(t *testing.T) {
 // waited — is committed on the run's branch, in the run's own work tree
 // and in place.
 func TestEndedRunsCommitTheirDecisionRecords(t *testing.T) {
+	t.Parallel()
 	good := `'{"approach":"compute the sum with an explicit loop over the operands","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`
 	narrow := `'{"approach":"only stub the sum and skip the hard cases","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`
 	for _, m := range runModes {
@@ -261,6 +266,7 @@ func calcRepo(t *testing.T, script string) (dir, plan, sp string) {
 // applies; subtraction is deferred") goes to the human, one that says
 // "skip" about something the goal does not name is accepted.
 func TestGoalAnchorReadsTheGoal(t *testing.T) {
+	t.Parallel()
 	narrow := `'{"approach":"Get Add right first.","tasks":[{"id":"2","title":"Implement Add","type":"impl","description":"Add applies; subtraction is deferred."}]}'`
 	dir, plan, sp := calcRepo(t, strings.Replace(repeatedFailure, "%s", narrow, 1))
 	out, code := bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve", "--run-id", "r-sub")
@@ -281,6 +287,7 @@ func TestGoalAnchorReadsTheGoal(t *testing.T) {
 // accepted revision waits for the human even though the reviewer
 // approved it, and retry starts it again from the pre-phase commit.
 func TestNarrowingDiffGoesToTheHuman(t *testing.T) {
+	t.Parallel()
 	script := `
 developer:
   - phase: 1
@@ -327,6 +334,7 @@ replanner:
 // expand_context for an earlier phase and reads its decision records,
 // reasons and all, from the Task Story's files in its work tree.
 func TestScriptedExpandContextReadsTheStory(t *testing.T) {
+	t.Parallel()
 	script := `
 developer:
   - phase: 1

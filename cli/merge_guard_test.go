@@ -53,6 +53,7 @@ func userCommit(t *testing.T, dir string, files map[string]string) {
 // them, exit 8, with --dry-run too; the files and HEAD are as they were.
 // Moved aside, the merge goes.
 func TestMergeNeverOverwritesFilesGitDoesNotTrack(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	const id = "r-ignored"
 	dir, plan, script := demoRepo(t) // its .gitignore: *.test
@@ -100,6 +101,7 @@ func TestMergeNeverOverwritesFilesGitDoesNotTrack(t *testing.T) {
 // it, exit 8; the user's merge is as it was (gaffer's failed merge used
 // to run git merge --abort, which deleted it).
 func TestMergeLeavesTheUsersOwnMergeAlone(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	const id = "r-theirs"
 	dir := finishedRun(t, id)

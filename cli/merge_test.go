@@ -27,6 +27,7 @@ func finishedRun(t *testing.T, id string) string {
 // untouched; then the merge fast-forwards the user's branch to the run's
 // and says so; a second merge has nothing to do.
 func TestMergeTakesARunsWorkIntoTheUsersBranch(t *testing.T) {
+	t.Parallel()
 	const id = "r-merge1"
 	dir := finishedRun(t, id)
 	base := gitOut(t, dir, "rev-parse", "HEAD")

@@ -41,6 +41,7 @@ Phase 4 (1 lane): 4
 `
 
 func TestPlanShowAndApprovalShowTheWholePlan(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	md, err := os.ReadFile(plan)
 	if err != nil {
@@ -84,6 +85,7 @@ func TestPlanShowAndApprovalShowTheWholePlan(t *testing.T) {
 }
 
 func TestTerminalApprovalShowsTheWholePlan(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	md, err := os.ReadFile(plan)
 	if err != nil {
@@ -92,7 +94,9 @@ func TestTerminalApprovalShowsTheWholePlan(t *testing.T) {
 	var buf syncBuffer
 	ans := &answers{in: []string{"a\n"}, out: &buf}
 	app := NewWithIO("test", IO{In: ans, Out: &buf, Err: &buf, Terminal: func() bool { return true }})
+	inProcess.Lock() // see inProcess
 	err = app.RunContext(context.Background(), []string{"gaffer", "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-plan"})
+	inProcess.Unlock()
 	if err != nil {
 		t.Fatalf("%v\n%s", err, buf.String())
 	}
@@ -183,6 +187,7 @@ func TestRunListsEveryProblemBeforeWritingAnything(t *testing.T) {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 func TestUnknownFlagAfterRunIsAUsageError(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-flags"); code != ExitAwaitingApproval {
 		t.Fatalf("run: exit %d\n%s", code, out)
@@ -240,6 +245,7 @@ func gafferIn(t *testing.T, bin, dir string, args ...string) (string, int) {
 }
 
 func TestCommandsWorkFromASubdirectory(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, plan, script := demoRepo(t)
 	sub := filepath.Join(dir, "internal", "deep")
@@ -277,6 +283,7 @@ func TestCommandsWorkFromASubdirectory(t *testing.T) {
 }
 
 func TestExitCodesMatchTheReadme(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	// Usage: an unknown --driver, the script driver without --script.
 	for _, c := range []struct {
@@ -326,6 +333,7 @@ func TestExitCodesMatchTheReadme(t *testing.T) {
 }
 
 func TestStatusListHistoryReadWell(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, plan, script := demoRepo(t)
 	if out, code := gafferIn(t, bin, dir, "run", "--plan", plan, "--script", script, "--run-id", "r-read"); code != ExitAwaitingApproval {
@@ -366,6 +374,7 @@ func TestStatusListHistoryReadWell(t *testing.T) {
 }
 
 func TestStatusWatchLeftWithCtrlCExitsZeroQuietly(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, plan, script := demoRepo(t)
 	if out, code := gafferIn(t, bin, dir, "run", "--plan", plan, "--script", script, "--run-id", "r-watch"); code != ExitAwaitingApproval {
@@ -404,6 +413,7 @@ func TestStatusWatchLeftWithCtrlCExitsZeroQuietly(t *testing.T) {
 }
 
 func TestLogsSayWhatWasAskedAndNoPlans(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	// Not asked: no log line beside the progress view.
 	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-log1")
@@ -454,6 +464,7 @@ func TestDumbTerminalAndNoColorGetPlainLines(t *testing.T) {
 }
 
 func TestWatchFitsAShortTerminal(t *testing.T) {
+	t.Parallel()
 	var md strings.Builder
 	md.WriteString("# Plan: many tasks\n\n")
 	for i := 1; i <= 30; i++ {
@@ -468,7 +479,9 @@ func TestWatchFitsAShortTerminal(t *testing.T) {
 	app := NewWithIO("test", IO{In: strings.NewReader(""), Out: &buf, Err: &buf, Terminal: func() bool { return true }})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
+	inProcess.Lock() // see inProcess; the app's goroutine unlocks it
 	go func() {
+		defer inProcess.Unlock()
 		done <- app.RunContext(ctx, []string{"gaffer", "--repo", dir, "status", "r-tall", "--watch", "--interval", "10ms"})
 	}()
 	for !strings.Contains(buf.String(), "Phase 30") {
@@ -499,6 +512,7 @@ func TestWatchFitsAShortTerminal(t *testing.T) {
 // While `gaffer run` holds the store and waits at its prompt, `plan show`
 // in another terminal reads the plan through it.
 func TestPlanShowWhileTheRunAsks(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, plan, script := demoRepo(t)
 	in, stdin := io.Pipe() // nobody types: the prompt waits
@@ -506,7 +520,9 @@ func TestPlanShowWhileTheRunAsks(t *testing.T) {
 	var out lockedBuffer
 	app := NewWithIO("test", IO{In: in, Out: &out, Err: &out, Terminal: func() bool { return true }})
 	done := make(chan error, 1)
+	inProcess.Lock() // see inProcess; the app's goroutine unlocks it
 	go func() {
+		defer inProcess.Unlock()
 		done <- app.RunContext(t.Context(), []string{"gaffer", "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-held"})
 	}()
 	for !strings.Contains(out.String(), "Approve this plan?") {
@@ -539,6 +555,7 @@ func TestPlanShowWhileTheRunAsks(t *testing.T) {
 }
 
 func TestCompletion(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-comp"); code != ExitAwaitingApproval {
 		t.Fatalf("run: exit %d\n%s", code, out)
@@ -600,6 +617,7 @@ func TestCompletion(t *testing.T) {
 // read only once, so the stored plan and the goal must come from that one
 // read.
 func TestPlanFromAPipeIsReadOnce(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, plan, script := demoRepo(t)
 	src, err := os.ReadFile(plan)

@@ -151,10 +151,9 @@ func TestNotifyKeysReachNoAgent(t *testing.T) {
 // url_env in the vault, not its emptied environment) and both runs'
 // notices reach the webhook, signed.
 func TestServeNotifiesFromTheVault(t *testing.T) {
-	bin := gafferBinary(t)
+	t.Parallel()
 	hook := newSignedHook(t)
-	t.Setenv("GAFFER_TEST_NOTIFY_URL", hook.srv.URL+notifyHookPath)
-	t.Setenv("GAFFER_TEST_NOTIFY_SECRET", notifyHookSecret)
+	bin := binWithEnv(t, gafferBinary(t), "GAFFER_TEST_NOTIFY_URL="+hook.srv.URL+notifyHookPath, "GAFFER_TEST_NOTIFY_SECRET="+notifyHookSecret)
 	dir, plan, script := demoRepo(t)
 	yaml := `profiles:
   default:

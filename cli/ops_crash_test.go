@@ -23,12 +23,11 @@ import (
 )
 
 // referenceRun runs the demo uninterrupted and returns its tree and commit
-// subjects (on its branch).
+// subjects (on its branch). Summaries and execution-state.json name
+// commits: the same tree needs the same commit dates, in this run and the
+// one compared with it, so bin is datedBin's.
 func referenceRun(t *testing.T, bin, runID string) (tree, log string) {
 	t.Helper()
-	// Summaries and execution-state.json name commits: the same tree needs
-	// the same commit dates, in this run and the one compared with it.
-	t.Setenv("GAFFER_REPRODUCIBLE_DATES", "1")
 	dir, _, script := demoRepo(t)
 	out, code := gafferCmd(t, bin, "--repo", dir, "run", "--goal", profile.PlanTitle(demo.Plan, "plan.md"), "--script", script,
 		"--run-id", runID, "--auto-approve")
@@ -87,8 +86,16 @@ func waitPhaseDone(t *testing.T, bin, dir, runID string, n int, s *server) {
 	t.Fatalf("run %s did not reach phase %d\n%s", runID, n+1, s.output())
 }
 
+// datedBin is the gaffer binary with GAFFER_REPRODUCIBLE_DATES=1 in its
+// environment (binWithEnv).
+func datedBin(t *testing.T) string {
+	t.Helper()
+	return binWithEnv(t, gafferBinary(t), "GAFFER_REPRODUCIBLE_DATES=1")
+}
+
 func TestServeKill9ResumesOnRestart(t *testing.T) {
-	bin := gafferBinary(t)
+	t.Parallel()
+	bin := datedBin(t)
 	const runID = "r-20260101-kill9s"
 	wantTree, wantLog := referenceRun(t, bin, runID)
 
@@ -148,6 +155,7 @@ func TestServeKill9ResumesOnRestart(t *testing.T) {
 }
 
 func TestServeSIGTERMDrainsAndReleasesTheLease(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	const runID = "r-20260101-drain1"
 	dir, _, script := demoRepo(t)
@@ -193,6 +201,7 @@ func TestServeSIGTERMDrainsAndReleasesTheLease(t *testing.T) {
 }
 
 func TestStatusFromSecondProcessDuringRun(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, _, script := demoRepo(t)
 	const runID = "r-20260101-second"
@@ -245,6 +254,7 @@ func TestStatusFromSecondProcessDuringRun(t *testing.T) {
 }
 
 func TestServeQueueAndCancel(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, _, script := demoRepo(t)
 	s := startServe(t, bin, dir)
@@ -284,6 +294,7 @@ func TestServeQueueAndCancel(t *testing.T) {
 // A run killed under `gaffer run` is not serve's: serve leaves it alone
 // until `gaffer resume` hands it over through the socket.
 func TestServeResumesARunOnRequest(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, _, script := demoRepo(t)
 	const runID = "r-20260101-resume"

@@ -57,6 +57,7 @@ func waitSocket(t *testing.T, dir string, done <-chan struct{}) control.Info {
 // A `gaffer run` waiting at its terminal prompt takes the answer of
 // `gaffer approve` run in another terminal, and continues the run.
 func TestApproveFromSecondProcessAnswersTheRunPrompt(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, _, script := demoRepo(t)
 	const runID = "r-20260101-prompt"
@@ -65,7 +66,9 @@ func TestApproveFromSecondProcessAnswersTheRunPrompt(t *testing.T) {
 	var out lockedBuffer
 	app := NewWithIO("test", IO{In: in, Out: &out, Err: &out, Terminal: func() bool { return true }})
 	done := make(chan error, 1)
+	inProcess.Lock() // see inProcess; the app's goroutine unlocks it
 	go func() {
+		defer inProcess.Unlock()
 		done <- app.RunContext(t.Context(), []string{"gaffer", "--repo", dir, "run", "--goal", profile.PlanTitle(demo.Plan, "plan.md"),
 			"--script", script, "--run-id", runID})
 	}()
@@ -107,6 +110,7 @@ func TestApproveFromSecondProcessAnswersTheRunPrompt(t *testing.T) {
 // drives: the run process ends with the cancelled code and the run is
 // cancelled in the store.
 func TestCancelFromSecondProcessStopsTheRun(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, _, script := demoRepo(t)
 	const runID = "r-20260101-cancel"
@@ -158,6 +162,7 @@ func TestCancelFromSecondProcessStopsTheRun(t *testing.T) {
 // A cancel from another terminal while the run waits at its prompt ends
 // the prompt and the run as cancelled.
 func TestCancelFromSecondProcessAtThePrompt(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, _, script := demoRepo(t)
 	const runID = "r-20260101-promptcancel"
@@ -166,7 +171,9 @@ func TestCancelFromSecondProcessAtThePrompt(t *testing.T) {
 	var out lockedBuffer
 	app := NewWithIO("test", IO{In: in, Out: &out, Err: &out, Terminal: func() bool { return true }})
 	done := make(chan error, 1)
+	inProcess.Lock() // see inProcess; the app's goroutine unlocks it
 	go func() {
+		defer inProcess.Unlock()
 		done <- app.RunContext(t.Context(), []string{"gaffer", "--repo", dir, "run", "--goal", profile.PlanTitle(demo.Plan, "plan.md"),
 			"--script", script, "--run-id", runID})
 	}()

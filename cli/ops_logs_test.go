@@ -15,6 +15,7 @@ import (
 // The run process logs its run's events through slog, with run, node and
 // phase attributes.
 func TestRunLogsEventsAsJSON(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, _, script := demoRepo(t)
 	const runID = "r-20260101-logs"

@@ -69,6 +69,7 @@ func promQuery(t *testing.T, addr, query string) (float64, bool) {
 // package) scraping a real `gaffer serve` that runs the demo, and checks
 // the phase counters through Prometheus's query API.
 func TestPrometheusScrapesServe(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	promBin, err := exec.LookPath("prometheus")
 	if err != nil {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -69,9 +70,17 @@ var serveBanner = regexp.MustCompile(`metrics http://([0-9.:]+)/metrics`)
 
 func startServe(t *testing.T, bin, dir string, args ...string) *server {
 	t.Helper()
+	return startServeEnv(t, bin, dir, nil, args...)
+}
+
+// startServeEnv is startServe with env (NAME=VALUE entries) added to
+// serve's environment: a parallel test's settings, where t.Setenv would
+// change every test's.
+func startServeEnv(t *testing.T, bin, dir string, env []string, args ...string) *server {
+	t.Helper()
 	s := &server{t: t, done: make(chan struct{})}
 	s.cmd = exec.Command(bin, append([]string{"--repo", dir, "serve", "--metrics-addr", "127.0.0.1:0"}, args...)...)
-	s.cmd.Env = append(os.Environ(), "GAFFER_LOG_FORMAT=json")
+	s.cmd.Env = append(append(os.Environ(), "GAFFER_LOG_FORMAT=json"), env...)
 	r, w := io.Pipe()
 	s.cmd.Stdout, s.cmd.Stderr = w, w
 	if err := s.cmd.Start(); err != nil {
@@ -132,10 +141,51 @@ func (s *server) stop(sig syscall.Signal) int {
 	return s.cmd.ProcessState.ExitCode()
 }
 
+// binWithEnv returns a script that runs bin with env (NAME=VALUE
+// entries) added to its environment: the gaffer of a parallel test whose
+// every process, the helpers' (statusOf, waitStatus) too, needs settings
+// that t.Setenv would give every test. The script execs bin, so signals
+// sent to the process reach gaffer.
+func binWithEnv(t *testing.T, bin string, env ...string) string {
+	t.Helper()
+	quote := func(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+	var b strings.Builder
+	b.WriteString("#!/bin/sh\n")
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		fmt.Fprintf(&b, "export %s=%s\n", k, quote(v))
+	}
+	fmt.Fprintf(&b, "exec %s \"$@\"\n", quote(bin))
+	p := filepath.Join(t.TempDir(), "gaffer")
+	if err := os.WriteFile(p, []byte(b.String()), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// envCommand is exec.CommandContext with env (NAME=VALUE entries) added
+// to this process's environment.
+func envCommand(ctx context.Context, env []string, name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = append(os.Environ(), env...)
+	return cmd
+}
+
 // gafferCmd runs the binary and returns its output and exit code.
 func gafferCmd(t *testing.T, bin string, args ...string) (string, int) {
 	t.Helper()
+	return gafferCmdEnv(t, bin, nil, args...)
+}
+
+// gafferCmdEnv is gafferCmd with env (KEY=VALUE entries) added to the
+// binary's environment: a parallel test's settings, where t.Setenv would
+// change every test's.
+func gafferCmdEnv(t *testing.T, bin string, env []string, args ...string) (string, int) {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		if _, ok := err.(*exec.ExitError); !ok {
@@ -180,7 +230,7 @@ func binStatus(bin, dir, runID string) (runview.Run, string, error) {
 // waitStatus polls until the run has status want.
 func waitStatus(t *testing.T, bin, dir, runID, want string, s *server) runview.Run {
 	t.Helper()
-	deadline := time.Now().Add(120 * time.Second)
+	deadline := time.Now().Add(5 * time.Minute) // a hang's guard: a loaded machine runs the demo slowly
 	for {
 		v, err := tryStatus(bin, dir, runID)
 		if err != nil {
@@ -208,6 +258,7 @@ func scrape(t *testing.T, addr string) string {
 }
 
 func TestServeSubmitApproveThroughSocket(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, _, script := demoRepo(t)
 	s := startServe(t, bin, dir)
@@ -292,6 +343,7 @@ func grepLines(s, substr string) string {
 }
 
 func TestRunDetachAndRunMetrics(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, _, script := demoRepo(t)
 	goal := profile.PlanTitle(demo.Plan, "plan.md")

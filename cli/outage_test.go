@@ -21,14 +21,21 @@ import (
 // finishes it once the provider answers again.
 
 // codexOnPath installs Codex when needed, puts it first in PATH, gives it
-// a fresh HOME whose config points it at srv, and sets the key.
+// a fresh HOME whose config points it at srv, and sets the key (codexEnv,
+// in this process's environment).
 func codexOnPath(t *testing.T, srv *fakeresponses.Server) {
 	t.Helper()
+	setenv(t, codexEnv(t, srv))
+}
+
+// codexEnv installs Codex when needed and returns the environment of a
+// process that finds it first in PATH, has a fresh HOME whose config
+// points Codex at srv, and the key: to pass to the processes of a
+// parallel test.
+func codexEnv(t *testing.T, srv *fakeresponses.Server) []string {
+	t.Helper()
 	bin := npmpintest.ForTest(t, codex.Pin)
-	t.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("OPENAI_API_KEY", "sk-codex-outage-test")
 	cfg := `model_provider = "fake"
 
 [model_providers.fake]
@@ -43,6 +50,11 @@ stream_max_retries = 0
 		t.Fatal(err)
 	}
 	writeTestFile(t, filepath.Join(home, ".codex", "config.toml"), cfg)
+	return []string{
+		"PATH=" + filepath.Dir(bin) + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"HOME=" + home,
+		"OPENAI_API_KEY=sk-codex-outage-test",
+	}
 }
 
 // codexProfile runs the developer on Codex and the other roles on the
@@ -112,6 +124,8 @@ func checkStoppedByOutage(t *testing.T, dir, out string, code int) {
 // 500; Codex gives up and exits 1. The run stops with exit 9, having spent
 // nothing, and resumes to the end once the provider answers.
 func TestCodexProviderOutageStopsResumably(t *testing.T) {
+	t.Parallel()
+	bin := gafferBinary(t)
 	srv, err := fakeresponses.Start(func(fakeresponses.Request) fakeresponses.Reply {
 		return fakeresponses.Reply{Status: 500, ErrorMessage: "the provider is down"}
 	})
@@ -119,14 +133,14 @@ func TestCodexProviderOutageStopsResumably(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	codexOnPath(t, srv)
+	env := codexEnv(t, srv)
 	tmp := t.TempDir()
 	plan, script := filepath.Join(tmp, "plan.md"), filepath.Join(tmp, "script.yaml")
 	writeTestFile(t, plan, greetPlan)
 	writeTestFile(t, script, "reviewer: []\n")
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": codexProfile})
 
-	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
+	out, code := gafferCmdEnv(t, bin, env, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
 	checkStoppedByOutage(t, dir, out, code)
 	if n := len(srv.Requests()); n == 0 {
 		t.Fatal("Codex never reached the provider")
@@ -136,7 +150,7 @@ func TestCodexProviderOutageStopsResumably(t *testing.T) {
 	}
 
 	srv.SetRespond(codexWrites)
-	out, code = gaffer(t, "--repo", dir, "resume")
+	out, code = gafferCmdEnv(t, bin, env, "--repo", dir, "resume")
 	if code != 0 {
 		t.Fatalf("resume after the outage: exit %d\n%s", code, out)
 	}
@@ -154,9 +168,11 @@ func TestCodexProviderOutageStopsResumably(t *testing.T) {
 // the API's status, and the run stops with exit 9 having spent nothing.
 // Once the provider answers, resume finishes the run.
 func TestClaudeCodeProviderOutageStopsResumably(t *testing.T) {
+	t.Parallel()
+	bin := gafferBinary(t)
 	var status atomic.Int64
 	status.Store(529)
-	srv := claudeOnPath(t, func(r fakeanthropic.Request) fakeanthropic.Reply {
+	srv, env := claudeEnv(t, func(r fakeanthropic.Request) fakeanthropic.Reply {
 		if s := status.Load(); s != 0 {
 			return fakeanthropic.Reply{Status: int(s), ErrorType: "overloaded_error", ErrorMessage: "the provider is down"}
 		}
@@ -177,15 +193,15 @@ func TestClaudeCodeProviderOutageStopsResumably(t *testing.T) {
 	writeTestFile(t, script, "reviewer: []\n")
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": strings.Replace(claudeProfile(srv.URL, 2, 2), "    tdd: false\n", "    recovery: {}\n    tdd: false\n", 1)})
 
-	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
+	out, code := gafferCmdEnv(t, bin, env, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
 	checkStoppedByOutage(t, dir, out, code)
 
 	status.Store(500)
-	out, code = gaffer(t, "--repo", dir, "resume")
+	out, code = gafferCmdEnv(t, bin, env, "--repo", dir, "resume")
 	checkStoppedByOutage(t, dir, out, code)
 
 	status.Store(0)
-	out, code = gaffer(t, "--repo", dir, "resume")
+	out, code = gafferCmdEnv(t, bin, env, "--repo", dir, "resume")
 	if code != 0 {
 		t.Fatalf("resume after the outage: exit %d\n%s", code, out)
 	}

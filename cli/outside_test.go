@@ -21,6 +21,7 @@ const oneTaskScript = `developer:
 // exit 8 before committing, naming the file and the command that puts the
 // agent's version back; after it, resume commits the agent's work.
 func TestRunStopsOnEditsOutsideTheSession(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, _, _ := demoRepo(t)
 	inputs := t.TempDir()

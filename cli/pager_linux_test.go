@@ -30,6 +30,7 @@ func (s *ptyScreen) String() string {
 // prints the plan plainly before the approval question, and runs no
 // pager; on a full terminal the plan goes through $PAGER.
 func TestPlanOnAPlainTerminalIsPrintedBeforeTheQuestion(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	noLess := t.TempDir() // a PATH with git and sh but no less
 	for _, p := range []string{"git", "sh"} {

@@ -23,6 +23,7 @@ import (
 // each run stopped by it is requeued, not failed, and every run completes
 // without a manual resume.
 func TestServePostgresOutageLongerThanTheLease(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	if os.Getenv(pgtest.EnvURL) != "" {
 		t.Skip("stops the server: needs one of its own, not " + pgtest.EnvURL)
@@ -38,8 +39,7 @@ func TestServePostgresOutageLongerThanTheLease(t *testing.T) {
 	url := srv.URL("postgres")
 	dir, _, script := demoRepo(t)
 	goal := profile.PlanTitle(demo.Plan, "plan.md")
-	t.Setenv("GAFFER_STORE", url)
-	t.Setenv("GAFFER_STORE_OUTAGE_WAIT", "2s")
+	bin = binWithEnv(t, bin, "GAFFER_STORE="+url, "GAFFER_STORE_OUTAGE_WAIT=2s")
 	a := startServe(t, bin, dir, "--host-id", "a", "--queue-lease", "2s", "--workers", "2")
 	b := startServe(t, bin, dir, "--host-id", "b", "--queue-lease", "2s", "--workers", "2")
 	runs := []string{"r-1", "r-2", "r-3", "r-4"}

@@ -17,6 +17,7 @@ import (
 // stopped at its second checkpoint, over the store's largest value, for
 // good.
 func TestOversizedPlanIsRefusedUpFront(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, _, script := demoRepo(t)
 	head := gitOut(t, dir, "rev-parse", "HEAD")

@@ -28,6 +28,7 @@ const prevStoreRoot = "/tmp/gaffer-prev-fixture"
 // branch (or in place on the checkout's, with a clean tree) and no work
 // tree left.
 func TestPreviousReleaseStoreFinishes(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	unpackPrevStore(t)
 	phased := map[string]string{"hello_test.txt": "hello is tested\n", "bye_test.txt": "bye is tested\n", "hello.txt": "hello\n", "bye.txt": "bye\n"}

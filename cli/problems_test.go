@@ -50,6 +50,7 @@ func TestInvalidPlanAndBadDriverAreAllListed(t *testing.T) {
 // Issue 23 item 8c: logs --phase N beyond the run's phases is refused as
 // diff refuses it: exit 2 and one line naming the run's phase count.
 func TestLogsAndDiffRefuseAPhaseBeyondTheRun(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-phases"); code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)

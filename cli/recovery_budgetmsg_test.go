@@ -9,6 +9,7 @@ import (
 // gaffer.yaml key to raise: in the recovery line of the run's output,
 // its halt message, and status's text and --json errors.
 func TestRecoveryHaltNamesTheSpentBudget(t *testing.T) {
+	t.Parallel()
 	good := `'{"approach":"compute the sum with an explicit loop over the operands","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`
 	dir, plan, script := recoveryRepo(t, strings.Replace(repeatedFailure, "%s", good, 1))
 	commitConfig(t, dir, "profiles:\n  default:\n    recovery: {max_replans_per_run: 0}\n")

@@ -29,6 +29,7 @@ func commitConfig(t *testing.T, dir, content string) {
 // stored with the run when it starts, so a resume after gaffer.yaml
 // dropped it still allows no replan.
 func TestRecoveryBudgetFromTheProfileIsTheRuns(t *testing.T) {
+	t.Parallel()
 	good := `'{"approach":"compute the sum with an explicit loop over the operands","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`
 	dir, plan, script := recoveryRepo(t, strings.Replace(repeatedFailure, "%s", good, 1))
 	commitConfig(t, dir, "profiles:\n  default:\n    recovery: {max_replans_per_run: 0}\n")

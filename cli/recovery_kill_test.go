@@ -58,6 +58,7 @@ func (p *proc) waitLine(line string) bool {
 // retried phase's work is committed. In place and in the run's own
 // work tree (whose branch holds the result; the checkout stays as it was).
 func TestRecoveryDoctorCallSurvivesSIGKILL(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	for _, c := range []struct {
 		name, killIn string

@@ -75,6 +75,7 @@ replanner:
 // last decision, the decision records are in the execution directory,
 // and a refused (narrowing) revision waits for `approve --decision`.
 func TestRecoveryIsVisibleAndAnswerable(t *testing.T) {
+	t.Parallel()
 	good := `'{"approach":"compute the sum with an explicit loop over the operands","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`
 	dir, plan, script := recoveryRepo(t, strings.Replace(repeatedFailure, "%s", good, 1))
 	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-rec-1"); code != 0 ||
@@ -110,6 +111,7 @@ func TestRecoveryIsVisibleAndAnswerable(t *testing.T) {
 
 // Recovery off in gaffer.yaml: the same run halts as it always did.
 func TestRecoveryOffInTheProfileHalts(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := recoveryRepo(t, strings.Replace(repeatedFailure, "%s", "'{}'", 1))
 	if err := os.WriteFile(filepath.Join(dir, ".git", "gaffer-off.yaml"), nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -137,6 +139,7 @@ func TestRecoveryOffInTheProfileHalts(t *testing.T) {
 // A run waiting for recovery's question is not waiting for its plan's
 // approval: resume prints the question and the --decision commands.
 func TestResumeWaitingForRecoveryPrintsTheQuestion(t *testing.T) {
+	t.Parallel()
 	narrow := `'{"approach":"only stub the sum and skip the hard cases","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`
 	dir, plan, script := recoveryRepo(t, strings.Replace(repeatedFailure, "%s", narrow, 1))
 	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-rec-q"); code != ExitAwaitingApproval {

@@ -11,6 +11,7 @@ import (
 // (exit 8), and only a run waiting for its plan's approval is told to be
 // approved without --decision.
 func TestApproveDecisionOnARunNotWaiting(t *testing.T) {
+	t.Parallel()
 	good := `'{"approach":"compute the sum with an explicit loop over the operands","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`
 	dir, plan, script := recoveryRepo(t, strings.Replace(repeatedFailure, "%s", good, 1))
 	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-done"); code != 0 {

@@ -26,8 +26,9 @@ import (
 // and the run's record, each with the lease token it was pushed under,
 // and `go test ./...` passes in a fresh clone of it.
 func TestServeTwoHostsRemote(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
-	url := pgtest.URL(t)
+	bin = binWithEnv(t, bin, "GAFFER_STORE="+pgtest.URL(t), "GAFFER_IN_PLACE=false") // each run in its own clone
 	demoDir, _, script := demoRepo(t)
 	root := t.TempDir()
 	remote := filepath.Join(root, "remote.git")
@@ -36,10 +37,7 @@ func TestServeTwoHostsRemote(t *testing.T) {
 	gitOut(t, root, "clone", "--quiet", remote, ca)
 	gitOut(t, root, "clone", "--quiet", remote, cb)
 	goal := profile.PlanTitle(demo.Plan, "plan.md")
-	t.Setenv("GAFFER_STORE", url)
-	t.Setenv("GAFFER_IN_PLACE", "false") // each run in its own clone
-	t.Setenv("GAFFER_TEST_PAUSE_AFTER_COMMIT", "60s")
-	a := startServe(t, bin, ca, "--host-id", "a", "--queue-lease", "2s", "--remote", remote)
+	a := startServeEnv(t, bin, ca, []string{"GAFFER_TEST_PAUSE_AFTER_COMMIT=60s"}, "--host-id", "a", "--queue-lease", "2s", "--remote", remote)
 	out, code := gafferCmd(t, bin, "--repo", ca, "submit", "--goal", goal, "--script", script, "--run-id", "r-1", "--auto-approve")
 	if code != 0 || !strings.Contains(out, "r-1 queued") {
 		t.Fatalf("submit: exit %d\n%s", code, out)
@@ -51,8 +49,7 @@ func TestServeTwoHostsRemote(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	os.Setenv("GAFFER_TEST_PAUSE_AFTER_COMMIT", "") // b does not pause
-	b := startServe(t, bin, cb, "--host-id", "b", "--queue-lease", "2s", "--remote", remote)
+	b := startServe(t, bin, cb, "--host-id", "b", "--queue-lease", "2s", "--remote", remote) // b does not pause
 	a.stop(syscall.SIGKILL)
 
 	v := waitStatus(t, bin, cb, "r-1", "completed", b)
@@ -101,7 +98,8 @@ func TestServeTwoHostsRemote(t *testing.T) {
 }
 
 // twoHosts is the setup of a two-host case: a bare remote made from the
-// demo repository and a clone of it per host, one database.
+// demo repository and a clone of it per host, one database. bin runs
+// gaffer with the database as its store (binWithEnv).
 type twoHosts struct {
 	bin, remote, root, ca, cb, goal, script string
 }
@@ -109,21 +107,21 @@ type twoHosts struct {
 func newTwoHosts(t *testing.T, bin string) *twoHosts {
 	t.Helper()
 	demoDir, _, script := demoRepo(t)
+	bin = binWithEnv(t, bin, "GAFFER_STORE="+pgtest.URL(t), "GAFFER_IN_PLACE=false", "GAFFER_REPRODUCIBLE_DATES=1")
 	h := &twoHosts{bin: bin, root: t.TempDir(), goal: profile.PlanTitle(demo.Plan, "plan.md"), script: script}
 	h.remote = filepath.Join(h.root, "remote.git")
 	gitOut(t, h.root, "clone", "--quiet", "--bare", demoDir, h.remote)
 	h.ca, h.cb = filepath.Join(h.root, "a"), filepath.Join(h.root, "b")
 	gitOut(t, h.root, "clone", "--quiet", h.remote, h.ca)
 	gitOut(t, h.root, "clone", "--quiet", h.remote, h.cb)
-	t.Setenv("GAFFER_STORE", pgtest.URL(t))
-	t.Setenv("GAFFER_IN_PLACE", "false")
-	t.Setenv("GAFFER_REPRODUCIBLE_DATES", "1")
 	return h
 }
 
-func (h *twoHosts) serve(t *testing.T, dir, id string) *server {
+// serve starts the serve of host id in dir, with env (NAME=VALUE entries)
+// in its environment.
+func (h *twoHosts) serve(t *testing.T, dir, id string, env ...string) *server {
 	t.Helper()
-	return startServe(t, h.bin, dir, "--host-id", id, "--queue-lease", "2s", "--remote", h.remote)
+	return startServeEnv(t, h.bin, dir, env, "--host-id", id, "--queue-lease", "2s", "--remote", h.remote)
 }
 
 func (h *twoHosts) submit(t *testing.T) {
@@ -137,7 +135,7 @@ func (h *twoHosts) submit(t *testing.T) {
 // waitLine waits until s's output holds line n times.
 func waitLine(t *testing.T, s *server, line string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(3 * time.Minute) // a hang's guard: a loaded machine runs the demo slowly
 	for strings.Count(s.output(), line) < n {
 		if time.Now().After(deadline) {
 			t.Fatalf("serve's output has %q fewer than %d times:\n%s", line, n, s.output())
@@ -175,24 +173,24 @@ func branchTrees(t *testing.T, remote string) []map[string]string {
 //     the run's branch; b stops the run with one line naming the tip and
 //     the fix, and the branch stays at that commit.
 func TestServeTwoHostsTakeovers(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	t.Run("summary", func(t *testing.T) {
+		t.Parallel()
 		ref := newTwoHosts(t, bin)
 		s := ref.serve(t, ref.ca, "a")
 		ref.submit(t)
-		waitStatus(t, bin, ref.ca, "r-1", "completed", s)
+		waitStatus(t, ref.bin, ref.ca, "r-1", "completed", s)
 		s.stop(syscall.SIGTERM)
 		want := branchTrees(t, ref.remote)
 
 		h := newTwoHosts(t, bin)
-		t.Setenv("GAFFER_TEST_PAUSE_AFTER_COMMIT", "3s") // every commit pauses: a dies in phase 2's pause
-		a := h.serve(t, h.ca, "a")
+		a := h.serve(t, h.ca, "a", "GAFFER_TEST_PAUSE_AFTER_COMMIT=3s") // every commit pauses: a dies in phase 2's pause
 		h.submit(t)
 		waitLine(t, a, "gaffer-test: committed", 2)
-		os.Setenv("GAFFER_TEST_PAUSE_AFTER_COMMIT", "")
 		b := h.serve(t, h.cb, "b")
 		a.stop(syscall.SIGKILL)
-		waitStatus(t, bin, h.cb, "r-1", "completed", b)
+		waitStatus(t, h.bin, h.cb, "r-1", "completed", b)
 		b.stop(syscall.SIGTERM)
 		got := branchTrees(t, h.remote)
 		if len(got) != len(want) {
@@ -214,15 +212,14 @@ func TestServeTwoHostsTakeovers(t *testing.T) {
 		}
 	})
 	t.Run("adopt", func(t *testing.T) {
+		t.Parallel()
 		h := newTwoHosts(t, bin)
-		t.Setenv("GAFFER_TEST_PAUSE_AFTER_PUSH", "60s")
-		a := h.serve(t, h.ca, "a")
+		a := h.serve(t, h.ca, "a", "GAFFER_TEST_PAUSE_AFTER_PUSH=60s")
 		h.submit(t)
 		waitLine(t, a, "gaffer-test: pushed", 1)
-		os.Setenv("GAFFER_TEST_PAUSE_AFTER_PUSH", "")
 		b := h.serve(t, h.cb, "b")
 		a.stop(syscall.SIGKILL)
-		v := waitStatus(t, bin, h.cb, "r-1", "completed", b)
+		v := waitStatus(t, h.bin, h.cb, "r-1", "completed", b)
 		b.stop(syscall.SIGTERM)
 		phases := gitOut(t, h.remote, "log", "--format=%(trailers:key="+nodes.TrailerPhase+",valueonly,separator=)", "main..gaffer/r-1")
 		if n := strings.Count(phases, "1"); n != 1 || len(strings.Fields(phases)) != len(v.Phases) {
@@ -236,13 +233,12 @@ func TestServeTwoHostsTakeovers(t *testing.T) {
 		}
 	})
 	t.Run("foreign", func(t *testing.T) {
+		t.Parallel()
 		h := newTwoHosts(t, bin)
-		t.Setenv("GAFFER_TEST_PAUSE_AFTER_COMMIT", "60s")
-		a := h.serve(t, h.ca, "a")
+		a := h.serve(t, h.ca, "a", "GAFFER_TEST_PAUSE_AFTER_COMMIT=60s")
 		h.submit(t)
 		waitLine(t, a, "gaffer-test: committed", 1)
 		a.stop(syscall.SIGKILL)
-		os.Setenv("GAFFER_TEST_PAUSE_AFTER_COMMIT", "")
 		p := filepath.Join(h.root, "person")
 		gitOut(t, h.root, "clone", "--quiet", "--branch", "gaffer/r-1", h.remote, p)
 		gitOut(t, p, "-c", "user.name=P", "-c", "user.email=p@example.com", "commit", "--quiet", "--allow-empty", "-m", "a person's commit")
@@ -250,7 +246,7 @@ func TestServeTwoHostsTakeovers(t *testing.T) {
 		tip := gitOut(t, p, "rev-parse", "HEAD")
 		b := h.serve(t, h.cb, "b")
 		waitLine(t, b, `"msg":"run failed"`, 1)
-		v, _ := statusOf(t, bin, h.cb, "r-1")
+		v, _ := statusOf(t, h.bin, h.cb, "r-1")
 		if v.Status != "running" || !v.Stopped {
 			t.Errorf("r-1 is %s (stopped %v), want running and stopped", v.Status, v.Stopped)
 		}

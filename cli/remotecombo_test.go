@@ -18,8 +18,9 @@ import (
 // stood on, any serve may take it, and it finishes there with its own
 // commits.
 func TestServeRemoteFork(t *testing.T) {
-	bin := gafferBinary(t)
-	h := newTwoHosts(t, bin)
+	t.Parallel()
+	h := newTwoHosts(t, gafferBinary(t))
+	bin := h.bin
 	a := h.serve(t, h.ca, "a")
 	h.submit(t)
 	waitStatus(t, bin, h.ca, "r-1", "completed", a)
@@ -77,8 +78,9 @@ func TestServeRemoteFork(t *testing.T) {
 // in the serve's checkout (the run would have worked on its main branch,
 // pushing nothing, for no other host to take over).
 func TestServeRemoteInPlace(t *testing.T) {
-	bin := gafferBinary(t)
-	h := newTwoHosts(t, bin)
+	t.Parallel()
+	h := newTwoHosts(t, gafferBinary(t))
+	bin := h.bin
 	a := h.serve(t, h.ca, "a")
 	head := gitOut(t, h.ca, "rev-parse", "HEAD")
 	out, code := gafferCmd(t, bin, "--repo", h.ca, "submit", "--goal", h.goal, "--script", h.script, "--run-id", "r-1", "--auto-approve", "--in-place")

@@ -13,6 +13,7 @@ import (
 // A replanner that fails spent the replan budget, but no replan happened:
 // status --json counts it in replans_reserved, not in replans.
 func TestStatusCountsOnlyReplansThatAnswered(t *testing.T) {
+	t.Parallel()
 	failing := strings.Replace(repeatedFailure, "answer: %s", "error: the model endpoint went away", 1)
 	dir, plan, script := recoveryRepo(t, failing)
 	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-rep-0")

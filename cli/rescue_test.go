@@ -20,6 +20,7 @@ import (
 // keeps nothing (it only undoes that session's work). It does so in place
 // and in the run's own work tree.
 func TestResetKeepsWhatItFinds(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	for _, m := range runModes {
 		t.Run(m.name, func(t *testing.T) { resetKeepsWhatItFinds(t, bin, m) })

@@ -10,6 +10,7 @@ import (
 // before reading anything (logs used to read the directories above the
 // transcripts' folder and exit 0).
 func TestBadRunIDIsRefusedByEveryCommand(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	cmds := [][]string{{"logs"}, {"status"}, {"history"}, {"diff"}, {"cancel"}, {"resume"}, {"approve"}, {"reject"},
 		{"plan", "show"}, {"delete", "--yes"}, {"fork", "--from", "1"}}

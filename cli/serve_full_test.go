@@ -18,9 +18,11 @@ import (
 // /readyz must say why serve is not ready, and once the disk has room
 // serve must complete all three without a command.
 func TestServeKeepsRunsOnAFullStoreDisk(t *testing.T) {
+	// Not parallel: it must see the first run (--pace 200ms) running
+	// before the runs end; beside the soak it missed it.
 	bin := gafferBinary(t)
 	disk := tmpfs(t, "64m")
-	t.Setenv("GAFFER_STORE", filepath.Join(disk, "store"))
+	bin = binWithEnv(t, bin, "GAFFER_STORE="+filepath.Join(disk, "store"))
 	repo, aux := t.TempDir(), t.TempDir()
 	gitRepo(t, repo, map[string]string{"README.md": "small\n"})
 	plan, script := filepath.Join(aux, "plan.md"), filepath.Join(aux, "script.yaml")

@@ -66,6 +66,7 @@ func TestServeInboxNeedsTokenOffLoopback(t *testing.T) {
 // without auto-approve; a real HTTP client with a cookie jar loads the
 // run's page, takes its CSRF token, posts Approve, and the run completes.
 func TestServeInboxApprove(t *testing.T) {
+	t.Parallel()
 	const runID = "r-20260101-inbox1"
 	token := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(token, []byte("inbox-e2e-token-5d1c\n"), 0o600); err != nil {
@@ -135,6 +136,7 @@ func TestServeInboxApprove(t *testing.T) {
 // over the DevTools protocol: it clicks Approve and sees the run complete
 // on the page (the live update), and saves a screenshot.
 func TestServeInboxBrowser(t *testing.T) {
+	t.Parallel()
 	ctx := browsertest.Start(t, chromedp.Flag("disable-quic", true), chromedp.WindowSize(1000, 900))
 	const runID = "r-20260101-inbox2"
 	s, bin, dir, base := startInbox(t, runID)

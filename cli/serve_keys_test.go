@@ -16,6 +16,7 @@ import (
 // the pool executes them one after the other, so each run's commits are
 // there, in one piece, and the tree is clean.
 func TestServeWorkersRunOneRepositoryOneAtATime(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, _, script := demoRepo(t)
 	base := gitOut(t, dir, "rev-parse", "HEAD")

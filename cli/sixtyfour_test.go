@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,6 +30,8 @@ import (
 // clean checkout; the checkout, the work trees, the journal, serve's file
 // descriptors and the agents' processes are as they were.
 func TestServeManyRunsOfOneRepositoryUnderKillsAndClients(t *testing.T) {
+	// Not parallel: its 16 runs and 16 clients take both cores, and the
+	// tests beside it missed their moments.
 	bin := gafferBinary(t)
 	n, workers := 16, []int{8}
 	if os.Getenv("GAFFER_SOAK") != "" {
@@ -39,23 +42,24 @@ func TestServeManyRunsOfOneRepositoryUnderKillsAndClients(t *testing.T) {
 		seed, _ = strconv.ParseUint(s, 10, 64)
 	}
 	t.Logf("seed %d (GAFFER_KILL_SEED)", seed)
-	t.Setenv("GAFFER_REPRODUCIBLE_DATES", "1")
+	env := []string{"GAFFER_REPRODUCIBLE_DATES=1"}
 	goal := profile.PlanTitle(demo.Plan, "plan.md")
 	ids := make([]string, n)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("r-20260101-sf%04d", i)
 	}
-	want := referenceTrees(t, bin, goal, ids)
+	want := referenceTrees(t, bin, goal, ids, env)
 	for _, w := range workers {
 		t.Run(fmt.Sprintf("workers=%d", w), func(t *testing.T) {
-			soak(t, bin, goal, ids, want, w, rand.New(rand.NewPCG(seed, uint64(w))))
+			soak(t, bin, goal, ids, want, w, env, rand.New(rand.NewPCG(seed, uint64(w))))
 		})
 	}
 }
 
 // referenceTrees runs each id alone, in place, in a clean demo checkout
-// (4 at once) and returns its commits' subjects and trees.
-func referenceTrees(t *testing.T, bin, goal string, ids []string) map[string]string {
+// (4 at once), with env in its environment, and returns its commits'
+// subjects and trees.
+func referenceTrees(t *testing.T, bin, goal string, ids, env []string) map[string]string {
 	want := map[string]string{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -68,7 +72,7 @@ func referenceTrees(t *testing.T, bin, goal string, ids []string) map[string]str
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			p := startProc(t, bin, []string{"--repo", ref, "run", "--goal", goal, "--script", script, "--run-id", id, "--auto-approve", "--in-place"}, "")
+			p := startProc(t, bin, []string{"--repo", ref, "run", "--goal", goal, "--script", script, "--run-id", id, "--auto-approve", "--in-place"}, env...)
 			if out, code := p.wait(); code != 0 {
 				t.Errorf("reference run %s: exit %d\n%s", id, code, out)
 				return
@@ -86,8 +90,10 @@ func referenceTrees(t *testing.T, bin, goal string, ids []string) map[string]str
 	return want
 }
 
-func soak(t *testing.T, bin, goal string, ids []string, want map[string]string, workers int, rng *rand.Rand) {
-	t.Setenv("GAFFER_IN_PLACE", "false")
+// soak runs ids in serve with env and GAFFER_IN_PLACE=false in the
+// environment of every gaffer process.
+func soak(t *testing.T, bin, goal string, ids []string, want map[string]string, workers int, env []string, rng *rand.Rand) {
+	env = append(slices.Clip(env), "GAFFER_IN_PLACE=false")
 	dir, _, script := demoRepo(t)
 	base := gitOut(t, dir, "rev-parse", "HEAD")
 	dirtyCheckout(t, dir)
@@ -95,7 +101,7 @@ func soak(t *testing.T, bin, goal string, ids []string, want map[string]string, 
 	store := filepath.Join(dir, ".git", "gaffer")
 	trees := host.WorkTreesDir(store)
 	args := []string{"--workers", strconv.Itoa(workers)}
-	s := startServe(t, bin, dir, args...)
+	s := startServeEnv(t, bin, dir, env, args...)
 	restFDs := countFDs(t, s.cmd.Process.Pid)
 	restOther := otherFDs(s.cmd.Process.Pid, store)
 
@@ -105,7 +111,7 @@ func soak(t *testing.T, bin, goal string, ids []string, want map[string]string, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out, err := exec.Command(bin, "--repo", dir, "submit", "--goal", goal, "--script", script, "--run-id", id, "--auto-approve").CombinedOutput()
+			out, err := envCommand(context.Background(), env, bin, "--repo", dir, "submit", "--goal", goal, "--script", script, "--run-id", id, "--auto-approve").CombinedOutput()
 			if err != nil {
 				t.Errorf("submit %s: %v\n%s", id, err, out)
 			}
@@ -129,7 +135,7 @@ func soak(t *testing.T, bin, goal string, ids []string, want map[string]string, 
 		if after := checkoutPrint(t, dir); after != before {
 			t.Fatalf("kill %d: the user's checkout changed:\nbefore\n%s\nafter\n%s", k, before, after)
 		}
-		s = startServe(t, bin, dir, args...)
+		s = startServeEnv(t, bin, dir, env, args...)
 		t.Logf("kill %d after %s", k, delay)
 	}
 
@@ -151,7 +157,7 @@ func soak(t *testing.T, bin, goal string, ids []string, want map[string]string, 
 				id := ids[r.IntN(len(ids))]
 				cmd := [][]string{{"status", id}, {"list"}, {"approve", id}}[r.IntN(3)]
 				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-				out, err := exec.CommandContext(ctx, bin, append([]string{"--repo", dir}, cmd...)...).CombinedOutput()
+				out, err := envCommand(ctx, env, bin, append([]string{"--repo", dir}, cmd...)...).CombinedOutput()
 				timedOut := ctx.Err() != nil
 				cancel()
 				code := 0
@@ -178,8 +184,8 @@ func soak(t *testing.T, bin, goal string, ids []string, want map[string]string, 
 		}()
 	}
 	peakFDs := 0
-	deadline := time.Now().Add(time.Duration(len(ids)) * 15 * time.Second)
-	for !allCompleted(t, bin, dir, len(ids)) {
+	deadline := time.Now().Add(time.Duration(len(ids)) * 30 * time.Second) // a hang's guard, beside the parallel tests
+	for !allCompleted(t, bin, dir, env, len(ids)) {
 		peakFDs = max(peakFDs, countFDs(t, s.cmd.Process.Pid))
 		if time.Now().After(deadline) {
 			close(done)
@@ -237,9 +243,9 @@ func soak(t *testing.T, bin, goal string, ids []string, want map[string]string, 
 }
 
 // allCompleted reports whether `gaffer list` shows n completed runs.
-func allCompleted(t *testing.T, bin, dir string, n int) bool {
+func allCompleted(t *testing.T, bin, dir string, env []string, n int) bool {
 	t.Helper()
-	out, err := exec.Command(bin, "--repo", dir, "list", "--json").Output()
+	out, err := envCommand(context.Background(), env, bin, "--repo", dir, "list", "--json").Output()
 	if err != nil {
 		t.Fatalf("list: %v\n%s", err, out)
 	}

@@ -28,6 +28,7 @@ func lineWith(t *testing.T, out, sub string) string {
 
 // Issue 23 item 1: a run says as it starts where its work goes.
 func TestRunSaysWhereItsWorkGoes(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-where-1")
 	if code != ExitAwaitingApproval {
@@ -75,6 +76,7 @@ func TestRunSaysWhereItsWorkGoes(t *testing.T) {
 // at most 10 of them, and how to work on them; untracked files are not
 // named.
 func TestRunSaysItStartsWithoutUncommittedEdits(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	var names []string
 	for i := range 12 {

@@ -11,6 +11,7 @@ import (
 // every command with exit 8 and one line naming the directory and the fix,
 // and nothing in it is changed.
 func TestForeignAndDamagedStoresAreExit8(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	store := filepath.Join(dir, ".git", "gaffer")
 

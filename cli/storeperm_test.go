@@ -32,6 +32,7 @@ func smallRun(t *testing.T, bin string) (repo, store string) {
 // naming the read-only file system, never "damaged"; the commands that
 // read (status, history) open the store read-only and show the run.
 func TestReadOnlyStoreIsNotDamaged(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	repo, store := smallRun(t, bin)
 	if out, err := exec.Command("mount", "--bind", store, store).CombinedOutput(); err != nil {
@@ -66,6 +67,7 @@ func TestReadOnlyStoreIsNotDamaged(t *testing.T) {
 // damaged and told the user to move it aside; it is a permission problem:
 // exit 1 naming the file and "permission denied".
 func TestUnreadableStoreFileIsNotDamaged(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to act as another user")
 	}

@@ -14,6 +14,7 @@ import (
 // then end. The store must hold Badger's files only, and open again with
 // or without the slash.
 func TestStorePathWithTrailingSlash(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	repo, aux := t.TempDir(), t.TempDir()
 	gitRepo(t, repo, map[string]string{"README.md": "small\n"})

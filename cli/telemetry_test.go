@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -201,4 +202,89 @@ func hasSpan(spans []otlprecv.Span, name string) bool {
 		}
 	}
 	return false
+}
+
+// TestTelemetryContent plans a run (the architect on the llm driver
+// against the fake model) through the binary, its goal naming the run's
+// API key and the model's plan echoing it, with the OTLP receiver as the
+// endpoint. With telemetry.content: true the architect's chat span
+// carries the prompt and the completion as gen_ai.input.messages and
+// gen_ai.output.messages, the key redacted as in the transcript, and no
+// attribute of any span holds the key; with content off (the default)
+// no span holds the prompt's text.
+func TestTelemetryContent(t *testing.T) {
+	t.Parallel()
+	bin := gafferBinary(t)
+	const key = "sk-test-otel-content-9731"
+	const marker = "Add Greet, content-marker-5519"
+	for _, content := range []bool{true, false} {
+		t.Run(fmt.Sprintf("content=%v", content), func(t *testing.T) {
+			t.Parallel()
+			recv, err := otlprecv.Start()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer recv.Close()
+			srv := fakellm.NewOpenAIFunc(func(r fakellm.Request) fakellm.Turn {
+				if strings.Contains(r.System, "architect agent") {
+					return fakellm.Turn{Text: greetPlan + "\nThe key I was given: " + key + "\n", Input: 1000, Output: 100}
+				}
+				return fakellm.Turn{Status: 400, Text: "only the architect runs here"}
+			})
+			defer srv.Close()
+			yaml := llmProfile("openai", srv.BaseURL(), "GAFFER_TEST_OPENAI_KEY") +
+				fmt.Sprintf("telemetry:\n  endpoint: %s\n  content: %v\n", recv.Endpoint(), content)
+			dir := greetRepo(t, map[string]string{"gaffer.yaml": yaml})
+			env := []string{"GAFFER_TEST_OPENAI_KEY=" + key, "OTEL_EXPORTER_OTLP_ENDPOINT=", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=",
+				"OTEL_SDK_DISABLED=", "OTEL_TRACES_EXPORTER=", "OTEL_SERVICE_NAME="}
+			out, code := binRun(t, bin, nil, env, "--repo", dir, "run", "--goal", marker+" (token "+key+")", "--run-id", "r-20260101-otelc1")
+			if code != ExitAwaitingApproval {
+				t.Fatalf("run: exit %d, want %d (the plan awaits approval)\n%s", code, ExitAwaitingApproval, out)
+			}
+			var chat *otlprecv.Span
+			for deadline := time.Now().Add(30 * time.Second); chat == nil; time.Sleep(20 * time.Millisecond) {
+				for _, s := range recv.Spans() {
+					if s.Name == "chat fake-model" {
+						chat = &s
+					}
+				}
+				if chat == nil && time.Now().After(deadline) {
+					t.Fatalf("the architect's chat span never arrived; got %d spans", len(recv.Spans()))
+				}
+			}
+			for _, s := range recv.Spans() {
+				for k, v := range s.Attrs {
+					str := fmt.Sprint(v)
+					if strings.Contains(str, key) || strings.Contains(str, "sk-") {
+						t.Errorf("span %s: attribute %s holds the key: %q", s.Name, k, str)
+					}
+					if !content && strings.Contains(str, "content-marker-5519") {
+						t.Errorf("span %s: attribute %s holds the prompt with content off: %q", s.Name, k, str)
+					}
+				}
+			}
+			in, _ := chat.Attrs["gen_ai.input.messages"].(string)
+			outMsgs, _ := chat.Attrs["gen_ai.output.messages"].(string)
+			if !content {
+				if in != "" || outMsgs != "" {
+					t.Errorf("content off: the chat span carries %q and %q", in, outMsgs)
+				}
+				return
+			}
+			var msgs []struct {
+				Role  string `json:"role"`
+				Parts []struct {
+					Type, Content string
+				} `json:"parts"`
+			}
+			if err := json.Unmarshal([]byte(in), &msgs); err != nil || len(msgs) != 1 || msgs[0].Role != "user" ||
+				!strings.Contains(msgs[0].Parts[0].Content, marker) || !strings.Contains(msgs[0].Parts[0].Content, "[redacted GAFFER_TEST_OPENAI_KEY]") {
+				t.Errorf("gen_ai.input.messages = %s (%v), want the architect's prompt with the goal, the key redacted", in, err)
+			}
+			if err := json.Unmarshal([]byte(outMsgs), &msgs); err != nil || len(msgs) != 1 || msgs[0].Role != "assistant" ||
+				!strings.Contains(msgs[0].Parts[0].Content, "# Plan: a greeting") || !strings.Contains(msgs[0].Parts[0].Content, "given: [redacted") {
+				t.Errorf("gen_ai.output.messages = %s (%v), want the plan, the key redacted (by the llm driver first)", outMsgs, err)
+			}
+		})
+	}
 }

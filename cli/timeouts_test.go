@@ -25,6 +25,7 @@ import (
 // out after timeouts.call (1s) and are tried timeouts.call_attempts (2)
 // times; then the run stops with exit 9.
 func TestLLMHungProviderStopsResumably(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	var hang atomic.Bool
 	hang.Store(true)
@@ -41,9 +42,9 @@ func TestLLMHungProviderStopsResumably(t *testing.T) {
 	profile := strings.Replace(llmProfile("openai", srv.BaseURL(), "GAFFER_TEST_OPENAI_KEY"), "    tdd: false\n",
 		"    recovery: {}\n    tdd: false\n    roles:\n      developer: {timeouts: {call: 1s, call_attempts: 2}}\n", 1)
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": profile})
-	t.Setenv("GAFFER_TEST_OPENAI_KEY", "sk-test-openai")
+	env := []string{"GAFFER_TEST_OPENAI_KEY=sk-test-openai"}
 
-	out, code := gafferCmd(t, bin, "--repo", dir, "run", "--goal", "Add Greet", "--auto-approve")
+	out, code := gafferCmdEnv(t, bin, env, "--repo", dir, "run", "--goal", "Add Greet", "--auto-approve")
 	checkStoppedByOutage(t, dir, out, code)
 	if n := hung.Load(); n != 2 {
 		t.Errorf("the developer's call was tried %d times, want timeouts.call_attempts: 2", n)
@@ -53,7 +54,7 @@ func TestLLMHungProviderStopsResumably(t *testing.T) {
 	}
 
 	hang.Store(false)
-	out, code = gafferCmd(t, bin, "--repo", dir, "resume")
+	out, code = gafferCmdEnv(t, bin, env, "--repo", dir, "resume")
 	if code != 0 {
 		t.Fatalf("resume: exit %d\n%s", code, out)
 	}
@@ -63,15 +64,17 @@ func TestLLMHungProviderStopsResumably(t *testing.T) {
 }
 
 // TestCodexSessionLimitStopsResumably: Codex, the developer, waits on a
-// provider that never answers until its session limit (timeouts.session)
-// is reached. gaffer kills its whole process group — no process of it
+// provider that never answers until its session limit (timeouts.session,
+// 60s: long enough for Codex to start and reach the provider on a loaded
+// machine, beside the parallel tests) is reached. gaffer kills its whole process group — no process of it
 // survives — and the run stops with exit 9.
 func TestCodexSessionLimitStopsResumably(t *testing.T) {
+	t.Parallel()
 	needLinuxProc(t)
 	bin := gafferBinary(t)
 	var hang atomic.Bool
 	hang.Store(true)
-	var home atomic.Value // HOME=…, once codexOnPath has set it
+	var home atomic.Value // HOME=…, once codexEnv has made it
 	home.Store("")
 	var seen atomic.Int32 // the session's processes seen while it hung
 	srv, err := fakeresponses.Start(func(r fakeresponses.Request) fakeresponses.Reply {
@@ -87,22 +90,22 @@ func TestCodexSessionLimitStopsResumably(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	codexOnPath(t, srv)
-	home.Store("HOME=" + os.Getenv("HOME"))
+	env := codexEnv(t, srv)
+	home.Store("HOME=" + envValue(env, "HOME"))
 	tmp := t.TempDir()
 	plan, script := filepath.Join(tmp, "plan.md"), filepath.Join(tmp, "script.yaml")
 	writeTestFile(t, plan, greetPlan)
 	writeTestFile(t, script, "reviewer: []\n")
 	profile := strings.Replace(codexProfile, "developer: {driver: cli, agent: codex, model: gpt-5-codex}",
-		"developer: {driver: cli, agent: codex, model: gpt-5-codex, timeouts: {session: 30s}}", 1)
+		"developer: {driver: cli, agent: codex, model: gpt-5-codex, timeouts: {session: 60s}}", 1)
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": profile})
 
-	out, code := gafferCmd(t, bin, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
+	out, code := gafferCmdEnv(t, bin, env, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
 	checkStoppedByOutage(t, dir, out, code)
 	if len(srv.Requests()) == 0 {
 		t.Fatal("Codex never reached the provider")
 	}
-	if !strings.Contains(out, "session limit of 30s") {
+	if !strings.Contains(out, "session limit of 1m0s") {
 		t.Errorf("the output does not name the session limit:\n%s", out)
 	}
 	if seen.Load() == 0 {
@@ -113,7 +116,7 @@ func TestCodexSessionLimitStopsResumably(t *testing.T) {
 	}
 
 	hang.Store(false)
-	out, code = gafferCmd(t, bin, "--repo", dir, "resume")
+	out, code = gafferCmdEnv(t, bin, env, "--repo", dir, "resume")
 	if code != 0 {
 		t.Fatalf("resume after the hang: exit %d\n%s", code, out)
 	}
@@ -208,21 +211,23 @@ func TestConfigShowTimeouts(t *testing.T) {
 }
 
 // TestClaudeCodeSessionLimitWhoseFault: the real Claude Code as the
-// developer, with a session limit of 30s (long enough for the CLI to
-// start and reach the provider on a loaded machine). While it waits on a provider
+// developer, with a session limit of 60s (long enough for the CLI to
+// start and reach the provider on a loaded machine, beside
+// the parallel tests). While it waits on a provider
 // that never answers, reaching the limit stops the run with exit 9 and
 // resume finishes it. While its own Bash command hangs (tail -f /dev/null),
 // reaching the limit is its failed attempt, counted as such. Either way no
 // process of the session — the command's tail included — survives.
 func TestClaudeCodeSessionLimitWhoseFault(t *testing.T) {
+	t.Parallel()
 	needLinuxProc(t)
 	bin := gafferBinary(t)
 	var mode atomic.Int32 // 0 answers, 1 hangs, 2 runs a command that hangs
 	mode.Store(1)
-	var home atomic.Value // HOME=…, once claudeOnPath has set it
+	var home atomic.Value // HOME=…, once claudeEnv has made it
 	home.Store("")
 	var seen atomic.Int32
-	srv := claudeOnPath(t, func(r fakeanthropic.Request) fakeanthropic.Reply {
+	srv, env := claudeEnv(t, func(r fakeanthropic.Request) fakeanthropic.Reply {
 		last := lastMessage(r)
 		switch m := mode.Load(); {
 		case m == 1:
@@ -242,21 +247,21 @@ func TestClaudeCodeSessionLimitWhoseFault(t *testing.T) {
 		}
 		return fakeanthropic.Reply{Status: 400, ErrorMessage: "the fake cannot place this request"}
 	})
-	home.Store("HOME=" + os.Getenv("HOME"))
+	home.Store("HOME=" + envValue(env, "HOME"))
 	tmp := t.TempDir()
 	plan, script := filepath.Join(tmp, "plan.md"), filepath.Join(tmp, "script.yaml")
 	writeTestFile(t, plan, greetPlan)
 	writeTestFile(t, script, "reviewer: []\n")
-	profile := strings.Replace(claudeProfile(srv.URL, 2, 1), "model: claude-sonnet-4-5}", "model: claude-sonnet-4-5, timeouts: {session: 30s}}", 1)
-	if !strings.Contains(profile, "session: 30s") {
+	profile := strings.Replace(claudeProfile(srv.URL, 2, 1), "model: claude-sonnet-4-5}", "model: claude-sonnet-4-5, timeouts: {session: 60s}}", 1)
+	if !strings.Contains(profile, "session: 60s") {
 		t.Fatal("the profile has no session limit")
 	}
 
 	// The provider hangs: exit 9, nothing spent, nothing left running.
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": strings.Replace(profile, "    tdd: false\n", "    recovery: {}\n    tdd: false\n", 1)})
-	out, code := gafferCmd(t, bin, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
+	out, code := gafferCmdEnv(t, bin, env, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
 	checkStoppedByOutage(t, dir, out, code)
-	if !strings.Contains(out, "session limit of 30s") {
+	if !strings.Contains(out, "session limit of 1m0s") {
 		t.Errorf("the output does not name the session limit:\n%s", out)
 	}
 	if seen.Load() == 0 {
@@ -266,7 +271,7 @@ func TestClaudeCodeSessionLimitWhoseFault(t *testing.T) {
 		t.Fatalf("processes of the Claude Code session survived it: %v", left)
 	}
 	mode.Store(0)
-	if out, code = gafferCmd(t, bin, "--repo", dir, "resume"); code != 0 {
+	if out, code = gafferCmdEnv(t, bin, env, "--repo", dir, "resume"); code != 0 {
 		t.Fatalf("resume after the hang: exit %d\n%s", code, out)
 	}
 	if v := statusJSON(t, "--repo", dir); v.Status != "completed" || v.Phases[0].Attempt != 1 {
@@ -292,7 +297,7 @@ func TestClaudeCodeSessionLimitWhoseFault(t *testing.T) {
 			}
 		}
 	}()
-	out, code = gafferCmd(t, bin, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
+	out, code = gafferCmdEnv(t, bin, env, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
 	close(stop)
 	if !<-watched {
 		t.Fatalf("the agent's command (tail -f /dev/null) was never seen running: the check below cannot fail\n%s", out)
@@ -300,7 +305,7 @@ func TestClaudeCodeSessionLimitWhoseFault(t *testing.T) {
 	if code != ExitHalted || strings.Contains(out, "no attempt counted") {
 		t.Fatalf("run: exit %d, want %d: a hung command of the agent's is its failed attempt (one allowed), not an outage\n%s", code, ExitHalted, out)
 	}
-	if !strings.Contains(out, "session limit of 30s while running Bash") {
+	if !strings.Contains(out, "session limit of 1m0s while running Bash") {
 		t.Errorf("the output does not say the session limit was reached in a command:\n%s", out)
 	}
 	if left := processesWithEnv(t, home.Load().(string)); len(left) > 0 {

@@ -57,6 +57,7 @@ func forkRun(t *testing.T, bin, dir, runID string, seq uint64) string {
 // phase's untracked snapshot was the parent's, so the fresh session's
 // reset deleted them.
 func TestForkKeepsTheUsersUntrackedFiles(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, plan, script := demoRepo(t)
 	const parentID = "r-20260101-parent"
@@ -93,6 +94,7 @@ func TestForkKeepsTheUsersUntrackedFiles(t *testing.T) {
 // in the wrong directory): each says there is no run, with status's line,
 // and leaves no store behind (.git/gaffer and its neighbours).
 func TestCommandsOnARepositoryWithoutAStoreCreateNone(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir := t.TempDir()
 	gitRepo(t, dir, map[string]string{"a.txt": "a\n"})
@@ -129,6 +131,7 @@ func TestCommandsOnARepositoryWithoutAStoreCreateNone(t *testing.T) {
 // end): it must stop by itself, saying that no process runs the run and
 // how to continue it, instead of waiting forever.
 func TestLogsFollowOfAKilledRunStops(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, plan, script := demoRepo(t)
 	run := startProc(t, bin, []string{"--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve",

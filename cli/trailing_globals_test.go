@@ -16,6 +16,7 @@ import (
 // well as before it, after RUN too, and mean the same; they stay out of
 // the command's help but for the --repo and --store it lists.
 func TestGlobalFlagsAfterTheCommand(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	store := filepath.Join(dir, ".git", "gaffer")
 	if out, code := gaffer(t, "run", "--repo", dir, "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-after",

@@ -138,6 +138,7 @@ func TestStatusLiveAndWatchDrawTheSameTree(t *testing.T) {
 // end, then reads the run back with status and status --watch: the live
 // tree's last frame and the two commands draw the same phase tree.
 func TestFinishedRunDrawsOneTreeEverywhere(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	v, _ := runOnTerminal(t, nil, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-one")
 	screen := v.lines()
@@ -170,6 +171,7 @@ func TestFinishedRunDrawsOneTreeEverywhere(t *testing.T) {
 // status --watch --json: every field their readers know is still there
 // under its name (fields may be added, never renamed).
 func TestStatusJSONKeepsItsFields(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-json"); code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)

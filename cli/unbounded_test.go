@@ -35,6 +35,7 @@ func gafferLimited(t *testing.T, bin, stdin string, args ...string) (string, int
 // Each is refused in one line with its documented exit code, within the
 // memory limit, and a non-regular file is never read.
 func TestInputsAreReadThroughABound(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, plan, script := demoRepo(t)
 	big := filepath.Join(t.TempDir(), "big.md")

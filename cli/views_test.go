@@ -32,6 +32,7 @@ func longLines(out string, cols int) []string {
 // carry it in last_error, list marks the run stopped in a short cell;
 // once the run goes on and completes, the error is gone.
 func TestStoppedRunKeepsWhy(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, plan, script := demoRepo(t)
 	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-why"); code != ExitAwaitingApproval {
@@ -99,6 +100,7 @@ func TestStoppedRunKeepsWhy(t *testing.T) {
 // and status of that finished run prints the merge command. After
 // gaffer merge, the mark and the command are gone.
 func TestListFitsAndSaysWhereWorkWent(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	long := strings.Repeat("x", 60) + "-end" // 64 characters, the longest run id
 	b, err := os.ReadFile(plan)
@@ -168,6 +170,7 @@ func TestListFitsAndSaysWhereWorkWent(t *testing.T) {
 // knows them (no __start__, __end__ or node names), within 80 columns: the
 // checkpoint to fork phase 2's second attempt from reads off it.
 func TestHistoryNamesPhasesAndSteps(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-h"); code != ExitOK {
 		t.Fatalf("run: exit %d\n%s", code, out)
@@ -235,6 +238,7 @@ func TestStatusWatchSaysWhereItLeft(t *testing.T) {
 // serve holds the store: status --json, status and list --json, answered
 // through serve's socket, carry the run's branch and why it stopped.
 func TestServeShowsWhyARunStopped(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, plan, script := demoRepo(t)
 	const runID = "r-20260101-why"

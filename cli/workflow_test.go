@@ -61,6 +61,7 @@ func gitOut(t *testing.T, dir string, args ...string) string {
 }
 
 func TestRunRefusesADirtyTree(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	if err := os.WriteFile(filepath.Join(dir, "doc.go"), []byte("package calc // changed\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -98,6 +99,7 @@ func statusJSON(t *testing.T, args ...string) runview.Run {
 }
 
 func TestApprovalWithoutTerminalThenStatusListApprove(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-test-1")
 	if code != ExitAwaitingApproval {
@@ -148,6 +150,7 @@ func TestApprovalWithoutTerminalThenStatusListApprove(t *testing.T) {
 }
 
 func TestRejectEndsTheRunWithExit6(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	if _, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script); code != ExitAwaitingApproval {
 		t.Fatalf("run: exit %d", code)
@@ -165,6 +168,7 @@ func TestRejectEndsTheRunWithExit6(t *testing.T) {
 }
 
 func TestCancelAndFork(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	if _, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-c"); code != ExitAwaitingApproval {
 		t.Fatalf("run: exit %d", code)
@@ -185,6 +189,7 @@ func TestCancelAndFork(t *testing.T) {
 }
 
 func TestDemoRunsToTheEnd(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "demo")
 	out, code := gaffer(t, "demo", "--dir", dir, "--no-go-test")
 	if code != 0 {
@@ -229,6 +234,7 @@ func TestDemoRunsToTheEnd(t *testing.T) {
 }
 
 func TestAStoreInUseIsExit7NamingThePid(t *testing.T) {
+	t.Parallel()
 	dir, _, _ := demoRepo(t)
 	st, err := badger.Open(filepath.Join(dir, ".git", "gaffer"), badger.Options{})
 	if err != nil {
@@ -242,10 +248,13 @@ func TestAStoreInUseIsExit7NamingThePid(t *testing.T) {
 }
 
 func TestTerminalAsksFeedbackThenApproves(t *testing.T) {
+	t.Parallel()
 	dir, _, script := demoRepo(t)
 	var buf bytes.Buffer
 	app := NewWithIO("test", IO{In: strings.NewReader("f\nsplit phase 2\na\n"), Out: &buf, Err: &buf, Terminal: func() bool { return true }})
+	inProcess.Lock() // see inProcess
 	err := app.RunContext(context.Background(), []string{"gaffer", "--repo", dir, "run", "--goal", "calc", "--script", script, "--run-id", "r-tty"})
+	inProcess.Unlock()
 	if code := ExitCode(err); code != 0 {
 		t.Fatalf("exit %d: %v\n%s", code, err, buf.String())
 	}
@@ -263,6 +272,7 @@ func TestTerminalAsksFeedbackThenApproves(t *testing.T) {
 }
 
 func TestForkedRunGetsItsOwnID(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	if _, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-orig", "--in-place"); code != ExitAwaitingApproval {
 		t.Fatalf("run: exit %d", code)
@@ -295,6 +305,7 @@ func TestForkedRunGetsItsOwnID(t *testing.T) {
 }
 
 func TestRepoAndStoreFlagsAfterTheCommand(t *testing.T) {
+	t.Parallel()
 	dir, plan, script := demoRepo(t)
 	store := filepath.Join(t.TempDir(), "store")
 	if out, code := gaffer(t, "run", "--repo", dir, "--store", store, "--plan", plan, "--script", script, "--run-id", "r-late"); code != ExitAwaitingApproval {

@@ -37,6 +37,7 @@ func waitOutput(t *testing.T, p *proc, want string) {
 // is SIGKILLed the work tree's lock is free at once, and resuming the
 // first run completes it with commits of that run only.
 func TestTwoStoresOneWorkTree(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	dir, _, script := demoRepo(t)
 	storeA, storeB := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")

@@ -121,6 +121,7 @@ func TestRunWorksInItsOwnWorkTree(t *testing.T) {
 // the user's dirty checkout never changed. GAFFER_KILL_SEED picks another
 // seed.
 func TestServeRunsOneRepositoryInParallelAndSurvivesKills(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	seed := uint64(20260113)
 	if s := os.Getenv("GAFFER_KILL_SEED"); s != "" {
@@ -128,7 +129,7 @@ func TestServeRunsOneRepositoryInParallelAndSurvivesKills(t *testing.T) {
 	}
 	t.Logf("seed %d (GAFFER_KILL_SEED)", seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
-	t.Setenv("GAFFER_REPRODUCIBLE_DATES", "1")
+	env := []string{"GAFFER_REPRODUCIBLE_DATES=1"}
 	goal := profile.PlanTitle(demo.Plan, "plan.md")
 	ids := []string{"r-20260101-par000", "r-20260101-par001", "r-20260101-par002", "r-20260101-par003"}
 
@@ -142,7 +143,7 @@ func TestServeRunsOneRepositoryInParallelAndSurvivesKills(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			p := startProc(t, bin, []string{"--repo", ref, "run", "--goal", goal, "--script", script, "--run-id", id,
-				"--auto-approve", "--in-place"}, "")
+				"--auto-approve", "--in-place"}, env...)
 			if out, code := p.wait(); code != 0 {
 				t.Errorf("reference run %s: exit %d\n%s", id, code, out)
 				return
@@ -155,14 +156,14 @@ func TestServeRunsOneRepositoryInParallelAndSurvivesKills(t *testing.T) {
 		t.FailNow()
 	}
 
-	t.Setenv("GAFFER_IN_PLACE", "false")
+	env = append(env, "GAFFER_IN_PLACE=false")
 	dir, _, script := demoRepo(t)
 	base := gitOut(t, dir, "rev-parse", "HEAD")
 	dirtyCheckout(t, dir)
 	before := checkoutPrint(t, dir)
-	s := startServe(t, bin, dir, "--workers", "4")
+	s := startServeEnv(t, bin, dir, env, "--workers", "4")
 	for _, id := range ids {
-		if out, code := gafferCmd(t, bin, "--repo", dir, "submit", "--goal", goal, "--script", script, "--run-id", id,
+		if out, code := gafferCmdEnv(t, bin, env, "--repo", dir, "submit", "--goal", goal, "--script", script, "--run-id", id,
 			"--auto-approve", "--pace", "20ms"); code != 0 {
 			t.Fatalf("submit %s: exit %d\n%s", id, code, out)
 		}
@@ -176,7 +177,7 @@ func TestServeRunsOneRepositoryInParallelAndSurvivesKills(t *testing.T) {
 		if after := checkoutPrint(t, dir); after != before {
 			t.Fatalf("kill %d: the user's checkout changed:\nbefore\n%s\nafter\n%s", k, before, after)
 		}
-		s = startServe(t, bin, dir, "--workers", "4")
+		s = startServeEnv(t, bin, dir, env, "--workers", "4")
 	}
 	for i, id := range ids {
 		waitStatus(t, bin, dir, id, "completed", s)
@@ -190,7 +191,7 @@ func TestServeRunsOneRepositoryInParallelAndSurvivesKills(t *testing.T) {
 	// A kill may land between a run's last checkpoint and the removal of
 	// its work tree; the next command that opens the store sweeps it.
 	s.stop(9)
-	if out, code := gafferCmd(t, bin, "--repo", dir, "list"); code != 0 {
+	if out, code := gafferCmdEnv(t, bin, env, "--repo", dir, "list"); code != 0 {
 		t.Fatalf("list after serve: exit %d\n%s", code, out)
 	}
 	if left, _ := os.ReadDir(host.WorkTreesDir(filepath.Join(dir, ".git", "gaffer"))); len(left) != 0 {

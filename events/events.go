@@ -37,8 +37,9 @@ const (
 	// (each usage the driver streams), EventToolCall after each tool
 	// call or command it ran, both before the session's EventAgentUsage;
 	// EventGitWork after each piece of the workflow's git work. They
-	// carry names, tokens and times, never a prompt, a completion or a
-	// tool's output.
+	// carry names, tokens and times; a model call carries its prompt and
+	// completion, redacted, only where telemetry.content asks for them
+	// (ModelCall.InputMessages), and never a tool's output otherwise.
 	EventModelCall = "model_call" // payload ModelCall
 	EventToolCall  = "tool_call"  // payload ToolCall
 	EventGitWork   = "git_work"   // payload GitWork
@@ -58,6 +59,15 @@ type ModelCall struct {
 	Start        time.Time
 	Duration     time.Duration
 	Error        string
+	// InputMessages and OutputMessages are the call's content as the
+	// OpenTelemetry GenAI semantic conventions' gen_ai.input.messages and
+	// gen_ai.output.messages (JSON arrays of messages of parts): what the
+	// session sent since its previous model call (the session's prompt,
+	// then the tool results) and what the model answered (its text and
+	// tool calls). Redacted as transcripts are and bounded; empty unless
+	// the workflow keeps content (nodes.Config.TraceContent).
+	InputMessages  string
+	OutputMessages string
 }
 
 // ToolCall reports one tool call of an agent session (the llm driver's

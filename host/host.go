@@ -140,6 +140,10 @@ type Config struct {
 	// MaxSessions caps the agent sessions the host's runs run at once,
 	// lanes and runs together (serve --max-sessions); 0: no cap.
 	MaxSessions int
+	// TraceContent puts the model calls' prompts and completions,
+	// redacted, in their events for telemetry (nodes.Config.TraceContent;
+	// telemetry.content).
+	TraceContent bool
 	// Shared is a database store opened without the local directory's
 	// lock, beside the serve that may hold it on this host: for a command
 	// that reads the runs, or hands its work to the serves through the
@@ -215,8 +219,8 @@ func New(cfg Config, repo *workspace.Repo, store checkpoint.Store, closeStore fu
 	drivers := cfg.Setup.Drivers(denv)
 	nc := nodes.Config{Repo: repo, RepoFor: h.repoFor, Drivers: drivers, Clock: time.Now, Logger: h.log,
 		ReproducibleDates: cfg.ReproducibleDates, AfterCommit: cfg.AfterCommit, AfterPublish: cfg.AfterPublish, AfterRestore: cfg.AfterRestore,
-		MaxSessions: cfg.MaxSessions,
-		Notice:      func(msg string) { h.front.Notice("gaffer: " + msg) }}
+		MaxSessions: cfg.MaxSessions, TraceContent: cfg.TraceContent,
+		Notice: func(msg string) { h.front.Notice("gaffer: " + msg) }}
 	if cs, ok := cfg.Setup.(CommandSetup); ok {
 		nc.Commands = cs.Commands(denv)
 	}

@@ -80,6 +80,9 @@ type (
 		Message string   `json:"message,omitempty"`
 		Notes   []string `json:"notes,omitempty"`
 		Status  string   `json:"status,omitempty" jsonschema:"the run's status when the tool returned"`
+		// Verdict is, in run_wait's answer, what the user answered when
+		// asked inline (elicitation): approve or reject.
+		Verdict string `json:"verdict,omitempty" jsonschema:"run_wait: what the user answered when asked inline, approve or reject"`
 	}
 	// Merged is what run_merge did, or would do.
 	Merged struct {
@@ -91,6 +94,9 @@ type (
 	Waited struct {
 		Reason string      `json:"reason" jsonschema:"needs_human (a plan to approve or a question to answer), ended, stopped (no process runs it) or timeout"`
 		Run    runview.Run `json:"run"`
+		// UserAnswers are the plans the user approved or rejected when
+		// run_wait asked them inline (a client with elicitation), in order.
+		UserAnswers []Answered `json:"user_answers,omitempty" jsonschema:"the plan approvals the user gave when asked inline during the wait, in order"`
 	}
 )
 
@@ -128,7 +134,7 @@ func (s *Server) addTools() error {
 	add(addTool(s, &mcp.Tool{Name: "run_merge", Annotations: hints("Merge a run's branch", false, true, true, false),
 		Description: "Take a finished run's branch into the user's current branch (fast-forward or one merge commit). dry_run defaults to true: it says what it would do and changes nothing."}, s.runMerge))
 	add(addTool(s, &mcp.Tool{Name: "run_wait", Annotations: hints("Wait for a run", true, false, true, false),
-		Description: "Wait until a run needs a human (its plan, or recovery's question) or ends, with progress notifications as its phases move. Returns the run's view and why the wait ended."}, s.runWait))
+		Description: "Wait until a run needs a human (its plan, or recovery's question) or ends, with progress notifications as its phases move. Returns the run's view and why the wait ended. Where the client supports elicitation, a plan awaiting approval is shown to the user, who approves or rejects it inline (user_answers says what they answered); the tool itself decides nothing."}, s.runWait))
 	return errors.Join(errs...)
 }
 

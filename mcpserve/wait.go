@@ -93,6 +93,16 @@ func (s *Server) runWait(ctx context.Context, req *mcp.CallToolRequest, in waitI
 	last := ""
 	tick := time.NewTicker(s.cfg.Poll)
 	defer tick.Stop()
+	elicit := canElicit(req.Session)
+	// A call retried with the user's answer to the plan it asked about
+	// (multi round-trip, SEP-2322): the run is answered as they said, and
+	// the wait goes on.
+	res, st := asked(req, in.RunID)
+	answers := st.Answers
+	answered := -1 // the plan revision the user answered, while the run still shows it
+	if res != nil {
+		elicit = elicit && multiRoundTrip(req.Session) // the SDK retries an older client's call once only
+	}
 	for {
 		v, rs, err := s.viewOf(wctx, in.RunID)
 		if wctx.Err() == nil && err != nil {
@@ -106,8 +116,35 @@ func (s *Server) runWait(ctx context.Context, req *mcp.CallToolRequest, in waitI
 					_ = req.Session.NotifyProgress(wctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: done, Total: total, Message: msg})
 				}
 			}
-			if r := waitReason(v); r != "" {
-				return nil, Waited{Reason: r, Run: v}, nil
+			if res != nil {
+				a, err := s.answerAsked(wctx, v, res, st)
+				if err != nil {
+					return nil, Waited{}, err
+				}
+				if a != nil {
+					answers = append(answers, *a)
+					answered = st.Revision
+				} else {
+					elicit = false // cancelled: the model is told the run needs a human, as without elicitation
+				}
+				res = nil
+			}
+			r := waitReason(v)
+			if r == WaitNeedsHuman && v.Asks == runview.AsksApproval {
+				switch {
+				case v.PlanRevision == answered:
+					r = "" // answered: the run takes the answer
+				case elicit:
+					if ask := askApproval(v, rs, answers); ask != nil {
+						return ask, Waited{}, nil
+					}
+				}
+			}
+			if r != "" {
+				return nil, Waited{Reason: r, Run: v, UserAnswers: answers}, nil
+			}
+			if answered >= 0 && v.Asks != runview.AsksApproval {
+				answered = -1 // the run took the answer
 			}
 			select {
 			case <-wctx.Done():
@@ -119,7 +156,7 @@ func (s *Server) runWait(ctx context.Context, req *mcp.CallToolRequest, in waitI
 			return nil, Waited{}, fmt.Errorf("run_wait on %s: %w", in.RunID, ctx.Err())
 		}
 		v, err = s.view(ctx, in.RunID)
-		return nil, Waited{Reason: WaitTimeout, Run: v}, err
+		return nil, Waited{Reason: WaitTimeout, Run: v, UserAnswers: answers}, err
 	}
 }
 

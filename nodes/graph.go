@@ -87,6 +87,12 @@ type Config struct {
 	// run_command has (no API keys), its output cut to a bound and its
 	// secrets redacted. Unset, the Doctor cannot choose execute_fix.
 	Commands CommandRunner
+	// TraceContent puts each model call's prompt and completion in its
+	// model_call event (events.ModelCall.InputMessages), redacted by the
+	// session's driver (a driver with a Redact(string) string method, as
+	// the transcripts' is; a session whose driver has none keeps no
+	// content). Off, the events carry none (telemetry.content: false).
+	TraceContent bool
 }
 
 // CommandRunner runs command with "sh -c" in dir for a run of cfg, as an
@@ -225,7 +231,8 @@ func (w *workflow) session(ctx context.Context, d agent.Driver, s agent.Session)
 	}
 	defer release()
 	w.notes.Delete(s.RunID) // an agent may change the tree
-	rep, err := d.Run(ctx, w.withMessages(ctx, s))
+	d, s = w.withMessages(ctx, d, s)
+	rep, err := d.Run(ctx, s)
 	if err != nil {
 		return rep, fmt.Errorf("nodes: %s: %w", sessionLabel(s), err)
 	}
@@ -249,8 +256,9 @@ func (w *workflow) seat(ctx context.Context) (func(), error) {
 // withMessages returns s sending its messages to Config.OnMessage, one
 // at a time: a phase's lanes run their sessions at once, and
 // Config.OnMessage is called as a session's own callback is, never
-// concurrently. Its model and tool calls are emitted too (withCalls).
-func (w *workflow) withMessages(ctx context.Context, s agent.Session) agent.Session {
+// concurrently. Its model and tool calls are emitted too (withCalls),
+// through the driver returned (d, or d keeping the prompts it is given).
+func (w *workflow) withMessages(ctx context.Context, d agent.Driver, s agent.Session) (agent.Driver, agent.Session) {
 	if w.cfg.OnMessage != nil {
 		role := s.Role
 		s.OnMessage = func(m agent.Message) {
@@ -259,7 +267,7 @@ func (w *workflow) withMessages(ctx context.Context, s agent.Session) agent.Sess
 			w.cfg.OnMessage(role, m)
 		}
 	}
-	return w.withCalls(ctx, s)
+	return w.withCalls(ctx, d, s)
 }
 
 // structured runs a session whose answer is JSON through
@@ -275,7 +283,8 @@ func structured[T any](ctx context.Context, w *workflow, d agent.Driver, s agent
 		return zero, agent.Report{}, err
 	}
 	defer release()
-	v, rep, err := agent.RunStructured(ctx, d, w.withMessages(ctx, s), parse)
+	d, s = w.withMessages(ctx, d, s)
+	v, rep, err := agent.RunStructured(ctx, d, s, parse)
 	if err != nil && !errors.Is(err, agent.ErrBadOutput) {
 		return v, rep, fmt.Errorf("nodes: %s: %w", sessionLabel(s), err)
 	}

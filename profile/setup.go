@@ -243,9 +243,23 @@ func sessionHook(out io.Writer, f nodes.DriverFactory) nodes.DriverFactory {
 		if err != nil || drv == nil {
 			return drv, err
 		}
-		return announced{inner: drv, out: out, which: which, pause: d}, nil
+		a := announced{inner: drv, out: out, which: which, pause: d}
+		if r, ok := drv.(interface{ Redact(string) string }); ok {
+			return redactingAnnounced{announced: a, redact: r.Redact}, nil
+		}
+		return a, nil
 	}
 }
+
+// redactingAnnounced is an announced driver whose inner one redacts as
+// transcripts do: it keeps saying so (the workflow's content redaction).
+type redactingAnnounced struct {
+	announced
+	redact func(string) string
+}
+
+// Redact is the inner driver's.
+func (a redactingAnnounced) Redact(text string) string { return a.redact(text) }
 
 // announced is the driver sessionHook wraps.
 type announced struct {

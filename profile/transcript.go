@@ -85,6 +85,11 @@ func (d *transcribed) Run(ctx context.Context, s agent.Session) (agent.Report, e
 	return rep, err
 }
 
+// Redact replaces the secrets in text as the transcripts do: the
+// workflow redacts the model calls' content it puts in its events with
+// it (telemetry.content).
+func (d *transcribed) Redact(text string) string { return d.redact(text) }
+
 // redactReport returns rep with redact applied to every text an agent
 // wrote: summary, output, error and the story's facts.
 func redactReport(rep agent.Report, redact func(string) string) agent.Report {

@@ -14,8 +14,11 @@ type Config struct {
 	Endpoint string `yaml:"endpoint,omitempty"`
 	// ServiceName is the service.name of the spans, "gaffer" by default.
 	ServiceName string `yaml:"service_name,omitempty"`
-	// Content includes prompts and completions where the events carry
-	// them, redacted as transcripts are. Off by default.
+	// Content puts each model call's prompt and completion on its chat
+	// span, as the GenAI semantic conventions' gen_ai.input.messages and
+	// gen_ai.output.messages attributes (JSON), redacted as transcripts
+	// are and bounded (8 KiB a part). Off by default: prompts carry the
+	// plan and the code.
 	Content bool `yaml:"content,omitempty"`
 	// Enabled, when set false, turns telemetry off whatever the
 	// environment says.

@@ -28,10 +28,13 @@ type observer struct {
 	tracer trace.Tracer
 	dir    string
 	runs   map[string]*runSpans
+	// content puts the model calls' prompts and completions, as their
+	// events carry them, on their spans (Config.Content).
+	content bool
 }
 
-func newObserver(t trace.Tracer, dir string, _ bool) *observer {
-	return &observer{tracer: t, dir: dir, runs: map[string]*runSpans{}}
+func newObserver(t trace.Tracer, dir string, content bool) *observer {
+	return &observer{tracer: t, dir: dir, runs: map[string]*runSpans{}, content: content}
 }
 
 // runSpans is one run's open spans in this process.
@@ -90,6 +93,8 @@ const (
 	keyCut            = "gaffer.cut"
 	keyLane           = "gaffer.lane"
 	keyGenAITool      = "gen_ai.tool.name"
+	keyInputMessages  = "gen_ai.input.messages"
+	keyOutputMessages = "gen_ai.output.messages"
 )
 
 // spanNames names the spans of the workflow's nodes.
@@ -346,13 +351,17 @@ func (o *observer) custom(r *runSpans, e graph.Event, at time.Time) {
 		s.End(trace.WithTimestamp(at))
 	case events.ModelCall:
 		key := sessionKey(e, p.Lane, p.Role)
+		attrs := []attribute.KeyValue{
+			attribute.String(keyGenAIOperation, "chat"),
+			attribute.Int(keyInputTokens, p.InputTokens),
+			attribute.Int(keyOutputTokens, p.OutputTokens),
+			attribute.String(keyRunID, r.id), attribute.Int(keyPhase, p.Phase), attribute.Int(keyLane, p.Lane),
+			attribute.String(keyGenAIAgent, p.Role)}
+		if o.content && p.InputMessages != "" {
+			attrs = append(attrs, attribute.String(keyInputMessages, p.InputMessages), attribute.String(keyOutputMessages, p.OutputMessages))
+		}
 		r.calls[key] = append(r.calls[key], call{name: "chat", start: p.Start, end: p.Start.Add(p.Duration), err: p.Error,
-			chat: true, model: p.Model, attrs: []attribute.KeyValue{
-				attribute.String(keyGenAIOperation, "chat"),
-				attribute.Int(keyInputTokens, p.InputTokens),
-				attribute.Int(keyOutputTokens, p.OutputTokens),
-				attribute.String(keyRunID, r.id), attribute.Int(keyPhase, p.Phase), attribute.Int(keyLane, p.Lane),
-				attribute.String(keyGenAIAgent, p.Role)}})
+			chat: true, model: p.Model, attrs: attrs})
 	case events.ToolCall:
 		key := sessionKey(e, p.Lane, p.Role)
 		r.calls[key] = append(r.calls[key], call{name: "execute_tool " + p.Tool, start: p.Start, end: p.Start.Add(p.Duration), err: p.Error,

@@ -76,6 +76,12 @@ func Open(ctx context.Context, cfg Config) (*host.Host, error) {
 		cfg.Shared, cfg.Remote = false, "" // nothing to share, nothing to push
 	}
 	cfg.Dir = dir
+	getenv := cfg.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	tracing := cfg.Telemetry != nil && !cfg.Reading && cfg.Telemetry.On(getenv)
+	cfg.TraceContent = tracing && cfg.Telemetry.Content
 	if err := privateDir(dir); err != nil {
 		return nil, err
 	}
@@ -98,8 +104,8 @@ func Open(ctx context.Context, cfg Config) (*host.Host, error) {
 			return nil, err
 		}
 	}
-	if cfg.Telemetry != nil && !cfg.Reading {
-		if err := startTelemetry(ctx, h, *cfg.Telemetry, cfg.Getenv); err != nil {
+	if tracing {
+		if err := startTelemetry(ctx, h, *cfg.Telemetry, getenv); err != nil {
 			h.Close()
 			return nil, err
 		}

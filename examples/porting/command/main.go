@@ -31,15 +31,12 @@ func publish(_ context.Context, s Doc) (Doc, error) {
 }
 
 func main() {
-	r, err := graph.New[Doc]().
+	r := graph.New[Doc]().
 		AddCommandNode("triage", triage, []string{"edit", "publish"}, graph.Partial()).
 		AddNode("edit", edit, graph.Partial()).
 		AddNode("publish", publish, graph.Partial()).
-		AddEdge(graph.START, "triage").AddEdge("edit", "publish").AddEdge("publish", graph.END).
-		Compile()
-	if err != nil {
-		log.Fatal(err)
-	}
+		AddEdge(graph.START, "triage").AddPath("edit", "publish", graph.END).
+		MustCompile()
 	for _, text := range []string{"intro TODO", "final"} {
 		res, err := r.Run(context.Background(), text, Doc{Text: text})
 		if err != nil {

@@ -35,18 +35,14 @@ func pick(_ context.Context, s State) (State, error) {
 }
 
 func main() {
-	r, err := graph.New[State]().
+	r := graph.New[State]().
 		AddNode("topics", topics, graph.Partial()).
 		AddNode("joke", joke, graph.Partial()).
 		AddNode("pick", pick, graph.Partial()).
 		AddEdge(graph.START, "topics").
 		AddRoute("topics", toJokes, "joke").
-		AddEdge("joke", "pick").
-		AddEdge("pick", graph.END).
-		Compile()
-	if err != nil {
-		log.Fatal(err)
-	}
+		AddPath("joke", "pick", graph.END).
+		MustCompile()
 	res, err := r.Run(context.Background(), "jokes", State{Topic: "funny"})
 	if err != nil {
 		log.Fatal(err)

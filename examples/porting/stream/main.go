@@ -25,22 +25,16 @@ func join(_ context.Context, s State) (State, error) {
 }
 
 func main() {
-	r, err := graph.New[State]().
+	r := graph.New[State]().
 		AddNode("slow", worker("slow", 300*time.Millisecond), graph.Partial()).
 		AddNode("fast", worker("fast", 10*time.Millisecond), graph.Partial()).
 		AddNode("join", join, graph.Partial()).
-		AddEdge(graph.START, "slow").AddEdge(graph.START, "fast").
-		AddEdge("slow", "join").AddEdge("fast", "join").AddEdge("join", graph.END).
-		Compile()
-	if err != nil {
-		log.Fatal(err)
-	}
-	for ev, err := range r.Stream(context.Background(), "thread-1", State{}, graph.StreamUpdates) {
+		AddPath(graph.START, "slow", "join", graph.END).AddPath(graph.START, "fast", "join").
+		MustCompile()
+	for u, err := range r.Updates(context.Background(), "thread-1", State{}) {
 		if err != nil {
 			log.Fatal(err)
 		}
-		if s, ok := graph.StateOf[State](ev); ok {
-			fmt.Println(ev.Node, s.Results)
-		}
+		fmt.Println(u.Node, u.State.Results)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log"
 
-	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/graph"
 )
 
@@ -31,31 +30,21 @@ func write(_ context.Context, s State) (State, error) {
 }
 
 func main() {
-	review, err := graph.New[State]().
+	review := graph.New[State]().
 		AddNode("check", note("checked"), graph.Partial()).
 		AddNode("ask", ask, graph.Partial()).
-		AddEdge(graph.START, "check").AddEdge("check", "ask").AddEdge("ask", graph.END).
-		Compile()
-	if err != nil {
-		log.Fatal(err)
-	}
-	r, err := graph.New[State]().
+		AddPath(graph.START, "check", "ask", graph.END).
+		MustCompile()
+	r := graph.New[State]().
 		AddNode("write", write, graph.Partial()).
 		AddSubgraph("review", review).
 		AddNode("publish", note("published"), graph.Partial()).
-		AddEdge(graph.START, "write").AddEdge("write", "review").
-		AddEdge("review", "publish").AddEdge("publish", graph.END).
-		Compile(graph.WithStore(checkpoint.NewMemory()))
-	if err != nil {
-		log.Fatal(err)
-	}
-	ctx := context.Background()
-	res, err := r.Run(ctx, "thread-1", State{})
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println("waiting:", string(res.Interrupt.Payload))
-	res, err = r.Resume(ctx, "thread-1", graph.WithResume(true))
+		AddPath(graph.START, "write", "review", "publish", graph.END).
+		MustCompile(graph.WithMemoryStore())
+	res, err := r.RunAnswering(context.Background(), "thread-1", State{}, func(i *graph.PendingInterrupt) (any, error) {
+		fmt.Println("waiting:", string(i.Payload))
+		return true, nil
+	})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log"
 
-	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/graph"
 )
 
@@ -30,18 +29,9 @@ func main() {
 		}
 		return Order{Result: "shipped with " + receipt}, err
 	}
-	r, err := graph.New[Order]().
-		AddNode("order", order, graph.Partial()).
-		AddEdge(graph.START, "order").AddEdge("order", graph.END).
-		Compile(graph.WithStore(checkpoint.NewMemory()))
-	if err != nil {
-		log.Fatal(err)
-	}
-	ctx := context.Background()
-	if _, err := r.Run(ctx, "thread-1", Order{Amount: 42}); err != nil {
-		log.Fatal(err)
-	}
-	res, err := r.Resume(ctx, "thread-1", graph.WithResume(true))
+	r := graph.Entrypoint("order", order, graph.Partial()).MustCompile(graph.WithMemoryStore())
+	yes := func(*graph.PendingInterrupt) (any, error) { return true, nil }
+	res, err := r.RunAnswering(context.Background(), "thread-1", Order{Amount: 42}, yes)
 	if err != nil {
 		log.Fatal(err)
 	}

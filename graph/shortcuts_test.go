@@ -1,0 +1,239 @@
+package graph_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/gaffer-dev/gaffer/graph"
+)
+
+// TestMustCompile: a graph that compiles gives a working Runner; one that
+// does not panics with the *CompileError Compile returns, every problem in it.
+func TestMustCompile(t *testing.T) {
+	r := graph.New[trail]().AddNode("a", step("a")).AddPath(graph.START, "a", graph.END).MustCompile()
+	res, err := r.Run(context.Background(), "r", trail{})
+	if err != nil || !slices.Equal(res.State.Log, []string{"a"}) {
+		t.Fatalf("Run = %v, %v; want [a]", res.State.Log, err)
+	}
+	defer func() {
+		var ce *graph.CompileError
+		err, _ := recover().(error)
+		if !errors.As(err, &ce) || !errors.Is(err, graph.ErrInvalidGraph) {
+			t.Fatalf("MustCompile panicked with %v; want a *CompileError", err)
+		}
+		if !strings.Contains(err.Error(), `"b"`) || !strings.Contains(err.Error(), "negative step limit") {
+			t.Errorf("the panic does not hold every problem: %v", err)
+		}
+	}()
+	graph.New[trail]().AddNode("a", step("a")).AddPath(graph.START, "a", "b").MustCompile(graph.WithStepLimit(-1))
+	t.Fatal("MustCompile of a broken graph returned")
+}
+
+// TestAddPath: a path is its edges in order; a repeated edge and a path of
+// fewer than two nodes are Compile problems.
+func TestAddPath(t *testing.T) {
+	g := graph.New[trail]().AddNode("a", step("a")).AddNode("b", step("b")).AddNode("c", step("c")).
+		AddPath(graph.START, "a", "b", "c", graph.END)
+	r := mustCompile(t, g)
+	res, err := r.Run(context.Background(), "r", trail{})
+	if err != nil || !slices.Equal(res.State.Log, []string{"a", "b", "c"}) {
+		t.Fatalf("Run = %v, %v; want [a b c]", res.State.Log, err)
+	}
+	for name, g := range map[string]*graph.Graph[trail]{
+		"path [\"a\"] has fewer than two nodes": graph.New[trail]().AddNode("a", step("a")).
+			AddPath(graph.START, "a", graph.END).AddPath("a"),
+		"edge a -> END added twice": graph.New[trail]().AddNode("a", step("a")).
+			AddPath(graph.START, "a", graph.END).AddEdge("a", graph.END),
+	} {
+		_, err := g.Compile()
+		if err == nil || !strings.Contains(strings.ReplaceAll(err.Error(), graph.END, "END"), name) {
+			t.Errorf("Compile = %v; want %q", err, name)
+		}
+	}
+}
+
+// TestEntrypoint is LangGraph's functional API: one node between START and
+// END, whose durable task runs once though the node runs again on resume,
+// with its node options applied (Partial keeps Amount).
+func TestEntrypoint(t *testing.T) {
+	type order struct {
+		Amount int
+		Result string
+	}
+	var charges atomic.Int32
+	fn := func(ctx context.Context, s order) (order, error) {
+		receipt, err := graph.Task(ctx, "charge", func(context.Context) (string, error) {
+			charges.Add(1)
+			return fmt.Sprint("receipt for ", s.Amount), nil
+		})
+		if err != nil {
+			return s, err
+		}
+		ship, err := graph.Ask[bool](ctx, "ship?")
+		return order{Result: fmt.Sprint(receipt, " shipped=", ship)}, err
+	}
+	r := graph.Entrypoint("order", fn, graph.Partial()).MustCompile(graph.WithMemoryStore())
+	ctx := context.Background()
+	res, err := r.Run(ctx, "t", order{Amount: 42})
+	if err != nil || res.Status != graph.Interrupted || res.Interrupt.Node != "order" {
+		t.Fatalf("Run = %+v, %v; want interrupted in order", res, err)
+	}
+	res, err = r.Resume(ctx, "t", graph.WithResume(true))
+	if err != nil || res.State != (order{Amount: 42, Result: "receipt for 42 shipped=true"}) {
+		t.Fatalf("Resume = %+v, %v", res.State, err)
+	}
+	if n := charges.Load(); n != 1 {
+		t.Errorf("the task ran %d times; want 1", n)
+	}
+	if got := r.Mermaid(); !strings.Contains(got, "order") {
+		t.Errorf("the entrypoint graph has no order node:\n%s", got)
+	}
+}
+
+// TestWithMemoryStore: each runner gets its own store, which keeps its runs
+// (a run id is taken, Resume and History work) and nothing of another's.
+func TestWithMemoryStore(t *testing.T) {
+	ctx := context.Background()
+	g := graph.New[trail]().AddNode("a", step("a")).AddPath(graph.START, "a", graph.END)
+	r1, r2 := g.MustCompile(graph.WithMemoryStore()), g.MustCompile(graph.WithMemoryStore())
+	if _, err := r1.Run(ctx, "r", trail{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r1.Run(ctx, "r", trail{}); !errors.Is(err, graph.ErrRunExists) {
+		t.Errorf("second Run of r = %v; want ErrRunExists", err)
+	}
+	if h, err := r1.History(ctx, "r", 0); err != nil || len(h) != 2 {
+		t.Errorf("History = %d checkpoints, %v; want 2", len(h), err)
+	}
+	if _, err := r2.Run(ctx, "r", trail{}); err != nil {
+		t.Errorf("r2 shares r1's store: %v", err)
+	}
+}
+
+// TestUpdates: the typed stream yields each node update of the run, the
+// parallel branches as they finish (pending, the fast one first: the slow
+// one waits for the reader to see it), and of a subgraph only its node's
+// result, not the updates inside it.
+func TestUpdates(t *testing.T) {
+	release := make(chan struct{})
+	close(release)
+	var failing atomic.Value
+	child := laneGraph(release, &failing).MustCompile()
+	r := graph.New[lanes]().AddSubgraph("sub", child).AddNode("end", func(_ context.Context, s lanes) (lanes, error) {
+		return lanes{Done: []string{"end"}}, nil
+	}, graph.Partial()).AddPath(graph.START, "sub", "end", graph.END).MustCompile(graph.WithMemoryStore())
+	var got []string
+	for u, err := range r.Updates(context.Background(), "u", lanes{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%s#%d %v pending=%v", u.Node, u.Branch, u.State.Done, u.Pending))
+	}
+	want := "sub#0 [slow fast] pending=false|end#0 [end] pending=false"
+	if g := strings.Join(got, "|"); g != want {
+		t.Errorf("updates of the parent: %s; want %s", g, want)
+	}
+
+	release = make(chan struct{})
+	r = laneGraph(release, &failing).MustCompile()
+	got = nil
+	for u, err := range r.Updates(context.Background(), "l", lanes{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%s#%d %v pending=%v", u.Node, u.Branch, u.State.Done, u.Pending))
+		if u.Node == "lane" && u.Branch == 1 {
+			close(release)
+		}
+	}
+	want = "plan#0 [] pending=false|lane#1 [fast] pending=true|lane#0 [slow] pending=true"
+	if g := strings.Join(got, "|"); g != want {
+		t.Errorf("updates: %s; want %s", g, want)
+	}
+}
+
+// TestUpdatesErrorAndStop: a failing run yields its error last; breaking
+// the loop stops the run, which Resume finishes.
+func TestUpdatesErrorAndStop(t *testing.T) {
+	release := make(chan struct{})
+	close(release)
+	var failing atomic.Value
+	failing.Store("fast")
+	r := laneGraph(release, &failing).MustCompile(graph.WithMemoryStore())
+	var last error
+	n := 0
+	for _, err := range r.Updates(context.Background(), "f", lanes{}) {
+		n++
+		last = err
+	}
+	if last == nil || !strings.Contains(last.Error(), "lane fast broke") {
+		t.Errorf("last yield = %v; want the lane's error", last)
+	}
+	failing.Store("")
+	g := graph.New[trail]().AddNode("a", step("a")).AddNode("b", step("b")).AddPath(graph.START, "a", "b", graph.END)
+	tr := g.MustCompile(graph.WithMemoryStore())
+	ctx := context.Background()
+	for u := range tr.Updates(ctx, "s", trail{}) {
+		if u.Node != "a" {
+			t.Fatalf("first update from %q", u.Node)
+		}
+		break
+	}
+	res, err := tr.Resume(ctx, "s")
+	if err != nil || !slices.Equal(res.State.Log, []string{"a", "b"}) {
+		t.Errorf("Resume after break = %v, %v; want [a b]", res.State.Log, err)
+	}
+}
+
+// TestRunAnswering: each interrupt is answered in turn, static ones too;
+// an answer's error stops the loop and leaves the run interrupted, to be
+// answered later.
+func TestRunAnswering(t *testing.T) {
+	type form struct {
+		Name, Color string
+	}
+	ask := func(ctx context.Context, s form) (form, error) {
+		name, err := graph.Ask[string](ctx, "name?")
+		if err != nil {
+			return s, err
+		}
+		color, err := graph.Ask[string](ctx, "color?")
+		return form{Name: name, Color: color}, err
+	}
+	g := graph.Entrypoint("ask", ask)
+	r := g.MustCompile(graph.WithMemoryStore(), graph.WithInterruptBefore("ask"))
+	var asked []string
+	answers := map[string]string{`"name?"`: "ada", `"color?"`: "green"}
+	res, err := r.RunAnswering(context.Background(), "a", form{}, func(i *graph.PendingInterrupt) (any, error) {
+		asked = append(asked, fmt.Sprintf("%s %s %s", i.Kind, i.Node, i.Payload))
+		return answers[string(i.Payload)], nil
+	})
+	if err != nil || res.Status != graph.Done || res.State != (form{"ada", "green"}) {
+		t.Fatalf("RunAnswering = %+v, %v", res, err)
+	}
+	want := []string{"before ask ", `dynamic ask "name?"`, `dynamic ask "color?"`}
+	if !slices.Equal(asked, want) {
+		t.Errorf("asked %q; want %q", asked, want)
+	}
+
+	r = g.MustCompile(graph.WithMemoryStore())
+	later := errors.New("ask me later")
+	res, err = r.RunAnswering(context.Background(), "b", form{}, func(i *graph.PendingInterrupt) (any, error) {
+		if i.Index == 1 {
+			return nil, later
+		}
+		return "bob", nil
+	})
+	if !errors.Is(err, later) || res.Status != graph.Interrupted || string(res.Interrupt.Payload) != `"color?"` {
+		t.Fatalf("RunAnswering = %+v, %v; want interrupted on color with the answer's error", res, err)
+	}
+	res, err = r.Resume(context.Background(), "b", graph.WithResume("red"))
+	if err != nil || res.State != (form{"bob", "red"}) {
+		t.Errorf("Resume = %+v, %v", res.State, err)
+	}
+}
