@@ -204,12 +204,14 @@ func TestMCPEveryToolThroughTheBinary(t *testing.T) {
 			t.Fatalf("tool %s: %+v", name, tl)
 		}
 	}
-	for _, name := range []string{"run_merge", "run_cancel", "run_approve", "run_start"} {
+	// run_wait approves or rejects a plan when the user answers its
+	// elicitation, so it is not read-only either.
+	for _, name := range []string{"run_merge", "run_cancel", "run_approve", "run_start", "run_wait"} {
 		if byName[name].Annotations.ReadOnlyHint {
 			t.Errorf("%s says it is read-only", name)
 		}
 	}
-	for _, name := range []string{"run_status", "runs_list", "run_diff", "run_logs", "plan_validate", "run_wait"} {
+	for _, name := range []string{"run_status", "runs_list", "run_diff", "run_logs", "plan_validate"} {
 		if !byName[name].Annotations.ReadOnlyHint {
 			t.Errorf("%s does not say it is read-only", name)
 		}

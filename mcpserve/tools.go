@@ -133,8 +133,8 @@ func (s *Server) addTools() error {
 		Description: "The unified diff a run committed (one phase, or every phase), without the execution directory, bounded: a cut says so."}, s.runDiff))
 	add(addTool(s, &mcp.Tool{Name: "run_merge", Annotations: hints("Merge a run's branch", false, true, true, false),
 		Description: "Take a finished run's branch into the user's current branch (fast-forward or one merge commit). dry_run defaults to true: it says what it would do and changes nothing."}, s.runMerge))
-	add(addTool(s, &mcp.Tool{Name: "run_wait", Annotations: hints("Wait for a run", true, false, true, false),
-		Description: "Wait until a run needs a human (its plan, or recovery's question) or ends, with progress notifications as its phases move. Returns the run's view and why the wait ended. Where the client supports elicitation, a plan awaiting approval is shown to the user, who approves or rejects it inline (user_answers says what they answered); the tool itself decides nothing."}, s.runWait))
+	add(addTool(s, &mcp.Tool{Name: "run_wait", Annotations: hints("Wait for a run", false, true, false, false),
+		Description: "Wait until a run needs a human (its plan, or recovery's question) or ends, with progress notifications as its phases move. Returns the run's view and why the wait ended. Where the client supports elicitation, a plan awaiting approval is shown to the user, who approves or rejects it inline (user_answers says what they answered): so it may approve or reject, though only on the user's own answer, and says it is not read-only."}, s.runWait))
 	return errors.Join(errs...)
 }
 
