@@ -14,10 +14,11 @@ import (
 // TestMCPRunWaitElicitsThePlanApproval drives `gaffer mcp` through the
 // binary with the SDK's client declaring elicitation: run_wait on a run
 // awaiting its plan's approval asks the user inline, showing the plan,
-// and answers the run as they say. The first run's ask is declined: the
-// plan is rejected (no feedback: the run ends rejected). The second's is
-// accepted: the plan is approved and the wait follows the run to its
-// end. A client without the capability gets needs_human, as before
+// and answers the run as they say. The first run's ask is declined:
+// nothing is answered (needs_human), the run still awaits approval. Asked
+// again, the user rejects it (no feedback: the run ends rejected). The
+// second run's ask is accepted: the plan is approved and the wait follows
+// the run to its end. A client without the capability gets needs_human, as before
 // (TestMCPEveryToolThroughTheBinary).
 func TestMCPRunWaitElicitsThePlanApproval(t *testing.T) {
 	t.Parallel()
@@ -33,8 +34,11 @@ func TestMCPRunWaitElicitsThePlanApproval(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		asked = append(asked, req.Params)
-		if len(asked) == 1 {
+		switch len(asked) {
+		case 1:
 			return &mcp.ElicitResult{Action: "decline"}, nil
+		case 2:
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": false}}, nil
 		}
 		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true, "feedback": "looks right"}}, nil
 	})
@@ -51,14 +55,19 @@ func TestMCPRunWaitElicitsThePlanApproval(t *testing.T) {
 	m.ok("run_start", map[string]any{"plan": string(planText), "script": script}, &declined)
 	var w waited
 	m.ok("run_wait", map[string]any{"run_id": declined.RunID, "timeout_seconds": 120}, &w)
-	if w.Reason != "ended" || w.Run.Status != "rejected" || len(w.UserAnswers) != 1 || w.UserAnswers[0].Verdict != "reject" {
-		t.Fatalf("run_wait, the ask declined = %+v, want the run ended rejected", w)
+	if w.Reason != "needs_human" || w.Run.Status == "rejected" || len(w.UserAnswers) != 0 {
+		t.Fatalf("run_wait, the ask declined = %+v, want needs_human and nothing answered", w)
 	}
 	mu.Lock()
 	if len(asked) != 1 || !strings.Contains(asked[0].Message, declined.RunID) || !strings.Contains(asked[0].Message, firstLine) {
 		t.Fatalf("asked %+v, want the run's plan shown", asked)
 	}
 	mu.Unlock()
+	w = waited{}
+	m.ok("run_wait", map[string]any{"run_id": declined.RunID, "timeout_seconds": 120}, &w)
+	if w.Reason != "ended" || w.Run.Status != "rejected" || len(w.UserAnswers) != 1 || w.UserAnswers[0].Verdict != "reject" {
+		t.Fatalf("run_wait, the ask rejected = %+v, want the run ended rejected", w)
+	}
 
 	// The detached process that took the rejection holds the store until
 	// it ends: the next run starts once it has.
@@ -84,14 +93,15 @@ func TestMCPRunWaitElicitsThePlanApproval(t *testing.T) {
 	if len(list.Runs) != 2 || accepted.RunID == "" {
 		t.Fatalf("runs = %+v, want the declined one and one more", list.Runs)
 	}
+	w = waited{}
 	m.ok("run_wait", map[string]any{"run_id": accepted.RunID, "timeout_seconds": 180}, &w)
 	if w.Reason != "ended" || w.Run.Status != "completed" || len(w.UserAnswers) != 1 || w.UserAnswers[0].Verdict != "approve" {
 		t.Fatalf("run_wait, the ask accepted = %+v, want the run approved and completed", w)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(asked) != 2 || !strings.Contains(asked[1].Message, accepted.RunID) {
-		t.Fatalf("asked %d times (%+v), want once a run", len(asked), asked)
+	if len(asked) != 3 || !strings.Contains(asked[2].Message, accepted.RunID) {
+		t.Fatalf("asked %d times (%+v), want twice for the first run, once for the second", len(asked), asked)
 	}
 	var st struct {
 		Plan struct {

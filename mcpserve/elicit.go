@@ -103,9 +103,10 @@ func asked(req *mcp.CallToolRequest, runID string) (*mcp.ElicitResult, askState)
 
 // answerAsked answers the run as the user said when asked for the plan of
 // revision st.Revision, which v (the run now) still awaits: accept with
-// approve true approves, accept with approve false or decline rejects
-// (with the feedback given), cancel answers nothing. It returns what was
-// answered, or nil when nothing was.
+// approve true approves, accept with approve false rejects (with the
+// feedback given); decline and cancel answer nothing, since a rejection
+// without feedback ends the run and a dismissed form must not. It returns
+// what was answered, or nil when nothing was.
 func (s *Server) answerAsked(ctx context.Context, v runview.Run, res *mcp.ElicitResult, st askState) (*Answered, error) {
 	if res == nil || v.Asks != runview.AsksApproval || v.PlanRevision != st.Revision {
 		return nil, nil // no answer, or to a plan the run no longer asks about
@@ -118,8 +119,7 @@ func (s *Server) answerAsked(ctx context.Context, v runview.Run, res *mcp.Elicit
 			verdict = host.Approve // a form without the field takes its default
 		}
 		feedback, _ = res.Content["feedback"].(string)
-	case "decline":
-	default: // cancel: the user made no choice
+	default: // decline or cancel: the user did not answer the plan
 		return nil, nil
 	}
 	out, err := s.cfg.Backend.Answer(ctx, host.AnswerRequest{RunID: v.RunID, Verdict: verdict, Feedback: strings.TrimSpace(feedback)})
