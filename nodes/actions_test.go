@@ -13,6 +13,7 @@ import (
 
 	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
@@ -85,34 +86,7 @@ func TestRecoveryDoctorRollsBackTheDevelopersModel(t *testing.T) {
 // records it lost, or one of those after it, the resumed run still runs
 // the rest with the other model.
 func TestRecoveryRollbackSurvivesACrash(t *testing.T) {
-	ref := newHarness(t, rollbackScript)
-	var seen, first atomic.Int64
-	ref.store.fail = func(cp checkpoint.Checkpoint) bool {
-		n := seen.Add(1)
-		for _, v := range cp.Values {
-			if first.Load() == 0 && bytes.Contains(v, []byte("rolled_back_to")) {
-				first.Store(n)
-			}
-		}
-		return false
-	}
-	res, err := ref.start(chainPlan(3), rollbackConfig())
-	mustDone(t, res, err, state.RunCompleted)
-	m, puts := first.Load(), ref.store.puts.Load()
-	if m == 0 {
-		t.Fatal("no checkpoint holds the rollback")
-	}
-	for _, k := range []int64{m, m + 1, puts - 1} {
-		h := newHarness(t, rollbackScript)
-		var n atomic.Int64
-		h.store.fail = func(checkpoint.Checkpoint) bool { return n.Add(1) == k }
-		res, err := h.start(chainPlan(3), rollbackConfig())
-		for i := 0; errors.Is(err, errCrash); i++ {
-			if i > 3 {
-				t.Fatalf("checkpoint %d lost: no end after 3 resumes", k)
-			}
-			res, err = h.runner.Resume(context.Background(), "r-1")
-		}
+	losingEach(t, rollbackScript, rollbackConfig(), []byte("rolled_back_to"), func(k, _ int64, h *harness, res graph.Result[state.ExecutionState], err error) {
 		s := mustDone(t, res, err, state.RunCompleted)
 		if m := sessionModels(t, h); m[[2]int{3, 1}] != "big" || m[[2]int{2, 3}] != "big" {
 			t.Fatalf("checkpoint %d lost: session models %v, want big after the rollback", k, m)
@@ -120,6 +94,45 @@ func TestRecoveryRollbackSurvivesACrash(t *testing.T) {
 		if rs := recoveryOf(t, s); rs.RolledBackTo != "big" {
 			t.Fatalf("checkpoint %d lost: rolled back to %q", k, rs.RolledBackTo)
 		}
+	})
+}
+
+// losingEach runs script's plan of 3 phases once to find the first
+// checkpoint whose values hold marker (m), then again from the start
+// losing, one at a time, checkpoint m, m+1 and the last but one, each
+// resumed (at most 3 times) until it ends; check is given each lost
+// checkpoint's number, m, the harness and the run's end.
+func losingEach(t *testing.T, script string, cfg state.RunConfig, marker []byte, check func(k, m int64, h *harness, res graph.Result[state.ExecutionState], err error)) {
+	t.Helper()
+	ref := newHarness(t, script)
+	var seen, first atomic.Int64
+	ref.store.fail = func(cp checkpoint.Checkpoint) bool {
+		n := seen.Add(1)
+		for _, v := range cp.Values {
+			if first.Load() == 0 && bytes.Contains(v, marker) {
+				first.Store(n)
+			}
+		}
+		return false
+	}
+	res, err := ref.start(chainPlan(3), cfg)
+	mustDone(t, res, err, state.RunCompleted)
+	m, puts := first.Load(), ref.store.puts.Load()
+	if m == 0 {
+		t.Fatalf("no checkpoint holds %q", marker)
+	}
+	for _, k := range []int64{m, m + 1, puts - 1} {
+		h := newHarness(t, script)
+		var n atomic.Int64
+		h.store.fail = func(checkpoint.Checkpoint) bool { return n.Add(1) == k }
+		res, err := h.start(chainPlan(3), cfg)
+		for i := 0; errors.Is(err, errCrash); i++ {
+			if i > 3 {
+				t.Fatalf("checkpoint %d lost: no end after 3 resumes", k)
+			}
+			res, err = h.runner.Resume(context.Background(), "r-1")
+		}
+		check(k, m, h, res, err)
 	}
 }
 

@@ -1,17 +1,15 @@
 package nodes
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/gaffer-dev/gaffer/agent"
-	"github.com/gaffer-dev/gaffer/checkpoint"
+	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
@@ -191,34 +189,7 @@ func TestRecoveryDoctorActionsLeaveExecuteFixOut(t *testing.T) {
 // the phase to the end.
 func TestRecoveryExecuteFixSurvivesACrash(t *testing.T) {
 	script := strings.Replace(fixScript, "      - run: 'cat fixed.txt'\n", "", 1)
-	ref := newHarness(t, script)
-	var seen, first atomic.Int64
-	ref.store.fail = func(cp checkpoint.Checkpoint) bool {
-		n := seen.Add(1)
-		for _, v := range cp.Values {
-			if first.Load() == 0 && bytes.Contains(v, []byte(`"fix":{`)) {
-				first.Store(n)
-			}
-		}
-		return false
-	}
-	res, err := ref.start(chainPlan(3), on())
-	mustDone(t, res, err, state.RunCompleted)
-	m, puts := first.Load(), ref.store.puts.Load()
-	if m == 0 {
-		t.Fatal("no checkpoint holds the fix")
-	}
-	for _, k := range []int64{m, m + 1, puts - 1} {
-		h := newHarness(t, script)
-		var n atomic.Int64
-		h.store.fail = func(checkpoint.Checkpoint) bool { return n.Add(1) == k }
-		res, err := h.start(chainPlan(3), on())
-		for i := 0; errors.Is(err, errCrash); i++ {
-			if i > 3 {
-				t.Fatalf("checkpoint %d lost: no end after 3 resumes", k)
-			}
-			res, err = h.runner.Resume(context.Background(), "r-1")
-		}
+	losingEach(t, script, on(), []byte(`"fix":{`), func(k, m int64, h *harness, res graph.Result[state.ExecutionState], err error) {
 		s := mustDone(t, res, err, state.RunCompleted)
 		if runs := fixRuns(t, h); runs != 1 {
 			t.Fatalf("checkpoint %d lost: the fix ran %d times, want 1", k, runs)
@@ -230,5 +201,5 @@ func TestRecoveryExecuteFixSurvivesACrash(t *testing.T) {
 		if k == m+1 && !rs.Fix.Abandoned {
 			t.Fatalf("checkpoint %d (the fix's run) lost: fix state %+v, want abandoned", k, rs.Fix)
 		}
-	}
+	})
 }
