@@ -203,6 +203,7 @@ const (
 	OutcomeRetried   = "retried"   // rejected or failed; another iteration or attempt follows
 	OutcomeFailed    = "failed"    // the agent failed and no attempt is left (the run fails or halts)
 	OutcomeHalted    = "halted"    // rejected at the limit; the run halts
+	OutcomeSkipped   = "skipped"   // recovery skipped it with the human's approval; nothing committed
 )
 
 // PhaseFinished reports the end of one phase attempt (or review iteration).

@@ -20,7 +20,7 @@ func TestDoctorActionsConfig(t *testing.T) {
 	if none.ActionAllowed(ActionRollbackProvider) || !none.ActionAllowed(ActionStop) {
 		t.Fatalf("doctor_actions: [] %v", none.DoctorActions)
 	}
-	if r := DefaultRules(); r.DoctorActions == nil || strings.Join(*r.DoctorActions, ",") != "rollback_provider,execute_fix" {
+	if r := DefaultRules(); r.DoctorActions == nil || strings.Join(*r.DoctorActions, ",") != "rollback_provider,execute_fix,skip_phase" {
 		t.Fatalf("DefaultRules().DoctorActions = %v", r.DoctorActions)
 	}
 	for _, bad := range []struct {
@@ -58,5 +58,29 @@ func TestDoctorRollbackAnswer(t *testing.T) {
 	}
 	if m2.DoctorCalls != 1 || m2.Pending != nil {
 		t.Fatalf("a refused action is still a call: %+v", m2)
+	}
+}
+
+// TestDoctorSkipPhaseAnswer: skip_phase parses (with no command), is
+// allowed by default and refused as no advice when doctor_actions leave
+// it out.
+func TestDoctorSkipPhaseAnswer(t *testing.T) {
+	answer := `{"action":"skip_phase","confidence":0.7,"category":"test_failure","rationale":"the phase tests a feature the repository dropped"}`
+	a, err := ParseDoctorAnswer(answer)
+	if err != nil || a.Action != ActionSkipPhase || !a.Action.Optional() {
+		t.Fatalf("ParseDoctorAnswer = %+v, %v", a, err)
+	}
+	if _, err := ParseDoctorAnswer(strings.Replace(answer, `}`, `,"command":"rm -rf ."}`, 1)); !errors.Is(err, ErrMalformedAnswer) {
+		t.Fatalf("skip_phase with a command: %v", err)
+	}
+	cfg := mustConfig(t, Config{})
+	m := failN(t, Memory{}, 0, 2, testFail, cfg)
+	if _, adv := reserveDoctor(t, m, Request{Kind: CallDoctor, Phase: 0}, answer, cfg); adv.Action != ActionSkipPhase || adv.Refused != "" {
+		t.Fatalf("advice %+v", adv)
+	}
+	only := mustConfig(t, Config{DoctorActions: []string{"execute_fix"}})
+	if _, adv := reserveDoctor(t, m, Request{Kind: CallDoctor, Phase: 0}, answer, only); adv.Action != ActionNone || adv.RefusedAction != ActionSkipPhase ||
+		!strings.Contains(adv.Refused, "skip_phase is not one of this run's doctor_actions (execute_fix)") {
+		t.Fatalf("advice %+v", adv)
 	}
 }

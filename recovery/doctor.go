@@ -32,15 +32,22 @@ const (
 	// phase's next attempt; at most Config.MaxExecuteFixPerPhase times a
 	// phase (optional: Config.DoctorActions).
 	ActionExecuteFix
+	// ActionSkipPhase proposes skipping the failing phase: its work is
+	// thrown away and the run goes on with the next phase. It is only a
+	// proposal: the human decides, in recovery's question (optional:
+	// Config.DoctorActions).
+	ActionSkipPhase
 )
 
 func actionNames() []string {
-	return []string{"none", "retry_with_hint", "replan", "escalate_model", "needs_human", "stop", "rollback_provider", "execute_fix"}
+	return []string{"none", "retry_with_hint", "replan", "escalate_model", "needs_human", "stop", "rollback_provider", "execute_fix", "skip_phase"}
 }
 
 // OptionalActions returns the Doctor's optional actions, seed 003's,
 // which a profile's doctor_actions may leave out: the default list.
-func OptionalActions() []Action { return []Action{ActionRollbackProvider, ActionExecuteFix} }
+func OptionalActions() []Action {
+	return []Action{ActionRollbackProvider, ActionExecuteFix, ActionSkipPhase}
+}
 
 // Optional reports whether a is one of the Doctor's optional actions.
 func (a Action) Optional() bool { return slices.Contains(OptionalActions(), a) }

@@ -12,10 +12,13 @@ const (
 	PhaseCompleted                    // reviewed, approved and committed
 	PhaseFailed                       // out of attempts, or failed for good
 	PhaseRetrying                     // rejected; another attempt is due
+	// PhaseSkipped: recovery's Doctor proposed skipping the phase and the
+	// human approved; its work was thrown away, nothing of it committed.
+	PhaseSkipped
 )
 
 func phaseStatusNames() []string {
-	return []string{"pending", "running", "completed", "failed", "retrying"}
+	return []string{"pending", "running", "completed", "failed", "retrying", "skipped"}
 }
 
 // String returns the status's name, such as "pending".
