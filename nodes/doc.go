@@ -181,6 +181,19 @@
 //     command, and is marked abandoned, never run again (at most once;
 //     the reset undid what it may have done); the retry goes on.
 //
+//  10. The Doctor's skip_phase is only a proposal: recover stages a
+//     Question that offers skip (Question.OffersSkip) and interrupts.
+//     The human's skip (Answer.Skip) is kept by the graph as a pending
+//     write before recover runs again; recover's checkpoint then holds
+//     the phase as skipped and the decision records (who proposed, who
+//     approved) before any side effect. next_task, on a skipped phase,
+//     resets the tree to the pre-phase commit (the failed attempts keep
+//     their refs; the execution directory and the user's files stay) and
+//     prepares the next phase, or, after the last, commits the run's
+//     record. A crash after the answer runs recover again with the same
+//     answer, or next_task again on a reset already done (a record commit
+//     at HEAD is adopted): never a retry, never a second question.
+//
 // Because of 1, the branch witnesses the store: a commit of the run for a
 // phase whose pre-phase commit the state does not have can only exist if
 // checkpoints after the state were lost. CheckCommits finds such a commit

@@ -197,7 +197,7 @@ func Build(cfg Config) (*graph.Graph[state.ExecutionState], error) {
 	g.AddConditionalEdge(NodeLane, router(RouteAfterLanes), NodeCombine, NodeRestore, graph.END)
 	g.AddConditionalEdge(NodeCombine, router(RouteAfterCombine), NodeReview, NodePhase, NodeRestore, graph.END)
 	g.AddConditionalEdge(NodeReview, router(RouteAfterReview), NodeNextTask, NodePhase, NodeRecover, NodeRestore, graph.END)
-	g.AddConditionalEdge(NodeRecover, router(RouteAfterRecover), NodeRecover, NodePhase, NodeRestore, graph.END)
+	g.AddConditionalEdge(NodeRecover, router(RouteAfterRecover), NodeRecover, NodePhase, NodeNextTask, NodeRestore, graph.END)
 	g.AddConditionalEdge(NodeNextTask, router(RouteAfterNextTask), NodePhase, NodeRestore, graph.END)
 	g.AddConditionalEdge(NodeRestore, router(RouteAfterRestore), graph.END)
 	return g, nil

@@ -212,6 +212,9 @@ func (w *workflow) nextTask(ctx context.Context, s state.ExecutionState) (state.
 	if !ok {
 		return s, ErrNoPhase
 	}
+	if ps.Status == state.PhaseSkipped {
+		return w.skipped(ctx, s, ps)
+	}
 	c, sofar, err := w.storySoFar(ctx, s, ps.Index)
 	if err != nil {
 		return s, err

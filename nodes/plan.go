@@ -27,7 +27,11 @@ type ApprovalRequest struct {
 
 // Answer is the value a run waiting for approval is resumed with.
 type Answer struct {
-	Approved bool   `json:"approved"`
+	Approved bool `json:"approved"`
+	// Skip answers recovery's question that offers it (Question.OffersSkip:
+	// the Doctor proposed skip_phase) by skipping the phase; Approved is
+	// then true too.
+	Skip     bool   `json:"skip,omitempty"`
 	Feedback string `json:"feedback,omitempty"`
 }
 

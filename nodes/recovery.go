@@ -49,6 +49,9 @@ type recoveryState struct {
 	// Fix is the Doctor's latest fix (execute_fix): pending, run or
 	// abandoned (fix.go).
 	Fix *fixRun `json:"fix,omitempty"`
+	// SkipProposal is the number of the decision record of the Doctor's
+	// skip_phase that recovery's question puts to the human; 0 when none.
+	SkipProposal int `json:"skip_proposal,omitempty"`
 	// Approach holds the replanner's accepted approach, by phase index.
 	Approach map[int]string `json:"approach,omitempty"`
 	// Question is what the human is asked while Stage is stageAsk.
@@ -106,14 +109,16 @@ func laneLabels(lanes []laneFault) string {
 
 // Question is the interrupt payload of a phase recovery cannot go on with
 // alone: a reduce-scope proposal, a Doctor's or the stuck handler's
-// needs_human, or a narrowing revision. `gaffer approve RUN --decision
-// retry|stop --feedback …` answers it (an Answer: Approved is retry).
+// needs_human, a narrowing revision, or the Doctor's skip_phase proposal.
+// `gaffer approve RUN --decision retry|stop --feedback …` answers it (an
+// Answer: Approved is retry), and `--decision skip` the skip_phase one
+// (Answer.Skip; OffersSkip).
 type Question struct {
 	RunID     string   `json:"run_id"`
 	Kind      string   `json:"kind"` // "recovery"
 	Phase     int      `json:"phase"`
 	Attempt   int      `json:"attempt"`
-	Decision  string   `json:"decision"` // reduce_scope, needs_human, narrowing_revision
+	Decision  string   `json:"decision"` // reduce_scope, needs_human, narrowing_revision, skip_phase
 	Why       string   `json:"why"`
 	Diagnosis string   `json:"diagnosis,omitempty"` // the latest failure's tail
 	Problems  []string `json:"problems,omitempty"`  // a refused revision's problems
@@ -494,8 +499,9 @@ func (w *workflow) doctor(ctx context.Context, s state.ExecutionState, rs recove
 		why = "refused: " + adv.Refused + "; " + why
 	}
 	rs = w.decide(ctx, c, rs, ps, "doctor:"+adv.Action.String(), why)
-	if adv.RefusedAction == recovery.ActionExecuteFix {
-		rs = w.decide(ctx, c, rs, ps, "execute_fix:refused", adv.Refused)
+	switch adv.RefusedAction {
+	case recovery.ActionExecuteFix, recovery.ActionSkipPhase:
+		rs = w.decide(ctx, c, rs, ps, adv.RefusedAction.String()+":refused", adv.Refused)
 	}
 	if req, ok := recovery.StrongFollowUp(m, ps.Index, adv, p.Infra, cfg); ok {
 		if m2, call, err := recovery.Reserve(m, req, cfg); err == nil {
@@ -545,6 +551,13 @@ func (w *workflow) afterAdvice(ctx context.Context, s state.ExecutionState, rs r
 		if rs, granted = w.grantFix(ctx, s, rs, ps, cfg, adv); granted {
 			return w.nextAttempt(ctx, s, rs, ps)
 		}
+	case recovery.ActionSkipPhase:
+		whyNot := skipUnavailable(s, ps.Index, cfg)
+		if whyNot == "" {
+			return w.proposeSkip(ctx, s, rs, ps, adv)
+		}
+		// The prompt said the action was not available: no advice.
+		rs = w.decide(ctx, s, rs, ps, "skip_phase:refused", whyNot)
 	}
 	if !rs.Exhausted {
 		return w.nextAttempt(ctx, s, rs, ps)
@@ -646,7 +659,11 @@ func (w *workflow) toHuman(ctx context.Context, s state.ExecutionState, rs recov
 	if err != nil {
 		return s, err
 	}
-	body := fmt.Sprintf("phase %d, attempt %d: %s: %s\nanswer: gaffer approve %s --decision retry|stop", ps.Index+1, ps.Attempt, decision, why, s.Run.ID)
+	answers := "retry|stop"
+	if rs.Question.OffersSkip() {
+		answers = "retry|stop|skip"
+	}
+	body := fmt.Sprintf("phase %d, attempt %d: %s: %s\nanswer: gaffer approve %s --decision %s", ps.Index+1, ps.Attempt, decision, why, s.Run.ID, answers)
 	return w.notice(c, state.NoticeNeedsHuman, fmt.Sprintf("gaffer: run %s needs a human", s.Run.ID), body), nil
 }
 
@@ -669,6 +686,12 @@ func (w *workflow) ask(ctx context.Context, s state.ExecutionState, rs recoveryS
 	q := rs.Question
 	rs.Question = nil
 	fb := strings.TrimSpace(ans.Feedback)
+	if ans.Skip {
+		if !q.OffersSkip() {
+			return s, fmt.Errorf("%w: skip answers only a question about the Doctor's skip_phase, not %s", ErrBadAnswer, q.Decision)
+		}
+		return w.skipPhase(ctx, s, rs, ps, q, fb)
+	}
 	if !ans.Approved {
 		rs = w.decide(ctx, s, rs, ps, "human:stop", orText(fb, "the human stopped the run after "+q.Decision))
 		why := ""
@@ -907,6 +930,12 @@ func (w *workflow) doctorPrompt(s state.ExecutionState, pm recovery.PhaseMemory,
 		actions = append(actions, `"rollback_provider"`)
 		fmt.Fprintf(&b, "rollback_provider stops using the developer's model (%s) for the rest of the run and retries with its other model, %s: advise it when the model itself keeps failing (its provider errs, or it cannot do the work).\n\n",
 			from, to)
+	}
+	if whyNot := skipUnavailable(s, pm.Index, cfg); whyNot != "" {
+		fmt.Fprintf(&b, "skip_phase is not available: %s.\n\n", whyNot)
+	} else {
+		actions = append(actions, `"skip_phase"`)
+		fmt.Fprintf(&b, "skip_phase proposes to the human skipping phase %d: its work is thrown away and the run goes on with the next phase. Only the human decides; advise it when the phase cannot succeed and the rest of the plan is worth more without it.\n\n", pm.Index+1)
 	}
 	command := ""
 	if whyNot := w.fixUnavailable(s, rs, pm.Index, cfg); whyNot != "" {

@@ -112,13 +112,17 @@ func RouteAfterReview(s state.ExecutionState) string {
 }
 
 // RouteAfterRecover runs recovery's next stage (a call, the stuck
-// handler, a question) or the phase's next attempt.
+// handler, a question), next_task for a phase the human skipped, or the
+// phase's next attempt.
 func RouteAfterRecover(s state.ExecutionState) string {
 	if s.Status.Terminal() {
 		return finish(s)
 	}
 	if recoveryStage(s) != "" {
 		return NodeRecover
+	}
+	if ps, ok := current(s); ok && ps.Status == state.PhaseSkipped {
+		return NodeNextTask
 	}
 	return NodePhase
 }
