@@ -60,7 +60,7 @@ func TestDoctorActionsBadValueExits3(t *testing.T) {
 	commitConfig(t, dir, "profiles:\n  default:\n    recovery:\n      doctor_actions: [reboot]\n")
 	out, code := bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve")
 	if code != ExitInvalid || strings.Count(strings.TrimSpace(out), "\n") != 0 ||
-		!strings.Contains(out, "gaffer.yaml:") || !strings.Contains(out, `"reboot" is no optional action of the Doctor (want rollback_provider`) {
+		!strings.Contains(out, "gaffer.yaml:") || !strings.Contains(out, `"reboot" is no optional action of the Doctor (want rollback_provider, execute_fix, skip_phase)`) {
 		t.Fatalf("exit %d, want %d and one line naming the bad action:\n%s", code, ExitInvalid, out)
 	}
 }

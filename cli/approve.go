@@ -13,7 +13,7 @@ func approveCommand(io IO) *ucli.Command {
 		OnUsageError: onUsageError,
 		ArgsUsage:    "[RUN]",
 		Flags: localGlobals(&ucli.StringFlag{Name: "feedback", EnvVars: []string{"GAFFER_FEEDBACK"}, Usage: "notes kept with the approval"},
-			&ucli.StringFlag{Name: "decision", EnvVars: []string{"GAFFER_DECISION"}, Usage: "answer recovery's question: retry (another attempt, --feedback as its guidance) or stop"},
+			&ucli.StringFlag{Name: "decision", EnvVars: []string{"GAFFER_DECISION"}, Usage: "answer recovery's question: retry (another attempt, --feedback as its guidance), stop, or skip (the phase, where the Doctor proposed it)"},
 			paceFlag()),
 		Action: func(c *ucli.Context) error {
 			a, err := parseArgs(c)
@@ -24,7 +24,7 @@ func approveCommand(io IO) *ucli.Command {
 			if d := a.String("decision"); d != "" {
 				v, err := host.ParseVerdict(d)
 				if err != nil || !v.Decides() {
-					return usageErrorf("--decision %q: want retry or stop", d)
+					return usageErrorf("--decision %q: want retry, stop or skip", d)
 				}
 				req.Verdict = v
 			}

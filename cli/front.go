@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -187,6 +188,9 @@ func report(io IO, cmd func(...string) string, out host.Outcome, err error) erro
 		if l := host.UserChangesLine(*s); l != "" {
 			fmt.Fprintf(w, "\n%s\n", l)
 		}
+		if sk := nodes.SkippedPhases(*s); len(sk) > 0 {
+			fmt.Fprintf(w, "\nSkipped phases: %s (the Doctor proposed it, the human approved; nothing of them is committed)\n", joinInts(sk))
+		}
 	}
 	if s := out.State; s != nil && (out.Kind == host.Halted || out.Kind == host.Cancelled) && s.Status.Terminal() {
 		if l := host.BranchHint(*s, cmd); l != "" {
@@ -252,4 +256,16 @@ func writeQuestion(w interface{ Write([]byte) (int, error) }, cmd func(...string
 	}
 	fmt.Fprintf(w, "  another attempt: %s\n  stop the run:    %s\n",
 		cmd("approve", runID, "--decision", "retry", `--feedback "…"`), cmd("approve", runID, "--decision", "stop"))
+	if q.OffersSkip() {
+		fmt.Fprintf(w, "  skip the phase:  %s\n", cmd("approve", runID, "--decision", "skip"))
+	}
+}
+
+// joinInts joins ns with ", ": "2, 4".
+func joinInts(ns []int) string {
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = strconv.Itoa(n)
+	}
+	return strings.Join(out, ", ")
 }

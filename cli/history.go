@@ -56,6 +56,9 @@ func writeHistory(w io.Writer, views []CheckpointView, asJSON bool) error {
 		phase, attempt := "-", "-"
 		if v.Phases > 0 {
 			phase = fmt.Sprintf("%d/%d", v.Phase, v.Phases)
+			if v.PhaseStatus != "" {
+				phase += " " + v.PhaseStatus
+			}
 		}
 		if v.Attempt > 0 {
 			attempt = fmt.Sprint(v.Attempt)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/runview"
+	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
 )
 
@@ -86,6 +87,16 @@ func (t *listTable) add(v *runview.Run) {
 		// A phase whose lanes are at work says so: "2/4 (3 lanes)".
 		if i := v.CurrentPhase - 1; !v.Stopped && i >= 0 && i < len(v.Phases) && v.Phases[i].Lanes > 1 {
 			phase += " (" + strconv.Itoa(v.Phases[i].Lanes) + " lanes)"
+		}
+		// Phases recovery skipped with the human's approval: "3/3 (1 skipped)".
+		skipped := 0
+		for _, p := range v.Phases {
+			if p.Status == state.PhaseSkipped.String() {
+				skipped++
+			}
+		}
+		if skipped > 0 {
+			phase += " (" + strconv.Itoa(skipped) + " skipped)"
 		}
 	}
 	if v.Deleted {

@@ -301,7 +301,7 @@ func (b *mcpBackend) Answer(ctx context.Context, req host.AnswerRequest) (host.O
 	switch req.Verdict {
 	case host.Reject:
 		args = []string{"reject", req.RunID}
-	case host.Retry, host.Stop:
+	case host.Retry, host.Stop, host.Skip:
 		args = append(args, "--decision", req.Verdict.String())
 	}
 	if req.Feedback != "" {

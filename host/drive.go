@@ -209,6 +209,9 @@ func (h *Host) decide(ctx context.Context, req AnswerRequest) (Outcome, error) {
 	case snap.Interrupt.Node != nodes.NodeRecover:
 		return Outcome{}, NotDeciding(id)
 	}
+	if err := NotSkipping(id, req.Verdict, snap.Interrupt.Payload); err != nil {
+		return Outcome{}, err
+	}
 	if err := h.checkCommits(ctx, snap); err != nil {
 		return Outcome{}, err
 	}

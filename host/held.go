@@ -273,6 +273,9 @@ func (x holder) History(ctx context.Context, req RunRequest) ([]Checkpoint, erro
 
 // AnswerVerb is how an answer is told: approved, or rejected.
 func AnswerVerb(a nodes.Answer) string {
+	if a.Skip {
+		return "skipped its phase"
+	}
 	if a.Approved {
 		return "approved"
 	}

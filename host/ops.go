@@ -204,6 +204,9 @@ func (h *Host) History(ctx context.Context, req RunRequest) ([]Checkpoint, error
 			v.Phase, v.Phases = i+1, n
 			if i >= 0 && i < len(s.State.Progress.Phases) {
 				v.Attempt = s.State.Progress.Phases[i].Attempt
+				if ps := s.State.Progress.Phases[i]; ps.Status == state.PhaseSkipped {
+					v.PhaseStatus = ps.Status.String()
+				}
 			}
 		}
 		views = append(views, v)

@@ -108,7 +108,8 @@ type RunRequest struct {
 type ListRequest struct{}
 
 // Verdict is a human's answer to what a run waits for: its plan's
-// approval (Approve, Reject) or recovery's question (Retry, Stop). It is
+// approval (Approve, Reject) or recovery's question (Retry, Stop, and
+// Skip where the question offers it). It is
 // defined once and crosses every boundary as itself: the front ends, the
 // control socket, serve's queue and its journal. The zero Verdict is no
 // answer.
@@ -126,11 +127,16 @@ const (
 	Retry
 	// Stop stops the run recovery asks about.
 	Stop
+	// Skip approves the Doctor's skip_phase: the phase recovery asks
+	// about is skipped (its work thrown away) and the run goes on with
+	// the next one. Only a question that offers it takes it
+	// (nodes.Question.OffersSkip).
+	Skip
 )
 
-var verdictNames = [...]string{Approve: "approve", Reject: "reject", Retry: "retry", Stop: "stop"}
+var verdictNames = [...]string{Approve: "approve", Reject: "reject", Retry: "retry", Stop: "stop", Skip: "skip"}
 
-// String is the verdict's name: approve, reject, retry or stop.
+// String is the verdict's name: approve, reject, retry, stop or skip.
 func (v Verdict) String() string {
 	if int(v) < len(verdictNames) && v != 0 {
 		return verdictNames[v]
@@ -145,16 +151,16 @@ func ParseVerdict(name string) (Verdict, error) {
 			return Verdict(v), nil
 		}
 	}
-	return 0, fmt.Errorf("%q: want approve, reject, retry or stop", name)
+	return 0, fmt.Errorf("%q: want approve, reject, retry, stop or skip", name)
 }
 
-// Decides reports whether v answers recovery's question (Retry, Stop)
-// rather than the plan's approval.
-func (v Verdict) Decides() bool { return v == Retry || v == Stop }
+// Decides reports whether v answers recovery's question (Retry, Stop,
+// Skip) rather than the plan's approval.
+func (v Verdict) Decides() bool { return v == Retry || v == Stop || v == Skip }
 
-// goesOn reports whether the run goes on as asked (Approve, Retry):
+// goesOn reports whether the run goes on as asked (Approve, Retry, Skip):
 // the graph's resume value's Approved.
-func (v Verdict) goesOn() bool { return v == Approve || v == Retry }
+func (v Verdict) goesOn() bool { return v == Approve || v == Retry || v == Skip }
 
 // AnswerRequest is a human's answer to what a run waits for.
 type AnswerRequest struct {
@@ -170,7 +176,7 @@ type answerWire struct {
 	RunID    string `json:"run_id,omitempty"`
 	Approved bool   `json:"approved"`
 	Feedback string `json:"feedback,omitempty"`
-	Decision string `json:"decision,omitempty"` // retry or stop
+	Decision string `json:"decision,omitempty"` // retry, stop or skip
 }
 
 // MarshalJSON writes r in the v1 format (answerWire).
@@ -196,8 +202,10 @@ func (r *AnswerRequest) UnmarshalJSON(b []byte) error {
 		r.Verdict = Retry
 	case w.Decision == "stop":
 		r.Verdict = Stop
+	case w.Decision == "skip":
+		r.Verdict = Skip
 	case w.Decision != "":
-		return fmt.Errorf("decision %q: want retry or stop", w.Decision)
+		return fmt.Errorf("decision %q: want retry, stop or skip", w.Decision)
 	case w.Approved:
 		r.Verdict = Approve
 	}
@@ -206,21 +214,36 @@ func (r *AnswerRequest) UnmarshalJSON(b []byte) error {
 
 // Check refuses a request without a verdict.
 func (r AnswerRequest) Check() error {
-	if r.Verdict < Approve || r.Verdict > Stop {
-		return errorf(Usage, "no answer (%s): want approve, reject, retry or stop", r.Verdict)
+	if r.Verdict < Approve || r.Verdict > Skip {
+		return errorf(Usage, "no answer (%s): want approve, reject, retry, stop or skip", r.Verdict)
 	}
 	return nil
 }
 
-// NotDeciding refuses retry or stop for run id, which waits for its
-// plan's approval.
+// NotDeciding refuses retry, stop or skip for run id, which waits for
+// its plan's approval.
 func NotDeciding(id string) error {
-	return errorf(Usage, "run %s waits for its plan's approval, not for recovery's question: approve or reject it (not retry or stop)", id)
+	return errorf(Usage, "run %s waits for its plan's approval, not for recovery's question: approve or reject it (not retry, stop or skip)", id)
+}
+
+// NotSkipping refuses skip for run id, whose recovery question q does not
+// offer it (the Doctor did not propose skipping the phase); nil when it
+// does, or for another verdict. The payload is the interrupt's, as the
+// snapshot holds it.
+func NotSkipping(id string, v Verdict, payload []byte) error {
+	if v != Skip {
+		return nil
+	}
+	var q nodes.Question
+	if err := json.Unmarshal(payload, &q); err != nil || !q.OffersSkip() {
+		return errorf(Usage, "run %s's question does not offer skip (the Doctor did not propose skipping the phase): answer retry or stop", id)
+	}
+	return nil
 }
 
 // Answer is the graph's resume value for r.
 func (r AnswerRequest) Answer() nodes.Answer {
-	return nodes.Answer{Approved: r.Verdict.goesOn(), Feedback: r.Feedback}
+	return nodes.Answer{Approved: r.Verdict.goesOn(), Skip: r.Verdict == Skip, Feedback: r.Feedback}
 }
 
 // ForkRequest names the checkpoint to fork.
@@ -279,6 +302,9 @@ type Checkpoint struct {
 	Phase   int `json:"phase,omitempty"`
 	Phases  int `json:"phases,omitempty"`
 	Attempt int `json:"attempt,omitempty"`
+	// PhaseStatus is "skipped" when recovery skipped that phase (with the
+	// human's approval); "" otherwise.
+	PhaseStatus string `json:"phase_status,omitempty"`
 }
 
 // Kind is what became of a run an operation drove, queued or handed on.

@@ -87,6 +87,7 @@ var saids = map[string]string{
 	"rejected": "Rejected: the architect revises the plan with your feedback.",
 	"retry":    "Retry: the run tries the phase again.",
 	"stop":     "Stop: the run stops here.",
+	"skip":     "Skip: the phase is skipped and the run goes on with the next one.",
 }
 
 func (s *Server) runData(r *http.Request) (runPage, error) {
@@ -132,7 +133,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 	action := r.PostFormValue("action")
 	v, err := host.ParseVerdict(action)
 	if err != nil {
-		s.fail(w, r, http.StatusBadRequest, fmt.Sprintf("unknown action %q: want approve, reject, retry or stop", action))
+		s.fail(w, r, http.StatusBadRequest, fmt.Sprintf("unknown action %q: want approve, reject, retry, stop or skip", action))
 		return
 	}
 	if v == host.Reject && req.Feedback == "" {

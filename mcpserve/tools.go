@@ -47,7 +47,7 @@ type (
 	}
 	decideInput struct {
 		RunID    string `json:"run_id" jsonschema:"the run's id"`
-		Decision string `json:"decision" jsonschema:"retry (another attempt of the phase, feedback as its guidance) or stop (the run ends)"`
+		Decision string `json:"decision" jsonschema:"retry (another attempt of the phase, feedback as its guidance), stop (the run ends) or skip (the phase is skipped and the run goes on; only where the question offers it: the Doctor proposed skip_phase)"`
 		Feedback string `json:"feedback,omitempty" jsonschema:"guidance for the retry"`
 	}
 	phaseTextInput struct {
@@ -124,7 +124,7 @@ func (s *Server) addTools() error {
 	add(addTool(s, &mcp.Tool{Name: "run_reject", Annotations: hints("Reject a run's plan", false, true, false, true),
 		Description: "Reject the plan of a run awaiting approval: with feedback the architect writes a new plan; without it the run ends, rejected."}, s.runReject))
 	add(addTool(s, &mcp.Tool{Name: "run_answer", Annotations: hints("Answer recovery's question", false, true, false, true),
-		Description: "Answer the question recovery asks of a stuck phase: retry (another attempt, with feedback as guidance) or stop (the run ends)."}, s.runAnswer))
+		Description: "Answer the question recovery asks of a stuck phase: retry (another attempt, with feedback as guidance), stop (the run ends), or skip where the Doctor proposed skipping the phase (its work is thrown away, the run goes on with the next phase)."}, s.runAnswer))
 	add(addTool(s, &mcp.Tool{Name: "run_cancel", Annotations: hints("Cancel a run", false, true, true, false),
 		Description: "Cancel an unfinished run for good: it cannot be resumed. Its committed phases stay on its branch."}, s.runCancel))
 	add(addTool(s, &mcp.Tool{Name: "run_logs", Annotations: hints("A run's agent sessions", true, false, true, false),
@@ -277,7 +277,7 @@ func (s *Server) runReject(ctx context.Context, _ *mcp.CallToolRequest, in rejec
 func (s *Server) runAnswer(ctx context.Context, _ *mcp.CallToolRequest, in decideInput) (*mcp.CallToolResult, Answered, error) {
 	v, err := host.ParseVerdict(in.Decision)
 	if err != nil || !v.Decides() {
-		return nil, Answered{}, fmt.Errorf("decision %q: want retry or stop (run_approve and run_reject answer a plan)", in.Decision)
+		return nil, Answered{}, fmt.Errorf("decision %q: want retry, stop or skip (run_approve and run_reject answer a plan)", in.Decision)
 	}
 	return s.answer(ctx, host.AnswerRequest{RunID: in.RunID, Verdict: v, Feedback: in.Feedback})
 }

@@ -49,8 +49,8 @@ func waitReason(v runview.Run) string {
 // saying where the run is, lane by lane.
 func progressOf(v runview.Run, lanes []state.LaneProgress) (done, total float64, msg string) {
 	for _, p := range v.Phases {
-		if p.Status == state.PhaseCompleted.String() {
-			done++
+		if p.Status == state.PhaseCompleted.String() || p.Status == state.PhaseSkipped.String() {
+			done++ // a skipped phase is behind the run too
 		}
 	}
 	total = float64(len(v.Phases))

@@ -289,6 +289,7 @@ const (
 	MarkRunning = "●"
 	MarkPending = "○"
 	MarkFailed  = "✗"
+	MarkSkipped = "↷" // recovery skipped it, with the human's approval
 	MarkStopped = "◌" // was running when its run stopped: no process runs it
 )
 
@@ -303,6 +304,8 @@ func Mark(status string) string {
 		return MarkRunning
 	case state.PhaseFailed:
 		return MarkFailed
+	case state.PhaseSkipped:
+		return MarkSkipped
 	}
 	return MarkPending
 }

@@ -209,6 +209,9 @@ func (p *Pool) Answer(ctx context.Context, req host.AnswerRequest) (host.Outcome
 	if req.Verdict.Decides() && snap.Interrupt.Node != nodes.NodeRecover {
 		return host.Outcome{}, host.NotDeciding(id)
 	}
+	if err := host.NotSkipping(id, req.Verdict, snap.Interrupt.Payload); err != nil {
+		return host.Outcome{}, err
+	}
 	req.RunID = id
 	if err := p.answer(ctx, id, req); errors.Is(err, serve.ErrDuplicate) {
 		return host.Outcome{}, errorf(host.Held, "run %s was answered already: the answer waits for a worker of %s (`gaffer status %s` tells when the run goes on)", id, p.serveName(), id)
