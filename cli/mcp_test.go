@@ -284,7 +284,7 @@ func TestMCPEveryToolThroughTheBinary(t *testing.T) {
 	if got := m.resource("gaffer://runs/" + id + "/plan"); got != string(planText) {
 		t.Errorf("plan resource:\n%s\nwant\n%s", got, planText)
 	}
-	if msg := m.fails("run_answer", map[string]any{"run_id": id, "decision": "approve"}); !strings.Contains(msg, "retry or stop") {
+	if msg := m.fails("run_answer", map[string]any{"run_id": id, "decision": "approve"}); !strings.Contains(msg, "retry, stop or skip") {
 		t.Errorf("run_answer approve: %s", msg)
 	}
 	if msg := m.fails("run_diff", map[string]any{"run_id": id}); !strings.Contains(msg, "no phase") {
