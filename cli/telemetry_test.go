@@ -322,7 +322,7 @@ func TestServeLinksASubmittedRunToItsSubmitter(t *testing.T) {
 	}
 	waitStatus(t, bin, dir, linked, "completed", s)
 	waitStatus(t, bin, dir, plain, "completed", s)
-	roots := map[string]otlprecv.Span{}
+	var roots map[string]otlprecv.Span
 	var submits []otlprecv.Span
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
 		roots, submits = map[string]otlprecv.Span{}, nil
