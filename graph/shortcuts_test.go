@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/graph"
 )
 
@@ -235,5 +237,86 @@ func TestRunAnswering(t *testing.T) {
 	res, err = r.Resume(context.Background(), "b", graph.WithResume("red"))
 	if err != nil || res.State != (form{"bob", "red"}) {
 		t.Errorf("Resume = %+v, %v", res.State, err)
+	}
+}
+
+// TestEntrypointFunc: a function from an input to an output runs durably
+// as an entrypoint on either store: its task runs once though the function
+// runs again on resume, the run's state keeps In and holds the result in
+// Out, and a failing call fails the run and writes no Out. A nil function
+// is a Compile problem.
+func TestEntrypointFunc(t *testing.T) {
+	eachStore(t, func(t *testing.T, store checkpoint.Store) {
+		ctx := context.Background()
+		var charges atomic.Int32
+		fail := errors.New("card declined")
+		order := func(ctx context.Context, amounts []int) (map[string]int, error) {
+			total := 0
+			for _, a := range amounts {
+				total += a
+			}
+			if total < 0 {
+				return map[string]int{"negative": total}, fail
+			}
+			receipt, err := graph.Task(ctx, "charge", func(context.Context) (int, error) {
+				charges.Add(1)
+				return total, nil
+			})
+			if err != nil {
+				return nil, err
+			}
+			ship, err := graph.Ask[bool](ctx, fmt.Sprint("ship ", receipt, "?"))
+			out := map[string]int{"charged": receipt}
+			if ship {
+				out["shipped"] = 1
+			}
+			return out, err
+		}
+		r := graph.EntrypointFunc("order", order).MustCompile(graph.WithStore(store))
+		res, err := r.Run(ctx, "t", graph.Call[[]int, map[string]int]{In: []int{40, 2}})
+		if err != nil || res.Status != graph.Interrupted || string(res.Interrupt.Payload) != `"ship 42?"` {
+			t.Fatalf("Run = %+v, %v; want interrupted on ship 42?", res, err)
+		}
+		if res.State.Out != nil {
+			t.Errorf("an interrupted call wrote Out %v", res.State.Out)
+		}
+		res, err = r.Resume(ctx, "t", graph.WithResume(true))
+		want := map[string]int{"charged": 42, "shipped": 1}
+		if err != nil || !slices.Equal(res.State.In, []int{40, 2}) || !maps.Equal(res.State.Out, want) {
+			t.Fatalf("Resume = %+v, %v; want In [40 2], Out %v", res.State, err, want)
+		}
+		if n := charges.Load(); n != 1 {
+			t.Errorf("the task ran %d times; want 1", n)
+		}
+
+		res, err = r.Run(ctx, "u", graph.Call[[]int, map[string]int]{In: []int{-1}})
+		var ne *graph.NodeError
+		if !errors.Is(err, fail) || !errors.As(err, &ne) || ne.Node != "order" {
+			t.Fatalf("Run of a failing call = %v; want the function's error from node order", err)
+		}
+		if snap, err := r.State(ctx, "u"); err != nil || snap.State.Out != nil || !slices.Equal(snap.State.In, []int{-1}) {
+			t.Errorf("after the failure the run holds %+v, %v; want In [-1] and no Out", snap.State, err)
+		}
+	})
+	if _, err := graph.EntrypointFunc[int, int]("f", nil).Compile(); !errors.Is(err, graph.ErrInvalidGraph) {
+		t.Errorf("Compile with a nil function = %v; want ErrInvalidGraph", err)
+	}
+}
+
+// TestAnswerAll: every interrupt of the run, static or asked, is answered
+// with the one value, and the run finishes.
+func TestAnswerAll(t *testing.T) {
+	ask := func(ctx context.Context, s trail) (trail, error) {
+		a, err := graph.Ask[string](ctx, "first?")
+		if err != nil {
+			return s, err
+		}
+		b, err := graph.Ask[string](ctx, "second?")
+		return trail{Log: append(slices.Clone(s.Log), a, b)}, err
+	}
+	r := graph.Entrypoint("ask", ask).MustCompile(graph.WithMemoryStore(), graph.WithInterruptBefore("ask"))
+	res, err := r.RunAnswering(context.Background(), "a", trail{}, graph.AnswerAll("yes"))
+	if err != nil || res.Status != graph.Done || !slices.Equal(res.State.Log, []string{"yes", "yes"}) {
+		t.Fatalf("RunAnswering = %+v, %v; want done with [yes yes]", res, err)
 	}
 }
