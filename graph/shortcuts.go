@@ -61,18 +61,26 @@ type Call[I, O any] struct {
 // Out (In is kept). fn calls Task for its durable steps and Ask for its
 // questions, as an Entrypoint node does; a failed call (an error, or an
 // interrupt) writes nothing. I and O must be encodable by the runner's
-// codec (JSON by default). opts are the node's (it returns the whole Call,
-// so it needs no Partial).
+// codec (JSON by default). opts are the node's; with Partial or without,
+// the node writes Out alone, so that a CacheKey over In gives a hit the
+// output of an earlier call and keeps this run's In.
 //
 //	r := graph.EntrypointFunc("order", order).MustCompile(graph.WithMemoryStore())
 //	res, err := r.Run(ctx, "order-1", graph.Call[int, string]{In: 42})
 func EntrypointFunc[I, O any](name string, fn func(ctx context.Context, in I) (O, error), opts ...NodeOption) *Graph[Call[I, O]] {
+	var spec nodeSpec
+	for _, o := range opts {
+		o(&spec)
+	}
 	var node NodeFunc[Call[I, O]]
 	if fn != nil {
 		node = func(ctx context.Context, c Call[I, O]) (Call[I, O], error) {
 			out, err := fn(ctx, c.In)
 			if err != nil {
 				return c, err
+			}
+			if spec.partial { // the update: Out alone, so that a cache hit keeps this run's In
+				return Call[I, O]{Out: out}, nil
 			}
 			return Call[I, O]{In: c.In, Out: out}, nil
 		}

@@ -320,3 +320,31 @@ func TestAnswerAll(t *testing.T) {
 		t.Fatalf("RunAnswering = %+v, %v; want done with [yes yes]", res, err)
 	}
 }
+
+// TestEntrypointFuncCache: a cache hit of an EntrypointFunc, Partial or
+// not, gives this run the earlier call's Out and keeps this run's In: the
+// node's write is its output alone.
+func TestEntrypointFuncCache(t *testing.T) {
+	for name, opts := range map[string][]graph.NodeOption{"whole": nil, "partial": {graph.Partial()}} {
+		t.Run(name, func(t *testing.T) {
+			calls := 0
+			tens := func(_ context.Context, n int) (string, error) {
+				calls++
+				return fmt.Sprint(n/10, " tens"), nil
+			}
+			byTens := graph.CacheKey(func(c graph.Call[int, string]) string { return fmt.Sprint(c.In / 10) }, 0)
+			r := graph.EntrypointFunc("tens", tens, append(opts, byTens)...).MustCompile()
+			ctx := context.Background()
+			for _, in := range []int{42, 47, 12} {
+				res, err := r.Run(ctx, fmt.Sprint(in), graph.Call[int, string]{In: in})
+				want := graph.Call[int, string]{In: in, Out: fmt.Sprint(in/10, " tens")}
+				if err != nil || res.State != want {
+					t.Errorf("Run(%d) = %+v, %v; want %+v", in, res.State, err, want)
+				}
+			}
+			if calls != 2 {
+				t.Errorf("the function ran %d times; want 2 (47 is a hit of 42)", calls)
+			}
+		})
+	}
+}
