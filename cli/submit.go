@@ -56,7 +56,7 @@ func Submit(c *ucli.Context, io IO) error {
 	if err != nil {
 		return err
 	}
-	if err := profile.CheckSubmit(g.Repo, &spec); err != nil {
+	if err := profile.CheckSubmit(g.Repo, &spec, io.getenv); err != nil {
 		return err
 	}
 	dir, _, err := storeOf(c)

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"os"
-
 	"github.com/gaffer-dev/gaffer/profile/config"
 	"github.com/gaffer-dev/gaffer/telemetry"
 	"github.com/gaffer-dev/gaffer/workspace"
@@ -10,19 +8,19 @@ import (
 
 // telemetryOf returns the telemetry block of the configuration of the
 // repository at repo (gaffer.yaml, or the user's file), or nil when it
-// and the environment leave telemetry off. A configuration that does not
+// and the environment (getenv) leave telemetry off. A configuration that does not
 // load leaves it off too: the run's preflight reports the file.
-func telemetryOf(repo string) *telemetry.Config {
+func telemetryOf(repo string, getenv func(string) string) *telemetry.Config {
 	r, err := workspace.Open(repo)
 	if err != nil {
 		return nil
 	}
-	cfg, err := config.Load(r.Root(), os.Getenv)
+	cfg, err := config.Load(r.Root(), getenv)
 	if err != nil {
 		return nil
 	}
 	tc := cfg.Telemetry()
-	if !tc.On(os.Getenv) {
+	if !tc.On(getenv) {
 		return nil
 	}
 	return &tc

@@ -69,15 +69,22 @@ func (v *KeyVault) take(names []string) error {
 
 // Getenv reads name from the vault, then from the environment.
 func (v *KeyVault) Getenv(name string) string {
-	if v != nil {
-		v.mu.Lock()
-		val, ok := v.keys[name]
-		v.mu.Unlock()
-		if ok {
-			return val
-		}
+	if val, ok := v.Lookup(name); ok {
+		return val
 	}
 	return os.Getenv(name)
+}
+
+// Lookup reads name from the vault alone, and reports whether the vault
+// holds it; a nil vault holds nothing.
+func (v *KeyVault) Lookup(name string) (string, bool) {
+	if v == nil {
+		return "", false
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	val, ok := v.keys[name]
+	return val, ok
 }
 
 // keyNames returns the variables cfg's profile names as keys, sorted:
