@@ -345,7 +345,7 @@ type realDrivers struct {
 }
 
 func newRealDrivers(out io.Writer, opts agentOptions) *realDrivers {
-	return &realDrivers{out: out, getenv: opts.keys.Getenv, opts: opts, llm: map[string]*llm.Driver{}}
+	return &realDrivers{out: out, getenv: opts.env, opts: opts, llm: map[string]*llm.Driver{}}
 }
 
 // driver returns the driver of kind for role.

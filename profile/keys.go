@@ -160,7 +160,17 @@ func splitEnv(kv string) (name, val string, ok bool) {
 type agentOptions struct {
 	groups agent.GroupRecorder // nil: not recorded
 	keys   *KeyVault           // nil: the environment is left alone
+	getenv func(string) string // the keys' environment (Setup.getenv); nil: keys.Getenv
 	warn   func(string)
 	logs   string // the transcripts' directory (transcript.go); "": none kept
 	runIDs bool   // agent lines name their run: several runs share the output (serve)
+}
+
+// env reads name from the keys' environment: the vault, then the
+// Setup's environment.
+func (o agentOptions) env(name string) string {
+	if o.getenv != nil {
+		return o.getenv(name)
+	}
+	return o.keys.Getenv(name)
 }

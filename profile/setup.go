@@ -144,12 +144,12 @@ func CheckSubmit(repoDir string, spec *host.RunSpec, getenv func(string) string)
 
 // Drivers makes the drivers of a run's agents (driverFactory).
 func (s *Setup) Drivers(env host.DriverEnv) nodes.DriverFactory {
-	opts := agentOptions{groups: env.Groups, keys: s.Keys, logs: env.Transcripts, warn: env.Warn, runIDs: s.RunIDs}
+	opts := agentOptions{groups: env.Groups, keys: s.Keys, getenv: s.getenv, logs: env.Transcripts, warn: env.Warn, runIDs: s.RunIDs}
 	return sessionHook(s.Out, driverFactory(s.Out, s.Pace, opts))
 }
 
 // CheckKeys refuses a run whose llm drivers miss their key.
-func (s *Setup) CheckKeys(cfg state.RunConfig) error { return checkKeys(cfg, s.Keys.Getenv) }
+func (s *Setup) CheckKeys(cfg state.RunConfig) error { return checkKeys(cfg, s.getenv) }
 
 // request is a spec being checked, with what the checks found.
 type request struct {
