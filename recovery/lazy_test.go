@@ -19,11 +19,11 @@ func TestPatternsCompile(t *testing.T) {
 		lazies = append(lazies, d.re)
 	}
 	for i, re := range lazies {
-		if re() == nil || re() != re() {
+		if first, again := re(), re(); first == nil || first != again {
 			t.Errorf("pattern %d: not compiled once", i)
 		}
 	}
-	if defaultNormalizer() != defaultNormalizer() {
+	if first, again := defaultNormalizer(), defaultNormalizer(); first != again {
 		t.Error("the normalizer is made more than once")
 	}
 }
