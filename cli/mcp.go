@@ -347,7 +347,9 @@ func (b *mcpBackend) Start(ctx context.Context, req mcpserve.StartRequest) (mcps
 		if err := profile.CheckSubmit(b.g.Repo, &spec); err != nil {
 			return started, err
 		}
+		endSpan := submitSpan(ctx, b.g.Repo, &spec)
 		out, err := cl.Submit(ctx, spec)
+		endSpan(err)
 		if err != nil {
 			return started, err
 		}
@@ -367,7 +369,9 @@ func (b *mcpBackend) Start(ctx context.Context, req mcpserve.StartRequest) (mcps
 		if err := profile.CheckSubmit(b.g.Repo, &spec); err != nil {
 			return started, err
 		}
+		endSpan := submitSpan(ctx, b.g.Repo, &spec)
 		out, err := svc.Submit(ctx, spec)
+		endSpan(err)
 		started.Where, started.Message = "the database's gaffer serves", out.Message
 		return started, err
 	}

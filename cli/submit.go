@@ -63,34 +63,55 @@ func Submit(c *ucli.Context, io IO) error {
 	if err != nil {
 		return err
 	}
-	cl := socket.NewClient(dir)
-	out, err := cl.Submit(c.Context, spec)
-	trees := host.WorkTreesDir(dir) // where the serve holding the store makes the run's
-	if errors.Is(err, control.ErrNoServer) {
-		// On a database store, the serves of any host take it (hosts.go).
-		svc, closeSvc, derr := viaDatabase(c, io)
-		if derr != nil {
-			return derr
-		}
-		if svc != nil {
-			defer closeSvc()
-			out, err = svc.Submit(c.Context, spec)
-			trees = "" // on the host whose serve takes it
-		}
-	}
-	if errors.Is(err, control.ErrNoServer) {
-		return exitf(ExitPrecondition, "no gaffer serve holds the store (%s); start one with: gaffer serve", cl.Path())
-	}
+	endSpan := submitSpan(c.Context, g.Repo, &spec)
+	out, err := submitTo(c, io, dir, spec)
+	endSpan(err)
 	if err != nil {
 		return err
 	}
 	cmd := commandFormatter(g.Repo)
 	fmt.Fprintln(io.Out, out.Message)
+	trees := host.WorkTreesDir(dir) // where the serve holding the store makes the run's
+	if out.Database {
+		trees = "" // on the host whose serve takes it
+	}
 	for _, l := range submittedStartLines(c.Context, g.Repo, trees, spec, out.RunID, cmd) {
 		fmt.Fprintln(io.Out, l)
 	}
 	fmt.Fprintf(io.Out, "  watch:  %s\n", cmd("status", out.RunID, "--watch"))
 	return nil
+}
+
+// submitted is the outcome of submitTo: Database when the database's
+// serves took the run (on any host).
+type submitted struct {
+	host.Outcome
+	Database bool
+}
+
+// submitTo queues spec in the serve holding the store at dir, or in the
+// database's serves on a database store.
+func submitTo(c *ucli.Context, io IO, dir string, spec host.RunSpec) (submitted, error) {
+	cl := socket.NewClient(dir)
+	out, err := cl.Submit(c.Context, spec)
+	if errors.Is(err, control.ErrNoServer) {
+		// On a database store, the serves of any host take it (hosts.go).
+		svc, closeSvc, derr := viaDatabase(c, io)
+		if derr != nil {
+			return submitted{}, derr
+		}
+		if svc != nil {
+			defer closeSvc()
+			out, err = svc.Submit(c.Context, spec)
+			if err == nil {
+				return submitted{Outcome: out, Database: true}, nil
+			}
+		}
+	}
+	if errors.Is(err, control.ErrNoServer) {
+		return submitted{}, exitf(ExitPrecondition, "no gaffer serve holds the store (%s); start one with: gaffer serve", cl.Path())
+	}
+	return submitted{Outcome: out}, err
 }
 
 // submittedStartLines are the lines a run started in this process says

@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"context"
 	"os"
+	"time"
 
+	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/profile/config"
 	"github.com/gaffer-dev/gaffer/telemetry"
 	"github.com/gaffer-dev/gaffer/workspace"
@@ -27,3 +30,34 @@ func telemetryOf(repo string) *telemetry.Config {
 	}
 	return &tc
 }
+
+// submitSpan starts the span of a front end that queues spec's run in
+// serve, when telemetry is on for the repository at repo: spec gets a run
+// id when it has none (the span names it) and the span's trace context,
+// which the job carries to the worker that links the run's trace to it.
+// The returned end ends the span and sends it, waiting at most
+// submitFlush. Off, spec is left as it is and nothing is created.
+func submitSpan(ctx context.Context, repo string, spec *host.RunSpec) (end func(error)) {
+	tc := telemetryOf(repo)
+	if tc == nil {
+		return func(error) {}
+	}
+	t, err := telemetry.Start(ctx, *tc, telemetry.Options{Getenv: os.Getenv})
+	if err != nil || t == nil {
+		return func(error) {}
+	}
+	if spec.RunID == "" {
+		spec.RunID = host.NewRunID(time.Now())
+	}
+	sub := t.Submit(ctx, spec.RunID, os.Getenv)
+	spec.TraceParent, spec.TraceState = sub.TraceParent, sub.TraceState
+	return func(err error) {
+		sub.End(err)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), submitFlush)
+		defer cancel()
+		_ = t.Shutdown(ctx) // a span lost costs the trace, not the run
+	}
+}
+
+// submitFlush bounds how long a front end waits to send its submit span.
+const submitFlush = 5 * time.Second

@@ -288,3 +288,69 @@ func TestTelemetryContent(t *testing.T) {
 		})
 	}
 }
+
+// TestServeLinksASubmittedRunToItsSubmitter runs `gaffer serve` tracing
+// to a real OTLP receiver and submits two runs to it: one by a `gaffer
+// submit` that traces, under the caller's TRACEPARENT, and one by a
+// submit whose telemetry is off. The first submitter's span is in the
+// caller's trace, linked to its run's root, and the run's root (in the
+// run's own trace, as resume needs) links back to it; the second run's
+// root links nothing, and no second submit span exists.
+func TestServeLinksASubmittedRunToItsSubmitter(t *testing.T) {
+	t.Parallel()
+	bin := gafferBinary(t)
+	recv, err := otlprecv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer recv.Close()
+	dir, plan, script := demoRepo(t)
+	on := []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + recv.Endpoint(), "OTEL_SDK_DISABLED=", "OTEL_TRACES_EXPORTER=", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="}
+	s := startServeEnv(t, bin, dir, on)
+	const linked, plain = "r-20260101-tracelink", "r-20260101-traceoff"
+	const caller = "4bf92f3577b34da6a3ce929d0e0e4736"
+	for _, c := range []struct {
+		id  string
+		env []string
+	}{
+		{linked, append(on, "TRACEPARENT=00-"+caller+"-00f067aa0ba902b7-01")},
+		{plain, append(on, "OTEL_SDK_DISABLED=true")},
+	} {
+		if out, code := gafferCmdEnv(t, bin, c.env, "--repo", dir, "submit", "--plan", plan, "--script", script, "--run-id", c.id, "--auto-approve"); code != 0 {
+			t.Fatalf("submit %s: exit %d\n%s", c.id, code, out)
+		}
+	}
+	waitStatus(t, bin, dir, linked, "completed", s)
+	waitStatus(t, bin, dir, plain, "completed", s)
+	var roots map[string]otlprecv.Span
+	var submits []otlprecv.Span
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		roots, submits = map[string]otlprecv.Span{}, nil
+		for _, sp := range recv.Spans() {
+			switch sp.Name {
+			case "gaffer run":
+				roots[fmt.Sprint(sp.Attrs["gaffer.run_id"])] = sp
+			case "gaffer submit":
+				submits = append(submits, sp)
+			}
+		}
+		if len(roots) == 2 || time.Now().After(deadline) {
+			break // a run's root is exported within the batch timeout of its end
+		}
+	}
+	if len(submits) != 1 || len(roots) != 2 {
+		t.Fatalf("got %d submit spans and the roots of %d runs, want 1 and 2\nserve:\n%s", len(submits), len(roots), s.output())
+	}
+	sub := submits[0]
+	if sub.TraceID != caller || sub.Attrs["gaffer.run_id"] != linked || len(sub.Links) != 1 ||
+		sub.Links[0].TraceID != telemetry.TraceID(linked).String() || sub.Links[0].SpanID != telemetry.RootSpanID(linked).String() {
+		t.Errorf("submit span: trace %s attrs %v links %+v; want in the caller's trace, linked to %s's root", sub.TraceID, sub.Attrs, sub.Links, linked)
+	}
+	r := roots[linked]
+	if r.TraceID != telemetry.TraceID(linked).String() || len(r.Links) != 1 || r.Links[0].TraceID != sub.TraceID || r.Links[0].SpanID != sub.SpanID {
+		t.Errorf("%s's root: trace %s links %+v; want the run's trace linked to the submit span %s/%s", linked, r.TraceID, r.Links, sub.TraceID, sub.SpanID)
+	}
+	if r := roots[plain]; len(r.Links) != 0 {
+		t.Errorf("%s (submitted with telemetry off) links %+v", plain, r.Links)
+	}
+}

@@ -169,6 +169,9 @@ func (r *Runner[S]) UpdateState(ctx context.Context, runID string, s S, asNode s
 	cp.Meta[MetaAsNode] = asNode
 	if cp.Status == StatusInterrupted { // static interrupts are for running steps
 		cp.Interrupt, cp.Status = nil, StatusRunning
+		if len(next) == 0 {
+			cp.Status = StatusDone
+		}
 	}
 	return r.write(ctx, runID, cp, false)
 }

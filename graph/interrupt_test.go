@@ -226,3 +226,37 @@ func TestInterruptAfterThenBefore(t *testing.T) {
 		}
 	})
 }
+
+// An interrupt after the last node stops the run there, as LangGraph's
+// interrupt_after does; resuming finishes the run without running the
+// node again, and a second resume finds the run done.
+func TestInterruptAfterTheLastNode(t *testing.T) {
+	eachStore(t, func(t *testing.T, store checkpoint.Store) {
+		ctx := context.Background()
+		runs := 0
+		g := graph.New[trail]().
+			AddNode("a", step("a")).
+			AddNode("last", func(_ context.Context, s trail) (trail, error) { runs++; return s.with("last"), nil }).
+			AddEdge(graph.START, "a").AddEdge("a", "last").AddEdge("last", graph.END)
+		r := mustCompile(t, g, graph.WithStore(store), graph.WithInterruptAfter("last"))
+		res, err := r.Run(ctx, "end", trail{})
+		if err != nil || res.Status != graph.Interrupted || res.Interrupt == nil ||
+			fmt.Sprint(*res.Interrupt) != fmt.Sprint(graph.PendingInterrupt{Node: "last", Kind: graph.KindAfter}) {
+			t.Fatalf("Run = %+v, %v; want interrupted after last", res, err)
+		}
+		snap, err := r.State(ctx, "end")
+		if err != nil || snap.Status != graph.StatusInterrupted || len(snap.Next) != 0 || !slices.Equal(snap.State.Log, []string{"a", "last"}) {
+			t.Fatalf("State = %+v, %v", snap, err)
+		}
+		res, err = r.Resume(ctx, "end")
+		if err != nil || res.Status != graph.Done || res.Interrupt != nil || !slices.Equal(res.State.Log, []string{"a", "last"}) || runs != 1 {
+			t.Fatalf("Resume = %+v, %v (runs %d); want done without running last again", res, err, runs)
+		}
+		if snap, err = r.State(ctx, "end"); err != nil || snap.Status != graph.StatusDone {
+			t.Fatalf("State after resume = %+v, %v", snap, err)
+		}
+		if _, err := r.Resume(ctx, "end"); !errors.Is(err, graph.ErrRunDone) {
+			t.Fatalf("second Resume = %v, want ErrRunDone", err)
+		}
+	})
+}

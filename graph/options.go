@@ -207,7 +207,10 @@ func WithInterruptBefore(nodes ...string) Option {
 	return func(c *config) { c.before = append(c.before, nodes...) }
 }
 
-// WithInterruptAfter stops the run after any of nodes has run.
+// WithInterruptAfter stops the run after any of nodes has run, the last
+// node too: a run stopped after its last node is Interrupted with nothing
+// due, and Resume finishes it without running anything, as LangGraph's
+// interrupt_after does.
 func WithInterruptAfter(nodes ...string) Option {
 	return func(c *config) { c.after = append(c.after, nodes...) }
 }

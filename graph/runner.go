@@ -205,6 +205,15 @@ func (r *Runner[S]) resume(ctx context.Context, runID string, rc resumeConfig, o
 		}
 	}
 	switch {
+	case len(cp.Next) == 0 && cp.Interrupt != nil && cp.Interrupt.Kind == KindAfter:
+		// The run stopped after its last node: resuming finishes it.
+		end := r.restamp(cp, "resume")
+		end.Status = StatusDone
+		if err := x.persist(ctx, end); err != nil {
+			return res, err
+		}
+		x.cp, x.state = end, state
+		return x.result(), nil
 	case len(cp.Next) == 0:
 		return res, fmt.Errorf("%w: %s (seq %d)", ErrRunDone, runID, cp.Seq)
 	case rc.hasValue && cp.Interrupt == nil:

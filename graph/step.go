@@ -223,10 +223,10 @@ func (r *Runner[S]) newCheckpoint(prev checkpoint.Checkpoint, step int, ran, nex
 	}
 	cp.Interrupt = r.staticInterrupt(cp.RunID, step, ran, next)
 	switch {
-	case len(next) == 0:
-		cp.Status, cp.Interrupt = StatusDone, nil
-	case cp.Interrupt != nil:
+	case cp.Interrupt != nil: // an interrupt after the last node stops the run too
 		cp.Status = StatusInterrupted
+	case len(next) == 0:
+		cp.Status = StatusDone
 	}
 	var err error
 	cp.Summary, err = r.summarize(cp, s)

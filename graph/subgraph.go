@@ -187,7 +187,7 @@ func (s *subgraphOf[P, C]) drive(ctx context.Context, c *Runner[C], t *task, chi
 		res, err = c.run(ctx, childID, s.in(p), o)
 	case err != nil:
 		return res, fmt.Errorf("graph: subgraph run %s: %w", childID, err)
-	case len(cp.Next) == 0:
+	case len(cp.Next) == 0 && cp.Interrupt == nil:
 		st, derr := c.decode(cp)
 		return Result[C]{Status: Done, State: st, Seq: cp.Seq, goParent: cp.Meta[MetaGoParent]}, derr
 	case cp.Interrupt != nil:

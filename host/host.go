@@ -186,6 +186,9 @@ type Host struct {
 	wt       map[string]*workspace.WorkTreeLock // work tree root → its lock, held while a run is driven there
 	starting map[string]bool                    // runs Start has taken that have no checkpoint yet
 	closers  []func()
+	// linkTrace is told the trace context a run was submitted with
+	// (OnTraceLink); nil when this process does not trace.
+	linkTrace func(runID, traceparent, tracestate string) error
 }
 
 // New makes the Host of cfg on repo and store, an open store (package
@@ -270,6 +273,23 @@ func (h *Host) Close() error {
 
 // OnClose adds f to what Close runs (before the store closes).
 func (h *Host) OnClose(f func()) { h.closers = append(h.closers, f) }
+
+// OnTraceLink sets f to be told, before a run starts or resumes, the W3C
+// trace context (traceparent, tracestate) of the span that submitted it
+// to serve: package hoststore sets telemetry.Tracer.Link when this
+// process traces. Call it before the host drives any run.
+func (h *Host) OnTraceLink(f func(runID, traceparent, tracestate string) error) { h.linkTrace = f }
+
+// LinkTrace tells the tracer the trace context run runID was submitted
+// with, for its trace to link to; it does nothing when the process does
+// not trace or traceparent is empty. An error says the context was
+// malformed and is ignored: the run goes on, unlinked.
+func (h *Host) LinkTrace(runID, traceparent, tracestate string) error {
+	if h.linkTrace == nil || traceparent == "" {
+		return nil
+	}
+	return h.linkTrace(runID, traceparent, tracestate)
+}
 
 // Logger is the host's logger (Config.Logger).
 func (h *Host) Logger() *slog.Logger { return h.log }

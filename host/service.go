@@ -78,6 +78,12 @@ type RunSpec struct {
 	// InPlace runs in the user's checkout (gaffer run --in-place) instead
 	// of the run's own work tree on its own branch.
 	InPlace bool `json:"in_place,omitempty"`
+	// TraceParent and TraceState are the W3C trace context of the
+	// submitter's span (telemetry.Tracer.Submit), set by a front end that
+	// traces and queued on the serve's job (serve.Job), whose worker links
+	// the run's trace to it; empty when the front end does not trace.
+	TraceParent string `json:"traceparent,omitempty"`
+	TraceState  string `json:"tracestate,omitempty"`
 	// Plan is the plan file's content when the front end has read it
 	// already (a pipe reads once); it does not cross a process.
 	Plan []byte `json:"-"`

@@ -50,6 +50,13 @@ type Job struct {
 	// the journal. (serve/pgqueue keeps the time in its jobs table, by the
 	// database's clock, and fills this in its Status.)
 	Queued time.Time `json:"queued_at,omitzero"`
+	// TraceParent and TraceState are the W3C trace context (traceparent,
+	// tracestate) of the span that submitted the job, when the submitter
+	// traces (package telemetry): the worker links the run's trace to it.
+	// Empty when the submitter's telemetry is off; a job keeps them across
+	// restarts and takeovers.
+	TraceParent string `json:"traceparent,omitempty"`
+	TraceState  string `json:"tracestate,omitempty"`
 }
 
 // Outcome is how an executed job ended.

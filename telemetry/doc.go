@@ -10,7 +10,11 @@
 // commit, the lanes' combine) and recovery. Spans
 // still open are journaled beside the store, so that a resume after a
 // crash ends the spans the crash cut (gaffer.cut=true, status Error) and
-// reopens the run and phase spans with their first start. It is off
+// reopens the run and phase spans with their first start. A run queued
+// in serve is linked to its submitter: Submit is the front end's span,
+// whose W3C trace context travels with the job, and Link gives the run's
+// root span a link to it (a link, so that the trace id stays the run
+// id's). It is off
 // unless configured (gaffer.yaml's telemetry block or the standard
 // OTEL_EXPORTER_OTLP_ENDPOINT): then Start returns nil and nothing is
 // created.

@@ -29,6 +29,10 @@ type record struct {
 	SpanID string    `json:"span_id"`
 	Start  time.Time `json:"start"`
 	Phase  bool      `json:"phase,omitempty"` // the span is under the phase span
+	// Link and LinkState are the root's link: the W3C trace context of the
+	// span that submitted the run (Tracer.Link).
+	Link      string `json:"link,omitempty"`
+	LinkState string `json:"link_state,omitempty"`
 }
 
 // op is one line of a journal file: a span opened (Rec) or closed, or
@@ -117,6 +121,17 @@ func (j *journal) open(kind, key, name string, s trace.Span, start time.Time, in
 	r := record{Kind: kind, Name: name, SpanID: s.SpanContext().SpanID().String(), Start: start, Phase: inPhase}
 	j.Recs[key] = r
 	j.write(op{Key: key, Rec: &r})
+}
+
+// openRoot journals the run's root span s, with its link to the
+// submitter's span when valid.
+func (j *journal) openRoot(s trace.Span, start time.Time, link trace.SpanContext) {
+	r := record{Kind: kindRoot, Name: "gaffer run", SpanID: s.SpanContext().SpanID().String(), Start: start}
+	if link.IsValid() {
+		r.Link, r.LinkState = formatTraceParent(link)
+	}
+	j.Recs["root"] = r
+	j.write(op{Key: "root", Rec: &r})
 }
 
 // close removes key's span.

@@ -31,10 +31,13 @@ type observer struct {
 	// content puts the model calls' prompts and completions, as their
 	// events carry them, on their spans (Config.Content).
 	content bool
+	// links holds the submitter's span of each run serve was given with
+	// one (Tracer.Link), until the run is done.
+	links map[string]trace.SpanContext
 }
 
 func newObserver(t trace.Tracer, dir string, content bool) *observer {
-	return &observer{tracer: t, dir: dir, runs: map[string]*runSpans{}, content: content}
+	return &observer{tracer: t, dir: dir, runs: map[string]*runSpans{}, content: content, links: map[string]trace.SpanContext{}}
 }
 
 // runSpans is one run's open spans in this process.
@@ -191,15 +194,24 @@ func (o *observer) start(id string, at time.Time) {
 	tid := TraceID(id)
 	base := withIDs(context.Background(), tid, RootSpanID(id))
 	rootStart := at
+	link := o.links[id]
 	if rec, ok := r.jr.Recs["root"]; ok {
 		rootStart = rec.Start
+		if !link.IsValid() && rec.Link != "" {
+			// Linked by the process that started the run.
+			link, _ = ParseTraceParent(rec.Link, rec.LinkState)
+		}
 	}
-	r.rootCtx, r.root = o.tracer.Start(base, "gaffer run", trace.WithTimestamp(rootStart), trace.WithSpanKind(trace.SpanKindInternal),
-		trace.WithAttributes(attribute.String(keyRunID, id)))
+	opts := []trace.SpanStartOption{trace.WithTimestamp(rootStart), trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithAttributes(attribute.String(keyRunID, id))}
+	if link.IsValid() {
+		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: link, Attributes: []attribute.KeyValue{attribute.String(keyLink, "submitter")}}))
+	}
+	r.rootCtx, r.root = o.tracer.Start(base, "gaffer run", opts...)
 	// The root's children take random span ids (the root's context
 	// carries the one it asked for).
 	r.rootCtx = withIDs(r.rootCtx, tid, trace.SpanID{})
-	r.jr.open(kindRoot, "root", "gaffer run", r.root, rootStart, false)
+	r.jr.openRoot(r.root, rootStart, link)
 	for key, rec := range r.jr.Recs {
 		sid, _ := trace.SpanIDFromHex(rec.SpanID)
 		parent := r.rootCtx
@@ -256,6 +268,7 @@ func (o *observer) finish(r *runSpans, e graph.Event, at time.Time) {
 		r.jr.release()
 		return
 	}
+	delete(o.links, r.id)
 	r.endWait(at)
 	if r.phase != nil {
 		r.phase.End(trace.WithTimestamp(at))

@@ -125,6 +125,7 @@ func startTelemetry(ctx context.Context, h *host.Host, tc telemetry.Config, gete
 		return err
 	}
 	unsubscribe := h.Subscribe(t.Observe)
+	h.OnTraceLink(t.Link)
 	h.OnClose(func() {
 		unsubscribe()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

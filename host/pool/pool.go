@@ -153,7 +153,7 @@ func (p *Pool) Submit(ctx context.Context, spec host.RunSpec) (host.Outcome, err
 	if err != nil {
 		return host.Outcome{}, fmt.Errorf("submit: %w", err)
 	}
-	job := serve.Job{RunID: spec.RunID, Kind: serve.JobStart, Spec: b, Group: p.key}
+	job := serve.Job{RunID: spec.RunID, Kind: serve.JobStart, Spec: b, Group: p.key, TraceParent: spec.TraceParent, TraceState: spec.TraceState}
 	job.Key = p.keyOf(job)
 	if err := p.q.Submit(job); err != nil {
 		return host.Outcome{}, errorf(host.Held, "submit: %w", err)
@@ -337,6 +337,10 @@ func (x executor) Execute(ctx context.Context, job serve.Job) (serve.Outcome, er
 	}
 	if p.finished(ctx, job) {
 		return serve.OutcomeDone, nil // its holder finished it before it stopped
+	}
+	if err := h.LinkTrace(id, job.TraceParent, job.TraceState); err != nil {
+		// A bad trace context costs the link, never the run.
+		p.log.Warn("the job's trace context is ignored: the run's trace is not linked to its submitter's", "run", id, "err", err)
 	}
 	out, err := x.drive(ctx, job)
 	if errors.Is(context.Cause(ctx), pgqueue.ErrLost) {

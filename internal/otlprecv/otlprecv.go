@@ -25,6 +25,14 @@ type Span struct {
 	Resource                  map[string]any
 	StatusError               bool
 	StatusMessage             string
+	Links                     []Link
+}
+
+// Link is one of a span's links.
+type Link struct {
+	TraceID, SpanID string // hex
+	TraceState      string
+	Attrs           map[string]any
 }
 
 // Receiver is a running OTLP/HTTP receiver.
@@ -107,6 +115,7 @@ func (r *Receiver) traces(w http.ResponseWriter, req *http.Request) {
 					Attrs: attrs(s.GetAttributes()), Resource: res,
 					StatusError:   s.GetStatus().GetCode() == tracepb.Status_STATUS_CODE_ERROR,
 					StatusMessage: s.GetStatus().GetMessage(),
+					Links:         links(s.GetLinks()),
 				})
 			}
 		}
@@ -118,6 +127,16 @@ func (r *Receiver) traces(w http.ResponseWriter, req *http.Request) {
 	out, _ := proto.Marshal(&coltrace.ExportTraceServiceResponse{})
 	w.Header().Set("Content-Type", "application/x-protobuf")
 	_, _ = w.Write(out)
+}
+
+// links reads a span's links.
+func links(ls []*tracepb.Span_Link) []Link {
+	var out []Link
+	for _, l := range ls {
+		out = append(out, Link{TraceID: hex.EncodeToString(l.GetTraceId()), SpanID: hex.EncodeToString(l.GetSpanId()),
+			TraceState: l.GetTraceState(), Attrs: attrs(l.GetAttributes())})
+	}
+	return out
 }
 
 // attrs flattens OTLP key-values.

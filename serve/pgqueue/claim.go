@@ -33,7 +33,8 @@ UPDATE jobs j SET
 	state = 'running', claimed_by = $1, claim = j.claim + 1,
 	lease_until = now() + $2::bigint * interval '1 microsecond'
 FROM next WHERE j.run_id = next.run_id
-RETURNING j.run_id, j.kind, coalesce(j.spec, ''), coalesce(j.answer, ''), j.recovered, j.takeovers, coalesce(j.last_holder, ''), j.cancel, j.claim`
+RETURNING j.run_id, j.kind, coalesce(j.spec, ''), coalesce(j.answer, ''), j.recovered, j.takeovers, coalesce(j.last_holder, ''), j.cancel, j.claim,
+	j.traceparent, j.tracestate`
 
 // claimed is a job this host claimed.
 type claimed struct {
@@ -58,7 +59,7 @@ func (q *Queue) claim(ctx context.Context) (c claimed, ok bool, err error) {
 	var kind string
 	var spec, answer []byte
 	err = q.cfg.DB.QueryRow(ctx, claimSQL, q.cfg.HostID, q.cfg.Lease.Microseconds(), passed).
-		Scan(&c.job.RunID, &kind, &spec, &answer, &c.job.Recovered, &c.takeovers, &c.lastHolder, &c.cancel, &c.claim)
+		Scan(&c.job.RunID, &kind, &spec, &answer, &c.job.Recovered, &c.takeovers, &c.lastHolder, &c.cancel, &c.claim, &c.job.TraceParent, &c.job.TraceState)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return c, false, nil
 	}

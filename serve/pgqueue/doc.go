@@ -1,8 +1,9 @@
 // Package pgqueue is serve's run queue in PostgreSQL (serve.Queue), for
 // the serves of many hosts sharing one database store (--store
 // postgres://…). Jobs are rows of the jobs table, in the store's schema
-// and migration set (checkpoint/postgres/migrations/0002_jobs.sql and
-// 0003_jobs_queued_at.sql). A
+// and migration set (checkpoint/postgres/migrations/0002_jobs.sql,
+// 0003_jobs_queued_at.sql and 0005_jobs_traceparent.sql: the submitter's
+// trace context, which a job keeps through answers and takeovers). A
 // worker claims the first queued row with SELECT … FOR UPDATE SKIP
 // LOCKED, so concurrent claimers on any host never take one job twice,
 // and holds it under a lease (claimed_by, lease_until) judged by the

@@ -214,10 +214,14 @@ func (q *Queue) Wait() {
 
 // submitSQL is one statement: a new row, or a parked or failed run's row
 // replaced; a queued or running one is left (no row returned:
-// serve.ErrDuplicate). The notification is sent at commit.
+// serve.ErrDuplicate). A job that carries no trace context (an answer)
+// keeps the one its run was submitted with. The notification is sent at
+// commit.
 const submitSQL = `WITH j AS (
-	INSERT INTO jobs AS j (run_id, kind, spec, answer, key) VALUES ($1, $2, $3, $4, $5)
+	INSERT INTO jobs AS j (run_id, kind, spec, answer, key, traceparent, tracestate) VALUES ($1, $2, $3, $4, $5, $6, $7)
 	ON CONFLICT (run_id) DO UPDATE SET kind = excluded.kind, spec = excluded.spec, answer = excluded.answer, key = excluded.key,
+		traceparent = CASE WHEN excluded.traceparent <> '' THEN excluded.traceparent ELSE j.traceparent END,
+		tracestate = CASE WHEN excluded.traceparent <> '' THEN excluded.tracestate ELSE j.tracestate END,
 		state = 'queued', ord = nextval('job_order'), queued_at = now(), claimed_by = NULL, lease_until = NULL, recovered = false,
 		takeovers = 0, last_holder = NULL, cancel = false, error = NULL
 	WHERE j.state IN ('parked', 'failed')
@@ -239,7 +243,7 @@ func (q *Queue) Submit(job serve.Job) error {
 	ctx, cancel := context.WithTimeout(context.Background(), dbTimeout)
 	defer cancel()
 	var id string
-	err := q.cfg.DB.QueryRow(ctx, submitSQL, job.RunID, string(job.Kind), []byte(job.Spec), []byte(job.Answer), job.Key).Scan(&id, new(any))
+	err := q.cfg.DB.QueryRow(ctx, submitSQL, job.RunID, string(job.Kind), []byte(job.Spec), []byte(job.Answer), job.Key, job.TraceParent, job.TraceState).Scan(&id, new(any))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("%w: %s", serve.ErrDuplicate, job.RunID)
 	}
