@@ -42,6 +42,10 @@ doctor:
 	if v.Status != "completed" || v.Recovery == nil || v.Recovery.RolledBackTo != "other-model" {
 		t.Fatalf("status %s recovery %+v; want the run rolled back to other-model", v.Status, v.Recovery)
 	}
+	if out, code := gaffer(t, "--repo", dir, "status", "r-rb"); code != 0 || !strings.Contains(out, "\nrecovery:  ") ||
+		!strings.Contains(out, "developer rolled back to other-model") || !strings.Contains(out, "; last: ") {
+		t.Fatalf("status: exit %d; want a recovery line naming the rollback\n%s", code, out)
+	}
 	var got []string
 	for _, r := range decisionRecords(t, dir, runRev(t, dir), v.ExecDir) {
 		got = append(got, r.Decision+"@"+r.Why)

@@ -7,10 +7,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/host"
-	"github.com/gaffer-dev/gaffer/state"
-	"github.com/gaffer-dev/gaffer/workspace"
 )
 
 func diffCommand(io IO) *ucli.Command {
@@ -33,62 +30,28 @@ func diffCommand(io IO) *ucli.Command {
 				return err
 			}
 			return withService(c, io, true, func(svc host.Service, _ func(...string) string) error {
-				rs, err := svc.Status(c.Context, host.RunRequest{RunID: a.run})
-				if err != nil {
-					return err
-				}
 				g, _, err := globalsOf(c)
 				if err != nil {
 					return err
 				}
-				repo, err := workspace.Open(g.Repo)
-				if err != nil {
-					return exitf(ExitPrecondition, "open repository %s: %w", g.Repo, err)
-				}
-				return Diff(c.Context, io.Out, repo, rs.Snapshot, int(n), a.Bool("exec-dir"))
+				return Diff(c.Context, io.Out, svc, host.DiffRequest{RunID: a.run, Phase: int(n), ExecDir: a.Bool("exec-dir"), Repo: g.Repo})
 			})
 		},
 	}
 }
 
-// Diff writes the unified diff of phase n of a run (its pre-phase commit
-// to its own commit), or with n 0 of every phase it committed (phase 1's
-// pre-phase commit to the last phase commit), after one line naming the
-// commits. The execution directory is left out unless execDir. A phase
-// that has no commit yet is exit 8, naming its status.
-func Diff(ctx context.Context, w io.Writer, repo *workspace.Repo, snap graph.Snapshot[state.ExecutionState], n int, execDir bool) error {
-	id := snap.RunID
-	phases := snap.State.Progress.Phases
-	var from, to, what string
-	switch {
-	case n > len(phases) || (n > 0 && len(phases) == 0):
-		return phaseRange(n, id, len(phases))
-	case n > 0:
-		ps := phases[n-1]
-		if ps.PostCommit == "" {
-			return exitf(ExitPrecondition, "phase %d of run %s has no commit yet (%s, attempt %d)", n, id, ps.Status, ps.Attempt)
+// Diff writes the change svc says run req.RunID committed (host.GitOps.Diff):
+// its header line, then the unified diff. A phase out of range is a
+// usage error (exit 2); the other refusals say why, exit 8.
+func Diff(ctx context.Context, w io.Writer, svc host.Service, req host.DiffRequest) error {
+	d, err := svc.Diff(ctx, req)
+	fmt.Fprint(w, d.Header)
+	if err != nil {
+		if host.CodeOf(err) == host.Usage {
+			return exitf(ExitUsage, "%w", err)
 		}
-		from, to, what = ps.PreCommit, ps.PostCommit, fmt.Sprintf("phase %d (attempt %d)", n, ps.Attempt)
-	default:
-		last := 0
-		for i, ps := range phases {
-			if ps.PostCommit != "" {
-				last = i + 1
-			}
-		}
-		if last == 0 {
-			return exitf(ExitPrecondition, "run %s has committed no phase yet (%s)", id, runStatus(snap))
-		}
-		from, to, what = phases[0].PreCommit, phases[last-1].PostCommit, fmt.Sprintf("phases 1–%d", last)
+		return err
 	}
-	var exclude []string
-	note := ""
-	if !execDir {
-		exclude, note = []string{snap.State.Run.ExecDir}, " (without "+snap.State.Run.ExecDir+"; --exec-dir shows it)"
-	}
-	fmt.Fprintf(w, "# run %s, %s: git diff %s %s%s\n", id, what, short(from), short(to), note)
-	if err := repo.Diff(ctx, from, to, exclude, w); err != nil {
-		return exitf(ExitPrecondition, "diff of run %s: %w", id, err)
-	}
-	return nil
+	_, err = w.Write(d.Patch)
+	return err
 }

@@ -214,15 +214,9 @@ func (b *mcpBackend) Cancel(ctx context.Context, runID string) (out host.Outcome
 
 // Diff writes the run's committed change.
 func (b *mcpBackend) Diff(ctx context.Context, runID string, phase int, w io.Writer) error {
-	rs, err := b.Status(ctx, runID)
-	if err != nil {
-		return err
-	}
-	repo, err := b.repo()
-	if err != nil {
-		return err
-	}
-	return Diff(ctx, w, repo, rs.Snapshot, phase, false)
+	return b.service(ctx, true, func(svc host.Service) error {
+		return Diff(ctx, w, svc, host.DiffRequest{RunID: runID, Phase: phase, Repo: b.g.Repo})
+	})
 }
 
 // Records writes phase n's Task Story records (StoryShow).
@@ -238,17 +232,16 @@ func (b *mcpBackend) Records(ctx context.Context, runID string, phase int, w io.
 	return StoryShow(ctx, w, repo, rs.Snapshot, phase, commandFormatter(b.g.Repo))
 }
 
-// Merge takes the run's branch into the current branch (Merge).
+// Merge takes the run's branch into the current branch (host.GitOps.Merge).
 func (b *mcpBackend) Merge(ctx context.Context, runID string, dryRun bool, w io.Writer) error {
-	rs, err := b.Status(ctx, runID)
-	if err != nil {
-		return err
-	}
-	repo, err := b.repo()
-	if err != nil {
-		return err
-	}
-	return Merge(ctx, w, repo, rs.Snapshot, dryRun, commandFormatter(b.g.Repo))
+	return b.service(ctx, true, func(svc host.Service) error {
+		m, err := svc.Merge(ctx, host.MergeRequest{RunID: runID, DryRun: dryRun, Repo: b.g.Repo})
+		if err != nil {
+			return err
+		}
+		writeLines(w, m.Lines)
+		return nil
+	})
 }
 
 // Logs writes the run's agent sessions as gaffer logs prints them.

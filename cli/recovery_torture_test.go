@@ -23,6 +23,10 @@ func TestApproveDecisionOnARunNotWaiting(t *testing.T) {
 			t.Fatalf("approve --decision %s on a completed run: exit %d\n%s", d, code, out)
 		}
 	}
+	// Only a cancelled run takes a cancel as done already; a completed one refuses it.
+	if out, code := gaffer(t, "--repo", dir, "cancel", "r-done"); code != ExitPrecondition || !strings.Contains(out, "has already finished: completed") {
+		t.Fatalf("cancel of a completed run: exit %d\n%s", code, out)
+	}
 	out, code := gaffer(t, "--repo", dir, "approve", "r-none", "--decision", "retry")
 	if code != ExitPrecondition || !strings.Contains(out, "no run r-none") {
 		t.Fatalf("approve --decision on an unknown run: exit %d\n%s", code, out)

@@ -106,8 +106,12 @@ func writeStatus(w io.Writer, cmd func(...string) string, rs host.RunStatus, asJ
 	id := v.RunID
 	fmt.Fprintf(w, "run:       %s\nstatus:    %s\n", v.RunID, statusText(v))
 	writeStopped(w, cmd, v, time.Now())
-	fmt.Fprintf(w, "goal:      %s\nexec dir:  %s\ncheckpoint: %d\nnext:      %s\ncost:      %s\n\n",
+	fmt.Fprintf(w, "goal:      %s\nexec dir:  %s\ncheckpoint: %d\nnext:      %s\ncost:      %s\n",
 		v.Goal, v.ExecDir, v.Checkpoint, nodes.NextStep(snap.State, v.Next), usageText(snap.State.TotalUsage()))
+	if l := recoveryText(v.Recovery); l != "" {
+		fmt.Fprintf(w, "recovery:  %s\n", l)
+	}
+	fmt.Fprintln(w)
 	if v.Branch != "" {
 		tree := v.WorkTree
 		if snap.State.Status.Terminal() {
@@ -134,6 +138,36 @@ func writeStatus(w io.Writer, cmd func(...string) string, rs host.RunStatus, asJ
 		fmt.Fprintf(w, "\n%s\n", l)
 	}
 	return nil
+}
+
+// recoveryText is status's line on what recovery did in a run (its
+// Doctor calls, replans, escalations, a rollback of the developer's model
+// and the last decision), as --json's "recovery" holds it; "" when
+// recovery has done nothing.
+func recoveryText(r *nodes.RecoveryView) string {
+	if r == nil {
+		return ""
+	}
+	doctor := plural(r.DoctorCalls, "Doctor call")
+	if r.DoctorStrong > 0 {
+		doctor += fmt.Sprintf(" (%d strong)", r.DoctorStrong)
+	}
+	parts := []string{doctor, plural(r.Replans, "replan"), plural(r.Escalations, "escalation")}
+	if r.RolledBackTo != "" {
+		parts = append(parts, "developer rolled back to "+r.RolledBackTo)
+	}
+	s := strings.Join(parts, ", ")
+	if l := r.Last; l != nil {
+		where := fmt.Sprintf("phase %d attempt %d", l.Phase, l.Attempt)
+		if l.Lane != "" {
+			where += " lane " + l.Lane
+		}
+		s += fmt.Sprintf("; last: %s in %s", l.Decision, where)
+		if why, _, _ := strings.Cut(strings.TrimSpace(l.Why), "\n"); why != "" {
+			s += " (" + truncate(why, 80) + ")"
+		}
+	}
+	return s
 }
 
 // writeStatusTree draws v's heading and phase tree, as status prints them.

@@ -183,6 +183,11 @@ func TestCancelAndFork(t *testing.T) {
 	if v := statusJSON(t, "--repo", dir, "r-c"); v.Status != "cancelled" {
 		t.Fatalf("status %q", v.Status)
 	}
+	// A second cancel (or a retry whose first answer was lost) finds what
+	// it asked for: no refusal.
+	if out, code := gaffer(t, "--repo", dir, "cancel", "r-c"); code != 0 || !strings.Contains(out, "Run r-c was cancelled already.") {
+		t.Fatalf("second cancel: exit %d\n%s", code, out)
+	}
 	if out, code := gaffer(t, "--repo", dir, "approve", "r-c"); code == 0 {
 		t.Fatalf("approve of a cancelled run succeeded:\n%s", out)
 	}

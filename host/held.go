@@ -110,6 +110,13 @@ func (hr *heldRuns) awaitAnswer(runID string) (answers <-chan nodes.Answer, stop
 	}
 }
 
+// ids are the runs driven now, sorted.
+func (hr *heldRuns) ids() []string {
+	hr.mu.Lock()
+	defer hr.mu.Unlock()
+	return slices.Sorted(maps.Keys(hr.runs))
+}
+
 // driving names the runs driven now, sorted, joined with ", "; "" for none.
 func (hr *heldRuns) driving() string {
 	hr.mu.Lock()
@@ -265,6 +272,26 @@ func (x holder) Delete(ctx context.Context, req RunRequest) error {
 		return errorf(Held, "run %s is held by %s: `gaffer %s` is driving it; cancel it first", req.RunID, holderName(), x.h.held.holderKind())
 	}
 	return x.h.Delete(ctx, req)
+}
+
+// DeleteRuns is the Host's, through x: a run x drives is refused.
+func (x holder) DeleteRuns(ctx context.Context, req DeleteRequest) (Deleted, error) {
+	return x.h.GitOps(x).DeleteRuns(ctx, req)
+}
+
+// Prune is the Host's, through x.
+func (x holder) Prune(ctx context.Context, req PruneRequest) (Pruned, error) {
+	return x.h.GitOps(x).Prune(ctx, req)
+}
+
+// Merge is the Host's, through x.
+func (x holder) Merge(ctx context.Context, req MergeRequest) (Merged, error) {
+	return x.h.GitOps(x).Merge(ctx, req)
+}
+
+// Diff is the Host's, through x.
+func (x holder) Diff(ctx context.Context, req DiffRequest) (RunDiff, error) {
+	return x.h.GitOps(x).Diff(ctx, req)
 }
 
 func (x holder) History(ctx context.Context, req RunRequest) ([]Checkpoint, error) {

@@ -29,14 +29,36 @@ func (h *Host) Cancel(ctx context.Context, req RunRequest) (Outcome, error) {
 	return h.cancel(ctx, req.RunID)
 }
 
+// alreadyCancelled answers a cancel of the run runID that refused with err
+// when the run is cancelled already: another cancel, or a retry of this
+// one whose first answer was lost, got there first. What the user asked
+// for holds, so it is no refusal; a run that ended otherwise still is.
+func (h *Host) alreadyCancelled(ctx context.Context, runID string, err error) (Outcome, bool) {
+	if runID == "" || CodeOf(err) != Refused {
+		return Outcome{}, false
+	}
+	snap, serr := h.runner.State(ctx, runID)
+	if serr != nil || ViewStatus(snap) != state.RunCancelled {
+		return Outcome{}, false
+	}
+	return Outcome{RunID: runID, Kind: Cancelled, Message: fmt.Sprintf("Run %s was cancelled already.", runID), State: &snap.State}, true
+}
+
 func (h *Host) cancel(ctx context.Context, runID string) (Outcome, error) {
 	id, snap, err := h.unfinished(ctx, runID, "to cancel", false)
 	if err != nil {
+		if out, ok := h.alreadyCancelled(ctx, runID, err); ok {
+			return out, nil
+		}
 		return Outcome{}, err
 	}
 	after, err := h.runner.UpdateState(ctx, id, snap.State.WithStatus(state.RunCancelled), graph.START)
 	if err != nil {
-		return Outcome{}, h.refusal(ctx, id, err)
+		err = h.refusal(ctx, id, err)
+		if out, ok := h.alreadyCancelled(ctx, id, err); ok {
+			return out, nil
+		}
+		return Outcome{}, err
 	}
 	out := Outcome{RunID: id, Kind: Cancelled, Message: fmt.Sprintf("Run %s cancelled.", id), State: &after.State}
 	note := func(format string, args ...any) { out.Notes = append(out.Notes, fmt.Sprintf(format, args...)) }

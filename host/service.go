@@ -54,6 +54,19 @@ type Service interface {
 	// its commits stay in git. A run a process is driving is refused; the
 	// caller checks that the run has finished (gaffer delete, prune).
 	Delete(ctx context.Context, req RunRequest) error
+	// DeleteRuns deletes finished runs from the store with what they
+	// leave in git, checking everything first (GitOps.DeleteRuns): gaffer
+	// delete.
+	DeleteRuns(ctx context.Context, req DeleteRequest) (Deleted, error)
+	// Prune names the finished runs past those kept and removes what no
+	// run owns in git (GitOps.Prune): gaffer prune.
+	Prune(ctx context.Context, req PruneRequest) (Pruned, error)
+	// Merge takes a finished run's branch into the checked-out branch
+	// (GitOps.Merge): gaffer merge.
+	Merge(ctx context.Context, req MergeRequest) (Merged, error)
+	// Diff is the change a run, or one phase of it, committed
+	// (GitOps.Diff): gaffer diff.
+	Diff(ctx context.Context, req DiffRequest) (RunDiff, error)
 }
 
 // RunSpec is a run to start: what `gaffer run` and `submit` are given, and

@@ -311,6 +311,34 @@ func (p *Pool) Delete(ctx context.Context, req host.RunRequest) error {
 	return p.h.Delete(ctx, req)
 }
 
+// DeleteRuns is the Host's, through p: a run queued or executing is
+// refused (Delete).
+func (p *Pool) DeleteRuns(ctx context.Context, req host.DeleteRequest) (host.Deleted, error) {
+	return p.h.GitOps(p).DeleteRuns(ctx, req)
+}
+
+// Prune is the Host's, through p: the runs queued or executing own
+// their work trees and branches before their first checkpoint.
+func (p *Pool) Prune(ctx context.Context, req host.PruneRequest) (host.Pruned, error) {
+	st := p.q.Status()
+	req.Owned = slices.Clip(req.Owned)
+	for _, j := range st.Queued {
+		req.Owned = append(req.Owned, j.RunID)
+	}
+	req.Owned = append(req.Owned, st.Active...)
+	return p.h.GitOps(p).Prune(ctx, req)
+}
+
+// Merge is the Host's, through p.
+func (p *Pool) Merge(ctx context.Context, req host.MergeRequest) (host.Merged, error) {
+	return p.h.GitOps(p).Merge(ctx, req)
+}
+
+// Diff is the Host's, through p.
+func (p *Pool) Diff(ctx context.Context, req host.DiffRequest) (host.RunDiff, error) {
+	return p.h.GitOps(p).Diff(ctx, req)
+}
+
 // History is the Host's.
 func (p *Pool) History(ctx context.Context, req host.RunRequest) ([]host.Checkpoint, error) {
 	return p.h.History(ctx, req)

@@ -33,6 +33,12 @@ const (
 	opFork    = "fork"
 	opSubmit  = "submit"
 	opDelete  = "delete"
+	// The operations on runs' git refs, after v1's first ones: an older
+	// holder answers them with control.ErrUnknownOp.
+	opDeleteRuns = "delete_runs"
+	opPrune      = "prune"
+	opMerge      = "merge"
+	opDiff       = "diff"
 )
 
 // The listing operations of older gaffers, answered for their clients
@@ -132,6 +138,10 @@ func Register(mux *control.Mux, svc host.Service) {
 	handle(mux, opDelete, func(ctx context.Context, req host.RunRequest) (struct{}, error) {
 		return struct{}{}, svc.Delete(ctx, req)
 	})
+	handle(mux, opDeleteRuns, svc.DeleteRuns)
+	handle(mux, opPrune, svc.Prune)
+	handle(mux, opMerge, svc.Merge)
+	handle(mux, opDiff, svc.Diff)
 }
 
 // Client is the Service of the process that holds a store, over its
@@ -312,6 +322,26 @@ func (c *Client) Submit(ctx context.Context, spec host.RunSpec) (host.Outcome, e
 func (c *Client) Delete(ctx context.Context, req host.RunRequest) error {
 	_, err := call[struct{}](ctx, c, opDelete, req)
 	return err
+}
+
+// DeleteRuns asks the holder to delete finished runs with their refs.
+func (c *Client) DeleteRuns(ctx context.Context, req host.DeleteRequest) (host.Deleted, error) {
+	return call[host.Deleted](ctx, c, opDeleteRuns, req)
+}
+
+// Prune asks the holder what a prune takes, or to remove what no run owns.
+func (c *Client) Prune(ctx context.Context, req host.PruneRequest) (host.Pruned, error) {
+	return call[host.Pruned](ctx, c, opPrune, req)
+}
+
+// Merge asks the holder to merge a run's branch.
+func (c *Client) Merge(ctx context.Context, req host.MergeRequest) (host.Merged, error) {
+	return call[host.Merged](ctx, c, opMerge, req)
+}
+
+// Diff asks the holder for a run's change.
+func (c *Client) Diff(ctx context.Context, req host.DiffRequest) (host.RunDiff, error) {
+	return call[host.RunDiff](ctx, c, opDiff, req)
 }
 
 // Listen serves svc on the control socket of h's store until ctx ends;
