@@ -91,3 +91,29 @@ func ExampleRunner_Updates() {
 	// fast [fast] true
 	// slow [slow] true
 }
+
+// ExampleEntrypointFunc is LangGraph's functional API with the entrypoint's
+// input and return value: no state type, the run starts from Call{In: 42}
+// and its result is Out. AnswerAll answers the interrupt.
+func ExampleEntrypointFunc() {
+	order := func(ctx context.Context, amount int) (string, error) {
+		receipt, err := graph.Task(ctx, "charge", func(context.Context) (string, error) {
+			return fmt.Sprint("receipt for ", amount), nil
+		})
+		if err != nil {
+			return "", err
+		}
+		ship, err := graph.Ask[bool](ctx, "ship "+receipt+"?")
+		if !ship {
+			return "kept", err
+		}
+		return "shipped with " + receipt, err
+	}
+	r := graph.EntrypointFunc("order", order).MustCompile(graph.WithMemoryStore())
+	res, err := r.RunAnswering(context.Background(), "t", graph.Call[int, string]{In: 42}, graph.AnswerAll(true))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.State.Out)
+	// Output: shipped with receipt for 42
+}

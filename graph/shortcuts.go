@@ -46,6 +46,48 @@ func Entrypoint[S any](name string, fn NodeFunc[S], opts ...NodeOption) *Graph[S
 	return New[S]().AddNode(name, fn, opts...).AddPath(START, name, END)
 }
 
+// Call is the state of an EntrypointFunc's graph: the function's input, and
+// its output once the node has run. A run starts from Call{In: input}; its
+// result's State.Out is what the function returned.
+type Call[I, O any] struct {
+	In  I
+	Out O
+}
+
+// EntrypointFunc is Entrypoint for a function from an input to an output,
+// as LangGraph's entrypoint takes its input and returns its value, so that
+// a program of the functional API needs no state type of its own: the
+// graph's state is Call[I, O], fn receives In and its result is stored in
+// Out (In is kept). fn calls Task for its durable steps and Ask for its
+// questions, as an Entrypoint node does; a failed call (an error, or an
+// interrupt) writes nothing. I and O must be encodable by the runner's
+// codec (JSON by default). opts are the node's; with Partial or without,
+// the node writes Out alone, so that a CacheKey over In gives a hit the
+// output of an earlier call and keeps this run's In.
+//
+//	r := graph.EntrypointFunc("order", order).MustCompile(graph.WithMemoryStore())
+//	res, err := r.Run(ctx, "order-1", graph.Call[int, string]{In: 42})
+func EntrypointFunc[I, O any](name string, fn func(ctx context.Context, in I) (O, error), opts ...NodeOption) *Graph[Call[I, O]] {
+	var spec nodeSpec
+	for _, o := range opts {
+		o(&spec)
+	}
+	var node NodeFunc[Call[I, O]]
+	if fn != nil {
+		node = func(ctx context.Context, c Call[I, O]) (Call[I, O], error) {
+			out, err := fn(ctx, c.In)
+			if err != nil {
+				return c, err
+			}
+			if spec.partial { // the update: Out alone, so that a cache hit keeps this run's In
+				return Call[I, O]{Out: out}, nil
+			}
+			return Call[I, O]{In: c.In, Out: out}, nil
+		}
+	}
+	return Entrypoint(name, node, opts...)
+}
+
 // WithMemoryStore persists the runner's runs in a new in-memory store
 // (checkpoint.NewMemory), LangGraph's MemorySaver: Resume, interrupts and
 // the history methods work for as long as the Runner lives.
@@ -85,6 +127,15 @@ func (r *Runner[S]) Updates(ctx context.Context, runID string, initial S) iter.S
 			}
 		}
 	}
+}
+
+// AnswerAll returns an answer for RunAnswering that answers every interrupt
+// with v: a program that approves whatever its graph asks (a --yes flag), or
+// a demonstration that resumes with a fixed value.
+//
+//	res, err := r.RunAnswering(ctx, "run-1", State{}, graph.AnswerAll(true))
+func AnswerAll(v any) func(*PendingInterrupt) (any, error) {
+	return func(*PendingInterrupt) (any, error) { return v, nil }
 }
 
 // RunAnswering runs runID from initial, as Run does, and each time the run

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/graph"
 )
 
@@ -235,5 +237,114 @@ func TestRunAnswering(t *testing.T) {
 	res, err = r.Resume(context.Background(), "b", graph.WithResume("red"))
 	if err != nil || res.State != (form{"bob", "red"}) {
 		t.Errorf("Resume = %+v, %v", res.State, err)
+	}
+}
+
+// TestEntrypointFunc: a function from an input to an output runs durably
+// as an entrypoint on either store: its task runs once though the function
+// runs again on resume, the run's state keeps In and holds the result in
+// Out, and a failing call fails the run and writes no Out. A nil function
+// is a Compile problem.
+func TestEntrypointFunc(t *testing.T) {
+	eachStore(t, func(t *testing.T, store checkpoint.Store) {
+		ctx := context.Background()
+		var charges atomic.Int32
+		fail := errors.New("card declined")
+		order := func(ctx context.Context, amounts []int) (map[string]int, error) {
+			total := 0
+			for _, a := range amounts {
+				total += a
+			}
+			if total < 0 {
+				return map[string]int{"negative": total}, fail
+			}
+			receipt, err := graph.Task(ctx, "charge", func(context.Context) (int, error) {
+				charges.Add(1)
+				return total, nil
+			})
+			if err != nil {
+				return nil, err
+			}
+			ship, err := graph.Ask[bool](ctx, fmt.Sprint("ship ", receipt, "?"))
+			out := map[string]int{"charged": receipt}
+			if ship {
+				out["shipped"] = 1
+			}
+			return out, err
+		}
+		r := graph.EntrypointFunc("order", order).MustCompile(graph.WithStore(store))
+		res, err := r.Run(ctx, "t", graph.Call[[]int, map[string]int]{In: []int{40, 2}})
+		if err != nil || res.Status != graph.Interrupted || string(res.Interrupt.Payload) != `"ship 42?"` {
+			t.Fatalf("Run = %+v, %v; want interrupted on ship 42?", res, err)
+		}
+		if res.State.Out != nil {
+			t.Errorf("an interrupted call wrote Out %v", res.State.Out)
+		}
+		res, err = r.Resume(ctx, "t", graph.WithResume(true))
+		want := map[string]int{"charged": 42, "shipped": 1}
+		if err != nil || !slices.Equal(res.State.In, []int{40, 2}) || !maps.Equal(res.State.Out, want) {
+			t.Fatalf("Resume = %+v, %v; want In [40 2], Out %v", res.State, err, want)
+		}
+		if n := charges.Load(); n != 1 {
+			t.Errorf("the task ran %d times; want 1", n)
+		}
+
+		res, err = r.Run(ctx, "u", graph.Call[[]int, map[string]int]{In: []int{-1}})
+		var ne *graph.NodeError
+		if !errors.Is(err, fail) || !errors.As(err, &ne) || ne.Node != "order" {
+			t.Fatalf("Run of a failing call = %v; want the function's error from node order", err)
+		}
+		if snap, err := r.State(ctx, "u"); err != nil || snap.State.Out != nil || !slices.Equal(snap.State.In, []int{-1}) {
+			t.Errorf("after the failure the run holds %+v, %v; want In [-1] and no Out", snap.State, err)
+		}
+	})
+	if _, err := graph.EntrypointFunc[int, int]("f", nil).Compile(); !errors.Is(err, graph.ErrInvalidGraph) {
+		t.Errorf("Compile with a nil function = %v; want ErrInvalidGraph", err)
+	}
+}
+
+// TestAnswerAll: every interrupt of the run, static or asked, is answered
+// with the one value, and the run finishes.
+func TestAnswerAll(t *testing.T) {
+	ask := func(ctx context.Context, s trail) (trail, error) {
+		a, err := graph.Ask[string](ctx, "first?")
+		if err != nil {
+			return s, err
+		}
+		b, err := graph.Ask[string](ctx, "second?")
+		return trail{Log: append(slices.Clone(s.Log), a, b)}, err
+	}
+	r := graph.Entrypoint("ask", ask).MustCompile(graph.WithMemoryStore(), graph.WithInterruptBefore("ask"))
+	res, err := r.RunAnswering(context.Background(), "a", trail{}, graph.AnswerAll("yes"))
+	if err != nil || res.Status != graph.Done || !slices.Equal(res.State.Log, []string{"yes", "yes"}) {
+		t.Fatalf("RunAnswering = %+v, %v; want done with [yes yes]", res, err)
+	}
+}
+
+// TestEntrypointFuncCache: a cache hit of an EntrypointFunc, Partial or
+// not, gives this run the earlier call's Out and keeps this run's In: the
+// node's write is its output alone.
+func TestEntrypointFuncCache(t *testing.T) {
+	for name, opts := range map[string][]graph.NodeOption{"whole": nil, "partial": {graph.Partial()}} {
+		t.Run(name, func(t *testing.T) {
+			calls := 0
+			tens := func(_ context.Context, n int) (string, error) {
+				calls++
+				return fmt.Sprint(n/10, " tens"), nil
+			}
+			byTens := graph.CacheKey(func(c graph.Call[int, string]) string { return fmt.Sprint(c.In / 10) }, 0)
+			r := graph.EntrypointFunc("tens", tens, append(opts, byTens)...).MustCompile()
+			ctx := context.Background()
+			for _, in := range []int{42, 47, 12} {
+				res, err := r.Run(ctx, fmt.Sprint(in), graph.Call[int, string]{In: in})
+				want := graph.Call[int, string]{In: in, Out: fmt.Sprint(in/10, " tens")}
+				if err != nil || res.State != want {
+					t.Errorf("Run(%d) = %+v, %v; want %+v", in, res.State, err, want)
+				}
+			}
+			if calls != 2 {
+				t.Errorf("the function ran %d times; want 2 (47 is a hit of 42)", calls)
+			}
+		})
 	}
 }

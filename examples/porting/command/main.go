@@ -9,10 +9,7 @@ import (
 	"github.com/gaffer-dev/gaffer/graph"
 )
 
-type Doc struct {
-	Text  string
-	Route string
-}
+type Doc struct{ Text, Route string }
 
 func triage(_ context.Context, s Doc) (graph.Command[Doc], error) {
 	next := "publish"

@@ -8,32 +8,26 @@ import (
 	"github.com/gaffer-dev/gaffer/graph"
 )
 
-type Order struct {
-	Amount int
-	Result string
-}
-
 func main() {
 	charges := 0
-	order := func(ctx context.Context, s Order) (Order, error) {
+	order := func(ctx context.Context, amount int) (string, error) {
 		receipt, err := graph.Task(ctx, "charge", func(context.Context) (string, error) {
 			charges++
-			return fmt.Sprint("receipt for ", s.Amount), nil
+			return fmt.Sprint("receipt for ", amount), nil
 		})
 		if err != nil {
-			return s, err
+			return "", err
 		}
 		ship, err := graph.Ask[bool](ctx, "ship "+receipt+"?")
 		if !ship {
-			return Order{Result: "kept"}, err
+			return "kept", err
 		}
-		return Order{Result: "shipped with " + receipt}, err
+		return "shipped with " + receipt, err
 	}
-	r := graph.Entrypoint("order", order, graph.Partial()).MustCompile(graph.WithMemoryStore())
-	yes := func(*graph.PendingInterrupt) (any, error) { return true, nil }
-	res, err := r.RunAnswering(context.Background(), "thread-1", Order{Amount: 42}, yes)
+	r := graph.EntrypointFunc("order", order).MustCompile(graph.WithMemoryStore())
+	res, err := r.RunAnswering(context.Background(), "thread-1", graph.Call[int, string]{In: 42}, graph.AnswerAll(true))
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(res.State.Result, "charges:", charges)
+	fmt.Println(res.State.Out, "charges:", charges)
 }
