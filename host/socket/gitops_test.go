@@ -121,3 +121,19 @@ func TestDeleteRunsRefusesAndChangesNothingThroughTheHolder(t *testing.T) {
 		t.Fatalf("the stray work tree is still there: %v", err)
 	}
 }
+
+// A relative repository in a merge or diff request is this process's: the
+// client makes it absolute before the holder, whose working directory may
+// be elsewhere, sees it.
+func TestAbsDirIsTheCallersPath(t *testing.T) {
+	t.Parallel()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for in, want := range map[string]string{"": "", ".": wd, "sub/repo": filepath.Join(wd, "sub/repo"), "/abs/repo": "/abs/repo"} {
+		if got := absDir(in); got != want {
+			t.Errorf("absDir(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/control"
@@ -336,12 +337,27 @@ func (c *Client) Prune(ctx context.Context, req host.PruneRequest) (host.Pruned,
 
 // Merge asks the holder to merge a run's branch.
 func (c *Client) Merge(ctx context.Context, req host.MergeRequest) (host.Merged, error) {
+	req.Repo = absDir(req.Repo)
 	return call[host.Merged](ctx, c, opMerge, req)
 }
 
 // Diff asks the holder for a run's change.
 func (c *Client) Diff(ctx context.Context, req host.DiffRequest) (host.RunDiff, error) {
+	req.Repo = absDir(req.Repo)
 	return call[host.RunDiff](ctx, c, opDiff, req)
+}
+
+// absDir is dir made absolute in this process: the holder resolves a
+// relative path in its own working directory, which need not be ours
+// (`gaffer --repo . merge` beside a serve started elsewhere). "" stays "".
+func absDir(dir string) string {
+	if dir == "" || filepath.IsAbs(dir) {
+		return dir
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		return abs
+	}
+	return dir
 }
 
 // Listen serves svc on the control socket of h's store until ctx ends;
