@@ -50,10 +50,9 @@ func usageText(u state.Usage) string {
 // totalOf sums the usage of every role.
 func totalOf(usage map[string]state.Usage) state.Usage { return state.TotalOf(usage) }
 
-// listCost is the COST column of list: the run's total cost, "-" when no
-// agent reported usage.
-func listCost(usage map[string]state.Usage) string {
-	u := totalOf(usage)
+// listCost is the COST column of list: the run's total cost (u, every
+// role's usage added up), "-" when no agent reported usage.
+func listCost(u state.Usage) string {
 	if u == (state.Usage{}) {
 		return "-"
 	}

@@ -74,7 +74,7 @@ func TestListTableIsTheSimpleOne(t *testing.T) {
 func writeListTable(w io.Writer, views []runview.Run, zone *time.Location, cols int) error {
 	t := newListTable(zone, len(views))
 	for i := range views {
-		t.add(&views[i])
+		t.add(&views[i], totalOf(views[i].Usage))
 	}
 	return t.write(w, cols)
 }
@@ -90,7 +90,7 @@ func writeListTableSimple(w io.Writer, views []runview.Run, zone *time.Location,
 		if len(v.Phases) > 0 {
 			phase = fmt.Sprintf("%d/%d", v.CurrentPhase, len(v.Phases))
 		}
-		rows = append(rows, []string{v.RunID, listStatus(v), phase, v.CreatedAt.In(zone).Format(time.DateTime), listCost(v.Usage)})
+		rows = append(rows, []string{v.RunID, listStatus(v), phase, v.CreatedAt.In(zone).Format(time.DateTime), listCost(totalOf(v.Usage))})
 	}
 	widths := make([]int, len(head))
 	for _, r := range append([][]string{head}, rows...) {

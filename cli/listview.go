@@ -13,6 +13,7 @@ import (
 
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/runview"
+	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
 )
 
@@ -79,7 +80,7 @@ func newListTable(zone *time.Location, n int) *listTable {
 }
 
 // add makes v's row.
-func (t *listTable) add(v *runview.Run) {
+func (t *listTable) add(v *runview.Run, total state.Usage) {
 	phase := "-"
 	if len(v.Phases) > 0 {
 		phase = strconv.Itoa(v.CurrentPhase) + "/" + strconv.Itoa(len(v.Phases))
@@ -95,7 +96,7 @@ func (t *listTable) add(v *runview.Run) {
 		return
 	}
 	t.stamp = v.CreatedAt.In(t.zone).AppendFormat(t.stamp[:0], time.DateTime)
-	t.rows = append(t.rows, listRow{v.RunID, listStatus(*v), phase, string(t.stamp), listCost(v.Usage)})
+	t.rows = append(t.rows, listRow{v.RunID, listStatus(*v), phase, string(t.stamp), listCost(total)})
 	t.details = append(t.details, listDetail(*v))
 	t.stopped = t.stopped || v.Stopped
 	t.unmerged = t.unmerged || v.Unmerged

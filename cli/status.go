@@ -222,8 +222,13 @@ func listCommand(io IO) *ucli.Command {
 // branches checked against the repository's current branch.
 func writeList(w io.Writer, es []host.ListEntry, asJSON bool, unmerged map[string]bool, cols int) error {
 	listedUnmerged := 0 // of the unmerged branches, those of the store's runs
-	row := func(i int) runview.Run {
-		v := runview.RowOfEntry(&es[i])
+	row := func(i int, brief bool) runview.Run {
+		var v runview.Run
+		if brief {
+			v = runview.BriefRowOfEntry(&es[i])
+		} else {
+			v = runview.RowOfEntry(&es[i])
+		}
 		v.Unmerged = v.Branch != "" && unmerged[v.Branch]
 		if v.Unmerged {
 			listedUnmerged++
@@ -240,18 +245,18 @@ func writeList(w io.Writer, es []host.ListEntry, asJSON bool, unmerged map[strin
 	if asJSON {
 		views := make([]runview.Run, len(es))
 		for i := range es {
-			views[i] = row(i)
+			views[i] = row(i, false)
 		}
 		return writeJSON(w, append(views, deleted()...))
 	}
 	t := newListTable(displayZone(time.Now()), len(es))
 	for i := range es {
-		v := row(i)
-		t.add(&v)
+		v := row(i, true) // the table prints the total alone
+		t.add(&v, es[i].TotalUsage())
 	}
 	rows := deleted()
 	for i := range rows {
-		t.add(&rows[i])
+		t.add(&rows[i], state.Usage{})
 	}
 	return t.write(w, cols)
 }

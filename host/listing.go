@@ -95,6 +95,15 @@ func (h *Host) entries(ctx context.Context, status bool) ([]ListEntry, error) {
 	return es, nil
 }
 
+// TotalUsage is the usage of every role of e's run, added up as
+// state.TotalOf adds it up.
+func (e *ListEntry) TotalUsage() state.Usage {
+	if e.Summary != nil {
+		return e.Summary.TotalUsage()
+	}
+	return e.Whole.Snapshot.State.TotalUsage()
+}
+
 // view is the status a person is told of e's run (ViewStatus), and
 // whether its user's changes are still to be put back.
 func (e *ListEntry) view() (st state.RunStatus, stashed bool) {

@@ -109,14 +109,14 @@ func (a Anchor) Text() string {
 // "only", "mock") are judged by the sentence (narrowedBy).
 var narrowingTerms = []struct {
 	name string
-	re   *regexp.Regexp
+	re   func() *regexp.Regexp
 }{
-	{"stub", regexp.MustCompile(`(?i)\bstub(?:s|bed|bing)?\b`)},
-	{"placeholder", regexp.MustCompile(`(?i)\bplace-?holders?\b`)},
-	{"TODO", regexp.MustCompile(`(?i)\b(?:todo|fixme|tbd)\b`)},
-	{"hardcode", regexp.MustCompile(`(?i)\bhard-?cod(?:e|ed|es|ing)\b`)},
-	{"not implemented", regexp.MustCompile(`(?i)\bnot (?:yet )?implemented\b|\bunimplemented\b`)},
-	{"xfail", regexp.MustCompile(`(?i)\bxfail\b`)},
+	{"stub", lazyRegexp(`(?i)\bstub(?:s|bed|bing)?\b`)},
+	{"placeholder", lazyRegexp(`(?i)\bplace-?holders?\b`)},
+	{"TODO", lazyRegexp(`(?i)\b(?:todo|fixme|tbd)\b`)},
+	{"hardcode", lazyRegexp(`(?i)\bhard-?cod(?:e|ed|es|ing)\b`)},
+	{"not implemented", lazyRegexp(`(?i)\bnot (?:yet )?implemented\b|\bunimplemented\b`)},
+	{"xfail", lazyRegexp(`(?i)\bxfail\b`)},
 }
 
 // CheckRevision compares a revised approach of the anchor's phase with the
@@ -284,7 +284,7 @@ func CheckRevision(a Anchor, revised []state.Task, approach string) []string {
 func addedTerms(where, before, after string) []string {
 	var out []string
 	for _, term := range narrowingTerms {
-		nb, na := len(term.re.FindAllStringIndex(before, -1)), len(term.re.FindAllStringIndex(after, -1))
+		nb, na := len(term.re().FindAllStringIndex(before, -1)), len(term.re().FindAllStringIndex(after, -1))
 		if na > nb {
 			out = append(out, fmt.Sprintf("%s add the narrowing word %q", where, term.name))
 		}

@@ -141,14 +141,14 @@ type FatalRule struct {
 // Patterns of test and build output. They are matched line by line
 // against the attempt's text.
 var (
-	goBuildRe = regexp.MustCompile(`(?m)^(?:# \S+\r?\n[^\n]*\.go:\d+|FAIL\s+\S+\s+\[(?:build|setup) failed\]|.*\.go:\d+(?::\d+)?: (?:undefined|syntax error|cannot use|imported and not used|declared and not used|missing return|too many|not enough|invalid operation|cannot find package|no required module)|.*: cannot find module|package \S+ is not in std)`)
-	tsBuildRe = regexp.MustCompile(`(?m)error TS\d+:`)
-	pyBuildRe = regexp.MustCompile(`(?m)^\s*(?:SyntaxError|IndentationError|ModuleNotFoundError|ImportError)\b`)
-	testRe    = regexp.MustCompile(`(?m)^(?:\s*--- FAIL: |FAIL\s+\S+\s+\d|FAIL$|panic: |\s*FAILED |=+ .*\bfailed\b|\s*✕ |Tests:\s+\d+ failed|AssertionError\b|\s*[●×] )`)
+	goBuildRe = lazyRegexp(`(?m)^(?:# \S+\r?\n[^\n]*\.go:\d+|FAIL\s+\S+\s+\[(?:build|setup) failed\]|.*\.go:\d+(?::\d+)?: (?:undefined|syntax error|cannot use|imported and not used|declared and not used|missing return|too many|not enough|invalid operation|cannot find package|no required module)|.*: cannot find module|package \S+ is not in std)`)
+	tsBuildRe = lazyRegexp(`(?m)error TS\d+:`)
+	pyBuildRe = lazyRegexp(`(?m)^\s*(?:SyntaxError|IndentationError|ModuleNotFoundError|ImportError)\b`)
+	testRe    = lazyRegexp(`(?m)^(?:\s*--- FAIL: |FAIL\s+\S+\s+\d|FAIL$|panic: |\s*FAILED |=+ .*\bfailed\b|\s*✕ |Tests:\s+\d+ failed|AssertionError\b|\s*[●×] )`)
 	// truncRe is how the llm driver's failed report says the session's
 	// turn limit or token budget cut it off (agent/llm's loop).
-	truncRe = regexp.MustCompile(`\bthe (?:turn limit of \d+ model calls was reached|token budget of \d+ was used up)\b`)
-	infraRe = regexp.MustCompile(`(?i)\b(?:HTTP (?:429|5\d\d)|status (?:code )?(?:429|5\d\d)|rate limit(?:ed)?|overloaded|service unavailable|bad gateway|connection (?:refused|reset)|no such host|TLS handshake timeout)\b`)
+	truncRe = lazyRegexp(`\bthe (?:turn limit of \d+ model calls was reached|token budget of \d+ was used up)\b`)
+	infraRe = lazyRegexp(`(?i)\b(?:HTTP (?:429|5\d\d)|status (?:code )?(?:429|5\d\d)|rate limit(?:ed)?|overloaded|service unavailable|bad gateway|connection (?:refused|reset)|no such host|TLS handshake timeout)\b`)
 )
 
 // Classify returns the category of a failed attempt. It is deterministic:
@@ -182,16 +182,16 @@ func Classify(in Input, fatal []FatalRule) Category {
 	case DriverTool, DriverBadOutput:
 		return CatToolError
 	}
-	if in.AgentFailed && truncRe.MatchString(in.AgentError) {
+	if in.AgentFailed && truncRe().MatchString(in.AgentError) {
 		return CatTruncation
 	}
 	out := in.TestOutput + "\n" + in.AgentError
 	switch {
-	case goBuildRe.MatchString(out) || tsBuildRe.MatchString(out) || pyBuildRe.MatchString(out):
+	case goBuildRe().MatchString(out) || tsBuildRe().MatchString(out) || pyBuildRe().MatchString(out):
 		return CatBuildError
-	case testRe.MatchString(out):
+	case testRe().MatchString(out):
 		return CatTestFailure
-	case in.Driver == DriverOther && infraRe.MatchString(in.DriverError):
+	case in.Driver == DriverOther && infraRe().MatchString(in.DriverError):
 		return CatInfra
 	case in.Review != nil && !in.Review.Approved:
 		return CatReview

@@ -21,15 +21,15 @@ import (
 // of paraphrases.
 var deferralMeanings = []struct {
 	name string
-	re   *regexp.Regexp
+	re   func() *regexp.Regexp
 }{
-	{"moved in time", regexp.MustCompile(`(?i)\b(?:defer(?:s|red|ring|ral)?|postpon(?:e|es|ed|ing)|later|afterwards?|eventually|subsequently|down the road|in due course|at a later (?:date|stage|point|time)|not (?:yet|now|at this (?:stage|point))|for now|for the time being|until later|can wait|(?:will|can|must|should) wait|wait(?:s|ing)? (?:for|until)|hold(?:s|ing)? off|put(?:s|ting)? off|push(?:es|ed|ing)? (?:back|out)|punt(?:s|ed|ing)?|parked|revisit(?:s|ed|ing)?|come back to)\b`)},
-	{"a later unit of work", regexp.MustCompile(`(?i)\b(?:next|later|future|subsequent|upcoming|coming|following|another|separate|follow[- ]?up)\s+(?:\w+\s+){0,2}?(?:milestones?|releases?|versions?|sprints?|iterations?|cycles?|quarters?|plans?|prs?|pull requests?|tickets?|issues?|phases?|epics?|stor(?:y|ies)|efforts?|rounds?|patch(?:es)?|changesets?|tasks?)\b`)},
-	{"follow-up or backlog", regexp.MustCompile(`(?i)\b(?:follow[- ]?ups?|backlog|roadmap|wishlist|nice[- ]to[- ]have)\b`)},
-	{"elsewhere", regexp.MustCompile(`(?i)\b(?:separately|elsewhere|someone else|another team|other team|tracked (?:in|by|as|under))\b`)},
-	{"out of scope", regexp.MustCompile(`(?i)\b(?:out of (?:scope|band)|beyond (?:the |this )?scope|outside (?:the |this )?scope|not (?:in|part of|within) (?:the |this )?(?:scope|phase|plan|task|change|pr|milestone|release)|de-?scoped|excluded)\b`)},
-	{"not delivered", regexp.MustCompile(`(?i)\b(?:won't|will not|doesn't|does not|don't|do not|not|never)\s+(?:\w+\s+){0,2}?(?:implement(?:s|ed|ing)?|deliver(?:s|ed|ing)?|includ(?:e|es|ed|ing)|ship(?:s|ped|ping)?|cover(?:s|ed|ing)?|build(?:s|ing)?|support(?:s|ed|ing)?|handl(?:e|es|ed|ing)|provid(?:e|es|ed|ing)|address(?:es|ed|ing)?)\b`)},
-	{"dropped or weakened", regexp.MustCompile(`(?i)\b(?:drop(?:s|ped|ping)?|remove[sd]?|omit(?:s|ted|ting)?|leave out|left out|not (?:be )?(?:needed|required|done)|no longer|skip(?:s|ped|ping)?|disabl(?:e|es|ed|ing)|comment(?:s|ed)? out|stub(?:s|bed|bing)? out|simplif(?:y|ied|ies|ying)|partial(?:ly)?|only|mock(?:s|ed|ing)?|fake[sd]?|ignor(?:e|es|ed|ing)|relax(?:es|ed|ing)?|loosen(?:s|ed|ing)?)\b`)},
+	{"moved in time", lazyRegexp(`(?i)\b(?:defer(?:s|red|ring|ral)?|postpon(?:e|es|ed|ing)|later|afterwards?|eventually|subsequently|down the road|in due course|at a later (?:date|stage|point|time)|not (?:yet|now|at this (?:stage|point))|for now|for the time being|until later|can wait|(?:will|can|must|should) wait|wait(?:s|ing)? (?:for|until)|hold(?:s|ing)? off|put(?:s|ting)? off|push(?:es|ed|ing)? (?:back|out)|punt(?:s|ed|ing)?|parked|revisit(?:s|ed|ing)?|come back to)\b`)},
+	{"a later unit of work", lazyRegexp(`(?i)\b(?:next|later|future|subsequent|upcoming|coming|following|another|separate|follow[- ]?up)\s+(?:\w+\s+){0,2}?(?:milestones?|releases?|versions?|sprints?|iterations?|cycles?|quarters?|plans?|prs?|pull requests?|tickets?|issues?|phases?|epics?|stor(?:y|ies)|efforts?|rounds?|patch(?:es)?|changesets?|tasks?)\b`)},
+	{"follow-up or backlog", lazyRegexp(`(?i)\b(?:follow[- ]?ups?|backlog|roadmap|wishlist|nice[- ]to[- ]have)\b`)},
+	{"elsewhere", lazyRegexp(`(?i)\b(?:separately|elsewhere|someone else|another team|other team|tracked (?:in|by|as|under))\b`)},
+	{"out of scope", lazyRegexp(`(?i)\b(?:out of (?:scope|band)|beyond (?:the |this )?scope|outside (?:the |this )?scope|not (?:in|part of|within) (?:the |this )?(?:scope|phase|plan|task|change|pr|milestone|release)|de-?scoped|excluded)\b`)},
+	{"not delivered", lazyRegexp(`(?i)\b(?:won't|will not|doesn't|does not|don't|do not|not|never)\s+(?:\w+\s+){0,2}?(?:implement(?:s|ed|ing)?|deliver(?:s|ed|ing)?|includ(?:e|es|ed|ing)|ship(?:s|ped|ping)?|cover(?:s|ed|ing)?|build(?:s|ing)?|support(?:s|ed|ing)?|handl(?:e|es|ed|ing)|provid(?:e|es|ed|ing)|address(?:es|ed|ing)?)\b`)},
+	{"dropped or weakened", lazyRegexp(`(?i)\b(?:drop(?:s|ped|ping)?|remove[sd]?|omit(?:s|ted|ting)?|leave out|left out|not (?:be )?(?:needed|required|done)|no longer|skip(?:s|ped|ping)?|disabl(?:e|es|ed|ing)|comment(?:s|ed)? out|stub(?:s|bed|bing)? out|simplif(?:y|ied|ies|ying)|partial(?:ly)?|only|mock(?:s|ed|ing)?|fake[sd]?|ignor(?:e|es|ed|ing)|relax(?:es|ed|ing)?|loosen(?:s|ed|ing)?)\b`)},
 }
 
 // Defers reports whether sentence puts work off, drops or weakens it,
@@ -37,7 +37,7 @@ var deferralMeanings = []struct {
 // not.
 func Defers(sentence string) string {
 	for _, d := range deferralMeanings {
-		if d.re.MatchString(sentence) {
+		if d.re().MatchString(sentence) {
 			return d.name
 		}
 	}

@@ -3,7 +3,6 @@ package recovery
 import (
 	"fmt"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -19,13 +18,13 @@ type Required struct {
 }
 
 // Known file extensions: a dotted token ending in one is a file.
-var fileExt = regexp.MustCompile(`\.(?:go|py|js|jsx|ts|tsx|mjs|rs|java|kt|c|h|cc|cpp|hpp|cs|rb|php|swift|scala|md|txt|yaml|yml|json|toml|ini|cfg|sh|sql|html|css|proto|mod|sum|lock|xml|csv)$`)
+var fileExt = lazyRegexp(`\.(?:go|py|js|jsx|ts|tsx|mjs|rs|java|kt|c|h|cc|cpp|hpp|cs|rb|php|swift|scala|md|txt|yaml|yml|json|toml|ini|cfg|sh|sql|html|css|proto|mod|sum|lock|xml|csv)$`)
 
 var (
-	backticked = regexp.MustCompile("`([^`\n]{1,120})`")
-	quoted     = regexp.MustCompile(`"([^"\n]{1,40})"`)
-	goalToken  = regexp.MustCompile(`[A-Za-z_./][A-Za-z0-9_./-]*(?:\(\))?`)
-	commandRe  = regexp.MustCompile(`(?m)^\s*\$ (.+)$`)
+	backticked = lazyRegexp("`([^`\n]{1,120})`")
+	quoted     = lazyRegexp(`"([^"\n]{1,40})"`)
+	goalToken  = lazyRegexp(`[A-Za-z_./][A-Za-z0-9_./-]*(?:\(\))?`)
+	commandRe  = lazyRegexp(`(?m)^\s*\$ (.+)$`)
 )
 
 // commonCapitalized are capitalised words that are English or acronyms, not
@@ -62,10 +61,10 @@ func required(a Anchor, perTask bool) []Required {
 	}
 	for _, t := range a.Tasks {
 		text := t.Title + ".\n" + t.Body
-		for _, m := range commandRe.FindAllStringSubmatch(text, -1) {
+		for _, m := range commandRe().FindAllStringSubmatch(text, -1) {
 			add("command", m[1], t.ID)
 		}
-		for _, m := range backticked.FindAllStringSubmatch(text, -1) {
+		for _, m := range backticked().FindAllStringSubmatch(text, -1) {
 			switch inner := strings.TrimSpace(m[1]); {
 			case strings.ContainsRune(inner, ' '):
 				add("command", inner, t.ID)
@@ -73,13 +72,13 @@ func required(a Anchor, perTask bool) []Required {
 				addToken(add, inner, t.ID, false)
 			}
 		}
-		for _, m := range quoted.FindAllStringSubmatch(text, -1) {
+		for _, m := range quoted().FindAllStringSubmatch(text, -1) {
 			if strings.Count(m[1], " ") <= 3 {
 				add("criterion", m[1], t.ID)
 			}
 		}
-		plain := backticked.ReplaceAllString(quoted.ReplaceAllString(text, " "), " ")
-		for _, loc := range goalToken.FindAllStringIndex(plain, -1) {
+		plain := backticked().ReplaceAllString(quoted().ReplaceAllString(text, " "), " ")
+		for _, loc := range goalToken().FindAllStringIndex(plain, -1) {
 			addToken(add, plain[loc[0]:loc[1]], t.ID, sentenceStart(plain, loc[0]))
 		}
 	}
@@ -93,7 +92,7 @@ func addToken(add func(kind, text, task string), tok, task string, atStart bool)
 	tok = strings.TrimSuffix(tok, "()")
 	switch {
 	case len(tok) < 2:
-	case fileExt.MatchString(tok) || (strings.Contains(tok, "/") && !strings.HasPrefix(tok, "/") && hasLetter(tok)):
+	case fileExt().MatchString(tok) || (strings.Contains(tok, "/") && !strings.HasPrefix(tok, "/") && hasLetter(tok)):
 		add("file", cleanFile(tok), task)
 	case strings.ContainsAny(tok, "/-"):
 	case call, strings.Contains(tok, "_") && hasLetter(tok), camel(tok), dotted(tok):
@@ -169,12 +168,12 @@ func identRune(b byte) bool {
 }
 
 // testWord marks a sentence about tests.
-var testWord = regexp.MustCompile(`(?i)\b(?:tests?|test cases?|cases?|assert\w*|assertions?|checks?|specs?|coverage|expectations?)\b`)
+var testWord = lazyRegexp(`(?i)\b(?:tests?|test cases?|cases?|assert\w*|assertions?|checks?|specs?|coverage|expectations?)\b`)
 
-var sentenceEnd = regexp.MustCompile(`[.;!?]\s+|\n+`)
+var sentenceEnd = lazyRegexp(`[.;!?]\s+|\n+`)
 
 // sentences splits text at sentence ends, semicolons and lines.
-func sentences(text string) []string { return sentenceEnd.Split(text, -1) }
+func sentences(text string) []string { return sentenceEnd().Split(text, -1) }
 
 // narrowedBy returns the anchored items and tests a sentence of the
 // revision puts off or weakens ("subtraction is deferred", "Sub lands in
@@ -197,7 +196,7 @@ func narrowedBy(revision, anchorText string, req []Required) []string {
 				hits = append(hits, r.Text)
 			}
 		}
-		if testWord.MatchString(s) {
+		if testWord().MatchString(s) {
 			hits = append(hits, "tests")
 		}
 		if len(hits) > 0 {
@@ -253,16 +252,16 @@ func IsTestFile(p string) bool {
 }
 
 var (
-	testFuncRe = regexp.MustCompile(`(?m)^func Test\w*\(|^\s*def test\w*\(|^\s*(?:it|test)\s*\(\s*['"\x60]|^\s*it\s+['"]|@Test\b|#\[test\]`)
-	assertRe   = regexp.MustCompile(`\b(?:assert\w*|expect\s*\(|t\.(?:Error|Errorf|Fatal|Fatalf|Fail|FailNow)\b|require\.\w+\(|self\.assert\w+|should\.\w+|\.to(?:Be|Equal|Throw)\w*\()`)
-	tableRowRe = regexp.MustCompile(`(?m)^\s*\{\s*"[^"\n]*"\s*,`)
-	skipRe     = regexp.MustCompile(`\bt\.Skip(?:f|Now)?\(|\bx(?:it|describe|test)\s*\(|\b(?:it|describe|test)\.skip\s*\(|@pytest\.mark\.(?:skip|xfail)|@unittest\.skip|\bpytest\.skip\(|#\[ignore\]|@Disabled\b|@Ignore\b|\bskip\s*\(\s*['"]`)
-	commentRe  = regexp.MustCompile(`^\s*(?://|#|/\*|\*)\s?(.*)$`)
+	testFuncRe = lazyRegexp(`(?m)^func Test\w*\(|^\s*def test\w*\(|^\s*(?:it|test)\s*\(\s*['"\x60]|^\s*it\s+['"]|@Test\b|#\[test\]`)
+	assertRe   = lazyRegexp(`\b(?:assert\w*|expect\s*\(|t\.(?:Error|Errorf|Fatal|Fatalf|Fail|FailNow)\b|require\.\w+\(|self\.assert\w+|should\.\w+|\.to(?:Be|Equal|Throw)\w*\()`)
+	tableRowRe = lazyRegexp(`(?m)^\s*\{\s*"[^"\n]*"\s*,`)
+	skipRe     = lazyRegexp(`\bt\.Skip(?:f|Now)?\(|\bx(?:it|describe|test)\s*\(|\b(?:it|describe|test)\.skip\s*\(|@pytest\.mark\.(?:skip|xfail)|@unittest\.skip|\bpytest\.skip\(|#\[ignore\]|@Disabled\b|@Ignore\b|\bskip\s*\(\s*['"]`)
+	commentRe  = lazyRegexp(`^\s*(?://|#|/\*|\*)\s?(.*)$`)
 )
 
 // commentedAssertRe marks a commented-out assertion whatever its
 // receiver: "// tb.Fatalf(…)".
-var commentedAssertRe = regexp.MustCompile(`\b\w+\.(?:Errorf?|Fatalf?|Fail(?:Now)?)\(`)
+var commentedAssertRe = lazyRegexp(`\b\w+\.(?:Errorf?|Fatalf?|Fail(?:Now)?)\(`)
 
 // testCounts counts a test file's test functions, assertions, table
 // rows, skips and commented-out test lines.
@@ -276,8 +275,8 @@ func countTests(p, text string, hs helperSet) testCounts {
 	var c testCounts
 	var live strings.Builder
 	for _, line := range strings.Split(text, "\n") {
-		if m := commentRe.FindStringSubmatch(line); m != nil {
-			if testFuncRe.MatchString(m[1]) || assertRe.MatchString(m[1]) || commentedAssertRe.MatchString(m[1]) || tableRowRe.MatchString(m[1]) {
+		if m := commentRe().FindStringSubmatch(line); m != nil {
+			if testFuncRe().MatchString(m[1]) || assertRe().MatchString(m[1]) || commentedAssertRe().MatchString(m[1]) || tableRowRe().MatchString(m[1]) {
 				c.commented++
 			}
 			continue
@@ -285,7 +284,7 @@ func countTests(p, text string, hs helperSet) testCounts {
 		live.WriteString(line + "\n")
 	}
 	l := live.String()
-	c.rows = len(tableRowRe.FindAllStringIndex(l, -1))
+	c.rows = len(tableRowRe().FindAllStringIndex(l, -1))
 	if strings.HasSuffix(p, ".go") {
 		if g, ok := parseGo(text); ok {
 			c.funcs, c.asserts, c.skips = g.count(hs)
@@ -294,17 +293,17 @@ func countTests(p, text string, hs helperSet) testCounts {
 		// Text that does not parse: the patterns, with the names it
 		// gives testing values.
 		names := map[string]bool{}
-		for _, m := range goTestValues.FindAllStringSubmatch(l, -1) {
+		for _, m := range goTestValues().FindAllStringSubmatch(l, -1) {
 			names[m[1]] = true
 		}
-		c.funcs = len(testFuncRe.FindAllStringIndex(l, -1))
+		c.funcs = len(testFuncRe().FindAllStringIndex(l, -1))
 		c.asserts = len(goAssertRe(names).FindAllStringIndex(l, -1))
-		c.skips = len(skipRe.FindAllStringIndex(l, -1))
+		c.skips = len(skipRe().FindAllStringIndex(l, -1))
 		return c
 	}
-	c.funcs = len(testFuncRe.FindAllStringIndex(l, -1))
-	c.asserts = len(assertRe.FindAllStringIndex(l, -1))
-	c.skips = len(skipRe.FindAllStringIndex(l, -1))
+	c.funcs = len(testFuncRe().FindAllStringIndex(l, -1))
+	c.asserts = len(assertRe().FindAllStringIndex(l, -1))
+	c.skips = len(skipRe().FindAllStringIndex(l, -1))
 	return c
 }
 

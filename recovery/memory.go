@@ -3,7 +3,6 @@ package recovery
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"regexp"
 	"slices"
 )
 
@@ -211,14 +210,14 @@ func tail(s string, n int) string {
 // tokenRe matches strings shaped like credentials: provider API keys
 // (sk-…, ghp_…, xoxb-…, AKIA…), bearer tokens, and the value after a
 // key=, token:, password= or secret= label.
-var tokenRe = regexp.MustCompile(`(?i)\b(?:sk|pk|rk)-[a-z0-9_\-]{16,}|\bgh[pousr]_[a-z0-9]{20,}|\bxox[abpr]-[a-z0-9\-]{10,}|\bAKIA[0-9A-Z]{16}\b|\bbearer\s+[a-z0-9._~+/\-]{16,}=*|\b((?:api[_-]?key|access[_-]?token|auth[_-]?token|token|secret|password|passwd)"?\s*[:=]\s*"?)[^\s"',;]{6,}`)
+var tokenRe = lazyRegexp(`(?i)\b(?:sk|pk|rk)-[a-z0-9_\-]{16,}|\bgh[pousr]_[a-z0-9]{20,}|\bxox[abpr]-[a-z0-9\-]{10,}|\bAKIA[0-9A-Z]{16}\b|\bbearer\s+[a-z0-9._~+/\-]{16,}=*|\b((?:api[_-]?key|access[_-]?token|auth[_-]?token|token|secret|password|passwd)"?\s*[:=]\s*"?)[^\s"',;]{6,}`)
 
 // RedactTokens returns s with credential-shaped substrings replaced by
 // [redacted]: a defence in depth for error text that is kept in the
 // checkpointed state, not a replacement for redacting known values.
 func RedactTokens(s string) string {
-	return tokenRe.ReplaceAllStringFunc(s, func(m string) string {
-		if sub := tokenRe.FindStringSubmatch(m); sub[1] != "" {
+	return tokenRe().ReplaceAllStringFunc(s, func(m string) string {
+		if sub := tokenRe().FindStringSubmatch(m); sub[1] != "" {
 			return sub[1] + "[redacted]"
 		}
 		return "[redacted]"

@@ -3,6 +3,7 @@ package recovery
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // The placeholders Normalize puts in place of the volatile parts of an
@@ -54,7 +55,9 @@ func newNormalizer() *normalizer {
 	}
 }
 
-var defaultNormalizer = newNormalizer()
+// defaultNormalizer is made on first use: compiling its patterns at the
+// process's start cost every command, a listing too.
+var defaultNormalizer = sync.OnceValue(newNormalizer)
 
 // Normalize returns err with what changes between two runs of the same
 // failing code replaced by placeholders, lower-cased, with runs of blanks
@@ -76,9 +79,9 @@ var defaultNormalizer = newNormalizer()
 // is, in practice, a fixed point: Normalize(Normalize(x)) == Normalize(x),
 // which FuzzNormalize checks.
 func Normalize(err string) string {
-	s := defaultNormalizer.normalize(err)
+	s := defaultNormalizer().normalize(err)
 	for range maxPasses - 1 {
-		next := defaultNormalizer.normalize(s)
+		next := defaultNormalizer().normalize(s)
 		if next == s {
 			break
 		}
@@ -155,4 +158,12 @@ func (n *normalizer) replacePath(p string) string {
 		return base
 	}
 	return phTmp
+}
+
+// lazyRegexp is pattern compiled on its first use rather than at the
+// process's start: the package's patterns took 5 to 10 ms of every gaffer
+// command's start (GODEBUG=inittrace=1), listings included, and most
+// commands match none. TestPatternsCompile compiles them all.
+func lazyRegexp(pattern string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })
 }

@@ -32,7 +32,7 @@ var skipMethods = map[string]bool{"Skip": true, "Skipf": true, "SkipNow": true}
 var assertPackages = map[string]bool{"require": true, "assert": true, "is": true, "qt": true}
 
 // assertiveName is a helper's name that says it asserts.
-var assertiveName = regexp.MustCompile(`(?i)^(?:assert|require|check|expect|must|verify|ensure|want|equal)`)
+var assertiveName = lazyRegexp(`(?i)^(?:assert|require|check|expect|must|verify|ensure|want|equal)`)
 
 // goFile is a parsed Go test file.
 type goFile struct {
@@ -179,7 +179,7 @@ func (g goFile) kindOf(call *ast.CallExpr, hs helperSet) callKind {
 	if hs.helpers[name] {
 		return callHelper
 	}
-	if !hs.defined[name] && len(call.Args) > 0 && assertiveName.MatchString(name) {
+	if !hs.defined[name] && len(call.Args) > 0 && assertiveName().MatchString(name) {
 		if id, ok := call.Args[0].(*ast.Ident); ok && g.tvals[id.Name] {
 			return callHelper
 		}
@@ -257,7 +257,7 @@ func (g goFile) count(hs helperSet) (funcs, asserts, skips int) {
 
 // goTestValues finds, in Go text that does not parse, the names declared
 // with a testing type ("t *testing.T", "tb testing.TB").
-var goTestValues = regexp.MustCompile(`\b(\w+)\s+(?:\*testing\.[TBF]|testing\.TB)\b`)
+var goTestValues = lazyRegexp(`\b(\w+)\s+(?:\*testing\.[TBF]|testing\.TB)\b`)
 
 // goAssertRe returns the regexp of assertion calls on names, for Go text
 // that does not parse.

@@ -150,6 +150,21 @@ func TestEntryRowIsTheRow(t *testing.T) {
 					if got := RowOfEntry(&whole); !reflect.DeepEqual(got, want) {
 						t.Errorf("stopped %v: a whole entry's row:\n%+v\nRowOf's:\n%+v", stopped, got, want)
 					}
+					// list's table: the same row but for the usage by
+					// role, and the total it prints in its place.
+					brief := BriefRowOfEntry(&e)
+					if brief.Usage != nil {
+						t.Errorf("the brief row has the usage by role: %v", brief.Usage)
+					}
+					brief.Usage = want.Usage
+					if !reflect.DeepEqual(brief, want) {
+						t.Errorf("stopped %v: the brief row:\n%+v\nRowOf's:\n%+v", stopped, brief, want)
+					}
+					for _, x := range []*host.ListEntry{&e, &whole} {
+						if got, want := x.TotalUsage(), state.TotalOf(rs.Snapshot.State.Usage); got != want {
+							t.Errorf("the entry's total usage %+v, want %+v", got, want)
+						}
+					}
 				}
 			}
 		})

@@ -112,3 +112,30 @@ func countKeys(t *testing.T, s *Store, prefix []byte) int {
 	}
 	return n
 }
+
+// TestChunksHoldWhatIsAdded: a chunks list (Runs's) hands back every
+// entry added, in order, across the chunks' bounds, and moves none as it
+// grows.
+func TestChunksHoldWhatIsAdded(t *testing.T) {
+	var c chunks[int]
+	var ptrs []*int
+	for i := range 5000 {
+		p := c.add()
+		if *p != 0 {
+			t.Fatalf("entry %d not zero: %d", i, *p)
+		}
+		*p = i
+		ptrs = append(ptrs, p)
+	}
+	if c.n != 5000 {
+		t.Fatalf("n = %d", c.n)
+	}
+	for i, p := range ptrs {
+		if c.at(i) != p || *p != i {
+			t.Fatalf("entry %d: at %p holds %d, added at %p", i, c.at(i), *c.at(i), p)
+		}
+	}
+	if len(c.cs) != 8 { // 32+64+…+4096 = 8160 ≥ 5000 > 4064
+		t.Errorf("%d chunks for 5,000 entries, want 8", len(c.cs))
+	}
+}

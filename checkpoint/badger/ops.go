@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"slices"
@@ -419,15 +420,17 @@ func (s *Store) Runs(ctx context.Context) ([]checkpoint.RunInfo, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	type item struct {
-		info  checkpoint.RunInfo
-		stamp int64
-	}
-	var items []item
+	// The runs are kept in chunks as they are read, and copied once, in
+	// their order, into the answer: a list of 10,000 grown by appends
+	// copied itself over and over, into fresh memory each time.
+	var (
+		infos  chunks[checkpoint.RunInfo]
+		stamps []int64
+	)
 	err := s.view(func(txn *badger.Txn) error {
 		// The summaries are read beside the index, on another core: most
 		// of a listing's bytes are theirs.
-		var sums []runSummary
+		var sums chunks[runSummary]
 		serr := make(chan error, 1)
 		go func() {
 			err := s.guard(func() (err error) {
@@ -446,7 +449,8 @@ func (s *Store) Runs(ctx context.Context) ([]checkpoint.RunInfo, error) {
 				}
 				err := it.Item().Value(func(v []byte) error {
 					x, err := decodeIndex(runID, v)
-					items = append(items, item{checkpoint.RunInfo{RunID: runID, Latest: x.latest, Status: x.status, Time: x.time}, x.stamp})
+					*infos.add() = checkpoint.RunInfo{RunID: runID, Latest: x.latest, Status: x.status, Time: x.time}
+					stamps = append(stamps, x.stamp)
 					return err
 				})
 				if err != nil {
@@ -460,13 +464,15 @@ func (s *Store) Runs(ctx context.Context) ([]checkpoint.RunInfo, error) {
 		}
 		// Both kinds of key end in the same run part, in the same order:
 		// a run's summary, if it has one, is the next.
-		for i := range items {
-			runID := items[i].info.RunID
-			for len(sums) > 0 && runKeyLess(sums[0].runID, runID) {
-				sums = sums[1:]
+		j := 0
+		for i := range infos.n {
+			info := infos.at(i)
+			for j < sums.n && runKeyLess(sums.at(j).runID, info.RunID) {
+				j++
 			}
-			if len(sums) > 0 && sums[0].runID == runID {
-				items[i].info.Summary, sums = sums[0].summary, sums[1:]
+			if j < sums.n && sums.at(j).runID == info.RunID {
+				info.Summary = sums.at(j).summary
+				j++
 			}
 		}
 		return nil
@@ -474,14 +480,51 @@ func (s *Store) Runs(ctx context.Context) ([]checkpoint.RunInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(items, func(a, b item) int {
-		return cmp.Or(cmp.Compare(b.stamp, a.stamp), cmp.Compare(a.info.RunID, b.info.RunID))
+	order := make([]int32, infos.n)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		return cmp.Or(cmp.Compare(stamps[b], stamps[a]), cmp.Compare(infos.at(int(a)).RunID, infos.at(int(b)).RunID))
 	})
-	out := make([]checkpoint.RunInfo, len(items))
-	for i, it := range items {
-		out[i] = it.info
+	out := make([]checkpoint.RunInfo, infos.n)
+	for i, k := range order {
+		out[i] = *infos.at(int(k))
 	}
 	return out, nil
+}
+
+// firstChunk is how many entries the first chunk of a chunks holds;
+// each next one holds twice as many as the one before.
+const firstChunk = 32
+
+// chunks is a list grown a chunk at a time, so that nothing already in
+// it is copied as it grows: chunk k holds firstChunk<<k entries.
+type chunks[T any] struct {
+	cs [][]T
+	n  int
+}
+
+// add appends a zero entry and returns it.
+func (c *chunks[T]) add() *T {
+	k, i := chunkOf(c.n)
+	if k == len(c.cs) {
+		c.cs = append(c.cs, make([]T, firstChunk<<k))
+	}
+	c.n++
+	return &c.cs[k][i]
+}
+
+// at returns entry i, which must be below c.n.
+func (c *chunks[T]) at(i int) *T {
+	k, j := chunkOf(i)
+	return &c.cs[k][j]
+}
+
+// chunkOf is the chunk of entry i of a chunks, and its place there.
+func chunkOf(i int) (k, j int) {
+	k = bits.Len(uint(i/firstChunk+1)) - 1
+	return k, i - firstChunk*(1<<k-1)
 }
 
 // runKeyLess orders run ids as their keys are ordered: by the bytes of
@@ -523,16 +566,16 @@ type runSummary struct {
 }
 
 // summaries reads every run's summary in one pass over their keys, in
-// key order, into one buffer.
-func summaries(txn *badger.Txn) ([]runSummary, error) {
-	var out []runSummary
+// key order, into buffers of many.
+func summaries(txn *badger.Txn) (chunks[runSummary], error) {
+	var out chunks[runSummary]
 	var buf []byte
 	it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{kindSummary}})
 	defer it.Close()
 	for it.Rewind(); it.Valid(); it.Next() {
 		runID, ok := runOfKey(it.Item().Key())
 		if !ok {
-			return nil, &checkpoint.CorruptError{What: "run summary key", Err: errBadKey}
+			return out, &checkpoint.CorruptError{What: "run summary key", Err: errBadKey}
 		}
 		err := it.Item().Value(func(v []byte) error {
 			if len(buf)+len(v) > cap(buf) {
@@ -540,11 +583,11 @@ func summaries(txn *badger.Txn) ([]runSummary, error) {
 			}
 			start := len(buf)
 			buf = append(buf, v...)
-			out = append(out, runSummary{runID: runID, summary: buf[start:len(buf):len(buf)]})
+			*out.add() = runSummary{runID: runID, summary: buf[start:len(buf):len(buf)]}
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			return out, err
 		}
 	}
 	return out, nil

@@ -47,9 +47,8 @@ func Encode(sum Summary) ([]byte, error) {
 		e.str(p.Commit)
 	}
 	e.int(int64(len(sum.Usage)))
-	for _, role := range sortedRoles(sum.Usage) {
-		u := sum.Usage[role]
-		e.str(role)
+	for _, u := range sum.Usage {
+		e.str(u.Role)
 		e.int(int64(u.InputTokens))
 		e.int(int64(u.OutputTokens))
 		e.int(int64(u.CachedTokens))
@@ -112,14 +111,14 @@ func decodeTo(b []byte, sum *Summary, sl *Slabs, head bool) error {
 	}
 	if n := d.count(); n > 0 {
 		if !head {
-			sum.Usage = make(map[string]state.Usage, n)
+			sum.Usage = carve(sl.usageList(), n)
 		}
-		for range n {
+		for i := range n {
 			role := d.str()
 			u := state.Usage{InputTokens: int(d.int()), OutputTokens: int(d.int()), CachedTokens: int(d.int())}
 			u.CostUSD = math.Float64frombits(binary.LittleEndian.Uint64(d.take(8)))
 			if !head {
-				sum.Usage[role] = u
+				sum.Usage[i] = RoleUsage{Role: role, Usage: u}
 			}
 		}
 	}

@@ -47,13 +47,57 @@ type Summary struct {
 	ReviewIteration int
 	PlanRevision    int
 	Phases          []Phase
-	Usage           map[string]state.Usage
-	LastError       string
-	Stash           string // the user's stash commit, while not restored
-	Next            []string
+	// Usage is the state's usage by role, sorted by role: a list, not
+	// the state's map, as a listing decodes 10,000 of them and prints
+	// their totals (UsageMap is the map).
+	Usage     []RoleUsage
+	LastError string
+	Stash     string // the user's stash commit, while not restored
+	Next      []string
 	// Lanes is how many lanes the current phase has (0 for one). It came
 	// with Version 5: a summary of 4 is not read, its run read whole.
 	Lanes int
+}
+
+// RoleUsage is one role's usage in a Summary.
+type RoleUsage struct {
+	Role string
+	state.Usage
+}
+
+// UsageMap is sum's usage as the state keeps it, by role; nil when it
+// has none.
+func (sum *Summary) UsageMap() map[string]state.Usage {
+	if len(sum.Usage) == 0 {
+		return nil
+	}
+	m := make(map[string]state.Usage, len(sum.Usage))
+	for _, u := range sum.Usage {
+		m[u.Role] = u.Usage
+	}
+	return m
+}
+
+// TotalUsage adds up sum's usage in the roles' order, as state.TotalOf
+// adds up the state's map: the same total, to the last bit of the cost.
+func (sum *Summary) TotalUsage() state.Usage {
+	var total state.Usage
+	for _, u := range sum.Usage {
+		total = total.Add(u.Usage)
+	}
+	return total
+}
+
+// usageList is usage as a Summary keeps it, sorted by role.
+func usageList(usage map[string]state.Usage) []RoleUsage {
+	if len(usage) == 0 {
+		return nil
+	}
+	out := make([]RoleUsage, 0, len(usage))
+	for _, role := range sortedRoles(usage) {
+		out = append(out, RoleUsage{Role: role, Usage: usage[role]})
+	}
+	return out
 }
 
 // Phase is one phase of a Summary: Commit is the commit of its work once
@@ -76,7 +120,7 @@ func Summarize(snap graph.Snapshot[state.ExecutionState]) ([]byte, error) {
 	sum := Summary{Seq: snap.Seq, Goal: s.Run.Goal, Slug: s.Run.Slug, CreatedAt: s.Run.CreatedAt,
 		ExecDir: s.Run.ExecDir, WorkTree: s.Run.WorkTree, Status: s.Status, Mode: s.Plan.Mode,
 		CurrentPhase: s.Progress.CurrentPhase(), ReviewIteration: s.ReviewIteration(),
-		PlanRevision: s.Progress.PlanRevision, Usage: s.Usage, Next: snap.Next}
+		PlanRevision: s.Progress.PlanRevision, Usage: usageList(s.Usage), Next: snap.Next}
 	if n := len(s.Errors); n > 0 {
 		sum.LastError, _ = render.Clip(s.Errors[n-1], summaryErrorBytes)
 	}
@@ -125,7 +169,7 @@ func SnapshotOf(info checkpoint.RunInfo, sum *Summary, dst *graph.Snapshot[state
 		ExecDir: sum.ExecDir, WorkTree: sum.WorkTree}
 	s.Plan.Mode = sum.Mode
 	s.Progress.PlanRevision = sum.PlanRevision
-	s.Usage, s.Status, s.Stash.Commit = sum.Usage, sum.Status, sum.Stash
+	s.Usage, s.Status, s.Stash.Commit = sum.UsageMap(), sum.Status, sum.Stash
 	if sum.LastError != "" {
 		s.Errors = carve(sl.stringList(), 1)
 		s.Errors[0] = sum.LastError
@@ -185,6 +229,7 @@ type Slabs struct {
 	phaseStates []state.PhaseState
 	strs        []string
 	sums        []Phase
+	usage       []RoleUsage
 }
 
 func (sl *Slabs) phaseList() *[]state.Phase {
@@ -213,6 +258,13 @@ func (sl *Slabs) phaseSummaries() *[]Phase {
 		return nil
 	}
 	return &sl.sums
+}
+
+func (sl *Slabs) usageList() *[]RoleUsage {
+	if sl == nil {
+		return nil
+	}
+	return &sl.usage
 }
 
 // slabLen is how many entries a slab is made with, at the least.

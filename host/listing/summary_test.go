@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,7 +21,7 @@ func sampleSummary() Summary {
 	return Summary{Seq: 30, Goal: "a calculator\nthat adds · ü", Slug: "a-calculator", CreatedAt: at, ExecDir: "docs/gaffer/x",
 		WorkTree: "/w/r", Status: state.RunHalted, Mode: state.ModePhased, CurrentPhase: -1, ReviewIteration: 3, PlanRevision: 2,
 		Phases:    []Phase{{Status: state.PhaseCompleted, Attempt: 1, Started: at, Completed: at.Add(time.Minute), Commit: "abc"}, {}},
-		Usage:     map[string]state.Usage{"developer": {InputTokens: 5, OutputTokens: 6, CachedTokens: 7, CostUSD: 0.1 + 0.2}, "": {}},
+		Usage:     []RoleUsage{{Role: ""}, {Role: "developer", Usage: state.Usage{InputTokens: 5, OutputTokens: 6, CachedTokens: 7, CostUSD: 0.1 + 0.2}}},
 		LastError: "boom", Stash: "def", Next: []string{"phase", "review"}, Lanes: 3}
 }
 
@@ -122,7 +123,7 @@ func BenchmarkSummary(b *testing.B) {
 	snap := graph.Snapshot[state.ExecutionState]{RunID: "r-20260301-abcdef", Seq: 30, Next: sum.Next, State: state.ExecutionState{
 		Run:  state.RunInfo{ID: "r-20260301-abcdef", Goal: sum.Goal, CreatedAt: sum.CreatedAt, ExecDir: sum.ExecDir, WorkTree: sum.WorkTree},
 		Plan: state.Plan{Mode: sum.Mode, Phases: phases}, Progress: state.Progress{Phases: progress},
-		Usage: sum.Usage, Status: sum.Status, Errors: []string{"boom"}}}
+		Usage: sum.UsageMap(), Status: sum.Status, Errors: []string{"boom"}}}
 	enc, err := Summarize(snap)
 	if err != nil {
 		b.Fatal(err)
@@ -304,5 +305,39 @@ func TestRunReadAloneAllocatesItsOwn(t *testing.T) {
 	runtime.ReadMemStats(&ms1)
 	if per := (ms1.TotalAlloc - ms0.TotalAlloc) / reads; per > 16<<10 {
 		t.Errorf("a run read alone allocated %d bytes", per)
+	}
+}
+
+// TestUsageListIsTheMap: a summary keeps the state's usage as a list
+// sorted by role, whose map is the state's and whose total is
+// state.TotalOf's, to the last bit of the cost (a float sum depends on
+// its order).
+func TestUsageListIsTheMap(t *testing.T) {
+	usage := map[string]state.Usage{"reviewer": {InputTokens: 3, CostUSD: 0.1}, "developer": {OutputTokens: 9, CostUSD: 0.2},
+		"architect": {CachedTokens: 4, CostUSD: 0.3}, "doctor": {CostUSD: 1e-17}, "": {}}
+	snap := graph.Snapshot[state.ExecutionState]{RunID: "r-1", Seq: 4, State: state.ExecutionState{Usage: usage}}
+	b, err := Summarize(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sl Slabs
+	for _, sl := range []*Slabs{nil, &sl} {
+		var sum Summary
+		if !Read(checkpoint.RunInfo{RunID: "r-1", Latest: 4, Summary: b}, &sum, sl) {
+			t.Fatal("the summary was not read")
+		}
+		if !slices.IsSortedFunc(sum.Usage, func(a, b RoleUsage) int { return strings.Compare(a.Role, b.Role) }) {
+			t.Errorf("usage not sorted by role: %+v", sum.Usage)
+		}
+		if got := sum.UsageMap(); !reflect.DeepEqual(got, usage) {
+			t.Errorf("UsageMap %+v, want %+v", got, usage)
+		}
+		if got, want := sum.TotalUsage(), state.TotalOf(usage); got != want {
+			t.Errorf("TotalUsage %+v, want TotalOf's %+v", got, want)
+		}
+	}
+	var none Summary
+	if none.UsageMap() != nil || none.TotalUsage() != (state.Usage{}) {
+		t.Errorf("no usage: map %v, total %+v", none.UsageMap(), none.TotalUsage())
 	}
 }
