@@ -226,7 +226,7 @@ func findFlag(flags []ucli.Flag, name string) ucli.Flag {
 // `gaffer list --json` does; none when that fails.
 func (a *app) runIDs(globals []string) []string {
 	var out bytes.Buffer
-	sub := NewWithIO(a.version, IO{Out: &out, Err: io.Discard, Terminal: func() bool { return false }})
+	sub := NewWithIO(a.version, IO{Out: &out, Err: io.Discard, Terminal: func() bool { return false }, Getenv: a.io.Getenv})
 	args := append(append([]string{"gaffer"}, globals...), "list", "--json")
 	if err := sub.Run(args); err != nil {
 		return nil

@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	ucli "github.com/urfave/cli/v2"
 
@@ -37,7 +36,7 @@ func configCommand(io IO) *ucli.Command {
 				if c.IsSet("profile") {
 					name = c.String("profile")
 				}
-				return ConfigShow(io, g.Repo, name, os.Getenv)
+				return ConfigShow(io, g.Repo, name, io.getenv)
 			},
 		}},
 	}

@@ -64,7 +64,7 @@ type hostOptions struct {
 // newSetup is the run setup of c's command: the terminal's output and
 // keys, and --pace over the runs' stored pace when it is given.
 func newSetup(c *ucli.Context, io IO) *profile.Setup {
-	s := &profile.Setup{Out: io.Out, Keys: io.Keys}
+	s := &profile.Setup{Out: io.Out, Keys: io.Keys, Getenv: io.Getenv}
 	if c.IsSet("pace") {
 		p := c.Duration("pace")
 		s.Pace = &p
@@ -118,13 +118,13 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 	if o.front != nil {
 		hf = o.front
 	}
-	hc := host.Config{Dir: dir, Setup: o.setup, Front: hf, Logger: l.log, Cmd: l.cmd, ReproducibleDates: reproducibleDates(os.Getenv),
+	hc := host.Config{Dir: dir, Setup: o.setup, Front: hf, Logger: l.log, Cmd: l.cmd, ReproducibleDates: reproducibleDates(io.getenv),
 		AfterCommit: afterCommitHook(io), AfterPublish: afterPushHook(io), AfterRestore: afterRestoreHook(io), Shared: o.shared, Remote: o.remote, MaxSessions: o.maxSessions}
-	cfg := hoststore.Config{Config: hc, Repo: g.Repo, Store: dir, Notify: &notify.Config{Before: beforeNotifyHook(io), Getenv: io.Keys.Getenv}}
+	cfg := hoststore.Config{Config: hc, Repo: g.Repo, Store: dir, Notify: &notify.Config{Before: beforeNotifyHook(io), Getenv: io.keyenv}}
 	if o.read {
 		cfg.Notify, cfg.Reading = nil, true
 	} else {
-		cfg.Telemetry, cfg.Getenv = telemetryOf(g.Repo), os.Getenv
+		cfg.Telemetry, cfg.Getenv = telemetryOf(g.Repo, io.getenv), io.getenv
 	}
 	if o.metrics != nil {
 		m := o.metrics
@@ -132,7 +132,7 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 	}
 	if hoststore.IsURL(g.Store) {
 		cfg.Store = g.Store
-		if cfg.StoreOutageWait, err = storeOutageWait(os.Getenv); err != nil {
+		if cfg.StoreOutageWait, err = storeOutageWait(io.getenv); err != nil {
 			return nil, err
 		}
 	}
@@ -143,7 +143,7 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 	l.Host, l.front.states = h, h
 	if io.LimitMemory && !o.read && commandKind(c) != "serve" {
 		// For the rest of the process: the store's close compacts too.
-		_ = memlimit.Start(os.Getenv, memlimit.Default, time.Second)
+		_ = memlimit.Start(io.getenv, memlimit.Default, time.Second)
 	}
 	if o.kind == "" {
 		return l, nil
@@ -376,12 +376,12 @@ func reproducibleDates(getenv func(string) string) bool {
 	return err == nil && v
 }
 
-// afterCommitHook is the kill test's hook: with GAFFER_TEST_PAUSE_AFTER_COMMIT
-// set to a duration, each commit is announced on the output and followed
-// by that pause, before its checkpoint is written.
+// afterCommitHook is the kill test's hook: with io.Hooks.AfterCommit set,
+// each commit is announced on the output and followed by that pause,
+// before its checkpoint is written.
 func afterCommitHook(io IO) func(string) {
-	d, err := time.ParseDuration(os.Getenv("GAFFER_TEST_PAUSE_AFTER_COMMIT"))
-	if err != nil || d <= 0 {
+	d := io.Hooks.AfterCommit
+	if d <= 0 {
 		return nil
 	}
 	return func(subject string) {
@@ -390,13 +390,12 @@ func afterCommitHook(io IO) func(string) {
 	}
 }
 
-// afterPushHook is the two-host test's hook: with
-// GAFFER_TEST_PAUSE_AFTER_PUSH set to a duration, each push of a commit
-// to the shared remote is announced on the output and followed by that
-// pause, before its checkpoint is written.
+// afterPushHook is the two-host test's hook: with io.Hooks.AfterPush set,
+// each push of a commit to the shared remote is announced on the output
+// and followed by that pause, before its checkpoint is written.
 func afterPushHook(io IO) func(string) {
-	d, err := time.ParseDuration(os.Getenv("GAFFER_TEST_PAUSE_AFTER_PUSH"))
-	if err != nil || d <= 0 {
+	d := io.Hooks.AfterPush
+	if d <= 0 {
 		return nil
 	}
 	return func(commit string) {
@@ -406,12 +405,11 @@ func afterPushHook(io IO) func(string) {
 }
 
 // beforeNotifyHook is the notification kill test's hook: with
-// GAFFER_TEST_PAUSE_BEFORE_NOTIFY set to a duration, each notice's
-// delivery is announced on the output and follows that pause (cut short
-// when the host closes).
+// io.Hooks.BeforeNotify set, each notice's delivery is announced on the
+// output and follows that pause (cut short when the host closes).
 func beforeNotifyHook(io IO) func(context.Context, string, state.Notice) {
-	d, err := time.ParseDuration(os.Getenv("GAFFER_TEST_PAUSE_BEFORE_NOTIFY"))
-	if err != nil || d <= 0 {
+	d := io.Hooks.BeforeNotify
+	if d <= 0 {
 		return nil
 	}
 	return func(ctx context.Context, runID string, n state.Notice) {
@@ -424,12 +422,12 @@ func beforeNotifyHook(io IO) func(context.Context, string, state.Notice) {
 }
 
 // afterRestoreHook is the allow-dirty test's hook: with
-// GAFFER_TEST_PAUSE_AFTER_RESTORE set to a duration, putting the user's
-// changes back is announced and followed by that pause, before the
-// stash's ref is dropped and the checkpoint written.
+// io.Hooks.AfterRestore set, putting the user's changes back is announced
+// and followed by that pause, before the stash's ref is dropped and the
+// checkpoint written.
 func afterRestoreHook(io IO) func() {
-	d, err := time.ParseDuration(os.Getenv("GAFFER_TEST_PAUSE_AFTER_RESTORE"))
-	if err != nil || d <= 0 {
+	d := io.Hooks.AfterRestore
+	if d <= 0 {
 		return nil
 	}
 	return func() {

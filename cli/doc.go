@@ -129,17 +129,13 @@
 // run's --detach and status's --watch and --interval (ops.go) do
 // not read one yet.
 //
-// GAFFER_TEST_PAUSE_AFTER_COMMIT (a duration) makes every commit announce
-// itself on stdout and pause before its checkpoint: the kill test uses it
-// to SIGKILL a run between a commit and its checkpoint.
-//
-// GAFFER_TEST_PAUSE_AFTER_PUSH (a duration) does the same after every
-// push of a commit to the shared remote (serve --remote): the two-host
-// test SIGKILLs a serve between a push and its checkpoint.
-//
-// GAFFER_TEST_PAUSE_BEFORE_NOTIFY (a duration) makes every notice's
-// delivery announce itself on stdout and pause first: the notify test
-// SIGKILLs a run between a notice's checkpoint and its delivery.
+// The kill tests pause gaffer at the moments they SIGKILL it in through
+// IO.Hooks (TestHooks): in process they set them, and a gaffer they start
+// reads them from the GAFFER_TEST_PAUSE_* variables in its main
+// (cmd/gaffer), the one place those are read. What the commands read of
+// the environment themselves (TERM, NO_COLOR, GAFFER_REPRODUCIBLE_DATES,
+// the configuration's variables) they read through IO.Getenv; a flag's
+// variable is read by the flag.
 //
 // GAFFER_REPRODUCIBLE_DATES=1 dates each commit one second after its
 // parent instead of now (nodes.Config.ReproducibleDates), so that the

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/gaffer-dev/gaffer/profile"
 )
@@ -36,9 +37,48 @@ type IO struct {
 	// commands it suggests when gaffer on PATH is not this program
 	// (./bin/gaffer right after make build). "": gaffer.
 	Program string
+	// Getenv is the environment gaffer reads its settings from (TERM,
+	// NO_COLOR, GAFFER_REPRODUCIBLE_DATES, the configuration's variables,
+	// ...): gaffer's main sets os.Getenv, a test its own map, so that
+	// tests beside each other need not share the process's environment.
+	// Nil: os.Getenv.
+	Getenv func(string) string
+	// Hooks are the kill tests' pauses (TestHooks); gaffer's main reads
+	// them from its environment. Zero: none.
+	Hooks TestHooks
 
 	version string  // the program's version, told on the control socket
 	screen  *screen // keeps the phase tree pinned below Out on a terminal (screen.go); nil: none
+}
+
+// TestHooks are pauses at the moments the kill tests SIGKILL gaffer in:
+// each one set announces its moment on Out ("gaffer-test: ...") and
+// waits that long before going on. Only tests set them: in-process by
+// IO.Hooks, and in a child gaffer through the GAFFER_TEST_PAUSE_*
+// variables that gaffer's main reads into them (cmd/gaffer). Zero: no
+// pause.
+type TestHooks struct {
+	AfterCommit  time.Duration // after each commit, before its checkpoint
+	AfterPush    time.Duration // after each push to the shared remote, before its checkpoint
+	BeforeNotify time.Duration // before each notice's delivery, after its checkpoint (cut short when the host closes)
+	AfterRestore time.Duration // after the user's changes are put back, before the stash's ref is dropped
+}
+
+// getenv is the variable name's value in o's environment (Getenv).
+func (o IO) getenv(name string) string {
+	if o.Getenv == nil {
+		return os.Getenv(name)
+	}
+	return o.Getenv(name)
+}
+
+// keyenv reads name from the keys gaffer's main has taken out of its
+// environment (Keys), then from o's environment (Getenv).
+func (o IO) keyenv(name string) string {
+	if v, ok := o.Keys.Lookup(name); ok {
+		return v
+	}
+	return o.getenv(name)
 }
 
 // quietOnClosedPipe returns o with Out and Err, when they are pipes or
@@ -111,7 +151,7 @@ func (l *lockedWriter) Write(b []byte) (int, error) {
 // below every other line and be redrawn in place. Off a terminal it
 // returns o as it is.
 func (o IO) live() IO {
-	if o.screen != nil || !o.terminal() || plainTerminal(os.Getenv) {
+	if o.screen != nil || !o.terminal() || plainTerminal(o.getenv) {
 		return o
 	}
 	out := o.Out

@@ -202,13 +202,14 @@ func checkGreetRun(t *testing.T, dir string) runview.Run {
 }
 
 func TestRunLLMOpenAICommitsPhases(t *testing.T) {
+	t.Parallel()
 	m := &greetModel{}
 	srv := fakellm.NewOpenAIFunc(m.respond)
 	defer srv.Close()
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": llmProfile("openai", srv.BaseURL(), "GAFFER_TEST_OPENAI_KEY")})
-	t.Setenv("GAFFER_TEST_OPENAI_KEY", "sk-test-openai")
+	env := map[string]string{"GAFFER_TEST_OPENAI_KEY": "sk-test-openai"}
 
-	out, code := gaffer(t, "--repo", dir, "run", "--goal", "Add Greet", "--auto-approve")
+	out, code := gafferEnv(t, env, "--repo", dir, "run", "--goal", "Add Greet", "--auto-approve")
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}
@@ -232,6 +233,7 @@ func TestRunLLMOpenAICommitsPhases(t *testing.T) {
 }
 
 func TestRunLLMAnthropicCommitsPhasesAfterARateLimit(t *testing.T) {
+	t.Parallel()
 	m := &greetModel{}
 	var mu sync.Mutex
 	limited := false
@@ -247,9 +249,9 @@ func TestRunLLMAnthropicCommitsPhasesAfterARateLimit(t *testing.T) {
 	})
 	defer srv.Close()
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": llmProfile("anthropic", srv.BaseURL(), "GAFFER_TEST_ANTHROPIC_KEY")})
-	t.Setenv("GAFFER_TEST_ANTHROPIC_KEY", "sk-ant-test")
+	env := map[string]string{"GAFFER_TEST_ANTHROPIC_KEY": "sk-ant-test"}
 
-	out, code := gaffer(t, "--repo", dir, "run", "--goal", "Add Greet", "--auto-approve")
+	out, code := gafferEnv(t, env, "--repo", dir, "run", "--goal", "Add Greet", "--auto-approve")
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}
@@ -263,9 +265,10 @@ func TestRunLLMAnthropicCommitsPhasesAfterARateLimit(t *testing.T) {
 }
 
 func TestRunLLMMissingKeyWritesNothing(t *testing.T) {
+	t.Parallel()
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": llmProfile("openai", "http://127.0.0.1:9/v1", "GAFFER_TEST_MISSING_KEY")})
-	t.Setenv("GAFFER_TEST_MISSING_KEY", "")
-	out, code := gaffer(t, "--repo", dir, "run", "--goal", "Add Greet", "--auto-approve")
+	env := map[string]string{"GAFFER_TEST_MISSING_KEY": ""}
+	out, code := gafferEnv(t, env, "--repo", dir, "run", "--goal", "Add Greet", "--auto-approve")
 	if code != ExitPrecondition {
 		t.Fatalf("exit %d, want %d\n%s", code, ExitPrecondition, out)
 	}
@@ -282,11 +285,11 @@ func TestRunLLMMissingKeyWritesNothing(t *testing.T) {
 // changes value; approve, then resume, finish the run with the stored
 // settings (the key is read again, by its stored name).
 func TestRunLLMSettingsAreStoredWithTheRun(t *testing.T) {
+	t.Parallel()
 	m := &greetModel{}
 	srv := fakellm.NewOpenAIFunc(m.respond)
 	defer srv.Close()
 	xdg := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", xdg)
 	cfgFile := filepath.Join(xdg, "gaffer", "config.yaml")
 	if err := os.MkdirAll(filepath.Dir(cfgFile), 0o755); err != nil {
 		t.Fatal(err)
@@ -295,26 +298,26 @@ func TestRunLLMSettingsAreStoredWithTheRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := greetRepo(t, nil)
-	t.Setenv("GAFFER_TEST_KEY2", "sk-first")
-	out, code := gaffer(t, "--repo", dir, "run", "--goal", "Add Greet", "--run-id", "r-stored")
+	env := func(key string) map[string]string {
+		return map[string]string{"XDG_CONFIG_HOME": xdg, "GAFFER_TEST_KEY2": key}
+	}
+	out, code := gafferEnv(t, env("sk-first"), "--repo", dir, "run", "--goal", "Add Greet", "--run-id", "r-stored")
 	if code != ExitAwaitingApproval {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}
 	if err := os.WriteFile(cfgFile, []byte("profiles: [this is not a profile\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("GAFFER_TEST_KEY2", "")
-	if out, code := gaffer(t, "--repo", dir, "resume", "r-stored"); code != ExitPrecondition || !strings.Contains(out, "GAFFER_TEST_KEY2") {
+	if out, code := gafferEnv(t, env(""), "--repo", dir, "resume", "r-stored"); code != ExitPrecondition || !strings.Contains(out, "GAFFER_TEST_KEY2") {
 		t.Fatalf("resume without the key: exit %d, want %d naming the variable\n%s", code, ExitPrecondition, out)
 	}
-	if out, code := gaffer(t, "--repo", dir, "approve", "r-stored"); code != ExitPrecondition || !strings.Contains(out, "GAFFER_TEST_KEY2") {
+	if out, code := gafferEnv(t, env(""), "--repo", dir, "approve", "r-stored"); code != ExitPrecondition || !strings.Contains(out, "GAFFER_TEST_KEY2") {
 		t.Fatalf("approve without the key: exit %d, want %d naming the variable\n%s", code, ExitPrecondition, out)
 	}
 	if v := statusJSON(t, "--repo", dir); v.Status != "awaiting_approval" {
 		t.Fatalf("after approve without the key the run is %s, want still awaiting approval", v.Status)
 	}
-	t.Setenv("GAFFER_TEST_KEY2", "sk-second")
-	if out, code := gaffer(t, "--repo", dir, "approve", "r-stored"); code != 0 {
+	if out, code := gafferEnv(t, env("sk-second"), "--repo", dir, "approve", "r-stored"); code != 0 {
 		t.Fatalf("approve: exit %d\n%s", code, out)
 	}
 	checkGreetRun(t, dir)
@@ -324,13 +327,14 @@ func TestRunLLMSettingsAreStoredWithTheRun(t *testing.T) {
 }
 
 func TestRunLLMRefusedKeyIsExit8NamingTheVariable(t *testing.T) {
+	t.Parallel()
 	srv := fakellm.NewOpenAIFunc(func(fakellm.Request) fakellm.Turn {
 		return fakellm.Turn{Status: 401, Text: "invalid api key"}
 	})
 	defer srv.Close()
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": llmProfile("openai", srv.BaseURL(), "GAFFER_TEST_BAD_KEY")})
-	t.Setenv("GAFFER_TEST_BAD_KEY", "sk-wrong")
-	out, code := gaffer(t, "--repo", dir, "run", "--goal", "Add Greet", "--auto-approve", "--run-id", "r-auth")
+	env := map[string]string{"GAFFER_TEST_BAD_KEY": "sk-wrong"}
+	out, code := gafferEnv(t, env, "--repo", dir, "run", "--goal", "Add Greet", "--auto-approve", "--run-id", "r-auth")
 	if code != ExitPrecondition || !strings.Contains(out, "GAFFER_TEST_BAD_KEY") || !strings.Contains(out, "resume r-auth") {
 		t.Fatalf("exit %d, want %d naming the variable and how to continue\n%s", code, ExitPrecondition, out)
 	}

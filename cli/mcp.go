@@ -146,7 +146,7 @@ func newMCPBackend(c *ucli.Context, io IO) (*mcpBackend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gaffer mcp: %w", err)
 	}
-	quiet := IO{In: strings.NewReader(""), Out: io.Err, Err: io.Err, Terminal: func() bool { return false }, Keys: io.Keys, version: io.version}
+	quiet := IO{In: strings.NewReader(""), Out: io.Err, Err: io.Err, Terminal: func() bool { return false }, Keys: io.Keys, Getenv: io.Getenv, Hooks: io.Hooks, version: io.version}
 	return &mcpBackend{c: c, io: quiet, dir: dir, g: g, set: set, exe: exe, poll: 50 * time.Millisecond}, nil
 }
 
@@ -337,10 +337,10 @@ func (b *mcpBackend) Start(ctx context.Context, req mcpserve.StartRequest) (mcps
 			return started, &host.Error{Code: host.Held, Err: fmt.Errorf("gaffer %s (pid %d) holds the store %s: wait for it to end, or run several at once: start `gaffer serve` and run_start queues each run there",
 				info.Kind, info.PID, info.Store)}
 		}
-		if err := profile.CheckSubmit(b.g.Repo, &spec); err != nil {
+		if err := profile.CheckSubmit(b.g.Repo, &spec, b.io.getenv); err != nil {
 			return started, err
 		}
-		endSpan := submitSpan(ctx, b.g.Repo, &spec)
+		endSpan := submitSpan(ctx, b.g.Repo, &spec, b.io.getenv)
 		out, err := cl.Submit(ctx, spec)
 		endSpan(err)
 		if err != nil {
@@ -359,10 +359,10 @@ func (b *mcpBackend) Start(ctx context.Context, req mcpserve.StartRequest) (mcps
 			return started, err
 		}
 		defer closeSvc()
-		if err := profile.CheckSubmit(b.g.Repo, &spec); err != nil {
+		if err := profile.CheckSubmit(b.g.Repo, &spec, b.io.getenv); err != nil {
 			return started, err
 		}
-		endSpan := submitSpan(ctx, b.g.Repo, &spec)
+		endSpan := submitSpan(ctx, b.g.Repo, &spec, b.io.getenv)
 		out, err := svc.Submit(ctx, spec)
 		endSpan(err)
 		started.Where, started.Message = "the database's gaffer serves", out.Message

@@ -258,26 +258,27 @@ func TestCompletionOffersGlobalFlagsAfterACommand(t *testing.T) {
 // status, which only read the store (and would walk every run's outbox
 // to do it); the next process that drives a run delivers it.
 func TestReadCommandsDeliverNoNotices(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
-	t.Setenv("GAFFER_TEST_HOOK_SECRET", notifySecret)
+	env := []string{"GAFFER_TEST_HOOK_SECRET=" + notifySecret}
 	h := newHooks(t)
 	dir, plan, script, _ := notifyRepo(t, h)
 	const id = "r-20260101-quiet"
-	p := startProc(t, bin, []string{"--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", id}, "GAFFER_TEST_PAUSE_BEFORE_NOTIFY=30s")
+	p := startProc(t, bin, []string{"--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", id}, append(env, "GAFFER_TEST_PAUSE_BEFORE_NOTIFY=30s")...)
 	waitForLine(t, p, "gaffer-test: notify "+id+" awaiting_approval")
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	p.wait()
 	for _, args := range [][]string{{"list"}, {"list", "--json"}, {"status"}, {"status", id, "--json"}, {"history"}, {"plan", "show"}} {
-		if out, code := gafferCmd(t, bin, append([]string{"--repo", dir}, args...)...); code != ExitOK {
+		if out, code := gafferCmdEnv(t, bin, env, append([]string{"--repo", dir}, args...)...); code != ExitOK {
 			t.Fatalf("%v: exit %d\n%s", args, code, out)
 		}
 	}
 	if keys, bad, ntfy := h.got(); len(keys)+len(bad)+len(ntfy) != 0 {
 		t.Fatalf("a read command delivered notices: %v %v %v", keys, bad, ntfy)
 	}
-	if out, code := gafferCmd(t, bin, "--repo", dir, "resume"); code != ExitAwaitingApproval {
+	if out, code := gafferCmdEnv(t, bin, env, "--repo", dir, "resume"); code != ExitAwaitingApproval {
 		t.Fatalf("resume: exit %d\n%s", code, out)
 	}
 	if keys, _, _ := h.got(); !slices.Equal(keys, []string{id + ":1 awaiting_approval"}) {

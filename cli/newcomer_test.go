@@ -445,13 +445,18 @@ func TestLogsSayWhatWasAskedAndNoPlans(t *testing.T) {
 }
 
 func TestDumbTerminalAndNoColorGetPlainLines(t *testing.T) {
+	t.Parallel()
 	for _, env := range [][2]string{{"TERM", "dumb"}, {"NO_COLOR", "1"}} {
 		t.Run(env[0], func(t *testing.T) {
-			t.Setenv(env[0], env[1])
+			t.Parallel()
+			vars := map[string]string{"TERM": "xterm", "NO_COLOR": ""} // a terminal that could draw, but for env
+			vars[env[0]] = env[1]
 			dir, plan, script := demoRepo(t)
 			var buf syncBuffer
-			app := NewWithIO("test", IO{In: strings.NewReader(""), Out: &buf, Err: &buf, Terminal: func() bool { return true }})
+			app := NewWithIO("test", IO{In: strings.NewReader(""), Out: &buf, Err: &buf, Terminal: func() bool { return true }, Getenv: envWith(vars)})
+			inProcess.Lock()
 			err := app.RunContext(context.Background(), []string{"gaffer", "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve"})
+			inProcess.Unlock()
 			out := buf.String()
 			if err != nil || strings.Contains(out, "\x1b") {
 				t.Fatalf("%s=%s: %v, escape sequences in\n%q", env[0], env[1], err, out)

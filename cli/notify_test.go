@@ -92,13 +92,14 @@ func notifyRepo(t *testing.T, h *hooks) (dir, plan, script, cmdOut string) {
 // exactly once, signed; the command target sees its variables; no
 // secret is in the store, the cursors or the output.
 func TestNotifyAcrossKill(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
-	t.Setenv("GAFFER_TEST_HOOK_SECRET", notifySecret)
+	env := []string{"GAFFER_TEST_HOOK_SECRET=" + notifySecret}
 	h := newHooks(t)
 	dir, plan, script, cmdOut := notifyRepo(t, h)
 	const id = "r-20260101-notify"
 
-	p := startProc(t, bin, []string{"--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", id}, "GAFFER_TEST_PAUSE_BEFORE_NOTIFY=30s")
+	p := startProc(t, bin, []string{"--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", id}, append(env, "GAFFER_TEST_PAUSE_BEFORE_NOTIFY=30s")...)
 	waitForLine(t, p, "gaffer-test: notify "+id+" awaiting_approval")
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -108,14 +109,14 @@ func TestNotifyAcrossKill(t *testing.T) {
 		t.Fatalf("delivered before the kill: %v", keys)
 	}
 
-	out2, code := startProc(t, bin, []string{"--repo", dir, "resume"}, "").wait()
+	out2, code := startProc(t, bin, []string{"--repo", dir, "resume"}, env...).wait()
 	if code != ExitAwaitingApproval {
 		t.Fatalf("resume: exit %d\n%s", code, out2)
 	}
 	if keys, _, _ := h.got(); !slices.Equal(keys, []string{id + ":1 awaiting_approval"}) {
 		t.Fatalf("after resume the webhook got %v", keys)
 	}
-	out3, code := startProc(t, bin, []string{"--repo", dir, "approve"}, "").wait()
+	out3, code := startProc(t, bin, []string{"--repo", dir, "approve"}, env...).wait()
 	if code != 0 {
 		t.Fatalf("approve: exit %d\n%s", code, out3)
 	}
@@ -137,12 +138,13 @@ func TestNotifyAcrossKill(t *testing.T) {
 // TestNotifyAutoApproved: with auto-approve nothing waits for approval;
 // the completed notice is delivered once.
 func TestNotifyAutoApproved(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
-	t.Setenv("GAFFER_TEST_HOOK_SECRET", notifySecret)
+	env := []string{"GAFFER_TEST_HOOK_SECRET=" + notifySecret}
 	h := newHooks(t)
 	dir, plan, script, _ := notifyRepo(t, h)
 	const id = "r-20260101-notify"
-	out, code := startProc(t, bin, []string{"--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", id, "--auto-approve"}, "").wait()
+	out, code := startProc(t, bin, []string{"--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", id, "--auto-approve"}, env...).wait()
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}

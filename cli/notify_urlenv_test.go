@@ -41,6 +41,7 @@ func urlEnvRepo(t *testing.T) (dir, plan, script string) {
 // delivered; no checkpoint of the store (decoded), no file beside it and
 // no output holds it, while the checkpoints do hold the variable's name.
 func TestNotifyURLEnvKeepsTheURLOutOfTheStore(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var got []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -49,11 +50,10 @@ func TestNotifyURLEnvKeepsTheURLOutOfTheStore(t *testing.T) {
 		got = append(got, r.URL.Path)
 	}))
 	defer srv.Close()
-	t.Setenv("GAFFER_TEST_HOOK_URL", srv.URL+hookPath)
-	t.Setenv("GAFFER_TEST_TOPIC_URL", srv.URL+"/urlenv-topic-canary")
+	env := map[string]string{"GAFFER_TEST_HOOK_URL": srv.URL + hookPath, "GAFFER_TEST_TOPIC_URL": srv.URL + "/urlenv-topic-canary"}
 	dir, plan, script := urlEnvRepo(t)
 
-	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
+	out, code := gafferEnv(t, env, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}
@@ -90,10 +90,10 @@ func TestNotifyURLEnvKeepsTheURLOutOfTheStore(t *testing.T) {
 // run before it writes anything, as a missing API key does: exit 8, one
 // line naming the variable and the fix.
 func TestRunRefusesAnUnsetURLEnv(t *testing.T) {
-	t.Setenv("GAFFER_TEST_HOOK_URL", "")
-	t.Setenv("GAFFER_TEST_TOPIC_URL", "http://127.0.0.1:9/topic")
+	t.Parallel()
+	env := map[string]string{"GAFFER_TEST_HOOK_URL": "", "GAFFER_TEST_TOPIC_URL": "http://127.0.0.1:9/topic"}
 	dir, plan, script := urlEnvRepo(t)
-	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
+	out, code := gafferEnv(t, env, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
 	want := "notify target 1 (webhook): set the environment variable GAFFER_TEST_HOOK_URL to its URL (url_env, profile default)"
 	if code != ExitPrecondition || strings.Count(strings.TrimSpace(out), "\n") != 0 || !strings.Contains(out, want) {
 		t.Fatalf("exit %d, want %d and one line with %q:\n%s", code, ExitPrecondition, want, out)
@@ -101,8 +101,8 @@ func TestRunRefusesAnUnsetURLEnv(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, ".git", "gaffer")); !os.IsNotExist(err) {
 		t.Errorf("the store was created: %v", err)
 	}
-	t.Setenv("GAFFER_TEST_HOOK_URL", "hooks.slack.com/services/x")
-	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve"); code != ExitPrecondition ||
+	env["GAFFER_TEST_HOOK_URL"] = "hooks.slack.com/services/x"
+	if out, code := gafferEnv(t, env, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve"); code != ExitPrecondition ||
 		!strings.Contains(out, "GAFFER_TEST_HOOK_URL must hold an http or https URL") || strings.Contains(out, "services/x") {
 		t.Fatalf("a variable without a URL: exit %d\n%s", code, out)
 	}
@@ -112,12 +112,12 @@ func TestRunRefusesAnUnsetURLEnv(t *testing.T) {
 // runs it executes, refuses a submitted run whose url_env variable it
 // lacks, and submit reports it as run does.
 func TestSubmitRefusesAnUnsetURLEnv(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
-	t.Setenv("GAFFER_TEST_HOOK_URL", "")
-	t.Setenv("GAFFER_TEST_TOPIC_URL", "http://127.0.0.1:9/topic")
+	env := []string{"GAFFER_TEST_HOOK_URL=", "GAFFER_TEST_TOPIC_URL=http://127.0.0.1:9/topic"}
 	dir, plan, script := urlEnvRepo(t)
-	s := startServe(t, bin, dir)
-	out, code := gafferCmd(t, bin, "--repo", dir, "submit", "--plan", plan, "--script", script, "--auto-approve")
+	s := startServeEnv(t, bin, dir, env)
+	out, code := gafferCmdEnv(t, bin, env, "--repo", dir, "submit", "--plan", plan, "--script", script, "--auto-approve")
 	want := "notify target 1 (webhook): set the environment variable GAFFER_TEST_HOOK_URL to its URL (url_env, profile default)"
 	if code != ExitPrecondition || strings.Count(strings.TrimSpace(out), "\n") != 0 || !strings.Contains(out, want) {
 		t.Fatalf("submit: exit %d, want %d and one line with %q:\n%s", code, ExitPrecondition, want, out)

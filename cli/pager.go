@@ -32,7 +32,7 @@ func (o IO) ttyOut() *os.File {
 // pager that cannot be started falls back to writing the text.
 func (o IO) page(text string) error {
 	tty := o.ttyOut()
-	pager, ok := pagerFor(os.Getenv, exec.LookPath)
+	pager, ok := pagerFor(o.getenv, exec.LookPath)
 	if !ok {
 		tty = nil // plain text, before any question about it
 	}

@@ -73,12 +73,13 @@ func (m *typedModel) respond(r fakellm.Request) fakellm.Turn {
 // type's; the developer's and reviewer's system prompts say what the types
 // mean.
 func TestRunLLMPromptsCarryEachTaskTypesRules(t *testing.T) {
+	t.Parallel()
 	m := &typedModel{}
 	srv := fakellm.NewOpenAIFunc(m.respond)
 	defer srv.Close()
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": strings.Replace(llmProfile("openai", srv.BaseURL(), "GAFFER_TEST_TYPES_KEY"), "tdd: false", "tdd: true", 1)})
-	t.Setenv("GAFFER_TEST_TYPES_KEY", "sk-test-types")
-	if out, code := gaffer(t, "--repo", dir, "run", "--goal", "Add Greet", "--auto-approve"); code != 0 {
+	env := map[string]string{"GAFFER_TEST_TYPES_KEY": "sk-test-types"}
+	if out, code := gafferEnv(t, env, "--repo", dir, "run", "--goal", "Add Greet", "--auto-approve"); code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}
 	// What each role's first request of each phase must and must not say.

@@ -80,7 +80,7 @@ func serveCommand(io IO) *ucli.Command {
 				if err != nil {
 					return err
 				}
-				if o.MaxPerRepo, err = configMaxRunsPerRepo(g.Repo, os.Getenv); err != nil {
+				if o.MaxPerRepo, err = configMaxRunsPerRepo(g.Repo, io.getenv); err != nil {
 					return err
 				}
 			}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -72,7 +71,7 @@ func (a *app) watchOr(next ucli.ActionFunc) ucli.ActionFunc {
 // (watchLeft; on stderr with --json): watching never touches the run.
 func (a *app) watch(c *ucli.Context, runID string, interval time.Duration, asJSON bool) error {
 	ctx := c.Context
-	tty := a.io.terminal() && !plainTerminal(os.Getenv)
+	tty := a.io.terminal() && !plainTerminal(a.io.getenv)
 	term := a.io.Out
 	if a.io.screen != nil {
 		term = a.io.screen.term

@@ -56,14 +56,14 @@ func Submit(c *ucli.Context, io IO) error {
 	if err != nil {
 		return err
 	}
-	if err := profile.CheckSubmit(g.Repo, &spec); err != nil {
+	if err := profile.CheckSubmit(g.Repo, &spec, io.getenv); err != nil {
 		return err
 	}
 	dir, _, err := storeOf(c)
 	if err != nil {
 		return err
 	}
-	endSpan := submitSpan(c.Context, g.Repo, &spec)
+	endSpan := submitSpan(c.Context, g.Repo, &spec, io.getenv)
 	out, err := submitTo(c, io, dir, spec)
 	endSpan(err)
 	if err != nil {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"os"
 	"time"
 
 	"github.com/gaffer-dev/gaffer/host"
@@ -13,43 +12,44 @@ import (
 
 // telemetryOf returns the telemetry block of the configuration of the
 // repository at repo (gaffer.yaml, or the user's file), or nil when it
-// and the environment leave telemetry off. A configuration that does not
-// load leaves it off too: the run's preflight reports the file.
-func telemetryOf(repo string) *telemetry.Config {
+// and the environment (getenv) leave telemetry off. A configuration that
+// does not load leaves it off too: the run's preflight reports the file.
+func telemetryOf(repo string, getenv func(string) string) *telemetry.Config {
 	r, err := workspace.Open(repo)
 	if err != nil {
 		return nil
 	}
-	cfg, err := config.Load(r.Root(), os.Getenv)
+	cfg, err := config.Load(r.Root(), getenv)
 	if err != nil {
 		return nil
 	}
 	tc := cfg.Telemetry()
-	if !tc.On(os.Getenv) {
+	if !tc.On(getenv) {
 		return nil
 	}
 	return &tc
 }
 
 // submitSpan starts the span of a front end that queues spec's run in
-// serve, when telemetry is on for the repository at repo: spec gets a run
-// id when it has none (the span names it) and the span's trace context,
-// which the job carries to the worker that links the run's trace to it.
+// serve, when telemetry is on for the repository at repo in getenv's
+// environment: spec gets a run id when it has none (the span names it)
+// and the span's trace context, which the job carries to the worker that
+// links the run's trace to it.
 // The returned end ends the span and sends it, waiting at most
 // submitFlush. Off, spec is left as it is and nothing is created.
-func submitSpan(ctx context.Context, repo string, spec *host.RunSpec) (end func(error)) {
-	tc := telemetryOf(repo)
+func submitSpan(ctx context.Context, repo string, spec *host.RunSpec, getenv func(string) string) (end func(error)) {
+	tc := telemetryOf(repo, getenv)
 	if tc == nil {
 		return func(error) {}
 	}
-	t, err := telemetry.Start(ctx, *tc, telemetry.Options{Getenv: os.Getenv})
+	t, err := telemetry.Start(ctx, *tc, telemetry.Options{Getenv: getenv})
 	if err != nil || t == nil {
 		return func(error) {}
 	}
 	if spec.RunID == "" {
 		spec.RunID = host.NewRunID(time.Now())
 	}
-	sub := t.Submit(ctx, spec.RunID, os.Getenv)
+	sub := t.Submit(ctx, spec.RunID, getenv)
 	spec.TraceParent, spec.TraceState = sub.TraceParent, sub.TraceState
 	return func(err error) {
 		sub.End(err)

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"os/exec"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -17,6 +16,7 @@ import (
 // gives up on its call after 1s, not after the 5-minute default: the
 // value shown is the value used.
 func TestTimeoutWithSpaceAroundIsTheOneUsed(t *testing.T) {
+	t.Parallel()
 	bin := gafferBinary(t)
 	m := &greetModel{}
 	var hung atomic.Int32
@@ -31,9 +31,9 @@ func TestTimeoutWithSpaceAroundIsTheOneUsed(t *testing.T) {
 	profile := strings.Replace(llmProfile("openai", srv.BaseURL(), "GAFFER_TEST_OPENAI_KEY"), "    tdd: false\n",
 		"    recovery: {}\n    tdd: false\n    roles:\n      developer: {timeouts: {call: \" 1s\", call_attempts: 1}}\n", 1)
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": profile})
-	t.Setenv("GAFFER_TEST_OPENAI_KEY", "sk-test-openai")
+	env := []string{"GAFFER_TEST_OPENAI_KEY=sk-test-openai"}
 
-	out, code := gafferCmd(t, bin, "--repo", dir, "config", "show")
+	out, code := gafferCmdEnv(t, bin, env, "--repo", dir, "config", "show")
 	if code != 0 || !strings.Contains(out, "  developer:\n    driver: llm\n    model: fake-model\n    timeouts:\n      call: 1s\n") {
 		t.Fatalf("config show: exit %d, want the developer's call: 1s\n%s", code, out)
 	}
@@ -41,7 +41,7 @@ func TestTimeoutWithSpaceAroundIsTheOneUsed(t *testing.T) {
 	// it tells the two apart on a loaded machine.
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--repo", dir, "run", "--goal", "Add Greet", "--auto-approve")
+	cmd := envCommand(ctx, env, bin, "--repo", dir, "run", "--goal", "Add Greet", "--auto-approve")
 	b, _ := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		t.Fatalf("the run still waited on its call after 150s: the 1s timeout was not used\n%s", b)

@@ -28,13 +28,31 @@ var inProcess sync.Mutex
 // (stdout and stderr) and exit code.
 func gaffer(t *testing.T, args ...string) (string, int) {
 	t.Helper()
+	return gafferEnv(t, nil, args...)
+}
+
+// gafferEnv is gaffer with env set in the environment the commands read
+// (IO.Getenv, envWith): a test that needs variables of its own gives them
+// here, not with t.Setenv, and runs beside the others.
+func gafferEnv(t *testing.T, env map[string]string, args ...string) (string, int) {
+	t.Helper()
 	var buf bytes.Buffer
-	app := NewWithIO("test", IO{In: strings.NewReader(""), Out: &buf, Err: &buf, Terminal: func() bool { return false }})
+	app := NewWithIO("test", IO{In: strings.NewReader(""), Out: &buf, Err: &buf, Terminal: func() bool { return false }, Getenv: envWith(env)})
 	inProcess.Lock()
 	defer inProcess.Unlock()
 	err := app.RunContext(context.Background(), append([]string{"gaffer"}, args...))
 	Report(&buf, err)
 	return buf.String(), ExitCode(err)
+}
+
+// envWith is an environment that holds env, over the process's own.
+func envWith(env map[string]string) func(string) string {
+	return func(name string) string {
+		if v, ok := env[name]; ok {
+			return v
+		}
+		return os.Getenv(name)
+	}
 }
 
 // demoRepo makes the demo repository and returns it with the paths of its

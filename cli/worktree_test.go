@@ -76,23 +76,23 @@ func phaseTrees(t *testing.T, dir, base, rev string) string {
 }
 
 func TestRunWorksInItsOwnWorkTree(t *testing.T) {
-	t.Setenv("GAFFER_REPRODUCIBLE_DATES", "1")
+	t.Parallel()
+	env := map[string]string{"GAFFER_REPRODUCIBLE_DATES": "1"}
 	const runID = "r-20260101-ownwt1"
 	goal := profile.PlanTitle(demo.Plan, "plan.md")
 	// The reference: the same run in place, in a clean checkout.
 	ref, _, refScript := demoRepo(t)
 	refBase := gitOut(t, ref, "rev-parse", "HEAD")
-	if out, code := gaffer(t, "--repo", ref, "run", "--goal", goal, "--script", refScript, "--run-id", runID, "--auto-approve", "--in-place"); code != 0 {
+	if out, code := gafferEnv(t, env, "--repo", ref, "run", "--goal", goal, "--script", refScript, "--run-id", runID, "--auto-approve", "--in-place"); code != 0 {
 		t.Fatalf("reference run: exit %d\n%s", code, out)
 	}
 	want := phaseTrees(t, ref, refBase, "HEAD")
 
-	t.Setenv("GAFFER_IN_PLACE", "false")
 	dir, _, script := demoRepo(t)
 	base := gitOut(t, dir, "rev-parse", "HEAD")
 	dirtyCheckout(t, dir)
 	before := checkoutPrint(t, dir)
-	out, code := gaffer(t, "--repo", dir, "run", "--goal", goal, "--script", script, "--run-id", runID, "--auto-approve")
+	out, code := gafferEnv(t, env, "--repo", dir, "run", "--goal", goal, "--script", script, "--run-id", runID, "--auto-approve", "--in-place=false")
 	if code != 0 {
 		t.Fatalf("run on a dirty checkout: exit %d\n%s", code, out)
 	}
@@ -109,7 +109,7 @@ func TestRunWorksInItsOwnWorkTree(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(host.WorkTreesDir(filepath.Join(dir, ".git", "gaffer")), runID)); !os.IsNotExist(err) {
 		t.Errorf("the finished run's work tree is still there: %v", err)
 	}
-	if out, _ := gaffer(t, "--repo", dir, "status", runID); !strings.Contains(out, "branch:    gaffer/"+runID) {
+	if out, _ := gafferEnv(t, env, "--repo", dir, "status", runID); !strings.Contains(out, "branch:    gaffer/"+runID) {
 		t.Errorf("status does not name the branch:\n%s", out)
 	}
 }

@@ -21,7 +21,7 @@ const maxCommandOutput = 16 << 10
 // its profile names, nor any variable named like a secret). Its output
 // is cut to a bound and redacted as the transcripts are.
 func (s *Setup) Commands(env host.DriverEnv) nodes.CommandRunner {
-	return commandRunner(agentOptions{groups: env.Groups, keys: s.Keys, warn: env.Warn})
+	return commandRunner(agentOptions{groups: env.Groups, keys: s.Keys, getenv: s.getenv, warn: env.Warn})
 }
 
 func commandRunner(opts agentOptions) nodes.CommandRunner {
@@ -29,14 +29,14 @@ func commandRunner(opts agentOptions) nodes.CommandRunner {
 		if err := opts.keys.take(keyNames(cfg)); err != nil {
 			return agent.CommandResult{}, err
 		}
-		tb, err := agent.NewToolbox(dir, agent.ToolboxOptions{Env: agentEnviron(cfg, nil, opts.keys.Getenv),
+		tb, err := agent.NewToolbox(dir, agent.ToolboxOptions{Env: agentEnviron(cfg, nil, opts.env),
 			MaxOutput: maxCommandOutput, Groups: opts.groups, Warn: opts.warn})
 		if err != nil {
 			return agent.CommandResult{}, fmt.Errorf("doctor's command: %w", err)
 		}
 		defer tb.Close()
 		res, err := tb.Run(ctx, command, nil)
-		redact := secretRedactor(keyNames(cfg), opts.keys.Getenv, os.Environ())
+		redact := secretRedactor(keyNames(cfg), opts.env, os.Environ())
 		res.Output = redact(res.Output)
 		if err != nil {
 			return res, redactError(err, redact)

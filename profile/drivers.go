@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -346,7 +345,7 @@ type realDrivers struct {
 }
 
 func newRealDrivers(out io.Writer, opts agentOptions) *realDrivers {
-	return &realDrivers{out: out, getenv: opts.keys.Getenv, opts: opts, llm: map[string]*llm.Driver{}}
+	return &realDrivers{out: out, getenv: opts.env, opts: opts, llm: map[string]*llm.Driver{}}
 }
 
 // driver returns the driver of kind for role.
@@ -424,13 +423,13 @@ func or(a, b string) string {
 }
 
 // resolve resolves the profile of o for the repository in repoDir and
-// checks the API key, before any store is opened.
-func (o *request) resolve(repoDir string) error {
-	rp, err := resolveProfile(repoDir, *o, os.Getenv)
+// checks the API key, before any store is opened, in getenv.
+func (o *request) resolve(repoDir string, getenv func(string) string) error {
+	rp, err := resolveProfile(repoDir, *o, getenv)
 	var probs problems
 	probs.add(err)
-	probs.add(checkKeys(state.RunConfig{Profile: rp.name, Agents: rp.agents, Drivers: rp.drivers}, os.Getenv))
-	probs.add(checkNotifyEnv(rp.notify, rp.name, os.Getenv))
+	probs.add(checkKeys(state.RunConfig{Profile: rp.name, Agents: rp.agents, Drivers: rp.drivers}, getenv))
+	probs.add(checkNotifyEnv(rp.notify, rp.name, getenv))
 	probs.add(checkExecutables(rp, lookPath))
 	if err := probs.err(); err != nil {
 		return err
@@ -443,7 +442,7 @@ func (o *request) resolve(repoDir string) error {
 // its keys (in getenv), notify variables and CLI agents' programs
 // checked: the first problem found.
 func resolved(root string, spec host.RunSpec, getenv func(string) string) (runProfile, error) {
-	rp, err := resolveProfile(root, request{RunSpec: spec}, os.Getenv)
+	rp, err := resolveProfile(root, request{RunSpec: spec}, getenv)
 	if err != nil {
 		return rp, err
 	}

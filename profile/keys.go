@@ -69,15 +69,22 @@ func (v *KeyVault) take(names []string) error {
 
 // Getenv reads name from the vault, then from the environment.
 func (v *KeyVault) Getenv(name string) string {
-	if v != nil {
-		v.mu.Lock()
-		val, ok := v.keys[name]
-		v.mu.Unlock()
-		if ok {
-			return val
-		}
+	if val, ok := v.Lookup(name); ok {
+		return val
 	}
 	return os.Getenv(name)
+}
+
+// Lookup reads name from the vault alone, and reports whether the vault
+// holds it; a nil vault holds nothing.
+func (v *KeyVault) Lookup(name string) (string, bool) {
+	if v == nil {
+		return "", false
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	val, ok := v.keys[name]
+	return val, ok
 }
 
 // keyNames returns the variables cfg's profile names as keys, sorted:
@@ -153,7 +160,17 @@ func splitEnv(kv string) (name, val string, ok bool) {
 type agentOptions struct {
 	groups agent.GroupRecorder // nil: not recorded
 	keys   *KeyVault           // nil: the environment is left alone
+	getenv func(string) string // the keys' environment (Setup.getenv); nil: keys.Getenv
 	warn   func(string)
 	logs   string // the transcripts' directory (transcript.go); "": none kept
 	runIDs bool   // agent lines name their run: several runs share the output (serve)
+}
+
+// env reads name from the keys' environment: the vault, then the
+// Setup's environment.
+func (o agentOptions) env(name string) string {
+	if o.getenv != nil {
+		return o.getenv(name)
+	}
+	return o.keys.Getenv(name)
 }

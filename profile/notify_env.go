@@ -2,7 +2,6 @@ package profile
 
 import (
 	"net/url"
-	"os"
 	"strings"
 
 	"github.com/gaffer-dev/gaffer/host"
@@ -38,13 +37,13 @@ func checkNotifyEnv(nc *state.NotifyConfig, profile string, getenv func(string) 
 }
 
 // CheckSubmitNotify is checkNotifyEnv for submit (and run --detach), in
-// the submitting process's environment, before anything is queued: the
+// the submitting process's environment (getenv), before anything is queued: the
 // notify section of the profile spec names in the configuration of the
 // repository at root. A configuration that does not load is left
 // to serve, which reports it when it starts the run (and checks the
 // variables again, in its own environment, which is the one delivering).
-func CheckSubmitNotify(root string, spec host.RunSpec) error {
-	cfg, err := config.Load(root, os.Getenv)
+func CheckSubmitNotify(root string, spec host.RunSpec, getenv func(string) string) error {
+	cfg, err := config.Load(root, getenv)
 	if err != nil {
 		return nil
 	}
@@ -52,5 +51,5 @@ func CheckSubmitNotify(root string, spec host.RunSpec) error {
 	if err != nil {
 		return nil
 	}
-	return checkNotifyEnv(p.Notify.RunConfig(), p.Name, os.Getenv)
+	return checkNotifyEnv(p.Notify.RunConfig(), p.Name, getenv)
 }

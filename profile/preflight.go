@@ -161,10 +161,11 @@ func lookPath(name string) (string, error) { return exec.LookPath(name) }
 
 // preflight checks everything `run` can check before it writes anything:
 // the flags and input files, the script, the profile, the CLI agents'
-// programs and API keys, and the plan; it returns every problem found.
+// programs and API keys (in getenv), and the plan; it returns every
+// problem found.
 // A file that cannot be read hides no other: a missing script is listed
 // with the plan's problems.
-func (o *request) preflight(repoDir string) error {
+func (o *request) preflight(repoDir string, getenv func(string) string) error {
 	var probs problems
 	inputs := o.checkInputs()
 	if errors.Is(inputs, ErrUsage) {
@@ -176,7 +177,7 @@ func (o *request) preflight(repoDir string) error {
 	if !unreadable(inputs, "--script") {
 		probs.add(o.checkScript())
 	}
-	probs.add(o.resolve(repoDir))
+	probs.add(o.resolve(repoDir, getenv))
 	if !unreadable(inputs, "--plan") {
 		probs.add(o.validatePlan())
 	}

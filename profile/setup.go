@@ -29,6 +29,11 @@ type Setup struct {
 	// Keys holds the keys taken out of the environment; nil leaves the
 	// environment alone.
 	Keys *KeyVault
+	// Getenv is the environment a run's configuration, keys and notify
+	// variables are read from, after the keys Keys has taken: gaffer's
+	// command line gives its own (cli.IO.Getenv), a test a map. Nil: the
+	// process's environment.
+	Getenv func(string) string
 	// Pace, when set, overrides the runs' stored pace in this process
 	// (resume --pace) without changing what is stored.
 	Pace *time.Duration
@@ -49,10 +54,10 @@ var _ host.Setup = (*Setup)(nil)
 // the run (host.Host.Launch).
 func (s *Setup) Preflight(repoDir string, spec host.RunSpec) (*Run, error) {
 	o := request{RunSpec: withRunID(spec)}
-	if err := o.preflight(repoDir); err != nil {
+	if err := o.preflight(repoDir, s.getenv); err != nil {
 		return nil, err
 	}
-	return &Run{o: o, getenv: s.Keys.Getenv}, nil
+	return &Run{o: o, getenv: s.getenv}, nil
 }
 
 // Prepare prepares a run of spec for repo (host.Setup): the spec's shape
@@ -66,7 +71,7 @@ func (s *Setup) Prepare(_ context.Context, repo *workspace.Repo, spec host.RunSp
 	if err := o.checkInputs(); err != nil {
 		return nil, err
 	}
-	rp, err := resolved(repo.Root(), o.RunSpec, s.Keys.Getenv)
+	rp, err := resolved(repo.Root(), o.RunSpec, s.getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +81,18 @@ func (s *Setup) Prepare(_ context.Context, repo *workspace.Repo, spec host.RunSp
 			return nil, err
 		}
 	}
-	return &Run{o: o, getenv: s.Keys.Getenv}, nil
+	return &Run{o: o, getenv: s.getenv}, nil
+}
+
+// getenv reads name from the keys taken (Keys), then from Getenv.
+func (s *Setup) getenv(name string) string {
+	if v, ok := s.Keys.Lookup(name); ok {
+		return v
+	}
+	if s.Getenv != nil {
+		return s.Getenv(name)
+	}
+	return os.Getenv(name)
 }
 
 // withRunID is spec with a run id: the one place a run's id is minted.
@@ -100,8 +116,9 @@ func CheckInputs(spec host.RunSpec) error {
 // (CheckInputs; nothing is queued for a bad call), then it names its
 // files by absolute paths, gives it a run id when it has none and its
 // repository's key (serve refuses a run of another repository), and
-// checks the notify variables of its profile in this environment.
-func CheckSubmit(repoDir string, spec *host.RunSpec) error {
+// checks the notify variables of its profile in this environment
+// (getenv).
+func CheckSubmit(repoDir string, spec *host.RunSpec, getenv func(string) string) error {
 	if err := CheckInputs(*spec); err != nil {
 		return err
 	}
@@ -122,17 +139,17 @@ func CheckSubmit(repoDir string, spec *host.RunSpec) error {
 	if spec.Repo, err = host.RepoKey(repo.Root()); err != nil {
 		return err
 	}
-	return CheckSubmitNotify(repo.Root(), *spec)
+	return CheckSubmitNotify(repo.Root(), *spec, getenv)
 }
 
 // Drivers makes the drivers of a run's agents (driverFactory).
 func (s *Setup) Drivers(env host.DriverEnv) nodes.DriverFactory {
-	opts := agentOptions{groups: env.Groups, keys: s.Keys, logs: env.Transcripts, warn: env.Warn, runIDs: s.RunIDs}
+	opts := agentOptions{groups: env.Groups, keys: s.Keys, getenv: s.getenv, logs: env.Transcripts, warn: env.Warn, runIDs: s.RunIDs}
 	return sessionHook(s.Out, driverFactory(s.Out, s.Pace, opts))
 }
 
 // CheckKeys refuses a run whose llm drivers miss their key.
-func (s *Setup) CheckKeys(cfg state.RunConfig) error { return checkKeys(cfg, s.Keys.Getenv) }
+func (s *Setup) CheckKeys(cfg state.RunConfig) error { return checkKeys(cfg, s.getenv) }
 
 // request is a spec being checked, with what the checks found.
 type request struct {

@@ -46,7 +46,8 @@ func run() int {
 		os.Exit(cli.ExitFailure)
 	}()
 	bi, ok := debug.ReadBuildInfo()
-	err := cli.NewWithIO(versionOf(version, bi, ok), cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Keys: profile.NewKeyVault(), LimitMemory: true, Program: os.Args[0]}).RunContext(ctx, os.Args)
+	err := cli.NewWithIO(versionOf(version, bi, ok), cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Keys: profile.NewKeyVault(), LimitMemory: true, Program: os.Args[0],
+		Getenv: os.Getenv, Hooks: testHooks(os.Getenv)}).RunContext(ctx, os.Args)
 	cli.Report(os.Stderr, err)
 	return cli.ExitCode(err)
 }

@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/cli"
 )
 
 // TestExitCodes builds the binary once and checks that the process exits
@@ -55,5 +58,30 @@ func TestExitCodes(t *testing.T) {
 			t.Errorf("gaffer %v: exit %d, stdout %q, stderr %q; want exit %d, %q, %q",
 				c.args, code, stdout.String(), stderr.String(), c.code, c.stdout, c.stderr)
 		}
+	}
+}
+
+// TestTestHooksComeFromTheirVariablesAlone: each GAFFER_TEST_PAUSE_*
+// variable sets its own pause, and an unset, garbled or non-positive one
+// sets none.
+func TestTestHooksComeFromTheirVariablesAlone(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{
+		"GAFFER_TEST_PAUSE_AFTER_COMMIT":  "30s",
+		"GAFFER_TEST_PAUSE_AFTER_PUSH":    "1m",
+		"GAFFER_TEST_PAUSE_BEFORE_NOTIFY": "soon",
+		"GAFFER_TEST_PAUSE_AFTER_RESTORE": "-2s",
+	}
+	got := testHooks(func(k string) string { return env[k] })
+	want := cli.TestHooks{AfterCommit: 30 * time.Second, AfterPush: time.Minute}
+	if got != want {
+		t.Errorf("hooks %+v, want %+v", got, want)
+	}
+	if got := testHooks(func(string) string { return "" }); got != (cli.TestHooks{}) {
+		t.Errorf("no variables: hooks %+v, want none", got)
+	}
+	env["GAFFER_TEST_PAUSE_BEFORE_NOTIFY"], env["GAFFER_TEST_PAUSE_AFTER_RESTORE"] = "2s", "3s"
+	if got := testHooks(func(k string) string { return env[k] }); got.BeforeNotify != 2*time.Second || got.AfterRestore != 3*time.Second {
+		t.Errorf("hooks %+v, want notify 2s and restore 3s", got)
 	}
 }
