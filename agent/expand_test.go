@@ -31,6 +31,7 @@ func TestExpandContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = tb.Close() })
 	got, err := ExpandContext(tb, "story", 1, " (call 1 of 2 for it)")
 	if err != nil {
 		t.Fatal(err)

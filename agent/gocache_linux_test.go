@@ -156,10 +156,10 @@ func TestToolboxCommandsShareTheirCaches(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(build, "new-entry")); err == nil {
 		t.Errorf("the entry is in the user's build cache")
 	}
-	kept := tb.caches
-	if kept == "" {
+	if tb.caches == nil {
 		t.Fatal("no caches kept between the commands")
 	}
+	kept := tb.caches.Path
 	if err := tb.Close(); err != nil {
 		t.Fatal(err)
 	}

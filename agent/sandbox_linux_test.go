@@ -34,6 +34,7 @@ func TestInPlaceCommandCannotWriteGit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = tb.Close() })
 	res, err := tb.Run(context.Background(), plantGit, nil)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, res.Output)
@@ -65,6 +66,7 @@ func TestInPlaceCommandWritesGitWhenOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = tb.Close() })
 	res, err := tb.Run(context.Background(), plantGit, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -92,6 +94,7 @@ func BenchmarkToolboxRunTrue(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			b.Cleanup(func() { _ = tb.Close() })
 			for b.Loop() {
 				if res, err := tb.Run(context.Background(), "true", nil); err != nil || res.Failed() {
 					b.Fatalf("run: %v %+v", err, res)

@@ -16,6 +16,7 @@ import (
 	"github.com/gaffer-dev/gaffer/agent/internal/proc"
 	"github.com/gaffer-dev/gaffer/agent/internal/short"
 	"github.com/gaffer-dev/gaffer/internal/secretenv"
+	"github.com/gaffer-dev/gaffer/internal/tmpdir"
 )
 
 // ToolboxOptions configures a Toolbox. The zero value is ready to use.
@@ -90,7 +91,7 @@ type Toolbox struct {
 	// first command; inUse is held by the command using them (another,
 	// at the same time, gets layers of its own).
 	cachesMu sync.Mutex
-	caches   string
+	caches   *tmpdir.Dir
 	inUse    sync.Mutex
 }
 
@@ -129,12 +130,9 @@ func (t *Toolbox) Close() error {
 	defer t.inUse.Unlock()
 	t.cachesMu.Lock()
 	dir := t.caches
-	t.caches = ""
+	t.caches = nil
 	t.cachesMu.Unlock()
-	if dir == "" {
-		return nil
-	}
-	return proc.RemoveTree(dir)
+	return dir.Remove()
 }
 
 // sharedCaches returns the directory for the Go caches' layers that the
@@ -146,15 +144,15 @@ func (t *Toolbox) sharedCaches() (string, func()) {
 	}
 	t.cachesMu.Lock()
 	defer t.cachesMu.Unlock()
-	if t.caches == "" {
-		dir, err := os.MkdirTemp("", "gaffer-caches-*")
+	if t.caches == nil {
+		dir, err := tmpdir.Make("caches")
 		if err != nil {
 			t.inUse.Unlock()
 			return "", nil
 		}
 		t.caches = dir
 	}
-	return t.caches, t.inUse.Unlock
+	return t.caches.Path, t.inUse.Unlock
 }
 
 // Root returns the repository root, absolute and with symbolic links resolved.

@@ -74,6 +74,7 @@ func TestToolboxRunRecordsGroupFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = tb.Close() })
 	marker := strconv.Itoa(3000 + os.Getpid()%1000)
 	type seen struct{ pid, pgrp int }
 	found := make(chan seen, 1)

@@ -21,6 +21,7 @@ func newTestToolbox(t *testing.T, opts ToolboxOptions) (*Toolbox, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = tb.Close() })
 	return tb, dir
 }
 

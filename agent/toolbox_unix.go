@@ -11,6 +11,7 @@ import (
 
 	"github.com/gaffer-dev/gaffer/agent/internal/environ"
 	"github.com/gaffer-dev/gaffer/agent/internal/proc"
+	"github.com/gaffer-dev/gaffer/internal/tmpdir"
 )
 
 // runCommand runs cmd to its end in a process group of its own (see
@@ -26,11 +27,12 @@ func (t *Toolbox) runCommand(cmd *exec.Cmd) error {
 	if t.opts.Confine == ConfineOff {
 		return t.runInGroup(cmd, t.opts.Groups)
 	}
-	work, err := os.MkdirTemp("", "gaffer-cmd-*")
+	dir, err := tmpdir.Make("cmd")
 	if err != nil {
 		return fmt.Errorf("command temp dir: %w", err)
 	}
-	defer proc.RemoveTree(work)
+	defer dir.Remove()
+	work := dir.Path
 	tmp := filepath.Join(work, "tmp")
 	if err := os.Mkdir(tmp, 0o700); err != nil {
 		return fmt.Errorf("command temp dir: %w", err)

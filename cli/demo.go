@@ -18,6 +18,7 @@ import (
 	"github.com/gaffer-dev/gaffer/examples/demo"
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/internal/gitcmd"
+	"github.com/gaffer-dev/gaffer/internal/tmpdir"
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/profile"
 	"github.com/gaffer-dev/gaffer/recovery"
@@ -201,12 +202,12 @@ func demoEpilogue(ctx context.Context, l *local, dir, id string, skipTest bool) 
 func demoGoTest(ctx context.Context, out io.Writer, dir, branch string) error {
 	at := dir
 	if branch != "HEAD" {
-		tmp, err := os.MkdirTemp("", "gaffer-demo-test-")
+		tmp, err := tmpdir.Make("demotest")
 		if err != nil {
 			return fmt.Errorf("demo: %w", err)
 		}
-		defer os.RemoveAll(tmp)
-		at = filepath.Join(tmp, "calc")
+		defer tmp.Remove()
+		at = filepath.Join(tmp.Path, "calc")
 		if err := gitcmd.Command(ctx, dir, nil, "worktree", "add", "--quiet", "--detach", at, branch).Run(); err != nil {
 			return fmt.Errorf("demo: git worktree add %s: %w", branch, err)
 		}

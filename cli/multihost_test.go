@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/gaffer-dev/gaffer/checkpoint/postgres/pgtest"
 	"github.com/gaffer-dev/gaffer/examples/demo"
+	"github.com/gaffer-dev/gaffer/internal/otlprecv"
 	"github.com/gaffer-dev/gaffer/profile"
 )
 
@@ -33,7 +35,15 @@ func TestServeTwoHostsTakeOver(t *testing.T) {
 	url := pgtest.URL(t)
 	dir, _, script := demoRepo(t)
 	goal := profile.PlanTitle(demo.Plan, "plan.md")
-	bin = binWithEnv(t, bin, "GAFFER_STORE="+url)
+	// Every process traces to a real OTLP receiver: the runs' roots,
+	// ended by b, link to their submitters' spans (the jobs' rows kept
+	// the trace context through the takeover and the answer).
+	recv, err := otlprecv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer recv.Close()
+	bin = binWithEnv(t, bin, "GAFFER_STORE="+url, "OTEL_EXPORTER_OTLP_ENDPOINT="+recv.Endpoint(), "OTEL_SDK_DISABLED=", "OTEL_TRACES_EXPORTER=")
 	a := startServeEnv(t, bin, dir, []string{"GAFFER_TEST_PAUSE_AFTER_COMMIT=60s"}, "--host-id", "a", "--queue-lease", "2s")
 	submit := func(id string, extra ...string) {
 		t.Helper()
@@ -73,6 +83,7 @@ func TestServeTwoHostsTakeOver(t *testing.T) {
 		t.Fatalf("approve: exit %d\n%s", code, out)
 	}
 	waitStatus(t, bin, dir, "r-2", "completed", b)
+	checkLinked(t, recv, "r-1", "r-2")
 
 	// A cancel from a third process reaches the run where b executes it.
 	submit("r-3", "--auto-approve", "--pace", "2s")
@@ -124,5 +135,36 @@ func TestServeTwoHostsTakeOver(t *testing.T) {
 	}
 	if code := b.stop(syscall.SIGTERM); code != 0 {
 		t.Fatalf("serve b exit %d after SIGTERM\n%s", code, b.output())
+	}
+}
+
+// checkLinked waits for the root spans of runs ids, each linked to the
+// span of the `gaffer submit` that queued it.
+func checkLinked(t *testing.T, recv *otlprecv.Receiver, ids ...string) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		submits, roots := map[string]otlprecv.Span{}, map[string]otlprecv.Span{}
+		for _, sp := range recv.Spans() {
+			id := fmt.Sprint(sp.Attrs["gaffer.run_id"])
+			switch sp.Name {
+			case "gaffer submit":
+				submits[id] = sp
+			case "gaffer run":
+				roots[id] = sp
+			}
+		}
+		missing := ""
+		for _, id := range ids {
+			sub, r := submits[id], roots[id]
+			if sub.SpanID == "" || r.SpanID == "" || len(r.Links) != 1 || r.Links[0].SpanID != sub.SpanID || r.Links[0].TraceID != sub.TraceID {
+				missing += fmt.Sprintf("\n%s: submit %s/%s, root links %+v", id, sub.TraceID, sub.SpanID, r.Links)
+			}
+		}
+		if missing == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("runs not linked to their submitters:%s", missing)
+		}
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/gaffer-dev/gaffer/agent/internal/landlock"
 	"github.com/gaffer-dev/gaffer/agent/internal/proc"
 	"github.com/gaffer-dev/gaffer/agent/internal/short"
+	"github.com/gaffer-dev/gaffer/internal/tmpdir"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
@@ -188,11 +189,12 @@ func (d *Driver) Run(ctx context.Context, s agent.Session) (agent.Report, error)
 	if err != nil {
 		return agent.Report{}, fmt.Errorf("agent: %s: %w", label.Of(s), err)
 	}
-	tmp, err := os.MkdirTemp("", "gaffer-cli-*")
+	tmpDir, err := tmpdir.Make("cli")
 	if err != nil {
 		return agent.Report{}, fmt.Errorf("agent: %s: %w", label.Of(s), err)
 	}
-	defer proc.RemoveTree(tmp)
+	defer tmpDir.Remove()
+	tmp := tmpDir.Path
 
 	model := d.opts.Model
 	if s.Model != "" {

@@ -573,6 +573,7 @@ func TestLLMDriverGitTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = tb.Close() })
 	if err := tb.Write("a.txt", "old\n"); err != nil {
 		t.Fatal(err)
 	}

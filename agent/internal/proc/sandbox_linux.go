@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gaffer-dev/gaffer/agent/internal/landlock"
+	"github.com/gaffer-dev/gaffer/internal/tmpdir"
 )
 
 // HelperMain makes this program able to run as the sandbox helper. Call
@@ -273,12 +274,13 @@ func probeHelper() (p probed) {
 		p.pidWhy, p.layersWhy = p.why, p.why
 		return p
 	}
-	dir, err := os.MkdirTemp("", "gaffer-probe-*")
+	made, err := tmpdir.Make("probe")
 	if err != nil {
 		p.why, p.pidWhy, p.layersWhy = err.Error(), err.Error(), err.Error()
 		return p
 	}
-	defer removeTree(dir)
+	defer made.Remove()
+	dir := made.Path
 	n := 0
 	try := func(pid, layer bool) string {
 		n++

@@ -46,12 +46,18 @@ var (
 // Call it from TestMain: os.Exit(pgtest.Main(m)) is not needed; Main exits.
 func Main(m *testing.M) {
 	code := m.Run()
+	Stop()
+	os.Exit(code)
+}
+
+// Stop stops the server URL started, if any, and removes its directory:
+// call it at the end of a TestMain that does not use Main.
+func Stop() {
 	if server != nil {
 		if err := server.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "pgtest:", err)
 		}
 	}
-	os.Exit(code)
 }
 
 // Required reports whether a server that cannot start fails the tests
