@@ -30,9 +30,9 @@ const fixCommand = `echo fixed > fixed.txt; echo run >> .git/fix-runs; echo the 
 
 const fixAnswer = `'{"action":"execute_fix","confidence":0.9,"category":"build_error","rationale":"a generated file is missing","command":"` + fixCommand + `"}'`
 
-// fixScript fails phase 2 twice, differently (no replan); the Doctor
-// advises execute_fix; attempt 3 succeeds only if fixed.txt is there.
-const fixScript = phase1OK + `
+// failsPhase2Twice is phase 1 done and phase 2's first two attempts
+// failing, differently (no replan): the Doctor's turn comes next.
+const failsPhase2Twice = phase1OK + `
   - phase: 2
     attempt: 1
     actions:
@@ -41,6 +41,11 @@ const fixScript = phase1OK + `
     attempt: 2
     actions:
       - run: 'echo "zz_generated.go: no such file or directory" >&2; exit 1'
+`
+
+// fixScript fails phase 2 twice, differently (no replan); the Doctor
+// advises execute_fix; attempt 3 succeeds only if fixed.txt is there.
+const fixScript = failsPhase2Twice + `
   - phase: 2
     attempt: 3
     actions:
@@ -126,15 +131,7 @@ func TestRecoveryDoctorExecuteFixRunsBeforeTheRetry(t *testing.T) {
 // phase is refused, recorded as execute_fix:refused, and recovery goes
 // on as with no advice: the phase, its attempts used, stops.
 func TestRecoveryExecuteFixCapRefusesASecond(t *testing.T) {
-	h := newHarness(t, phase1OK+`
-  - phase: 2
-    attempt: 1
-    actions:
-      - run: 'echo "./eval.go:3:9: undefined: parseOperand" >&2; exit 1'
-  - phase: 2
-    attempt: 2
-    actions:
-      - run: 'echo "zz_generated.go: no such file or directory" >&2; exit 1'
+	h := newHarness(t, failsPhase2Twice+`
   - phase: 2
     attempt: 3
     actions:
