@@ -277,37 +277,88 @@ type taskResult[S any] struct {
 
 // step runs the nodes due after x.cp and persists the checkpoint that follows.
 func (x *execution[S]) step(ctx context.Context) error {
-	r := x.r
 	base := x.cp
+	tasks, held := x.dueTasks(base)
+	results := make([]taskResult[S], len(tasks))
+	fanned := len(tasks) > 1 // the branches run with pending writes, and stream their updates
+	if err := x.runTasks(ctx, base, tasks, results); err != nil {
+		return err
+	}
+	x.resumed = false
+	it, ie, err := firstInterrupt(tasks, results)
+	if err != nil {
+		return err
+	}
+	if it != nil {
+		return x.interrupt(ctx, base, it, ie)
+	}
+	ran := ranNodes(base, tasks, held)
+	stepNo := base.Step + 1
+	next, err := x.nextState(ctx, stepNo, ran, tasks, results)
+	if err != nil {
+		return err
+	}
+	cmds, parent := commands(results)
+	if parent >= 0 {
+		return x.endInParent(ctx, base, stepNo, ran, tasks[parent], cmds[parent], next)
+	}
+	due, sendsNext, err := x.r.route(ctx, ran, next, cmds)
+	if err != nil {
+		return &NodeError{Node: ran[len(ran)-1], Step: stepNo, Err: err}
+	}
+	due, sendsNext = addHeld(due, sendsNext, held)
+	cp, err := x.r.newCheckpoint(base, stepNo, ran, due, sendsNext, next, "loop")
+	if err != nil {
+		return err
+	}
+	if err := x.persist(ctx, cp); err != nil {
+		return err
+	}
+	x.setCheckpoint(cp, next, sendsNext)
+	x.emitValues(stepNo, tasks, results, next, fanned)
+	return nil
+}
+
+// dueTasks plans the tasks of the step after base, handing them the resume
+// value's answers once, and returns those to run now with the names of the
+// deferred nodes held back.
+func (x *execution[S]) dueTasks(base checkpoint.Checkpoint) ([]*task, []string) {
 	tasks := planTasks(base, x.resumeTask, x.answers)
 	x.resumeTask, x.answers = "", nil
-	tasks, held := r.holdDeferred(tasks, x.sends)
+	tasks, held := x.r.holdDeferred(tasks, x.sends)
 	wseq := writesSeq(base)
 	for _, t := range tasks {
 		t.src, t.wseq, t.resumed = x, wseq, x.resumed // the Task journal, made on first use
 	}
-	results := make([]taskResult[S], len(tasks))
-	sends := len(x.sends) > 0
-	fanned := len(tasks) > 1 // the branches run with pending writes, and stream their updates
-	if len(tasks) == 1 && !sends {
+	return tasks, held
+}
+
+// runTasks runs a step's tasks into results: a lone named node on the
+// state, a lone send on its input, and several at once (fanOut), each on
+// its send's input or the state.
+func (x *execution[S]) runTasks(ctx context.Context, base checkpoint.Checkpoint, tasks []*task, results []taskResult[S]) error {
+	if len(tasks) == 1 && len(x.sends) == 0 {
 		results[0].out, results[0].cmd, results[0].err = x.runTask(ctx, tasks[0], x.state)
-	} else {
-		ins := make([]S, len(tasks))
-		for i, t := range tasks {
-			if in, ok := x.sends[t.branch]; ok {
-				ins[i] = in
-			} else {
-				ins[i] = x.state
-			}
-		}
-		if !fanned {
-			results[0].out, results[0].cmd, results[0].err = x.runTask(ctx, tasks[0], ins[0])
-		} else if err := x.fanOut(ctx, base, tasks, ins, results); err != nil {
-			return err
+		return nil
+	}
+	ins := make([]S, len(tasks))
+	for i, t := range tasks {
+		if in, ok := x.sends[t.branch]; ok {
+			ins[i] = in
+		} else {
+			ins[i] = x.state
 		}
 	}
-	x.resumed = false
+	if len(tasks) > 1 {
+		return x.fanOut(ctx, base, tasks, ins, results)
+	}
+	results[0].out, results[0].cmd, results[0].err = x.runTask(ctx, tasks[0], ins[0])
+	return nil
+}
 
+// firstInterrupt returns the first task that called Interrupt, with its
+// interrupt, or a *NodeError for the first task that failed otherwise.
+func firstInterrupt[S any](tasks []*task, results []taskResult[S]) (*task, *InterruptError, error) {
 	var ie *InterruptError
 	var it *task
 	for i, res := range results {
@@ -319,40 +370,59 @@ func (x *execution[S]) step(ctx context.Context) error {
 				ie, it = e, tasks[i]
 			}
 		default:
-			return &NodeError{Node: tasks[i].node, Step: tasks[i].step, Err: res.err}
+			return nil, nil, &NodeError{Node: tasks[i].node, Step: tasks[i].step, Err: res.err}
 		}
 	}
-	if it != nil {
-		cp := r.interruptCheckpoint(base, it, ie)
-		if err := x.persist(ctx, cp); err != nil {
-			return err
-		}
-		x.cp = cp
-		return nil
-	}
+	return it, ie, nil
+}
 
-	ran := base.Next
-	if len(held) > 0 || len(tasks) != len(base.Next) {
-		ran = make([]string, len(tasks))
-		for i, t := range tasks {
-			ran[i] = t.node
-		}
-	}
-	stepNo := base.Step + 1
-	var next S
-	var err error
-	if len(tasks) == 1 && !sends {
-		next = results[0].out
-		if r.hasPartial && r.nodes[tasks[0].node].partial {
-			w := write[S]{node: tasks[0].node, val: next, ops: make([]fieldOp, len(r.plan.fields))}
-			r.plan.partialOps(&w.val, w.ops)
-			if next, err = r.plan.apply(x.state, []write[S]{w}); err != nil {
-				return &NodeError{Node: tasks[0].node, Step: stepNo, Err: err}
-			}
-		}
-	} else if next, err = x.merge(ctx, stepNo, ran, tasks, results); err != nil {
+// interrupt persists the checkpoint of a step whose task it called
+// Interrupt, which makes it the latest.
+func (x *execution[S]) interrupt(ctx context.Context, base checkpoint.Checkpoint, it *task, ie *InterruptError) error {
+	cp := x.r.interruptCheckpoint(base, it, ie)
+	if err := x.persist(ctx, cp); err != nil {
 		return err
 	}
+	x.cp = cp
+	return nil
+}
+
+// ranNodes names the nodes a step ran: base's due nodes, unless some of them
+// were held back or the tasks differ from them.
+func ranNodes(base checkpoint.Checkpoint, tasks []*task, held []string) []string {
+	if len(held) == 0 && len(tasks) == len(base.Next) {
+		return base.Next
+	}
+	ran := make([]string, len(tasks))
+	for i, t := range tasks {
+		ran[i] = t.node
+	}
+	return ran
+}
+
+// nextState returns the state after a step: a lone named node's result (a
+// Partial node's applied as its write), or else the branches merged.
+func (x *execution[S]) nextState(ctx context.Context, stepNo int, ran []string, tasks []*task, results []taskResult[S]) (S, error) {
+	if len(tasks) != 1 || len(x.sends) > 0 {
+		return x.merge(ctx, stepNo, ran, tasks, results)
+	}
+	r := x.r
+	next := results[0].out
+	if !r.hasPartial || !r.nodes[tasks[0].node].partial {
+		return next, nil
+	}
+	w := write[S]{node: tasks[0].node, val: next, ops: make([]fieldOp, len(r.plan.fields))}
+	r.plan.partialOps(&w.val, w.ops)
+	next, err := r.plan.apply(x.state, []write[S]{w})
+	if err != nil {
+		return next, &NodeError{Node: tasks[0].node, Step: stepNo, Err: err}
+	}
+	return next, nil
+}
+
+// commands returns the Commands a step's tasks returned, by task (nil when
+// none did), and the index of the first to the parent graph, or -1.
+func commands[S any](results []taskResult[S]) ([]*Command[S], int) {
 	var cmds []*Command[S]
 	for i, res := range results {
 		if res.cmd == nil {
@@ -363,13 +433,15 @@ func (x *execution[S]) step(ctx context.Context) error {
 		}
 		cmds[i] = res.cmd
 		if res.cmd.Parent {
-			return x.endInParent(ctx, base, stepNo, ran, tasks[i], res.cmd, next)
+			return cmds, i
 		}
 	}
-	due, sendsNext, err := r.route(ctx, ran, next, cmds)
-	if err != nil {
-		return &NodeError{Node: ran[len(ran)-1], Step: stepNo, Err: err}
-	}
+	return cmds, -1
+}
+
+// addHeld adds the held deferred nodes not already due to due, before the
+// sends (whose indexes shift), so that they run in a later step.
+func addHeld[S any](due []string, sends []sendAt[S], held []string) ([]string, []sendAt[S]) {
 	added := 0
 	for _, h := range held {
 		if !slices.Contains(due, h) {
@@ -377,20 +449,11 @@ func (x *execution[S]) step(ctx context.Context) error {
 			added++
 		}
 	}
-	if len(sendsNext) > 0 && added > 0 {
+	if len(sends) > 0 && added > 0 {
 		// Sends sit after the named nodes; keep the held ones before them.
-		due, sendsNext = reorderHeld(due, sendsNext, added)
+		due, sends = reorderHeld(due, sends, added)
 	}
-	cp, err := r.newCheckpoint(base, stepNo, ran, due, sendsNext, next, "loop")
-	if err != nil {
-		return err
-	}
-	if err := x.persist(ctx, cp); err != nil {
-		return err
-	}
-	x.setCheckpoint(cp, next, sendsNext)
-	x.emitValues(stepNo, tasks, results, next, fanned)
-	return nil
+	return due, sends
 }
 
 // merge combines the branches of a fan-out step: with the merge function,
