@@ -2,12 +2,9 @@ package graph_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -41,38 +38,7 @@ import (
 //	history <id>                 the run's checkpoints, newest first
 //	child <id> <path>...         the subgraph run at path (SubgraphAt), its history
 func TestPortingStories(t *testing.T) {
-	files, _ := filepath.Glob("testdata/porting/*.txt")
-	if len(files) == 0 {
-		t.Fatal("no stories in testdata/porting")
-	}
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) {
-			first := true
-			eachStore(t, func(t *testing.T, store checkpoint.Store) {
-				rewriting := *rewrite && first
-				first = false
-				data, err := os.ReadFile(file)
-				if err != nil {
-					t.Fatal(err)
-				}
-				env := newDesk(t, store)
-				var out strings.Builder
-				for _, b := range parseScript(t, string(data)) {
-					out.WriteString(b.prefix)
-					got := env.do(b.cmd)
-					out.WriteString(b.cmd + "\n----\n" + got + "\n\n")
-					if got != b.want && !rewriting {
-						t.Errorf("%s:%d: %s\n got:\n%s\nwant:\n%s", file, b.line, b.cmd, got, b.want)
-					}
-				}
-				if rewriting {
-					if err := os.WriteFile(file, []byte(strings.TrimSuffix(out.String(), "\n")), 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
-			})
-		})
-	}
+	runScripts(t, "testdata/porting/*.txt", func(t *testing.T, store checkpoint.Store) scripted { return newDesk(t, store) })
 }
 
 // Desk is the desk graph's state. Articles, Words and Tags have reducers;
@@ -89,38 +55,25 @@ type Desk struct {
 }
 
 type desk struct {
-	t       *testing.T
-	r       *graph.Runner[Desk]
-	mu      sync.Mutex
-	failing map[string]bool
-	counts  map[string]int
+	t *testing.T
+	r *graph.Runner[Desk]
+	nodeTally
+	turnsMu sync.Mutex
 	turns   map[string]chan struct{} // a stream's branch order: closed when a branch may finish
 }
 
 // wait waits for the branch's turn, when a stream orders the branches.
 func (e *desk) wait(branch string) {
-	e.mu.Lock()
+	e.turnsMu.Lock()
 	turn := e.turns[branch]
-	e.mu.Unlock()
+	e.turnsMu.Unlock()
 	if turn != nil {
 		<-turn
 	}
 }
 
-func (e *desk) ran(name string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.counts[name]++
-}
-
-func (e *desk) fails(what string) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.failing[what]
-}
-
 func newDesk(t *testing.T, store checkpoint.Store) *desk {
-	e := &desk{t: t, failing: map[string]bool{}, counts: map[string]int{}}
+	e := &desk{t: t, nodeTally: newNodeTally()}
 	write := func(ctx context.Context, s Desk) (Desk, error) {
 		e.ran("write")
 		e.wait(s.Topic)
@@ -230,30 +183,10 @@ func showUpdate(s Desk) string {
 	return "{" + strings.Join(parts, " ") + "}"
 }
 
-func showDeskResult(res graph.Result[Desk], err error) string {
-	if err != nil {
-		return "error: " + err.Error()
-	}
-	s := fmt.Sprintf("%s seq=%d %s", res.Status, res.Seq, showDesk(res.State))
-	if in := res.Interrupt; in != nil {
-		s += fmt.Sprintf(" waiting=%s/%s#%d %s", in.Node, in.Kind, in.Index, in.Payload)
-	}
-	return s
-}
+func showDeskResult(res graph.Result[Desk], err error) string { return showRun(res, err, showDesk) }
 
 func showDeskHistory(hist []graph.Snapshot[Desk], err error) string {
-	if err != nil {
-		return "error: " + err.Error()
-	}
-	var lines []string
-	for _, h := range hist {
-		line := fmt.Sprintf("seq=%d step=%d ran=%v next=%v %s %s", h.Seq, h.Step, h.Ran, h.Next, h.Status, showDesk(h.State))
-		if in := h.Interrupt; in != nil {
-			line += fmt.Sprintf(" waiting=%s/%s#%d", in.Node, in.Kind, in.Index)
-		}
-		lines = append(lines, line)
-	}
-	return strings.Join(lines, "\n")
+	return showSteps(hist, err, showDesk)
 }
 
 // showStream runs a stream and shows its events. The branches in order
@@ -264,9 +197,9 @@ func (e *desk) showStream(order []string, events func(yield func(graph.Event, er
 	for _, b := range order {
 		turns[b] = make(chan struct{})
 	}
-	e.mu.Lock()
+	e.turnsMu.Lock()
 	e.turns = turns
-	e.mu.Unlock()
+	e.turnsMu.Unlock()
 	next := 0
 	release := func() {
 		if next < len(order) {
@@ -278,9 +211,9 @@ func (e *desk) showStream(order []string, events func(yield func(graph.Event, er
 		for next < len(order) {
 			release()
 		}
-		e.mu.Lock()
+		e.turnsMu.Lock()
 		e.turns = nil
-		e.mu.Unlock()
+		e.turnsMu.Unlock()
 	}()
 	release()
 	var lines []string
@@ -325,28 +258,13 @@ func (e *desk) showStream(order []string, events func(yield func(graph.Event, er
 func (e *desk) do(cmd string) string {
 	ctx := context.Background()
 	f := strings.Fields(cmd)
-	arg := func(i int) string {
-		if i < len(f) {
-			return f[i]
-		}
-		return ""
-	}
-	answer := func() ([]graph.ResumeOption, error) {
-		if len(f) <= 2 {
-			return nil, nil
-		}
-		var v any
-		if err := json.Unmarshal([]byte(strings.Join(f[2:], " ")), &v); err != nil {
-			return nil, err
-		}
-		return []graph.ResumeOption{graph.WithResume(v)}, nil
-	}
+	arg := func(i int) string { return argAt(f, i) }
 	modes := []graph.StreamMode{graph.StreamUpdates, graph.StreamValues, graph.StreamCheckpoints}
 	switch f[0] {
 	case "run":
 		return showDeskResult(e.r.Run(ctx, arg(1), Desk{Desk: arg(1), Topics: f[2:]}))
 	case "resume":
-		opts, err := answer()
+		opts, err := resumeOptions(f)
 		if err != nil {
 			return "bad json: " + err.Error()
 		}
@@ -355,7 +273,7 @@ func (e *desk) do(cmd string) string {
 		topics, order, _ := strings.Cut(strings.Join(f[2:], " "), "/")
 		return e.showStream(strings.Fields(order), e.r.Stream(ctx, arg(1), Desk{Desk: arg(1), Topics: strings.Fields(topics)}, modes...))
 	case "resume-stream":
-		opts, err := answer()
+		opts, err := resumeOptions(f)
 		if err != nil {
 			return "bad json: " + err.Error()
 		}
@@ -368,16 +286,9 @@ func (e *desk) do(cmd string) string {
 		}
 		return e.showStream(nil, e.r.ResumeStream(ctx, arg(1), sopts...))
 	case "fail", "fix":
-		e.mu.Lock()
-		e.failing[arg(1)] = f[0] == "fail"
-		e.mu.Unlock()
-		return "ok"
+		return e.failFix(f)
 	case "count":
-		var parts []string
-		for _, n := range []string{"index", "write", "edit", "legal/read", "legal/ask", "publish", "print"} {
-			parts = append(parts, fmt.Sprintf("%s=%d", n, e.counts[n]))
-		}
-		return strings.Join(parts, " ")
+		return e.show("index", "write", "edit", "legal/read", "legal/ask", "publish", "print")
 	case "history":
 		return showDeskHistory(e.r.History(ctx, arg(1), 0))
 	case "child":

@@ -35,14 +35,25 @@ var rewrite = flag.Bool("rewrite", false, "rewrite testdata/*.txt with the actua
 // lint and test (their logs merged in branch order), then publish; any
 // other answer ends the run.
 func TestScripts(t *testing.T) {
-	files, _ := filepath.Glob("testdata/*.txt")
+	runScripts(t, "testdata/*.txt", func(t *testing.T, store checkpoint.Store) scripted { return newScriptEnv(t, store) })
+}
+
+// scripted is a script's environment: do runs one command and returns
+// what it prints.
+type scripted interface{ do(cmd string) string }
+
+// runScripts runs each script file that glob matches, in the format of
+// TestScripts, against a fresh environment on each store (eachStore).
+// -rewrite rewrites the file from the memory store's run; the Badger run,
+// which reads the file after it, must then agree.
+func runScripts(t *testing.T, glob string, newEnv func(*testing.T, checkpoint.Store) scripted) {
+	t.Helper()
+	files, _ := filepath.Glob(glob)
 	if len(files) == 0 {
-		t.Fatal("no scripts in testdata")
+		t.Fatalf("no scripts match %s", glob)
 	}
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			// -rewrite rewrites the file from the memory store's run; the
-			// Badger run, which reads the file after it, must then agree.
 			first := true
 			eachStore(t, func(t *testing.T, store checkpoint.Store) {
 				rewriting := *rewrite && first
@@ -51,7 +62,7 @@ func TestScripts(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				env := newScriptEnv(t, store)
+				env := newEnv(t, store)
 				var out strings.Builder
 				for _, b := range parseScript(t, string(data)) {
 					out.WriteString(b.prefix)
@@ -106,27 +117,112 @@ func parseScript(t *testing.T, s string) []scriptBlock {
 	return blocks
 }
 
-type scriptEnv struct {
-	t       *testing.T
-	r       *graph.Runner[trail]
-	mu      sync.Mutex // fan-out branches run at once
+// nodeTally counts the runs of a script environment's nodes and says which
+// are made to fail; fan-out branches call it at once.
+type nodeTally struct {
+	mu      sync.Mutex
 	failing map[string]bool
 	counts  map[string]int
 }
 
-// ran counts a run of node and reports whether it must fail.
-func (e *scriptEnv) ran(node string) (fail bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.counts[node]++
-	return e.failing[node]
+func newNodeTally() nodeTally {
+	return nodeTally{failing: map[string]bool{}, counts: map[string]int{}}
+}
+
+// ran counts a run of name (a node, or a task).
+func (c *nodeTally) ran(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.counts[name]++
+}
+
+// fails reports whether what is made to fail.
+func (c *nodeTally) fails(what string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.failing[what]
+}
+
+// failFix runs the commands "fail <what>" and "fix <what>".
+func (c *nodeTally) failFix(f []string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.failing[argAt(f, 1)] = f[0] == "fail"
+	return "ok"
+}
+
+// show runs the command "count": how many times each of names ran.
+func (c *nodeTally) show(names ...string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s=%d", n, c.counts[n])
+	}
+	return strings.Join(parts, " ")
+}
+
+// argAt returns the i-th word of a command, or "" past its end.
+func argAt(f []string, i int) string {
+	if i < len(f) {
+		return f[i]
+	}
+	return ""
+}
+
+// resumeOptions returns the options of the command "resume <id> [json]":
+// WithResume of the json, or none without it.
+func resumeOptions(f []string) ([]graph.ResumeOption, error) {
+	if len(f) <= 2 {
+		return nil, nil
+	}
+	var v any
+	if err := json.Unmarshal([]byte(strings.Join(f[2:], " ")), &v); err != nil {
+		return nil, err
+	}
+	return []graph.ResumeOption{graph.WithResume(v)}, nil
+}
+
+// showRun shows a Run's or Resume's result, its state shown by show.
+func showRun[S any](res graph.Result[S], err error, show func(S) string) string {
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	s := fmt.Sprintf("%s seq=%d %s", res.Status, res.Seq, show(res.State))
+	if in := res.Interrupt; in != nil {
+		s += fmt.Sprintf(" waiting=%s/%s#%d %s", in.Node, in.Kind, in.Index, in.Payload)
+	}
+	return s
+}
+
+// showSteps shows a run's history, newest first, its states shown by show.
+func showSteps[S any](hist []graph.Snapshot[S], err error, show func(S) string) string {
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	var lines []string
+	for _, h := range hist {
+		line := fmt.Sprintf("seq=%d step=%d ran=%v next=%v %s %s", h.Seq, h.Step, h.Ran, h.Next, h.Status, show(h.State))
+		if in := h.Interrupt; in != nil {
+			line += fmt.Sprintf(" waiting=%s/%s#%d", in.Node, in.Kind, in.Index)
+		}
+		lines = append(lines, line)
+	}
+	return strings.Join(lines, "\n")
+}
+
+type scriptEnv struct {
+	t *testing.T
+	r *graph.Runner[trail]
+	nodeTally
 }
 
 func newScriptEnv(t *testing.T, store checkpoint.Store) *scriptEnv {
-	e := &scriptEnv{t: t, failing: map[string]bool{}, counts: map[string]int{}}
+	e := &scriptEnv{t: t, nodeTally: newNodeTally()}
 	node := func(name string) graph.NodeFunc[trail] {
 		return func(_ context.Context, s trail) (trail, error) {
-			if e.ran(name) {
+			e.ran(name)
+			if e.fails(name) {
 				return s, fmt.Errorf("%s is broken", name)
 			}
 			return s.with(name), nil
@@ -169,34 +265,20 @@ func newScriptEnv(t *testing.T, store checkpoint.Store) *scriptEnv {
 func (e *scriptEnv) do(cmd string) string {
 	ctx := context.Background()
 	f := strings.Fields(cmd)
-	arg := func(i int) string {
-		if i < len(f) {
-			return f[i]
-		}
-		return ""
-	}
+	arg := func(i int) string { return argAt(f, i) }
 	switch f[0] {
 	case "run":
 		return showResult(e.r.Run(ctx, arg(1), trail{}))
 	case "resume":
-		var opts []graph.ResumeOption
-		if len(f) > 2 {
-			var v any
-			if err := json.Unmarshal([]byte(strings.Join(f[2:], " ")), &v); err != nil {
-				return "bad json: " + err.Error()
-			}
-			opts = append(opts, graph.WithResume(v))
+		opts, err := resumeOptions(f)
+		if err != nil {
+			return "bad json: " + err.Error()
 		}
 		return showResult(e.r.Resume(ctx, arg(1), opts...))
 	case "fail", "fix":
-		e.failing[arg(1)] = f[0] == "fail"
-		return "ok"
+		return e.failFix(f)
 	case "count":
-		var parts []string
-		for _, n := range []string{"plan", "approve", "lint", "test", "publish"} {
-			parts = append(parts, fmt.Sprintf("%s=%d", n, e.counts[n]))
-		}
-		return strings.Join(parts, " ")
+		return e.show("plan", "approve", "lint", "test", "publish")
 	case "history":
 		hist, err := e.r.History(ctx, arg(1), 0)
 		if err != nil {

@@ -5,11 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/gaffer-dev/gaffer/checkpoint"
@@ -34,38 +31,7 @@ import (
 //	history <id>               the run's checkpoints, newest first
 //	children <id>              its subgraph runs, with their latest state
 func TestStories(t *testing.T) {
-	files, _ := filepath.Glob("testdata/stories/*.txt")
-	if len(files) == 0 {
-		t.Fatal("no stories in testdata/stories")
-	}
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) {
-			first := true
-			eachStore(t, func(t *testing.T, store checkpoint.Store) {
-				rewriting := *rewrite && first
-				first = false
-				data, err := os.ReadFile(file)
-				if err != nil {
-					t.Fatal(err)
-				}
-				env := newNewsroom(t, store)
-				var out strings.Builder
-				for _, b := range parseScript(t, string(data)) {
-					out.WriteString(b.prefix)
-					got := env.do(b.cmd)
-					out.WriteString(b.cmd + "\n----\n" + got + "\n\n")
-					if got != b.want && !rewriting {
-						t.Errorf("%s:%d: %s\n got:\n%s\nwant:\n%s", file, b.line, b.cmd, got, b.want)
-					}
-				}
-				if rewriting {
-					if err := os.WriteFile(file, []byte(strings.TrimSuffix(out.String(), "\n")), 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
-			})
-		})
-	}
+	runScripts(t, "testdata/stories/*.txt", func(t *testing.T, store checkpoint.Store) scripted { return newNewsroom(t, store) })
 }
 
 type news struct {
@@ -83,28 +49,14 @@ type clearance struct {
 }
 
 type newsroom struct {
-	t       *testing.T
-	r       *graph.Runner[news]
-	sub     *graph.Runner[clearance]
-	mu      sync.Mutex
-	failing map[string]bool
-	counts  map[string]int
-}
-
-func (e *newsroom) ran(name string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.counts[name]++
-}
-
-func (e *newsroom) fails(what string) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.failing[what]
+	t   *testing.T
+	r   *graph.Runner[news]
+	sub *graph.Runner[clearance]
+	nodeTally
 }
 
 func newNewsroom(t *testing.T, store checkpoint.Store) *newsroom {
-	e := &newsroom{t: t, failing: map[string]bool{}, counts: map[string]int{}}
+	e := &newsroom{t: t, nodeTally: newNodeTally()}
 	assign := func(_ context.Context, s news) (news, error) { e.ran("assign"); return s, nil }
 	toWriters := func(_ context.Context, s news) (graph.Routes[news], error) {
 		var r graph.Routes[news]
@@ -204,37 +156,19 @@ func showNews(s news) string {
 	return out
 }
 
-func showNewsResult(res graph.Result[news], err error) string {
-	if err != nil {
-		return "error: " + err.Error()
-	}
-	s := fmt.Sprintf("%s seq=%d %s", res.Status, res.Seq, showNews(res.State))
-	if in := res.Interrupt; in != nil {
-		s += fmt.Sprintf(" waiting=%s/%s#%d %s", in.Node, in.Kind, in.Index, in.Payload)
-	}
-	return s
-}
+func showNewsResult(res graph.Result[news], err error) string { return showRun(res, err, showNews) }
 
 func (e *newsroom) do(cmd string) string {
 	ctx := context.Background()
 	f := strings.Fields(cmd)
-	arg := func(i int) string {
-		if i < len(f) {
-			return f[i]
-		}
-		return ""
-	}
+	arg := func(i int) string { return argAt(f, i) }
 	switch f[0] {
 	case "run":
 		return showNewsResult(e.r.Run(ctx, arg(1), news{Topics: f[2:]}))
 	case "resume":
-		var opts []graph.ResumeOption
-		if len(f) > 2 {
-			var v any
-			if err := json.Unmarshal([]byte(strings.Join(f[2:], " ")), &v); err != nil {
-				return "bad json: " + err.Error()
-			}
-			opts = append(opts, graph.WithResume(v))
+		opts, err := resumeOptions(f)
+		if err != nil {
+			return "bad json: " + err.Error()
 		}
 		return showNewsResult(e.r.Resume(ctx, arg(1), opts...))
 	case "stream":
@@ -250,30 +184,12 @@ func (e *newsroom) do(cmd string) string {
 		}
 		return strings.Join(lines, "\n")
 	case "fail", "fix":
-		e.mu.Lock()
-		e.failing[arg(1)] = f[0] == "fail"
-		e.mu.Unlock()
-		return "ok"
+		return e.failFix(f)
 	case "count":
-		var parts []string
-		for _, n := range []string{"assign", "write", "edit", "legal/read", "legal/ask", "publish", "print"} {
-			parts = append(parts, fmt.Sprintf("%s=%d", n, e.counts[n]))
-		}
-		return strings.Join(parts, " ")
+		return e.show("assign", "write", "edit", "legal/read", "legal/ask", "publish", "print")
 	case "history":
 		hist, err := e.r.History(ctx, arg(1), 0)
-		if err != nil {
-			return "error: " + err.Error()
-		}
-		var lines []string
-		for _, h := range hist {
-			line := fmt.Sprintf("seq=%d step=%d ran=%v next=%v %s %s", h.Seq, h.Step, h.Ran, h.Next, h.Status, showNews(h.State))
-			if in := h.Interrupt; in != nil {
-				line += fmt.Sprintf(" waiting=%s/%s#%d", in.Node, in.Kind, in.Index)
-			}
-			lines = append(lines, line)
-		}
-		return strings.Join(lines, "\n")
+		return showSteps(hist, err, showNews)
 	case "children":
 		kids, err := e.r.Children(ctx, arg(1))
 		if err != nil {
