@@ -110,30 +110,10 @@ func TestCrashResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts 26 processes")
 	}
-	seed := uint64(20261123)
-	if s := os.Getenv("GAFFER_CRASH_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
-	t.Logf("seed %d (set GAFFER_CRASH_SEED to replay)", seed)
+	seed := crashSeed(t, 20261123)
 	rng := rand.New(rand.NewPCG(seed, seed))
 	dir := t.TempDir()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := func() (*exec.Cmd, *bufio.Scanner) {
-		cmd := exec.Command(exe)
-		cmd.Env = append(os.Environ(), crashHelperEnv+"="+dir)
-		cmd.Stderr = os.Stderr
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		return cmd, bufio.NewScanner(stdout)
-	}
+	start := func() (*exec.Cmd, *bufio.Scanner) { return startHelper(t, crashHelperEnv+"="+dir) }
 	var lastAck uint64
 	for kill := range 25 {
 		after := 1 + rng.IntN(15) // acks to wait for before the kill
@@ -161,37 +141,18 @@ func TestCrashResume(t *testing.T) {
 		}
 	}
 	cmd, lines := start()
-	var tail string
-	for lines.Scan() {
-		tail = lines.Text()
-	}
-	if err := cmd.Wait(); err != nil || tail != "done" {
-		t.Fatalf("final run: %v, last line %q", err, tail)
-	}
+	finishHelper(t, cmd, lines, nil)
 
 	store, err := badger.Open(dir, badger.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	r, err := ledgerGraph().Compile(graph.WithStore(store), graph.WithStepLimit(crashSteps+1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap, err := r.State(context.Background(), crashRun)
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap, want := killedAndClean(t, store, crashRun, freshLedger(), func(opts ...graph.Option) (*graph.Runner[ledger], error) {
+		return ledgerGraph().Compile(append(opts, graph.WithStepLimit(crashSteps+1))...)
+	})
 	if i := strings.IndexFunc(snap.State.Applied, func(c rune) bool { return c != '1' }); i >= 0 {
 		t.Fatalf("step %d applied %c times", i, snap.State.Applied[i])
-	}
-	clean, err := ledgerGraph().Compile(graph.WithStepLimit(crashSteps + 1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := clean.Run(context.Background(), "clean", freshLedger())
-	if err != nil {
-		t.Fatal(err)
 	}
 	if snap.State != want.State || snap.Status != graph.StatusDone || snap.Step != crashSteps {
 		t.Fatalf("crashed run ended with %+v (step %d), an uninterrupted one with %+v", snap.State, snap.Step, want.State)

@@ -88,22 +88,9 @@ var reduceKill = killScenario{
 		return keys
 	},
 	check: func(t *testing.T, store checkpoint.Store) {
-		r, err := reduceKillRunner(nil, graph.WithStore(store))
-		if err != nil {
-			t.Fatal(err)
-		}
-		snap, err := r.State(context.Background(), reduceKillRun)
-		if err != nil {
-			t.Fatal(err)
-		}
-		clean, err := reduceKillRunner(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := clean.Run(context.Background(), "clean", reduceKillState{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		snap, want := killedAndClean(t, store, reduceKillRun, reduceKillState{}, func(opts ...graph.Option) (*graph.Runner[reduceKillState], error) {
+			return reduceKillRunner(nil, opts...)
+		})
 		if snap.Status != graph.StatusDone || !slices.Equal(snap.State.Done, want.State.Done) || snap.State.Count != want.State.Count ||
 			len(want.State.Done) != reduceKillRounds*(sendKillWays+1) {
 			t.Fatalf("killed run ended %s with %v (count %d); an uninterrupted one with %v (count %d)",

@@ -110,29 +110,10 @@ func runKills(t *testing.T, name string, kills int) {
 		t.Skip("starts helper processes")
 	}
 	sc := killScenarios[name]
-	seed := uint64(20261128)
-	if s := os.Getenv("GAFFER_CRASH_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
-	t.Logf("seed %d (set GAFFER_CRASH_SEED to replay)", seed)
-	rng := rand.New(rand.NewPCG(seed, uint64(len(name))))
+	rng := rand.New(rand.NewPCG(crashSeed(t, 20261128), uint64(len(name))))
 	dir := t.TempDir()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	start := func() (*exec.Cmd, *bufio.Scanner) {
-		cmd := exec.Command(exe)
-		cmd.Env = append(os.Environ(), crashHelperEnv+"="+dir, killScenarioEnv+"="+name)
-		cmd.Stderr = os.Stderr
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		return cmd, bufio.NewScanner(stdout)
+		return startHelper(t, crashHelperEnv+"="+dir, killScenarioEnv+"="+name)
 	}
 	withStore := func(f func(store checkpoint.Store)) {
 		store, err := badger.Open(dir, badger.Options{})
@@ -174,15 +155,83 @@ func runKills(t *testing.T, name string, kills int) {
 		}
 	}
 	cmd, lines := start()
+	finishHelper(t, cmd, lines, func(line string) { checkLine(kills, line) })
+	withStore(func(store checkpoint.Store) { sc.check(t, store) })
+}
+
+// crashSeed returns the seed of a kill test's random moments: def, unless
+// GAFFER_CRASH_SEED replays another.
+func crashSeed(t *testing.T, def uint64) uint64 {
+	t.Helper()
+	seed := def
+	if s := os.Getenv("GAFFER_CRASH_SEED"); s != "" {
+		seed, _ = strconv.ParseUint(s, 10, 64)
+	}
+	t.Logf("seed %d (set GAFFER_CRASH_SEED to replay)", seed)
+	return seed
+}
+
+// startHelper starts the test binary as a helper process (see TestMain)
+// with env added to its environment, and returns it with a scanner of its
+// output.
+func startHelper(t *testing.T, env ...string) (*exec.Cmd, *bufio.Scanner) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, bufio.NewScanner(stdout)
+}
+
+// finishHelper reads a helper's output to its end, handing each line to
+// each (unless nil), and fails t unless the helper printed "done" last and
+// exited cleanly.
+func finishHelper(t *testing.T, cmd *exec.Cmd, lines *bufio.Scanner, each func(line string)) {
+	t.Helper()
 	var tail string
 	for lines.Scan() {
-		checkLine(kills, lines.Text())
+		if each != nil {
+			each(lines.Text())
+		}
 		tail = lines.Text()
 	}
 	if err := cmd.Wait(); err != nil || tail != "done" {
 		t.Fatalf("final run: %v, last line %q", err, tail)
 	}
-	withStore(func(store checkpoint.Store) { sc.check(t, store) })
+}
+
+// killedAndClean returns the latest snapshot of the killed run runID in
+// store, and the result of an uninterrupted run from initial: each on a
+// runner that compile makes, with the store and without one.
+func killedAndClean[S any](t *testing.T, store checkpoint.Store, runID string, initial S, compile func(...graph.Option) (*graph.Runner[S], error)) (graph.Snapshot[S], graph.Result[S]) {
+	t.Helper()
+	r, err := compile(graph.WithStore(store))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := r.State(context.Background(), runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clean, err := compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := clean.Run(context.Background(), "clean", initial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap, want
 }
 
 // pendingTaskIDs returns the task ids of the pending writes of the step
@@ -280,22 +329,9 @@ var sendKill = killScenario{
 		return keys
 	},
 	check: func(t *testing.T, store checkpoint.Store) {
-		r, err := sendKillRunner(nil, graph.WithStore(store))
-		if err != nil {
-			t.Fatal(err)
-		}
-		snap, err := r.State(context.Background(), sendKillRun)
-		if err != nil {
-			t.Fatal(err)
-		}
-		clean, err := sendKillRunner(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := clean.Run(context.Background(), "clean", sendKillState{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		snap, want := killedAndClean(t, store, sendKillRun, sendKillState{}, func(opts ...graph.Option) (*graph.Runner[sendKillState], error) {
+			return sendKillRunner(nil, opts...)
+		})
 		if snap.Status != graph.StatusDone || !slices.Equal(snap.State.Done, want.State.Done) || len(want.State.Done) != sendKillRounds*sendKillWays {
 			t.Fatalf("killed run ended %s with %v; an uninterrupted one with %v", snap.Status, snap.State.Done, want.State.Done)
 		}
@@ -366,19 +402,9 @@ var taskKill = killScenario{
 		return keys
 	},
 	check: func(t *testing.T, store checkpoint.Store) {
-		r, err := taskKillRunner(nil, graph.WithStore(store))
-		if err != nil {
-			t.Fatal(err)
-		}
-		snap, err := r.State(context.Background(), taskKillRun)
-		if err != nil {
-			t.Fatal(err)
-		}
-		clean, _ := taskKillRunner(nil)
-		want, err := clean.Run(context.Background(), "clean", taskKillState{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		snap, want := killedAndClean(t, store, taskKillRun, taskKillState{}, func(opts ...graph.Option) (*graph.Runner[taskKillState], error) {
+			return taskKillRunner(nil, opts...)
+		})
 		if snap.Status != graph.StatusDone || !slices.Equal(snap.State.Charges, want.State.Charges) {
 			t.Fatalf("killed run ended %s with %v; an uninterrupted one with %v", snap.Status, snap.State.Charges, want.State.Charges)
 		}
