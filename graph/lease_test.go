@@ -11,17 +11,24 @@ import (
 	"github.com/gaffer-dev/gaffer/graph"
 )
 
-func TestSecondWriterGetsLeaseHeldError(t *testing.T) {
-	ctx := context.Background()
-	store := checkpoint.NewMemory()
-	inside, release := make(chan struct{}), make(chan struct{})
-	g := graph.New[trail]().
+// waitGraph is a graph of one node, wait, that closes inside when it
+// starts and returns when release is closed: its run holds the lease
+// meanwhile.
+func waitGraph(inside, release chan struct{}) *graph.Graph[trail] {
+	return graph.New[trail]().
 		AddNode("wait", func(_ context.Context, s trail) (trail, error) {
 			close(inside)
 			<-release
 			return s.with("wait"), nil
 		}).
 		AddEdge(graph.START, "wait").AddEdge("wait", graph.END)
+}
+
+func TestSecondWriterGetsLeaseHeldError(t *testing.T) {
+	ctx := context.Background()
+	store := checkpoint.NewMemory()
+	inside, release := make(chan struct{}), make(chan struct{})
+	g := waitGraph(inside, release)
 	first := mustCompile(t, g, graph.WithStore(store), graph.WithOwner(checkpoint.Owner{ID: "one", PID: 1, Host: "h1"}))
 	second := mustCompile(t, g, graph.WithStore(store), graph.WithOwner(checkpoint.Owner{ID: "two", PID: 2, Host: "h2"}))
 	done := make(chan error, 1)
@@ -125,13 +132,7 @@ func TestLostLeaseFencesTheOldWriter(t *testing.T) {
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	store := checkpoint.NewMemory(checkpoint.MemoryClock(clock))
 	inside, release := make(chan struct{}), make(chan struct{})
-	g := graph.New[trail]().
-		AddNode("wait", func(_ context.Context, s trail) (trail, error) {
-			close(inside)
-			<-release
-			return s.with("wait"), nil
-		}).
-		AddEdge(graph.START, "wait").AddEdge("wait", graph.END)
+	g := waitGraph(inside, release)
 	r := mustCompile(t, g, graph.WithStore(store), graph.WithLeaseTTL(time.Hour),
 		graph.WithOwner(checkpoint.Owner{ID: "old", PID: 1, Host: "elsewhere"}))
 	done := make(chan error, 1)
