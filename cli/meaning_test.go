@@ -47,27 +47,7 @@ func decisionRecords(t *testing.T, dir, rev, execDir string) []nodes.DecisionRec
 // record names attempt 2, not attempt 3 that review had already counted.
 func TestDecisionRecordNamesTheFailedAttempt(t *testing.T) {
 	t.Parallel()
-	script := `
-developer:
-  - phase: 1
-    actions:
-      - write: {path: a_test.txt, content: "test\n"}
-  - phase: 2
-    attempt: 1
-    actions:
-      - run: 'echo "the parser rejects the input" >&2; exit 1'
-  - phase: 2
-    attempt: 2
-    actions:
-      - run: 'echo "a different failure, somewhere else in the evaluator entirely" >&2; exit 1'
-  - phase: 2
-    attempt: 3
-    actions:
-      - write: {path: impl.txt, content: "good\n"}
-doctor:
-  - phase: 2
-    answer: '{"action":"retry_with_hint","confidence":0.9,"category":"agent_gave_up","rationale":"the evaluator is missing a case","hint":"handle the empty input"}'
-`
+	script := retryWithHintScript
 	dir, plan, sp := recoveryRepo(t, script)
 	commitConfig(t, dir, "profiles:\n  default:\n    limits: {max_phase_attempts: 3}\n")
 	if out, code := bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve", "--run-id", "r-att"); code != 0 {
@@ -89,26 +69,11 @@ doctor:
 // run's output and its decision records show.
 func TestScriptedEscalationReachesTheModels(t *testing.T) {
 	t.Parallel()
-	script := `
-developer:
-  - phase: 1
-    actions:
-      - write: {path: a_test.txt, content: "test\n"}
-  - phase: 2
-    actions:
-      - run: 'printf -- "--- FAIL: TestEval (0.00s)\n    eval_test.go:12: Eval(1+2) = 4, want 3\nFAIL\n" >&2; exit 1'
-  - phase: 2
-    model: big-model
-    actions:
-      - write: {path: impl.txt, content: "good\n"}
-replanner:
-  - phase: 2
-    answer: '{"approach":"compute the sum with an explicit loop over the operands","tasks":[{"id":"2","title":"implement","type":"impl"}]}'
-doctor:
-  - phase: 2
-    model: strong-m
-    answer: '{"action":"escalate_model","confidence":0.9,"category":"logic_error","rationale":"the model keeps making the same mistake"}'
-`
+	script := developerScript(passPhase1,
+		session(2, "", failPrintf(`--- FAIL: TestEval (0.00s)\n    eval_test.go:12: Eval(1+2) = 4, want 3\nFAIL\n`)),
+		session(2, "model: big-model", writeImpl),
+	) + roleAnswer("replanner", `'{"approach":"compute the sum with an explicit loop over the operands","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`) +
+		roleAnswer("doctor", `'{"action":"escalate_model","confidence":0.9,"category":"logic_error","rationale":"the model keeps making the same mistake"}'`, "model: strong-m")
 	dir, plan, sp := recoveryRepo(t, script)
 	commitConfig(t, dir, "profiles:\n  default:\n    roles:\n      developer: {escalation_model: big-model}\n      doctor: {model: cheap-m, strong_model: strong-m}\n")
 	out, code := bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve", "--run-id", "r-esc")
@@ -131,16 +96,10 @@ doctor:
 
 // budgetScript spends 10,200 tokens in phase 1, ten times a budget of
 // max_run_tokens: 1000.
-const budgetScript = `
-developer:
-  - phase: 1
-    actions:
-      - write: {path: a_test.txt, content: "test\n"}
-    usage: {input_tokens: 10000, output_tokens: 200}
-  - phase: 2
-    actions:
-      - write: {path: impl.txt, content: "good\n"}
-`
+var budgetScript = developerScript(
+	passPhase1+"    usage: {input_tokens: 10000, output_tokens: 200}\n",
+	session(2, "", writeImpl),
+)
 
 // max_run_tokens is a limit: a run that spent it stops before the next
 // session, resumably, with the true figures and the key named in the
