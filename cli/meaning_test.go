@@ -247,32 +247,16 @@ func TestGoalAnchorReadsTheGoal(t *testing.T) {
 // approved it, and retry starts it again from the pre-phase commit.
 func TestNarrowingDiffGoesToTheHuman(t *testing.T) {
 	t.Parallel()
-	script := `
-developer:
-  - phase: 1
-    actions:
-      - write: {path: calc_test.go, content: "package calc\n\nimport \"testing\"\n\nfunc TestSub(t *testing.T) {\n\tif Sub(3, 1) != 2 {\n\t\tt.Fatal(\"Sub(3, 1) != 2\")\n\t}\n}\n"}
-  - phase: 2
-    attempt: 1
-    actions:
-      - run: 'printf -- "--- FAIL: TestSub (0.00s)\n    calc_test.go:7: Sub(3, 1) != 2\nFAIL\n" >&2; exit 1'
-  - phase: 2
-    attempt: 2
-    actions:
-      - run: 'printf -- "--- FAIL: TestSub (0.00s)\n    calc_test.go:7: Sub(3, 1) != 2\nFAIL\n" >&2; exit 1'
-  - phase: 2
-    attempt: 3
-    actions:
-      - write: {path: calc_test.go, content: "package calc\n\nimport \"testing\"\n\nfunc TestSub(t *testing.T) {\n\t// if Sub(3, 1) != 2 { t.Fatal(\"Sub(3, 1) != 2\") }\n}\n"}
-      - write: {path: calc.go, content: "package calc\n"}
-  - phase: 2
-    attempt: 4
-    actions:
-      - write: {path: calc.go, content: "package calc\n\nfunc Add(a, b int) int { return a + b }\n\nfunc Sub(a, b int) int { return a - b }\n"}
-replanner:
-  - phase: 2
-    answer: '{"approach":"Write Add and Sub in calc.go with plain integer arithmetic.","tasks":[{"id":"2","title":"Implement Add and Sub","type":"impl","description":"Implement Add and Sub in calc.go."}]}'
-`
+	const fails = `--- FAIL: TestSub (0.00s)\n    calc_test.go:7: Sub(3, 1) != 2\nFAIL\n`
+	script := developerScript(
+		session(1, "", `write: {path: calc_test.go, content: "package calc\n\nimport \"testing\"\n\nfunc TestSub(t *testing.T) {\n\tif Sub(3, 1) != 2 {\n\t\tt.Fatal(\"Sub(3, 1) != 2\")\n\t}\n}\n"}`),
+		session(2, "attempt: 1", failPrintf(fails)),
+		session(2, "attempt: 2", failPrintf(fails)),
+		session(2, "attempt: 3",
+			`write: {path: calc_test.go, content: "package calc\n\nimport \"testing\"\n\nfunc TestSub(t *testing.T) {\n\t// if Sub(3, 1) != 2 { t.Fatal(\"Sub(3, 1) != 2\") }\n}\n"}`,
+			`write: {path: calc.go, content: "package calc\n"}`),
+		session(2, "attempt: 4", writeCalc),
+	) + roleAnswer("replanner", `'{"approach":"Write Add and Sub in calc.go with plain integer arithmetic.","tasks":[{"id":"2","title":"Implement Add and Sub","type":"impl","description":"Implement Add and Sub in calc.go."}]}'`)
 	dir, plan, sp := calcRepo(t, script)
 	out, code := bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve", "--run-id", "r-diff")
 	if code != ExitAwaitingApproval || !strings.Contains(out, "narrowing_change") || !strings.Contains(out, "calc_test.go: assertions go from 1 to 0") ||
