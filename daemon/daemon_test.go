@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -25,23 +23,27 @@ import (
 // 2-core machine.
 const waitDeadline = 2 * time.Minute
 
-// syncBuffer is a bytes.Buffer the daemon writes and the test reads at
-// once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+// output is a file the daemon writes its lines to while the test reads
+// them (String).
+type output struct{ *os.File }
+
+func outFile(t *testing.T) output {
+	t.Helper()
+	f, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return output{f}
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+// String is what the daemon wrote so far.
+func (o output) String() string {
+	b, err := os.ReadFile(o.Name())
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
 }
 
 // waitFor polls until cond holds, failing with what at waitDeadline.
@@ -77,8 +79,8 @@ func get(t *testing.T, url string) (int, string) {
 func TestRunServesExecutesAndDrains(t *testing.T) {
 	f := hosttest.New(t)
 	h := f.Open(t, host.Config{})
-	var out syncBuffer
-	d, err := New(Config{Workers: 1, MetricsAddr: "127.0.0.1:0", InboxAddr: "127.0.0.1:0", DrainTimeout: time.Minute, Version: "v-test", Out: &out})
+	out := outFile(t)
+	d, err := New(Config{Workers: 1, MetricsAddr: "127.0.0.1:0", InboxAddr: "127.0.0.1:0", DrainTimeout: time.Minute, Version: "v-test", Out: out})
 	if err != nil {
 		t.Fatal(err)
 	}
