@@ -1,18 +1,13 @@
 package nodes
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/gaffer-dev/gaffer/agent"
-	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/state"
 )
@@ -105,16 +100,7 @@ func TestRecoveryRollbackSurvivesACrash(t *testing.T) {
 func losingEach(t *testing.T, script string, cfg state.RunConfig, marker []byte, check func(k, m int64, h *harness, res graph.Result[state.ExecutionState], err error)) {
 	t.Helper()
 	ref := newHarness(t, script)
-	var seen, first atomic.Int64
-	ref.store.fail = func(cp checkpoint.Checkpoint) bool {
-		n := seen.Add(1)
-		for _, v := range cp.Values {
-			if first.Load() == 0 && bytes.Contains(v, marker) {
-				first.Store(n)
-			}
-		}
-		return false
-	}
+	first := ref.firstHolding(marker)
 	res, err := ref.start(chainPlan(3), cfg)
 	mustDone(t, res, err, state.RunCompleted)
 	m, puts := first.Load(), ref.store.puts.Load()
@@ -123,15 +109,9 @@ func losingEach(t *testing.T, script string, cfg state.RunConfig, marker []byte,
 	}
 	for _, k := range []int64{m, m + 1, puts - 1} {
 		h := newHarness(t, script)
-		var n atomic.Int64
-		h.store.fail = func(checkpoint.Checkpoint) bool { return n.Add(1) == k }
+		h.failAt(k)
 		res, err := h.start(chainPlan(3), cfg)
-		for i := 0; errors.Is(err, errCrash); i++ {
-			if i > 3 {
-				t.Fatalf("checkpoint %d lost: no end after 3 resumes", k)
-			}
-			res, err = h.runner.Resume(context.Background(), "r-1")
-		}
+		res, err = h.resumeCrashed(k, res, err)
 		check(k, m, h, res, err)
 	}
 }

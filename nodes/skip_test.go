@@ -1,18 +1,15 @@
 package nodes
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/gaffer-dev/gaffer/agent"
-	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/state"
 )
@@ -200,16 +197,7 @@ func TestRecoverySkipSurvivesACrash(t *testing.T) {
 	marker := []byte(`"status":"skipped"`)
 	skip := graph.WithResume(Answer{Approved: true, Skip: true})
 	ref := newHarness(t, skipScript)
-	var seen, first atomic.Int64
-	ref.store.fail = func(cp checkpoint.Checkpoint) bool {
-		n := seen.Add(1)
-		for _, v := range cp.Values {
-			if first.Load() == 0 && bytes.Contains(v, marker) {
-				first.Store(n)
-			}
-		}
-		return false
-	}
+	first := ref.firstHolding(marker)
 	askedToSkip(t, ref, on())
 	res, err := ref.runner.Resume(context.Background(), "r-1", skip)
 	mustDone(t, res, err, state.RunCompleted)
@@ -219,17 +207,11 @@ func TestRecoverySkipSurvivesACrash(t *testing.T) {
 	}
 	for _, k := range []int64{m, m + 1, puts - 1} {
 		h := newHarness(t, skipScript)
-		var n atomic.Int64
-		h.store.fail = func(checkpoint.Checkpoint) bool { return n.Add(1) == k }
+		h.failAt(k)
 		askedToSkip(t, h, on())
 		res, err := h.runner.Resume(context.Background(), "r-1", skip)
 		t.Logf("checkpoint %d of %d (the skip's: %d) lost: %v", k, puts, m, err)
-		for i := 0; errors.Is(err, errCrash); i++ {
-			if i > 3 {
-				t.Fatalf("checkpoint %d lost: no end after 3 resumes", k)
-			}
-			res, err = h.runner.Resume(context.Background(), "r-1")
-		}
+		res, err = h.resumeCrashed(k, res, err)
 		s := mustDone(t, res, err, state.RunCompleted)
 		if s.Progress.Phases[1].Status != state.PhaseSkipped {
 			t.Fatalf("checkpoint %d lost: phase 2 %v", k, s.Progress.Phases[1].Status)
