@@ -400,11 +400,7 @@ doctor:
 // proposal that interrupts; rejecting it ends the run cleanly at the last
 // good commit.
 func TestRecoveryBudgetReduceScopeThenReject(t *testing.T) {
-	h := newHarness(t, `
-developer:
-  - phase: 1
-    actions:
-      - write: {path: a_test.txt, content: "test\n"}
+	h := newHarness(t, phase1OK+`
     usage: {input_tokens: 850, output_tokens: 0}`+failN(2, 0, "nothing works here")+`
 `)
 	var warned int
