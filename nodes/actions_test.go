@@ -14,22 +14,8 @@ import (
 
 // rollbackScript fails phase 2 twice, differently (no replan), and the
 // Doctor advises rollback_provider; attempt 3 and phase 3 succeed.
-const rollbackScript = phase1OK + `
-  - phase: 2
-    attempt: 1
-    actions:
-      - run: 'echo "provider error: 529 overloaded" >&2; exit 1'
-  - phase: 2
-    attempt: 2
-    actions:
-      - run: 'echo "./eval.go:3:9: undefined: parseOperand" >&2; exit 1'
-  - phase: 2
-    attempt: 3
-    actions:
-      - write: {path: impl.txt, content: "good 2\n"}
-  - phase: 3
-    actions:
-      - write: {path: more.txt, content: "good 3\n"}
+var rollbackScript = phase1OK + failN(2, 1, "provider error: 529 overloaded") + failN(2, 2, "./eval.go:3:9: undefined: parseOperand") +
+	okN(2, 3) + phase3OK + `
 doctor:
   - phase: 2
     answer: '{"action":"rollback_provider","confidence":0.9,"category":"build_error","rationale":"the small model keeps failing"}'
@@ -186,26 +172,8 @@ func readDecision(t *testing.T, h *harness, s state.ExecutionState, n int) Decis
 // rollback_provider drops that model, not the one before it; the
 // developer's own model runs the retry and the later phases.
 func TestRecoveryRollbackOfAnEscalatedPhaseDropsTheEscalationModel(t *testing.T) {
-	h := newHarness(t, phase1OK+`
-  - phase: 2
-    attempt: 1
-    actions:
-      - run: 'echo "provider error: 529 overloaded" >&2; exit 1'
-  - phase: 2
-    attempt: 2
-    actions:
-      - run: 'echo "./eval.go:3:9: undefined: parseOperand" >&2; exit 1'
-  - phase: 2
-    attempt: 3
-    actions:
-      - run: 'echo "the big model timed out mid-answer" >&2; exit 1'
-  - phase: 2
-    attempt: 4
-    actions:
-      - write: {path: impl.txt, content: "good 2\n"}
-  - phase: 3
-    actions:
-      - write: {path: more.txt, content: "good 3\n"}
+	h := newHarness(t, phase1OK+failN(2, 1, "provider error: 529 overloaded")+failN(2, 2, "./eval.go:3:9: undefined: parseOperand")+
+		failN(2, 3, "the big model timed out mid-answer")+okN(2, 4)+phase3OK+`
 doctor:
   - phase: 2
     attempt: 2

@@ -32,28 +32,17 @@ const fixAnswer = `'{"action":"execute_fix","confidence":0.9,"category":"build_e
 
 // failsPhase2Twice is phase 1 done and phase 2's first two attempts
 // failing, differently (no replan): the Doctor's turn comes next.
-const failsPhase2Twice = phase1OK + `
-  - phase: 2
-    attempt: 1
-    actions:
-      - run: 'echo "./eval.go:3:9: undefined: parseOperand" >&2; exit 1'
-  - phase: 2
-    attempt: 2
-    actions:
-      - run: 'echo "zz_generated.go: no such file or directory" >&2; exit 1'
-`
+var failsPhase2Twice = phase1OK + failN(2, 1, "./eval.go:3:9: undefined: parseOperand") +
+	failN(2, 2, "zz_generated.go: no such file or directory") + "\n"
 
 // fixScript fails phase 2 twice, differently (no replan); the Doctor
 // advises execute_fix; attempt 3 succeeds only if fixed.txt is there.
-const fixScript = failsPhase2Twice + `
+var fixScript = failsPhase2Twice + `
   - phase: 2
     attempt: 3
     actions:
       - run: 'cat fixed.txt'
-      - write: {path: impl.txt, content: "good 2\n"}
-  - phase: 3
-    actions:
-      - write: {path: more.txt, content: "good 3\n"}
+      - write: {path: impl.txt, content: "good 2\n"}` + phase3OK + `
 doctor:
   - phase: 2
     answer: ` + fixAnswer + `

@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,31 +19,22 @@ import (
 	"github.com/gaffer-dev/gaffer/workspace"
 )
 
-// twoLanePlan's one phase has two tasks with disjoint files: two lanes.
-const twoLanePlan = `# Plan
+// disjointPlan is a plan of one phase with a task per name (Task 1, 2,
+// …) that declares its own file, name.txt: a lane each.
+func disjointPlan(names ...string) string {
+	var b strings.Builder
+	b.WriteString("# Plan\n")
+	for i, n := range names {
+		fmt.Fprintf(&b, "\n### Task %d: %s\n- type: test\n- depends on: none\n- files: %s.txt\n", i+1, n, n)
+	}
+	return b.String()
+}
 
-### Task 1: one
-- type: test
-- depends on: none
-- files: one.txt
-
-### Task 2: two
-- type: test
-- depends on: none
-- files: two.txt
-`
-
-// threeLaneTask, after twoLanePlan, makes its phase three lanes.
-const threeLaneTask = `
-### Task 3: three
-- type: test
-- depends on: none
-- files: three.txt
-`
-
-// twoMisspeltScript runs twoLanePlan's lanes; the reviewer rejects the
-// first attempt naming task 2, whose second attempt mends two.txt.
-const twoMisspeltScript = `developer:
+// twoMisspeltScript runs the lanes of disjointPlan("one", "two"): the
+// reviewer rejects the first attempt naming task 2, whose second
+// attempt mends two.txt.
+const twoMisspeltScript = `
+developer:
   - phase: 1
     task: "1"
     actions:
@@ -210,7 +202,7 @@ func TestLaneConflictRunsTheLaneAgainOnTheOthersWork(t *testing.T) {
       - edit: {path: README.md, old: "one\n", new: "one\ntwo\n"}
       - write: {path: two.txt, content: "2\n"}
 `)
-	res, err := h.start(twoLanePlan, state.RunConfig{AutoApprove: true})
+	res, err := h.start(disjointPlan("one", "two"), state.RunConfig{AutoApprove: true})
 	s := mustDone(t, res, err, state.RunCompleted)
 	if got := h.git("show", "HEAD~1:README.md"); got != "# test\none\ntwo" {
 		t.Fatalf("README.md = %q", got)
@@ -234,7 +226,7 @@ func TestLaneConflictRunsTheLaneAgainOnTheOthersWork(t *testing.T) {
 // keeps its work.
 func TestReviewNamesTheTasksAtFault(t *testing.T) {
 	h := newHarness(t, twoMisspeltScript)
-	res, err := h.start(twoLanePlan, state.RunConfig{AutoApprove: true})
+	res, err := h.start(disjointPlan("one", "two"), state.RunConfig{AutoApprove: true})
 	s := mustDone(t, res, err, state.RunCompleted)
 	devs, _ := h.rec.of(agent.RoleDeveloper)
 	if len(devs) != 3 || !slices.Equal(devs[2].Tasks, []string{"2"}) {
@@ -264,7 +256,7 @@ func TestLaneRetryOnABaseHoldingItsFiles(t *testing.T) {
 	h := newHarness(t, twoMisspeltScript)
 	writeFile(t, h.dir, "two.txt", "2\n")
 	h.commitAs("two, merged from an earlier run", "two.txt")
-	res, err := h.start(twoLanePlan, state.RunConfig{AutoApprove: true})
+	res, err := h.start(disjointPlan("one", "two"), state.RunConfig{AutoApprove: true})
 	mustDone(t, res, err, state.RunCompleted)
 	if got := h.git("show", "HEAD~1:two.txt"); got != "2" {
 		t.Fatalf("two.txt = %q", got)
@@ -458,7 +450,7 @@ func TestLanesStopAtTheRunBudget(t *testing.T) {
 	h := newHarness(t, script.String())
 	cfg := state.RunConfig{AutoApprove: true, Parallel: 1}
 	cfg.Limits.MaxRunCostUSD = 0.6
-	res, err := h.start(twoLanePlan+threeLaneTask, cfg)
+	res, err := h.start(disjointPlan("one", "two", "three"), cfg)
 	s := mustDone(t, res, err, state.RunHalted)
 	devs, _ := h.rec.of(agent.RoleDeveloper)
 	if len(devs) != 2 {

@@ -171,6 +171,12 @@ func okN(phase, attempt int) string {
       - write: {path: impl.txt, content: "good ` + itoa(phase) + `\n"}`
 }
 
+// phase3OK is phase 3's session, which writes more.txt.
+const phase3OK = `
+  - phase: 3
+    actions:
+      - write: {path: more.txt, content: "good 3\n"}`
+
 const hintAnswer = `'{"action":"retry_with_hint","confidence":0.9,"category":"agent_gave_up","rationale":"r","hint":"look closer"}'`
 
 func chainPlan(n int) string {

@@ -19,7 +19,7 @@ const skipAnswer = `'{"action":"skip_phase","confidence":0.8,"category":"build_e
 // skipScript fails phase 2 twice, differently (no replan), and leaves
 // half-done work in the tree; the Doctor proposes skip_phase. Phase 2's
 // third attempt (a human's retry) and phase 3 succeed.
-const skipScript = phase1OK + `
+var skipScript = phase1OK + `
   - phase: 2
     attempt: 1
     actions:
@@ -29,14 +29,7 @@ const skipScript = phase1OK + `
     attempt: 2
     actions:
       - write: {path: half.txt, content: "still half done\n"}
-      - run: 'echo "zz_generated.go: no such file or directory" >&2; exit 1'
-  - phase: 2
-    attempt: 3
-    actions:
-      - write: {path: impl.txt, content: "good 2\n"}
-  - phase: 3
-    actions:
-      - write: {path: more.txt, content: "good 3\n"}
+      - run: 'echo "zz_generated.go: no such file or directory" >&2; exit 1'` + okN(2, 3) + phase3OK + `
 doctor:
   - phase: 2
     answer: ` + skipAnswer + `
