@@ -145,24 +145,36 @@ doctor:
 	}
 }
 
-// doctor_actions without execute_fix: the prompt says it is not
-// available and the answer naming it is refused.
-func TestRecoveryDoctorActionsLeaveExecuteFixOut(t *testing.T) {
-	h := newHarness(t, fixScript)
+// leftOut runs script, whose Doctor answers action, on chainPlan(3)
+// with doctor_actions only: the Doctor's one prompt must say action is
+// not available, the run halt and its first decisions be no advice and
+// action refused. It returns the harness, the end state and the prompt.
+func leftOut(t *testing.T, script, action string, only ...string) (*harness, state.ExecutionState, string) {
+	t.Helper()
+	h := newHarness(t, script)
 	cfg := on()
-	only := []string{"rollback_provider"}
 	cfg.Recovery.DoctorActions = &only
 	res, err := h.start(chainPlan(3), cfg)
 	s := mustDone(t, res, err, state.RunHalted)
 	docs, _ := h.rec.of(agent.RoleDoctor)
-	if len(docs) != 1 || !strings.Contains(docs[0].Prompt, "execute_fix is not available: this run's doctor_actions leave it out") {
+	if len(docs) != 1 {
+		t.Fatalf("%d Doctor sessions, want 1", len(docs))
+	}
+	if !strings.Contains(docs[0].Prompt, action+" is not available: this run's doctor_actions leave it out") {
 		t.Fatalf("prompt:\n%s", docs[0].Prompt)
 	}
+	if got := decisions(t, h, s); !strings.HasPrefix(got, "doctor:none "+action+":refused") {
+		t.Fatalf("decisions %q", got)
+	}
+	return h, s, docs[0].Prompt
+}
+
+// doctor_actions without execute_fix: the prompt says it is not
+// available and the answer naming it is refused.
+func TestRecoveryDoctorActionsLeaveExecuteFixOut(t *testing.T) {
+	h, s, _ := leftOut(t, fixScript, "execute_fix", "rollback_provider")
 	if n := fixRuns(t, h); n != 0 {
 		t.Fatalf("the fix ran %d times", n)
-	}
-	if got := decisions(t, h, s); !strings.HasPrefix(got, "doctor:none execute_fix:refused") {
-		t.Fatalf("decisions %q", got)
 	}
 	if d := readDecision(t, h, s, 2); !strings.Contains(d.Why, "execute_fix is not one of this run's doctor_actions (rollback_provider)") {
 		t.Fatalf("refusal %+v", d)
