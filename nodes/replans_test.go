@@ -107,7 +107,7 @@ replanner:
 // phase was replanned but no revision was accepted; the approach its
 // next attempt carries is the human's.
 func TestRecoveryRefusedRevisionIsNotAccepted(t *testing.T) {
-	h, res := askedAboutNarrowing(t)
+	h, _ := askedAboutNarrowing(t)
 	res, err := h.runner.Resume(context.Background(), "r-1", graph.WithResume(Answer{Approved: true, Feedback: "keep every case"}))
 	s := mustDone(t, res, err, state.RunCompleted)
 	if v, _ := Recovery(s); v.Replans != 1 || v.ReplansReserved != 1 {
