@@ -11,27 +11,11 @@ import (
 // run rolled back to it.
 func TestScriptedRollbackProvider(t *testing.T) {
 	t.Parallel()
-	script := `
-developer:
-  - phase: 1
-    actions:
-      - write: {path: a_test.txt, content: "test\n"}
-  - phase: 2
-    attempt: 1
-    actions:
-      - run: 'echo "provider error: 529 overloaded" >&2; exit 1'
-  - phase: 2
-    attempt: 2
-    actions:
-      - run: 'echo "./eval.go:3:9: undefined: parseOperand" >&2; exit 1'
-  - phase: 2
-    model: other-model
-    actions:
-      - write: {path: impl.txt, content: "good\n"}
-doctor:
-  - phase: 2
-    answer: '{"action":"rollback_provider","confidence":0.9,"category":"build_error","rationale":"the model keeps failing"}'
-`
+	script := developerScript(passPhase1,
+		session(2, "attempt: 1", failWith("provider error: 529 overloaded")),
+		session(2, "attempt: 2", failWith("./eval.go:3:9: undefined: parseOperand")),
+		session(2, "model: other-model", writeImpl),
+	) + roleAnswer("doctor", `'{"action":"rollback_provider","confidence":0.9,"category":"build_error","rationale":"the model keeps failing"}'`)
 	dir, plan, sp := recoveryRepo(t, script)
 	commitConfig(t, dir, "profiles:\n  default:\n    roles:\n      developer: {escalation_model: other-model}\n")
 	out, code := bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve", "--run-id", "r-rb")

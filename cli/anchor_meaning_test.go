@@ -10,33 +10,22 @@ import (
 // accepted, and the reviewer model's second opinion.
 
 // calcFailing is a calculator run whose phase 2 fails twice alike, so
-// recovery replans it with the replanner's answer (%s); attempt 3
-// writes calc.go. extra is appended to the script.
-func calcFailing(answer, attempt3, extra string) string {
-	return `
-developer:
-  - phase: 1
-    actions:
-      - write: {path: calc_test.go, content: "package calc\n"}
-  - phase: 2
-    attempt: 1
-    actions:
-      - run: 'printf -- "--- FAIL: TestSub (0.00s)\n    calc_test.go:7: Sub(3, 1) = 4, want 2\nFAIL\n" >&2; exit 1'
-  - phase: 2
-    attempt: 2
-    actions:
-      - run: 'printf -- "--- FAIL: TestSub (0.00s)\n    calc_test.go:9: Sub(3, 1) = 4, want 2\nFAIL\n" >&2; exit 1'
-  - phase: 2
-    attempt: 3
-    actions:
-` + attempt3 + `
-replanner:
-  - phase: 2
-    answer: '` + answer + `'
-` + extra
+// recovery replans it with the replanner's answer; attempt 3's actions
+// are attempt3. extra is appended to the script.
+func calcFailing(answer, extra string, attempt3 ...string) string {
+	return developerScript(passCalcPhase1,
+		session(2, "attempt: 1", failPrintf(`--- FAIL: TestSub (0.00s)\n    calc_test.go:7: Sub(3, 1) = 4, want 2\nFAIL\n`)),
+		session(2, "attempt: 2", failPrintf(`--- FAIL: TestSub (0.00s)\n    calc_test.go:9: Sub(3, 1) = 4, want 2\nFAIL\n`)),
+		session(2, "attempt: 3", attempt3...),
+	) + roleAnswer("replanner", "'"+answer+"'") + extra
 }
 
-const writeCalc = `      - write: {path: calc.go, content: "package calc\n\nfunc Add(a, b int) int { return a + b }\n\nfunc Sub(a, b int) int { return a - b }\n"}`
+// writeCalc writes calc.go with Add and Sub right.
+const writeCalc = `write: {path: calc.go, content: "package calc\n\nfunc Add(a, b int) int { return a + b }\n\nfunc Sub(a, b int) int { return a - b }\n"}`
+
+// passCalcPhase1 is calcPlan's phase 1, scripted: it writes a calc_test.go
+// with no test in it, and passes.
+var passCalcPhase1 = session(1, "", `write: {path: calc_test.go, content: "package calc\n"}`)
 
 // revision is a replanner's answer: an approach and tasks (JSON).
 func revision(approach, tasks string) string {
@@ -66,7 +55,7 @@ func TestDeferralByMeaningGoesToTheHuman(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			dir, plan, sp := calcRepo(t, calcFailing(c.answer, writeCalc, ""))
+			dir, plan, sp := calcRepo(t, calcFailing(c.answer, "", writeCalc))
 			out, code := bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve", "--run-id", "r-defer")
 			if code != ExitAwaitingApproval || !strings.Contains(out, "narrowing_revision") {
 				t.Fatalf("run: exit %d; want the revision sent to the human\n%s", code, out)
@@ -85,7 +74,7 @@ func TestDeferralByMeaningGoesToTheHuman(t *testing.T) {
 // does not.
 func TestSplitIsNotANarrowing(t *testing.T) {
 	t.Parallel()
-	dir, plan, sp := calcRepo(t, calcFailing(revision("Write Add and Sub one at a time.", taskSplitAdd+","+taskSplitSub), writeCalc, ""))
+	dir, plan, sp := calcRepo(t, calcFailing(revision("Write Add and Sub one at a time.", taskSplitAdd+","+taskSplitSub), "", writeCalc))
 	out, code := bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve", "--run-id", "r-split")
 	if code != 0 || !strings.Contains(out, "replan:accepted") || strings.Contains(out, "narrowing") {
 		t.Fatalf("run: exit %d; want the split accepted and the run completed without a question\n%s", code, out)
@@ -93,7 +82,7 @@ func TestSplitIsNotANarrowing(t *testing.T) {
 	if v := statusJSON(t, "--repo", dir, "r-split"); v.Status != "completed" {
 		t.Fatalf("status %s, want completed", v.Status)
 	}
-	dir, plan, sp = calcRepo(t, calcFailing(revision("Write Add first.", taskSplitAdd), writeCalc, ""))
+	dir, plan, sp = calcRepo(t, calcFailing(revision("Write Add first.", taskSplitAdd), "", writeCalc))
 	out, code = bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve", "--run-id", "r-split-sub")
 	if code != ExitAwaitingApproval || !strings.Contains(out, "narrowing_revision") || !strings.Contains(out, "name Sub that task 2 names is no longer required") {
 		t.Fatalf("run: exit %d; want the split that drops Sub refused\n%s", code, out)
@@ -108,8 +97,8 @@ func TestTestHelperRefactorIsNotANarrowing(t *testing.T) {
 	t.Parallel()
 	const inline = `package calc\n\nimport \"testing\"\n\nfunc TestCalc(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatalf(\"Add\")\n\t}\n\tif Add(-1, -2) != -3 {\n\t\tt.Fatalf(\"Add\")\n\t}\n\tif Sub(3, 1) != 2 {\n\t\tt.Fatalf(\"Sub\")\n\t}\n\tif Sub(1, 3) != -2 {\n\t\tt.Fatalf(\"Sub\")\n\t}\n}\n`
 	const helper = `package calc\n\nimport \"testing\"\n\nfunc check(tb testing.TB, name string, got, want int) {\n\ttb.Helper()\n\tif got != want {\n\t\ttb.Fatalf(\"%s = %d, want %d\", name, got, want)\n\t}\n}\n\nfunc TestCalc(t *testing.T) {\n\tcheck(t, \"Add\", Add(1, 2), 3)\n\tcheck(t, \"Add\", Add(-1, -2), -3)\n\tcheck(t, \"Sub\", Sub(3, 1), 2)\n\tcheck(t, \"Sub\", Sub(1, 3), -2)\n}\n`
-	script := strings.Replace(calcFailing(revision("Write Add and Sub with plain integer arithmetic.", taskAddAndSub),
-		`      - write: {path: calc_test.go, content: "`+helper+`"}`+"\n"+writeCalc, ""),
+	script := strings.Replace(calcFailing(revision("Write Add and Sub with plain integer arithmetic.", taskAddAndSub), "",
+		`write: {path: calc_test.go, content: "`+helper+`"}`, writeCalc),
 		`write: {path: calc_test.go, content: "package calc\n"}`, `write: {path: calc_test.go, content: "`+inline+`"}`, 1)
 	dir, plan, sp := calcRepo(t, script)
 	out, code := bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve", "--run-id", "r-helper")
@@ -140,7 +129,7 @@ func TestSecondOpinionOnARevision(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			dir, plan, sp := calcRepo(t, calcFailing(split, writeCalc, "reviewer:\n"+c.entry))
+			dir, plan, sp := calcRepo(t, calcFailing(split, "reviewer:\n"+c.entry, writeCalc))
 			commitConfig(t, dir, "profiles:\n  default:\n    roles:\n      reviewer: {model: rev-m}\n")
 			out, code := bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve", "--run-id", "r-second")
 			if code != c.code {
@@ -180,7 +169,7 @@ func TestSecondOpinionOnARevision(t *testing.T) {
 		})
 	}
 	// Without a reviewer model no one is asked: the split stands.
-	dir, plan, sp := calcRepo(t, calcFailing(split, writeCalc, "reviewer:\n  - {phase: 2, second_opinion: true, approved: false, comments: never asked}\n"))
+	dir, plan, sp := calcRepo(t, calcFailing(split, "reviewer:\n  - {phase: 2, second_opinion: true, approved: false, comments: never asked}\n", writeCalc))
 	out, code := bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve", "--run-id", "r-no-model")
 	if code != 0 || strings.Contains(out, "second_opinion") {
 		t.Fatalf("run without a reviewer model: exit %d\n%s", code, out)

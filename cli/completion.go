@@ -111,82 +111,126 @@ func (a *app) complete(app *ucli.App, words []string) []string {
 		words = []string{""}
 	}
 	cur, before := words[len(words)-1], words[:len(words)-1]
-	var cmd, sub *ucli.Command
-	var globals []string // --repo and --store as given, for the run ids
-	positional := 0
-	valueNext := false
-	flags := func() []ucli.Flag {
-		switch {
-		case sub != nil:
-			return sub.Flags
-		case cmd != nil:
-			return cmd.Flags
-		}
-		return app.Flags
+	line := parseCompletionLine(app, before)
+	if line.valueNext {
+		return nil // a flag's value: files are the shell's own completion
 	}
+	return withPrefix(a.completionCandidates(app, line, cur), cur)
+}
+
+// completionLine is what the words before the one being completed say:
+// the command and subcommand they name, how many positional arguments
+// follow them, and whether the next word is a flag's value.
+type completionLine struct {
+	cmd, sub   *ucli.Command
+	globals    []string // --repo and --store as given, for the run ids
+	positional int
+	valueNext  bool
+}
+
+// parseCompletionLine reads the words before the one being completed as
+// the command line parser would: flags (with their values), then the
+// command, its subcommand and positional arguments.
+func parseCompletionLine(app *ucli.App, before []string) completionLine {
+	var l completionLine
 	for i, w := range before {
-		if valueNext {
-			valueNext = false
+		if l.valueNext {
+			l.valueNext = false
 			continue
 		}
 		if strings.HasPrefix(w, "-") && w != "-" {
-			n, v, has := strings.Cut(strings.TrimLeft(w, "-"), "=")
-			f := findFlag(append(slices.Clone(flags()), app.Flags...), n)
-			_, isBool := f.(*ucli.BoolFlag)
-			if n == "repo" || n == "store" {
-				switch {
-				case has:
-					globals = append(globals, "--"+n, expandHome(v))
-				case i+1 < len(before):
-					globals = append(globals, "--"+n, expandHome(before[i+1]))
-				}
-			}
-			valueNext = f != nil && !isBool && !has
+			l.readFlag(app, w, before[i+1:])
 			continue
 		}
 		switch {
-		case cmd == nil:
-			cmd = app.Command(w)
-		case sub == nil && len(cmd.Subcommands) > 0:
-			sub = cmd.Command(w)
+		case l.cmd == nil:
+			l.cmd = app.Command(w)
+		case l.sub == nil && len(l.cmd.Subcommands) > 0:
+			l.sub = l.cmd.Command(w)
 		default:
-			positional++
+			l.positional++
 		}
 	}
-	var out []string
+	return l
+}
+
+// readFlag records the flag w (rest being the words after it): whether
+// its value is the next word, and --repo and --store for the run ids.
+func (l *completionLine) readFlag(app *ucli.App, w string, rest []string) {
+	n, v, has := strings.Cut(strings.TrimLeft(w, "-"), "=")
+	f := findFlag(append(slices.Clone(l.flags(app)), app.Flags...), n)
+	_, isBool := f.(*ucli.BoolFlag)
+	if n == "repo" || n == "store" {
+		switch {
+		case has:
+			l.globals = append(l.globals, "--"+n, expandHome(v))
+		case len(rest) > 0:
+			l.globals = append(l.globals, "--"+n, expandHome(rest[0]))
+		}
+	}
+	l.valueNext = f != nil && !isBool && !has
+}
+
+// flags returns the flags of the innermost command named so far.
+func (l completionLine) flags(app *ucli.App) []ucli.Flag {
 	switch {
-	case valueNext:
-		return nil // a flag's value: files are the shell's own completion
-	case strings.HasPrefix(cur, "-"):
-		for _, f := range flags() {
-			// A command's hidden copies of the global flags
-			// (withTrailingGlobals) are offered: they work there.
-			name := f.Names()[0]
-			if v, ok := f.(ucli.VisibleFlag); ok && !v.IsVisible() && (cmd == nil || findFlag(app.Flags, name) == nil) {
-				continue
-			}
-			out = append(out, "--"+name)
-		}
-	case cmd == nil:
-		for _, c := range app.Commands {
-			if !c.Hidden {
-				out = append(out, c.Name)
-			}
-		}
-	case sub == nil && len(cmd.Subcommands) > 0:
-		for _, c := range cmd.Subcommands {
-			if !c.Hidden {
-				out = append(out, c.Name)
-			}
-		}
-	case cmd.Name == "completion" && positional == 0:
-		out = []string{"bash", "fish", "zsh"}
-	case positional == 0 && strings.Contains(argsUsage(cmd, sub), "RUN"):
-		out = a.runIDs(globals)
+	case l.sub != nil:
+		return l.sub.Flags
+	case l.cmd != nil:
+		return l.cmd.Flags
 	}
+	return app.Flags
+}
+
+// completionCandidates returns every word that may stand where cur is,
+// before filtering: flags, commands, subcommands, shells or run ids.
+func (a *app) completionCandidates(app *ucli.App, l completionLine, cur string) []string {
+	switch {
+	case strings.HasPrefix(cur, "-"):
+		return flagCandidates(app, l)
+	case l.cmd == nil:
+		return visibleNames(app.Commands)
+	case l.sub == nil && len(l.cmd.Subcommands) > 0:
+		return visibleNames(l.cmd.Subcommands)
+	case l.cmd.Name == "completion" && l.positional == 0:
+		return []string{"bash", "fish", "zsh"}
+	case l.positional == 0 && strings.Contains(argsUsage(l.cmd, l.sub), "RUN"):
+		return a.runIDs(l.globals)
+	}
+	return nil
+}
+
+// flagCandidates returns the --names of the innermost command's visible
+// flags. A command's hidden copies of the global flags
+// (withTrailingGlobals) are offered: they work there.
+func flagCandidates(app *ucli.App, l completionLine) []string {
+	var out []string
+	for _, f := range l.flags(app) {
+		name := f.Names()[0]
+		if v, ok := f.(ucli.VisibleFlag); ok && !v.IsVisible() && (l.cmd == nil || findFlag(app.Flags, name) == nil) {
+			continue
+		}
+		out = append(out, "--"+name)
+	}
+	return out
+}
+
+// visibleNames returns the names of the commands that are not hidden.
+func visibleNames(cmds []*ucli.Command) []string {
+	var out []string
+	for _, c := range cmds {
+		if !c.Hidden {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+// withPrefix returns the words of out that start with prefix.
+func withPrefix(out []string, prefix string) []string {
 	var match []string
 	for _, s := range out {
-		if strings.HasPrefix(s, cur) {
+		if strings.HasPrefix(s, prefix) {
 			match = append(match, s)
 		}
 	}

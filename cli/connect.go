@@ -64,7 +64,7 @@ type hostOptions struct {
 // newSetup is the run setup of c's command: the terminal's output and
 // keys, and --pace over the runs' stored pace when it is given.
 func newSetup(c *ucli.Context, io IO) *profile.Setup {
-	s := &profile.Setup{Out: io.Out, Keys: io.Keys, Getenv: io.Getenv}
+	s := &profile.Setup{Out: io.Out, Keys: io.Keys, Getenv: io.Getenv, PauseSession: io.Hooks.Session}
 	if c.IsSet("pace") {
 		p := c.Duration("pace")
 		s.Pace = &p

@@ -15,28 +15,11 @@ import (
 func TestScriptedExecuteFix(t *testing.T) {
 	t.Parallel()
 	const secret = "sk-fixtest-0123456789"
-	script := `
-developer:
-  - phase: 1
-    actions:
-      - write: {path: a_test.txt, content: "test\n"}
-  - phase: 2
-    attempt: 1
-    actions:
-      - run: 'echo "./eval.go:3:9: undefined: parseOperand" >&2; exit 1'
-  - phase: 2
-    attempt: 2
-    actions:
-      - run: 'echo "zz_generated.go: no such file or directory" >&2; exit 1'
-  - phase: 2
-    attempt: 3
-    actions:
-      - run: 'cat zz_generated.txt'
-      - write: {path: impl.txt, content: "good\n"}
-doctor:
-  - phase: 2
-    answer: '{"action":"execute_fix","confidence":0.9,"category":"build_error","rationale":"the generated file is missing","command":"echo generated > zz_generated.txt; echo key=[$OPENAI_API_KEY]; echo ` + secret + `"}'
-`
+	script := developerScript(passPhase1,
+		session(2, "attempt: 1", failWith("./eval.go:3:9: undefined: parseOperand")),
+		session(2, "attempt: 2", failWith("zz_generated.go: no such file or directory")),
+		session(2, "attempt: 3", "run: 'cat zz_generated.txt'", writeImpl),
+	) + roleAnswer("doctor", `'{"action":"execute_fix","confidence":0.9,"category":"build_error","rationale":"the generated file is missing","command":"echo generated > zz_generated.txt; echo key=[$OPENAI_API_KEY]; echo `+secret+`"}'`)
 	dir, plan, sp := recoveryRepo(t, script)
 	cmd := exec.Command(gafferBinary(t), "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve", "--run-id", "r-fix")
 	cmd.Env = append(os.Environ(), "OPENAI_API_KEY="+secret)

@@ -62,6 +62,9 @@ type TestHooks struct {
 	AfterPush    time.Duration // after each push to the shared remote, before its checkpoint
 	BeforeNotify time.Duration // before each notice's delivery, after its checkpoint (cut short when the host closes)
 	AfterRestore time.Duration // after the user's changes are put back, before the stash's ref is dropped
+	// Session announces every agent session and pauses before the one it
+	// names (profile.SessionPause: the recovery kill tests).
+	Session profile.SessionPause
 }
 
 // getenv is the variable name's value in o's environment (Getenv).

@@ -47,27 +47,7 @@ func decisionRecords(t *testing.T, dir, rev, execDir string) []nodes.DecisionRec
 // record names attempt 2, not attempt 3 that review had already counted.
 func TestDecisionRecordNamesTheFailedAttempt(t *testing.T) {
 	t.Parallel()
-	script := `
-developer:
-  - phase: 1
-    actions:
-      - write: {path: a_test.txt, content: "test\n"}
-  - phase: 2
-    attempt: 1
-    actions:
-      - run: 'echo "the parser rejects the input" >&2; exit 1'
-  - phase: 2
-    attempt: 2
-    actions:
-      - run: 'echo "a different failure, somewhere else in the evaluator entirely" >&2; exit 1'
-  - phase: 2
-    attempt: 3
-    actions:
-      - write: {path: impl.txt, content: "good\n"}
-doctor:
-  - phase: 2
-    answer: '{"action":"retry_with_hint","confidence":0.9,"category":"agent_gave_up","rationale":"the evaluator is missing a case","hint":"handle the empty input"}'
-`
+	script := retryWithHintScript
 	dir, plan, sp := recoveryRepo(t, script)
 	commitConfig(t, dir, "profiles:\n  default:\n    limits: {max_phase_attempts: 3}\n")
 	if out, code := bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve", "--run-id", "r-att"); code != 0 {
@@ -89,26 +69,11 @@ doctor:
 // run's output and its decision records show.
 func TestScriptedEscalationReachesTheModels(t *testing.T) {
 	t.Parallel()
-	script := `
-developer:
-  - phase: 1
-    actions:
-      - write: {path: a_test.txt, content: "test\n"}
-  - phase: 2
-    actions:
-      - run: 'printf -- "--- FAIL: TestEval (0.00s)\n    eval_test.go:12: Eval(1+2) = 4, want 3\nFAIL\n" >&2; exit 1'
-  - phase: 2
-    model: big-model
-    actions:
-      - write: {path: impl.txt, content: "good\n"}
-replanner:
-  - phase: 2
-    answer: '{"approach":"compute the sum with an explicit loop over the operands","tasks":[{"id":"2","title":"implement","type":"impl"}]}'
-doctor:
-  - phase: 2
-    model: strong-m
-    answer: '{"action":"escalate_model","confidence":0.9,"category":"logic_error","rationale":"the model keeps making the same mistake"}'
-`
+	script := developerScript(passPhase1,
+		session(2, "", failPrintf(`--- FAIL: TestEval (0.00s)\n    eval_test.go:12: Eval(1+2) = 4, want 3\nFAIL\n`)),
+		session(2, "model: big-model", writeImpl),
+	) + roleAnswer("replanner", `'{"approach":"compute the sum with an explicit loop over the operands","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`) +
+		roleAnswer("doctor", `'{"action":"escalate_model","confidence":0.9,"category":"logic_error","rationale":"the model keeps making the same mistake"}'`, "model: strong-m")
 	dir, plan, sp := recoveryRepo(t, script)
 	commitConfig(t, dir, "profiles:\n  default:\n    roles:\n      developer: {escalation_model: big-model}\n      doctor: {model: cheap-m, strong_model: strong-m}\n")
 	out, code := bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve", "--run-id", "r-esc")
@@ -131,16 +96,10 @@ doctor:
 
 // budgetScript spends 10,200 tokens in phase 1, ten times a budget of
 // max_run_tokens: 1000.
-const budgetScript = `
-developer:
-  - phase: 1
-    actions:
-      - write: {path: a_test.txt, content: "test\n"}
-    usage: {input_tokens: 10000, output_tokens: 200}
-  - phase: 2
-    actions:
-      - write: {path: impl.txt, content: "good\n"}
-`
+var budgetScript = developerScript(
+	passPhase1+"    usage: {input_tokens: 10000, output_tokens: 200}\n",
+	session(2, "", writeImpl),
+)
 
 // max_run_tokens is a limit: a run that spent it stops before the next
 // session, resumably, with the true figures and the key named in the
@@ -288,32 +247,16 @@ func TestGoalAnchorReadsTheGoal(t *testing.T) {
 // approved it, and retry starts it again from the pre-phase commit.
 func TestNarrowingDiffGoesToTheHuman(t *testing.T) {
 	t.Parallel()
-	script := `
-developer:
-  - phase: 1
-    actions:
-      - write: {path: calc_test.go, content: "package calc\n\nimport \"testing\"\n\nfunc TestSub(t *testing.T) {\n\tif Sub(3, 1) != 2 {\n\t\tt.Fatal(\"Sub(3, 1) != 2\")\n\t}\n}\n"}
-  - phase: 2
-    attempt: 1
-    actions:
-      - run: 'printf -- "--- FAIL: TestSub (0.00s)\n    calc_test.go:7: Sub(3, 1) != 2\nFAIL\n" >&2; exit 1'
-  - phase: 2
-    attempt: 2
-    actions:
-      - run: 'printf -- "--- FAIL: TestSub (0.00s)\n    calc_test.go:7: Sub(3, 1) != 2\nFAIL\n" >&2; exit 1'
-  - phase: 2
-    attempt: 3
-    actions:
-      - write: {path: calc_test.go, content: "package calc\n\nimport \"testing\"\n\nfunc TestSub(t *testing.T) {\n\t// if Sub(3, 1) != 2 { t.Fatal(\"Sub(3, 1) != 2\") }\n}\n"}
-      - write: {path: calc.go, content: "package calc\n"}
-  - phase: 2
-    attempt: 4
-    actions:
-      - write: {path: calc.go, content: "package calc\n\nfunc Add(a, b int) int { return a + b }\n\nfunc Sub(a, b int) int { return a - b }\n"}
-replanner:
-  - phase: 2
-    answer: '{"approach":"Write Add and Sub in calc.go with plain integer arithmetic.","tasks":[{"id":"2","title":"Implement Add and Sub","type":"impl","description":"Implement Add and Sub in calc.go."}]}'
-`
+	const fails = `--- FAIL: TestSub (0.00s)\n    calc_test.go:7: Sub(3, 1) != 2\nFAIL\n`
+	script := developerScript(
+		session(1, "", `write: {path: calc_test.go, content: "package calc\n\nimport \"testing\"\n\nfunc TestSub(t *testing.T) {\n\tif Sub(3, 1) != 2 {\n\t\tt.Fatal(\"Sub(3, 1) != 2\")\n\t}\n}\n"}`),
+		session(2, "attempt: 1", failPrintf(fails)),
+		session(2, "attempt: 2", failPrintf(fails)),
+		session(2, "attempt: 3",
+			`write: {path: calc_test.go, content: "package calc\n\nimport \"testing\"\n\nfunc TestSub(t *testing.T) {\n\t// if Sub(3, 1) != 2 { t.Fatal(\"Sub(3, 1) != 2\") }\n}\n"}`,
+			`write: {path: calc.go, content: "package calc\n"}`),
+		session(2, "attempt: 4", writeCalc),
+	) + roleAnswer("replanner", `'{"approach":"Write Add and Sub in calc.go with plain integer arithmetic.","tasks":[{"id":"2","title":"Implement Add and Sub","type":"impl","description":"Implement Add and Sub in calc.go."}]}'`)
 	dir, plan, sp := calcRepo(t, script)
 	out, code := bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve", "--run-id", "r-diff")
 	if code != ExitAwaitingApproval || !strings.Contains(out, "narrowing_change") || !strings.Contains(out, "calc_test.go: assertions go from 1 to 0") ||

@@ -11,28 +11,16 @@ import (
 	"github.com/gaffer-dev/gaffer/runview"
 )
 
-const doctorScript = `
-developer:
-  - phase: 1
-    actions:
-      - write: {path: a_test.txt, content: "test\n"}
-  - phase: 2
-    attempt: 1
-    actions:
-      - run: 'echo "the parser rejects the input" >&2; exit 1'
-  - phase: 2
-    attempt: 2
-    actions:
-      - run: 'echo "a different failure, somewhere else in the evaluator entirely" >&2; exit 1'
-  - phase: 2
-    attempt: 3
-    actions:
-      - write: {path: impl.txt, content: "good\n"}
-doctor:
-  - phase: 2
-    answer: '{"action":"retry_with_hint","confidence":0.9,"category":"agent_gave_up","rationale":"the evaluator is missing a case","hint":"handle the empty input"}'
-    usage: {input_tokens: 7, output_tokens: 3}
-`
+// retryWithHintScript fails phase 2's first two attempts differently; the
+// Doctor advises retry_with_hint, and the third attempt passes.
+var retryWithHintScript = developerScript(passPhase1,
+	session(2, "attempt: 1", failWith("the parser rejects the input")),
+	session(2, "attempt: 2", failWith("a different failure, somewhere else in the evaluator entirely")),
+	session(2, "attempt: 3", writeImpl),
+) + roleAnswer("doctor", `'{"action":"retry_with_hint","confidence":0.9,"category":"agent_gave_up","rationale":"the evaluator is missing a case","hint":"handle the empty input"}'`)
+
+// doctorScript is retryWithHintScript with the Doctor's call's usage.
+var doctorScript = retryWithHintScript + "    usage: {input_tokens: 7, output_tokens: 3}\n"
 
 // waitLine waits until the process printed line (or exited).
 func (p *proc) waitLine(line string) bool {

@@ -11,19 +11,9 @@ import (
 // (exit 4), no replan made, and status names the type.
 func TestRecoveryFatalErrorTypeWaitsForTheHuman(t *testing.T) {
 	t.Parallel()
-	script := `
-developer:
-  - phase: 1
-    actions:
-      - write: {path: a_test.txt, content: "test\n"}
-  - phase: 2
-    attempt: 1
-    actions:
-      - run: 'echo "this repository is a Rails app; the plan assumes Django" >&2; exit 1'
-replanner:
-  - phase: 2
-    answer: '{"approach":"port the views","tasks":[{"id":"2","title":"implement","type":"impl"}]}'
-`
+	script := developerScript(passPhase1,
+		session(2, "attempt: 1", failWith("this repository is a Rails app; the plan assumes Django")),
+	) + roleAnswer("replanner", `'{"approach":"port the views","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`)
 	dir, plan, scriptPath := recoveryRepo(t, script)
 	commitConfig(t, dir, "profiles:\n  default:\n    recovery:\n      fatal: [{name: wrong_tech_stack, pattern: 'the plan assumes Django'}]\n")
 	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", scriptPath, "--run-id", "r-fatal", "--auto-approve")

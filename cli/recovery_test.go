@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,27 +50,71 @@ func recoveryRepo(t *testing.T, script string) (dir, plan, scriptPath string) {
 	return dir, plan, scriptPath
 }
 
-const repeatedFailure = `
-developer:
-  - phase: 1
-    actions:
-      - write: {path: a_test.txt, content: "test\n"}
-  - phase: 2
-    attempt: 1
-    actions:
-      - run: 'printf -- "--- FAIL: TestEval (0.00s)\n    eval_test.go:12: Eval(1+2) = 4, want 3 (/tmp/go-build111/x)\nFAIL\n" >&2; exit 1'
-  - phase: 2
-    attempt: 2
-    actions:
-      - run: 'printf -- "--- FAIL: TestEval (0.00s)\n    eval_test.go:57: Eval(1+2) = 4, want 3 (/tmp/go-build999/x)\nFAIL\n" >&2; exit 1'
-  - phase: 2
-    attempt: 3
-    actions:
-      - write: {path: impl.txt, content: "good\n"}
-replanner:
-  - phase: 2
-    answer: %s
-`
+// Scripts for recoveryPlan's runs (agent/script/SCRIPT-FORMAT.md) are
+// built from these pieces: developerScript's sessions, then the other
+// roles' answers (roleAnswer).
+
+// developerScript returns the developer's part of a script: sessions
+// (each made by session), in order.
+func developerScript(sessions ...string) string {
+	return "\ndeveloper:\n" + strings.Join(sessions, "")
+}
+
+// session is one scripted developer session of phase: match, where not
+// "", narrows which session it answers ("attempt: 2", "model: big-model"),
+// and actions are its actions, one a line.
+func session(phase int, match string, actions ...string) string {
+	s := fmt.Sprintf("  - phase: %d\n", phase)
+	if match != "" {
+		s += "    " + match + "\n"
+	}
+	s += "    actions:\n"
+	for _, a := range actions {
+		s += "      - " + a + "\n"
+	}
+	return s
+}
+
+// roleAnswer is role's one scripted answer, in phase 2: answer is the
+// YAML value (a quoted JSON document, or a %s to fill in), more are
+// further keys of the entry ("model: strong-m").
+func roleAnswer(role, answer string, more ...string) string {
+	s := role + ":\n  - phase: 2\n    answer: " + answer + "\n"
+	for _, m := range more {
+		s += "    " + m + "\n"
+	}
+	return s
+}
+
+// The actions scripted sessions share: phase 1 writes the test, a passing
+// phase 2 writes impl.txt.
+const (
+	writeTest = `write: {path: a_test.txt, content: "test\n"}`
+	writeImpl = `write: {path: impl.txt, content: "good\n"}`
+)
+
+// passPhase1 is recoveryPlan's phase 1, scripted: it writes the test and passes.
+var passPhase1 = session(1, "", writeTest)
+
+// failWith is the action of a session whose command prints stderr and fails.
+func failWith(stderr string) string {
+	return `run: 'echo "` + stderr + `" >&2; exit 1'`
+}
+
+// failPrintf is the action of a session whose command prints output (a
+// printf format, as go test's failure) to stderr and fails.
+func failPrintf(output string) string {
+	return `run: 'printf -- "` + output + `" >&2; exit 1'`
+}
+
+// repeatedFailure fails phase 2's first two attempts the same way (go
+// test's failure, but for the line and the build directory) and passes
+// the third; the replanner's answer is the %s to fill in.
+var repeatedFailure = developerScript(passPhase1,
+	session(2, "attempt: 1", failPrintf(`--- FAIL: TestEval (0.00s)\n    eval_test.go:12: Eval(1+2) = 4, want 3 (/tmp/go-build111/x)\nFAIL\n`)),
+	session(2, "attempt: 2", failPrintf(`--- FAIL: TestEval (0.00s)\n    eval_test.go:57: Eval(1+2) = 4, want 3 (/tmp/go-build999/x)\nFAIL\n`)),
+	session(2, "attempt: 3", writeImpl),
+) + roleAnswer("replanner", "%s")
 
 // The user sees recovery: status --json counts the replan and names the
 // last decision, the decision records are in the execution directory,

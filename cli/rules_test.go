@@ -26,15 +26,7 @@ func lsRun(t *testing.T, dir, rev, part string) []string {
 // committed review-feedback.md and in the run's end summary.
 func TestDeferOnlyReviewIsAnApproval(t *testing.T) {
 	t.Parallel()
-	dir, plan, sp := calcRepo(t, `
-developer:
-  - phase: 1
-    actions:
-      - write: {path: calc_test.go, content: "package calc\n"}
-  - phase: 2
-    actions:
-      - write: {path: calc.go, content: "package calc\n\nfunc Add(a, b int) int { return a + b }\n\nfunc Sub(a, b int) int { return a - b }\n"}
-reviewer:
+	dir, plan, sp := calcRepo(t, developerScript(passCalcPhase1, session(2, "", writeCalc))+`reviewer:
   - phase: 2
     approved: false
     comments: works; one nit
@@ -120,18 +112,11 @@ const twoTestsPlan = `# Plan: two tests
 // one knows is refused when the file is read, with its line.
 func TestProfileModeTaskRunsOneTaskPerPhase(t *testing.T) {
 	t.Parallel()
-	script := `
-developer:
-  - phase: 1
-    actions:
-      - write: {path: a_test.txt, content: "a\n"}
-  - phase: 2
-    actions:
-      - write: {path: b_test.txt, content: "b\n"}
-  - phase: 3
-    actions:
-      - write: {path: impl.txt, content: "i\n"}
-`
+	script := developerScript(
+		session(1, "", `write: {path: a_test.txt, content: "a\n"}`),
+		session(2, "", `write: {path: b_test.txt, content: "b\n"}`),
+		session(3, "", `write: {path: impl.txt, content: "i\n"}`),
+	)
 	for _, c := range []struct {
 		mode   string
 		phases int
@@ -251,16 +236,10 @@ const declaredPlan = `# Plan: declared files
 - files: impl.txt
 `
 
-const declaredScript = `
-developer:
-  - phase: 1
-    actions:
-      - write: {path: a_test.txt, content: "t\n"}
-      - write: {path: extra.txt, content: "not declared\n"}
-  - phase: 2
-    actions:
-      - write: {path: impl.txt, content: "i\n"}
-`
+var declaredScript = developerScript(
+	session(1, "", `write: {path: a_test.txt, content: "t\n"}`, `write: {path: extra.txt, content: "not declared\n"}`),
+	session(2, "", `write: {path: impl.txt, content: "i\n"}`),
+)
 
 // Item 4: after each session the changed paths no task declared, and the
 // declared files left untouched, are told (an event, shown by the run);
@@ -298,20 +277,10 @@ func TestDeclaredFilesAreChecked(t *testing.T) {
 // until the run is deleted.
 func TestFailedAttemptIsKeptUntilTheRunIsDeleted(t *testing.T) {
 	t.Parallel()
-	dir, plan, sp := calcRepo(t, `
-developer:
-  - phase: 1
-    actions:
-      - write: {path: calc_test.go, content: "package calc\n"}
-  - phase: 2
-    attempt: 1
-    actions:
-      - write: {path: calc.go, content: "package calc // attempt 1\n"}
-  - phase: 2
-    attempt: 2
-    actions:
-      - write: {path: calc.go, content: "package calc // attempt 2\n"}
-reviewer:
+	dir, plan, sp := calcRepo(t, developerScript(passCalcPhase1,
+		session(2, "attempt: 1", `write: {path: calc.go, content: "package calc // attempt 1\n"}`),
+		session(2, "attempt: 2", `write: {path: calc.go, content: "package calc // attempt 2\n"}`),
+	)+`reviewer:
   - phase: 2
     attempt: 1
     approved: false

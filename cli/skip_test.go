@@ -23,27 +23,11 @@ const skipPlan = recoveryPlan + `
 // question that does not offer it is refused (exit 2).
 func TestScriptedSkipPhase(t *testing.T) {
 	t.Parallel()
-	script := `
-developer:
-  - phase: 1
-    actions:
-      - write: {path: a_test.txt, content: "test\n"}
-  - phase: 2
-    attempt: 1
-    actions:
-      - write: {path: half.txt, content: "half\n"}
-      - run: 'echo "./eval.go:3:9: undefined: parseOperand" >&2; exit 1'
-  - phase: 2
-    attempt: 2
-    actions:
-      - run: 'echo "zz_generated.go: no such file or directory" >&2; exit 1'
-  - phase: 3
-    actions:
-      - write: {path: doc.txt, content: "docs\n"}
-doctor:
-  - phase: 2
-    answer: '{"action":"skip_phase","confidence":0.8,"category":"build_error","rationale":"the generator is not in this repository"}'
-`
+	script := developerScript(passPhase1,
+		session(2, "attempt: 1", `write: {path: half.txt, content: "half\n"}`, failWith("./eval.go:3:9: undefined: parseOperand")),
+		session(2, "attempt: 2", failWith("zz_generated.go: no such file or directory")),
+		session(3, "", `write: {path: doc.txt, content: "docs\n"}`),
+	) + roleAnswer("doctor", `'{"action":"skip_phase","confidence":0.8,"category":"build_error","rationale":"the generator is not in this repository"}'`)
 	dir, plan, sp := recoveryRepo(t, script)
 	if err := os.WriteFile(plan, []byte(skipPlan), 0o644); err != nil {
 		t.Fatal(err)

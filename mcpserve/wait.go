@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/runview"
 	"github.com/gaffer-dev/gaffer/state"
 )
@@ -83,81 +84,139 @@ func (s *Server) runWait(ctx context.Context, req *mcp.CallToolRequest, in waitI
 	if err := checkRunID(in.RunID); err != nil {
 		return nil, Waited{}, err
 	}
-	limit := defaultWait
-	if in.TimeoutSeconds > 0 {
-		limit = min(time.Duration(in.TimeoutSeconds)*time.Second, maxWait)
-	}
-	wctx, cancel := context.WithTimeout(ctx, limit)
+	wctx, cancel := context.WithTimeout(ctx, waitLimit(in.TimeoutSeconds))
 	defer cancel()
-	token := req.Params.GetProgressToken()
-	last := ""
+	w := newWaiter(req, in.RunID)
 	tick := time.NewTicker(s.cfg.Poll)
 	defer tick.Stop()
-	elicit := canElicit(req.Session)
-	// A call retried with the user's answer to the plan it asked about
-	// (multi round-trip, SEP-2322): the run is answered as they said, and
-	// the wait goes on.
-	res, st := asked(req, in.RunID)
-	answers := st.Answers
-	answered := -1 // the plan revision the user answered, while the run still shows it
-	if res != nil {
-		elicit = elicit && multiRoundTrip(req.Session) // the SDK retries an older client's call once only
-	}
 	for {
 		v, rs, err := s.viewOf(wctx, in.RunID)
-		if wctx.Err() == nil && err != nil {
+		if wctx.Err() != nil {
+			break
+		}
+		if err != nil {
 			return nil, Waited{}, err
 		}
-		if wctx.Err() == nil {
-			if token != nil {
-				done, total, msg := progressOf(v, currentLanes(rs.Snapshot.State, v.CurrentPhase))
-				if msg != last {
-					last = msg
-					_ = req.Session.NotifyProgress(wctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: done, Total: total, Message: msg})
-				}
-			}
-			if res != nil {
-				a, err := s.answerAsked(wctx, v, res, st)
-				if err != nil {
-					return nil, Waited{}, err
-				}
-				if a != nil {
-					answers = append(answers, *a)
-					answered = st.Revision
-				} else {
-					elicit = false // cancelled: the model is told the run needs a human, as without elicitation
-				}
-				res = nil
-			}
-			r := waitReason(v)
-			if r == WaitNeedsHuman && v.Asks == runview.AsksApproval {
-				switch {
-				case v.PlanRevision == answered:
-					r = "" // answered: the run takes the answer
-				case elicit:
-					if ask := askApproval(v, rs, answers); ask != nil {
-						return ask, Waited{}, nil
-					}
-				}
-			}
-			if r != "" {
-				return nil, Waited{Reason: r, Run: v, UserAnswers: answers}, nil
-			}
-			if answered >= 0 && v.Asks != runview.AsksApproval {
-				answered = -1 // the run took the answer
-			}
-			select {
-			case <-wctx.Done():
-			case <-tick.C:
-				continue
-			}
+		ask, reason, err := w.look(wctx, s, v, rs)
+		switch {
+		case err != nil:
+			return nil, Waited{}, err
+		case ask != nil:
+			return ask, Waited{}, nil
+		case reason != "":
+			return nil, Waited{Reason: reason, Run: v, UserAnswers: w.answers}, nil
 		}
-		if ctx.Err() != nil { // the request was cancelled, or its client went away
-			return nil, Waited{}, fmt.Errorf("run_wait on %s: %w", in.RunID, ctx.Err())
+		select {
+		case <-wctx.Done():
+		case <-tick.C:
+			continue
 		}
-		v, err = s.view(ctx, in.RunID)
-		return nil, Waited{Reason: WaitTimeout, Run: v, UserAnswers: answers}, err
+		break
 	}
+	if ctx.Err() != nil { // the request was cancelled, or its client went away
+		return nil, Waited{}, fmt.Errorf("run_wait on %s: %w", in.RunID, ctx.Err())
+	}
+	v, err := s.view(ctx, in.RunID)
+	return nil, Waited{Reason: WaitTimeout, Run: v, UserAnswers: w.answers}, err
+}
+
+// waitLimit is how long run_wait waits when asked for seconds (0: the
+// default), at most maxWait.
+func waitLimit(seconds int) time.Duration {
+	if seconds > 0 {
+		return min(time.Duration(seconds)*time.Second, maxWait)
+	}
+	return defaultWait
+}
+
+// waiter is what one run_wait call remembers between its looks at the
+// run: the progress last notified, whether it may elicit the user's
+// answer, and the answers given.
+type waiter struct {
+	req    *mcp.CallToolRequest
+	token  any    // the progress token, nil when the client wants none
+	last   string // the progress message last sent
+	elicit bool
+	// A call retried with the user's answer to the plan it asked about
+	// (multi round-trip, SEP-2322): res and st until it is taken.
+	res      *mcp.ElicitResult
+	st       askState
+	answers  []Answered
+	answered int // the plan revision the user answered, while the run still shows it; -1 for none
+}
+
+// newWaiter starts the wait of req on run id: a retried call is answered
+// as the user said, and the wait goes on.
+func newWaiter(req *mcp.CallToolRequest, id string) *waiter {
+	w := &waiter{req: req, token: req.Params.GetProgressToken(), elicit: canElicit(req.Session), answered: -1}
+	w.res, w.st = asked(req, id)
+	w.answers = w.st.Answers
+	if w.res != nil {
+		w.elicit = w.elicit && multiRoundTrip(req.Session) // the SDK retries an older client's call once only
+	}
+	return w
+}
+
+// look takes one view v of the run: it notifies progress, answers the
+// plan a retried call asked about, and returns the elicitation to send,
+// or why the wait ends ("" while it goes on).
+func (w *waiter) look(ctx context.Context, s *Server, v runview.Run, rs host.RunStatus) (*mcp.CallToolResult, string, error) {
+	w.notify(ctx, v, rs)
+	if err := w.takeAnswer(ctx, s, v); err != nil {
+		return nil, "", err
+	}
+	r := waitReason(v)
+	if r == WaitNeedsHuman && v.Asks == runview.AsksApproval {
+		switch {
+		case v.PlanRevision == w.answered:
+			r = "" // answered: the run takes the answer
+		case w.elicit:
+			if ask := askApproval(v, rs, w.answers); ask != nil {
+				return ask, "", nil
+			}
+		}
+	}
+	if r != "" {
+		return nil, r, nil
+	}
+	if w.answered >= 0 && v.Asks != runview.AsksApproval {
+		w.answered = -1 // the run took the answer
+	}
+	return nil, "", nil
+}
+
+// notify sends the run's progress when the client asked for it and it
+// changed.
+func (w *waiter) notify(ctx context.Context, v runview.Run, rs host.RunStatus) {
+	if w.token == nil {
+		return
+	}
+	done, total, msg := progressOf(v, currentLanes(rs.Snapshot.State, v.CurrentPhase))
+	if msg != w.last {
+		w.last = msg
+		_ = w.req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: w.token, Progress: done, Total: total, Message: msg})
+	}
+}
+
+// takeAnswer answers the run as the retried call's user said, once. A
+// cancelled elicitation stops eliciting: the model is told the run needs
+// a human, as without elicitation.
+func (w *waiter) takeAnswer(ctx context.Context, s *Server, v runview.Run) error {
+	if w.res == nil {
+		return nil
+	}
+	a, err := s.answerAsked(ctx, v, w.res, w.st)
+	if err != nil {
+		return err
+	}
+	if a != nil {
+		w.answers = append(w.answers, *a)
+		w.answered = w.st.Revision
+	} else {
+		w.elicit = false
+	}
+	w.res = nil
+	return nil
 }
 
 // currentLanes is the lanes of s's phase n (1-based); none before the

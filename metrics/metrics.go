@@ -99,131 +99,44 @@ type serveMetrics struct {
 // them is already registered there.
 func New(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
-		nodeTransitions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gaffer_node_transitions_total",
-			Help: "Node attempts that ended, by node and outcome (ok, error, interrupted).",
-		}, []string{"node", "outcome"}),
-		nodeDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "gaffer_node_duration_seconds",
-			Help:    "Duration of node attempts, by node and outcome.",
-			Buckets: prometheus.ExponentialBuckets(0.005, 4, 10),
-		}, []string{"node", "outcome"}),
-		nodeRetries: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gaffer_node_retries_total",
-			Help: "Failed node attempts that the node's retry policy retries.",
-		}, []string{"node"}),
-		graphStarted: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gaffer_graph_runs_started_total",
-			Help: "Graph executions started, by mode (run or resume).",
-		}, []string{"mode"}),
-		graphFinished: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gaffer_graph_runs_finished_total",
-			Help: "Graph executions that stopped, by status (done, interrupted, failed).",
-		}, []string{"status"}),
+		nodeTransitions: newCounterVec("gaffer_node_transitions_total", "Node attempts that ended, by node and outcome (ok, error, interrupted).", "node", "outcome"),
+		nodeDuration:    newHistogramVec("gaffer_node_duration_seconds", "Duration of node attempts, by node and outcome.", prometheus.ExponentialBuckets(0.005, 4, 10), "node", "outcome"),
+		nodeRetries:     newCounterVec("gaffer_node_retries_total", "Failed node attempts that the node's retry policy retries.", "node"),
+		graphStarted:    newCounterVec("gaffer_graph_runs_started_total", "Graph executions started, by mode (run or resume).", "mode"),
+		graphFinished:   newCounterVec("gaffer_graph_runs_finished_total", "Graph executions that stopped, by status (done, interrupted, failed).", "status"),
 		phase: phaseMetrics{
-			outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
-				Name: "gaffer_phase_outcomes_total",
-				Help: "Phase attempts that ended, by outcome (completed, retried, failed, halted).",
-			}, []string{"outcome"}),
-			duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-				Name:    "gaffer_phase_duration_seconds",
-				Help:    "Duration of phase attempts from the agent's start to the verdict, by outcome.",
-				Buckets: prometheus.ExponentialBuckets(1, 3, 10),
-			}, []string{"outcome"}),
-			verdicts: prometheus.NewCounterVec(prometheus.CounterOpts{
-				Name: "gaffer_review_verdicts_total",
-				Help: "Reviewer verdicts, by verdict (approved, rejected).",
-			}, []string{"verdict"}),
-			iterations: prometheus.NewHistogram(prometheus.HistogramOpts{
-				Name:    "gaffer_phase_review_iterations",
-				Help:    "Review iterations a phase attempt took to its final outcome (completed, failed or halted).",
-				Buckets: prometheus.LinearBuckets(1, 1, 10),
-			}),
-			lanes: prometheus.NewHistogram(prometheus.HistogramOpts{
-				Name:    "gaffer_phase_lanes",
-				Help:    "Lanes of each phase attempt that ended (1 for a phase of one lane).",
-				Buckets: prometheus.LinearBuckets(1, 1, 8),
-			}),
+			outcomes:   newCounterVec("gaffer_phase_outcomes_total", "Phase attempts that ended, by outcome (completed, retried, failed, halted).", "outcome"),
+			duration:   newHistogramVec("gaffer_phase_duration_seconds", "Duration of phase attempts from the agent's start to the verdict, by outcome.", prometheus.ExponentialBuckets(1, 3, 10), "outcome"),
+			verdicts:   newCounterVec("gaffer_review_verdicts_total", "Reviewer verdicts, by verdict (approved, rejected).", "verdict"),
+			iterations: newHistogram("gaffer_phase_review_iterations", "Review iterations a phase attempt took to its final outcome (completed, failed or halted).", prometheus.LinearBuckets(1, 1, 10)),
+			lanes:      newHistogram("gaffer_phase_lanes", "Lanes of each phase attempt that ended (1 for a phase of one lane).", prometheus.LinearBuckets(1, 1, 8)),
 		},
 		checkpoint: checkpointMetrics{
-			saved: prometheus.NewCounter(prometheus.CounterOpts{
-				Name: "gaffer_checkpoints_saved_total",
-				Help: "Checkpoints written to the store.",
-			}),
-			latency: prometheus.NewHistogram(prometheus.HistogramOpts{
-				Name:    "gaffer_checkpoint_write_seconds",
-				Help:    "Latency of checkpoint writes, including fsync with sync durability.",
-				Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
-			}),
-			size: prometheus.NewHistogram(prometheus.HistogramOpts{
-				Name:    "gaffer_checkpoint_size_bytes",
-				Help:    "Encoded state size of written checkpoints.",
-				Buckets: prometheus.ExponentialBuckets(256, 4, 10),
-			}),
+			saved:   newCounter("gaffer_checkpoints_saved_total", "Checkpoints written to the store."),
+			latency: newHistogram("gaffer_checkpoint_write_seconds", "Latency of checkpoint writes, including fsync with sync durability.", prometheus.ExponentialBuckets(0.0001, 4, 10)),
+			size:    newHistogram("gaffer_checkpoint_size_bytes", "Encoded state size of written checkpoints.", prometheus.ExponentialBuckets(256, 4, 10)),
 		},
 		runs: newRunMetrics(),
 		agent: agentMetrics{
-			sessions: prometheus.NewCounterVec(prometheus.CounterOpts{
-				Name: "gaffer_agent_sessions_total",
-				Help: "Agent sessions, by role and model.",
-			}, []string{"role", "model"}),
-			tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
-				Name: "gaffer_agent_tokens_total",
-				Help: "Agent tokens, by role, model and kind (input, output, cached).",
-			}, []string{"role", "model", "kind"}),
-			cost: prometheus.NewCounterVec(prometheus.CounterOpts{
-				Name: "gaffer_agent_cost_usd_total",
-				Help: "Agent cost in US dollars, by role and model.",
-			}, []string{"role", "model"}),
-			contextOver: prometheus.NewCounter(prometheus.CounterOpts{
-				Name: "gaffer_context_cost_over_limit_total",
-				Help: "Times context management (the summarizer role) went over 10% of a run's cost.",
-			}),
-			contextShare: prometheus.NewGauge(prometheus.GaugeOpts{
-				Name: "gaffer_context_cost_share",
-				Help: "Context management's share of the cost of the run that last went over the limit (0..1).",
-			}),
-			laneRunning: prometheus.NewGauge(prometheus.GaugeOpts{
-				Name: "gaffer_lane_sessions_running",
-				Help: "Developer sessions of a phase's lanes running now, in this process.",
-			}),
-			laneSessions: prometheus.NewCounterVec(prometheus.CounterOpts{
-				Name: "gaffer_lane_sessions_total",
-				Help: "Developer sessions of a phase's lanes that ended, by status (done, failed, stopped).",
-			}, []string{"status"}),
-			expansions: prometheus.NewCounter(prometheus.CounterOpts{
-				Name: "gaffer_story_expansions_total",
-				Help: "Expansions of an earlier phase's Task Story records by developer sessions (the escape hatch, seed 004), capped at 2 per phase per session.",
-			}),
+			sessions:     newCounterVec("gaffer_agent_sessions_total", "Agent sessions, by role and model.", "role", "model"),
+			tokens:       newCounterVec("gaffer_agent_tokens_total", "Agent tokens, by role, model and kind (input, output, cached).", "role", "model", "kind"),
+			cost:         newCounterVec("gaffer_agent_cost_usd_total", "Agent cost in US dollars, by role and model.", "role", "model"),
+			contextOver:  newCounter("gaffer_context_cost_over_limit_total", "Times context management (the summarizer role) went over 10% of a run's cost."),
+			contextShare: newGauge("gaffer_context_cost_share", "Context management's share of the cost of the run that last went over the limit (0..1)."),
+			laneRunning:  newGauge("gaffer_lane_sessions_running", "Developer sessions of a phase's lanes running now, in this process."),
+			laneSessions: newCounterVec("gaffer_lane_sessions_total", "Developer sessions of a phase's lanes that ended, by status (done, failed, stopped).", "status"),
+			expansions:   newCounter("gaffer_story_expansions_total", "Expansions of an earlier phase's Task Story records by developer sessions (the escape hatch, seed 004), capped at 2 per phase per session."),
 		},
 		recovery: recoveryMetrics{
-			doctor: prometheus.NewCounterVec(prometheus.CounterOpts{
-				Name: "gaffer_doctor_calls_total",
-				Help: "Doctor calls, by tier (cheap, strong) and the action advised (none when the answer did not parse).",
-			}, []string{"tier", "action"}),
-			replans: prometheus.NewCounterVec(prometheus.CounterOpts{
-				Name: "gaffer_replans_total",
-				Help: "Replanner answers, by outcome: accepted (a revision within the phase's goal anchor), refused (a revision that narrows the phase), no_revision (the replanner failed or gave none). status's replans counts accepted and refused.",
-			}, []string{"outcome"}),
-			stuck: prometheus.NewCounterVec(prometheus.CounterOpts{
-				Name: "gaffer_stuck_decisions_total",
-				Help: "Stuck handler decisions, by decision (stop, needs_human, reduce_scope, replan, escalate_model).",
-			}, []string{"decision"}),
-			budget: prometheus.NewCounter(prometheus.CounterOpts{
-				Name: "gaffer_budget_warnings_total",
-				Help: "Runs that spent 80% of their budget (limits.max_run_cost_usd, limits.max_run_tokens).",
-			}),
+			doctor:  newCounterVec("gaffer_doctor_calls_total", "Doctor calls, by tier (cheap, strong) and the action advised (none when the answer did not parse).", "tier", "action"),
+			replans: newCounterVec("gaffer_replans_total", "Replanner answers, by outcome: accepted (a revision within the phase's goal anchor), refused (a revision that narrows the phase), no_revision (the replanner failed or gave none). status's replans counts accepted and refused.", "outcome"),
+			stuck:   newCounterVec("gaffer_stuck_decisions_total", "Stuck handler decisions, by decision (stop, needs_human, reduce_scope, replan, escalate_model).", "decision"),
+			budget:  newCounter("gaffer_budget_warnings_total", "Runs that spent 80% of their budget (limits.max_run_cost_usd, limits.max_run_tokens)."),
 		},
 		serve: serveMetrics{
-			queue: newQueueCollector(),
-			busy: prometheus.NewGauge(prometheus.GaugeOpts{
-				Name: "gaffer_serve_workers_busy",
-				Help: "gaffer serve workers executing a run.",
-			}),
-			workers: prometheus.NewGauge(prometheus.GaugeOpts{
-				Name: "gaffer_serve_workers",
-				Help: "gaffer serve workers configured.",
-			}),
+			queue:   newQueueCollector(),
+			busy:    newGauge("gaffer_serve_workers_busy", "gaffer serve workers executing a run."),
+			workers: newGauge("gaffer_serve_workers", "gaffer serve workers configured."),
 		},
 	}
 	for _, c := range m.collectors() {
@@ -500,4 +413,35 @@ func nonNegative(f float64) float64 {
 		return 0
 	}
 	return f
+}
+
+// newCounter makes the counter name, described by help.
+func newCounter(name, help string) prometheus.Counter {
+	return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+}
+
+// newCounterVec makes the counter name with the labels, described by help.
+func newCounterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+}
+
+// newGauge makes the gauge name, described by help.
+func newGauge(name, help string) prometheus.Gauge {
+	return prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help})
+}
+
+// newGaugeVec makes the gauge name with the labels, described by help.
+func newGaugeVec(name, help string, labels ...string) *prometheus.GaugeVec {
+	return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
+}
+
+// newHistogram makes the histogram name with the buckets, described by help.
+func newHistogram(name, help string, buckets []float64) prometheus.Histogram {
+	return prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets})
+}
+
+// newHistogramVec makes the histogram name with the buckets and labels,
+// described by help.
+func newHistogramVec(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
+	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, labels)
 }

@@ -48,14 +48,8 @@ type runMetrics struct {
 
 func newRunMetrics() *runMetrics {
 	return &runMetrics{
-		byState: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "gaffer_runs",
-			Help: runsHelp,
-		}, []string{"status", "store"}),
-		pending: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "gaffer_pending_approvals",
-			Help: pendingHelp,
-		}, []string{"store"}),
+		byState: newGaugeVec("gaffer_runs", runsHelp, "status", "store"),
+		pending: newGaugeVec("gaffer_pending_approvals", pendingHelp, "store"),
 		sharedRead: newSharedRead[map[string]int]("metrics: count the store's runs; the runs' gauges keep their last values until it answers",
 			"metrics: the store's runs can be counted again"),
 		counts: map[string]int{},

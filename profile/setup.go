@@ -40,6 +40,20 @@ type Setup struct {
 	// RunIDs, set, makes every agent line name its run: several runs
 	// share the output (serve's log).
 	RunIDs bool
+	// PauseSession is the recovery kill tests' hook (SessionPause); only
+	// tests set it. Zero: none.
+	PauseSession SessionPause
+}
+
+// SessionPause is the recovery kill tests' hook: with Which set to
+// ROLE/PHASE/ATTEMPT ("none" for no pause), every agent session is
+// announced on Setup.Out ("gaffer-test: session doctor/2/2"), and the one
+// named is followed by a pause of For (30s when zero) before it runs.
+// Only tests set it: gaffer's main reads it from GAFFER_TEST_PAUSE_SESSION
+// and GAFFER_TEST_PAUSE_FOR, the one place that reads them.
+type SessionPause struct {
+	Which string
+	For   time.Duration
 }
 
 var _ host.Setup = (*Setup)(nil)
@@ -145,7 +159,7 @@ func CheckSubmit(repoDir string, spec *host.RunSpec, getenv func(string) string)
 // Drivers makes the drivers of a run's agents (driverFactory).
 func (s *Setup) Drivers(env host.DriverEnv) nodes.DriverFactory {
 	opts := agentOptions{groups: env.Groups, keys: s.Keys, getenv: s.getenv, logs: env.Transcripts, warn: env.Warn, runIDs: s.RunIDs}
-	return sessionHook(s.Out, driverFactory(s.Out, s.Pace, opts))
+	return sessionHook(s.Out, s.PauseSession, driverFactory(s.Out, s.Pace, opts))
 }
 
 // CheckKeys refuses a run whose llm drivers miss their key.
@@ -237,19 +251,14 @@ func plainDriverFactory(out io.Writer, pace *time.Duration, opts agentOptions, r
 	}
 }
 
-// sessionHook is the recovery kill test's hook: with
-// GAFFER_TEST_PAUSE_SESSION set to ROLE/PHASE/ATTEMPT ("none" for no
-// pause), every session is announced on the output ("gaffer-test:
-// session doctor/2/2"), and the one named is followed by a pause of
-// GAFFER_TEST_PAUSE_FOR (default 30s) before it runs. Unset, f is
-// returned unchanged.
-func sessionHook(out io.Writer, f nodes.DriverFactory) nodes.DriverFactory {
-	which := os.Getenv("GAFFER_TEST_PAUSE_SESSION")
+// sessionHook wraps f's drivers in the kill tests' announcements and
+// pause (SessionPause). With no pause asked for, f is returned unchanged.
+func sessionHook(out io.Writer, p SessionPause, f nodes.DriverFactory) nodes.DriverFactory {
+	which, d := p.Which, p.For
 	if which == "" {
 		return f
 	}
-	d, err := time.ParseDuration(os.Getenv("GAFFER_TEST_PAUSE_FOR"))
-	if err != nil || d <= 0 {
+	if d <= 0 {
 		d = 30 * time.Second
 	}
 	if out == nil {

@@ -147,50 +147,88 @@ var narrowingTerms = []struct {
 // A revision that narrows goes to a human, not to the developer. The
 // phase's diff is judged apart (CheckTestChanges).
 func CheckRevision(a Anchor, revised []state.Task, approach string) []string {
-	var reasons []string
-	byID := map[string]state.Task{}
-	for _, t := range revised {
-		if _, dup := byID[t.ID]; dup {
-			reasons = append(reasons, fmt.Sprintf("task %s appears twice", t.ID))
-		}
-		byID[t.ID] = t
+	rev := indexRevision(revised)
+	reasons := rev.duplicates
+	kept, testLost := checkKeptTasks(a, rev)
+	reasons = append(reasons, kept...)
+	reasons = append(reasons, checkTestTasksKept(a, rev, reasons, testLost)...)
+	reasons = append(reasons, untypedNewTasks(a, revised)...)
+	anchorText := anchorTextOf(a)
+	reasons = append(reasons, addedTerms("the revised tasks", anchorText, rev.text)...)
+	reasons = append(reasons, addedTerms("the approach", anchorText, approach)...)
+	reasons = append(reasons, undelivered(a, rev, anchorText, approach, testLost)...)
+	for _, n := range narrowedBy(rev.text+approach+"\n", anchorText, RequiredOf(a)) {
+		reasons = append(reasons, "the revision narrows: "+n)
 	}
-	revisedFiles, testFiles := map[string]bool{}, map[string]bool{}
-	revisedTests := 0
-	var taskText strings.Builder
-	// The sentences of the revised tasks: all, the test tasks', the others'.
-	var taskSentences, testSentences, otherSentences []string
+	return reasons
+}
+
+// revision is what CheckRevision compares of the revised tasks: each by
+// id, their files (all, and the test tasks'), their text and its
+// sentences (all, the test tasks', the others').
+type revision struct {
+	byID       map[string]state.Task
+	duplicates []string // "task X appears twice", in order
+	files      map[string]bool
+	testFiles  map[string]bool
+	tests      int // how many test tasks
+	text       string
+	sentences  []string
+	testSents  []string
+	otherSents []string
+}
+
+// indexRevision reads the revised tasks into a revision.
+func indexRevision(revised []state.Task) revision {
+	rev := revision{byID: map[string]state.Task{}, files: map[string]bool{}, testFiles: map[string]bool{}}
 	for _, t := range revised {
+		if _, dup := rev.byID[t.ID]; dup {
+			rev.duplicates = append(rev.duplicates, fmt.Sprintf("task %s appears twice", t.ID))
+		}
+		rev.byID[t.ID] = t
+	}
+	var text strings.Builder
+	for _, t := range revised {
+		isTest := t.Type == state.TypeTest
 		for _, f := range t.Files {
-			revisedFiles[cleanFile(f)] = true
-			if t.Type == state.TypeTest {
-				testFiles[cleanFile(f)] = true
+			rev.files[cleanFile(f)] = true
+			if isTest {
+				rev.testFiles[cleanFile(f)] = true
 			}
 		}
-		if t.Type == state.TypeTest {
-			revisedTests++
-		}
-		text := t.Title + ".\n" + t.Description + "\n" + strings.Join(t.Files, "\n") + "\n"
-		taskText.WriteString(text)
-		taskSentences = append(taskSentences, sentences(text)...)
-		if t.Type == state.TypeTest {
-			testSentences = append(testSentences, sentences(text)...)
+		tt := t.Title + ".\n" + t.Description + "\n" + strings.Join(t.Files, "\n") + "\n"
+		text.WriteString(tt)
+		rev.sentences = append(rev.sentences, sentences(tt)...)
+		if isTest {
+			rev.tests++
+			rev.testSents = append(rev.testSents, sentences(tt)...)
 		} else {
-			otherSentences = append(otherSentences, sentences(text)...)
+			rev.otherSents = append(rev.otherSents, sentences(tt)...)
 		}
 	}
-	anchored, testLost := map[string]bool{}, map[string]bool{}
-	typed, anchorTests := false, 0
-	var anchorText strings.Builder
+	rev.text = text.String()
+	return rev
+}
+
+// anchorTextOf is the anchored tasks' titles and bodies, the text the
+// revision's words are compared with.
+func anchorTextOf(a Anchor) string {
+	var b strings.Builder
 	for _, at := range a.Tasks {
-		anchored[at.ID] = true
-		typed = typed || at.Type != state.TypeNone
-		if at.Type == state.TypeTest {
-			anchorTests++
-		}
-		anchorText.WriteString(at.Title + "\n" + at.Body + "\n")
+		b.WriteString(at.Title + "\n" + at.Body + "\n")
+	}
+	return b.String()
+}
+
+// checkKeptTasks judges each anchored task against the revision: one that
+// kept its id keeps its test type and its type, and every anchored file
+// (an anchored test task's in a revised test task) is still in the
+// revision. It returns the reasons and the ids of the test tasks lost.
+func checkKeptTasks(a Anchor, rev revision) (reasons []string, testLost map[string]bool) {
+	testLost = map[string]bool{}
+	for _, at := range a.Tasks {
 		notTest := false
-		if rt, ok := byID[at.ID]; ok { // kept its id; one split, merged or renumbered is judged by what it requires
+		if rt, ok := rev.byID[at.ID]; ok { // kept its id; one split, merged or renumbered is judged by what it requires
 			switch {
 			case at.Type == state.TypeTest && rt.Type != state.TypeTest:
 				notTest, testLost[at.ID] = true, true
@@ -201,67 +239,89 @@ func CheckRevision(a Anchor, revised []state.Task, approach string) []string {
 		}
 		for _, f := range at.Files {
 			switch {
-			case !revisedFiles[cleanFile(f)]:
+			case !rev.files[cleanFile(f)]:
 				reasons = append(reasons, fmt.Sprintf("task %s: file %s is dropped", at.ID, f))
-			case at.Type == state.TypeTest && !testFiles[cleanFile(f)] && !notTest:
+			case at.Type == state.TypeTest && !rev.testFiles[cleanFile(f)] && !notTest:
 				testLost[at.ID] = true
 				reasons = append(reasons, fmt.Sprintf("task %s: test file %s is in no revised test task: the TDD rule requires its tests", at.ID, f))
 			}
 		}
 	}
-	if anchorTests > 0 && revisedTests == 0 {
-		if !slices.ContainsFunc(reasons, func(r string) bool { return strings.Contains(r, "TDD rule") }) {
-			reasons = append(reasons, fmt.Sprintf("the revision has no test task, the anchor %d: the TDD rule requires its tests", anchorTests))
-		}
-		for _, at := range a.Tasks {
-			if at.Type == state.TypeTest {
-				testLost[at.ID] = true
-			}
+	return reasons, testLost
+}
+
+// checkTestTasksKept applies the TDD rule to the phase as a whole: an
+// anchor with test tasks needs a revision with one. Unless an earlier
+// reason already cites the rule it says so, and it marks every anchored
+// test task lost in testLost.
+func checkTestTasksKept(a Anchor, rev revision, earlier []string, testLost map[string]bool) []string {
+	anchorTests := 0
+	for _, at := range a.Tasks {
+		if at.Type == state.TypeTest {
+			anchorTests++
 		}
 	}
+	if anchorTests == 0 || rev.tests > 0 {
+		return nil
+	}
+	for _, at := range a.Tasks {
+		if at.Type == state.TypeTest {
+			testLost[at.ID] = true
+		}
+	}
+	if slices.ContainsFunc(earlier, func(r string) bool { return strings.Contains(r, "TDD rule") }) {
+		return nil
+	}
+	return []string{fmt.Sprintf("the revision has no test task, the anchor %d: the TDD rule requires its tests", anchorTests)}
+}
+
+// untypedNewTasks names the new tasks without a type in a plan whose
+// anchored tasks have types.
+func untypedNewTasks(a Anchor, revised []state.Task) []string {
+	anchored, typed := map[string]bool{}, false
+	for _, at := range a.Tasks {
+		anchored[at.ID] = true
+		typed = typed || at.Type != state.TypeNone
+	}
+	var reasons []string
 	for _, t := range revised {
 		if !anchored[t.ID] && typed && t.Type == state.TypeNone {
 			reasons = append(reasons, fmt.Sprintf("task %s (%s) has no type, in a plan whose tasks have types", t.ID, t.Title))
 		}
 	}
-	reasons = append(reasons, addedTerms("the revised tasks", anchorText.String(), taskText.String())...)
-	reasons = append(reasons, addedTerms("the approach", anchorText.String(), approach)...)
-	req := RequiredOf(a)
-	all := taskText.String() + approach + "\n"
-	anchorNorm := normSpace(anchorText.String())
-	tasks := taskText.String()
+	return reasons
+}
+
+// undelivered names each item the anchored tasks require (RequiredOf) that
+// no sentence of a revised task promises, once per item. A name or
+// criterion of a test task must be promised by a test task, one of an
+// impl (or other typed) task by a task that is not a test task; one named
+// only where it is put off is left to narrowedBy, and one of a test task
+// in testLost to the reason that lost it.
+func undelivered(a Anchor, rev revision, anchorText, approach string, testLost map[string]bool) []string {
+	all := rev.text + approach + "\n"
+	anchorNorm := normSpace(anchorText)
 	types := map[string]state.TaskType{}
 	for _, at := range a.Tasks {
 		types[at.ID] = at.Type
 	}
+	var reasons []string
 	reported := map[string]bool{}
 	for _, r := range required(a, true) {
 		key := r.Kind + "\x00" + r.Text
-		if reported[key] || r.Kind == "file" && revisedFiles[r.Text] {
+		if reported[key] || r.Kind == "file" && rev.files[r.Text] {
 			continue
 		}
-		// A name or criterion a test task names is delivered by a test
-		// task, one an impl (or other typed) task names by a task that is
-		// not a test task: a split keeps the work where it was.
-		own, kind := taskSentences, ""
-		if r.Kind == "name" || r.Kind == "criterion" {
-			switch types[r.Task] {
-			case state.TypeNone:
-			case state.TypeTest:
-				own, kind = testSentences, "test"
-			default:
-				own, kind = otherSentences, "non-test"
-			}
-		}
+		own, kind := rev.ownSentences(r, types[r.Task])
 		var why string
 		switch {
 		case promised(own, anchorNorm, r):
-		case kind != "" && promised(taskSentences, anchorNorm, r):
+		case kind != "" && promised(rev.sentences, anchorNorm, r):
 			if testLost[r.Task] {
 				break // the lost test task is the reason already
 			}
 			why = fmt.Sprintf("the %s %s that task %s names is promised by no revised %s task", kindName(r.Kind), r.Text, r.Task, kind)
-		case mentions(tasks, r):
+		case mentions(rev.text, r):
 			// Named only where it is put off: narrowedBy says so.
 		case mentions(all, r) || r.Kind == "file" && mentions(all, Required{Kind: "file", Text: path.Base(r.Text)}):
 			why = fmt.Sprintf("the %s %s that task %s names is no longer required by the revised tasks: only the approach names it", kindName(r.Kind), r.Text, r.Task)
@@ -273,10 +333,27 @@ func CheckRevision(a Anchor, revised []state.Task, approach string) []string {
 			reasons = append(reasons, why)
 		}
 	}
-	for _, n := range narrowedBy(all, anchorText.String(), req) {
-		reasons = append(reasons, "the revision narrows: "+n)
-	}
 	return reasons
+}
+
+// ownSentences returns the revised sentences that must promise r, whose
+// anchored task has type t, and the kind of task they come from ("test",
+// "non-test", or "" for all tasks). A name or criterion a test task
+// names is delivered by a test task, one an impl (or other typed) task
+// names by a task that is not a test task: a split keeps the work where
+// it was.
+func (rev revision) ownSentences(r Required, t state.TaskType) (own []string, kind string) {
+	if r.Kind != "name" && r.Kind != "criterion" {
+		return rev.sentences, ""
+	}
+	switch t {
+	case state.TypeNone:
+		return rev.sentences, ""
+	case state.TypeTest:
+		return rev.testSents, "test"
+	default:
+		return rev.otherSents, "non-test"
+	}
 }
 
 // addedTerms names the narrowing terms that after uses more often than

@@ -108,89 +108,114 @@ type DoctorAnswer struct {
 // other text is an error matching ErrMalformedAnswer and the zero answer,
 // whose action is ActionNone: no advice. There is no default action.
 func ParseDoctorAnswer(text string) (DoctorAnswer, error) {
-	malformed := func(format string, args ...any) (DoctorAnswer, error) {
-		return DoctorAnswer{}, fmt.Errorf("%w: %s", ErrMalformedAnswer, fmt.Sprintf(format, args...))
+	raw, err := decodeDoctorJSON(text)
+	if err != nil {
+		return DoctorAnswer{}, err
 	}
+	a, err := raw.answer()
+	if err != nil {
+		return DoctorAnswer{}, err
+	}
+	return a, nil
+}
+
+// malformed is an error matching ErrMalformedAnswer that says why.
+func malformed(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrMalformedAnswer, fmt.Sprintf(format, args...))
+}
+
+// rawDoctorAnswer is the Doctor's JSON object as decoded, before its
+// values are checked: a nil field was not given.
+type rawDoctorAnswer struct {
+	Action     *string  `json:"action"`
+	Confidence *float64 `json:"confidence"`
+	Category   *string  `json:"category"`
+	Rationale  *string  `json:"rationale"`
+	Hint       *string  `json:"hint"`
+	Command    *string  `json:"command"`
+}
+
+// decodeDoctorJSON decodes text as exactly one JSON object of the
+// answer's fields, each spelled exactly and given once, with the required
+// ones (action, confidence, category, rationale) present.
+func decodeDoctorJSON(text string) (rawDoctorAnswer, error) {
+	var raw rawDoctorAnswer
 	if len(text) > maxAnswerBytes {
-		return malformed("answer is %d bytes, more than %d", len(text), maxAnswerBytes)
+		return raw, malformed("answer is %d bytes, more than %d", len(text), maxAnswerBytes)
 	}
 	if !utf8.ValidString(text) {
-		return malformed("answer is not valid UTF-8")
+		return raw, malformed("answer is not valid UTF-8")
 	}
 	t := strings.TrimSpace(text)
 	if !strings.HasPrefix(t, "{") {
-		return malformed("answer is not a JSON object")
-	}
-	var raw struct {
-		Action     *string  `json:"action"`
-		Confidence *float64 `json:"confidence"`
-		Category   *string  `json:"category"`
-		Rationale  *string  `json:"rationale"`
-		Hint       *string  `json:"hint"`
-		Command    *string  `json:"command"`
+		return raw, malformed("answer is not a JSON object")
 	}
 	dec := json.NewDecoder(strings.NewReader(t))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&raw); err != nil {
-		return malformed("%v", err)
+		return raw, malformed("%v", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return malformed("text after the JSON object")
+		return raw, malformed("text after the JSON object")
 	}
 	if p := keyProblem([]byte(t)); p != "" {
-		return malformed("%s", p)
+		return raw, malformed("%s", p)
 	}
 	var missing []string
-	if raw.Action == nil {
-		missing = append(missing, "action")
-	}
-	if raw.Confidence == nil {
-		missing = append(missing, "confidence")
-	}
-	if raw.Category == nil {
-		missing = append(missing, "category")
-	}
-	if raw.Rationale == nil {
-		missing = append(missing, "rationale")
+	for _, f := range []struct {
+		name  string
+		given bool
+	}{{"action", raw.Action != nil}, {"confidence", raw.Confidence != nil}, {"category", raw.Category != nil}, {"rationale", raw.Rationale != nil}} {
+		if !f.given {
+			missing = append(missing, f.name)
+		}
 	}
 	if len(missing) > 0 {
-		return malformed("missing %s", strings.Join(missing, ", "))
+		return raw, malformed("missing %s", strings.Join(missing, ", "))
 	}
+	return raw, nil
+}
+
+// answer checks the decoded fields' values (a known action, a confidence
+// in [0, 1], a snake_case category, a rationale, a hint for
+// retry_with_hint, a command for execute_fix and only there, text fields
+// within maxFieldRunes) and returns the answer they make.
+func (raw rawDoctorAnswer) answer() (DoctorAnswer, error) {
 	var a DoctorAnswer
 	if err := a.Action.UnmarshalText([]byte(*raw.Action)); err != nil || a.Action == ActionNone {
-		return malformed("unknown action %q", *raw.Action)
+		return a, malformed("unknown action %q", *raw.Action)
 	}
 	if c := *raw.Confidence; c < 0 || c > 1 || math.IsNaN(c) {
-		return malformed("confidence %v is not in [0, 1]", c)
+		return a, malformed("confidence %v is not in [0, 1]", c)
 	}
 	a.Confidence = *raw.Confidence
 	if !validName(*raw.Category) {
-		return malformed("category %q is not a snake_case name", *raw.Category)
+		return a, malformed("category %q is not a snake_case name", *raw.Category)
 	}
 	a.Category = Category(*raw.Category)
 	a.Rationale = strings.TrimSpace(*raw.Rationale)
 	if a.Rationale == "" {
-		return malformed("empty rationale")
+		return a, malformed("empty rationale")
 	}
 	if raw.Hint != nil {
 		a.Hint = strings.TrimSpace(*raw.Hint)
 	}
 	if a.Action == ActionRetryWithHint && a.Hint == "" {
-		return malformed("retry_with_hint without a hint")
+		return a, malformed("retry_with_hint without a hint")
 	}
 	if raw.Command != nil {
 		a.Command = strings.TrimSpace(*raw.Command)
 	}
 	switch {
 	case a.Action == ActionExecuteFix && a.Command == "":
-		return malformed("execute_fix without a command")
+		return a, malformed("execute_fix without a command")
 	case a.Action != ActionExecuteFix && raw.Command != nil:
-		return malformed("a command is only for execute_fix, not %s", a.Action)
+		return a, malformed("a command is only for execute_fix, not %s", a.Action)
 	case strings.ContainsRune(a.Command, 0):
-		return malformed("the command holds a NUL byte")
+		return a, malformed("the command holds a NUL byte")
 	}
 	if utf8.RuneCountInString(a.Rationale) > maxFieldRunes || utf8.RuneCountInString(a.Hint) > maxFieldRunes || utf8.RuneCountInString(a.Command) > maxFieldRunes {
-		return malformed("a text field is longer than %d runes", maxFieldRunes)
+		return a, malformed("a text field is longer than %d runes", maxFieldRunes)
 	}
 	return a, nil
 }

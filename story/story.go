@@ -175,106 +175,164 @@ const RoleUser = "user"
 func Merge(rs []Record) Merged {
 	rs = slices.Clone(rs)
 	Sort(rs)
-	var m Merged
-	var renames []rename
-	var oldReqs [][2]string // a requirement superseded, and the one that superseded it
-	addUnique := func(l *[]Tagged[string], p int, v string, key func(string) string) {
-		v = strings.TrimSpace(v)
-		if v == "" {
-			return
-		}
-		k := key(v)
-		*l = slices.DeleteFunc(*l, func(t Tagged[string]) bool { return key(t.Item) == k })
-		*l = append(*l, Tagged[string]{p, v})
-	}
-	keepFirst := func(l *[]Tagged[string], p int, v string) {
-		v = strings.TrimSpace(v)
-		if v == "" || slices.ContainsFunc(*l, func(t Tagged[string]) bool { return norm(t.Item) == norm(v) }) {
-			return
-		}
-		*l = append(*l, Tagged[string]{p, v})
-	}
+	var mg merger
 	for _, r := range rs {
-		p := r.Phase
-		if s := strings.TrimSpace(r.Summary); s != "" {
-			who := ""
-			if r.Role != "developer" {
-				who = r.Role + ", "
-			}
-			m.Sessions = append(m.Sessions, Tagged[string]{p, fmt.Sprintf("%sattempt %d, iteration %d: %s", who, r.Attempt, r.Iteration, s)})
-			switch r.Role {
-			case "developer":
-				m.Summaries = slices.DeleteFunc(m.Summaries, func(t Tagged[string]) bool { return t.Phase == p })
-				m.Summaries = append(m.Summaries, Tagged[string]{p, s})
-			case RoleReviewer:
-				m.Reviews = append(m.Reviews, Tagged[string]{p, s})
-			}
-		}
-		for _, v := range r.Requirements {
-			v = strings.TrimSpace(v)
-			for _, t := range m.Requirements {
-				if SupersedesRequirement(v, t.Item) {
-					oldReqs = append(oldReqs, [2]string{t.Item, v})
-				}
-			}
-			m.Requirements = slices.DeleteFunc(m.Requirements, func(t Tagged[string]) bool { return SupersedesRequirement(v, t.Item) })
-			keepFirst(&m.Requirements, p, v)
-		}
-		for _, v := range r.Dependencies {
-			keepFirst(&m.Dependencies, p, v)
-		}
-		for _, v := range r.Methods {
-			addUnique(&m.Methods, p, v, func(s string) string { return norm(methodName(s)) })
-		}
-		own := map[string]bool{}
-		for _, v := range r.Methods {
-			own[methodName(v)] = true
-		}
-		said := r.Summary + "\n"
-		for _, d := range r.Decisions {
-			said += d.What + "\n" + d.Why + "\n"
-		}
-		// What a session did, not what it recommends or leaves to do.
-		for _, rn := range renamesIn(said, m.Methods) {
-			if own[rn.oldFull] {
-				continue // the record lists the old name itself: no rename
-			}
-			m.Methods = slices.DeleteFunc(m.Methods, func(t Tagged[string]) bool { return methodName(t.Item) == rn.oldFull })
-			renames = append(renames, rn)
-		}
-		for _, d := range r.Decisions {
-			if strings.TrimSpace(d.What) == "" {
-				continue
-			}
-			key := func(x Decision) string {
-				if x.Topic != "" {
-					return "t:" + norm(x.Topic)
-				}
-				return "w:" + norm(x.What)
-			}
-			k := key(d)
-			m.Decisions = slices.DeleteFunc(m.Decisions, func(t Tagged[Decision]) bool { return key(t.Item) == k })
-			m.Decisions = append(m.Decisions, Tagged[Decision]{p, d})
-		}
-		for _, c := range r.Commands {
-			kind, text := commandKey(c)
-			switch kind {
-			case "NOT TODO":
-				m.Todos = slices.DeleteFunc(m.Todos, func(t Tagged[string]) bool { _, x := commandKey(t.Item); return x == text })
-				keepFirst(&m.NotTodos, p, c)
-			case "DONE":
-				m.Todos = slices.DeleteFunc(m.Todos, func(t Tagged[string]) bool { _, x := commandKey(t.Item); return x == text })
-			case "TODO":
-				keepFirst(&m.Todos, p, c)
-			default:
-				keepFirst(&m.Other, p, c)
+		mg.add(r)
+	}
+	return mg.m.current(mg.renames, mg.oldReqs)
+}
+
+// merger folds records into a story one at a time (Merge).
+type merger struct {
+	m       Merged
+	renames []rename
+	oldReqs [][2]string // a requirement superseded, and the one that superseded it
+}
+
+// add folds record r into the story.
+func (mg *merger) add(r Record) {
+	p := r.Phase
+	mg.addSummary(r)
+	mg.addRequirements(r)
+	for _, v := range r.Dependencies {
+		keepFirst(&mg.m.Dependencies, p, v)
+	}
+	mg.addMethods(r)
+	mg.addDecisions(r)
+	mg.addCommands(r)
+	for _, v := range r.Recommendations {
+		keepFirst(&mg.m.Recommendations, p, v)
+	}
+}
+
+// addSummary records r's summary as a session; a developer's is its
+// phase's summary (the latest wins), a reviewer's is a review.
+func (mg *merger) addSummary(r Record) {
+	p := r.Phase
+	s := strings.TrimSpace(r.Summary)
+	if s == "" {
+		return
+	}
+	who := ""
+	if r.Role != "developer" {
+		who = r.Role + ", "
+	}
+	mg.m.Sessions = append(mg.m.Sessions, Tagged[string]{p, fmt.Sprintf("%sattempt %d, iteration %d: %s", who, r.Attempt, r.Iteration, s)})
+	switch r.Role {
+	case "developer":
+		mg.m.Summaries = slices.DeleteFunc(mg.m.Summaries, func(t Tagged[string]) bool { return t.Phase == p })
+		mg.m.Summaries = append(mg.m.Summaries, Tagged[string]{p, s})
+	case RoleReviewer:
+		mg.m.Reviews = append(mg.m.Reviews, Tagged[string]{p, s})
+	}
+}
+
+// addRequirements keeps r's requirements, each replacing the earlier ones
+// it supersedes (remembered in oldReqs, to drop their restatements).
+func (mg *merger) addRequirements(r Record) {
+	for _, v := range r.Requirements {
+		v = strings.TrimSpace(v)
+		for _, t := range mg.m.Requirements {
+			if SupersedesRequirement(v, t.Item) {
+				mg.oldReqs = append(mg.oldReqs, [2]string{t.Item, v})
 			}
 		}
-		for _, v := range r.Recommendations {
-			keepFirst(&m.Recommendations, p, v)
+		mg.m.Requirements = slices.DeleteFunc(mg.m.Requirements, func(t Tagged[string]) bool { return SupersedesRequirement(v, t.Item) })
+		keepFirst(&mg.m.Requirements, r.Phase, v)
+	}
+}
+
+// addMethods keeps r's methods, each replacing an earlier one of the same
+// name, and applies the renames r's summary and decisions tell of (what
+// a session did, not what it recommends or leaves to do), unless r lists
+// the old name itself.
+func (mg *merger) addMethods(r Record) {
+	for _, v := range r.Methods {
+		replaceByKey(&mg.m.Methods, r.Phase, v, func(s string) string { return norm(methodName(s)) })
+	}
+	own := map[string]bool{}
+	for _, v := range r.Methods {
+		own[methodName(v)] = true
+	}
+	said := r.Summary + "\n"
+	for _, d := range r.Decisions {
+		said += d.What + "\n" + d.Why + "\n"
+	}
+	for _, rn := range renamesIn(said, mg.m.Methods) {
+		if own[rn.oldFull] {
+			continue // the record lists the old name itself: no rename
+		}
+		mg.m.Methods = slices.DeleteFunc(mg.m.Methods, func(t Tagged[string]) bool { return methodName(t.Item) == rn.oldFull })
+		mg.renames = append(mg.renames, rn)
+	}
+}
+
+// addDecisions keeps r's decisions, each replacing an earlier one of the
+// same topic (or the same what, when it has no topic).
+func (mg *merger) addDecisions(r Record) {
+	for _, d := range r.Decisions {
+		if strings.TrimSpace(d.What) == "" {
+			continue
+		}
+		k := decisionKey(d)
+		mg.m.Decisions = slices.DeleteFunc(mg.m.Decisions, func(t Tagged[Decision]) bool { return decisionKey(t.Item) == k })
+		mg.m.Decisions = append(mg.m.Decisions, Tagged[Decision]{r.Phase, d})
+	}
+}
+
+// decisionKey is what makes two decisions the same one: their topic, or
+// their what when they have none.
+func decisionKey(d Decision) string {
+	if d.Topic != "" {
+		return "t:" + norm(d.Topic)
+	}
+	return "w:" + norm(d.What)
+}
+
+// addCommands sorts r's commands: a TODO is open until a DONE or NOT TODO
+// of the same text closes it; a NOT TODO is kept, other commands too.
+func (mg *merger) addCommands(r Record) {
+	for _, c := range r.Commands {
+		kind, text := commandKey(c)
+		switch kind {
+		case "NOT TODO":
+			mg.closeTodo(text)
+			keepFirst(&mg.m.NotTodos, r.Phase, c)
+		case "DONE":
+			mg.closeTodo(text)
+		case "TODO":
+			keepFirst(&mg.m.Todos, r.Phase, c)
+		default:
+			keepFirst(&mg.m.Other, r.Phase, c)
 		}
 	}
-	return m.current(renames, oldReqs)
+}
+
+// closeTodo drops the open TODOs of text.
+func (mg *merger) closeTodo(text string) {
+	mg.m.Todos = slices.DeleteFunc(mg.m.Todos, func(t Tagged[string]) bool { _, x := commandKey(t.Item); return x == text })
+}
+
+// replaceByKey appends v (trimmed, if not empty) of phase p to l in place
+// of the items of the same key.
+func replaceByKey(l *[]Tagged[string], p int, v string, key func(string) string) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return
+	}
+	k := key(v)
+	*l = slices.DeleteFunc(*l, func(t Tagged[string]) bool { return key(t.Item) == k })
+	*l = append(*l, Tagged[string]{p, v})
+}
+
+// keepFirst appends v (trimmed) of phase p to l unless it is empty or l
+// already holds it (compared by norm): the first stays.
+func keepFirst(l *[]Tagged[string], p int, v string) {
+	v = strings.TrimSpace(v)
+	if v == "" || slices.ContainsFunc(*l, func(t Tagged[string]) bool { return norm(t.Item) == norm(v) }) {
+		return
+	}
+	*l = append(*l, Tagged[string]{p, v})
 }
 
 // current returns m as it reads once renames and changed requirements

@@ -89,6 +89,9 @@ func (w *walker) run(ctx context.Context) error {
 	return w.dir(ctx, "", nil, w.base)
 }
 
+// dir visits directory dir (parts its path's elements) under the ignore
+// patterns ps of its parents: its files, then its subdirectories in
+// turn, unless it is a nested repository.
 func (w *walker) dir(ctx context.Context, dir string, parts []string, ps []gitignore.Pattern) error {
 	if w.steps++; w.steps%256 == 0 {
 		if err := ctx.Err(); err != nil {
@@ -96,16 +99,9 @@ func (w *walker) dir(ctx context.Context, dir string, parts []string, ps []gitig
 		}
 	}
 	w.n.dir()
-	entries, err := os.ReadDir(filepath.Join(w.root, filepath.FromSlash(dir)))
-	if err != nil {
-		if dir != "" && isNotExist(err) {
-			return nil // removed while we walked
-		}
-		if _, lerr := os.Lstat(filepath.Join(w.root, filepath.FromSlash(dir), ".git")); dir != "" && lerr == nil {
-			entries = []fs.DirEntry{gitEntry{}} // unreadable, but a repository
-		} else {
-			return err
-		}
+	entries, gone, err := w.list(dir)
+	if err != nil || gone {
+		return err
 	}
 	if dir != "" && slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == ".git" }) {
 		// A nested repository (its .git a directory, a file or a link).
@@ -114,46 +110,72 @@ func (w *walker) dir(ctx context.Context, dir string, parts []string, ps []gitig
 		}
 		return nil
 	}
-	if !w.diskIgnore || slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == ".gitignore" }) {
-		data, err := w.ignoreFile(dir)
-		if err != nil {
-			return err
-		}
-		if data != nil {
-			ps = append(ps[:len(ps):len(ps)], parseIgnore(data, parts)...)
-		}
+	if ps, err = w.patterns(dir, parts, ps, entries); err != nil {
+		return err
 	}
 	m := gitignore.NewMatcher(ps)
 	for _, e := range entries {
-		name := e.Name()
-		if name == ".git" {
-			continue
+		if err := w.entry(ctx, dir, parts, ps, m, e); err != nil {
+			return err
 		}
-		rel := path.Join(dir, name)
-		if w.skip.has(rel) {
-			continue
+	}
+	return nil
+}
+
+// list reads directory dir's entries, a lone .git for a repository that
+// cannot be listed; gone says dir was removed while we walk.
+func (w *walker) list(dir string) (entries []fs.DirEntry, gone bool, err error) {
+	entries, err = os.ReadDir(filepath.Join(w.root, filepath.FromSlash(dir)))
+	if err == nil {
+		return entries, false, nil
+	}
+	if dir != "" && isNotExist(err) {
+		return nil, true, nil // removed while we walked
+	}
+	if _, lerr := os.Lstat(filepath.Join(w.root, filepath.FromSlash(dir), ".git")); dir != "" && lerr == nil {
+		return []fs.DirEntry{gitEntry{}}, false, nil // unreadable, but a repository
+	}
+	return nil, false, err
+}
+
+// patterns returns ps followed by the patterns of dir's .gitignore, if
+// it has one among entries.
+func (w *walker) patterns(dir string, parts []string, ps []gitignore.Pattern, entries []fs.DirEntry) ([]gitignore.Pattern, error) {
+	if w.diskIgnore && !slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == ".gitignore" }) {
+		return ps, nil
+	}
+	data, err := w.ignoreFile(dir)
+	if err != nil {
+		return nil, err
+	}
+	if data != nil {
+		ps = append(ps[:len(ps):len(ps)], parseIgnore(data, parts)...)
+	}
+	return ps, nil
+}
+
+// entry visits entry e of directory dir, whose matcher is m: a directory
+// not ignored is walked, a file or link neither tracked nor ignored is
+// reported.
+func (w *walker) entry(ctx context.Context, dir string, parts []string, ps []gitignore.Pattern, m gitignore.Matcher, e fs.DirEntry) error {
+	name := e.Name()
+	rel := path.Join(dir, name)
+	if name == ".git" || w.skip.has(rel) {
+		return nil
+	}
+	child := append(parts[:len(parts):len(parts)], name)
+	t := e.Type()
+	switch {
+	case t.IsDir():
+		if m.Match(child, true) {
+			return nil
 		}
-		child := append(parts[:len(parts):len(parts)], name)
-		t := e.Type()
-		switch {
-		case t.IsDir():
-			if m.Match(child, true) {
-				continue
-			}
-			if err := w.dir(ctx, rel, child, ps); err != nil {
-				return err
-			}
-		case t.IsRegular() || t&fs.ModeSymlink != 0:
-			if _, ok := w.tracked[rel]; ok {
-				continue
-			}
-			if m.Match(child, false) {
-				continue
-			}
-			if err := w.file(rel); err != nil {
-				return err
-			}
+		return w.dir(ctx, rel, child, ps)
+	case t.IsRegular() || t&fs.ModeSymlink != 0:
+		if _, ok := w.tracked[rel]; ok || m.Match(child, false) {
+			return nil
 		}
+		return w.file(rel)
 	}
 	return nil
 }

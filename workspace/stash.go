@@ -194,100 +194,142 @@ func (r *Repo) RestoreStash(ctx context.Context, w string) (overlap []string, er
 }
 
 func (r *Repo) restoreStash(ctx context.Context, rev string) ([]string, error) {
+	st, err := r.readStash(ctx, rev)
+	if err != nil {
+		return nil, err
+	}
+	overlap, err := r.restoreWorkTree(st)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.restoreIndex(st); err != nil {
+		return nil, err
+	}
+	return overlap, nil
+}
+
+// stashFiles are the files of a stash commit's trees: the HEAD it was
+// made on (base), the user's index (staged), the user's work tree (work),
+// and the HEAD of now (head; none on an unborn branch).
+type stashFiles struct {
+	base, staged, work, head map[string]treeFile
+}
+
+// readStash reads the files of stash commit rev and of HEAD.
+func (r *Repo) readStash(ctx context.Context, rev string) (stashFiles, error) {
+	var st stashFiles
 	wc, err := r.resolve(rev)
 	if err != nil {
-		return nil, err
+		return st, err
 	}
 	if len(wc.ParentHashes) != 2 {
-		return nil, &Error{Op: "restore", Path: rev, Err: fmt.Errorf("not a stash commit: %d parents", len(wc.ParentHashes))}
+		return st, &Error{Op: "restore", Path: rev, Err: fmt.Errorf("not a stash commit: %d parents", len(wc.ParentHashes))}
 	}
-	files := func(h plumbing.Hash) (map[string]treeFile, error) {
-		c, err := r.commitObject(h.String(), h)
-		if err != nil {
-			return nil, err
-		}
-		return r.commitFiles(ctx, c)
+	if st.base, err = r.filesAt(ctx, wc.ParentHashes[0]); err != nil {
+		return st, err
 	}
-	base, err := files(wc.ParentHashes[0])
-	if err != nil {
-		return nil, err
+	if st.staged, err = r.filesAt(ctx, wc.ParentHashes[1]); err != nil {
+		return st, err
 	}
-	staged, err := files(wc.ParentHashes[1])
-	if err != nil {
-		return nil, err
+	if st.work, err = r.commitFiles(ctx, wc); err != nil {
+		return st, err
 	}
-	work, err := r.commitFiles(ctx, wc)
-	if err != nil {
-		return nil, err
-	}
-	headFiles := map[string]treeFile{}
+	st.head = map[string]treeFile{}
 	if h, ok, err := r.headOrZero(); err != nil {
-		return nil, err
+		return st, err
 	} else if ok {
-		if headFiles, err = files(h); err != nil {
-			return nil, err
+		if st.head, err = r.filesAt(ctx, h); err != nil {
+			return st, err
 		}
 	}
-	changed := func(a, b map[string]treeFile, p string) bool {
-		x, inA := a[p]
-		y, inB := b[p]
-		return inA != inB || x != y
+	return st, nil
+}
+
+// filesAt returns the files of commit h.
+func (r *Repo) filesAt(ctx context.Context, h plumbing.Hash) (map[string]treeFile, error) {
+	c, err := r.commitObject(h.String(), h)
+	if err != nil {
+		return nil, err
 	}
-	var overlap []string
-	for _, p := range unionKeys(base, work) {
-		if !changed(base, work, p) {
+	return r.commitFiles(ctx, c)
+}
+
+// fileChanged says whether p differs between a and b (content, mode, or
+// being there at all).
+func fileChanged(a, b map[string]treeFile, p string) bool {
+	x, inA := a[p]
+	y, inB := b[p]
+	return inA != inB || x != y
+}
+
+// restoreWorkTree gives every path the user had changed in the work tree
+// the user's version back, and returns those that HEAD has changed since.
+func (r *Repo) restoreWorkTree(st stashFiles) (overlap []string, err error) {
+	for _, p := range unionKeys(st.base, st.work) {
+		if !fileChanged(st.base, st.work, p) {
 			continue
 		}
-		if changed(base, headFiles, p) {
+		if fileChanged(st.base, st.head, p) {
 			overlap = append(overlap, p)
 		}
-		if err := r.restoreWorkFile(p, work); err != nil {
+		if err := r.restoreWorkFile(p, st.work); err != nil {
 			return nil, err
 		}
 	}
+	return overlap, nil
+}
+
+// restoreIndex gives every path the user had staged the user's index
+// entry back (none for a staged deletion), and writes the index.
+func (r *Repo) restoreIndex(st stashFiles) error {
 	idx, _, err := r.readIndex()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	entries := indexByPath(idx)
-	for _, p := range unionKeys(base, staged) {
-		if !changed(base, staged, p) {
+	for _, p := range unionKeys(st.base, st.staged) {
+		if !fileChanged(st.base, st.staged, p) {
 			continue
 		}
-		tf, ok := staged[p]
+		tf, ok := st.staged[p]
 		if !ok {
 			delete(entries, p)
 			continue
 		}
-		var e *index.Entry
-		if wf, ok := work[p]; ok && wf == tf {
-			fi, err := os.Lstat(filepath.Join(r.root, filepath.FromSlash(p)))
-			if err == nil {
-				e = newEntry(p, tf.hash, tf.mode, fi)
-			}
-		}
-		if e == nil {
-			e = newEntry(p, tf.hash, tf.mode, nil) // git re-reads the file
-		}
-		entries[p] = e
-		// A staged file replaces a directory of entries, and the reverse.
-		for q := range entries {
-			if strings.HasPrefix(q, p+"/") {
-				delete(entries, q)
-			}
-		}
-		for d := path.Dir(p); d != "."; d = path.Dir(d) {
-			delete(entries, d)
-		}
+		stageEntry(entries, p, r.stagedEntry(p, tf, st.work))
 	}
 	out := make([]*index.Entry, 0, len(entries))
 	for _, p := range sortedKeys(entries) {
 		out = append(out, entries[p])
 	}
-	if err := r.writeIndex(out); err != nil {
-		return nil, err
+	return r.writeIndex(out)
+}
+
+// stagedEntry is the index entry of staged file tf at p: with the work
+// tree's stat data when the work tree holds the same file, without (git
+// then re-reads the file) otherwise.
+func (r *Repo) stagedEntry(p string, tf treeFile, work map[string]treeFile) *index.Entry {
+	if wf, ok := work[p]; ok && wf == tf {
+		fi, err := os.Lstat(filepath.Join(r.root, filepath.FromSlash(p)))
+		if err == nil {
+			return newEntry(p, tf.hash, tf.mode, fi)
+		}
 	}
-	return overlap, nil
+	return newEntry(p, tf.hash, tf.mode, nil) // git re-reads the file
+}
+
+// stageEntry puts e at p in entries: a staged file replaces a directory
+// of entries, and the reverse.
+func stageEntry(entries map[string]*index.Entry, p string, e *index.Entry) {
+	entries[p] = e
+	for q := range entries {
+		if strings.HasPrefix(q, p+"/") {
+			delete(entries, q)
+		}
+	}
+	for d := path.Dir(p); d != "."; d = path.Dir(d) {
+		delete(entries, d)
+	}
 }
 
 // restoreWorkFile makes the work tree's p what want has (or removes it).

@@ -2,24 +2,7 @@
 
 package workspace
 
-import (
-	"io/fs"
-	"syscall"
-	"time"
+import "syscall"
 
-	"github.com/go-git/go-git/v5/plumbing/format/index"
-)
-
-// fillSys copies the stat data git keeps in an index entry, so that the
-// git command trusts the entry without reading the file again.
-func fillSys(e *index.Entry, fi fs.FileInfo) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return
-	}
-	e.CreatedAt = time.Unix(st.Ctimespec.Unix())
-	e.Dev = uint32(st.Dev)
-	e.Inode = uint32(st.Ino)
-	e.UID = st.Uid
-	e.GID = st.Gid
-}
+// statCtime is st's change time, as time.Unix takes it.
+func statCtime(st *syscall.Stat_t) (sec, nsec int64) { return st.Ctimespec.Unix() }

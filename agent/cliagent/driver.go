@@ -196,48 +196,14 @@ func (d *Driver) Run(ctx context.Context, s agent.Session) (agent.Report, error)
 	defer tmpDir.Remove()
 	tmp := tmpDir.Path
 
-	model := d.opts.Model
-	if s.Model != "" {
-		model = s.Model
-	}
 	s.Prompt += StoryHint(s.StoryDir, storyCosts(dir, s))
-	v := placeholders{prompt: s.Prompt, dir: dir, model: model, session: s.SessionID}
-	if d.opts.MaxTurns > 0 {
-		v.maxTurns = strconv.Itoa(d.opts.MaxTurns)
-	}
-	// The prompt goes to a file outside the repository: for PromptFile its
-	// path is the placeholder, for PromptStdin it is opened as stdin (a file,
-	// not a pipe, so nothing blocks on an agent that does not read it).
-	promptFile := filepath.Join(tmp, "prompt.md")
-	if err := os.WriteFile(promptFile, []byte(s.Prompt), 0o600); err != nil {
+	inv, err := d.invocation(s, dir, tmp)
+	if err != nil {
 		return agent.Report{}, fmt.Errorf("agent: %s: %w", label.Of(s), err)
 	}
-	if d.opts.Template.EffectivePrompt() == PromptFile {
-		v.promptFile = promptFile
-	}
-	argv, resuming := argv(d.opts.Template, v)
-	argv = append(argv, d.vendor.Args(s)...)
-	env := d.environ(v)
-	var conf *confined
-	if d.opts.Confine != agent.ConfineOff {
-		agentTmp := filepath.Join(tmp, "tmp")
-		if err := os.Mkdir(agentTmp, 0o700); err != nil {
-			return agent.Report{}, fmt.Errorf("agent: %s: %w", label.Of(s), err)
-		}
-		env = append(environ.Without(env, "TMPDIR"), "TMPDIR="+agentTmp)
-		conf = &confined{rules: d.confinement()}
-		if layered := d.helper.Layered(); layered || conf.rules != nil {
-			// The Go caches are the user's: the session sees them
-			// layered, or gets caches of its own (see proc.GoCaches).
-			var caches []string
-			conf.layers, caches, env = proc.GoCaches(env, tmp, layered)
-			conf.writable = caches
-		}
-		conf.writable = append(d.writable(dir, agentTmp, env), conf.writable...)
-	}
 	writable := []string{dir, tmp} // what any session can write
-	if conf != nil {
-		writable = conf.writable
+	if inv.conf != nil {
+		writable = inv.conf.writable
 	}
 	repo, isRepo, err := workTreeGit(dir, writable)
 	if err != nil {
@@ -248,30 +214,106 @@ func (d *Driver) Run(ctx context.Context, s agent.Session) (agent.Report, error)
 		before, isRepo = snapshotTree(ctx, repo, d.opts.Environ)
 	}
 
-	run, err := d.start(ctx, s, argv, dir, env, promptFile, tmp, conf)
+	run, err := d.start(ctx, s, inv.argv, dir, inv.env, inv.promptFile, tmp, inv.conf)
 	if err != nil {
-		return agent.Report{}, fmt.Errorf("agent: %s: %s: %w", label.Of(s), argv[0], err)
+		return agent.Report{}, fmt.Errorf("agent: %s: %s: %w", label.Of(s), inv.argv[0], err)
 	}
 	if ctx.Err() != nil {
 		return agent.Report{}, fmt.Errorf("agent: %s: %w", label.Of(s), ctx.Err())
 	}
 
-	rep, res := d.report(s, argv[0], resuming, run)
+	rep, res := d.report(s, inv.argv[0], inv.resuming, run)
 	if isRepo {
 		if after, ok := snapshotTree(context.WithoutCancel(ctx), repo, d.opts.Environ); ok {
 			rep.FilesChanged = changedPaths(before, after)
 		}
 	}
-	if rep.Status == agent.StatusFailed {
-		if why := d.reader.Outage(clikit.Run{ExitCode: run.exitCode, TimedOut: run.timedOut, Busy: run.busy, Stderr: run.stderr}, res); why != "" {
-			if run.timedOut {
-				why = fmt.Sprintf("the session limit of %v was reached: %s", d.opts.Timeout, why)
-			}
-			return rep, fmt.Errorf("%w: %s: %s: %s (%d file(s) changed)", agent.ErrUnavailable, label.Of(s),
-				filepath.Base(argv[0]), d.redact(why), len(rep.FilesChanged))
-		}
+	return rep, d.outage(s, inv.argv[0], rep, res, run)
+}
+
+// invocation is how a session's process is started: its arguments
+// (resuming says they continue a session), its environment, the file
+// that holds its prompt, and its confinement (nil for none).
+type invocation struct {
+	argv       []string
+	resuming   bool
+	env        []string
+	promptFile string
+	conf       *confined
+}
+
+// invocation prepares session s's process, to run in dir with the
+// session's temporary directory tmp.
+func (d *Driver) invocation(s agent.Session, dir, tmp string) (invocation, error) {
+	v := placeholders{prompt: s.Prompt, dir: dir, model: d.model(s), session: s.SessionID}
+	if d.opts.MaxTurns > 0 {
+		v.maxTurns = strconv.Itoa(d.opts.MaxTurns)
 	}
-	return rep, nil
+	// The prompt goes to a file outside the repository: for PromptFile its
+	// path is the placeholder, for PromptStdin it is opened as stdin (a file,
+	// not a pipe, so nothing blocks on an agent that does not read it).
+	inv := invocation{promptFile: filepath.Join(tmp, "prompt.md")}
+	if err := os.WriteFile(inv.promptFile, []byte(s.Prompt), 0o600); err != nil {
+		return inv, err
+	}
+	if d.opts.Template.EffectivePrompt() == PromptFile {
+		v.promptFile = inv.promptFile
+	}
+	inv.argv, inv.resuming = argv(d.opts.Template, v)
+	inv.argv = append(inv.argv, d.vendor.Args(s)...)
+	inv.env = d.environ(v)
+	if d.opts.Confine == agent.ConfineOff {
+		return inv, nil
+	}
+	var err error
+	inv.conf, inv.env, err = d.confine(dir, tmp, inv.env)
+	return inv, err
+}
+
+// confine returns the confinement of a session in dir whose temporary
+// directory is tmp, and its environment env with a TMPDIR of its own and
+// the Go caches it may use.
+func (d *Driver) confine(dir, tmp string, env []string) (*confined, []string, error) {
+	agentTmp := filepath.Join(tmp, "tmp")
+	if err := os.Mkdir(agentTmp, 0o700); err != nil {
+		return nil, nil, err
+	}
+	env = append(environ.Without(env, "TMPDIR"), "TMPDIR="+agentTmp)
+	conf := &confined{rules: d.confinement()}
+	if layered := d.helper.Layered(); layered || conf.rules != nil {
+		// The Go caches are the user's: the session sees them
+		// layered, or gets caches of its own (see proc.GoCaches).
+		var caches []string
+		conf.layers, caches, env = proc.GoCaches(env, tmp, layered)
+		conf.writable = caches
+	}
+	conf.writable = append(d.writable(dir, agentTmp, env), conf.writable...)
+	return conf, env, nil
+}
+
+// model is the model session s runs: its own, else the driver's.
+func (d *Driver) model(s agent.Session) string {
+	if s.Model != "" {
+		return s.Model
+	}
+	return d.opts.Model
+}
+
+// outage returns an error wrapping agent.ErrUnavailable when the failed
+// session's provider was out (see clikit.Vendor's Outage), nil otherwise.
+func (d *Driver) outage(s agent.Session, program string, rep agent.Report, res clikit.Result, run cliRun) error {
+	if rep.Status != agent.StatusFailed {
+		return nil
+	}
+	why := d.reader.Outage(clikit.Run{ExitCode: run.exitCode, TimedOut: run.timedOut, Busy: run.busy, Stderr: run.stderr}, res)
+	if why == "" {
+		return nil
+	}
+	if run.timedOut {
+		why = fmt.Sprintf("the session limit of %v was reached: %s", d.opts.Timeout, why)
+	}
+	return fmt.Errorf("%w: %s: %s: %s (%d file(s) changed)", agent.ErrUnavailable, label.Of(s),
+		filepath.Base(program), d.redact(why), len(rep.FilesChanged))
 }
 
 // report reads the session's report from how its process ended, and
@@ -286,11 +328,7 @@ func (d *Driver) report(s agent.Session, program string, resuming bool, run cliR
 		rep.SessionID = s.SessionID
 	}
 	if !res.CostKnown && d.opts.Cost != nil {
-		model := d.opts.Model
-		if s.Model != "" {
-			model = s.Model
-		}
-		rep.Usage.CostUSD = d.opts.Cost(model, rep.Usage)
+		rep.Usage.CostUSD = d.opts.Cost(d.model(s), rep.Usage)
 	}
 	if why := d.failure(program, run, res); why != "" {
 		rep.Status = agent.StatusFailed

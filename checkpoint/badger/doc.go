@@ -25,7 +25,8 @@
 // that fails its checksum and cuts the file there: a damaged entry would
 // silently drop every checkpoint after it. Open reads those logs first and
 // refuses a store where a damaged entry has records after it (see
-// checkLogs); the entry a killed process was writing is not damage. A store
+// checkLogs); the entry a killed process was writing is not damage, even
+// when Go's copy of it had written its body but not yet its head. A store
 // without memtable logs is checked read-only before Badger opens it for
 // writing. An open that fails changes no file of the store.
 //

@@ -31,7 +31,11 @@ const maxLogKey = 1 << 16
 // through a memory map, entry after entry, into a file that is zeros after
 // its last entry. The entry being copied when the process died ends in
 // zeros and is followed by zeros only, so it is not damage (Badger drops
-// it, and no caller was told it was written). An entry whose last byte
+// it, and no caller was told it was written). Go copies more than 256
+// bytes (amd64's memmove with AVX) body first, then its first 32 bytes,
+// then its last 128: an entry cut in that copy may also begin with zeros
+// where its header goes, its body written, and nothing after it checks
+// out (headUnwritten). An entry whose last byte, or whose key length,
 // happens to be zero and is damaged looks the same: it goes undetected.
 // Leftovers (see openingFile) are not checked.
 func checkLogs(dir string, leftovers map[string]bool) error {
@@ -134,7 +138,7 @@ func checkLog(path string) error {
 		if last < 0 {
 			return nil // zeros: the end of the log
 		}
-		if end <= size {
+		if end <= size && !headUnwritten(f, off) {
 			// The entry's last byte, or any byte after it, is written.
 			if at := nonZeroFrom(f, end, size); at >= 0 {
 				return fmt.Errorf("damaged entry at byte %d, with records after it (byte %d); opening would drop them", off, at)
@@ -154,6 +158,19 @@ func checkLog(path string) error {
 		}
 		return nil
 	}
+}
+
+// headUnwritten reports whether the entry at off has a zero key length,
+// which no entry Badger writes has: its first bytes were not written yet,
+// as a copy that stores the head after the body leaves it (checkLogs).
+// Then the length its header gives says nothing, and only an entry that
+// checks out after it makes it damage.
+func headUnwritten(f *os.File, off int64) bool {
+	var b [3]byte // meta, user meta, the key length's first byte
+	if _, err := f.ReadAt(b[:], off); err != nil {
+		return false
+	}
+	return b[2] == 0
 }
 
 // maxTailScan bounds the bytes entryWithin reads; a longer tail is damage.

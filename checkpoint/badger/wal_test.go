@@ -1,13 +1,17 @@
 package badger
 
 import (
+	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -72,6 +76,13 @@ func copyStore(t *testing.T, src string) string {
 // copy's memtable log.
 func killedStore(t *testing.T, n int) (dir, mem string) {
 	t.Helper()
+	return killedStoreOf(t, n, func(uint64) []byte { return loopPayload() })
+}
+
+// killedStoreOf is killedStore with the state of checkpoint seq
+// payload(seq).
+func killedStoreOf(t *testing.T, n int, payload func(seq uint64) []byte) (dir, mem string) {
+	t.Helper()
 	live := t.TempDir()
 	s, err := Open(live, Options{SyncWrites: true})
 	if err != nil {
@@ -79,7 +90,7 @@ func killedStore(t *testing.T, n int) (dir, mem string) {
 	}
 	defer s.Close()
 	for seq := uint64(1); seq <= uint64(n); seq++ {
-		if err := s.Put(bg, loopCheckpoint("r", seq, loopPayload()), checkpoint.PutOptions{Sync: true}); err != nil {
+		if err := s.Put(bg, loopCheckpoint("r", seq, payload(seq)), checkpoint.PutOptions{Sync: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -199,6 +210,80 @@ func TestBadgerTornLogTailIsNotDamage(t *testing.T) {
 	}
 	if got := latestSeq(t, dir); got != n-1 {
 		t.Fatalf("latest checkpoint after a torn last write is %d, want %d", got, n-1)
+	}
+}
+
+// TestBadgerHeadTornLogEntryIsNotDamage kills a store, as it were, in the
+// middle of copying the last checkpoint's largest entry into the memtable
+// log. Go copies more than 256 bytes body first, then the first 32 and the
+// last 128 (amd64's memmove with AVX): the entry's head, 1 to 32 bytes as
+// the destination is aligned, is still zeros, its body is written, its
+// tail and all after it are zeros. That is no damage: the store opens at
+// the checkpoint before. The same head torn with a whole entry after it is
+// damage, and refused.
+func TestBadgerHeadTornLogEntryIsNotDamage(t *testing.T) {
+	const n = 6
+	// Each checkpoint's own state, so that the last transaction writes one
+	// (a state written before is not written again).
+	dir, mem := killedStoreOf(t, n, func(seq uint64) []byte {
+		return fmt.Appendf(nil, "%q", strings.Repeat(strconv.FormatUint(seq, 10), 2000))
+	})
+	pristine, err := os.ReadFile(mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The last entry of more than 256 bytes: the last checkpoint's state.
+	var start, end int64
+	for _, e := range logEntries(t, pristine) {
+		if e[1]-e[0] > 256 {
+			start, end = e[0], e[1]
+		}
+	}
+	if start == 0 {
+		t.Fatal("no entry of more than 256 bytes in the log")
+	}
+	for _, head := range []int64{1, 3, 17, 32} {
+		b := append([]byte(nil), pristine...)
+		clear(b[start : start+head])
+		clear(b[end-128:])
+		torn := copyStore(t, dir)
+		if err := os.WriteFile(filepath.Join(torn, filepath.Base(mem)), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got := latestSeq(t, torn); got != n-1 {
+			t.Fatalf("head of %d bytes torn: latest checkpoint %d, want %d", head, got, n-1)
+		}
+	}
+	// A torn-looking head with whole entries after it was not cut by a
+	// kill: the entries after would be dropped.
+	b := append([]byte(nil), pristine...)
+	clear(b[start : start+32])
+	damaged := copyStore(t, dir)
+	if err := os.WriteFile(filepath.Join(damaged, filepath.Base(mem)), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := Open(damaged, Options{}); !errors.Is(err, checkpoint.ErrCorrupt) {
+		if err == nil {
+			s.Close()
+		}
+		t.Fatalf("a zeroed head with entries after it: open error %v, want it refused as damaged", err)
+	}
+}
+
+// logEntries returns the start and end of each entry of the memtable log
+// b, read as Badger reads them, up to the first that does not check out.
+func logEntries(t *testing.T, b []byte) [][2]int64 {
+	t.Helper()
+	size := int64(len(b))
+	r := bufio.NewReader(bytes.NewReader(b[logHeaderSize:]))
+	var out [][2]int64
+	for off := int64(logHeaderSize); ; {
+		n, _, ok := readLogEntry(r, off, size)
+		if !ok {
+			return out
+		}
+		out = append(out, [2]int64{off, off + n})
+		off += n
 	}
 }
 

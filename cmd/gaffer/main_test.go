@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/cli"
+	"github.com/gaffer-dev/gaffer/profile"
 )
 
 // TestExitCodes builds the binary once and checks that the process exits
@@ -83,5 +84,9 @@ func TestTestHooksComeFromTheirVariablesAlone(t *testing.T) {
 	env["GAFFER_TEST_PAUSE_BEFORE_NOTIFY"], env["GAFFER_TEST_PAUSE_AFTER_RESTORE"] = "2s", "3s"
 	if got := testHooks(func(k string) string { return env[k] }); got.BeforeNotify != 2*time.Second || got.AfterRestore != 3*time.Second {
 		t.Errorf("hooks %+v, want notify 2s and restore 3s", got)
+	}
+	env["GAFFER_TEST_PAUSE_SESSION"], env["GAFFER_TEST_PAUSE_FOR"] = "doctor/2/1", "4s"
+	if got := testHooks(func(k string) string { return env[k] }); got.Session != (profile.SessionPause{Which: "doctor/2/1", For: 4 * time.Second}) {
+		t.Errorf("hooks %+v, want the doctor's second phase's first session paused 4s", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/cli"
+	"github.com/gaffer-dev/gaffer/profile"
 )
 
 // The kill tests' one way into a gaffer process they start: each variable,
@@ -22,11 +23,17 @@ import (
 //   - GAFFER_TEST_PAUSE_AFTER_RESTORE: putting the user's changes back
 //     (--allow-dirty) announces itself and pauses before the stash's ref
 //     is dropped.
+//   - GAFFER_TEST_PAUSE_SESSION, set to ROLE/PHASE/ATTEMPT ("none": no
+//     pause): every agent session announces itself, and the one named
+//     pauses GAFFER_TEST_PAUSE_FOR (a duration; 30s when unset) before
+//     it runs (the recovery kill tests).
 const (
 	pauseAfterCommitEnv  = "GAFFER_TEST_PAUSE_AFTER_COMMIT"
 	pauseAfterPushEnv    = "GAFFER_TEST_PAUSE_AFTER_PUSH"
 	pauseBeforeNotifyEnv = "GAFFER_TEST_PAUSE_BEFORE_NOTIFY"
 	pauseAfterRestoreEnv = "GAFFER_TEST_PAUSE_AFTER_RESTORE"
+	pauseSessionEnv      = "GAFFER_TEST_PAUSE_SESSION"
+	pauseForEnv          = "GAFFER_TEST_PAUSE_FOR"
 )
 
 // testHooks reads the kill tests' pauses from getenv.
@@ -43,5 +50,6 @@ func testHooks(getenv func(string) string) cli.TestHooks {
 		AfterPush:    pause(pauseAfterPushEnv),
 		BeforeNotify: pause(pauseBeforeNotifyEnv),
 		AfterRestore: pause(pauseAfterRestoreEnv),
+		Session:      profile.SessionPause{Which: getenv(pauseSessionEnv), For: pause(pauseForEnv)},
 	}
 }

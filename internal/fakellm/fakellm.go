@@ -224,61 +224,80 @@ func (s *Server) parse(body []byte) Request {
 	}
 	req.Model = in.Model
 	req.Messages = len(in.Messages)
-	var sys string
-	if json.Unmarshal(in.System, &sys) == nil {
-		req.System = sys
-	} else {
-		var blocks []struct {
-			Text string `json:"text"`
-		}
-		if json.Unmarshal(in.System, &blocks) == nil {
-			for _, b := range blocks {
-				req.System += b.Text
-			}
-		}
-	}
+	req.System = systemText(in.System)
 	for _, t := range in.Tools {
 		req.Tools = append(req.Tools, t.Name+t.Function.Name)
 	}
 	for _, m := range in.Messages {
-		var text string
-		if json.Unmarshal(m.Content, &text) == nil {
-			switch m.Role {
-			case "tool":
-				req.ToolResults = append(req.ToolResults, text)
-				req.SinceUser++
-			case "user":
-				req.LastUser, req.SinceUser = text, 0
-				if req.FirstUser == "" {
-					req.FirstUser = text
-				}
-			case "system":
-				req.System += text
-			}
-			continue
-		}
-		var blocks []struct {
-			Type    string `json:"type"`
-			Text    string `json:"text"`
-			Content string `json:"content"`
-		}
-		if json.Unmarshal(m.Content, &blocks) != nil {
-			continue
-		}
-		for _, b := range blocks {
-			switch {
-			case b.Type == "tool_result":
-				req.ToolResults = append(req.ToolResults, b.Content)
-				req.SinceUser++
-			case m.Role == "user" && b.Type == "text":
-				req.LastUser, req.SinceUser = b.Text, 0
-				if req.FirstUser == "" {
-					req.FirstUser = b.Text
-				}
-			case m.Role == "system" && b.Type == "text":
-				req.System += b.Text
-			}
-		}
+		req.addMessage(m.Role, m.Content)
 	}
 	return req
+}
+
+// systemText is Anthropic's system prompt, a string or text blocks.
+func systemText(raw json.RawMessage) string {
+	var sys string
+	if json.Unmarshal(raw, &sys) == nil {
+		return sys
+	}
+	var blocks []struct {
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &blocks) == nil {
+		for _, b := range blocks {
+			sys += b.Text
+		}
+	}
+	return sys
+}
+
+// addMessage reads one message of role, whose content is a string
+// (OpenAI) or blocks (Anthropic): a tool's result, the user's text, or
+// more of the system prompt.
+func (req *Request) addMessage(role string, content json.RawMessage) {
+	var text string
+	if json.Unmarshal(content, &text) == nil {
+		switch role {
+		case "tool":
+			req.addToolResult(text)
+		case "user":
+			req.addUserText(text)
+		case "system":
+			req.System += text
+		}
+		return
+	}
+	var blocks []struct {
+		Type    string `json:"type"`
+		Text    string `json:"text"`
+		Content string `json:"content"`
+	}
+	if json.Unmarshal(content, &blocks) != nil {
+		return
+	}
+	for _, b := range blocks {
+		switch {
+		case b.Type == "tool_result":
+			req.addToolResult(b.Content)
+		case role == "user" && b.Type == "text":
+			req.addUserText(b.Text)
+		case role == "system" && b.Type == "text":
+			req.System += b.Text
+		}
+	}
+}
+
+// addToolResult records a tool's result, one more since the user spoke.
+func (req *Request) addToolResult(text string) {
+	req.ToolResults = append(req.ToolResults, text)
+	req.SinceUser++
+}
+
+// addUserText records the user's text: the last, and the first if none
+// came before.
+func (req *Request) addUserText(text string) {
+	req.LastUser, req.SinceUser = text, 0
+	if req.FirstUser == "" {
+		req.FirstUser = text
+	}
 }
