@@ -245,45 +245,35 @@ func nodeOutcome(err error) string {
 func (m *Metrics) observeCustom(name string, payload any) {
 	switch name {
 	case events.EventPhaseFinished:
-		if p, ok := asValue[events.PhaseFinished](payload); ok {
-			m.ObservePhase(p)
-		}
+		observe(payload, m.ObservePhase)
 	case events.EventReview:
-		if p, ok := asValue[events.Review](payload); ok {
-			m.ObserveReview(p)
-		}
+		observe(payload, m.ObserveReview)
 	case events.EventAgentUsage:
-		if p, ok := asValue[events.AgentUsage](payload); ok {
-			m.ObserveUsage(p)
-		}
+		observe(payload, m.ObserveUsage)
 	case events.EventRunStatus:
-		if p, ok := asValue[events.RunStatus](payload); ok {
-			m.ObserveRunStatus(p)
-		}
+		observe(payload, m.ObserveRunStatus)
 	case events.EventContextCost:
-		if p, ok := asValue[events.ContextCost](payload); ok {
-			m.ObserveContextCost(p)
-		}
+		observe(payload, m.ObserveContextCost)
 	case events.EventDoctorCall:
-		if p, ok := asValue[events.DoctorCall](payload); ok {
-			m.recovery.doctor.WithLabelValues(p.Tier, p.Action).Inc()
-		}
+		observe(payload, func(p events.DoctorCall) { m.recovery.doctor.WithLabelValues(p.Tier, p.Action).Inc() })
 	case events.EventReplan:
-		if p, ok := asValue[events.Replan](payload); ok {
-			m.recovery.replans.WithLabelValues(replanOutcome(p.Outcome)).Inc()
-		}
+		observe(payload, func(p events.Replan) { m.recovery.replans.WithLabelValues(replanOutcome(p.Outcome)).Inc() })
 	case events.EventStuckDecision:
-		if p, ok := asValue[events.StuckDecision](payload); ok {
-			m.recovery.stuck.WithLabelValues(p.Decision).Inc()
-		}
+		observe(payload, func(p events.StuckDecision) { m.recovery.stuck.WithLabelValues(p.Decision).Inc() })
 	case events.EventBudgetWarning:
 		m.recovery.budget.Inc()
 	case events.EventLaneStarted:
 		m.agent.laneRunning.Inc()
 	case events.EventLaneFinished:
-		if p, ok := asValue[events.LaneSession](payload); ok {
-			m.ObserveLaneFinished(p)
-		}
+		observe(payload, m.ObserveLaneFinished)
+	}
+}
+
+// observe calls f with payload's value (or what it points to) when it
+// is a T.
+func observe[T any](payload any, f func(T)) {
+	if p, ok := asValue[T](payload); ok {
+		f(p)
 	}
 }
 

@@ -51,15 +51,10 @@ func (r *Repo) keepAttempt(ctx context.Context, ref, message string, exclude []s
 	if tree == snap.headTree {
 		return "", nil
 	}
-	head, err := r.commitObject("HEAD", snap.headHash)
+	osig, err := r.signatureOn(snap.headHash, when)
 	if err != nil {
 		return "", err
 	}
-	if when.IsZero() {
-		when = head.Committer.When.Add(time.Second)
-	}
-	sig := r.author()
-	osig := object.Signature{Name: sanitizeIdent(sig.Name), Email: sanitizeIdent(sig.Email), When: when}
 	c := &object.Commit{Author: osig, Committer: osig, Message: message, TreeHash: tree, ParentHashes: []plumbing.Hash{snap.headHash}}
 	obj := r.repo.Storer.NewEncodedObject()
 	if err := c.Encode(obj); err != nil {
@@ -73,4 +68,19 @@ func (r *Repo) keepAttempt(ctx context.Context, ref, message string, exclude []s
 		return "", err
 	}
 	return h.String(), nil
+}
+
+// signatureOn is the author and committer of a commit r makes on HEAD
+// commit head: r's author, dated when, or when that is zero one second
+// after HEAD, so that the same changes make the same commits.
+func (r *Repo) signatureOn(head plumbing.Hash, when time.Time) (object.Signature, error) {
+	c, err := r.commitObject("HEAD", head)
+	if err != nil {
+		return object.Signature{}, err
+	}
+	if when.IsZero() {
+		when = c.Committer.When.Add(time.Second)
+	}
+	sig := r.author()
+	return object.Signature{Name: sanitizeIdent(sig.Name), Email: sanitizeIdent(sig.Email), When: when}, nil
 }

@@ -441,11 +441,7 @@ func (r *Repo) mergeCommit(tree, a, b string) (string, error) {
 func (r *Repo) ApplyTree(ctx context.Context, from, to string) (map[string]string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	a, err := r.filesOf(ctx, from)
-	if err != nil {
-		return nil, err
-	}
-	b, err := r.filesOf(ctx, to)
+	a, b, err := r.filesOfBoth(ctx, from, to)
 	if err != nil {
 		return nil, err
 	}
@@ -501,15 +497,22 @@ func (r *Repo) ApplyTree(ctx context.Context, from, to string) (map[string]strin
 func (r *Repo) ChangedPaths(ctx context.Context, from, to string) ([]string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	a, err := r.filesOf(ctx, from)
-	if err != nil {
-		return nil, err
-	}
-	b, err := r.filesOf(ctx, to)
+	a, b, err := r.filesOfBoth(ctx, from, to)
 	if err != nil {
 		return nil, err
 	}
 	return changedFiles(a, b), nil
+}
+
+// filesOfBoth returns the files of from and of to (commits or trees).
+func (r *Repo) filesOfBoth(ctx context.Context, from, to string) (a, b map[string]treeFile, err error) {
+	if a, err = r.filesOf(ctx, from); err != nil {
+		return nil, nil, err
+	}
+	if b, err = r.filesOf(ctx, to); err != nil {
+		return nil, nil, err
+	}
+	return a, b, nil
 }
 
 // changedFiles returns, sorted, the paths whose files differ between the

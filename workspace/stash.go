@@ -111,16 +111,10 @@ func (r *Repo) stashUnless(ctx context.Context, ref, name string, exclude []stri
 	if known != "" && r.sameChanges(known, indexTree, workTree) {
 		return "", nil
 	}
-	head, err := r.commitObject("HEAD", snap.headHash)
+	osig, err := r.signatureOn(snap.headHash, when)
 	if err != nil {
 		return "", err
 	}
-	if when.IsZero() {
-		// Dated one second after HEAD: the same changes make the same commits.
-		when = head.Committer.When.Add(time.Second)
-	}
-	sig := r.author()
-	osig := object.Signature{Name: sanitizeIdent(sig.Name), Email: sanitizeIdent(sig.Email), When: when}
 	mk := func(msg string, tree plumbing.Hash, parents ...plumbing.Hash) (plumbing.Hash, error) {
 		c := &object.Commit{Author: osig, Committer: osig, Message: msg, TreeHash: tree, ParentHashes: parents}
 		obj := r.repo.Storer.NewEncodedObject()

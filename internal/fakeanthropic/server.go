@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
-	"sync"
+
+	"github.com/gaffer-dev/gaffer/internal/fakeserve"
 )
 
 // Reply is the model's answer to one request.
@@ -88,40 +88,28 @@ func (r Request) HasToolResult() bool {
 	return false
 }
 
-// Server is a running fake. Close it when done.
+// Server is a running fake. Close it when done. Its Script answers every
+// messages request, one at a time (Requests, SetRespond).
 type Server struct {
-	URL     string // http://127.0.0.1:PORT, for ANTHROPIC_BASE_URL
-	respond func(Request) Reply
-	srv     *http.Server
-	ln      net.Listener
-
-	mu       sync.Mutex
-	requests []Request
-	next     int
+	URL string // http://127.0.0.1:PORT, for ANTHROPIC_BASE_URL
+	srv *http.Server
+	*fakeserve.Script[Request, Reply]
 }
 
 // Start listens on 127.0.0.1 and serves until Close. respond is called for
 // every messages request, one at a time.
 func Start(respond func(Request) Reply) (*Server, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	s := &Server{Script: fakeserve.NewScript(respond)}
+	srv, addr, err := fakeserve.Listen("fakeanthropic", http.HandlerFunc(s.serve))
 	if err != nil {
-		return nil, fmt.Errorf("fakeanthropic: %w", err)
+		return nil, err
 	}
-	s := &Server{URL: "http://" + ln.Addr().String(), respond: respond, ln: ln}
-	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve)}
-	go s.srv.Serve(ln) //nolint:errcheck // returns on Close
+	s.URL, s.srv = "http://"+addr, srv
 	return s, nil
 }
 
 // Close stops the server.
 func (s *Server) Close() error { return s.srv.Close() }
-
-// Requests returns the messages requests seen so far, in order.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
@@ -147,12 +135,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, apiError("invalid_request_error", err.Error()))
 		return
 	}
-	s.mu.Lock()
-	s.requests = append(s.requests, req)
-	reply := s.respond(req)
-	s.next++
-	n := s.next
-	s.mu.Unlock()
+	reply, n := s.Answer(req)
 
 	if reply.Hang {
 		<-r.Context().Done()

@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
-	"sync"
+
+	"github.com/gaffer-dev/gaffer/internal/fakeserve"
 )
 
 // Reply is the model's answer to one request.
@@ -79,44 +79,28 @@ func (r Request) LastText() string {
 	return strings.Join(parts, "\n")
 }
 
-// Server is a running fake. Close it when done.
+// Server is a running fake. Close it when done. Its Script answers every
+// generateContent request (SetRespond, Requests).
 type Server struct {
-	URL     string // http://127.0.0.1:PORT, for GOOGLE_GEMINI_BASE_URL
-	srv     *http.Server
-	mu      sync.Mutex
-	respond func(Request) Reply
-	reqs    []Request
+	URL string // http://127.0.0.1:PORT, for GOOGLE_GEMINI_BASE_URL
+	srv *http.Server
+	*fakeserve.Script[Request, Reply]
 }
 
 // Start listens on 127.0.0.1 and serves until Close; respond answers
 // every generateContent request.
 func Start(respond func(Request) Reply) (*Server, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	s := &Server{Script: fakeserve.NewScript(respond)}
+	srv, addr, err := fakeserve.Listen("fakegemini", http.HandlerFunc(s.serve))
 	if err != nil {
-		return nil, fmt.Errorf("fakegemini: %w", err)
+		return nil, err
 	}
-	s := &Server{URL: "http://" + ln.Addr().String(), respond: respond}
-	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve)}
-	go s.srv.Serve(ln) //nolint:errcheck // returns on Close
+	s.URL, s.srv = "http://"+addr, srv
 	return s, nil
 }
 
 // Close stops the server.
 func (s *Server) Close() error { return s.srv.Close() }
-
-// SetRespond replaces the script: a provider that comes back.
-func (s *Server) SetRespond(respond func(Request) Reply) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.respond = respond
-}
-
-// Requests returns the generateContent requests seen so far, in order.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.reqs...)
-}
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	stream := strings.HasSuffix(r.URL.Path, ":streamGenerateContent")
@@ -130,11 +114,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, apiError(http.StatusBadRequest, err.Error()))
 		return
 	}
-	s.mu.Lock()
-	req := Request{Path: r.URL.Path, APIKey: r.Header.Get("x-goog-api-key"), Body: body}
-	s.reqs = append(s.reqs, req)
-	reply := s.respond(req)
-	s.mu.Unlock()
+	reply, _ := s.Answer(Request{Path: r.URL.Path, APIKey: r.Header.Get("x-goog-api-key"), Body: body})
 	if reply.Status != 0 {
 		writeJSON(w, reply.Status, apiError(reply.Status, reply.ErrorMessage))
 		return

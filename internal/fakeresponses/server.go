@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
-	"sync"
+
+	"github.com/gaffer-dev/gaffer/internal/fakeserve"
 )
 
 // Reply is the model's answer to one request.
@@ -43,45 +43,28 @@ func (r Request) Contains(s string) bool { return strings.Contains(string(r.Body
 // output (the model's earlier call came back).
 func (r Request) HasCallOutput() bool { return r.Contains(`"function_call_output"`) }
 
-// Server is a running fake. Close it when done.
+// Server is a running fake. Close it when done. Its Script answers every
+// responses request (SetRespond, Requests).
 type Server struct {
-	URL     string // http://127.0.0.1:PORT/v1, for a Codex model provider's base_url
-	srv     *http.Server
-	mu      sync.Mutex
-	respond func(Request) Reply
-	reqs    []Request
-	n       int
+	URL string // http://127.0.0.1:PORT/v1, for a Codex model provider's base_url
+	srv *http.Server
+	*fakeserve.Script[Request, Reply]
 }
 
 // Start listens on 127.0.0.1 and serves until Close; respond answers
 // every responses request.
 func Start(respond func(Request) Reply) (*Server, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	s := &Server{Script: fakeserve.NewScript(respond)}
+	srv, addr, err := fakeserve.Listen("fakeresponses", http.HandlerFunc(s.serve))
 	if err != nil {
-		return nil, fmt.Errorf("fakeresponses: %w", err)
+		return nil, err
 	}
-	s := &Server{URL: "http://" + ln.Addr().String() + "/v1", respond: respond}
-	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve)}
-	go s.srv.Serve(ln) //nolint:errcheck // returns on Close
+	s.URL, s.srv = "http://"+addr+"/v1", srv
 	return s, nil
 }
 
 // Close stops the server.
 func (s *Server) Close() error { return s.srv.Close() }
-
-// SetRespond replaces the script: a provider that comes back.
-func (s *Server) SetRespond(respond func(Request) Reply) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.respond = respond
-}
-
-// Requests returns the responses requests seen so far, in order.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.reqs...)
-}
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/responses" {
@@ -93,13 +76,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, apiError(err.Error()))
 		return
 	}
-	s.mu.Lock()
-	req := Request{Body: body}
-	s.reqs = append(s.reqs, req)
-	s.n++
-	n, respond := s.n, s.respond
-	reply := respond(req)
-	s.mu.Unlock()
+	reply, n := s.Answer(Request{Body: body})
 	if reply.Hang {
 		<-r.Context().Done()
 		return

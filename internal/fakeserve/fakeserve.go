@@ -1,0 +1,56 @@
+package fakeserve
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+)
+
+// Script answers a fake's requests with a function of the request, one
+// request at a time, and keeps the requests in order.
+type Script[Req, Rep any] struct {
+	mu      sync.Mutex
+	respond func(Req) Rep
+	reqs    []Req
+}
+
+// NewScript returns a script that answers with respond.
+func NewScript[Req, Rep any](respond func(Req) Rep) *Script[Req, Rep] {
+	return &Script[Req, Rep]{respond: respond}
+}
+
+// Answer keeps req and returns respond's reply and how many requests
+// the script has answered, this one included.
+func (s *Script[Req, Rep]) Answer(req Req) (Rep, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reqs = append(s.reqs, req)
+	return s.respond(req), len(s.reqs)
+}
+
+// SetRespond replaces the script: a provider that comes back.
+func (s *Script[Req, Rep]) SetRespond(respond func(Req) Rep) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.respond = respond
+}
+
+// Requests returns the requests seen so far, in order.
+func (s *Script[Req, Rep]) Requests() []Req {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Req(nil), s.reqs...)
+}
+
+// Listen serves h on 127.0.0.1 until the server it returns is closed;
+// addr is the host:port it listens on. name prefixes its error.
+func Listen(name string, h http.Handler) (srv *http.Server, addr string, err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", name, err)
+	}
+	srv = &http.Server{Handler: h}
+	go srv.Serve(ln) //nolint:errcheck // returns on Close
+	return srv, ln.Addr().String(), nil
+}
