@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -218,53 +217,27 @@ func TestConfigShowTimeouts(t *testing.T) {
 // that never answers, reaching the limit stops the run with exit 9 and
 // resume finishes it. While its own Bash command hangs (tail -f /dev/null),
 // reaching the limit is its failed attempt, counted as such. Either way no
-// process of the session — the command's tail included — survives. The
-// two scenarios wait out their limits at the same time, each with its own
-// fake provider, HOME and repository: the test waits one limit, not two.
+// process of the session — the command's tail included — survives.
 func TestClaudeCodeSessionLimitWhoseFault(t *testing.T) {
 	t.Parallel()
 	needLinuxProc(t)
 	bin := gafferBinary(t)
-	tmp := t.TempDir()
-	plan, script := filepath.Join(tmp, "plan.md"), filepath.Join(tmp, "script.yaml")
-	writeTestFile(t, plan, greetPlan)
-	writeTestFile(t, script, "reviewer: []\n")
-
-	hung := startClaudeHungCommand(t, bin, plan, script)
-	claudeHungProviderStopsResumably(t, bin, plan, script)
-	hung.check(t)
-}
-
-// claudeSessionProfile is claudeProfile (2 reviews, 1 attempt) with the
-// developer's session limit at 60s.
-func claudeSessionProfile(t *testing.T, url string) string {
-	t.Helper()
-	profile := strings.Replace(claudeProfile(url, 2, 1), "model: claude-sonnet-4-5}", "model: claude-sonnet-4-5, timeouts: {session: 60s}}", 1)
-	if !strings.Contains(profile, "session: 60s") {
-		t.Fatal("the profile has no session limit")
-	}
-	return profile
-}
-
-// claudeHungProviderStopsResumably runs Claude Code against a provider
-// that never answers: exit 9 at the session limit, nothing spent, nothing
-// of the session left running; resume, once the provider answers,
-// finishes the run on its first attempt.
-func claudeHungProviderStopsResumably(t *testing.T, bin, plan, script string) {
-	t.Helper()
-	var hang atomic.Bool
-	hang.Store(true)
+	var mode atomic.Int32 // 0 answers, 1 hangs, 2 runs a command that hangs
+	mode.Store(1)
 	var home atomic.Value // HOME=…, once claudeEnv has made it
 	home.Store("")
 	var seen atomic.Int32
 	srv, env := claudeEnv(t, func(r fakeanthropic.Request) fakeanthropic.Reply {
 		last := lastMessage(r)
-		switch {
-		case hang.Load():
+		switch m := mode.Load(); {
+		case m == 1:
 			if kv := home.Load().(string); kv != "" && seen.Load() == 0 {
 				seen.Store(int32(len(scanEnv(t, kv))))
 			}
 			return fakeanthropic.Reply{Hang: true}
+		case m == 2 && !r.HasToolResult():
+			return fakeanthropic.Reply{Text: "Running the tests.", ToolUses: []fakeanthropic.ToolUse{{Name: "Bash",
+				Input: map[string]any{"command": "tail -f /dev/null", "timeout": 600000}}}}
 		case r.HasToolResult():
 			return fakeanthropic.Reply{Text: "Done.", Usage: fakeanthropic.Usage{InputTokens: 600, OutputTokens: 5}}
 		case strings.Contains(last, "Execute phase 2 of"):
@@ -275,7 +248,16 @@ func claudeHungProviderStopsResumably(t *testing.T, bin, plan, script string) {
 		return fakeanthropic.Reply{Status: 400, ErrorMessage: "the fake cannot place this request"}
 	})
 	home.Store("HOME=" + envValue(env, "HOME"))
-	profile := claudeSessionProfile(t, srv.URL)
+	tmp := t.TempDir()
+	plan, script := filepath.Join(tmp, "plan.md"), filepath.Join(tmp, "script.yaml")
+	writeTestFile(t, plan, greetPlan)
+	writeTestFile(t, script, "reviewer: []\n")
+	profile := strings.Replace(claudeProfile(srv.URL, 2, 1), "model: claude-sonnet-4-5}", "model: claude-sonnet-4-5, timeouts: {session: 60s}}", 1)
+	if !strings.Contains(profile, "session: 60s") {
+		t.Fatal("the profile has no session limit")
+	}
+
+	// The provider hangs: exit 9, nothing spent, nothing left running.
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": strings.Replace(profile, "    tdd: false\n", "    recovery: {}\n    tdd: false\n", 1)})
 	out, code := gafferCmdEnv(t, bin, env, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
 	checkStoppedByOutage(t, dir, out, code)
@@ -288,71 +270,36 @@ func claudeHungProviderStopsResumably(t *testing.T, bin, plan, script string) {
 	if left := processesWithEnv(t, home.Load().(string)); len(left) > 0 {
 		t.Fatalf("processes of the Claude Code session survived it: %v", left)
 	}
-	hang.Store(false)
+	mode.Store(0)
 	if out, code = gafferCmdEnv(t, bin, env, "--repo", dir, "resume"); code != 0 {
 		t.Fatalf("resume after the hang: exit %d\n%s", code, out)
 	}
 	if v := statusJSON(t, "--repo", dir); v.Status != "completed" || v.Phases[0].Attempt != 1 {
 		t.Errorf("status %q, phase 1 attempt %d; want completed on the first attempt", v.Status, v.Phases[0].Attempt)
 	}
-}
 
-// claudeHungCommand is a run whose Claude Code runs a Bash command that
-// never ends (tail -f /dev/null), watched for that command while it goes on.
-type claudeHungCommand struct {
-	run     *proc
-	home    string // HOME=… of the session's processes
-	stop    chan struct{}
-	stopped sync.Once
-	watched chan bool // whether the command was seen running
-}
-
-// startClaudeHungCommand starts that run, on its own fake provider, HOME
-// and repository, and the watch for its command.
-func startClaudeHungCommand(t *testing.T, bin, plan, script string) *claudeHungCommand {
-	t.Helper()
-	srv, env := claudeEnv(t, func(r fakeanthropic.Request) fakeanthropic.Reply {
-		if r.HasToolResult() {
-			return fakeanthropic.Reply{Text: "Done.", Usage: fakeanthropic.Usage{InputTokens: 600, OutputTokens: 5}}
+	// Its command hangs: the agent's failed attempt (one allowed), and the
+	// command's tail dies with the session.
+	mode.Store(2)
+	dir = greetRepo(t, map[string]string{"gaffer.yaml": profile})
+	stop, watched := make(chan struct{}), make(chan bool)
+	go func() { // watch for the hung command while the run goes on
+		saw := false
+		for {
+			for _, p := range scanEnv(t, home.Load().(string)) {
+				saw = saw || strings.Contains(p, "tail -f /dev/null")
+			}
+			select {
+			case <-stop:
+				watched <- saw
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
 		}
-		return fakeanthropic.Reply{Text: "Running the tests.", ToolUses: []fakeanthropic.ToolUse{{Name: "Bash",
-			Input: map[string]any{"command": "tail -f /dev/null", "timeout": 600000}}}}
-	})
-	dir := greetRepo(t, map[string]string{"gaffer.yaml": claudeSessionProfile(t, srv.URL)})
-	h := &claudeHungCommand{home: "HOME=" + envValue(env, "HOME"), stop: make(chan struct{}), watched: make(chan bool, 1)}
-	h.run = startProc(t, bin, []string{"--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve"}, env...)
-	go h.watch(t)
-	t.Cleanup(h.stopWatching) // a test that fails before check must not leave the watch running
-	return h
-}
-
-// stopWatching ends the watch (once).
-func (h *claudeHungCommand) stopWatching() { h.stopped.Do(func() { close(h.stop) }) }
-
-// watch looks for the hung command among the session's processes until
-// stop, then says whether it saw it.
-func (h *claudeHungCommand) watch(t *testing.T) {
-	saw := false
-	for {
-		for _, p := range scanEnv(t, h.home) {
-			saw = saw || strings.Contains(p, "tail -f /dev/null")
-		}
-		select {
-		case <-h.stop:
-			h.watched <- saw
-			return
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-}
-
-// check waits for the run to end: the hung command is the agent's failed
-// attempt (one allowed), not an outage, and its tail dies with the session.
-func (h *claudeHungCommand) check(t *testing.T) {
-	t.Helper()
-	out, code := h.run.wait()
-	h.stopWatching()
-	if !<-h.watched {
+	}()
+	out, code = gafferCmdEnv(t, bin, env, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
+	close(stop)
+	if !<-watched {
 		t.Fatalf("the agent's command (tail -f /dev/null) was never seen running: the check below cannot fail\n%s", out)
 	}
 	if code != ExitHalted || strings.Contains(out, "no attempt counted") {
@@ -361,7 +308,7 @@ func (h *claudeHungCommand) check(t *testing.T) {
 	if !strings.Contains(out, "session limit of 1m0s while running Bash") {
 		t.Errorf("the output does not say the session limit was reached in a command:\n%s", out)
 	}
-	if left := processesWithEnv(t, h.home); len(left) > 0 {
+	if left := processesWithEnv(t, home.Load().(string)); len(left) > 0 {
 		t.Fatalf("processes of the Claude Code session survived it: %v", left)
 	}
 }
