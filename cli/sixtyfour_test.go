@@ -141,12 +141,46 @@ func soak(t *testing.T, bin, goal string, ids []string, want map[string]string, 
 
 	// Clients hammer the socket until every run has completed.
 	done := make(chan struct{})
-	var tally clientTally
+	var calls, refused int
+	var cmu sync.Mutex
 	for c := range 16 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			socketClient(t, bin, dir, env, ids, rand.New(rand.NewPCG(uint64(c), 1)), done, &tally)
+			r := rand.New(rand.NewPCG(uint64(c), 1))
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				id := ids[r.IntN(len(ids))]
+				cmd := [][]string{{"status", id}, {"list"}, {"approve", id}}[r.IntN(3)]
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				out, err := envCommand(ctx, env, bin, append([]string{"--repo", dir}, cmd...)...).CombinedOutput()
+				timedOut := ctx.Err() != nil
+				cancel()
+				code := 0
+				if ee, ok := err.(*exec.ExitError); ok {
+					code = ee.ExitCode()
+				} else if err != nil {
+					t.Errorf("%v: %v", cmd, err)
+				}
+				cmu.Lock()
+				calls++
+				cmu.Unlock()
+				switch {
+				case timedOut:
+					t.Errorf("%v: no answer in 60s (deadlock?)\n%s", cmd, out)
+				case code == 0:
+				case cmd[0] == "approve" && code == ExitPrecondition && strings.Contains(string(out), "is not waiting for approval"):
+					cmu.Lock()
+					refused++
+					cmu.Unlock()
+				default:
+					t.Errorf("%v: exit %d\n%s", cmd, code, out)
+				}
+			}
 		}()
 	}
 	peakFDs := 0
@@ -165,7 +199,7 @@ func soak(t *testing.T, bin, goal string, ids []string, want map[string]string, 
 	wg.Wait()
 	rss := procStatusField(t, s.cmd.Process.Pid, "VmHWM")
 	t.Logf("%d runs, --workers %d: %s (3 kills); clients: %d calls, %d approvals refused; serve's fds: %d at rest, %d at peak; peak RSS of the last serve %s",
-		len(ids), workers, wall.Round(time.Millisecond), tally.calls, tally.refused, restFDs, peakFDs, rss)
+		len(ids), workers, wall.Round(time.Millisecond), calls, refused, restFDs, peakFDs, rss)
 
 	for _, id := range ids {
 		if got := phaseTrees(t, dir, base, "gaffer/"+id); got != want[id] {
@@ -205,54 +239,6 @@ func soak(t *testing.T, bin, goal string, ids []string, want map[string]string, 
 	}
 	if left := procsUnder(dir, 5*time.Second); len(left) > 0 {
 		t.Errorf("processes left in the repository:\n%s", strings.Join(left, "\n"))
-	}
-}
-
-// clientTally counts the calls of the soak's clients.
-type clientTally struct {
-	mu             sync.Mutex
-	calls, refused int // refused: approvals of runs not waiting for one
-}
-
-// socketClient calls status, list or approve, on a random one of ids, on
-// the socket of the serve of dir until done, pausing up to 2s between
-// calls: 16 such clients back to back spawned some 13 gaffer processes a
-// second and took the cores from the runs. A call that fails, or takes
-// over 60s (a deadlock), fails t; approve may be refused for a run that
-// is not waiting for approval.
-func socketClient(t *testing.T, bin, dir string, env, ids []string, r *rand.Rand, done <-chan struct{}, tally *clientTally) {
-	for {
-		select {
-		case <-done:
-			return
-		case <-time.After(time.Duration(r.IntN(2000)) * time.Millisecond):
-		}
-		id := ids[r.IntN(len(ids))]
-		cmd := [][]string{{"status", id}, {"list"}, {"approve", id}}[r.IntN(3)]
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		out, err := envCommand(ctx, env, bin, append([]string{"--repo", dir}, cmd...)...).CombinedOutput()
-		timedOut := ctx.Err() != nil
-		cancel()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Errorf("%v: %v", cmd, err)
-		}
-		tally.mu.Lock()
-		tally.calls++
-		tally.mu.Unlock()
-		switch {
-		case timedOut:
-			t.Errorf("%v: no answer in 60s (deadlock?)\n%s", cmd, out)
-		case code == 0:
-		case cmd[0] == "approve" && code == ExitPrecondition && strings.Contains(string(out), "is not waiting for approval"):
-			tally.mu.Lock()
-			tally.refused++
-			tally.mu.Unlock()
-		default:
-			t.Errorf("%v: exit %d\n%s", cmd, code, out)
-		}
 	}
 }
 
