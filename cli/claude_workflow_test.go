@@ -152,10 +152,7 @@ func TestClaudeCodeDeveloperInTheWorkflow(t *testing.T) {
 		}
 		return fakeanthropic.Reply{Status: 400, ErrorMessage: "the fake cannot place this request"}
 	})
-	tmp := t.TempDir()
-	plan, script := filepath.Join(tmp, "plan.md"), filepath.Join(tmp, "script.yaml")
-	writeTestFile(t, plan, greetPlan)
-	writeTestFile(t, script, reviewRejectsOnce)
+	plan, script := planFiles(t, greetPlan, reviewRejectsOnce)
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": claudeProfile(srv.URL, 3, 1)})
 
 	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
@@ -208,10 +205,7 @@ func TestClaudeCodeAPIErrorIsAFailedAttempt(t *testing.T) {
 	srv := claudeOnPath(t, func(fakeanthropic.Request) fakeanthropic.Reply {
 		return fakeanthropic.Reply{Status: 400, ErrorMessage: "credit balance too low for this test"}
 	})
-	tmp := t.TempDir()
-	plan, script := filepath.Join(tmp, "plan.md"), filepath.Join(tmp, "script.yaml")
-	writeTestFile(t, plan, greetPlan)
-	writeTestFile(t, script, "reviewer: []\n")
+	plan, script := planFiles(t, greetPlan, "reviewer: []\n")
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": claudeProfile(srv.URL, 1, 1)})
 	head := gitOut(t, dir, "rev-parse", "HEAD")
 
@@ -240,6 +234,17 @@ func TestClaudeCodeAPIErrorIsAFailedAttempt(t *testing.T) {
 			}
 		}
 	}
+}
+
+// planFiles writes plan and script into a fresh directory, out of any
+// repository, and returns their paths.
+func planFiles(t *testing.T, plan, script string) (planPath, scriptPath string) {
+	t.Helper()
+	tmp := t.TempDir()
+	planPath, scriptPath = filepath.Join(tmp, "plan.md"), filepath.Join(tmp, "script.yaml")
+	writeTestFile(t, planPath, plan)
+	writeTestFile(t, scriptPath, script)
+	return planPath, scriptPath
 }
 
 func writeTestFile(t *testing.T, path, content string) {

@@ -33,10 +33,9 @@ func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
 
 const demoPlan = "../examples/demo/plan.md"
 
-func TestPlanValidateTree(t *testing.T) {
-	out, errs, code := run(t, "plan", "validate", demoPlan)
-	want := demoPlan + `: 6 tasks in 4 phases (phased mode)
-Phase 1 (2 lanes): 1a | 1b
+// demoPlanTree is the demo plan's phases, lanes and tasks, as plan
+// validate and plan show draw them.
+const demoPlanTree = `Phase 1 (2 lanes): 1a | 1b
 ├── 1a [test] Write tests for Add and Sub (calc_test.go)
 └── 1b [test] Write tests for Parse (parse_test.go)
 Phase 2 (2 lanes): 2a | 2b
@@ -47,6 +46,10 @@ Phase 3 (1 lane): 3
 Phase 4 (1 lane): 4
 └── 4 [impl] Implement Eval (eval.go)
 `
+
+func TestPlanValidateTree(t *testing.T) {
+	out, errs, code := run(t, "plan", "validate", demoPlan)
+	want := demoPlan + ": 6 tasks in 4 phases (phased mode)\n" + demoPlanTree
 	if out != want || errs != "" || code != ExitOK {
 		t.Errorf("got code %d, stderr %q, stdout\n%s\nwant\n%s", code, errs, out, want)
 	}

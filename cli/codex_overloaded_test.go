@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -19,21 +18,13 @@ func TestCodexOverloadedStopsResumably(t *testing.T) {
 	bin := gafferBinary(t)
 	var overloaded atomic.Bool
 	overloaded.Store(true)
-	srv, err := fakeresponses.Start(func(r fakeresponses.Request) fakeresponses.Reply {
+	srv, env := codexServer(t, func(r fakeresponses.Request) fakeresponses.Reply {
 		if overloaded.Load() {
 			return fakeresponses.Reply{Status: 529, ErrorMessage: "Overloaded"}
 		}
 		return codexWrites(r)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	env := codexEnv(t, srv)
-	tmp := t.TempDir()
-	plan, script := filepath.Join(tmp, "plan.md"), filepath.Join(tmp, "script.yaml")
-	writeTestFile(t, plan, greetPlan)
-	writeTestFile(t, script, "reviewer: []\n")
+	plan, script := planFiles(t, greetPlan, "reviewer: []\n")
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": codexProfile})
 
 	out, code := gafferCmdEnv(t, bin, env, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")

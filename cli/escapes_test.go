@@ -549,10 +549,7 @@ func TestClaudeCodeCannotPlantAGitFile(t *testing.T) {
 			Usage:    fakeanthropic.Usage{InputTokens: 500, OutputTokens: 50},
 		}
 	})
-	aux := t.TempDir()
-	plan, script := filepath.Join(aux, "plan.md"), filepath.Join(aux, "script.yaml")
-	writeTestFile(t, plan, "# Plan\n\n### Task 1: Add a note\n\nWrite note.txt.\n")
-	writeTestFile(t, script, "reviewer:\n  - approved: true\n    comments: fine\n")
+	plan, script := planFiles(t, "# Plan\n\n### Task 1: Add a note\n\nWrite note.txt.\n", "reviewer:\n  - approved: true\n    comments: fine\n")
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": claudeProfile(srv.URL, 1, 1)})
 	wt := runModes[1].workDir(dir, "r-claude-gitfile")
 	out, code := binRun(t, bin, nil, secretEnv(), "--repo", dir, "run", "--plan", plan, "--script", script,
@@ -579,24 +576,17 @@ func TestClaudeCodeCannotPlantAGitFile(t *testing.T) {
 // TestCodexCannotPlantAGitFile is the same with the real Codex, whose
 // exec_command runs the attack.
 func TestCodexCannotPlantAGitFile(t *testing.T) {
-	bin := gafferBinary(t) // before codexOnPath's HOME, whose Go build cache is empty
+	bin := gafferBinary(t) // before Codex's HOME, whose Go build cache is empty
 	marker := filepath.Join(t.TempDir(), "filter-ran")
-	srv, err := fakeresponses.Start(func(r fakeresponses.Request) fakeresponses.Reply {
+	srv, env := codexServer(t, func(r fakeresponses.Request) fakeresponses.Reply {
 		if r.HasCallOutput() {
 			return fakeresponses.Reply{Text: "Done."}
 		}
 		return fakeresponses.Reply{Text: "Running it.", Calls: []fakeresponses.Call{{Name: "exec_command",
 			Arguments: map[string]string{"cmd": gitFileAttack(marker)}}}}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	codexOnPath(t, srv)
-	aux := t.TempDir()
-	plan, script := filepath.Join(aux, "plan.md"), filepath.Join(aux, "script.yaml")
-	writeTestFile(t, plan, "# Plan\n\n### Task 1: Add a note\n\nWrite note.txt.\n")
-	writeTestFile(t, script, "reviewer:\n  - approved: true\n    comments: fine\n")
+	setenv(t, env) // Codex first in PATH, its HOME, its key
+	plan, script := planFiles(t, "# Plan\n\n### Task 1: Add a note\n\nWrite note.txt.\n", "reviewer:\n  - approved: true\n    comments: fine\n")
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": codexProfile})
 	out, code := binRun(t, bin, nil, secretEnv(), "--repo", dir, "run", "--plan", plan, "--script", script,
 		"--auto-approve", "--run-id", "r-codex-gitfile")

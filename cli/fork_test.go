@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -28,32 +27,9 @@ func TestForkResumesOnItsOwnBranch(t *testing.T) {
 	userHead := gitOut(t, dir, "rev-parse", "HEAD")
 	parent, _ := statusOf(t, bin, dir, parentID)
 
-	out, code := gafferCmd(t, bin, "--repo", dir, "history", parentID, "--json")
-	if code != 0 {
-		t.Fatalf("history: exit %d\n%s", code, out)
-	}
-	var hist []struct {
-		Seq  uint64   `json:"seq"`
-		Next []string `json:"next"`
-	}
-	if err := json.Unmarshal([]byte(out), &hist); err != nil {
-		t.Fatalf("history --json: %v\n%s", err, out)
-	}
 	// Oldest first, the checkpoints before a review: phase 1, phase 2
 	// twice (its first attempt is rejected), then phase 3.
-	var seq uint64
-	reviews := 0
-	for i := len(hist) - 1; i >= 0; i-- {
-		if len(hist[i].Next) == 1 && hist[i].Next[0] == "review" {
-			if reviews++; reviews == 4 {
-				seq = hist[i].Seq
-				break
-			}
-		}
-	}
-	if seq == 0 {
-		t.Fatalf("no checkpoint before phase 3's review:\n%s", out)
-	}
+	seq := forkSeq(t, bin, dir, parentID, 4)
 
 	// A change to a tracked file would be overwritten by the checkout.
 	writeTestFile(t, filepath.Join(dir, "doc.go"), "package calc // mine\n")
@@ -66,7 +42,7 @@ func TestForkResumesOnItsOwnBranch(t *testing.T) {
 		t.Fatalf("the refused fork left a branch: %d branches", got)
 	}
 
-	out, code = gafferCmd(t, bin, "--repo", dir, "fork", parentID, "--from", strconv.FormatUint(seq, 10))
+	out, code := gafferCmd(t, bin, "--repo", dir, "fork", parentID, "--from", strconv.FormatUint(seq, 10))
 	m := regexp.MustCompile(`as (r-\S+), on branch gaffer/(r-\S+) at `).FindStringSubmatch(out)
 	if code != 0 || m == nil || m[1] != m[2] {
 		t.Fatalf("fork: exit %d\n%s", code, out)

@@ -130,10 +130,7 @@ func TestGeminiDeveloperInTheWorkflow(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
 	srv, env := geminiEnv(t, geminiWrites)
-	tmp := t.TempDir()
-	plan, script := filepath.Join(tmp, "plan.md"), filepath.Join(tmp, "script.yaml")
-	writeTestFile(t, plan, greetPlan)
-	writeTestFile(t, script, reviewRejectsOnce)
+	plan, script := planFiles(t, greetPlan, reviewRejectsOnce)
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": geminiProfile(srv.URL, 3)})
 
 	out, code := gafferCmdEnv(t, bin, env, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
@@ -193,10 +190,7 @@ func TestGeminiProviderOutageStopsResumably(t *testing.T) {
 		}
 		return geminiWrites(r)
 	})
-	tmp := t.TempDir()
-	plan, script := filepath.Join(tmp, "plan.md"), filepath.Join(tmp, "script.yaml")
-	writeTestFile(t, plan, greetPlan)
-	writeTestFile(t, script, "reviewer: []\n")
+	plan, script := planFiles(t, greetPlan, "reviewer: []\n")
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": geminiProfile(srv.URL, 2)})
 
 	out, code := gafferCmdEnv(t, bin, env, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")

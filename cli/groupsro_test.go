@@ -8,6 +8,18 @@ import (
 	"testing"
 )
 
+// oneCommandRepo makes a repository with one small file, and a plan and
+// a script, out of it, whose one session runs a command that writes
+// ran.txt.
+func oneCommandRepo(t *testing.T) (repo, plan, script string) {
+	t.Helper()
+	repo = t.TempDir()
+	gitRepo(t, repo, map[string]string{"README.md": "small\n"})
+	plan, script = planFiles(t, "# Plan: one\n\n### Task 1: Run a command\n\nRun it.\n",
+		"developer:\n  - phase: 1\n    actions:\n      - run: \"echo ran > ran.txt\"\n    summary: ran\nreviewer: []\n")
+	return repo, plan, script
+}
+
 // TestUnwritableGroupsDirStopsForResume makes .git/gaffer.groups a
 // read-only mount, so gaffer cannot record the process group of the
 // agent's command before letting it start. That is the machine failing
@@ -19,11 +31,7 @@ import (
 func TestUnwritableGroupsDirStopsForResume(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
-	repo, aux := t.TempDir(), t.TempDir()
-	gitRepo(t, repo, map[string]string{"README.md": "small\n"})
-	plan, script := filepath.Join(aux, "plan.md"), filepath.Join(aux, "script.yaml")
-	writeTestFile(t, plan, "# Plan: one\n\n### Task 1: Run a command\n\nRun it.\n")
-	writeTestFile(t, script, "developer:\n  - phase: 1\n    actions:\n      - run: \"echo ran > ran.txt\"\n    summary: ran\nreviewer: []\n")
+	repo, plan, script := oneCommandRepo(t)
 	groups := filepath.Join(repo, ".git", "gaffer.groups")
 	if err := os.MkdirAll(groups, 0o700); err != nil {
 		t.Fatal(err)

@@ -125,10 +125,7 @@ func TestClaudeCodeLanes(t *testing.T) {
 		}
 		return fakeanthropic.Reply{Status: 400, ErrorMessage: "the fake cannot place this request"}
 	})
-	tmp := t.TempDir()
-	plan, script := filepath.Join(tmp, "plan.md"), filepath.Join(tmp, "script.yaml")
-	writeTestFile(t, plan, agentLanesPlan)
-	writeTestFile(t, script, agentLanesReview)
+	plan, script := planFiles(t, agentLanesPlan, agentLanesReview)
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": claudeProfile(srv.URL, 3, 2)})
 	if out, code := gafferCmdEnv(t, bin, env, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve"); code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)
@@ -154,7 +151,7 @@ func TestClaudeCodeLanes(t *testing.T) {
 func TestCodexLanes(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
-	srv, err := fakeresponses.Start(func(r fakeresponses.Request) fakeresponses.Reply {
+	srv, env := codexServer(t, func(r fakeresponses.Request) fakeresponses.Reply {
 		kind, text := lastInput(r)
 		if kind == "function_call_output" {
 			return fakeresponses.Reply{Text: "Done."}
@@ -165,15 +162,7 @@ func TestCodexLanes(t *testing.T) {
 		}
 		return fakeresponses.Reply{Status: 400, ErrorMessage: "the fake cannot place this request"}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	env := codexEnv(t, srv)
-	tmp := t.TempDir()
-	plan, script := filepath.Join(tmp, "plan.md"), filepath.Join(tmp, "script.yaml")
-	writeTestFile(t, plan, agentLanesPlan)
-	writeTestFile(t, script, agentLanesReview)
+	plan, script := planFiles(t, agentLanesPlan, agentLanesReview)
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": codexProfile})
 	if out, code := gafferCmdEnv(t, bin, env, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve"); code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)

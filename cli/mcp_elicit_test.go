@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -23,11 +22,7 @@ import (
 func TestMCPRunWaitElicitsThePlanApproval(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
-	dir, planPath, script := demoRepo(t)
-	planText, err := os.ReadFile(planPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, planText, script := demoRepoAndPlanText(t)
 	var mu sync.Mutex
 	var asked []*mcp.ElicitParams
 	m := startMCPEliciting(t, bin, dir, func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {

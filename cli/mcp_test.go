@@ -174,6 +174,17 @@ type mcpRun struct {
 	} `json:"phases"`
 }
 
+// demoRepoAndPlanText is demoRepo with its plan's text in place of its path.
+func demoRepoAndPlanText(t *testing.T) (dir string, planText []byte, script string) {
+	t.Helper()
+	dir, planPath, script := demoRepo(t)
+	planText, err := os.ReadFile(planPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, planText, script
+}
+
 // TestMCPEveryToolThroughTheBinary drives `gaffer mcp` with the SDK's
 // client over stdio through every tool and resource: a run started,
 // followed with progress, approved, read, merged; bad input refused as
@@ -181,11 +192,7 @@ type mcpRun struct {
 func TestMCPEveryToolThroughTheBinary(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
-	dir, planPath, script := demoRepo(t)
-	planText, err := os.ReadFile(planPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, planText, script := demoRepoAndPlanText(t)
 	m := startMCP(t, bin, dir)
 	ctx := t.Context()
 
@@ -397,17 +404,13 @@ func TestMCPEveryToolThroughTheBinary(t *testing.T) {
 func TestMCPCancelledRequest(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
-	dir, planPath, script := demoRepo(t)
-	planText, err := os.ReadFile(planPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, planText, script := demoRepoAndPlanText(t)
 	m := startMCP(t, bin, dir, "GAFFER_PACE=2s") // the detached run's agents pause: it is still running when asked
 	var started mcpStarted
 	m.ok("run_start", map[string]any{"plan": string(planText), "script": script, "auto_approve": true}, &started)
 	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
 	defer cancel()
-	_, err = m.cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_wait", Arguments: map[string]any{"run_id": started.RunID}})
+	_, err := m.cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_wait", Arguments: map[string]any{"run_id": started.RunID}})
 	if err == nil {
 		t.Fatal("a cancelled run_wait returned no error")
 	}

@@ -264,12 +264,7 @@ func TestReadCommandsDeliverNoNotices(t *testing.T) {
 	h := newHooks(t)
 	dir, plan, script, _ := notifyRepo(t, h)
 	const id = "r-20260101-quiet"
-	p := startProc(t, bin, []string{"--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", id}, append(env, "GAFFER_TEST_PAUSE_BEFORE_NOTIFY=30s")...)
-	waitForLine(t, p, "gaffer-test: notify "+id+" awaiting_approval")
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	p.wait()
+	runKilledBeforeNotice(t, bin, env, dir, plan, script, id)
 	for _, args := range [][]string{{"list"}, {"list", "--json"}, {"status"}, {"status", id, "--json"}, {"history"}, {"plan", "show"}} {
 		if out, code := gafferCmdEnv(t, bin, env, append([]string{"--repo", dir}, args...)...); code != ExitOK {
 			t.Fatalf("%v: exit %d\n%s", args, code, out)

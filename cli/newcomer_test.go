@@ -26,17 +26,7 @@ import (
 const demoPlanHead = `Plan of run r-plan (revision 0, phased mode, 6 tasks in 4 phases)
 Goal: a calculator that evaluates "a op b"
 
-Phase 1 (2 lanes): 1a | 1b
-├── 1a [test] Write tests for Add and Sub (calc_test.go)
-└── 1b [test] Write tests for Parse (parse_test.go)
-Phase 2 (2 lanes): 2a | 2b
-├── 2a [impl] Implement Add and Sub (calc.go)
-└── 2b [impl] Implement Parse (parse.go)
-Phase 3 (1 lane): 3
-└── 3 [test] Write tests for Eval (eval_test.go)
-Phase 4 (1 lane): 4
-└── 4 [impl] Implement Eval (eval.go)
-
+` + demoPlanTree + `
 ────────────────────────────────────────────────────────────
 `
 
@@ -520,23 +510,7 @@ func TestPlanShowWhileTheRunAsks(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
 	dir, plan, script := demoRepo(t)
-	in, stdin := io.Pipe() // nobody types: the prompt waits
-	defer stdin.Close()
-	var out lockedBuffer
-	app := NewWithIO("test", IO{In: in, Out: &out, Err: &out, Terminal: func() bool { return true }})
-	done := make(chan error, 1)
-	inProcess.Lock() // see inProcess; the app's goroutine unlocks it
-	go func() {
-		defer inProcess.Unlock()
-		done <- app.RunContext(t.Context(), []string{"gaffer", "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-held"})
-	}()
-	for !strings.Contains(out.String(), "Approve this plan?") {
-		select {
-		case err := <-done:
-			t.Fatalf("run ended before its prompt: %v\n%s", err, out.String())
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+	out, done := runAtPrompt(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-held")
 	got, code := gafferCmd(t, bin, "--repo", dir, "plan", "show", "r-held")
 	if code != ExitOK || !strings.HasPrefix(got, "Plan of run r-held (revision 0, phased mode, 6 tasks in 4 phases)\n") || !strings.Contains(got, "Table tests for Add and Sub") {
 		t.Errorf("plan show while the run holds the store: exit %d\n%s", code, got)

@@ -85,6 +85,20 @@ func notifyRepo(t *testing.T, h *hooks) (dir, plan, script, cmdOut string) {
 	return dir, plan, script, cmdOut
 }
 
+// runKilledBeforeNotice runs the plan as run id with env, paused before
+// it delivers its awaiting_approval notice, SIGKILLs it there (the notice
+// checkpointed, not delivered) and returns its output.
+func runKilledBeforeNotice(t *testing.T, bin string, env []string, dir, plan, script, id string) string {
+	t.Helper()
+	p := startProc(t, bin, []string{"--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", id}, append(env, "GAFFER_TEST_PAUSE_BEFORE_NOTIFY=30s")...)
+	waitForLine(t, p, "gaffer-test: notify "+id+" awaiting_approval")
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := p.wait()
+	return out
+}
+
 // TestNotifyAcrossKill: a run's awaiting_approval notice is checkpointed
 // with the plan; the process is SIGKILLed before it delivers it, and the
 // next gaffer process on the store (resume) does. Then approve completes
@@ -99,12 +113,7 @@ func TestNotifyAcrossKill(t *testing.T) {
 	dir, plan, script, cmdOut := notifyRepo(t, h)
 	const id = "r-20260101-notify"
 
-	p := startProc(t, bin, []string{"--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", id}, append(env, "GAFFER_TEST_PAUSE_BEFORE_NOTIFY=30s")...)
-	waitForLine(t, p, "gaffer-test: notify "+id+" awaiting_approval")
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	out, _ := p.wait()
+	out := runKilledBeforeNotice(t, bin, env, dir, plan, script, id)
 	if keys, _, _ := h.got(); len(keys) != 0 {
 		t.Fatalf("delivered before the kill: %v", keys)
 	}

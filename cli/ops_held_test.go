@@ -54,25 +54,23 @@ func waitSocket(t *testing.T, dir string, done <-chan struct{}) control.Info {
 	}
 }
 
-// A `gaffer run` waiting at its terminal prompt takes the answer of
-// `gaffer approve` run in another terminal, and continues the run.
-func TestApproveFromSecondProcessAnswersTheRunPrompt(t *testing.T) {
-	t.Parallel()
-	bin := gafferBinary(t)
-	dir, _, script := demoRepo(t)
-	const runID = "r-20260101-prompt"
+// runAtPrompt runs gaffer with args in this process, on a terminal
+// nobody types into, and returns once the run asks "Approve this plan?":
+// its output so far and after, and its end. The run failing first, or
+// not asking within two minutes, fails the test.
+func runAtPrompt(t *testing.T, args ...string) (*lockedBuffer, <-chan error) {
+	t.Helper()
 	in, stdin := io.Pipe() // nobody types: the prompt waits
-	defer stdin.Close()
-	var out lockedBuffer
-	app := NewWithIO("test", IO{In: in, Out: &out, Err: &out, Terminal: func() bool { return true }})
+	t.Cleanup(func() { stdin.Close() })
+	out := new(lockedBuffer)
+	app := NewWithIO("test", IO{In: in, Out: out, Err: out, Terminal: func() bool { return true }})
 	done := make(chan error, 1)
 	inProcess.Lock() // see inProcess; the app's goroutine unlocks it
 	go func() {
 		defer inProcess.Unlock()
-		done <- app.RunContext(t.Context(), []string{"gaffer", "--repo", dir, "run", "--goal", profile.PlanTitle(demo.Plan, "plan.md"),
-			"--script", script, "--run-id", runID})
+		done <- app.RunContext(t.Context(), append([]string{"gaffer"}, args...))
 	}()
-	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(out.String(), "Approve this plan?"); {
+	for deadline := time.Now().Add(2 * time.Minute); !strings.Contains(out.String(), "Approve this plan?"); {
 		select {
 		case err := <-done:
 			t.Fatalf("run ended before its prompt: %v\n%s", err, out.String())
@@ -83,6 +81,25 @@ func TestApproveFromSecondProcessAnswersTheRunPrompt(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	return out, done
+}
+
+// demoRunAtPrompt makes the demo's repository and runs its plan there as
+// runID, up to its prompt (runAtPrompt).
+func demoRunAtPrompt(t *testing.T, runID string) (dir string, out *lockedBuffer, done <-chan error) {
+	t.Helper()
+	dir, _, script := demoRepo(t)
+	out, done = runAtPrompt(t, "--repo", dir, "run", "--goal", profile.PlanTitle(demo.Plan, "plan.md"), "--script", script, "--run-id", runID)
+	return dir, out, done
+}
+
+// A `gaffer run` waiting at its terminal prompt takes the answer of
+// `gaffer approve` run in another terminal, and continues the run.
+func TestApproveFromSecondProcessAnswersTheRunPrompt(t *testing.T) {
+	t.Parallel()
+	bin := gafferBinary(t)
+	const runID = "r-20260101-prompt"
+	dir, out, done := demoRunAtPrompt(t, runID)
 	if got, code := gafferCmd(t, bin, "--repo", dir, "approve", "r-other"); code != ExitPrecondition {
 		t.Errorf("approve of an unknown run: exit %d, want %d\n%s", code, ExitPrecondition, got)
 	}
@@ -164,25 +181,8 @@ func TestCancelFromSecondProcessStopsTheRun(t *testing.T) {
 func TestCancelFromSecondProcessAtThePrompt(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
-	dir, _, script := demoRepo(t)
 	const runID = "r-20260101-promptcancel"
-	in, stdin := io.Pipe()
-	defer stdin.Close()
-	var out lockedBuffer
-	app := NewWithIO("test", IO{In: in, Out: &out, Err: &out, Terminal: func() bool { return true }})
-	done := make(chan error, 1)
-	inProcess.Lock() // see inProcess; the app's goroutine unlocks it
-	go func() {
-		defer inProcess.Unlock()
-		done <- app.RunContext(t.Context(), []string{"gaffer", "--repo", dir, "run", "--goal", profile.PlanTitle(demo.Plan, "plan.md"),
-			"--script", script, "--run-id", runID})
-	}()
-	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(out.String(), "Approve this plan?"); {
-		if time.Now().After(deadline) {
-			t.Fatalf("no prompt:\n%s", out.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	dir, out, done := demoRunAtPrompt(t, runID)
 	got, code := gafferCmd(t, bin, "--repo", dir, "cancel", runID)
 	if code != 0 || strings.TrimSpace(got) != "Run "+runID+" cancelled." {
 		t.Fatalf("cancel: exit %d\n%s", code, got)

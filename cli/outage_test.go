@@ -20,12 +20,17 @@ import (
 // attempt, no review, no Doctor call and no replan spent, and `resume`
 // finishes it once the provider answers again.
 
-// codexOnPath installs Codex when needed, puts it first in PATH, gives it
-// a fresh HOME whose config points it at srv, and sets the key (codexEnv,
-// in this process's environment).
-func codexOnPath(t *testing.T, srv *fakeresponses.Server) {
+// codexServer starts a fake Responses API server answering with respond
+// (closed when the test ends) and returns it with codexEnv's environment
+// for it, as claudeEnv does for Claude Code.
+func codexServer(t *testing.T, respond func(fakeresponses.Request) fakeresponses.Reply) (*fakeresponses.Server, []string) {
 	t.Helper()
-	setenv(t, codexEnv(t, srv))
+	srv, err := fakeresponses.Start(respond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv, codexEnv(t, srv)
 }
 
 // codexEnv installs Codex when needed and returns the environment of a
@@ -126,18 +131,10 @@ func checkStoppedByOutage(t *testing.T, dir, out string, code int) {
 func TestCodexProviderOutageStopsResumably(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
-	srv, err := fakeresponses.Start(func(fakeresponses.Request) fakeresponses.Reply {
+	srv, env := codexServer(t, func(fakeresponses.Request) fakeresponses.Reply {
 		return fakeresponses.Reply{Status: 500, ErrorMessage: "the provider is down"}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	env := codexEnv(t, srv)
-	tmp := t.TempDir()
-	plan, script := filepath.Join(tmp, "plan.md"), filepath.Join(tmp, "script.yaml")
-	writeTestFile(t, plan, greetPlan)
-	writeTestFile(t, script, "reviewer: []\n")
+	plan, script := planFiles(t, greetPlan, "reviewer: []\n")
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": codexProfile})
 
 	out, code := gafferCmdEnv(t, bin, env, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")
@@ -187,10 +184,7 @@ func TestClaudeCodeProviderOutageStopsResumably(t *testing.T) {
 		}
 		return fakeanthropic.Reply{Status: 400, ErrorMessage: "the fake cannot place this request"}
 	})
-	tmp := t.TempDir()
-	plan, script := filepath.Join(tmp, "plan.md"), filepath.Join(tmp, "script.yaml")
-	writeTestFile(t, plan, greetPlan)
-	writeTestFile(t, script, "reviewer: []\n")
+	plan, script := planFiles(t, greetPlan, "reviewer: []\n")
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": strings.Replace(claudeProfile(srv.URL, 2, 2), "    tdd: false\n", "    recovery: {}\n    tdd: false\n", 1)})
 
 	out, code := gafferCmdEnv(t, bin, env, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve")

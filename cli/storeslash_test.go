@@ -16,12 +16,8 @@ import (
 func TestStorePathWithTrailingSlash(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
-	repo, aux := t.TempDir(), t.TempDir()
-	gitRepo(t, repo, map[string]string{"README.md": "small\n"})
-	plan, script := filepath.Join(aux, "plan.md"), filepath.Join(aux, "script.yaml")
-	writeTestFile(t, plan, "# Plan: one\n\n### Task 1: Run a command\n\nRun it.\n")
-	writeTestFile(t, script, "developer:\n  - phase: 1\n    actions:\n      - run: \"echo ran > ran.txt\"\n    summary: ran\nreviewer: []\n")
-	store := filepath.Join(aux, "store")
+	repo, plan, script := oneCommandRepo(t)
+	store := filepath.Join(t.TempDir(), "store")
 	if out, code := gafferCmd(t, bin, "--repo", repo, "--store", store+"/", "run", "--plan", plan, "--script", script,
 		"--auto-approve", "--run-id", "r-20260101-slash1"); code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)

@@ -1,40 +1,21 @@
 package nodes
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/gaffer-dev/gaffer/agent"
-	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
 // rollbackScript fails phase 2 twice, differently (no replan), and the
 // Doctor advises rollback_provider; attempt 3 and phase 3 succeed.
-const rollbackScript = phase1OK + `
-  - phase: 2
-    attempt: 1
-    actions:
-      - run: 'echo "provider error: 529 overloaded" >&2; exit 1'
-  - phase: 2
-    attempt: 2
-    actions:
-      - run: 'echo "./eval.go:3:9: undefined: parseOperand" >&2; exit 1'
-  - phase: 2
-    attempt: 3
-    actions:
-      - write: {path: impl.txt, content: "good 2\n"}
-  - phase: 3
-    actions:
-      - write: {path: more.txt, content: "good 3\n"}
+var rollbackScript = phase1OK + failN(2, 1, "provider error: 529 overloaded") + failN(2, 2, "./eval.go:3:9: undefined: parseOperand") +
+	okN(2, 3) + phase3OK + `
 doctor:
   - phase: 2
     answer: '{"action":"rollback_provider","confidence":0.9,"category":"build_error","rationale":"the small model keeps failing"}'
@@ -105,16 +86,7 @@ func TestRecoveryRollbackSurvivesACrash(t *testing.T) {
 func losingEach(t *testing.T, script string, cfg state.RunConfig, marker []byte, check func(k, m int64, h *harness, res graph.Result[state.ExecutionState], err error)) {
 	t.Helper()
 	ref := newHarness(t, script)
-	var seen, first atomic.Int64
-	ref.store.fail = func(cp checkpoint.Checkpoint) bool {
-		n := seen.Add(1)
-		for _, v := range cp.Values {
-			if first.Load() == 0 && bytes.Contains(v, marker) {
-				first.Store(n)
-			}
-		}
-		return false
-	}
+	first := ref.firstHolding(marker)
 	res, err := ref.start(chainPlan(3), cfg)
 	mustDone(t, res, err, state.RunCompleted)
 	m, puts := first.Load(), ref.store.puts.Load()
@@ -123,15 +95,9 @@ func losingEach(t *testing.T, script string, cfg state.RunConfig, marker []byte,
 	}
 	for _, k := range []int64{m, m + 1, puts - 1} {
 		h := newHarness(t, script)
-		var n atomic.Int64
-		h.store.fail = func(checkpoint.Checkpoint) bool { return n.Add(1) == k }
+		h.failAt(k)
 		res, err := h.start(chainPlan(3), cfg)
-		for i := 0; errors.Is(err, errCrash); i++ {
-			if i > 3 {
-				t.Fatalf("checkpoint %d lost: no end after 3 resumes", k)
-			}
-			res, err = h.runner.Resume(context.Background(), "r-1")
-		}
+		res, err = h.resumeCrashed(k, res, err)
 		check(k, m, h, res, err)
 	}
 }
@@ -206,26 +172,8 @@ func readDecision(t *testing.T, h *harness, s state.ExecutionState, n int) Decis
 // rollback_provider drops that model, not the one before it; the
 // developer's own model runs the retry and the later phases.
 func TestRecoveryRollbackOfAnEscalatedPhaseDropsTheEscalationModel(t *testing.T) {
-	h := newHarness(t, phase1OK+`
-  - phase: 2
-    attempt: 1
-    actions:
-      - run: 'echo "provider error: 529 overloaded" >&2; exit 1'
-  - phase: 2
-    attempt: 2
-    actions:
-      - run: 'echo "./eval.go:3:9: undefined: parseOperand" >&2; exit 1'
-  - phase: 2
-    attempt: 3
-    actions:
-      - run: 'echo "the big model timed out mid-answer" >&2; exit 1'
-  - phase: 2
-    attempt: 4
-    actions:
-      - write: {path: impl.txt, content: "good 2\n"}
-  - phase: 3
-    actions:
-      - write: {path: more.txt, content: "good 3\n"}
+	h := newHarness(t, phase1OK+failN(2, 1, "provider error: 529 overloaded")+failN(2, 2, "./eval.go:3:9: undefined: parseOperand")+
+		failN(2, 3, "the big model timed out mid-answer")+okN(2, 4)+phase3OK+`
 doctor:
   - phase: 2
     attempt: 2

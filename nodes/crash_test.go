@@ -3,10 +3,8 @@ package nodes
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 	"testing"
 
-	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/state"
 )
@@ -24,8 +22,7 @@ func TestCrashAtEveryCheckpoint(t *testing.T) {
 		puts := ref.store.puts.Load()
 		for k := int64(2); k <= puts; k++ { // the first checkpoint is the run's input
 			h := newHarness(t, retryScript)
-			var n atomic.Int64
-			h.store.fail = func(checkpoint.Checkpoint) bool { return n.Add(1) == k }
+			h.failAt(k)
 			drive(t, h, auto)
 			if got := h.git("rev-parse", "HEAD^{tree}"); got != wantTree {
 				t.Fatalf("auto-approve %v, checkpoint %d lost: tree %s, want %s", auto, k, got, wantTree)

@@ -25,11 +25,7 @@ func TestPlantedLinkInExecDirStopsTheRun(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			target := t.TempDir()
-			script := `
-developer:
-  - phase: 1
-    actions:
-      - write: {path: a_test.txt, content: "test\n"}
+			script := phase1OK + `
       - run: 'T=` + target + `; for d in docs/gaffer/*; do ` + c.plant + `; done'
     decisions: [{topic: layout, what: one file, why: small}]
 `

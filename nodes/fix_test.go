@@ -32,28 +32,17 @@ const fixAnswer = `'{"action":"execute_fix","confidence":0.9,"category":"build_e
 
 // failsPhase2Twice is phase 1 done and phase 2's first two attempts
 // failing, differently (no replan): the Doctor's turn comes next.
-const failsPhase2Twice = phase1OK + `
-  - phase: 2
-    attempt: 1
-    actions:
-      - run: 'echo "./eval.go:3:9: undefined: parseOperand" >&2; exit 1'
-  - phase: 2
-    attempt: 2
-    actions:
-      - run: 'echo "zz_generated.go: no such file or directory" >&2; exit 1'
-`
+var failsPhase2Twice = phase1OK + failN(2, 1, "./eval.go:3:9: undefined: parseOperand") +
+	failN(2, 2, "zz_generated.go: no such file or directory") + "\n"
 
 // fixScript fails phase 2 twice, differently (no replan); the Doctor
 // advises execute_fix; attempt 3 succeeds only if fixed.txt is there.
-const fixScript = failsPhase2Twice + `
+var fixScript = failsPhase2Twice + `
   - phase: 2
     attempt: 3
     actions:
       - run: 'cat fixed.txt'
-      - write: {path: impl.txt, content: "good 2\n"}
-  - phase: 3
-    actions:
-      - write: {path: more.txt, content: "good 3\n"}
+      - write: {path: impl.txt, content: "good 2\n"}` + phase3OK + `
 doctor:
   - phase: 2
     answer: ` + fixAnswer + `
@@ -156,24 +145,36 @@ doctor:
 	}
 }
 
-// doctor_actions without execute_fix: the prompt says it is not
-// available and the answer naming it is refused.
-func TestRecoveryDoctorActionsLeaveExecuteFixOut(t *testing.T) {
-	h := newHarness(t, fixScript)
+// leftOut runs script, whose Doctor answers action, on chainPlan(3)
+// with doctor_actions only: the Doctor's one prompt must say action is
+// not available, the run halt and its first decisions be no advice and
+// action refused. It returns the harness, the end state and the prompt.
+func leftOut(t *testing.T, script, action string, only ...string) (*harness, state.ExecutionState, string) {
+	t.Helper()
+	h := newHarness(t, script)
 	cfg := on()
-	only := []string{"rollback_provider"}
 	cfg.Recovery.DoctorActions = &only
 	res, err := h.start(chainPlan(3), cfg)
 	s := mustDone(t, res, err, state.RunHalted)
 	docs, _ := h.rec.of(agent.RoleDoctor)
-	if len(docs) != 1 || !strings.Contains(docs[0].Prompt, "execute_fix is not available: this run's doctor_actions leave it out") {
+	if len(docs) != 1 {
+		t.Fatalf("%d Doctor sessions, want 1", len(docs))
+	}
+	if !strings.Contains(docs[0].Prompt, action+" is not available: this run's doctor_actions leave it out") {
 		t.Fatalf("prompt:\n%s", docs[0].Prompt)
 	}
+	if got := decisions(t, h, s); !strings.HasPrefix(got, "doctor:none "+action+":refused") {
+		t.Fatalf("decisions %q", got)
+	}
+	return h, s, docs[0].Prompt
+}
+
+// doctor_actions without execute_fix: the prompt says it is not
+// available and the answer naming it is refused.
+func TestRecoveryDoctorActionsLeaveExecuteFixOut(t *testing.T) {
+	h, s, _ := leftOut(t, fixScript, "execute_fix", "rollback_provider")
 	if n := fixRuns(t, h); n != 0 {
 		t.Fatalf("the fix ran %d times", n)
-	}
-	if got := decisions(t, h, s); !strings.HasPrefix(got, "doctor:none execute_fix:refused") {
-		t.Fatalf("decisions %q", got)
 	}
 	if d := readDecision(t, h, s, 2); !strings.Contains(d.Why, "execute_fix is not one of this run's doctor_actions (rollback_provider)") {
 		t.Fatalf("refusal %+v", d)

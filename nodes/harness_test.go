@@ -1,6 +1,7 @@
 package nodes
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -81,6 +82,43 @@ func (f *faultStore) Put(ctx context.Context, cp checkpoint.Checkpoint, opts che
 	}
 	f.puts.Add(1)
 	return f.Store.Put(ctx, cp, opts)
+}
+
+// failAt makes h's store fail its k-th checkpoint (the first is 1): the
+// process "dies" after that step's side effects, before its checkpoint.
+func (h *harness) failAt(k int64) {
+	var n atomic.Int64
+	h.store.fail = func(checkpoint.Checkpoint) bool { return n.Add(1) == k }
+}
+
+// firstHolding makes h's store count the checkpoints it writes and
+// returns where the number of the first whose values hold marker goes
+// (0 until one does).
+func (h *harness) firstHolding(marker []byte) *atomic.Int64 {
+	var seen, first atomic.Int64
+	h.store.fail = func(cp checkpoint.Checkpoint) bool {
+		n := seen.Add(1)
+		for _, v := range cp.Values {
+			if first.Load() == 0 && bytes.Contains(v, marker) {
+				first.Store(n)
+			}
+		}
+		return false
+	}
+	return &first
+}
+
+// resumeCrashed resumes r-1, whose checkpoint k was lost (failAt), while
+// it stops at the injected crash, at most 3 times, and returns its end.
+func (h *harness) resumeCrashed(k int64, res graph.Result[state.ExecutionState], err error) (graph.Result[state.ExecutionState], error) {
+	h.t.Helper()
+	for i := 0; errors.Is(err, errCrash); i++ {
+		if i > 3 {
+			h.t.Fatalf("checkpoint %d lost: no end after 3 resumes", k)
+		}
+		res, err = h.runner.Resume(context.Background(), "r-1")
+	}
+	return res, err
 }
 
 type harness struct {

@@ -111,11 +111,7 @@ func TestResumeRefusesAnotherRunsCommit(t *testing.T) {
 }
 
 func TestHaltRefusesToDropACommitThatIsNotTheRuns(t *testing.T) {
-	h := newHarness(t, `
-developer:
-  - phase: 1
-    actions:
-      - write: {path: a_test.txt, content: "test\n"}
+	h := newHarness(t, phase1OK+`
   - phase: 2
     actions:
       - write: {path: impl.txt, content: "bad\n"}
@@ -175,11 +171,7 @@ developer:
 }
 
 func TestHaltMessageOfAReviewerRejection(t *testing.T) {
-	h := newHarness(t, `
-developer:
-  - phase: 1
-    actions:
-      - write: {path: a_test.txt, content: "test\n"}
+	h := newHarness(t, phase1OK+`
 reviewer:
   - phase: 1
     approved: false

@@ -149,16 +149,8 @@ func (w *workflow) dispatch(ctx context.Context, s state.ExecutionState, ps stat
 	if err := w.cleanTemps(s); err != nil {
 		return s, err
 	}
-	if err := w.write(s, planPath(s), s.Plan.Markdown); err != nil {
+	if err := w.writePhaseFiles(s, ps); err != nil {
 		return s, err
-	}
-	if err := w.writePendingSummary(s, ps); err != nil {
-		return s, err
-	}
-	if ps.Review != nil && !ps.Review.Approved {
-		if err := w.write(s, feedbackPath(s, ps.Index), RenderFeedback(s, ps)); err != nil {
-			return s, err
-		}
 	}
 	now := w.cfg.Clock().UTC()
 	ps.Lanes = slices.Clone(ps.Lanes)
@@ -229,12 +221,7 @@ func (w *workflow) lane(ctx context.Context, s state.ExecutionState) (_ state.Ex
 	if h, lr, ok, err := w.laneCommit(ctx, repo, s, ps, k, l, trailers); err != nil {
 		return s, err
 	} else if ok {
-		// Committed before a crash: the session's report is in the commit.
-		l.Head, l.Status, l.Error = h, state.LaneDone, ""
-		l.SessionID, l.Usage, l.Spent, l.Record = lr.SessionID, l.Usage.Add(lr.Usage), lr.Usage, lr.Record
-		l.Expansions = lr.Expansions
-		l.CompletedAt = w.cfg.Clock().UTC()
-		return laneResult(s, ps, k, l), w.removeLaneTree(ctx, repo, s, ps, k)
+		return laneResult(s, ps, k, w.adoptedLane(l, h, lr)), w.removeLaneTree(ctx, repo, s, ps, k)
 	}
 	why, spent, err := w.laneBudget(s, ps, l.Label())
 	if err != nil {
@@ -249,50 +236,97 @@ func (w *workflow) lane(ctx context.Context, s state.ExecutionState) (_ state.Ex
 	if err != nil {
 		return s, err
 	}
-	sc, err := w.phaseStory(s, ps)
+	d, sess, err := w.laneSession(s, ps, k, l, lr.Root())
 	if err != nil {
 		return s, err
-	}
-	prompt, err := LanePrompt(s, ps, k, sc)
-	if err != nil {
-		return s, err
-	}
-	d, err := w.driver(agent.RoleDeveloper, s.Config)
-	if err != nil {
-		return s, err
-	}
-	sess := agent.Session{
-		Role: agent.RoleDeveloper, RunID: s.Run.ID, Phase: ps.Index + 1, Attempt: l.Attempt,
-		Iteration: l.Iteration + 1, Prompt: prompt, Dir: lr.Root(), Tasks: slices.Clone(l.Tasks), Lane: k + 1,
-		SessionID: l.SessionID, Tools: agent.DefaultTools(agent.RoleDeveloper),
-		StoryDir: storyDir(s), Model: escalatedModel(s, ps),
 	}
 	ev := events.LaneSession{RunID: s.Run.ID, Phase: sess.Phase, Lane: k + 1, Attempt: l.Attempt, Tasks: slices.Clone(l.Tasks)}
 	graph.Emit(ctx, events.EventLaneStarted, ev)
 	started := w.cfg.Clock()
-	defer func() { // lane_finished, however the node ends
-		ev.Duration = w.cfg.Clock().Sub(started)
-		switch {
-		case rerr != nil:
-			ev.Status, ev.Error = events.LaneStopped, rerr.Error()
-		case l.Status == state.LaneDone:
-			ev.Status = events.LaneDone
-		default:
-			ev.Status, ev.Error = events.LaneFailed, l.Error
-		}
-		graph.Emit(ctx, events.EventLaneFinished, ev)
-	}()
+	defer func() { w.emitLaneFinished(ctx, ev, started, l, rerr) }() // however the node ends
 	rep, err := w.session(ctx, d, sess)
 	spent(rep.Usage)
 	if err != nil && !driverFailure(ctx, s, err) {
 		return s, err
 	}
-	graph.Emit(ctx, events.EventAgentUsage, events.AgentUsage{ // Merge adds the usage to the run's
+	emitLaneUsage(ctx, s, sess, l, rep)
+	if l, err = w.laneOutcome(s, ps, k, l, sess, rep, err); err != nil {
+		return s, err
+	}
+	if l.Status != state.LaneFailed {
+		if l, err = w.commitLaneWork(ctx, repo, lr, s, ps, k, l, trailers); err != nil {
+			return s, err
+		}
+	}
+	return laneResult(s, ps, k, l), w.removeLaneTree(ctx, repo, s, ps, k)
+}
+
+// adoptedLane is lane l done by its commit h, which a crash left before
+// its pending write: the session's report (lr) is in the commit.
+func (w *workflow) adoptedLane(l state.LaneProgress, h string, lr laneReport) state.LaneProgress {
+	l.Head, l.Status, l.Error = h, state.LaneDone, ""
+	l.SessionID, l.Usage, l.Spent, l.Record = lr.SessionID, l.Usage.Add(lr.Usage), lr.Usage, lr.Record
+	l.Expansions = lr.Expansions
+	l.CompletedAt = w.cfg.Clock().UTC()
+	return l
+}
+
+// laneSession is the developer's driver and the session of lane k (l) of
+// phase ps, in dir (the lane's work tree): the lane's prompt with the
+// story so far, its tasks, continuing its session when it has one.
+func (w *workflow) laneSession(s state.ExecutionState, ps state.PhaseState, k int, l state.LaneProgress, dir string) (agent.Driver, agent.Session, error) {
+	sc, err := w.phaseStory(s, ps)
+	if err != nil {
+		return nil, agent.Session{}, err
+	}
+	prompt, err := LanePrompt(s, ps, k, sc)
+	if err != nil {
+		return nil, agent.Session{}, err
+	}
+	d, err := w.driver(agent.RoleDeveloper, s.Config)
+	if err != nil {
+		return nil, agent.Session{}, err
+	}
+	return d, agent.Session{
+		Role: agent.RoleDeveloper, RunID: s.Run.ID, Phase: ps.Index + 1, Attempt: l.Attempt,
+		Iteration: l.Iteration + 1, Prompt: prompt, Dir: dir, Tasks: slices.Clone(l.Tasks), Lane: k + 1,
+		SessionID: l.SessionID, Tools: agent.DefaultTools(agent.RoleDeveloper),
+		StoryDir: storyDir(s), Model: escalatedModel(s, ps),
+	}, nil
+}
+
+// emitLaneFinished emits lane_finished for the lane session ev, started
+// at started: stopped when the node failed (rerr), else as lane l ended.
+func (w *workflow) emitLaneFinished(ctx context.Context, ev events.LaneSession, started time.Time, l state.LaneProgress, rerr error) {
+	ev.Duration = w.cfg.Clock().Sub(started)
+	switch {
+	case rerr != nil:
+		ev.Status, ev.Error = events.LaneStopped, rerr.Error()
+	case l.Status == state.LaneDone:
+		ev.Status = events.LaneDone
+	default:
+		ev.Status, ev.Error = events.LaneFailed, l.Error
+	}
+	graph.Emit(ctx, events.EventLaneFinished, ev)
+}
+
+// emitLaneUsage emits the usage of lane l's session sess (its report
+// rep), which Merge adds to the run's.
+func emitLaneUsage(ctx context.Context, s state.ExecutionState, sess agent.Session, l state.LaneProgress, rep agent.Report) {
+	graph.Emit(ctx, events.EventAgentUsage, events.AgentUsage{
 		Role: string(agent.RoleDeveloper), Model: modelOf(s.Config, agent.RoleDeveloper),
 		InputTokens: rep.Usage.InputTokens, OutputTokens: rep.Usage.OutputTokens,
 		CachedTokens: rep.Usage.CachedTokens, CostUSD: rep.Usage.CostUSD,
-		Phase: sess.Phase, Lane: k + 1, Tasks: slices.Clone(l.Tasks), Expansions: max(rep.Expansions, 0),
+		Phase: sess.Phase, Lane: sess.Lane, Tasks: slices.Clone(l.Tasks), Expansions: max(rep.Expansions, 0),
 	})
+}
+
+// laneOutcome is lane k (l) of phase ps after its session sess: its
+// usage, session id, end and decision record (laneRecord); failed when
+// the driver could not run the session (sessErr, with recovery on: the
+// phase's attempt fails with the driver's error) or the agent reported
+// failure.
+func (w *workflow) laneOutcome(s state.ExecutionState, ps state.PhaseState, k int, l state.LaneProgress, sess agent.Session, rep agent.Report, sessErr error) (state.LaneProgress, error) {
 	if rep.Expansions > 0 {
 		w.cfg.Logger.Info("expand_context used", "phase", sess.Phase, "lane", k+1, "attempt", l.Attempt, "calls", rep.Expansions)
 	}
@@ -303,42 +337,65 @@ func (w *workflow) lane(ctx context.Context, s state.ExecutionState) (_ state.Ex
 	}
 	l.CompletedAt = w.cfg.Clock().UTC()
 	switch {
-	case err != nil:
-		// Recovery on: the model endpoint refused the session; the
-		// phase's attempt fails with the driver's error.
-		l.Status, l.Error = state.LaneFailed, err.Error()
+	case sessErr != nil:
+		l.Status, l.Error = state.LaneFailed, sessErr.Error()
 	case rep.Status == agent.StatusFailed:
-		l.Status, l.Error = state.LaneFailed, rep.Error
-		if l.Error == "" {
-			l.Error = "the agent reported failure without saying why"
-		}
+		l.Status, l.Error = state.LaneFailed, agentFailure(rep)
 	}
-	if !rep.Story.IsZero() || strings.TrimSpace(rep.Summary) != "" { // a summary alone is a record too (writeStoryRecord)
-		r := story.Record{Role: string(agent.RoleDeveloper), Phase: sess.Phase, Attempt: sess.Attempt,
-			Iteration: sess.Iteration, Summary: rep.Summary, Facts: rep.Story}
-		if l.Record, err = json.Marshal(r); err != nil {
-			return s, fmt.Errorf("nodes: story: %w", err)
-		}
+	rec, err := laneRecord(sess, rep)
+	if err != nil {
+		return l, err
 	}
-	if l.Status != state.LaneFailed {
-		if err := w.checkGitSettings(ctx, s, ps); err != nil {
-			return s, err
-		}
-		h, err := w.commitLane(ctx, repo, lr, s, ps, k, l, trailers)
-		if err != nil {
-			return s, err
-		}
-		l.Head, l.Status, l.Error = h, state.LaneDone, ""
-		// The lane's changes against its own tasks' declared files; under
-		// strict_files a difference fails the lane, which runs again on
-		// its work (retryLanes).
-		if e, err := w.checkLaneDeclared(ctx, repo, s, ps, k, l); err != nil {
-			return s, err
-		} else if e != "" {
-			l.Status, l.Error = state.LaneFailed, e
-		}
+	if rec != nil {
+		l.Record = rec
 	}
-	return laneResult(s, ps, k, l), w.removeLaneTree(ctx, repo, s, ps, k)
+	return l, nil
+}
+
+// agentFailure is the error of a session whose agent reported failure.
+func agentFailure(rep agent.Report) string {
+	if rep.Error == "" {
+		return "the agent reported failure without saying why"
+	}
+	return rep.Error
+}
+
+// laneRecord is the decision record lane session sess left (its report
+// rep), for combine to number and write; nil when it left none. A
+// summary alone is a record too (writeStoryRecord).
+func laneRecord(sess agent.Session, rep agent.Report) (json.RawMessage, error) {
+	if rep.Story.IsZero() && strings.TrimSpace(rep.Summary) == "" {
+		return nil, nil
+	}
+	r := story.Record{Role: string(agent.RoleDeveloper), Phase: sess.Phase, Attempt: sess.Attempt,
+		Iteration: sess.Iteration, Summary: rep.Summary, Facts: rep.Story}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("nodes: story: %w", err)
+	}
+	return b, nil
+}
+
+// commitLaneWork commits the work of lane k (l), whose session did not
+// fail, in its tree lr (commitLane), once the git settings are checked;
+// the lane is done at that commit, or failed when, under strict_files,
+// its changes differ from its own tasks' declared files
+// (checkLaneDeclared: it runs again on its work, retryLanes).
+func (w *workflow) commitLaneWork(ctx context.Context, repo, lr *workspace.Repo, s state.ExecutionState, ps state.PhaseState, k int, l state.LaneProgress, trailers []workspace.Trailer) (state.LaneProgress, error) {
+	if err := w.checkGitSettings(ctx, s, ps); err != nil {
+		return l, err
+	}
+	h, err := w.commitLane(ctx, repo, lr, s, ps, k, l, trailers)
+	if err != nil {
+		return l, err
+	}
+	l.Head, l.Status, l.Error = h, state.LaneDone, ""
+	if e, err := w.checkLaneDeclared(ctx, repo, s, ps, k, l); err != nil {
+		return l, err
+	} else if e != "" {
+		l.Status, l.Error = state.LaneFailed, e
+	}
+	return l, nil
 }
 
 // laneResult is what a lane's branch returns: the run's id and status,

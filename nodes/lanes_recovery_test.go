@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/gaffer-dev/gaffer/agent"
@@ -194,8 +193,7 @@ func TestRecoveryLaneRetrySurvivesACrashAtEveryCheckpoint(t *testing.T) {
 	ctx := context.Background()
 	for _, k := range kills {
 		h := newHarness(t, laneBFailsTwice)
-		var n atomic.Int64
-		h.store.fail = func(checkpoint.Checkpoint) bool { return n.Add(1) == k }
+		h.failAt(k)
 		res, err := h.start(threeLanePlan, laneRecoveryConfig())
 		for i := 0; err != nil; i++ {
 			if i > 5 || !strings.Contains(err.Error(), errCrash.Error()) {

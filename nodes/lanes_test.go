@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +18,44 @@ import (
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
 )
+
+// disjointPlan is a plan of one phase with a task per name (Task 1, 2,
+// …) that declares its own file, name.txt: a lane each.
+func disjointPlan(names ...string) string {
+	var b strings.Builder
+	b.WriteString("# Plan\n")
+	for i, n := range names {
+		fmt.Fprintf(&b, "\n### Task %d: %s\n- type: test\n- depends on: none\n- files: %s.txt\n", i+1, n, n)
+	}
+	return b.String()
+}
+
+// twoMisspeltScript runs the lanes of disjointPlan("one", "two"): the
+// reviewer rejects the first attempt naming task 2, whose second
+// attempt mends two.txt.
+const twoMisspeltScript = `
+developer:
+  - phase: 1
+    task: "1"
+    actions:
+      - write: {path: one.txt, content: "1\n"}
+  - phase: 1
+    task: "2"
+    attempt: 1
+    actions:
+      - write: {path: two.txt, content: "too\n"}
+  - phase: 1
+    task: "2"
+    attempt: 2
+    actions:
+      - write: {path: two.txt, content: "2\n"}
+reviewer:
+  - phase: 1
+    attempt: 1
+    approved: false
+    comments: two.txt is misspelt
+    tasks: ["2"]
+`
 
 // lanePlan's first phase has three tasks with disjoint files (three
 // lanes), its second one task.
@@ -143,18 +182,6 @@ func TestLanesRunInTheirOwnTreesAndCommitAsOne(t *testing.T) {
 // alone, on the other's work, with the conflict in its prompt (its
 // attempt one higher, the phase's not), and both changes are committed.
 func TestLaneConflictRunsTheLaneAgainOnTheOthersWork(t *testing.T) {
-	plan := `# Plan
-
-### Task 1: one
-- type: test
-- depends on: none
-- files: one.txt
-
-### Task 2: two
-- type: test
-- depends on: none
-- files: two.txt
-`
 	h := newHarness(t, `developer:
   - phase: 1
     task: "1"
@@ -175,7 +202,7 @@ func TestLaneConflictRunsTheLaneAgainOnTheOthersWork(t *testing.T) {
       - edit: {path: README.md, old: "one\n", new: "one\ntwo\n"}
       - write: {path: two.txt, content: "2\n"}
 `)
-	res, err := h.start(plan, state.RunConfig{AutoApprove: true})
+	res, err := h.start(disjointPlan("one", "two"), state.RunConfig{AutoApprove: true})
 	s := mustDone(t, res, err, state.RunCompleted)
 	if got := h.git("show", "HEAD~1:README.md"); got != "# test\none\ntwo" {
 		t.Fatalf("README.md = %q", got)
@@ -198,41 +225,8 @@ func TestLaneConflictRunsTheLaneAgainOnTheOthersWork(t *testing.T) {
 // lanes naming one task runs only that task's lane again; the other
 // keeps its work.
 func TestReviewNamesTheTasksAtFault(t *testing.T) {
-	plan := `# Plan
-
-### Task 1: one
-- type: test
-- depends on: none
-- files: one.txt
-
-### Task 2: two
-- type: test
-- depends on: none
-- files: two.txt
-`
-	h := newHarness(t, `developer:
-  - phase: 1
-    task: "1"
-    actions:
-      - write: {path: one.txt, content: "1\n"}
-  - phase: 1
-    task: "2"
-    attempt: 1
-    actions:
-      - write: {path: two.txt, content: "too\n"}
-  - phase: 1
-    task: "2"
-    attempt: 2
-    actions:
-      - write: {path: two.txt, content: "2\n"}
-reviewer:
-  - phase: 1
-    attempt: 1
-    approved: false
-    comments: two.txt is misspelt
-    tasks: ["2"]
-`)
-	res, err := h.start(plan, state.RunConfig{AutoApprove: true})
+	h := newHarness(t, twoMisspeltScript)
+	res, err := h.start(disjointPlan("one", "two"), state.RunConfig{AutoApprove: true})
 	s := mustDone(t, res, err, state.RunCompleted)
 	devs, _ := h.rec.of(agent.RoleDeveloper)
 	if len(devs) != 3 || !slices.Equal(devs[2].Tasks, []string{"2"}) {
@@ -259,43 +253,10 @@ reviewer:
 // the phase commits as the review approved it, not stopped as "changed
 // outside the agent's session".
 func TestLaneRetryOnABaseHoldingItsFiles(t *testing.T) {
-	plan := `# Plan
-
-### Task 1: one
-- type: test
-- depends on: none
-- files: one.txt
-
-### Task 2: two
-- type: test
-- depends on: none
-- files: two.txt
-`
-	h := newHarness(t, `developer:
-  - phase: 1
-    task: "1"
-    actions:
-      - write: {path: one.txt, content: "1\n"}
-  - phase: 1
-    task: "2"
-    attempt: 1
-    actions:
-      - write: {path: two.txt, content: "too\n"}
-  - phase: 1
-    task: "2"
-    attempt: 2
-    actions:
-      - write: {path: two.txt, content: "2\n"}
-reviewer:
-  - phase: 1
-    attempt: 1
-    approved: false
-    comments: two.txt is misspelt
-    tasks: ["2"]
-`)
+	h := newHarness(t, twoMisspeltScript)
 	writeFile(t, h.dir, "two.txt", "2\n")
 	h.commitAs("two, merged from an earlier run", "two.txt")
-	res, err := h.start(plan, state.RunConfig{AutoApprove: true})
+	res, err := h.start(disjointPlan("one", "two"), state.RunConfig{AutoApprove: true})
 	mustDone(t, res, err, state.RunCompleted)
 	if got := h.git("show", "HEAD~1:two.txt"); got != "2" {
 		t.Fatalf("two.txt = %q", got)
@@ -481,23 +442,6 @@ func TestLaneFinishedCarriesTheLanesError(t *testing.T) {
 // ($0.50 spent), the third does not ($1.00), and the run halts at the
 // budget stop, having run two sessions, not three.
 func TestLanesStopAtTheRunBudget(t *testing.T) {
-	plan := `# Plan
-
-### Task 1: one
-- type: test
-- depends on: none
-- files: one.txt
-
-### Task 2: two
-- type: test
-- depends on: none
-- files: two.txt
-
-### Task 3: three
-- type: test
-- depends on: none
-- files: three.txt
-`
 	var script strings.Builder
 	script.WriteString("developer:\n")
 	for _, id := range []string{"1", "2", "3"} {
@@ -506,7 +450,7 @@ func TestLanesStopAtTheRunBudget(t *testing.T) {
 	h := newHarness(t, script.String())
 	cfg := state.RunConfig{AutoApprove: true, Parallel: 1}
 	cfg.Limits.MaxRunCostUSD = 0.6
-	res, err := h.start(plan, cfg)
+	res, err := h.start(disjointPlan("one", "two", "three"), cfg)
 	s := mustDone(t, res, err, state.RunHalted)
 	devs, _ := h.rec.of(agent.RoleDeveloper)
 	if len(devs) != 2 {

@@ -145,13 +145,8 @@ func (w *workflow) checkOutsideEdits(ctx context.Context, s state.ExecutionState
 			continue // a directory now
 		case recorded && cur == agent:
 			continue
-		case recorded && agent != "":
-			fixes[p] = fmt.Sprintf("git cat-file -p %s > %s", agent[:12], p)
-		case recorded || untracked[p]:
-			fixes[p] = "rm " + p
-		default: // the session left it as HEAD has it
-			fixes[p] = "git checkout HEAD -- " + p
 		}
+		fixes[p] = restoreFix(p, agent, recorded, !recorded && untracked[p])
 		changed = append(changed, p)
 	}
 	if len(changed) == 0 {
@@ -159,6 +154,21 @@ func (w *workflow) checkOutsideEdits(ctx context.Context, s state.ExecutionState
 	}
 	slices.Sort(changed)
 	return &OutsideEditsError{Phase: ps.Index + 1, Paths: changed, Fixes: fixes}
+}
+
+// restoreFix is the command that puts path p back as the session left
+// it: the blob it wrote (agent, its hash; recorded tells the session
+// wrote or removed p), p's removal when the session removed it or p is
+// new (neither the session's nor HEAD's), else HEAD's version.
+func restoreFix(p, agent string, recorded, isNew bool) string {
+	switch {
+	case recorded && agent != "":
+		return fmt.Sprintf("git cat-file -p %s > %s", agent[:12], p)
+	case recorded || isNew:
+		return "rm " + p
+	default: // the session left it as HEAD has it
+		return "git checkout HEAD -- " + p
+	}
 }
 
 // writtenCheck is checkOutsideEdits at the phase's commit, with no walk
@@ -182,16 +192,10 @@ func writtenCheck(s state.ExecutionState, ps state.PhaseState) func(changed []st
 		fixes := map[string]string{}
 		for _, p := range paths {
 			agent, recorded := ps.Written[p]
-			switch cur := file(p); {
-			case recorded && cur == agent:
+			if cur := file(p); recorded && cur == agent {
 				continue
-			case recorded && agent != "":
-				fixes[p] = fmt.Sprintf("git cat-file -p %s > %s", agent[:12], p)
-			case recorded || head(p) == "":
-				fixes[p] = "rm " + p
-			default: // the session left it as HEAD has it
-				fixes[p] = "git checkout HEAD -- " + p
 			}
+			fixes[p] = restoreFix(p, agent, recorded, !recorded && head(p) == "")
 			bad = append(bad, p)
 		}
 		if len(bad) == 0 {

@@ -110,49 +110,15 @@ func (w *workflow) phase(ctx context.Context, s state.ExecutionState) (state.Exe
 		return w.dispatch(ctx, s, ps)
 	}
 	lane := soleLane(s, ps)
-	if lane.SessionID == "" {
-		if err := w.ensureAtPreCommit(ctx, s, ps); err != nil {
-			return s, err
-		}
-	}
-	if err := w.cleanTemps(s); err != nil {
+	if s, err = w.readySoleTree(ctx, s, ps, lane); err != nil {
 		return s, err
 	}
-	if lane.SessionID == "" {
-		// The Doctor's fix runs on the reset tree, before the session
-		// that retries the phase (fix.go).
-		if s, err = w.runFix(ctx, s, ps); err != nil {
-			return s, err
-		}
-	}
-	if err := w.write(s, planPath(s), s.Plan.Markdown); err != nil {
+	if err := w.writePhaseFiles(s, ps); err != nil {
 		return s, err
 	}
-	if err := w.writePendingSummary(s, ps); err != nil {
-		return s, err
-	}
-	if ps.Review != nil && !ps.Review.Approved {
-		if err := w.write(s, feedbackPath(s, ps.Index), RenderFeedback(s, ps)); err != nil {
-			return s, err
-		}
-	}
-	sc, err := w.phaseStory(s, ps)
+	d, sess, err := w.soleSession(s, ps, lane, repo.Root())
 	if err != nil {
 		return s, err
-	}
-	prompt, err := PhasePromptWith(s, sc)
-	if err != nil {
-		return s, err
-	}
-	d, err := w.driver(agent.RoleDeveloper, s.Config)
-	if err != nil {
-		return s, err
-	}
-	sess := agent.Session{
-		Role: agent.RoleDeveloper, RunID: s.Run.ID, Phase: ps.Index + 1, Attempt: ps.Attempt,
-		Iteration: lane.Iteration + 1, Prompt: prompt, Dir: repo.Root(),
-		SessionID: lane.SessionID, Tools: agent.DefaultTools(agent.RoleDeveloper),
-		StoryDir: storyDir(s), Model: escalatedModel(s, ps),
 	}
 	w.ran.Store(s.Run.ID, ps.Index)
 	rep, err := w.session(ctx, d, sess)
@@ -160,25 +126,108 @@ func (w *workflow) phase(ctx context.Context, s state.ExecutionState) (state.Exe
 		if !driverFailure(ctx, s, err) {
 			return s, err
 		}
-		// Recovery on: the driver could not run the session (a model
-		// endpoint's 5xx, 429, refused connection): a failed attempt of
-		// its own kind, which the Doctor sees at once.
-		c := w.sessionUsage(ctx, s, agent.RoleDeveloper, rep.Usage, rep.Expansions)
-		lane.SessionID = fmt.Sprintf("%s-p%d-a%d", s.Run.ID, ps.Index+1, ps.Attempt)
-		lane.Status, lane.Error, lane.Usage = state.LaneFailed, err.Error(), lane.Usage.Add(rep.Usage)
-		ps.Status, ps.Error, ps.ErrorKind = state.PhaseRunning, err.Error(), errorKindDriver
-		return c.WithPhaseState(withSoleLane(ps, lane))
+		return w.soleDriverFailed(ctx, s, ps, lane, rep, err)
 	}
+	return w.soleSessionDone(ctx, s, ps, lane, sess, rep)
+}
+
+// readySoleTree readies the run's tree for the session of a phase of one
+// lane: a fresh session (lane has no session id) starts from the
+// pre-phase commit (ensureAtPreCommit); the temporary files go; and the
+// Doctor's fix runs on the reset tree, before the session that retries
+// the phase (fix.go). It returns s with the fix's result.
+func (w *workflow) readySoleTree(ctx context.Context, s state.ExecutionState, ps state.PhaseState, lane state.LaneProgress) (state.ExecutionState, error) {
+	fresh := lane.SessionID == ""
+	if fresh {
+		if err := w.ensureAtPreCommit(ctx, s, ps); err != nil {
+			return s, err
+		}
+	}
+	if err := w.cleanTemps(s); err != nil {
+		return s, err
+	}
+	if !fresh {
+		return s, nil
+	}
+	return w.runFix(ctx, s, ps)
+}
+
+// writePhaseFiles writes the execution directory's files a phase's
+// sessions read before they start: plan.md, the pending summary
+// (writePendingSummary) and, on a retry after a rejected review,
+// review-feedback.md.
+func (w *workflow) writePhaseFiles(s state.ExecutionState, ps state.PhaseState) error {
+	if err := w.write(s, planPath(s), s.Plan.Markdown); err != nil {
+		return err
+	}
+	if err := w.writePendingSummary(s, ps); err != nil {
+		return err
+	}
+	if ps.Review != nil && !ps.Review.Approved {
+		return w.write(s, feedbackPath(s, ps.Index), RenderFeedback(s, ps))
+	}
+	return nil
+}
+
+// soleSession is the developer's driver and the session of a phase of
+// one lane, in dir (the run's tree): the phase's prompt with the story so
+// far, continuing lane's session when it has one.
+func (w *workflow) soleSession(s state.ExecutionState, ps state.PhaseState, lane state.LaneProgress, dir string) (agent.Driver, agent.Session, error) {
+	sc, err := w.phaseStory(s, ps)
+	if err != nil {
+		return nil, agent.Session{}, err
+	}
+	prompt, err := PhasePromptWith(s, sc)
+	if err != nil {
+		return nil, agent.Session{}, err
+	}
+	d, err := w.driver(agent.RoleDeveloper, s.Config)
+	if err != nil {
+		return nil, agent.Session{}, err
+	}
+	return d, agent.Session{
+		Role: agent.RoleDeveloper, RunID: s.Run.ID, Phase: ps.Index + 1, Attempt: ps.Attempt,
+		Iteration: lane.Iteration + 1, Prompt: prompt, Dir: dir,
+		SessionID: lane.SessionID, Tools: agent.DefaultTools(agent.RoleDeveloper),
+		StoryDir: storyDir(s), Model: escalatedModel(s, ps),
+	}, nil
+}
+
+// soleSessionID is the id a session of phase ps is known by when its
+// driver gave none.
+func soleSessionID(s state.ExecutionState, ps state.PhaseState) string {
+	return fmt.Sprintf("%s-p%d-a%d", s.Run.ID, ps.Index+1, ps.Attempt)
+}
+
+// soleDriverFailed records, with recovery on, a session of a phase of one
+// lane that its driver could not run (a model endpoint's 5xx, 429,
+// refused connection, err): a failed attempt of its own kind, which the
+// Doctor sees at once.
+func (w *workflow) soleDriverFailed(ctx context.Context, s state.ExecutionState, ps state.PhaseState, lane state.LaneProgress, rep agent.Report, err error) (state.ExecutionState, error) {
+	c := w.sessionUsage(ctx, s, agent.RoleDeveloper, rep.Usage, rep.Expansions)
+	lane.SessionID = soleSessionID(s, ps)
+	lane.Status, lane.Error, lane.Usage = state.LaneFailed, err.Error(), lane.Usage.Add(rep.Usage)
+	ps.Status, ps.Error, ps.ErrorKind = state.PhaseRunning, err.Error(), errorKindDriver
+	return c.WithPhaseState(withSoleLane(ps, lane))
+}
+
+// soleSessionDone records the finished session of a phase of one lane:
+// its usage and decision record, its session id, the git settings it
+// must not have changed, and what it wrote (recordWritten); the lane
+// fails when the agent reported failure or, under the declared files'
+// rules, wrote elsewhere (checkDeclared).
+func (w *workflow) soleSessionDone(ctx context.Context, s state.ExecutionState, ps state.PhaseState, lane state.LaneProgress, sess agent.Session, rep agent.Report) (state.ExecutionState, error) {
 	if rep.Expansions > 0 {
 		w.cfg.Logger.Info("expand_context used", "phase", ps.Index+1, "attempt", ps.Attempt, "calls", rep.Expansions)
 	}
 	c := w.sessionUsage(ctx, s, agent.RoleDeveloper, rep.Usage, rep.Expansions)
-	if c, err = w.writeStoryRecord(c, sess, rep); err != nil {
+	c, err := w.writeStoryRecord(c, sess, rep)
+	if err != nil {
 		return s, err
 	}
 	sid := rep.SessionID
 	if sid == "" {
-		sid = fmt.Sprintf("%s-p%d-a%d", s.Run.ID, ps.Index+1, ps.Attempt)
+		sid = soleSessionID(s, ps)
 	}
 	lane.SessionID, lane.Status, lane.Error, lane.Usage = sid, state.LaneDone, "", lane.Usage.Add(rep.Usage)
 	ps.Status, ps.Error, ps.ErrorKind = state.PhaseRunning, "", ""
@@ -189,10 +238,7 @@ func (w *workflow) phase(ctx context.Context, s state.ExecutionState) (state.Exe
 		return s, err
 	}
 	if rep.Status == agent.StatusFailed {
-		ps.Error = rep.Error
-		if ps.Error == "" {
-			ps.Error = "the agent reported failure without saying why"
-		}
+		ps.Error = agentFailure(rep)
 		lane.Status, lane.Error = state.LaneFailed, ps.Error
 	} else if tasks, err := c.Plan.PhaseTasks(ps.Index); err == nil {
 		if ps.Error = checkDeclared(ctx, c, ps, tasks, slices.Sorted(maps.Keys(ps.Written))); ps.Error != "" {

@@ -107,40 +107,14 @@ func phasePrompt(s state.ExecutionState, ps state.PhaseState, k int, sc StoryCon
 	var lane state.LaneProgress
 	if k >= 0 {
 		lane = ps.Lanes[k]
-		if ctx, err = state.TasksContext(s.Plan, lane.Tasks); err != nil {
-			return "", fmt.Errorf("nodes: lane prompt: %w", err)
+		if tasks, ctx, err = laneTasks(s, lane, tasks); err != nil {
+			return "", err
 		}
-		var mine, others []state.Task
-		for _, t := range tasks {
-			if slices.Contains(lane.Tasks, t.ID) {
-				mine = append(mine, t)
-			} else {
-				others = append(others, t)
-			}
-		}
-		tasks, ctx = mine, ctx+lanesNote(others)
 	}
 	n, total := i+1, len(s.Plan.Phases)
-	dir := s.Run.ExecDir
 	var b strings.Builder
 	b.WriteString(PhasePrefix)
-	fmt.Fprintf(&b, "\n## Where to find context\n\n")
-	fmt.Fprintf(&b, "- The full plan: `%s/plan.md`\n", dir)
-	withStory := sc.SoFar != "" || sc.ThisPhase != ""
-	if n > 1 {
-		if !withStory {
-			b.WriteString(summarySignpost(dir, n))
-		}
-		b.WriteString("- Prior work: `git log --oneline -10`, and `git show HEAD` for the last phase\n")
-	}
-	if withStory {
-		b.WriteString(storySignpost)
-		for _, t := range []string{sc.SoFar, sc.ThisPhase} {
-			if t != "" {
-				b.WriteString("\n#" + strings.TrimRight(t, "\n") + "\n")
-			}
-		}
-	}
+	writeSignposts(&b, s.Run.ExecDir, n, sc)
 	if k >= 0 {
 		fmt.Fprintf(&b, "\n## Phase %d of %d, lane %d of %d: the plan's sections for it\n\n%s", n, total, k+1, len(ps.Lanes), ctx)
 	} else {
@@ -160,18 +134,66 @@ func phasePrompt(s state.ExecutionState, ps state.PhaseState, k int, sc StoryCon
 			"`"+strings.Join(lane.Conflict, "`, `")+"`")
 	}
 	b.WriteString(recoveryPrompt(s, ps))
+	writeAssignment(&b, k, n, total, tasks)
+	return b.String(), nil
+}
+
+// laneTasks is lane's part of its phase's tasks: its own tasks, and the
+// plan's sections for them with a word on the other lanes' (lanesNote).
+func laneTasks(s state.ExecutionState, lane state.LaneProgress, tasks []state.Task) ([]state.Task, string, error) {
+	ctx, err := state.TasksContext(s.Plan, lane.Tasks)
+	if err != nil {
+		return nil, "", fmt.Errorf("nodes: lane prompt: %w", err)
+	}
+	var mine, others []state.Task
+	for _, t := range tasks {
+		if slices.Contains(lane.Tasks, t.ID) {
+			mine = append(mine, t)
+		} else {
+			others = append(others, t)
+		}
+	}
+	return mine, ctx + lanesNote(others), nil
+}
+
+// writeSignposts writes a phase prompt's "Where to find context": the
+// plan in the execution directory dir and, for phase n after the first,
+// the prior work; the Task Story (sc) when there is one, else the
+// summaries.
+func writeSignposts(b *strings.Builder, dir string, n int, sc StoryContext) {
+	fmt.Fprintf(b, "\n## Where to find context\n\n")
+	fmt.Fprintf(b, "- The full plan: `%s/plan.md`\n", dir)
+	withStory := sc.SoFar != "" || sc.ThisPhase != ""
+	if n > 1 {
+		if !withStory {
+			b.WriteString(summarySignpost(dir, n))
+		}
+		b.WriteString("- Prior work: `git log --oneline -10`, and `git show HEAD` for the last phase\n")
+	}
+	if withStory {
+		b.WriteString(storySignpost)
+		for _, t := range []string{sc.SoFar, sc.ThisPhase} {
+			if t != "" {
+				b.WriteString("\n#" + strings.TrimRight(t, "\n") + "\n")
+			}
+		}
+	}
+}
+
+// writeAssignment writes a phase prompt's last section: the tasks of
+// phase n of total, or of its lane k (k >= 0), to execute in order.
+func writeAssignment(b *strings.Builder, k, n, total int, tasks []state.Task) {
 	ids := make([]string, len(tasks))
-	for k, t := range tasks {
-		ids[k] = fmt.Sprintf("Task %s (%s)", t.ID, t.Title)
+	for j, t := range tasks {
+		ids[j] = fmt.Sprintf("Task %s (%s)", t.ID, t.Title)
 	}
 	if k >= 0 {
-		fmt.Fprintf(&b, "\n## Your assignment\n\nExecute lane %d of phase %d of %d: %s, in this order. Do not commit; report what you did.\n",
+		fmt.Fprintf(b, "\n## Your assignment\n\nExecute lane %d of phase %d of %d: %s, in this order. Do not commit; report what you did.\n",
 			k+1, n, total, strings.Join(ids, "; "))
-		return b.String(), nil
+		return
 	}
-	fmt.Fprintf(&b, "\n## Your assignment\n\nExecute phase %d of %d: %s, in this order. Do not commit; report what you did.\n",
+	fmt.Fprintf(b, "\n## Your assignment\n\nExecute phase %d of %d: %s, in this order. Do not commit; report what you did.\n",
 		n, total, strings.Join(ids, "; "))
-	return b.String(), nil
 }
 
 // lanesNote tells a lane of the phase's tasks the other lanes do at the

@@ -38,11 +38,7 @@ var offFingerprints = map[string][2]string{
 // retry with recovery off and compares their final state and git history
 // with main's, byte for byte (offFingerprints).
 func TestRecoveryOffIsTodaysRun(t *testing.T) {
-	halting := `
-developer:
-  - phase: 1
-    actions:
-      - write: {path: a_test.txt, content: "test\n"}
+	halting := phase1OK + `
   - phase: 2
     actions:
       - write: {path: impl.txt, content: "bad\n"}

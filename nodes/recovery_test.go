@@ -171,6 +171,12 @@ func okN(phase, attempt int) string {
       - write: {path: impl.txt, content: "good ` + itoa(phase) + `\n"}`
 }
 
+// phase3OK is phase 3's session, which writes more.txt.
+const phase3OK = `
+  - phase: 3
+    actions:
+      - write: {path: more.txt, content: "good 3\n"}`
+
 const hintAnswer = `'{"action":"retry_with_hint","confidence":0.9,"category":"agent_gave_up","rationale":"r","hint":"look closer"}'`
 
 func chainPlan(n int) string {
@@ -286,9 +292,12 @@ replanner:
 	}
 }
 
-// Proof 8: a narrowing revision is refused, the run asks the human, and
-// approving with feedback continues it.
-func TestRecoveryNarrowingRevisionAsksTheHuman(t *testing.T) {
+// askedAboutNarrowing starts a run of twoPhasePlan whose phase 2 fails
+// twice and whose replanner's revision narrows it (it only stubs the
+// sum), and returns it stopped at the question that revision puts to the
+// human; phase 2's attempt 3 succeeds.
+func askedAboutNarrowing(t *testing.T) (*harness, graph.Result[state.ExecutionState]) {
+	t.Helper()
 	h := newHarness(t, phase1OK+goFail(1, "12", "/tmp/x1")+goFail(2, "13", "/tmp/x2")+okN(2, 3)+`
 replanner:
   - phase: 2
@@ -298,11 +307,18 @@ replanner:
 	if err != nil || res.Status != graph.Interrupted {
 		t.Fatalf("run: %v %v, want interrupted", res.Status, err)
 	}
+	return h, res
+}
+
+// Proof 8: a narrowing revision is refused, the run asks the human, and
+// approving with feedback continues it.
+func TestRecoveryNarrowingRevisionAsksTheHuman(t *testing.T) {
+	h, res := askedAboutNarrowing(t)
 	rs := recoveryOf(t, res.State)
 	if rs.Question == nil || rs.Question.Decision != "narrowing_revision" || len(rs.Question.Problems) == 0 {
 		t.Fatalf("question %+v", rs.Question)
 	}
-	res, err = h.runner.Resume(context.Background(), "r-1", graph.WithResume(Answer{Approved: true, Feedback: "keep every case; use a table of operators"}))
+	res, err := h.runner.Resume(context.Background(), "r-1", graph.WithResume(Answer{Approved: true, Feedback: "keep every case; use a table of operators"}))
 	mustDone(t, res, err, state.RunCompleted)
 	devs, _ := h.rec.of(agent.RoleDeveloper)
 	last := devs[len(devs)-1]
@@ -400,11 +416,7 @@ doctor:
 // proposal that interrupts; rejecting it ends the run cleanly at the last
 // good commit.
 func TestRecoveryBudgetReduceScopeThenReject(t *testing.T) {
-	h := newHarness(t, `
-developer:
-  - phase: 1
-    actions:
-      - write: {path: a_test.txt, content: "test\n"}
+	h := newHarness(t, phase1OK+`
     usage: {input_tokens: 850, output_tokens: 0}`+failN(2, 0, "nothing works here")+`
 `)
 	var warned int

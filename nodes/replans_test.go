@@ -107,16 +107,8 @@ replanner:
 // phase was replanned but no revision was accepted; the approach its
 // next attempt carries is the human's.
 func TestRecoveryRefusedRevisionIsNotAccepted(t *testing.T) {
-	h := newHarness(t, phase1OK+goFail(1, "12", "/tmp/x1")+goFail(2, "13", "/tmp/x2")+okN(2, 3)+`
-replanner:
-  - phase: 2
-    answer: '{"approach":"only stub the sum and skip the hard cases for now","tasks":[{"id":"2","title":"implement","type":"impl"}]}'
-`)
-	res, err := h.start(twoPhasePlan, on())
-	if err != nil || res.Status != graph.Interrupted {
-		t.Fatalf("run: %v %v, want interrupted", res.Status, err)
-	}
-	res, err = h.runner.Resume(context.Background(), "r-1", graph.WithResume(Answer{Approved: true, Feedback: "keep every case"}))
+	h, _ := askedAboutNarrowing(t)
+	res, err := h.runner.Resume(context.Background(), "r-1", graph.WithResume(Answer{Approved: true, Feedback: "keep every case"}))
 	s := mustDone(t, res, err, state.RunCompleted)
 	if v, _ := Recovery(s); v.Replans != 1 || v.ReplansReserved != 1 {
 		t.Fatalf("status shows %d replans, %d reserved; want 1, 1", v.Replans, v.ReplansReserved)

@@ -51,55 +51,20 @@ func (w *workflow) review(ctx context.Context, s state.ExecutionState) (state.Ex
 	case ps.Error != "":
 		rr = state.ReviewResult{Comments: "The developer agent reported failure:\n\n" + ps.Error}
 	default:
-		// The reviewer judges, and the commit takes, the agent's work only.
-		if err := w.checkOutsideEdits(ctx, s, ps); err != nil {
-			return s, err
-		}
-		c, rr, err = w.judge(ctx, s)
-		if err != nil {
-			return s, err
-		}
-		if c, err = w.writeReviewRecord(c, ps, rr); err != nil {
-			return s, err
-		}
-		if rr.Approved {
-			if n, asked, err := w.narrowingChange(ctx, c, ps); err != nil || asked {
-				return n, err
-			}
+		var asked bool
+		if c, rr, asked, err = w.reviewChanges(ctx, s, ps); err != nil || asked {
+			return c, err
 		}
 	}
 	decision := DecideAfterReview(s, rr.Approved)
 	iteration := ps.ReviewIteration() + 1
-	if recoveryOn(s) {
-		if c, err = w.checkBudget(ctx, c); err != nil {
-			return s, err
-		}
-	}
-	recovering := false
-	if recoveryOn(s) && !rr.Approved && (decision == DecideIterate || decision == DecideRetry || decision == DecideHalt) {
-		// Recovery records the failure and may reserve a Doctor call or
-		// a replan (checkpointed with this step), or run the stuck
-		// handler instead of the halt. In task mode each rejected review
-		// iteration is a failed try of the task: without it a task that
-		// fails the same way every time reaches the halt with one
-		// failure recorded and nothing tried.
-		if c, recovering, err = w.failed(ctx, c, ps, rr, decision == DecideHalt); err != nil {
-			return s, err
-		}
-		if recovering && decision == DecideHalt {
-			decision = decideRecover
-		}
+	if c, decision, err = w.recoveryDecision(ctx, c, ps, rr, decision); err != nil {
+		return s, err
 	}
 	if ps.Error == "" {
 		// A review ran (or its commit was adopted); a session that failed
 		// was not reviewed, and the view must not say it was.
-		graph.Emit(ctx, events.EventReview, events.Review{Phase: ps.Index + 1, Iteration: iteration, Approved: rr.Approved})
-		if !rr.Approved {
-			ps.Rejections = append(ps.Rejections, state.Rejection{Attempt: ps.Attempt, Iteration: iteration, Review: rr})
-			if n := len(ps.Rejections); n > state.MaxRejections {
-				ps.Rejections = slices.Clone(ps.Rejections[n-state.MaxRejections:])
-			}
-		}
+		ps = reviewed(ctx, ps, rr, iteration)
 	}
 	ps.Review = &rr
 	if decision == DecideRetry || decision == DecideHalt || decision == decideRecover {
@@ -109,37 +74,7 @@ func (w *workflow) review(ctx context.Context, s state.ExecutionState) (state.Ex
 			return s, err
 		}
 	}
-	attempt := ps.Attempt
-	var outcome string
-	switch decision {
-	case DecideDone, DecideNextPhase:
-		c, err = w.approve(ctx, c, ps, post, decision == DecideDone)
-		outcome = events.OutcomeCompleted
-	case DecideIterate:
-		ps.Status = state.PhaseRetrying
-		// Task mode: one task, one lane, whose session goes on.
-		lane := soleLane(c, ps)
-		lane.Iteration, lane.Status = iteration, state.LanePending
-		c, err = c.WithPhaseState(withSoleLane(ps, lane))
-		outcome = events.OutcomeRetried
-	case DecideRetry:
-		ps.Status, ps.Attempt = state.PhaseRetrying, ps.Attempt+1
-		setTasks(&ps, state.PhaseRetrying)
-		ps = retryLanes(ps, rr)
-		c, err = c.WithPhaseState(ps)
-		outcome = events.OutcomeRetried
-	case decideRecover:
-		ps.Status = state.PhaseRetrying
-		ps = ps.WithIteration(iteration)
-		c, err = c.WithPhaseState(ps)
-		outcome = events.OutcomeRetried
-	case DecideHalt:
-		c, err = w.halt(ctx, c, ps.WithIteration(iteration), "")
-		outcome = events.OutcomeHalted
-		if ps.Error != "" {
-			outcome = events.OutcomeFailed
-		}
-	}
+	c, outcome, err := w.carryOut(ctx, c, ps, rr, decision, iteration, post)
 	if err != nil {
 		return s, err
 	}
@@ -147,10 +82,113 @@ func (w *workflow) review(ctx context.Context, s state.ExecutionState) (state.Ex
 		return c, nil // recover emits phase_finished once it knows the outcome
 	}
 	graph.Emit(ctx, events.EventPhaseFinished, events.PhaseFinished{
-		Phase: ps.Index + 1, Attempt: attempt, Iteration: iteration, Outcome: outcome,
+		Phase: ps.Index + 1, Attempt: ps.Attempt, Iteration: iteration, Outcome: outcome,
 		Duration: max(w.cfg.Clock().Sub(ps.StartedAt), 0), Lanes: max(len(ps.Lanes), 1),
 	})
 	return c, nil
+}
+
+// reviewChanges has the reviewer judge the uncommitted changes of phase
+// ps (judge) and writes its decision record; the reviewer judges, and the
+// commit takes, the agent's work only (checkOutsideEdits). An approval
+// that narrows the plan asks the user first (narrowingChange): asked
+// tells that review stops there, with the state returned.
+func (w *workflow) reviewChanges(ctx context.Context, s state.ExecutionState, ps state.PhaseState) (state.ExecutionState, state.ReviewResult, bool, error) {
+	if err := w.checkOutsideEdits(ctx, s, ps); err != nil {
+		return s, state.ReviewResult{}, false, err
+	}
+	c, rr, err := w.judge(ctx, s)
+	if err != nil {
+		return s, rr, false, err
+	}
+	if c, err = w.writeReviewRecord(c, ps, rr); err != nil {
+		return s, rr, false, err
+	}
+	if rr.Approved {
+		if n, asked, err := w.narrowingChange(ctx, c, ps); err != nil || asked {
+			return n, rr, true, err
+		}
+	}
+	return c, rr, false, nil
+}
+
+// recoveryDecision is review's decision with recovery on: the 80% budget
+// event (checkBudget) and, for a rejected review that iterates, retries
+// or halts, the failure recorded (failed), which may reserve a Doctor
+// call or a replan (checkpointed with this step) or run the stuck
+// handler instead of the halt: decideRecover then. In task mode each
+// rejected review iteration is a failed try of the task: without it a
+// task that fails the same way every time reaches the halt with one
+// failure recorded and nothing tried. With recovery off it is decision.
+func (w *workflow) recoveryDecision(ctx context.Context, s state.ExecutionState, ps state.PhaseState, rr state.ReviewResult, decision Decision) (state.ExecutionState, Decision, error) {
+	if !recoveryOn(s) {
+		return s, decision, nil
+	}
+	c, err := w.checkBudget(ctx, s)
+	if err != nil {
+		return s, decision, err
+	}
+	if rr.Approved || (decision != DecideIterate && decision != DecideRetry && decision != DecideHalt) {
+		return c, decision, nil
+	}
+	c, recovering, err := w.failed(ctx, c, ps, rr, decision == DecideHalt)
+	if err != nil {
+		return s, decision, err
+	}
+	if recovering && decision == DecideHalt {
+		decision = decideRecover
+	}
+	return c, decision, nil
+}
+
+// reviewed emits the review of phase ps's iteration and returns ps with
+// a rejection kept among its last state.MaxRejections.
+func reviewed(ctx context.Context, ps state.PhaseState, rr state.ReviewResult, iteration int) state.PhaseState {
+	graph.Emit(ctx, events.EventReview, events.Review{Phase: ps.Index + 1, Iteration: iteration, Approved: rr.Approved})
+	if rr.Approved {
+		return ps
+	}
+	ps.Rejections = append(ps.Rejections, state.Rejection{Attempt: ps.Attempt, Iteration: iteration, Review: rr})
+	if n := len(ps.Rejections); n > state.MaxRejections {
+		ps.Rejections = slices.Clone(ps.Rejections[n-state.MaxRejections:])
+	}
+	return ps
+}
+
+// carryOut carries out review's decision on phase ps, reviewed (rr) at
+// iteration: commit an approved phase (approve, post its commit when
+// adopted), go on with the task's session, run another attempt of the
+// lanes at fault (retryLanes), leave it to the recover node, or halt. It
+// returns the state and the outcome phase_finished reports.
+func (w *workflow) carryOut(ctx context.Context, s state.ExecutionState, ps state.PhaseState, rr state.ReviewResult, decision Decision, iteration int, post string) (state.ExecutionState, string, error) {
+	switch decision {
+	case DecideDone, DecideNextPhase:
+		c, err := w.approve(ctx, s, ps, post, decision == DecideDone)
+		return c, events.OutcomeCompleted, err
+	case DecideIterate:
+		ps.Status = state.PhaseRetrying
+		// Task mode: one task, one lane, whose session goes on.
+		lane := soleLane(s, ps)
+		lane.Iteration, lane.Status = iteration, state.LanePending
+		c, err := s.WithPhaseState(withSoleLane(ps, lane))
+		return c, events.OutcomeRetried, err
+	case DecideRetry:
+		ps.Status, ps.Attempt = state.PhaseRetrying, ps.Attempt+1
+		setTasks(&ps, state.PhaseRetrying)
+		c, err := s.WithPhaseState(retryLanes(ps, rr))
+		return c, events.OutcomeRetried, err
+	case decideRecover:
+		ps.Status = state.PhaseRetrying
+		c, err := s.WithPhaseState(ps.WithIteration(iteration))
+		return c, events.OutcomeRetried, err
+	case DecideHalt:
+		c, err := w.halt(ctx, s, ps.WithIteration(iteration), "")
+		if ps.Error != "" {
+			return c, events.OutcomeFailed, err
+		}
+		return c, events.OutcomeHalted, err
+	}
+	return s, "", nil
 }
 
 // judge asks the reviewer, then the evaluator when there is one.

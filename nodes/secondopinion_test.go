@@ -1,14 +1,10 @@
 package nodes
 
 import (
-	"context"
-	"errors"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/gaffer-dev/gaffer/agent"
-	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
@@ -77,15 +73,9 @@ func TestSecondOpinionRefusesAndSurvivesCrashes(t *testing.T) {
 	again := 0
 	for k := max(puts-4, 2); k <= puts; k++ {
 		h := newHarness(t, secondOpinionScript())
-		var n atomic.Int64
-		h.store.fail = func(checkpoint.Checkpoint) bool { return n.Add(1) == k }
+		h.failAt(k)
 		res, err := h.start(twoPhasePlan, cfg)
-		for i := 0; errors.Is(err, errCrash); i++ {
-			if i > 3 {
-				t.Fatal("no end after 3 resumes")
-			}
-			res, err = h.runner.Resume(context.Background(), "r-1")
-		}
+		res, err = h.resumeCrashed(k, res, err)
 		if err != nil {
 			t.Fatalf("checkpoint %d lost: %v", k, err)
 		}

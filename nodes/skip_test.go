@@ -1,18 +1,15 @@
 package nodes
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/gaffer-dev/gaffer/agent"
-	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/state"
 )
@@ -22,7 +19,7 @@ const skipAnswer = `'{"action":"skip_phase","confidence":0.8,"category":"build_e
 // skipScript fails phase 2 twice, differently (no replan), and leaves
 // half-done work in the tree; the Doctor proposes skip_phase. Phase 2's
 // third attempt (a human's retry) and phase 3 succeed.
-const skipScript = phase1OK + `
+var skipScript = phase1OK + `
   - phase: 2
     attempt: 1
     actions:
@@ -32,14 +29,7 @@ const skipScript = phase1OK + `
     attempt: 2
     actions:
       - write: {path: half.txt, content: "still half done\n"}
-      - run: 'echo "zz_generated.go: no such file or directory" >&2; exit 1'
-  - phase: 2
-    attempt: 3
-    actions:
-      - write: {path: impl.txt, content: "good 2\n"}
-  - phase: 3
-    actions:
-      - write: {path: more.txt, content: "good 3\n"}
+      - run: 'echo "zz_generated.go: no such file or directory" >&2; exit 1'` + okN(2, 3) + phase3OK + `
 doctor:
   - phase: 2
     answer: ` + skipAnswer + `
@@ -159,19 +149,9 @@ func TestRecoverySkipDeclinedRetries(t *testing.T) {
 // doctor_actions without skip_phase: the prompt says it is not
 // available and the answer naming it is refused as no advice.
 func TestRecoveryDoctorActionsLeaveSkipPhaseOut(t *testing.T) {
-	h := newHarness(t, skipScript)
-	cfg := on()
-	only := []string{"execute_fix"}
-	cfg.Recovery.DoctorActions = &only
-	res, err := h.start(chainPlan(3), cfg)
-	s := mustDone(t, res, err, state.RunHalted)
-	docs, _ := h.rec.of(agent.RoleDoctor)
-	if len(docs) != 1 || !strings.Contains(docs[0].Prompt, "skip_phase is not available: this run's doctor_actions leave it out") ||
-		strings.Contains(docs[0].Prompt, `| "skip_phase"`) {
-		t.Fatalf("prompt:\n%s", docs[0].Prompt)
-	}
-	if got := decisions(t, h, s); !strings.HasPrefix(got, "doctor:none skip_phase:refused") {
-		t.Fatalf("decisions %q", got)
+	_, _, prompt := leftOut(t, skipScript, "skip_phase", "execute_fix")
+	if strings.Contains(prompt, `| "skip_phase"`) {
+		t.Fatalf("prompt:\n%s", prompt)
 	}
 }
 
@@ -200,16 +180,7 @@ func TestRecoverySkipSurvivesACrash(t *testing.T) {
 	marker := []byte(`"status":"skipped"`)
 	skip := graph.WithResume(Answer{Approved: true, Skip: true})
 	ref := newHarness(t, skipScript)
-	var seen, first atomic.Int64
-	ref.store.fail = func(cp checkpoint.Checkpoint) bool {
-		n := seen.Add(1)
-		for _, v := range cp.Values {
-			if first.Load() == 0 && bytes.Contains(v, marker) {
-				first.Store(n)
-			}
-		}
-		return false
-	}
+	first := ref.firstHolding(marker)
 	askedToSkip(t, ref, on())
 	res, err := ref.runner.Resume(context.Background(), "r-1", skip)
 	mustDone(t, res, err, state.RunCompleted)
@@ -219,17 +190,11 @@ func TestRecoverySkipSurvivesACrash(t *testing.T) {
 	}
 	for _, k := range []int64{m, m + 1, puts - 1} {
 		h := newHarness(t, skipScript)
-		var n atomic.Int64
-		h.store.fail = func(checkpoint.Checkpoint) bool { return n.Add(1) == k }
+		h.failAt(k)
 		askedToSkip(t, h, on())
 		res, err := h.runner.Resume(context.Background(), "r-1", skip)
 		t.Logf("checkpoint %d of %d (the skip's: %d) lost: %v", k, puts, m, err)
-		for i := 0; errors.Is(err, errCrash); i++ {
-			if i > 3 {
-				t.Fatalf("checkpoint %d lost: no end after 3 resumes", k)
-			}
-			res, err = h.runner.Resume(context.Background(), "r-1")
-		}
+		res, err = h.resumeCrashed(k, res, err)
 		s := mustDone(t, res, err, state.RunCompleted)
 		if s.Progress.Phases[1].Status != state.PhaseSkipped {
 			t.Fatalf("checkpoint %d lost: phase 2 %v", k, s.Progress.Phases[1].Status)

@@ -15,11 +15,7 @@ import (
 // tracked edit, staged file and untracked notes are back, the stash's ref
 // dropped and the state saying so.
 func TestAllowDirtyHaltPutsTheUsersChangesBack(t *testing.T) {
-	h := newHarness(t, `
-developer:
-  - phase: 1
-    actions:
-      - write: {path: a_test.txt, content: "test\n"}
+	h := newHarness(t, phase1OK+`
   - phase: 2
     actions:
       - write: {path: README.md, content: "the run's readme\n"}

@@ -2,7 +2,6 @@ package nodes
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -286,16 +285,9 @@ func TestStoryRecordsSurviveCrashAtEveryCheckpoint(t *testing.T) {
 	puts := ref.store.puts.Load()
 	for k := int64(2); k <= puts; k++ {
 		h := newHarness(t, storyScript(approved))
-		var n int64
-		h.store.fail = func(checkpoint.Checkpoint) bool { n++; return n == k }
-		ctx := context.Background()
+		h.failAt(k)
 		res, err := h.start(fourPhasePlan, state.RunConfig{AutoApprove: true})
-		for i := 0; errors.Is(err, errCrash); i++ {
-			if i > 3 {
-				t.Fatal("no end after 3 resumes")
-			}
-			res, err = h.runner.Resume(ctx, "r-1")
-		}
+		res, err = h.resumeCrashed(k, res, err)
 		end := mustDone(t, res, err, state.RunCompleted)
 		if got := h.git("ls-files", sd); got != wantFiles {
 			t.Fatalf("checkpoint %d lost: records\n%s\nwant\n%s", k, got, wantFiles)

@@ -30,11 +30,7 @@ const twoPhasePlan = `# Plan: two phases
 - depends on: 1
 `
 
-const retryScript = `
-developer:
-  - phase: 1
-    actions:
-      - write: {path: a_test.txt, content: "test\n"}
+const retryScript = phase1OK + `
   - phase: 2
     attempt: 1
     actions:
@@ -148,11 +144,7 @@ func TestPhasedRunCommitsPerPhaseAndRetryLeavesNoTrace(t *testing.T) {
 }
 
 func TestHaltAtAttemptLimitLeavesCleanTreeAtLastGoodCommit(t *testing.T) {
-	h := newHarness(t, `
-developer:
-  - phase: 1
-    actions:
-      - write: {path: a_test.txt, content: "test\n"}
+	h := newHarness(t, phase1OK+`
   - phase: 2
     actions:
       - write: {path: impl.txt, content: "bad\n"}

@@ -79,28 +79,22 @@ func (r Request) LastText() string {
 	return strings.Join(parts, "\n")
 }
 
-// Server is a running fake. Close it when done. Its Script answers every
-// generateContent request (SetRespond, Requests).
+// Server is a running fake: its URL is http://127.0.0.1:PORT, for
+// GOOGLE_GEMINI_BASE_URL, its Script answers every generateContent request
+// (SetRespond, Requests). Close it when done.
 type Server struct {
-	URL string // http://127.0.0.1:PORT, for GOOGLE_GEMINI_BASE_URL
-	srv *http.Server
-	*fakeserve.Script[Request, Reply]
+	*fakeserve.Server[Request, Reply]
 }
 
 // Start listens on 127.0.0.1 and serves until Close; respond answers
 // every generateContent request.
 func Start(respond func(Request) Reply) (*Server, error) {
-	s := &Server{Script: fakeserve.NewScript(respond)}
-	srv, addr, err := fakeserve.Listen("fakegemini", http.HandlerFunc(s.serve))
-	if err != nil {
+	s := &Server{fakeserve.New(respond)}
+	if err := s.Listen("fakegemini", "", http.HandlerFunc(s.serve)); err != nil {
 		return nil, err
 	}
-	s.URL, s.srv = "http://"+addr, srv
 	return s, nil
 }
-
-// Close stops the server.
-func (s *Server) Close() error { return s.srv.Close() }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	stream := strings.HasSuffix(r.URL.Path, ":streamGenerateContent")

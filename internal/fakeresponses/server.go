@@ -43,28 +43,22 @@ func (r Request) Contains(s string) bool { return strings.Contains(string(r.Body
 // output (the model's earlier call came back).
 func (r Request) HasCallOutput() bool { return r.Contains(`"function_call_output"`) }
 
-// Server is a running fake. Close it when done. Its Script answers every
-// responses request (SetRespond, Requests).
+// Server is a running fake: its URL is http://127.0.0.1:PORT/v1, for a
+// Codex model provider's base_url, its Script answers every responses
+// request (SetRespond, Requests). Close it when done.
 type Server struct {
-	URL string // http://127.0.0.1:PORT/v1, for a Codex model provider's base_url
-	srv *http.Server
-	*fakeserve.Script[Request, Reply]
+	*fakeserve.Server[Request, Reply]
 }
 
 // Start listens on 127.0.0.1 and serves until Close; respond answers
 // every responses request.
 func Start(respond func(Request) Reply) (*Server, error) {
-	s := &Server{Script: fakeserve.NewScript(respond)}
-	srv, addr, err := fakeserve.Listen("fakeresponses", http.HandlerFunc(s.serve))
-	if err != nil {
+	s := &Server{fakeserve.New(respond)}
+	if err := s.Listen("fakeresponses", "/v1", http.HandlerFunc(s.serve)); err != nil {
 		return nil, err
 	}
-	s.URL, s.srv = "http://"+addr+"/v1", srv
 	return s, nil
 }
-
-// Close stops the server.
-func (s *Server) Close() error { return s.srv.Close() }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/responses" {

@@ -43,14 +43,32 @@ func (s *Script[Req, Rep]) Requests() []Req {
 	return append([]Req(nil), s.reqs...)
 }
 
-// Listen serves h on 127.0.0.1 until the server it returns is closed;
-// addr is the host:port it listens on. name prefixes its error.
-func Listen(name string, h http.Handler) (srv *http.Server, addr string, err error) {
+// Server is a fake listening on 127.0.0.1, with the script that
+// answers its requests. Close it when done.
+type Server[Req, Rep any] struct {
+	URL string // http://127.0.0.1:PORT and the path Listen was given
+	srv *http.Server
+	*Script[Req, Rep]
+}
+
+// New returns a fake, not listening yet, whose script answers with
+// respond.
+func New[Req, Rep any](respond func(Req) Rep) *Server[Req, Rep] {
+	return &Server[Req, Rep]{Script: NewScript(respond)}
+}
+
+// Listen serves h on 127.0.0.1 until Close, at URL "http://" + the
+// address + path. name prefixes its error.
+func (s *Server[Req, Rep]) Listen(name, path string, h http.Handler) error {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", name, err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
-	srv = &http.Server{Handler: h}
-	go srv.Serve(ln) //nolint:errcheck // returns on Close
-	return srv, ln.Addr().String(), nil
+	s.URL = "http://" + ln.Addr().String() + path
+	s.srv = &http.Server{Handler: h}
+	go s.srv.Serve(ln) //nolint:errcheck // returns on Close
+	return nil
 }
+
+// Close stops the server.
+func (s *Server[Req, Rep]) Close() error { return s.srv.Close() }

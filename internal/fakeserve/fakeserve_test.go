@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -28,25 +29,29 @@ func TestScriptAnswersInOrderAndKeepsTheRequests(t *testing.T) {
 	}
 }
 
-// TestListenServesOnLoopback: the handler answers on 127.0.0.1 until Close.
-func TestListenServesOnLoopback(t *testing.T) {
-	srv, addr, err := Listen("test", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") }))
-	if err != nil {
+// TestServerListensOnLoopback: the handler answers at URL, on
+// 127.0.0.1 and under the path given, until Close.
+func TestServerListensOnLoopback(t *testing.T) {
+	s := New(func(req string) string { return req })
+	if err := s.Listen("test", "/v1", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, r.URL.Path) })); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.Get("http://" + addr + "/")
+	if !strings.HasPrefix(s.URL, "http://127.0.0.1:") || !strings.HasSuffix(s.URL, "/v1") {
+		t.Fatalf("URL = %q", s.URL)
+	}
+	resp, err := http.Get(s.URL + "/x")
 	if err != nil {
 		t.Fatal(err)
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if string(body) != "ok" {
+	if string(body) != "/v1/x" {
 		t.Fatalf("body = %q", body)
 	}
-	if err := srv.Close(); err != nil {
+	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := http.Get("http://" + addr + "/"); err == nil {
+	if _, err := http.Get(s.URL + "/x"); err == nil {
 		t.Fatal("the server still answers after Close")
 	}
 }
