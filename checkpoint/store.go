@@ -83,6 +83,8 @@ type RunInfo struct {
 	Status string
 	Time   time.Time // time of the newest checkpoint
 	// Summary is the newest checkpoint's Summary (nil when it had none).
+	// Runs answers with bytes of the caller's own, which the store never
+	// writes again (a listing cuts its strings from them).
 	Summary []byte
 }
 

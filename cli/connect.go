@@ -16,6 +16,7 @@ import (
 
 	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/control"
+	"github.com/gaffer-dev/gaffer/daemon"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/host/hoststore"
@@ -151,7 +152,7 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 	if globalSet(c, "log-level") || globalSet(c, "log-format") {
 		// Asked for logs: the run's events go there as serve logs its
 		// runs' (without, the terminal shows the progress view alone).
-		h.OnClose(h.Subscribe(eventLogger(l.log, "run interrupted at checkpoint")))
+		h.OnClose(h.Subscribe(daemon.EventLogger(l.log, "run interrupted at checkpoint")))
 	}
 	if _, _, err := socket.Listen(c.Context, h, h.Holder(o.kind), control.Info{Kind: o.kind, Version: io.version}); err != nil {
 		// The store is ours, so the socket is only a convenience: say why

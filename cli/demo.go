@@ -3,13 +3,11 @@ package cli
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -17,13 +15,9 @@ import (
 
 	"github.com/gaffer-dev/gaffer/examples/demo"
 	"github.com/gaffer-dev/gaffer/host"
-	"github.com/gaffer-dev/gaffer/internal/gitcmd"
-	"github.com/gaffer-dev/gaffer/internal/tmpdir"
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/profile"
-	"github.com/gaffer-dev/gaffer/recovery"
 	"github.com/gaffer-dev/gaffer/state"
-	"github.com/gaffer-dev/gaffer/workspace"
 )
 
 // DemoOptions are the flags of `gaffer demo`.
@@ -53,20 +47,6 @@ func demoCommand(io IO) *ucli.Command {
 		},
 	}
 }
-
-// demoFiles is the demo project before the run: a Go module with only doc.go.
-func demoFiles() map[string]string {
-	return map[string]string{
-		"go.mod":     "module example.com/calc\n\ngo 1.21\n",
-		"doc.go":     "// Package calc evaluates expressions of the form \"a op b\".\npackage calc\n",
-		".gitignore": "*.test\n",
-		"README.md":  "# calc\n\nA tiny calculator, built phase by phase by gaffer's demo.\n",
-	}
-}
-
-// demoEpoch is the demo repository's first commit time: fixed, so every
-// demo run makes the same commits.
-func demoEpoch() time.Time { return time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC) }
 
 // Demo creates the demo repository, runs the plan with the script driver
 // (answering the approval itself, visibly), and shows the result.
@@ -173,18 +153,21 @@ func demoEpilogue(ctx context.Context, l *local, dir, id string, skipTest bool) 
 	if err != nil {
 		return err
 	}
-	writeDemoRecovery(out, snap.State)
+	demo.WriteRecovery(out, snap.State)
 	branch := host.RunBranch(id)
 	if snap.State.Run.WorkTree == "" { // a run in place: its commits are on the user's branch
 		branch = "HEAD"
 	}
-	fmt.Fprintf(out, "\n$ git log --oneline %s\n", branch)
-	if err := runShown(gitcmd.Command(ctx, dir, nil, "log", "--oneline", branch), out); err != nil {
-		return fmt.Errorf("demo: git log %s: %w", branch, err)
+	if err := demo.ShowLog(ctx, out, dir, branch); err != nil {
+		return err
 	}
 	fmt.Fprintf(out, "\nExecution directory (committed on %s): %s\n", branch, snap.State.Run.ExecDir)
 	if !skipTest {
-		if err := demoGoTest(ctx, out, dir, branch); err != nil {
+		if err := demo.GoTest(ctx, out, dir, branch); err != nil {
+			var te *demo.GoTestError
+			if errors.As(err, &te) {
+				return exitf(ExitHalted, "%w", err)
+			}
 			return err
 		}
 	}
@@ -197,136 +180,14 @@ func demoEpilogue(ctx context.Context, l *local, dir, id string, skipTest bool) 
 	return nil
 }
 
-// demoGoTest runs go test on branch, in a temporary work tree when it is
-// not the checkout's own.
-func demoGoTest(ctx context.Context, out io.Writer, dir, branch string) error {
-	at := dir
-	if branch != "HEAD" {
-		tmp, err := tmpdir.Make("demotest")
-		if err != nil {
-			return fmt.Errorf("demo: %w", err)
-		}
-		defer tmp.Remove()
-		at = filepath.Join(tmp.Path, "calc")
-		if err := gitcmd.Command(ctx, dir, nil, "worktree", "add", "--quiet", "--detach", at, branch).Run(); err != nil {
-			return fmt.Errorf("demo: git worktree add %s: %w", branch, err)
-		}
-		defer func() {
-			_ = gitcmd.Command(context.WithoutCancel(ctx), dir, nil, "worktree", "remove", "--force", at).Run()
-		}()
-		fmt.Fprintf(out, "\n$ go test ./...   # on %s, in a temporary work tree\n", branch)
-	} else {
-		fmt.Fprintf(out, "\n$ go test ./...\n")
-	}
-	goTest := exec.CommandContext(ctx, "go", "test", "-count=1", "./...")
-	goTest.Dir = at
-	if err := runShown(goTest, out); err != nil {
-		return exitf(ExitHalted, "demo: go test failed on %s in %s: %w", branch, dir, err)
-	}
-	return nil
-}
-
-func runShown(cmd *exec.Cmd, out interface{ Write([]byte) (int, error) }) error {
-	cmd.Stdout, cmd.Stderr = out, out
-	return cmd.Run()
-}
-
-// SetupDemo creates the demo repository in dir (a new temporary directory
-// when dir is ""): the files, one commit at a fixed time, and the script
-// and plan under .git/gaffer-demo (outside the work tree). A dir that
-// already holds the demo repository is reused as it is.
+// SetupDemo creates the demo repository in dir (demo.Setup; a new
+// temporary directory when dir is ""). A dir that holds anything is
+// ExitPrecondition.
 func SetupDemo(ctx context.Context, dir string) (string, error) {
-	if dir == "" {
-		d, err := os.MkdirTemp("", "gaffer-demo-")
-		if err != nil {
-			return "", fmt.Errorf("demo: %w", err)
-		}
-		dir = d
+	dir, err := demo.Setup(ctx, dir)
+	var de *demo.DirError
+	if errors.As(err, &de) {
+		return "", exitf(ExitPrecondition, "%w", err)
 	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", fmt.Errorf("demo: %w", err)
-	}
-	if _, err := os.Stat(filepath.Join(abs, ".git", "gaffer-demo", "script.yaml")); err == nil {
-		return "", exitf(ExitPrecondition, "%s already holds a demo repository; continue its run with `gaffer resume --repo %s` or use another --dir", abs, abs)
-	}
-	if entries, err := os.ReadDir(abs); err == nil && len(entries) > 0 {
-		return "", exitf(ExitPrecondition, "demo: %s is not empty; give an empty or new --dir", abs)
-	}
-	repo, err := workspace.Init(abs, "main")
-	if err != nil {
-		return "", fmt.Errorf("demo: %w", err)
-	}
-	for name, content := range demoFiles() {
-		if err := workspace.WriteFileAtomic(filepath.Join(abs, name), []byte(content), 0o644); err != nil {
-			return "", fmt.Errorf("demo: %w", err)
-		}
-	}
-	author := workspace.Signature{Name: "gaffer demo", Email: "demo@gaffer.invalid"}
-	if _, err := repo.Commit(ctx, "calc: an empty Go module", nil, workspace.CommitOptions{Author: author, When: demoEpoch()}); err != nil {
-		return "", fmt.Errorf("demo: %w", err)
-	}
-	sd := filepath.Join(abs, ".git", "gaffer-demo")
-	for name, content := range map[string]string{"script.yaml": demo.Script, "plan.md": demo.Plan} {
-		if err := workspace.WriteFileAtomic(filepath.Join(sd, name), []byte(content), 0o644); err != nil {
-			return "", fmt.Errorf("demo: %w", err)
-		}
-	}
-	return strings.TrimSuffix(abs, "/"), nil
-}
-
-// writeDemoRecovery tells, in two lines per phase, the recovery the run
-// went through: the repeated failure, what came of the replan it reserved
-// (a revision accepted within the phase's frozen goal, one refused, or
-// none: the replanner failed or was cut off), and how the phase ended.
-func writeDemoRecovery(out io.Writer, s state.ExecutionState) {
-	for _, r := range nodes.ReplansByPhase(s) {
-		n := len(r.Failures)
-		if n == 0 {
-			continue
-		}
-		last := r.Failures[n-1]
-		how := fmt.Sprintf("%d times", n)
-		if n == 2 {
-			how = "twice"
-		}
-		if slices.IndexFunc(r.Failures, func(f recovery.Failure) bool { return f.Fingerprint != last.Fingerprint }) < 0 {
-			how += " the same way"
-		}
-		fmt.Fprintf(out, "\nRecovery: phase %d failed %s (%s: %s);\n", r.Phase, how, last.Category, failureGist(last.Tail))
-		end := "the run ended before the phase did"
-		if ps, err := s.PhaseState(r.Phase - 1); err == nil && ps.Status == state.PhaseCompleted {
-			end = fmt.Sprintf("attempt %d passed", ps.Attempt)
-		}
-		switch {
-		case r.Accepted > 0:
-			fmt.Fprintf(out, "  replanned: the revised approach kept the phase's frozen goal and was accepted, and %s.\n", end)
-		case r.Revised > 0:
-			fmt.Fprintf(out, "  replanned, but no revision was accepted; %s.\n", end)
-		default:
-			fmt.Fprintf(out, "  a replan was tried, but the replanner gave no revision; %s.\n", end)
-		}
-	}
-}
-
-// gistRe finds the line of a failure's text that says what went wrong:
-// a compiler's or test's file:line message, a failing test, a panic.
-var gistRe = regexp.MustCompile(`(?m)^\s*(?:\S+\.\w+:\d+(?::\d+)?: .*|--- FAIL: .*|panic: .*)$`)
-
-// failureGist is the line of a failure's text that says what went wrong,
-// or its last line.
-func failureGist(text string) string {
-	if m := gistRe.FindString(text); m != "" {
-		return strings.TrimSpace(m)
-	}
-	lines := strings.Split(strings.TrimSpace(text), "\n")
-	return cutRunes(strings.TrimSpace(lines[len(lines)-1]), 120)
-}
-
-// cutRunes cuts s at n runes, marking the cut with "…".
-func cutRunes(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return strings.TrimSpace(string(r[:n])) + "…"
-	}
-	return s
+	return dir, err
 }

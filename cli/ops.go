@@ -9,10 +9,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/gaffer-dev/gaffer/host"
+	"github.com/gaffer-dev/gaffer/daemon"
 	"github.com/gaffer-dev/gaffer/metrics"
 )
 
@@ -20,27 +19,10 @@ import (
 // from a run (always on in serve).
 const metricsAddrFlag = "metrics-addr"
 
-// newProcessMetrics makes a registry with gaffer's collectors and the Go
-// and process collectors.
-func newProcessMetrics() (*prometheus.Registry, *metrics.Metrics, error) {
-	reg := prometheus.NewRegistry()
-	m, err := metrics.New(reg)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := reg.Register(collectors.NewGoCollector()); err != nil {
-		return nil, nil, fmt.Errorf("metrics: %w", err)
-	}
-	if err := reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})); err != nil {
-		return nil, nil, fmt.Errorf("metrics: %w", err)
-	}
-	return reg, m, nil
-}
-
 // serveMetrics counts l's runs into m and serves reg on addr until l
 // closes.
 func serveMetrics(ctx context.Context, l *local, addr string, reg *prometheus.Registry, m *metrics.Metrics) error {
-	if counts, err := statusCounts(ctx, l); err == nil {
+	if counts, err := daemon.CountRuns(ctx, l); err == nil {
 		m.SetRuns(counts)
 	}
 	l.OnClose(l.Subscribe(m.Observe))
@@ -55,19 +37,6 @@ func serveMetrics(ctx context.Context, l *local, addr string, reg *prometheus.Re
 	go func() { defer wg.Done(); _ = metrics.Serve(sctx, ln, metrics.Handler(reg, nil)) }()
 	l.OnClose(func() { cancel(); wg.Wait() })
 	return nil
-}
-
-// statusCounts counts the store's runs by status, for the runs gauge.
-func statusCounts(ctx context.Context, l *local) (map[string]int, error) {
-	es, err := l.List(ctx, host.ListRequest{})
-	if err != nil {
-		return nil, err
-	}
-	counts := map[string]int{}
-	for _, e := range es {
-		counts[e.Status]++
-	}
-	return counts, nil
 }
 
 // flagString returns the value of a flag the command may not define.

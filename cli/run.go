@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/gaffer-dev/gaffer/daemon"
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/metrics"
 	"github.com/gaffer-dev/gaffer/profile"
@@ -135,7 +136,7 @@ func openRunHost(c *ucli.Context, io IO, setup *profile.Setup) (*local, error) {
 	addr := flagString(c, metricsAddrFlag)
 	if addr != "" {
 		var err error
-		if reg, m, err = newProcessMetrics(); err != nil {
+		if reg, m, err = daemon.NewMetrics(); err != nil {
 			return nil, err
 		}
 	}

@@ -1,28 +1,18 @@
 package cli
 
 import (
-	"context"
 	"errors"
-	"fmt"
-	"log/slog"
-	"os"
 	"runtime"
-	"sync"
 	"syscall"
 	"time"
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/gaffer-dev/gaffer/checkpoint"
-	"github.com/gaffer-dev/gaffer/control"
-	"github.com/gaffer-dev/gaffer/events"
-	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/daemon"
 	"github.com/gaffer-dev/gaffer/host/hoststore"
 	"github.com/gaffer-dev/gaffer/host/pool"
-	"github.com/gaffer-dev/gaffer/host/socket"
 	"github.com/gaffer-dev/gaffer/metrics"
 	"github.com/gaffer-dev/gaffer/profile/config"
-	"github.com/gaffer-dev/gaffer/serve"
 )
 
 // DefaultServeMetricsAddr is where `gaffer serve` serves /metrics unless
@@ -124,180 +114,53 @@ func configMaxRunsPerRepo(repoDir string, getenv func(string) string) (int, erro
 	return cfg.MaxRunsPerRepo(), nil
 }
 
-// Serve runs `gaffer serve` until c's context ends (SIGTERM or SIGINT),
-// then drains: no new work, running steps finish to their checkpoint
-// (at most o.DrainTimeout), leases are released, and it returns nil.
+// Serve runs `gaffer serve` (package daemon) until c's context ends
+// (SIGTERM or SIGINT), then drains: no new work, running steps finish to
+// their checkpoint (at most o.DrainTimeout), leases are released, and it
+// returns nil.
 func Serve(c *ucli.Context, io IO, o ServeOptions) (err error) {
 	log := opsLogger(c, io.Err).With("component", "serve")
-	ui, err := listenInbox(o)
+	inboxAddr, inboxToken, err := inboxFlags(o)
 	if err != nil {
 		return err
 	}
-	if ui.ln != nil {
-		defer ui.ln.Close()
-	}
-	reg, m, err := newProcessMetrics()
+	_, g, gerr := storeOf(c)
+	d, err := daemon.New(daemon.Config{Workers: o.Workers, MaxRunsPerRepo: o.MaxPerRepo, Hosts: o.Hosts,
+		SharedStore: gerr == nil && hoststore.IsURL(g.Store), MetricsAddr: o.MetricsAddr, InboxAddr: inboxAddr, InboxToken: inboxToken,
+		DrainTimeout: o.DrainTimeout, Version: io.version, Logger: log, Out: io.Out})
 	if err != nil {
-		return err
+		return serveError(err)
 	}
+	defer d.Close()
 	// serve's runs are nobody's to watch or ask: its front is quiet.
 	// Parallel runs share serve's output: each agent line names its run.
 	setup := newSetup(c, io)
 	setup.RunIDs = true
-	l, err := openHost(c, io, hostOptions{metrics: m, front: noticer{io: io}, dir: o.Dir, remote: o.Remote, setup: setup, maxSessions: o.MaxSessions})
+	l, err := openHost(c, io, hostOptions{metrics: d.Metrics(), front: noticer{io: io}, dir: o.Dir, remote: o.Remote, setup: setup, maxSessions: o.MaxSessions})
 	if err != nil {
 		return err
 	}
 	defer closeHost(l, &err)
-	defer l.Subscribe(m.Observe)()
-	defer l.Subscribe(eventLogger(log, "run drained at checkpoint"))()
-	if counts, err := statusCounts(c.Context, l); err == nil {
-		m.SetRuns(counts)
-	}
-	if _, g, err := storeOf(c); err == nil && hoststore.IsURL(g.Store) {
-		// Every host of the database counts its runs: each scrape reads
-		// them (store="shared"), so that a dashboard counts them once.
-		m.ProbeRuns(func(ctx context.Context) (map[string]int, error) { return statusCounts(ctx, l) }, log)
-	}
-	svc, err := pool.New(l.Host, pool.Config{Workers: o.Workers, MaxRunsPerRepo: o.MaxPerRepo, Logger: log, Gauges: m, Hosts: o.Hosts})
-	if err != nil {
-		return err
-	}
-	queue := svc.Queue()
-	defer l.Subscribe(queue.Observe)()
-
-	ln, err := metrics.Listen(o.MetricsAddr)
-	if err != nil {
-		return metricsListenError(o.MetricsAddr, err)
-	}
-	stopSocket, sock, err := socket.Listen(c.Context, l.Host, svc, control.Info{Kind: "serve", Version: io.version})
-	if err != nil {
-		ln.Close()
-		return exitf(ExitLocked, "control socket: %w", err)
-	}
-
-	// Runs execute under their own context: a signal drains them at their
-	// next checkpoint instead of cancelling them mid-step.
-	runCtx, stopRuns := context.WithCancel(context.WithoutCancel(c.Context))
-	defer stopRuns()
-	svcCtx, stopSvc := context.WithCancel(context.WithoutCancel(c.Context))
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		ready := func() error {
-			st := queue.Status()
-			if st.Draining {
-				return errors.New("draining")
-			}
-			if st.Retrying != "" {
-				return fmt.Errorf("waiting to try a run again: %s", st.Retrying)
-			}
-			return nil
-		}
-		if err := metrics.Serve(svcCtx, ln, metrics.Handler(reg, ready)); err != nil {
-			log.Error("metrics listener stopped", "err", err)
-		}
-	}()
-	inboxURL, stopInbox, err := ui.serve(svcCtx, &wg, svc, l.Host, log)
-	if err != nil {
-		stopSvc()
-		stopSocket()
-		wg.Wait()
-		return err
-	}
-	stop := func() { stopInbox(); stopSvc(); stopSocket(); wg.Wait() }
-	if err := queue.Start(runCtx); err != nil {
-		stop()
-		return err
-	}
-	st := queue.Status()
-	log.Info("serving", "store", l.StoreDir(), "socket", sock, "metrics", "http://"+ln.Addr().String()+"/metrics",
-		"workers", o.Workers, "recovered", len(st.Queued), "pid", os.Getpid())
-	fmt.Fprintf(io.Out, "gaffer serve: store %s, socket %s, metrics http://%s/metrics, %d worker(s)\n",
-		l.StoreDir(), sock, ln.Addr(), o.Workers)
-	if inboxURL != "" {
-		log.Info("inbox", "url", inboxURL)
-		fmt.Fprintf(io.Out, "gaffer serve: inbox %s\n", inboxURL)
-	}
-
-	<-c.Context.Done()
-	log.Info("draining", "timeout", o.DrainTimeout)
-	queue.Drain(o.DrainTimeout)
-	stop()
-	left := queue.Status().Queued
-	log.Info("stopped", "left_for_next_start", len(left))
-	fmt.Fprintf(io.Out, "gaffer serve: stopped; %d run(s) resume at the next start\n", len(left))
-	return nil
+	return serveError(d.Run(c.Context, l.Host))
 }
 
-// eventLogger logs the runtime's events with run, node and phase
-// attributes: nodes starting and finishing at debug, phases, reviews and
-// status changes at info, failures at error. A run cut off by its context
-// (serve's drain, a cancel) is not a failure: it is logged at info as
-// stopped (the message) at its last checkpoint.
-func eventLogger(log *slog.Logger, stopped string) func(graph.Event) {
-	var mu sync.Mutex
-	seqs := map[string]uint64{} // the newest checkpoint of each run
-	return func(ev graph.Event) {
-		l := log.With("run", ev.RunID)
-		cut := ev.Err != nil && (errors.Is(ev.Err, context.Canceled) || errors.Is(ev.Err, context.DeadlineExceeded) ||
-			errors.Is(ev.Err, serve.ErrDrained) || errors.Is(ev.Err, serve.ErrCancelled))
-		// Fenced: another host took the run over; this one's attempt
-		// stops, and the run goes on there.
-		fenced := errors.Is(ev.Err, checkpoint.ErrFenced)
-		switch ev.Kind {
-		case graph.CheckpointSaved:
-			mu.Lock()
-			seqs[ev.RunID] = max(seqs[ev.RunID], ev.Seq)
-			mu.Unlock()
-		case graph.NodeStarted:
-			l.Debug("node started", "node", ev.Node, "step", ev.Step, "attempt", ev.Attempt)
-		case graph.NodeFinished:
-			var ie *graph.InterruptError
-			switch {
-			case errors.As(ev.Err, &ie):
-				// Waiting for a human is no failure, and the plan (the
-				// interrupt's payload) is for plan show, not the log.
-				l.Info("waiting for approval", "node", ev.Node, "step", ev.Step)
-			case cut:
-				l.Debug("node interrupted", "node", ev.Node, "step", ev.Step, "duration", ev.Duration)
-			case fenced:
-				l.Info("node stopped: another host holds the run", "node", ev.Node, "step", ev.Step, "err", ev.Err)
-			case ev.Err != nil:
-				l.Error("node failed", "node", ev.Node, "step", ev.Step, "duration", ev.Duration, "err", ev.Err)
-			default:
-				l.Debug("node finished", "node", ev.Node, "step", ev.Step, "duration", ev.Duration)
-			}
-		case graph.NodeRetry:
-			l.Warn("node retry", "node", ev.Node, "attempt", ev.Attempt, "err", ev.Err)
-		case graph.RunFinished:
-			mu.Lock()
-			seq := max(seqs[ev.RunID], ev.Seq)
-			delete(seqs, ev.RunID)
-			mu.Unlock()
-			switch {
-			case cut:
-				l.Info(stopped, "seq", seq)
-			case fenced:
-				l.Warn("run taken over by another host; this host stopped its attempt", "seq", seq, "err", ev.Err)
-			case ev.Err != nil:
-				l.Error("run failed", "seq", seq, "err", ev.Err)
-			default:
-				l.Info("run stopped", "status", fmt.Sprint(ev.Payload), "seq", seq)
-			}
-		case graph.Custom:
-			switch p := ev.Payload.(type) {
-			case events.PhaseFinished:
-				l.Info("phase finished", "node", ev.Node, "phase", p.Phase, "attempt", p.Attempt, "iteration", p.Iteration,
-					"outcome", p.Outcome, "duration", p.Duration)
-			case events.Review:
-				l.Info("review", "node", ev.Node, "phase", p.Phase, "iteration", p.Iteration, "approved", p.Approved)
-			case events.RunStatus:
-				l.Info("run status", "from", p.From, "to", p.To)
-			}
-		}
+// serveError turns a listener the daemon could not open into the
+// command's exit error, naming the flag that moves it.
+func serveError(err error) error {
+	var le *daemon.ListenError
+	if !errors.As(err, &le) {
+		return err
 	}
+	switch le.Listener {
+	case daemon.MetricsListener:
+		return metricsListenError(le.Addr, le.Err)
+	case daemon.InboxListener:
+		if errors.Is(le.Err, syscall.EADDRINUSE) {
+			return exitf(ExitPrecondition, "listen %s: address already in use; pass --ui-addr 127.0.0.1:PORT", le.Addr)
+		}
+		return exitf(ExitUsage, "--ui-addr: %w", le.Err)
+	}
+	return exitf(ExitLocked, "control socket: %w", le.Err)
 }
 
 // metricsListenError turns a failed metrics listener into the command's

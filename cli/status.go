@@ -222,10 +222,12 @@ func listCommand(io IO) *ucli.Command {
 // branches checked against the repository's current branch.
 func writeList(w io.Writer, es []host.ListEntry, asJSON bool, unmerged map[string]bool, cols int) error {
 	listedUnmerged := 0 // of the unmerged branches, those of the store's runs
+	// The table's rows are made one at a time, in one list of phases.
+	var phases []runview.RunPhase
 	row := func(i int, brief bool) runview.Run {
 		var v runview.Run
 		if brief {
-			v = runview.BriefRowOfEntry(&es[i])
+			v = runview.BriefRowReusing(&es[i], &phases)
 		} else {
 			v = runview.RowOfEntry(&es[i])
 		}

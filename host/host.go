@@ -16,7 +16,6 @@ import (
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/host/listing"
 	"github.com/gaffer-dev/gaffer/internal/procgroup"
-	"github.com/gaffer-dev/gaffer/internal/tmpdir"
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
@@ -194,7 +193,7 @@ type Host struct {
 // New makes the Host of cfg on repo and store, an open store (package
 // hoststore opens the one a configuration names) that Close closes with
 // closeStore: it ends what a killed gaffer process left behind (git lock
-// files, agents' process groups, temporary directories) and compiles the workflow. The store is
+// files, agents' process groups) and compiles the workflow. The store is
 // closed when New fails.
 func New(cfg Config, repo *workspace.Repo, store checkpoint.Store, closeStore func() error) (*Host, error) {
 	if cfg.Front == nil {
@@ -336,10 +335,9 @@ func (h *Host) Delete(ctx context.Context, req RunRequest) error {
 // else happens, and returns the record of the agents' process groups.
 // With the store's lock held no other gaffer process works on this
 // repository's runs: the git locks a killed one left can go, and the
-// agents' process groups it left running are ended. Then the temporary
-// directories of every gaffer process of this user's that is gone (killed
-// with SIGKILL, say) are removed (see package tmpdir). A shared host holds
-// no lock: what was left is the holder's to end.
+// agents' process groups it left running are ended (the temporary
+// directories they worked in are hoststore.Open's to sweep). A shared host
+// holds no lock: what was left is the holder's to end.
 func (h *Host) endLeftovers(shared bool) (*procgroup.Registry, error) {
 	if removed, err := recoverGitLocks(h.repo.Root(), shared); err != nil {
 		return nil, err
@@ -351,17 +349,6 @@ func (h *Host) endLeftovers(shared bool) (*procgroup.Registry, error) {
 		return nil, fmt.Errorf("end the agents a killed gaffer process left running: %w", err)
 	} else if len(killed) > 0 {
 		h.front.Notice(fmt.Sprintf("gaffer: killed agent process groups left running by a killed gaffer process: %v", killed))
-	}
-	if !shared {
-		// After the agents, which ran in them. Logged, not shown: they are
-		// no one's work. One that will not go is kept; the command goes on.
-		removed, err := tmpdir.Sweep("")
-		for _, d := range removed {
-			h.log.Info("removed a temporary directory left by a killed gaffer process", "dir", d)
-		}
-		if err != nil {
-			h.log.Warn("could not remove temporary directories left by killed gaffer processes", "err", err)
-		}
 	}
 	return groups, nil
 }

@@ -72,7 +72,7 @@ func (h *Host) entries(ctx context.Context, status bool) ([]ListEntry, error) {
 				e.Summary, e.Record = &sums[i], in
 				continue
 			}
-		} else if listing.Read(*in, &sums[i], &sl) {
+		} else if listing.ReadShared(*in, &sums[i], &sl) { // infos are the listing's own (Store.Runs)
 			e.Summary, e.Record = &sums[i], in
 			e.Status = sums[i].Status.String()
 			e.Stopped = sums[i].Status == state.RunRunning && !h.live.driving(in.RunID)

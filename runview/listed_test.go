@@ -122,8 +122,10 @@ func TestListedRunIsTheListsView(t *testing.T) {
 // TestEntryRowIsTheRow: a listing's row made from a run's entry (its
 // summary) is the row RowOf makes of the run's listed snapshot, stopped
 // or not, with the stop's reason kept or not; an entry of a run read
-// whole is RowOf's row of it.
+// whole is RowOf's row of it; list's table's brief row, made in a list
+// of phases reused from row to row, is the same row.
 func TestEntryRowIsTheRow(t *testing.T) {
+	var phases []RunPhase // reused by every case's rows, as list's table does
 	for name, full := range listedStates() {
 		t.Run(name, func(t *testing.T) {
 			listed, ok, err := listing.Listed(full)
@@ -155,6 +157,12 @@ func TestEntryRowIsTheRow(t *testing.T) {
 					brief := BriefRowOfEntry(&e)
 					if brief.Usage != nil {
 						t.Errorf("the brief row has the usage by role: %v", brief.Usage)
+					}
+					// list's table makes its rows in turn in one list
+					// of phases: the row is the same.
+					reused := BriefRowReusing(&e, &phases)
+					if !reflect.DeepEqual(reused, brief) {
+						t.Errorf("stopped %v: the row made in a reused list of phases:\n%+v\nthe brief row:\n%+v", stopped, reused, brief)
 					}
 					brief.Usage = want.Usage
 					if !reflect.DeepEqual(brief, want) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/gaffer-dev/gaffer/host"
@@ -206,6 +207,21 @@ func RowOfEntry(e *host.ListEntry) Run {
 // prints the total alone, and a map per run of 10,000 was a tenth of its
 // time.
 func BriefRowOfEntry(e *host.ListEntry) Run {
+	return briefRow(e, nil)
+}
+
+// BriefRowReusing is BriefRowOfEntry whose phases (for a run listed
+// through its summary) are cut from *phases, grown as needed: the row's
+// Phases are the caller's until its next call with the same list. list's
+// table reads each row once; a list of phases made for each of 10,000
+// rows was 6 MB of fresh memory.
+func BriefRowReusing(e *host.ListEntry, phases *[]RunPhase) Run {
+	return briefRow(e, phases)
+}
+
+// briefRow is BriefRowOfEntry, its phases cut from *phases unless
+// phases is nil.
+func briefRow(e *host.ListEntry, phases *[]RunPhase) Run {
 	if e.Whole != nil {
 		return RowOf(*e.Whole)
 	}
@@ -223,7 +239,12 @@ func BriefRowOfEntry(e *host.ListEntry) Run {
 	if len(s.Phases) > 0 {
 		v.Mode = s.Mode.String()
 		v.CurrentPhase = s.CurrentPhase + 1
-		v.Phases = make([]RunPhase, len(s.Phases))
+		if phases != nil {
+			*phases = slices.Grow((*phases)[:0], len(s.Phases))[:len(s.Phases)]
+			v.Phases = *phases
+		} else {
+			v.Phases = make([]RunPhase, len(s.Phases))
+		}
 		for i, p := range s.Phases {
 			v.Phases[i] = RunPhase{Number: i + 1, Status: p.Status.String(), Attempt: p.Attempt, PostCommit: p.Commit}
 		}

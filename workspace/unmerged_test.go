@@ -9,9 +9,16 @@ import (
 // TestUnmergedNamesRunBranchesWithWork: Unmerged lists the gaffer/
 // branches with commits HEAD lacks, and neither one at HEAD's history nor
 // a branch outside the prefix; after a merge the branch is gone from it.
+// A repository without commits has none.
 func TestUnmergedNamesRunBranchesWithWork(t *testing.T) {
 	f := newFixture(t)
 	mergeIdentity(t)
+	// A repository without commits has no branch with work HEAD lacks.
+	for _, p := range []string{"gaffer/", "gaffer/r1"} {
+		if got, err := f.repo.Unmerged(f.ctx, p); err != nil || got == nil || len(got) != 0 {
+			t.Fatalf("Unmerged(%q) without commits = %v, %v; want none", p, got, err)
+		}
+	}
 	f.write("a.go", "package a\n")
 	f.commit("initial")
 	f.git("branch", "gaffer/empty") // no commit of its own

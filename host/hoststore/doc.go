@@ -5,7 +5,8 @@
 // opening to the host's refusals, one line naming the fix (another
 // process holds it: host.Held with its pid; a damaged or foreign store:
 // host.Refused; a full disk: host.Machine), keeps the store private to
-// its user (0700, its files 0600), and, where the configuration asks for
-// it, delivers the runs' notices (package notify) while the host is
+// its user (0700, its files 0600), sweeps the temporary directories of
+// killed gaffer processes, and, where the configuration asks for it,
+// delivers the runs' notices (package notify) while the host is
 // open. Package host itself opens no store: it works on one it is given.
 package hoststore

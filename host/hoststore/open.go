@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/internal/ioerr"
+	"github.com/gaffer-dev/gaffer/internal/tmpdir"
 	"github.com/gaffer-dev/gaffer/notify"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/telemetry"
@@ -60,7 +62,9 @@ const ReadersWait = 10 * time.Second
 
 // Open opens the repository and the store of cfg and the Host on them
 // (host.New), which ends what a killed gaffer process left behind (git
-// lock files, agents' process groups) and compiles the workflow.
+// lock files, agents' process groups) and compiles the workflow; then,
+// holding the store, it sweeps the temporary directories those agents
+// worked in (sweepTemp).
 func Open(ctx context.Context, cfg Config) (*host.Host, error) {
 	repo, err := workspace.Open(cfg.Repo)
 	if err != nil {
@@ -98,6 +102,9 @@ func Open(ctx context.Context, cfg Config) (*host.Host, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !cfg.Shared {
+		sweepTemp(h.Logger())
+	}
 	if cfg.Notify != nil && !cfg.Shared {
 		if err := startNotify(h, *cfg.Notify); err != nil {
 			h.Close()
@@ -111,6 +118,21 @@ func Open(ctx context.Context, cfg Config) (*host.Host, error) {
 		}
 	}
 	return h, nil
+}
+
+// sweepTemp removes the temporary directories of every gaffer process of
+// this user's that is gone (killed with SIGKILL, say; see package tmpdir),
+// after host.New ended the agents that ran in them. Logged, not shown:
+// they are no one's work. One that will not go is kept; the command goes
+// on. A shared host does not sweep: what was left is the holder's to end.
+func sweepTemp(log *slog.Logger) {
+	removed, err := tmpdir.Sweep("")
+	for _, d := range removed {
+		log.Info("removed a temporary directory left by a killed gaffer process", "dir", d)
+	}
+	if err != nil {
+		log.Warn("could not remove temporary directories left by killed gaffer processes", "err", err)
+	}
 }
 
 // startTelemetry subscribes the tracer of tc to h's runs, when tc is on;

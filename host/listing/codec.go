@@ -68,21 +68,22 @@ func Encode(sum Summary) ([]byte, error) {
 // version, a cut or damaged record).
 func Decode(b []byte) (Summary, error) {
 	var sum Summary
-	err := decodeTo(b, &sum, nil, false)
+	err := decodeTo(b, string(b), &sum, nil, false)
 	return sum, err
 }
 
-// decodeTo is Decode into *sum, its lists cut from sl's. With head, it
-// keeps only the fields of a Head (ReadHead) and allocates nothing for
-// the others, but checks the whole record as Decode does: a record one
-// refuses, the other refuses.
-func decodeTo(b []byte, sum *Summary, sl *Slabs, head bool) error {
+// decodeTo is Decode into *sum, its strings cut from s (b's bytes as a
+// string), its lists from sl's. With head, it keeps only the fields of a
+// Head (ReadHead), needs no s and allocates nothing for the others, but
+// checks the whole record as Decode does: a record one refuses, the
+// other refuses.
+func decodeTo(b []byte, s string, sum *Summary, sl *Slabs, head bool) error {
 	if len(b) == 0 || b[0] != Version {
 		return errors.New("not a summary of this version")
 	}
 	d := decoder{b: b[1:], head: head}
 	if !head {
-		d.s = string(b[1:])
+		d.s = s[1:]
 	}
 	sum.Seq = uint64(d.int())
 	sum.Goal = d.str()

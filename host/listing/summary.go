@@ -2,6 +2,7 @@ package listing
 
 import (
 	"time"
+	"unsafe"
 
 	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/graph"
@@ -202,7 +203,22 @@ func Read(info checkpoint.RunInfo, sum *Summary, sl *Slabs) bool {
 	if info.Summary == nil || info.Status == graph.StatusInterrupted {
 		return false
 	}
-	return decodeTo(info.Summary, sum, sl, false) == nil && sum.Seq == info.Latest
+	return decodeTo(info.Summary, string(info.Summary), sum, sl, false) == nil && sum.Seq == info.Latest
+}
+
+// ReadShared is Read whose strings share info.Summary's bytes instead of
+// being cut from a copy of them, for a caller that owns those bytes and
+// never writes them again: a listing's, which Store.Runs gives bytes of
+// their own (checkpoint.Store). Read's copy was a second one of every
+// summary, after the store's: 5.4 MB of fresh memory for 10,000 runs,
+// whose page faults cost more than the copy.
+func ReadShared(info checkpoint.RunInfo, sum *Summary, sl *Slabs) bool {
+	if info.Summary == nil || info.Status == graph.StatusInterrupted {
+		return false
+	}
+	b := info.Summary
+	s := unsafe.String(unsafe.SliceData(b), len(b))
+	return decodeTo(b, s, sum, sl, false) == nil && sum.Seq == info.Latest
 }
 
 // ReadHead is Read of a summary's head alone: what choosing a run among
@@ -217,7 +233,7 @@ func ReadHead(info checkpoint.RunInfo, sum *Summary) bool {
 	if info.Summary == nil || info.Status == graph.StatusInterrupted {
 		return false
 	}
-	return decodeTo(info.Summary, sum, nil, true) == nil && sum.Seq == info.Latest
+	return decodeTo(info.Summary, "", sum, nil, true) == nil && sum.Seq == info.Latest
 }
 
 // Slabs hold the lists of a listing's snapshots (10,000 runs, each with a

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/graph"
@@ -86,9 +87,14 @@ func FuzzSummary(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		sum, err := Decode(in)
 		var head Summary
-		herr := decodeTo(in, &head, nil, true)
+		herr := decodeTo(in, "", &head, nil, true)
 		if (err == nil) != (herr == nil) {
 			t.Fatalf("decode: %v; its head: %v", err, herr)
+		}
+		var shared Summary
+		serr := decodeTo(in, unsafe.String(unsafe.SliceData(in), len(in)), &shared, nil, false)
+		if (err == nil) != (serr == nil) || err == nil && !reflect.DeepEqual(shared, sum) {
+			t.Fatalf("decode: %+v, %v; shared: %+v, %v", sum, err, shared, serr)
 		}
 		if err != nil {
 			return
@@ -254,6 +260,7 @@ func headOf(sum Summary) Summary {
 // reads it, and refuses every record Read refuses (every cut of one,
 // another version, a stale one, a run waiting on an interrupt), so that
 // choosing "the newest run" reads the same runs whole as list does.
+// ReadShared (a listing's) reads what Read reads, and refuses the same.
 func TestHeadReadsWhatReadReads(t *testing.T) {
 	for _, sum := range []Summary{sampleSummary(), {Seq: 4}, {Seq: 5, Stash: ""}} {
 		b, err := Encode(sum)
@@ -261,12 +268,16 @@ func TestHeadReadsWhatReadReads(t *testing.T) {
 			t.Fatal(err)
 		}
 		info := checkpoint.RunInfo{RunID: "r", Latest: sum.Seq, Status: graph.StatusRunning, Summary: b}
-		var whole, head Summary
-		if !Read(info, &whole, nil) || !ReadHead(info, &head) {
+		var whole, head, shared Summary
+		var sl Slabs
+		if !Read(info, &whole, nil) || !ReadHead(info, &head) || !ReadShared(info, &shared, &sl) {
 			t.Fatalf("%+v: not read", sum)
 		}
 		if !reflect.DeepEqual(inZones(head), inZones(headOf(whole))) {
 			t.Errorf("head:\n got %+v\nwant %+v", head, headOf(whole))
+		}
+		if !reflect.DeepEqual(inZones(shared), inZones(whole)) {
+			t.Errorf("shared:\n got %+v\nwant %+v", shared, whole)
 		}
 		cases := map[string]checkpoint.RunInfo{
 			"stale":       {RunID: "r", Latest: sum.Seq + 1, Status: graph.StatusRunning, Summary: b},
@@ -280,9 +291,9 @@ func TestHeadReadsWhatReadReads(t *testing.T) {
 			cases[fmt.Sprintf("cut to %d", n)] = checkpoint.RunInfo{RunID: "r", Latest: sum.Seq, Status: graph.StatusRunning, Summary: b[:n]}
 		}
 		for name, in := range cases {
-			var w, h Summary
-			if r, rh := Read(in, &w, nil), ReadHead(in, &h); r || rh {
-				t.Errorf("%s: read %v, head read %v", name, r, rh)
+			var w, h, sh Summary
+			if r, rh, rs := Read(in, &w, nil), ReadHead(in, &h), ReadShared(in, &sh, nil); r || rh || rs {
+				t.Errorf("%s: read %v, head read %v, shared read %v", name, r, rh, rs)
 			}
 		}
 	}
