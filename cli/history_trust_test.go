@@ -51,13 +51,15 @@ func TestCommitsAreDatedWhenMade(t *testing.T) {
 
 // TestReproducibleDatesAreOptIn: GAFFER_REPRODUCIBLE_DATES=1 dates each
 // commit one second after its parent, so two runs make the same commits.
+// The runs are the built binary's, as a user's are.
 func TestReproducibleDatesAreOptIn(t *testing.T) {
 	t.Parallel()
-	env := map[string]string{"GAFFER_REPRODUCIBLE_DATES": "1"}
+	bin := gafferBinary(t)
+	env := []string{"GAFFER_REPRODUCIBLE_DATES=1"}
 	var heads []string
 	for range 2 {
 		dir, plan, script := demoRepo(t)
-		if out, code := gafferEnv(t, env, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-20260101-repro0"); code != 0 {
+		if out, code := gafferCmdEnv(t, bin, env, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-20260101-repro0"); code != 0 {
 			t.Fatalf("run: exit %d\n%s", code, out)
 		}
 		times, subjects := commitTimes(t, dir)
@@ -90,10 +92,12 @@ func copyInto(t *testing.T, src, dir, name string) string {
 // TestTheRunsOwnInputsAreNotDirt follows the README's quickstart: the
 // plan, the script and gaffer.yaml sit untracked in the repository. The
 // run starts, no phase commits them, and they are still there, untracked,
-// at the end; with --allow-dirty they are not put aside either.
+// at the end; with --allow-dirty they are not put aside either. The runs
+// are the built binary's, as the quickstart's are.
 func TestTheRunsOwnInputsAreNotDirt(t *testing.T) {
 	t.Parallel()
-	env := map[string]string{"XDG_CONFIG_HOME": t.TempDir()} // no user file
+	bin := gafferBinary(t)
+	env := []string{"XDG_CONFIG_HOME=" + t.TempDir()} // no user file
 	for _, allowDirty := range []bool{false, true} {
 		dir, plan, script := demoRepo(t)
 		plan = copyInto(t, plan, dir, "plan.md")
@@ -103,7 +107,7 @@ func TestTheRunsOwnInputsAreNotDirt(t *testing.T) {
 		}
 		want := "?? agents.yaml\n?? gaffer.yaml\n?? plan.md"
 		if !allowDirty {
-			if out, code := gafferEnv(t, env, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve"); code != 0 {
+			if out, code := gafferCmdEnv(t, bin, env, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve"); code != 0 {
 				t.Fatalf("run: exit %d\n%s", code, out)
 			}
 		} else {
@@ -111,10 +115,10 @@ func TestTheRunsOwnInputsAreNotDirt(t *testing.T) {
 			// stash and phase 1's reset, which must have left it there.
 			writeTestFile(t, filepath.Join(dir, "notes.txt"), "mine\n")
 			want = "?? agents.yaml\n?? gaffer.yaml\n?? notes.txt\n?? plan.md"
-			if out, code := gafferEnv(t, env, "--repo", dir, "run", "--plan", plan, "--script", script, "--allow-dirty", "--in-place"); code != ExitAwaitingApproval {
+			if out, code := gafferCmdEnv(t, bin, env, "--repo", dir, "run", "--plan", plan, "--script", script, "--allow-dirty", "--in-place"); code != ExitAwaitingApproval {
 				t.Fatalf("run --allow-dirty: exit %d\n%s", code, out)
 			}
-			if out, code := gafferEnv(t, env, "--repo", dir, "approve"); code != 0 {
+			if out, code := gafferCmdEnv(t, bin, env, "--repo", dir, "approve"); code != 0 {
 				t.Fatalf("approve: exit %d\n%s", code, out)
 			}
 		}

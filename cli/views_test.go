@@ -98,9 +98,12 @@ func TestStoppedRunKeepsWhy(t *testing.T) {
 // columns off a terminal (termSize's width there is 80); it names each
 // run's branch, marks the one that holds work the current branch lacks,
 // and status of that finished run prints the merge command. After
-// gaffer merge, the mark and the command are gone.
+// gaffer merge, the mark and the command are gone. The two runs are the
+// built binary's: in process, under the race detector and one at a time
+// with the other tests' commands, they were most of the test's time.
 func TestListFitsAndSaysWhereWorkWent(t *testing.T) {
 	t.Parallel()
+	bin := gafferBinary(t)
 	dir, plan, script := demoRepo(t)
 	long := strings.Repeat("x", 60) + "-end" // 64 characters, the longest run id
 	b, err := os.ReadFile(plan)
@@ -110,10 +113,10 @@ func TestListFitsAndSaysWhereWorkWent(t *testing.T) {
 	goal := "a calculator that evaluates \"a op b\" and explains every one of its answers at great length to the user"
 	longPlan := filepath.Join(t.TempDir(), "plan.md")
 	writeTestFile(t, longPlan, strings.Replace(string(b), `a calculator that evaluates "a op b"`, goal, 1))
-	if out, code := gaffer(t, "--repo", dir, "run", "--plan", longPlan, "--script", script, "--auto-approve", "--run-id", long); code != ExitOK {
+	if out, code := gafferCmd(t, bin, "--repo", dir, "run", "--plan", longPlan, "--script", script, "--auto-approve", "--run-id", long); code != ExitOK {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}
-	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-2"); code != ExitOK {
+	if out, code := gafferCmd(t, bin, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-2"); code != ExitOK {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}
 	out, code := gaffer(t, "--repo", dir, "list")

@@ -116,8 +116,15 @@ func statusJSON(t *testing.T, args ...string) runview.Run {
 	return v
 }
 
+// TestApprovalWithoutTerminalThenStatusListApprove: off a terminal, run
+// stops at the approval (exit 4) and says how to approve or reject;
+// status and list show the waiting run, resume keeps it waiting, and
+// approve, the built binary's (off a terminal too: its four phases in
+// process, under the race detector and one at a time with the other
+// tests' commands, were most of the test's time), completes it.
 func TestApprovalWithoutTerminalThenStatusListApprove(t *testing.T) {
 	t.Parallel()
+	bin := gafferBinary(t)
 	dir, plan, script := demoRepo(t)
 	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-test-1")
 	if code != ExitAwaitingApproval {
@@ -140,7 +147,7 @@ func TestApprovalWithoutTerminalThenStatusListApprove(t *testing.T) {
 	if out, code = gaffer(t, "--repo", dir, "resume"); code != ExitAwaitingApproval {
 		t.Fatalf("resume of a waiting run: exit %d\n%s", code, out)
 	}
-	if out, code = gaffer(t, "--repo", dir, "approve"); code != 0 {
+	if out, code = gafferCmd(t, bin, "--repo", dir, "approve"); code != 0 {
 		t.Fatalf("approve: exit %d\n%s", code, out)
 	}
 	v = statusJSON(t, "--repo", dir, "--store", filepath.Join(dir, ".git", "gaffer"))
