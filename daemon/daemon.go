@@ -39,8 +39,8 @@ type Config struct {
 	MetricsAddr string
 	// InboxAddr is where the inbox's web pages are served, a host:port
 	// to listen on as it is ("" for nowhere); InboxToken is the bearer
-	// token they require ("" for none: the caller checks that the address
-	// is loopback then).
+	// token they require ("" for none: then New refuses an address that
+	// is not loopback, ":PORT" included, which would answer anyone).
 	InboxAddr  string
 	InboxToken string
 	// DrainTimeout is how long running steps may take to reach their
@@ -96,6 +96,9 @@ func New(cfg Config) (*Daemon, error) {
 	}
 	if cfg.Out == nil {
 		cfg.Out = io.Discard
+	}
+	if cfg.InboxAddr != "" && cfg.InboxToken == "" && !inbox.Loopback(cfg.InboxAddr) {
+		return nil, fmt.Errorf("daemon: the inbox's address %s is not loopback and it has no token: it would answer anyone (give InboxToken, or a 127.0.0.1 address)", cfg.InboxAddr)
 	}
 	reg, m, err := NewMetrics()
 	if err != nil {

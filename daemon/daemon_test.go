@@ -174,6 +174,27 @@ func TestListenErrors(t *testing.T) {
 	}
 }
 
+// An inbox without a token listens on loopback only, whoever calls New:
+// an address of all interfaces, or none, is refused before anything
+// listens; with a token it is served.
+func TestInboxWithoutATokenIsLoopbackOnly(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0"} {
+		if d, err := New(Config{InboxAddr: addr}); err == nil {
+			d.Close()
+			t.Errorf("New with inbox %s and no token: no error, want it refused", addr)
+		} else if !strings.Contains(err.Error(), "not loopback") {
+			t.Errorf("New with inbox %s and no token: %v, want it refused as not loopback", addr, err)
+		}
+	}
+	for _, cfg := range []Config{{InboxAddr: "127.0.0.1:0"}, {InboxAddr: "0.0.0.0:0", InboxToken: "t0ken"}} {
+		d, err := New(cfg)
+		if err != nil {
+			t.Fatalf("New with inbox %s, token %q: %v", cfg.InboxAddr, cfg.InboxToken, err)
+		}
+		d.Close()
+	}
+}
+
 func checkListenError(t *testing.T, call string, err error, listener, addr string) {
 	t.Helper()
 	var le *ListenError
