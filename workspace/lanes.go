@@ -158,8 +158,10 @@ func (r *Repo) RemoveLaneTree(ctx context.Context, dir string) error {
 		if g, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: "); ok {
 			g = absFrom(dir, g)
 			// Only a record of this repository's, never a path a
-			// stranger's .git file names.
-			if filepath.Dir(g) == filepath.Join(r.commonDir, "worktrees") {
+			// stranger's .git file names, and only this tree's own: a
+			// process killed in laneRecord leaves a .git file naming a
+			// record it did not get, which another tree holds.
+			if filepath.Dir(g) == filepath.Join(r.commonDir, "worktrees") && recordOf(g, dir) {
 				if err := r.dropRecord(g); err != nil {
 					return &Error{Op: "remove lane tree", Path: dir, Err: err}
 				}
@@ -170,6 +172,26 @@ func (r *Repo) RemoveLaneTree(ctx context.Context, dir string) error {
 		return &Error{Op: "remove lane tree", Path: dir, Err: err}
 	}
 	return nil
+}
+
+// recordOf reports whether git's record at record is the work tree dir's:
+// its gitdir names dir's .git file (dir as given, or with its parent's
+// links resolved, as git writes it).
+func recordOf(record, dir string) bool {
+	b, err := os.ReadFile(filepath.Join(record, "gitdir"))
+	if err != nil {
+		return false
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return false
+	}
+	got := filepath.Clean(strings.TrimSpace(string(b)))
+	if got == filepath.Join(abs, ".git") {
+		return true
+	}
+	parent, err := filepath.EvalSymlinks(filepath.Dir(abs))
+	return err == nil && got == filepath.Join(parent, filepath.Base(abs), ".git")
 }
 
 // dropRecord removes git's record of a work tree: renamed out of

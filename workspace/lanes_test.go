@@ -263,6 +263,47 @@ func TestAddLaneTreeReplacesALeftover(t *testing.T) {
 	}
 }
 
+// TestAddLaneTreeKeepsAnotherTreesRecord: two runs' lanes of the same
+// name take git records p2-l2 and p2-l22. A process killed in laneRecord
+// after writing its tree's .git file, before renaming its record into
+// place, leaves that file naming the other run's record; remaking (or
+// removing) the killed run's tree must not take the other's record.
+func TestAddLaneTreeKeepsAnotherTreesRecord(t *testing.T) {
+	f, base := laneFixture(t)
+	a := filepath.Join(f.repo.LaneTrees(), "r-a", "p2-l2")
+	la, err := f.repo.AddLaneTree(f.ctx, a, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aGit, err := os.ReadFile(filepath.Join(a, ".git"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The killed run's tree: its .git file names a's record.
+	b := filepath.Join(f.repo.LaneTrees(), "r-b", "p2-l2")
+	if err := os.MkdirAll(b, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(b, ".git"), aGit, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	lb, err := f.repo.AddLaneTree(f.ctx, b, base)
+	if err != nil {
+		t.Fatalf("remaking the killed run's lane tree: %v", err)
+	}
+	for name, lr := range map[string]*Repo{"the other run's": la, "the remade": lb} {
+		if st, err := lr.Status(f.ctx); err != nil || !st.IsClean() {
+			t.Errorf("%s lane tree after the remake: status %v, %v; want it whole and clean", name, st, err)
+		}
+	}
+	if err := f.repo.RemoveLaneTree(f.ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := la.Status(f.ctx); err != nil || !st.IsClean() {
+		t.Errorf("the other run's lane tree after the remade one's removal: status %v, %v", st, err)
+	}
+}
+
 // TestCombineIsGitsMerge checks the in-process merge of lanes that
 // changed paths apart against git merge-tree doing every merge: random
 // lanes adding, changing and removing files, in directories apart, nested
