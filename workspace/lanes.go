@@ -131,7 +131,7 @@ func (r *Repo) laneRecord(dir, base string) error {
 		// A record of that name: ours (a tree a crash removed), or
 		// another tree's; ours goes, another's stays and the name takes
 		// a number.
-		if b, rerr := os.ReadFile(filepath.Join(record, "gitdir")); rerr == nil && strings.TrimSpace(string(b)) == filepath.Join(dir, ".git") {
+		if recordOf(record, dir) {
 			if err := r.dropRecord(record); err != nil {
 				return err
 			}
@@ -175,8 +175,7 @@ func (r *Repo) RemoveLaneTree(ctx context.Context, dir string) error {
 }
 
 // recordOf reports whether git's record at record is the work tree dir's:
-// its gitdir names dir's .git file (dir as given, or with its parent's
-// links resolved, as git writes it).
+// its gitdir names dir's .git file (gitFileNames).
 func recordOf(record, dir string) bool {
 	b, err := os.ReadFile(filepath.Join(record, "gitdir"))
 	if err != nil {
@@ -186,12 +185,7 @@ func recordOf(record, dir string) bool {
 	if err != nil {
 		return false
 	}
-	got := filepath.Clean(strings.TrimSpace(string(b)))
-	if got == filepath.Join(abs, ".git") {
-		return true
-	}
-	parent, err := filepath.EvalSymlinks(filepath.Dir(abs))
-	return err == nil && got == filepath.Join(parent, filepath.Base(abs), ".git")
+	return gitFileNames(abs)[filepath.Clean(strings.TrimSpace(string(b)))]
 }
 
 // dropRecord removes git's record of a work tree: renamed out of

@@ -253,10 +253,7 @@ func (r *Repo) workTreeRecords(abs string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	want := map[string]bool{filepath.Join(abs, ".git"): true}
-	if parent, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
-		want[filepath.Join(parent, filepath.Base(abs), ".git")] = true
-	}
+	want := gitFileNames(abs)
 	base := filepath.Base(abs)
 	var out []string
 	for _, e := range entries {
@@ -275,6 +272,17 @@ func (r *Repo) workTreeRecords(abs string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// gitFileNames returns the names a record's gitdir file may give the .git
+// file of the work tree at abs: abs's own, and the one with its parent's
+// links resolved, as git writes it.
+func gitFileNames(abs string) map[string]bool {
+	want := map[string]bool{filepath.Join(abs, ".git"): true}
+	if parent, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		want[filepath.Join(parent, filepath.Base(abs), ".git")] = true
+	}
+	return want
 }
 
 // recordNamed reports whether name is one git gives the record of a work
