@@ -90,7 +90,7 @@ func storeOf(c *ucli.Context) (string, Globals, error) {
 	if err != nil {
 		return g.Store, g, nil // the default beside it: opening the repository says what is wrong
 	}
-	return filepath.Join(gitDir(repo.Root()), "gaffer"), g, nil
+	return filepath.Join(workspace.GitDir(repo.Root()), "gaffer"), g, nil
 }
 
 // openHost opens the repository and store of c's flags in this process
@@ -307,7 +307,7 @@ func globalsOf(c *ucli.Context) (g Globals, storeSet bool, err error) {
 	if v, ok := trailingGlobal(c, root, "repo"); ok {
 		g.Repo = repoTop(v)
 		if !storeSet { // the default store is the one of this repository
-			g.Store = filepath.Join(gitDir(g.Repo), "gaffer")
+			g.Store = filepath.Join(workspace.GitDir(g.Repo), "gaffer")
 		}
 	}
 	if v, ok := trailingGlobal(c, root, "store"); ok {
