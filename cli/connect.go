@@ -21,7 +21,6 @@ import (
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/host/hoststore"
 	"github.com/gaffer-dev/gaffer/host/socket"
-	"github.com/gaffer-dev/gaffer/internal/memlimit"
 	"github.com/gaffer-dev/gaffer/metrics"
 	"github.com/gaffer-dev/gaffer/notify"
 	"github.com/gaffer-dev/gaffer/profile"
@@ -121,7 +120,8 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 	}
 	hc := host.Config{Dir: dir, Setup: o.setup, Front: hf, Logger: l.log, Cmd: l.cmd, ReproducibleDates: reproducibleDates(io.getenv),
 		AfterCommit: afterCommitHook(io), AfterPublish: afterPushHook(io), AfterRestore: afterRestoreHook(io), Shared: o.shared, Remote: o.remote, MaxSessions: o.maxSessions}
-	cfg := hoststore.Config{Config: hc, Repo: g.Repo, Store: dir, Notify: &notify.Config{Before: beforeNotifyHook(io), Getenv: io.keyenv}}
+	cfg := hoststore.Config{Config: hc, Repo: g.Repo, Store: dir, Notify: &notify.Config{Before: beforeNotifyHook(io), Getenv: io.keyenv},
+		LimitMemory: io.LimitMemory && commandKind(c) != "serve"}
 	if o.read {
 		cfg.Notify, cfg.Reading = nil, true
 	} else {
@@ -142,10 +142,6 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 		return nil, err
 	}
 	l.Host, l.front.states = h, h
-	if io.LimitMemory && !o.read && commandKind(c) != "serve" {
-		// For the rest of the process: the store's close compacts too.
-		_ = memlimit.Start(io.getenv, memlimit.Default, time.Second)
-	}
 	if o.kind == "" {
 		return l, nil
 	}
