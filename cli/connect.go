@@ -125,7 +125,7 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 	if o.read {
 		cfg.Notify, cfg.Reading = nil, true
 	} else {
-		cfg.Telemetry, cfg.Getenv = telemetryOf(g.Repo, io.getenv), io.getenv
+		cfg.Telemetry, cfg.Getenv = profile.Telemetry(g.Repo, io.getenv), io.getenv
 	}
 	if o.metrics != nil {
 		m := o.metrics
