@@ -1,8 +1,10 @@
 package pool
 
 import (
+	"bytes"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,9 +13,26 @@ import (
 	"github.com/gaffer-dev/gaffer/host/hosttest"
 	"github.com/gaffer-dev/gaffer/host/socket"
 	"github.com/gaffer-dev/gaffer/internal/otlprecv"
-	"github.com/gaffer-dev/gaffer/internal/syncbuf"
 	"github.com/gaffer-dev/gaffer/telemetry"
 )
+
+// lockedBuffer is a bytes.Buffer for a logger that workers write to.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
 
 // TestPoolLinksTheRunToItsSubmitter: three runs submitted through the
 // control socket to a pool whose host traces to a real OTLP receiver.
@@ -43,7 +62,7 @@ func TestPoolLinksTheRunToItsSubmitter(t *testing.T) {
 	}
 	h.OnClose(h.Subscribe(tr.Observe))
 	h.OnTraceLink(tr.Link)
-	var logs syncbuf.Buffer
+	var logs lockedBuffer
 	p, err := New(h, Config{Workers: 1, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)

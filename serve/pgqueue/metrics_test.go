@@ -1,6 +1,7 @@
 package pgqueue
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"strings"
@@ -12,7 +13,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gaffer-dev/gaffer/checkpoint/postgres/pgtest"
-	"github.com/gaffer-dev/gaffer/internal/syncbuf"
 	"github.com/gaffer-dev/gaffer/metrics"
 	"github.com/gaffer-dev/gaffer/serve"
 )
@@ -167,6 +167,24 @@ func TestGauges(t *testing.T) {
 	eventually(t, reg, "all done", func(g gauges) bool { return g.queued == 0 && g.oldest == 0 && g.busy == 0 })
 }
 
+// lockedBuffer is a log destination the test reads while others write.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 // TestGaugesDatabaseGone: a database that stops answering fails no
 // scrape; the gauges keep their last values and the log says so once.
 func TestGaugesDatabaseGone(t *testing.T) {
@@ -177,7 +195,7 @@ func TestGaugesDatabaseGone(t *testing.T) {
 	backdate(t, db, "r-1", time.Minute)
 
 	own := openDB(t, url) // the pool the test closes
-	var logs syncbuf.Buffer
+	var logs lockedBuffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	reg := prometheus.NewRegistry()
 	m, err := metrics.New(reg)
