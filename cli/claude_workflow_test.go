@@ -113,6 +113,21 @@ func claudeWrite(path, content string) fakeanthropic.Reply {
 	}
 }
 
+// claudeWrites is the healthy provider's script: a session writes its
+// phase's file and says it is done once the tool's result comes back.
+func claudeWrites(r fakeanthropic.Request) fakeanthropic.Reply {
+	last := lastMessage(r)
+	switch {
+	case r.HasToolResult():
+		return fakeanthropic.Reply{Text: "Done.", Usage: fakeanthropic.Usage{InputTokens: 600, OutputTokens: 5}}
+	case strings.Contains(last, "Execute phase 2 of"):
+		return claudeWrite("greet.go", greetImpl)
+	case strings.Contains(last, "Execute phase 1 of"):
+		return claudeWrite("greet_test.go", greetTest)
+	}
+	return fakeanthropic.Reply{Status: 400, ErrorMessage: "the fake cannot place this request"}
+}
+
 const reviewRejectsOnce = `reviewer:
   - phase: 1
     iteration: 1
@@ -139,18 +154,10 @@ func TestGreetEmpty(t *testing.T) {
 // the whole earlier conversation.
 func TestClaudeCodeDeveloperInTheWorkflow(t *testing.T) {
 	srv := claudeOnPath(t, func(r fakeanthropic.Request) fakeanthropic.Reply {
-		last := lastMessage(r)
-		switch {
-		case r.HasToolResult():
-			return fakeanthropic.Reply{Text: "Done.", Usage: fakeanthropic.Usage{InputTokens: 600, OutputTokens: 5}}
-		case strings.Contains(last, "Review iteration 2"):
+		if !r.HasToolResult() && strings.Contains(lastMessage(r), "Review iteration 2") {
 			return claudeWrite("greet_empty_test.go", greetEmptyTest)
-		case strings.Contains(last, "Execute phase 2 of"):
-			return claudeWrite("greet.go", greetImpl)
-		case strings.Contains(last, "Execute phase 1 of"):
-			return claudeWrite("greet_test.go", greetTest)
 		}
-		return fakeanthropic.Reply{Status: 400, ErrorMessage: "the fake cannot place this request"}
+		return claudeWrites(r)
 	})
 	plan, script := planFiles(t, greetPlan, reviewRejectsOnce)
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": claudeProfile(srv.URL, 3, 1)})

@@ -60,14 +60,7 @@ func TestRunExitsOnSIGTERMOnceItsRepositoryIsDeleted(t *testing.T) {
 	bin := gafferBinary(t)
 	dir, plan, script := demoRepo(t)
 	cmd := exec.Command(bin, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--pace", "1s")
-	var buf syncBuffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
+	buf, done := startCaptured(t, cmd)
 	deadline := time.Now().Add(60 * time.Second)
 	for !strings.Contains(buf.String(), "phased_execution") {
 		if time.Now().After(deadline) {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -165,8 +163,7 @@ func checkNoPhaseTwice(t *testing.T, dir, rev string) {
 type proc struct {
 	t      *testing.T
 	cmd    *exec.Cmd
-	mu     sync.Mutex
-	out    strings.Builder
+	out    syncBuffer
 	commit chan struct{}
 	done   chan struct{}
 }
@@ -196,19 +193,14 @@ func startProc(t *testing.T, bin string, args []string, env ...string) *proc {
 		}
 	})
 	go func() {
-		sc := bufio.NewScanner(r)
-		for sc.Scan() {
-			line := sc.Text()
-			p.mu.Lock()
-			p.out.WriteString(line + "\n")
-			p.mu.Unlock()
+		scanLines(r, &p.out, func(line string) {
 			if strings.HasPrefix(line, "gaffer-test: committed") {
 				select {
 				case p.commit <- struct{}{}:
 				default:
 				}
 			}
-		}
+		})
 		close(p.done)
 	}()
 	go func() { _ = p.cmd.Wait(); w.Close() }()
@@ -253,9 +245,7 @@ func (p *proc) wait() (string, int) {
 	for p.cmd.ProcessState == nil {
 		time.Sleep(time.Millisecond)
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.String(), p.cmd.ProcessState.ExitCode()
+	return p.output(), p.cmd.ProcessState.ExitCode()
 }
 
 func procStatus(t *testing.T, bin, dir string) string {

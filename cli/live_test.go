@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -167,24 +166,6 @@ func TestScreenFitsATallFrameInTheWindow(t *testing.T) {
 	if want := []string{"… 3 more lines", "4", "5", "6"}; !slices.Equal(got, want) {
 		t.Fatalf("fit: %q, want %q", got, want)
 	}
-}
-
-// syncBuffer is the fake terminal's output, read by its input too.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // answers is the fake terminal's input: it keeps what the output was when

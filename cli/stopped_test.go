@@ -176,7 +176,7 @@ func TestKilledRunThenStatusSaysWhy(t *testing.T) {
 	dir, plan, script := demoRepo(t)
 	const id = "r-20260101-kill9"
 	p := startProc(t, bin, []string{"--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--pace", "400ms", "--run-id", id}, "")
-	waitForLine(t, p, "[developer p1 a1 i1] write")
+	waitOutput(t, p, "[developer p1 a1 i1] write")
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

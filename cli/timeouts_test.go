@@ -228,7 +228,6 @@ func TestClaudeCodeSessionLimitWhoseFault(t *testing.T) {
 	home.Store("")
 	var seen atomic.Int32
 	srv, env := claudeEnv(t, func(r fakeanthropic.Request) fakeanthropic.Reply {
-		last := lastMessage(r)
 		switch m := mode.Load(); {
 		case m == 1:
 			if kv := home.Load().(string); kv != "" && seen.Load() == 0 {
@@ -238,14 +237,8 @@ func TestClaudeCodeSessionLimitWhoseFault(t *testing.T) {
 		case m == 2 && !r.HasToolResult():
 			return fakeanthropic.Reply{Text: "Running the tests.", ToolUses: []fakeanthropic.ToolUse{{Name: "Bash",
 				Input: map[string]any{"command": "tail -f /dev/null", "timeout": 600000}}}}
-		case r.HasToolResult():
-			return fakeanthropic.Reply{Text: "Done.", Usage: fakeanthropic.Usage{InputTokens: 600, OutputTokens: 5}}
-		case strings.Contains(last, "Execute phase 2 of"):
-			return claudeWrite("greet.go", greetImpl)
-		case strings.Contains(last, "Execute phase 1 of"):
-			return claudeWrite("greet_test.go", greetTest)
 		}
-		return fakeanthropic.Reply{Status: 400, ErrorMessage: "the fake cannot place this request"}
+		return claudeWrites(r)
 	})
 	home.Store("HOME=" + envValue(env, "HOME"))
 	tmp := t.TempDir()

@@ -1,0 +1,135 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gaffer-dev/gaffer/checkpoint/postgres/pgtest"
+)
+
+// The output a process or an in-process app writes while a test reads it,
+// shared by the binary-level tests and the fake terminal's.
+
+// outputWait bounds every wait on a process's output: a hang's guard, long
+// enough for a loaded machine that runs the demo slowly.
+const outputWait = 3 * time.Minute
+
+// syncBuffer is output written by a process or an app while the test
+// reads it (the fake terminal's output, read by its input too).
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// scanLines records each line read from r in out and then, when onLine is
+// not nil, hands it to onLine; it returns when r ends.
+func scanLines(r io.Reader, out *syncBuffer, onLine func(line string)) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := sc.Text()
+		_, _ = out.Write([]byte(line + "\n"))
+		if onLine != nil {
+			onLine(line)
+		}
+	}
+}
+
+// startCaptured starts cmd with its stdout and stderr in one buffer and
+// returns the buffer and a channel closed once cmd has exited. A cmd still
+// running when the test ends is killed.
+func startCaptured(t *testing.T, cmd *exec.Cmd) (*syncBuffer, <-chan struct{}) {
+	t.Helper()
+	out := new(syncBuffer)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		select {
+		case <-done:
+		default:
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	return out, done
+}
+
+// output is what p has printed so far.
+func (p *proc) output() string {
+	return p.out.String()
+}
+
+// pollOutput waits until ready holds for p's output and returns that
+// output and true; it returns false once p has ended without it, or when
+// outputWait has passed.
+func (p *proc) pollOutput(ready func(out string) bool) (string, bool) {
+	for deadline := time.Now().Add(outputWait); ; time.Sleep(5 * time.Millisecond) {
+		ended := false
+		select {
+		case <-p.done: // read after: the output is then complete
+			ended = true
+		default:
+		}
+		out := p.output()
+		if ready(out) {
+			return out, true
+		}
+		if ended || time.Now().After(deadline) {
+			return out, false
+		}
+	}
+}
+
+// awaitOutput is pollOutput that fails the test, naming what it waited
+// for, when p's output never gets ready.
+func (p *proc) awaitOutput(t *testing.T, what string, ready func(out string) bool) string {
+	t.Helper()
+	out, ok := p.pollOutput(ready)
+	if !ok {
+		t.Fatalf("the process ended, or %v passed, before %s:\n%s", outputWait, what, out)
+	}
+	return out
+}
+
+// waitOutput waits until p's output holds want (awaitOutput).
+func waitOutput(t *testing.T, p *proc, want string) {
+	t.Helper()
+	p.awaitOutput(t, "printing "+want, func(out string) bool { return strings.Contains(out, want) })
+}
+
+// ownPostgres starts a Postgres server of the test's own, stopped when the
+// test ends. Where none can start, the test is skipped, or fails when
+// pgtest.Required says a server must be there.
+func ownPostgres(t *testing.T) *pgtest.Server {
+	t.Helper()
+	srv, err := pgtest.Start()
+	if err != nil {
+		if pgtest.Required() {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	t.Cleanup(func() { _ = srv.Stop() })
+	return srv
+}
