@@ -4,13 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/gaffer-dev/gaffer/checkpoint/postgres/pgtest"
+	"github.com/gaffer-dev/gaffer/internal/otlprecv"
 )
 
 // The output a process or an in-process app writes while a test reads it,
@@ -132,4 +135,43 @@ func ownPostgres(t *testing.T) *pgtest.Server {
 	}
 	t.Cleanup(func() { _ = srv.Stop() })
 	return srv
+}
+
+// startOTLP starts an OTLP receiver for the test's processes to export
+// their traces to, closed when the test ends.
+func startOTLP(t *testing.T) *otlprecv.Receiver {
+	t.Helper()
+	recv, err := otlprecv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = recv.Close() })
+	return recv
+}
+
+// killSeed is the seed of a kill test's random choices: def, or
+// GAFFER_KILL_SEED where it is set. It is logged, for the failure's replay.
+func killSeed(t *testing.T, def uint64) uint64 {
+	t.Helper()
+	seed := def
+	if s := os.Getenv("GAFFER_KILL_SEED"); s != "" {
+		seed, _ = strconv.ParseUint(s, 10, 64)
+	}
+	t.Logf("seed %d (GAFFER_KILL_SEED)", seed)
+	return seed
+}
+
+// benchRuns is how many runs a benchmark's store holds: GAFFER_BENCH_RUNS,
+// or 1,000 (so that `make bench` stays practical).
+func benchRuns(b *testing.B) int {
+	b.Helper()
+	v := os.Getenv("GAFFER_BENCH_RUNS")
+	if v == "" {
+		return 1000
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		b.Fatalf("GAFFER_BENCH_RUNS=%q: %v", v, err)
+	}
+	return n
 }

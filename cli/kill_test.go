@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -32,11 +31,7 @@ func TestKillAndResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kill test: builds the binary and runs real processes")
 	}
-	seed := uint64(20260101)
-	if s := os.Getenv("GAFFER_KILL_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
-	t.Logf("seed %d (GAFFER_KILL_SEED)", seed)
+	seed := killSeed(t, 20260101)
 	// Summaries and execution-state.json name commits: the same tree needs
 	// the same commit dates.
 	const dates = "GAFFER_REPRODUCIBLE_DATES=1"

@@ -25,11 +25,7 @@ import (
 func TestTelemetryTraceOfAKilledRun(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
-	recv, err := otlprecv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer recv.Close()
+	recv := startOTLP(t)
 
 	m := &greetModel{reviews: func(n int) fakellm.Turn {
 		if n == 1 {
@@ -221,11 +217,7 @@ func TestTelemetryContent(t *testing.T) {
 	for _, content := range []bool{true, false} {
 		t.Run(fmt.Sprintf("content=%v", content), func(t *testing.T) {
 			t.Parallel()
-			recv, err := otlprecv.Start()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer recv.Close()
+			recv := startOTLP(t)
 			srv := fakellm.NewOpenAIFunc(func(r fakellm.Request) fakellm.Turn {
 				if strings.Contains(r.System, "architect agent") {
 					return fakellm.Turn{Text: greetPlan + "\nThe key I was given: " + key + "\n", Input: 1000, Output: 100}
@@ -300,11 +292,7 @@ func TestTelemetryContent(t *testing.T) {
 func TestServeLinksASubmittedRunToItsSubmitter(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
-	recv, err := otlprecv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer recv.Close()
+	recv := startOTLP(t)
 	dir, plan, script := demoRepo(t)
 	on := []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + recv.Endpoint(), "OTEL_SDK_DISABLED=", "OTEL_TRACES_EXPORTER=", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="}
 	s := startServeEnv(t, bin, dir, on)
