@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/checkpoint/postgres/pgtest"
+	"github.com/gaffer-dev/gaffer/examples/demo"
 	"github.com/gaffer-dev/gaffer/internal/otlprecv"
+	"github.com/gaffer-dev/gaffer/profile"
 )
 
 // The output a process or an in-process app writes while a test reads it,
@@ -174,4 +176,30 @@ func benchRuns(b *testing.B) int {
 		b.Fatalf("GAFFER_BENCH_RUNS=%q: %v", v, err)
 	}
 	return n
+}
+
+// startDemoRun makes a demo repository and starts `gaffer run` of the
+// demo's goal there as runID, auto-approved, with pace before each agent
+// action; it returns the repository and the run's process.
+func startDemoRun(t *testing.T, bin, runID, pace string) (string, *proc) {
+	t.Helper()
+	dir, _, script := demoRepo(t)
+	p := startProc(t, bin, []string{"--repo", dir, "run", "--goal", profile.PlanTitle(demo.Plan, "plan.md"), "--script", script,
+		"--run-id", runID, "--auto-approve", "--pace", pace}, "")
+	return dir, p
+}
+
+// serveDemoRun makes a demo repository, starts `gaffer serve` on it and
+// submits the demo's goal there as runID, auto-approved, with pace before
+// each agent action; it returns the repository and the serve.
+func serveDemoRun(t *testing.T, bin, runID, pace string) (string, *server) {
+	t.Helper()
+	dir, _, script := demoRepo(t)
+	s := startServe(t, bin, dir)
+	out, code := gafferCmd(t, bin, "--repo", dir, "submit", "--goal", profile.PlanTitle(demo.Plan, "plan.md"), "--script", script,
+		"--run-id", runID, "--auto-approve", "--pace", pace)
+	if code != 0 {
+		t.Fatalf("submit: exit %d\n%s", code, out)
+	}
+	return dir, s
 }

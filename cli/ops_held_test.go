@@ -109,10 +109,8 @@ func TestApproveFromSecondProcessAnswersTheRunPrompt(t *testing.T) {
 func TestCancelFromSecondProcessStopsTheRun(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
-	dir, _, script := demoRepo(t)
 	const runID = "r-20260101-cancel"
-	p := startProc(t, bin, []string{"--repo", dir, "run", "--goal", profile.PlanTitle(demo.Plan, "plan.md"), "--script", script,
-		"--run-id", runID, "--auto-approve", "--pace", "200ms"}, "")
+	dir, p := startDemoRun(t, bin, runID, "200ms")
 	info := waitSocket(t, dir, p.done)
 	if info.Kind != "run" {
 		t.Fatalf("ping = %+v", info)
