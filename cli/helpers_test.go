@@ -117,6 +117,19 @@ func (p *proc) awaitOutput(t *testing.T, what string, ready func(out string) boo
 	return out
 }
 
+// waitWithin is wait bounded by limit: a process that has not ended by
+// then is killed, and ok is false.
+func (p *proc) waitWithin(limit time.Duration) (out string, code int, ok bool) {
+	select {
+	case <-p.done:
+		ok = true
+	case <-time.After(limit):
+		_ = p.cmd.Process.Kill()
+	}
+	out, code = p.wait()
+	return out, code, ok
+}
+
 // waitOutput waits until p's output holds want (awaitOutput).
 func waitOutput(t *testing.T, p *proc, want string) {
 	t.Helper()

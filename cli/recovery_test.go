@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,21 +24,10 @@ const recoveryPlan = `# Plan: two phases
 func recoveryRepo(t *testing.T, script string) (dir, plan, scriptPath string) {
 	t.Helper()
 	dir = filepath.Join(t.TempDir(), "repo")
-	for _, args := range [][]string{{"init", "-q", "-b", "main", dir}} {
-		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("# r\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, args := range [][]string{{"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "initial"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	gitOut(t, ".", "init", "-q", "-b", "main", dir)
+	writeTestFile(t, filepath.Join(dir, "README.md"), "# r\n")
+	gitOut(t, dir, "add", "-A")
+	gitOut(t, dir, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "initial")
 	plan, scriptPath = filepath.Join(dir, ".git", "plan.md"), filepath.Join(dir, ".git", "script.yaml")
 	if err := os.WriteFile(plan, []byte(recoveryPlan), 0o644); err != nil {
 		t.Fatal(err)
@@ -161,17 +149,7 @@ func TestRecoveryOffInTheProfileHalts(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, ".git", "gaffer-off.yaml"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg := filepath.Join(dir, "gaffer.yaml")
-	if err := os.WriteFile(cfg, []byte("profiles:\n  default:\n    recovery: {enabled: false}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, args := range [][]string{{"add", "gaffer.yaml"}, {"-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "config"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	commitConfig(t, dir, "profiles:\n  default:\n    recovery: {enabled: false}\n")
 	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-off")
 	if code == 0 {
 		t.Fatalf("run: exit 0\n%s", out)

@@ -70,11 +70,7 @@ func TestScriptedSkipPhase(t *testing.T) {
 	if files := gitOut(t, dir, "ls-tree", "-r", "--name-only", rev); strings.Contains(files, "half.txt") || !strings.Contains(files, "doc.txt") {
 		t.Fatalf("the run's tree:\n%s", files)
 	}
-	var all []string
-	for _, r := range decisionRecords(t, dir, rev, v.ExecDir) {
-		all = append(all, r.Decision+"@"+r.Why)
-	}
-	got := strings.Join(all, "\n")
+	got := decisionTrail(t, dir, rev, v.ExecDir)
 	if !strings.Contains(got, "doctor:skip_phase@the generator is not in this repository") ||
 		!strings.Contains(got, "human:skip@phase 2 skipped: proposed by the Doctor (decision") || !strings.Contains(got, "the docs do not need it") {
 		t.Fatalf("decision records:\n%s", got)

@@ -92,10 +92,7 @@ func TestCodexSessionLimitStopsResumably(t *testing.T) {
 	t.Cleanup(func() { srv.Close() })
 	env := codexEnv(t, srv)
 	home.Store("HOME=" + envValue(env, "HOME"))
-	tmp := t.TempDir()
-	plan, script := filepath.Join(tmp, "plan.md"), filepath.Join(tmp, "script.yaml")
-	writeTestFile(t, plan, greetPlan)
-	writeTestFile(t, script, "reviewer: []\n")
+	plan, script := planFiles(t, greetPlan, "reviewer: []\n")
 	profile := strings.Replace(codexProfile, "developer: {driver: cli, agent: codex, model: gpt-5-codex}",
 		"developer: {driver: cli, agent: codex, model: gpt-5-codex, timeouts: {session: 60s}}", 1)
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": profile})
@@ -241,10 +238,7 @@ func TestClaudeCodeSessionLimitWhoseFault(t *testing.T) {
 		return claudeWrites(r)
 	})
 	home.Store("HOME=" + envValue(env, "HOME"))
-	tmp := t.TempDir()
-	plan, script := filepath.Join(tmp, "plan.md"), filepath.Join(tmp, "script.yaml")
-	writeTestFile(t, plan, greetPlan)
-	writeTestFile(t, script, "reviewer: []\n")
+	plan, script := planFiles(t, greetPlan, "reviewer: []\n")
 	profile := strings.Replace(claudeProfile(srv.URL, 2, 1), "model: claude-sonnet-4-5}", "model: claude-sonnet-4-5, timeouts: {session: 60s}}", 1)
 	if !strings.Contains(profile, "session: 60s") {
 		t.Fatal("the profile has no session limit")

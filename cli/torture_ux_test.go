@@ -150,15 +150,8 @@ func TestLogsFollowOfAKilledRunStops(t *testing.T) {
 	if !run.killAt("random", 500*time.Millisecond) {
 		t.Fatal("the run ended before it was killed")
 	}
-	done := make(chan struct{})
-	var out string
-	var code int
-	go func() { out, code = follow.wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(60 * time.Second):
-		_ = follow.cmd.Process.Kill()
-		<-done
+	out, code, ended := follow.waitWithin(60 * time.Second)
+	if !ended {
 		t.Fatalf("logs --follow of a killed run did not stop:\n%s", out)
 	}
 	if code != 0 || !strings.Contains(out, "── developer, phase 1") || !strings.Contains(out, "no process is running run r-killed") ||
