@@ -41,16 +41,7 @@ func TestServeExitsOnSIGTERMOnceItsRepositoryIsDeleted(t *testing.T) {
 	}
 	waitStatus(t, bin, dir, "r-gone", "running", s)
 	time.Sleep(1500 * time.Millisecond) // a step or two into the run
-	if err := os.RemoveAll(dir); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	waitExit(t, s.done, 20*time.Second, "serve", s.output)
-	t.Logf("serve exited %v after SIGTERM", time.Since(start).Round(time.Millisecond))
-	if !strings.Contains(s.output(), "was deleted") {
-		t.Errorf("serve's output does not name what was lost:\n%s", s.output())
-	}
+	deleteUnder(t, dir, "serve", s.cmd.Process, s.done, s.output)
 }
 
 // TestRunExitsOnSIGTERMOnceItsRepositoryIsDeleted: the same for `gaffer
@@ -68,14 +59,23 @@ func TestRunExitsOnSIGTERMOnceItsRepositoryIsDeleted(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	deleteUnder(t, dir, "run", cmd.Process, done, buf.String)
+}
+
+// deleteUnder removes dir, the repository of a running gaffer process
+// (who, ending with done, printing out), and sends it SIGTERM: it must
+// exit within 20 seconds, naming in its output what was lost.
+func deleteUnder(t *testing.T, dir, who string, p *os.Process, done <-chan struct{}, out func() string) {
+	t.Helper()
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	waitExit(t, done, 20*time.Second, "run", buf.String)
-	t.Logf("run exited:\n%s", buf.String())
-	if !strings.Contains(buf.String(), "was deleted") {
-		t.Errorf("run's output does not name what was lost:\n%s", buf.String())
+	start := time.Now()
+	_ = p.Signal(syscall.SIGTERM)
+	waitExit(t, done, 20*time.Second, who, out)
+	t.Logf("%s exited %v after SIGTERM:\n%s", who, time.Since(start).Round(time.Millisecond), out())
+	if !strings.Contains(out(), "was deleted") {
+		t.Errorf("%s's output does not name what was lost:\n%s", who, out())
 	}
 }
 
