@@ -2,19 +2,16 @@ package cli
 
 import (
 	"bufio"
-	"bytes"
 	"io"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/gaffer-dev/gaffer/checkpoint/postgres/pgtest"
 	"github.com/gaffer-dev/gaffer/examples/demo"
-	"github.com/gaffer-dev/gaffer/internal/otlprecv"
 	"github.com/gaffer-dev/gaffer/profile"
 )
 
@@ -24,25 +21,6 @@ import (
 // outputWait bounds every wait on a process's output: a hang's guard, long
 // enough for a loaded machine that runs the demo slowly.
 const outputWait = 3 * time.Minute
-
-// syncBuffer is output written by a process or an app while the test
-// reads it (the fake terminal's output, read by its input too).
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // scanLines records each line read from r in out and then, when onLine is
 // not nil, hands it to onLine; it returns when r ends.
@@ -152,25 +130,17 @@ func ownPostgres(t *testing.T) *pgtest.Server {
 	return srv
 }
 
-// startOTLP starts an OTLP receiver for the test's processes to export
-// their traces to, closed when the test ends.
-func startOTLP(t *testing.T) *otlprecv.Receiver {
-	t.Helper()
-	recv, err := otlprecv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = recv.Close() })
-	return recv
-}
-
 // killSeed is the seed of a kill test's random choices: def, or
-// GAFFER_KILL_SEED where it is set. It is logged, for the failure's replay.
+// GAFFER_KILL_SEED where it is set (a value that is no seed fails the
+// test rather than replay seed 0). It is logged, for the failure's replay.
 func killSeed(t *testing.T, def uint64) uint64 {
 	t.Helper()
 	seed := def
 	if s := os.Getenv("GAFFER_KILL_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("GAFFER_KILL_SEED=%q: %v", s, err)
+		}
 	}
 	t.Logf("seed %d (GAFFER_KILL_SEED)", seed)
 	return seed

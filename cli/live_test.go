@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -166,6 +167,25 @@ func TestScreenFitsATallFrameInTheWindow(t *testing.T) {
 	if want := []string{"… 3 more lines", "4", "5", "6"}; !slices.Equal(got, want) {
 		t.Fatalf("fit: %q, want %q", got, want)
 	}
+}
+
+// syncBuffer is output written by a process or an app while the test
+// reads it: the fake terminal's output, read by its input too.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // answers is the fake terminal's input: it keeps what the output was when

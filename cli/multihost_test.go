@@ -38,7 +38,11 @@ func TestServeTwoHostsTakeOver(t *testing.T) {
 	// Every process traces to a real OTLP receiver: the runs' roots,
 	// ended by b, link to their submitters' spans (the jobs' rows kept
 	// the trace context through the takeover and the answer).
-	recv := startOTLP(t)
+	recv, err := otlprecv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer recv.Close()
 	bin = binWithEnv(t, bin, "GAFFER_STORE="+url, "OTEL_EXPORTER_OTLP_ENDPOINT="+recv.Endpoint(), "OTEL_SDK_DISABLED=", "OTEL_TRACES_EXPORTER=")
 	a := startServeEnv(t, bin, dir, []string{"GAFFER_TEST_PAUSE_AFTER_COMMIT=60s"}, "--host-id", "a", "--queue-lease", "2s")
 	submit := func(id string, extra ...string) {

@@ -25,7 +25,11 @@ import (
 func TestTelemetryTraceOfAKilledRun(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
-	recv := startOTLP(t)
+	recv, err := otlprecv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer recv.Close()
 
 	m := &greetModel{reviews: func(n int) fakellm.Turn {
 		if n == 1 {
@@ -217,7 +221,11 @@ func TestTelemetryContent(t *testing.T) {
 	for _, content := range []bool{true, false} {
 		t.Run(fmt.Sprintf("content=%v", content), func(t *testing.T) {
 			t.Parallel()
-			recv := startOTLP(t)
+			recv, err := otlprecv.Start()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer recv.Close()
 			srv := fakellm.NewOpenAIFunc(func(r fakellm.Request) fakellm.Turn {
 				if strings.Contains(r.System, "architect agent") {
 					return fakellm.Turn{Text: greetPlan + "\nThe key I was given: " + key + "\n", Input: 1000, Output: 100}
@@ -292,7 +300,11 @@ func TestTelemetryContent(t *testing.T) {
 func TestServeLinksASubmittedRunToItsSubmitter(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
-	recv := startOTLP(t)
+	recv, err := otlprecv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer recv.Close()
 	dir, plan, script := demoRepo(t)
 	on := []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + recv.Endpoint(), "OTEL_SDK_DISABLED=", "OTEL_TRACES_EXPORTER=", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="}
 	s := startServeEnv(t, bin, dir, on)
