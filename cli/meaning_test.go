@@ -162,8 +162,6 @@ func TestRunBudgetWithRecoveryOffHalts(t *testing.T) {
 // and in place.
 func TestEndedRunsCommitTheirDecisionRecords(t *testing.T) {
 	t.Parallel()
-	good := `'{"approach":"compute the sum with an explicit loop over the operands","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`
-	narrow := `'{"approach":"only stub the sum and skip the hard cases","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`
 	for _, m := range runModes {
 		for _, c := range []struct {
 			name, answer string
@@ -171,12 +169,12 @@ func TestEndedRunsCommitTheirDecisionRecords(t *testing.T) {
 			last         string   // the last decision
 			status       string
 		}{
-			{"halted", good, nil, "stuck:stop", "halted"},
-			{"stopped", narrow, []string{"approve", "r-end", "--decision", "stop"}, "human:stop", "halted"},
-			{"cancelled", narrow, []string{"cancel", "r-end"}, "replan:refused", "cancelled"},
+			{"halted", goodReplan, nil, "stuck:stop", "halted"},
+			{"stopped", narrowReplan, []string{"approve", "r-end", "--decision", "stop"}, "human:stop", "halted"},
+			{"cancelled", narrowReplan, []string{"cancel", "r-end"}, "replan:refused", "cancelled"},
 		} {
 			t.Run(m.name+", "+c.name, func(t *testing.T) {
-				dir, plan, sp := recoveryRepo(t, strings.Replace(repeatedFailure, "%s", c.answer, 1))
+				dir, plan, sp := replanRepo(t, c.answer)
 				if c.name == "halted" {
 					commitConfig(t, dir, "profiles:\n  default:\n    recovery: {max_replans_per_run: 0}\n")
 				}

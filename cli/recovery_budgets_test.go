@@ -39,8 +39,7 @@ func runRefusesConfig(t *testing.T, config string, want ...string) string {
 // dropped it still allows no replan.
 func TestRecoveryBudgetFromTheProfileIsTheRuns(t *testing.T) {
 	t.Parallel()
-	good := `'{"approach":"compute the sum with an explicit loop over the operands","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`
-	dir, plan, script := recoveryRepo(t, strings.Replace(repeatedFailure, "%s", good, 1))
+	dir, plan, script := replanRepo(t, goodReplan)
 	commitConfig(t, dir, "profiles:\n  default:\n    recovery: {max_replans_per_run: 0}\n")
 	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-budget")
 	if code != ExitAwaitingApproval {

@@ -81,8 +81,7 @@ func TestScriptedSkipPhase(t *testing.T) {
 // line; the run still waits for its answer.
 func TestSkipRefusedWithoutTheDoctorsProposal(t *testing.T) {
 	t.Parallel()
-	narrow := `'{"approach":"only stub the sum and skip the hard cases","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`
-	dir, plan, sp := recoveryRepo(t, strings.Replace(repeatedFailure, "%s", narrow, 1))
+	dir, plan, sp := replanRepo(t, narrowReplan)
 	if out, code := bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve", "--run-id", "r-noskip"); code != ExitAwaitingApproval ||
 		strings.Contains(out, "--decision skip") {
 		t.Fatalf("run: exit %d\n%s", code, out)

@@ -21,6 +21,29 @@ import (
 // limit is reached, having spent no attempt, review, Doctor call or
 // replan, and that `resume` finishes it once the provider answers.
 
+// hungLLMRepo makes a greet repository whose llm profile gives the
+// developer timeouts (a YAML flow mapping) and whose fake provider never
+// answers the developer while hang holds. It returns the repository, the
+// count of the developer's calls left hanging, and the environment that
+// holds the provider's key.
+func hungLLMRepo(t *testing.T, hang *atomic.Bool, timeouts string) (dir string, hung *atomic.Int32, env []string) {
+	t.Helper()
+	m := &greetModel{}
+	hung = new(atomic.Int32)
+	srv := fakellm.NewOpenAIFunc(func(r fakellm.Request) fakellm.Turn {
+		if hang.Load() && strings.Contains(r.System, "developer agent") {
+			hung.Add(1)
+			return fakellm.Turn{Hang: true}
+		}
+		return m.respond(r)
+	})
+	t.Cleanup(srv.Close)
+	profile := strings.Replace(llmProfile("openai", srv.BaseURL(), "GAFFER_TEST_OPENAI_KEY"), "    tdd: false\n",
+		"    recovery: {}\n    tdd: false\n    roles:\n      developer: {timeouts: "+timeouts+"}\n", 1)
+	dir = greetRepo(t, map[string]string{"gaffer.yaml": profile})
+	return dir, hung, []string{"GAFFER_TEST_OPENAI_KEY=sk-test-openai"}
+}
+
 // TestLLMHungProviderStopsResumably: the llm developer's model calls time
 // out after timeouts.call (1s) and are tried timeouts.call_attempts (2)
 // times; then the run stops with exit 9.
@@ -29,20 +52,7 @@ func TestLLMHungProviderStopsResumably(t *testing.T) {
 	bin := gafferBinary(t)
 	var hang atomic.Bool
 	hang.Store(true)
-	m := &greetModel{}
-	var hung atomic.Int32
-	srv := fakellm.NewOpenAIFunc(func(r fakellm.Request) fakellm.Turn {
-		if hang.Load() && strings.Contains(r.System, "developer agent") {
-			hung.Add(1)
-			return fakellm.Turn{Hang: true}
-		}
-		return m.respond(r)
-	})
-	defer srv.Close()
-	profile := strings.Replace(llmProfile("openai", srv.BaseURL(), "GAFFER_TEST_OPENAI_KEY"), "    tdd: false\n",
-		"    recovery: {}\n    tdd: false\n    roles:\n      developer: {timeouts: {call: 1s, call_attempts: 2}}\n", 1)
-	dir := greetRepo(t, map[string]string{"gaffer.yaml": profile})
-	env := []string{"GAFFER_TEST_OPENAI_KEY=sk-test-openai"}
+	dir, hung, env := hungLLMRepo(t, &hang, "{call: 1s, call_attempts: 2}")
 
 	out, code := gafferCmdEnv(t, bin, env, "--repo", dir, "run", "--goal", "Add Greet", "--auto-approve")
 	checkStoppedByOutage(t, dir, out, code)
