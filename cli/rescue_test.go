@@ -124,11 +124,8 @@ func resetKeepsWhatItFinds(t *testing.T, bin string, m runMode) {
 func TestUserEditDuringLanesIsKept(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
-	dir, _, _ := demoRepo(t)
 	// Each lane sleeps after its write: the edit is made while both work.
-	plan, script := twoLanes(t, "1")
-	p := startProc(t, bin, []string{"--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve",
-		"--in-place", "--run-id", "r-lanes-edit"}, "")
+	dir, p := startTwoLanes(t, bin, "1", "r-lanes-edit", "--in-place")
 	p.awaitOutput(t, "phase 1's lanes both wrote", func(out string) bool {
 		return strings.Count(out, "[developer p1 a1 i1] write") == 2
 	})
