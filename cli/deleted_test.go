@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"strings"
@@ -21,6 +22,24 @@ func waitExit(t *testing.T, done <-chan struct{}, limit time.Duration, what stri
 	case <-done:
 	case <-time.After(limit):
 		t.Fatalf("%s did not exit within %v:\n%s", what, limit, out())
+	}
+}
+
+// removeUnderWriter deletes dir while a process still writes in it, as
+// the user's rm -rf does: a file the process makes in a directory the
+// removal has emptied fails that directory's removal ("directory not
+// empty"), and the removal goes on until nothing is left.
+func removeUnderWriter(t *testing.T, dir string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := os.RemoveAll(dir)
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, syscall.ENOTEMPTY) || time.Now().After(deadline) {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -63,13 +82,12 @@ func TestRunExitsOnSIGTERMOnceItsRepositoryIsDeleted(t *testing.T) {
 }
 
 // deleteUnder removes dir, the repository of a running gaffer process
-// (who, ending with done, printing out), and sends it SIGTERM: it must
-// exit within 20 seconds, naming in its output what was lost.
+// (who, ending with done, printing out), as rm -rf does
+// (removeUnderWriter), and sends it SIGTERM: it must exit within 20
+// seconds, naming in its output what was lost.
 func deleteUnder(t *testing.T, dir, who string, p *os.Process, done <-chan struct{}, out func() string) {
 	t.Helper()
-	if err := os.RemoveAll(dir); err != nil {
-		t.Fatal(err)
-	}
+	removeUnderWriter(t, dir)
 	start := time.Now()
 	_ = p.Signal(syscall.SIGTERM)
 	waitExit(t, done, 20*time.Second, who, out)
