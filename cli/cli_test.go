@@ -179,16 +179,6 @@ func TestGlobalsFromEnvironment(t *testing.T) {
 	}
 }
 
-func TestStoreInLinkedWorkTree(t *testing.T) {
-	repo := t.TempDir()
-	if err := os.WriteFile(filepath.Join(repo, ".git"), []byte("gitdir: /main/.git/worktrees/wt\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if got := gitDir(repo); got != "/main/.git/worktrees/wt" {
-		t.Errorf("gitDir = %q", got)
-	}
-}
-
 func TestExitCode(t *testing.T) {
 	for _, c := range []struct {
 		err  error

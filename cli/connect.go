@@ -21,7 +21,6 @@ import (
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/host/hoststore"
 	"github.com/gaffer-dev/gaffer/host/socket"
-	"github.com/gaffer-dev/gaffer/internal/memlimit"
 	"github.com/gaffer-dev/gaffer/metrics"
 	"github.com/gaffer-dev/gaffer/notify"
 	"github.com/gaffer-dev/gaffer/profile"
@@ -90,7 +89,7 @@ func storeOf(c *ucli.Context) (string, Globals, error) {
 	if err != nil {
 		return g.Store, g, nil // the default beside it: opening the repository says what is wrong
 	}
-	return filepath.Join(gitDir(repo.Root()), "gaffer"), g, nil
+	return filepath.Join(workspace.GitDir(repo.Root()), "gaffer"), g, nil
 }
 
 // openHost opens the repository and store of c's flags in this process
@@ -121,11 +120,12 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 	}
 	hc := host.Config{Dir: dir, Setup: o.setup, Front: hf, Logger: l.log, Cmd: l.cmd, ReproducibleDates: reproducibleDates(io.getenv),
 		AfterCommit: afterCommitHook(io), AfterPublish: afterPushHook(io), AfterRestore: afterRestoreHook(io), Shared: o.shared, Remote: o.remote, MaxSessions: o.maxSessions}
-	cfg := hoststore.Config{Config: hc, Repo: g.Repo, Store: dir, Notify: &notify.Config{Before: beforeNotifyHook(io), Getenv: io.keyenv}}
+	cfg := hoststore.Config{Config: hc, Repo: g.Repo, Store: dir, Notify: &notify.Config{Before: beforeNotifyHook(io), Getenv: io.keyenv},
+		LimitMemory: io.LimitMemory && commandKind(c) != "serve"}
 	if o.read {
 		cfg.Notify, cfg.Reading = nil, true
 	} else {
-		cfg.Telemetry, cfg.Getenv = telemetryOf(g.Repo, io.getenv), io.getenv
+		cfg.Telemetry, cfg.Getenv = profile.Telemetry(g.Repo, io.getenv), io.getenv
 	}
 	if o.metrics != nil {
 		m := o.metrics
@@ -142,10 +142,6 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 		return nil, err
 	}
 	l.Host, l.front.states = h, h
-	if io.LimitMemory && !o.read && commandKind(c) != "serve" {
-		// For the rest of the process: the store's close compacts too.
-		_ = memlimit.Start(io.getenv, memlimit.Default, time.Second)
-	}
 	if o.kind == "" {
 		return l, nil
 	}
@@ -307,7 +303,7 @@ func globalsOf(c *ucli.Context) (g Globals, storeSet bool, err error) {
 	if v, ok := trailingGlobal(c, root, "repo"); ok {
 		g.Repo = repoTop(v)
 		if !storeSet { // the default store is the one of this repository
-			g.Store = filepath.Join(gitDir(g.Repo), "gaffer")
+			g.Store = filepath.Join(workspace.GitDir(g.Repo), "gaffer")
 		}
 	}
 	if v, ok := trailingGlobal(c, root, "store"); ok {

@@ -18,6 +18,7 @@ import (
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/profile"
 	"github.com/gaffer-dev/gaffer/state"
+	"github.com/gaffer-dev/gaffer/workspace"
 )
 
 // DemoOptions are the flags of `gaffer demo`.
@@ -67,7 +68,7 @@ func Demo(ctx context.Context, c *ucli.Context, io IO, o DemoOptions) error {
 		return err
 	}
 	defer l.Close()
-	gd := gitDir(dir)
+	gd := workspace.GitDir(dir)
 	run, err := setup.Preflight(dir, host.RunSpec{
 		PlanFile: "", Goal: profile.PlanTitle(demo.Plan, "plan.md"), Driver: "script",
 		Script: filepath.Join(gd, "gaffer-demo", "script.yaml"), AutoApprove: o.AutoApprove, Pace: o.Pace, RunID: o.RunID,

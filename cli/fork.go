@@ -48,8 +48,7 @@ func forkCommand(io IO) *ucli.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(io.Out, "Forked %s at checkpoint %d as %s, on branch %s at %s.\nContinue it with: %s\n",
-					f.From, f.Seq, f.RunID, f.Branch, short(f.Base), cmd("resume", f.RunID))
+				fmt.Fprintf(io.Out, "%s\nContinue it with: %s\n", f, cmd("resume", f.RunID))
 				return nil
 			})
 		},

@@ -10,7 +10,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/gaffer-dev/gaffer/host/hoststore"
-	"github.com/gaffer-dev/gaffer/internal/inputfile"
+	"github.com/gaffer-dev/gaffer/workspace"
 )
 
 // Globals are the flags every command accepts, each also read from a
@@ -55,7 +55,7 @@ func GlobalsFrom(c *ucli.Context) (Globals, error) {
 		return Globals{}, usageErrorf("--log-format %q: want text or json", g.LogFormat)
 	}
 	if g.Store == "" {
-		g.Store = filepath.Join(gitDir(g.Repo), "gaffer")
+		g.Store = filepath.Join(workspace.GitDir(g.Repo), "gaffer")
 	}
 	// DIR/ is DIR: the files kept beside the store (DIR.groups, DIR.logs,
 	// DIR.sock) must not land inside it. A database URL stays as given.
@@ -87,25 +87,6 @@ func repoTop(dir string) string {
 		}
 		d = up
 	}
-}
-
-// gitDir returns repo's git directory: repo/.git, or the directory a .git
-// file points to in a linked work tree ("gitdir: …").
-func gitDir(repo string) string {
-	dot := filepath.Join(repo, ".git")
-	b, err := inputfile.Read(dot, 64<<10, inputfile.Options{})
-	if err != nil {
-		return dot // a directory, or missing: commands that need it say so
-	}
-	dir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
-	if !ok {
-		return dot
-	}
-	dir = strings.TrimSpace(dir)
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(repo, dir)
-	}
-	return dir
 }
 
 func parseLevel(s string) (slog.Level, error) {

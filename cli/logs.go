@@ -178,7 +178,7 @@ func logsDir(c *ucli.Context) (string, error) {
 		if err != nil {
 			return "", exitf(ExitPrecondition, "%w", err)
 		}
-		dir = filepath.Join(gitDir(repo.Root()), "gaffer")
+		dir = filepath.Join(workspace.GitDir(repo.Root()), "gaffer")
 	}
 	return host.TranscriptDir(dir), nil
 }

@@ -340,7 +340,7 @@ func (b *mcpBackend) Start(ctx context.Context, req mcpserve.StartRequest) (mcps
 		if err := profile.CheckSubmit(b.g.Repo, &spec, b.io.getenv); err != nil {
 			return started, err
 		}
-		endSpan := submitSpan(ctx, b.g.Repo, &spec, b.io.getenv)
+		endSpan := profile.SubmitSpan(ctx, b.g.Repo, &spec, b.io.getenv)
 		out, err := cl.Submit(ctx, spec)
 		endSpan(err)
 		if err != nil {
@@ -362,7 +362,7 @@ func (b *mcpBackend) Start(ctx context.Context, req mcpserve.StartRequest) (mcps
 		if err := profile.CheckSubmit(b.g.Repo, &spec, b.io.getenv); err != nil {
 			return started, err
 		}
-		endSpan := submitSpan(ctx, b.g.Repo, &spec, b.io.getenv)
+		endSpan := profile.SubmitSpan(ctx, b.g.Repo, &spec, b.io.getenv)
 		out, err := svc.Submit(ctx, spec)
 		endSpan(err)
 		started.Where, started.Message = "the database's gaffer serves", out.Message

@@ -9,10 +9,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gaffer-dev/gaffer/events"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/nodes"
+	"github.com/gaffer-dev/gaffer/runview"
 	"github.com/gaffer-dev/gaffer/state"
 )
 
@@ -107,40 +107,11 @@ func nodeFailure(err error) bool {
 	return true
 }
 
+// custom prints the line of a custom event's payload (runview.EventLine).
 func (p *progress) custom(e graph.Event) {
-	switch v := e.Payload.(type) {
-	case events.Review:
-		verdict := "approved"
-		if !v.Approved {
-			verdict = "rejected"
-		}
-		fmt.Fprintf(p.w, "  review of phase %d (iteration %d): %s\n", v.Phase, v.Iteration, verdict)
-	case events.PhaseFinished:
-		fmt.Fprintf(p.w, "  phase %d attempt %d: %s\n", v.Phase, v.Attempt, v.Outcome)
-	case events.RunStatus:
-		fmt.Fprintf(p.w, "  run %s: %s → %s\n", p.runID, v.From, v.To)
-	case events.RecoveryDecision:
-		lane := ""
-		if v.Lane != "" {
-			lane = " lane " + v.Lane
-		}
-		fmt.Fprintf(p.w, "  recovery, phase %d%s: %s — %s\n", v.Phase, lane, v.Decision, firstLineOf(v.Why))
-	case events.DeclaredFiles:
-		lane := ""
-		if v.Lane > 0 {
-			lane = fmt.Sprintf(" lane %d", v.Lane)
-		}
-		fmt.Fprintf(p.w, "  phase %d%s attempt %d: %s\n", v.Phase, lane, v.Attempt, firstLineOf(nodes.FilesCheck{Undeclared: v.Undeclared, Untouched: v.Untouched}.String()))
+	if line, ok := runview.EventLine(p.runID, e.Payload); ok {
+		fmt.Fprintln(p.w, line)
 	}
-}
-
-// firstLineOf is the first line of s, cut at 200 runes.
-func firstLineOf(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	if r := []rune(s); len(r) > 200 {
-		s = string(r[:200]) + " …"
-	}
-	return s
 }
 
 // tree prints the phase tree of s with a heading; with a live tree, it

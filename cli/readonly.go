@@ -32,7 +32,7 @@ func missingStore(c *ucli.Context) (string, error) {
 		if err != nil {
 			return "", nil
 		}
-		dir = filepath.Join(gitDir(repo.Root()), "gaffer")
+		dir = filepath.Join(workspace.GitDir(repo.Root()), "gaffer")
 	}
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return dir, nil

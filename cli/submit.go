@@ -63,7 +63,7 @@ func Submit(c *ucli.Context, io IO) error {
 	if err != nil {
 		return err
 	}
-	endSpan := submitSpan(c.Context, g.Repo, &spec, io.getenv)
+	endSpan := profile.SubmitSpan(c.Context, g.Repo, &spec, io.getenv)
 	out, err := submitTo(c, io, dir, spec)
 	endSpan(err)
 	if err != nil {

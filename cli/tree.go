@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gaffer-dev/gaffer/internal/render"
 	"github.com/gaffer-dev/gaffer/runview"
 	"github.com/gaffer-dev/gaffer/state"
 )
@@ -93,5 +92,3 @@ func writeRunTree(w io.Writer, s state.ExecutionState, now time.Time) {
 	writeRunHeading(w, v, false)
 	writePhaseTree(w, v.Phases)
 }
-
-func short(sha string) string { return render.Short(sha) }

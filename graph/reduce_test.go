@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -29,17 +28,6 @@ type tally struct {
 	Phase  string
 }
 
-func unionSeen(cur, w map[string]int) map[string]int {
-	out := maps.Clone(cur)
-	if out == nil {
-		out = map[string]int{}
-	}
-	for k, v := range w {
-		out[k] += v
-	}
-	return out
-}
-
 // tallyGraph: start fans out to a named node "left" that returns the whole
 // state (the old way), a Partial node "right", and one send to "word" per
 // topic (Partial), which all go to "end". failing, when set, names a topic
@@ -50,7 +38,7 @@ func tallyGraph(failing *atomic.Value, runs *atomic.Int32) *graph.Graph[tally] {
 		s.Log = append(slices.Clone(s.Log), "left")
 		s.Count += 2
 		s.Winner = "left"
-		s.Seen = unionSeen(s.Seen, map[string]int{"left": 1})
+		s.Seen = addCounts(s.Seen, map[string]int{"left": 1})
 		return s, nil
 	}
 	right := func(_ context.Context, s tally) (tally, error) {
@@ -79,7 +67,7 @@ func tallyGraph(failing *atomic.Value, runs *atomic.Int32) *graph.Graph[tally] {
 		AddRoute("start", route, "left", "right", "word").
 		AddEdge("left", "end").AddEdge("right", "end").AddEdge("word", "end").
 		AddEdge("end", graph.END).
-		Reduce(graph.Reducer(func(s *tally) *map[string]int { return &s.Seen }, unionSeen))
+		Reduce(graph.Reducer(func(s *tally) *map[string]int { return &s.Seen }, addCounts))
 }
 
 // TestReducersMergeFanOut: a step that mixes a whole-state node, a Partial

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gaffer-dev/gaffer/agent"
 	"github.com/gaffer-dev/gaffer/graph"
+	"github.com/gaffer-dev/gaffer/internal/render"
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/state"
 )
@@ -278,6 +279,12 @@ type Forked struct {
 	Seq    uint64 `json:"seq"`
 	Branch string `json:"branch"`
 	Base   string `json:"base"` // the commit the branch starts at
+}
+
+// String says where the fork stands, as the commands tell it: "Forked
+// FROM at checkpoint SEQ as RUN, on branch BRANCH at BASE." (BASE short).
+func (f Forked) String() string {
+	return fmt.Sprintf("Forked %s at checkpoint %d as %s, on branch %s at %s.", f.From, f.Seq, f.RunID, f.Branch, render.Short(f.Base))
 }
 
 // RunStatus is a run as the host sees it: its latest checkpoint, and

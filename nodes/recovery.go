@@ -14,6 +14,7 @@ import (
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/recovery"
 	"github.com/gaffer-dev/gaffer/state"
+	"github.com/gaffer-dev/gaffer/workspace"
 )
 
 // NodeRecover carries out recovery (issue 11): it makes the Doctor's and
@@ -455,18 +456,29 @@ func (w *workflow) call(ctx context.Context, s state.ExecutionState, rs recovery
 	return w.doctor(ctx, s, rs, ps, cfg)
 }
 
+// recoveryDriver returns what a recovery session (the Doctor's, the
+// replanner's) starts from: the run's repository and the driver of role,
+// named name in the error. A factory that gives no driver is ErrNoDriver.
+func (w *workflow) recoveryDriver(s state.ExecutionState, role agent.Role, name string) (*workspace.Repo, agent.Driver, error) {
+	repo, err := w.repo(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := w.cfg.Drivers(role, s.Config)
+	if err != nil || d == nil {
+		return nil, nil, fmt.Errorf("nodes: %s driver: %w", name, errors.Join(err, ErrNoDriver))
+	}
+	return repo, d, nil
+}
+
 // doctor asks the Doctor about the phase's latest failure and acts on
 // its advice.
 func (w *workflow) doctor(ctx context.Context, s state.ExecutionState, rs recoveryState, ps state.PhaseState, cfg recovery.Config) (state.ExecutionState, error) {
-	repo, err := w.repo(s)
+	repo, d, err := w.recoveryDriver(s, agent.RoleDoctor, "doctor")
 	if err != nil {
 		return s, err
 	}
 	p := *rs.Memory.Pending
-	d, err := w.cfg.Drivers(agent.RoleDoctor, s.Config)
-	if err != nil || d == nil {
-		return s, fmt.Errorf("nodes: doctor driver: %w", errors.Join(err, ErrNoDriver))
-	}
 	ac := s.Config.Agents.Doctor
 	model := ac.Model
 	if p.Tier == recovery.TierStrong && ac.StrongModel != "" {
@@ -796,15 +808,11 @@ func (w *workflow) checkBudget(ctx context.Context, s state.ExecutionState) (sta
 // anchor and checks it mechanically: accepted, the next attempt carries
 // it; narrowing, the human is asked; unparseable, no revision.
 func (w *workflow) replan(ctx context.Context, s state.ExecutionState, rs recoveryState, ps state.PhaseState, cfg recovery.Config) (state.ExecutionState, error) {
-	repo, err := w.repo(s)
+	repo, d, err := w.recoveryDriver(s, agent.RoleReplanner, "replanner")
 	if err != nil {
 		return s, err
 	}
 	p := *rs.Memory.Pending
-	d, err := w.cfg.Drivers(agent.RoleReplanner, s.Config)
-	if err != nil || d == nil {
-		return s, fmt.Errorf("nodes: replanner driver: %w", errors.Join(err, ErrNoDriver))
-	}
 	pm := rs.Memory.Phase(ps.Index)
 	if pm.Anchor == nil {
 		return s, fmt.Errorf("nodes: replan of phase %d: no goal anchor", ps.Index+1)

@@ -52,6 +52,20 @@ developer:
 
 const accepted = `'{"approach":"compute the sum with an explicit loop over the operands and check it against the table test","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`
 
+// acceptedReplan is a replanner step for phase 2 whose revision is accepted.
+const acceptedReplan = `
+replanner:
+  - phase: 2
+    answer: ` + accepted + `
+`
+
+// phase2FailsThrice is phase 1 passing, then phase 2's go test failing its
+// first three attempts (each at another line) and passing its fourth: the
+// script of the escalation proofs.
+func phase2FailsThrice() string {
+	return phase1OK + goFail(1, "12", "/tmp/e1") + goFail(2, "14", "/tmp/e2") + goFail(3, "15", "/tmp/e3") + okN(2, 4)
+}
+
 // Proof 1: a transient failure, then success: no Doctor, counters 0.
 func TestRecoveryTransientFailureNeedsNoDoctor(t *testing.T) {
 	h := newHarness(t, phase1OK+goFail(1, "12", "/tmp/go-build1")+`
@@ -274,11 +288,7 @@ doctor:
 
 // Proof 7: a configured fatal category replans at the first failure.
 func TestRecoveryFatalCategoryReplansAtOnce(t *testing.T) {
-	h := newHarness(t, phase1OK+failN(2, 1, "SCHEMA DRIFT in calc.proto")+okN(2, 2)+`
-replanner:
-  - phase: 2
-    answer: `+accepted+`
-`)
+	h := newHarness(t, phase1OK+failN(2, 1, "SCHEMA DRIFT in calc.proto")+okN(2, 2)+acceptedReplan)
 	cfg := on()
 	cfg.Recovery.Fatal = []state.FatalPattern{{Name: "schema_drift", Pattern: "SCHEMA DRIFT"}}
 	res, err := h.start(twoPhasePlan, cfg)
@@ -330,11 +340,7 @@ func TestRecoveryNarrowingRevisionAsksTheHuman(t *testing.T) {
 // Proof 9: attempts exhausted after a replan: the model is escalated for
 // that phase only.
 func TestRecoveryEscalatesTheModelForThatPhaseOnly(t *testing.T) {
-	h := newHarness(t, phase1OK+goFail(1, "12", "/tmp/e1")+goFail(2, "14", "/tmp/e2")+goFail(3, "15", "/tmp/e3")+okN(2, 4)+okN(3, 1)+`
-replanner:
-  - phase: 2
-    answer: `+accepted+`
-`)
+	h := newHarness(t, phase2FailsThrice()+okN(3, 1)+acceptedReplan)
 	cfg := on()
 	cfg.Agents.Developer = state.AgentConfig{Driver: "llm", Model: "small", EscalationModel: "big-model"}
 	res, err := h.start(chainPlan(3), cfg)
@@ -356,11 +362,7 @@ replanner:
 // handler skips escalate_model (escalating to the same model is no
 // escalation) and stops.
 func TestRecoveryWithoutAnEscalationModelStops(t *testing.T) {
-	h := newHarness(t, phase1OK+goFail(1, "12", "/tmp/e1")+goFail(2, "14", "/tmp/e2")+goFail(3, "15", "/tmp/e3")+okN(2, 4)+okN(3, 1)+`
-replanner:
-  - phase: 2
-    answer: `+accepted+`
-`)
+	h := newHarness(t, phase2FailsThrice()+okN(3, 1)+acceptedReplan)
 	cfg := on()
 	cfg.Agents.Developer = state.AgentConfig{Driver: "llm", Model: "small"}
 	res, err := h.start(chainPlan(3), cfg)

@@ -16,11 +16,6 @@ func intp(n int) *int { return &n }
 // numbers and the key to raise: in the stuck:stop decision (record,
 // event, log) and at the end of the run's halt message.
 func TestRecoveryStopNamesTheSpentBudget(t *testing.T) {
-	replanner := `
-replanner:
-  - phase: 2
-    answer: ` + accepted + `
-`
 	cases := []struct {
 		name   string
 		script string
@@ -29,7 +24,7 @@ replanner:
 		want   string
 	}{
 		{"max_replans_per_run 0: the repeated failure is not replanned",
-			phase1OK + goFail(1, "12", "/tmp/a1") + goFail(2, "57", "/tmp/a2") + replanner,
+			phase1OK + goFail(1, "12", "/tmp/a1") + goFail(2, "57", "/tmp/a2") + acceptedReplan,
 			state.RecoveryTuning{MaxReplansPerRun: intp(0)}, "",
 			"no recovery left: replans 0 of max_replans_per_run 0 (raise it under recovery: in gaffer.yaml)"},
 		{"max_doctor_calls_per_phase 1: the Doctor was asked once",
@@ -42,7 +37,7 @@ doctor:
 			state.RecoveryTuning{MaxDoctorCallsPerPhase: intp(1)}, "",
 			"no recovery left: Doctor calls 1 of max_doctor_calls_per_phase 1 (raise it under recovery: in gaffer.yaml)"},
 		{"max_escalations_per_phase 0: replanned, then not escalated",
-			phase1OK + goFail(1, "12", "/tmp/e1") + goFail(2, "14", "/tmp/e2") + goFail(3, "15", "/tmp/e3") + okN(2, 4) + replanner,
+			phase2FailsThrice() + acceptedReplan,
 			state.RecoveryTuning{MaxEscalationsPerPhase: intp(0)}, "big-model",
 			"no recovery left: escalations 0 of max_escalations_per_phase 0 (raise it under recovery: in gaffer.yaml)"},
 	}

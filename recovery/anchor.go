@@ -89,18 +89,25 @@ func (a Anchor) Text() string {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(&b, "### Task %s: %s\n", t.ID, t.Title)
-		if t.Type != state.TypeNone {
-			fmt.Fprintf(&b, "- type: %s\n", t.Type)
-		}
-		if len(t.Files) > 0 {
-			fmt.Fprintf(&b, "- files: %s\n", strings.Join(t.Files, ", "))
-		}
+		writeTaskHead(&b, t.ID, t.Title, t.Type, t.Files)
 		if t.Body != "" {
 			b.WriteString("\n" + strings.TrimRight(t.Body, "\n") + "\n")
 		}
 	}
 	return b.String()
+}
+
+// writeTaskHead writes a task's heading as the replanner and the second
+// opinion read it: "### Task <id>: <title>", then its type and its files
+// lines when it has them.
+func writeTaskHead(b *strings.Builder, id, title string, typ state.TaskType, files []string) {
+	fmt.Fprintf(b, "### Task %s: %s\n", id, title)
+	if typ != state.TypeNone {
+		fmt.Fprintf(b, "- type: %s\n", typ)
+	}
+	if len(files) > 0 {
+		fmt.Fprintf(b, "- files: %s\n", strings.Join(files, ", "))
+	}
 }
 
 // narrowingTerms are the words that, added by a revision, say it does less

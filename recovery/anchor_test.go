@@ -42,6 +42,21 @@ func samplePlan(t testing.TB) state.Plan {
 	return p
 }
 
+// anchorOf is the anchor of phase index of the plan md, read as the file
+// name.
+func anchorOf(t *testing.T, name, md string, index int) Anchor {
+	t.Helper()
+	plan, err := state.ParsePlan(name, md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := FreezeAnchor(plan, index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
 // revise returns the tasks of phase index of the plan, changed by edit.
 func revise(t *testing.T, plan state.Plan, index int, edit func([]state.Task) []state.Task) []state.Task {
 	var ts []state.Task
@@ -165,14 +180,7 @@ func TestCheckRevision(t *testing.T) {
 
 func TestCheckRevisionKeepsWordsTheAnchorHad(t *testing.T) {
 	md := "### Task 1: Skip hidden files only\n- files: walk.go\n\nSkip dot files; only regular files count.\n"
-	plan, err := state.ParsePlan("p.md", md)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := FreezeAnchor(plan, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := anchorOf(t, "p.md", md, 0)
 	rev := []state.Task{{ID: "1", Title: "Skip hidden files only", Files: []string{"walk.go"}, Description: "Use filepath.WalkDir; skip dot files, only regular files count."}}
 	if got := CheckRevision(a, rev, ""); got != nil {
 		t.Errorf("reasons = %q, want none", got)
@@ -204,14 +212,7 @@ Implement Add and Sub over int64; Sub(a, b) returns a - b.
 // The goal names Add and Sub: a revision that keeps the ids, types and
 // files but applies only Add, or defers subtraction, narrows it.
 func TestCheckRevisionReadsTheGoal(t *testing.T) {
-	plan, err := state.ParsePlan("calc.md", calcPlanMD)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := FreezeAnchor(plan, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := anchorOf(t, "calc.md", calcPlanMD, 1) // Add and Sub
 	got := RequiredOf(a)
 	var names []string
 	for _, r := range got {
@@ -258,14 +259,7 @@ func TestConstraintCarriesTheAnchorVerbatim(t *testing.T) {
 // that names Sub is refused; sentences that put off nothing the goal
 // requires are not.
 func TestDeferralByMeaning(t *testing.T) {
-	plan, err := state.ParsePlan("calc.md", calcPlanMD)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := FreezeAnchor(plan, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := anchorOf(t, "calc.md", calcPlanMD, 1) // Add and Sub
 	keep := []state.Task{{ID: "2", Title: "Implement Add and Sub", Type: state.TypeImpl, Files: []string{"calc/calc.go"}, Description: "Implement Add and Sub over int64."}}
 	for _, approach := range []string{
 		"Sub lands in the next milestone.",

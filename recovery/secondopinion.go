@@ -71,13 +71,7 @@ func SecondOpinionPrompt(a Anchor, revised []state.Task, approach string) string
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(&b, "### Task %s: %s\n", t.ID, t.Title)
-		if t.Type != state.TypeNone {
-			fmt.Fprintf(&b, "- type: %s\n", t.Type)
-		}
-		if len(t.Files) > 0 {
-			fmt.Fprintf(&b, "- files: %s\n", strings.Join(t.Files, ", "))
-		}
+		writeTaskHead(&b, t.ID, t.Title, t.Type, t.Files)
 		if d := strings.TrimSpace(t.Description); d != "" {
 			b.WriteString("\n" + d + "\n")
 		}

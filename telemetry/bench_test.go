@@ -9,7 +9,6 @@ import (
 	"github.com/gaffer-dev/gaffer/checkpoint/badger"
 	"github.com/gaffer-dev/gaffer/events"
 	"github.com/gaffer-dev/gaffer/graph"
-	"github.com/gaffer-dev/gaffer/internal/otlprecv"
 )
 
 type loopState struct {
@@ -23,11 +22,7 @@ type loopState struct {
 // invocation: on, every step's node is a span exported by OTLP/HTTP to a
 // receiver on 127.0.0.1 and journaled. It reports ns/step.
 func BenchmarkLoopTracing(b *testing.B) {
-	recv, err := otlprecv.Start()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer recv.Close()
+	recv := receiver(b)
 	for _, d := range []graph.Durability{graph.Sync, graph.Async} {
 		for _, on := range []bool{false, true} {
 			name := "store=badger-" + d.String() + "/tracing=off"
@@ -87,11 +82,7 @@ func BenchmarkLoopTracing(b *testing.B) {
 // and its agent_usage fed to Observe, exported to a receiver on
 // 127.0.0.1. An op is one call.
 func BenchmarkSessionCalls(b *testing.B) {
-	recv, err := otlprecv.Start()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer recv.Close()
+	recv := receiver(b)
 	tr, err := Start(context.Background(), Config{Endpoint: recv.Endpoint()}, Options{Dir: b.TempDir(), Getenv: func(string) string { return "" }})
 	if err != nil || tr == nil {
 		b.Fatal(tr, err)

@@ -18,20 +18,9 @@ import (
 // state, so the receiver cannot check it.)
 func TestSubmittedRunLinksBothWays(t *testing.T) {
 	t.Parallel()
-	recv, err := otlprecv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer recv.Close()
+	recv := receiver(t)
 	dir := t.TempDir()
-	env := envOf("OTEL_EXPORTER_OTLP_ENDPOINT", recv.Endpoint())
-	start := func() *Tracer {
-		tr, err := Start(context.Background(), Config{}, Options{Dir: dir, Getenv: env})
-		if err != nil || tr == nil {
-			t.Fatalf("Start = %v, %v", tr, err)
-		}
-		return tr
-	}
+	start := func() *Tracer { return startTo(t, recv, Config{}, dir) }
 	const id = "r-20260101-link01"
 	const callerTrace, callerSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 
@@ -51,10 +40,7 @@ func TestSubmittedRunLinksBothWays(t *testing.T) {
 	}
 	a.ev(graph.Event{Kind: graph.RunStarted, Payload: "run"})
 	a.node("architect")
-	a.ev(graph.Event{Kind: graph.NodeStarted, Node: "approval"})
-	a.ev(graph.Event{Kind: graph.NodeFinished, Node: "approval", Err: &graph.InterruptError{}})
-	a.ev(graph.Event{Kind: graph.RunInterrupted, Node: "approval"})
-	a.ev(graph.Event{Kind: graph.RunFinished, Payload: graph.Interrupted})
+	a.parkAtApproval()
 	if err := a.tr.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -98,15 +84,8 @@ func TestSubmittedRunLinksBothWays(t *testing.T) {
 // none; a tracer that is off gives no trace context to submit.
 func TestMalformedTraceParentLinksNothing(t *testing.T) {
 	t.Parallel()
-	recv, err := otlprecv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer recv.Close()
-	tr, err := Start(context.Background(), Config{}, Options{Dir: t.TempDir(), Getenv: envOf("OTEL_EXPORTER_OTLP_ENDPOINT", recv.Endpoint())})
-	if err != nil || tr == nil {
-		t.Fatalf("Start = %v, %v", tr, err)
-	}
+	recv := receiver(t)
+	tr := startTo(t, recv, Config{}, t.TempDir())
 	const id = "r-20260101-link02"
 	for _, bad := range []string{"00-zz", "00-00000000000000000000000000000000-00f067aa0ba902b7-01", "garbage"} {
 		if err := tr.Link(id, bad, ""); err == nil || !strings.Contains(err.Error(), "traceparent") {

@@ -48,6 +48,54 @@ func TestOffCreatesNoExporter(t *testing.T) {
 	}
 }
 
+// receiver starts an OTLP receiver on 127.0.0.1 that the test's end
+// closes.
+func receiver(t testing.TB) *otlprecv.Receiver {
+	t.Helper()
+	recv, err := otlprecv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = recv.Close() })
+	return recv
+}
+
+// startTo starts a tracer of cfg that exports to recv (the standard
+// endpoint variable names it) and journals in dir, as one process would.
+func startTo(t *testing.T, recv *otlprecv.Receiver, cfg Config, dir string) *Tracer {
+	t.Helper()
+	tr, err := Start(context.Background(), cfg, Options{Dir: dir, Getenv: envOf("OTEL_EXPORTER_OTLP_ENDPOINT", recv.Endpoint())})
+	if err != nil || tr == nil {
+		t.Fatalf("Start = %v, %v", tr, err)
+	}
+	return tr
+}
+
+// shutdownSpans shuts tr down, so that it has exported everything, and
+// returns the spans recv got, by id.
+func shutdownSpans(t *testing.T, tr *Tracer, recv *otlprecv.Receiver) map[string]otlprecv.Span {
+	t.Helper()
+	if err := tr.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]otlprecv.Span{}
+	for _, s := range recv.Spans() {
+		byID[s.SpanID] = s
+	}
+	return byID
+}
+
+// spanPath is s's name after its ancestors', root first, joined by " > ";
+// byID holds every span of the trace by its id.
+func spanPath(byID map[string]otlprecv.Span, s otlprecv.Span) string {
+	p := s.Name
+	for s.ParentID != "" {
+		s = byID[s.ParentID]
+		p = s.Name + " > " + p
+	}
+	return p
+}
+
 // feed sends events of run id to tr, one a millisecond apart from at.
 type feed struct {
 	tr *Tracer
@@ -59,6 +107,15 @@ func (f *feed) ev(e graph.Event) {
 	f.at = f.at.Add(time.Millisecond)
 	e.RunID, e.Time = f.id, f.at
 	f.tr.Observe(e)
+}
+
+// parkAtApproval sends the run's stop at the plan's approval: the
+// approval node interrupted, then the run.
+func (f *feed) parkAtApproval() {
+	f.ev(graph.Event{Kind: graph.NodeStarted, Node: "approval"})
+	f.ev(graph.Event{Kind: graph.NodeFinished, Node: "approval", Err: &graph.InterruptError{}})
+	f.ev(graph.Event{Kind: graph.RunInterrupted, Node: "approval"})
+	f.ev(graph.Event{Kind: graph.RunFinished, Payload: graph.Interrupted})
 }
 
 func (f *feed) node(name string, custom ...any) {
@@ -76,19 +133,9 @@ func (f *feed) node(name string, custom ...any) {
 // with one root, the approval wait, the cut span marked, and the phases
 // with their sessions' usage.
 func TestTraceAcrossProcessesAndACrash(t *testing.T) {
-	recv, err := otlprecv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer recv.Close()
+	recv := receiver(t)
 	dir := t.TempDir()
-	start := func() *Tracer {
-		tr, err := Start(context.Background(), Config{ServiceName: "gaffer-test"}, Options{Dir: dir, Getenv: envOf("OTEL_EXPORTER_OTLP_ENDPOINT", recv.Endpoint())})
-		if err != nil || tr == nil {
-			t.Fatalf("Start = %v, %v", tr, err)
-		}
-		return tr
-	}
+	start := func() *Tracer { return startTo(t, recv, Config{ServiceName: "gaffer-test"}, dir) }
 	const id = "r-20260101-trace1"
 	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
 	usage := func(role string) events.AgentUsage {
@@ -99,10 +146,7 @@ func TestTraceAcrossProcessesAndACrash(t *testing.T) {
 	a.ev(graph.Event{Kind: graph.RunStarted, Payload: "run"})
 	a.node("architect", usage("architect"))
 	a.node("validator")
-	a.ev(graph.Event{Kind: graph.NodeStarted, Node: "approval"})
-	a.ev(graph.Event{Kind: graph.NodeFinished, Node: "approval", Err: &graph.InterruptError{}})
-	a.ev(graph.Event{Kind: graph.RunInterrupted, Node: "approval"})
-	a.ev(graph.Event{Kind: graph.RunFinished, Payload: graph.Interrupted})
+	a.parkAtApproval()
 	if err := a.tr.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -145,18 +189,10 @@ func TestTraceAcrossProcessesAndACrash(t *testing.T) {
 		byID[s.SpanID] = s
 		count[s.Name]++
 	}
-	path := func(s otlprecv.Span) string {
-		p := s.Name
-		for s.ParentID != "" {
-			s = byID[s.ParentID]
-			p = s.Name + " > " + p
-		}
-		return p
-	}
 	paths := map[string]int{}
 	var cut []otlprecv.Span
 	for _, s := range spans {
-		paths[path(s)]++
+		paths[spanPath(byID, s)]++
 		if s.Attrs[keyCut] == true {
 			cut = append(cut, s)
 		}
@@ -213,15 +249,8 @@ func TestTraceAcrossProcessesAndACrash(t *testing.T) {
 // lane under the phase, from its session's start to its end, naming its
 // tasks and status; the failed lane's span is an error with its cause.
 func TestLaneSpansUnderTheirPhase(t *testing.T) {
-	recv, err := otlprecv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer recv.Close()
-	tr, err := Start(context.Background(), Config{ServiceName: "gaffer-test"}, Options{Dir: t.TempDir(), Getenv: envOf("OTEL_EXPORTER_OTLP_ENDPOINT", recv.Endpoint())})
-	if err != nil || tr == nil {
-		t.Fatalf("Start = %v, %v", tr, err)
-	}
+	recv := receiver(t)
+	tr := startTo(t, recv, Config{ServiceName: "gaffer-test"}, t.TempDir())
 	const id = "r-20260101-lanes"
 	f := &feed{tr: tr, id: id, at: time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)}
 	f.ev(graph.Event{Kind: graph.RunStarted, Payload: "run"})
@@ -239,13 +268,7 @@ func TestLaneSpansUnderTheirPhase(t *testing.T) {
 	lane(2, "2", events.LaneFailed, "the bye tests fail")
 	f.node("review", events.PhaseFinished{Phase: 1, Attempt: 1, Iteration: 1, Outcome: events.OutcomeCompleted, Lanes: 2})
 	f.ev(graph.Event{Kind: graph.RunFinished, Payload: graph.Done})
-	if err := tr.Shutdown(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	byID := map[string]otlprecv.Span{}
-	for _, s := range recv.Spans() {
-		byID[s.SpanID] = s
-	}
+	byID := shutdownSpans(t, tr, recv)
 	lanes := map[string]otlprecv.Span{}
 	for _, s := range byID {
 		if strings.HasPrefix(s.Name, "lane ") {
@@ -275,15 +298,8 @@ func TestLaneSpansUnderTheirPhase(t *testing.T) {
 // without its usage go under its node, not under the node's next
 // session.
 func TestCallAndGitSpansUnderTheirParents(t *testing.T) {
-	recv, err := otlprecv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer recv.Close()
-	tr, err := Start(context.Background(), Config{ServiceName: "gaffer-test"}, Options{Dir: t.TempDir(), Getenv: envOf("OTEL_EXPORTER_OTLP_ENDPOINT", recv.Endpoint())})
-	if err != nil || tr == nil {
-		t.Fatalf("Start = %v, %v", tr, err)
-	}
+	recv := receiver(t)
+	tr := startTo(t, recv, Config{ServiceName: "gaffer-test"}, t.TempDir())
 	const id = "r-20260101-calls"
 	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
 	f := &feed{tr: tr, id: id, at: t0}
@@ -318,25 +334,11 @@ func TestCallAndGitSpansUnderTheirParents(t *testing.T) {
 	f.ev(graph.Event{Kind: graph.NodeFinished, Node: "lane", Branch: 1, Attempt: 1})
 	f.node("combine", events.GitWork{Phase: 1, Op: events.GitCombine, Start: f.at, Duration: time.Second})
 	f.ev(graph.Event{Kind: graph.RunFinished, Payload: graph.Done})
-	if err := tr.Shutdown(context.Background()); err != nil {
-		t.Fatal(err)
-	}
 
-	byID := map[string]otlprecv.Span{}
-	for _, s := range recv.Spans() {
-		byID[s.SpanID] = s
-	}
-	path := func(s otlprecv.Span) string {
-		p := s.Name
-		for s.ParentID != "" {
-			s = byID[s.ParentID]
-			p = s.Name + " > " + p
-		}
-		return p
-	}
+	byID := shutdownSpans(t, tr, recv)
 	got := map[string]otlprecv.Span{}
 	for _, s := range byID {
-		got[path(s)] = s
+		got[spanPath(byID, s)] = s
 	}
 	const dev = "gaffer run > phase 1 > develop > invoke_agent developer"
 	for p, want := range map[string][2]time.Time{

@@ -298,3 +298,37 @@ func TestRemoveWorkTreeOfACutShortAdd(t *testing.T) {
 		t.Fatalf("the work tree stays:\n%s", wt)
 	}
 }
+
+// TestGitDir: a linked work tree's .git file points to its git directory
+// (absolute, or relative to the work tree); a .git directory, a missing
+// one or a file without a gitdir line is root/.git.
+func TestGitDir(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		dot  func(root string) error // makes root/.git
+		want func(root string) string
+	}{
+		{"linked", func(root string) error {
+			return os.WriteFile(filepath.Join(root, ".git"), []byte("gitdir: /main/.git/worktrees/wt\n"), 0o644)
+		}, func(string) string { return "/main/.git/worktrees/wt" }},
+		{"relative", func(root string) error {
+			return os.WriteFile(filepath.Join(root, ".git"), []byte("gitdir: ../main/.git/worktrees/wt\n"), 0o644)
+		}, func(root string) string { return filepath.Join(filepath.Dir(root), "main/.git/worktrees/wt") }},
+		{"directory", func(root string) error { return os.Mkdir(filepath.Join(root, ".git"), 0o755) },
+			func(root string) string { return filepath.Join(root, ".git") }},
+		{"missing", func(string) error { return nil }, func(root string) string { return filepath.Join(root, ".git") }},
+		{"no gitdir line", func(root string) error {
+			return os.WriteFile(filepath.Join(root, ".git"), []byte("something else\n"), 0o644)
+		}, func(root string) string { return filepath.Join(root, ".git") }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			if err := c.dot(root); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := GitDir(root), c.want(root); got != want {
+				t.Errorf("GitDir = %q, want %q", got, want)
+			}
+		})
+	}
+}

@@ -158,6 +158,18 @@ func openGit(root, gitDir, commonDir string) (*git.Repository, error) {
 	return git.Open(filesystem.NewStorage(dot, cache.NewObjectLRU(objectCacheSize)), osfs.New(root))
 }
 
+// GitDir returns the git directory of the work tree at root without
+// opening the repository: root/.git, or the directory a .git file points
+// to in a linked work tree ("gitdir: …"). Where root has no readable
+// gitdir file (missing, a directory, no "gitdir:" line) it is root/.git:
+// the commands that need the repository say what is wrong when they open it.
+func GitDir(root string) string {
+	if gitDir, _, err := findGitDir(root); err == nil {
+		return gitDir
+	}
+	return filepath.Join(root, ".git")
+}
+
 func findGitDir(root string) (gitDir, commonDir string, err error) {
 	dotGit := filepath.Join(root, ".git")
 	fi, err := os.Stat(dotGit)

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -172,17 +171,7 @@ func TestGroupCommitSurvivesKill(t *testing.T) {
 		t.Skip("runs a child process")
 	}
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestGroupCommitFloodHelper$", "-test.count=1")
-	cmd.Env = append(os.Environ(), floodHelperEnv+"="+dir)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, stdout, stderr := startHelper(t, "TestGroupCommitFloodHelper", floodHelperEnv, dir)
 	acked := make(map[string]uint64)
 	lines, killed := 0, false
 	sc := bufio.NewScanner(stdout)
@@ -203,7 +192,7 @@ func TestGroupCommitSurvivesKill(t *testing.T) {
 			}
 		}
 	}
-	err = cmd.Wait()
+	err := cmd.Wait()
 	if !killed {
 		t.Fatalf("the helper stopped after %d acks: %v\n%s", lines, err, stderr.String())
 	}

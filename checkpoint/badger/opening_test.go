@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -28,17 +27,8 @@ func TestOpenKilledBeforeTheLogHasItsSize(t *testing.T) {
 	t.Run("new empty log", func(t *testing.T) {
 		dir, _ := killedStore(t, 4)
 		markLogs(dir, openingFile)
-		if err := os.WriteFile(filepath.Join(dir, "00002.mem"), nil, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		s, err := Open(dir, Options{})
-		if err != nil {
-			t.Fatalf("open after a kill inside the previous open: %v", err)
-		}
-		defer s.Close()
-		if cp, err := s.Latest(bg, "r"); err != nil || cp.Seq != 4 {
-			t.Errorf("latest = %d, %v; want the 4 checkpoints written before", cp.Seq, err)
-		}
+		writeFile(t, filepath.Join(dir, "00002.mem"), nil)
+		wantLatest(t, dir, 4, "a kill inside the previous open")
 		if _, err := os.Stat(filepath.Join(dir, openingFile)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("the open left its marker behind: %v", err)
 		}
@@ -64,20 +54,9 @@ func TestOpenKilledBeforeTheLogHasItsSize(t *testing.T) {
 			t.Fatal(err)
 		}
 		// A close killed between Badger's cutting the log and removing it.
-		if err := os.WriteFile(filepath.Join(dir, closingFile), []byte(filepath.Base(mem)+" 65536\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(mem, nil, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		s, err = Open(dir, Options{})
-		if err != nil {
-			t.Fatalf("open after a kill inside the previous close: %v", err)
-		}
-		defer s.Close()
-		if cp, err := s.Latest(bg, "r"); err != nil || cp.Seq != 4 {
-			t.Errorf("latest = %d, %v; want the 4 checkpoints flushed before", cp.Seq, err)
-		}
+		writeFile(t, filepath.Join(dir, closingFile), []byte(filepath.Base(mem)+" 65536\n"))
+		writeFile(t, mem, nil)
+		wantLatest(t, dir, 4, "a kill inside the previous close")
 	})
 	t.Run("header-only value log emptied by an open", func(t *testing.T) {
 		dir, _ := killedStore(t, 4)
@@ -85,26 +64,13 @@ func TestOpenKilledBeforeTheLogHasItsSize(t *testing.T) {
 		// opens the store; this open was killed between the cut and the
 		// removal.
 		vlog := filepath.Join(dir, "000009.vlog")
-		if err := os.WriteFile(filepath.Join(dir, openingFile), []byte("000009.vlog 20\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(vlog, nil, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		s, err := Open(dir, Options{})
-		if err != nil {
-			t.Fatalf("open after a kill inside the previous open: %v", err)
-		}
-		defer s.Close()
-		if cp, err := s.Latest(bg, "r"); err != nil || cp.Seq != 4 {
-			t.Errorf("latest = %d, %v; want the 4 checkpoints written before", cp.Seq, err)
-		}
+		writeFile(t, filepath.Join(dir, openingFile), []byte("000009.vlog 20\n"))
+		writeFile(t, vlog, nil)
+		wantLatest(t, dir, 4, "a kill inside the previous open")
 	})
 	t.Run("empty log without a marker", func(t *testing.T) {
 		dir, _ := killedStore(t, 4)
-		if err := os.WriteFile(filepath.Join(dir, "00002.mem"), nil, 0o600); err != nil {
-			t.Fatal(err)
-		}
+		writeFile(t, filepath.Join(dir, "00002.mem"), nil)
 		if _, err := Open(dir, Options{}); !errors.Is(err, checkpoint.ErrCorrupt) {
 			t.Fatalf("open = %v, want an empty log no unfinished open explains refused", err)
 		}
@@ -154,17 +120,7 @@ func TestOpenSurvivesKillsAtAnyMoment(t *testing.T) {
 	rng := rand.New(rand.NewPCG(20261128, 1))
 	var acked uint64
 	for kill := range 12 {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestReopenHelper$", "-test.count=1")
-		cmd.Env = append(os.Environ(), reopenHelperEnv+"="+dir)
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		cmd, stdout, stderr := startHelper(t, "TestReopenHelper", reopenHelperEnv, dir)
 		// Let it through a few cycles, then kill it a random time later.
 		sc := bufio.NewScanner(stdout)
 		for n := 0; n < 3 && sc.Scan(); {

@@ -15,6 +15,7 @@ import (
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/internal/ioerr"
+	"github.com/gaffer-dev/gaffer/internal/memlimit"
 	"github.com/gaffer-dev/gaffer/internal/tmpdir"
 	"github.com/gaffer-dev/gaffer/notify"
 	"github.com/gaffer-dev/gaffer/state"
@@ -52,6 +53,11 @@ type Config struct {
 	// the standard OTEL_* variables (os.Getenv when nil).
 	Telemetry *telemetry.Config
 	Getenv    func(string) string
+	// LimitMemory keeps the heap of the process that drives runs on this
+	// host near what it holds, for the rest of the process (the store's
+	// close compacts too): a soft memory limit (package memlimit), unless
+	// GOMEMLIMIT is set. A host that only reads (Reading) sets none.
+	LimitMemory bool
 }
 
 // ReadersWait is how long opening a store directory for writing waits
@@ -116,6 +122,9 @@ func Open(ctx context.Context, cfg Config) (*host.Host, error) {
 			h.Close()
 			return nil, err
 		}
+	}
+	if cfg.LimitMemory && !cfg.Reading {
+		_ = memlimit.Start(getenv, memlimit.Default, time.Second)
 	}
 	return h, nil
 }

@@ -43,6 +43,16 @@ func TestGitOperationsLocallyAndThroughTheSocket(t *testing.T) {
 		if _, err := svc.Diff(ctx, host.DiffRequest{RunID: "r-1", Phase: 3}); host.CodeOf(err) != host.Usage || err.Error() != "--phase 3: run r-1 has 2 phases" {
 			t.Fatalf("Diff of phase 3 of 2: %v (%s), want usage", err, host.CodeOf(err))
 		}
+		// A diff git cannot make (a repository without the run's commits)
+		// still names the commits it was asked for, through the socket too.
+		other := t.TempDir()
+		if out, err := exec.Command("git", "init", "-q", other).CombinedOutput(); err != nil {
+			t.Fatalf("git init: %v\n%s", err, out)
+		}
+		d, err = svc.Diff(ctx, host.DiffRequest{RunID: "r-1", Repo: other})
+		if host.CodeOf(err) != host.Refused || !strings.HasPrefix(d.Header, "# run r-1, phases 1–2: git diff ") || len(d.Patch) != 0 {
+			t.Fatalf("Diff in a repository without the run's commits = %q %q, %v (%s); want the header and a refusal", d.Header, d.Patch, err, host.CodeOf(err))
+		}
 		before := gitHead(t, f.Repo)
 		m, err := svc.Merge(ctx, host.MergeRequest{RunID: "r-1", DryRun: true})
 		if err != nil || len(m.Lines) != 1 || !strings.HasPrefix(m.Lines[0], "Would fast-forward main to gaffer/r-1: 3 commits") {

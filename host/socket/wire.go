@@ -78,8 +78,8 @@ type reply[T any] struct {
 	Error  *wireError `json:"error,omitempty"`
 }
 
-// handle registers op on mux: decode Req, call fn, encode its result or
-// its refusal in a reply.
+// handle registers op on mux: decode Req, call fn, encode its result
+// and its refusal, if any, in a reply.
 func handle[Req, Res any](mux *control.Mux, op string, fn func(context.Context, Req) (Res, error)) {
 	mux.Handle(opName(op), func(ctx context.Context, args json.RawMessage) (any, error) {
 		var req Req
@@ -95,7 +95,9 @@ func handle[Req, Res any](mux *control.Mux, op string, fn func(context.Context, 
 			return reply[Res]{Error: &wireError{Code: codeClosing, Message: err.Error()}}, nil
 		}
 		if err != nil {
-			return reply[Res]{Error: &wireError{Code: host.CodeOf(err), Message: err.Error()}}, nil
+			// What the operation returned beside its refusal goes too (a
+			// diff's header naming the commits git could not diff).
+			return reply[Res]{Result: res, Error: &wireError{Code: host.CodeOf(err), Message: err.Error()}}, nil
 		}
 		return reply[Res]{Result: res}, nil
 	})

@@ -110,23 +110,23 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodHead || (r.Method == http.MethodGet && r.URL.Path == "/"):
 		w.WriteHeader(http.StatusOK)
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages/count_tokens":
-		writeJSON(w, http.StatusOK, map[string]int{"input_tokens": 10})
+		fakeserve.WriteJSON(w, http.StatusOK, map[string]int{"input_tokens": 10})
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages":
 		s.messages(w, r)
 	default:
-		writeJSON(w, http.StatusNotFound, apiError("not_found_error", "no route for "+r.Method+" "+r.URL.Path))
+		fakeserve.WriteJSON(w, http.StatusNotFound, apiError("not_found_error", "no route for "+r.Method+" "+r.URL.Path))
 	}
 }
 
 func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, apiError("invalid_request_error", err.Error()))
+		fakeserve.WriteJSON(w, http.StatusBadRequest, apiError("invalid_request_error", err.Error()))
 		return
 	}
 	req, err := parseRequest(body)
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, apiError("invalid_request_error", err.Error()))
+		fakeserve.WriteJSON(w, http.StatusBadRequest, apiError("invalid_request_error", err.Error()))
 		return
 	}
 	reply, n := s.Answer(req)
@@ -140,7 +140,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 		if typ == "" {
 			typ = "invalid_request_error"
 		}
-		writeJSON(w, reply.Status, apiError(typ, reply.ErrorMessage))
+		fakeserve.WriteJSON(w, reply.Status, apiError(typ, reply.ErrorMessage))
 		return
 	}
 	blocks := buildBlocks(reply, n)
@@ -154,7 +154,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 		for i, b := range blocks {
 			content[i] = b.full()
 		}
-		writeJSON(w, http.StatusOK, map[string]any{
+		fakeserve.WriteJSON(w, http.StatusOK, map[string]any{
 			"id": msgID, "type": "message", "role": "assistant", "model": req.Model,
 			"content": content, "stop_reason": stop, "stop_sequence": nil,
 			"usage": usageJSON(reply.Usage),
@@ -166,22 +166,22 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	start := usageJSON(reply.Usage)
 	start["output_tokens"] = 1
-	sse(w, "message_start", map[string]any{"type": "message_start", "message": map[string]any{
+	fakeserve.SSE(w, "message_start", map[string]any{"type": "message_start", "message": map[string]any{
 		"id": msgID, "type": "message", "role": "assistant", "model": req.Model,
 		"content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": start,
 	}})
-	sse(w, "ping", map[string]any{"type": "ping"})
+	fakeserve.SSE(w, "ping", map[string]any{"type": "ping"})
 	for i, b := range blocks {
-		sse(w, "content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": b.start()})
+		fakeserve.SSE(w, "content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": b.start()})
 		for _, d := range b.deltas() {
-			sse(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": i, "delta": d})
+			fakeserve.SSE(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": i, "delta": d})
 		}
-		sse(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
+		fakeserve.SSE(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
 	}
-	sse(w, "message_delta", map[string]any{"type": "message_delta",
+	fakeserve.SSE(w, "message_delta", map[string]any{"type": "message_delta",
 		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
 		"usage": map[string]any{"output_tokens": reply.Usage.OutputTokens}})
-	sse(w, "message_stop", map[string]any{"type": "message_stop"})
+	fakeserve.SSE(w, "message_stop", map[string]any{"type": "message_stop"})
 }
 
 // block is one content block of a reply.
@@ -284,18 +284,4 @@ func systemText(raw json.RawMessage) string {
 
 func apiError(typ, msg string) map[string]any {
 	return map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}}
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v) //nolint:errcheck // the client may be gone
-}
-
-func sse(w http.ResponseWriter, event string, v any) {
-	data, _ := json.Marshal(v) // maps of plain values always marshal
-	fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, data)
-	if f, ok := w.(http.Flusher); ok {
-		f.Flush()
-	}
 }

@@ -100,22 +100,22 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	stream := strings.HasSuffix(r.URL.Path, ":streamGenerateContent")
 	if r.Method != http.MethodPost || !strings.HasPrefix(r.URL.Path, "/v1beta/models/") ||
 		(!stream && !strings.HasSuffix(r.URL.Path, ":generateContent")) {
-		writeJSON(w, http.StatusNotFound, apiError(http.StatusNotFound, "no route for "+r.Method+" "+r.URL.Path))
+		fakeserve.WriteJSON(w, http.StatusNotFound, apiError(http.StatusNotFound, "no route for "+r.Method+" "+r.URL.Path))
 		return
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, apiError(http.StatusBadRequest, err.Error()))
+		fakeserve.WriteJSON(w, http.StatusBadRequest, apiError(http.StatusBadRequest, err.Error()))
 		return
 	}
 	reply, _ := s.Answer(Request{Path: r.URL.Path, APIKey: r.Header.Get("x-goog-api-key"), Body: body})
 	if reply.Status != 0 {
-		writeJSON(w, reply.Status, apiError(reply.Status, reply.ErrorMessage))
+		fakeserve.WriteJSON(w, reply.Status, apiError(reply.Status, reply.ErrorMessage))
 		return
 	}
 	resp := response(reply)
 	if !stream {
-		writeJSON(w, http.StatusOK, resp)
+		fakeserve.WriteJSON(w, http.StatusOK, resp)
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -164,10 +164,4 @@ func statusText(code int) string {
 
 func apiError(code int, msg string) map[string]any {
 	return map[string]any{"error": map[string]any{"code": code, "message": msg, "status": statusText(code)}}
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
 }

@@ -62,12 +62,12 @@ func Start(respond func(Request) Reply) (*Server, error) {
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/responses" {
-		writeJSON(w, http.StatusNotFound, apiError("no route for "+r.Method+" "+r.URL.Path))
+		fakeserve.WriteJSON(w, http.StatusNotFound, apiError("no route for "+r.Method+" "+r.URL.Path))
 		return
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, apiError(err.Error()))
+		fakeserve.WriteJSON(w, http.StatusBadRequest, apiError(err.Error()))
 		return
 	}
 	reply, n := s.Answer(Request{Body: body})
@@ -76,13 +76,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if reply.Status != 0 {
-		writeJSON(w, reply.Status, apiError(reply.ErrorMessage))
+		fakeserve.WriteJSON(w, reply.Status, apiError(reply.ErrorMessage))
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	id := fmt.Sprintf("resp_%d", n)
-	sse(w, "response.created", map[string]any{"type": "response.created", "response": map[string]any{"id": id}})
+	fakeserve.SSE(w, "response.created", map[string]any{"type": "response.created", "response": map[string]any{"id": id}})
 	var items []map[string]any
 	if reply.Text != "" {
 		items = append(items, map[string]any{"type": "message", "role": "assistant", "id": fmt.Sprintf("msg_%d", n),
@@ -94,28 +94,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			"call_id": fmt.Sprintf("call_%d_%d", n, i), "name": c.Name, "arguments": string(args)})
 	}
 	for i, it := range items {
-		sse(w, "response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": i, "item": it})
-		sse(w, "response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": i, "item": it})
+		fakeserve.SSE(w, "response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": i, "item": it})
+		fakeserve.SSE(w, "response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": i, "item": it})
 	}
-	sse(w, "response.completed", map[string]any{"type": "response.completed", "response": map[string]any{
+	fakeserve.SSE(w, "response.completed", map[string]any{"type": "response.completed", "response": map[string]any{
 		"id": id, "usage": map[string]any{"input_tokens": 100, "input_tokens_details": map[string]int{"cached_tokens": 0},
 			"output_tokens": 10, "output_tokens_details": map[string]int{"reasoning_tokens": 0}, "total_tokens": 110}}})
 }
 
 func apiError(msg string) map[string]any {
 	return map[string]any{"error": map[string]any{"message": msg, "type": "server_error", "code": nil}}
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
-func sse(w http.ResponseWriter, event string, v any) {
-	b, _ := json.Marshal(v)
-	fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b)
-	if f, ok := w.(http.Flusher); ok {
-		f.Flush()
-	}
 }

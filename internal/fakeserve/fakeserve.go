@@ -1,6 +1,7 @@
 package fakeserve
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -72,3 +73,20 @@ func (s *Server[Req, Rep]) Listen(name, path string, h http.Handler) error {
 
 // Close stops the server.
 func (s *Server[Req, Rep]) Close() error { return s.srv.Close() }
+
+// WriteJSON answers with status and v encoded as JSON.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v) // the client may be gone
+}
+
+// SSE writes one server-sent event, named event with v as its JSON
+// data, and flushes it to the client.
+func SSE(w http.ResponseWriter, event string, v any) {
+	data, _ := json.Marshal(v) // maps of plain values always marshal
+	fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, data)
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+}

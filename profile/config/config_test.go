@@ -145,7 +145,7 @@ func TestLocate(t *testing.T) {
 }
 
 func TestStrictParsing(t *testing.T) {
-	cases := []struct{ name, yaml, want string }{
+	cases := []refusal{
 		{"unknown key with path", "profiles:\n  fast:\n    limits:\n      max_turns: 3\n      max_turn: 4\n",
 			`gaffer.yaml:5: unknown key "max_turn" in profiles.fast.limits`},
 		{"unknown top-level key", "profile:\n  fast: {}\n", `gaffer.yaml:1: unknown key "profile" at the top level`},
@@ -161,17 +161,7 @@ func TestStrictParsing(t *testing.T) {
 		{"wrong max_runs_per_repo", "max_runs_per_repo: many\n", `gaffer.yaml:1: max_runs_per_repo must be an integer, not "many"`},
 		{"max_runs_per_repo in a profile", "profiles:\n  p:\n    max_runs_per_repo: 2\n", `gaffer.yaml:3: unknown key "max_runs_per_repo" in profiles.p`},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := Parse("gaffer.yaml", []byte(c.yaml))
-			if err == nil || err.Error() != c.want {
-				t.Fatalf("Parse error = %v\nwant %s", err, c.want)
-			}
-			if !errors.Is(err, ErrInvalid) {
-				t.Errorf("%v does not match ErrInvalid", err)
-			}
-		})
-	}
+	checkRefusals(t, cases)
 }
 
 // TestMaxRunsPerRepo: the top-level key, 0 when absent.
@@ -196,7 +186,7 @@ func TestMaxRunsPerRepo(t *testing.T) {
 }
 
 func TestValidation(t *testing.T) {
-	cases := []struct{ name, yaml, want string }{
+	cases := []refusal{
 		{"negative limit", "profiles:\n  p:\n    limits:\n      max_phase_attempts: -1\n",
 			`gaffer.yaml:4: max_phase_attempts must not be negative, got -1`},
 		{"unknown driver", "profiles:\n  p:\n    driver: robot\n", `gaffer.yaml:3: unknown driver "robot" in profiles.p (want script, llm or cli)`},
@@ -217,17 +207,7 @@ func TestValidation(t *testing.T) {
 		{"negative parallel", "profiles:\n  p:\n    parallel: -1\n", `gaffer.yaml:3: parallel must be from 1 to 64 lanes at once (0 or absent: the default 4), got -1`},
 		{"parallel over the most", "profiles:\n  p:\n    parallel: 65\n", `gaffer.yaml:3: parallel must be from 1 to 64 lanes at once (0 or absent: the default 4), got 65`},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := Parse("gaffer.yaml", []byte(c.yaml))
-			if err == nil || err.Error() != c.want {
-				t.Fatalf("Parse error = %v\nwant %s", err, c.want)
-			}
-			if !errors.Is(err, ErrInvalid) {
-				t.Errorf("%v does not match ErrInvalid", err)
-			}
-		})
-	}
+	checkRefusals(t, cases)
 }
 
 func TestWriteShowMasksSecrets(t *testing.T) {
@@ -249,14 +229,7 @@ func TestWriteShowMasksSecrets(t *testing.T) {
       mine:
         command: [mine, --api-key, ` + argSecret + `, --token=` + eqSecret + `, "--model={model}"]
 `
-	c, err := Parse("gaffer.yaml", []byte(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := c.Effective("p")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := effective(t, data, "p")
 	var buf bytes.Buffer
 	if err := WriteShow(&buf, p); err != nil {
 		t.Fatalf("WriteShow: %v", err)

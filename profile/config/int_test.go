@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"testing"
 )
 
@@ -10,7 +9,7 @@ import (
 // naming the key and the fix, instead of being cut down (1.5 was read as
 // 1) or read in another base (010 was read as 8).
 func TestIntegerSettings(t *testing.T) {
-	cases := []struct{ name, yaml, want string }{
+	cases := []refusal{
 		{"fraction in limits", "profiles:\n  p:\n    limits: {max_turns: 1.5}\n",
 			`gaffer.yaml:3: profiles.p.limits.max_turns must be an integer, not "1.5"`},
 		{"fraction in recovery", "profiles:\n  p:\n    recovery:\n      max_replans_per_run: 1.5\n",
@@ -36,17 +35,7 @@ func TestIntegerSettings(t *testing.T) {
 		{"through an alias", "profiles:\n  a:\n    limits: {max_turns: &n 1.5}\n  b:\n    limits: {max_turns: *n}\n",
 			`gaffer.yaml:3: profiles.a.limits.max_turns must be an integer, not "1.5"`},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			cfg, err := Parse("gaffer.yaml", []byte(c.yaml))
-			if err == nil || err.Error() != c.want {
-				t.Fatalf("Parse error = %v\nwant %s", err, c.want)
-			}
-			if cfg != nil || !errors.Is(err, ErrInvalid) {
-				t.Errorf("Parse = %v, %v; want no config and an invalid one", cfg, err)
-			}
-		})
-	}
+	checkRefusals(t, cases)
 }
 
 // TestIntegerSettingsKept: integers in plain decimal digits, signed or

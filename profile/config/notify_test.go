@@ -21,14 +21,7 @@ const notifyYAML = `profiles:
 `
 
 func TestNotifySection(t *testing.T) {
-	c, err := Parse("gaffer.yaml", []byte(notifyYAML))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := c.Effective("")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := effective(t, notifyYAML, "")
 	rc := p.Notify.RunConfig()
 	if rc == nil || len(rc.Targets) != 4 || rc.Targets[1].SecretEnv != "GAFFER_HOOK_SECRET" || rc.Targets[0].Format != "slack" ||
 		rc.Targets[0].URLEnv != "GAFFER_SLACK_URL" || rc.Targets[0].URL != "" || rc.Targets[1].URL != "https://example.com/hook" ||

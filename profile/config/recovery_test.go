@@ -67,7 +67,7 @@ profiles:
 // an empty list is kept as none, and a list naming no category is refused
 // at the key with the cause.
 func TestRecoveryRulesKeys(t *testing.T) {
-	c, err := Parse("gaffer.yaml", []byte(`
+	p := effective(t, `
 profiles:
   default:
     driver: llm
@@ -79,14 +79,7 @@ profiles:
       message_similarity_enabled: false
       fatal_error_types: [wrong_database]
       doctor_actions: []
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := c.Effective("default")
-	if err != nil {
-		t.Fatal(err)
-	}
+`, "default")
 	r := p.Recovery.RecoveryRules
 	if r.HighRiskCategories == nil || len(*r.HighRiskCategories) != 1 || (*r.HighRiskCategories)[0] != "agent_gave_up" ||
 		r.LowRiskCategories == nil || len(*r.LowRiskCategories) != 0 ||

@@ -2,7 +2,6 @@ package config
 
 import (
 	"bytes"
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -27,14 +26,7 @@ const timeoutsYAML = `profiles:
 // then the file's default profile's, then the built-in defaults, key by
 // key; the replanner takes the architect's.
 func TestTimeoutsPerRole(t *testing.T) {
-	c, err := Parse("gaffer.yaml", []byte(timeoutsYAML))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := c.Effective("mixed")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := effective(t, timeoutsYAML, "mixed")
 	type want struct {
 		call     time.Duration
 		attempts int
@@ -66,7 +58,7 @@ func TestTimeoutsPerRole(t *testing.T) {
 // 0, and call_attempts below 1 are refused in one line naming the key and
 // the fix.
 func TestTimeoutsValidation(t *testing.T) {
-	cases := []struct{ name, yaml, want string }{
+	cases := []refusal{
 		{"unparseable", "profiles:\n  p:\n    timeouts:\n      call: 5 minutes\n",
 			`gaffer.yaml:4: timeouts.call must be a Go duration such as 90s or 5m, not "5 minutes"`},
 		{"no unit", "profiles:\n  p:\n    timeouts: {session: 90}\n",
@@ -84,30 +76,13 @@ func TestTimeoutsValidation(t *testing.T) {
 		{"unknown key", "profiles:\n  p:\n    timeouts: {calls: 5m}\n",
 			`gaffer.yaml:3: unknown key "calls" in profiles.p.timeouts`},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := Parse("gaffer.yaml", []byte(c.yaml))
-			if err == nil || err.Error() != c.want {
-				t.Fatalf("Parse error = %v\nwant %s", err, c.want)
-			}
-			if !errors.Is(err, ErrInvalid) {
-				t.Errorf("%v does not match ErrInvalid", err)
-			}
-		})
-	}
+	checkRefusals(t, cases)
 }
 
 // TestWriteShowTimeoutsPerRole: config show prints every role's timeouts
 // as the role takes them.
 func TestWriteShowTimeoutsPerRole(t *testing.T) {
-	c, err := Parse("gaffer.yaml", []byte(timeoutsYAML))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := c.Effective("mixed")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := effective(t, timeoutsYAML, "mixed")
 	var buf bytes.Buffer
 	if err := WriteShow(&buf, p); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package cli
+package profile
 
 import (
 	"context"
@@ -10,11 +10,11 @@ import (
 	"github.com/gaffer-dev/gaffer/workspace"
 )
 
-// telemetryOf returns the telemetry block of the configuration of the
+// Telemetry returns the telemetry block of the configuration of the
 // repository at repo (gaffer.yaml, or the user's file), or nil when it
 // and the environment (getenv) leave telemetry off. A configuration that
 // does not load leaves it off too: the run's preflight reports the file.
-func telemetryOf(repo string, getenv func(string) string) *telemetry.Config {
+func Telemetry(repo string, getenv func(string) string) *telemetry.Config {
 	r, err := workspace.Open(repo)
 	if err != nil {
 		return nil
@@ -30,15 +30,15 @@ func telemetryOf(repo string, getenv func(string) string) *telemetry.Config {
 	return &tc
 }
 
-// submitSpan starts the span of a front end that queues spec's run in
+// SubmitSpan starts the span of a front end that queues spec's run in
 // serve, when telemetry is on for the repository at repo in getenv's
 // environment: spec gets a run id when it has none (the span names it)
 // and the span's trace context, which the job carries to the worker that
 // links the run's trace to it.
 // The returned end ends the span and sends it, waiting at most
 // submitFlush. Off, spec is left as it is and nothing is created.
-func submitSpan(ctx context.Context, repo string, spec *host.RunSpec, getenv func(string) string) (end func(error)) {
-	tc := telemetryOf(repo, getenv)
+func SubmitSpan(ctx context.Context, repo string, spec *host.RunSpec, getenv func(string) string) (end func(error)) {
+	tc := Telemetry(repo, getenv)
 	if tc == nil {
 		return func(error) {}
 	}
