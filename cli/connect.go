@@ -22,7 +22,6 @@ import (
 	"github.com/gaffer-dev/gaffer/host/hoststore"
 	"github.com/gaffer-dev/gaffer/host/socket"
 	"github.com/gaffer-dev/gaffer/metrics"
-	"github.com/gaffer-dev/gaffer/notify"
 	"github.com/gaffer-dev/gaffer/profile"
 	"github.com/gaffer-dev/gaffer/state"
 	"github.com/gaffer-dev/gaffer/workspace"
@@ -120,10 +119,10 @@ func openHost(c *ucli.Context, io IO, o hostOptions) (*local, error) {
 	}
 	hc := host.Config{Dir: dir, Setup: o.setup, Front: hf, Logger: l.log, Cmd: l.cmd, ReproducibleDates: reproducibleDates(io.getenv),
 		AfterCommit: afterCommitHook(io), AfterPublish: afterPushHook(io), AfterRestore: afterRestoreHook(io), Shared: o.shared, Remote: o.remote, MaxSessions: o.maxSessions}
-	cfg := hoststore.Config{Config: hc, Repo: g.Repo, Store: dir, Notify: &notify.Config{Before: beforeNotifyHook(io), Getenv: io.keyenv},
+	cfg := hoststore.Config{Config: hc, Repo: g.Repo, Store: dir, Notify: !o.read, NotifyEnv: io.keyenv, BeforeNotice: beforeNotifyHook(io),
 		LimitMemory: io.LimitMemory && commandKind(c) != "serve"}
 	if o.read {
-		cfg.Notify, cfg.Reading = nil, true
+		cfg.Reading = true
 	} else {
 		cfg.Telemetry, cfg.Getenv = profile.Telemetry(g.Repo, io.getenv), io.getenv
 	}

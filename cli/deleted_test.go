@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"strings"
@@ -24,6 +25,24 @@ func waitExit(t *testing.T, done <-chan struct{}, limit time.Duration, what stri
 	}
 }
 
+// removeUnderWriter deletes dir while a process still writes in it, as
+// the user's rm -rf does: a file the process makes in a directory the
+// removal has emptied fails that directory's removal ("directory not
+// empty"), and the removal goes on until nothing is left.
+func removeUnderWriter(t *testing.T, dir string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := os.RemoveAll(dir)
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, syscall.ENOTEMPTY) || time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestServeExitsOnSIGTERMOnceItsRepositoryIsDeleted: `gaffer serve`
 // runs a run; the repository, and with it the store in .git/gaffer, is
 // deleted; SIGTERM ends serve within seconds (it used to hang in Badger's
@@ -41,9 +60,7 @@ func TestServeExitsOnSIGTERMOnceItsRepositoryIsDeleted(t *testing.T) {
 	}
 	waitStatus(t, bin, dir, "r-gone", "running", s)
 	time.Sleep(1500 * time.Millisecond) // a step or two into the run
-	if err := os.RemoveAll(dir); err != nil {
-		t.Fatal(err)
-	}
+	removeUnderWriter(t, dir)
 	start := time.Now()
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	waitExit(t, s.done, 20*time.Second, "serve", s.output)
@@ -75,9 +92,7 @@ func TestRunExitsOnSIGTERMOnceItsRepositoryIsDeleted(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if err := os.RemoveAll(dir); err != nil {
-		t.Fatal(err)
-	}
+	removeUnderWriter(t, dir)
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	waitExit(t, done, 20*time.Second, "run", buf.String)
 	t.Logf("run exited:\n%s", buf.String())

@@ -13,7 +13,6 @@ import (
 	"github.com/gaffer-dev/gaffer/profile"
 	"github.com/gaffer-dev/gaffer/profile/config"
 	"github.com/gaffer-dev/gaffer/state"
-	"github.com/gaffer-dev/gaffer/workspace"
 )
 
 // Exit codes of the gaffer command.
@@ -80,7 +79,6 @@ func usageErrorf(format string, args ...any) error {
 func ExitCode(err error) int {
 	var ee *ExitError
 	var he *host.Error
-	var held *checkpoint.LeaseHeldError
 	var coder ucli.ExitCoder
 	switch {
 	case err == nil:
@@ -91,16 +89,13 @@ func ExitCode(err error) int {
 		return hostExitCode(he.Code)
 	case errors.Is(err, ErrUsage):
 		return ExitUsage
-	case errors.Is(err, state.ErrInvalidPlan), errors.Is(err, state.ErrInvalidConfig), errors.Is(err, config.ErrInvalid):
+	case errors.Is(err, config.ErrInvalid):
 		return ExitInvalid
-	case errors.As(err, &held):
-		return ExitLocked
-	case errors.Is(err, workspace.ErrNotRepo), host.BadCredentials(err):
-		return ExitPrecondition
-	case errors.Is(err, checkpoint.ErrCorrupt), errors.Is(err, checkpoint.ErrForeignStore):
-		// A damaged record or store: the message names the store and the fix.
-		return ExitPrecondition
-	case errors.As(err, &coder):
+	}
+	if c, ok := host.Classify(err); ok {
+		return hostExitCode(c)
+	}
+	if errors.As(err, &coder) {
 		// urfave/cli makes these only for usage problems ("No help topic").
 		return ExitUsage
 	}

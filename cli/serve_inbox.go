@@ -1,10 +1,9 @@
 package cli
 
 import (
-	"strings"
+	"errors"
 
 	"github.com/gaffer-dev/gaffer/inbox"
-	"github.com/gaffer-dev/gaffer/internal/inputfile"
 	"github.com/gaffer-dev/gaffer/metrics"
 )
 
@@ -23,12 +22,12 @@ func inboxFlags(o ServeOptions) (addr, token string, err error) {
 		return "", "", exitf(ExitUsage, "--ui-addr: %w", err)
 	}
 	if o.UITokenFile != "" {
-		b, err := inputfile.Read(o.UITokenFile, 64<<10, inputfile.Options{})
+		token, err = inbox.ReadToken(o.UITokenFile)
+		if errors.Is(err, inbox.ErrNotOneToken) {
+			return "", "", exitf(ExitPrecondition, "--ui-token-file %s: want one token on one line (make one with: openssl rand -hex 32 > %s)", o.UITokenFile, o.UITokenFile)
+		}
 		if err != nil {
 			return "", "", exitf(ExitPrecondition, "--ui-token-file: %w", err)
-		}
-		if token = strings.TrimSpace(string(b)); token == "" || strings.ContainsAny(token, " \t\r\n") {
-			return "", "", exitf(ExitPrecondition, "--ui-token-file %s: want one token on one line (make one with: openssl rand -hex 32 > %s)", o.UITokenFile, o.UITokenFile)
 		}
 	} else if !inbox.Loopback(addr) {
 		return "", "", exitf(ExitPrecondition, "--ui-addr %s is not a loopback address and the inbox would answer anyone: pass --ui-token-file FILE (a bearer token) or --ui-addr 127.0.0.1:PORT", o.UIAddr)

@@ -9,10 +9,12 @@ import (
 	"time"
 
 	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/graph"
 	"github.com/gaffer-dev/gaffer/internal/render"
 	"github.com/gaffer-dev/gaffer/nodes"
 	"github.com/gaffer-dev/gaffer/state"
+	"github.com/gaffer-dev/gaffer/workspace"
 )
 
 // Service is what every front end works through: the command line, the
@@ -428,6 +430,28 @@ func CodeOf(err error) Code {
 		return e.Code
 	}
 	return Failure
+}
+
+// Classify returns the Code that err's cause, an error of the packages
+// the host works on that no *Error carries, calls for: an invalid plan or
+// run configuration is Invalid, a lease another process holds Held, a
+// directory that is not a git repository, a missing or refused key and a
+// damaged or foreign store Refused; ok is false for anything else. CodeOf
+// does not classify: the socket sends an *Error's code as it is.
+func Classify(err error) (c Code, ok bool) {
+	var held *checkpoint.LeaseHeldError
+	switch {
+	case errors.Is(err, state.ErrInvalidPlan), errors.Is(err, state.ErrInvalidConfig):
+		return Invalid, true
+	case errors.As(err, &held):
+		return Held, true
+	case errors.Is(err, workspace.ErrNotRepo), BadCredentials(err):
+		return Refused, true
+	case errors.Is(err, checkpoint.ErrCorrupt), errors.Is(err, checkpoint.ErrForeignStore):
+		// A damaged record or store: the message names the store and the fix.
+		return Refused, true
+	}
+	return "", false
 }
 
 // Errors of the package. Test for them with errors.Is.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -27,7 +28,7 @@ func TestSessionCallsAndGitWorkAreEmitted(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
 	var tick int
 	w := &workflow{cfg: Config{Clock: func() time.Time { tick++; return t0.Add(time.Duration(tick) * time.Second) }}}
-	g := graph.New[int]().AddNode("work", func(ctx context.Context, n int) (int, error) {
+	got, err := runCustom(t, func(ctx context.Context, n int) (int, error) {
 		_, s := w.withMessages(ctx, nil, agent.Session{Role: agent.RoleDeveloper, Phase: 2, Lane: 3})
 		for _, m := range []agent.Message{
 			{Kind: agent.Text, Text: "I will write it"},                                       // 2: the response arrives
@@ -43,21 +44,8 @@ func TestSessionCallsAndGitWorkAreEmitted(t *testing.T) {
 		}
 		err := w.gitWork(ctx, 2, 3, events.GitCommit, func() error { tick += 4; return errors.New("git commit: exit 128\nfatal: index.lock") }) // 10..15
 		return n, err
-	}).AddEdge(graph.START, "work").AddEdge("work", graph.END)
-	r, err := g.Compile(graph.WithStore(checkpoint.NewMemory()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var got []any
-	defer r.Subscribe(func(e graph.Event) {
-		if e.Kind == graph.Custom {
-			mu.Lock()
-			got = append(got, e.Payload)
-			mu.Unlock()
-		}
-	})()
-	if _, err := r.Run(context.Background(), "r1", 0); err == nil {
+	})
+	if err == nil {
 		t.Fatal("the node's git error did not fail it")
 	}
 	sec := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Second) }
@@ -68,8 +56,6 @@ func TestSessionCallsAndGitWorkAreEmitted(t *testing.T) {
 		events.ModelCall{Role: "developer", Phase: 2, Lane: 3, InputTokens: 200, OutputTokens: 20, Start: sec(7), Duration: time.Second},
 		events.GitWork{Phase: 2, Lane: 3, Op: events.GitCommit, Start: sec(10), Duration: 5 * time.Second, Error: "git commit: exit 128"},
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	if len(got) != len(want) {
 		t.Fatalf("events = %+v\nwant %+v", got, want)
 	}
@@ -108,6 +94,32 @@ func (d plainDriver) Run(ctx context.Context, s agent.Session) (agent.Report, er
 	return d.inner.Run(ctx, s)
 }
 
+// runCustom runs node as the one node of a graph on a memory store and
+// returns the payloads of the custom events it emitted, in order, and the
+// run's error.
+func runCustom(t *testing.T, node func(context.Context, int) (int, error)) ([]any, error) {
+	t.Helper()
+	g := graph.New[int]().AddNode("work", node).AddEdge(graph.START, "work").AddEdge("work", graph.END)
+	r, err := g.Compile(graph.WithStore(checkpoint.NewMemory()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var got []any
+	unsubscribe := r.Subscribe(func(e graph.Event) {
+		if e.Kind == graph.Custom {
+			mu.Lock()
+			got = append(got, e.Payload)
+			mu.Unlock()
+		}
+	})
+	defer unsubscribe()
+	_, err = r.Run(context.Background(), "r1", 0)
+	mu.Lock()
+	defer mu.Unlock()
+	return slices.Clone(got), err
+}
+
 // TestModelCallContent: with TraceContent and a redacting driver, each
 // model_call carries what was sent since the previous call (the prompt,
 // then the tool's result) and what the model answered (text and tool
@@ -119,29 +131,20 @@ func TestModelCallContent(t *testing.T) {
 	const key = "sk-planted-0123456789"
 	calls := func(content bool, d agent.Driver) []events.ModelCall {
 		w := &workflow{cfg: Config{Clock: time.Now, TraceContent: content}}
-		g := graph.New[int]().AddNode("work", func(ctx context.Context, n int) (int, error) {
+		payloads, err := runCustom(t, func(ctx context.Context, n int) (int, error) {
 			d, s := w.withMessages(ctx, d, agent.Session{Role: agent.RoleDeveloper, Phase: 1, Prompt: "Execute phase 1; the key " + key})
 			_, err := d.Run(ctx, s)
 			return n, err
-		}).AddEdge(graph.START, "work").AddEdge("work", graph.END)
-		r, err := g.Compile(graph.WithStore(checkpoint.NewMemory()))
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var mu sync.Mutex
 		var got []events.ModelCall
-		defer r.Subscribe(func(e graph.Event) {
-			if mc, ok := e.Payload.(events.ModelCall); ok {
-				mu.Lock()
+		for _, p := range payloads {
+			if mc, ok := p.(events.ModelCall); ok {
 				got = append(got, mc)
-				mu.Unlock()
 			}
-		})()
-		if _, err := r.Run(context.Background(), "r1", 0); err != nil {
-			t.Fatal(err)
 		}
-		mu.Lock()
-		defer mu.Unlock()
 		return got
 	}
 	got := calls(true, keyDriver{key: key})

@@ -42,12 +42,18 @@ type Config struct {
 	// no socket. A host that writes waits up to ReadersWait for the
 	// readers to finish.
 	Reading bool
-	// Notify, when set, delivers the runs' notices (package notify) from
-	// this process while it holds the store: after each checkpoint of a
-	// run, and once at Open for every run's pending ones. Open fills in
-	// Cursor (beside the store), Load, Runs and Logger where unset. A
-	// shared host (Config.Shared) delivers none: the holder does.
-	Notify *notify.Config
+	// Notify delivers the runs' notices (package notify) from this
+	// process while it holds the store: after each checkpoint of a run,
+	// and once at Open for every run's pending ones, to the targets of
+	// the cursors' file beside the store. A shared host (Config.Shared)
+	// delivers none: the holder does.
+	Notify bool
+	// NotifyEnv reads the variables the runs' notify targets name (their
+	// secrets; notify.Config.Getenv); nil: os.Getenv.
+	NotifyEnv func(string) string
+	// BeforeNotice, when set, is called before each delivery
+	// (notify.Config.Before: the kill test's pause).
+	BeforeNotice func(ctx context.Context, runID string, n state.Notice)
 	// Telemetry, when set and on (telemetry.Config.On), sends the spans
 	// of the runs this process drives to an OTLP endpoint; Getenv reads
 	// the standard OTEL_* variables (os.Getenv when nil).
@@ -111,8 +117,8 @@ func Open(ctx context.Context, cfg Config) (*host.Host, error) {
 	if !cfg.Shared {
 		sweepTemp(h.Logger())
 	}
-	if cfg.Notify != nil && !cfg.Shared {
-		if err := startNotify(h, *cfg.Notify); err != nil {
+	if cfg.Notify && !cfg.Shared {
+		if err := startNotify(h, notify.Config{Getenv: cfg.NotifyEnv, Before: cfg.BeforeNotice}); err != nil {
 			h.Close()
 			return nil, err
 		}

@@ -26,11 +26,17 @@ import (
 const pollDeadline = 2 * time.Minute
 
 // newTestPool makes the Pool of h as serve does (its Observe subscribed,
-// so a drain stops runs at their checkpoints), without starting its
-// workers. The pool is drained at the test's end, before h closes.
+// so a drain stops runs at their checkpoints), one worker, without
+// starting it. The pool is drained at the test's end, before h closes.
 func newTestPool(t *testing.T, h *host.Host) *Pool {
 	t.Helper()
-	p, err := New(h, Config{Workers: 1})
+	return newTestPoolOf(t, h, Config{Workers: 1})
+}
+
+// newTestPoolOf is newTestPool with the pool's configuration cfg.
+func newTestPoolOf(t *testing.T, h *host.Host, cfg Config) *Pool {
+	t.Helper()
+	p, err := New(h, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

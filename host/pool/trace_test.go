@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/gaffer-dev/gaffer/control"
 	"github.com/gaffer-dev/gaffer/host"
@@ -63,15 +62,7 @@ func TestPoolLinksTheRunToItsSubmitter(t *testing.T) {
 	h.OnClose(h.Subscribe(tr.Observe))
 	h.OnTraceLink(tr.Link)
 	var logs lockedBuffer
-	p, err := New(h, Config{Workers: 1, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	unsubscribe := h.Subscribe(p.Queue().Observe)
-	t.Cleanup(func() {
-		p.Queue().Drain(time.Minute)
-		unsubscribe()
-	})
+	p := newTestPoolOf(t, h, Config{Workers: 1, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if _, _, err := socket.Listen(t.Context(), h, p, control.Info{Kind: "serve"}); err != nil {
 		t.Fatal(err)
 	}
