@@ -247,15 +247,7 @@ func TestKeyParkedRunFreesItsKeyAndAnswerWaitsForIt(t *testing.T) {
 func TestKeyJournalRoundTrip(t *testing.T) {
 	journal := filepath.Join(t.TempDir(), "store.serve.json")
 	g := newGate()
-	p, err := New(Config{Workers: 1, Executor: g, Journal: journal})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer func() { cancel(); p.Wait() }()
-	if err := p.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	p := startPool(t, Config{Workers: 1, Executor: g, Journal: journal})
 	submit(t, p, Job{RunID: "a1", Kind: JobStart, Key: "/r/a"}, Job{RunID: "b1", Kind: JobResume, Key: "/r/b"})
 	g.next(t)
 	// A second process reads the journal while a1 executes.

@@ -73,15 +73,7 @@ func TestPoolReportsOldestQueued(t *testing.T) {
 	clock := &fakeClock{now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
 	g := &fakeGauges{}
 	f := newFake()
-	p, err := New(Config{Workers: 1, Executor: f, Gauges: g, Now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer func() { cancel(); p.Wait() }()
-	if err := p.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	p := startPool(t, Config{Workers: 1, Executor: f, Gauges: g, Now: clock.Now})
 	if _, since, calls := g.get(); calls == 0 || !since.IsZero() {
 		t.Fatalf("after Start: oldest %v (%d calls), want the zero time reported", since, calls)
 	}
