@@ -30,11 +30,7 @@ func TestScriptedRollbackProvider(t *testing.T) {
 		!strings.Contains(out, "developer rolled back to other-model") || !strings.Contains(out, "; last: ") {
 		t.Fatalf("status: exit %d; want a recovery line naming the rollback\n%s", code, out)
 	}
-	var got []string
-	for _, r := range decisionRecords(t, dir, runRev(t, dir), v.ExecDir) {
-		got = append(got, r.Decision+"@"+r.Why)
-	}
-	all := strings.Join(got, "\n")
+	all := decisionTrail(t, dir, runRev(t, dir), v.ExecDir)
 	if !strings.Contains(all, "doctor:rollback_provider@the model keeps failing") || !strings.Contains(all, "rollback_provider@the Doctor: the model keeps failing") || !strings.Contains(all, "other-model from now on") {
 		t.Fatalf("decision records:\n%s\nwant the Doctor's rollback_provider and the rollback to other-model", all)
 	}
@@ -44,11 +40,6 @@ func TestScriptedRollbackProvider(t *testing.T) {
 // exit 3, one line naming the key, the value and the choices.
 func TestDoctorActionsBadValueExits3(t *testing.T) {
 	t.Parallel()
-	dir, plan, sp := recoveryRepo(t, "developer: []\n")
-	commitConfig(t, dir, "profiles:\n  default:\n    recovery:\n      doctor_actions: [reboot]\n")
-	out, code := bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve")
-	if code != ExitInvalid || strings.Count(strings.TrimSpace(out), "\n") != 0 ||
-		!strings.Contains(out, "gaffer.yaml:") || !strings.Contains(out, `"reboot" is no optional action of the Doctor (want rollback_provider, execute_fix, skip_phase)`) {
-		t.Fatalf("exit %d, want %d and one line naming the bad action:\n%s", code, ExitInvalid, out)
-	}
+	runRefusesConfig(t, "profiles:\n  default:\n    recovery:\n      doctor_actions: [reboot]\n",
+		"gaffer.yaml:", `"reboot" is no optional action of the Doctor (want rollback_provider, execute_fix, skip_phase)`)
 }

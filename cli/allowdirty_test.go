@@ -99,6 +99,19 @@ func (u userChanges) check(t *testing.T, runID string, wantRunCommits bool) {
 	}
 }
 
+// dirtyDemo makes a demo repository holding the user's changes
+// (makeUserChanges) and returns it, the changes, and the arguments of a
+// `gaffer run` of the demo's goal there as runID with --allow-dirty and
+// --in-place, then extra.
+func dirtyDemo(t *testing.T, runID string, extra ...string) (string, userChanges, []string) {
+	t.Helper()
+	dir, _, script := demoRepo(t)
+	u := makeUserChanges(t, dir)
+	args := []string{"--repo", dir, "run", "--goal", profile.PlanTitle(demo.Plan, "plan.md"), "--script", script,
+		"--run-id", runID, "--allow-dirty", "--in-place"}
+	return dir, u, append(args, extra...)
+}
+
 // TestAllowDirtyKeepsTheUsersChanges runs the demo on a dirty tree with
 // --allow-dirty: the phases run on a clean tree and commit only their own
 // work, and at the end the user's tracked, staged and untracked changes
@@ -107,11 +120,9 @@ func (u userChanges) check(t *testing.T, runID string, wantRunCommits bool) {
 func TestAllowDirtyKeepsTheUsersChanges(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
-	dir, _, script := demoRepo(t)
-	u := makeUserChanges(t, dir)
 	const runID = "r-20260101-dirty0"
-	out, code := startProc(t, bin, []string{"--repo", dir, "run", "--goal", profile.PlanTitle(demo.Plan, "plan.md"), "--script", script,
-		"--run-id", runID, "--auto-approve", "--allow-dirty", "--in-place"}, "").wait()
+	_, u, args := dirtyDemo(t, runID, "--auto-approve")
+	out, code := startProc(t, bin, args, "").wait()
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}
@@ -128,11 +139,8 @@ func TestAllowDirtyKeepsTheUsersChanges(t *testing.T) {
 func TestAllowDirtyKilledAtEveryCommit(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
-	dir, _, script := demoRepo(t)
-	u := makeUserChanges(t, dir)
 	const runID = "r-20260101-dirty1"
-	args := []string{"--repo", dir, "run", "--goal", profile.PlanTitle(demo.Plan, "plan.md"), "--script", script,
-		"--run-id", runID, "--auto-approve", "--allow-dirty", "--in-place"}
+	dir, u, args := dirtyDemo(t, runID, "--auto-approve")
 	kills := 0
 	for round := 0; ; round++ {
 		if round > 30 {
@@ -162,10 +170,8 @@ func TestAllowDirtyKilledAtEveryCommit(t *testing.T) {
 
 	// Once more, killed in restore_user_changes: the run is completed in
 	// its last checkpoint, and resume still puts the changes back.
-	dir, _, script = demoRepo(t)
-	u = makeUserChanges(t, dir)
-	p := startProc(t, bin, []string{"--repo", dir, "run", "--goal", profile.PlanTitle(demo.Plan, "plan.md"), "--script", script,
-		"--run-id", runID, "--auto-approve", "--allow-dirty", "--in-place"}, "GAFFER_TEST_PAUSE_AFTER_RESTORE=20s")
+	dir, u, args = dirtyDemo(t, runID, "--auto-approve")
+	p := startProc(t, bin, args, "GAFFER_TEST_PAUSE_AFTER_RESTORE=20s")
 	waitOutput(t, p, "gaffer-test: restored")
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -196,11 +202,9 @@ func TestAllowDirtyCancelAndReject(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
 	t.Run("cancel", func(t *testing.T) {
-		dir, _, script := demoRepo(t)
-		u := makeUserChanges(t, dir)
 		const runID = "r-20260101-dirty2"
-		p := startProc(t, bin, []string{"--repo", dir, "run", "--goal", profile.PlanTitle(demo.Plan, "plan.md"), "--script", script,
-			"--run-id", runID, "--auto-approve", "--allow-dirty", "--in-place"}, "GAFFER_TEST_PAUSE_AFTER_COMMIT=20s")
+		dir, u, args := dirtyDemo(t, runID, "--auto-approve")
+		p := startProc(t, bin, args, "GAFFER_TEST_PAUSE_AFTER_COMMIT=20s")
 		if !p.killAt("after-commit", 0) {
 			t.Fatal("the run ended before its first commit")
 		}
@@ -214,11 +218,9 @@ func TestAllowDirtyCancelAndReject(t *testing.T) {
 		}
 	})
 	t.Run("reject", func(t *testing.T) {
-		dir, _, script := demoRepo(t)
-		u := makeUserChanges(t, dir)
 		const runID = "r-20260101-dirty3"
-		out, code := startProc(t, bin, []string{"--repo", dir, "run", "--goal", profile.PlanTitle(demo.Plan, "plan.md"), "--script", script,
-			"--run-id", runID, "--allow-dirty", "--in-place"}, "").wait()
+		dir, u, args := dirtyDemo(t, runID)
+		out, code := startProc(t, bin, args, "").wait()
 		if code != ExitAwaitingApproval {
 			t.Fatalf("run: exit %d\n%s", code, out)
 		}

@@ -139,11 +139,7 @@ func TestSecondOpinionOnARevision(t *testing.T) {
 			if u := v.Usage["reviewer"]; u.InputTokens < 700 {
 				t.Errorf("the reviewer's usage %+v lacks the second opinion's 700 input tokens", u)
 			}
-			var got []string
-			for _, r := range decisionRecords(t, dir, runRev(t, dir), v.ExecDir) {
-				got = append(got, r.Decision+"@"+r.Why)
-			}
-			all := strings.Join(got, "\n")
+			all := decisionTrail(t, dir, runRev(t, dir), v.ExecDir)
 			if c.name == "no" {
 				// The run waits: its records are not committed yet; the
 				// question and status carry the answer.
@@ -157,11 +153,7 @@ func TestSecondOpinionOnARevision(t *testing.T) {
 				if code == 0 {
 					t.Fatalf("approve --decision stop: exit 0\n%s", out)
 				}
-				got = nil
-				for _, r := range decisionRecords(t, dir, runRev(t, dir), v.ExecDir) {
-					got = append(got, r.Decision+"@"+r.Why)
-				}
-				all = strings.Join(got, "\n")
+				all = decisionTrail(t, dir, runRev(t, dir), v.ExecDir)
 			}
 			if !strings.Contains(all, c.decision+"@the reviewer model rev-m says") {
 				t.Errorf("decision records:\n%s\nwant %s with the reviewer's reason", all, c.decision)

@@ -26,14 +26,7 @@ func TestCancelAtEveryMomentOfARun(t *testing.T) {
 			dir, plan, script := demoRepo(t)
 			id := fmt.Sprintf("r-c%02d", i)
 			run := exec.Command(bin, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", id)
-			var out syncBuffer
-			run.Stdout, run.Stderr = &out, &out
-			if err := run.Start(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan struct{})
-			go func() { _ = run.Wait(); close(done) }()
-			t.Cleanup(func() { _ = run.Process.Kill(); <-done })
+			out, done := startCaptured(t, run)
 			sock := filepath.Join(dir, ".git", "gaffer.sock")
 			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
 				if _, err := os.Lstat(sock); err == nil {

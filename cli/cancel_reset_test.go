@@ -49,10 +49,7 @@ func TestCancelUndoesTheUnfinishedPhase(t *testing.T) {
 		m, allowDirty := c.m, c.allowDirty
 		const runID = "r-20260101-half00"
 		dir, _, _ := demoRepo(t)
-		inputs := t.TempDir()
-		plan, script := filepath.Join(inputs, "plan.md"), filepath.Join(inputs, "script.yaml")
-		writeTestFile(t, plan, halfPlan)
-		writeTestFile(t, script, halfScript)
+		plan, script := planFiles(t, halfPlan, halfScript)
 		args := m.args("--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", runID)
 		var u userChanges
 		if allowDirty {

@@ -113,6 +113,35 @@ func claudeWrite(path, content string) fakeanthropic.Reply {
 	}
 }
 
+// checkGreetTasks checks the task commits below rev of a greet run whose
+// review rejected task 1 once: task 1's commit holds both test files (the
+// second from the review's retry), task 2's the implementation.
+func checkGreetTasks(t *testing.T, dir, rev string) {
+	t.Helper()
+	files := gitOut(t, dir, "show", "--name-only", "--format=", rev+"~2")
+	if !strings.Contains(files, "greet_test.go") || !strings.Contains(files, "greet_empty_test.go") {
+		t.Errorf("task 1's commit has %q, want both test files (the second from the review retry)", files)
+	}
+	if got := gitOut(t, dir, "show", rev+"~1:greet.go"); got != strings.TrimSpace(greetImpl) {
+		t.Errorf("task 2's greet.go =\n%s", got)
+	}
+}
+
+// claudeWrites is the healthy provider's script: a session writes its
+// phase's file and says it is done once the tool's result comes back.
+func claudeWrites(r fakeanthropic.Request) fakeanthropic.Reply {
+	last := lastMessage(r)
+	switch {
+	case r.HasToolResult():
+		return fakeanthropic.Reply{Text: "Done.", Usage: fakeanthropic.Usage{InputTokens: 600, OutputTokens: 5}}
+	case strings.Contains(last, "Execute phase 2 of"):
+		return claudeWrite("greet.go", greetImpl)
+	case strings.Contains(last, "Execute phase 1 of"):
+		return claudeWrite("greet_test.go", greetTest)
+	}
+	return fakeanthropic.Reply{Status: 400, ErrorMessage: "the fake cannot place this request"}
+}
+
 const reviewRejectsOnce = `reviewer:
   - phase: 1
     iteration: 1
@@ -139,18 +168,10 @@ func TestGreetEmpty(t *testing.T) {
 // the whole earlier conversation.
 func TestClaudeCodeDeveloperInTheWorkflow(t *testing.T) {
 	srv := claudeOnPath(t, func(r fakeanthropic.Request) fakeanthropic.Reply {
-		last := lastMessage(r)
-		switch {
-		case r.HasToolResult():
-			return fakeanthropic.Reply{Text: "Done.", Usage: fakeanthropic.Usage{InputTokens: 600, OutputTokens: 5}}
-		case strings.Contains(last, "Review iteration 2"):
+		if !r.HasToolResult() && strings.Contains(lastMessage(r), "Review iteration 2") {
 			return claudeWrite("greet_empty_test.go", greetEmptyTest)
-		case strings.Contains(last, "Execute phase 2 of"):
-			return claudeWrite("greet.go", greetImpl)
-		case strings.Contains(last, "Execute phase 1 of"):
-			return claudeWrite("greet_test.go", greetTest)
 		}
-		return fakeanthropic.Reply{Status: 400, ErrorMessage: "the fake cannot place this request"}
+		return claudeWrites(r)
 	})
 	plan, script := planFiles(t, greetPlan, reviewRejectsOnce)
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": claudeProfile(srv.URL, 3, 1)})
@@ -168,13 +189,7 @@ func TestClaudeCodeDeveloperInTheWorkflow(t *testing.T) {
 	if !strings.Contains(body, "Gaffer-Phase: 1") || !strings.Contains(body, "Gaffer-Run: ") {
 		t.Errorf("task 1's commit lacks its trailers:\n%s", body)
 	}
-	files := gitOut(t, dir, "show", "--name-only", "--format=", rev+"~2")
-	if !strings.Contains(files, "greet_test.go") || !strings.Contains(files, "greet_empty_test.go") {
-		t.Errorf("task 1's commit has %q, want both test files (the second from the review retry)", files)
-	}
-	if got := gitOut(t, dir, "show", rev+"~1:greet.go"); got != strings.TrimSpace(greetImpl) {
-		t.Errorf("task 2's greet.go =\n%s", got)
-	}
+	checkGreetTasks(t, dir, rev)
 
 	var retry *fakeanthropic.Request
 	for _, r := range srv.Requests() {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -24,20 +23,25 @@ reviewer:
     usage: {input_tokens: 100, output_tokens: 10, cost_usd: 0.01}
 `
 
+// costRun runs halfPlan with costScript in a new demo repository as id,
+// auto-approved, and returns the repository and the run's output.
+func costRun(t *testing.T, id string) (dir, out string) {
+	t.Helper()
+	dir, _, _ = demoRepo(t)
+	plan, script := planFiles(t, halfPlan, costScript)
+	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", id)
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	return dir, out
+}
+
 // TestRunEndStatusAndListShowCost: the end of a run prints tokens and cost
 // per role and in total; status and list show the cost, and each phase's
 // summary the cost so far.
 func TestRunEndStatusAndListShowCost(t *testing.T) {
 	t.Parallel()
-	dir, _, _ := demoRepo(t)
-	inputs := t.TempDir()
-	plan, script := filepath.Join(inputs, "plan.md"), filepath.Join(inputs, "script.yaml")
-	writeTestFile(t, plan, halfPlan)
-	writeTestFile(t, script, costScript)
-	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-cost")
-	if code != 0 {
-		t.Fatalf("run: exit %d\n%s", code, out)
-	}
+	dir, out := costRun(t, "r-cost")
 	want := `
 Tokens and cost:
   role             input     output     cached       cost
@@ -49,7 +53,7 @@ Run r-cost completed.`
 	if !strings.Contains(out, want) {
 		t.Fatalf("run's output lacks:%s\n---\n%s", want, out)
 	}
-	out, code = gaffer(t, "--repo", dir, "status")
+	out, code := gaffer(t, "--repo", dir, "status")
 	if code != 0 || !strings.Contains(out, "\ncost:      $1.0200 (4200 in, 820 out, 500 cached tokens)\n") {
 		t.Fatalf("status: exit %d\n%s", code, out)
 	}
@@ -70,14 +74,7 @@ Run r-cost completed.`
 // next to the per-role usage, as list --json does.
 func TestStatusJSONHasTheCostTotal(t *testing.T) {
 	t.Parallel()
-	dir, _, _ := demoRepo(t)
-	inputs := t.TempDir()
-	plan, script := filepath.Join(inputs, "plan.md"), filepath.Join(inputs, "script.yaml")
-	writeTestFile(t, plan, halfPlan)
-	writeTestFile(t, script, costScript)
-	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-total"); code != 0 {
-		t.Fatalf("run: exit %d\n%s", code, out)
-	}
+	dir, _ := costRun(t, "r-total")
 	out, code := gaffer(t, "--repo", dir, "status", "--json")
 	start, end := strings.Index(out, `  "usage": {`), strings.Index(out, `  "checkpoint": `)
 	if code != 0 || start < 0 || end < start {

@@ -60,14 +60,7 @@ func TestServeExitsOnSIGTERMOnceItsRepositoryIsDeleted(t *testing.T) {
 	}
 	waitStatus(t, bin, dir, "r-gone", "running", s)
 	time.Sleep(1500 * time.Millisecond) // a step or two into the run
-	removeUnderWriter(t, dir)
-	start := time.Now()
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	waitExit(t, s.done, 20*time.Second, "serve", s.output)
-	t.Logf("serve exited %v after SIGTERM", time.Since(start).Round(time.Millisecond))
-	if !strings.Contains(s.output(), "was deleted") {
-		t.Errorf("serve's output does not name what was lost:\n%s", s.output())
-	}
+	deleteUnder(t, dir, "serve", s.cmd.Process, s.done, s.output)
 }
 
 // TestRunExitsOnSIGTERMOnceItsRepositoryIsDeleted: the same for `gaffer
@@ -77,14 +70,7 @@ func TestRunExitsOnSIGTERMOnceItsRepositoryIsDeleted(t *testing.T) {
 	bin := gafferBinary(t)
 	dir, plan, script := demoRepo(t)
 	cmd := exec.Command(bin, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--pace", "1s")
-	var buf syncBuffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
+	buf, done := startCaptured(t, cmd)
 	deadline := time.Now().Add(60 * time.Second)
 	for !strings.Contains(buf.String(), "phased_execution") {
 		if time.Now().After(deadline) {
@@ -92,12 +78,22 @@ func TestRunExitsOnSIGTERMOnceItsRepositoryIsDeleted(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	deleteUnder(t, dir, "run", cmd.Process, done, buf.String)
+}
+
+// deleteUnder removes dir, the repository of a running gaffer process
+// (who, ending with done, printing out), as rm -rf does
+// (removeUnderWriter), and sends it SIGTERM: it must exit within 20
+// seconds, naming in its output what was lost.
+func deleteUnder(t *testing.T, dir, who string, p *os.Process, done <-chan struct{}, out func() string) {
+	t.Helper()
 	removeUnderWriter(t, dir)
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	waitExit(t, done, 20*time.Second, "run", buf.String)
-	t.Logf("run exited:\n%s", buf.String())
-	if !strings.Contains(buf.String(), "was deleted") {
-		t.Errorf("run's output does not name what was lost:\n%s", buf.String())
+	start := time.Now()
+	_ = p.Signal(syscall.SIGTERM)
+	waitExit(t, done, 20*time.Second, who, out)
+	t.Logf("%s exited %v after SIGTERM:\n%s", who, time.Since(start).Round(time.Millisecond), out())
+	if !strings.Contains(out(), "was deleted") {
+		t.Errorf("%s's output does not name what was lost:\n%s", who, out())
 	}
 }
 

@@ -32,11 +32,7 @@ func TestScriptedExecuteFix(t *testing.T) {
 	if v.Status != "completed" {
 		t.Fatalf("status %s", v.Status)
 	}
-	var got []string
-	for _, r := range decisionRecords(t, dir, runRev(t, dir), v.ExecDir) {
-		got = append(got, r.Decision+"@"+r.Why)
-	}
-	all := strings.Join(got, "\n")
+	all := decisionTrail(t, dir, runRev(t, dir), v.ExecDir)
 	if !strings.Contains(all, "doctor:execute_fix@the generated file is missing") || !strings.Contains(all, "execute_fix:ran@echo generated > zz_generated.txt") ||
 		!strings.Contains(all, "exit 0\ngenerated") && !strings.Contains(all, "exit 0\nkey=[]") {
 		t.Fatalf("decision records:\n%s\nwant the Doctor's execute_fix and its run", all)
@@ -58,14 +54,9 @@ func TestScriptedExecuteFix(t *testing.T) {
 // line naming the key and the fix.
 func TestExecuteFixCapBadValueExits3(t *testing.T) {
 	t.Parallel()
-	dir, plan, sp := recoveryRepo(t, "developer: []\n")
-	commitConfig(t, dir, "profiles:\n  default:\n    recovery:\n      max_execute_fix_per_phase: -1\n")
-	out, code := bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve")
-	if code != ExitInvalid || strings.Count(strings.TrimSpace(out), "\n") != 0 ||
-		!strings.Contains(out, "gaffer.yaml:4: recovery.max_execute_fix_per_phase must not be negative, got -1 (0 or more; leave it out for the default 1)") {
-		t.Fatalf("exit %d, want %d and one line naming the key:\n%s", code, ExitInvalid, out)
-	}
-	out, code = bin(t, "--repo", dir, "config", "show")
+	dir := runRefusesConfig(t, "profiles:\n  default:\n    recovery:\n      max_execute_fix_per_phase: -1\n",
+		"gaffer.yaml:4: recovery.max_execute_fix_per_phase must not be negative, got -1 (0 or more; leave it out for the default 1)")
+	out, code := bin(t, "--repo", dir, "config", "show")
 	if code != ExitInvalid || !strings.Contains(out, "max_execute_fix_per_phase") {
 		t.Fatalf("config show: exit %d\n%s", code, out)
 	}

@@ -16,13 +16,8 @@ import (
 func TestForkResumesOnItsOwnBranch(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
-	dir, plan, script := demoRepo(t)
 	const parentID = "r-20260101-parent"
-	// In place: the fork of a run in place checks its branch out in the
-	// user's checkout (a run in its own work tree forks into a work tree).
-	if out, code := gafferCmd(t, bin, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", parentID, "--in-place"); code != 0 {
-		t.Fatalf("run: exit %d\n%s", code, out)
-	}
+	dir := finishedInPlace(t, bin, parentID)
 	userBranch := gitOut(t, dir, "branch", "--show-current")
 	userHead := gitOut(t, dir, "rev-parse", "HEAD")
 	parent, _ := statusOf(t, bin, dir, parentID)

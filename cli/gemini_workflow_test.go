@@ -138,13 +138,7 @@ func TestGeminiDeveloperInTheWorkflow(t *testing.T) {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}
 	rev := runRev(t, dir)
-	files := gitOut(t, dir, "show", "--name-only", "--format=", rev+"~2")
-	if !strings.Contains(files, "greet_test.go") || !strings.Contains(files, "greet_empty_test.go") {
-		t.Errorf("task 1's commit has %q, want both test files (the second from the review retry)", files)
-	}
-	if got := gitOut(t, dir, "show", rev+"~1:greet.go"); got != strings.TrimSpace(greetImpl) {
-		t.Errorf("task 2's greet.go =\n%s", got)
-	}
+	checkGreetTasks(t, dir, rev)
 	var retry *fakegemini.Request
 	for _, r := range srv.Requests() {
 		if strings.Contains(r.LastText(), "Review iteration 2") {

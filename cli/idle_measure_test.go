@@ -8,8 +8,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/gaffer-dev/gaffer/checkpoint/postgres/pgtest"
 )
 
 // TestServeIdleMeasure prints what an idle `gaffer serve` costs, on
@@ -35,14 +33,7 @@ func TestServeIdleMeasure(t *testing.T) {
 		measureIdle(t, startServe(t, bin, dir), span)
 	})
 	t.Run("postgres", func(t *testing.T) {
-		srv, err := pgtest.Start()
-		if err != nil {
-			if pgtest.Required() {
-				t.Fatal(err)
-			}
-			t.Skip(err)
-		}
-		defer srv.Stop()
+		srv := ownPostgres(t)
 		dir, _, _ := demoRepo(t)
 		t.Setenv("GAFFER_STORE", srv.URL("postgres"))
 		measureIdle(t, startServe(t, bin, dir), span)

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,9 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -34,11 +31,7 @@ func TestKillAndResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kill test: builds the binary and runs real processes")
 	}
-	seed := uint64(20260101)
-	if s := os.Getenv("GAFFER_KILL_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
-	t.Logf("seed %d (GAFFER_KILL_SEED)", seed)
+	seed := killSeed(t, 20260101)
 	// Summaries and execution-state.json name commits: the same tree needs
 	// the same commit dates.
 	const dates = "GAFFER_REPRODUCIBLE_DATES=1"
@@ -165,8 +158,7 @@ func checkNoPhaseTwice(t *testing.T, dir, rev string) {
 type proc struct {
 	t      *testing.T
 	cmd    *exec.Cmd
-	mu     sync.Mutex
-	out    strings.Builder
+	out    syncBuffer
 	commit chan struct{}
 	done   chan struct{}
 }
@@ -196,19 +188,14 @@ func startProc(t *testing.T, bin string, args []string, env ...string) *proc {
 		}
 	})
 	go func() {
-		sc := bufio.NewScanner(r)
-		for sc.Scan() {
-			line := sc.Text()
-			p.mu.Lock()
-			p.out.WriteString(line + "\n")
-			p.mu.Unlock()
+		scanLines(r, &p.out, func(line string) {
 			if strings.HasPrefix(line, "gaffer-test: committed") {
 				select {
 				case p.commit <- struct{}{}:
 				default:
 				}
 			}
-		}
+		})
 		close(p.done)
 	}()
 	go func() { _ = p.cmd.Wait(); w.Close() }()
@@ -253,9 +240,7 @@ func (p *proc) wait() (string, int) {
 	for p.cmd.ProcessState == nil {
 		time.Sleep(time.Millisecond)
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.String(), p.cmd.ProcessState.ExitCode()
+	return p.output(), p.cmd.ProcessState.ExitCode()
 }
 
 func procStatus(t *testing.T, bin, dir string) string {

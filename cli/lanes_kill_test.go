@@ -79,11 +79,7 @@ func laneKillScript(agent string) string {
 func TestLanesSurviveSIGKILL(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
-	seed := uint64(20260131)
-	if s := os.Getenv("GAFFER_KILL_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
-	t.Logf("seed %d (GAFFER_KILL_SEED)", seed)
+	seed := killSeed(t, 20260131)
 	const dates = "GAFFER_REPRODUCIBLE_DATES=1"
 	const runID = "r-20260101-lanes1"
 	type setup struct{ dir, plan, script, marker string }

@@ -139,9 +139,10 @@ profiles:
 `, baseURL, keyEnv, dev, strings.Join(passEnv, ", "), filepath.Dir(dev))
 }
 
-// devAgent writes a CLI agent script that does the greet phases and
-// appends its environment to dump, in the same directory.
-func devAgent(t *testing.T, dump string) string {
+// devAgent writes a CLI agent script, in dump's directory, that does the
+// greet phases and appends its environment to dump; with parentToo it
+// appends gaffer's too (its parent's, as /proc shows it) to dump.parent.
+func devAgent(t *testing.T, dump string, parentToo bool) string {
 	t.Helper()
 	script := filepath.Join(filepath.Dir(dump), "dev.sh")
 	body := `prompt=$(cat)
@@ -150,7 +151,12 @@ case "$prompt" in
 *) printf '%s' '` + greetTest + `' > greet_test.go ;;
 esac
 env >> '` + dump + `'
-echo "wrote the files"
+`
+	if parentToo {
+		body += `tr '\0' '\n' < /proc/$PPID/environ >> '` + dump + `.parent' 2>/dev/null
+`
+	}
+	body += `echo "wrote the files"
 `
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
@@ -181,7 +187,7 @@ func TestKeyReachesNoOtherProcess(t *testing.T) {
 			srv := fakellm.NewOpenAIFunc(m.respond)
 			defer srv.Close()
 			dump := filepath.Join(t.TempDir(), "env")
-			dir := greetRepo(t, map[string]string{"gaffer.yaml": mixedProfile(srv.BaseURL(), keyEnv, devAgent(t, dump), c.passEnv)})
+			dir := greetRepo(t, map[string]string{"gaffer.yaml": mixedProfile(srv.BaseURL(), keyEnv, devAgent(t, dump, false), c.passEnv)})
 			t.Setenv(keyEnv, key)
 			t.Setenv("GAFFER_TEST_VISIBLE", "visible-marker-3b9")
 			out, code := gaffer(t, "--repo", dir, "run", "--goal", "Add Greet", "--auto-approve")

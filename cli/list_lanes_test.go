@@ -14,10 +14,7 @@ import (
 func TestListShowsARunsLanes(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
-	dir, _, _ := demoRepo(t)
-	plan, script := twoLanes(t, "3")
-	p := startProc(t, bin, []string{"--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve",
-		"--run-id", "r-list-lanes"}, "")
+	dir, p := startTwoLanes(t, bin, "3", "r-list-lanes")
 	var row, js string
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -42,6 +39,17 @@ func TestListShowsARunsLanes(t *testing.T) {
 	if strings.Contains(out, "lanes)") || !strings.Contains(out, "r-list-lanes") {
 		t.Errorf("list after the run still shows lanes:\n%s", out)
 	}
+}
+
+// startTwoLanes makes a demo repository and starts twoLanes' plan there
+// (each lane sleeping secs after its write) as runID, auto-approved, with
+// extra arguments; it returns the repository and the run's process.
+func startTwoLanes(t *testing.T, bin, secs, runID string, extra ...string) (string, *proc) {
+	t.Helper()
+	dir, _, _ := demoRepo(t)
+	plan, script := twoLanes(t, secs)
+	args := []string{"--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", runID}
+	return dir, startProc(t, bin, append(args, extra...), "")
 }
 
 // twoLanes writes a plan of one phase of two lanes (tasks 1 and 2, one

@@ -169,7 +169,8 @@ func TestScreenFitsATallFrameInTheWindow(t *testing.T) {
 	}
 }
 
-// syncBuffer is the fake terminal's output, read by its input too.
+// syncBuffer is output written by a process or an app while the test
+// reads it: the fake terminal's output, read by its input too.
 type syncBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
@@ -231,12 +232,19 @@ func linesWith(ls []string, prefix string) []int {
 	return at
 }
 
+// terminalDemoRun runs the demo's plan to the end as runID, on a fake
+// terminal (runOnTerminal), and returns the repository and the terminal.
+func terminalDemoRun(t *testing.T, runID string) (string, *vt) {
+	t.Helper()
+	dir, plan, script := demoRepo(t)
+	v, _ := runOnTerminal(t, nil, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", runID)
+	return dir, v
+}
+
 func TestTerminalRunKeepsOneLiveTreeBelowTheActions(t *testing.T) {
 	t.Parallel()
-	dir, plan, script := demoRepo(t)
-	v, _ := runOnTerminal(t, nil, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-live")
+	_, v := terminalDemoRun(t, "r-live")
 	screen := v.lines()
-
 	trees := linesWith(screen, "Phase 1 (test)")
 	if len(trees) != 1 {
 		t.Fatalf("%d trees on the screen, want 1:\n%s", len(trees), strings.Join(screen, "\n"))

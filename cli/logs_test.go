@@ -75,13 +75,8 @@ func TestLogsFollowFromAnotherTerminal(t *testing.T) {
 	if out, code := run.wait(); code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}
-	done := make(chan struct{})
-	var out string
-	var code int
-	go func() { out, code = follow.wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
+	out, code, ended := follow.waitWithin(30 * time.Second)
+	if !ended {
 		t.Fatal("logs --follow did not stop when the run ended")
 	}
 	// 9 developer sessions: phase 1's two lanes, phase 2's two lanes and

@@ -21,8 +21,8 @@ import (
 // the model's side calls gaffer's tools, the agent runs `gaffer mcp` and
 // carries the calls.
 
-// awaitingRun starts the demo plan in dir with the script driver and no
-// terminal: it stops waiting for approval. It returns the run id.
+// awaitingRun runs the demo plan in dir as id with the script driver and
+// no terminal: the run stops waiting for its plan's approval.
 func awaitingRun(t *testing.T, bin, dir, plan, script, id string) {
 	t.Helper()
 	out, code := gafferCmd(t, bin, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", id)

@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -25,13 +24,7 @@ import (
 //
 //	go test -run '^$' -bench MCPRunStatus -benchtime 200x ./cli
 func BenchmarkMCPRunStatus(b *testing.B) {
-	n := 1000
-	if v := os.Getenv("GAFFER_BENCH_RUNS"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil {
-			b.Fatalf("GAFFER_BENCH_RUNS=%q: %v", v, err)
-		}
-	}
+	n := benchRuns(b)
 	dir, plan, script := demoRepoB(b)
 	const id = "r-20260101-000000"
 	if out, code := gafferB(b, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", id); code != 0 {

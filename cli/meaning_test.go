@@ -42,6 +42,17 @@ func decisionRecords(t *testing.T, dir, rev, execDir string) []nodes.DecisionRec
 	return out
 }
 
+// decisionTrail is decisionRecords as text: each record's decision and
+// why, "decision@why", one a line.
+func decisionTrail(t *testing.T, dir, rev, execDir string) string {
+	t.Helper()
+	var lines []string
+	for _, r := range decisionRecords(t, dir, rev, execDir) {
+		lines = append(lines, r.Decision+"@"+r.Why)
+	}
+	return strings.Join(lines, "\n")
+}
+
 // The Doctor is asked about the attempt that failed, and its decision
 // record says so: after attempt 2 of a phase with an attempt left, the
 // record names attempt 2, not attempt 3 that review had already counted.
@@ -84,11 +95,7 @@ func TestScriptedEscalationReachesTheModels(t *testing.T) {
 	if v.Status != "completed" || v.Recovery == nil || v.Recovery.Escalations != 1 || v.Recovery.DoctorStrong != 1 {
 		t.Fatalf("status %s recovery %+v; want one escalation and one strong Doctor call", v.Status, v.Recovery)
 	}
-	var got []string
-	for _, r := range decisionRecords(t, dir, runRev(t, dir), v.ExecDir) {
-		got = append(got, r.Decision+"@"+r.Why)
-	}
-	all := strings.Join(got, "\n")
+	all := decisionTrail(t, dir, runRev(t, dir), v.ExecDir)
 	if !strings.Contains(all, "doctor:escalate_model@") || !strings.Contains(all, "escalate_model@the Doctor advised a stronger model") || !strings.Contains(all, "(model big-model, phase 2 only)") {
 		t.Fatalf("decision records:\n%s\nwant the Doctor's escalate_model and the escalation to big-model", all)
 	}
@@ -155,8 +162,6 @@ func TestRunBudgetWithRecoveryOffHalts(t *testing.T) {
 // and in place.
 func TestEndedRunsCommitTheirDecisionRecords(t *testing.T) {
 	t.Parallel()
-	good := `'{"approach":"compute the sum with an explicit loop over the operands","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`
-	narrow := `'{"approach":"only stub the sum and skip the hard cases","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`
 	for _, m := range runModes {
 		for _, c := range []struct {
 			name, answer string
@@ -164,12 +169,12 @@ func TestEndedRunsCommitTheirDecisionRecords(t *testing.T) {
 			last         string   // the last decision
 			status       string
 		}{
-			{"halted", good, nil, "stuck:stop", "halted"},
-			{"stopped", narrow, []string{"approve", "r-end", "--decision", "stop"}, "human:stop", "halted"},
-			{"cancelled", narrow, []string{"cancel", "r-end"}, "replan:refused", "cancelled"},
+			{"halted", goodReplan, nil, "stuck:stop", "halted"},
+			{"stopped", narrowReplan, []string{"approve", "r-end", "--decision", "stop"}, "human:stop", "halted"},
+			{"cancelled", narrowReplan, []string{"cancel", "r-end"}, "replan:refused", "cancelled"},
 		} {
 			t.Run(m.name+", "+c.name, func(t *testing.T) {
-				dir, plan, sp := recoveryRepo(t, strings.Replace(repeatedFailure, "%s", c.answer, 1))
+				dir, plan, sp := replanRepo(t, c.answer)
 				if c.name == "halted" {
 					commitConfig(t, dir, "profiles:\n  default:\n    recovery: {max_replans_per_run: 0}\n")
 				}

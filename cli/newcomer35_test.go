@@ -136,8 +136,7 @@ func TestInboxAfterMergeOffersNoMerge(t *testing.T) {
 func TestInboxLabelsRecoverysQuestion(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
-	narrow := `'{"approach":"only stub the sum and skip the hard cases","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`
-	dir, plan, sp := recoveryRepo(t, strings.Replace(repeatedFailure, "%s", narrow, 1))
+	dir, plan, sp := replanRepo(t, narrowReplan)
 	const id = "r-20260101-ask"
 	if out, code := gafferCmd(t, bin, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve", "--run-id", id); code != ExitAwaitingApproval {
 		t.Fatalf("run: exit %d\n%s", code, out)

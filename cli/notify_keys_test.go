@@ -54,27 +54,6 @@ func (h *signedHook) got() (signed, refused []string) {
 	return append([]string(nil), h.signed...), append([]string(nil), h.refused...)
 }
 
-// notifyKeysAgent writes a CLI agent script that does the greet phases
-// and appends its environment to dump, and gaffer's (its parent's, as
-// /proc shows it) to dump.parent.
-func notifyKeysAgent(t *testing.T, dump string) string {
-	t.Helper()
-	script := filepath.Join(filepath.Dir(dump), "dev.sh")
-	body := `prompt=$(cat)
-case "$prompt" in
-*"Execute phase 2 of"*) printf '%s' '` + greetImpl + `' > greet.go ;;
-*) printf '%s' '` + greetTest + `' > greet_test.go ;;
-esac
-env >> '` + dump + `'
-tr '\0' '\n' < /proc/$PPID/environ >> '` + dump + `.parent' 2>/dev/null
-echo "wrote the files"
-`
-	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return script
-}
-
 // TestNotifyKeysReachNoAgent runs the gaffer binary (whose main gives the
 // App a KeyVault) on a mixed profile — the llm driver for the architect
 // and reviewer, a CLI agent for the developer — that notifies a webhook
@@ -99,7 +78,7 @@ func TestNotifyKeysReachNoAgent(t *testing.T) {
 			defer srv.Close()
 			hook := newSignedHook(t)
 			dump := filepath.Join(t.TempDir(), "env")
-			profile := mixedProfile(srv.BaseURL(), keyEnv, notifyKeysAgent(t, dump), c.passEnv) + `    notify:
+			profile := mixedProfile(srv.BaseURL(), keyEnv, devAgent(t, dump, true), c.passEnv) + `    notify:
       targets:
         - webhook: {url_env: GAFFER_TEST_NOTIFY_URL, secret_env: GAFFER_TEST_NOTIFY_SECRET}
 `

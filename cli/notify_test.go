@@ -14,7 +14,6 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/gaffer-dev/gaffer/notify"
 )
@@ -91,7 +90,7 @@ func notifyRepo(t *testing.T, h *hooks) (dir, plan, script, cmdOut string) {
 func runKilledBeforeNotice(t *testing.T, bin string, env []string, dir, plan, script, id string) string {
 	t.Helper()
 	p := startProc(t, bin, []string{"--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", id}, append(env, "GAFFER_TEST_PAUSE_BEFORE_NOTIFY=30s")...)
-	waitForLine(t, p, "gaffer-test: notify "+id+" awaiting_approval")
+	waitOutput(t, p, "gaffer-test: notify "+id+" awaiting_approval")
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -161,25 +160,6 @@ func TestNotifyAutoApproved(t *testing.T) {
 	if !slices.Equal(keys, []string{id + ":1 completed"}) || len(bad) > 0 {
 		t.Fatalf("webhook got %v (refused %v)", keys, bad)
 	}
-}
-
-func waitForLine(t *testing.T, p *proc, line string) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		p.mu.Lock()
-		out := p.out.String()
-		p.mu.Unlock()
-		if strings.Contains(out, line) {
-			return
-		}
-		select {
-		case <-p.done:
-			t.Fatalf("exited before %q:\n%s", line, out)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	t.Fatalf("no %q in time", line)
 }
 
 // noSecretIn fails when the webhook's secret is in out or any file under

@@ -13,7 +13,6 @@ import (
 
 	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/checkpoint/badger"
-	"github.com/gaffer-dev/gaffer/control"
 	"github.com/gaffer-dev/gaffer/examples/demo"
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/host/socket"
@@ -99,13 +98,7 @@ func TestServeKill9ResumesOnRestart(t *testing.T) {
 	const runID = "r-20260101-kill9s"
 	wantTree, wantLog := referenceRun(t, bin, runID)
 
-	dir, _, script := demoRepo(t)
-	s := startServe(t, bin, dir)
-	out, code := gafferCmd(t, bin, "--repo", dir, "submit", "--goal", profile.PlanTitle(demo.Plan, "plan.md"), "--script", script,
-		"--run-id", runID, "--auto-approve", "--pace", "40ms")
-	if code != 0 {
-		t.Fatalf("submit: exit %d\n%s", code, out)
-	}
+	dir, s := serveDemoRun(t, bin, runID, "40ms")
 	waitPhaseDone(t, bin, dir, runID, 1, s)
 	if err := s.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -158,13 +151,7 @@ func TestServeSIGTERMDrainsAndReleasesTheLease(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
 	const runID = "r-20260101-drain1"
-	dir, _, script := demoRepo(t)
-	s := startServe(t, bin, dir)
-	out, code := gafferCmd(t, bin, "--repo", dir, "submit", "--goal", profile.PlanTitle(demo.Plan, "plan.md"), "--script", script,
-		"--run-id", runID, "--auto-approve", "--pace", "40ms")
-	if code != 0 {
-		t.Fatalf("submit: exit %d\n%s", code, out)
-	}
+	dir, s := serveDemoRun(t, bin, runID, "40ms")
 	waitPhaseDone(t, bin, dir, runID, 1, s)
 	if code := s.stop(syscall.SIGTERM); code != 0 {
 		t.Fatalf("serve exit %d after SIGTERM\n%s", code, s.output())
@@ -203,24 +190,12 @@ func TestServeSIGTERMDrainsAndReleasesTheLease(t *testing.T) {
 func TestStatusFromSecondProcessDuringRun(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
-	dir, _, script := demoRepo(t)
 	const runID = "r-20260101-second"
-	p := startProc(t, bin, []string{"--repo", dir, "run", "--goal", profile.PlanTitle(demo.Plan, "plan.md"), "--script", script,
-		"--run-id", runID, "--auto-approve", "--pace", "20ms"}, "")
+	dir, p := startDemoRun(t, bin, runID, "20ms")
 	// Wait until the run holds the store (its socket answers), so that our
 	// status calls do not take the store first.
-	cl := control.NewClient(filepath.Join(dir, ".git", "gaffer"))
-	for deadline := time.Now().Add(60 * time.Second); ; {
-		if info, err := cl.Ping(t.Context()); err == nil {
-			if info.Kind != "run" || info.PID != p.cmd.Process.Pid {
-				t.Fatalf("ping = %+v, want the run process", info)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the run's control socket never answered")
-		}
-		time.Sleep(5 * time.Millisecond)
+	if info := waitSocket(t, dir, p.done); info.Kind != "run" || info.PID != p.cmd.Process.Pid {
+		t.Fatalf("ping = %+v, want the run process", info)
 	}
 	seen := 0
 	for {
@@ -296,10 +271,8 @@ func TestServeQueueAndCancel(t *testing.T) {
 func TestServeResumesARunOnRequest(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
-	dir, _, script := demoRepo(t)
 	const runID = "r-20260101-resume"
-	p := startProc(t, bin, []string{"--repo", dir, "run", "--goal", profile.PlanTitle(demo.Plan, "plan.md"), "--script", script,
-		"--run-id", runID, "--auto-approve", "--pace", "40ms"}, "")
+	dir, p := startDemoRun(t, bin, runID, "40ms")
 	cl := socket.NewClient(filepath.Join(dir, ".git", "gaffer"))
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		rs, err := cl.Status(t.Context(), host.RunRequest{RunID: runID})

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,25 +13,6 @@ import (
 	"github.com/gaffer-dev/gaffer/examples/demo"
 	"github.com/gaffer-dev/gaffer/profile"
 )
-
-// lockedBuffer is a strings.Builder safe for a run writing and a test
-// reading.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // waitSocket waits until the holder of dir's store answers on its socket.
 func waitSocket(t *testing.T, dir string, done <-chan struct{}) control.Info {
@@ -58,11 +38,11 @@ func waitSocket(t *testing.T, dir string, done <-chan struct{}) control.Info {
 // nobody types into, and returns once the run asks "Approve this plan?":
 // its output so far and after, and its end. The run failing first, or
 // not asking within two minutes, fails the test.
-func runAtPrompt(t *testing.T, args ...string) (*lockedBuffer, <-chan error) {
+func runAtPrompt(t *testing.T, args ...string) (*syncBuffer, <-chan error) {
 	t.Helper()
 	in, stdin := io.Pipe() // nobody types: the prompt waits
 	t.Cleanup(func() { stdin.Close() })
-	out := new(lockedBuffer)
+	out := new(syncBuffer)
 	app := NewWithIO("test", IO{In: in, Out: out, Err: out, Terminal: func() bool { return true }})
 	done := make(chan error, 1)
 	inProcess.Lock() // see inProcess; the app's goroutine unlocks it
@@ -86,7 +66,7 @@ func runAtPrompt(t *testing.T, args ...string) (*lockedBuffer, <-chan error) {
 
 // demoRunAtPrompt makes the demo's repository and runs its plan there as
 // runID, up to its prompt (runAtPrompt).
-func demoRunAtPrompt(t *testing.T, runID string) (dir string, out *lockedBuffer, done <-chan error) {
+func demoRunAtPrompt(t *testing.T, runID string) (dir string, out *syncBuffer, done <-chan error) {
 	t.Helper()
 	dir, _, script := demoRepo(t)
 	out, done = runAtPrompt(t, "--repo", dir, "run", "--goal", profile.PlanTitle(demo.Plan, "plan.md"), "--script", script, "--run-id", runID)
@@ -129,10 +109,8 @@ func TestApproveFromSecondProcessAnswersTheRunPrompt(t *testing.T) {
 func TestCancelFromSecondProcessStopsTheRun(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
-	dir, _, script := demoRepo(t)
 	const runID = "r-20260101-cancel"
-	p := startProc(t, bin, []string{"--repo", dir, "run", "--goal", profile.PlanTitle(demo.Plan, "plan.md"), "--script", script,
-		"--run-id", runID, "--auto-approve", "--pace", "200ms"}, "")
+	dir, p := startDemoRun(t, bin, runID, "200ms")
 	info := waitSocket(t, dir, p.done)
 	if info.Kind != "run" {
 		t.Fatalf("ping = %+v", info)

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -60,8 +59,7 @@ func gafferBinary(t *testing.T) string {
 type server struct {
 	t       *testing.T
 	cmd     *exec.Cmd
-	mu      sync.Mutex
-	out     strings.Builder
+	out     syncBuffer
 	metrics string // host:port of /metrics
 	done    chan struct{}
 }
@@ -88,19 +86,14 @@ func startServeEnv(t *testing.T, bin, dir string, env []string, args ...string) 
 	}
 	addr := make(chan string, 1)
 	go func() {
-		sc := bufio.NewScanner(r)
-		for sc.Scan() {
-			line := sc.Text()
-			s.mu.Lock()
-			s.out.WriteString(line + "\n")
-			s.mu.Unlock()
+		scanLines(r, &s.out, func(line string) {
 			if m := serveBanner.FindStringSubmatch(line); m != nil {
 				select {
 				case addr <- m[1]:
 				default:
 				}
 			}
-		}
+		})
 		close(s.done)
 	}()
 	go func() { _ = s.cmd.Wait(); w.Close() }()
@@ -121,8 +114,6 @@ func startServeEnv(t *testing.T, bin, dir string, env []string, args ...string) 
 }
 
 func (s *server) output() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	return s.out.String()
 }
 
@@ -358,17 +349,7 @@ func TestRunDetachAndRunMetrics(t *testing.T) {
 	p := startProc(t, bin, []string{"--repo", dir, "run", "--goal", goal, "--script", script, "--run-id", "r-20260101-metric",
 		"--auto-approve", "--pace", "20ms", "--metrics-addr", "127.0.0.1:0"}, "")
 	re := regexp.MustCompile(`metrics on http://([0-9.:]+)/metrics`)
-	var addr string
-	for deadline := time.Now().Add(60 * time.Second); addr == ""; time.Sleep(5 * time.Millisecond) {
-		p.mu.Lock()
-		if m := re.FindStringSubmatch(p.out.String()); m != nil {
-			addr = m[1]
-		}
-		p.mu.Unlock()
-		if time.Now().After(deadline) {
-			t.Fatal("run did not print its metrics address")
-		}
-	}
+	addr := re.FindStringSubmatch(p.awaitOutput(t, "the run's metrics address", re.MatchString))[1]
 	if !strings.HasPrefix(addr, "127.0.0.1:") {
 		t.Fatalf("metrics on %s, want loopback", addr)
 	}

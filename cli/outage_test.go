@@ -173,16 +173,7 @@ func TestClaudeCodeProviderOutageStopsResumably(t *testing.T) {
 		if s := status.Load(); s != 0 {
 			return fakeanthropic.Reply{Status: int(s), ErrorType: "overloaded_error", ErrorMessage: "the provider is down"}
 		}
-		last := lastMessage(r)
-		switch {
-		case r.HasToolResult():
-			return fakeanthropic.Reply{Text: "Done.", Usage: fakeanthropic.Usage{InputTokens: 600, OutputTokens: 5}}
-		case strings.Contains(last, "Execute phase 2 of"):
-			return claudeWrite("greet.go", greetImpl)
-		case strings.Contains(last, "Execute phase 1 of"):
-			return claudeWrite("greet_test.go", greetTest)
-		}
-		return fakeanthropic.Reply{Status: 400, ErrorMessage: "the fake cannot place this request"}
+		return claudeWrites(r)
 	})
 	plan, script := planFiles(t, greetPlan, "reviewer: []\n")
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": strings.Replace(claudeProfile(srv.URL, 2, 2), "    tdd: false\n", "    recovery: {}\n    tdd: false\n", 1)})

@@ -24,10 +24,7 @@ func TestRunStopsOnEditsOutsideTheSession(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
 	dir, _, _ := demoRepo(t)
-	inputs := t.TempDir()
-	plan, script := filepath.Join(inputs, "plan.md"), filepath.Join(inputs, "script.yaml")
-	writeTestFile(t, plan, "# Plan: one note\n\n### Task 1: Write a\nWrite a.txt.\n")
-	writeTestFile(t, script, oneTaskScript)
+	plan, script := planFiles(t, "# Plan: one note\n\n### Task 1: Write a\nWrite a.txt.\n", oneTaskScript)
 	p := startProc(t, bin, []string{"--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve",
 		"--run-id", "r-20260101-edits0", "--pace", "1500ms", "--in-place"}, "") // the edit is made in the checkout
 	waitOutput(t, p, "» review")

@@ -28,14 +28,7 @@ func TestServePostgresOutageLongerThanTheLease(t *testing.T) {
 	if os.Getenv(pgtest.EnvURL) != "" {
 		t.Skip("stops the server: needs one of its own, not " + pgtest.EnvURL)
 	}
-	srv, err := pgtest.Start()
-	if err != nil {
-		if pgtest.Required() {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	defer srv.Stop()
+	srv := ownPostgres(t)
 	url := srv.URL("postgres")
 	dir, _, script := demoRepo(t)
 	goal := profile.PlanTitle(demo.Plan, "plan.md")

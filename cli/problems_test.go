@@ -15,36 +15,31 @@ func TestInvalidPlanAndBadDriverAreAllListed(t *testing.T) {
 	dir, _, _ := demoRepo(t)
 	bad := filepath.Join(t.TempDir(), "bad.md")
 	writeTestFile(t, bad, "# Plan\n\n## Phase 1\n### Task 1a: one\n**Type**: tset\nDo it.\n### Task 1b: two\n**Type**: imp\nDo it again.\n")
-	out, code := gaffer(t, "--repo", dir, "run", "--plan", bad, "--driver", "bogus")
-	want := "gaffer: the run cannot start, 3 problems:\n" +
-		"  --driver \"bogus\": want script, llm or cli\n" +
+	problems := "  --driver \"bogus\": want script, llm or cli\n" +
 		"  " + bad + ":5: task 1a: unknown type \"tset\" (want test, impl or refactor)\n" +
 		"  " + bad + ":8: task 1b: unknown type \"imp\" (want test, impl or refactor)\n" +
 		"Run 'gaffer run --help' for usage.\n"
-	if code != ExitUsage || out != want {
-		t.Errorf("exit %d, output\n%s\nwant exit %d and\n%s", code, out, ExitUsage, want)
-	}
-	noStore(t, dir)
-	// A bad --pace is one more problem, listed first, not the only one.
-	out, code = gaffer(t, "--repo", dir, "run", "--plan", bad, "--driver", "bogus", "--pace", "1x")
-	want = "gaffer: the run cannot start, 4 problems:\n" +
-		"  --pace \"1x\": want a duration such as 500ms or 2s\n" +
-		"  --driver \"bogus\": want script, llm or cli\n" +
-		"  " + bad + ":5: task 1a: unknown type \"tset\" (want test, impl or refactor)\n" +
-		"  " + bad + ":8: task 1b: unknown type \"imp\" (want test, impl or refactor)\n" +
-		"Run 'gaffer run --help' for usage.\n"
-	if code != ExitUsage || out != want {
-		t.Errorf("with --pace 1x: exit %d, output\n%s\nwant exit %d and\n%s", code, out, ExitUsage, want)
-	}
-	noStore(t, dir)
-	// With a known driver the plan alone is still reported as its lines.
 	_, _, script := demoRepo(t)
-	out, code = gaffer(t, "--repo", dir, "run", "--plan", bad, "--script", script)
-	want = bad + ":5: task 1a: unknown type \"tset\" (want test, impl or refactor)\n" + bad + ":8: task 1b: unknown type \"imp\" (want test, impl or refactor)\n"
-	if code != ExitInvalid || out != want {
-		t.Errorf("plan alone: exit %d, output\n%s\nwant exit %d and\n%s", code, out, ExitInvalid, want)
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"driver and plan", []string{"--driver", "bogus"}, ExitUsage, "gaffer: the run cannot start, 3 problems:\n" + problems},
+		// A bad --pace is one more problem, listed first, not the only one.
+		{"with --pace 1x", []string{"--driver", "bogus", "--pace", "1x"}, ExitUsage,
+			"gaffer: the run cannot start, 4 problems:\n  --pace \"1x\": want a duration such as 500ms or 2s\n" + problems},
+		// With a known driver the plan alone is still reported as its lines.
+		{"plan alone", []string{"--script", script}, ExitInvalid,
+			bad + ":5: task 1a: unknown type \"tset\" (want test, impl or refactor)\n" + bad + ":8: task 1b: unknown type \"imp\" (want test, impl or refactor)\n"},
+	} {
+		out, code := gaffer(t, append([]string{"--repo", dir, "run", "--plan", bad}, c.args...)...)
+		if code != c.code || out != c.want {
+			t.Errorf("%s: exit %d, output\n%s\nwant exit %d and\n%s", c.name, code, out, c.code, c.want)
+		}
+		noStore(t, dir)
 	}
-	noStore(t, dir)
 }
 
 // Issue 23 item 8c: logs --phase N beyond the run's phases is refused as

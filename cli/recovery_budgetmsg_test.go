@@ -10,8 +10,7 @@ import (
 // its halt message, and status's text and --json errors.
 func TestRecoveryHaltNamesTheSpentBudget(t *testing.T) {
 	t.Parallel()
-	good := `'{"approach":"compute the sum with an explicit loop over the operands","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`
-	dir, plan, script := recoveryRepo(t, strings.Replace(repeatedFailure, "%s", good, 1))
+	dir, plan, script := replanRepo(t, goodReplan)
 	commitConfig(t, dir, "profiles:\n  default:\n    recovery: {max_replans_per_run: 0}\n")
 	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-spent", "--auto-approve")
 	const why = "no recovery left: replans 0 of max_replans_per_run 0 (raise it under recovery: in gaffer.yaml)"

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,16 +9,27 @@ import (
 // commitConfig writes gaffer.yaml in dir and commits it.
 func commitConfig(t *testing.T, dir, content string) {
 	t.Helper()
-	if err := os.WriteFile(filepath.Join(dir, "gaffer.yaml"), []byte(content), 0o644); err != nil {
-		t.Fatal(err)
+	writeTestFile(t, filepath.Join(dir, "gaffer.yaml"), content)
+	gitOut(t, dir, "add", "gaffer.yaml")
+	gitOut(t, dir, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "config")
+}
+
+// runRefusesConfig commits config as gaffer.yaml in a recovery repository
+// and runs its plan there: the run must exit 3 with one line that holds
+// each of want. It returns the repository.
+func runRefusesConfig(t *testing.T, config string, want ...string) string {
+	t.Helper()
+	dir, plan, sp := recoveryRepo(t, "developer: []\n")
+	commitConfig(t, dir, config)
+	out, code := bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve")
+	ok := code == ExitInvalid && strings.Count(strings.TrimSpace(out), "\n") == 0
+	for _, w := range want {
+		ok = ok && strings.Contains(out, w)
 	}
-	for _, args := range [][]string{{"add", "gaffer.yaml"}, {"-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "config"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
+	if !ok {
+		t.Fatalf("exit %d, want %d and one line holding %q:\n%s", code, ExitInvalid, want, out)
 	}
+	return dir
 }
 
 // A profile's recovery budget is the run's: with max_replans_per_run: 0
@@ -30,8 +39,7 @@ func commitConfig(t *testing.T, dir, content string) {
 // dropped it still allows no replan.
 func TestRecoveryBudgetFromTheProfileIsTheRuns(t *testing.T) {
 	t.Parallel()
-	good := `'{"approach":"compute the sum with an explicit loop over the operands","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`
-	dir, plan, script := recoveryRepo(t, strings.Replace(repeatedFailure, "%s", good, 1))
+	dir, plan, script := replanRepo(t, goodReplan)
 	commitConfig(t, dir, "profiles:\n  default:\n    recovery: {max_replans_per_run: 0}\n")
 	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", "r-budget")
 	if code != ExitAwaitingApproval {

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/gaffer-dev/gaffer/runview"
 )
@@ -22,22 +21,10 @@ var retryWithHintScript = developerScript(passPhase1,
 // doctorScript is retryWithHintScript with the Doctor's call's usage.
 var doctorScript = retryWithHintScript + "    usage: {input_tokens: 7, output_tokens: 3}\n"
 
-// waitLine waits until the process printed line (or exited).
+// waitLine waits until the process printed line (pollOutput).
 func (p *proc) waitLine(line string) bool {
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		p.mu.Lock()
-		seen := strings.Contains(p.out.String(), line+"\n")
-		p.mu.Unlock()
-		if seen {
-			return true
-		}
-		select {
-		case <-p.done:
-			return false
-		default:
-		}
-	}
-	return false
+	_, ok := p.pollOutput(func(out string) bool { return strings.Contains(out, line+"\n") })
+	return ok
 }
 
 // Proof 12: SIGKILL right after the Doctor's answer is checkpointed: the

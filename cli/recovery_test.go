@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,21 +24,10 @@ const recoveryPlan = `# Plan: two phases
 func recoveryRepo(t *testing.T, script string) (dir, plan, scriptPath string) {
 	t.Helper()
 	dir = filepath.Join(t.TempDir(), "repo")
-	for _, args := range [][]string{{"init", "-q", "-b", "main", dir}} {
-		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("# r\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, args := range [][]string{{"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "initial"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	gitOut(t, ".", "init", "-q", "-b", "main", dir)
+	writeTestFile(t, filepath.Join(dir, "README.md"), "# r\n")
+	gitOut(t, dir, "add", "-A")
+	gitOut(t, dir, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "initial")
 	plan, scriptPath = filepath.Join(dir, ".git", "plan.md"), filepath.Join(dir, ".git", "script.yaml")
 	if err := os.WriteFile(plan, []byte(recoveryPlan), 0o644); err != nil {
 		t.Fatal(err)
@@ -116,13 +104,26 @@ var repeatedFailure = developerScript(passPhase1,
 	session(2, "attempt: 3", writeImpl),
 ) + roleAnswer("replanner", "%s")
 
+// The replanner's answers to repeatedFailure: goodReplan keeps phase 2's
+// goal, narrowReplan drops its hard cases (a narrowing revision).
+const (
+	goodReplan   = `'{"approach":"compute the sum with an explicit loop over the operands","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`
+	narrowReplan = `'{"approach":"only stub the sum and skip the hard cases","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`
+)
+
+// replanRepo is recoveryRepo with repeatedFailure, the replanner
+// answering with answer.
+func replanRepo(t *testing.T, answer string) (dir, plan, script string) {
+	t.Helper()
+	return recoveryRepo(t, strings.Replace(repeatedFailure, "%s", answer, 1))
+}
+
 // The user sees recovery: status --json counts the replan and names the
 // last decision, the decision records are in the execution directory,
 // and a refused (narrowing) revision waits for `approve --decision`.
 func TestRecoveryIsVisibleAndAnswerable(t *testing.T) {
 	t.Parallel()
-	good := `'{"approach":"compute the sum with an explicit loop over the operands","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`
-	dir, plan, script := recoveryRepo(t, strings.Replace(repeatedFailure, "%s", good, 1))
+	dir, plan, script := replanRepo(t, goodReplan)
 	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-rec-1"); code != 0 ||
 		!strings.Contains(out, "recovery, phase 2: replan — ") || !strings.Contains(out, "recovery, phase 2: replan:accepted — compute the sum") {
 		t.Fatalf("run: exit %d, or recovery's decisions not shown\n%s", code, out)
@@ -137,8 +138,7 @@ func TestRecoveryIsVisibleAndAnswerable(t *testing.T) {
 		t.Fatalf("%d decision records, status says %d", len(recs), v.Recovery.Decisions)
 	}
 
-	narrow := `'{"approach":"only stub the sum and skip the hard cases","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`
-	dir, plan, script = recoveryRepo(t, strings.Replace(repeatedFailure, "%s", narrow, 1))
+	dir, plan, script = replanRepo(t, narrowReplan)
 	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-rec-2")
 	if code != ExitAwaitingApproval || !strings.Contains(out, "needs a human") || !strings.Contains(out, "--decision retry") {
 		t.Fatalf("run: exit %d\n%s", code, out)
@@ -157,21 +157,11 @@ func TestRecoveryIsVisibleAndAnswerable(t *testing.T) {
 // Recovery off in gaffer.yaml: the same run halts as it always did.
 func TestRecoveryOffInTheProfileHalts(t *testing.T) {
 	t.Parallel()
-	dir, plan, script := recoveryRepo(t, strings.Replace(repeatedFailure, "%s", "'{}'", 1))
+	dir, plan, script := replanRepo(t, "'{}'")
 	if err := os.WriteFile(filepath.Join(dir, ".git", "gaffer-off.yaml"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg := filepath.Join(dir, "gaffer.yaml")
-	if err := os.WriteFile(cfg, []byte("profiles:\n  default:\n    recovery: {enabled: false}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, args := range [][]string{{"add", "gaffer.yaml"}, {"-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "config"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	commitConfig(t, dir, "profiles:\n  default:\n    recovery: {enabled: false}\n")
 	out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-off")
 	if code == 0 {
 		t.Fatalf("run: exit 0\n%s", out)
@@ -185,8 +175,7 @@ func TestRecoveryOffInTheProfileHalts(t *testing.T) {
 // approval: resume prints the question and the --decision commands.
 func TestResumeWaitingForRecoveryPrintsTheQuestion(t *testing.T) {
 	t.Parallel()
-	narrow := `'{"approach":"only stub the sum and skip the hard cases","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`
-	dir, plan, script := recoveryRepo(t, strings.Replace(repeatedFailure, "%s", narrow, 1))
+	dir, plan, script := replanRepo(t, narrowReplan)
 	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-rec-q"); code != ExitAwaitingApproval {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}

@@ -12,8 +12,7 @@ import (
 // approved without --decision.
 func TestApproveDecisionOnARunNotWaiting(t *testing.T) {
 	t.Parallel()
-	good := `'{"approach":"compute the sum with an explicit loop over the operands","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`
-	dir, plan, script := recoveryRepo(t, strings.Replace(repeatedFailure, "%s", good, 1))
+	dir, plan, script := replanRepo(t, goodReplan)
 	if out, code := gaffer(t, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-done"); code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}

@@ -51,19 +51,7 @@ func resetKeepsWhatItFinds(t *testing.T, bin string, m runMode) {
 	// and leave a new file while it is stopped.
 	began := time.Now().Unix()
 	p := startProc(t, bin, []string{"--repo", root, "approve", "r-rescue", "--pace", "40ms"}, "")
-	for {
-		p.mu.Lock()
-		out := p.out.String()
-		p.mu.Unlock()
-		if strings.Contains(out, "[developer p2 a1") {
-			break
-		}
-		select {
-		case <-p.done:
-			t.Fatalf("approve ended before phase 2:\n%s", out)
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
+	waitOutput(t, p, "[developer p2 a1")
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -136,24 +124,11 @@ func resetKeepsWhatItFinds(t *testing.T, bin string, m runMode) {
 func TestUserEditDuringLanesIsKept(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
-	dir, _, _ := demoRepo(t)
 	// Each lane sleeps after its write: the edit is made while both work.
-	plan, script := twoLanes(t, "1")
-	p := startProc(t, bin, []string{"--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve",
-		"--in-place", "--run-id", "r-lanes-edit"}, "")
-	for {
-		p.mu.Lock()
-		out := p.out.String()
-		p.mu.Unlock()
-		if strings.Count(out, "[developer p1 a1 i1] write") == 2 {
-			break
-		}
-		select {
-		case <-p.done:
-			t.Fatalf("the run ended before phase 1's lanes:\n%s", out)
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
+	dir, p := startTwoLanes(t, bin, "1", "r-lanes-edit", "--in-place")
+	p.awaitOutput(t, "phase 1's lanes both wrote", func(out string) bool {
+		return strings.Count(out, "[developer p1 a1 i1] write") == 2
+	})
 	const mine = "the user's note, written while the lanes worked\n"
 	writeTestFile(t, filepath.Join(dir, "mine.txt"), mine)
 	out, code := p.wait()

@@ -199,8 +199,7 @@ developer:
 	})
 	t.Run("recovery answer", func(t *testing.T) {
 		t.Parallel()
-		narrow := `'{"approach":"only stub the sum and skip the hard cases","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`
-		dir, plan, sp := recoveryRepo(t, strings.Replace(repeatedFailure, "%s", narrow, 1))
+		dir, plan, sp := replanRepo(t, narrowReplan)
 		if out, code := bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve", "--run-id", "r-ans"); code != ExitAwaitingApproval {
 			t.Fatalf("run: exit %d\n%s", code, out)
 		}

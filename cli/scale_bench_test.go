@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -32,13 +31,7 @@ import (
 //	go test -run '^$' -bench ListManyRuns -benchtime 5x ./cli
 //	GAFFER_BENCH_RUNS=10000 go test -run '^$' -bench ListManyRuns -benchtime 1x -timeout 30m ./cli
 func BenchmarkListManyRuns(b *testing.B) {
-	n := 1000
-	if v := os.Getenv("GAFFER_BENCH_RUNS"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil {
-			b.Fatalf("GAFFER_BENCH_RUNS=%q: %v", v, err)
-		}
-	}
+	n := benchRuns(b)
 	sp := startSpawner(b) // before the setup makes this process large
 	dir, plan, script := demoRepoB(b)
 	if out, code := gafferB(b, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-20260101-000000"); code != 0 {

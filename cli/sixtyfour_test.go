@@ -37,11 +37,7 @@ func TestServeManyRunsOfOneRepositoryUnderKillsAndClients(t *testing.T) {
 	if os.Getenv("GAFFER_SOAK") != "" {
 		n, workers = 64, []int{8, 64}
 	}
-	seed := uint64(20260126)
-	if s := os.Getenv("GAFFER_KILL_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
-	t.Logf("seed %d (GAFFER_KILL_SEED)", seed)
+	seed := killSeed(t, 20260126)
 	env := []string{"GAFFER_REPRODUCIBLE_DATES=1"}
 	goal := profile.PlanTitle(demo.Plan, "plan.md")
 	ids := make([]string, n)

@@ -70,11 +70,7 @@ func TestScriptedSkipPhase(t *testing.T) {
 	if files := gitOut(t, dir, "ls-tree", "-r", "--name-only", rev); strings.Contains(files, "half.txt") || !strings.Contains(files, "doc.txt") {
 		t.Fatalf("the run's tree:\n%s", files)
 	}
-	var all []string
-	for _, r := range decisionRecords(t, dir, rev, v.ExecDir) {
-		all = append(all, r.Decision+"@"+r.Why)
-	}
-	got := strings.Join(all, "\n")
+	got := decisionTrail(t, dir, rev, v.ExecDir)
 	if !strings.Contains(got, "doctor:skip_phase@the generator is not in this repository") ||
 		!strings.Contains(got, "human:skip@phase 2 skipped: proposed by the Doctor (decision") || !strings.Contains(got, "the docs do not need it") {
 		t.Fatalf("decision records:\n%s", got)
@@ -85,8 +81,7 @@ func TestScriptedSkipPhase(t *testing.T) {
 // line; the run still waits for its answer.
 func TestSkipRefusedWithoutTheDoctorsProposal(t *testing.T) {
 	t.Parallel()
-	narrow := `'{"approach":"only stub the sum and skip the hard cases","tasks":[{"id":"2","title":"implement","type":"impl"}]}'`
-	dir, plan, sp := recoveryRepo(t, strings.Replace(repeatedFailure, "%s", narrow, 1))
+	dir, plan, sp := replanRepo(t, narrowReplan)
 	if out, code := bin(t, "--repo", dir, "run", "--plan", plan, "--script", sp, "--auto-approve", "--run-id", "r-noskip"); code != ExitAwaitingApproval ||
 		strings.Contains(out, "--decision skip") {
 		t.Fatalf("run: exit %d\n%s", code, out)

@@ -176,12 +176,29 @@ func TestKilledRunThenStatusSaysWhy(t *testing.T) {
 	dir, plan, script := demoRepo(t)
 	const id = "r-20260101-kill9"
 	p := startProc(t, bin, []string{"--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--pace", "400ms", "--run-id", id}, "")
-	waitForLine(t, p, "[developer p1 a1 i1] write")
+	waitOutput(t, p, "[developer p1 a1 i1] write")
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	p.wait()
 	checkStoppedStatus(t, bin, dir, id)
+}
+
+// errorStoppedRun makes a demo repository and runs its plan there as id
+// up to the plan's approval; then it moves the script away and approves
+// (`approve` with approveArgs), so that the run stops on that error
+// (exit 9). It returns the repository.
+func errorStoppedRun(t *testing.T, bin, id string, approveArgs ...string) string {
+	t.Helper()
+	dir, plan, script := demoRepo(t)
+	awaitingRun(t, bin, dir, plan, script, id)
+	if err := os.Rename(script, script+".away"); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := gafferCmd(t, bin, append([]string{"--repo", dir, "approve"}, approveArgs...)...); code != ExitStopped {
+		t.Fatalf("approve with the script gone: exit %d, want %d\n%s", code, ExitStopped, out)
+	}
+	return dir
 }
 
 // TestErrorStopSaysWhyUnderTheStatusLine: a run stopped by an error
@@ -190,17 +207,8 @@ func TestKilledRunThenStatusSaysWhy(t *testing.T) {
 func TestErrorStopSaysWhyUnderTheStatusLine(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
-	dir, plan, script := demoRepo(t)
 	const id = "r-20260101-err"
-	if out, code := gafferCmd(t, bin, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", id); code != ExitAwaitingApproval {
-		t.Fatalf("run: exit %d\n%s", code, out)
-	}
-	if err := os.Rename(script, script+".away"); err != nil {
-		t.Fatal(err)
-	}
-	if out, code := gafferCmd(t, bin, "--repo", dir, "approve", id); code != ExitStopped {
-		t.Fatalf("approve with the script gone: exit %d\n%s", code, out)
-	}
+	dir := errorStoppedRun(t, bin, id, id)
 	lines := statusLines(t, bin, dir, id)
 	v, _ := statusOf(t, bin, dir, id)
 	if len(lines) < 5 || lines[1] != "status:    running (stopped: no process runs it)" || lines[2] != "last error: "+v.LastError ||

@@ -6,8 +6,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/gaffer-dev/gaffer/internal/fakellm"
 )
 
 // TestTimeoutWithSpaceAroundIsTheOneUsed: a careless edit leaves a space
@@ -18,20 +16,9 @@ import (
 func TestTimeoutWithSpaceAroundIsTheOneUsed(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
-	m := &greetModel{}
-	var hung atomic.Int32
-	srv := fakellm.NewOpenAIFunc(func(r fakellm.Request) fakellm.Turn {
-		if strings.Contains(r.System, "developer agent") {
-			hung.Add(1)
-			return fakellm.Turn{Hang: true}
-		}
-		return m.respond(r)
-	})
-	defer srv.Close()
-	profile := strings.Replace(llmProfile("openai", srv.BaseURL(), "GAFFER_TEST_OPENAI_KEY"), "    tdd: false\n",
-		"    recovery: {}\n    tdd: false\n    roles:\n      developer: {timeouts: {call: \" 1s\", call_attempts: 1}}\n", 1)
-	dir := greetRepo(t, map[string]string{"gaffer.yaml": profile})
-	env := []string{"GAFFER_TEST_OPENAI_KEY=sk-test-openai"}
+	var hang atomic.Bool
+	hang.Store(true) // the developer's provider never answers
+	dir, hung, env := hungLLMRepo(t, &hang, `{call: " 1s", call_attempts: 1}`)
 
 	out, code := gafferCmdEnv(t, bin, env, "--repo", dir, "config", "show")
 	if code != 0 || !strings.Contains(out, "  developer:\n    driver: llm\n    model: fake-model\n    timeouts:\n      call: 1s\n") {

@@ -21,6 +21,29 @@ import (
 // limit is reached, having spent no attempt, review, Doctor call or
 // replan, and that `resume` finishes it once the provider answers.
 
+// hungLLMRepo makes a greet repository whose llm profile gives the
+// developer timeouts (a YAML flow mapping) and whose fake provider never
+// answers the developer while hang holds. It returns the repository, the
+// count of the developer's calls left hanging, and the environment that
+// holds the provider's key.
+func hungLLMRepo(t *testing.T, hang *atomic.Bool, timeouts string) (dir string, hung *atomic.Int32, env []string) {
+	t.Helper()
+	m := &greetModel{}
+	hung = new(atomic.Int32)
+	srv := fakellm.NewOpenAIFunc(func(r fakellm.Request) fakellm.Turn {
+		if hang.Load() && strings.Contains(r.System, "developer agent") {
+			hung.Add(1)
+			return fakellm.Turn{Hang: true}
+		}
+		return m.respond(r)
+	})
+	t.Cleanup(srv.Close)
+	profile := strings.Replace(llmProfile("openai", srv.BaseURL(), "GAFFER_TEST_OPENAI_KEY"), "    tdd: false\n",
+		"    recovery: {}\n    tdd: false\n    roles:\n      developer: {timeouts: "+timeouts+"}\n", 1)
+	dir = greetRepo(t, map[string]string{"gaffer.yaml": profile})
+	return dir, hung, []string{"GAFFER_TEST_OPENAI_KEY=sk-test-openai"}
+}
+
 // TestLLMHungProviderStopsResumably: the llm developer's model calls time
 // out after timeouts.call (1s) and are tried timeouts.call_attempts (2)
 // times; then the run stops with exit 9.
@@ -29,20 +52,7 @@ func TestLLMHungProviderStopsResumably(t *testing.T) {
 	bin := gafferBinary(t)
 	var hang atomic.Bool
 	hang.Store(true)
-	m := &greetModel{}
-	var hung atomic.Int32
-	srv := fakellm.NewOpenAIFunc(func(r fakellm.Request) fakellm.Turn {
-		if hang.Load() && strings.Contains(r.System, "developer agent") {
-			hung.Add(1)
-			return fakellm.Turn{Hang: true}
-		}
-		return m.respond(r)
-	})
-	defer srv.Close()
-	profile := strings.Replace(llmProfile("openai", srv.BaseURL(), "GAFFER_TEST_OPENAI_KEY"), "    tdd: false\n",
-		"    recovery: {}\n    tdd: false\n    roles:\n      developer: {timeouts: {call: 1s, call_attempts: 2}}\n", 1)
-	dir := greetRepo(t, map[string]string{"gaffer.yaml": profile})
-	env := []string{"GAFFER_TEST_OPENAI_KEY=sk-test-openai"}
+	dir, hung, env := hungLLMRepo(t, &hang, "{call: 1s, call_attempts: 2}")
 
 	out, code := gafferCmdEnv(t, bin, env, "--repo", dir, "run", "--goal", "Add Greet", "--auto-approve")
 	checkStoppedByOutage(t, dir, out, code)
@@ -92,10 +102,7 @@ func TestCodexSessionLimitStopsResumably(t *testing.T) {
 	t.Cleanup(func() { srv.Close() })
 	env := codexEnv(t, srv)
 	home.Store("HOME=" + envValue(env, "HOME"))
-	tmp := t.TempDir()
-	plan, script := filepath.Join(tmp, "plan.md"), filepath.Join(tmp, "script.yaml")
-	writeTestFile(t, plan, greetPlan)
-	writeTestFile(t, script, "reviewer: []\n")
+	plan, script := planFiles(t, greetPlan, "reviewer: []\n")
 	profile := strings.Replace(codexProfile, "developer: {driver: cli, agent: codex, model: gpt-5-codex}",
 		"developer: {driver: cli, agent: codex, model: gpt-5-codex, timeouts: {session: 60s}}", 1)
 	dir := greetRepo(t, map[string]string{"gaffer.yaml": profile})
@@ -228,7 +235,6 @@ func TestClaudeCodeSessionLimitWhoseFault(t *testing.T) {
 	home.Store("")
 	var seen atomic.Int32
 	srv, env := claudeEnv(t, func(r fakeanthropic.Request) fakeanthropic.Reply {
-		last := lastMessage(r)
 		switch m := mode.Load(); {
 		case m == 1:
 			if kv := home.Load().(string); kv != "" && seen.Load() == 0 {
@@ -238,20 +244,11 @@ func TestClaudeCodeSessionLimitWhoseFault(t *testing.T) {
 		case m == 2 && !r.HasToolResult():
 			return fakeanthropic.Reply{Text: "Running the tests.", ToolUses: []fakeanthropic.ToolUse{{Name: "Bash",
 				Input: map[string]any{"command": "tail -f /dev/null", "timeout": 600000}}}}
-		case r.HasToolResult():
-			return fakeanthropic.Reply{Text: "Done.", Usage: fakeanthropic.Usage{InputTokens: 600, OutputTokens: 5}}
-		case strings.Contains(last, "Execute phase 2 of"):
-			return claudeWrite("greet.go", greetImpl)
-		case strings.Contains(last, "Execute phase 1 of"):
-			return claudeWrite("greet_test.go", greetTest)
 		}
-		return fakeanthropic.Reply{Status: 400, ErrorMessage: "the fake cannot place this request"}
+		return claudeWrites(r)
 	})
 	home.Store("HOME=" + envValue(env, "HOME"))
-	tmp := t.TempDir()
-	plan, script := filepath.Join(tmp, "plan.md"), filepath.Join(tmp, "script.yaml")
-	writeTestFile(t, plan, greetPlan)
-	writeTestFile(t, script, "reviewer: []\n")
+	plan, script := planFiles(t, greetPlan, "reviewer: []\n")
 	profile := strings.Replace(claudeProfile(srv.URL, 2, 1), "model: claude-sonnet-4-5}", "model: claude-sonnet-4-5, timeouts: {session: 60s}}", 1)
 	if !strings.Contains(profile, "session: 60s") {
 		t.Fatal("the profile has no session limit")

@@ -11,6 +11,19 @@ import (
 	"time"
 )
 
+// finishedInPlace makes a demo repository and runs its plan there to the
+// end as runID, in place: the fork of a run in place checks its branch out
+// in the user's checkout (a run in its own work tree forks into a work
+// tree). It returns the repository.
+func finishedInPlace(t *testing.T, bin, runID string) string {
+	t.Helper()
+	dir, plan, script := demoRepo(t)
+	if out, code := gafferCmd(t, bin, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", runID, "--in-place"); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	return dir
+}
+
 // forkSeq returns the seq of the checkpoint before the nth review of
 // runID (oldest first), from `gaffer history --json`.
 func forkSeq(t *testing.T, bin, dir, runID string, nth int) uint64 {
@@ -59,13 +72,8 @@ func forkRun(t *testing.T, bin, dir, runID string, seq uint64) string {
 func TestForkKeepsTheUsersUntrackedFiles(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
-	dir, plan, script := demoRepo(t)
 	const parentID = "r-20260101-parent"
-	// In place: the fork of a run in place checks its branch out in the
-	// user's checkout, among the user's untracked files.
-	if out, code := gafferCmd(t, bin, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", parentID, "--in-place"); code != 0 {
-		t.Fatalf("run: exit %d\n%s", code, out)
-	}
+	dir := finishedInPlace(t, bin, parentID) // the fork checks out among the user's untracked files
 	seq := forkSeq(t, bin, dir, parentID, 4)
 	writeTestFile(t, filepath.Join(dir, "notes.txt"), "mine\n")
 	if err := os.Mkdir(filepath.Join(dir, "mine"), 0o755); err != nil {
@@ -150,15 +158,8 @@ func TestLogsFollowOfAKilledRunStops(t *testing.T) {
 	if !run.killAt("random", 500*time.Millisecond) {
 		t.Fatal("the run ended before it was killed")
 	}
-	done := make(chan struct{})
-	var out string
-	var code int
-	go func() { out, code = follow.wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(60 * time.Second):
-		_ = follow.cmd.Process.Kill()
-		<-done
+	out, code, ended := follow.waitWithin(60 * time.Second)
+	if !ended {
 		t.Fatalf("logs --follow of a killed run did not stop:\n%s", out)
 	}
 	if code != 0 || !strings.Contains(out, "── developer, phase 1") || !strings.Contains(out, "no process is running run r-killed") ||

@@ -77,21 +77,7 @@ func TestGlobalFlagsAfterTheCommand(t *testing.T) {
 	cmd := exec.Command(bin, "serve", "--repo", dir, "--log-level", "info", "--metrics-addr", "127.0.0.1:0")
 	cmd.Dir = t.TempDir() // in no repository: only --repo names one
 	cmd.Env = append(os.Environ(), "GAFFER_REPO=", "GAFFER_STORE=")
-	var log syncBuffer
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		select {
-		case <-done:
-		default:
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
+	log, done := startCaptured(t, cmd)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("serve's output:\n%s", log.String())

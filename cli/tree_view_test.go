@@ -139,8 +139,7 @@ func TestStatusLiveAndWatchDrawTheSameTree(t *testing.T) {
 // tree's last frame and the two commands draw the same phase tree.
 func TestFinishedRunDrawsOneTreeEverywhere(t *testing.T) {
 	t.Parallel()
-	dir, plan, script := demoRepo(t)
-	v, _ := runOnTerminal(t, nil, "--repo", dir, "run", "--plan", plan, "--script", script, "--auto-approve", "--run-id", "r-one")
+	dir, v := terminalDemoRun(t, "r-one")
 	screen := v.lines()
 	heads := linesWith(screen, "Phase 1 ")
 	if len(heads) != 1 {

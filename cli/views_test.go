@@ -243,17 +243,8 @@ func TestStatusWatchSaysWhereItLeft(t *testing.T) {
 func TestServeShowsWhyARunStopped(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
-	dir, plan, script := demoRepo(t)
 	const runID = "r-20260101-why"
-	if out, code := gafferCmd(t, bin, "--repo", dir, "run", "--plan", plan, "--script", script, "--run-id", runID); code != ExitAwaitingApproval {
-		t.Fatalf("run: exit %d\n%s", code, out)
-	}
-	if err := os.Rename(script, script+".away"); err != nil {
-		t.Fatal(err)
-	}
-	if out, code := gafferCmd(t, bin, "--repo", dir, "approve"); code != ExitStopped {
-		t.Fatalf("approve with the script gone: exit %d, want %d\n%s", code, ExitStopped, out)
-	}
+	dir := errorStoppedRun(t, bin, runID) // approve without RUN: the newest run
 	s := startServe(t, bin, dir)
 	v, _ := statusOf(t, bin, dir, runID)
 	if !v.Stopped || !strings.Contains(v.LastError, "load script: open ") || v.Branch != "gaffer/"+runID {

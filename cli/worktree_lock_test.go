@@ -7,29 +7,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/gaffer-dev/gaffer/examples/demo"
 	"github.com/gaffer-dev/gaffer/profile"
 )
-
-// waitOutput waits until p's output holds want, or p exits.
-func waitOutput(t *testing.T, p *proc, want string) {
-	t.Helper()
-	for {
-		p.mu.Lock()
-		got := p.out.String()
-		p.mu.Unlock()
-		if strings.Contains(got, want) {
-			return
-		}
-		select {
-		case <-p.done:
-			t.Fatalf("process ended before printing %q:\n%s", want, got)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
 
 // TestTwoStoresOneWorkTree starts two real gaffer processes on one
 // repository with different stores: the second is refused with exit 7

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -123,11 +122,7 @@ func TestRunWorksInItsOwnWorkTree(t *testing.T) {
 func TestServeRunsOneRepositoryInParallelAndSurvivesKills(t *testing.T) {
 	t.Parallel()
 	bin := gafferBinary(t)
-	seed := uint64(20260113)
-	if s := os.Getenv("GAFFER_KILL_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
-	t.Logf("seed %d (GAFFER_KILL_SEED)", seed)
+	seed := killSeed(t, 20260113)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	env := []string{"GAFFER_REPRODUCIBLE_DATES=1"}
 	goal := profile.PlanTitle(demo.Plan, "plan.md")
