@@ -24,7 +24,6 @@ import (
 	"github.com/gaffer-dev/gaffer/host/hoststore"
 	"github.com/gaffer-dev/gaffer/host/socket"
 	"github.com/gaffer-dev/gaffer/inbox"
-	"github.com/gaffer-dev/gaffer/internal/atomicfile"
 	"github.com/gaffer-dev/gaffer/mcpserve"
 	"github.com/gaffer-dev/gaffer/profile"
 	"github.com/gaffer-dev/gaffer/workspace"
@@ -316,7 +315,7 @@ func (b *mcpBackend) Start(ctx context.Context, req mcpserve.StartRequest) (mcps
 	spec := host.RunSpec{RunID: id, Goal: req.Goal, Driver: req.Driver, Model: req.Model, Script: req.Script,
 		AutoApprove: req.AutoApprove, TrackerID: req.TrackerID, Profile: cmp.Or(req.Profile, b.g.Profile), Repo: b.g.Repo, Parallel: req.Parallel}
 	if req.Plan != "" {
-		f, err := b.planFile(id, req.Plan)
+		f, err := mcpserve.WritePlan(b.dir, id, req.Plan)
 		if err != nil {
 			return mcpserve.Started{}, err
 		}
@@ -416,20 +415,6 @@ func (b *mcpBackend) viaHolder(ctx context.Context, f func(host.Service) (host.O
 	return out, false, nil
 }
 
-// planFile writes plan to the file a detached run or serve reads it from,
-// beside the store (DIR.mcp/ID.md).
-func (b *mcpBackend) planFile(id, plan string) (string, error) {
-	dir := b.dir + ".mcp"
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("gaffer mcp: %w", err)
-	}
-	p := filepath.Join(dir, id+".md")
-	if err := atomicfile.WriteFile(p, []byte(plan), 0o600); err != nil {
-		return "", fmt.Errorf("gaffer mcp: write the plan: %w", err)
-	}
-	return p, nil
-}
-
 // detachWait is how long a detached process has to take the store and
 // say where run id is before the tool returns without knowing.
 const detachWait = 60 * time.Second
@@ -447,7 +432,7 @@ func (b *mcpBackend) detach(ctx context.Context, id string, args []string, moved
 			b.mu.Unlock()
 		}
 	}()
-	dir := b.dir + ".mcp"
+	dir := mcpserve.FilesDir(b.dir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return 0, "", fmt.Errorf("gaffer mcp: %w", err)
 	}
