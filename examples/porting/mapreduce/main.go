@@ -1,11 +1,11 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"log"
 	"slices"
+	"strings"
 
 	"github.com/gaffer-dev/gaffer/graph"
 )
@@ -30,7 +30,7 @@ func toJokes(s State) graph.Routes[State] {
 }
 
 func pick(s State) State {
-	return State{Best: slices.MaxFunc(s.Jokes, func(a, b string) int { return cmp.Compare(len(a), len(b)) })}
+	return State{Best: slices.MaxFunc(s.Jokes, func(a, b string) int { return len(a) - len(b) })}
 }
 
 func main() {
@@ -38,16 +38,13 @@ func main() {
 		AddNode("topics", graph.Func(topics), graph.Partial()).
 		AddNode("joke", graph.Func(joke), graph.Partial()).
 		AddNode("pick", graph.Func(pick), graph.Partial()).
-		AddEdge(graph.START, "topics").
-		AddRoute("topics", graph.Func(toJokes), "joke").
+		AddEdge(graph.START, "topics").AddRoute("topics", graph.Func(toJokes), "joke").
 		AddPath("joke", "pick", graph.END).
 		MustCompile()
 	res, err := r.Run(context.Background(), "jokes", State{Topic: "funny"})
 	if err != nil {
 		log.Fatal(err)
 	}
-	for _, j := range res.State.Jokes {
-		fmt.Println(j)
-	}
+	fmt.Println(strings.Join(res.State.Jokes, "\n"))
 	fmt.Println("best:", res.State.Best)
 }

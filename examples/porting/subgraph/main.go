@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"strings"
 
 	"github.com/gaffer-dev/gaffer/graph"
 )
@@ -44,7 +45,5 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	for _, l := range res.State.Log {
-		fmt.Println(l)
-	}
+	fmt.Println(strings.Join(res.State.Log, "\n"))
 }
