@@ -36,7 +36,8 @@
 // returned the whole state wrote what it changed (what it appended to an
 // append field, what it added to a sum field, the new value of any other
 // changed field). WithMerge and WithMergeBranches, when given, combine the
-// branches instead.
+// branches instead. A node that needs no context and cannot fail may be
+// written as a plain function of the state and made a node with Func.
 //
 // # Steps and what is persisted when
 //

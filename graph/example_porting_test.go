@@ -103,6 +103,19 @@ func ExamplePartial() {
 	// Output: [step step] 2 ann
 }
 
+// ExampleFunc is LangGraph's node (s) => update: a node that needs no
+// context and cannot fail is a plain function of the state.
+func ExampleFunc() {
+	publish := func(s Trace) Trace { return Trace{Log: []string{"published by " + s.Owner}, Steps: 1} }
+	r := graph.New[Trace]().
+		AddNode("publish", graph.Func(publish), graph.Partial()).
+		AddPath(graph.START, "publish", graph.END).
+		MustCompile()
+	res, _ := r.Run(context.Background(), "t", Trace{Owner: "ann"})
+	fmt.Println(res.State.Log, res.State.Steps, res.State.Owner)
+	// Output: [published by ann] 1 ann
+}
+
 func ExampleWithMergeBranches() {
 	type st struct {
 		Topic string

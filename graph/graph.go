@@ -19,6 +19,26 @@ const (
 // rules in the package documentation.
 type NodeFunc[S any] func(ctx context.Context, s S) (S, error)
 
+// Func makes fn, a function of the state that needs no context and
+// cannot fail, into the form AddNode, AddCommandNode and AddRoute take: the
+// function returns fn(s) and a nil error. It is LangGraph's node
+// (s) => update, and its router (s) => names or sends:
+//
+//	func publish(s Doc) Doc { return Doc{Route: s.Route + " -> publish"} }
+//	g.AddNode("publish", graph.Func(publish), graph.Partial())
+//
+// fn returning S is a NodeFunc[S] (with Partial, fn returns its update),
+// returning Command[S] a CommandFunc[S], returning Routes[S] a
+// RouteFunc[S]. A function that does I/O, waits or may fail takes the
+// run's ctx and returns an error, and needs no Func. Func(nil) is nil,
+// which AddNode and the others report.
+func Func[S, O any](fn func(s S) O) func(ctx context.Context, s S) (O, error) {
+	if fn == nil {
+		return nil
+	}
+	return func(_ context.Context, s S) (O, error) { return fn(s), nil }
+}
+
 // Router chooses the nodes that run after a node, from the state the step
 // produced. One target continues the run; several targets fan out; END
 // finishes it (END next to other targets is ignored). Every target must be

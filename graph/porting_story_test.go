@@ -18,7 +18,7 @@ import (
 // format of TestScripts, against the desk graph: the newsroom of
 // TestStories written as a LangGraph user would, with the API of issue 34
 // (reducers, Partial nodes, one router, Ask, a same-type subgraph,
-// CacheKey, typed streams):
+// CacheKey, typed streams, a Func node):
 //
 //	START ─route─► index (a named node) and write (one send per topic)
 //	index, write ─► edit ─route─► legal (a subgraph: read, then ask) ─► publish ─► END
@@ -87,10 +87,10 @@ func newDesk(t *testing.T, store checkpoint.Store) *desk {
 		r.Nodes = []string{"index"}
 		return r, nil
 	}
-	index := func(_ context.Context, s Desk) (Desk, error) {
+	index := func(s Desk) Desk { // a plain function of the state: it cannot fail (graph.Func)
 		e.ran("index")
 		e.wait("index")
-		return Desk{Tags: map[string]int{"index": len(s.Topics)}}, nil
+		return Desk{Tags: map[string]int{"index": len(s.Topics)}}
 	}
 	edit := func(_ context.Context, s Desk) (graph.Routes[Desk], error) {
 		for _, a := range s.Articles {
@@ -120,7 +120,7 @@ func newDesk(t *testing.T, store checkpoint.Store) *desk {
 		}, graph.Partial()).
 		AddEdge(graph.START, "read").AddEdge("read", "ask").AddEdge("ask", graph.END))
 	g := graph.New[Desk]().
-		AddNode("index", index, graph.Partial()).
+		AddNode("index", graph.Func(index), graph.Partial()).
 		AddNode("write", write, graph.Partial(), graph.CacheKey(func(s Desk) string { return s.Topic }, 0)).
 		AddNode("edit", func(_ context.Context, s Desk) (Desk, error) { e.ran("edit"); return Desk{}, nil }, graph.Partial()).
 		AddSubgraph("legal", legal).

@@ -348,3 +348,93 @@ func TestEntrypointFuncCache(t *testing.T) {
 		})
 	}
 }
+
+// TestFunc: a Func node is its function of the state, with or without
+// Partial, in a fan-out of Send branches as in a row; a run cancelled in
+// one stops at its checkpoint, before the next node, though the node never
+// sees its ctx; and a nil function is the Compile problem a nil NodeFunc is.
+func TestFunc(t *testing.T) {
+	ctx := context.Background()
+	t.Run("whole state", func(t *testing.T) {
+		r := graph.New[trail]().
+			AddNode("a", graph.Func(func(s trail) trail { return s.with("a") })).
+			AddNode("b", graph.Func(func(s trail) trail { return s.with("b") })).
+			AddPath(graph.START, "a", "b", graph.END).MustCompile()
+		res, err := r.Run(ctx, "r", trail{Log: []string{"start"}})
+		if err != nil || res.State.N != 2 || !slices.Equal(res.State.Log, []string{"start", "a", "b"}) {
+			t.Fatalf("Run = %+v, %v; want N=2 Log=[start a b]", res.State, err)
+		}
+	})
+	t.Run("partial, in Send branches", func(t *testing.T) {
+		type st struct {
+			Items []string
+			Item  string
+			Out   []string `graph:"append"`
+			Owner string
+		}
+		r := graph.New[st]().
+			AddNode("up", graph.Func(func(s st) st { return st{Out: []string{strings.ToUpper(s.Item)}} }), graph.Partial()).
+			AddRoute(graph.START, func(_ context.Context, s st) (graph.Routes[st], error) {
+				return graph.SendEach("up", s.Items, func(i string) st { return st{Item: i} }), nil
+			}, "up").
+			AddEdge("up", graph.END).MustCompile(graph.WithMemoryStore())
+		res, err := r.Run(ctx, "r", st{Items: []string{"a", "b", "c"}, Owner: "ann"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(res.State.Out, []string{"A", "B", "C"}) || res.State.Owner != "ann" {
+			t.Fatalf("Run = %+v; want Out=[A B C] in send order, Owner kept", res.State)
+		}
+		hist, err := r.History(ctx, "r", 0)
+		if err != nil || len(hist) != 2 || !slices.Equal(hist[0].Ran, []string{"up", "up", "up"}) {
+			t.Fatalf("History = %+v, %v; want the three branches in one step", hist, err)
+		}
+	})
+	t.Run("cancelled run", func(t *testing.T) {
+		cctx, cancel := context.WithCancel(ctx)
+		var ran atomic.Int32
+		r := graph.New[trail]().
+			AddNode("a", graph.Func(func(s trail) trail { ran.Add(1); cancel(); return s.with("a") })).
+			AddNode("b", graph.Func(func(s trail) trail { ran.Add(1); return s.with("b") })).
+			AddPath(graph.START, "a", "b", graph.END).MustCompile(graph.WithMemoryStore())
+		_, err := r.Run(cctx, "r", trail{})
+		if !errors.Is(err, context.Canceled) || ran.Load() != 1 {
+			t.Fatalf("Run = %v after %d nodes; want context.Canceled after a alone", err, ran.Load())
+		}
+	})
+	t.Run("command and route", func(t *testing.T) {
+		triage := func(s trail) graph.Command[trail] {
+			return graph.Command[trail]{Update: s.with("triage"), Goto: []string{"b"}}
+		}
+		route := func(s trail) graph.Routes[trail] {
+			if s.N > 2 {
+				return graph.Goto[trail](graph.END)
+			}
+			return graph.Goto[trail]("a")
+		}
+		r := graph.New[trail]().
+			AddCommandNode("triage", graph.Func(triage), []string{"a", "b"}).
+			AddNode("a", step("a")).AddNode("b", step("b")).
+			AddEdge(graph.START, "triage").AddEdge("a", "b").
+			AddRoute("b", graph.Func(route), "a", graph.END).MustCompile()
+		res, err := r.Run(ctx, "r", trail{})
+		if err != nil || !slices.Equal(res.State.Log, []string{"triage", "b", "a", "b"}) {
+			t.Fatalf("Run = %v, %v; want [triage b a b]: the command's goto, then the router's choices", res.State.Log, err)
+		}
+	})
+	t.Run("nil", func(t *testing.T) {
+		if graph.Func[trail, trail](nil) != nil {
+			t.Fatal("Func(nil) is not nil")
+		}
+		_, err := graph.New[trail]().
+			AddNode("a", graph.Func[trail, trail](nil)).
+			AddCommandNode("c", graph.Func[trail, graph.Command[trail]](nil), []string{graph.END}).
+			AddRoute("a", graph.Func[trail, graph.Routes[trail]](nil), "c").
+			AddPath(graph.START, "a").Compile()
+		for _, want := range []string{`node "a" has a nil function`, `node "c" has a nil function`, `route from "a" has a nil router`} {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("Compile = %v; want %q", err, want)
+			}
+		}
+	})
+}

@@ -11,27 +11,22 @@ import (
 
 type Doc struct{ Text, Route string }
 
-func triage(_ context.Context, s Doc) (graph.Command[Doc], error) {
+func triage(s Doc) graph.Command[Doc] {
 	next := "publish"
 	if strings.Contains(s.Text, "TODO") {
 		next = "edit"
 	}
-	return graph.Command[Doc]{Update: Doc{Route: "triage -> " + next}, Goto: []string{next}}, nil
+	return graph.Command[Doc]{Update: Doc{Route: "triage -> " + next}, Goto: []string{next}}
 }
 
-func edit(_ context.Context, s Doc) (Doc, error) {
-	return Doc{Text: strings.ReplaceAll(s.Text, "TODO", "done")}, nil
-}
-
-func publish(_ context.Context, s Doc) (Doc, error) {
-	return Doc{Route: s.Route + " -> publish"}, nil
-}
+func edit(s Doc) Doc    { return Doc{Text: strings.ReplaceAll(s.Text, "TODO", "done")} }
+func publish(s Doc) Doc { return Doc{Route: s.Route + " -> publish"} }
 
 func main() {
 	r := graph.New[Doc]().
-		AddCommandNode("triage", triage, []string{"edit", "publish"}, graph.Partial()).
-		AddNode("edit", edit, graph.Partial()).
-		AddNode("publish", publish, graph.Partial()).
+		AddCommandNode("triage", graph.Func(triage), []string{"edit", "publish"}, graph.Partial()).
+		AddNode("edit", graph.Func(edit), graph.Partial()).
+		AddNode("publish", graph.Func(publish), graph.Partial()).
 		AddEdge(graph.START, "triage").AddPath("edit", "publish", graph.END).
 		MustCompile()
 	for _, text := range []string{"intro TODO", "final"} {

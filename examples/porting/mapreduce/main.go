@@ -1,54 +1,50 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"log"
 	"slices"
+	"strings"
 
 	"github.com/gaffer-dev/gaffer/graph"
 )
 
 type State struct {
-	Topic    string
-	Subjects []string
-	Subject  string
-	Jokes    []string `graph:"append"`
-	Best     string
+	Topic, Subject string
+	Subjects       []string
+	Jokes          []string `graph:"append"`
+	Best           string
 }
 
-func topics(_ context.Context, s State) (State, error) {
-	return State{Subjects: []string{s.Topic + " lions", s.Topic + " elephants", s.Topic + " penguins"}}, nil
+func topics(s State) State {
+	return State{Subjects: []string{s.Topic + " lions", s.Topic + " elephants", s.Topic + " penguins"}}
 }
 
-func joke(_ context.Context, s State) (State, error) {
-	return State{Jokes: []string{"Why did the " + s.Subject + " cross the road?"}}, nil
+func joke(s State) State {
+	return State{Jokes: []string{"Why did the " + s.Subject + " cross the road?"}}
 }
 
-func toJokes(_ context.Context, s State) (graph.Routes[State], error) {
-	return graph.SendEach("joke", s.Subjects, func(sub string) State { return State{Subject: sub} }), nil
+func toJokes(s State) graph.Routes[State] {
+	return graph.SendEach("joke", s.Subjects, func(sub string) State { return State{Subject: sub} })
 }
 
-func pick(_ context.Context, s State) (State, error) {
-	return State{Best: slices.MaxFunc(s.Jokes, func(a, b string) int { return cmp.Compare(len(a), len(b)) })}, nil
+func pick(s State) State {
+	return State{Best: slices.MaxFunc(s.Jokes, func(a, b string) int { return len(a) - len(b) })}
 }
 
 func main() {
 	r := graph.New[State]().
-		AddNode("topics", topics, graph.Partial()).
-		AddNode("joke", joke, graph.Partial()).
-		AddNode("pick", pick, graph.Partial()).
-		AddEdge(graph.START, "topics").
-		AddRoute("topics", toJokes, "joke").
+		AddNode("topics", graph.Func(topics), graph.Partial()).
+		AddNode("joke", graph.Func(joke), graph.Partial()).
+		AddNode("pick", graph.Func(pick), graph.Partial()).
+		AddEdge(graph.START, "topics").AddRoute("topics", graph.Func(toJokes), "joke").
 		AddPath("joke", "pick", graph.END).
 		MustCompile()
 	res, err := r.Run(context.Background(), "jokes", State{Topic: "funny"})
 	if err != nil {
 		log.Fatal(err)
 	}
-	for _, j := range res.State.Jokes {
-		fmt.Println(j)
-	}
+	fmt.Println(strings.Join(res.State.Jokes, "\n"))
 	fmt.Println("best:", res.State.Best)
 }

@@ -20,15 +20,13 @@ func worker(name string, d time.Duration) graph.NodeFunc[State] {
 	}
 }
 
-func join(_ context.Context, s State) (State, error) {
-	return State{Results: []string{fmt.Sprint("joined ", len(s.Results))}}, nil
-}
+func join(s State) State { return State{Results: []string{fmt.Sprint("joined ", len(s.Results))}} }
 
 func main() {
 	r := graph.New[State]().
 		AddNode("slow", worker("slow", 300*time.Millisecond), graph.Partial()).
 		AddNode("fast", worker("fast", 10*time.Millisecond), graph.Partial()).
-		AddNode("join", join, graph.Partial()).
+		AddNode("join", graph.Func(join), graph.Partial()).
 		AddPath(graph.START, "slow", "join", graph.END).AddPath(graph.START, "fast", "join").
 		MustCompile()
 	for u, err := range r.Updates(context.Background(), "thread-1", State{}) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"strings"
 
 	"github.com/gaffer-dev/gaffer/graph"
 )
@@ -14,10 +15,8 @@ type State struct {
 	Log      []string `graph:"append"`
 }
 
-func note(text string) graph.NodeFunc[State] {
-	return func(_ context.Context, s State) (State, error) {
-		return State{Log: []string{text + " " + s.Draft}}, nil
-	}
+func note(text string) func(State) State {
+	return func(s State) State { return State{Log: []string{text + " " + s.Draft}} }
 }
 
 func ask(ctx context.Context, s State) (State, error) {
@@ -25,20 +24,18 @@ func ask(ctx context.Context, s State) (State, error) {
 	return State{Approved: ok, Log: []string{fmt.Sprint("approved: ", ok)}}, err
 }
 
-func write(_ context.Context, s State) (State, error) {
-	return State{Draft: "post v1", Log: []string{"wrote post v1"}}, nil
-}
+func write(State) State { return State{Draft: "post v1", Log: []string{"wrote post v1"}} }
 
 func main() {
 	review := graph.New[State]().
-		AddNode("check", note("checked"), graph.Partial()).
+		AddNode("check", graph.Func(note("checked")), graph.Partial()).
 		AddNode("ask", ask, graph.Partial()).
 		AddPath(graph.START, "check", "ask", graph.END).
 		MustCompile()
 	r := graph.New[State]().
-		AddNode("write", write, graph.Partial()).
+		AddNode("write", graph.Func(write), graph.Partial()).
 		AddSubgraph("review", review).
-		AddNode("publish", note("published"), graph.Partial()).
+		AddNode("publish", graph.Func(note("published")), graph.Partial()).
 		AddPath(graph.START, "write", "review", "publish", graph.END).
 		MustCompile(graph.WithMemoryStore())
 	res, err := r.RunAnswering(context.Background(), "thread-1", State{}, func(i *graph.PendingInterrupt) (any, error) {
@@ -48,7 +45,5 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	for _, l := range res.State.Log {
-		fmt.Println(l)
-	}
+	fmt.Println(strings.Join(res.State.Log, "\n"))
 }

@@ -18,11 +18,10 @@ func main() {
 		if err != nil {
 			return "", err
 		}
-		ship, err := graph.Ask[bool](ctx, "ship "+receipt+"?")
-		if !ship {
+		if ship, err := graph.Ask[bool](ctx, "ship "+receipt+"?"); err != nil || !ship {
 			return "kept", err
 		}
-		return "shipped with " + receipt, err
+		return "shipped with " + receipt, nil
 	}
 	r := graph.EntrypointFunc("order", order).MustCompile(graph.WithMemoryStore())
 	res, err := r.RunAnswering(context.Background(), "thread-1", graph.Call[int, string]{In: 42}, graph.AnswerAll(true))
