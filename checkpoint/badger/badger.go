@@ -427,6 +427,13 @@ func openWriting(dir string, opts Options) (s *Store, err error) {
 		}
 	}
 	db, err := openBadgerDB(bo)
+	for wait := 0; err != nil && !judged && isLockError(err) && wait < lockRetries; wait++ {
+		// checkReadOnly's read-only Badger has just closed the file that
+		// held its lock, without unlocking it: a child forked meanwhile
+		// (see releaseLock) holds the lock until it execs, moments later.
+		time.Sleep(lockRetryWait)
+		db, err = openBadgerDB(bo)
+	}
 	if err != nil {
 		return nil, classifyOpenError(dir, err)
 	}
@@ -460,9 +467,22 @@ func openBadgerDB(bo badger.Options) (db *badger.DB, err error) {
 	return badger.Open(bo)
 }
 
+// isLockError reports whether Badger's open failed for its directory lock.
+func isLockError(err error) bool {
+	return strings.Contains(err.Error(), "Cannot acquire directory lock")
+}
+
+// lockRetries and lockRetryWait bound how long openWriting waits for a
+// lock its own read-only check left to a child about to exec: 200 ms
+// before a store another process holds is reported as held.
+const (
+	lockRetries   = 10
+	lockRetryWait = 20 * time.Millisecond
+)
+
 func classifyOpenError(dir string, err error) error {
 	switch {
-	case strings.Contains(err.Error(), "Cannot acquire directory lock"):
+	case isLockError(err):
 		return &lockedError{dir: dir, cause: err}
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Errorf("checkpoint: open store %s: %w", dir, err)

@@ -369,7 +369,17 @@ func lockDirShared(dir string) (unlock func(), err error) {
 		}
 		return nil, fmt.Errorf("checkpoint: lock store %s: %w", dir, err)
 	}
-	return func() { f.Close() }, nil
+	return func() { releaseLock(f) }, nil
+}
+
+// releaseLock drops the flock f holds, then closes f. Closing alone is
+// not enough: a child this process forks while f is open (gaffer starts
+// git and agents beside its store) shares f's open file, and with it the
+// lock, until it execs, so Badger's own lock, taken just after, failed as
+// held by another process (TestOpenBesideProcessStarts).
+func releaseLock(f *os.File) {
+	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	f.Close()
 }
 
 // lockDir takes the lock Badger takes (flock on the directory) so the
@@ -388,5 +398,5 @@ func lockDir(dir string) (unlock func(), err error) {
 		}
 		return nil, fmt.Errorf("checkpoint: lock store %s: %w", dir, err)
 	}
-	return func() { f.Close() }, nil
+	return func() { releaseLock(f) }, nil
 }
