@@ -2,11 +2,15 @@ package host_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 
+	"github.com/gaffer-dev/gaffer/agent"
+	"github.com/gaffer-dev/gaffer/checkpoint"
 	"github.com/gaffer-dev/gaffer/host"
 	"github.com/gaffer-dev/gaffer/host/hosttest"
 	"github.com/gaffer-dev/gaffer/state"
@@ -94,5 +98,31 @@ func TestOpenRemovesTheWorkTreeOfAnEndedRun(t *testing.T) {
 	}
 	if out, err := exec.Command("git", "-C", f.Repo, "rev-parse", "--verify", host.ForkBranchPrefix+"r-1").CombinedOutput(); err != nil {
 		t.Fatalf("the run's branch is gone: %v\n%s", err, out)
+	}
+}
+
+func TestClassify(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		code host.Code
+		ok   bool
+	}{
+		{fmt.Errorf("x: %w", state.ErrInvalidConfig), host.Invalid, true},
+		{&state.PlanError{File: "p", Problems: []state.Problem{{Msg: "m"}}}, host.Invalid, true},
+		{fmt.Errorf("resume: %w", &checkpoint.LeaseHeldError{RunID: "r"}), host.Held, true},
+		{fmt.Errorf("open: %w", workspace.ErrNotRepo), host.Refused, true},
+		{fmt.Errorf("developer: %w", agent.ErrMissingKey), host.Refused, true},
+		{fmt.Errorf("run r: %w", &checkpoint.CorruptError{RunID: "r", What: "checkpoint", Err: errors.New("bad")}), host.Refused, true},
+		{checkpoint.ErrForeignStore, host.Refused, true},
+		{errors.New("boom"), "", false},
+		{nil, "", false},
+	} {
+		if code, ok := host.Classify(c.err); code != c.code || ok != c.ok {
+			t.Errorf("Classify(%v) = %q, %v; want %q, %v", c.err, code, ok, c.code, c.ok)
+		}
+	}
+	// An *Error's own code is CodeOf's: Classify reads only the cause.
+	if code := host.CodeOf(fmt.Errorf("x: %w", workspace.ErrNotRepo)); code != host.Failure {
+		t.Errorf("CodeOf(ErrNotRepo) = %q, want Failure: the socket sends codes as they are", code)
 	}
 }
