@@ -126,7 +126,9 @@
 //     with ErrNodeTimeout, the late result is dropped (never merged, saved or
 //     checkpointed), and the node's goroutine runs on in the background,
 //     possibly alongside the next attempt, until the node returns. Only the
-//     node can stop its own work.
+//     node can stop its own work. A run whose ctx is done starts no further
+//     step: Run returns the ctx's error at the last checkpoint, with a store
+//     or without one, even when no node looks at its ctx (a Func node).
 //
 // Routers must be pure functions of the state: they run again on resume.
 //

@@ -256,6 +256,12 @@ func (x *execution[S]) loop(ctx context.Context) (Result[S], error) {
 			}
 			return x.result(), nil
 		}
+		// A cancelled run stops between steps, at its last checkpoint:
+		// with a store, its next write would fail; without one, and with
+		// nodes that never look at ctx, nothing else would stop it.
+		if err := ctx.Err(); err != nil {
+			return Result[S]{}, fmt.Errorf("graph: run %s: %w", x.runID, err)
+		}
 		if x.cp.Step >= x.r.cfg.stepLimit {
 			return Result[S]{}, fmt.Errorf("%w: run %s reached %d steps (WithStepLimit) with %v still due",
 				ErrStepLimit, x.runID, x.r.cfg.stepLimit, x.cp.Next)

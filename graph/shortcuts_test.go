@@ -390,18 +390,22 @@ func TestFunc(t *testing.T) {
 			t.Fatalf("History = %+v, %v; want the three branches in one step", hist, err)
 		}
 	})
-	t.Run("cancelled run", func(t *testing.T) {
-		cctx, cancel := context.WithCancel(ctx)
-		var ran atomic.Int32
-		r := graph.New[trail]().
-			AddNode("a", graph.Func(func(s trail) trail { ran.Add(1); cancel(); return s.with("a") })).
-			AddNode("b", graph.Func(func(s trail) trail { ran.Add(1); return s.with("b") })).
-			AddPath(graph.START, "a", "b", graph.END).MustCompile(graph.WithMemoryStore())
-		_, err := r.Run(cctx, "r", trail{})
-		if !errors.Is(err, context.Canceled) || ran.Load() != 1 {
-			t.Fatalf("Run = %v after %d nodes; want context.Canceled after a alone", err, ran.Load())
-		}
-	})
+	// A Func node never sees ctx: the run stops between steps, with a
+	// store or without one.
+	for name, opts := range map[string][]graph.Option{"cancelled run": {graph.WithMemoryStore()}, "cancelled run without a store": nil} {
+		t.Run(name, func(t *testing.T) {
+			cctx, cancel := context.WithCancel(ctx)
+			var ran atomic.Int32
+			r := graph.New[trail]().
+				AddNode("a", graph.Func(func(s trail) trail { ran.Add(1); cancel(); return s.with("a") })).
+				AddNode("b", graph.Func(func(s trail) trail { ran.Add(1); return s.with("b") })).
+				AddPath(graph.START, "a", "b", graph.END).MustCompile(opts...)
+			_, err := r.Run(cctx, "r", trail{})
+			if !errors.Is(err, context.Canceled) || ran.Load() != 1 {
+				t.Fatalf("Run = %v after %d nodes; want context.Canceled after a alone", err, ran.Load())
+			}
+		})
+	}
 	t.Run("command and route", func(t *testing.T) {
 		triage := func(s trail) graph.Command[trail] {
 			return graph.Command[trail]{Update: s.with("triage"), Goto: []string{"b"}}
