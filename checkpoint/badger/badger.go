@@ -86,8 +86,8 @@ type Options struct {
 	// WaitForReaders bounds how long an open for writing waits while the
 	// store is held by Reading opens only, each of which lasts as long as
 	// its command reads; 0 does not wait. A store held by another writer
-	// is refused at once, as ErrLocked, and so is one held by a reader
-	// that had to open it for writing (see Reading).
+	// is refused within 200 ms (flockDir), as ErrLocked, and so is one
+	// held by a reader that had to open it for writing (see Reading).
 	WaitForReaders time.Duration
 	// OnWait, when set, is called once when an open starts to wait for
 	// readers (to say so on the terminal).

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
@@ -358,18 +359,7 @@ func unlistedTables(dir string, m badger.Manifest) []string {
 // while openReadOnly checks its files; the caller releases it once
 // Badger, whose own shared lock then covers the store, has opened it.
 func lockDirShared(dir string) (unlock func(), err error) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint: open store %s: %w", dir, err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, &lockedError{dir: dir}
-		}
-		return nil, fmt.Errorf("checkpoint: lock store %s: %w", dir, err)
-	}
-	return func() { releaseLock(f) }, nil
+	return flockDir(dir, syscall.LOCK_SH)
 }
 
 // releaseLock drops the flock f holds, then closes f. Closing alone is
@@ -387,11 +377,25 @@ func releaseLock(f *os.File) {
 // releases it just before handing the directory to Badger, whose own lock
 // then covers the store.
 func lockDir(dir string) (unlock func(), err error) {
+	return flockDir(dir, syscall.LOCK_EX)
+}
+
+// flockDir takes how (LOCK_SH or LOCK_EX) on dir. A lock that is taken
+// is tried again for up to lockRetries*lockRetryWait: a store this process
+// closed a moment ago may still be locked by a child forked before the
+// close, until the child execs (Badger's Close closes its lock's file
+// without unlocking it; see releaseLock).
+func flockDir(dir string, how int) (unlock func(), err error) {
 	f, err := os.Open(dir)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: open store %s: %w", dir, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	err = syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
+	for wait := 0; errors.Is(err, syscall.EWOULDBLOCK) && wait < lockRetries; wait++ {
+		time.Sleep(lockRetryWait)
+		err = syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
+	}
+	if err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, &lockedError{dir: dir}
