@@ -647,7 +647,7 @@ func checkReadOnly(dir string, bo badger.Options, hadTables bool) error {
 	}
 	db, err := openBadgerDB(bo.WithReadOnly(true))
 	if err != nil {
-		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
+		if isLockError(err) {
 			return &lockedError{dir: dir, cause: err}
 		}
 		return nil // the real open says what is wrong
